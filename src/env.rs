@@ -1,0 +1,124 @@
+//! The core's environment: time, ids and the event sink, injected so that the core never
+//! reads a global clock (`Instant::now()` panics on wasm32) and tests are deterministic.
+//!
+//! Native tests use [`ManualClock`], [`SequentialIds`] and [`RecordingSink`]; the worker uses
+//! the JS implementations in `src/web/`.
+
+use std::cell::{Cell, RefCell};
+
+use crate::protocol::Event;
+
+/// A source of wall-clock time in milliseconds since the Unix epoch.
+pub trait Clock {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    fn now_ms(&self) -> u64;
+}
+
+/// A source of unique ids (for commands, notes, tool calls, runs).
+pub trait IdSource {
+    /// A new id, never returned before by this source.
+    fn next_id(&self) -> String;
+}
+
+/// Where the core pushes events for the page (edits, UI changes, run progress).
+pub trait EventSink {
+    /// Deliver one event. Must not fail: a sink that cannot deliver drops the event.
+    fn emit(&self, event: Event);
+}
+
+/// A clock that moves only when told to. For tests.
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    now: Cell<u64>,
+}
+
+impl ManualClock {
+    /// A clock showing `start_ms`.
+    pub fn new(start_ms: u64) -> Self {
+        Self {
+            now: Cell::new(start_ms),
+        }
+    }
+
+    /// Move the clock forward by `ms`.
+    pub fn advance(&self, ms: u64) {
+        self.now.set(self.now.get().saturating_add(ms));
+    }
+
+    /// Set the clock to `ms`.
+    pub fn set(&self, ms: u64) {
+        self.now.set(ms);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now.get()
+    }
+}
+
+/// Ids `prefix-1`, `prefix-2`, ... For tests and reproducible runs.
+#[derive(Debug)]
+pub struct SequentialIds {
+    prefix: String,
+    next: Cell<u64>,
+}
+
+impl SequentialIds {
+    /// A source whose ids start with `prefix`.
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self {
+            prefix: prefix.into(),
+            next: Cell::new(1),
+        }
+    }
+}
+
+impl IdSource for SequentialIds {
+    fn next_id(&self) -> String {
+        let n = self.next.get();
+        self.next.set(n + 1);
+        format!("{}-{n}", self.prefix)
+    }
+}
+
+/// An event sink that keeps every event. For tests.
+#[derive(Debug, Default)]
+pub struct RecordingSink {
+    events: RefCell<Vec<Event>>,
+}
+
+impl RecordingSink {
+    /// Take the events recorded so far.
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut self.events.borrow_mut())
+    }
+}
+
+impl EventSink for RecordingSink {
+    fn emit(&self, event: Event) {
+        self.events.borrow_mut().push(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manual_clock_moves_only_when_told() {
+        let clock = ManualClock::new(1_000);
+        assert_eq!(clock.now_ms(), 1_000);
+        clock.advance(250);
+        assert_eq!(clock.now_ms(), 1_250);
+        clock.set(7);
+        assert_eq!(clock.now_ms(), 7);
+    }
+
+    #[test]
+    fn sequential_ids_are_unique_and_prefixed() {
+        let ids = SequentialIds::new("cmd");
+        assert_eq!(ids.next_id(), "cmd-1");
+        assert_eq!(ids.next_id(), "cmd-2");
+    }
+}

@@ -1,0 +1,51 @@
+//! Errors: one `thiserror` enum per area, converted into the crate [`Error`] with `#[from]`.
+//!
+//! Errors are converted to JS values only in `src/web/`; in the core they stay typed. Every
+//! error that reaches the page carries a stable [`ErrorCode`] and a message
+//! written for a person (or a model) to act on.
+
+use crate::protocol::ErrorCode;
+
+/// Errors of the worker's message protocol: a message that cannot be understood, or a request
+/// the core does not serve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    /// The message is not JSON, not an object, or lacks a usable `id` or `type`.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// The request type is not one the core serves.
+    #[error("unknown request type '{name}'{hint}")]
+    UnknownRequest {
+        /// The type that was asked for.
+        name: String,
+        /// A ready-made hint naming the closest known types (may be empty).
+        hint: String,
+    },
+    /// The request's `params` do not fit the request type.
+    #[error("invalid params for '{request}': {reason}")]
+    InvalidParams {
+        /// The request type.
+        request: String,
+        /// What was wrong, naming the field.
+        reason: String,
+    },
+}
+
+/// The crate-wide error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A protocol error.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+}
+
+impl Error {
+    /// The stable code the page sees for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Protocol(ProtocolError::Malformed(_)) => ErrorCode::Malformed,
+            Error::Protocol(ProtocolError::UnknownRequest { .. }) => ErrorCode::UnknownRequest,
+            Error::Protocol(ProtocolError::InvalidParams { .. }) => ErrorCode::InvalidParams,
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! # draftsmith
+//!
+//! The agent core of an in-browser writing editor. The crate compiles natively (where every
+//! test of the core runs) and to `wasm32-unknown-unknown`, where [`web`] adapts it to a
+//! dedicated Web Worker.
+//!
+//! ## The seam
+//! Everything outside [`web`] is plain Rust with no browser types. The core reaches the
+//! outside world through small traits: [`Clock`] and [`IdSource`] today, later `Store`
+//! (persistence) and `LlmTransport` (model calls). Native tests use the manual and
+//! sequential implementations from [`env`]; the worker uses the JS ones in `web`.
+//!
+//! ## Modules
+//! - [`error`]: the crate [`Error`] and per-area error enums.
+//! - [`env`]: injected time ([`Clock`]), ids ([`IdSource`]) and the event sink ([`EventSink`]).
+//! - [`protocol`]: the worker's message protocol: request decoding, responses, events.
+//! - [`core`]: [`Core`], which serves decoded requests.
+//! - [`names`]: closest-name suggestions for unknown names in errors.
+//! - `web` (wasm32 only): the worker entry, JS clock and ids.
+
+pub mod core;
+pub mod env;
+pub mod error;
+pub mod names;
+pub mod protocol;
+
+#[cfg(target_arch = "wasm32")]
+pub mod web;
+
+pub use crate::core::Core;
+pub use crate::env::{Clock, EventSink, IdSource, ManualClock, RecordingSink, SequentialIds};
+pub use crate::error::{Error, ProtocolError};
+pub use crate::protocol::{ErrorCode, Event, Request, RequestId, Response};
+
+/// The crate version, as reported by the `hello` request.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,227 @@
+//! The worker's message protocol.
+//!
+//! The page and the worker exchange JSON objects (the worker passes them to the core as JSON
+//! text, so decoding is plain Rust and tested natively).
+//!
+//! - **Request** (page → worker): `{"id": 7, "type": "hello", "params": {...}}`. `id` is a
+//!   number or a non-empty string chosen by the page; `params` is optional and, when present,
+//!   an object.
+//! - **Response** (worker → page), exactly one per request, echoing its `id`:
+//!   `{"kind": "response", "id": 7, "ok": true, "result": ...}` or
+//!   `{"kind": "response", "id": 7, "ok": false, "error": {"code": "...", "message": "..."}}`.
+//!   A message so malformed that its `id` cannot be read gets a response with `"id": null`.
+//! - **Event** (worker → page), pushed at any time: `{"kind": "event", "type": "...", "data": ...}`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::ProtocolError;
+
+/// The protocol's version, reported by `hello`. Bumped on incompatible changes.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest message the core decodes, in bytes of JSON text (64 MiB). Larger messages are
+/// rejected as malformed before parsing.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// A request id chosen by the page: a number or a non-empty string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// A numeric id (the JS client uses increasing integers).
+    Number(serde_json::Number),
+    /// A string id.
+    Text(String),
+}
+
+impl RequestId {
+    fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::Number(n) => Some(RequestId::Number(n.clone())),
+            Value::String(s) if !s.is_empty() => Some(RequestId::Text(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// A decoded request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The page's id, echoed in the response.
+    pub id: RequestId,
+    /// The request type, such as `hello`.
+    pub kind: String,
+    /// The request's parameters (an empty object when none were sent).
+    pub params: Map<String, Value>,
+}
+
+/// A message that could not be decoded into a [`Request`], with the id when it was readable,
+/// so that the error response can still reach the caller's promise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// The request id, when the message had a usable one.
+    pub id: Option<RequestId>,
+    /// What was wrong.
+    pub error: ProtocolError,
+}
+
+/// Decode one message from its JSON text.
+pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
+    let fail = |id: Option<RequestId>, why: String| DecodeError {
+        id,
+        error: ProtocolError::Malformed(why),
+    };
+    if text.len() > MAX_MESSAGE_BYTES {
+        return Err(fail(
+            None,
+            format!(
+                "message is {} bytes; the limit is {MAX_MESSAGE_BYTES}",
+                text.len()
+            ),
+        ));
+    }
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| fail(None, format!("not valid JSON ({e})")))?;
+    let Value::Object(mut object) = value else {
+        return Err(fail(
+            None,
+            format!(
+                "expected an object {{id, type, params}}, got {}",
+                json_kind(&value)
+            ),
+        ));
+    };
+    let id = match object.get("id") {
+        None => return Err(fail(None, "missing field 'id'".into())),
+        Some(raw) => RequestId::from_value(raw).ok_or_else(|| {
+            fail(
+                None,
+                format!(
+                    "field 'id' must be a number or a non-empty string, got {}",
+                    json_kind(raw)
+                ),
+            )
+        })?,
+    };
+    let kind = match object.remove("type") {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(other) => {
+            return Err(fail(
+                Some(id),
+                format!(
+                    "field 'type' must be a non-empty string, got {}",
+                    json_kind(&other)
+                ),
+            ))
+        }
+        None => return Err(fail(Some(id), "missing field 'type'".into())),
+    };
+    let params = match object.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(fail(
+                Some(id),
+                format!(
+                    "field 'params' must be an object, got {}",
+                    json_kind(&other)
+                ),
+            ))
+        }
+    };
+    Ok(Request { id, kind, params })
+}
+
+/// A short name of a JSON value's kind, for error messages.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Stable error codes the page can branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The message could not be decoded.
+    Malformed,
+    /// The request type is unknown.
+    UnknownRequest,
+    /// The request's params were wrong.
+    InvalidParams,
+    /// The core failed unexpectedly (a panic in the worker).
+    Internal,
+}
+
+/// The error half of a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// What went wrong and what would work, for a person to read.
+    pub message: String,
+}
+
+/// A response to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The request's id, or `None` when it could not be read.
+    pub id: Option<RequestId>,
+    /// The result or the error.
+    pub outcome: Result<Value, ErrorBody>,
+}
+
+impl Response {
+    /// Encode as the JSON text the worker posts to the page.
+    pub fn to_json(&self) -> String {
+        let mut object = Map::new();
+        object.insert("kind".into(), Value::from("response"));
+        object.insert(
+            "id".into(),
+            serde_json::to_value(&self.id).unwrap_or(Value::Null),
+        );
+        match &self.outcome {
+            Ok(result) => {
+                object.insert("ok".into(), Value::Bool(true));
+                object.insert("result".into(), result.clone());
+            }
+            Err(error) => {
+                object.insert("ok".into(), Value::Bool(false));
+                object.insert(
+                    "error".into(),
+                    serde_json::to_value(error).unwrap_or(Value::Null),
+                );
+            }
+        }
+        Value::Object(object).to_string()
+    }
+}
+
+/// An event pushed to the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The event type, such as `edit` or `ui`.
+    pub kind: String,
+    /// The event's payload.
+    pub data: Value,
+}
+
+impl Event {
+    /// An event of type `kind` with `data`.
+    pub fn new(kind: impl Into<String>, data: Value) -> Self {
+        Self {
+            kind: kind.into(),
+            data,
+        }
+    }
+
+    /// Encode as the JSON text the worker posts to the page.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({"kind": "event", "type": self.kind, "data": self.data}).to_string()
+    }
+}

@@ -1,0 +1,127 @@
+//! Browser adapters (wasm32 only): the worker entry and the JS implementations of the core's
+//! environment traits. This is the only module that may name `wasm_bindgen`, `web_sys`,
+//! `js_sys` and the other browser crates.
+//!
+//! `www/worker.js` constructs one [`WorkerCore`] with a function that posts events to the
+//! page, then hands it every message as JSON text and posts back the JSON text it returns.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+
+use crate::core::{Core, Env};
+use crate::env::{Clock, EventSink, IdSource};
+use crate::protocol::Event;
+
+thread_local! {
+    /// The page-bound emit function, reachable from the panic hook.
+    static EMIT: RefCell<Option<Function>> = const { RefCell::new(None) };
+}
+
+/// Wall-clock time from `Date.now()`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsClock;
+
+impl Clock for JsClock {
+    fn now_ms(&self) -> u64 {
+        let now = js_sys::Date::now();
+        if now.is_finite() && now > 0.0 {
+            now as u64
+        } else {
+            0
+        }
+    }
+}
+
+/// Random 128-bit ids formatted as UUID v4 text, from `Math.random()` (available in every
+/// context, secure or not; ids need uniqueness, not secrecy).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsIds;
+
+impl IdSource for JsIds {
+    fn next_id(&self) -> String {
+        let mut bytes = [0u8; 16];
+        for chunk in bytes.chunks_mut(4) {
+            let word = (js_sys::Math::random() * 4_294_967_296.0) as u32;
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    }
+}
+
+/// Sends events to the page through the emit function given by `worker.js`.
+struct JsEventSink;
+
+impl EventSink for JsEventSink {
+    fn emit(&self, event: Event) {
+        emit_json(&event.to_json());
+    }
+}
+
+fn emit_json(json: &str) {
+    EMIT.with(|emit| {
+        if let Some(function) = emit.borrow().as_ref() {
+            // A failing emit has nowhere to be reported; the event is dropped.
+            let _ = function.call1(&JsValue::NULL, &JsValue::from_str(json));
+        }
+    });
+}
+
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        let event = Event::new("panic", serde_json::json!({ "message": info.to_string() }));
+        emit_json(&event.to_json());
+    }));
+}
+
+/// The core as the worker sees it: JSON text in, JSON text out, events through `emit`.
+#[wasm_bindgen]
+pub struct WorkerCore {
+    core: Rc<Core>,
+}
+
+#[wasm_bindgen]
+impl WorkerCore {
+    /// Build the core. `emit(json)` is called with each event's JSON text, including a
+    /// `panic` event if the core ever panics (the instance is unusable after that; the
+    /// worker replaces it).
+    #[wasm_bindgen(constructor)]
+    pub fn new(emit: Function) -> WorkerCore {
+        EMIT.with(|slot| *slot.borrow_mut() = Some(emit));
+        install_panic_hook();
+        let env = Env {
+            clock: Rc::new(JsClock),
+            ids: Rc::new(JsIds),
+            events: Rc::new(JsEventSink),
+        };
+        WorkerCore {
+            core: Rc::new(Core::new(env)),
+        }
+    }
+
+    /// Serve one message (JSON text); resolves to the response's JSON text.
+    pub fn handle(&self, message: String) -> Promise {
+        let core = Rc::clone(&self.core);
+        wasm_bindgen_futures::future_to_promise(async move {
+            Ok(JsValue::from_str(&core.handle_text(&message).await))
+        })
+    }
+
+    /// The crate version.
+    pub fn version() -> String {
+        crate::VERSION.to_string()
+    }
+}

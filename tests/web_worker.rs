@@ -1,0 +1,89 @@
+//! Browser tests of the adapters, run inside a dedicated worker in headless Chromium
+//! (`make test`; the runner is configured in `.cargo/config.toml`).
+#![cfg(target_arch = "wasm32")]
+
+use draftsmith::core::Env;
+use draftsmith::web::{JsClock, JsIds};
+use draftsmith::{Clock, Core, IdSource, RecordingSink};
+use rexie::{ObjectStore, Rexie, TransactionMode};
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+fn record(id: &str, text: &str) -> JsValue {
+    let object = js_sys::Object::new();
+    js_sys::Reflect::set(&object, &"id".into(), &id.into()).unwrap();
+    js_sys::Reflect::set(&object, &"text".into(), &text.into()).unwrap();
+    object.into()
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_round_trips_a_record_in_a_worker() {
+    let name = format!("draftsmith-test-{}", JsIds.next_id());
+    let db = Rexie::builder(&name)
+        .version(1)
+        .add_object_store(ObjectStore::new("chapters").key_path("id"))
+        .build()
+        .await
+        .expect("open IndexedDB");
+
+    let text = "Chapter one. \u{201c}Hello,\u{201d} she said. — «Oui.» 🐉";
+    let tx = db
+        .transaction(&["chapters"], TransactionMode::ReadWrite)
+        .unwrap();
+    let store = tx.store("chapters").unwrap();
+    store.put(&record("ch-1", text), None).await.unwrap();
+    tx.done().await.unwrap();
+
+    let tx = db
+        .transaction(&["chapters"], TransactionMode::ReadOnly)
+        .unwrap();
+    let store = tx.store("chapters").unwrap();
+    let back = store
+        .get(JsValue::from_str("ch-1"))
+        .await
+        .unwrap()
+        .expect("record is there");
+    let got = js_sys::Reflect::get(&back, &"text".into()).unwrap();
+    assert_eq!(got.as_string().as_deref(), Some(text));
+    let missing = store.get(JsValue::from_str("ch-2")).await.unwrap();
+    assert!(missing.is_none());
+    tx.done().await.unwrap();
+
+    db.close();
+    Rexie::delete(&name).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+fn js_clock_reads_wall_time() {
+    let now = JsClock.now_ms();
+    // 2020-01-01 and 2200-01-01: the clock is real wall time in milliseconds.
+    assert!(now > 1_577_836_800_000 && now < 7_258_118_400_000, "{now}");
+}
+
+#[wasm_bindgen_test]
+fn js_ids_are_uuid_v4_shaped_and_unique() {
+    let ids: Vec<String> = (0..1000).map(|_| JsIds.next_id()).collect();
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len());
+    for id in &ids {
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_core_answers_in_the_browser() {
+    let core = Core::new(Env {
+        clock: Rc::new(JsClock),
+        ids: Rc::new(JsIds),
+        events: Rc::new(RecordingSink::default()),
+    });
+    let out = core.handle_text(r#"{"id": 1, "type": "hello"}"#).await;
+    assert!(out.contains(r#""ok":true"#), "{out}");
+    let out = core.handle_text("{not json").await;
+    assert!(out.contains(r#""code":"malformed""#), "{out}");
+}
