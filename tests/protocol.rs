@@ -1,5 +1,6 @@
 //! The worker protocol as the page sees it: JSON text in, one JSON response out, for every
 //! input, malformed ones included.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::rc::Rc;
 

@@ -1,0 +1,31 @@
+# draftsmith — the two commands that matter:
+#   make demo   set up, build the release wasm and serve the demo on http://127.0.0.1:8080
+#   make test   set up, then run every test layer (fails on the first failure)
+SHELL := /bin/bash
+PORT ?= 8080
+
+.PHONY: demo test setup setup-demo wasm wasm-dev size serve
+
+demo: setup-demo wasm
+	node www/server.mjs --port $(PORT)
+
+test: setup
+	scripts/test.sh
+
+setup:
+	scripts/setup.sh test
+
+setup-demo:
+	scripts/setup.sh demo
+
+wasm:
+	scripts/build-wasm.sh release
+
+wasm-dev:
+	scripts/build-wasm.sh dev
+
+serve:
+	node www/server.mjs --port $(PORT)
+
+size: setup-demo wasm
+	scripts/size.sh

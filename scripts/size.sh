@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Prints the size of the release wasm (raw and gzip -9) and of the JS that ships with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+row() { printf '%-28s %9s bytes  %9s gzip -9\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)"; }
+row "draftsmith_bg.wasm" www/pkg/draftsmith_bg.wasm
+row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
+row "worker.js" www/worker.js
+row "draftsmith.js (client)" www/draftsmith.js

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs every test layer and stops at the first failure:
+#   format, clippy (native and wasm32), native tests, browser tests (headless Chromium, inside
+#   a dedicated worker), end-to-end tests (playwright-core against the dev server).
+# Ends with one summary line of counts per layer and a total line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-120}"
+target=wasm32-unknown-unknown
+logs=$(mktemp -d)
+
+declare -A passed failed
+layers=(native browser e2e)
+for l in "${layers[@]}"; do passed[$l]=0; failed[$l]=0; done
+
+summary() {
+  local line="summary:" total_p=0 total_f=0
+  for l in "${layers[@]}"; do
+    line+=" $l ${passed[$l]} passed, ${failed[$l]} failed;"
+    total_p=$((total_p + passed[$l])); total_f=$((total_f + failed[$l]))
+  done
+  echo
+  echo "${line%;}"
+  echo "total: $total_p passed, $total_f failed"
+}
+
+fail() {
+  echo
+  echo "make test: FAILED at: $1"
+  summary
+  exit 1
+}
+
+step() { # step NAME COMMAND...
+  local name=$1; shift
+  echo "==> $name"
+  "$@" || fail "$name"
+}
+
+# Sum "N passed; M failed" from cargo / wasm-bindgen-test-runner result lines.
+count_cargo() { # layer logfile
+  local p f
+  read -r p f < <(awk '/^test result:/ {
+      for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
+    } END { print p + 0, f + 0 }' "$2")
+  passed[$1]=$((passed[$1] + p)); failed[$1]=$((failed[$1] + f))
+}
+
+step "cargo fmt --check" cargo fmt --all --check
+step "clippy (native)" cargo clippy --quiet --all-targets -- -D warnings
+step "clippy (wasm32)" cargo clippy --quiet --all-targets --target "$target" -- -D warnings
+
+echo "==> native tests"
+cargo test 2>&1 | tee "$logs/native.log"
+status=${PIPESTATUS[0]}
+count_cargo native "$logs/native.log"
+[ "$status" = 0 ] || fail "native tests"
+
+echo "==> browser tests (dedicated worker, headless Chromium)"
+web_tests=()
+for f in tests/web_*.rs; do web_tests+=(--test "$(basename "$f" .rs)"); done
+cargo test --target "$target" "${web_tests[@]}" 2>&1 | tee "$logs/browser.log"
+status=${PIPESTATUS[0]}
+count_cargo browser "$logs/browser.log"
+[ "$status" = 0 ] || fail "browser tests"
+[ "${passed[browser]}" -gt 0 ] || fail "browser tests (none ran)"
+
+step "build wasm for the page" scripts/build-wasm.sh release
+
+echo "==> end-to-end tests (playwright-core, /usr/bin/chromium)"
+(cd www && node --test --test-reporter=tap --test-concurrency=1 e2e/) 2>&1 | tee "$logs/e2e.log"
+status=${PIPESTATUS[0]}
+passed[e2e]=$(grep -E '^# pass ' "$logs/e2e.log" | awk '{print $3}' | tail -1)
+failed[e2e]=$(grep -E '^# fail ' "$logs/e2e.log" | awk '{print $3}' | tail -1)
+passed[e2e]=${passed[e2e]:-0}; failed[e2e]=${failed[e2e]:-0}
+[ "$status" = 0 ] || fail "e2e tests"
+[ "${passed[e2e]}" -gt 0 ] || fail "e2e tests (none ran)"
+
+summary

@@ -1,0 +1,154 @@
+// draftsmith JS client: wraps the worker protocol in Promises and typed events.
+// Types: ./draftsmith.d.ts.
+
+/** An error from draftsmith, with a stable `code` (see draftsmith.d.ts for the list). */
+export class DraftsmithError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'DraftsmithError';
+    this.code = code;
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class Draftsmith {
+  /**
+   * Start a worker and resolve once its core is ready.
+   * @param {import('./draftsmith').StartOptions} [options]
+   */
+  static start(options = {}) {
+    const workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url);
+    const worker = new Worker(workerUrl, { type: 'module', name: 'draftsmith' });
+    const client = new Draftsmith(worker, options);
+    const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        cleanup();
+        client.close();
+        reject(new DraftsmithError('timeout', `the draftsmith worker did not start within ${startTimeoutMs} ms`));
+      }, startTimeoutMs);
+      const offReady = client.on('ready', () => {
+        cleanup();
+        resolve(client);
+      });
+      const offFatal = client.on('fatal', (data) => {
+        cleanup();
+        client.close();
+        reject(new DraftsmithError('internal', data?.message ?? 'the draftsmith worker failed to start'));
+      });
+      const onError = (event) => {
+        cleanup();
+        client.close();
+        reject(new DraftsmithError('internal', `the draftsmith worker failed to load: ${event.message ?? workerUrl}`));
+      };
+      worker.addEventListener('error', onError, { once: true });
+      function cleanup() {
+        clearTimeout(timer);
+        offReady();
+        offFatal();
+        worker.removeEventListener('error', onError);
+      }
+    });
+  }
+
+  constructor(worker, options = {}) {
+    this._worker = worker;
+    this._timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this._nextId = 1;
+    this._pending = new Map();
+    this._handlers = new Map();
+    this._closed = false;
+    worker.addEventListener('message', (event) => this._receive(event.data));
+  }
+
+  /** Send one request; resolves with its result or rejects with a DraftsmithError. */
+  request(type, params, options = {}) {
+    if (this._closed) {
+      return Promise.reject(new DraftsmithError('closed', 'the draftsmith client is closed'));
+    }
+    const id = this._nextId++;
+    const timeoutMs = options.timeoutMs ?? this._timeoutMs;
+    return new Promise((resolve, reject) => {
+      const entry = { resolve, reject, timer: null };
+      if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
+        entry.timer = setTimeout(() => {
+          this._pending.delete(id);
+          reject(new DraftsmithError('timeout', `request '${type}' got no response within ${timeoutMs} ms`));
+        }, timeoutMs);
+      }
+      this._pending.set(id, entry);
+      const message = params === undefined ? { id, type } : { id, type, params };
+      try {
+        this._worker.postMessage(message);
+      } catch (err) {
+        this._settle(id);
+        reject(new DraftsmithError('malformed', `request '${type}' cannot be sent: ${err.message}`));
+      }
+    });
+  }
+
+  /** Version, build profile and capabilities of the core. */
+  hello(options) {
+    return this.request('hello', undefined, options);
+  }
+
+  /**
+   * Listen to events of one type (`'*'` for all). Returns a function that stops listening.
+   */
+  on(type, handler) {
+    if (!this._handlers.has(type)) this._handlers.set(type, new Set());
+    this._handlers.get(type).add(handler);
+    return () => this._handlers.get(type)?.delete(handler);
+  }
+
+  /** Stop the worker; pending requests reject with code `closed`. */
+  close() {
+    if (this._closed) return;
+    this._closed = true;
+    this._worker.terminate();
+    for (const [id, entry] of this._pending) {
+      this._settle(id);
+      entry.reject(new DraftsmithError('closed', 'the draftsmith client was closed'));
+    }
+  }
+
+  _settle(id) {
+    const entry = this._pending.get(id);
+    if (entry) {
+      clearTimeout(entry.timer);
+      this._pending.delete(id);
+    }
+    return entry;
+  }
+
+  _receive(message) {
+    if (message === null || typeof message !== 'object') return;
+    if (message.kind === 'response') {
+      const entry = this._settle(message.id);
+      if (!entry) {
+        // A response we cannot match (its id was unreadable): surface it as an event.
+        this._dispatch('error', message.error ?? { code: 'malformed', message: 'unmatched response' });
+        return;
+      }
+      if (message.ok) entry.resolve(message.result);
+      else entry.reject(new DraftsmithError(message.error?.code ?? 'internal', message.error?.message ?? 'unknown error'));
+    } else if (message.kind === 'event') {
+      this._dispatch(message.type, message.data);
+    }
+  }
+
+  _dispatch(type, data) {
+    for (const key of [type, '*']) {
+      for (const handler of this._handlers.get(key) ?? []) {
+        try {
+          handler(data, type);
+        } catch (err) {
+          console.error(`draftsmith: a '${type}' event handler threw`, err);
+        }
+      }
+    }
+  }
+}
+
+export default Draftsmith;
