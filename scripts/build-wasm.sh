@@ -15,7 +15,7 @@ else
   cargo build --quiet --lib --target "$target"
   dir=debug
 fi
-wasm-bindgen --target web --out-dir www/pkg "target/$target/$dir/draftsmith.wasm"
+wasm-bindgen --target web --out-dir www/pkg "${CARGO_TARGET_DIR:-target}/$target/$dir/draftsmith.wasm"
 if [ "$profile" = release ]; then
   # binaryen from npm: Debian's binaryen 108 rewrites externref as the old anyref, which
   # current Chromium rejects when the module instantiates.
