@@ -22,6 +22,7 @@ pub mod core;
 pub mod env;
 pub mod error;
 pub mod names;
+pub mod project;
 pub mod protocol;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,1 @@
+//! Structure analysis of prose: scenes, dialogue spans, statistics, pacing and critique hints.

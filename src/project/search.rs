@@ -1,0 +1,1 @@
+//! Text search over prose: exact and fuzzy matching, and chapter references.
