@@ -2,4 +2,5 @@
 //! structure analysis and text search.
 
 pub mod analysis;
+pub mod changeset;
 pub mod search;
