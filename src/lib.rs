@@ -18,12 +18,15 @@
 //! - [`names`]: closest-name suggestions for unknown names in errors.
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
+pub mod commands;
 pub mod core;
 pub mod env;
 pub mod error;
 pub mod names;
 pub mod project;
 pub mod protocol;
+pub mod session;
+pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

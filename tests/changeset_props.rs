@@ -119,6 +119,15 @@ proptest! {
     }
 
     #[test]
+    fn transform_sides_converge((text, a, b) in doc_and_two_concurrent()) {
+        let a_after_b = a.transform_side(&b, true).unwrap();
+        let b_after_a = b.transform_side(&a, false).unwrap();
+        let one = a_after_b.apply_str(&b.apply_str(&text).unwrap()).unwrap();
+        let two = b_after_a.apply_str(&a.apply_str(&text).unwrap()).unwrap();
+        prop_assert_eq!(one, two);
+    }
+
+    #[test]
     fn wire_round_trip((_text, change) in doc_and_change()) {
         let json = serde_json::to_string(&change).unwrap();
         let back: ChangeSet = serde_json::from_str(&json).unwrap();

@@ -251,6 +251,29 @@ impl ChangeSet {
         first.map(|f| (f, last))
     }
 
+    /// The range touched by the change in the old document: from the first changed char to
+    /// the end of the last deletion (or the last insert point). `None` for an identity change.
+    pub fn touched_range_before(&self) -> Option<(usize, usize)> {
+        let mut pos = 0;
+        let mut first = None;
+        let mut last = 0;
+        for op in &self.ops {
+            match op {
+                Op::Retain(n) => pos += n,
+                Op::Delete(n) => {
+                    first.get_or_insert(pos);
+                    pos += n;
+                    last = pos;
+                }
+                Op::Insert(_) => {
+                    first.get_or_insert(pos);
+                    last = pos;
+                }
+            }
+        }
+        first.map(|f| (f, last))
+    }
+
     /// Apply to `rope`. Checks the length first, so a failed apply changes nothing.
     pub fn apply(&self, rope: &mut Rope) -> Result<(), ChangeError> {
         if rope.len_chars() != self.len_before {
@@ -353,6 +376,17 @@ impl ChangeSet {
     /// result applies after `other` and keeps `self`'s inserts and deletes (text both delete
     /// is deleted once). At one position, `other`'s insert comes first.
     pub fn transform(&self, other: &ChangeSet) -> Result<ChangeSet, ChangeError> {
+        self.transform_side(other, false)
+    }
+
+    /// [`ChangeSet::transform`] with the tie-break chosen: when both insert at one position,
+    /// `self`'s insert comes first if `mine_first`. Transforming `a` over `b` with `true` and
+    /// `b` over `a` with `false` converges: `b` then `a'` equals `a` then `b'`.
+    pub fn transform_side(
+        &self,
+        other: &ChangeSet,
+        mine_first: bool,
+    ) -> Result<ChangeSet, ChangeError> {
         if self.len_before != other.len_before {
             return Err(ChangeError::LengthMismatch {
                 expected: self.len_before,
@@ -365,6 +399,10 @@ impl ChangeSet {
         loop {
             match (a.peek(), b.peek()) {
                 (None, None) => break,
+                (Some(Op::Insert(s)), _) if mine_first => {
+                    out.insert(s);
+                    a.advance_whole();
+                }
                 (_, Some(Op::Insert(s))) => {
                     out.retain(char_len(s));
                     b.advance_whole();

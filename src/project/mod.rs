@@ -1,6 +1,349 @@
 //! The manuscript: a project's ordered chapters, their rope text and versions, change sets,
 //! structure analysis and text search.
+//!
+//! Text lives in a [`ropey::Rope`], so edits cost O(log n) on multi-megabyte chapters. Every
+//! change to a chapter goes through [`Chapter::apply`], which bumps the chapter's version and
+//! keeps a bounded log of recent changes so that a writer's change based on an older version
+//! can be rebased ([`Chapter::rebase`]) instead of dropped.
 
 pub mod analysis;
 pub mod changeset;
 pub mod search;
+
+use std::collections::VecDeque;
+
+use ropey::Rope;
+use serde::{Deserialize, Serialize};
+
+use self::changeset::{ChangeError, ChangeSet};
+
+/// How many recent changes each chapter keeps for rebasing writer edits.
+pub const REBASE_LOG_LEN: usize = 4096;
+
+/// Errors about the manuscript.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// No chapter matches.
+    #[error("no chapter '{query}'{hint}")]
+    NoSuchChapter {
+        /// What was asked for.
+        query: String,
+        /// Names the chapters that exist or the closest ones.
+        hint: String,
+    },
+    /// The change does not fit the chapter.
+    #[error("the change does not fit chapter '{chapter}': {source}")]
+    BadChange {
+        /// The chapter id.
+        chapter: String,
+        /// Why.
+        source: ChangeError,
+    },
+    /// The base version is newer than the chapter's version.
+    #[error("chapter '{chapter}' is at version {current}; version {base} does not exist yet")]
+    FutureVersion {
+        /// The chapter id.
+        chapter: String,
+        /// The version the change was based on.
+        base: u64,
+        /// The chapter's version.
+        current: u64,
+    },
+    /// The base version is older than the rebase log reaches.
+    #[error("chapter '{chapter}' is at version {current}; version {base} is too old to rebase onto (oldest is {oldest}); reload the chapter")]
+    StaleVersion {
+        /// The chapter id.
+        chapter: String,
+        /// The version the change was based on.
+        base: u64,
+        /// The chapter's version.
+        current: u64,
+        /// The oldest version still rebasable.
+        oldest: u64,
+    },
+    /// A project must keep at least one chapter, titles must not be empty, and so on.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One chapter: an id, a title and text, with a version bumped by every change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Chapter {
+    /// Stable id.
+    pub id: String,
+    /// Title, such as "The Lighthouse".
+    pub title: String,
+    #[serde(with = "rope_text")]
+    text: Rope,
+    version: u64,
+    /// Recent changes: `log[i]` took the chapter from version `version - log.len() + i`.
+    #[serde(skip)]
+    log: VecDeque<ChangeSet>,
+}
+
+mod rope_text {
+    use ropey::Rope;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(rope: &Rope, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(rope)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rope, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(Rope::from_str(&text))
+    }
+}
+
+impl PartialEq for Chapter {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.title == other.title
+            && self.version == other.version
+            && self.text == other.text
+    }
+}
+
+impl Chapter {
+    /// A chapter at version 0.
+    pub fn new(id: impl Into<String>, title: impl Into<String>, text: &str) -> Self {
+        Self {
+            id: id.into(),
+            title: title.into(),
+            text: Rope::from_str(text),
+            version: 0,
+            log: VecDeque::new(),
+        }
+    }
+
+    /// The text.
+    pub fn text(&self) -> &Rope {
+        &self.text
+    }
+
+    /// Length in chars.
+    pub fn len_chars(&self) -> usize {
+        self.text.len_chars()
+    }
+
+    /// The version: how many changes were applied since the chapter was created.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Apply a change (which must cover the whole text) and return the new version. A change
+    /// that does not fit leaves the chapter as it was.
+    pub fn apply(&mut self, change: &ChangeSet) -> Result<u64, EditError> {
+        change
+            .apply(&mut self.text)
+            .map_err(|source| EditError::BadChange {
+                chapter: self.id.clone(),
+                source,
+            })?;
+        self.version += 1;
+        self.log.push_back(change.clone());
+        if self.log.len() > REBASE_LOG_LEN {
+            self.log.pop_front();
+        }
+        Ok(self.version)
+    }
+
+    /// Take back the last applied change, given its inverse: text, version and rebase log
+    /// return to what they were before it. Used to roll back a failed command.
+    pub fn rollback(&mut self, inverse: &ChangeSet) -> Result<(), EditError> {
+        inverse
+            .apply(&mut self.text)
+            .map_err(|source| EditError::BadChange {
+                chapter: self.id.clone(),
+                source,
+            })?;
+        self.version = self.version.saturating_sub(1);
+        self.log.pop_back();
+        Ok(())
+    }
+
+    /// Rebase a change made on `base` over every change applied since, so that it applies to
+    /// the current text. Inserts of the rebased change keep their text; deletes skip what is
+    /// already gone. A change may stop short of the end of the text (the rest is retained).
+    pub fn rebase(&self, base: u64, change: ChangeSet) -> Result<ChangeSet, EditError> {
+        if base > self.version {
+            return Err(EditError::FutureVersion {
+                chapter: self.id.clone(),
+                base,
+                current: self.version,
+            });
+        }
+        let oldest = self.version - self.log.len() as u64;
+        if base < oldest {
+            return Err(EditError::StaleVersion {
+                chapter: self.id.clone(),
+                base,
+                current: self.version,
+                oldest,
+            });
+        }
+        let skip = (base - oldest) as usize;
+        let base_len = match self.log.get(skip) {
+            Some(first) => first.len_before(),
+            None => self.len_chars(),
+        };
+        let bad = |source| EditError::BadChange {
+            chapter: self.id.clone(),
+            source,
+        };
+        let mut change = change.fit(base_len).map_err(bad)?;
+        for later in self.log.iter().skip(skip) {
+            change = change.transform(later).map_err(bad)?;
+        }
+        Ok(change)
+    }
+
+    /// The text of a char range, clamped to the text.
+    pub fn slice(&self, start: usize, end: usize) -> String {
+        let len = self.len_chars();
+        let end = end.min(len);
+        let start = start.min(end);
+        self.text.slice(start..end).to_string()
+    }
+}
+
+/// A highlight shown in the editor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Highlight {
+    /// Chapter id.
+    pub chapter: String,
+    /// Char range start.
+    pub start: usize,
+    /// Char range end.
+    pub end: usize,
+    /// `warning`, `suggestion` or `info`.
+    pub style: String,
+    /// Optional note shown with the highlight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Editor UI state held in the core, changed by the ui tools and reported as `ui` events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UiState {
+    /// The chapter shown in the editor.
+    pub active_chapter: Option<String>,
+    /// Cursor position (chars) in the active chapter.
+    pub cursor: usize,
+    /// Selected char range in the active chapter.
+    pub selection: Option<(usize, usize)>,
+    /// The side panel shown.
+    pub panel: String,
+    /// Distraction-free mode.
+    pub zen_mode: bool,
+    /// Highlights shown in the editor.
+    pub highlights: Vec<Highlight>,
+    /// Position (chars) scrolled into view.
+    pub scroll: usize,
+}
+
+impl Default for UiState {
+    fn default() -> Self {
+        Self {
+            active_chapter: None,
+            cursor: 0,
+            selection: None,
+            panel: "chat".into(),
+            zen_mode: false,
+            highlights: Vec::new(),
+            scroll: 0,
+        }
+    }
+}
+
+/// A writing project: ordered chapters and the editor's UI state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Project {
+    /// Stable id.
+    pub id: String,
+    /// The project's name.
+    pub name: String,
+    /// Chapters in reading order; a chapter's number is its index + 1.
+    pub chapters: Vec<Chapter>,
+    /// Editor UI state.
+    pub ui: UiState,
+}
+
+impl Project {
+    /// A project with the given chapters; the first becomes the active one.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, chapters: Vec<Chapter>) -> Self {
+        let ui = UiState {
+            active_chapter: chapters.first().map(|c| c.id.clone()),
+            ..UiState::default()
+        };
+        Self {
+            id: id.into(),
+            name: name.into(),
+            chapters,
+            ui,
+        }
+    }
+
+    /// The chapter with this id.
+    pub fn chapter(&self, id: &str) -> Option<&Chapter> {
+        self.chapters.iter().find(|c| c.id == id)
+    }
+
+    /// The chapter with this id, mutable.
+    pub fn chapter_mut(&mut self, id: &str) -> Option<&mut Chapter> {
+        self.chapters.iter_mut().find(|c| c.id == id)
+    }
+
+    /// The index of the chapter with this id.
+    pub fn chapter_index(&self, id: &str) -> Option<usize> {
+        self.chapters.iter().position(|c| c.id == id)
+    }
+
+    /// The active chapter, or the first one.
+    pub fn active_chapter(&self) -> Option<&Chapter> {
+        self.ui
+            .active_chapter
+            .as_deref()
+            .and_then(|id| self.chapter(id))
+            .or_else(|| self.chapters.first())
+    }
+
+    /// Find a chapter by id, number ("3", "Chapter 3", "three") or title (or part of one).
+    pub fn find_chapter(&self, query: &str) -> Result<&Chapter, EditError> {
+        let query = query.trim();
+        if let Some(chapter) = self.chapter(query) {
+            return Ok(chapter);
+        }
+        let found = match search::parse_chapter_ref(query) {
+            search::ChapterRef::Number(n) => n.checked_sub(1).and_then(|i| self.chapters.get(i)),
+            search::ChapterRef::Title(title) => {
+                let titles: Vec<&str> = self.chapters.iter().map(|c| c.title.as_str()).collect();
+                search::match_title(&titles, &title).and_then(|i| self.chapters.get(i))
+            }
+        };
+        found.ok_or_else(|| EditError::NoSuchChapter {
+            query: query.to_string(),
+            hint: self.chapter_list_hint(),
+        })
+    }
+
+    /// "; chapters are: 1 "Title" (id), ..." for error messages.
+    pub fn chapter_list_hint(&self) -> String {
+        if self.chapters.is_empty() {
+            return "; the project has no chapters".into();
+        }
+        let list: Vec<String> = self
+            .chapters
+            .iter()
+            .take(30)
+            .enumerate()
+            .map(|(i, c)| format!("{} \"{}\" ({})", i + 1, c.title, c.id))
+            .collect();
+        let more = if self.chapters.len() > 30 {
+            ", ..."
+        } else {
+            ""
+        };
+        format!("; chapters are: {}{more}", list.join(", "))
+    }
+}

@@ -1,0 +1,620 @@
+//! [`History`]: one undo history for the writer and the agents.
+//!
+//! Each applied command becomes an [`Entry`] holding its text [`Effect`]s (change and
+//! inverse per chapter), its origin, description, time and tool call id. Entries form
+//! groups: an agent turn is one group (opened with [`History::begin_group`]); the writer's
+//! typing joins the previous entry's group while edits come less than [`TYPING_GAP_MS`] apart
+//! and touch adjacent text (prosemirror-history's rule); [`History::close_group`] ends a
+//! group explicitly.
+//!
+//! **Undo and redo** work on the newest run of entries of one group, last in, first out, so
+//! every inverse applies to exactly the text it was made for: undoing everything restores
+//! the original text and redoing everything restores the final text.
+//!
+//! **Origin-scoped undo** ([`History::undo_scoped`], "undo the agent's last change") reverts
+//! the newest group of an origin even when other edits came after it. Each inverse is
+//! transformed over every later change, and those over it, so later edits survive: text the
+//! writer typed after the agent's change stays as it is. The revert is itself a new entry, so
+//! plain undo brings the agent's change back, and redo right after re-applies it.
+//!
+//! The history is bounded by a number of groups and an estimate of its memory; the oldest
+//! groups are dropped first.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Origin, OriginFilter};
+use crate::env::IdSource;
+use crate::project::changeset::{ChangeError, ChangeSet};
+use crate::project::{EditError, Project};
+
+/// Writer edits less than this far apart (and adjacent) share one undo group.
+pub const TYPING_GAP_MS: u64 = 500;
+
+/// One chapter change and its inverse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Effect {
+    /// Chapter id.
+    pub chapter: String,
+    /// The change as applied.
+    pub change: ChangeSet,
+    /// The change that undoes it (applies to the text right after `change`).
+    pub inverse: ChangeSet,
+}
+
+impl Effect {
+    fn weight(&self) -> usize {
+        self.change.weight() + self.inverse.weight() + self.chapter.len() + 64
+    }
+}
+
+/// What kind of entry this is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A command's edits.
+    Edit,
+    /// An origin-scoped undo of the entries `targets`.
+    Revert {
+        /// Ids of the reverted entries.
+        targets: Vec<String>,
+    },
+    /// Re-applies what revert `revert` took back (redo after an origin-scoped undo).
+    Restore {
+        /// The revert entry's id.
+        revert: String,
+        /// Ids of the restored entries.
+        targets: Vec<String>,
+    },
+}
+
+/// One recorded command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Entry id.
+    pub id: String,
+    /// Group id: entries of one group are undone together.
+    pub group: String,
+    /// Who made it.
+    pub origin: Origin,
+    /// What it did, for people.
+    pub description: String,
+    /// When (ms since the epoch).
+    pub timestamp_ms: u64,
+    /// The tool call that produced it, if any.
+    pub tool_call_id: Option<String>,
+    /// The command (tool) name, if any.
+    pub command: Option<String>,
+    /// Edit, revert or restore.
+    pub kind: EntryKind,
+    /// Its text changes, in the order applied.
+    pub effects: Vec<Effect>,
+    /// The revert entry that currently takes this entry back, if any.
+    pub reverted_by: Option<String>,
+}
+
+impl Entry {
+    /// A new edit entry; `group` is filled in when recorded.
+    pub fn edit(
+        id: String,
+        origin: Origin,
+        description: impl Into<String>,
+        timestamp_ms: u64,
+        effects: Vec<Effect>,
+    ) -> Self {
+        Self {
+            id,
+            group: String::new(),
+            origin,
+            description: description.into(),
+            timestamp_ms,
+            tool_call_id: None,
+            command: None,
+            kind: EntryKind::Edit,
+            effects,
+            reverted_by: None,
+        }
+    }
+
+    fn weight(&self) -> usize {
+        self.effects.iter().map(Effect::weight).sum::<usize>()
+            + self.description.len()
+            + self.id.len()
+            + self.group.len()
+            + 160
+    }
+}
+
+/// How a new entry joins groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// Join the open group of the same origin, else start a group of its own.
+    Command,
+    /// The writer typing: join the previous entry's group if it is the writer's, recent and
+    /// adjacent; else start a new group.
+    Typing,
+}
+
+/// Bounds on the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryLimits {
+    /// Most undo groups kept.
+    pub max_groups: usize,
+    /// Most bytes (estimated) kept across undo and redo.
+    pub max_bytes: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        Self {
+            max_groups: 1000,
+            max_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// A chapter change that undo, redo or a revert applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// Chapter id.
+    pub chapter: String,
+    /// The change applied.
+    pub change: ChangeSet,
+    /// The chapter's version after it.
+    pub version: u64,
+}
+
+/// Why undo or redo could not run. The project is unchanged when this is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// A recorded change no longer fits its chapter (the history and the text disagree).
+    #[error("the history does not match chapter '{chapter}': {source}")]
+    Mismatch {
+        /// Chapter id.
+        chapter: String,
+        /// Why.
+        source: ChangeError,
+    },
+    /// A recorded chapter is gone.
+    #[error("the history refers to chapter '{0}', which no longer exists")]
+    MissingChapter(String),
+}
+
+/// The undo history of one project.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct History {
+    undo: Vec<Entry>,
+    /// Runs of entries, each in the order they were applied; the last run is redone first.
+    redo: Vec<Vec<Entry>>,
+    /// The group open for an origin (an agent turn), if any.
+    open: Option<(String, Origin)>,
+    /// When true the newest group accepts no more typing.
+    sealed: bool,
+    limits: HistoryLimits,
+    #[serde(skip)]
+    bytes: usize,
+}
+
+impl History {
+    /// An empty history with these limits.
+    pub fn with_limits(limits: HistoryLimits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// Entries that can be undone, oldest first.
+    pub fn entries(&self) -> &[Entry] {
+        &self.undo
+    }
+
+    /// Runs that can be redone; the last is redone first.
+    pub fn redo_runs(&self) -> &[Vec<Entry>] {
+        &self.redo
+    }
+
+    /// Whether undo would do something.
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    /// Whether redo would do something.
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// How many undo groups there are.
+    pub fn undo_groups(&self) -> usize {
+        let mut count = 0;
+        let mut last: Option<&str> = None;
+        for entry in &self.undo {
+            if last != Some(entry.group.as_str()) {
+                count += 1;
+                last = Some(&entry.group);
+            }
+        }
+        count
+    }
+
+    /// Estimated memory held, in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> HistoryLimits {
+        self.limits
+    }
+
+    /// Recompute derived state after deserializing.
+    pub fn restore_derived(&mut self) {
+        self.bytes = self.undo.iter().map(Entry::weight).sum::<usize>()
+            + self.redo.iter().flatten().map(Entry::weight).sum::<usize>();
+    }
+
+    /// Open a group for `origin` (an agent turn); entries of that origin recorded with
+    /// [`Grouping::Command`] join it until [`History::close_group`].
+    pub fn begin_group(&mut self, origin: Origin, ids: &dyn IdSource) -> String {
+        let id = ids.next_id();
+        self.open = Some((id.clone(), origin));
+        id
+    }
+
+    /// The open group, if any.
+    pub fn open_group(&self) -> Option<&(String, Origin)> {
+        self.open.as_ref()
+    }
+
+    /// Close the open group, and keep the newest group from absorbing more typing.
+    pub fn close_group(&mut self) {
+        self.open = None;
+        self.sealed = true;
+    }
+
+    /// Record an applied entry. Clears redo.
+    pub fn record(&mut self, mut entry: Entry, grouping: Grouping, ids: &dyn IdSource) {
+        entry.group = match grouping {
+            Grouping::Command => match &self.open {
+                Some((group, origin)) if *origin == entry.origin => group.clone(),
+                _ => ids.next_id(),
+            },
+            Grouping::Typing => match self.typing_group(&entry) {
+                Some(group) => group,
+                None => ids.next_id(),
+            },
+        };
+        self.sealed = false;
+        self.clear_redo();
+        self.bytes += entry.weight();
+        self.undo.push(entry);
+        self.enforce_limits();
+    }
+
+    fn typing_group(&self, entry: &Entry) -> Option<String> {
+        let top = self.undo.last()?;
+        if self.sealed
+            || entry.origin != Origin::User
+            || top.origin != Origin::User
+            || top.kind != EntryKind::Edit
+            || entry.timestamp_ms.saturating_sub(top.timestamp_ms) > TYPING_GAP_MS
+        {
+            return None;
+        }
+        let (prev, next) = match (top.effects.as_slice(), entry.effects.as_slice()) {
+            ([.., prev], [next]) => (prev, next),
+            _ => return None,
+        };
+        if prev.chapter != next.chapter {
+            return None;
+        }
+        let (prev_start, prev_end) = prev.change.touched_range()?;
+        let (start, end) = next.change.touched_range_before()?;
+        (start <= prev_end && end >= prev_start).then(|| top.group.clone())
+    }
+
+    fn clear_redo(&mut self) {
+        let freed: usize = self.redo.iter().flatten().map(Entry::weight).sum();
+        self.bytes = self.bytes.saturating_sub(freed);
+        self.redo.clear();
+    }
+
+    fn enforce_limits(&mut self) {
+        while !self.undo.is_empty()
+            && (self.undo_groups() > self.limits.max_groups.max(1)
+                || self.bytes > self.limits.max_bytes)
+        {
+            let group = self.undo[0].group.clone();
+            let n = self.undo.iter().take_while(|e| e.group == group).count();
+            // Never drop the newest group: it is what the writer just did.
+            if n == self.undo.len() {
+                break;
+            }
+            for entry in self.undo.drain(..n) {
+                self.bytes = self.bytes.saturating_sub(entry.weight());
+            }
+        }
+    }
+
+    /// Undo the newest group's newest run of entries. Returns the changes applied (empty when
+    /// there is nothing to undo).
+    pub fn undo(&mut self, project: &mut Project) -> Result<Vec<Applied>, HistoryError> {
+        let Some(group) = self.undo.last().map(|e| e.group.clone()) else {
+            return Ok(Vec::new());
+        };
+        let n = self
+            .undo
+            .iter()
+            .rev()
+            .take_while(|e| e.group == group)
+            .count();
+        let start = self.undo.len() - n;
+        let changes: Vec<(String, ChangeSet)> = self.undo[start..]
+            .iter()
+            .rev()
+            .flat_map(|e| e.effects.iter().rev())
+            .map(|fx| (fx.chapter.clone(), fx.inverse.clone()))
+            .collect();
+        let applied = apply_all(project, &changes)?;
+        let run: Vec<Entry> = self.undo.drain(start..).collect();
+        for entry in run.iter().rev() {
+            match &entry.kind {
+                EntryKind::Edit => {}
+                EntryKind::Revert { targets } => self.mark(targets, None),
+                EntryKind::Restore { revert, targets } => self.mark(targets, Some(revert)),
+            }
+        }
+        self.redo.push(run);
+        self.sealed = true;
+        Ok(applied)
+    }
+
+    /// Redo the last undone run. Returns the changes applied (empty when there is nothing
+    /// to redo).
+    pub fn redo(&mut self, project: &mut Project) -> Result<Vec<Applied>, HistoryError> {
+        let Some(run) = self.redo.last() else {
+            return Ok(Vec::new());
+        };
+        let changes: Vec<(String, ChangeSet)> = run
+            .iter()
+            .flat_map(|e| e.effects.iter())
+            .map(|fx| (fx.chapter.clone(), fx.change.clone()))
+            .collect();
+        let applied = apply_all(project, &changes)?;
+        let run = self.redo.pop().unwrap_or_default();
+        for entry in &run {
+            match &entry.kind {
+                EntryKind::Edit => {}
+                EntryKind::Revert { targets } => self.mark(targets, Some(&entry.id)),
+                EntryKind::Restore { targets, .. } => self.mark(targets, None),
+            }
+        }
+        self.undo.extend(run);
+        self.sealed = true;
+        Ok(applied)
+    }
+
+    fn mark(&mut self, targets: &[String], by: Option<&String>) {
+        for entry in self.undo.iter_mut() {
+            if targets.contains(&entry.id) {
+                entry.reverted_by = by.cloned();
+            }
+        }
+    }
+
+    /// The group an origin-scoped undo with `filter` would revert: the newest group with an
+    /// edit of a matching origin that is not reverted already.
+    pub fn scoped_target(&self, filter: &OriginFilter) -> Option<&str> {
+        self.undo
+            .iter()
+            .rev()
+            .find(|e| {
+                e.kind == EntryKind::Edit
+                    && e.reverted_by.is_none()
+                    && !e.effects.is_empty()
+                    && filter.matches(&e.origin)
+            })
+            .map(|e| e.group.as_str())
+    }
+
+    /// Origin-scoped undo: revert the newest group of an origin matching `filter`, keeping
+    /// every later change. Recorded as a revert entry by `by`; redo right after re-applies
+    /// the reverted change. Returns the changes applied (empty when nothing matches).
+    pub fn undo_scoped(
+        &mut self,
+        project: &mut Project,
+        filter: &OriginFilter,
+        by: Origin,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<Vec<Applied>, HistoryError> {
+        let Some(group) = self.scoped_target(filter).map(str::to_string) else {
+            return Ok(Vec::new());
+        };
+        let first = self
+            .undo
+            .iter()
+            .position(|e| e.group == group)
+            .unwrap_or_default();
+        let is_target =
+            |e: &Entry| e.group == group && e.kind == EntryKind::Edit && e.reverted_by.is_none();
+        let targets: Vec<String> = self.undo[first..]
+            .iter()
+            .filter(|e| is_target(e))
+            .map(|e| e.id.clone())
+            .collect();
+        let description = self.undo[first..]
+            .iter()
+            .find(|e| is_target(e))
+            .map(|e| format!("Undo {}: {}", e.origin, e.description))
+            .unwrap_or_default();
+
+        // Per chapter, the effects from the first target on, in order, flagged as targets.
+        let mut per_chapter: BTreeMap<&str, Vec<(bool, &Effect)>> = BTreeMap::new();
+        for entry in &self.undo[first..] {
+            let target = is_target(entry);
+            for fx in &entry.effects {
+                per_chapter
+                    .entry(fx.chapter.as_str())
+                    .or_default()
+                    .push((target, fx));
+            }
+        }
+        let mut changes: Vec<(String, ChangeSet)> = Vec::new();
+        for (chapter, effects) in &per_chapter {
+            if !effects.iter().any(|(target, _)| *target) {
+                continue;
+            }
+            let revert = revert_change(effects).map_err(|source| HistoryError::Mismatch {
+                chapter: chapter.to_string(),
+                source,
+            })?;
+            if !revert.is_identity() {
+                changes.push((chapter.to_string(), revert));
+            }
+        }
+        let effects = effects_of(project, &changes)?;
+        let applied = apply_all(project, &changes)?;
+        let revert_id = ids.next_id();
+        let restore = Entry {
+            id: ids.next_id(),
+            group: ids.next_id(),
+            origin: by.clone(),
+            description: description.replacen("Undo", "Redo", 1),
+            timestamp_ms: now_ms,
+            tool_call_id: None,
+            command: None,
+            kind: EntryKind::Restore {
+                revert: revert_id.clone(),
+                targets: targets.clone(),
+            },
+            effects: effects
+                .iter()
+                .rev()
+                .map(|fx| Effect {
+                    chapter: fx.chapter.clone(),
+                    change: fx.inverse.clone(),
+                    inverse: fx.change.clone(),
+                })
+                .collect(),
+            reverted_by: None,
+        };
+        let revert = Entry {
+            id: revert_id.clone(),
+            group: ids.next_id(),
+            origin: by,
+            description,
+            timestamp_ms: now_ms,
+            tool_call_id: None,
+            command: None,
+            kind: EntryKind::Revert {
+                targets: targets.clone(),
+            },
+            effects,
+            reverted_by: None,
+        };
+        self.mark(&targets, Some(&revert_id));
+        self.clear_redo();
+        self.bytes += revert.weight() + restore.weight();
+        self.undo.push(revert);
+        self.redo.push(vec![restore]);
+        self.sealed = true;
+        self.enforce_limits();
+        Ok(applied)
+    }
+}
+
+/// The change that reverts the target effects of one chapter, applying to its current text.
+/// `effects` runs from the first target to the newest change, in order.
+///
+/// Walking back from the newest, each target's inverse is transformed over the later
+/// non-target changes, and those are transformed over the inverse, so that earlier targets
+/// see the later changes as if the later targets had never happened.
+fn revert_change(effects: &[(bool, &Effect)]) -> Result<ChangeSet, ChangeError> {
+    let mut tail: VecDeque<ChangeSet> = VecDeque::new();
+    let mut reverts: Vec<ChangeSet> = Vec::new();
+    for (target, fx) in effects.iter().rev() {
+        if !*target {
+            tail.push_front(fx.change.clone());
+            continue;
+        }
+        let mut inverse = fx.inverse.clone();
+        for later in tail.iter_mut() {
+            let later_without = later.transform_side(&inverse, false)?;
+            inverse = inverse.transform_side(later, true)?;
+            *later = later_without;
+        }
+        reverts.push(inverse);
+    }
+    let mut total: Option<ChangeSet> = None;
+    for revert in reverts {
+        total = Some(match total {
+            None => revert,
+            Some(done) => done.compose(&revert)?,
+        });
+    }
+    Ok(total.unwrap_or_default())
+}
+
+/// The effects (with inverses) that `changes` would have, computed on a scratch copy of each
+/// chapter's text so that nothing changes if a later change does not fit.
+fn effects_of(
+    project: &Project,
+    changes: &[(String, ChangeSet)],
+) -> Result<Vec<Effect>, HistoryError> {
+    let mut scratch: BTreeMap<&str, ropey::Rope> = BTreeMap::new();
+    let mut effects = Vec::new();
+    for (chapter, change) in changes {
+        let rope = match scratch.get_mut(chapter.as_str()) {
+            Some(rope) => rope,
+            None => {
+                let text = project
+                    .chapter(chapter)
+                    .ok_or_else(|| HistoryError::MissingChapter(chapter.clone()))?
+                    .text()
+                    .clone();
+                scratch.entry(chapter.as_str()).or_insert(text)
+            }
+        };
+        let mismatch = |source| HistoryError::Mismatch {
+            chapter: chapter.clone(),
+            source,
+        };
+        let inverse = change.invert(rope).map_err(mismatch)?;
+        change.apply(rope).map_err(mismatch)?;
+        effects.push(Effect {
+            chapter: chapter.clone(),
+            change: change.clone(),
+            inverse,
+        });
+    }
+    Ok(effects)
+}
+
+/// Apply changes in order, all or nothing: they are checked on scratch copies first.
+fn apply_all(
+    project: &mut Project,
+    changes: &[(String, ChangeSet)],
+) -> Result<Vec<Applied>, HistoryError> {
+    effects_of(project, changes)?;
+    let mut applied = Vec::with_capacity(changes.len());
+    for (chapter_id, change) in changes {
+        let chapter = project
+            .chapter_mut(chapter_id)
+            .ok_or_else(|| HistoryError::MissingChapter(chapter_id.clone()))?;
+        let version = chapter.apply(change).map_err(|e| match e {
+            EditError::BadChange { source, .. } => HistoryError::Mismatch {
+                chapter: chapter_id.clone(),
+                source,
+            },
+            _ => HistoryError::MissingChapter(chapter_id.clone()),
+        })?;
+        applied.push(Applied {
+            chapter: chapter_id.clone(),
+            change: change.clone(),
+            version,
+        });
+    }
+    Ok(applied)
+}

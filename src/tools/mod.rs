@@ -1,0 +1,414 @@
+//! Tools: what an agent (or the page) can call. Each tool is a typed argument struct (its
+//! JSON Schema is generated with schemars), a description, a category and a [`Command`]
+//! that runs through the one edit path. Reads are tools too; they make no edits.
+//!
+//! - [`ToolSpec`] declares a tool; [`ToolRegistry::add`] registers it as a
+//!   [`ToolDefinition`] (for the model) and a [`CommandMeta`] (for the executor).
+//! - Toolsets ([`ALL`], [`VOICE_SAFE`], [`QUICK`], or custom ones) select what an agent sees.
+//! - [`ToolRegistry::catalog`] exports definitions in the OpenAI, Anthropic and Gemini
+//!   formats ([`schema`]).
+//! - Every call returns one [`ToolResult`]: `{status, data, meta}`.
+//!
+//! Tool families live one per file: [`navigation`], [`editing`], [`analysis`], [`ui`].
+
+pub mod analysis;
+pub mod editing;
+pub mod navigation;
+pub mod schema;
+pub mod ui;
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::commands::{Category, Command, CommandMeta, CommandRegistry};
+use crate::session::EditContext;
+
+pub use self::schema::CatalogFormat;
+
+/// The toolset with every tool.
+pub const ALL: &str = "all";
+/// Tools safe for a voice assistant: navigation, knowledge, analysis and ui, but nothing that
+/// edits the manuscript and no highlights.
+pub const VOICE_SAFE: &str = "voice_safe";
+/// A small, fast toolset: navigation, one core edit (`update_manuscript`) and basic lookups.
+pub const QUICK: &str = "quick";
+
+/// The longest string argument accepted, in bytes (4 MiB). Longer ones are rejected.
+pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
+
+/// A tool call's error, written for the model: what was wrong and what would work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
+    /// `out_of_range`, `conflict`, `failed`.
+    pub code: String,
+    /// What went wrong and what would work.
+    pub message: String,
+    /// Extra data (such as suggestions or the closest match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with a code and message.
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_string(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// `invalid_args`.
+    pub fn invalid_args(message: impl Into<String>) -> Self {
+        Self::new("invalid_args", message)
+    }
+
+    /// `not_found`.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new("not_found", message)
+    }
+
+    /// Attach details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl From<crate::project::EditError> for ToolError {
+    fn from(error: crate::project::EditError) -> Self {
+        use crate::project::EditError as E;
+        let code = match &error {
+            E::NoSuchChapter { .. } => "not_found",
+            E::BadChange { .. } | E::Invalid(_) => "invalid_args",
+            E::FutureVersion { .. } | E::StaleVersion { .. } => "conflict",
+        };
+        ToolError::new(code, error.to_string())
+    }
+}
+
+/// Success or error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The call did what it was asked.
+    Success,
+    /// The call failed and changed nothing.
+    Error,
+}
+
+/// Facts about a call's execution.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ResultMeta {
+    /// Wall time the call took (from the injected clock).
+    pub execution_time_ms: u64,
+    /// The history entry the call created, if it edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
+    /// Bytes of text the call inserted, if it edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<usize>,
+}
+
+/// The one shape of every tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Success or error.
+    pub status: Status,
+    /// The result, or `{code, message, details?}` for an error.
+    pub data: Value,
+    /// Execution facts.
+    pub meta: ResultMeta,
+}
+
+impl ToolResult {
+    /// A success.
+    pub fn success(data: Value, meta: ResultMeta) -> Self {
+        Self {
+            status: Status::Success,
+            data,
+            meta,
+        }
+    }
+
+    /// An error.
+    pub fn error(error: &ToolError, meta: ResultMeta) -> Self {
+        Self {
+            status: Status::Error,
+            data: serde_json::to_value(error).unwrap_or(Value::Null),
+            meta,
+        }
+    }
+
+    /// True for a success.
+    pub fn is_success(&self) -> bool {
+        self.status == Status::Success
+    }
+}
+
+/// Declares a tool: its name, category, description, arguments and behaviour.
+pub trait ToolSpec: 'static {
+    /// Typed arguments; their JSON Schema is what the model sees.
+    type Args: DeserializeOwned + JsonSchema + 'static;
+    /// Stable name (approval wiring keys off it).
+    const NAME: &'static str;
+    /// Category.
+    const CATEGORY: Category;
+    /// What the tool does and when to use it, for the model.
+    const DESCRIPTION: &'static str;
+    /// Whether its edits are undoable (false for reads and ui state).
+    const REVERSIBLE: bool;
+    /// Run with parsed arguments through the edit context.
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
+}
+
+struct TypedCommand<T: ToolSpec> {
+    args: T::Args,
+    tool: PhantomData<T>,
+}
+
+impl<T: ToolSpec> Command for TypedCommand<T> {
+    fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        T::run(self.args, cx)
+    }
+}
+
+fn build_command<T: ToolSpec>(args: Value) -> Result<Box<dyn Command>, ToolError> {
+    let args = parse_args::<T::Args>(args)?;
+    Ok(Box::new(TypedCommand::<T> {
+        args,
+        tool: PhantomData,
+    }))
+}
+
+/// Parse tool arguments, naming the field and the expected type when they do not fit.
+/// `null` counts as `{}`; anything but an object is rejected.
+pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    let args = match args {
+        Value::Null => Value::Object(Default::default()),
+        Value::Object(map) => Value::Object(map),
+        other => {
+            return Err(ToolError::invalid_args(format!(
+                "arguments must be a JSON object, got {}",
+                crate::protocol::json_kind(&other)
+            )))
+        }
+    };
+    if let Some(path) = oversized_string(&args, "") {
+        return Err(ToolError::invalid_args(format!(
+            "argument '{path}' is longer than {MAX_STRING_ARG_BYTES} bytes"
+        )));
+    }
+    serde_path_to_error::deserialize(args).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            ToolError::invalid_args(format!("invalid arguments: {inner}"))
+        } else {
+            ToolError::invalid_args(format!("invalid argument '{path}': {inner}"))
+        }
+    })
+}
+
+fn oversized_string(value: &Value, path: &str) -> Option<String> {
+    match value {
+        Value::String(s) if s.len() > MAX_STRING_ARG_BYTES => Some(path.to_string()),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            oversized_string(v, &p)
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| oversized_string(v, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// Name.
+    pub name: &'static str,
+    /// Description.
+    pub description: &'static str,
+    /// Category.
+    pub category: Category,
+    /// Whether its edits are undoable.
+    pub reversible: bool,
+    /// JSON Schema of the arguments (an object schema, provider-neutral).
+    pub parameters: Value,
+}
+
+/// Tool definitions, their commands, and named toolsets.
+#[derive(Debug, Clone, Default)]
+pub struct ToolRegistry {
+    commands: CommandRegistry,
+    definitions: Vec<ToolDefinition>,
+    toolsets: BTreeMap<String, Vec<&'static str>>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every built-in tool, with the `all`, `voice_safe` and `quick` toolsets.
+    pub fn standard() -> Self {
+        let mut registry = Self::new();
+        navigation::register(&mut registry);
+        editing::register(&mut registry);
+        analysis::register(&mut registry);
+        ui::register(&mut registry);
+        registry.define_builtin_toolsets();
+        registry
+    }
+
+    fn define_builtin_toolsets(&mut self) {
+        let all: Vec<&'static str> = self.definitions.iter().map(|d| d.name).collect();
+        let voice_safe: Vec<&'static str> = self
+            .definitions
+            .iter()
+            .filter(|d| {
+                matches!(
+                    d.category,
+                    Category::Navigation | Category::Knowledge | Category::Analysis | Category::Ui
+                ) && d.name != "highlight_text"
+            })
+            .map(|d| d.name)
+            .collect();
+        let quick: Vec<&'static str> = self
+            .definitions
+            .iter()
+            .filter(|d| {
+                d.category == Category::Navigation
+                    || d.name == "update_manuscript"
+                    || matches!(d.name, "query_lore" | "get_character_info")
+            })
+            .map(|d| d.name)
+            .collect();
+        self.toolsets.insert(ALL.into(), all);
+        self.toolsets.insert(VOICE_SAFE.into(), voice_safe);
+        self.toolsets.insert(QUICK.into(), quick);
+    }
+
+    /// Register a tool.
+    pub fn add<T: ToolSpec>(&mut self) {
+        let parameters = schema::parameters_schema::<T::Args>();
+        self.definitions.retain(|d| d.name != T::NAME);
+        self.definitions.push(ToolDefinition {
+            name: T::NAME,
+            description: T::DESCRIPTION,
+            category: T::CATEGORY,
+            reversible: T::REVERSIBLE,
+            parameters,
+        });
+        self.commands.register(CommandMeta {
+            name: T::NAME,
+            category: T::CATEGORY,
+            description: T::DESCRIPTION,
+            reversible: T::REVERSIBLE,
+            factory: build_command::<T>,
+        });
+        if let Some(all) = self.toolsets.get_mut(ALL) {
+            if !all.contains(&T::NAME) {
+                all.push(T::NAME);
+            }
+        }
+    }
+
+    /// The command registry.
+    pub fn commands(&self) -> &CommandRegistry {
+        &self.commands
+    }
+
+    /// Every definition, in registration order.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The definition named `name`.
+    pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.definitions.iter().find(|d| d.name == name)
+    }
+
+    /// Names of every tool.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.definitions.iter().map(|d| d.name)
+    }
+
+    /// Error for an unknown tool, naming the closest tool names.
+    pub fn unknown_tool(&self, name: &str) -> ToolError {
+        let close = crate::names::closest(name, self.names(), 3);
+        let shown: String = name.chars().take(80).collect();
+        let message = if close.is_empty() {
+            format!(
+                "unknown tool '{shown}'; available tools: {}",
+                self.names().collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            format!(
+                "unknown tool '{shown}'; did you mean {}?",
+                close
+                    .iter()
+                    .map(|c| format!("'{c}'"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        };
+        ToolError::new("unknown_tool", message).with_details(json!({ "suggestions": close }))
+    }
+
+    /// Define (or replace) a custom toolset. Every name must be a registered tool.
+    pub fn define_toolset(&mut self, name: &str, tools: &[&str]) -> Result<(), ToolError> {
+        if name.trim().is_empty() {
+            return Err(ToolError::invalid_args("a toolset needs a name"));
+        }
+        let mut names = Vec::with_capacity(tools.len());
+        for tool in tools {
+            match self.definition(tool) {
+                Some(def) => names.push(def.name),
+                None => return Err(self.unknown_tool(tool)),
+            }
+        }
+        self.toolsets.insert(name.to_string(), names);
+        Ok(())
+    }
+
+    /// Names of the toolsets.
+    pub fn toolset_names(&self) -> impl Iterator<Item = &str> {
+        self.toolsets.keys().map(String::as_str)
+    }
+
+    /// The definitions in a toolset, in registration order.
+    pub fn toolset(&self, name: &str) -> Result<Vec<&ToolDefinition>, ToolError> {
+        let names = self.toolsets.get(name).ok_or_else(|| {
+            ToolError::not_found(format!(
+                "no toolset '{name}'{}",
+                crate::names::did_you_mean(name, self.toolset_names())
+            ))
+        })?;
+        Ok(self
+            .definitions
+            .iter()
+            .filter(|d| names.contains(&d.name))
+            .collect())
+    }
+
+    /// The catalog of a toolset in a provider's format.
+    pub fn catalog(&self, format: CatalogFormat, toolset: &str) -> Result<Value, ToolError> {
+        Ok(schema::catalog(format, &self.toolset(toolset)?))
+    }
+}

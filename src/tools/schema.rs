@@ -1,0 +1,180 @@
+//! JSON Schema for tool arguments, and the tool catalog in each provider's format.
+//!
+//! Schemas are generated with schemars (draft-07 settings, subschemas inlined) and then
+//! reduced (optional fields are simply not required, never `null`) to what every provider accepts: no `$schema`,
+//! `title`, `definitions` or non-standard `format`s; enums as plain `enum` lists. Gemini's
+//! function declarations take an OpenAPI subset, so its copy also drops
+//! `additionalProperties` and `default`.
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::ToolDefinition;
+
+/// A provider's catalog format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatalogFormat {
+    /// `[{"type": "function", "function": {name, description, parameters}}]`
+    Openai,
+    /// `[{name, description, input_schema}]`
+    Anthropic,
+    /// `{"functionDeclarations": [{name, description, parameters}]}`
+    Gemini,
+}
+
+impl std::str::FromStr for CatalogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "openai" => Ok(Self::Openai),
+            "anthropic" => Ok(Self::Anthropic),
+            "gemini" => Ok(Self::Gemini),
+            _ => Err(format!(
+                "unknown catalog format '{s}'; use openai, anthropic or gemini"
+            )),
+        }
+    }
+}
+
+/// The provider-neutral parameters schema of an argument type.
+pub fn parameters_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    let mut value = serde_json::to_value(&schema).unwrap_or_else(|_| json!({}));
+    clean(&mut value, false);
+    if let Value::Object(map) = &mut value {
+        // The type's own doc ("Arguments of ...") says nothing to the model.
+        map.remove("description");
+        map.insert("type".into(), Value::from("object"));
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    value
+}
+
+/// Reduce a schema to the keywords providers accept (recursively).
+fn clean(value: &mut Value, gemini: bool) {
+    let Value::Object(map) = value else {
+        return;
+    };
+    for key in ["$schema", "title", "definitions", "$defs", "examples"] {
+        map.remove(key);
+    }
+    if gemini {
+        map.remove("additionalProperties");
+        map.remove("default");
+    }
+    // Doc comments wrap lines; a description is one paragraph.
+    if let Some(Value::String(d)) = map.get_mut("description") {
+        *d = d
+            .split("\n\n")
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+    if map.get("default") == Some(&Value::Null) {
+        map.remove("default");
+    }
+    // Optional fields are simply not required: drop `null` from types and unions.
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let single = types.remove(0);
+            map.insert("type".into(), single);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(items)) = map.get_mut(key) {
+            items.retain(|item| item.get("type") != Some(&Value::from("null")));
+            if items.len() == 1 {
+                if let Some(Value::Object(only)) = items.pop() {
+                    map.remove(key);
+                    for (k, v) in only {
+                        map.entry(k).or_insert(v);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(Value::String(format)) = map.get("format") {
+        if !matches!(format.as_str(), "date-time" | "date" | "email" | "uri") {
+            map.remove("format");
+        }
+    }
+    // {"oneOf": [{"const": "a", "description": ..}, ..]} -> {"type": "string", "enum": [..]}
+    for key in ["oneOf", "anyOf"] {
+        let consts: Option<Vec<Value>> = match map.get(key) {
+            Some(Value::Array(items)) if !items.is_empty() => items
+                .iter()
+                .map(|item| {
+                    item.get("const")
+                        .cloned()
+                        .or_else(|| match item.get("enum") {
+                            Some(Value::Array(e)) if e.len() == 1 => e.first().cloned(),
+                            _ => None,
+                        })
+                })
+                .collect(),
+            _ => None,
+        };
+        if let Some(consts) = consts {
+            map.remove(key);
+            if consts.iter().all(Value::is_string) {
+                map.insert("type".into(), Value::from("string"));
+            }
+            map.insert("enum".into(), Value::Array(consts));
+        }
+    }
+    if let Some(Value::String(c)) = map.remove("const") {
+        map.insert("type".into(), Value::from("string"));
+        map.insert("enum".into(), json!([c]));
+    }
+    for (_, child) in map.iter_mut() {
+        match child {
+            Value::Object(_) => clean(child, gemini),
+            Value::Array(items) => items.iter_mut().for_each(|i| clean(i, gemini)),
+            _ => {}
+        }
+    }
+}
+
+/// The catalog of `tools` in `format`.
+pub fn catalog(format: CatalogFormat, tools: &[&ToolDefinition]) -> Value {
+    match format {
+        CatalogFormat::Openai => Value::Array(
+            tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters}})
+                })
+                .collect(),
+        ),
+        CatalogFormat::Anthropic => Value::Array(
+            tools
+                .iter()
+                .map(|t| {
+                    json!({"name": t.name, "description": t.description, "input_schema": t.parameters})
+                })
+                .collect(),
+        ),
+        CatalogFormat::Gemini => {
+            let declarations: Vec<Value> = tools
+                .iter()
+                .map(|t| {
+                    let mut parameters = t.parameters.clone();
+                    clean(&mut parameters, true);
+                    json!({"name": t.name, "description": t.description, "parameters": parameters})
+                })
+                .collect();
+            json!({ "functionDeclarations": declarations })
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! UI tools: change the editor UI state held in the core (`switch_panel`, `toggle_zen_mode`,
+//! `highlight_text`, `set_selection`). They are not reversible and not in the history; the
+//! page hears of every change through a `ui` event.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::editing::locate;
+use super::{ToolError, ToolRegistry, ToolSpec};
+use crate::commands::Category;
+use crate::project::Highlight;
+use crate::session::EditContext;
+
+/// Most highlights kept; the oldest go first.
+pub const MAX_HIGHLIGHTS: usize = 500;
+
+/// Register the ui tools.
+pub fn register(registry: &mut ToolRegistry) {
+    registry.add::<SwitchPanel>();
+    registry.add::<ToggleZenMode>();
+    registry.add::<HighlightText>();
+    registry.add::<SetSelection>();
+}
+
+/// A side panel of the editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Panel {
+    // The chat with the agent.
+    Chat,
+    // The undo history.
+    History,
+    // Memory: notes, goals, watched entities.
+    Memory,
+    // The story bible.
+    Bible,
+    // Chapter and scene outline.
+    Outline,
+    // Analysis results.
+    Analysis,
+    // Settings.
+    Settings,
+}
+
+/// Arguments of `switch_panel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SwitchPanelArgs {
+    /// The panel to show.
+    pub panel: Panel,
+}
+
+/// `switch_panel`.
+pub struct SwitchPanel;
+
+impl ToolSpec for SwitchPanel {
+    type Args = SwitchPanelArgs;
+    const NAME: &'static str = "switch_panel";
+    const CATEGORY: Category = Category::Ui;
+    const DESCRIPTION: &'static str =
+        "Show a side panel of the editor: chat, history, memory, bible, outline, analysis or settings.";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let name = serde_json::to_value(args.panel).unwrap_or(Value::Null);
+        cx.ui().panel = name.as_str().unwrap_or("chat").to_string();
+        Ok(json!({ "panel": name }))
+    }
+}
+
+/// Arguments of `toggle_zen_mode`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ToggleZenArgs {
+    /// Turn zen mode on (true) or off (false); omit to toggle.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+}
+
+/// `toggle_zen_mode`.
+pub struct ToggleZenMode;
+
+impl ToolSpec for ToggleZenMode {
+    type Args = ToggleZenArgs;
+    const NAME: &'static str = "toggle_zen_mode";
+    const CATEGORY: Category = Category::Ui;
+    const DESCRIPTION: &'static str =
+        "Turn distraction-free (zen) mode on or off; without 'enabled' it toggles.";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let ui = cx.ui();
+        ui.zen_mode = args.enabled.unwrap_or(!ui.zen_mode);
+        Ok(json!({ "zenMode": ui.zen_mode }))
+    }
+}
+
+/// How a highlight looks.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HighlightStyle {
+    // A problem.
+    Warning,
+    // A proposed change.
+    Suggestion,
+    // Neutral information (the default).
+    #[default]
+    Info,
+}
+
+/// A target range: exact text, or start and end.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RangeArgs {
+    /// Exact text from the manuscript (its first occurrence). Give this or start and end.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Start (chars from the chapter start).
+    #[serde(default)]
+    pub start: Option<usize>,
+    /// End (chars from the chapter start, exclusive).
+    #[serde(default)]
+    pub end: Option<usize>,
+    /// The chapter: id, number or title. Defaults to the active chapter.
+    #[serde(default)]
+    pub chapter: Option<String>,
+}
+
+/// Resolve a range target to (chapter id, start, end).
+fn resolve_range(
+    cx: &EditContext<'_>,
+    args: &RangeArgs,
+) -> Result<(String, usize, usize), ToolError> {
+    let chapter = cx.chapter(args.chapter.as_deref())?;
+    let number = cx.project().chapter_index(&chapter.id).map_or(0, |i| i + 1);
+    let len = chapter.len_chars();
+    let (start, end) = match (&args.text, args.start, args.end) {
+        (Some(text), None, None) => locate(chapter, number, text, "text")?,
+        (None, Some(start), Some(end)) => {
+            if start > end || end > len {
+                return Err(ToolError::new(
+                    "out_of_range",
+                    format!(
+                        "range {start}..{end} is outside chapter {number} (length {len} chars)"
+                    ),
+                ));
+            }
+            (start, end)
+        }
+        _ => {
+            return Err(ToolError::invalid_args(
+                "give either 'text' (exact text to find) or both 'start' and 'end'",
+            ))
+        }
+    };
+    Ok((chapter.id.clone(), start, end))
+}
+
+/// Arguments of `highlight_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HighlightArgs {
+    /// What to highlight.
+    #[serde(flatten)]
+    pub range: RangeArgs,
+    /// warning, suggestion or info (default).
+    #[serde(default)]
+    pub style: HighlightStyle,
+    /// A note shown with the highlight.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `highlight_text`.
+pub struct HighlightText;
+
+impl ToolSpec for HighlightText {
+    type Args = HighlightArgs;
+    const NAME: &'static str = "highlight_text";
+    const CATEGORY: Category = Category::Ui;
+    const DESCRIPTION: &'static str = "Highlight a passage in the editor (by exact text, or by start and end) as a warning, suggestion or info, with an optional note.";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let (chapter, start, end) = resolve_range(cx, &args.range)?;
+        let style = serde_json::to_value(args.style)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "info".into());
+        let highlight = Highlight {
+            chapter: chapter.clone(),
+            start,
+            end,
+            style: style.clone(),
+            note: args.note,
+        };
+        let ui = cx.ui();
+        ui.highlights.push(highlight);
+        if ui.highlights.len() > MAX_HIGHLIGHTS {
+            let extra = ui.highlights.len() - MAX_HIGHLIGHTS;
+            ui.highlights.drain(..extra);
+        }
+        Ok(json!({ "chapter": chapter, "start": start, "end": end, "style": style }))
+    }
+}
+
+/// `set_selection`.
+pub struct SetSelection;
+
+impl ToolSpec for SetSelection {
+    type Args = RangeArgs;
+    const NAME: &'static str = "set_selection";
+    const CATEGORY: Category = Category::Ui;
+    const DESCRIPTION: &'static str = "Select a passage in the editor (by exact text, or by start and end), making its chapter the active one.";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let (chapter, start, end) = resolve_range(cx, &args)?;
+        let selected = cx
+            .project()
+            .chapter(&chapter)
+            .map(|c| c.slice(start, end))
+            .unwrap_or_default();
+        let ui = cx.ui();
+        ui.active_chapter = Some(chapter.clone());
+        ui.selection = Some((start, end));
+        ui.cursor = end;
+        ui.scroll = start;
+        Ok(json!({
+            "chapter": chapter, "start": start, "end": end,
+            "text": super::editing::preview(&selected, 200),
+        }))
+    }
+}
