@@ -32,11 +32,23 @@ pub enum ProtocolError {
 }
 
 /// The crate-wide error.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// A protocol error.
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
+    /// A manuscript error (unknown chapter, a change that does not fit, a stale version).
+    #[error(transparent)]
+    Edit(#[from] crate::project::EditError),
+    /// Undo or redo could not run.
+    #[error(transparent)]
+    History(#[from] crate::commands::history::HistoryError),
+    /// A tool-level error outside a tool call (such as an unknown toolset).
+    #[error(transparent)]
+    Tool(#[from] crate::tools::ToolError),
+    /// No project is open, or the named one does not exist.
+    #[error("{0}")]
+    NoProject(String),
 }
 
 impl Error {
@@ -46,6 +58,16 @@ impl Error {
             Error::Protocol(ProtocolError::Malformed(_)) => ErrorCode::Malformed,
             Error::Protocol(ProtocolError::UnknownRequest { .. }) => ErrorCode::UnknownRequest,
             Error::Protocol(ProtocolError::InvalidParams { .. }) => ErrorCode::InvalidParams,
+            Error::Edit(e) => match e {
+                crate::project::EditError::NoSuchChapter { .. } => ErrorCode::NotFound,
+                crate::project::EditError::FutureVersion { .. }
+                | crate::project::EditError::StaleVersion { .. } => ErrorCode::Conflict,
+                _ => ErrorCode::InvalidParams,
+            },
+            Error::History(_) => ErrorCode::Internal,
+            Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
+            Error::Tool(_) => ErrorCode::InvalidParams,
+            Error::NoProject(_) => ErrorCode::NoProject,
         }
     }
 }

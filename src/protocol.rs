@@ -154,6 +154,12 @@ pub enum ErrorCode {
     UnknownRequest,
     /// The request's params were wrong.
     InvalidParams,
+    /// Something named does not exist (a chapter, a toolset).
+    NotFound,
+    /// The request conflicts with the current state (such as a stale base version).
+    Conflict,
+    /// No project is open, or the named one does not exist.
+    NoProject,
     /// The core failed unexpectedly (a panic in the worker).
     Internal,
 }

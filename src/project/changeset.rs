@@ -68,7 +68,7 @@ pub enum ChangeError {
 /// A change to a whole document. Normalized: no empty operations, adjacent operations of
 /// the same kind merged, and an insert always before an adjacent delete.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(into = "Vec<Op>", try_from = "Vec<Op>")]
+#[serde(into = "Vec<Op>", from = "Vec<Op>")]
 pub struct ChangeSet {
     ops: Vec<Op>,
     len_before: usize,
@@ -81,10 +81,9 @@ impl From<ChangeSet> for Vec<Op> {
     }
 }
 
-impl TryFrom<Vec<Op>> for ChangeSet {
-    type Error = std::convert::Infallible;
-    fn try_from(ops: Vec<Op>) -> Result<Self, Self::Error> {
-        Ok(ChangeSet::from_ops(ops))
+impl From<Vec<Op>> for ChangeSet {
+    fn from(ops: Vec<Op>) -> Self {
+        ChangeSet::from_ops(ops)
     }
 }
 

@@ -1,0 +1,354 @@
+//! Property tests of the shared writer/agent history: undo and redo restore texts exactly,
+//! writer changes on stale versions are rebased, and origin-scoped undo keeps later typing.
+#![cfg(not(target_arch = "wasm32"))]
+
+use draftsmith::commands::{Origin, OriginFilter};
+use draftsmith::project::changeset::ChangeSet;
+use draftsmith::project::{Chapter, Project};
+use draftsmith::session::{Session, ToolCall};
+use draftsmith::tools::ToolRegistry;
+use draftsmith::{ManualClock, SequentialIds};
+use proptest::prelude::*;
+use serde_json::json;
+
+const ORIGINAL: &str = "0123 4567. 89 0123\n\n4567 89.";
+
+fn session() -> Session {
+    Session::new(Project::new(
+        "p",
+        "Test",
+        vec![
+            Chapter::new("c1", "One", ORIGINAL),
+            Chapter::new("c2", "Two", "05 16 27"),
+        ],
+    ))
+}
+
+fn text(s: &Session, ch: &str) -> String {
+    s.project.chapter(ch).unwrap().text().to_string()
+}
+
+/// One step of a random session.
+#[derive(Debug, Clone)]
+enum Step {
+    /// The writer replaces `start..start+del` (scaled to the text) with `ins`, based on a
+    /// version `stale` changes back.
+    Type {
+        ch: bool,
+        start: f64,
+        del: usize,
+        ins: String,
+        stale: u64,
+        gap_ms: u64,
+    },
+    /// An agent turn of edits (one group).
+    Agent {
+        ch: bool,
+        edits: Vec<(f64, usize, String)>,
+    },
+    Undo,
+    Redo,
+    UndoAgent,
+}
+
+fn alphabet(chars: &'static str, max: usize) -> impl Strategy<Value = String> {
+    let v: Vec<char> = chars.chars().collect();
+    prop::collection::vec(prop::sample::select(v), 0..max).prop_map(|c| c.into_iter().collect())
+}
+
+fn writer_step(letters: &'static str) -> impl Strategy<Value = Step> {
+    (
+        any::<bool>(),
+        0.0..1.0f64,
+        0..4usize,
+        alphabet(letters, 5),
+        0..3u64,
+        prop_oneof![Just(10u64), Just(900u64)],
+    )
+        .prop_map(|(ch, start, del, ins, stale, gap_ms)| Step::Type {
+            ch,
+            start,
+            del,
+            ins,
+            stale,
+            gap_ms,
+        })
+}
+
+fn agent_step(letters: &'static str) -> impl Strategy<Value = Step> {
+    (
+        any::<bool>(),
+        prop::collection::vec((0.0..1.0f64, 0..5usize, alphabet(letters, 6)), 1..4),
+    )
+        .prop_map(|(ch, edits)| Step::Agent { ch, edits })
+}
+
+fn any_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => writer_step("0123456789 "),
+        3 => agent_step("αβγδεζ "),
+        1 => Just(Step::Undo),
+        1 => Just(Step::Redo),
+        1 => Just(Step::UndoAgent),
+    ]
+}
+
+struct World {
+    s: Session,
+    seen: std::collections::HashMap<(&'static str, u64), String>,
+    registry: ToolRegistry,
+    clock: ManualClock,
+    ids: SequentialIds,
+}
+
+impl World {
+    fn new() -> Self {
+        let mut w = Self {
+            s: session(),
+            seen: Default::default(),
+            registry: ToolRegistry::standard(),
+            clock: ManualClock::new(1_000_000),
+            ids: SequentialIds::new("id"),
+        };
+        w.snapshot();
+        w
+    }
+
+    fn chapter(ch: bool) -> &'static str {
+        if ch {
+            "c1"
+        } else {
+            "c2"
+        }
+    }
+
+    fn run(&mut self, step: &Step) {
+        match step {
+            Step::Type {
+                ch,
+                start,
+                del,
+                ins,
+                stale,
+                gap_ms,
+            } => {
+                self.clock.advance(*gap_ms);
+                let id = Self::chapter(*ch);
+                let version = self.s.project.chapter(id).unwrap().version();
+                // The page may send a change made on an older version it still shows.
+                let mut base = version.saturating_sub(*stale);
+                if !self.seen.contains_key(&(id, base)) {
+                    base = version; // an intermediate version of an agent turn
+                }
+                let old = self.seen[&(id, base)].clone();
+                let len = old.chars().count();
+                let at = ((len as f64) * start) as usize;
+                let del = (*del).min(len - at);
+                let change = ChangeSet::replace(len, at, at + del, ins).unwrap();
+                self.s
+                    .apply_user_change(id, base, change, &self.clock, &self.ids)
+                    .unwrap();
+            }
+            Step::Agent { ch, edits } => {
+                self.clock.advance(5);
+                let id = Self::chapter(*ch);
+                self.s
+                    .history
+                    .begin_group(Origin::Agent("ed".into()), &self.ids);
+                for (start, del, ins) in edits {
+                    let chapter = self.s.project.chapter(id).unwrap();
+                    let len = chapter.len_chars();
+                    let at = ((len as f64) * start) as usize;
+                    let del = (*del).min(len - at);
+                    let search = chapter.slice(at, at + del);
+                    // Anchor by text through the real tools: insert or replace.
+                    let call = if search.is_empty()
+                        || !text(&self.s, id).contains(&search)
+                        || ins == &search
+                    {
+                        None
+                    } else {
+                        Some(ToolCall {
+                            id: None,
+                            name: "update_manuscript".into(),
+                            args: json!({"searchText": search, "replacementText": ins, "chapter": id}),
+                        })
+                    };
+                    match call {
+                        Some(call) => {
+                            let out = self.s.execute(
+                                &self.registry,
+                                call,
+                                Origin::Agent("ed".into()),
+                                &self.clock,
+                                &self.ids,
+                            );
+                            assert!(out.result.is_success(), "{:?}", out.result);
+                        }
+                        None if !ins.is_empty() => {
+                            let out = self.s.execute(&self.registry, ToolCall { id: None, name: "append_to_manuscript".into(),
+                                args: json!({"text": ins, "chapter": id, "sameParagraph": true}) }, Origin::Agent("ed".into()), &self.clock, &self.ids);
+                            assert!(out.result.is_success(), "{:?}", out.result);
+                        }
+                        None => {}
+                    }
+                }
+                self.s.history.close_group();
+            }
+            Step::Undo => {
+                self.s
+                    .undo(None, Origin::User, &self.clock, &self.ids)
+                    .unwrap();
+            }
+            Step::Redo => {
+                self.s.redo().unwrap();
+            }
+            Step::UndoAgent => {
+                self.s
+                    .undo(
+                        Some(&OriginFilter::AnyAgent),
+                        Origin::User,
+                        &self.clock,
+                        &self.ids,
+                    )
+                    .unwrap();
+            }
+        }
+        self.snapshot();
+    }
+
+    /// Remember every chapter text by version, as the page would have seen it.
+    fn snapshot(&mut self) {
+        for id in ["c1", "c2"] {
+            let c = self.s.project.chapter(id).unwrap();
+            self.seen.insert((id, c.version()), c.text().to_string());
+        }
+    }
+
+    /// Undo until nothing is left; returns how many undos ran.
+    fn undo_all(&mut self) -> usize {
+        let mut n = 0;
+        while self.s.history.can_undo() {
+            self.s
+                .undo(None, Origin::User, &self.clock, &self.ids)
+                .unwrap();
+            n += 1;
+            assert!(n < 10_000);
+        }
+        n
+    }
+
+    fn redo_n(&mut self, n: usize) {
+        for _ in 0..n {
+            self.s.redo().unwrap();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn undo_everything_restores_the_original_and_redo_the_final(steps in prop::collection::vec(any_step(), 0..30)) {
+        let mut w = World::new();
+        for step in &steps {
+            w.run(step);
+        }
+        let final_1 = text(&w.s, "c1");
+        let final_2 = text(&w.s, "c2");
+        let n = w.undo_all();
+        prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);
+        prop_assert_eq!(text(&w.s, "c2"), "05 16 27");
+        w.redo_n(n);
+        prop_assert_eq!(text(&w.s, "c1"), final_1);
+        prop_assert_eq!(text(&w.s, "c2"), final_2);
+    }
+
+    #[test]
+    fn undoing_the_agent_keeps_what_the_writer_typed_after_it(
+        before in prop::collection::vec(any_step(), 0..12),
+        agent in agent_step("ABCDEFG "),
+        after in prop::collection::vec(writer_step("abcdefg "), 1..10),
+    ) {
+        let mut w = World::new();
+        for step in &before {
+            w.run(step);
+        }
+        w.run(&agent);
+        for step in &after {
+            w.run(step);
+        }
+        let lower = |t: &str| t.chars().filter(|c| c.is_ascii_lowercase()).collect::<String>();
+        let upper = |t: &str| t.chars().filter(|c| c.is_ascii_uppercase()).count();
+        let (t1, t2) = (text(&w.s, "c1"), text(&w.s, "c2"));
+        let had_target = w.s.history.scoped_target(&OriginFilter::AnyAgent).is_some();
+        w.s.undo(Some(&OriginFilter::AnyAgent), Origin::User, &w.clock, &w.ids).unwrap();
+        let (u1, u2) = (text(&w.s, "c1"), text(&w.s, "c2"));
+        // The writer's later typing is untouched...
+        prop_assert_eq!(lower(&u1), lower(&t1));
+        prop_assert_eq!(lower(&u2), lower(&t2));
+        // ...and everything the agent's turn inserted is gone.
+        prop_assert_eq!(upper(&u1) + upper(&u2), 0, "agent text left: {:?} {:?}", u1, u2);
+        if !had_target {
+            // No agent edit anywhere: nothing was reverted, nothing recorded.
+            prop_assert_eq!((u1, u2), (t1, t2));
+            return Ok(());
+        }
+        // Plain undo brings the agent's change back exactly; redo reverts it again.
+        w.s.undo(None, Origin::User, &w.clock, &w.ids).unwrap();
+        prop_assert_eq!(text(&w.s, "c1"), t1);
+        prop_assert_eq!(text(&w.s, "c2"), t2);
+        w.s.redo().unwrap();
+        prop_assert_eq!(text(&w.s, "c1"), u1);
+        prop_assert_eq!(text(&w.s, "c2"), u2);
+        // And undoing everything still restores the original exactly.
+        w.undo_all();
+        prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);
+        prop_assert_eq!(text(&w.s, "c2"), "05 16 27");
+    }
+}
+
+#[test]
+fn redo_right_after_an_agent_undo_reapplies_it() {
+    let mut w = World::new();
+    w.run(&Step::Agent {
+        ch: true,
+        edits: vec![(0.0, 4, "ABCD".into())],
+    });
+    w.run(&Step::Type {
+        ch: true,
+        start: 1.0,
+        del: 0,
+        ins: "xyz".into(),
+        stale: 0,
+        gap_ms: 900,
+    });
+    let with_agent = text(&w.s, "c1");
+    w.s.undo(
+        Some(&OriginFilter::AnyAgent),
+        Origin::User,
+        &w.clock,
+        &w.ids,
+    )
+    .unwrap();
+    assert_eq!(text(&w.s, "c1"), format!("{ORIGINAL}xyz"));
+    w.s.redo().unwrap();
+    assert_eq!(text(&w.s, "c1"), with_agent);
+    // Nothing of that origin is left to revert twice.
+    w.s.undo(
+        Some(&OriginFilter::AnyAgent),
+        Origin::User,
+        &w.clock,
+        &w.ids,
+    )
+    .unwrap();
+    let before = text(&w.s, "c1");
+    w.s.undo(
+        Some(&OriginFilter::AnyAgent),
+        Origin::User,
+        &w.clock,
+        &w.ids,
+    )
+    .unwrap();
+    assert_eq!(text(&w.s, "c1"), before);
+}
