@@ -1,0 +1,5 @@
+//! Shared fixtures for the integration tests. Each test file includes this module with
+//! `mod common;` and uses only part of it.
+
+#[allow(dead_code)]
+pub mod novel;
