@@ -1425,7 +1425,9 @@ mod proptests {
                 let found = found.expect("a verbatim substring is found");
                 check(&text, &found);
                 prop_assert_eq!(found.score, 1.0);
-                prop_assert_eq!(normalize_query(&found.text), normalize_query(&query));
+                // A match inside a folded char ("." inside "…" = "...") maps back to the
+                // whole char, so the found text covers the query.
+                prop_assert!(normalize_query(&found.text).contains(&normalize_query(&query)));
             }
         }
 

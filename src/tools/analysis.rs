@@ -264,7 +264,8 @@ fn name_candidates(text: &str) -> BTreeMap<String, usize> {
 fn place_candidates(text: &str) -> BTreeMap<String, usize> {
     const PREPOSITIONS: &[&str] = &[
         "in", "at", "to", "from", "into", "toward", "towards", "near", "inside", "outside",
-        "across", "through", "beyond", "past", "under",
+        "across", "through", "beyond", "past", "under", "over", "around", "along", "behind",
+        "beneath", "within", "onto", "off",
     ];
     let words: Vec<&str> = text.split_whitespace().collect();
     let mut counts = BTreeMap::new();

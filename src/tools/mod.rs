@@ -208,13 +208,29 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     }
     serde_path_to_error::deserialize(args).map_err(|err| {
         let path = err.path().to_string();
-        let inner = err.into_inner().to_string();
+        let inner = plain_types(&err.into_inner().to_string());
         if path == "." || path.is_empty() {
             ToolError::invalid_args(format!("invalid arguments: {inner}"))
         } else {
             ToolError::invalid_args(format!("invalid argument '{path}': {inner}"))
         }
     })
+}
+
+/// Say "a non-negative integer" rather than Rust's "usize" in messages a model reads.
+fn plain_types(message: &str) -> String {
+    let mut out = message.to_string();
+    for (rust, plain) in [
+        ("expected usize", "expected a non-negative integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected i64", "expected an integer"),
+        ("expected i32", "expected an integer"),
+        ("expected f64", "expected a number"),
+    ] {
+        out = out.replace(rust, plain);
+    }
+    out
 }
 
 fn oversized_string(value: &Value, path: &str) -> Option<String> {

@@ -1,0 +1,507 @@
+//! The executor and the tool families: result shape, errors that help the model, rollback,
+//! history recording, toolsets and the catalog in three formats.
+#![cfg(not(target_arch = "wasm32"))]
+
+use draftsmith::commands::{Origin, OriginFilter};
+use draftsmith::project::{Chapter, Project};
+use draftsmith::session::{Session, ToolCall};
+use draftsmith::tools::{CatalogFormat, ToolRegistry, ALL, QUICK, VOICE_SAFE};
+use draftsmith::{ManualClock, SequentialIds};
+use serde_json::{json, Value};
+
+const CH1: &str = "Mara climbed the stair. The lamp was dark.\n\n“Who’s there?” she called. Nobody answered.\n\nThe wind was slowly rising and the door was opened by the storm.";
+const CH2: &str = "Morning came grey over Greyhaven.";
+
+struct T {
+    s: Session,
+    registry: ToolRegistry,
+    clock: ManualClock,
+    ids: SequentialIds,
+}
+
+impl T {
+    fn new() -> Self {
+        Self {
+            s: Session::new(Project::new(
+                "p",
+                "Test",
+                vec![
+                    Chapter::new("c1", "The Stair", CH1),
+                    Chapter::new("c2", "Morning", CH2),
+                ],
+            )),
+            registry: ToolRegistry::standard(),
+            clock: ManualClock::new(1_000),
+            ids: SequentialIds::new("id"),
+        }
+    }
+
+    fn call_as(&mut self, origin: Origin, tool: &str, args: Value) -> Value {
+        let out = self.s.execute(
+            &self.registry,
+            ToolCall {
+                id: Some("call-1".into()),
+                name: tool.into(),
+                args,
+            },
+            origin,
+            &self.clock,
+            &self.ids,
+        );
+        serde_json::to_value(&out.result).unwrap()
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.call_as(Origin::Agent("editor".into()), tool, args)
+    }
+
+    fn text(&self, id: &str) -> String {
+        self.s.project.chapter(id).unwrap().text().to_string()
+    }
+}
+
+const EVERY_TOOL: &[&str] = &[
+    "navigate_to_text",
+    "jump_to_chapter",
+    "jump_to_scene",
+    "scroll_to_position",
+    "update_manuscript",
+    "append_to_manuscript",
+    "insert_text",
+    "delete_text",
+    "get_critique_for_selection",
+    "run_analysis",
+    "switch_panel",
+    "toggle_zen_mode",
+    "highlight_text",
+    "set_selection",
+];
+
+#[test]
+fn update_manuscript_replaces_the_first_occurrence_and_records_history() {
+    let mut t = T::new();
+    let r = t.call("update_manuscript", json!({"searchText": "The lamp was dark.", "replacementText": "The lamp flickered.", "description": "Brighten"}));
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(r["data"]["chapter"], "c1");
+    assert_eq!(r["data"]["version"], 1);
+    assert!(r["meta"]["command_id"].is_string());
+    assert_eq!(r["meta"]["bytes_written"], "The lamp flickered.".len());
+    assert!(r["meta"]["execution_time_ms"].is_u64());
+    assert!(t.text("c1").contains("The lamp flickered."));
+    let entry = t.s.history.entries().last().unwrap();
+    assert_eq!(entry.description, "Brighten");
+    assert_eq!(entry.origin, Origin::Agent("editor".into()));
+    assert_eq!(entry.tool_call_id.as_deref(), Some("call-1"));
+    assert_eq!(entry.command.as_deref(), Some("update_manuscript"));
+    assert_eq!(
+        Some(&entry.id),
+        r["meta"]["command_id"].as_str().map(String::from).as_ref()
+    );
+}
+
+#[test]
+fn snake_case_argument_spellings_are_accepted() {
+    let mut t = T::new();
+    let r = t.call(
+        "update_manuscript",
+        json!({"search_text": "Morning", "replacement_text": "Evening", "chapter": "2"}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    assert!(t.text("c2").starts_with("Evening"));
+}
+
+#[test]
+fn text_not_found_names_the_closest_candidate_and_changes_nothing() {
+    let mut t = T::new();
+    let before = t.s.clone();
+    let r = t.call(
+        "update_manuscript",
+        json!({"searchText": "The lamp was dim.", "replacementText": "x"}),
+    );
+    assert_eq!(r["status"], "error");
+    assert_eq!(r["data"]["code"], "not_found");
+    let message = r["data"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Text not found"), "{message}");
+    assert!(message.contains("The lamp was dark"), "{message}");
+    assert_eq!(
+        r["data"]["details"]["closest"]["text"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches('.'),
+        "The lamp was dark"
+    );
+    assert_eq!(t.s, before);
+}
+
+#[test]
+fn append_insert_and_delete_anchor_by_text() {
+    let mut t = T::new();
+    assert_eq!(
+        t.call(
+            "append_to_manuscript",
+            json!({"text": "Night fell.", "chapter": "Morning"})
+        )["status"],
+        "success"
+    );
+    assert_eq!(t.text("c2"), format!("{CH2}\n\nNight fell."));
+    assert_eq!(
+        t.call(
+            "insert_text",
+            json!({"text": " slowly", "anchorText": "Mara climbed", "position": "after"})
+        )["status"],
+        "success"
+    );
+    assert!(t.text("c1").starts_with("Mara climbed slowly the stair."));
+    assert_eq!(
+        t.call(
+            "insert_text",
+            json!({"text": "Tired, ", "anchorText": "Mara", "position": "before"})
+        )["status"],
+        "success"
+    );
+    assert!(t.text("c1").starts_with("Tired, Mara"));
+    assert_eq!(
+        t.call("delete_text", json!({"text": " Nobody answered."}))["status"],
+        "success"
+    );
+    assert!(!t.text("c1").contains("Nobody"));
+    // Each edit is undoable; one plain undo per call (no group open).
+    for _ in 0..4 {
+        t.s.undo(None, Origin::User, &t.clock, &t.ids).unwrap();
+    }
+    assert_eq!(t.text("c1"), CH1);
+    assert_eq!(t.text("c2"), CH2);
+}
+
+#[test]
+fn an_agent_turn_is_one_undo_group() {
+    let mut t = T::new();
+    t.s.history
+        .begin_group(Origin::Agent("editor".into()), &t.ids);
+    t.call(
+        "update_manuscript",
+        json!({"searchText": "Mara", "replacementText": "Elin"}),
+    );
+    t.call(
+        "update_manuscript",
+        json!({"searchText": "Morning", "replacementText": "Dusk", "chapter": "c2"}),
+    );
+    t.call("append_to_manuscript", json!({"text": "The end."}));
+    t.s.history.close_group();
+    assert_eq!(t.s.history.undo_groups(), 1);
+    t.s.undo(None, Origin::User, &t.clock, &t.ids).unwrap();
+    assert_eq!(
+        (t.text("c1"), t.text("c2")),
+        (CH1.to_string(), CH2.to_string())
+    );
+    t.s.redo().unwrap();
+    assert!(t.text("c1").starts_with("Elin") && t.text("c2").starts_with("Dusk"));
+}
+
+#[test]
+fn undo_agent_keeps_the_writers_later_typing() {
+    let mut t = T::new();
+    t.call(
+        "update_manuscript",
+        json!({"searchText": "The lamp was dark.", "replacementText": "The lamp was lit."}),
+    );
+    // The writer types at the start afterwards.
+    let change = draftsmith::project::changeset::ChangeSet::replace(
+        t.text("c1").chars().count(),
+        0,
+        0,
+        "Slowly, ",
+    )
+    .unwrap();
+    let version = t.s.project.chapter("c1").unwrap().version();
+    t.s.apply_user_change("c1", version, change, &t.clock, &t.ids)
+        .unwrap();
+    t.s.undo(
+        Some(&OriginFilter::AnyAgent),
+        Origin::User,
+        &t.clock,
+        &t.ids,
+    )
+    .unwrap();
+    assert_eq!(t.text("c1"), format!("Slowly, {CH1}"));
+}
+
+#[test]
+fn unknown_tools_get_the_closest_names() {
+    let mut t = T::new();
+    let r = t.call("update_manuscrpt", json!({}));
+    assert_eq!(r["data"]["code"], "unknown_tool");
+    assert!(r["data"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("did you mean 'update_manuscript'"));
+    assert_eq!(r["data"]["details"]["suggestions"][0], "update_manuscript");
+    let r = t.call("qqqqqqqqqqqqqqqq", json!({}));
+    assert!(r["data"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("available tools: navigate_to_text"));
+}
+
+#[test]
+fn invalid_arguments_name_the_field_and_the_expected_type() {
+    let mut t = T::new();
+    for (tool, args, needles) in [
+        (
+            "update_manuscript",
+            json!({"searchText": 5, "replacementText": "x"}),
+            vec!["searchText", "expected a string"],
+        ),
+        (
+            "update_manuscript",
+            json!({"searchText": "x"}),
+            vec!["replacementText", "missing"],
+        ),
+        (
+            "scroll_to_position",
+            json!({"position": -3}),
+            vec!["position", "expected a non-negative integer"],
+        ),
+        (
+            "scroll_to_position",
+            json!({"position": "ten"}),
+            vec!["position", "expected"],
+        ),
+        (
+            "switch_panel",
+            json!({"panel": "kitchen"}),
+            vec!["panel", "unknown variant", "chat"],
+        ),
+        (
+            "toggle_zen_mode",
+            json!({"enabled": "yes"}),
+            vec!["enabled", "expected a boolean"],
+        ),
+        (
+            "update_manuscript",
+            json!([1, 2]),
+            vec!["must be a JSON object"],
+        ),
+    ] {
+        let before = t.s.clone();
+        let r = t.call(tool, args.clone());
+        assert_eq!(r["status"], "error", "{tool} {args}");
+        assert_eq!(r["data"]["code"], "invalid_args", "{tool} {args} -> {r}");
+        let message = r["data"]["message"].as_str().unwrap();
+        for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{tool} {args}: {message:?} lacks {needle:?}"
+            );
+        }
+        assert_eq!(t.s, before);
+    }
+}
+
+#[test]
+fn ui_tools_change_ui_state_but_not_history() {
+    let mut t = T::new();
+    assert_eq!(
+        t.call("switch_panel", json!({"panel": "memory"}))["data"]["panel"],
+        "memory"
+    );
+    assert_eq!(t.s.project.ui.panel, "memory");
+    assert_eq!(
+        t.call("toggle_zen_mode", json!({}))["data"]["zenMode"],
+        true
+    );
+    assert_eq!(
+        t.call("toggle_zen_mode", json!({"enabled": true}))["data"]["zenMode"],
+        true
+    );
+    let r = t.call(
+        "highlight_text",
+        json!({"text": "Nobody answered.", "style": "warning", "note": "abrupt"}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(t.s.project.ui.highlights[0].style, "warning");
+    let r = t.call(
+        "set_selection",
+        json!({"start": 0, "end": 4, "chapter": "c2"}),
+    );
+    assert_eq!(r["data"]["text"], "Morn");
+    assert_eq!(t.s.project.ui.active_chapter.as_deref(), Some("c2"));
+    assert_eq!(t.s.project.ui.selection, Some((0, 4)));
+    let r = t.call("set_selection", json!({"start": 5, "end": 4000}));
+    assert_eq!(r["data"]["code"], "out_of_range");
+    let r = t.call("highlight_text", json!({"start": 1}));
+    assert_eq!(r["data"]["code"], "invalid_args");
+    assert!(!t.s.history.can_undo());
+}
+
+#[test]
+fn critique_needs_a_selection_and_then_reports_by_focus() {
+    let mut t = T::new();
+    let r = t.call("get_critique_for_selection", json!({}));
+    assert_eq!(r["data"]["code"], "no_selection");
+    t.call(
+        "set_selection",
+        json!({"text": "The wind was slowly rising and the door was opened by the storm."}),
+    );
+    let prose = t.call("get_critique_for_selection", json!({"focus": "prose"}));
+    assert_eq!(prose["status"], "success", "{prose}");
+    assert_eq!(prose["data"]["adverbs"][0]["text"], "slowly");
+    assert!(prose["data"]["passive"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["text"].as_str().unwrap().contains("was opened")));
+    let start = prose["data"]["start"].as_u64().unwrap();
+    assert!(
+        prose["data"]["adverbs"][0]["start"].as_u64().unwrap() > start,
+        "offsets are chapter positions"
+    );
+    for focus in ["pacing", "dialogue", "clarity"] {
+        let r = t.call("get_critique_for_selection", json!({"focus": focus}));
+        assert_eq!(r["status"], "success");
+        assert!(!r["data"]["suggestions"].as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn run_analysis_reports_each_section() {
+    let mut t = T::new();
+    let pacing = t.call("run_analysis", json!({"section": "pacing"}));
+    assert_eq!(pacing["data"]["chapters"].as_array().unwrap().len(), 2);
+    let plot = t.call("run_analysis", json!({"section": "plot", "chapter": "1"}));
+    assert_eq!(plot["data"]["scope"], "chapter");
+    assert_eq!(
+        plot["data"]["chapters"][0]["scenes"][0]["opening"],
+        "Mara climbed the stair."
+    );
+    let setting = t.call("run_analysis", json!({"section": "setting"}));
+    assert_eq!(setting["data"]["places"][0]["place"], "Greyhaven");
+    let characters = t.call("run_analysis", json!({"section": "characters"}));
+    assert_eq!(characters["status"], "success");
+    let bad = t.call("run_analysis", json!({"section": "weather"}));
+    assert_eq!(bad["data"]["code"], "invalid_args");
+}
+
+#[test]
+fn toolsets_select_the_right_tools() {
+    let registry = ToolRegistry::standard();
+    let names = |set: &str| {
+        registry
+            .toolset(set)
+            .unwrap()
+            .iter()
+            .map(|d| d.name)
+            .collect::<Vec<_>>()
+    };
+    let all = names(ALL);
+    for tool in EVERY_TOOL {
+        assert!(all.contains(tool), "{tool} missing from all");
+    }
+    let voice = names(VOICE_SAFE);
+    assert!(
+        voice.contains(&"navigate_to_text")
+            && voice.contains(&"switch_panel")
+            && voice.contains(&"run_analysis")
+    );
+    assert!(!voice.contains(&"highlight_text"));
+    assert!(!voice.iter().any(|n| [
+        "update_manuscript",
+        "append_to_manuscript",
+        "insert_text",
+        "delete_text"
+    ]
+    .contains(n)));
+    let quick = names(QUICK);
+    assert!(quick.contains(&"update_manuscript") && quick.contains(&"jump_to_chapter"));
+    assert!(!quick.contains(&"delete_text") && !quick.contains(&"highlight_text"));
+    let mut registry = registry;
+    registry
+        .define_toolset("proofread", &["navigate_to_text", "update_manuscript"])
+        .unwrap();
+    assert_eq!(registry.toolset("proofread").unwrap().len(), 2);
+    assert_eq!(
+        registry.define_toolset("bad", &["nope"]).unwrap_err().code,
+        "unknown_tool"
+    );
+    assert_eq!(registry.toolset("missing").unwrap_err().code, "not_found");
+}
+
+#[test]
+fn catalogs_list_every_tool_with_a_json_schema_in_each_format() {
+    let registry = ToolRegistry::standard();
+    let openai = registry.catalog(CatalogFormat::Openai, ALL).unwrap();
+    let anthropic = registry.catalog(CatalogFormat::Anthropic, ALL).unwrap();
+    let gemini = registry.catalog(CatalogFormat::Gemini, ALL).unwrap();
+    for tool in EVERY_TOOL {
+        let o = openai
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == *tool)
+            .unwrap();
+        assert_eq!(o["type"], "function");
+        assert_eq!(o["function"]["parameters"]["type"], "object");
+        assert!(!o["function"]["description"].as_str().unwrap().is_empty());
+        let a = anthropic
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == *tool)
+            .unwrap();
+        assert_eq!(a["input_schema"]["type"], "object");
+        let g = gemini["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == *tool)
+            .unwrap();
+        assert_eq!(g["parameters"]["type"], "object");
+    }
+    // No keyword a provider rejects, anywhere.
+    fn walk(v: &Value, gemini: bool) {
+        if let Value::Object(map) = v {
+            for bad in ["$schema", "$ref", "definitions", "$defs", "title"] {
+                assert!(!map.contains_key(bad), "{bad} in {v}");
+            }
+            if let Some(t) = map.get("type") {
+                assert!(t.is_string(), "type must be a single string: {v}");
+            }
+            if gemini {
+                assert!(
+                    !map.contains_key("additionalProperties") && !map.contains_key("default"),
+                    "{v}"
+                );
+            }
+            map.values().for_each(|c| walk(c, gemini));
+        } else if let Value::Array(items) = v {
+            items.iter().for_each(|c| walk(c, gemini));
+        }
+    }
+    walk(&openai, false);
+    walk(&anthropic, false);
+    walk(&gemini, true);
+    let update = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "update_manuscript")
+        .unwrap();
+    let required = &update["function"]["parameters"]["required"];
+    assert_eq!(required, &json!(["searchText", "replacementText"]));
+}
+
+#[test]
+fn every_tool_knows_its_category_and_reversibility() {
+    let registry = ToolRegistry::standard();
+    for meta in registry.commands().iter() {
+        let reversible = [
+            "update_manuscript",
+            "append_to_manuscript",
+            "insert_text",
+            "delete_text",
+        ]
+        .contains(&meta.name);
+        assert_eq!(meta.reversible, reversible, "{}", meta.name);
+    }
+    assert_eq!(registry.commands().len(), EVERY_TOOL.len());
+}
