@@ -1,0 +1,265 @@
+//! The manuscript requests through the worker protocol: JSON in, JSON out, events pushed.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::rc::Rc;
+
+use draftsmith::core::Env;
+use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures::executor::block_on;
+use serde_json::{json, Value};
+
+struct Page {
+    core: Core,
+    events: Rc<RecordingSink>,
+    next: u64,
+}
+
+impl Page {
+    fn new() -> Self {
+        let events = Rc::new(RecordingSink::default());
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_000)),
+            ids: Rc::new(SequentialIds::new("id")),
+            events: events.clone(),
+        });
+        Self {
+            core,
+            events,
+            next: 1,
+        }
+    }
+
+    fn send(&mut self, kind: &str, params: Value) -> Value {
+        self.next += 1;
+        let text = json!({"id": self.next, "type": kind, "params": params}).to_string();
+        let response: Value =
+            serde_json::from_str(&block_on(self.core.handle_text(&text))).unwrap();
+        assert_eq!(response["id"], self.next);
+        response
+    }
+
+    fn ok(&mut self, kind: &str, params: Value) -> Value {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    fn events(&self) -> Vec<(String, Value)> {
+        self.events
+            .take()
+            .into_iter()
+            .map(|e| (e.kind, e.data))
+            .collect()
+    }
+}
+
+fn setup() -> (Page, String) {
+    let mut page = Page::new();
+    let project = page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "The Stair", "text": "Mara climbed the stair. The lamp was dark."},
+            {"title": "Morning", "text": "Morning came grey."}
+        ]}),
+    );
+    let ch1 = project["chapters"][0]["id"].as_str().unwrap().to_string();
+    page.events();
+    (page, ch1)
+}
+
+#[test]
+fn nothing_works_before_a_project_is_open() {
+    let mut page = Page::new();
+    let r = page.send("execute", json!({"tool": "toggle_zen_mode"}));
+    assert_eq!(r["error"]["code"], "no_project");
+    let r = page.send("create_project", json!({"name": "  "}));
+    assert_eq!(r["error"]["code"], "invalid_params");
+    let r = page.send("create_project", json!({"chapters": []}));
+    assert!(r["error"]["message"].as_str().unwrap().contains("name"));
+}
+
+#[test]
+fn create_open_list_and_get_chapter() {
+    let (mut page, ch1) = setup();
+    let list = page.ok("list_projects", json!({}));
+    assert_eq!(list["projects"].as_array().unwrap().len(), 1);
+    let id = list["current"].as_str().unwrap().to_string();
+    assert_eq!(
+        page.ok("open_project", json!({"id": id}))["name"],
+        "Lighthouse"
+    );
+    assert_eq!(
+        page.send("open_project", json!({"id": "nope"}))["error"]["code"],
+        "no_project"
+    );
+    let chapter = page.ok("get_chapter", json!({"chapter": "2"}));
+    assert_eq!(chapter["text"], "Morning came grey.");
+    assert_eq!(chapter["version"], 0);
+    assert_eq!(page.ok("get_chapter", json!({}))["id"], ch1);
+    assert_eq!(
+        page.send("get_chapter", json!({"chapter": "7"}))["error"]["code"],
+        "not_found"
+    );
+}
+
+#[test]
+fn execute_returns_the_tool_result_and_pushes_edit_and_history_events() {
+    let (mut page, ch1) = setup();
+    let result = page.ok(
+        "execute",
+        json!({"tool": "update_manuscript", "origin": "agent:editor", "callId": "c-1",
+        "args": {"searchText": "dark", "replacementText": "lit"}}),
+    );
+    assert_eq!(result["status"], "success");
+    assert_eq!(result["data"]["version"], 1);
+    let events = page.events();
+    assert_eq!(events[0].0, "edit");
+    assert_eq!(events[0].1["chapter"], ch1);
+    assert_eq!(events[0].1["origin"], "agent:editor");
+    assert_eq!(events[0].1["version"], 1);
+    assert_eq!(
+        events[0].1["changeset"],
+        json!([{"retain": 37}, {"insert": "lit"}, {"delete": 4}, {"retain": 1}])
+    );
+    assert_eq!(events[1].0, "history_changed");
+    assert_eq!(events[1].1["canUndo"], true);
+
+    // A failing tool call is still a successful request whose result says error.
+    let result = page.ok(
+        "execute",
+        json!({"tool": "update_manuscript", "args": {"searchText": "zzz", "replacementText": "y"}}),
+    );
+    assert_eq!(result["status"], "error");
+    assert!(page.events().is_empty());
+    // UI tools push a ui event.
+    page.ok(
+        "execute",
+        json!({"tool": "switch_panel", "args": {"panel": "history"}}),
+    );
+    let events = page.events();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].0, "ui");
+    assert_eq!(events[0].1["panel"], "history");
+    // Bad origins are rejected before anything runs.
+    assert_eq!(
+        page.send(
+            "execute",
+            json!({"tool": "switch_panel", "origin": "robot"})
+        )["error"]["code"],
+        "invalid_params"
+    );
+}
+
+#[test]
+fn writer_changes_on_an_old_version_are_rebased_not_dropped() {
+    let (mut page, ch1) = setup();
+    // The agent edits (version 0 -> 1) while the writer, still on version 0, types at the end.
+    page.ok(
+        "execute",
+        json!({"tool": "update_manuscript", "origin": "agent:editor",
+        "args": {"searchText": "Mara", "replacementText": "Elin"}}),
+    );
+    let r = page.ok(
+        "apply_user_change",
+        json!({"chapter": ch1, "baseVersion": 0,
+        "changes": [{"retain": 42}, {"insert": " She waited."}]}),
+    );
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["rebased"], true);
+    let text = page.ok("get_chapter", json!({}))["text"].clone();
+    assert_eq!(
+        text,
+        "Elin climbed the stair. The lamp was dark. She waited."
+    );
+    // snake_case spellings work too; a change longer than the text is refused and changes nothing.
+    let r = page.send(
+        "apply_user_change",
+        json!({"chapter": ch1, "base_version": 2, "changeset": [{"retain": 999}]}),
+    );
+    assert_eq!(r["error"]["code"], "invalid_params");
+    let r = page.send(
+        "apply_user_change",
+        json!({"chapter": ch1, "baseVersion": 9, "changes": []}),
+    );
+    assert_eq!(r["error"]["code"], "conflict");
+    assert_eq!(page.ok("get_chapter", json!({}))["text"], text);
+}
+
+#[test]
+fn undo_redo_and_undo_by_origin_over_the_protocol() {
+    let (mut page, ch1) = setup();
+    page.ok(
+        "execute",
+        json!({"tool": "update_manuscript", "origin": "agent:editor",
+        "args": {"searchText": "dark", "replacementText": "lit"}}),
+    );
+    page.ok(
+        "apply_user_change",
+        json!({"chapter": ch1, "baseVersion": 1, "changes": [{"insert": "Slowly, "}]}),
+    );
+    page.events();
+    let r = page.ok("undo", json!({"origin": "agent"}));
+    assert_eq!(r["applied"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        page.ok("get_chapter", json!({}))["text"],
+        "Slowly, Mara climbed the stair. The lamp was dark."
+    );
+    let events = page.events();
+    assert_eq!(events[0].0, "edit");
+    assert_eq!(events[0].1["origin"], "user");
+    let history = page.ok("history", json!({}));
+    let entries = history["entries"].as_array().unwrap();
+    assert_eq!(entries[0]["kind"]["type"], "revert");
+    assert_eq!(
+        entries
+            .iter()
+            .find(|e| e["origin"] == "agent:editor")
+            .unwrap()["reverted"],
+        true
+    );
+    page.ok("redo", json!({}));
+    assert_eq!(
+        page.ok("get_chapter", json!({}))["text"],
+        "Slowly, Mara climbed the stair. The lamp was lit."
+    );
+    page.ok("undo", json!({}));
+    page.ok("undo", json!({}));
+    page.ok("undo", json!({}));
+    assert_eq!(
+        page.ok("get_chapter", json!({}))["text"],
+        "Mara climbed the stair. The lamp was dark."
+    );
+    assert_eq!(
+        page.send("undo", json!({"origin": "robot"}))["error"]["code"],
+        "invalid_params"
+    );
+}
+
+#[test]
+fn list_tools_in_each_format_and_toolset() {
+    let (mut page, _) = setup();
+    let neutral = page.ok("list_tools", json!({}));
+    assert!(neutral["tools"].as_array().unwrap().len() >= 14);
+    let openai = page.ok(
+        "list_tools",
+        json!({"format": "openai", "toolset": "quick"}),
+    );
+    assert!(openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["function"]["name"] == "update_manuscript"));
+    let gemini = page.ok(
+        "list_tools",
+        json!({"format": "gemini", "toolset": "voice_safe"}),
+    );
+    assert!(gemini["functionDeclarations"].is_array());
+    assert_eq!(
+        page.send("list_tools", json!({"format": "cohere"}))["error"]["code"],
+        "invalid_params"
+    );
+    assert_eq!(
+        page.send("list_tools", json!({"toolset": "nope"}))["error"]["code"],
+        "not_found"
+    );
+}
