@@ -222,9 +222,11 @@ fn undo_redo_and_undo_by_origin_over_the_protocol() {
         page.ok("get_chapter", json!({}))["text"],
         "Slowly, Mara climbed the stair. The lamp was lit."
     );
-    page.ok("undo", json!({}));
-    page.ok("undo", json!({}));
-    page.ok("undo", json!({}));
+    // The stack now holds: agent edit, typing, revert, restore. Four undos reach the start.
+    for _ in 0..3 {
+        assert_eq!(page.ok("undo", json!({}))["canUndo"], true);
+    }
+    assert_eq!(page.ok("undo", json!({}))["canUndo"], false);
     assert_eq!(
         page.ok("get_chapter", json!({}))["text"],
         "Mara climbed the stair. The lamp was dark."
