@@ -5,6 +5,9 @@ export type ErrorCode =
   | 'malformed'
   | 'unknown_request'
   | 'invalid_params'
+  | 'not_found'
+  | 'conflict'
+  | 'no_project'
   | 'internal'
   | 'timeout'
   | 'closed';
@@ -39,8 +42,67 @@ export interface Hello {
   capabilities: string[];
 }
 
+/** One operation of a change set, over chars (Unicode scalar values). */
+export type ChangeOp = { retain: number } | { delete: number } | { insert: string };
+/** A change to a chapter; operations may stop short of the end (the rest is retained). */
+export type ChangeSet = ChangeOp[];
+
+/** Who made a change: 'user', 'import' or 'agent:<name>'. */
+export type Origin = 'user' | 'import' | `agent:${string}`;
+
+export interface ChapterSummary { id: string; title: string; number: number; version: number; length: number }
+
+export interface UiState {
+  active_chapter: string | null;
+  cursor: number;
+  selection: [number, number] | null;
+  panel: string;
+  zen_mode: boolean;
+  highlights: { chapter: string; start: number; end: number; style: string; note?: string }[];
+  scroll: number;
+}
+
+export interface ProjectSummary { id: string; name: string; chapters: ChapterSummary[]; ui: UiState }
+
+export interface ChapterText { id: string; title: string; number: number; text: string; version: number }
+
+/** The one shape of every tool result. */
+export interface ToolResult<T = unknown> {
+  status: 'success' | 'error';
+  data: T | { code: string; message: string; details?: unknown };
+  meta: { execution_time_ms: number; command_id?: string; bytes_written?: number };
+}
+
+export interface AppliedChange { chapter: string; changeset: ChangeSet; version: number }
+
+export interface UserChangeResult extends AppliedChange { rebased: boolean }
+
+export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
+
+export interface HistoryEntry {
+  id: string;
+  group: string;
+  origin: Origin;
+  description: string;
+  timestamp: number;
+  toolCallId: string | null;
+  command: string | null;
+  kind: { type: 'edit' } | { type: 'revert'; targets: string[] } | { type: 'restore'; revert: string; targets: string[] };
+  reverted: boolean;
+}
+
+export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; canUndo: boolean; canRedo: boolean; memoryBytes: number }
+
+export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
+
 /** Events pushed by the worker, by type. */
 export interface EventMap {
+  /** A chapter changed (by the writer, an agent, undo or redo). */
+  edit: { chapter: string; changeset: ChangeSet; version: number; origin: Origin };
+  /** Editor UI state changed (a ui or navigation tool ran). */
+  ui: UiState;
+  /** The history changed. */
+  history_changed: { canUndo: boolean; canRedo: boolean; groups: number };
   /** The core (re)loaded; `instance` counts loads in this worker. */
   ready: { version: string; instance: number };
   /** The core could not be loaded. */
@@ -60,6 +122,24 @@ export declare class Draftsmith {
   request<T = unknown>(type: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<T>;
   /** Version, build profile and capabilities of the core. */
   hello(options?: RequestOptions): Promise<Hello>;
+  /** Create a project and make it the open one. */
+  createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
+  /** Make an existing project the open one. */
+  openProject(id: string, options?: RequestOptions): Promise<ProjectSummary>;
+  /** A chapter by id, number or title (the active one by default). */
+  getChapter(chapter?: string, options?: RequestOptions): Promise<ChapterText>;
+  /** Run one tool call. */
+  execute<T = unknown>(tool: string, args?: Record<string, unknown>, options?: RequestOptions & { origin?: Origin; callId?: string }): Promise<ToolResult<T>>;
+  /** Send the writer's change made on `baseVersion`; it is rebased if the chapter moved on. */
+  applyUserChange(chapter: string, baseVersion: number, changes: ChangeSet, options?: RequestOptions): Promise<UserChangeResult>;
+  /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
+  undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;
+  /** Redo the last undone group. */
+  redo(options?: RequestOptions): Promise<HistoryMove>;
+  /** The undo history, newest first. */
+  history(options?: RequestOptions): Promise<HistoryList>;
+  /** The tool catalog in a provider's format, or neutral definitions. */
+  tools(options?: RequestOptions & { format?: CatalogFormat; toolset?: string }): Promise<unknown>;
   /** Listen to one event type; returns a function that stops listening. */
   on<K extends keyof EventMap>(type: K, handler: EventHandler<K>): () => void;
   /** Listen to every event. */

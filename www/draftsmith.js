@@ -93,6 +93,57 @@ export class Draftsmith {
     return this.request('hello', undefined, options);
   }
 
+  /** Create a project (in memory until persistence lands) and make it the open one. */
+  createProject(name, chapters, options) {
+    return this.request('create_project', chapters ? { name, chapters } : { name }, options);
+  }
+
+  /** Make an existing project the open one. */
+  openProject(id, options) {
+    return this.request('open_project', { id }, options);
+  }
+
+  /** A chapter's text and version: by id, number or title; the active one by default. */
+  getChapter(chapter, options) {
+    return this.request('get_chapter', chapter === undefined ? {} : { chapter }, options);
+  }
+
+  /** Run one tool call; resolves with its ToolResult (whose status may be 'error'). */
+  execute(tool, args = {}, { origin, callId, ...options } = {}) {
+    const params = { tool, args };
+    if (origin !== undefined) params.origin = origin;
+    if (callId !== undefined) params.callId = callId;
+    return this.request('execute', params, options);
+  }
+
+  /** Send the writer's change, made on `baseVersion` of a chapter. */
+  applyUserChange(chapter, baseVersion, changes, options) {
+    return this.request('apply_user_change', { chapter, baseVersion, changes }, options);
+  }
+
+  /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
+  undo({ origin, ...options } = {}) {
+    return this.request('undo', origin === undefined ? {} : { origin }, options);
+  }
+
+  /** Redo the last undone group. */
+  redo(options) {
+    return this.request('redo', {}, options);
+  }
+
+  /** The undo history, newest first. */
+  history(options) {
+    return this.request('history', {}, options);
+  }
+
+  /** The tool catalog: format 'openai' | 'anthropic' | 'gemini' (default: neutral definitions). */
+  tools({ format, toolset, ...options } = {}) {
+    const params = {};
+    if (format !== undefined) params.format = format;
+    if (toolset !== undefined) params.toolset = toolset;
+    return this.request('list_tools', params, options);
+  }
+
   /**
    * Listen to events of one type (`'*'` for all). Returns a function that stops listening.
    */
