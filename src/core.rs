@@ -437,16 +437,8 @@ fn parse_origin(request: &str, origin: Option<&str>) -> Result<Origin, Error> {
 
 /// Parse a request's params into a typed struct, naming the field that does not fit.
 fn params<T: DeserializeOwned>(request: &str, params: &Map<String, Value>) -> Result<T, Error> {
-    serde_path_to_error::deserialize(Value::Object(params.clone())).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner().to_string();
-        let reason = if path == "." {
-            inner
-        } else {
-            format!("'{path}': {inner}")
-        };
-        invalid(request, &reason)
-    })
+    serde_json::from_value(Value::Object(params.clone()))
+        .map_err(|err| invalid(request, &err.to_string()))
 }
 
 #[derive(Deserialize)]

@@ -156,10 +156,21 @@ impl Session {
             edits: Vec::new(),
             ui_changed: false,
         };
-        let Some(command_meta) = registry.commands().get(&call.name) else {
+        let (Some(command_meta), Some(definition)) = (
+            registry.commands().get(&call.name),
+            registry.definition(&call.name),
+        ) else {
             return fail(registry.unknown_tool(&call.name));
         };
-        let command = match (command_meta.factory)(call.args) {
+        // Validate against the schema the model saw, then build the typed command.
+        let args = match crate::tools::object_args(call.args) {
+            Ok(args) => args,
+            Err(error) => return fail(error),
+        };
+        if let Err(error) = crate::tools::validate::check_args(&definition.parameters, &args) {
+            return fail(error);
+        }
+        let command = match (command_meta.factory)(Value::Object(args)) {
             Ok(command) => command,
             Err(error) => return fail(error),
         };

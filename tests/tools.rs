@@ -250,32 +250,32 @@ fn invalid_arguments_name_the_field_and_the_expected_type() {
         (
             "update_manuscript",
             json!({"searchText": 5, "replacementText": "x"}),
-            vec!["searchText", "expected a string"],
+            vec!["'searchText' must be a string, got the number 5"],
         ),
         (
             "update_manuscript",
             json!({"searchText": "x"}),
-            vec!["replacementText", "missing"],
+            vec!["missing required argument 'replacementText' (a string)"],
         ),
         (
             "scroll_to_position",
             json!({"position": -3}),
-            vec!["position", "expected a non-negative integer"],
+            vec!["'position' must be a non-negative integer, got the number -3"],
         ),
         (
             "scroll_to_position",
             json!({"position": "ten"}),
-            vec!["position", "expected"],
+            vec!["'position' must be a non-negative integer, got the string \"ten\""],
         ),
         (
             "switch_panel",
             json!({"panel": "kitchen"}),
-            vec!["panel", "unknown variant", "chat"],
+            vec!["'panel' must be one of: chat, history, memory"],
         ),
         (
             "toggle_zen_mode",
             json!({"enabled": "yes"}),
-            vec!["enabled", "expected a boolean"],
+            vec!["'enabled' must be a boolean (true or false), got the string \"yes\""],
         ),
         (
             "update_manuscript",

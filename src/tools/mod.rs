@@ -16,6 +16,7 @@ pub mod editing;
 pub mod navigation;
 pub mod schema;
 pub mod ui;
+pub mod validate;
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -188,12 +189,25 @@ fn build_command<T: ToolSpec>(args: Value) -> Result<Box<dyn Command>, ToolError
     }))
 }
 
-/// Parse tool arguments, naming the field and the expected type when they do not fit.
-/// `null` counts as `{}`; anything but an object is rejected.
+/// Parse tool arguments into their typed struct. `null` counts as `{}`; anything but an
+/// object is rejected. The executor has already checked them against the tool's schema
+/// ([`validate`]), so a failure here is rare; its message still names what was wrong.
 pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    let args = match args {
-        Value::Null => Value::Object(Default::default()),
-        Value::Object(map) => Value::Object(map),
+    let args = object_args(args)?;
+    serde_json::from_value(Value::Object(args)).map_err(|err| {
+        ToolError::invalid_args(format!(
+            "invalid arguments: {}",
+            plain_types(&err.to_string())
+        ))
+    })
+}
+
+/// The arguments as an object: `null` is `{}`, other non-objects and oversized strings are
+/// rejected.
+pub fn object_args(args: Value) -> Result<serde_json::Map<String, Value>, ToolError> {
+    let map = match args {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(map) => map,
         other => {
             return Err(ToolError::invalid_args(format!(
                 "arguments must be a JSON object, got {}",
@@ -201,20 +215,12 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
             )))
         }
     };
-    if let Some(path) = oversized_string(&args, "") {
+    if let Some(path) = map.iter().find_map(|(k, v)| oversized_string(v, k)) {
         return Err(ToolError::invalid_args(format!(
             "argument '{path}' is longer than {MAX_STRING_ARG_BYTES} bytes"
         )));
     }
-    serde_path_to_error::deserialize(args).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = plain_types(&err.into_inner().to_string());
-        if path == "." || path.is_empty() {
-            ToolError::invalid_args(format!("invalid arguments: {inner}"))
-        } else {
-            ToolError::invalid_args(format!("invalid argument '{path}': {inner}"))
-        }
-    })
+    Ok(map)
 }
 
 /// Say "a non-negative integer" rather than Rust's "usize" in messages a model reads.
