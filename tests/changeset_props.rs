@@ -145,3 +145,28 @@ fn huge_lengths_from_the_wire_do_not_overflow() {
     .unwrap();
     assert!(change.fit(10).is_err());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Chapter::find (chunk by chunk in the rope) agrees with str::find on the whole text,
+    /// including matches that straddle rope chunks.
+    #[test]
+    fn chapter_find_agrees_with_str_find(
+        words in prop::collection::vec(prop_oneof![Just("lamp"), Just("é🐉"), Just(" "), Just("the "), Just("\n"), Just("stair")], 0..3000),
+        qa in 0usize..3000,
+        ql in 1usize..40,
+    ) {
+        let text: String = words.concat();
+        let chapter = draftsmith::project::Chapter::new("c", "C", &text);
+        let chars: Vec<char> = text.chars().collect();
+        let qa = qa.min(chars.len());
+        let query: String = chars[qa..(qa + ql).min(chars.len())].iter().collect();
+        let expected = text.find(&query).filter(|_| !query.is_empty()).map(|b| {
+            let s = text[..b].chars().count();
+            (s, s + query.chars().count())
+        });
+        prop_assert_eq!(chapter.find(&query), expected);
+        prop_assert_eq!(chapter.find("not-in-there-xyz"), None);
+    }
+}

@@ -44,8 +44,9 @@ pub struct Effect {
 }
 
 impl Effect {
+    /// Bytes held: both change sets (their structs included) and the chapter id.
     fn weight(&self) -> usize {
-        self.change.weight() + self.inverse.weight() + self.chapter.len() + 64
+        self.change.weight() + self.inverse.weight() + self.chapter.capacity()
     }
 }
 
@@ -117,12 +118,32 @@ impl Entry {
         }
     }
 
+    /// Bytes held: the entry itself, its strings and its effects.
     fn weight(&self) -> usize {
-        self.effects.iter().map(Effect::weight).sum::<usize>()
-            + self.description.len()
-            + self.id.len()
-            + self.group.len()
-            + 160
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
+        let origin = match &self.origin {
+            Origin::Agent(name) => name.capacity(),
+            _ => 0,
+        };
+        let targets = match &self.kind {
+            EntryKind::Edit => 0,
+            EntryKind::Revert { targets } | EntryKind::Restore { targets, .. } => {
+                targets.iter().map(String::capacity).sum::<usize>()
+                    + targets.capacity() * std::mem::size_of::<String>()
+            }
+        };
+        std::mem::size_of::<Self>()
+            + self.effects.capacity() * std::mem::size_of::<Effect>()
+            + self.effects.iter().map(Effect::weight).sum::<usize>()
+            - self.effects.len() * 2 * std::mem::size_of::<ChangeSet>()
+            + self.id.capacity()
+            + self.group.capacity()
+            + self.description.capacity()
+            + text(&self.tool_call_id)
+            + text(&self.command)
+            + text(&self.reverted_by)
+            + origin
+            + targets
     }
 }
 

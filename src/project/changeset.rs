@@ -215,16 +215,19 @@ impl ChangeSet {
         self.ops.iter().all(|op| matches!(op, Op::Retain(_)))
     }
 
-    /// Chars inserted plus chars deleted: a size for memory accounting.
+    /// Bytes this change holds in memory (its operations and inserted text), for the
+    /// history's memory bound.
     pub fn weight(&self) -> usize {
-        self.ops
-            .iter()
-            .map(|op| match op {
-                Op::Retain(_) => 1,
-                Op::Delete(_) => 1,
-                Op::Insert(s) => s.len(),
-            })
-            .sum()
+        std::mem::size_of::<Self>()
+            + self.ops.capacity() * std::mem::size_of::<Op>()
+            + self
+                .ops
+                .iter()
+                .map(|op| match op {
+                    Op::Insert(s) => s.capacity(),
+                    _ => 0,
+                })
+                .sum::<usize>()
     }
 
     /// The range touched by the change in the new document: from the first changed char to

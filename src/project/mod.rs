@@ -198,6 +198,47 @@ impl Chapter {
         Ok(change)
     }
 
+    /// The first exact occurrence of `query`, as a char range, searched chunk by chunk in the
+    /// rope without copying the chapter. `None` for an empty query.
+    pub fn find(&self, query: &str) -> Option<(usize, usize)> {
+        if query.is_empty() {
+            return None;
+        }
+        let found_at = |byte: usize| {
+            let start = self.text.byte_to_char(byte);
+            (start, start + query.chars().count())
+        };
+        // Long queries: one contiguous copy is simpler and no slower.
+        if query.len() > 4096 {
+            let text = self.text.to_string();
+            return text.find(query).map(found_at);
+        }
+        let keep = query.len() - 1;
+        // The last `keep` bytes seen (at a char boundary), and where they start.
+        let mut tail = String::new();
+        let mut tail_start = 0;
+        let mut chunk_start = 0;
+        for chunk in self.text.chunks() {
+            if !tail.is_empty() {
+                // A match that starts in earlier chunks and ends in this one.
+                let head = &chunk[..ceil_boundary(chunk, keep.min(chunk.len()))];
+                let window = format!("{tail}{head}");
+                if let Some(b) = window.find(query).filter(|b| *b < tail.len()) {
+                    return Some(found_at(tail_start + b));
+                }
+            }
+            if let Some(b) = chunk.find(query) {
+                return Some(found_at(chunk_start + b));
+            }
+            tail.push_str(chunk);
+            let cut = ceil_boundary(&tail, tail.len().saturating_sub(keep));
+            tail_start = chunk_start + chunk.len() - (tail.len() - cut);
+            tail.drain(..cut);
+            chunk_start += chunk.len();
+        }
+        None
+    }
+
     /// The text of a char range, clamped to the text.
     pub fn slice(&self, start: usize, end: usize) -> String {
         let len = self.len_chars();
@@ -205,6 +246,13 @@ impl Chapter {
         let start = start.min(end);
         self.text.slice(start..end).to_string()
     }
+}
+
+/// The smallest char boundary of `s` at or after byte `i` (`s.len()` at most).
+fn ceil_boundary(s: &str, i: usize) -> usize {
+    (i..=s.len())
+        .find(|&b| s.is_char_boundary(b))
+        .unwrap_or(s.len())
 }
 
 /// A highlight shown in the editor.

@@ -36,6 +36,11 @@ use serde::Serialize;
 /// query.
 pub const DEFAULT_MIN_SCORE: f64 = 0.75;
 
+/// The longest normalized query the approximate (typo-tolerant) step accepts. Its cost grows
+/// with text length × query length, so a longer query only gets the normalization-only match;
+/// without one, [`closest`] and [`find_fuzzy`] return `None` rather than stall the worker.
+pub const MAX_FUZZY_QUERY_CHARS: usize = 2_000;
+
 /// The minimum fuzzy score (`1 - distance / query length`) for [`match_title`]'s last,
 /// fuzzy step.
 pub const TITLE_MIN_SCORE: f64 = 0.75;
@@ -126,7 +131,8 @@ pub fn find_fuzzy(text: &str, query: &str, min_score: f64) -> Option<Match> {
 }
 
 /// The best fuzzy candidate for `query` in `text` whatever its score (for "text not found;
-/// closest is …" messages), or `None` when the text or the normalized query is empty. The
+/// closest is …" messages), or `None` when the text or the normalized query is empty, or the
+/// query is longer than [`MAX_FUZZY_QUERY_CHARS`] and has no normalization-only match. The
 /// normalization and scoring are those of [`find_fuzzy`].
 pub fn closest(text: &str, query: &str) -> Option<Match> {
     let query = normalize_query(query);
@@ -664,6 +670,9 @@ fn best_span(norm: &str, query: &[char]) -> Option<(usize, usize, usize)> {
     if let Some(byte) = norm.find(&query_str) {
         let start = norm.get(..byte)?.chars().count();
         return Some((start, start + m, 0));
+    }
+    if m > MAX_FUZZY_QUERY_CHARS {
+        return None;
     }
     // Forward pass: the first run of consecutive ends with the smallest distance.
     let mut distance = m + 1;
@@ -1402,6 +1411,15 @@ mod proptests {
             }
             let _ = parse_chapter_ref(&query);
             let _ = match_title(&[text.as_str(), "Chapter 1"], &query);
+        }
+
+        #[test]
+        fn over_long_queries_only_match_by_normalization(extra in 0usize..3) {
+            let text = "a".repeat(MAX_FUZZY_QUERY_CHARS + 10);
+            let typo = format!("{}b", "a".repeat(MAX_FUZZY_QUERY_CHARS + extra));
+            prop_assert_eq!(closest(&text, &typo), None);
+            let verbatim = "A".repeat(MAX_FUZZY_QUERY_CHARS + extra);
+            prop_assert_eq!(closest(&text, &verbatim).map(|m| m.score), Some(1.0));
         }
 
         #[test]

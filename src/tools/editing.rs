@@ -45,10 +45,10 @@ pub(crate) fn locate(
             "'{field}' must not be empty; give the exact text to find"
         )));
     }
-    let text = chapter.text().to_string();
-    if let Some(m) = search::find_exact_from(&text, needle, 0) {
-        return Ok((m.start, m.end));
+    if let Some(found) = chapter.find(needle) {
+        return Ok(found);
     }
+    let text = chapter.text().to_string();
     let mut message = format!(
         "Text not found in chapter {number} \"{}\": \"{}\".",
         chapter.title,
