@@ -352,3 +352,64 @@ fn redo_right_after_an_agent_undo_reapplies_it() {
     .unwrap();
     assert_eq!(text(&w.s, "c1"), before);
 }
+
+#[test]
+fn the_history_is_bounded_by_groups_and_bytes_dropping_the_oldest() {
+    use draftsmith::commands::HistoryLimits;
+    let mut w = World::new();
+    w.s.history = draftsmith::commands::History::with_limits(HistoryLimits {
+        max_groups: 5,
+        max_bytes: usize::MAX,
+    });
+    for i in 0..12 {
+        w.run(&Step::Type {
+            ch: true,
+            start: 0.0,
+            del: 0,
+            ins: format!("{}", i % 10),
+            stale: 0,
+            gap_ms: 900,
+        });
+    }
+    assert_eq!(w.s.history.undo_groups(), 5);
+    let kept = text(&w.s, "c1");
+    assert_eq!(w.undo_all(), 5);
+    // Only the last five edits were undone; the older seven stay.
+    assert_eq!(text(&w.s, "c1"), format!("6543210{ORIGINAL}"));
+    w.redo_n(5);
+    assert_eq!(text(&w.s, "c1"), kept);
+
+    // A byte bound: a big insert pushes older groups out, but never the newest.
+    let mut w = World::new();
+    w.s.history = draftsmith::commands::History::with_limits(HistoryLimits {
+        max_groups: 1000,
+        max_bytes: 20_000,
+    });
+    for _ in 0..3 {
+        w.run(&Step::Type {
+            ch: true,
+            start: 0.0,
+            del: 0,
+            ins: "x".into(),
+            stale: 0,
+            gap_ms: 900,
+        });
+    }
+    assert_eq!(w.s.history.undo_groups(), 3);
+    w.run(&Step::Type {
+        ch: false,
+        start: 0.0,
+        del: 0,
+        ins: "y".repeat(30_000),
+        stale: 0,
+        gap_ms: 900,
+    });
+    assert_eq!(
+        w.s.history.undo_groups(),
+        1,
+        "older groups dropped, the newest kept"
+    );
+    assert!(w.s.history.memory_bytes() >= 30_000);
+    w.undo_all();
+    assert_eq!(text(&w.s, "c2"), "05 16 27");
+}
