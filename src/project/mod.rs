@@ -230,10 +230,18 @@ impl Chapter {
             if let Some(b) = chunk.find(query) {
                 return Some(found_at(chunk_start + b));
             }
-            tail.push_str(chunk);
-            let cut = ceil_boundary(&tail, tail.len().saturating_sub(keep));
-            tail_start = chunk_start + chunk.len() - (tail.len() - cut);
-            tail.drain(..cut);
+            if chunk.len() >= keep {
+                // Only the chunk's own end can start a straddling match.
+                let cut = ceil_boundary(chunk, chunk.len() - keep);
+                tail.clear();
+                tail.push_str(&chunk[cut..]);
+                tail_start = chunk_start + cut;
+            } else {
+                tail.push_str(chunk);
+                let cut = ceil_boundary(&tail, tail.len().saturating_sub(keep));
+                tail_start = chunk_start + chunk.len() - (tail.len() - cut);
+                tail.drain(..cut);
+            }
             chunk_start += chunk.len();
         }
         None
