@@ -87,3 +87,46 @@ async fn the_core_answers_in_the_browser() {
     let out = core.handle_text("{not json").await;
     assert!(out.contains(r#""code":"malformed""#), "{out}");
 }
+
+#[wasm_bindgen_test]
+async fn tools_run_in_the_worker_with_the_embedded_schemas() {
+    let events = Rc::new(RecordingSink::default());
+    let core = Core::new(Env {
+        clock: Rc::new(JsClock),
+        ids: Rc::new(JsIds),
+        events: events.clone(),
+    });
+    let send = |text: String| {
+        let core = &core;
+        async move { serde_json::from_str::<serde_json::Value>(&core.handle_text(&text).await).unwrap() }
+    };
+    let r = send(r#"{"id":1,"type":"create_project","params":{"name":"W","chapters":[{"title":"One","text":"The lamp was dark."}]}}"#.into()).await;
+    assert_eq!(r["ok"], true, "{r}");
+    // Validation in wasm uses the embedded schemas.
+    let r = send(r#"{"id":2,"type":"execute","params":{"tool":"update_manuscript","args":{"searchText":"dark"}}}"#.into()).await;
+    assert_eq!(r["result"]["status"], "error");
+    assert_eq!(
+        r["result"]["data"]["message"],
+        "missing required argument 'replacementText' (a string)"
+    );
+    let r = send(r#"{"id":3,"type":"list_tools","params":{"format":"openai"}}"#.into()).await;
+    let update = r["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "update_manuscript")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        update["function"]["parameters"]["required"],
+        serde_json::json!(["searchText", "replacementText"])
+    );
+    // The edit path, undo and events.
+    let r = send(r#"{"id":4,"type":"execute","params":{"tool":"update_manuscript","origin":"agent:w","args":{"searchText":"dark","replacementText":"lit"}}}"#.into()).await;
+    assert_eq!(r["result"]["status"], "success", "{r}");
+    assert!(events.take().iter().any(|e| e.kind == "edit"));
+    let r = send(r#"{"id":5,"type":"undo","params":{"origin":"agent"}}"#.into()).await;
+    assert_eq!(r["ok"], true);
+    let r = send(r#"{"id":6,"type":"get_chapter"}"#.into()).await;
+    assert_eq!(r["result"]["text"], "The lamp was dark.");
+}

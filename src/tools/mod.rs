@@ -326,9 +326,14 @@ impl ToolRegistry {
         self.toolsets.insert(QUICK.into(), quick);
     }
 
-    /// Register a tool.
+    /// Register a tool. Natively its parameters schema is generated from `T::Args`; in the
+    /// wasm build it is read from the embedded `src/tools/schemas.json` (generated natively,
+    /// kept current by the `schemas` test), which keeps the schema generator out of the wasm.
     pub fn add<T: ToolSpec>(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
         let parameters = schema::parameters_schema::<T::Args>();
+        #[cfg(target_arch = "wasm32")]
+        let parameters = schema::embedded_parameters(T::NAME);
         self.definitions.retain(|d| d.name != T::NAME);
         self.definitions.push(ToolDefinition {
             name: T::NAME,

@@ -39,6 +39,24 @@ impl std::str::FromStr for CatalogFormat {
     }
 }
 
+/// The built-in tools' parameters schemas by tool name, as generated natively. The wasm build
+/// embeds them instead of generating them at start-up (smaller and faster); the `schemas`
+/// test fails when this file no longer matches the argument types, and
+/// `UPDATE_SCHEMAS=1 cargo test --test schemas` rewrites it.
+pub const EMBEDDED_SCHEMAS: &str = include_str!("schemas.json");
+
+/// The embedded parameters schema of a built-in tool; an empty object schema for a name the
+/// file does not know (the `schemas` test keeps that from happening to built-in tools).
+pub fn embedded_parameters(name: &str) -> Value {
+    thread_local! {
+        static SCHEMAS: Map<String, Value> =
+            serde_json::from_str(EMBEDDED_SCHEMAS).unwrap_or_default();
+    }
+    SCHEMAS
+        .with(|all| all.get(name).cloned())
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}))
+}
+
 /// The provider-neutral parameters schema of an argument type.
 pub fn parameters_schema<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft07()
