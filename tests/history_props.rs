@@ -413,3 +413,60 @@ fn the_history_is_bounded_by_groups_and_bytes_dropping_the_oldest() {
     w.undo_all();
     assert_eq!(text(&w.s, "c2"), "05 16 27");
 }
+
+#[test]
+fn typing_groups_by_gap_and_adjacency() {
+    let mut w = World::new();
+    let typed = |w: &mut World, at: f64, ins: &str, gap: u64| {
+        w.run(&Step::Type {
+            ch: false,
+            start: at,
+            del: 0,
+            ins: ins.into(),
+            stale: 0,
+            gap_ms: gap,
+        });
+    };
+    // "05 16 27": type "a" at the end, then "b" right after it, 100 ms later: one group.
+    typed(&mut w, 1.0, "a", 900);
+    typed(&mut w, 1.0, "b", 100);
+    assert_eq!(w.s.history.undo_groups(), 1);
+    // Adjacent but 600 ms later: a new group.
+    typed(&mut w, 1.0, "c", 600);
+    assert_eq!(w.s.history.undo_groups(), 2);
+    // Soon, but far away (the start of the text): a new group.
+    typed(&mut w, 0.0, "d", 50);
+    assert_eq!(w.s.history.undo_groups(), 3);
+    // An explicit close_group ends the group even for adjacent, quick typing.
+    w.s.history.close_group();
+    typed(&mut w, 0.0, "e", 50);
+    assert_eq!(w.s.history.undo_groups(), 4);
+    assert_eq!(text(&w.s, "c2"), "ed05 16 27abc");
+    w.s.undo(None, Origin::User, &w.clock, &w.ids).unwrap();
+    w.s.undo(None, Origin::User, &w.clock, &w.ids).unwrap();
+    w.s.undo(None, Origin::User, &w.clock, &w.ids).unwrap();
+    assert_eq!(text(&w.s, "c2"), "05 16 27ab", "\"ab\" was one group");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// The history serializes (for persistence) and still undoes everything after a round trip.
+    #[test]
+    fn history_survives_a_serialization_round_trip(steps in prop::collection::vec(any_step(), 0..20)) {
+        let mut w = World::new();
+        for step in &steps {
+            w.run(step);
+        }
+        let json = serde_json::to_string(&(&w.s.project, &w.s.history)).unwrap();
+        let (project, mut history): (draftsmith::project::Project, draftsmith::commands::History) =
+            serde_json::from_str(&json).unwrap();
+        history.restore_derived();
+        prop_assert_eq!(&history, &w.s.history);
+        prop_assert_eq!(history.memory_bytes(), w.s.history.memory_bytes());
+        w.s = Session { project, history };
+        w.undo_all();
+        prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);
+        prop_assert_eq!(text(&w.s, "c2"), "05 16 27");
+    }
+}

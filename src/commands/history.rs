@@ -46,7 +46,7 @@ pub struct Effect {
 impl Effect {
     /// Bytes held: both change sets (their structs included) and the chapter id.
     fn weight(&self) -> usize {
-        self.change.weight() + self.inverse.weight() + self.chapter.capacity()
+        self.change.weight() + self.inverse.weight() + self.chapter.len()
     }
 }
 
@@ -118,30 +118,31 @@ impl Entry {
         }
     }
 
-    /// Bytes held: the entry itself, its strings and its effects.
+    /// Bytes held (estimated from lengths, so it is the same after a round trip): the entry
+    /// itself, its strings and its effects. `reverted_by` changes after recording and is left
+    /// out so the running total stays exact.
     fn weight(&self) -> usize {
-        let text = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
         let origin = match &self.origin {
-            Origin::Agent(name) => name.capacity(),
+            Origin::Agent(name) => name.len(),
             _ => 0,
         };
         let targets = match &self.kind {
             EntryKind::Edit => 0,
             EntryKind::Revert { targets } | EntryKind::Restore { targets, .. } => {
-                targets.iter().map(String::capacity).sum::<usize>()
-                    + targets.capacity() * std::mem::size_of::<String>()
+                targets.iter().map(String::len).sum::<usize>()
+                    + targets.len() * std::mem::size_of::<String>()
             }
         };
         std::mem::size_of::<Self>()
-            + self.effects.capacity() * std::mem::size_of::<Effect>()
+            + self.effects.len() * std::mem::size_of::<Effect>()
             + self.effects.iter().map(Effect::weight).sum::<usize>()
             - self.effects.len() * 2 * std::mem::size_of::<ChangeSet>()
-            + self.id.capacity()
-            + self.group.capacity()
-            + self.description.capacity()
+            + self.id.len()
+            + self.group.len()
+            + self.description.len()
             + text(&self.tool_call_id)
             + text(&self.command)
-            + text(&self.reverted_by)
             + origin
             + targets
     }

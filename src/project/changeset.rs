@@ -219,12 +219,12 @@ impl ChangeSet {
     /// history's memory bound.
     pub fn weight(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.ops.capacity() * std::mem::size_of::<Op>()
+            + self.ops.len() * std::mem::size_of::<Op>()
             + self
                 .ops
                 .iter()
                 .map(|op| match op {
-                    Op::Insert(s) => s.capacity(),
+                    Op::Insert(s) => s.len(),
                     _ => 0,
                 })
                 .sum::<usize>()
