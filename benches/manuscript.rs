@@ -20,6 +20,10 @@ fn main() {
 fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
+#[path = "../tests/common/rng.rs"]
+mod rng;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod native {
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -82,26 +86,7 @@ mod native {
     const HISTORY_ENTRIES: usize = 10_000;
     const MB: usize = 1024 * 1024;
 
-    /// A tiny deterministic PRNG (SplitMix64).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[self.below(items.len())]
-        }
-    }
+    use crate::rng::Rng;
 
     const WORDS: &[&str] = &[
         "the",
@@ -168,15 +153,15 @@ mod native {
     const ENDS: &[&str] = &[".", ".", ".", "?", "!", "…", ".”", "?”"];
 
     fn sentence(rng: &mut Rng, out: &mut String) {
-        out.push_str(rng.pick(NAMES));
+        out.push_str(rng.pick::<&str>(NAMES));
         for _ in 0..6 + rng.below(14) {
             out.push(' ');
-            out.push_str(rng.pick(WORDS));
+            out.push_str(rng.pick::<&str>(WORDS));
             if rng.below(12) == 0 {
                 out.push(',');
             }
         }
-        out.push_str(rng.pick(ENDS));
+        out.push_str(rng.pick::<&str>(ENDS));
     }
 
     /// The unique anchor sentence `i` (no generated prose contains "Anchor").

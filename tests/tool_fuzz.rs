@@ -15,6 +15,8 @@
 //! `cargo test --test tool_fuzz -- --nocapture`
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -26,6 +28,8 @@ use draftsmith::project::{Chapter, Project};
 use draftsmith::session::{Outcome, Session, ToolCall};
 use draftsmith::tools::{Status, ToolDefinition, ToolRegistry, MAX_STRING_ARG_BYTES};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+
+use common::rng::Rng;
 use futures::executor::block_on;
 use serde_json::{json, Map, Value};
 
@@ -135,34 +139,13 @@ const CHARS: &[char] = &[
     '\u{10ffff}',
 ];
 
-/// A tiny deterministic PRNG (SplitMix64).
-struct Rng(u64);
+/// Fuzz-specific draws on top of the shared PRNG.
+trait Draw {
+    fn pick_str<'a>(&mut self, items: &[&'a str]) -> &'a str;
+    fn string(&mut self, min: usize, max: usize) -> String;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
+impl Draw for Rng {
     fn pick_str<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }

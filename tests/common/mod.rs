@@ -3,3 +3,6 @@
 
 #[allow(dead_code)]
 pub mod novel;
+
+#[allow(dead_code)]
+pub mod rng;

@@ -11,6 +11,8 @@
 //! character, [`RARE_CHARACTER`], who appears in one chapter only
 //! ([`RARE_CHARACTER_CHAPTER`]).
 
+use super::rng::Rng;
+
 /// A passage placed verbatim in the novel, exactly once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Planted {
@@ -251,27 +253,6 @@ const SCENE_BREAKS: [&str; 3] = ["***", "* * *", "#"];
 /// Words in each chapter before the generator stops adding paragraphs (plus up to 400).
 const CHAPTER_WORDS: usize = 2600;
 
-/// SplitMix64: a tiny, deterministic PRNG.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
 /// Upper-cases the first char (for a sentence that starts with "the captain").
 fn capitalize(s: &str) -> String {
     let mut chars = s.chars();
@@ -299,7 +280,7 @@ fn two_people(rng: &mut Rng) -> (&'static str, &'static str) {
 }
 
 fn narration_sentence(rng: &mut Rng) -> String {
-    let template = rng.pick(&NARRATION);
+    let template = *rng.pick(&NARRATION);
     let (a, b) = two_people(rng);
     let l = rng.below(PLACES.len());
     let m = (l + 1 + rng.below(PLACES.len() - 1)) % PLACES.len();
@@ -361,9 +342,9 @@ fn dialogue_paragraph(rng: &mut Rng) -> String {
         _ => Style::EmDash,
     };
     let (a, b) = two_people(rng);
-    let verb = rng.pick(&VERBS);
-    let line = rng.pick(&LINES);
-    let reply = rng.pick(&LINES);
+    let verb = *rng.pick(&VERBS);
+    let line = *rng.pick(&LINES);
+    let reply = *rng.pick(&LINES);
     if let Style::EmDash = style {
         // An exchange, one speaker per line.
         let first = format!("{}, {a} {verb}.", spoken(style, line, ""));
