@@ -289,9 +289,9 @@ fn narration_sentence(rng: &mut Rng) -> String {
         .replace("{B}", b)
         .replace("{L}", PLACES[l])
         .replace("{M}", PLACES[m])
-        .replace("{O}", rng.pick(&OBJECTS))
-        .replace("{W}", rng.pick(&WEATHER))
-        .replace("{T}", rng.pick(&TIMES));
+        .replace("{O}", rng.pick::<&str>(&OBJECTS))
+        .replace("{W}", rng.pick::<&str>(&WEATHER))
+        .replace("{T}", rng.pick::<&str>(&TIMES));
     capitalize(&filled)
 }
 
