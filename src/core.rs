@@ -293,7 +293,8 @@ impl Core {
 
     fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {
         self.with_session(|s| {
-            let chapter_id = s.project.find_chapter(&p.chapter)?.id.clone();
+            let chapter = s.project.find_chapter(&p.chapter)?;
+            let (chapter_id, current) = (chapter.id.clone(), chapter.version());
             let applied = s.apply_user_change(
                 &chapter_id,
                 p.base_version,
@@ -301,7 +302,7 @@ impl Core {
                 self.env.clock.as_ref(),
                 self.env.ids.as_ref(),
             )?;
-            let rebased = applied.version != p.base_version + 1;
+            let rebased = p.base_version < current;
             self.emit_edits(std::slice::from_ref(&applied), &Origin::User);
             self.emit_history(s);
             Ok(json!({
