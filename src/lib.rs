@@ -26,6 +26,7 @@ pub mod names;
 pub mod project;
 pub mod protocol;
 pub mod session;
+pub mod store;
 pub mod tools;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,210 @@
+//! The store conformance suite: test bodies that every [`Store`] must pass. Native tests run
+//! them against [`super::MemoryStore`]; browser tests run the same bodies against `IdbStore`
+//! inside a dedicated worker. Each function expects an empty store and panics (fails the
+//! test) on the first broken promise.
+
+use serde_json::{json, Value};
+
+use super::{migrate, Batch, Store, StoreError, Table, SCHEMA_RECORD, SCHEMA_VERSION};
+
+fn ids(records: &[Value]) -> Vec<&str> {
+    records.iter().filter_map(|r| r["id"].as_str()).collect()
+}
+
+/// Put, get, overwrite and delete, with non-ASCII text and nested values.
+pub async fn put_get_overwrite_delete(store: &dyn Store) {
+    let text = "“Hello,” she said. — «Oui.» 🐉 Café\u{0}end";
+    let mut batch = Batch::new();
+    batch.put_value(
+        Table::Chapters,
+        json!({"id": "c1", "project": "p1", "text": text, "nested": {"a": [1, 2.5, null, true]}}),
+    );
+    store.commit(batch).await.expect("commit");
+    let got = store.get(Table::Chapters, "c1").await.expect("get");
+    assert_eq!(got.as_ref().map(|r| r["text"].clone()), Some(json!(text)));
+    assert_eq!(
+        got.map(|r| r["nested"].clone()),
+        Some(json!({"a": [1, 2.5, null, true]}))
+    );
+    assert_eq!(store.get(Table::Chapters, "nope").await.expect("get"), None);
+    // The same key in another table is another record.
+    assert_eq!(store.get(Table::Notes, "c1").await.expect("get"), None);
+
+    let mut batch = Batch::new();
+    batch.put_value(
+        Table::Chapters,
+        json!({"id": "c1", "project": "p1", "text": "v2"}),
+    );
+    store.commit(batch).await.expect("overwrite");
+    assert_eq!(
+        store
+            .get(Table::Chapters, "c1")
+            .await
+            .expect("get")
+            .map(|r| r["text"].clone()),
+        Some(json!("v2"))
+    );
+    let mut batch = Batch::new();
+    batch.delete(Table::Chapters, "c1");
+    batch.delete(Table::Chapters, "never-there");
+    store.commit(batch).await.expect("delete");
+    assert_eq!(store.get(Table::Chapters, "c1").await.expect("get"), None);
+}
+
+/// `get_all` returns every record in key order; `get_by_index` filters by field, with
+/// multi-entry indexes matching array elements.
+pub async fn get_all_and_indexes(store: &dyn Store) {
+    let mut batch = Batch::new();
+    for (id, project, tags) in [
+        ("n3", "p1", json!(["plot", "meta:bedside-note"])),
+        ("n1", "p1", json!(["character"])),
+        ("n2", "p2", json!(["plot"])),
+        ("n4", "p1", json!([])),
+    ] {
+        batch.put_value(
+            Table::Notes,
+            json!({"id": id, "project": project, "tags": tags, "updatedMs": 5}),
+        );
+    }
+    store.commit(batch).await.expect("commit");
+    let all = store.get_all(Table::Notes).await.expect("get_all");
+    assert_eq!(ids(&all), ["n1", "n2", "n3", "n4"]);
+    let p1 = store
+        .get_by_index(Table::Notes, "project", json!("p1"))
+        .await
+        .expect("by project");
+    assert_eq!(ids(&p1), ["n1", "n3", "n4"]);
+    let plot = store
+        .get_by_index(Table::Notes, "tags", json!("plot"))
+        .await
+        .expect("by tag");
+    assert_eq!(ids(&plot), ["n2", "n3"]);
+    let none = store
+        .get_by_index(Table::Notes, "tags", json!("absent"))
+        .await
+        .expect("by tag");
+    assert!(none.is_empty());
+    assert!(store
+        .get_by_index(Table::Notes, "no_such_index", json!(1))
+        .await
+        .is_err());
+}
+
+/// A batch with an invalid record writes nothing.
+pub async fn invalid_batches_write_nothing(store: &dyn Store) {
+    let mut batch = Batch::new();
+    batch.put_value(Table::Projects, json!({"id": "ok", "name": "fine"}));
+    batch.put_value(Table::Projects, json!({"name": "no id"}));
+    let err = store.commit(batch).await.expect_err("invalid record");
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    assert_eq!(store.get(Table::Projects, "ok").await.expect("get"), None);
+
+    let mut batch = Batch::new();
+    batch.put_value(Table::Projects, json!("not an object"));
+    assert!(store.commit(batch).await.is_err());
+}
+
+/// A transaction aborted between two writes (the state write and the history write) leaves
+/// neither, and the previous state stays.
+pub async fn aborted_batches_leave_the_previous_state(store: &dyn Store) {
+    let mut before = Batch::new();
+    before.put_value(
+        Table::Chapters,
+        json!({"id": "a1", "project": "p", "text": "old"}),
+    );
+    store.commit(before).await.expect("commit");
+
+    let mut batch = Batch::new();
+    batch.put_value(
+        Table::Chapters,
+        json!({"id": "a1", "project": "p", "text": "new"}),
+    );
+    batch.put_value(
+        Table::History,
+        json!({"id": "h1", "project": "p", "entry": {}}),
+    );
+    batch.put_value(Table::Audit, json!({"id": "x1", "project": "p", "time": 1}));
+    batch.abort_after = Some(1);
+    let err = store.commit(batch).await.expect_err("aborted");
+    assert!(matches!(err, StoreError::Aborted(_)), "{err:?}");
+    assert_eq!(
+        store
+            .get(Table::Chapters, "a1")
+            .await
+            .expect("get")
+            .map(|r| r["text"].clone()),
+        Some(json!("old"))
+    );
+    assert_eq!(store.get(Table::History, "h1").await.expect("get"), None);
+    assert_eq!(store.get(Table::Audit, "x1").await.expect("get"), None);
+}
+
+/// A record of about a megabyte round-trips.
+pub async fn large_records_round_trip(store: &dyn Store) {
+    let text: String = "Mara climbed the stair. “Who’s there?” 🐉\n".repeat(24_000);
+    let mut batch = Batch::new();
+    batch.put_value(
+        Table::Chapters,
+        json!({"id": "big", "project": "p", "text": text}),
+    );
+    store.commit(batch).await.expect("commit");
+    let got = store.get(Table::Chapters, "big").await.expect("get");
+    assert_eq!(got.map(|r| r["text"].clone()), Some(json!(text)));
+}
+
+/// Every test body above, each on its own keys, in one empty store.
+pub async fn run_all(store: &dyn Store) {
+    put_get_overwrite_delete(store).await;
+    get_all_and_indexes(store).await;
+    invalid_batches_write_nothing(store).await;
+    aborted_batches_leave_the_previous_state(store).await;
+    large_records_round_trip(store).await;
+}
+
+/// Data written with schema version 1 (projects without `updatedMs`, no schema record) is
+/// migrated; a second migration does nothing. Expects an empty store.
+pub async fn migration_from_v1(store: &dyn Store) {
+    let mut v1 = Batch::new();
+    v1.put_value(
+        Table::Projects,
+        json!({"id": "old", "name": "Old", "createdMs": 42}),
+    );
+    v1.put_value(
+        Table::Chapters,
+        json!({"id": "oc", "project": "old", "text": "kept"}),
+    );
+    store.commit(v1).await.expect("v1 data");
+    assert_eq!(migrate(store).await.expect("migrate"), 1);
+    let project = store
+        .get(Table::Projects, "old")
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(project["updatedMs"], 42);
+    assert_eq!(project["name"], "Old");
+    let schema = store
+        .get(Table::Meta, SCHEMA_RECORD)
+        .await
+        .expect("get")
+        .expect("record");
+    assert_eq!(schema["version"], SCHEMA_VERSION);
+    assert_eq!(migrate(store).await.expect("again"), SCHEMA_VERSION);
+    let chapter = store
+        .get(Table::Chapters, "oc")
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(chapter["text"], "kept");
+    // The tables added in version 2 work.
+    let mut batch = Batch::new();
+    batch.put_value(
+        Table::Notes,
+        json!({"id": "n", "project": "old", "tags": ["x"]}),
+    );
+    store.commit(batch).await.expect("v2 table");
+    let by_tag = store
+        .get_by_index(Table::Notes, "tags", json!("x"))
+        .await
+        .expect("index");
+    assert_eq!(by_tag.len(), 1);
+}

@@ -1,0 +1,335 @@
+//! Persistence: the [`Store`] trait, the schema, and [`MemoryStore`].
+//!
+//! A store holds JSON records in tables ([`Table`]); every record is an object with a string
+//! `id` (its key). Tables have indexes ([`Table::indexes`]): `project` on everything that
+//! belongs to a project, `tags` (multi-entry) on notes, `updated` / `time` for recency.
+//! Writes go in a [`Batch`], committed atomically: all of it or none of it. That is how a
+//! command's state change, its history entry and its audit entry land together.
+//!
+//! The trait is async with no `Send` bound (IndexedDB futures are not `Send`) and
+//! object-safe, so the core holds an `Rc<dyn Store>`. [`MemoryStore`] serves native tests;
+//! `IdbStore` in `src/web/` serves the browser. [`conformance`] holds test bodies that both
+//! must pass.
+//!
+//! ## Schema versions
+//! [`SCHEMA_VERSION`] is the current version; [`schema`] gives the tables and indexes of any
+//! version. Opening a database of an older version creates the missing tables and indexes
+//! (IndexedDB's upgrade) and then runs the data migrations ([`migrate`]) in one batch.
+
+pub mod conformance;
+mod memory;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+pub use self::memory::MemoryStore;
+
+/// The current schema version.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The `meta` record that holds the schema version the data was migrated to.
+pub const SCHEMA_RECORD: &str = "db:schema";
+
+/// A table (an IndexedDB object store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Table {
+    /// Projects: name, UI state, chapter order, times.
+    Projects,
+    /// Chapters: text and version.
+    Chapters,
+    /// History entries and each project's history state.
+    History,
+    /// Memory notes.
+    Notes,
+    /// Goals.
+    Goals,
+    /// Watched entities.
+    Watched,
+    /// Per-project (and database) key/value metadata.
+    Meta,
+    /// The audit log of tool calls.
+    Audit,
+}
+
+/// An index of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Index {
+    /// Index name.
+    pub name: &'static str,
+    /// The record field it indexes.
+    pub key_path: &'static str,
+    /// For array fields: one index entry per element.
+    pub multi_entry: bool,
+}
+
+const fn ix(name: &'static str, key_path: &'static str) -> Index {
+    Index {
+        name,
+        key_path,
+        multi_entry: false,
+    }
+}
+
+impl Table {
+    /// Every table of the current schema.
+    pub const ALL: [Table; 8] = [
+        Table::Projects,
+        Table::Chapters,
+        Table::History,
+        Table::Notes,
+        Table::Goals,
+        Table::Watched,
+        Table::Meta,
+        Table::Audit,
+    ];
+
+    /// The object store's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Projects => "projects",
+            Table::Chapters => "chapters",
+            Table::History => "history",
+            Table::Notes => "notes",
+            Table::Goals => "goals",
+            Table::Watched => "watched",
+            Table::Meta => "meta",
+            Table::Audit => "audit",
+        }
+    }
+
+    /// The table's indexes in the current schema.
+    pub fn indexes(self) -> &'static [Index] {
+        const PROJECT: Index = ix("project", "project");
+        const UPDATED: Index = ix("updated", "updatedMs");
+        const TAGS: Index = Index {
+            name: "tags",
+            key_path: "tags",
+            multi_entry: true,
+        };
+        const TIME: Index = ix("time", "time");
+        const BY_PROJECT: &[Index] = &[PROJECT];
+        match self {
+            Table::Projects => &[UPDATED],
+            Table::Chapters | Table::History | Table::Goals | Table::Watched | Table::Meta => {
+                BY_PROJECT
+            }
+            Table::Notes => &[PROJECT, TAGS, UPDATED],
+            Table::Audit => &[PROJECT, TIME],
+        }
+    }
+}
+
+/// The tables (with their indexes) of a schema version. Version 1 had projects, chapters,
+/// history and meta; version 2 added memory (notes, goals, watched entities), the audit log
+/// and the `updated` index on projects.
+pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
+    if version <= 1 {
+        return vec![
+            (Table::Projects, vec![]),
+            (Table::Chapters, vec![ix("project", "project")]),
+            (Table::History, vec![ix("project", "project")]),
+            (Table::Meta, vec![ix("project", "project")]),
+        ];
+    }
+    Table::ALL
+        .iter()
+        .map(|t| (*t, t.indexes().to_vec()))
+        .collect()
+}
+
+/// Why a store operation failed. The store is unchanged after a failed commit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The browser's storage quota is used up.
+    #[error("storage is full (quota exceeded): {0}")]
+    Quota(String),
+    /// A record is not an object with a non-empty string `id`.
+    #[error("invalid record for '{table}': {reason}")]
+    Invalid {
+        /// Table name.
+        table: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The transaction was aborted (nothing of it was written).
+    #[error("the write was aborted: {0}")]
+    Aborted(String),
+    /// Any other storage failure.
+    #[error("storage failed: {0}")]
+    Failed(String),
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Insert or replace a record (keyed by its `id`).
+    Put {
+        /// Table.
+        table: Table,
+        /// The record.
+        value: Value,
+    },
+    /// Delete a record by key (no error if absent).
+    Delete {
+        /// Table.
+        table: Table,
+        /// Key.
+        key: String,
+    },
+}
+
+/// Writes committed together: all or nothing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Batch {
+    /// The writes, in order.
+    pub ops: Vec<Op>,
+    /// Fault injection for tests: abort the transaction after this many writes (the store
+    /// must then keep none of them).
+    pub abort_after: Option<usize>,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a put of a serializable record.
+    pub fn put(&mut self, table: Table, record: &impl Serialize) -> Result<(), StoreError> {
+        let value = serde_json::to_value(record).map_err(|e| StoreError::Invalid {
+            table: table.name(),
+            reason: e.to_string(),
+        })?;
+        self.ops.push(Op::Put { table, value });
+        Ok(())
+    }
+
+    /// Add a put of a JSON record.
+    pub fn put_value(&mut self, table: Table, value: Value) {
+        self.ops.push(Op::Put { table, value });
+    }
+
+    /// Add a delete.
+    pub fn delete(&mut self, table: Table, key: impl Into<String>) {
+        self.ops.push(Op::Delete {
+            table,
+            key: key.into(),
+        });
+    }
+
+    /// True when there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Append another batch's writes.
+    pub fn extend(&mut self, other: Batch) {
+        self.ops.extend(other.ops);
+    }
+
+    /// The tables this batch writes.
+    pub fn tables(&self) -> Vec<Table> {
+        let mut tables: Vec<Table> = self
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Put { table, .. } | Op::Delete { table, .. } => *table,
+            })
+            .collect();
+        tables.sort();
+        tables.dedup();
+        tables
+    }
+
+    /// Check every record before anything is written.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        for op in &self.ops {
+            if let Op::Put { table, value } = op {
+                record_key(*table, value)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A record's key: its non-empty string `id`.
+pub fn record_key(table: Table, value: &Value) -> Result<&str, StoreError> {
+    match value.get("id") {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id),
+        _ if !value.is_object() => Err(StoreError::Invalid {
+            table: table.name(),
+            reason: "a record must be a JSON object".into(),
+        }),
+        _ => Err(StoreError::Invalid {
+            table: table.name(),
+            reason: "a record needs a non-empty string 'id'".into(),
+        }),
+    }
+}
+
+/// A boxed, non-`Send` future of a store operation.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + 'a>>;
+
+/// Persistent storage of JSON records in tables.
+pub trait Store {
+    /// The record with this key, if any.
+    fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>>;
+
+    /// Every record of a table, in key order.
+    fn get_all(&self, table: Table) -> StoreFuture<'_, Vec<Value>>;
+
+    /// The records whose `index` field equals `value` (for a multi-entry index: contains
+    /// it), in key order.
+    fn get_by_index<'a>(
+        &'a self,
+        table: Table,
+        index: &'a str,
+        value: Value,
+    ) -> StoreFuture<'a, Vec<Value>>;
+
+    /// Write a batch atomically: on error nothing of it is written.
+    fn commit(&self, batch: Batch) -> StoreFuture<'_, ()>;
+
+    /// Storage use and quota in bytes, when the platform reports them.
+    fn estimate(&self) -> StoreFuture<'_, Option<(u64, u64)>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// Bring data written with an older schema up to [`SCHEMA_VERSION`], in one batch. The store
+/// must already have the current tables (IndexedDB creates them while upgrading).
+///
+/// Version 1 → 2: project records gain `updatedMs` (from `createdMs`, else 0), which the new
+/// `updated` index sorts by.
+pub async fn migrate(store: &dyn Store) -> Result<u32, StoreError> {
+    let from = match store.get(Table::Meta, SCHEMA_RECORD).await? {
+        Some(record) => record["version"].as_u64().unwrap_or(1) as u32,
+        None => {
+            // A database with no schema record is new (empty) or from version 1.
+            if store.get_all(Table::Projects).await?.is_empty() {
+                SCHEMA_VERSION
+            } else {
+                1
+            }
+        }
+    };
+    let mut batch = Batch::new();
+    if from < 2 {
+        for mut project in store.get_all(Table::Projects).await? {
+            if project.get("updatedMs").is_none() {
+                let created = project.get("createdMs").cloned().unwrap_or(json!(0));
+                project["updatedMs"] = created;
+                batch.put_value(Table::Projects, project);
+            }
+        }
+    }
+    batch.put_value(
+        Table::Meta,
+        json!({"id": SCHEMA_RECORD, "version": SCHEMA_VERSION}),
+    );
+    store.commit(batch).await?;
+    Ok(from)
+}
