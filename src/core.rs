@@ -4,9 +4,12 @@
 //! `src/web/` only moves JSON text in and out. Each request type is one entry of
 //! [`REQUEST_TYPES`], which is also what `hello` reports as the capability list.
 //!
-//! Projects live in memory here (persistence comes with the store). Every mutation goes
-//! through the open project's [`Session`], borrowed mutably for the length of one
-//! synchronous operation: that is the one exclusive edit path.
+//! Open projects are cached in memory; the [`Store`] is the source of truth. Every mutation
+//! goes through the open project's [`Session`], borrowed mutably for the length of one
+//! synchronous operation (the one exclusive edit path), and is then saved as one batch: the
+//! state change, its history records and its audit record commit together or not at all. If
+//! a save fails (a full quota, say), the in-memory state stays, the page gets a
+//! `storage_error` event, and the next save writes the whole project.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -20,10 +23,12 @@ use crate::commands::history::Applied;
 use crate::commands::{Entry, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
+use crate::persist::{self, AuditRecord};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project};
 use crate::protocol::{decode_request, ErrorBody, Event, Request, Response, PROTOCOL_VERSION};
 use crate::session::{Session, ToolCall};
+use crate::store::{Batch, Store, StoreError, Table};
 use crate::tools::{CatalogFormat, ToolRegistry};
 
 /// The request types the core serves, in the order `hello` lists them.
@@ -32,6 +37,9 @@ pub const REQUEST_TYPES: &[&str] = &[
     "create_project",
     "open_project",
     "list_projects",
+    "rename_project",
+    "delete_project",
+    "storage_estimate",
     "get_chapter",
     "execute",
     "apply_user_change",
@@ -51,13 +59,30 @@ pub struct Env {
     pub ids: Rc<dyn IdSource>,
     /// Where events go.
     pub events: Rc<dyn EventSink>,
+    /// Where projects are kept.
+    pub store: Rc<dyn Store>,
+}
+
+/// An open project: its session and what saving needs to know.
+struct Open {
+    session: Session,
+    created_ms: u64,
+    /// The last save failed: the next one writes everything.
+    needs_full_save: bool,
+}
+
+/// What a mutation touched, for its save.
+#[derive(Default)]
+struct Touched {
+    chapters: Vec<String>,
+    audit: Option<AuditRecord>,
 }
 
 /// The agent core behind the worker.
 pub struct Core {
     env: Env,
     registry: ToolRegistry,
-    sessions: RefCell<BTreeMap<String, Session>>,
+    sessions: RefCell<BTreeMap<String, Open>>,
     current: RefCell<Option<String>>,
 }
 
@@ -109,18 +134,24 @@ impl Core {
         let kind = request.kind.as_str();
         match kind {
             "hello" => Ok(self.hello()),
-            "create_project" => self.create_project(params(kind, p)?),
-            "open_project" => self.open_project(params(kind, p)?),
-            "list_projects" => Ok(self.list_projects()),
+            "create_project" => self.create_project(params(kind, p)?).await,
+            "open_project" => self.open_project(params(kind, p)?).await,
+            "list_projects" => self.list_projects().await,
+            "rename_project" => self.rename_project(params(kind, p)?).await,
+            "delete_project" => self.delete_project(params(kind, p)?).await,
+            "storage_estimate" => self.storage_estimate().await,
             "get_chapter" => self.get_chapter(params(kind, p)?),
-            "execute" => self.execute(params(kind, p)?),
-            "apply_user_change" => self.apply_user_change(params(kind, p)?),
-            "undo" => self.undo(params(kind, p)?),
-            "redo" => self.redo(),
-            "close_group" => self.with_session(|s| {
-                s.history.close_group();
-                Ok(json!({}))
-            }),
+            "execute" => self.execute(params(kind, p)?).await,
+            "apply_user_change" => self.apply_user_change(params(kind, p)?).await,
+            "undo" => self.undo(params(kind, p)?).await,
+            "redo" => self.redo().await,
+            "close_group" => {
+                self.mutate(|s| {
+                    s.history.close_group();
+                    Ok((json!({}), Touched::default()))
+                })
+                .await
+            }
             "history" => self.with_session(|s| history_json(s)),
             "list_tools" => self.list_tools(params(kind, p)?),
             "debug_panic" => debug_panic(request),
@@ -172,22 +203,94 @@ impl Core {
         );
     }
 
-    /// Run `f` on the open project's session (the exclusive edit path).
+    fn current(&self) -> Result<String, Error> {
+        self.current.borrow().clone().ok_or_else(|| {
+            Error::NoProject("no project is open; create_project or open_project first".into())
+        })
+    }
+
+    /// Run `f` on the open project's session, for reads.
     fn with_session<T>(
         &self,
         f: impl FnOnce(&mut Session) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let current = self.current.borrow().clone().ok_or_else(|| {
-            Error::NoProject("no project is open; create_project or open_project first".into())
-        })?;
+        let current = self.current()?;
         let mut sessions = self.sessions.borrow_mut();
-        let session = sessions
+        let open = sessions
             .get_mut(&current)
-            .ok_or_else(|| Error::NoProject(format!("project '{current}' is gone")))?;
-        f(session)
+            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+        f(&mut open.session)
     }
 
-    fn create_project(&self, p: CreateProject) -> Result<Value, Error> {
+    /// Run a mutation on the open project's session (the exclusive edit path), then save
+    /// what it touched as one batch.
+    async fn mutate<T>(
+        &self,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<T, Error> {
+        let current = self.current()?;
+        let now = self.env.clock.now_ms();
+        let (value, batch) = {
+            let mut sessions = self.sessions.borrow_mut();
+            let open = sessions
+                .get_mut(&current)
+                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+            let (value, touched) = f(&mut open.session)?;
+            let batch = if open.needs_full_save {
+                persist::full_save(&mut open.session, open.created_ms, now)
+            } else {
+                persist::changes(
+                    &mut open.session,
+                    &touched.chapters,
+                    touched.audit.as_ref(),
+                    open.created_ms,
+                    now,
+                )
+            };
+            (value, batch)
+        };
+        match batch {
+            Ok(batch) => self.save(&current, batch).await,
+            Err(e) => self.save_failed(&current, &e),
+        }
+        Ok(value)
+    }
+
+    /// Commit a batch for a project; on failure keep the in-memory state and say so.
+    async fn save(&self, project: &str, batch: Batch) {
+        match self.env.store.commit(batch).await {
+            Ok(()) => {
+                if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
+                    open.needs_full_save = false;
+                }
+                self.emit(
+                    "saved",
+                    json!({ "project": project, "at": self.env.clock.now_ms() }),
+                );
+            }
+            Err(e) => self.save_failed(project, &e),
+        }
+    }
+
+    fn save_failed(&self, project: &str, error: &StoreError) {
+        if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
+            open.needs_full_save = true;
+        }
+        let code = match error {
+            StoreError::Quota(_) => "quota_exceeded",
+            _ => "storage_failed",
+        };
+        self.emit(
+            "storage_error",
+            json!({
+                "project": project,
+                "code": code,
+                "message": format!("{error}. Your work is kept in memory; it will be saved when storage works again."),
+            }),
+        );
+    }
+
+    async fn create_project(&self, p: CreateProject) -> Result<Value, Error> {
         let name = p.name.trim();
         if name.is_empty() {
             return Err(invalid("create_project", "'name' must not be empty"));
@@ -213,33 +316,106 @@ impl Core {
             })
             .collect();
         let id = self.env.ids.next_id();
-        let project = Project::new(id.clone(), name, chapters);
-        let summary = project_json(&project);
-        self.sessions
-            .borrow_mut()
-            .insert(id.clone(), Session::new(project));
+        let now = self.env.clock.now_ms();
+        let mut session = Session::new(Project::new(id.clone(), name, chapters));
+        let summary = project_json(&session.project);
+        let batch = persist::full_save(&mut session, now, now)?;
+        // Nothing is created unless it is stored.
+        self.env.store.commit(batch).await?;
+        self.sessions.borrow_mut().insert(
+            id.clone(),
+            Open {
+                session,
+                created_ms: now,
+                needs_full_save: false,
+            },
+        );
         *self.current.borrow_mut() = Some(id);
+        self.emit_projects_changed();
         Ok(summary)
     }
 
-    fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
-        let sessions = self.sessions.borrow();
-        let session = sessions
+    async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
+        if !self.sessions.borrow().contains_key(&p.id) {
+            let (session, created_ms) = persist::load(self.env.store.as_ref(), &p.id)
+                .await?
+                .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
+            self.sessions
+                .borrow_mut()
+                .entry(p.id.clone())
+                .or_insert(Open {
+                    session,
+                    created_ms,
+                    needs_full_save: false,
+                });
+        }
+        let summary = self
+            .sessions
+            .borrow()
             .get(&p.id)
-            .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
-        let summary = project_json(&session.project);
-        drop(sessions);
+            .map(|o| project_json(&o.session.project))
+            .unwrap_or_default();
         *self.current.borrow_mut() = Some(p.id);
         Ok(summary)
     }
 
-    fn list_projects(&self) -> Value {
-        let sessions = self.sessions.borrow();
-        let list: Vec<Value> = sessions
-            .values()
-            .map(|s| json!({"id": s.project.id, "name": s.project.name, "chapters": s.project.chapters.len()}))
+    async fn list_projects(&self) -> Result<Value, Error> {
+        let projects = persist::list(self.env.store.as_ref()).await?;
+        let list: Vec<Value> = projects
+            .iter()
+            .map(|p| {
+                json!({"id": p.id, "name": p.name, "chapters": p.chapters.len(),
+                       "createdMs": p.created_ms, "updatedMs": p.updated_ms})
+            })
             .collect();
-        json!({ "projects": list, "current": *self.current.borrow() })
+        Ok(json!({ "projects": list, "current": *self.current.borrow() }))
+    }
+
+    async fn rename_project(&self, p: RenameProject) -> Result<Value, Error> {
+        let name = p.name.trim().to_string();
+        if name.is_empty() {
+            return Err(invalid("rename_project", "'name' must not be empty"));
+        }
+        if let Some(id) = p.id.filter(|id| Some(id) != self.current.borrow().as_ref()) {
+            self.open_project(OpenProject { id }).await?;
+        }
+        let result = self
+            .mutate(|s| {
+                s.project.name = name.clone();
+                Ok((project_json(&s.project), Touched::default()))
+            })
+            .await?;
+        self.emit_projects_changed();
+        Ok(result)
+    }
+
+    async fn delete_project(&self, p: OpenProject) -> Result<Value, Error> {
+        let known = self.sessions.borrow().contains_key(&p.id)
+            || self.env.store.get(Table::Projects, &p.id).await?.is_some();
+        if !known {
+            return Err(Error::NoProject(format!("no project with id '{}'", p.id)));
+        }
+        persist::delete(self.env.store.as_ref(), &p.id).await?;
+        self.sessions.borrow_mut().remove(&p.id);
+        if self.current.borrow().as_deref() == Some(p.id.as_str()) {
+            *self.current.borrow_mut() = None;
+        }
+        self.emit_projects_changed();
+        Ok(json!({ "deleted": p.id }))
+    }
+
+    async fn storage_estimate(&self) -> Result<Value, Error> {
+        Ok(match self.env.store.estimate().await? {
+            Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
+            None => json!({"usage": null, "quota": null}),
+        })
+    }
+
+    fn emit_projects_changed(&self) {
+        self.emit(
+            "projects_changed",
+            json!({ "current": *self.current.borrow() }),
+        );
     }
 
     fn get_chapter(&self, p: GetChapter) -> Result<Value, Error> {
@@ -262,14 +438,15 @@ impl Core {
         })
     }
 
-    fn execute(&self, p: Execute) -> Result<Value, Error> {
+    async fn execute(&self, p: Execute) -> Result<Value, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
+        let args_digest = persist::digest(&p.args.to_string());
         let call = ToolCall {
-            id: p.call_id,
-            name: p.tool,
+            id: p.call_id.clone(),
+            name: p.tool.clone(),
             args: p.args,
         };
-        self.with_session(|s| {
+        self.mutate(|s| {
             let outcome = s.execute(
                 &self.registry,
                 call,
@@ -287,12 +464,36 @@ impl Core {
                     serde_json::to_value(&s.project.ui).unwrap_or_default(),
                 );
             }
-            Ok(serde_json::to_value(&outcome.result).unwrap_or_default())
+            let audit = AuditRecord {
+                id: self.env.ids.next_id(),
+                project: s.project.id.clone(),
+                time: self.env.clock.now_ms(),
+                tool: p.tool.chars().take(200).collect(),
+                args_digest,
+                origin: origin.to_string(),
+                status: if outcome.result.is_success() {
+                    "success"
+                } else {
+                    "error"
+                }
+                .into(),
+                call_id: p.call_id,
+                command_id: outcome.result.meta.command_id.clone(),
+            };
+            let touched = Touched {
+                chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
+                audit: Some(audit),
+            };
+            Ok((
+                serde_json::to_value(&outcome.result).unwrap_or_default(),
+                touched,
+            ))
         })
+        .await
     }
 
-    fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {
-        self.with_session(|s| {
+    async fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {
+        self.mutate(|s| {
             let chapter = s.project.find_chapter(&p.chapter)?;
             let (chapter_id, current) = (chapter.id.clone(), chapter.version());
             let applied = s.apply_user_change(
@@ -305,16 +506,24 @@ impl Core {
             let rebased = p.base_version < current;
             self.emit_edits(std::slice::from_ref(&applied), &Origin::User);
             self.emit_history(s);
-            Ok(json!({
+            let result = json!({
                 "chapter": applied.chapter,
                 "version": applied.version,
                 "changeset": applied.change,
                 "rebased": rebased,
-            }))
+            });
+            Ok((
+                result,
+                Touched {
+                    chapters: vec![chapter_id],
+                    audit: None,
+                },
+            ))
         })
+        .await
     }
 
-    fn undo(&self, p: Undo) -> Result<Value, Error> {
+    async fn undo(&self, p: Undo) -> Result<Value, Error> {
         let scope = match p.origin.as_deref() {
             None => None,
             Some(o) => Some(
@@ -323,43 +532,54 @@ impl Core {
             ),
         };
         let by = parse_origin("undo", p.by.as_deref())?;
-        self.with_session(|s| {
+        self.mutate(|s| {
             let applied = s.undo(
                 scope.as_ref(),
                 by.clone(),
                 self.env.clock.as_ref(),
                 self.env.ids.as_ref(),
             )?;
-            self.after_history_move(s, &applied, &by)
+            self.after_history_move(s, applied, &by)
         })
+        .await
     }
 
-    fn redo(&self) -> Result<Value, Error> {
-        self.with_session(|s| {
+    async fn redo(&self) -> Result<Value, Error> {
+        self.mutate(|s| {
             let applied = s.redo()?;
-            self.after_history_move(s, &applied, &Origin::User)
+            self.after_history_move(s, applied, &Origin::User)
         })
+        .await
     }
 
     fn after_history_move(
         &self,
         s: &Session,
-        applied: &[Applied],
+        applied: Vec<Applied>,
         by: &Origin,
-    ) -> Result<Value, Error> {
+    ) -> Result<(Value, Touched), Error> {
         if !applied.is_empty() {
-            self.emit_edits(applied, by);
+            self.emit_edits(&applied, by);
         }
         self.emit_history(s);
         let edits: Vec<Value> = applied
             .iter()
             .map(|a| json!({"chapter": a.chapter, "changeset": a.change, "version": a.version}))
             .collect();
-        Ok(json!({
+        let result = json!({
             "applied": edits,
             "canUndo": s.history.can_undo(),
             "canRedo": s.history.can_redo(),
-        }))
+        });
+        let mut chapters: Vec<String> = applied.into_iter().map(|a| a.chapter).collect();
+        chapters.dedup();
+        Ok((
+            result,
+            Touched {
+                chapters,
+                audit: None,
+            },
+        ))
     }
 
     fn list_tools(&self, p: ListTools) -> Result<Value, Error> {
@@ -460,6 +680,13 @@ struct CreateProject {
 #[derive(Deserialize)]
 struct OpenProject {
     id: String,
+}
+
+#[derive(Deserialize)]
+struct RenameProject {
+    #[serde(default)]
+    id: Option<String>,
+    name: String,
 }
 
 #[derive(Deserialize)]

@@ -49,6 +49,9 @@ pub enum Error {
     /// No project is open, or the named one does not exist.
     #[error("{0}")]
     NoProject(String),
+    /// Storage failed (nothing of the failed write was kept).
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 impl Error {
@@ -68,6 +71,8 @@ impl Error {
             Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
             Error::Tool(_) => ErrorCode::InvalidParams,
             Error::NoProject(_) => ErrorCode::NoProject,
+            Error::Store(crate::store::StoreError::Quota(_)) => ErrorCode::QuotaExceeded,
+            Error::Store(_) => ErrorCode::StorageFailed,
         }
     }
 }

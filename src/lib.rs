@@ -23,6 +23,7 @@ pub mod core;
 pub mod env;
 pub mod error;
 pub mod names;
+pub mod persist;
 pub mod project;
 pub mod protocol;
 pub mod session;

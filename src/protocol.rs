@@ -160,6 +160,10 @@ pub enum ErrorCode {
     Conflict,
     /// No project is open, or the named one does not exist.
     NoProject,
+    /// The browser's storage quota is used up.
+    QuotaExceeded,
+    /// Storage failed.
+    StorageFailed,
     /// The core failed unexpectedly (a panic in the worker).
     Internal,
 }

@@ -15,6 +15,7 @@ fn core() -> Core {
         clock: Rc::new(ManualClock::new(0)),
         ids: Rc::new(SequentialIds::new("id")),
         events: Rc::new(RecordingSink::default()),
+        store: Rc::new(draftsmith::store::MemoryStore::new()),
     })
 }
 

@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use draftsmith::core::Env;
+use draftsmith::store::{MemoryStore, Table};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
 use serde_json::{json, Value};
@@ -16,11 +17,17 @@ struct Page {
 
 impl Page {
     fn new() -> Self {
+        Self::on(Rc::new(MemoryStore::new()), "id")
+    }
+
+    /// A page (a worker) on a given store; `ids` keeps two workers' ids apart.
+    fn on(store: Rc<MemoryStore>, ids: &str) -> Self {
         let events = Rc::new(RecordingSink::default());
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_000)),
-            ids: Rc::new(SequentialIds::new("id")),
+            ids: Rc::new(SequentialIds::new(ids)),
             events: events.clone(),
+            store,
         });
         Self {
             core,
@@ -44,10 +51,12 @@ impl Page {
         r["result"].clone()
     }
 
+    /// Events other than `saved` (which follows every mutation).
     fn events(&self) -> Vec<(String, Value)> {
         self.events
             .take()
             .into_iter()
+            .filter(|e| e.kind != "saved")
             .map(|e| (e.kind, e.data))
             .collect()
     }
@@ -264,4 +273,111 @@ fn list_tools_in_each_format_and_toolset() {
         page.send("list_tools", json!({"toolset": "nope"}))["error"]["code"],
         "not_found"
     );
+}
+
+#[test]
+fn a_new_worker_on_the_same_store_finds_everything_and_can_undo() {
+    let store = Rc::new(MemoryStore::new());
+    let mut first = Page::on(store.clone(), "w1");
+    let project = first.ok(
+        "create_project",
+        json!({"name": "Kept", "chapters": [
+        {"title": "One", "text": "Mara climbed the stair."}, {"title": "Two", "text": "Dawn."}]}),
+    );
+    let id = project["id"].as_str().unwrap().to_string();
+    let ch1 = project["chapters"][0]["id"].as_str().unwrap().to_string();
+    first.ok("execute", json!({"tool": "update_manuscript", "origin": "agent:ed", "args": {"searchText": "stair", "replacementText": "tower"}}));
+    first.ok("apply_user_change", json!({"chapter": ch1, "baseVersion": 1, "changes": [{"retain": 23}, {"insert": " Slowly."}]}));
+    first.ok(
+        "execute",
+        json!({"tool": "switch_panel", "args": {"panel": "memory"}}),
+    );
+    first.ok("undo", json!({}));
+    assert!(first.events.take().iter().any(|e| e.kind == "saved"));
+    let before = first.ok("history", json!({}));
+    drop(first);
+
+    let mut second = Page::on(store.clone(), "w2");
+    let list = second.ok("list_projects", json!({}));
+    assert_eq!(list["projects"][0]["name"], "Kept");
+    let opened = second.ok("open_project", json!({"id": id}));
+    assert_eq!(opened["ui"]["panel"], "memory");
+    assert_eq!(
+        second.ok("get_chapter", json!({"chapter": "1"}))["text"],
+        "Mara climbed the tower."
+    );
+    assert_eq!(
+        second.ok("history", json!({}))["entries"],
+        before["entries"]
+    );
+    // Redo and undo work across the "reload".
+    second.ok("redo", json!({}));
+    assert_eq!(
+        second.ok("get_chapter", json!({"chapter": "1"}))["text"],
+        "Mara climbed the tower. Slowly."
+    );
+    second.ok("undo", json!({}));
+    second.ok("undo", json!({}));
+    assert_eq!(
+        second.ok("get_chapter", json!({"chapter": "1"}))["text"],
+        "Mara climbed the stair."
+    );
+    // Every tool call was audited, with a digest instead of its arguments.
+    assert_eq!(store.len(Table::Audit), 2);
+}
+
+#[test]
+fn projects_can_be_renamed_and_deleted_with_everything_in_them() {
+    let store = Rc::new(MemoryStore::new());
+    let mut page = Page::on(store.clone(), "w");
+    let a = page.ok("create_project", json!({"name": "A"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    page.ok(
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "Hello."}}),
+    );
+    let b = page.ok("create_project", json!({"name": "B"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        page.ok("rename_project", json!({"id": a, "name": "  Renamed  "}))["name"],
+        "Renamed"
+    );
+    let names: Vec<String> = page.ok("list_projects", json!({}))["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"Renamed".to_string()) && names.contains(&"B".to_string()));
+    assert_eq!(
+        page.send("rename_project", json!({"name": " "}))["error"]["code"],
+        "invalid_params"
+    );
+    page.ok("delete_project", json!({"id": a}));
+    for table in [Table::Chapters, Table::History, Table::Audit] {
+        let left = futures::executor::block_on(draftsmith::store::Store::get_by_index(
+            &*store,
+            table,
+            "project",
+            json!(a),
+        ))
+        .unwrap();
+        assert!(
+            left.is_empty(),
+            "{table:?} still has records of the deleted project"
+        );
+    }
+    assert_eq!(
+        page.send("open_project", json!({"id": a}))["error"]["code"],
+        "no_project"
+    );
+    assert_eq!(
+        page.send("delete_project", json!({"id": a}))["error"]["code"],
+        "no_project"
+    );
+    assert_eq!(page.ok("open_project", json!({"id": b}))["name"], "B");
 }

@@ -961,6 +961,7 @@ fn protocol_execute_with_lone_surrogates_and_random_bytes_fails_cleanly() {
         clock: clock.clone(),
         ids: Rc::new(SequentialIds::new("pz")),
         events: sink.clone(),
+        store: Rc::new(draftsmith::store::MemoryStore::new()),
     });
     let chapters: Vec<Value> = CHAPTERS
         .iter()

@@ -81,6 +81,7 @@ async fn the_core_answers_in_the_browser() {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
         events: Rc::new(RecordingSink::default()),
+        store: Rc::new(draftsmith::store::MemoryStore::new()),
     });
     let out = core.handle_text(r#"{"id": 1, "type": "hello"}"#).await;
     assert!(out.contains(r#""ok":true"#), "{out}");
@@ -95,6 +96,7 @@ async fn tools_run_in_the_worker_with_the_embedded_schemas() {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
         events: events.clone(),
+        store: Rc::new(draftsmith::store::MemoryStore::new()),
     });
     let send = |text: String| {
         let core = &core;

@@ -11,6 +11,9 @@
 // core instance is loaded, so the worker never dies silently.
 
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
+// The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
+// keep several libraries apart).
+const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
 
 let core = null;
 let generation = 0;
@@ -74,7 +77,7 @@ async function boot() {
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
     const glue = await import(url);
     await glue.default();
-    core = new glue.WorkerCore(onCoreEvent);
+    core = await glue.WorkerCore.open(onCoreEvent, DATABASE);
     bootError = null;
     postEvent('ready', { version: glue.WorkerCore.version(), instance: generation });
   } catch (err) {

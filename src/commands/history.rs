@@ -93,6 +93,9 @@ pub struct Entry {
     pub effects: Vec<Effect>,
     /// The revert entry that currently takes this entry back, if any.
     pub reverted_by: Option<String>,
+    /// Position in the undo stack (increasing), so stored entries load in order.
+    #[serde(default)]
+    pub seq: u64,
 }
 
 impl Entry {
@@ -115,6 +118,7 @@ impl Entry {
             kind: EntryKind::Edit,
             effects,
             reverted_by: None,
+            seq: 0,
         }
     }
 
@@ -214,8 +218,55 @@ pub struct History {
     /// When true the newest group accepts no more typing.
     sealed: bool,
     limits: HistoryLimits,
+    /// The next entry's `seq`.
+    #[serde(default)]
+    next_seq: u64,
     #[serde(skip)]
     bytes: usize,
+    #[serde(skip)]
+    journal: Journal,
+}
+
+/// What changed since the last save: undo entries to (re)write and to delete. Bookkeeping
+/// for persistence, not history state: two histories are equal whatever their journals.
+#[derive(Debug, Clone, Default)]
+struct Journal {
+    dirty: std::collections::BTreeSet<String>,
+    removed: std::collections::BTreeSet<String>,
+}
+
+impl PartialEq for Journal {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// The history's state apart from its undo entries (which are stored one record each): the
+/// redo runs, the open group and the limits.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryState {
+    /// Runs that can be redone.
+    pub redo: Vec<Vec<Entry>>,
+    /// The open group and its origin.
+    pub open: Option<(String, Origin)>,
+    /// Whether the newest group accepts more typing.
+    pub sealed: bool,
+    /// Bounds.
+    pub limits: HistoryLimits,
+    /// The next entry's `seq`.
+    pub next_seq: u64,
+}
+
+/// The changes to save since the last [`History::take_changes`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryChanges {
+    /// Undo entries to write (new, moved back by redo, or re-marked).
+    pub put: Vec<Entry>,
+    /// Ids of undo entries to delete (undone or dropped by the bounds).
+    pub delete: Vec<String>,
+    /// The rest of the state (always written).
+    pub state: HistoryState,
 }
 
 impl History {
@@ -310,8 +361,72 @@ impl History {
         self.sealed = false;
         self.clear_redo();
         self.bytes += entry.weight();
-        self.undo.push(entry);
+        self.push_undo(entry);
         self.enforce_limits();
+    }
+
+    /// Push onto the undo stack, numbering it and noting it for the next save.
+    fn push_undo(&mut self, mut entry: Entry) {
+        entry.seq = self.next_seq;
+        self.next_seq += 1;
+        self.journal.removed.remove(&entry.id);
+        self.journal.dirty.insert(entry.id.clone());
+        self.undo.push(entry);
+    }
+
+    /// Note that an entry left the undo stack.
+    fn note_removed(&mut self, id: &str) {
+        self.journal.dirty.remove(id);
+        self.journal.removed.insert(id.to_string());
+    }
+
+    /// Take what changed since the last call: the records to write and delete.
+    pub fn take_changes(&mut self) -> HistoryChanges {
+        let journal = std::mem::take(&mut self.journal);
+        let put = self
+            .undo
+            .iter()
+            .filter(|e| journal.dirty.contains(&e.id))
+            .cloned()
+            .collect();
+        HistoryChanges {
+            put,
+            delete: journal.removed.into_iter().collect(),
+            state: self.state(),
+        }
+    }
+
+    /// Everything, for a full save: every undo entry and the state.
+    pub fn snapshot(&self) -> (Vec<Entry>, HistoryState) {
+        (self.undo.clone(), self.state())
+    }
+
+    fn state(&self) -> HistoryState {
+        HistoryState {
+            redo: self.redo.clone(),
+            open: self.open.clone(),
+            sealed: self.sealed,
+            limits: self.limits,
+            next_seq: self.next_seq,
+        }
+    }
+
+    /// Rebuild a history from stored undo entries (in any order) and its state.
+    pub fn from_parts(mut entries: Vec<Entry>, state: HistoryState) -> Self {
+        entries.sort_by_key(|e| e.seq);
+        let next_seq = entries.last().map_or(0, |e| e.seq + 1).max(state.next_seq);
+        let mut history = Self {
+            undo: entries,
+            redo: state.redo,
+            open: state.open,
+            sealed: state.sealed,
+            limits: state.limits,
+            next_seq,
+            bytes: 0,
+            journal: Journal::default(),
+        };
+        history.restore_derived();
+        history
     }
 
     fn typing_group(&self, entry: &Entry) -> Option<String> {
@@ -353,8 +468,10 @@ impl History {
             if n == self.undo.len() {
                 break;
             }
-            for entry in self.undo.drain(..n) {
+            let dropped: Vec<Entry> = self.undo.drain(..n).collect();
+            for entry in dropped {
                 self.bytes = self.bytes.saturating_sub(entry.weight());
+                self.note_removed(&entry.id);
             }
         }
     }
@@ -380,6 +497,9 @@ impl History {
             .collect();
         let applied = apply_all(project, &changes)?;
         let run: Vec<Entry> = self.undo.drain(start..).collect();
+        for entry in &run {
+            self.note_removed(&entry.id);
+        }
         for entry in run.iter().rev() {
             match &entry.kind {
                 EntryKind::Edit => {}
@@ -412,7 +532,9 @@ impl History {
                 EntryKind::Restore { targets, .. } => self.mark(targets, None),
             }
         }
-        self.undo.extend(run);
+        for entry in run {
+            self.push_undo(entry);
+        }
         self.sealed = true;
         Ok(applied)
     }
@@ -421,6 +543,7 @@ impl History {
         for entry in self.undo.iter_mut() {
             if targets.contains(&entry.id) {
                 entry.reverted_by = by.cloned();
+                self.journal.dirty.insert(entry.id.clone());
             }
         }
     }
@@ -521,6 +644,7 @@ impl History {
                 })
                 .collect(),
             reverted_by: None,
+            seq: 0,
         };
         let revert = Entry {
             id: revert_id.clone(),
@@ -535,11 +659,12 @@ impl History {
             },
             effects,
             reverted_by: None,
+            seq: 0,
         };
         self.mark(&targets, Some(&revert_id));
         self.clear_redo();
         self.bytes += revert.weight() + restore.weight();
-        self.undo.push(revert);
+        self.push_undo(revert);
         self.redo.push(vec![restore]);
         self.sealed = true;
         self.enforce_limits();

@@ -13,7 +13,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use self::history::{Effect, Entry, EntryKind, History, HistoryLimits};
+pub use self::history::{
+    Effect, Entry, EntryKind, History, HistoryChanges, HistoryLimits, HistoryState,
+};
 use crate::session::EditContext;
 use crate::tools::ToolError;
 

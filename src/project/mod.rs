@@ -116,6 +116,20 @@ impl Chapter {
         }
     }
 
+    /// A chapter as it was stored: its text at `version`, with an empty rebase log (changes
+    /// based on older versions than the stored one can no longer be rebased).
+    pub fn restore(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        text: &str,
+        version: u64,
+    ) -> Self {
+        Self {
+            version,
+            ..Self::new(id, title, text)
+        }
+    }
+
     /// The text.
     pub fn text(&self) -> &Rope {
         &self.text

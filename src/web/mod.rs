@@ -97,21 +97,25 @@ pub struct WorkerCore {
 
 #[wasm_bindgen]
 impl WorkerCore {
-    /// Build the core. `emit(json)` is called with each event's JSON text, including a
-    /// `panic` event if the core ever panics (the instance is unusable after that; the
-    /// worker replaces it).
-    #[wasm_bindgen(constructor)]
-    pub fn new(emit: Function) -> WorkerCore {
+    /// Open the core on the IndexedDB database `database` (default `draftsmith`).
+    /// `emit(json)` is called with each event's JSON text, including a `panic` event if the
+    /// core ever panics (the instance is unusable after that; the worker replaces it).
+    pub async fn open(emit: Function, database: Option<String>) -> Result<WorkerCore, JsValue> {
         EMIT.with(|slot| *slot.borrow_mut() = Some(emit));
         install_panic_hook();
+        let name = database.unwrap_or_else(|| "draftsmith".into());
+        let store = idb::IdbStore::open(&name)
+            .await
+            .map_err(|e| JsValue::from_str(&format!("could not open IndexedDB '{name}': {e}")))?;
         let env = Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
             events: Rc::new(JsEventSink),
+            store: Rc::new(store),
         };
-        WorkerCore {
+        Ok(WorkerCore {
             core: Rc::new(Core::new(env)),
-        }
+        })
     }
 
     /// Serve one message (JSON text); resolves to the response's JSON text.

@@ -1,0 +1,267 @@
+//! Sessions to and from store records.
+//!
+//! A project is stored as:
+//! - `projects/{id}`: name, UI state, chapter order, times;
+//! - `chapters/{id}`: title, text and version (with its `project`);
+//! - `history/{entry id}`: one record per undo entry (`project`, `entry`);
+//! - `meta/history:{project}`: the rest of the history (redo runs, open group, limits);
+//! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time).
+//!
+//! [`changes`] builds the batch for one mutation from the history's change journal, so a
+//! keystroke writes a chapter, a history entry and the history state, not the whole
+//! history. [`full_save`] writes everything (new projects, and after a failed save).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::commands::{Entry, History, HistoryState};
+use crate::project::{Chapter, Project, UiState};
+use crate::session::Session;
+use crate::store::{Batch, Store, StoreError, Table};
+
+/// The stored form of a project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectRecord {
+    /// Project id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Creation time (ms).
+    pub created_ms: u64,
+    /// Last change (ms).
+    pub updated_ms: u64,
+    /// Chapter ids in reading order.
+    pub chapters: Vec<String>,
+    /// Editor UI state.
+    pub ui: UiState,
+}
+
+/// The stored form of a chapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChapterRecord {
+    /// Chapter id.
+    pub id: String,
+    /// Its project.
+    pub project: String,
+    /// Title.
+    pub title: String,
+    /// Text.
+    pub text: String,
+    /// Version.
+    pub version: u64,
+}
+
+/// One tool call in the audit log. Arguments are kept only as a digest: the log holds no
+/// text, and never a key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    /// Record id.
+    pub id: String,
+    /// Project.
+    pub project: String,
+    /// When (ms).
+    pub time: u64,
+    /// Tool name.
+    pub tool: String,
+    /// FNV-1a 64 digest of the arguments' JSON, in hex.
+    pub args_digest: String,
+    /// Who called it.
+    pub origin: String,
+    /// `success` or `error`.
+    pub status: String,
+    /// The model's call id, if any.
+    pub call_id: Option<String>,
+    /// The history entry it created, if any.
+    pub command_id: Option<String>,
+}
+
+/// FNV-1a 64 of a string, in hex: a stable digest for the audit log.
+pub fn digest(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+fn history_state_key(project: &str) -> String {
+    format!("history:{project}")
+}
+
+/// The project record of a session.
+pub fn project_record(project: &Project, created_ms: u64, updated_ms: u64) -> ProjectRecord {
+    ProjectRecord {
+        id: project.id.clone(),
+        name: project.name.clone(),
+        created_ms,
+        updated_ms,
+        chapters: project.chapters.iter().map(|c| c.id.clone()).collect(),
+        ui: project.ui.clone(),
+    }
+}
+
+fn chapter_record(project: &str, chapter: &Chapter) -> ChapterRecord {
+    ChapterRecord {
+        id: chapter.id.clone(),
+        project: project.to_string(),
+        title: chapter.title.clone(),
+        text: chapter.text().to_string(),
+        version: chapter.version(),
+    }
+}
+
+fn put_history(
+    batch: &mut Batch,
+    project: &str,
+    entries: &[Entry],
+    state: &HistoryState,
+) -> Result<(), StoreError> {
+    for entry in entries {
+        batch.put_value(
+            Table::History,
+            json!({"id": entry.id, "project": project, "entry": entry}),
+        );
+    }
+    batch.put_value(
+        Table::Meta,
+        json!({"id": history_state_key(project), "project": project, "state": state}),
+    );
+    Ok(())
+}
+
+/// Everything of a session, as one batch (a new or imported project, or a save after a
+/// failed one). Clears the history's change journal.
+pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<Batch, StoreError> {
+    let project = &session.project;
+    let mut batch = Batch::new();
+    batch.put(
+        Table::Projects,
+        &project_record(project, created_ms, now_ms),
+    )?;
+    for chapter in &project.chapters {
+        batch.put(Table::Chapters, &chapter_record(&project.id, chapter))?;
+    }
+    let _ = session.history.take_changes();
+    let (entries, state) = session.history.snapshot();
+    put_history(&mut batch, &project.id, &entries, &state)?;
+    Ok(batch)
+}
+
+/// The batch for one mutation: the project record, the chapters it touched, the history's
+/// changes and an audit record, to be committed together.
+pub fn changes(
+    session: &mut Session,
+    touched: &[String],
+    audit: Option<&AuditRecord>,
+    created_ms: u64,
+    now_ms: u64,
+) -> Result<Batch, StoreError> {
+    let project = &session.project;
+    let mut batch = Batch::new();
+    batch.put(
+        Table::Projects,
+        &project_record(project, created_ms, now_ms),
+    )?;
+    for id in touched {
+        if let Some(chapter) = project.chapter(id) {
+            batch.put(Table::Chapters, &chapter_record(&project.id, chapter))?;
+        }
+    }
+    let project_id = project.id.clone();
+    let changes = session.history.take_changes();
+    for id in &changes.delete {
+        batch.delete(Table::History, id.clone());
+    }
+    put_history(&mut batch, &project_id, &changes.put, &changes.state)?;
+    if let Some(audit) = audit {
+        batch.put(Table::Audit, audit)?;
+    }
+    Ok(batch)
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(table: Table, value: Value) -> Result<T, StoreError> {
+    serde_json::from_value(value).map_err(|e| StoreError::Invalid {
+        table: table.name(),
+        reason: e.to_string(),
+    })
+}
+
+/// A stored project with its creation time, or `None` if there is no such project.
+pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>, StoreError> {
+    let Some(record) = store.get(Table::Projects, id).await? else {
+        return Ok(None);
+    };
+    let record: ProjectRecord = parse(Table::Projects, record)?;
+    let mut stored: Vec<ChapterRecord> = store
+        .get_by_index(Table::Chapters, "project", json!(id))
+        .await?
+        .into_iter()
+        .map(|v| parse(Table::Chapters, v))
+        .collect::<Result<_, _>>()?;
+    let mut chapters = Vec::with_capacity(record.chapters.len());
+    for chapter_id in &record.chapters {
+        if let Some(i) = stored.iter().position(|c| &c.id == chapter_id) {
+            let c = stored.swap_remove(i);
+            chapters.push(Chapter::restore(c.id, c.title, &c.text, c.version));
+        }
+    }
+    let entries: Vec<Entry> = store
+        .get_by_index(Table::History, "project", json!(id))
+        .await?
+        .into_iter()
+        .map(|mut v| parse(Table::History, v["entry"].take()))
+        .collect::<Result<_, _>>()?;
+    let state: HistoryState = match store.get(Table::Meta, &history_state_key(id)).await? {
+        Some(mut v) => parse(Table::Meta, v["state"].take())?,
+        None => HistoryState::default(),
+    };
+    let mut project = Project::new(record.id, record.name, chapters);
+    project.ui = record.ui;
+    let session = Session {
+        project,
+        history: History::from_parts(entries, state),
+    };
+    Ok(Some((session, record.created_ms)))
+}
+
+/// Every stored project, most recently changed first.
+pub async fn list(store: &dyn Store) -> Result<Vec<ProjectRecord>, StoreError> {
+    let mut projects: Vec<ProjectRecord> = store
+        .get_all(Table::Projects)
+        .await?
+        .into_iter()
+        .map(|v| parse(Table::Projects, v))
+        .collect::<Result<_, _>>()?;
+    projects.sort_by(|a, b| {
+        b.updated_ms
+            .cmp(&a.updated_ms)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    Ok(projects)
+}
+
+/// Delete a project and everything that belongs to it, in one batch.
+pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
+    let mut batch = Batch::new();
+    for table in [
+        Table::Chapters,
+        Table::History,
+        Table::Notes,
+        Table::Goals,
+        Table::Watched,
+        Table::Meta,
+        Table::Audit,
+    ] {
+        for record in store.get_by_index(table, "project", json!(id)).await? {
+            if let Some(key) = record["id"].as_str() {
+                batch.delete(table, key);
+            }
+        }
+    }
+    batch.delete(Table::Projects, id);
+    store.commit(batch).await
+}
