@@ -381,3 +381,114 @@ fn projects_can_be_renamed_and_deleted_with_everything_in_them() {
     );
     assert_eq!(page.ok("open_project", json!({"id": b}))["name"], "B");
 }
+
+/// A store whose commits fail with a full quota while `full` is set.
+struct FullDisk {
+    inner: MemoryStore,
+    full: std::cell::Cell<bool>,
+}
+
+impl draftsmith::store::Store for FullDisk {
+    fn get<'a>(
+        &'a self,
+        t: Table,
+        k: &'a str,
+    ) -> draftsmith::store::StoreFuture<'a, Option<Value>> {
+        self.inner.get(t, k)
+    }
+    fn get_all(&self, t: Table) -> draftsmith::store::StoreFuture<'_, Vec<Value>> {
+        self.inner.get_all(t)
+    }
+    fn get_by_index<'a>(
+        &'a self,
+        t: Table,
+        i: &'a str,
+        v: Value,
+    ) -> draftsmith::store::StoreFuture<'a, Vec<Value>> {
+        self.inner.get_by_index(t, i, v)
+    }
+    fn commit(&self, batch: draftsmith::store::Batch) -> draftsmith::store::StoreFuture<'_, ()> {
+        if self.full.get() {
+            Box::pin(async {
+                Err(draftsmith::store::StoreError::Quota(
+                    "QuotaExceededError".into(),
+                ))
+            })
+        } else {
+            self.inner.commit(batch)
+        }
+    }
+}
+
+#[test]
+fn a_full_quota_is_reported_and_nothing_in_memory_is_lost() {
+    let disk = Rc::new(FullDisk {
+        inner: MemoryStore::new(),
+        full: std::cell::Cell::new(false),
+    });
+    let events = Rc::new(RecordingSink::default());
+    let core = Core::new(Env {
+        clock: Rc::new(ManualClock::new(1_000)),
+        ids: Rc::new(SequentialIds::new("q")),
+        events: events.clone(),
+        store: disk.clone(),
+    });
+    let send = |kind: &str, params: Value| -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&block_on(core.handle_text(&text))).unwrap()
+    };
+    let project = send(
+        "create_project",
+        json!({"name": "Q", "chapters": [{"text": "One."}]}),
+    );
+    let id = project["result"]["id"].as_str().unwrap().to_string();
+    disk.full.set(true);
+    let r = send(
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "Two."}}),
+    );
+    assert_eq!(r["result"]["status"], "success");
+    let error = events
+        .take()
+        .into_iter()
+        .find(|e| e.kind == "storage_error")
+        .expect("error event");
+    assert_eq!(error.data["code"], "quota_exceeded");
+    assert!(error.data["message"]
+        .as_str()
+        .unwrap()
+        .contains("kept in memory"));
+    // The writer's words are still there, and editing goes on.
+    assert_eq!(
+        send("get_chapter", json!({}))["result"]["text"],
+        "One.\n\nTwo."
+    );
+    // Creating a project that cannot be stored fails and creates nothing.
+    let r = send("create_project", json!({"name": "Unsaved"}));
+    assert_eq!(r["error"]["code"], "quota_exceeded");
+    // Space again: the next save writes the whole project, so nothing is missing on reload.
+    disk.full.set(false);
+    send("open_project", json!({"id": id}));
+    send(
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "Three."}}),
+    );
+    let reloaded = Core::new(Env {
+        clock: Rc::new(ManualClock::new(2_000)),
+        ids: Rc::new(SequentialIds::new("r")),
+        events: Rc::new(RecordingSink::default()),
+        store: disk.clone(),
+    });
+    let text = json!({"id": 2, "type": "open_project", "params": {"id": id}}).to_string();
+    block_on(reloaded.handle_text(&text));
+    let text = json!({"id": 3, "type": "get_chapter"}).to_string();
+    let r: Value = serde_json::from_str(&block_on(reloaded.handle_text(&text))).unwrap();
+    assert_eq!(r["result"]["text"], "One.\n\nTwo.\n\nThree.");
+    let text = json!({"id": 4, "type": "history"}).to_string();
+    let r: Value = serde_json::from_str(&block_on(reloaded.handle_text(&text))).unwrap();
+    assert_eq!(
+        r["result"]["entries"].as_array().unwrap().len(),
+        2,
+        "both edits are in the stored history"
+    );
+}

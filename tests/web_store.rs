@@ -104,3 +104,111 @@ async fn storage_estimate_is_reported() {
     store.close();
     IdbStore::delete(&name).await.expect("delete");
 }
+
+async fn send(core: &draftsmith::Core, kind: &str, params: serde_json::Value) -> serde_json::Value {
+    let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+    let response: serde_json::Value = serde_json::from_str(&core.handle_text(&text).await).unwrap();
+    assert_eq!(response["ok"], true, "{kind}: {response}");
+    response["result"].clone()
+}
+
+fn core_on(store: IdbStore) -> draftsmith::Core {
+    use draftsmith::core::Env;
+    use draftsmith::web::JsClock;
+    use std::rc::Rc;
+    draftsmith::Core::new(Env {
+        clock: Rc::new(JsClock),
+        ids: Rc::new(JsIds),
+        events: Rc::new(draftsmith::RecordingSink::default()),
+        store: Rc::new(store),
+    })
+}
+
+#[wasm_bindgen_test]
+async fn a_new_worker_reads_everything_back_and_undo_still_works() {
+    let name = fresh_name();
+    let first = core_on(IdbStore::open(&name).await.expect("open"));
+    let project = send(
+        &first,
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+        {"title": "One", "text": "Mara climbed the stair. “Who’s there?” 🐉"},
+        {"title": "Two", "text": "Dawn came grey."}]}),
+    )
+    .await;
+    let id = project["id"].as_str().unwrap().to_string();
+    let ch1 = project["chapters"][0]["id"].as_str().unwrap().to_string();
+    send(
+        &first,
+        "execute",
+        json!({"tool": "update_manuscript", "origin": "agent:ed",
+        "args": {"searchText": "stair", "replacementText": "tower"}}),
+    )
+    .await;
+    send(
+        &first,
+        "apply_user_change",
+        json!({"chapter": ch1, "baseVersion": 1,
+        "changes": [{"retain": 40}, {"insert": " Silence."}]}),
+    )
+    .await;
+    send(
+        &first,
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "Noon.", "chapter": "2"}}),
+    )
+    .await;
+    send(
+        &first,
+        "execute",
+        json!({"tool": "set_selection", "args": {"start": 0, "end": 4}}),
+    )
+    .await;
+    let chapters_before = (
+        send(&first, "get_chapter", json!({"chapter": "1"})).await,
+        send(&first, "get_chapter", json!({"chapter": "2"})).await,
+    );
+    let history_before = send(&first, "history", json!({})).await;
+    // "Terminate" the worker: the core and its connection go away.
+    drop(first);
+
+    let second = core_on(IdbStore::open(&name).await.expect("reopen"));
+    let listed = send(&second, "list_projects", json!({})).await;
+    assert_eq!(listed["projects"][0]["id"], id);
+    let opened = send(&second, "open_project", json!({"id": id})).await;
+    assert_eq!(opened["ui"]["selection"], json!([0, 4]));
+    let chapters_after = (
+        send(&second, "get_chapter", json!({"chapter": "1"})).await,
+        send(&second, "get_chapter", json!({"chapter": "2"})).await,
+    );
+    assert_eq!(chapters_after, chapters_before);
+    assert_eq!(send(&second, "history", json!({})).await, history_before);
+    // Undo works after the reload: agent-only, then everything.
+    send(&second, "undo", json!({"origin": "agent"})).await;
+    assert_eq!(
+        send(&second, "get_chapter", json!({"chapter": "1"})).await["text"],
+        "Mara climbed the stair. “Who’s there?” 🐉 Silence."
+    );
+    for _ in 0..4 {
+        send(&second, "undo", json!({})).await;
+    }
+    assert_eq!(
+        send(&second, "get_chapter", json!({"chapter": "1"})).await["text"],
+        "Mara climbed the stair. “Who’s there?” 🐉"
+    );
+    assert_eq!(
+        send(&second, "get_chapter", json!({"chapter": "2"})).await["text"],
+        "Dawn came grey."
+    );
+    drop(second);
+    IdbStore::delete(&name).await.expect("delete");
+}
+
+#[wasm_bindgen_test]
+async fn an_abort_between_the_state_write_and_the_history_write_leaves_neither() {
+    let name = fresh_name();
+    let store = IdbStore::open(&name).await.expect("open");
+    conformance::aborted_batches_leave_the_previous_state(&store).await;
+    store.close();
+    IdbStore::delete(&name).await.expect("delete");
+}
