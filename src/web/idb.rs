@@ -15,9 +15,18 @@ use crate::store::{
     migrate, schema, Batch, Op, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
 };
 
-/// IndexedDB storage.
+/// IndexedDB storage. Dropping it closes the connection (so a later upgrade or delete of
+/// the database is not blocked).
 pub struct IdbStore {
-    db: Rexie,
+    db: Option<Rexie>,
+}
+
+impl Drop for IdbStore {
+    fn drop(&mut self) {
+        if let Some(db) = self.db.take() {
+            db.close();
+        }
+    }
 }
 
 fn to_js(value: &Value) -> Result<JsValue, StoreError> {
@@ -64,12 +73,18 @@ impl IdbStore {
             builder = builder.add_object_store(store);
         }
         let db = builder.build().await.map_err(storage_error)?;
-        Ok(IdbStore { db })
+        Ok(IdbStore { db: Some(db) })
     }
 
-    /// Close the connection.
+    /// Close the connection (dropping the store does the same).
     pub fn close(self) {
-        self.db.close();
+        drop(self);
+    }
+
+    fn db(&self) -> Result<&Rexie, StoreError> {
+        self.db
+            .as_ref()
+            .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
     }
 
     /// Delete a database.
@@ -83,7 +98,7 @@ impl IdbStore {
         index: Option<(&str, Value)>,
     ) -> Result<Vec<Value>, StoreError> {
         let tx = self
-            .db
+            .db()?
             .transaction(&[table.name()], TransactionMode::ReadOnly)
             .map_err(storage_error)?;
         let store = tx.store(table.name()).map_err(storage_error)?;
@@ -125,7 +140,7 @@ impl IdbStore {
         }
         let names: Vec<&str> = batch.tables().iter().map(|t| t.name()).collect();
         let tx = self
-            .db
+            .db()?
             .transaction(&names, TransactionMode::ReadWrite)
             .map_err(storage_error)?;
         for (written, (table, value, put)) in writes.into_iter().enumerate() {
@@ -155,7 +170,7 @@ impl Store for IdbStore {
     fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
             let tx = self
-                .db
+                .db()?
                 .transaction(&[table.name()], TransactionMode::ReadOnly)
                 .map_err(storage_error)?;
             let store = tx.store(table.name()).map_err(storage_error)?;
