@@ -39,6 +39,9 @@ pub const REQUEST_TYPES: &[&str] = &[
     "list_projects",
     "rename_project",
     "delete_project",
+    "export_project",
+    "import_project",
+    "export_markdown",
     "storage_estimate",
     "get_chapter",
     "execute",
@@ -140,6 +143,9 @@ impl Core {
             "rename_project" => self.rename_project(params(kind, p)?).await,
             "delete_project" => self.delete_project(params(kind, p)?).await,
             "storage_estimate" => self.storage_estimate().await,
+            "export_project" => self.export_project(params(kind, p)?).await,
+            "import_project" => self.import_project(params(kind, p)?).await,
+            "export_markdown" => self.export_markdown(params(kind, p)?).await,
             "get_chapter" => self.get_chapter(params(kind, p)?),
             "execute" => self.execute(params(kind, p)?).await,
             "apply_user_change" => self.apply_user_change(params(kind, p)?).await,
@@ -402,6 +408,61 @@ impl Core {
         }
         self.emit_projects_changed();
         Ok(json!({ "deleted": p.id }))
+    }
+
+    /// Make `id` (or the current project) the open one, and return its id.
+    async fn target_project(&self, id: Option<String>) -> Result<String, Error> {
+        match id {
+            Some(id) => {
+                self.open_project(OpenProject { id: id.clone() }).await?;
+                Ok(id)
+            }
+            None => self.current(),
+        }
+    }
+
+    async fn export_project(&self, p: ProjectRef) -> Result<Value, Error> {
+        let id = self.target_project(p.id).await?;
+        let now = self.env.clock.now_ms();
+        let sessions = self.sessions.borrow();
+        let open = sessions
+            .get(&id)
+            .ok_or_else(|| Error::NoProject(format!("project '{id}' is not open")))?;
+        let doc = persist::export_document(&open.session, open.created_ms, now);
+        Ok(serde_json::to_value(doc).unwrap_or_default())
+    }
+
+    async fn export_markdown(&self, p: ProjectRef) -> Result<Value, Error> {
+        self.target_project(p.id).await?;
+        self.with_session(|s| Ok(json!({ "markdown": persist::markdown(&s.project) })))
+    }
+
+    async fn import_project(&self, p: ImportProject) -> Result<Value, Error> {
+        let (mut session, created_ms) = persist::import_document(p.document)
+            .map_err(|reason| invalid("import_project", &reason))?;
+        let id = session.project.id.clone();
+        let exists = self.sessions.borrow().contains_key(&id)
+            || self.env.store.get(Table::Projects, &id).await?.is_some();
+        if exists {
+            return Err(invalid(
+                "import_project",
+                &format!("a project with id '{id}' already exists; delete it first to replace it"),
+            ));
+        }
+        let batch = persist::full_save(&mut session, created_ms, self.env.clock.now_ms())?;
+        self.env.store.commit(batch).await?;
+        let summary = project_json(&session.project);
+        self.sessions.borrow_mut().insert(
+            id.clone(),
+            Open {
+                session,
+                created_ms,
+                needs_full_save: false,
+            },
+        );
+        *self.current.borrow_mut() = Some(id);
+        self.emit_projects_changed();
+        Ok(summary)
     }
 
     async fn storage_estimate(&self) -> Result<Value, Error> {
@@ -680,6 +741,17 @@ struct CreateProject {
 #[derive(Deserialize)]
 struct OpenProject {
     id: String,
+}
+
+#[derive(Deserialize)]
+struct ProjectRef {
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ImportProject {
+    document: Value,
 }
 
 #[derive(Deserialize)]

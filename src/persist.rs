@@ -265,3 +265,115 @@ pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
     batch.delete(Table::Projects, id);
     store.commit(batch).await
 }
+
+/// The `format` field of an exported project document.
+pub const EXPORT_FORMAT: &str = "draftsmith-project";
+/// The export document's version.
+pub const EXPORT_VERSION: u32 = 1;
+
+/// A whole project as one JSON document: chapters, history and UI state (and, as they are
+/// added, memory and the story bible). Importing it reproduces the project exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportDocument {
+    /// Always [`EXPORT_FORMAT`].
+    pub format: String,
+    /// [`EXPORT_VERSION`].
+    pub version: u32,
+    /// When it was exported (ms).
+    pub exported_ms: u64,
+    /// The project record.
+    pub project: ProjectRecord,
+    /// Chapters, in reading order.
+    pub chapters: Vec<ChapterRecord>,
+    /// Undo entries, oldest first.
+    pub history: Vec<Entry>,
+    /// The rest of the history.
+    pub history_state: HistoryState,
+}
+
+/// Export a session.
+pub fn export_document(session: &Session, created_ms: u64, now_ms: u64) -> ExportDocument {
+    let project = &session.project;
+    let (history, history_state) = session.history.snapshot();
+    ExportDocument {
+        format: EXPORT_FORMAT.into(),
+        version: EXPORT_VERSION,
+        exported_ms: now_ms,
+        project: project_record(project, created_ms, now_ms),
+        chapters: project
+            .chapters
+            .iter()
+            .map(|c| chapter_record(&project.id, c))
+            .collect(),
+        history,
+        history_state,
+    }
+}
+
+/// Check and read an export document. Everything is checked before anything is built: the
+/// format and version, that chapters match the project's chapter list, and that the history
+/// fits the chapters (its newest inverses apply to the current texts).
+pub fn import_document(value: Value) -> Result<(Session, u64), String> {
+    let format = value.get("format").and_then(Value::as_str);
+    if format != Some(EXPORT_FORMAT) {
+        return Err(format!(
+            "not a draftsmith project export (expected \"format\": \"{EXPORT_FORMAT}\", got {})",
+            format.map_or_else(|| "none".to_string(), |f| format!("\"{f}\""))
+        ));
+    }
+    let version = value.get("version").and_then(Value::as_u64);
+    if version != Some(u64::from(EXPORT_VERSION)) {
+        return Err(format!(
+            "unsupported export version {version:?}; this draftsmith reads version {EXPORT_VERSION}"
+        ));
+    }
+    let doc: ExportDocument =
+        serde_json::from_value(value).map_err(|e| format!("the export is malformed: {e}"))?;
+    if doc.project.id.trim().is_empty() || doc.project.name.trim().is_empty() {
+        return Err("the export's project needs an id and a name".into());
+    }
+    let listed: Vec<&String> = doc.project.chapters.iter().collect();
+    let present: Vec<&String> = doc.chapters.iter().map(|c| &c.id).collect();
+    if listed != present {
+        return Err("the export's chapters do not match its project's chapter list".into());
+    }
+    if doc.chapters.iter().any(|c| c.project != doc.project.id) {
+        return Err("a chapter of the export belongs to another project".into());
+    }
+    let chapters: Vec<Chapter> = doc
+        .chapters
+        .iter()
+        .map(|c| Chapter::restore(c.id.clone(), c.title.clone(), &c.text, c.version))
+        .collect();
+    let mut project = Project::new(doc.project.id.clone(), doc.project.name.clone(), chapters);
+    project.ui = doc.project.ui.clone();
+    let history = History::from_parts(doc.history, doc.history_state);
+    // The newest entry's inverses must fit the texts, or undo would fail later.
+    if let Some(entry) = history.entries().last() {
+        for fx in &entry.effects {
+            let fits = project
+                .chapter(&fx.chapter)
+                .is_some_and(|c| c.len_chars() == fx.change.len_after());
+            if !fits {
+                return Err(format!(
+                    "the export's history does not fit chapter '{}'",
+                    fx.chapter
+                ));
+            }
+        }
+    }
+    Ok((Session { project, history }, doc.project.created_ms))
+}
+
+/// The manuscript as Markdown: the project name as a title, each chapter under a heading.
+pub fn markdown(project: &Project) -> String {
+    let mut out = format!("# {}\n", project.name.trim());
+    for chapter in &project.chapters {
+        out.push_str(&format!("\n## {}\n\n", chapter.title.trim()));
+        let text = chapter.text().to_string();
+        out.push_str(text.trim_end());
+        out.push('\n');
+    }
+    out
+}

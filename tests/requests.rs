@@ -492,3 +492,99 @@ fn a_full_quota_is_reported_and_nothing_in_memory_is_lost() {
         "both edits are in the stored history"
     );
 }
+
+#[test]
+fn export_then_import_reproduces_the_project_exactly() {
+    let mut source = Page::new();
+    let project = source.ok("create_project", json!({"name": "Export Me", "chapters": [
+        {"title": "One", "text": "Mara climbed the stair. “Who’s there?” 🐉"}, {"title": "Two", "text": "Dawn."}]}));
+    let ch1 = project["chapters"][0]["id"].as_str().unwrap().to_string();
+    source.ok("execute", json!({"tool": "update_manuscript", "origin": "agent:ed", "args": {"searchText": "stair", "replacementText": "tower"}}));
+    source.ok(
+        "apply_user_change",
+        json!({"chapter": ch1, "baseVersion": 1, "changes": [{"insert": "So. "}]}),
+    );
+    source.ok("undo", json!({}));
+    source.ok("execute", json!({"tool": "toggle_zen_mode", "args": {}}));
+    let exported = source.ok("export_project", json!({}));
+    assert_eq!(exported["format"], "draftsmith-project");
+
+    let mut target = Page::on(Rc::new(MemoryStore::new()), "t");
+    let imported = target.ok("import_project", json!({"document": exported}));
+    assert_eq!(imported["name"], "Export Me");
+    let again = target.ok("export_project", json!({}));
+    assert_eq!(again, exported, "a re-export of the import is identical");
+    // And it behaves the same: redo and undo agree.
+    target.ok("redo", json!({}));
+    source.ok("redo", json!({}));
+    assert_eq!(
+        target.ok("get_chapter", json!({}))["text"],
+        source.ok("get_chapter", json!({}))["text"]
+    );
+    // Importing the same id twice is refused.
+    let r = target.send("import_project", json!({"document": exported}));
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already exists"));
+}
+
+#[test]
+fn malformed_or_foreign_imports_are_rejected_and_change_nothing() {
+    let mut source = Page::new();
+    source.ok(
+        "create_project",
+        json!({"name": "Good", "chapters": [{"text": "abc"}]}),
+    );
+    source.ok(
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "def", "sameParagraph": true}}),
+    );
+    let good = source.ok("export_project", json!({}));
+    let mut target = Page::on(Rc::new(MemoryStore::new()), "t");
+    let mut cases: Vec<(Value, &str)> = vec![
+        (json!("just text"), "not a draftsmith project export"),
+        (
+            json!({"format": "something-else", "version": 1}),
+            "not a draftsmith project export",
+        ),
+        (
+            json!({"name": "A Scrivener file"}),
+            "not a draftsmith project export",
+        ),
+    ];
+    let mut v = good.clone();
+    v["version"] = json!(99);
+    cases.push((v, "unsupported export version"));
+    let mut v = good.clone();
+    v["chapters"] = json!([]);
+    cases.push((v, "do not match"));
+    let mut v = good.clone();
+    v["chapters"][0]["text"] = json!("a different length");
+    cases.push((v, "history does not fit"));
+    let mut v = good.clone();
+    v["surprise"] = json!(true);
+    cases.push((v, "malformed"));
+    let mut v = good.clone();
+    v["history"] = json!("not a list");
+    cases.push((v, "malformed"));
+    for (doc, needle) in cases {
+        let r = target.send("import_project", json!({"document": doc}));
+        assert_eq!(r["error"]["code"], "invalid_params", "{r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+        assert_eq!(target.ok("list_projects", json!({}))["projects"], json!([]));
+    }
+}
+
+#[test]
+fn the_manuscript_exports_as_markdown() {
+    let mut page = Page::new();
+    page.ok("create_project", json!({"name": "Lighthouse", "chapters": [
+        {"title": "One", "text": "First.\n\nSecond paragraph.\n"}, {"title": "Two", "text": "Dawn."}]}));
+    let md = page.ok("export_markdown", json!({}));
+    assert_eq!(
+        md["markdown"],
+        "# Lighthouse\n\n## One\n\nFirst.\n\nSecond paragraph.\n\n## Two\n\nDawn.\n"
+    );
+}
