@@ -42,6 +42,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "export_project",
     "import_project",
     "export_markdown",
+    "reload_project",
     "storage_estimate",
     "get_chapter",
     "execute",
@@ -143,6 +144,7 @@ impl Core {
             "rename_project" => self.rename_project(params(kind, p)?).await,
             "delete_project" => self.delete_project(params(kind, p)?).await,
             "storage_estimate" => self.storage_estimate().await,
+            "reload_project" => self.reload_project(params(kind, p)?).await,
             "export_project" => self.export_project(params(kind, p)?).await,
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
@@ -463,6 +465,38 @@ impl Core {
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
+    }
+
+    /// Another tab (worker) saved project `id`: drop the cached copy and read it again from
+    /// the store, so this tab neither shows stale text nor overwrites the other's work. The
+    /// page hears `project_reloaded` when it was open here.
+    async fn reload_project(&self, p: OpenProject) -> Result<Value, Error> {
+        if !self.sessions.borrow().contains_key(&p.id) {
+            return Ok(json!({ "reloaded": false }));
+        }
+        match persist::load(self.env.store.as_ref(), &p.id).await? {
+            Some((session, created_ms)) => {
+                let summary = project_json(&session.project);
+                self.sessions.borrow_mut().insert(
+                    p.id.clone(),
+                    Open {
+                        session,
+                        created_ms,
+                        needs_full_save: false,
+                    },
+                );
+                self.emit("project_reloaded", summary);
+            }
+            None => {
+                // Deleted elsewhere.
+                self.sessions.borrow_mut().remove(&p.id);
+                if self.current.borrow().as_deref() == Some(p.id.as_str()) {
+                    *self.current.borrow_mut() = None;
+                }
+                self.emit("project_deleted", json!({ "id": p.id }));
+            }
+        }
+        Ok(json!({ "reloaded": true }))
     }
 
     async fn storage_estimate(&self) -> Result<Value, Error> {

@@ -15,6 +15,12 @@ const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
 
+// Tabs of one origin share the database; workers tell each other what they saved so that
+// none keeps a stale copy of a project (and none overwrites another's work).
+const CHANNEL = typeof BroadcastChannel === 'function' ? new BroadcastChannel(`draftsmith:${DATABASE}`) : null;
+const INSTANCE = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+const SHARED_EVENTS = new Set(['saved', 'projects_changed', 'memory_changed']);
+
 let core = null;
 let generation = 0;
 let ready = null;
@@ -53,6 +59,9 @@ function onCoreEvent(json) {
     return;
   }
   post(event);
+  if (CHANNEL && SHARED_EVENTS.has(event.type)) {
+    CHANNEL.postMessage({ from: INSTANCE, type: event.type, data: event.data });
+  }
   if (event.type === 'panic') {
     recoverFromPanic(event.data && event.data.message);
   }
@@ -129,6 +138,32 @@ async function serve(message) {
 self.addEventListener('message', (event) => {
   serve(event.data);
 });
+
+// A request of the worker's own, whose response goes nowhere.
+let internalId = 0;
+async function internal(type, params) {
+  await ready;
+  if (core === null) return;
+  try {
+    await core.handle(JSON.stringify({ id: `internal-${++internalId}`, type, params }));
+  } catch (err) {
+    // A panic is reported through the panic event.
+  }
+}
+
+if (CHANNEL) {
+  CHANNEL.onmessage = (event) => {
+    const message = event.data;
+    if (!message || message.from === INSTANCE) return;
+    if (message.type === 'saved' && message.data && message.data.project) {
+      internal('reload_project', { id: message.data.project });
+    } else if (message.type === 'projects_changed') {
+      postEvent('projects_changed', { remote: true });
+    } else if (message.type === 'memory_changed') {
+      postEvent('memory_changed', { ...message.data, remote: true });
+    }
+  };
+}
 
 self.addEventListener('messageerror', () => {
   post(errorResponse(null, 'malformed', 'a message could not be deserialized'));

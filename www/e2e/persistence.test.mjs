@@ -1,0 +1,69 @@
+// Persistence through the page: a reload finds the project, and two tabs on one database
+// keep each other current instead of overwriting each other.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openReady } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await launch();
+});
+after(async () => {
+  await env?.close();
+});
+
+test('a project survives a page reload, with its history', async () => {
+  const page = await env.newPage();
+  await openReady(env, page);
+  const id = await page.evaluate(async () => {
+    const c = window.draftsmith;
+    const p = await c.createProject('Survivor', [{ title: 'One', text: 'The lamp was dark.' }]);
+    await c.execute('update_manuscript', { searchText: 'dark', replacementText: 'lit' }, { origin: 'agent:ed' });
+    return p.id;
+  });
+  await page.reload();
+  await openReady(env, page);
+  const after = await page.evaluate(async (id) => {
+    const c = window.draftsmith;
+    const list = await c.request('list_projects');
+    await c.openProject(id);
+    const text = (await c.getChapter()).text;
+    await c.undo();
+    return { names: list.projects.map((p) => p.name), text, undone: (await c.getChapter()).text };
+  }, id);
+  assert.ok(after.names.includes('Survivor'));
+  assert.equal(after.text, 'The lamp was lit.');
+  assert.equal(after.undone, 'The lamp was dark.');
+});
+
+test('two tabs on one project stay current and keep both edits', async () => {
+  const context = await env.browser.newContext();
+  const [a, b] = [await context.newPage(), await context.newPage()];
+  for (const page of [a, b]) {
+    page.consoleLog = [];
+    await openReady(env, page);
+  }
+  const id = await a.evaluate(async () => {
+    const p = await window.draftsmith.createProject('Shared', [{ title: 'One', text: 'Start.' }]);
+    return p.id;
+  });
+  await b.evaluate(async (id) => {
+    window.reloads = [];
+    window.draftsmith.on('project_reloaded', (data) => window.reloads.push(data.id));
+    await window.draftsmith.openProject(id);
+  }, id);
+  await a.evaluate(() => window.draftsmith.execute('append_to_manuscript', { text: 'From A.' }));
+  await b.waitForFunction(() => window.reloads.length > 0, null, { timeout: 10_000 });
+  const seenByB = await b.evaluate(async () => (await window.draftsmith.getChapter()).text);
+  assert.equal(seenByB, 'Start.\n\nFrom A.');
+  // B edits on top; A is told and sees both.
+  await a.evaluate(() => {
+    window.reloads = [];
+    window.draftsmith.on('project_reloaded', (data) => window.reloads.push(data.id));
+  });
+  await b.evaluate(() => window.draftsmith.execute('append_to_manuscript', { text: 'From B.' }));
+  await a.waitForFunction(() => window.reloads.length > 0, null, { timeout: 10_000 });
+  const seenByA = await a.evaluate(async () => (await window.draftsmith.getChapter()).text);
+  assert.equal(seenByA, 'Start.\n\nFrom A.\n\nFrom B.');
+  await context.close();
+});
