@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'no_project'
+  | 'quota_exceeded'
+  | 'storage_failed'
   | 'internal'
   | 'timeout'
   | 'closed';
@@ -26,7 +28,11 @@ export interface StartOptions {
   timeoutMs?: number;
   /** How long to wait for the core to load (30 000 ms). */
   startTimeoutMs?: number;
+  /** Ask the browser to keep storage (navigator.storage.persist()) on start; default true. */
+  persist?: boolean;
 }
+
+export interface ProjectListing { id: string; name: string; chapters: number; createdMs: number; updatedMs: number }
 
 export interface RequestOptions {
   /** This request's timeout in milliseconds; overrides StartOptions.timeoutMs. */
@@ -103,6 +109,16 @@ export interface EventMap {
   ui: UiState;
   /** The history changed. */
   history_changed: { canUndo: boolean; canRedo: boolean; groups: number };
+  /** A change was stored. */
+  saved: { project: string; at: number };
+  /** A change could not be stored; it is kept in memory and saved with the next change. */
+  storage_error: { project: string; code: 'quota_exceeded' | 'storage_failed'; message: string };
+  /** Projects were created, renamed or deleted (here or, with `remote`, in another tab). */
+  projects_changed: { current?: string | null; remote?: boolean };
+  /** Another tab saved the open project; this is its new state. */
+  project_reloaded: ProjectSummary;
+  /** Another tab deleted a project that was open here. */
+  project_deleted: { id: string };
   /** The core (re)loaded; `instance` counts loads in this worker. */
   ready: { version: string; instance: number };
   /** The core could not be loaded. */
@@ -122,6 +138,24 @@ export declare class Draftsmith {
   request<T = unknown>(type: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<T>;
   /** Version, build profile and capabilities of the core. */
   hello(options?: RequestOptions): Promise<Hello>;
+  /** Whether the browser agreed to keep storage. */
+  persisted: boolean;
+  /** Ask the browser to keep this origin's storage; resolves to whether it is persistent. */
+  requestPersistence(): Promise<boolean>;
+  /** Storage use and quota in bytes (null where the browser does not say). */
+  storageEstimate(options?: RequestOptions): Promise<{ usage: number | null; quota: number | null }>;
+  /** Every stored project, most recently changed first. */
+  listProjects(options?: RequestOptions): Promise<{ projects: ProjectListing[]; current: string | null }>;
+  /** Rename a project (the open one by default). */
+  renameProject(name: string, id?: string, options?: RequestOptions): Promise<ProjectSummary>;
+  /** Delete a project and everything in it. */
+  deleteProject(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  /** The project as one JSON document (chapters, history, UI state, memory). */
+  exportProject(id?: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+  /** Import an exported document; rejected with `invalid_params` (nothing changes) if malformed. */
+  importProject(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
+  /** The manuscript as Markdown. */
+  exportMarkdown(id?: string, options?: RequestOptions): Promise<{ markdown: string }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

@@ -28,8 +28,9 @@ export class Draftsmith {
         client.close();
         reject(new DraftsmithError('timeout', `the draftsmith worker did not start within ${startTimeoutMs} ms`));
       }, startTimeoutMs);
-      const offReady = client.on('ready', () => {
+      const offReady = client.on('ready', async () => {
         cleanup();
+        if (options.persist !== false) await client.requestPersistence();
         resolve(client);
       });
       const offFatal = client.on('fatal', (data) => {
@@ -59,6 +60,8 @@ export class Draftsmith {
     this._pending = new Map();
     this._handlers = new Map();
     this._closed = false;
+    /** Whether the browser agreed to keep storage (after start). */
+    this.persisted = false;
     worker.addEventListener('message', (event) => this._receive(event.data));
   }
 
@@ -93,7 +96,58 @@ export class Draftsmith {
     return this.request('hello', undefined, options);
   }
 
-  /** Create a project (in memory until persistence lands) and make it the open one. */
+  /**
+   * Ask the browser to keep this origin's storage (not evicted under pressure). Only a page
+   * can ask (workers cannot), so the client does it on start unless `persist: false`.
+   * Resolves to true when storage is persistent.
+   */
+  async requestPersistence() {
+    const storage = globalThis.navigator?.storage;
+    if (!storage?.persist) return (this.persisted = false);
+    try {
+      this.persisted = (await storage.persisted?.()) || (await storage.persist());
+    } catch {
+      this.persisted = false;
+    }
+    return this.persisted;
+  }
+
+  /** Storage use and quota in bytes, as the browser estimates them. */
+  storageEstimate(options) {
+    return this.request('storage_estimate', {}, options);
+  }
+
+  /** Every stored project, most recently changed first. */
+  listProjects(options) {
+    return this.request('list_projects', {}, options);
+  }
+
+  /** Rename a project (the open one by default). */
+  renameProject(name, id, options) {
+    return this.request('rename_project', id === undefined ? { name } : { id, name }, options);
+  }
+
+  /** Delete a project and everything in it. */
+  deleteProject(id, options) {
+    return this.request('delete_project', { id }, options);
+  }
+
+  /** The project (the open one by default) as one JSON document. */
+  exportProject(id, options) {
+    return this.request('export_project', id === undefined ? {} : { id }, options);
+  }
+
+  /** Import an exported document; refused (and nothing changes) if it is malformed. */
+  importProject(document, options) {
+    return this.request('import_project', { document }, options);
+  }
+
+  /** The manuscript as Markdown. */
+  exportMarkdown(id, options) {
+    return this.request('export_markdown', id === undefined ? {} : { id }, options);
+  }
+
+  /** Create a project and make it the open one. */
   createProject(name, chapters, options) {
     return this.request('create_project', chapters ? { name, chapters } : { name }, options);
   }
