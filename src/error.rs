@@ -43,6 +43,9 @@ pub enum Error {
     /// Undo or redo could not run.
     #[error(transparent)]
     History(#[from] crate::commands::history::HistoryError),
+    /// A memory call that could not be done (invalid input, unknown id).
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
     /// A tool-level error outside a tool call (such as an unknown toolset).
     #[error(transparent)]
     Tool(#[from] crate::tools::ToolError),
@@ -68,6 +71,8 @@ impl Error {
                 _ => ErrorCode::InvalidParams,
             },
             Error::History(_) => ErrorCode::Internal,
+            Error::Memory(crate::memory::MemoryError::NotFound { .. }) => ErrorCode::NotFound,
+            Error::Memory(_) => ErrorCode::InvalidParams,
             Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
             Error::Tool(_) => ErrorCode::InvalidParams,
             Error::NoProject(_) => ErrorCode::NoProject,

@@ -15,6 +15,8 @@
 //! - [`env`]: injected time ([`Clock`]), ids ([`IdSource`]) and the event sink ([`EventSink`]).
 //! - [`protocol`]: the worker's message protocol: request decoding, responses, events.
 //! - [`core`]: [`Core`], which serves decoded requests.
+//! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
+//!   search and the `[AGENT MEMORY]` context block.
 //! - [`names`]: closest-name suggestions for unknown names in errors.
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
@@ -22,6 +24,7 @@ pub mod commands;
 pub mod core;
 pub mod env;
 pub mod error;
+pub mod memory;
 pub mod names;
 pub mod persist;
 pub mod project;

@@ -6,12 +6,17 @@
 //! an [`EditContext`], which applies each change at once (so the command reads its own
 //! edits) and records its effect; if the command fails, every edit it made and every UI
 //! change is rolled back before the error result is returned.
+//!
+//! The session also holds the agent's [`Memory`]. Memory changes are not undoable and are not
+//! snapshotted: the memory tools validate everything before they change the memory, in one
+//! step, so a failing memory call has changed nothing (see [`crate::memory`]).
 
 use serde_json::Value;
 
 use crate::commands::history::{Applied, Grouping, HistoryError};
 use crate::commands::{Effect, Entry, History, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
+use crate::memory::Memory;
 use crate::project::changeset::{ChangeSet, Op};
 use crate::project::{Chapter, EditError, Project, UiState};
 use crate::tools::{ResultMeta, ToolError, ToolRegistry, ToolResult};
@@ -41,6 +46,8 @@ pub struct Outcome {
 /// What commands edit through.
 pub struct EditContext<'a> {
     project: &'a mut Project,
+    memory: &'a mut Memory,
+    ids: &'a dyn IdSource,
     effects: Vec<Effect>,
     ui_changed: bool,
     description: Option<String>,
@@ -48,9 +55,16 @@ pub struct EditContext<'a> {
 }
 
 impl<'a> EditContext<'a> {
-    fn new(project: &'a mut Project, now_ms: u64) -> Self {
+    fn new(
+        project: &'a mut Project,
+        memory: &'a mut Memory,
+        ids: &'a dyn IdSource,
+        now_ms: u64,
+    ) -> Self {
         Self {
             project,
+            memory,
+            ids,
             effects: Vec::new(),
             ui_changed: false,
             description: None,
@@ -66,6 +80,23 @@ impl<'a> EditContext<'a> {
     /// Now, from the injected clock.
     pub fn now_ms(&self) -> u64 {
         self.now_ms
+    }
+
+    /// The injected id source, for new notes, goals and entities.
+    pub fn ids(&self) -> &'a dyn IdSource {
+        self.ids
+    }
+
+    /// The agent's memory, to change it. Memory changes are neither undoable nor rolled
+    /// back: a command must finish validating before it changes the memory, and change it
+    /// last (the [`Memory`] methods themselves change nothing when they fail).
+    pub fn memory(&mut self) -> &mut Memory {
+        self.memory
+    }
+
+    /// The agent's memory, to read it.
+    pub fn memory_ref(&self) -> &Memory {
+        self.memory
     }
 
     /// The chapter named by `name` (id, number or title), or the active chapter.
@@ -124,14 +155,27 @@ pub struct Session {
     pub project: Project,
     /// Its undo history.
     pub history: History,
+    /// The agent's memory (notes, goals, watched entities, the bedside note).
+    pub memory: Memory,
 }
 
 impl Session {
-    /// A session for `project` with an empty history.
+    /// A session for `project` with an empty history and an empty memory. The bedside note
+    /// is created on first use (see [`Memory::ensure_bedside`]).
     pub fn new(project: Project) -> Self {
+        Self::with_memory(project, Memory::new())
+    }
+
+    /// A session for `project` with an empty history and the given memory (such as one
+    /// loaded from the store), whose search index is rebuilt if it is not current.
+    pub fn with_memory(project: Project, mut memory: Memory) -> Self {
+        if !memory.is_indexed() {
+            memory.reindex();
+        }
         Self {
             project,
             history: History::default(),
+            memory,
         }
     }
 
@@ -177,7 +221,7 @@ impl Session {
         // Policy (approvals by provenance) is checked here once the story bible exists; the
         // manuscript tools are all permitted.
         let ui_before = self.project.ui.clone();
-        let mut cx = EditContext::new(&mut self.project, started);
+        let mut cx = EditContext::new(&mut self.project, &mut self.memory, ids, started);
         let data = match command.execute(&mut cx) {
             Ok(data) => data,
             Err(error) => {

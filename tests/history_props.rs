@@ -464,7 +464,11 @@ proptest! {
         history.restore_derived();
         prop_assert_eq!(&history, &w.s.history);
         prop_assert_eq!(history.memory_bytes(), w.s.history.memory_bytes());
-        w.s = Session { project, history };
+        w.s = Session {
+            project,
+            history,
+            memory: std::mem::take(&mut w.s.memory),
+        };
         w.undo_all();
         prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);
         prop_assert_eq!(text(&w.s, "c2"), "05 16 27");

@@ -2,7 +2,7 @@
 //! history recording, toolsets and the catalog in three formats.
 #![cfg(not(target_arch = "wasm32"))]
 
-use draftsmith::commands::{Origin, OriginFilter};
+use draftsmith::commands::{Category, Origin, OriginFilter};
 use draftsmith::project::{Chapter, Project};
 use draftsmith::session::{Session, ToolCall};
 use draftsmith::tools::{CatalogFormat, ToolRegistry, ALL, QUICK, VOICE_SAFE};
@@ -75,6 +75,14 @@ const EVERY_TOOL: &[&str] = &[
     "toggle_zen_mode",
     "highlight_text",
     "set_selection",
+    "write_memory_note",
+    "search_memory",
+    "update_memory_note",
+    "delete_memory_note",
+    "create_goal",
+    "update_goal",
+    "watch_entity",
+    "evolve_bedside_note",
 ];
 
 #[test]
@@ -472,7 +480,15 @@ fn catalogs_list_every_tool_with_a_json_schema_in_each_format() {
                     "{v}"
                 );
             }
-            map.values().for_each(|c| walk(c, gemini));
+            for (key, child) in map {
+                match child {
+                    // Property names (`title`, `type`) are not keywords; their schemas are.
+                    Value::Object(properties) if key == "properties" => {
+                        properties.values().for_each(|p| walk(p, gemini))
+                    }
+                    _ => walk(child, gemini),
+                }
+            }
         } else if let Value::Array(items) = v {
             items.iter().for_each(|c| walk(c, gemini));
         }
@@ -502,6 +518,24 @@ fn every_tool_knows_its_category_and_reversibility() {
         ]
         .contains(&meta.name);
         assert_eq!(meta.reversible, reversible, "{}", meta.name);
+        let memory = [
+            "write_memory_note",
+            "search_memory",
+            "update_memory_note",
+            "delete_memory_note",
+            "create_goal",
+            "update_goal",
+            "watch_entity",
+            "evolve_bedside_note",
+        ]
+        .contains(&meta.name);
+        assert_eq!(
+            meta.category == Category::Memory,
+            memory,
+            "{} is in {:?}",
+            meta.name,
+            meta.category
+        );
     }
     assert_eq!(registry.commands().len(), EVERY_TOOL.len());
 }

@@ -9,10 +9,12 @@
 //!   formats ([`schema`]).
 //! - Every call returns one [`ToolResult`]: `{status, data, meta}`.
 //!
-//! Tool families live one per file: [`navigation`], [`editing`], [`analysis`], [`ui`].
+//! Tool families live one per file: [`navigation`], [`editing`], [`analysis`], [`ui`],
+//! [`memory`].
 
 pub mod analysis;
 pub mod editing;
+pub mod memory;
 pub mod navigation;
 pub mod schema;
 pub mod ui;
@@ -294,6 +296,7 @@ impl ToolRegistry {
         editing::register(&mut registry);
         analysis::register(&mut registry);
         ui::register(&mut registry);
+        memory::register(&mut registry);
         registry.define_builtin_toolsets();
         registry
     }

@@ -154,8 +154,13 @@ fn clean(value: &mut Value, gemini: bool) {
         map.insert("type".into(), Value::from("string"));
         map.insert("enum".into(), json!([c]));
     }
-    for (_, child) in map.iter_mut() {
+    for (key, child) in map.iter_mut() {
         match child {
+            // Property names are not keywords: a property called `title`, `type` or
+            // `default` stays; only each property's schema is cleaned.
+            Value::Object(properties) if key == "properties" => properties
+                .values_mut()
+                .for_each(|schema| clean(schema, gemini)),
             Value::Object(_) => clean(child, gemini),
             Value::Array(items) => items.iter_mut().for_each(|i| clean(i, gemini)),
             _ => {}

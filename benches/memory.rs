@@ -1,0 +1,238 @@
+//! Memory-scale timings: BM25 search and the context block over 10,000 notes of about 1 KB
+//! (10 MB of note text), with the index built per search.
+//!
+//! A plain `main` (no harness): it prints one line per metric and asserts nothing about time.
+//!
+//! ```sh
+//! cargo bench --bench memory
+//! ```
+//!
+//! Each operation is timed on its own with `std::time::Instant`; the median (and the 90th
+//! percentile) over 100 operations is reported.
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    native::run();
+}
+
+/// `Instant::now()` panics on wasm32; there is nothing to measure there.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "../tests/common/rng.rs"]
+mod rng;
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::hint::black_box;
+    use std::time::{Duration, Instant};
+
+    use draftsmith::memory::{Memory, NewNote, NoteType, Scope, SearchQuery};
+    use draftsmith::SequentialIds;
+
+    use super::rng::Rng;
+
+    const NOTES: usize = 10_000;
+    const NOTE_BYTES: usize = 1_000;
+    const RUNS: usize = 100;
+
+    const WORDS: &[&str] = &[
+        "the",
+        "lamp",
+        "turned",
+        "all",
+        "night",
+        "sea",
+        "answered",
+        "slow",
+        "grey",
+        "breath",
+        "stairs",
+        "counted",
+        "forty",
+        "boat",
+        "sail",
+        "patched",
+        "flag",
+        "whispered",
+        "harbour",
+        "rain",
+        "awning",
+        "ordered",
+        "usual",
+        "waited",
+        "late",
+        "again",
+        "smiled",
+        "clock",
+        "forever",
+        "shell",
+        "sound",
+        "nothing",
+        "while",
+        "dog",
+        "dreamed",
+        "letters",
+        "storm",
+        "rescue",
+        "keeper",
+        "father",
+        "brother",
+        "letter",
+        "secret",
+        "promise",
+        "winter",
+        "bridge",
+        "river",
+        "market",
+        "café",
+        "Greyhaven",
+        "海",
+        "naïve",
+        "Ωmega",
+        "lighthouses",
+        "stories",
+        "of",
+        "and",
+        "to",
+        "in",
+        "was",
+        "her",
+        "his",
+        "with",
+        "a",
+    ];
+    const NAMES: &[&str] = &["Mara", "Jonas", "Élodie", "Søren", "Ines", "Tomás", "Yuki"];
+    const TAGS: &[&str] = &[
+        "mara",
+        "jonas",
+        "lighthouse",
+        "harbour",
+        "storm",
+        "plot",
+        "style",
+        "ending",
+        "chapter-3",
+    ];
+
+    fn note_text(rng: &mut Rng) -> String {
+        let mut text = String::with_capacity(NOTE_BYTES + 64);
+        while text.len() < NOTE_BYTES {
+            text.push_str(rng.pick::<&str>(NAMES));
+            for _ in 0..6 + rng.below(14) {
+                text.push(' ');
+                text.push_str(rng.pick::<&str>(WORDS));
+            }
+            text.push_str(". ");
+        }
+        text
+    }
+
+    fn fixture() -> Memory {
+        let mut rng = Rng(0x4D45_4D4F_5259);
+        let ids = SequentialIds::new("n");
+        let mut memory = Memory::new();
+        memory.ensure_bedside("p", 0, &ids);
+        for i in 0..NOTES {
+            let tags = (0..rng.below(4))
+                .map(|_| rng.pick::<&str>(TAGS).to_string())
+                .collect();
+            let input = NewNote {
+                text: note_text(&mut rng),
+                note_type: NoteType::Fact,
+                scope: if rng.chance(10) {
+                    Scope::Global
+                } else {
+                    Scope::Project
+                },
+                tags,
+                importance: Some(1 + rng.below(5) as u8),
+            };
+            if memory.write_note("p", input, i as u64, &ids).is_err() {
+                unreachable!("fixture notes are valid");
+            }
+        }
+        memory
+    }
+
+    fn fmt(d: Duration) -> String {
+        format!("{:.2} ms", d.as_secs_f64() * 1_000.0)
+    }
+
+    fn report(metric: &str, mut times: Vec<Duration>) {
+        times.sort();
+        let median = times[times.len() / 2];
+        let p90 = times[times.len() * 9 / 10];
+        println!(
+            "{metric} ({NOTES} notes of ~{NOTE_BYTES} B): median {} over {} ops (p90 {})",
+            fmt(median),
+            times.len(),
+            fmt(p90)
+        );
+    }
+
+    fn time(mut f: impl FnMut(usize)) -> Vec<Duration> {
+        (0..RUNS)
+            .map(|i| {
+                let start = Instant::now();
+                f(i);
+                start.elapsed()
+            })
+            .collect()
+    }
+
+    pub fn run() {
+        let start = Instant::now();
+        let mut memory = fixture();
+        let built = start.elapsed();
+        let bytes: usize = memory.notes.iter().map(|n| n.text.len()).sum();
+        println!(
+            "fixture: {} notes, {:.1} MB of text, written one by one in {} ({} per write)",
+            memory.notes.len(),
+            bytes as f64 / 1e6,
+            fmt(built),
+            fmt(built / NOTES as u32)
+        );
+        let start = Instant::now();
+        memory.reindex();
+        println!(
+            "reindex ({NOTES} notes of ~{NOTE_BYTES} B): {}",
+            fmt(start.elapsed())
+        );
+        let queries = [
+            "lighthouse keeper",
+            "storm rescue boat",
+            "Mara secret promise",
+            "café Greyhaven",
+        ];
+        report(
+            "search, 1-3 words",
+            time(|i| {
+                black_box(memory.search("p", &SearchQuery::text(queries[i % queries.len()])));
+            }),
+        );
+        report(
+            "search, tags only",
+            time(|_| {
+                black_box(memory.search("p", &SearchQuery::tags(["mara", "storm"])));
+            }),
+        );
+        report(
+            "search, text and tag",
+            time(|i| {
+                let q = SearchQuery::text(queries[i % queries.len()]).with_tags(["harbour"]);
+                black_box(memory.search("p", &q));
+            }),
+        );
+        let request = "Rewrite the scene where Mara climbs the lighthouse stairs in the storm \
+                       and finds her brother's letter; keep the harbour at night, the lamp and \
+                       the promise she made to Jonas in chapter three.";
+        report(
+            "context block, 30-word request, 2000 tokens",
+            time(|_| {
+                black_box(memory.context_block("p", request, 2_000));
+            }),
+        );
+    }
+}

@@ -1,0 +1,984 @@
+//! The agent's memory: notes, goals, watched entities and the bedside note. Pure data and
+//! rules, no I/O; persistence is the store's business.
+//!
+//! One [`Memory`] may hold several projects' notes plus the global ones: a note of
+//! [`Scope::Global`] has no project and is visible from every project, a note of
+//! [`Scope::Project`] only from its own. Goals and watched entities always belong to one
+//! project.
+//!
+//! **A failed call changes nothing.** Every mutating method validates its whole input first
+//! (text not empty and at most [`MAX_NOTE_CHARS`] characters, importance 1 to 5, progress 0 to
+//! 100, tags normalized and within [`MAX_TAGS`] × [`MAX_TAG_CHARS`], known ids) and only then
+//! changes the memory, in one step. The memory tools rely on this: a tool call that fails
+//! leaves the memory as it was without a snapshot.
+//!
+//! **The bedside note** is each project's running plan: one `plan` note, project scope,
+//! tagged [`BEDSIDE_TAG`], importance 5. It is created on first use
+//! ([`Memory::ensure_bedside`], or implicitly by [`Memory::evolve_bedside`]), rewritten with
+//! [`Memory::evolve_bedside`] (earlier texts are kept in [`MemoryNote::previous`], oldest first,
+//! at most [`MAX_BEDSIDE_VERSIONS`]), and never deleted.
+//!
+//! - [`search`]: BM25 search over notes ([`Memory::search`]).
+//! - [`context`]: the `[AGENT MEMORY]` block of a system prompt ([`Memory::context_block`]).
+
+pub mod context;
+pub mod search;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::env::IdSource;
+
+pub use self::context::{estimate_tokens, CHARS_PER_TOKEN};
+pub use self::search::{tokenize, SearchHit, SearchQuery};
+
+/// The tag that marks a project's bedside note. Reserved: other notes cannot carry it.
+pub const BEDSIDE_TAG: &str = "meta:bedside-note";
+/// The longest note text, in characters. The same limit applies to goal titles and
+/// descriptions, entity names and reasons.
+pub const MAX_NOTE_CHARS: usize = 8_000;
+/// Most tags on one note.
+pub const MAX_TAGS: usize = 32;
+/// The longest tag, in characters (after trimming).
+pub const MAX_TAG_CHARS: usize = 64;
+/// Most earlier versions of the bedside note kept; the oldest go first.
+pub const MAX_BEDSIDE_VERSIONS: usize = 50;
+/// The importance of a note written without one (1 = trivia, 5 = essential).
+pub const DEFAULT_IMPORTANCE: u8 = 3;
+/// The bedside note's text until the agent first rewrites it.
+pub const BEDSIDE_DEFAULT_TEXT: &str = "No plan yet. Rewrite this note with evolve_bedside_note to keep the current plan, open threads and next steps.";
+
+/// What kind of thing a note records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteType {
+    /// Something true about the story or the project.
+    Fact,
+    /// Something noticed (a pattern, a weakness, a habit of the prose).
+    Observation,
+    /// An intention: what to do next.
+    Plan,
+    /// How the writer likes things done.
+    Preference,
+    /// A problem to fix.
+    Issue,
+}
+
+impl NoteType {
+    /// The wire name: `fact`, `observation`, `plan`, `preference` or `issue`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteType::Fact => "fact",
+            NoteType::Observation => "observation",
+            NoteType::Plan => "plan",
+            NoteType::Preference => "preference",
+            NoteType::Issue => "issue",
+        }
+    }
+}
+
+/// Where a note is visible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Only in its own project (the default).
+    #[default]
+    Project,
+    /// In every project.
+    Global,
+}
+
+impl Scope {
+    /// The wire name: `project` or `global`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Global => "global",
+        }
+    }
+}
+
+/// An earlier text of a note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteVersion {
+    /// The text as it was.
+    pub text: String,
+    /// When that text was written.
+    pub updated_ms: u64,
+    /// Its version number.
+    pub version: u32,
+}
+
+/// One note in memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryNote {
+    /// Unique id.
+    pub id: String,
+    /// The project it belongs to; `None` for a global note.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// The content (trimmed, 1 to [`MAX_NOTE_CHARS`] characters).
+    pub text: String,
+    /// What kind of note.
+    pub note_type: NoteType,
+    /// Where it is visible.
+    pub scope: Scope,
+    /// Normalized tags: trimmed, lowercase, unique.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// 1 (trivia) to 5 (essential).
+    pub importance: u8,
+    /// When it was written.
+    pub created_ms: u64,
+    /// When it last changed.
+    pub updated_ms: u64,
+    /// 1 when written, one more per change.
+    pub version: u32,
+    /// Earlier texts, oldest first. Kept for the bedside note (at most
+    /// [`MAX_BEDSIDE_VERSIONS`]); other notes keep only their current text.
+    #[serde(default)]
+    pub previous: Vec<NoteVersion>,
+}
+
+impl MemoryNote {
+    /// Whether `project` can see this note: global notes are visible everywhere, project
+    /// notes only in their project.
+    pub fn visible_from(&self, project: &str) -> bool {
+        match self.scope {
+            Scope::Global => true,
+            Scope::Project => self.project.as_deref() == Some(project),
+        }
+    }
+
+    /// Whether this is a project's bedside note.
+    pub fn is_bedside(&self) -> bool {
+        self.scope == Scope::Project && self.tags.iter().any(|t| t == BEDSIDE_TAG)
+    }
+}
+
+/// A new note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewNote {
+    /// The content.
+    pub text: String,
+    /// What kind of note.
+    pub note_type: NoteType,
+    /// Where it is visible.
+    #[serde(default)]
+    pub scope: Scope,
+    /// Tags (normalized on write).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// 1 to 5; [`DEFAULT_IMPORTANCE`] when `None`.
+    #[serde(default)]
+    pub importance: Option<u8>,
+}
+
+impl NewNote {
+    /// A project note of `note_type` with default importance and no tags.
+    pub fn new(text: impl Into<String>, note_type: NoteType) -> Self {
+        Self {
+            text: text.into(),
+            note_type,
+            scope: Scope::Project,
+            tags: Vec::new(),
+            importance: None,
+        }
+    }
+}
+
+/// Changes to a note; `None` keeps the current value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotePatch {
+    /// New content.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// New kind.
+    #[serde(default)]
+    pub note_type: Option<NoteType>,
+    /// New tags (replacing the old ones).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// New importance, 1 to 5.
+    #[serde(default)]
+    pub importance: Option<u8>,
+}
+
+impl NotePatch {
+    fn is_empty(&self) -> bool {
+        self.text.is_none()
+            && self.note_type.is_none()
+            && self.tags.is_none()
+            && self.importance.is_none()
+    }
+}
+
+/// Where a goal stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GoalStatus {
+    /// Being worked on (the default). Only active goals appear in the context block.
+    #[default]
+    Active,
+    /// Done.
+    Completed,
+    /// On hold.
+    Paused,
+    /// Given up.
+    Abandoned,
+}
+
+impl GoalStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoalStatus::Active => "active",
+            GoalStatus::Completed => "completed",
+            GoalStatus::Paused => "paused",
+            GoalStatus::Abandoned => "abandoned",
+        }
+    }
+}
+
+/// A goal of a project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Goal {
+    /// Unique id.
+    pub id: String,
+    /// The project it belongs to.
+    pub project: String,
+    /// A short title.
+    pub title: String,
+    /// More detail (may be empty).
+    #[serde(default)]
+    pub description: String,
+    /// Where it stands.
+    pub status: GoalStatus,
+    /// Percent done, 0 to 100.
+    pub progress: u8,
+    /// When it was created.
+    pub created_ms: u64,
+    /// When it last changed.
+    pub updated_ms: u64,
+}
+
+/// A new goal.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewGoal {
+    /// A short title.
+    pub title: String,
+    /// More detail.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Initial status; active when `None`.
+    #[serde(default)]
+    pub status: Option<GoalStatus>,
+    /// Percent done, 0 to 100; 0 when `None` (100 for a completed goal).
+    #[serde(default)]
+    pub progress: Option<u8>,
+}
+
+/// Changes to a goal; `None` keeps the current value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalPatch {
+    /// New title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// New description (may be empty to clear it).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// New status. Completing a goal without a progress sets progress to 100.
+    #[serde(default)]
+    pub status: Option<GoalStatus>,
+    /// New progress, 0 to 100.
+    #[serde(default)]
+    pub progress: Option<u8>,
+}
+
+/// What kind of thing a watched entity is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityType {
+    /// A person in the story.
+    Character,
+    /// An object.
+    Item,
+    /// A rule of the world (magic, law, physics).
+    Rule,
+    /// A place.
+    Location,
+    /// A storyline that must be followed up.
+    PlotThread,
+}
+
+impl EntityType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntityType::Character => "character",
+            EntityType::Item => "item",
+            EntityType::Rule => "rule",
+            EntityType::Location => "location",
+            EntityType::PlotThread => "plot_thread",
+        }
+    }
+}
+
+/// How much a watched entity matters.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Keep in mind.
+    Low,
+    /// Check regularly (the default).
+    #[default]
+    Medium,
+    /// Check on every change.
+    High,
+}
+
+impl Priority {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Medium => "medium",
+            Priority::High => "high",
+        }
+    }
+}
+
+/// An entity the agent keeps an eye on (for consistency checks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchedEntity {
+    /// Unique id.
+    pub id: String,
+    /// The project it belongs to.
+    pub project: String,
+    /// The entity's name.
+    pub name: String,
+    /// What kind of entity.
+    pub entity_type: EntityType,
+    /// Why it is watched.
+    pub reason: String,
+    /// How much it matters.
+    pub priority: Priority,
+    /// When it was first watched.
+    pub created_ms: u64,
+}
+
+/// An entity to watch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewWatch {
+    /// The entity's name.
+    pub name: String,
+    /// What kind of entity.
+    pub entity_type: EntityType,
+    /// Why to watch it.
+    pub reason: String,
+    /// How much it matters; medium when `None` (an existing entry keeps its priority).
+    #[serde(default)]
+    pub priority: Option<Priority>,
+}
+
+/// A memory call that could not be done; it changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// An argument is wrong; the message says which and what would work.
+    #[error("{0}")]
+    Invalid(String),
+    /// No note, goal or entity has the id.
+    #[error("no {kind} with id '{id}'{hint}")]
+    NotFound {
+        /// `note`, `goal` or `watched entity`.
+        kind: &'static str,
+        /// The id asked for (shortened if long).
+        id: String,
+        /// What would work: a close id, or how to find ids.
+        hint: String,
+    },
+}
+
+impl MemoryError {
+    /// The stable code: `invalid_args` or `not_found`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            MemoryError::Invalid(_) => "invalid_args",
+            MemoryError::NotFound { .. } => "not_found",
+        }
+    }
+}
+
+/// A project's memory (plus the global notes it can see). It may hold several projects;
+/// every query names the project it looks from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Memory {
+    /// Notes of every project, and the global ones, in writing order.
+    #[serde(default)]
+    pub notes: Vec<MemoryNote>,
+    /// Goals, in creation order.
+    #[serde(default)]
+    pub goals: Vec<Goal>,
+    /// Watched entities, in creation order.
+    #[serde(default)]
+    pub watched: Vec<WatchedEntity>,
+    /// The search index over `notes`: derived, not serialized, ignored by `==`. Every method
+    /// here keeps it current; after changing `notes` directly or deserializing, call
+    /// [`Memory::reindex`] to make searches fast again (they are correct either way).
+    #[serde(skip)]
+    index: search::NoteIndex,
+}
+
+/// Shorten text for messages.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Check a required text field: trimmed, not empty, at most [`MAX_NOTE_CHARS`] characters.
+fn required_text(field: &str, text: &str) -> Result<String, MemoryError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(MemoryError::Invalid(format!(
+            "'{field}' is empty (or only whitespace); write out the {field}"
+        )));
+    }
+    optional_text(field, trimmed)
+}
+
+/// Check a text field that may be empty: trimmed, at most [`MAX_NOTE_CHARS`] characters.
+fn optional_text(field: &str, text: &str) -> Result<String, MemoryError> {
+    let trimmed = text.trim();
+    let chars = trimmed.chars().count();
+    if chars > MAX_NOTE_CHARS {
+        return Err(MemoryError::Invalid(format!(
+            "'{field}' is {chars} characters long, over the limit of {MAX_NOTE_CHARS}; shorten it or split it into several notes"
+        )));
+    }
+    Ok(trimmed.to_string())
+}
+
+fn check_importance(importance: u8) -> Result<u8, MemoryError> {
+    if (1..=5).contains(&importance) {
+        Ok(importance)
+    } else {
+        Err(MemoryError::Invalid(format!(
+            "'importance' must be 1 (trivia) to 5 (essential), got {importance}"
+        )))
+    }
+}
+
+fn check_progress(progress: u8) -> Result<u8, MemoryError> {
+    if progress <= 100 {
+        Ok(progress)
+    } else {
+        Err(MemoryError::Invalid(format!(
+            "'progress' must be a percentage from 0 to 100, got {progress}"
+        )))
+    }
+}
+
+/// Normalize tags: trimmed, lowercase, duplicates dropped (first kept). Errors for an empty
+/// tag, a tag over [`MAX_TAG_CHARS`] characters, more than [`MAX_TAGS`] tags, and the
+/// reserved [`BEDSIDE_TAG`].
+pub fn normalize_tags(tags: &[String]) -> Result<Vec<String>, MemoryError> {
+    let mut out: Vec<String> = Vec::with_capacity(tags.len().min(MAX_TAGS));
+    for (i, tag) in tags.iter().enumerate() {
+        let tag = tag.trim();
+        if tag.is_empty() {
+            return Err(MemoryError::Invalid(format!(
+                "tag {} is empty; every tag needs at least one visible character",
+                i + 1
+            )));
+        }
+        let chars = tag.chars().count();
+        if chars > MAX_TAG_CHARS {
+            return Err(MemoryError::Invalid(format!(
+                "tag '{}' is {chars} characters long, over the limit of {MAX_TAG_CHARS}; use a short topic word",
+                shorten(tag, 40)
+            )));
+        }
+        let tag = tag.to_lowercase();
+        if tag == BEDSIDE_TAG {
+            return Err(MemoryError::Invalid(format!(
+                "the tag '{BEDSIDE_TAG}' is reserved for the bedside note; rewrite that note with evolve_bedside_note"
+            )));
+        }
+        if !out.contains(&tag) {
+            out.push(tag);
+        }
+    }
+    if out.len() > MAX_TAGS {
+        return Err(MemoryError::Invalid(format!(
+            "{} different tags given, at most {MAX_TAGS} allowed; keep the most telling ones",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+impl Memory {
+    /// An empty memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The note with `id`, in any project.
+    pub fn note(&self, id: &str) -> Option<&MemoryNote> {
+        self.notes.iter().find(|n| n.id == id)
+    }
+
+    /// The goal with `id`.
+    pub fn goal(&self, id: &str) -> Option<&Goal> {
+        self.goals.iter().find(|g| g.id == id)
+    }
+
+    /// The watched entity with `id`.
+    pub fn watched_entity(&self, id: &str) -> Option<&WatchedEntity> {
+        self.watched.iter().find(|w| w.id == id)
+    }
+
+    /// The notes `project` can see (its own and the global ones), in writing order.
+    pub fn visible_notes<'a>(&'a self, project: &'a str) -> impl Iterator<Item = &'a MemoryNote> {
+        self.notes.iter().filter(move |n| n.visible_from(project))
+    }
+
+    /// The goals of `project`, in creation order.
+    pub fn project_goals<'a>(&'a self, project: &'a str) -> impl Iterator<Item = &'a Goal> {
+        self.goals.iter().filter(move |g| g.project == project)
+    }
+
+    /// The entities `project` watches, in creation order.
+    pub fn project_watched<'a>(
+        &'a self,
+        project: &'a str,
+    ) -> impl Iterator<Item = &'a WatchedEntity> {
+        self.watched.iter().filter(move |w| w.project == project)
+    }
+
+    fn id_taken(&self, id: &str) -> bool {
+        self.notes.iter().any(|n| n.id == id)
+            || self.goals.iter().any(|g| g.id == id)
+            || self.watched.iter().any(|w| w.id == id)
+    }
+
+    /// A new id from `ids` that no note, goal or entity has (an id source restarted after a
+    /// reload could repeat one).
+    fn fresh_id(&self, ids: &dyn IdSource) -> String {
+        let mut id = ids.next_id();
+        let mut n = 1u64;
+        while id.is_empty() || self.id_taken(&id) {
+            id = if n < 8 {
+                ids.next_id()
+            } else {
+                format!("{}-{n}", ids.next_id())
+            };
+            n += 1;
+        }
+        id
+    }
+
+    fn not_found<'a>(
+        kind: &'static str,
+        id: &str,
+        known: impl Iterator<Item = &'a str>,
+        how: &str,
+    ) -> MemoryError {
+        // Suggesting close ids costs O(id length) per candidate; skip it for absurd ids.
+        let close = if id.chars().count() <= 100 {
+            crate::names::did_you_mean(id, known)
+        } else {
+            String::new()
+        };
+        MemoryError::NotFound {
+            kind,
+            id: shorten(id, 80),
+            hint: format!("{close}; {how}"),
+        }
+    }
+
+    fn note_index(&self, id: &str) -> Result<usize, MemoryError> {
+        self.notes.iter().position(|n| n.id == id).ok_or_else(|| {
+            Self::not_found(
+                "note",
+                id,
+                self.notes.iter().map(|n| n.id.as_str()),
+                "search_memory lists notes with their ids",
+            )
+        })
+    }
+
+    fn bedside_index(&self, project: &str) -> Option<usize> {
+        self.notes
+            .iter()
+            .position(|n| n.is_bedside() && n.project.as_deref() == Some(project))
+    }
+
+    /// The project's bedside note, if it has been created.
+    pub fn bedside(&self, project: &str) -> Option<&MemoryNote> {
+        self.bedside_index(project).map(|i| &self.notes[i])
+    }
+
+    /// Ensures the project's bedside note exists (a `plan` note, project scope, tagged
+    /// [`BEDSIDE_TAG`], importance 5, text [`BEDSIDE_DEFAULT_TEXT`]). Returns its id.
+    /// Idempotent.
+    pub fn ensure_bedside(&mut self, project: &str, now_ms: u64, ids: &dyn IdSource) -> String {
+        if let Some(i) = self.bedside_index(project) {
+            return self.notes[i].id.clone();
+        }
+        let id = self.fresh_id(ids);
+        self.notes.push(MemoryNote {
+            id: id.clone(),
+            project: Some(project.to_string()),
+            text: BEDSIDE_DEFAULT_TEXT.to_string(),
+            note_type: NoteType::Plan,
+            scope: Scope::Project,
+            tags: vec![BEDSIDE_TAG.to_string()],
+            importance: 5,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            version: 1,
+            previous: Vec::new(),
+        });
+        self.index.pushed(&self.notes);
+        id
+    }
+
+    /// Rewrites the bedside note (creating it first if needed), pushing the old text into
+    /// `previous` (at most [`MAX_BEDSIDE_VERSIONS`] kept, the oldest dropped first). The same
+    /// text again changes nothing.
+    pub fn evolve_bedside(
+        &mut self,
+        project: &str,
+        text: &str,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<&MemoryNote, MemoryError> {
+        let text = required_text("text", text)?;
+        self.ensure_bedside(project, now_ms, ids);
+        let i = self.bedside_index(project).ok_or_else(|| {
+            MemoryError::Invalid("the bedside note could not be created".to_string())
+        })?;
+        let note = &mut self.notes[i];
+        if note.text != text {
+            let old = std::mem::replace(&mut note.text, text);
+            note.previous.push(NoteVersion {
+                text: old,
+                updated_ms: note.updated_ms,
+                version: note.version,
+            });
+            if note.previous.len() > MAX_BEDSIDE_VERSIONS {
+                let excess = note.previous.len() - MAX_BEDSIDE_VERSIONS;
+                note.previous.drain(..excess);
+            }
+            note.version = note.version.saturating_add(1);
+            note.updated_ms = now_ms;
+            self.index.replaced(&self.notes, i);
+        }
+        Ok(&self.notes[i])
+    }
+
+    /// Write a new note. A project note belongs to `project`; a global one to no project.
+    pub fn write_note(
+        &mut self,
+        project: &str,
+        input: NewNote,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<&MemoryNote, MemoryError> {
+        let text = required_text("text", &input.text)?;
+        let tags = normalize_tags(&input.tags)?;
+        let importance = check_importance(input.importance.unwrap_or(DEFAULT_IMPORTANCE))?;
+        let id = self.fresh_id(ids);
+        self.notes.push(MemoryNote {
+            id,
+            project: match input.scope {
+                Scope::Project => Some(project.to_string()),
+                Scope::Global => None,
+            },
+            text,
+            note_type: input.note_type,
+            scope: input.scope,
+            tags,
+            importance,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            version: 1,
+            previous: Vec::new(),
+        });
+        self.index.pushed(&self.notes);
+        let last = self.notes.len() - 1;
+        Ok(&self.notes[last])
+    }
+
+    /// Change a note. The bedside note is rewritten with [`Memory::evolve_bedside`] instead.
+    /// A patch that changes nothing leaves the version as it is.
+    pub fn update_note(
+        &mut self,
+        id: &str,
+        patch: NotePatch,
+        now_ms: u64,
+    ) -> Result<&MemoryNote, MemoryError> {
+        let i = self.note_index(id)?;
+        if self.notes[i].is_bedside() {
+            return Err(MemoryError::Invalid(format!(
+                "note '{id}' is the bedside note; rewrite it with evolve_bedside_note"
+            )));
+        }
+        if patch.is_empty() {
+            return Err(MemoryError::Invalid(
+                "nothing to update; give at least one of text, type, topicTags or importance"
+                    .to_string(),
+            ));
+        }
+        let text = patch
+            .text
+            .as_deref()
+            .map(|t| required_text("text", t))
+            .transpose()?;
+        let tags = patch.tags.as_deref().map(normalize_tags).transpose()?;
+        let importance = patch.importance.map(check_importance).transpose()?;
+        let note = &mut self.notes[i];
+        let mut changed = false;
+        if let Some(text) = text {
+            changed |= note.text != text;
+            note.text = text;
+        }
+        if let Some(note_type) = patch.note_type {
+            changed |= note.note_type != note_type;
+            note.note_type = note_type;
+        }
+        if let Some(tags) = tags {
+            changed |= note.tags != tags;
+            note.tags = tags;
+        }
+        if let Some(importance) = importance {
+            changed |= note.importance != importance;
+            note.importance = importance;
+        }
+        if changed {
+            note.version = note.version.saturating_add(1);
+            note.updated_ms = now_ms;
+            self.index.replaced(&self.notes, i);
+        }
+        Ok(&self.notes[i])
+    }
+
+    /// Delete a note and return it. The bedside note cannot be deleted.
+    pub fn delete_note(&mut self, id: &str) -> Result<MemoryNote, MemoryError> {
+        let i = self.note_index(id)?;
+        if self.notes[i].is_bedside() {
+            return Err(MemoryError::Invalid(format!(
+                "note '{id}' is the bedside note and cannot be deleted; rewrite it with evolve_bedside_note instead"
+            )));
+        }
+        let note = self.notes.remove(i);
+        self.index.removed(&self.notes, i, &note.id);
+        Ok(note)
+    }
+
+    fn goal_index(&self, id: &str) -> Result<usize, MemoryError> {
+        self.goals.iter().position(|g| g.id == id).ok_or_else(|| {
+            Self::not_found(
+                "goal",
+                id,
+                self.goals.iter().map(|g| g.id.as_str()),
+                "the goals and their ids are listed in the [AGENT MEMORY] block; create_goal makes a new one",
+            )
+        })
+    }
+
+    /// Create a goal for `project`.
+    pub fn create_goal(
+        &mut self,
+        project: &str,
+        input: NewGoal,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<&Goal, MemoryError> {
+        let title = required_text("title", &input.title)?;
+        let description = optional_text("description", input.description.as_deref().unwrap_or(""))?;
+        let status = input.status.unwrap_or_default();
+        let default_progress = if status == GoalStatus::Completed {
+            100
+        } else {
+            0
+        };
+        let progress = check_progress(input.progress.unwrap_or(default_progress))?;
+        let id = self.fresh_id(ids);
+        self.goals.push(Goal {
+            id,
+            project: project.to_string(),
+            title,
+            description,
+            status,
+            progress,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+        });
+        let last = self.goals.len() - 1;
+        Ok(&self.goals[last])
+    }
+
+    /// Change a goal. Completing it without giving a progress sets progress to 100.
+    pub fn update_goal(
+        &mut self,
+        id: &str,
+        patch: GoalPatch,
+        now_ms: u64,
+    ) -> Result<&Goal, MemoryError> {
+        let i = self.goal_index(id)?;
+        if patch == GoalPatch::default() {
+            return Err(MemoryError::Invalid(
+                "nothing to update; give at least one of title, description, status or progress"
+                    .to_string(),
+            ));
+        }
+        let title = patch
+            .title
+            .as_deref()
+            .map(|t| required_text("title", t))
+            .transpose()?;
+        let description = patch
+            .description
+            .as_deref()
+            .map(|d| optional_text("description", d))
+            .transpose()?;
+        let progress = match (patch.progress, patch.status) {
+            (Some(p), _) => Some(check_progress(p)?),
+            (None, Some(GoalStatus::Completed)) => Some(100),
+            (None, _) => None,
+        };
+        let goal = &mut self.goals[i];
+        if let Some(title) = title {
+            goal.title = title;
+        }
+        if let Some(description) = description {
+            goal.description = description;
+        }
+        if let Some(status) = patch.status {
+            goal.status = status;
+        }
+        if let Some(progress) = progress {
+            goal.progress = progress;
+        }
+        goal.updated_ms = now_ms;
+        Ok(&self.goals[i])
+    }
+
+    /// Watch an entity in `project`. The same name (case-insensitive) and type again updates
+    /// the reason (and the priority, if given) of the existing entry instead of adding one.
+    pub fn watch_entity(
+        &mut self,
+        project: &str,
+        input: NewWatch,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<&WatchedEntity, MemoryError> {
+        let name = required_text("name", &input.name)?;
+        let reason = required_text("reason", &input.reason)?;
+        let key = name.to_lowercase();
+        let existing = self.watched.iter().position(|w| {
+            w.project == project
+                && w.entity_type == input.entity_type
+                && w.name.to_lowercase() == key
+        });
+        if let Some(i) = existing {
+            let entry = &mut self.watched[i];
+            entry.reason = reason;
+            if let Some(priority) = input.priority {
+                entry.priority = priority;
+            }
+            return Ok(&self.watched[i]);
+        }
+        let id = self.fresh_id(ids);
+        self.watched.push(WatchedEntity {
+            id,
+            project: project.to_string(),
+            name,
+            entity_type: input.entity_type,
+            reason,
+            priority: input.priority.unwrap_or_default(),
+            created_ms: now_ms,
+        });
+        let last = self.watched.len() - 1;
+        Ok(&self.watched[last])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::SequentialIds;
+
+    #[test]
+    fn tags_are_trimmed_lowercased_and_deduplicated() {
+        let tags = normalize_tags(&[" Lighthouse ".into(), "lighthouse".into(), "Mara".into()]);
+        assert_eq!(tags, Ok(vec!["lighthouse".to_string(), "mara".to_string()]));
+        assert!(normalize_tags(&["  ".into()]).is_err());
+        assert!(normalize_tags(&["x".repeat(65)]).is_err());
+        assert!(normalize_tags(&[BEDSIDE_TAG.to_uppercase()]).is_err());
+        let many: Vec<String> = (0..33).map(|i| format!("t{i}")).collect();
+        assert!(normalize_tags(&many).is_err());
+        // Duplicates do not count against the limit.
+        let dupes: Vec<String> = (0..40).map(|i| format!("t{}", i % 32)).collect();
+        assert_eq!(normalize_tags(&dupes).map(|t| t.len()), Ok(32));
+    }
+
+    #[test]
+    fn fresh_ids_skip_ids_in_use() {
+        let mut memory = Memory::new();
+        let ids = SequentialIds::new("n");
+        memory.ensure_bedside("p", 0, &ids);
+        // A restarted id source repeats "n-1".
+        let restarted = SequentialIds::new("n");
+        let note = memory
+            .write_note("p", NewNote::new("x", NoteType::Fact), 0, &restarted)
+            .map(|n| n.id.clone());
+        assert_eq!(note, Ok("n-2".to_string()));
+    }
+
+    #[test]
+    fn errors_have_codes() {
+        let mut memory = Memory::new();
+        let err = memory.delete_note("nope").unwrap_err();
+        assert_eq!(err.code(), "not_found");
+        assert!(err.to_string().contains("'nope'"), "{err}");
+        let err = memory
+            .write_note(
+                "p",
+                NewNote::new(" ", NoteType::Fact),
+                0,
+                &SequentialIds::new("n"),
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "invalid_args");
+    }
+}
