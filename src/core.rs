@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::commands::history::Applied;
-use crate::commands::{Entry, Origin, OriginFilter};
+use crate::commands::{Category, Entry, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::persist::{self, AuditRecord};
@@ -43,6 +43,8 @@ pub const REQUEST_TYPES: &[&str] = &[
     "import_project",
     "export_markdown",
     "reload_project",
+    "memory",
+    "memory_context",
     "storage_estimate",
     "get_chapter",
     "execute",
@@ -80,6 +82,8 @@ struct Open {
 struct Touched {
     chapters: Vec<String>,
     audit: Option<AuditRecord>,
+    /// The memory before a memory tool ran (its changes are saved).
+    memory_before: Option<persist::MemorySnapshot>,
 }
 
 /// The agent core behind the worker.
@@ -145,6 +149,8 @@ impl Core {
             "delete_project" => self.delete_project(params(kind, p)?).await,
             "storage_estimate" => self.storage_estimate().await,
             "reload_project" => self.reload_project(params(kind, p)?).await,
+            "memory" => self.with_session(|s| memory_json(s)),
+            "memory_context" => self.memory_context(params(kind, p)?),
             "export_project" => self.export_project(params(kind, p)?).await,
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
@@ -251,6 +257,7 @@ impl Core {
                     &mut open.session,
                     &touched.chapters,
                     touched.audit.as_ref(),
+                    touched.memory_before.as_ref(),
                     open.created_ms,
                     now,
                 )
@@ -326,6 +333,9 @@ impl Core {
         let id = self.env.ids.next_id();
         let now = self.env.clock.now_ms();
         let mut session = Session::new(Project::new(id.clone(), name, chapters));
+        session
+            .memory
+            .ensure_bedside(&id, now, self.env.ids.as_ref());
         let summary = project_json(&session.project);
         let batch = persist::full_save(&mut session, now, now)?;
         // Nothing is created unless it is stored.
@@ -499,6 +509,15 @@ impl Core {
         Ok(json!({ "reloaded": true }))
     }
 
+    fn memory_context(&self, p: MemoryContext) -> Result<Value, Error> {
+        self.with_session(|s| {
+            let block =
+                s.memory
+                    .context_block(&s.project.id, &p.request, p.budget.unwrap_or(2_000));
+            Ok(json!({ "block": block }))
+        })
+    }
+
     async fn storage_estimate(&self) -> Result<Value, Error> {
         Ok(match self.env.store.estimate().await? {
             Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
@@ -536,12 +555,17 @@ impl Core {
     async fn execute(&self, p: Execute) -> Result<Value, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
         let args_digest = persist::digest(&p.args.to_string());
+        let memory_tool = self
+            .registry
+            .definition(&p.tool)
+            .is_some_and(|d| d.category == Category::Memory);
         let call = ToolCall {
             id: p.call_id.clone(),
             name: p.tool.clone(),
             args: p.args,
         };
         self.mutate(|s| {
+            let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
             let outcome = s.execute(
                 &self.registry,
                 call,
@@ -575,9 +599,16 @@ impl Core {
                 call_id: p.call_id,
                 command_id: outcome.result.meta.command_id.clone(),
             };
+            if memory_before.as_ref().is_some_and(|m| m.differs(&s.memory)) {
+                self.emit(
+                    "memory_changed",
+                    json!({ "project": s.project.id, "tool": p.tool }),
+                );
+            }
             let touched = Touched {
                 chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
                 audit: Some(audit),
+                memory_before,
             };
             Ok((
                 serde_json::to_value(&outcome.result).unwrap_or_default(),
@@ -611,7 +642,7 @@ impl Core {
                 result,
                 Touched {
                     chapters: vec![chapter_id],
-                    audit: None,
+                    ..Touched::default()
                 },
             ))
         })
@@ -672,7 +703,7 @@ impl Core {
             result,
             Touched {
                 chapters,
-                audit: None,
+                ..Touched::default()
             },
         ))
     }
@@ -714,6 +745,20 @@ fn history_json(s: &Session) -> Result<Value, Error> {
         "canUndo": s.history.can_undo(),
         "canRedo": s.history.can_redo(),
         "memoryBytes": s.history.memory_bytes(),
+    }))
+}
+
+/// Everything the memory panel shows: the bedside note, goals, watched entities and notes
+/// visible from the project (newest first).
+fn memory_json(s: &Session) -> Result<Value, Error> {
+    let id = s.project.id.as_str();
+    let mut notes: Vec<&crate::memory::MemoryNote> = s.memory.visible_notes(id).collect();
+    notes.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
+    Ok(json!({
+        "bedside": s.memory.bedside(id),
+        "goals": s.memory.project_goals(id).collect::<Vec<_>>(),
+        "watched": s.memory.project_watched(id).collect::<Vec<_>>(),
+        "notes": notes.into_iter().filter(|n| !n.is_bedside()).collect::<Vec<_>>(),
     }))
 }
 
@@ -775,6 +820,14 @@ struct CreateProject {
 #[derive(Deserialize)]
 struct OpenProject {
     id: String,
+}
+
+#[derive(Deserialize)]
+struct MemoryContext {
+    #[serde(default)]
+    request: String,
+    #[serde(default)]
+    budget: Option<usize>,
 }
 
 #[derive(Deserialize)]

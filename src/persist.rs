@@ -5,7 +5,9 @@
 //! - `chapters/{id}`: title, text and version (with its `project`);
 //! - `history/{entry id}`: one record per undo entry (`project`, `entry`);
 //! - `meta/history:{project}`: the rest of the history (redo runs, open group, limits);
-//! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time).
+//! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
+//! - `notes/{id}`, `goals/{id}`, `watched/{id}`: the agent's memory (global notes are stored
+//!   under the project key [`GLOBAL_PROJECT`] and load with every project).
 //!
 //! [`changes`] builds the batch for one mutation from the history's change journal, so a
 //! keystroke writes a chapter, a history entry and the history state, not the whole
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::commands::{Entry, History, HistoryState};
+use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
 use crate::project::{Chapter, Project, UiState};
 use crate::session::Session;
 use crate::store::{Batch, Store, StoreError, Table};
@@ -88,6 +91,109 @@ pub fn digest(text: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// The project key of global notes (visible from every project).
+pub const GLOBAL_PROJECT: &str = "*";
+
+/// The memory items as they were before a memory tool ran, to save only what it changed.
+#[derive(Debug, Clone, Default)]
+pub struct MemorySnapshot {
+    notes: Vec<MemoryNote>,
+    goals: Vec<Goal>,
+    watched: Vec<WatchedEntity>,
+}
+
+impl MemorySnapshot {
+    /// A copy of the memory's items.
+    pub fn of(memory: &Memory) -> Self {
+        Self {
+            notes: memory.notes.clone(),
+            goals: memory.goals.clone(),
+            watched: memory.watched.clone(),
+        }
+    }
+
+    /// Whether `memory` differs from this snapshot.
+    pub fn differs(&self, memory: &Memory) -> bool {
+        self.notes != memory.notes || self.goals != memory.goals || self.watched != memory.watched
+    }
+}
+
+fn note_record(note: &MemoryNote) -> Value {
+    json!({"id": note.id, "project": note.project.as_deref().unwrap_or(GLOBAL_PROJECT),
+           "tags": note.tags, "updatedMs": note.updated_ms, "note": note})
+}
+
+fn goal_record(goal: &Goal) -> Value {
+    json!({"id": goal.id, "project": goal.project, "goal": goal})
+}
+
+fn watched_record(entity: &WatchedEntity) -> Value {
+    json!({"id": entity.id, "project": entity.project, "entity": entity})
+}
+
+/// Puts and deletes for the items of one kind that differ between `before` and `after`.
+fn diff_items<T: PartialEq>(
+    batch: &mut Batch,
+    table: Table,
+    before: &[T],
+    after: &[T],
+    id: impl Fn(&T) -> &str,
+    record: impl Fn(&T) -> Value,
+) {
+    let old: std::collections::BTreeMap<&str, &T> = before.iter().map(|t| (id(t), t)).collect();
+    let new: std::collections::BTreeSet<&str> = after.iter().map(&id).collect();
+    for item in after {
+        if old.get(id(item)) != Some(&item) {
+            batch.put_value(table, record(item));
+        }
+    }
+    for key in old.keys().filter(|k| !new.contains(*k)) {
+        batch.delete(table, *key);
+    }
+}
+
+/// The memory writes that turn `before` into `memory`.
+pub fn memory_changes(before: &MemorySnapshot, memory: &Memory) -> Batch {
+    let mut batch = Batch::new();
+    diff_items(
+        &mut batch,
+        Table::Notes,
+        &before.notes,
+        &memory.notes,
+        |n| &n.id,
+        note_record,
+    );
+    diff_items(
+        &mut batch,
+        Table::Goals,
+        &before.goals,
+        &memory.goals,
+        |g| &g.id,
+        goal_record,
+    );
+    diff_items(
+        &mut batch,
+        Table::Watched,
+        &before.watched,
+        &memory.watched,
+        |w| &w.id,
+        watched_record,
+    );
+    batch
+}
+
+fn put_memory(batch: &mut Batch, project: &str, memory: &Memory) {
+    for note in memory.visible_notes(project) {
+        batch.put_value(Table::Notes, note_record(note));
+    }
+    for goal in memory.project_goals(project) {
+        batch.put_value(Table::Goals, goal_record(goal));
+    }
+    for entity in memory.project_watched(project) {
+        batch.put_value(Table::Watched, watched_record(entity));
+    }
+}
+
 fn history_state_key(project: &str) -> String {
     format!("history:{project}")
 }
@@ -148,6 +254,7 @@ pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<
     let _ = session.history.take_changes();
     let (entries, state) = session.history.snapshot();
     put_history(&mut batch, &project.id, &entries, &state)?;
+    put_memory(&mut batch, &project.id, &session.memory);
     Ok(batch)
 }
 
@@ -157,6 +264,7 @@ pub fn changes(
     session: &mut Session,
     touched: &[String],
     audit: Option<&AuditRecord>,
+    memory_before: Option<&MemorySnapshot>,
     created_ms: u64,
     now_ms: u64,
 ) -> Result<Batch, StoreError> {
@@ -179,6 +287,9 @@ pub fn changes(
     put_history(&mut batch, &project_id, &changes.put, &changes.state)?;
     if let Some(audit) = audit {
         batch.put(Table::Audit, audit)?;
+    }
+    if let Some(before) = memory_before {
+        batch.extend(memory_changes(before, &session.memory));
     }
     Ok(batch)
 }
@@ -219,12 +330,33 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>,
         Some(mut v) => parse(Table::Meta, v["state"].take())?,
         None => HistoryState::default(),
     };
+    let mut memory = Memory::new();
+    for key in [id, GLOBAL_PROJECT] {
+        for mut v in store
+            .get_by_index(Table::Notes, "project", json!(key))
+            .await?
+        {
+            memory.notes.push(parse(Table::Notes, v["note"].take())?);
+        }
+    }
+    for mut v in store
+        .get_by_index(Table::Goals, "project", json!(id))
+        .await?
+    {
+        memory.goals.push(parse(Table::Goals, v["goal"].take())?);
+    }
+    for mut v in store
+        .get_by_index(Table::Watched, "project", json!(id))
+        .await?
+    {
+        memory
+            .watched
+            .push(parse(Table::Watched, v["entity"].take())?);
+    }
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
-    let session = Session {
-        project,
-        history: History::from_parts(entries, state),
-    };
+    let mut session = Session::with_memory(project, memory);
+    session.history = History::from_parts(entries, state);
     Ok(Some((session, record.created_ms)))
 }
 
@@ -290,6 +422,15 @@ pub struct ExportDocument {
     pub history: Vec<Entry>,
     /// The rest of the history.
     pub history_state: HistoryState,
+    /// The project's memory notes (global notes are not part of a project).
+    #[serde(default)]
+    pub notes: Vec<MemoryNote>,
+    /// The project's goals.
+    #[serde(default)]
+    pub goals: Vec<Goal>,
+    /// The project's watched entities.
+    #[serde(default)]
+    pub watched: Vec<WatchedEntity>,
 }
 
 /// Export a session.
@@ -308,6 +449,19 @@ pub fn export_document(session: &Session, created_ms: u64, now_ms: u64) -> Expor
             .collect(),
         history,
         history_state,
+        notes: session
+            .memory
+            .notes
+            .iter()
+            .filter(|n| n.project.as_deref() == Some(project.id.as_str()))
+            .cloned()
+            .collect(),
+        goals: session.memory.project_goals(&project.id).cloned().collect(),
+        watched: session
+            .memory
+            .project_watched(&project.id)
+            .cloned()
+            .collect(),
     }
 }
 
@@ -349,6 +503,20 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     let mut project = Project::new(doc.project.id.clone(), doc.project.name.clone(), chapters);
     project.ui = doc.project.ui.clone();
     let history = History::from_parts(doc.history, doc.history_state);
+    let id = &doc.project.id;
+    if doc
+        .notes
+        .iter()
+        .any(|n| n.project.as_deref() != Some(id.as_str()))
+        || doc.goals.iter().any(|g| &g.project != id)
+        || doc.watched.iter().any(|w| &w.project != id)
+    {
+        return Err("a memory item of the export belongs to another project".into());
+    }
+    let mut memory = Memory::new();
+    memory.notes = doc.notes;
+    memory.goals = doc.goals;
+    memory.watched = doc.watched;
     // The newest entry's inverses must fit the texts, or undo would fail later.
     if let Some(entry) = history.entries().last() {
         for fx in &entry.effects {
@@ -363,7 +531,10 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             }
         }
     }
-    Ok((Session { project, history }, doc.project.created_ms))
+    let created_ms = doc.project.created_ms;
+    let mut session = Session::with_memory(project, memory);
+    session.history = history;
+    Ok((session, created_ms))
 }
 
 /// The manuscript as Markdown: the project name as a title, each chapter under a heading.

@@ -588,3 +588,100 @@ fn the_manuscript_exports_as_markdown() {
         "# Lighthouse\n\n## One\n\nFirst.\n\nSecond paragraph.\n\n## Two\n\nDawn.\n"
     );
 }
+
+#[test]
+fn memory_is_saved_reloaded_exported_and_announced() {
+    let store = Rc::new(MemoryStore::new());
+    let mut first = Page::on(store.clone(), "m1");
+    let a = first.ok("create_project", json!({"name": "A"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A new project has its bedside note from the start.
+    assert!(first.ok("memory", json!({}))["bedside"]["tags"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("meta:bedside-note")));
+    first.events();
+    let note = first.ok("execute", json!({"tool": "write_memory_note", "args": {
+        "text": "Mara is afraid of the dark since the shipwreck.", "type": "fact", "topicTags": ["Mara", "backstory"]}}));
+    assert_eq!(note["status"], "success", "{note}");
+    let events = first.events();
+    assert!(
+        events
+            .iter()
+            .any(|(k, d)| k == "memory_changed" && d["tool"] == "write_memory_note"),
+        "{events:?}"
+    );
+    first.ok("execute", json!({"tool": "write_memory_note", "args": {"text": "Prefer British spelling.", "type": "preference", "scope": "global"}}));
+    first.ok(
+        "execute",
+        json!({"tool": "create_goal", "args": {"title": "Finish act one", "progress": 40}}),
+    );
+    first.ok("execute", json!({"tool": "watch_entity", "args": {"name": "Mara", "type": "character", "reason": "arc"}}));
+    first.ok("execute", json!({"tool": "evolve_bedside_note", "args": {"text": "Plan: the storm arrives in chapter 3."}}));
+    first.ok("execute", json!({"tool": "evolve_bedside_note", "args": {"text": "Plan: the storm arrives in chapter 4."}}));
+    let memory_before = first.ok("memory", json!({}));
+    let b = first.ok("create_project", json!({"name": "B"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(first);
+
+    let mut second = Page::on(store.clone(), "m2");
+    second.ok("open_project", json!({"id": a}));
+    let memory_after = second.ok("memory", json!({}));
+    assert_eq!(memory_after, memory_before);
+    assert_eq!(
+        memory_after["bedside"]["previous"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "earlier bedside versions kept"
+    );
+    let hits = second.ok(
+        "execute",
+        json!({"tool": "search_memory", "args": {"query": "dark shipwreck"}}),
+    );
+    assert!(
+        hits["data"].to_string().contains("afraid of the dark"),
+        "{hits}"
+    );
+    let context = second.ok(
+        "memory_context",
+        json!({"request": "What is Mara afraid of?", "budget": 500}),
+    );
+    let block = context["block"].as_str().unwrap();
+    assert!(block.starts_with("[AGENT MEMORY]"), "{block}");
+    assert!(
+        block.find("storm arrives in chapter 4").unwrap()
+            < block.find("afraid of the dark").unwrap(),
+        "bedside first"
+    );
+    // The global note is visible from project B too; A's own note is not.
+    second.ok("open_project", json!({"id": b}));
+    let memory_b = second.ok("memory", json!({}));
+    let texts = memory_b["notes"].to_string();
+    assert!(
+        texts.contains("British spelling") && !texts.contains("shipwreck"),
+        "{texts}"
+    );
+    // Export carries the project's memory; import brings it back.
+    second.ok("open_project", json!({"id": a}));
+    let doc = second.ok("export_project", json!({}));
+    assert_eq!(doc["goals"][0]["title"], "Finish act one");
+    let mut third = Page::on(Rc::new(MemoryStore::new()), "m3");
+    third.ok("import_project", json!({"document": doc}));
+    let imported = third.ok("memory", json!({}));
+    assert_eq!(imported["goals"], memory_before["goals"]);
+    assert_eq!(imported["watched"], memory_before["watched"]);
+    assert_eq!(imported["bedside"], memory_before["bedside"]);
+    // Deleting A removes its memory records but not the global note.
+    second.ok("delete_project", json!({"id": a}));
+    let notes_left =
+        futures::executor::block_on(draftsmith::store::Store::get_all(&*store, Table::Notes))
+            .unwrap();
+    assert!(notes_left.iter().all(|n| n["project"] != json!(a)));
+    assert!(notes_left.iter().any(|n| n["project"] == "*"));
+}

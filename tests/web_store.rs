@@ -164,6 +164,16 @@ async fn a_new_worker_reads_everything_back_and_undo_still_works() {
         json!({"tool": "set_selection", "args": {"start": 0, "end": 4}}),
     )
     .await;
+    for args in [
+        json!({"tool": "write_memory_note", "args": {"text": "Mara fears the dark.", "type": "fact", "topicTags": ["mara"]}}),
+        json!({"tool": "create_goal", "args": {"title": "Finish act one", "progress": 10}}),
+        json!({"tool": "watch_entity", "args": {"name": "Mara", "type": "character", "reason": "arc"}}),
+        json!({"tool": "evolve_bedside_note", "args": {"text": "Storm in chapter 3."}}),
+    ] {
+        let result = send(&first, "execute", args).await;
+        assert_eq!(result["status"], "success", "{result}");
+    }
+    let memory_before = send(&first, "memory", json!({})).await;
     let chapters_before = (
         send(&first, "get_chapter", json!({"chapter": "1"})).await,
         send(&first, "get_chapter", json!({"chapter": "2"})).await,
@@ -183,6 +193,8 @@ async fn a_new_worker_reads_everything_back_and_undo_still_works() {
     );
     assert_eq!(chapters_after, chapters_before);
     assert_eq!(send(&second, "history", json!({})).await, history_before);
+    assert_eq!(send(&second, "memory", json!({})).await, memory_before);
+    assert_eq!(memory_before["goals"][0]["title"], "Finish act one");
     // Undo works after the reload: agent-only, then everything.
     send(&second, "undo", json!({"origin": "agent"})).await;
     assert_eq!(
