@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: demo test setup setup-demo wasm wasm-dev size serve
+.PHONY: demo test setup setup-demo wasm wasm-dev size serve bench bench-browser
 
 demo: setup-demo wasm
 	node www/server.mjs --port $(PORT)
@@ -29,3 +29,10 @@ serve:
 
 size: setup-demo wasm
 	scripts/size.sh
+
+bench:
+	cargo bench --bench manuscript
+	cargo bench --bench memory
+
+bench-browser: setup wasm
+	node www/bench/run.mjs

@@ -45,6 +45,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "reload_project",
     "memory",
     "memory_context",
+    "write_memory_notes",
     "storage_estimate",
     "get_chapter",
     "execute",
@@ -84,6 +85,8 @@ struct Touched {
     audit: Option<AuditRecord>,
     /// The memory before a memory tool ran (its changes are saved).
     memory_before: Option<persist::MemorySnapshot>,
+    /// Notes written in bulk (saved as they are).
+    notes_written: Vec<String>,
 }
 
 /// The agent core behind the worker.
@@ -151,6 +154,7 @@ impl Core {
             "reload_project" => self.reload_project(params(kind, p)?).await,
             "memory" => self.with_session(|s| memory_json(s)),
             "memory_context" => self.memory_context(params(kind, p)?),
+            "write_memory_notes" => self.write_memory_notes(params(kind, p)?).await,
             "export_project" => self.export_project(params(kind, p)?).await,
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
@@ -262,6 +266,13 @@ impl Core {
                     now,
                 )
             };
+            let batch = batch.map(|mut batch| {
+                batch.extend(persist::note_puts(
+                    &open.session.memory,
+                    &touched.notes_written,
+                ));
+                batch
+            });
             (value, batch)
         };
         match batch {
@@ -509,6 +520,54 @@ impl Core {
         Ok(json!({ "reloaded": true }))
     }
 
+    /// Write many notes at once (an import, or a benchmark): all of them or, if one is
+    /// invalid, none, with an error naming which one. At most 1,000 per request.
+    async fn write_memory_notes(&self, p: WriteNotes) -> Result<Value, Error> {
+        if p.notes.len() > 1_000 {
+            return Err(invalid(
+                "write_memory_notes",
+                "at most 1000 notes per request; send them in batches",
+            ));
+        }
+        self.mutate(|s| {
+            let project = s.project.id.clone();
+            let now = self.env.clock.now_ms();
+            let mut written: Vec<String> = Vec::with_capacity(p.notes.len());
+            for (i, note) in p.notes.into_iter().enumerate() {
+                match s
+                    .memory
+                    .write_note(&project, note, now, self.env.ids.as_ref())
+                {
+                    Ok(note) => written.push(note.id.clone()),
+                    Err(e) => {
+                        for id in &written {
+                            let _ = s.memory.delete_note(id);
+                        }
+                        return Err(invalid(
+                            "write_memory_notes",
+                            &format!("note {i}: {e}; no note was written"),
+                        ));
+                    }
+                }
+            }
+            if !written.is_empty() {
+                self.emit(
+                    "memory_changed",
+                    json!({ "project": project, "written": written.len() }),
+                );
+            }
+            let result = json!({ "written": written });
+            Ok((
+                result,
+                Touched {
+                    notes_written: written,
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+
     fn memory_context(&self, p: MemoryContext) -> Result<Value, Error> {
         self.with_session(|s| {
             let block =
@@ -558,7 +617,7 @@ impl Core {
         let memory_tool = self
             .registry
             .definition(&p.tool)
-            .is_some_and(|d| d.category == Category::Memory);
+            .is_some_and(|d| d.category == Category::Memory && !d.read_only);
         let call = ToolCall {
             id: p.call_id.clone(),
             name: p.tool.clone(),
@@ -609,6 +668,7 @@ impl Core {
                 chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
                 audit: Some(audit),
                 memory_before,
+                ..Touched::default()
             };
             Ok((
                 serde_json::to_value(&outcome.result).unwrap_or_default(),
@@ -820,6 +880,11 @@ struct CreateProject {
 #[derive(Deserialize)]
 struct OpenProject {
     id: String,
+}
+
+#[derive(Deserialize)]
+struct WriteNotes {
+    notes: Vec<crate::memory::NewNote>,
 }
 
 #[derive(Deserialize)]

@@ -182,6 +182,17 @@ pub fn memory_changes(before: &MemorySnapshot, memory: &Memory) -> Batch {
     batch
 }
 
+/// Puts of the notes with these ids (a bulk write).
+pub fn note_puts(memory: &Memory, ids: &[String]) -> Batch {
+    let mut batch = Batch::new();
+    for id in ids {
+        if let Some(note) = memory.note(id) {
+            batch.put_value(Table::Notes, note_record(note));
+        }
+    }
+    batch
+}
+
 fn put_memory(batch: &mut Batch, project: &str, memory: &Memory) {
     for note in memory.visible_notes(project) {
         batch.put_value(Table::Notes, note_record(note));

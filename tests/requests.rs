@@ -685,3 +685,34 @@ fn memory_is_saved_reloaded_exported_and_announced() {
     assert!(notes_left.iter().all(|n| n["project"] != json!(a)));
     assert!(notes_left.iter().any(|n| n["project"] == "*"));
 }
+
+#[test]
+fn bulk_note_writes_are_all_or_nothing_and_saved() {
+    let store = Rc::new(MemoryStore::new());
+    let mut page = Page::on(store.clone(), "b");
+    page.ok("create_project", json!({"name": "Bulk"}));
+    let notes_before = store.len(Table::Notes);
+    let r = page.send(
+        "write_memory_notes",
+        json!({"notes": [
+        {"text": "one", "noteType": "fact"}, {"text": "   ", "noteType": "fact"}]}),
+    );
+    assert_eq!(r["error"]["code"], "invalid_params");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("note 1"),
+        "{r}"
+    );
+    assert_eq!(page.ok("memory", json!({}))["notes"], json!([]));
+    let written = page.ok("write_memory_notes", json!({"notes": (0..300).map(|i| json!({
+        "text": format!("Note {i} about the lighthouse"), "noteType": "observation", "tags": ["bulk"]})).collect::<Vec<_>>()}));
+    assert_eq!(written["written"].as_array().unwrap().len(), 300);
+    assert_eq!(store.len(Table::Notes), notes_before + 300);
+    let too_many = page.send(
+        "write_memory_notes",
+        json!({"notes": vec![json!({"text": "x", "noteType": "fact"}); 1001]}),
+    );
+    assert!(too_many["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("at most 1000"));
+}

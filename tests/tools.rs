@@ -509,6 +509,21 @@ fn catalogs_list_every_tool_with_a_json_schema_in_each_format() {
 #[test]
 fn every_tool_knows_its_category_and_reversibility() {
     let registry = ToolRegistry::standard();
+    for (tool, read_only) in [
+        ("search_memory", true),
+        ("run_analysis", true),
+        ("get_critique_for_selection", true),
+        ("write_memory_note", false),
+        ("update_manuscript", false),
+        ("navigate_to_text", false),
+    ] {
+        assert_eq!(
+            registry.definition(tool).unwrap().read_only,
+            read_only,
+            "{tool}"
+        );
+    }
+    let registry = ToolRegistry::standard();
     for meta in registry.commands().iter() {
         let reversible = [
             "update_manuscript",

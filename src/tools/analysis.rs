@@ -76,6 +76,7 @@ impl ToolSpec for CritiqueSelection {
     const CATEGORY: Category = Category::Analysis;
     const DESCRIPTION: &'static str = "Critique the passage the writer selected, with a focus: prose (repetition, adverbs, passive voice), pacing (sentence rhythm), dialogue, or clarity. Returns figures and suggestions; fails when nothing is selected.";
     const REVERSIBLE: bool = false;
+    const READ_ONLY: bool = true;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let project = cx.project();
@@ -313,6 +314,7 @@ impl ToolSpec for RunAnalysis {
     const CATEGORY: Category = Category::Analysis;
     const DESCRIPTION: &'static str = "Analyze the manuscript (or one chapter) locally: pacing (scene-by-scene figures), characters (who is named where), plot (an outline of scenes) or setting (places named).";
     const REVERSIBLE: bool = false;
+    const READ_ONLY: bool = true;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let project = cx.project();

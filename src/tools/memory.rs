@@ -192,6 +192,7 @@ impl ToolSpec for SearchMemory {
     const CATEGORY: Category = Category::Memory;
     const DESCRIPTION: &'static str = "Search long-term memory notes by words (ranked by relevance), by topic tags (a note must carry every tag given), or both; scope keeps only project or only global notes. Without query and tags it lists notes by importance and recency. Returns hits with id, type, tags, importance, score and a preview of the text.";
     const REVERSIBLE: bool = false;
+    const READ_ONLY: bool = true;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let limit = match args.limit {

@@ -168,6 +168,9 @@ pub trait ToolSpec: 'static {
     const DESCRIPTION: &'static str;
     /// Whether its edits are undoable (false for reads and ui state).
     const REVERSIBLE: bool;
+    /// True for tools that change nothing at all (the core then skips preparing a save of
+    /// what they might change).
+    const READ_ONLY: bool = false;
     /// Run with parsed arguments through the edit context.
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
 }
@@ -271,6 +274,8 @@ pub struct ToolDefinition {
     pub category: Category,
     /// Whether its edits are undoable.
     pub reversible: bool,
+    /// Whether it changes nothing at all.
+    pub read_only: bool,
     /// JSON Schema of the arguments (an object schema, provider-neutral).
     pub parameters: Value,
 }
@@ -343,6 +348,7 @@ impl ToolRegistry {
             description: T::DESCRIPTION,
             category: T::CATEGORY,
             reversible: T::REVERSIBLE,
+            read_only: T::READ_ONLY,
             parameters,
         });
         self.commands.register(CommandMeta {

@@ -1,0 +1,17 @@
+// Runs the browser benchmarks in headless Chromium and prints their numbers.
+//   node www/bench/run.mjs        (make bench-browser)
+import { launch } from '../e2e/harness.mjs';
+
+const env = await launch();
+try {
+  const page = await env.newPage();
+  await page.goto(`${env.url}bench/memory.html`);
+  await page.waitForFunction(() => window.benchResult, null, { timeout: 600_000 });
+  const result = await page.evaluate(() => window.benchResult);
+  if (result.error) throw new Error(result.error);
+  console.log(`memory: ${result.notes} notes (~1 KB) in batches of ${result.batch}: ${result.writeSeconds} s, ${result.writesPerSecond} notes/s`);
+  console.log(`memory: ${result.searches} searches over ${result.notes} notes: p50 ${result.searchP50Ms} ms, p95 ${result.searchP95Ms} ms`);
+  console.log(`memory: storage used ${result.storageUsageBytes} bytes`);
+} finally {
+  await env.close();
+}
