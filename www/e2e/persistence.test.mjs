@@ -12,13 +12,15 @@ after(async () => {
   await env?.close();
 });
 
-test('a project survives a page reload, with its history', async () => {
+test('a project survives a page reload (a new worker), with its history and memory', async () => {
   const page = await env.newPage();
   await openReady(env, page);
   const id = await page.evaluate(async () => {
     const c = window.draftsmith;
     const p = await c.createProject('Survivor', [{ title: 'One', text: 'The lamp was dark.' }]);
     await c.execute('update_manuscript', { searchText: 'dark', replacementText: 'lit' }, { origin: 'agent:ed' });
+    await c.execute('write_memory_note', { text: 'The lamp matters in act two.', type: 'plan', topicTags: ['lamp'] });
+    await c.execute('create_goal', { title: 'Finish chapter one', progress: 30 });
     return p.id;
   });
   await page.reload();
@@ -28,12 +30,16 @@ test('a project survives a page reload, with its history', async () => {
     const list = await c.request('list_projects');
     await c.openProject(id);
     const text = (await c.getChapter()).text;
+    const memory = await c.request('memory');
     await c.undo();
-    return { names: list.projects.map((p) => p.name), text, undone: (await c.getChapter()).text };
+    return { names: list.projects.map((p) => p.name), text, undone: (await c.getChapter()).text, memory };
   }, id);
   assert.ok(after.names.includes('Survivor'));
   assert.equal(after.text, 'The lamp was lit.');
   assert.equal(after.undone, 'The lamp was dark.');
+  assert.equal(after.memory.notes[0].text, 'The lamp matters in act two.');
+  assert.deepEqual(after.memory.goals.map((g) => [g.title, g.progress]), [['Finish chapter one', 30]]);
+  assert.ok(after.memory.bedside, 'the bedside note exists');
 });
 
 test('two tabs on one project stay current and keep both edits', async () => {
