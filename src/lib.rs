@@ -24,6 +24,7 @@ pub mod commands;
 pub mod core;
 pub mod env;
 pub mod error;
+pub mod llm;
 pub mod memory;
 pub mod names;
 pub mod persist;
