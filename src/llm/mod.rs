@@ -3,6 +3,9 @@
 //! A conversation is a list of [`Message`]s (system, user, assistant with text and tool calls,
 //! tool results). A provider's streamed answer becomes a sequence of [`StreamEvent`]s: text
 //! deltas, tool calls starting / growing / finishing, usage, the finish reason, or an error.
+//! [`retry`] decides when a failed call is tried again and how long to wait.
+
+pub mod retry;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
