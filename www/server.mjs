@@ -3,11 +3,12 @@
 //
 //   node www/server.mjs [--port 8080]     (PORT env also works; port 0 picks a free one)
 //
-// Later issues add the offline demo model and the scriptable mock LLM here.
+// Also serves the offline demo model and the scriptable mock LLM (llm-fixtures.mjs).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { handleModelRoute } from './llm-fixtures.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 
@@ -68,8 +69,16 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = HERE } = {
       return res.end();
     }
     const url = new URL(req.url, 'http://localhost');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed');
-    serveStatic(absRoot, url.pathname, res).catch((err) => send(res, 500, String(err)));
+    handleModelRoute(req, res, url.pathname)
+      .then((handled) => {
+        if (handled) return;
+        if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed');
+        return serveStatic(absRoot, url.pathname, res);
+      })
+      .catch((err) => {
+        if (!res.headersSent) send(res, 500, String(err));
+        else res.destroy();
+      });
   });
   return new Promise((resolvePromise, reject) => {
     server.once('error', reject);

@@ -1,0 +1,72 @@
+// The dev server's demo model and scriptable mock LLM, over real HTTP.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from '../server.mjs';
+
+let server;
+before(async () => {
+  server = await startServer({ port: 0 });
+});
+after(async () => {
+  await server?.close();
+});
+
+const post = (path, body) => fetch(`${server.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+
+test('the demo model answers instructions with tool calls, and other text with help', async () => {
+  const call = async (content) => {
+    const r = await post('demo/v1/chat/completions', { stream: false, messages: [{ role: 'user', content }] });
+    return (await r.json()).choices[0];
+  };
+  const replace = await call('Please replace "the lamp was dark" with "the lamp was lit"');
+  assert.equal(replace.finish_reason, 'tool_calls');
+  assert.equal(replace.message.tool_calls[0].function.name, 'update_manuscript');
+  assert.deepEqual(JSON.parse(replace.message.tool_calls[0].function.arguments).searchText, 'the lamp was dark');
+  assert.equal((await call('note: Mara hates boats')).message.tool_calls[0].function.name, 'write_memory_note');
+  assert.equal((await call('find "north stair"')).message.tool_calls[0].function.name, 'navigate_to_text');
+  assert.equal((await call('go to chapter 3')).message.tool_calls[0].function.name, 'jump_to_chapter');
+  assert.match((await call('hello')).message.content, /offline demo model/);
+  // Streamed: OpenAI chunks ending in usage and [DONE]; arguments arrive in pieces.
+  const r = await post('demo/v1/chat/completions', { stream: true, messages: [{ role: 'user', content: 'replace "a" with "b"' }] });
+  assert.equal(r.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  const events = (await r.text()).split('\n\n').filter(Boolean);
+  assert.equal(events.at(-1), 'data: [DONE]');
+  const args = events
+    .slice(0, -1)
+    .map((e) => JSON.parse(e.slice(6)))
+    .flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? [])
+    .map((t) => t.function.arguments)
+    .join('');
+  assert.deepEqual(JSON.parse(args), { searchText: 'a', replacementText: 'b', description: 'Demo model edit' });
+});
+
+test('the mock replays queued responses with faults and records requests', async () => {
+  await post('mock/f1/responses', [
+    { status: 429, headers: { 'Retry-After': '2' }, body: '{"error":{"message":"rate limited"}}' },
+    { events: ['event: message_start', 'data: {"x":1}'], noFinalNewline: true, splitBytes: 3 },
+    { events: ['data: {"a":1}', 'data: {"b":2}'], dropAfter: 1 },
+    { events: ['data: {"a":1}'], stallAfter: 1 },
+  ]);
+  let r = await post('mock/f1/v1/chat/completions', { n: 1 });
+  assert.equal(r.status, 429);
+  assert.equal(r.headers.get('retry-after'), '2');
+  r = await post('mock/f1/v1/messages', { n: 2 });
+  assert.equal(await r.text(), 'event: message_start\n\ndata: {"x":1}\n');
+  await assert.rejects(
+    (async () => (await post('mock/f1/v1beta/models/m:streamGenerateContent', { n: 3 })).text())(),
+    'the connection drops mid-stream',
+  );
+  r = await post('mock/f1/v1/chat/completions', { n: 4 });
+  const reader = r.body.getReader();
+  const first = await reader.read();
+  assert.equal(new TextDecoder().decode(first.value), 'data: {"a":1}\n\n');
+  const stalled = await Promise.race([reader.read().then(() => 'more'), new Promise((done) => setTimeout(() => done('stalled'), 300))]);
+  assert.equal(stalled, 'stalled');
+  await reader.cancel();
+  const requests = await (await fetch(`${server.url}mock/f1/requests`)).json();
+  assert.deepEqual(requests.map((q) => JSON.parse(q.body).n), [1, 2, 3, 4]);
+  // An empty queue is a clear error.
+  r = await post('mock/f1/v1/chat/completions', {});
+  assert.equal(r.status, 500);
+  assert.match((await r.json()).error.message, /no response queued/);
+});

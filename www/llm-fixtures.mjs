@@ -1,0 +1,204 @@
+// Model endpoints served by the dev server (server.mjs), so the demo works with no key and
+// tests have a model they can script.
+//
+// Demo model (OpenAI-compatible): POST /demo/v1/chat/completions. Deterministic and offline.
+// It understands a few instructions in the last user message and answers with real tool
+// calls; after tool results it sums up:
+//   replace "A" with "B"        -> update_manuscript {searchText: A, replacementText: B}
+//   note: TEXT / remember TEXT   -> write_memory_note {text: TEXT, type: "fact"}
+//   find "TEXT"                  -> navigate_to_text {query: TEXT, searchType: "fuzzy"}
+//   go to chapter N              -> jump_to_chapter {chapter: N}
+//   anything else                -> a short text answer listing what it understands
+//
+// Mock LLM, scriptable: POST /mock/<script>/responses with a JSON array of responses queues
+// them; each model request to /mock/<script>/... takes the next one:
+//   {status?: 200, headers?: {...}, body?: string (non-stream), events?: [string] (SSE
+//    `data`/`event` blocks, sent as-is, each followed by a blank line), delayMs?: 0 (before
+//    the first byte), gapMs?: 0 (between events), stallAfter?: n (stop sending after n events
+//    but keep the connection open), dropAfter?: n (destroy the socket after n events),
+//    noFinalNewline?: false (omit the last blank line), splitBytes?: n (write in n-byte pieces)}
+// Paths accepted: /mock/<script>/v1/chat/completions (OpenAI), /mock/<script>/v1/messages
+// (Anthropic), /mock/<script>/v1beta/models/<model>:streamGenerateContent (Gemini).
+// GET /mock/<script>/requests lists the requests received ({path, headers, body, at}).
+
+const scripts = new Map();
+
+function script(name) {
+  if (!scripts.has(name)) scripts.set(name, { queue: [], requests: [] });
+  return scripts.get(name);
+}
+
+async function readBody(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function sseHeaders(extra = {}) {
+  return {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': '*',
+    ...extra,
+  };
+}
+
+async function writeSlowly(res, text, splitBytes) {
+  if (!splitBytes) return void res.write(text);
+  const bytes = Buffer.from(text, 'utf8');
+  for (let i = 0; i < bytes.length; i += splitBytes) {
+    res.write(bytes.subarray(i, i + splitBytes));
+    await sleep(0);
+  }
+}
+
+// Let what was written reach the client, then cut the connection mid-stream.
+async function drop(req, res) {
+  await new Promise((resolve) => res.write('', resolve));
+  await sleep(20);
+  req.socket.destroy();
+}
+
+async function serveScripted(req, res, name) {
+  const entry = script(name);
+  const body = await readBody(req);
+  entry.requests.push({ path: req.url, method: req.method, headers: req.headers, body, at: Date.now() });
+  const next = entry.queue.shift();
+  if (!next) {
+    res.writeHead(500, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+    return res.end(JSON.stringify({ error: { message: `mock script '${name}' has no response queued` } }));
+  }
+  if (next.delayMs) await sleep(next.delayMs);
+  const status = next.status ?? 200;
+  if (next.events === undefined) {
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': '*', ...next.headers });
+    return res.end(next.body ?? '');
+  }
+  res.writeHead(status, sseHeaders(next.headers));
+  for (let i = 0; i < next.events.length; i++) {
+    if (next.dropAfter === i) return drop(req, res);
+    if (next.stallAfter === i) return; // keep the connection open, send nothing more
+    const last = i === next.events.length - 1;
+    const text = next.events[i] + (last && next.noFinalNewline ? '\n' : '\n\n');
+    await writeSlowly(res, text, next.splitBytes);
+    if (next.gapMs) await sleep(next.gapMs);
+  }
+  if (next.dropAfter === next.events.length) return drop(req, res);
+  if (next.stallAfter === next.events.length) return;
+  res.end();
+}
+
+// --- the demo model -------------------------------------------------------------------------
+
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3.';
+
+function decide(messages) {
+  const last = messages[messages.length - 1] ?? {};
+  if (last.role === 'tool') {
+    let status = 'done';
+    try {
+      status = JSON.parse(last.content).status ?? status;
+    } catch {}
+    return { text: status === 'success' ? 'Done.' : `That did not work: ${String(last.content).slice(0, 200)}` };
+  }
+  const text = typeof last.content === 'string' ? last.content.trim() : '';
+  let m;
+  if ((m = text.match(/replace\s+["“](.+?)["”]\s+with\s+["“](.*?)["”]/i))) {
+    return { call: { name: 'update_manuscript', arguments: { searchText: m[1], replacementText: m[2], description: 'Demo model edit' } } };
+  }
+  if ((m = text.match(/^(?:note|remember)\s*:?\s+(.+)$/is))) {
+    return { call: { name: 'write_memory_note', arguments: { text: m[1], type: 'fact' } } };
+  }
+  if ((m = text.match(/find\s+["“](.+?)["”]/i))) {
+    return { call: { name: 'navigate_to_text', arguments: { query: m[1], searchType: 'fuzzy' } } };
+  }
+  if ((m = text.match(/go to chapter\s+(\S+)/i))) {
+    return { call: { name: 'jump_to_chapter', arguments: { chapter: m[1] } } };
+  }
+  return { text: HELP };
+}
+
+let demoCalls = 0;
+
+function demoEvents(answer, model) {
+  const id = `demo-${++demoCalls}`;
+  const base = { id, object: 'chat.completion.chunk', created: 0, model };
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}`;
+  const events = [chunk({ role: 'assistant', content: '' })];
+  if (answer.text) {
+    for (const piece of answer.text.match(/.{1,12}/gs)) events.push(chunk({ content: piece }));
+    events.push(chunk({}, 'stop'));
+  } else {
+    const args = JSON.stringify(answer.call.arguments);
+    const third = Math.ceil(args.length / 3);
+    const callId = `call_${id}`;
+    events.push(chunk({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: answer.call.name, arguments: '' } }] }));
+    for (let i = 0; i < args.length; i += third) {
+      events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + third) } }] }));
+    }
+    events.push(chunk({}, 'tool_calls'));
+  }
+  events.push(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } })}`);
+  events.push('data: [DONE]');
+  return events;
+}
+
+async function serveDemo(req, res) {
+  let request;
+  try {
+    request = JSON.parse(await readBody(req));
+  } catch (err) {
+    res.writeHead(400, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+    return res.end(JSON.stringify({ error: { message: `invalid JSON: ${err.message}` } }));
+  }
+  const answer = decide(request.messages ?? []);
+  const model = request.model ?? 'draftsmith-demo';
+  if (request.stream) {
+    res.writeHead(200, sseHeaders());
+    for (const event of demoEvents(answer, model)) {
+      res.write(`${event}\n\n`);
+      await sleep(5);
+    }
+    return res.end();
+  }
+  const message = answer.text
+    ? { role: 'assistant', content: answer.text }
+    : { role: 'assistant', content: null, tool_calls: [{ id: `call_demo_${++demoCalls}`, type: 'function', function: { name: answer.call.name, arguments: JSON.stringify(answer.call.arguments) } }] };
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+  res.end(JSON.stringify({
+    id: `demo-${demoCalls}`, object: 'chat.completion', model,
+    choices: [{ index: 0, message, finish_reason: answer.text ? 'stop' : 'tool_calls' }],
+    usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
+  }));
+}
+
+/** Handle /demo/... and /mock/...; returns false for other paths. */
+export async function handleModelRoute(req, res, pathname) {
+  if (req.method === 'POST' && pathname === '/demo/v1/chat/completions') {
+    await serveDemo(req, res);
+    return true;
+  }
+  const mock = pathname.match(/^\/mock\/([\w-]+)\/(.*)$/);
+  if (!mock) return false;
+  const [, name, rest] = mock;
+  if (rest === 'responses' && req.method === 'POST') {
+    const queued = JSON.parse(await readBody(req));
+    script(name).queue.push(...(Array.isArray(queued) ? queued : [queued]));
+    res.writeHead(204, { 'Access-Control-Allow-Origin': '*' });
+    res.end();
+    return true;
+  }
+  if (rest === 'requests' && req.method === 'GET') {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+    res.end(JSON.stringify(script(name).requests));
+    return true;
+  }
+  if (req.method === 'POST') {
+    await serveScripted(req, res, name);
+    return true;
+  }
+  return false;
+}
