@@ -3,9 +3,14 @@
 //! A conversation is a list of [`Message`]s (system, user, assistant with text and tool calls,
 //! tool results). A provider's streamed answer becomes a sequence of [`StreamEvent`]s: text
 //! deltas, tool calls starting / growing / finishing, usage, the finish reason, or an error.
+//!
+//! [`sse`] parses a Server-Sent Events body incrementally from the bytes the network delivers,
+//! the framing providers stream their answers in.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub mod sse;
 
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
