@@ -33,6 +33,7 @@ size: setup-demo wasm
 bench:
 	cargo bench --bench manuscript
 	cargo bench --bench memory
+	cargo bench --bench sse
 
 bench-browser: setup wasm
 	node www/bench/run.mjs

@@ -3,9 +3,13 @@
 //! A conversation is a list of [`Message`]s (system, user, assistant with text and tool calls,
 //! tool results). A provider's streamed answer becomes a sequence of [`StreamEvent`]s: text
 //! deltas, tool calls starting / growing / finishing, usage, the finish reason, or an error.
-//! [`retry`] decides when a failed call is tried again and how long to wait.
+//!
+//! [`sse`] parses a Server-Sent Events body incrementally from the bytes the network delivers,
+//! the framing providers stream their answers in. [`retry`] decides when a failed call is tried
+//! again and how long to wait.
 
 pub mod retry;
+pub mod sse;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
