@@ -1,18 +1,18 @@
 //! # draftsmith
 //!
 //! The agent core of an in-browser writing editor. The crate compiles natively (where every
-//! test of the core runs) and to `wasm32-unknown-unknown`, where [`web`] adapts it to a
+//! test of the core runs) and to `wasm32-unknown-unknown`, where `web` adapts it to a
 //! dedicated Web Worker.
 //!
 //! ## The seam
-//! Everything outside [`web`] is plain Rust with no browser types. The core reaches the
+//! Everything outside `web` is plain Rust with no browser types. The core reaches the
 //! outside world through small traits: [`Clock`] and [`IdSource`] today, later `Store`
 //! (persistence) and `LlmTransport` (model calls). Native tests use the manual and
-//! sequential implementations from [`env`]; the worker uses the JS ones in `web`.
+//! sequential implementations from [`env`](mod@crate::env); the worker uses the JS ones in `web`.
 //!
 //! ## Modules
 //! - [`error`]: the crate [`Error`] and per-area error enums.
-//! - [`env`]: injected time ([`Clock`]), ids ([`IdSource`]) and the event sink ([`EventSink`]).
+//! - [`env`](mod@crate::env): injected time ([`Clock`]), ids ([`IdSource`]) and the event sink ([`EventSink`]).
 //! - [`protocol`]: the worker's message protocol: request decoding, responses, events.
 //! - [`core`]: [`Core`], which serves decoded requests.
 //! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
