@@ -4,15 +4,31 @@
 //! tool results). A provider's streamed answer becomes a sequence of [`StreamEvent`]s: text
 //! deltas, tool calls starting / growing / finishing, usage, the finish reason, or an error.
 //!
-//! [`sse`] parses a Server-Sent Events body incrementally from the bytes the network delivers,
-//! the framing providers stream their answers in. [`retry`] decides when a failed call is tried
-//! again and how long to wait.
+//! - [`sse`]: a Server-Sent Events parser, incremental over the bytes the network delivers
+//!   (the framing providers stream their answers in).
+//! - [`request`]: [`ProviderConfig`], [`RequestOptions`] and the [`HttpRequest`] each adapter
+//!   builds (the transport that sends it lives elsewhere).
+//! - [`openai`], [`anthropic`], [`gemini`]: per provider, a request builder, a stream decoder
+//!   (already-parsed SSE events, [`SseMessage`], in; [`StreamEvent`]s out) and a parser of
+//!   whole (non-streamed) responses that yields the same events.
+//! - [`assemble`]: the [`Assembler`] that folds events into an
+//!   [`Answer`], whatever the provider and whether or not it streamed.
+//! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
+//! - [`retry`]: when a failed call is tried again and how long to wait.
 
+pub mod anthropic;
+pub mod assemble;
+pub mod gemini;
+pub mod openai;
+pub mod request;
 pub mod retry;
 pub mod sse;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use self::assemble::{Answer, Assembler};
+pub use self::request::{build_request, HttpRequest, ProviderConfig, ProviderKind, RequestOptions};
 
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,4 +208,153 @@ pub enum StreamEvent {
         /// The provider's message.
         message: String,
     },
+}
+
+impl FinishReason {
+    /// The reason as one word: `stop`, `tool_calls`, `length`, `content_filter`, or the
+    /// provider's own word for [`FinishReason::Other`].
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(other) => other,
+        }
+    }
+}
+
+/// One already-parsed server-sent event, as the stream decoders consume it: the `event:` name
+/// (if any) and the `data:` lines joined with `\n`. It borrows from the SSE parser's event, so
+/// handing one over costs nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseMessage<'a> {
+    /// The `event:` field, if the event had one.
+    pub event: Option<&'a str>,
+    /// The data (several `data:` lines joined with `\n`).
+    pub data: &'a str,
+}
+
+impl<'a> SseMessage<'a> {
+    /// An event with a name.
+    pub fn new(event: Option<&'a str>, data: &'a str) -> Self {
+        Self { event, data }
+    }
+
+    /// An unnamed event (`data:` lines only).
+    pub fn data(data: &'a str) -> Self {
+        Self { event: None, data }
+    }
+}
+
+/// The stream decoder of a provider, chosen at run time.
+#[derive(Debug, Clone)]
+pub enum ProviderStream {
+    /// OpenAI-compatible chat completions.
+    Openai(openai::OpenAiStream),
+    /// Anthropic Messages.
+    Anthropic(anthropic::AnthropicStream),
+    /// Google Gemini.
+    Gemini(gemini::GeminiStream),
+}
+
+impl ProviderStream {
+    /// A fresh decoder for one streamed answer of `kind`.
+    pub fn new(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::Openai => Self::Openai(openai::OpenAiStream::new()),
+            ProviderKind::Anthropic => Self::Anthropic(anthropic::AnthropicStream::new()),
+            ProviderKind::Gemini => Self::Gemini(gemini::GeminiStream::new()),
+        }
+    }
+
+    /// The neutral events of one SSE event.
+    pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        match self {
+            Self::Openai(s) => s.on_event(msg),
+            Self::Anthropic(s) => s.on_event(msg),
+            Self::Gemini(s) => s.on_event(msg),
+        }
+    }
+
+    /// The events owed when the byte stream ends (an [`StreamEvent::Error`] if the answer
+    /// never finished).
+    pub fn finish(&mut self) -> Vec<StreamEvent> {
+        match self {
+            Self::Openai(s) => s.finish(),
+            Self::Anthropic(s) => s.finish(),
+            Self::Gemini(s) => s.finish(),
+        }
+    }
+}
+
+/// The events of a whole (non-streamed) response body of `kind`. An error object in the body
+/// becomes an [`StreamEvent::Error`]; `Err` means the body is not JSON at all.
+pub fn parse_response(kind: ProviderKind, body: &str) -> Result<Vec<StreamEvent>, String> {
+    match kind {
+        ProviderKind::Openai => openai::parse_response(body),
+        ProviderKind::Anthropic => anthropic::parse_response(body),
+        ProviderKind::Gemini => gemini::parse_response(body),
+    }
+}
+
+/// At most this many bytes of a bad payload are quoted in an error message.
+const QUOTE_BYTES: usize = 200;
+
+/// The start of `data`, cut at a char boundary, for error messages.
+pub(crate) fn quote(data: &str) -> String {
+    if data.len() <= QUOTE_BYTES {
+        return data.to_string();
+    }
+    let mut end = QUOTE_BYTES;
+    while !data.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &data[..end])
+}
+
+/// The error event for an SSE payload that is not valid JSON.
+pub(crate) fn malformed(provider: &str, error: &serde_json::Error, data: &str) -> StreamEvent {
+    StreamEvent::Error {
+        message: format!(
+            "malformed JSON in a stream event from {provider} ({error}): {}",
+            quote(data)
+        ),
+    }
+}
+
+/// A non-negative integer field of a JSON object (0 when missing or not a number).
+pub(crate) fn count(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The message of a provider error object: `{"message": .., "type"/"status"/"code": ..}`, or a
+/// bare string.
+pub(crate) fn error_message(error: &Value) -> String {
+    let message = match error {
+        Value::String(s) => return s.clone(),
+        Value::Object(map) => map.get("message").and_then(Value::as_str),
+        _ => None,
+    };
+    let kind = ["type", "status", "code"]
+        .iter()
+        .find_map(|k| match error.get(k) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        });
+    match (kind, message) {
+        (Some(kind), Some(message)) => format!("{kind}: {message}"),
+        (None, Some(message)) => message.to_string(),
+        (_, None) => quote(&error.to_string()),
+    }
+}
+
+/// The error a decoder reports when the byte stream ended before the answer finished.
+pub(crate) fn ended_early(provider: &str) -> StreamEvent {
+    StreamEvent::Error {
+        message: format!(
+            "the {provider} stream ended before the answer finished (connection dropped?)"
+        ),
+    }
 }

@@ -1,0 +1,352 @@
+//! Google Gemini (`generateContent`).
+//!
+//! - Request: `POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` (or
+//!   `:generateContent` when not streaming), the key in `x-goog-api-key`. `contents` with
+//!   roles `user` and `model`; assistant tool calls as `functionCall {name, args}` parts,
+//!   results as `functionResponse {name, response}` parts of a user turn (the response
+//!   must be an object: other JSON is wrapped as `{"result": ..}`); system messages as
+//!   `systemInstruction`; tools as `[{functionDeclarations: [...]}]`; limits in
+//!   `generationConfig`. Consecutive messages of one role share one content, so the results
+//!   of parallel calls answer them together.
+//! - Thought signatures: Gemini 3 models reject a history whose `functionCall` parts lack the
+//!   `thoughtSignature` they came with, and [`ToolCall`](super::ToolCall) has nowhere to keep
+//!   it; the first `functionCall` part of each model turn therefore carries
+//!   [`SKIP_SIGNATURE`], the value Google documents for calls whose signature is unknown.
+//! - Stream: unnamed events, each a whole `GenerateContentResponse`:
+//!   `candidates[0].content.parts[]` with `text` or a complete `functionCall` (no id: ids are
+//!   synthesized, `call_<n>` by default), `finishReason` (`STOP` is reported as
+//!   [`FinishReason::ToolCalls`] when the answer called tools), `usageMetadata` (cumulative;
+//!   thinking tokens count as output), or an `error` object. Thought parts are skipped.
+
+use serde_json::{json, Map, Value};
+
+use super::request::{base, key, post};
+use super::{
+    count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
+    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, Usage,
+};
+use crate::tools::schema::{catalog, CatalogFormat};
+use crate::tools::ToolDefinition;
+
+/// The `thoughtSignature` sent on replayed function calls, which Google documents for calls
+/// whose real signature is not at hand.
+pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// The request for a Gemini answer.
+pub fn build_request(
+    config: &ProviderConfig,
+    messages: &[Message],
+    tools: &[&ToolDefinition],
+    options: &RequestOptions,
+) -> HttpRequest {
+    let mut system: Vec<&str> = Vec::new();
+    let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for (position, m) in messages.iter().enumerate() {
+        let (role, parts) = match m.role {
+            Role::System => {
+                if !m.text.is_empty() {
+                    system.push(&m.text);
+                }
+                continue;
+            }
+            Role::User => ("user", text_part(&m.text).into_iter().collect()),
+            Role::Assistant => {
+                let mut parts: Vec<Value> = text_part(&m.text).into_iter().collect();
+                parts.extend(m.tool_calls.iter().map(|c| {
+                    let args = if c.arguments.is_object() {
+                        c.arguments.clone()
+                    } else {
+                        json!({})
+                    };
+                    json!({"functionCall": {"name": c.name, "args": args}})
+                }));
+                ("model", parts)
+            }
+            Role::Tool => {
+                let name = m
+                    .name
+                    .clone()
+                    .or_else(|| call_name(&messages[..position], m.tool_call_id.as_deref()))
+                    .unwrap_or_default();
+                let part =
+                    json!({"functionResponse": {"name": name, "response": response(&m.text)}});
+                ("user", vec![part])
+            }
+        };
+        if parts.is_empty() {
+            continue;
+        }
+        match contents.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(parts),
+            _ => contents.push((role, parts)),
+        }
+    }
+    for (role, parts) in &mut contents {
+        if *role == "model" {
+            if let Some(Value::Object(part)) =
+                parts.iter_mut().find(|p| p.get("functionCall").is_some())
+            {
+                part.insert("thoughtSignature".into(), Value::from(SKIP_SIGNATURE));
+            }
+        }
+    }
+    let mut body = Map::new();
+    body.insert(
+        "contents".into(),
+        Value::Array(
+            contents
+                .into_iter()
+                .map(|(role, parts)| json!({"role": role, "parts": parts}))
+                .collect(),
+        ),
+    );
+    if !system.is_empty() {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system.join("\n\n")}]}),
+        );
+    }
+    if !tools.is_empty() {
+        body.insert(
+            "tools".into(),
+            Value::Array(vec![catalog(CatalogFormat::Gemini, tools)]),
+        );
+    }
+    let mut generation = Map::new();
+    if let Some(max) = options.max_tokens {
+        generation.insert("maxOutputTokens".into(), Value::from(max));
+    }
+    if let Some(t) = options.temperature {
+        generation.insert("temperature".into(), Value::from(t));
+    }
+    if !generation.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(generation));
+    }
+    let model = config
+        .model
+        .strip_prefix("models/")
+        .unwrap_or(&config.model);
+    let method = if options.stream {
+        "streamGenerateContent?alt=sse"
+    } else {
+        "generateContent"
+    };
+    let headers = key(config)
+        .map(|k| vec![("x-goog-api-key".to_string(), k.to_string())])
+        .unwrap_or_default();
+    post(
+        config,
+        format!("{}/v1beta/models/{model}:{method}", base(config)),
+        headers,
+        &Value::Object(body),
+    )
+}
+
+/// A text part, unless the text is empty.
+fn text_part(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"text": text}))
+}
+
+/// The name of the call `id` among earlier assistant messages.
+fn call_name(earlier: &[Message], id: Option<&str>) -> Option<String> {
+    let id = id?;
+    earlier
+        .iter()
+        .rev()
+        .flat_map(|m| &m.tool_calls)
+        .find(|c| c.id == id)
+        .map(|c| c.name.clone())
+}
+
+/// A tool result as a `functionResponse.response` object.
+fn response(text: &str) -> Value {
+    match serde_json::from_str::<Value>(text) {
+        Ok(object @ Value::Object(_)) => object,
+        Ok(other) => json!({ "result": other }),
+        Err(_) => json!({ "result": text }),
+    }
+}
+
+/// A `finishReason` as a neutral finish reason.
+fn finish_reason(raw: &str, called_tools: bool) -> Option<FinishReason> {
+    Some(match raw {
+        "" | "FINISH_REASON_UNSPECIFIED" => return None,
+        "STOP" if called_tools => FinishReason::ToolCalls,
+        "STOP" => FinishReason::Stop,
+        "MAX_TOKENS" => FinishReason::Length,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            FinishReason::ContentFilter
+        }
+        other => FinishReason::Other(other.to_ascii_lowercase()),
+    })
+}
+
+/// Decodes one streamed Gemini answer.
+#[derive(Debug, Clone)]
+pub struct GeminiStream {
+    /// Synthesized call ids are this prefix and the call's index.
+    id_prefix: String,
+    /// Calls seen.
+    calls: usize,
+    /// A finish reason arrived.
+    finished: bool,
+    /// An error arrived.
+    failed: bool,
+}
+
+impl Default for GeminiStream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GeminiStream {
+    /// A decoder for one answer; call ids are `call_0`, `call_1`…
+    pub fn new() -> Self {
+        Self::with_id_prefix("call_")
+    }
+
+    /// A decoder whose call ids are `prefix` and the call's index (to keep ids unique across
+    /// the answers of a conversation, say `t3_call_`).
+    pub fn with_id_prefix(prefix: impl Into<String>) -> Self {
+        Self {
+            id_prefix: prefix.into(),
+            calls: 0,
+            finished: false,
+            failed: false,
+        }
+    }
+
+    /// The events of one SSE event.
+    pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        let data = msg.data.trim();
+        if data.is_empty() {
+            return Vec::new();
+        }
+        match serde_json::from_str::<Value>(data) {
+            Ok(value) => {
+                let mut out = Vec::new();
+                self.response(&value, &mut out);
+                out
+            }
+            Err(e) => {
+                self.failed = true;
+                vec![malformed("Gemini", &e, data)]
+            }
+        }
+    }
+
+    /// The events owed at the end of the byte stream: an error if no finish reason came.
+    pub fn finish(&mut self) -> Vec<StreamEvent> {
+        if self.finished || self.failed {
+            return Vec::new();
+        }
+        self.failed = true;
+        vec![ended_early("Gemini")]
+    }
+
+    /// One `GenerateContentResponse` (or error).
+    fn response(&mut self, value: &Value, out: &mut Vec<StreamEvent>) {
+        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+            self.failed = true;
+            out.push(StreamEvent::Error {
+                message: error_message(error),
+            });
+            return;
+        }
+        let candidate = value
+            .get("candidates")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first());
+        if let Some(candidate) = candidate {
+            let parts = candidate
+                .get("content")
+                .and_then(|c| c.get("parts"))
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for part in parts {
+                if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                    continue;
+                }
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    if !text.is_empty() {
+                        out.push(StreamEvent::TextDelta {
+                            text: text.to_string(),
+                        });
+                    }
+                }
+                if let Some(call) = part.get("functionCall") {
+                    self.call(call, out);
+                }
+            }
+            if let Some(reason) = candidate
+                .get("finishReason")
+                .and_then(Value::as_str)
+                .and_then(|r| finish_reason(r, self.calls > 0))
+            {
+                self.finished = true;
+                out.push(StreamEvent::Finish { reason });
+            }
+        } else if value
+            .get("promptFeedback")
+            .and_then(|f| f.get("blockReason"))
+            .is_some()
+        {
+            // The prompt itself was blocked: no candidates at all.
+            self.finished = true;
+            out.push(StreamEvent::Finish {
+                reason: FinishReason::ContentFilter,
+            });
+        }
+        if let Some(usage) = value.get("usageMetadata") {
+            out.push(StreamEvent::Usage {
+                usage: Usage {
+                    input_tokens: count(usage, "promptTokenCount"),
+                    output_tokens: count(usage, "candidatesTokenCount")
+                        + count(usage, "thoughtsTokenCount"),
+                },
+            });
+        }
+    }
+
+    /// A complete `functionCall`: started, its arguments in one piece, finished.
+    fn call(&mut self, call: &Value, out: &mut Vec<StreamEvent>) {
+        let index = self.calls;
+        self.calls += 1;
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .map_or_else(|| format!("{}{index}", self.id_prefix), str::to_string);
+        let name = call
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        out.push(StreamEvent::ToolCallStarted { index, id, name });
+        let arguments = match call.get("args") {
+            None | Some(Value::Null) => "{}".to_string(),
+            Some(args) => args.to_string(),
+        };
+        out.push(StreamEvent::ToolCallDelta { index, arguments });
+        out.push(StreamEvent::ToolCallFinished { index });
+    }
+}
+
+/// The events of a whole (non-streamed) `generateContent` response (or of the JSON array
+/// `streamGenerateContent` returns without `alt=sse`). An error body becomes an
+/// [`StreamEvent::Error`]; `Err` means the body is not JSON.
+pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| format!("the Gemini response is not JSON ({e}): {}", quote(body)))?;
+    let mut stream = GeminiStream::new();
+    let mut out = Vec::new();
+    match &value {
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| stream.response(item, &mut out)),
+        _ => stream.response(&value, &mut out),
+    }
+    Ok(out)
+}
