@@ -15,9 +15,12 @@
 //!   [`Answer`], whatever the provider and whether or not it streamed.
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
 //! - [`retry`]: when a failed call is tried again and how long to wait.
+//! - [`client`]: [`client::call_model`] over an [`client::LlmTransport`]: send, retry, time out,
+//!   decode and assemble.
 
 pub mod anthropic;
 pub mod assemble;
+pub mod client;
 pub mod gemini;
 pub mod openai;
 pub mod request;
