@@ -20,6 +20,7 @@
 //! - [`names`]: closest-name suggestions for unknown names in errors.
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
+pub mod agent;
 pub mod commands;
 pub mod core;
 pub mod env;

@@ -1,0 +1,311 @@
+//! The agent loop: the model proposes tool calls, the tools run, the results go back to the
+//! model, until it stops.
+//!
+//! [`run_agent`] is independent of where tools run: it takes an `execute` function (the core
+//! passes one that goes through the session's edit path, so edits are undoable, saved and
+//! announced). The caller opens one undo group for the turn. The loop guarantees:
+//! - every tool call the model makes gets exactly one result, in order: executed, or an error
+//!   result for an invalid call (arguments that are not valid JSON, or cut off), so the
+//!   conversation is always valid to send back;
+//! - it stops when the model answers without tool calls, after [`AgentSpec::max_steps`] model
+//!   calls, when the token budget is spent, or when a call fails;
+//! - usage is summed over the steps.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::llm::client::{call_model, CallOptions, LlmTransport, Sleeper};
+use crate::llm::{
+    build_request, Message, ProviderConfig, RequestOptions, StreamEvent, ToolCall, Usage,
+};
+use crate::tools::{ToolDefinition, ToolResult};
+
+/// Default number of model calls in one run.
+pub const DEFAULT_MAX_STEPS: usize = 20;
+
+/// An agent: who it is, what it may do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSpec {
+    /// Name (its edits have origin `agent:<name>`).
+    pub name: String,
+    /// System prompt.
+    pub system_prompt: String,
+    /// Toolset name (the only tools it may call).
+    pub toolset: String,
+    /// Most model calls per run.
+    pub max_steps: usize,
+    /// Most tokens (input + output) per run, if bounded.
+    pub token_budget: Option<u64>,
+}
+
+impl AgentSpec {
+    /// The default writing assistant.
+    pub fn assistant() -> Self {
+        Self {
+            name: "assistant".into(),
+            system_prompt: "You are a writing assistant working inside the writer's manuscript editor. Use the tools to read and change the manuscript; copy text exactly when a tool asks for it. Keep answers short.".into(),
+            toolset: crate::tools::ALL.into(),
+            max_steps: DEFAULT_MAX_STEPS,
+            token_budget: None,
+        }
+    }
+}
+
+/// What a run reports as it goes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// More of the model's text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model began a tool call.
+    ToolCallProposed {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// A tool call is about to run.
+    ToolCallStarted {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// A tool call has its result.
+    ToolCallFinished {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// `success` or `error`.
+        status: String,
+    },
+    /// A model call and its tool calls are done.
+    StepFinished {
+        /// Step number, from 1.
+        step: usize,
+    },
+    /// Tokens used so far in the run.
+    Usage {
+        /// The sum.
+        usage: Usage,
+    },
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunEnd {
+    /// The model answered without tool calls.
+    Finished,
+    /// `max_steps` model calls were made.
+    MaxSteps,
+    /// The token budget was spent.
+    BudgetSpent,
+    /// A model call failed.
+    Failed {
+        /// Why.
+        message: String,
+    },
+}
+
+/// A finished run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub end: RunEnd,
+    /// The whole conversation (system prompt first), valid to continue.
+    pub messages: Vec<Message>,
+    /// The model's last text.
+    pub text: String,
+    /// Model calls made.
+    pub steps: usize,
+    /// Tokens used.
+    pub usage: Usage,
+}
+
+/// What a run needs from the outside.
+pub struct RunContext<'a> {
+    /// Sends requests.
+    pub transport: &'a dyn LlmTransport,
+    /// Waits.
+    pub sleeper: &'a dyn Sleeper,
+    /// The clock.
+    pub now_ms: &'a dyn Fn() -> u64,
+    /// Jitter in `[0, 1)`.
+    pub jitter: &'a mut dyn FnMut() -> f64,
+    /// Runs one tool call through the edit path.
+    pub execute: &'a mut dyn FnMut(&ToolCall) -> ToolResult,
+    /// Hears every event.
+    pub on_event: &'a mut dyn FnMut(RunEvent),
+}
+
+/// The result of a call that was not executed.
+fn not_executed(reason: &str) -> ToolResult {
+    ToolResult::error(
+        &crate::tools::ToolError::invalid_args(format!(
+            "This call was not executed: {reason}. Send it again with complete JSON arguments."
+        )),
+        Default::default(),
+    )
+}
+
+/// Run an agent on `prompt`, after the earlier conversation `history`, with the memory block
+/// for the system prompt.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_agent(
+    spec: &AgentSpec,
+    tools: &[&ToolDefinition],
+    provider: &ProviderConfig,
+    call: CallOptions,
+    request: RequestOptions,
+    history: Vec<Message>,
+    prompt: &str,
+    memory_block: &str,
+    cx: RunContext<'_>,
+) -> RunOutcome {
+    let RunContext {
+        transport,
+        sleeper,
+        now_ms,
+        jitter,
+        execute,
+        on_event,
+    } = cx;
+    let system = if memory_block.trim().is_empty() {
+        spec.system_prompt.clone()
+    } else {
+        format!("{}\n\n{memory_block}", spec.system_prompt)
+    };
+    let mut messages = vec![Message::system(system)];
+    messages.extend(
+        history
+            .into_iter()
+            .filter(|m| m.role != crate::llm::Role::System),
+    );
+    messages.push(Message::user(prompt));
+    let mut usage = Usage::default();
+    let mut steps = 0;
+    let mut text = String::new();
+    let end = loop {
+        if steps >= spec.max_steps.max(1) {
+            break RunEnd::MaxSteps;
+        }
+        if spec
+            .token_budget
+            .is_some_and(|budget| usage.input_tokens + usage.output_tokens >= budget)
+        {
+            break RunEnd::BudgetSpent;
+        }
+        steps += 1;
+        let http = build_request(provider, &messages, tools, &request);
+        let mut forward = |event: &StreamEvent| match event {
+            StreamEvent::TextDelta { text } => on_event(RunEvent::TextDelta { text: text.clone() }),
+            StreamEvent::ToolCallStarted { id, name, .. } => on_event(RunEvent::ToolCallProposed {
+                id: id.clone(),
+                name: name.clone(),
+            }),
+            _ => {}
+        };
+        let outcome = match call_model(
+            transport,
+            sleeper,
+            provider.kind,
+            &http,
+            call,
+            now_ms,
+            jitter,
+            &mut forward,
+        )
+        .await
+        {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                break RunEnd::Failed {
+                    message: e.to_string(),
+                }
+            }
+        };
+        let answer = outcome.answer;
+        if let Some(u) = answer.usage {
+            usage = usage.plus(u);
+            on_event(RunEvent::Usage { usage });
+        }
+        text = answer.text.clone();
+        // Every call the model made, valid or not, goes into the transcript with one result.
+        let mut calls: Vec<(ToolCall, Option<String>)> = answer
+            .tool_calls
+            .iter()
+            .cloned()
+            .map(|c| (c, None))
+            .collect();
+        for invalid in &answer.invalid_tool_calls {
+            calls.push((
+                ToolCall {
+                    id: invalid.id.clone(),
+                    name: invalid.name.clone(),
+                    arguments: json!({}),
+                },
+                Some(invalid.reason.clone()),
+            ));
+        }
+        messages.push(Message::assistant(
+            answer.text.clone(),
+            calls.iter().map(|(c, _)| c.clone()).collect(),
+        ));
+        for (call, invalid) in &calls {
+            let result = match invalid {
+                Some(reason) => not_executed(reason),
+                None => {
+                    on_event(RunEvent::ToolCallStarted {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    });
+                    if tools.iter().any(|t| t.name == call.name) {
+                        execute(call)
+                    } else {
+                        not_executed(&format!(
+                            "'{}' is not one of your tools ({})",
+                            call.name,
+                            tools.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                        ))
+                    }
+                }
+            };
+            let status = if result.is_success() {
+                "success"
+            } else {
+                "error"
+            };
+            on_event(RunEvent::ToolCallFinished {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                status: status.into(),
+            });
+            messages.push(Message::tool_result(
+                call,
+                serde_json::to_string(&result).unwrap_or_default(),
+            ));
+        }
+        on_event(RunEvent::StepFinished { step: steps });
+        if let Some(error) = answer.error {
+            break RunEnd::Failed { message: error };
+        }
+        if calls.is_empty() {
+            break RunEnd::Finished;
+        }
+    };
+    RunOutcome {
+        end,
+        messages,
+        text,
+        steps,
+        usage,
+    }
+}
