@@ -5,6 +5,7 @@
 //! `www/worker.js` constructs one [`WorkerCore`] with a function that posts events to the
 //! page, then hands it every message as JSON text and posts back the JSON text it returns.
 
+pub mod fetch;
 pub mod idb;
 
 use std::cell::RefCell;

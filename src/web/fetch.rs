@@ -1,0 +1,136 @@
+//! [`FetchTransport`]: the [`LlmTransport`] over the worker's `fetch`, reading the response
+//! body as it arrives through its `ReadableStream`; and [`JsSleeper`] (`setTimeout`).
+//!
+//! Dropping a response body (a timeout, or the run being cancelled) aborts the request
+//! through its `AbortController`, so no connection outlives its reader.
+
+use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
+use js_sys::{Promise, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response,
+    WorkerGlobalScope,
+};
+
+use crate::llm::client::{ByteStream, HttpResponse, LlmTransport, Sleeper, TransportError};
+use crate::llm::HttpRequest;
+
+fn js_error(value: JsValue) -> TransportError {
+    let message = Reflect::get(&value, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| format!("{value:?}"));
+    TransportError::Network(message)
+}
+
+fn scope() -> Result<WorkerGlobalScope, TransportError> {
+    js_sys::global()
+        .dyn_into::<WorkerGlobalScope>()
+        .map_err(|_| TransportError::Network("fetch is only available in a worker".into()))
+}
+
+/// Model calls over `fetch`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FetchTransport;
+
+struct FetchBody {
+    reader: Option<ReadableStreamDefaultReader>,
+    controller: AbortController,
+}
+
+impl Drop for FetchBody {
+    fn drop(&mut self) {
+        self.controller.abort();
+    }
+}
+
+impl ByteStream for FetchBody {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Result<Vec<u8>, TransportError>>> {
+        async move {
+            let reader = self.reader.as_ref()?;
+            let result = match JsFuture::from(reader.read()).await {
+                Ok(result) => result,
+                Err(e) => return Some(Err(js_error(e))),
+            };
+            let done = Reflect::get(&result, &"done".into())
+                .ok()
+                .and_then(|d| d.as_bool())
+                .unwrap_or(true);
+            if done {
+                self.reader = None;
+                return None;
+            }
+            let value = Reflect::get(&result, &"value".into()).ok()?;
+            Some(Ok(Uint8Array::new(&value).to_vec()))
+        }
+        .boxed_local()
+    }
+}
+
+impl LlmTransport for FetchTransport {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
+        async move {
+            let controller = AbortController::new().map_err(js_error)?;
+            let headers = Headers::new().map_err(js_error)?;
+            for (name, value) in &request.headers {
+                headers.set(name, value).map_err(js_error)?;
+            }
+            let init = RequestInit::new();
+            init.set_method(&request.method);
+            init.set_headers(&headers);
+            let bodyless = matches!(request.method.to_ascii_uppercase().as_str(), "GET" | "HEAD");
+            if !bodyless {
+                init.set_body(&JsValue::from_str(&request.body));
+            }
+            init.set_signal(Some(&controller.signal()));
+            let js_request =
+                Request::new_with_str_and_init(&request.url, &init).map_err(js_error)?;
+            let response: Response = JsFuture::from(scope()?.fetch_with_request(&js_request))
+                .await
+                .map_err(js_error)?
+                .dyn_into()
+                .map_err(js_error)?;
+            let mut response_headers = Vec::new();
+            for name in ["content-type", "retry-after", "retry-after-ms"] {
+                if let Ok(Some(value)) = response.headers().get(name) {
+                    response_headers.push((name.to_string(), value));
+                }
+            }
+            let reader = response.body().map(|body| {
+                body.get_reader()
+                    .unchecked_into::<ReadableStreamDefaultReader>()
+            });
+            Ok(HttpResponse {
+                status: response.status(),
+                headers: response_headers,
+                body: Box::new(FetchBody { reader, controller }),
+            })
+        }
+        .boxed_local()
+    }
+}
+
+/// Waits with `setTimeout`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsSleeper;
+
+impl Sleeper for JsSleeper {
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'static, ()> {
+        let promise = Promise::new(&mut |resolve, _| {
+            if let Ok(scope) = scope() {
+                let ms = i32::try_from(ms).unwrap_or(i32::MAX);
+                let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+            }
+        });
+        async move {
+            let _ = JsFuture::from(promise).await;
+        }
+        .boxed_local()
+    }
+}
