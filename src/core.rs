@@ -81,6 +81,8 @@ struct Open {
 /// What a mutation touched, for its save.
 #[derive(Default)]
 struct Touched {
+    /// The project record changed (name, UI state, history position).
+    project: bool,
     chapters: Vec<String>,
     audit: Option<AuditRecord>,
     /// The memory before a memory tool ran (its changes are saved).
@@ -259,6 +261,7 @@ impl Core {
             } else {
                 persist::changes(
                     &mut open.session,
+                    touched.project,
                     &touched.chapters,
                     touched.audit.as_ref(),
                     touched.memory_before.as_ref(),
@@ -284,6 +287,8 @@ impl Core {
 
     /// Commit a batch for a project; on failure keep the in-memory state and say so.
     async fn save(&self, project: &str, batch: Batch) {
+        // Whether anything but the audit log changed (other tabs reload only then).
+        let changed = batch.tables().iter().any(|t| *t != Table::Audit);
         match self.env.store.commit(batch).await {
             Ok(()) => {
                 if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
@@ -291,7 +296,7 @@ impl Core {
                 }
                 self.emit(
                     "saved",
-                    json!({ "project": project, "at": self.env.clock.now_ms() }),
+                    json!({ "project": project, "at": self.env.clock.now_ms(), "changed": changed }),
                 );
             }
             Err(e) => self.save_failed(project, &e),
@@ -411,7 +416,11 @@ impl Core {
         let result = self
             .mutate(|s| {
                 s.project.name = name.clone();
-                Ok((project_json(&s.project), Touched::default()))
+                let touched = Touched {
+                    project: true,
+                    ..Touched::default()
+                };
+                Ok((project_json(&s.project), touched))
             })
             .await?;
         self.emit_projects_changed();
@@ -665,6 +674,7 @@ impl Core {
                 );
             }
             let touched = Touched {
+                project: outcome.ui_changed || !outcome.edits.is_empty(),
                 chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
                 audit: Some(audit),
                 memory_before,
@@ -701,6 +711,7 @@ impl Core {
             Ok((
                 result,
                 Touched {
+                    project: true,
                     chapters: vec![chapter_id],
                     ..Touched::default()
                 },
@@ -762,6 +773,7 @@ impl Core {
         Ok((
             result,
             Touched {
+                project: true,
                 chapters,
                 ..Touched::default()
             },

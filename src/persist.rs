@@ -231,23 +231,19 @@ fn chapter_record(project: &str, chapter: &Chapter) -> ChapterRecord {
     }
 }
 
-fn put_history(
-    batch: &mut Batch,
-    project: &str,
-    entries: &[Entry],
-    state: &HistoryState,
-) -> Result<(), StoreError> {
+fn put_history(batch: &mut Batch, project: &str, entries: &[Entry], state: Option<&HistoryState>) {
     for entry in entries {
         batch.put_value(
             Table::History,
             json!({"id": entry.id, "project": project, "entry": entry}),
         );
     }
-    batch.put_value(
-        Table::Meta,
-        json!({"id": history_state_key(project), "project": project, "state": state}),
-    );
-    Ok(())
+    if let Some(state) = state {
+        batch.put_value(
+            Table::Meta,
+            json!({"id": history_state_key(project), "project": project, "state": state}),
+        );
+    }
 }
 
 /// Everything of a session, as one batch (a new or imported project, or a save after a
@@ -264,15 +260,18 @@ pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<
     }
     let _ = session.history.take_changes();
     let (entries, state) = session.history.snapshot();
-    put_history(&mut batch, &project.id, &entries, &state)?;
+    put_history(&mut batch, &project.id, &entries, Some(&state));
     put_memory(&mut batch, &project.id, &session.memory);
     Ok(batch)
 }
 
-/// The batch for one mutation: the project record, the chapters it touched, the history's
-/// changes and an audit record, to be committed together.
+/// The batch for one mutation, to be committed together: the project record (when
+/// `project_changed`: its name, UI state or chapters changed), the chapters it touched, what the
+/// history's journal says changed, the memory a memory tool changed, and an audit record. A
+/// read-only tool call writes its audit record and nothing else.
 pub fn changes(
     session: &mut Session,
+    project_changed: bool,
     touched: &[String],
     audit: Option<&AuditRecord>,
     memory_before: Option<&MemorySnapshot>,
@@ -281,10 +280,12 @@ pub fn changes(
 ) -> Result<Batch, StoreError> {
     let project = &session.project;
     let mut batch = Batch::new();
-    batch.put(
-        Table::Projects,
-        &project_record(project, created_ms, now_ms),
-    )?;
+    if project_changed || !touched.is_empty() {
+        batch.put(
+            Table::Projects,
+            &project_record(project, created_ms, now_ms),
+        )?;
+    }
     for id in touched {
         if let Some(chapter) = project.chapter(id) {
             batch.put(Table::Chapters, &chapter_record(&project.id, chapter))?;
@@ -295,7 +296,12 @@ pub fn changes(
     for id in &changes.delete {
         batch.delete(Table::History, id.clone());
     }
-    put_history(&mut batch, &project_id, &changes.put, &changes.state)?;
+    put_history(
+        &mut batch,
+        &project_id,
+        &changes.put,
+        changes.state.as_ref(),
+    );
     if let Some(audit) = audit {
         batch.put(Table::Audit, audit)?;
     }

@@ -494,7 +494,9 @@ proptest! {
             for entry in changes.put {
                 stored.insert(entry.id.clone(), entry);
             }
-            state = changes.state;
+            if let Some(changed) = changes.state {
+                state = changed;
+            }
             let rebuilt = draftsmith::commands::History::from_parts(stored.values().cloned().collect(), state.clone());
             prop_assert_eq!(&rebuilt, &w.s.history);
         }

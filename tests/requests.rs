@@ -716,3 +716,97 @@ fn bulk_note_writes_are_all_or_nothing_and_saved() {
         .unwrap()
         .contains("at most 1000"));
 }
+
+/// A store that records which tables each commit wrote.
+#[derive(Default)]
+struct Recording {
+    inner: MemoryStore,
+    commits: std::cell::RefCell<Vec<Vec<Table>>>,
+}
+
+impl draftsmith::store::Store for Recording {
+    fn get<'a>(
+        &'a self,
+        t: Table,
+        k: &'a str,
+    ) -> draftsmith::store::StoreFuture<'a, Option<Value>> {
+        self.inner.get(t, k)
+    }
+    fn get_all(&self, t: Table) -> draftsmith::store::StoreFuture<'_, Vec<Value>> {
+        self.inner.get_all(t)
+    }
+    fn get_by_index<'a>(
+        &'a self,
+        t: Table,
+        i: &'a str,
+        v: Value,
+    ) -> draftsmith::store::StoreFuture<'a, Vec<Value>> {
+        self.inner.get_by_index(t, i, v)
+    }
+    fn commit(&self, batch: draftsmith::store::Batch) -> draftsmith::store::StoreFuture<'_, ()> {
+        self.commits.borrow_mut().push(batch.tables());
+        self.inner.commit(batch)
+    }
+}
+
+#[test]
+fn read_only_calls_write_only_their_audit_record() {
+    let store = Rc::new(Recording::default());
+    let events = Rc::new(RecordingSink::default());
+    let core = Core::new(Env {
+        clock: Rc::new(ManualClock::new(1_000)),
+        ids: Rc::new(SequentialIds::new("r")),
+        events: events.clone(),
+        store: store.clone(),
+    });
+    let send = |kind: &str, params: Value| {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        block_on(core.handle_text(&text));
+    };
+    send(
+        "create_project",
+        json!({"name": "R", "chapters": [{"text": "The lamp was dark."}]}),
+    );
+    let last_commit = || store.commits.borrow().last().cloned().unwrap();
+    let last_saved = || {
+        events
+            .take()
+            .into_iter()
+            .filter(|e| e.kind == "saved")
+            .last()
+            .unwrap()
+            .data
+    };
+    send(
+        "execute",
+        json!({"tool": "search_memory", "args": {"query": "lamp"}}),
+    );
+    assert_eq!(last_commit(), vec![Table::Audit]);
+    assert_eq!(last_saved()["changed"], false);
+    send(
+        "execute",
+        json!({"tool": "run_analysis", "args": {"section": "pacing"}}),
+    );
+    assert_eq!(last_commit(), vec![Table::Audit]);
+    // A UI change writes the project record; an edit also its chapter and history.
+    send(
+        "execute",
+        json!({"tool": "switch_panel", "args": {"panel": "memory"}}),
+    );
+    assert_eq!(last_commit(), vec![Table::Projects, Table::Audit]);
+    assert_eq!(last_saved()["changed"], true);
+    send(
+        "execute",
+        json!({"tool": "update_manuscript", "args": {"searchText": "dark", "replacementText": "lit"}}),
+    );
+    let tables = last_commit();
+    for table in [
+        Table::Projects,
+        Table::Chapters,
+        Table::History,
+        Table::Meta,
+        Table::Audit,
+    ] {
+        assert!(tables.contains(&table), "{table:?} missing from {tables:?}");
+    }
+}

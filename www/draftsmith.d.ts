@@ -110,7 +110,7 @@ export interface EventMap {
   /** The history changed. */
   history_changed: { canUndo: boolean; canRedo: boolean; groups: number };
   /** A change was stored. */
-  saved: { project: string; at: number };
+  saved: { project: string; at: number; changed: boolean };
   /** A change could not be stored; it is kept in memory and saved with the next change. */
   storage_error: { project: string; code: 'quota_exceeded' | 'storage_failed'; message: string };
   /** Projects were created, renamed or deleted (here or, with `remote`, in another tab). */

@@ -155,7 +155,8 @@ if (CHANNEL) {
   CHANNEL.onmessage = (event) => {
     const message = event.data;
     if (!message || message.from === INSTANCE) return;
-    if (message.type === 'saved' && message.data && message.data.project) {
+    // An audit-only save (a read-only tool call) changes nothing another tab shows.
+    if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
       internal('reload_project', { id: message.data.project });
     } else if (message.type === 'projects_changed') {
       postEvent('projects_changed', { remote: true });

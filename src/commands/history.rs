@@ -233,6 +233,8 @@ pub struct History {
 struct Journal {
     dirty: std::collections::BTreeSet<String>,
     removed: std::collections::BTreeSet<String>,
+    /// The state apart from the undo entries (redo runs, open group, seal) changed.
+    state: bool,
 }
 
 impl PartialEq for Journal {
@@ -265,8 +267,8 @@ pub struct HistoryChanges {
     pub put: Vec<Entry>,
     /// Ids of undo entries to delete (undone or dropped by the bounds).
     pub delete: Vec<String>,
-    /// The rest of the state (always written).
-    pub state: HistoryState,
+    /// The rest of the state, when it changed.
+    pub state: Option<HistoryState>,
 }
 
 impl History {
@@ -330,6 +332,7 @@ impl History {
     /// Open a group for `origin` (an agent turn); entries of that origin recorded with
     /// [`Grouping::Command`] join it until [`History::close_group`].
     pub fn begin_group(&mut self, origin: Origin, ids: &dyn IdSource) -> String {
+        self.journal.state = true;
         let id = ids.next_id();
         self.open = Some((id.clone(), origin));
         id
@@ -342,12 +345,14 @@ impl History {
 
     /// Close the open group, and keep the newest group from absorbing more typing.
     pub fn close_group(&mut self) {
+        self.journal.state = true;
         self.open = None;
         self.sealed = true;
     }
 
     /// Record an applied entry. Clears redo.
     pub fn record(&mut self, mut entry: Entry, grouping: Grouping, ids: &dyn IdSource) {
+        self.journal.state = true;
         entry.group = match grouping {
             Grouping::Command => match &self.open {
                 Some((group, origin)) if *origin == entry.origin => group.clone(),
@@ -392,7 +397,7 @@ impl History {
         HistoryChanges {
             put,
             delete: journal.removed.into_iter().collect(),
-            state: self.state(),
+            state: journal.state.then(|| self.state()),
         }
     }
 
@@ -479,6 +484,7 @@ impl History {
     /// Undo the newest group's newest run of entries. Returns the changes applied (empty when
     /// there is nothing to undo).
     pub fn undo(&mut self, project: &mut Project) -> Result<Vec<Applied>, HistoryError> {
+        self.journal.state = true;
         let Some(group) = self.undo.last().map(|e| e.group.clone()) else {
             return Ok(Vec::new());
         };
@@ -515,6 +521,7 @@ impl History {
     /// Redo the last undone run. Returns the changes applied (empty when there is nothing
     /// to redo).
     pub fn redo(&mut self, project: &mut Project) -> Result<Vec<Applied>, HistoryError> {
+        self.journal.state = true;
         let Some(run) = self.redo.last() else {
             return Ok(Vec::new());
         };
@@ -574,6 +581,7 @@ impl History {
         now_ms: u64,
         ids: &dyn IdSource,
     ) -> Result<Vec<Applied>, HistoryError> {
+        self.journal.state = true;
         let Some(group) = self.scoped_target(filter).map(str::to_string) else {
             return Ok(Vec::new());
         };

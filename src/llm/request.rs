@@ -8,31 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::{anthropic, gemini, openai, Message};
 use crate::tools::ToolDefinition;
 
-/// Which wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    /// OpenAI chat completions and compatible servers (Ollama, llama.cpp, vLLM, OpenRouter…).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini (`generateContent`).
-    Gemini,
-}
-
-impl std::str::FromStr for ProviderKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "openai" => Ok(Self::Openai),
-            "anthropic" => Ok(Self::Anthropic),
-            "gemini" => Ok(Self::Gemini),
-            _ => Err(format!(
-                "unknown provider '{s}'; use openai, anthropic or gemini"
-            )),
-        }
-    }
-}
+/// Which wire format a provider speaks: the same three formats as the tool catalog, so one
+/// enum serves both.
+pub use crate::tools::schema::CatalogFormat as ProviderKind;
 
 /// Where and how to reach a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,8 @@ use serde_json::{json, Map, Value};
 
 use super::ToolDefinition;
 
-/// A provider's catalog format.
+/// A provider's format: OpenAI-compatible, Anthropic or Gemini. It decides the tool catalog's
+/// shape (below) and, as `llm::ProviderKind`, the request and stream formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CatalogFormat {
@@ -33,7 +34,7 @@ impl std::str::FromStr for CatalogFormat {
             "anthropic" => Ok(Self::Anthropic),
             "gemini" => Ok(Self::Gemini),
             _ => Err(format!(
-                "unknown catalog format '{s}'; use openai, anthropic or gemini"
+                "unknown provider format '{s}'; use openai, anthropic or gemini"
             )),
         }
     }
