@@ -772,8 +772,8 @@ fn read_only_calls_write_only_their_audit_record() {
         events
             .take()
             .into_iter()
-            .filter(|e| e.kind == "saved")
-            .last()
+            .rev()
+            .find(|e| e.kind == "saved")
             .unwrap()
             .data
     };
