@@ -3,16 +3,22 @@
 
 use std::cell::RefCell;
 
-use draftsmith::agent::{run_agent, AgentSpec, RunContext, RunEnd, RunEvent, RunOutcome};
+use draftsmith::agent::{
+    run_agent, AbortSignal, AgentSpec, RunContext, RunEnd, RunEvent, RunOutcome,
+};
 use draftsmith::commands::Origin;
-use draftsmith::llm::client::{CallOptions, RecordingSleeper, Scripted, ScriptedTransport};
+use draftsmith::llm::client::{
+    CallOptions, RecordingSleeper, Scripted, ScriptedEnd, ScriptedTransport, Sleeper,
+};
 use draftsmith::llm::ToolCall;
 use draftsmith::llm::{ProviderConfig, ProviderKind, RequestOptions, Role};
 use draftsmith::project::{Chapter, Project};
 use draftsmith::session::Session;
 use draftsmith::tools::ToolRegistry;
+use draftsmith::tools::ToolResult;
 use draftsmith::{ManualClock, SequentialIds};
 use futures::executor::block_on;
+use futures::future::LocalBoxFuture;
 use serde_json::{json, Value};
 
 const TEXT: &str = "Mara climbed the stair. The lamp was dark.";
@@ -57,6 +63,25 @@ fn says(text: &str) -> Scripted {
     )
 }
 
+/// When a test aborts its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Abort {
+    Never,
+    /// When the first text delta arrives (mid-stream).
+    OnFirstText,
+    /// While the n-th tool call (from 1) runs.
+    DuringTool(usize),
+}
+
+/// A sleeper that never wakes: no timeout can fire.
+struct NeverSleeper;
+
+impl Sleeper for NeverSleeper {
+    fn sleep(&self, _ms: u64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures::future::pending())
+    }
+}
+
 struct Fixture {
     session: RefCell<Session>,
     registry: ToolRegistry,
@@ -83,27 +108,43 @@ impl Fixture {
         spec: &AgentSpec,
         responses: Vec<Scripted>,
     ) -> (RunOutcome, Vec<RunEvent>, usize, ScriptedTransport) {
+        self.run_with(spec, responses, &RecordingSleeper::default(), Abort::Never)
+    }
+
+    fn run_with(
+        &self,
+        spec: &AgentSpec,
+        responses: Vec<Scripted>,
+        sleeper: &dyn Sleeper,
+        abort_when: Abort,
+    ) -> (RunOutcome, Vec<RunEvent>, usize, ScriptedTransport) {
         let transport = ScriptedTransport::new(responses);
-        let sleeper = RecordingSleeper::default();
         let tools = self.registry.toolset(&spec.toolset).unwrap();
         let mut events = Vec::new();
-        let mut executed = 0;
+        let executed = std::cell::Cell::new(0);
         let origin = Origin::Agent(spec.name.clone());
+        let abort = AbortSignal::new();
         self.session
             .borrow_mut()
             .history
             .begin_group(origin.clone(), &self.ids);
-        let mut execute = |call: &ToolCall| {
-            executed += 1;
+        let mut execute = |call: &ToolCall| -> LocalBoxFuture<'_, ToolResult> {
+            executed.set(executed.get() + 1);
+            if abort_when == Abort::DuringTool(executed.get()) {
+                // The page aborts while this command runs: it still completes.
+                abort.abort();
+            }
             let call = draftsmith::session::ToolCall {
                 id: Some(call.id.clone()),
                 name: call.name.clone(),
                 args: call.arguments.clone(),
             };
-            self.session
+            let result = self
+                .session
                 .borrow_mut()
                 .execute(&self.registry, call, origin.clone(), &self.clock, &self.ids)
-                .result
+                .result;
+            Box::pin(async move { result })
         };
         let outcome = block_on(run_agent(
             spec,
@@ -120,15 +161,21 @@ impl Fixture {
             "[AGENT MEMORY]\nBedside: keep the lamp motif.",
             RunContext {
                 transport: &transport,
-                sleeper: &sleeper,
+                sleeper,
                 now_ms: &|| 1_000,
                 jitter: &mut || 0.5,
                 execute: &mut execute,
-                on_event: &mut |e| events.push(e),
+                on_event: &mut |e| {
+                    if abort_when == Abort::OnFirstText && matches!(e, RunEvent::TextDelta { .. }) {
+                        abort.abort();
+                    }
+                    events.push(e)
+                },
+                abort: &abort,
             },
         ));
         self.session.borrow_mut().history.close_group();
-        (outcome, events, executed, transport)
+        (outcome, events, executed.get(), transport)
     }
 
     fn text(&self) -> String {
@@ -224,6 +271,7 @@ fn a_run_navigates_then_edits_and_undo_reverts_the_turn_as_one_group() {
             RunEvent::ToolCallFinished { .. } => "finished",
             RunEvent::StepFinished { .. } => "step",
             RunEvent::Usage { .. } => "usage",
+            _ => "other",
         })
         .filter(|k| *k != "usage")
         .collect();
@@ -367,4 +415,77 @@ fn the_token_budget_stops_the_run() {
     assert_eq!(outcome.end, RunEnd::BudgetSpent);
     assert_eq!(outcome.steps, 3, "110 + 110 < 250, then 330 >= 250");
     assert_valid_transcript(&outcome.messages);
+}
+
+#[test]
+fn an_abort_mid_stream_stops_at_once_and_changes_nothing() {
+    let f = Fixture::new();
+    // Text arrives, then the stream stalls forever (and no timeout can fire): only the abort
+    // can end this run.
+    let stalled = Scripted::sse(
+        &format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"content": "Let me"}, "finish_reason": null}]})
+        ),
+        40,
+    )
+    .ending(ScriptedEnd::Stall);
+    let (outcome, events, executed, _) = f.run_with(
+        &AgentSpec::assistant(),
+        vec![stalled],
+        &NeverSleeper,
+        Abort::OnFirstText,
+    );
+    assert_eq!(outcome.end, RunEnd::Aborted);
+    assert_eq!(executed, 0);
+    assert_eq!(f.text(), TEXT);
+    assert!(matches!(events[0], RunEvent::TextDelta { .. }));
+    assert_valid_transcript(&outcome.messages);
+}
+
+#[test]
+fn an_abort_mid_tool_lets_the_command_finish_and_runs_nothing_after_it() {
+    let f = Fixture::new();
+    // One answer with two parallel calls: the abort arrives while the first one runs.
+    let two = Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "id": "a", "type": "function", "function": {"name": "update_manuscript", "arguments": json!({"searchText": "dark", "replacementText": "lit"}).to_string()}},
+                {"index": 1, "id": "b", "type": "function", "function": {"name": "update_manuscript", "arguments": json!({"searchText": "Mara", "replacementText": "Ines"}).to_string()}}
+            ]}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ]),
+        64,
+    );
+    let (outcome, events, executed, transport) = f.run_with(
+        &AgentSpec::assistant(),
+        vec![two, says("never asked")],
+        &RecordingSleeper::default(),
+        Abort::DuringTool(1),
+    );
+    assert_eq!(outcome.end, RunEnd::Aborted);
+    assert_eq!(executed, 1, "the second call never ran");
+    assert_eq!(
+        f.text(),
+        "Mara climbed the stair. The lamp was lit.",
+        "the first command is whole"
+    );
+    assert_eq!(
+        transport.requests().len(),
+        1,
+        "no model call after the abort"
+    );
+    assert_valid_transcript(&outcome.messages);
+    let statuses: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolCallFinished { status, .. } => Some(status.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, ["success", "aborted"]);
+    // Undo still takes the aborted turn back as one group.
+    let mut s = f.session.borrow_mut();
+    s.undo(None, Origin::User, &f.clock, &f.ids).unwrap();
+    assert_eq!(s.project.chapter("c1").unwrap().text().to_string(), TEXT);
 }

@@ -8,11 +8,20 @@
 //!   result for an invalid call (arguments that are not valid JSON, or cut off), so the
 //!   conversation is always valid to send back;
 //! - it stops when the model answers without tool calls, after [`AgentSpec::max_steps`] model
-//!   calls, when the token budget is spent, or when a call fails;
+//!   calls, when the token budget is spent, when a call fails, or when the run is aborted;
+//! - an abort ([`AbortSignal`]) stops a model call at once (mid-stream: the partial answer is
+//!   dropped from the transcript) and is checked before each tool call; a tool call that has
+//!   started runs to its end (commands are atomic), the calls after it get an `aborted`
+//!   result, so the manuscript is always exactly before or after each command;
 //! - usage is summed over the steps.
 
+pub mod abort;
+
+use futures_util::future::{self, Either, LocalBoxFuture};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+pub use self::abort::AbortSignal;
 
 use crate::llm::client::{call_model, CallOptions, LlmTransport, Sleeper};
 use crate::llm::{
@@ -82,8 +91,17 @@ pub enum RunEvent {
         id: String,
         /// Tool name.
         name: String,
-        /// `success` or `error`.
+        /// `success`, `error` or `aborted`.
         status: String,
+    },
+    /// A tool call changed the manuscript (sent by the executor, the core, which knows).
+    EditApplied {
+        /// Call id.
+        id: String,
+        /// Chapter id.
+        chapter: String,
+        /// The chapter's version after the edit.
+        version: u64,
     },
     /// A model call and its tool calls are done.
     StepFinished {
@@ -112,6 +130,8 @@ pub enum RunEnd {
         /// Why.
         message: String,
     },
+    /// The run was aborted.
+    Aborted,
 }
 
 /// A finished run.
@@ -139,10 +159,35 @@ pub struct RunContext<'a> {
     pub now_ms: &'a dyn Fn() -> u64,
     /// Jitter in `[0, 1)`.
     pub jitter: &'a mut dyn FnMut() -> f64,
-    /// Runs one tool call through the edit path.
-    pub execute: &'a mut dyn FnMut(&ToolCall) -> ToolResult,
+    /// Runs one tool call through the edit path (the calls of a run are executed one at a
+    /// time, in order: the next starts when the previous one's future has resolved).
+    pub execute: &'a mut dyn FnMut(&ToolCall) -> LocalBoxFuture<'a, ToolResult>,
     /// Hears every event.
     pub on_event: &'a mut dyn FnMut(RunEvent),
+    /// Stops the run.
+    pub abort: &'a AbortSignal,
+}
+
+/// The result given to calls that were not run because the run was aborted.
+pub fn aborted_result() -> ToolResult {
+    ToolResult::error(
+        &crate::tools::ToolError::new(
+            "aborted",
+            "This call was not executed: the writer stopped the run.",
+        ),
+        Default::default(),
+    )
+}
+
+/// `success`, `aborted` (an error result with code `aborted`) or `error`.
+pub fn result_status(result: &ToolResult) -> &'static str {
+    if result.is_success() {
+        "success"
+    } else if result.data.get("code").and_then(Value::as_str) == Some("aborted") {
+        "aborted"
+    } else {
+        "error"
+    }
 }
 
 /// The result of a call that was not executed.
@@ -176,6 +221,7 @@ pub async fn run_agent(
         jitter,
         execute,
         on_event,
+        abort,
     } = cx;
     let system = if memory_block.trim().is_empty() {
         spec.system_prompt.clone()
@@ -193,6 +239,9 @@ pub async fn run_agent(
     let mut steps = 0;
     let mut text = String::new();
     let end = loop {
+        if abort.is_aborted() {
+            break RunEnd::Aborted;
+        }
         if steps >= spec.max_steps.max(1) {
             break RunEnd::MaxSteps;
         }
@@ -204,32 +253,43 @@ pub async fn run_agent(
         }
         steps += 1;
         let http = build_request(provider, &messages, tools, &request);
-        let mut forward = |event: &StreamEvent| match event {
-            StreamEvent::TextDelta { text } => on_event(RunEvent::TextDelta { text: text.clone() }),
-            StreamEvent::ToolCallStarted { id, name, .. } => on_event(RunEvent::ToolCallProposed {
-                id: id.clone(),
-                name: name.clone(),
-            }),
-            _ => {}
+        let called = {
+            let mut forward = |event: &StreamEvent| match event {
+                StreamEvent::TextDelta { text } => {
+                    on_event(RunEvent::TextDelta { text: text.clone() })
+                }
+                StreamEvent::ToolCallStarted { id, name, .. } => {
+                    on_event(RunEvent::ToolCallProposed {
+                        id: id.clone(),
+                        name: name.clone(),
+                    })
+                }
+                _ => {}
+            };
+            let model_call = std::pin::pin!(call_model(
+                transport,
+                sleeper,
+                provider.kind,
+                &http,
+                call,
+                now_ms,
+                jitter,
+                &mut forward,
+            ));
+            match future::select(model_call, abort.aborted()).await {
+                Either::Left((called, _)) => Some(called),
+                // Dropping the call drops its stream, which cancels the request.
+                Either::Right(_) => None,
+            }
         };
-        let outcome = match call_model(
-            transport,
-            sleeper,
-            provider.kind,
-            &http,
-            call,
-            now_ms,
-            jitter,
-            &mut forward,
-        )
-        .await
-        {
-            Ok(outcome) => outcome,
-            Err(e) => {
+        let outcome = match called {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(e)) => {
                 break RunEnd::Failed {
                     message: e.to_string(),
                 }
             }
+            None => break RunEnd::Aborted,
         };
         let answer = outcome.answer;
         if let Some(u) = answer.usage {
@@ -260,6 +320,7 @@ pub async fn run_agent(
         ));
         for (call, invalid) in &calls {
             let result = match invalid {
+                _ if abort.is_aborted() => aborted_result(),
                 Some(reason) => not_executed(reason),
                 None => {
                     on_event(RunEvent::ToolCallStarted {
@@ -268,7 +329,7 @@ pub async fn run_agent(
                         arguments: call.arguments.clone(),
                     });
                     if tools.iter().any(|t| t.name == call.name) {
-                        execute(call)
+                        execute(call).await
                     } else {
                         not_executed(&format!(
                             "'{}' is not one of your tools ({})",
@@ -278,15 +339,10 @@ pub async fn run_agent(
                     }
                 }
             };
-            let status = if result.is_success() {
-                "success"
-            } else {
-                "error"
-            };
             on_event(RunEvent::ToolCallFinished {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                status: status.into(),
+                status: result_status(&result).into(),
             });
             messages.push(Message::tool_result(
                 call,
@@ -294,6 +350,9 @@ pub async fn run_agent(
             ));
         }
         on_event(RunEvent::StepFinished { step: steps });
+        if abort.is_aborted() {
+            break RunEnd::Aborted;
+        }
         if let Some(error) = answer.error {
             break RunEnd::Failed { message: error };
         }
