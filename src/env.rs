@@ -93,6 +93,11 @@ impl RecordingSink {
     pub fn take(&self) -> Vec<Event> {
         std::mem::take(&mut self.events.borrow_mut())
     }
+
+    /// The events recorded so far, kept.
+    pub fn peek(&self) -> Vec<Event> {
+        self.events.borrow().clone()
+    }
 }
 
 impl EventSink for RecordingSink {

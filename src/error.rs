@@ -52,6 +52,12 @@ pub enum Error {
     /// No project is open, or the named one does not exist.
     #[error("{0}")]
     NoProject(String),
+    /// No model is configured.
+    #[error("{0}")]
+    NoModel(String),
+    /// Something is already running.
+    #[error("{0}")]
+    Busy(String),
     /// Storage failed (nothing of the failed write was kept).
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -76,6 +82,8 @@ impl Error {
             Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
             Error::Tool(_) => ErrorCode::InvalidParams,
             Error::NoProject(_) => ErrorCode::NoProject,
+            Error::NoModel(_) => ErrorCode::NoModel,
+            Error::Busy(_) => ErrorCode::Busy,
             Error::Store(crate::store::StoreError::Quota(_)) => ErrorCode::QuotaExceeded,
             Error::Store(_) => ErrorCode::StorageFailed,
         }

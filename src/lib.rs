@@ -32,6 +32,7 @@ pub mod persist;
 pub mod project;
 pub mod protocol;
 pub mod session;
+pub mod settings;
 pub mod store;
 pub mod tools;
 

@@ -164,6 +164,10 @@ pub enum ErrorCode {
     QuotaExceeded,
     /// Storage failed.
     StorageFailed,
+    /// No model is configured (or the settings lack what a call needs).
+    NoModel,
+    /// Something is already running (such as an agent run on the same project).
+    Busy,
     /// The core failed unexpectedly (a panic in the worker).
     Internal,
 }

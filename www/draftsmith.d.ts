@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'no_project'
   | 'quota_exceeded'
   | 'storage_failed'
+  | 'no_model'
+  | 'busy'
   | 'internal'
   | 'timeout'
   | 'closed';

@@ -11,7 +11,9 @@
 //! a save fails (a full quota, say), the in-memory state stays, the page gets a
 //! `storage_error` event, and the next save writes the whole project.
 
-use std::cell::RefCell;
+mod run;
+
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -23,13 +25,15 @@ use crate::commands::history::Applied;
 use crate::commands::{Category, Entry, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
+use crate::llm::client::{LlmTransport, Sleeper};
 use crate::persist::{self, AuditRecord};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project};
 use crate::protocol::{decode_request, ErrorBody, Event, Request, Response, PROTOCOL_VERSION};
 use crate::session::{Session, ToolCall};
+use crate::settings::Settings;
 use crate::store::{Batch, Store, StoreError, Table};
-use crate::tools::{CatalogFormat, ToolRegistry};
+use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
 
 /// The request types the core serves, in the order `hello` lists them.
 pub const REQUEST_TYPES: &[&str] = &[
@@ -55,6 +59,10 @@ pub const REQUEST_TYPES: &[&str] = &[
     "close_group",
     "history",
     "list_tools",
+    "get_settings",
+    "set_settings",
+    "run",
+    "abort_run",
     "debug_panic",
 ];
 
@@ -91,12 +99,27 @@ struct Touched {
     notes_written: Vec<String>,
 }
 
+/// How the core reaches models: a transport and a sleeper (for backoff and timeouts).
+pub struct Llm {
+    /// Sends model requests.
+    pub transport: Rc<dyn LlmTransport>,
+    /// Waits.
+    pub sleeper: Rc<dyn Sleeper>,
+}
+
 /// The agent core behind the worker.
 pub struct Core {
     env: Env,
     registry: ToolRegistry,
     sessions: RefCell<BTreeMap<String, Open>>,
     current: RefCell<Option<String>>,
+    llm: Option<Llm>,
+    settings: RefCell<Settings>,
+    settings_loaded: Cell<bool>,
+    runs: RefCell<BTreeMap<String, run::RunHandle>>,
+    /// Each project's conversation with the assistant (without the system prompt).
+    conversations: RefCell<BTreeMap<String, Vec<crate::llm::Message>>>,
+    jitter: Cell<u64>,
 }
 
 impl Core {
@@ -107,7 +130,19 @@ impl Core {
             registry: ToolRegistry::standard(),
             sessions: RefCell::new(BTreeMap::new()),
             current: RefCell::new(None),
+            llm: None,
+            settings: RefCell::new(Settings::default()),
+            settings_loaded: Cell::new(false),
+            runs: RefCell::new(BTreeMap::new()),
+            conversations: RefCell::new(BTreeMap::new()),
+            jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
         }
+    }
+
+    /// The same core, able to call models through `transport` (runs, generation tools).
+    pub fn with_llm(mut self, transport: Rc<dyn LlmTransport>, sleeper: Rc<dyn Sleeper>) -> Self {
+        self.llm = Some(Llm { transport, sleeper });
+        self
     }
 
     /// The environment (clock, ids, event sink).
@@ -174,6 +209,10 @@ impl Core {
             }
             "history" => self.with_session(|s| history_json(s)),
             "list_tools" => self.list_tools(params(kind, p)?),
+            "get_settings" => self.get_settings().await,
+            "set_settings" => self.set_settings(params(kind, p)?).await,
+            "run" => self.run(params(kind, p)?).await,
+            "abort_run" => self.abort_run(params(kind, p)?),
             "debug_panic" => debug_panic(request),
             other => Err(ProtocolError::UnknownRequest {
                 name: other.to_string(),
@@ -235,9 +274,18 @@ impl Core {
         f: impl FnOnce(&mut Session) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let current = self.current()?;
+        self.with_project(&current, f)
+    }
+
+    /// Run `f` on an open project's session, for reads.
+    fn with_project<T>(
+        &self,
+        current: &str,
+        f: impl FnOnce(&mut Session) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let mut sessions = self.sessions.borrow_mut();
         let open = sessions
-            .get_mut(&current)
+            .get_mut(current)
             .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
         f(&mut open.session)
     }
@@ -249,11 +297,20 @@ impl Core {
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
         let current = self.current()?;
+        self.mutate_in(&current, f).await
+    }
+
+    /// [`Core::mutate`] on project `current` (open, but not necessarily the page's).
+    async fn mutate_in<T>(
+        &self,
+        current: &str,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<T, Error> {
         let now = self.env.clock.now_ms();
         let (value, batch) = {
             let mut sessions = self.sessions.borrow_mut();
             let open = sessions
-                .get_mut(&current)
+                .get_mut(current)
                 .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
             let (value, touched) = f(&mut open.session)?;
             let batch = if open.needs_full_save {
@@ -279,8 +336,8 @@ impl Core {
             (value, batch)
         };
         match batch {
-            Ok(batch) => self.save(&current, batch).await,
-            Err(e) => self.save_failed(&current, &e),
+            Ok(batch) => self.save(current, batch).await,
+            Err(e) => self.save_failed(current, &e),
         }
         Ok(value)
     }
@@ -622,17 +679,31 @@ impl Core {
 
     async fn execute(&self, p: Execute) -> Result<Value, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
-        let args_digest = persist::digest(&p.args.to_string());
-        let memory_tool = self
-            .registry
-            .definition(&p.tool)
-            .is_some_and(|d| d.category == Category::Memory && !d.read_only);
+        let current = self.current()?;
         let call = ToolCall {
-            id: p.call_id.clone(),
-            name: p.tool.clone(),
+            id: p.call_id,
+            name: p.tool,
             args: p.args,
         };
-        self.mutate(|s| {
+        let (result, _) = self.execute_call(&current, call, origin).await?;
+        Ok(serde_json::to_value(&result).unwrap_or_default())
+    }
+
+    /// Execute one tool call on project `project` as `origin` through the edit path: saved,
+    /// audited and announced. Returns the result and the edits it made.
+    async fn execute_call(
+        &self,
+        project: &str,
+        call: ToolCall,
+        origin: Origin,
+    ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        let args_digest = persist::digest(&call.args.to_string());
+        let memory_tool = self
+            .registry
+            .definition(&call.name)
+            .is_some_and(|d| d.category == Category::Memory && !d.read_only);
+        let (tool, call_id) = (call.name.clone(), call.id.clone());
+        self.mutate_in(project, |s| {
             let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
             let outcome = s.execute(
                 &self.registry,
@@ -641,51 +712,71 @@ impl Core {
                 self.env.clock.as_ref(),
                 self.env.ids.as_ref(),
             );
-            if !outcome.edits.is_empty() {
-                self.emit_edits(&outcome.edits, &origin);
-                self.emit_history(s);
-            }
-            if outcome.ui_changed {
-                self.emit(
-                    "ui",
-                    serde_json::to_value(&s.project.ui).unwrap_or_default(),
-                );
-            }
-            let audit = AuditRecord {
-                id: self.env.ids.next_id(),
-                project: s.project.id.clone(),
-                time: self.env.clock.now_ms(),
-                tool: p.tool.chars().take(200).collect(),
+            self.after_call(
+                s,
+                &tool,
+                call_id,
                 args_digest,
-                origin: origin.to_string(),
-                status: if outcome.result.is_success() {
-                    "success"
-                } else {
-                    "error"
-                }
-                .into(),
-                call_id: p.call_id,
-                command_id: outcome.result.meta.command_id.clone(),
-            };
-            if memory_before.as_ref().is_some_and(|m| m.differs(&s.memory)) {
-                self.emit(
-                    "memory_changed",
-                    json!({ "project": s.project.id, "tool": p.tool }),
-                );
-            }
-            let touched = Touched {
-                project: outcome.ui_changed || !outcome.edits.is_empty(),
-                chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
-                audit: Some(audit),
+                origin,
+                outcome,
                 memory_before,
-                ..Touched::default()
-            };
-            Ok((
-                serde_json::to_value(&outcome.result).unwrap_or_default(),
-                touched,
-            ))
+            )
         })
         .await
+    }
+
+    /// Announce what a call did, and say what its save must write.
+    #[allow(clippy::too_many_arguments)]
+    fn after_call(
+        &self,
+        s: &mut Session,
+        tool: &str,
+        call_id: Option<String>,
+        args_digest: String,
+        origin: Origin,
+        outcome: crate::session::Outcome,
+        memory_before: Option<persist::MemorySnapshot>,
+    ) -> Result<((ToolResult, Vec<Applied>), Touched), Error> {
+        if !outcome.edits.is_empty() {
+            self.emit_edits(&outcome.edits, &origin);
+            self.emit_history(s);
+        }
+        if outcome.ui_changed {
+            self.emit(
+                "ui",
+                serde_json::to_value(&s.project.ui).unwrap_or_default(),
+            );
+        }
+        let audit = AuditRecord {
+            id: self.env.ids.next_id(),
+            project: s.project.id.clone(),
+            time: self.env.clock.now_ms(),
+            tool: tool.chars().take(200).collect(),
+            args_digest,
+            origin: origin.to_string(),
+            status: if outcome.result.is_success() {
+                "success"
+            } else {
+                "error"
+            }
+            .into(),
+            call_id,
+            command_id: outcome.result.meta.command_id.clone(),
+        };
+        if memory_before.as_ref().is_some_and(|m| m.differs(&s.memory)) {
+            self.emit(
+                "memory_changed",
+                json!({ "project": s.project.id, "tool": tool }),
+            );
+        }
+        let touched = Touched {
+            project: outcome.ui_changed || !outcome.edits.is_empty(),
+            chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
+            audit: Some(audit),
+            memory_before,
+            ..Touched::default()
+        };
+        Ok(((outcome.result, outcome.edits), touched))
     }
 
     async fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {

@@ -1,0 +1,395 @@
+//! Agent runs, model settings and model-backed tool calls, served by the [`Core`].
+//!
+//! A `run` request lives as long as its run: it resolves when the run ends, and streams
+//! `run` events (`{run, type, ...}`) to the page meanwhile. The run's tool calls go through
+//! the same edit path as the page's (`execute_call`: saved, audited, announced) on the
+//! project the run started on, with origin `agent:<name>`, inside one undo group. Other
+//! requests are served while a run goes on: the writer keeps typing, and their edits and the
+//! agent's are serialized by the session (each command is synchronous and atomic).
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{invalid, Core, Touched};
+use crate::agent::{self, AbortSignal, AgentSpec, RunContext, RunEnd, RunEvent};
+use crate::commands::Origin;
+use crate::error::Error;
+use crate::llm::client::CallOptions;
+use crate::llm::{Message, RequestOptions, Role, ToolCall};
+use crate::session;
+use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
+use crate::store::{Batch, Table};
+use crate::tools::{ToolError, ToolResult};
+
+/// Most messages of a project's conversation kept for the next run (older turns are
+/// dropped whole).
+const MAX_CONVERSATION_MESSAGES: usize = 60;
+
+/// A run in progress.
+pub(super) struct RunHandle {
+    project: String,
+    abort: AbortSignal,
+}
+
+/// `run` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct RunParams {
+    prompt: String,
+    /// The page's id for the run (so it can match events before the response); one is
+    /// made up when absent.
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    agent: Option<AgentParams>,
+    #[serde(default)]
+    toolset: Option<String>,
+    #[serde(default)]
+    max_steps: Option<usize>,
+    #[serde(default)]
+    token_budget: Option<u64>,
+    /// Forget the earlier conversation first.
+    #[serde(default)]
+    new_conversation: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct AgentParams {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+}
+
+/// `abort_run` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct AbortParams {
+    /// The run; all runs when absent.
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+impl Core {
+    /// Read the stored settings once.
+    async fn ensure_settings(&self) -> Result<(), Error> {
+        if self.settings_loaded.get() {
+            return Ok(());
+        }
+        let stored = self.env.store.get(Table::Meta, SETTINGS_KEY).await?;
+        if !self.settings_loaded.replace(true) {
+            if let Some(record) = stored {
+                *self.settings.borrow_mut() = Settings::from_record(&record);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn get_settings(&self) -> Result<Value, Error> {
+        self.ensure_settings().await?;
+        Ok(self.settings.borrow().public())
+    }
+
+    /// Change the settings: all of the patch or, if any field is wrong, nothing. Stored
+    /// before they take effect (the key only when `rememberKey`).
+    pub(super) async fn set_settings(&self, patch: SettingsPatch) -> Result<Value, Error> {
+        self.ensure_settings().await?;
+        let next = self
+            .settings
+            .borrow()
+            .patched(patch, |name| self.registry.toolset(name).is_ok())
+            .map_err(|reason| invalid("set_settings", &reason))?;
+        let mut batch = Batch::new();
+        batch.put_value(Table::Meta, next.record());
+        self.env.store.commit(batch).await?;
+        let public = next.public();
+        *self.settings.borrow_mut() = next;
+        self.emit("settings_changed", public.clone());
+        Ok(public)
+    }
+
+    pub(super) fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
+        let runs = self.runs.borrow();
+        let mut aborted = Vec::new();
+        for (id, handle) in runs.iter() {
+            if p.run_id.as_deref().is_none_or(|wanted| wanted == id) {
+                handle.abort.abort();
+                aborted.push(id.clone());
+            }
+        }
+        Ok(json!({ "aborted": aborted }))
+    }
+
+    fn next_jitter(&self) -> f64 {
+        // xorshift64*: backoff jitter needs spread, not secrecy.
+        let mut x = self.jitter.get() ^ self.env.clock.now_ms();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.jitter.set(x);
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn emit_run(&self, run: &str, mut data: Value) {
+        data["run"] = json!(run);
+        self.emit("run", data);
+    }
+
+    /// Serve a `run` request: the whole run, answering when it ends.
+    pub(super) async fn run(&self, p: RunParams) -> Result<Value, Error> {
+        let prompt = p.prompt.trim().to_string();
+        if prompt.is_empty() {
+            return Err(invalid("run", "'prompt' must not be empty"));
+        }
+        self.ensure_settings().await?;
+        let settings = self.settings.borrow().clone();
+        let provider = settings.provider_config().map_err(Error::NoModel)?;
+        let llm = self.llm.as_ref().ok_or_else(|| {
+            Error::NoModel("this core was built without a way to call models".into())
+        })?;
+        let project = self.current()?;
+        let agent_params = p.agent.unwrap_or(AgentParams {
+            name: None,
+            system_prompt: None,
+        });
+        let mut spec = AgentSpec::assistant();
+        if let Some(name) = agent_params.name {
+            let origin = format!("agent:{name}")
+                .parse::<Origin>()
+                .map_err(|e| invalid("run", &format!("'agent.name': {e}")))?;
+            spec.name = match origin {
+                Origin::Agent(name) => name,
+                _ => return Err(invalid("run", "'agent.name' must name an agent")),
+            };
+        }
+        if let Some(system) = agent_params.system_prompt {
+            spec.system_prompt = system;
+        }
+        spec.toolset = p.toolset.unwrap_or(settings.toolset.clone());
+        spec.max_steps = p.max_steps.unwrap_or(settings.max_steps);
+        if !(1..=crate::settings::MAX_STEPS_LIMIT).contains(&spec.max_steps) {
+            return Err(invalid(
+                "run",
+                &format!(
+                    "'maxSteps' must be between 1 and {}",
+                    crate::settings::MAX_STEPS_LIMIT
+                ),
+            ));
+        }
+        spec.token_budget = p.token_budget.or(settings.token_budget);
+        let tools = self.registry.toolset(&spec.toolset)?;
+        let run_id = match p.run_id {
+            Some(id) if id.trim().is_empty() || id.len() > 200 => {
+                return Err(invalid("run", "'runId' must be 1 to 200 characters"))
+            }
+            Some(id) if self.runs.borrow().contains_key(&id) => {
+                return Err(Error::Busy(format!("a run with id '{id}' is going on")))
+            }
+            Some(id) => id,
+            None => self.env.ids.next_id(),
+        };
+        if self.runs.borrow().values().any(|r| r.project == project) {
+            return Err(Error::Busy(
+                "an agent run is already going on in this project; wait for it or abort it".into(),
+            ));
+        }
+        if p.new_conversation {
+            self.conversations.borrow_mut().remove(&project);
+        }
+        let history = self
+            .conversations
+            .borrow()
+            .get(&project)
+            .cloned()
+            .unwrap_or_default();
+        let memory_block = self.with_project(&project, |s| {
+            Ok(s.memory.context_block(&s.project.id, &prompt, 2_000))
+        })?;
+        let origin = Origin::Agent(spec.name.clone());
+        let abort = AbortSignal::new();
+        self.runs.borrow_mut().insert(
+            run_id.clone(),
+            RunHandle {
+                project: project.clone(),
+                abort: abort.clone(),
+            },
+        );
+        self.emit_run(
+            &run_id,
+            json!({
+                "type": "run_started",
+                "project": project,
+                "agent": spec.name,
+                "toolset": spec.toolset,
+                "maxSteps": spec.max_steps,
+                "model": provider.model,
+                "prompt": prompt,
+            }),
+        );
+        // One undo group for the turn.
+        let group = self
+            .mutate_in(&project, |s| {
+                s.history.begin_group(origin.clone(), self.env.ids.as_ref());
+                Ok(((), Touched::default()))
+            })
+            .await;
+        let outcome = match group {
+            Err(e) => Err(e),
+            Ok(()) => {
+                let call = CallOptions {
+                    connect_timeout_ms: settings.connect_timeout_ms,
+                    idle_timeout_ms: settings.idle_timeout_ms,
+                    ..CallOptions::default()
+                };
+                let request = RequestOptions {
+                    stream: true,
+                    max_tokens: settings.max_tokens,
+                    temperature: settings.temperature,
+                };
+                let mut execute = |c: &ToolCall| {
+                    let call = session::ToolCall {
+                        id: Some(c.id.clone()),
+                        name: c.name.clone(),
+                        args: c.arguments.clone(),
+                    };
+                    let (project, origin, run_id) = (&project, origin.clone(), &run_id);
+                    let future: futures_util::future::LocalBoxFuture<'_, ToolResult> =
+                        Box::pin(self.run_tool(project, run_id, call, origin));
+                    future
+                };
+                let now = || self.env.clock.now_ms();
+                let mut jitter = || self.next_jitter();
+                let mut on_event = |event: RunEvent| {
+                    let data = serde_json::to_value(&event).unwrap_or_default();
+                    let data = redacted(&settings, data);
+                    self.emit_run(&run_id, data);
+                };
+                Ok(agent::run_agent(
+                    &spec,
+                    &tools,
+                    &provider,
+                    call,
+                    request,
+                    history,
+                    &prompt,
+                    &memory_block,
+                    RunContext {
+                        transport: llm.transport.as_ref(),
+                        sleeper: llm.sleeper.as_ref(),
+                        now_ms: &now,
+                        jitter: &mut jitter,
+                        execute: &mut execute,
+                        on_event: &mut on_event,
+                        abort: &abort,
+                    },
+                )
+                .await)
+            }
+        };
+        // Close the turn's group (the project may have been deleted meanwhile).
+        let _ = self
+            .mutate_in(&project, |s| {
+                s.history.close_group();
+                Ok(((), Touched::default()))
+            })
+            .await;
+        self.runs.borrow_mut().remove(&run_id);
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let message = e.to_string();
+                self.emit_run(
+                    &run_id,
+                    json!({"type": "run_failed", "status": "failed", "message": message}),
+                );
+                return Err(e);
+            }
+        };
+        let mut conversation: Vec<Message> = outcome
+            .messages
+            .into_iter()
+            .filter(|m| m.role != Role::System)
+            .collect();
+        trim_conversation(&mut conversation);
+        self.conversations
+            .borrow_mut()
+            .insert(project.clone(), conversation);
+        let (kind, status, message) = match &outcome.end {
+            RunEnd::Finished => ("run_finished", "finished", None),
+            RunEnd::MaxSteps => ("run_finished", "max_steps", None),
+            RunEnd::BudgetSpent => ("run_finished", "budget_spent", None),
+            RunEnd::Failed { message } => ("run_failed", "failed", Some(settings.redact(message))),
+            RunEnd::Aborted => ("run_aborted", "aborted", None),
+        };
+        let mut result = json!({
+            "run": run_id,
+            "status": status,
+            "text": outcome.text,
+            "steps": outcome.steps,
+            "usage": outcome.usage,
+        });
+        if let Some(message) = message {
+            result["message"] = json!(message);
+        }
+        let mut event = result.clone();
+        event["type"] = json!(kind);
+        self.emit_run(&run_id, event);
+        Ok(result)
+    }
+
+    /// One tool call of a run, on the run's project.
+    async fn run_tool(
+        &self,
+        project: &str,
+        run_id: &str,
+        call: session::ToolCall,
+        origin: Origin,
+    ) -> ToolResult {
+        let id = call.id.clone().unwrap_or_default();
+        match self.execute_call(project, call, origin).await {
+            Ok((result, edits)) => {
+                for edit in edits {
+                    let event = RunEvent::EditApplied {
+                        id: id.clone(),
+                        chapter: edit.chapter,
+                        version: edit.version,
+                    };
+                    self.emit_run(run_id, serde_json::to_value(&event).unwrap_or_default());
+                }
+                result
+            }
+            Err(e) => ToolResult::error(
+                &ToolError::new("failed", format!("The call could not run: {e}")),
+                Default::default(),
+            ),
+        }
+    }
+}
+
+/// An event's text with secrets taken out (a provider may echo the key in an error).
+fn redacted(settings: &Settings, data: Value) -> Value {
+    let text = data.to_string();
+    let clean = settings.redact(&text);
+    if clean == text {
+        data
+    } else {
+        serde_json::from_str(&clean).unwrap_or(data)
+    }
+}
+
+/// Keep at most [`MAX_CONVERSATION_MESSAGES`], cutting only before a user message so every
+/// tool call keeps its result.
+fn trim_conversation(messages: &mut Vec<Message>) {
+    if messages.len() <= MAX_CONVERSATION_MESSAGES {
+        return;
+    }
+    let excess = messages.len() - MAX_CONVERSATION_MESSAGES;
+    let cut = messages
+        .iter()
+        .enumerate()
+        .skip(excess)
+        .find(|(_, m)| m.role == Role::User)
+        .map_or(messages.len(), |(i, _)| i);
+    messages.drain(..cut);
+}

@@ -1,0 +1,390 @@
+//! [`Settings`]: which model the agents call, and how.
+//!
+//! The API key (and the extra headers, which may carry credentials) live in the worker's
+//! memory. They are written to storage only when the writer opts in (`rememberKey`), never
+//! appear in [`Settings::public`] (what the page, events and exports see: `hasKey` instead),
+//! and [`Settings::redact`] takes them out of any message before it leaves the core.
+//! Everything else (provider, base URL, model, run options) is stored in the database's
+//! `meta` table under the global project, so it survives a reload.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::llm::{ProviderConfig, ProviderKind};
+use crate::persist::GLOBAL_PROJECT;
+
+/// The key of the settings record in the `meta` table.
+pub const SETTINGS_KEY: &str = "settings";
+
+/// Most model calls a run may be allowed.
+pub const MAX_STEPS_LIMIT: usize = 100;
+
+/// The model settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    /// The wire format; `None` until a model is configured.
+    pub provider: Option<ProviderKind>,
+    /// The API root (see [`ProviderConfig::base_url`]).
+    pub base_url: String,
+    /// The model name.
+    pub model: String,
+    /// The API key (never serialized with the rest).
+    #[serde(skip)]
+    pub api_key: Option<String>,
+    /// More request headers (never serialized with the rest: they may carry credentials).
+    #[serde(skip)]
+    pub extra_headers: Vec<(String, String)>,
+    /// Store the key and headers on this device.
+    pub remember_key: bool,
+    /// The default toolset of runs.
+    pub toolset: String,
+    /// The default most model calls per run.
+    pub max_steps: usize,
+    /// The default token budget per run.
+    pub token_budget: Option<u64>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Output token limit per model call.
+    pub max_tokens: Option<u32>,
+    /// How long to wait for response headers (ms).
+    pub connect_timeout_ms: u64,
+    /// How long a stream may go without a byte (ms).
+    pub idle_timeout_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            provider: None,
+            base_url: String::new(),
+            model: String::new(),
+            api_key: None,
+            extra_headers: Vec::new(),
+            remember_key: false,
+            toolset: crate::tools::ALL.into(),
+            max_steps: crate::agent::DEFAULT_MAX_STEPS,
+            token_budget: None,
+            temperature: None,
+            max_tokens: None,
+            connect_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
+        }
+    }
+}
+
+/// A change to the settings: fields left out keep their value.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SettingsPatch {
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    /// Present (even as `null`) or absent.
+    #[serde(default, deserialize_with = "present")]
+    api_key: Option<Value>,
+    #[serde(default)]
+    extra_headers: Option<Map<String, Value>>,
+    #[serde(default)]
+    remember_key: Option<bool>,
+    #[serde(default)]
+    toolset: Option<String>,
+    #[serde(default)]
+    max_steps: Option<usize>,
+    #[serde(default, deserialize_with = "present")]
+    token_budget: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    temperature: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    max_tokens: Option<Value>,
+    #[serde(default)]
+    connect_timeout_ms: Option<u64>,
+    #[serde(default)]
+    idle_timeout_ms: Option<u64>,
+}
+
+/// A field that is present, `null` included.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `null` as `None`, else a value of `T`.
+fn nullable<T: serde::de::DeserializeOwned>(
+    field: &str,
+    value: Value,
+) -> Result<Option<T>, String> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| format!("'{field}': {e}"))
+}
+
+impl Settings {
+    /// The settings with `patch` applied, or why the patch does not fit (then nothing
+    /// changes). `toolset_exists` checks toolset names.
+    pub fn patched(
+        &self,
+        patch: SettingsPatch,
+        toolset_exists: impl Fn(&str) -> bool,
+    ) -> Result<Settings, String> {
+        let mut next = self.clone();
+        if let Some(provider) = patch.provider {
+            next.provider = if provider.trim().is_empty() {
+                None
+            } else {
+                Some(
+                    provider
+                        .parse()
+                        .map_err(|e: String| format!("'provider': {e}"))?,
+                )
+            };
+        }
+        if let Some(url) = patch.base_url {
+            let url = url.trim().to_string();
+            if !url.is_empty() && !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!(
+                    "'baseUrl' must start with http:// or https://, got \"{}\"",
+                    crate::tools::editing::preview(&url, 80)
+                ));
+            }
+            next.base_url = url;
+        }
+        if let Some(model) = patch.model {
+            next.model = model.trim().to_string();
+        }
+        if let Some(key) = patch.api_key {
+            next.api_key = match key {
+                Value::Null => None,
+                Value::String(s) if s.trim().is_empty() => None,
+                Value::String(s) => Some(s.trim().to_string()),
+                _ => return Err("'apiKey' must be a string or null".into()),
+            };
+        }
+        if let Some(headers) = patch.extra_headers {
+            let mut list = Vec::new();
+            for (name, value) in headers {
+                let valid_name = !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+                if !valid_name {
+                    return Err(format!("'extraHeaders': \"{name}\" is not a header name"));
+                }
+                match value {
+                    Value::String(v) if !v.contains(['\r', '\n']) => list.push((name, v)),
+                    _ => {
+                        return Err(format!(
+                            "'extraHeaders': the value of \"{name}\" must be a one-line string"
+                        ))
+                    }
+                }
+            }
+            next.extra_headers = list;
+        }
+        if let Some(remember) = patch.remember_key {
+            next.remember_key = remember;
+        }
+        if let Some(toolset) = patch.toolset {
+            if !toolset_exists(&toolset) {
+                return Err(format!("'toolset': there is no toolset \"{toolset}\""));
+            }
+            next.toolset = toolset;
+        }
+        if let Some(steps) = patch.max_steps {
+            if !(1..=MAX_STEPS_LIMIT).contains(&steps) {
+                return Err(format!(
+                    "'maxSteps' must be between 1 and {MAX_STEPS_LIMIT}, got {steps}"
+                ));
+            }
+            next.max_steps = steps;
+        }
+        if let Some(v) = patch.token_budget {
+            next.token_budget = nullable("tokenBudget", v)?;
+        }
+        if let Some(v) = patch.temperature {
+            let t: Option<f64> = nullable("temperature", v)?;
+            if t.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+                return Err("'temperature' must be between 0 and 2".into());
+            }
+            next.temperature = t;
+        }
+        if let Some(v) = patch.max_tokens {
+            next.max_tokens = nullable("maxTokens", v)?;
+        }
+        for (field, value, slot) in [
+            (
+                "connectTimeoutMs",
+                patch.connect_timeout_ms,
+                &mut next.connect_timeout_ms,
+            ),
+            (
+                "idleTimeoutMs",
+                patch.idle_timeout_ms,
+                &mut next.idle_timeout_ms,
+            ),
+        ] {
+            if let Some(ms) = value {
+                if !(1_000..=600_000).contains(&ms) {
+                    return Err(format!(
+                        "'{field}' must be between 1000 and 600000 ms, got {ms}"
+                    ));
+                }
+                *slot = ms;
+            }
+        }
+        Ok(next)
+    }
+
+    /// Where to reach the model, or why no model is configured.
+    pub fn provider_config(&self) -> Result<ProviderConfig, String> {
+        let kind = self.provider.ok_or(
+            "no model is configured: choose a provider, base URL and model in the settings",
+        )?;
+        if self.base_url.is_empty() {
+            return Err("no model is configured: the settings have no base URL".into());
+        }
+        if self.model.is_empty() {
+            return Err("no model is configured: the settings have no model name".into());
+        }
+        Ok(ProviderConfig {
+            kind,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key: self.api_key.clone(),
+            extra_headers: self.extra_headers.clone(),
+        })
+    }
+
+    /// What the page may see: everything but the key and header values.
+    pub fn public(&self) -> Value {
+        let mut value = serde_json::to_value(self).unwrap_or_else(|_| json!({}));
+        value["hasKey"] = json!(self.api_key.is_some());
+        value["extraHeaderNames"] = json!(self
+            .extra_headers
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>());
+        value["configured"] = json!(self.provider_config().is_ok());
+        value
+    }
+
+    /// The record stored in the `meta` table: the key and headers only when remembered.
+    pub fn record(&self) -> Value {
+        let mut record = json!({
+            "id": SETTINGS_KEY,
+            "project": GLOBAL_PROJECT,
+            "settings": serde_json::to_value(self).unwrap_or_else(|_| json!({})),
+        });
+        if self.remember_key {
+            record["apiKey"] = json!(self.api_key);
+            record["extraHeaders"] = json!(self.extra_headers);
+        }
+        record
+    }
+
+    /// Settings from a stored record (unknown or broken fields fall back to defaults).
+    pub fn from_record(record: &Value) -> Settings {
+        let mut settings: Settings =
+            serde_json::from_value(record["settings"].clone()).unwrap_or_default();
+        if settings.remember_key {
+            settings.api_key = record["apiKey"].as_str().map(str::to_string);
+            settings.extra_headers =
+                serde_json::from_value(record["extraHeaders"].clone()).unwrap_or_default();
+        }
+        settings
+    }
+
+    /// `text` with the key and header values replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        let secrets = self
+            .api_key
+            .iter()
+            .chain(self.extra_headers.iter().map(|(_, v)| v));
+        for secret in secrets {
+            // Short values (such as "1") would redact ordinary words.
+            if secret.chars().count() >= 8 {
+                out = out.replace(secret.as_str(), "[redacted]");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patch(v: Value) -> SettingsPatch {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_patch_changes_only_what_it_names_and_bad_input_changes_nothing() {
+        let s = Settings::default()
+            .patched(
+                patch(json!({"provider": "openai", "baseUrl": "http://x/v1", "model": "m", "apiKey": "sk-secret-123"})),
+                |_| true,
+            )
+            .unwrap();
+        assert_eq!(
+            s.provider_config().unwrap().api_key.as_deref(),
+            Some("sk-secret-123")
+        );
+        let kept = s.patched(patch(json!({"model": "n"})), |_| true).unwrap();
+        assert_eq!(kept.api_key.as_deref(), Some("sk-secret-123"));
+        let cleared = s.patched(patch(json!({"apiKey": null})), |_| true).unwrap();
+        assert_eq!(cleared.api_key, None);
+        for bad in [
+            json!({"provider": "cohere"}),
+            json!({"baseUrl": "ftp://x"}),
+            json!({"maxSteps": 0}),
+            json!({"temperature": 9}),
+            json!({"apiKey": 5}),
+            json!({"extraHeaders": {"X-A": "a\nb"}}),
+        ] {
+            assert!(s.patched(patch(bad.clone()), |_| true).is_err(), "{bad}");
+        }
+        assert!(serde_json::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
+        assert!(s
+            .patched(patch(json!({"toolset": "nope"})), |_| false)
+            .is_err());
+    }
+
+    #[test]
+    fn the_key_is_never_public_and_stored_only_on_opt_in() {
+        let s = Settings::default()
+            .patched(
+                patch(json!({"provider": "anthropic", "baseUrl": "https://a", "model": "c",
+                             "apiKey": "sk-secret-123", "extraHeaders": {"X-Token": "tok-secret-9"}})),
+                |_| true,
+            )
+            .unwrap();
+        let public = s.public().to_string();
+        assert!(
+            !public.contains("sk-secret") && !public.contains("tok-secret"),
+            "{public}"
+        );
+        assert!(public.contains("\"hasKey\":true"));
+        let record = s.record().to_string();
+        assert!(
+            !record.contains("sk-secret") && !record.contains("tok-secret"),
+            "{record}"
+        );
+        assert_eq!(Settings::from_record(&s.record()).api_key, None);
+        let remembered = s
+            .patched(patch(json!({"rememberKey": true})), |_| true)
+            .unwrap();
+        let back = Settings::from_record(&remembered.record());
+        assert_eq!(back, remembered);
+        assert_eq!(
+            s.redact("bad key sk-secret-123 (tok-secret-9)"),
+            "bad key [redacted] ([redacted])"
+        );
+    }
+}

@@ -1,0 +1,497 @@
+//! Agent runs through the worker protocol: settings, `run`, `abort_run`, events, undo, and
+//! the API key kept out of everything the page or the store sees.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use draftsmith::core::Env;
+use draftsmith::llm::client::{
+    HttpResponse, LlmTransport, Scripted, ScriptedEnd, ScriptedTransport, Sleeper, TransportError,
+};
+use draftsmith::llm::HttpRequest;
+use draftsmith::store::{MemoryStore, Store, Table};
+use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures::executor::block_on;
+use futures::future::{self, LocalBoxFuture};
+use serde_json::{json, Value};
+
+const TEXT: &str = "Mara climbed the stair. The lamp was dark.";
+const KEY: &str = "sk-secret-key-123456";
+
+/// A sleeper that never wakes: no timeout or backoff can fire.
+struct NeverSleeper;
+
+impl Sleeper for NeverSleeper {
+    fn sleep(&self, _ms: u64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(future::pending())
+    }
+}
+
+/// Yield to the executor once.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A transport that yields to the executor before each response (as a real network does),
+/// so other requests are served mid-run.
+struct Yielding(ScriptedTransport);
+
+impl LlmTransport for Yielding {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
+        Box::pin(async move {
+            YieldNow(false).await;
+            self.0.send(request).await
+        })
+    }
+}
+
+struct Page {
+    core: Core,
+    events: Rc<RecordingSink>,
+    store: Rc<MemoryStore>,
+    transport: Rc<Yielding>,
+    next: std::cell::Cell<u64>,
+}
+
+fn sse(chunks: &[Value]) -> String {
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn calls(id: &str, name: &str, args: Value) -> Scripted {
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
+        ]),
+        50,
+    )
+}
+
+fn says(text: &str) -> Scripted {
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ]),
+        50,
+    )
+}
+
+impl Page {
+    fn new(responses: Vec<Scripted>) -> Self {
+        Self::on(
+            Rc::new(MemoryStore::new()),
+            responses,
+            Rc::new(NeverSleeper),
+        )
+    }
+
+    fn on(store: Rc<MemoryStore>, responses: Vec<Scripted>, sleeper: Rc<dyn Sleeper>) -> Self {
+        let events = Rc::new(RecordingSink::default());
+        let transport = Rc::new(Yielding(ScriptedTransport::new(responses)));
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_000)),
+            ids: Rc::new(SequentialIds::new("id")),
+            events: events.clone(),
+            store: store.clone(),
+        })
+        .with_llm(transport.clone(), sleeper);
+        Self {
+            core,
+            events,
+            store,
+            transport,
+            next: std::cell::Cell::new(1),
+        }
+    }
+
+    async fn send_async(&self, kind: &str, params: Value) -> Value {
+        let id = self.next.get() + 1;
+        self.next.set(id);
+        let text = json!({"id": id, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&self.core.handle_text(&text).await).unwrap()
+    }
+
+    fn send(&self, kind: &str, params: Value) -> Value {
+        block_on(self.send_async(kind, params))
+    }
+
+    fn ok(&self, kind: &str, params: Value) -> Value {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    fn err(&self, kind: &str, params: Value) -> (String, String) {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], false, "{kind} {params} -> {r}");
+        (
+            r["error"]["code"].as_str().unwrap().to_string(),
+            r["error"]["message"].as_str().unwrap().to_string(),
+        )
+    }
+
+    fn project(&self) -> String {
+        let p = self.ok(
+            "create_project",
+            json!({"name": "Lighthouse", "chapters": [{"title": "The Stair", "text": TEXT}]}),
+        );
+        p["chapters"][0]["id"].as_str().unwrap().to_string()
+    }
+
+    fn configure(&self) {
+        self.ok(
+            "set_settings",
+            json!({"provider": "openai", "baseUrl": "http://model.test/v1", "model": "m", "apiKey": KEY}),
+        );
+    }
+
+    fn text(&self) -> String {
+        self.ok("get_chapter", json!({}))["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The `run` events' types, in order.
+    fn run_events(&self) -> Vec<Value> {
+        self.events
+            .peek()
+            .into_iter()
+            .filter(|e| e.kind == "run")
+            .map(|e| e.data)
+            .collect()
+    }
+
+    /// Everything the page and the store have seen, as text.
+    fn everything_seen(&self) -> String {
+        let mut seen: String = self
+            .events
+            .peek()
+            .iter()
+            .map(|e| e.to_json())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for table in [Table::Meta, Table::Audit, Table::History, Table::Projects] {
+            for record in block_on(self.store.get_all(table)).unwrap() {
+                seen.push_str(&record.to_string());
+            }
+        }
+        seen
+    }
+}
+
+#[test]
+fn a_run_without_a_model_says_so_and_changes_nothing() {
+    let page = Page::new(vec![]);
+    page.project();
+    let (code, message) = page.err("run", json!({"prompt": "Make the lamp lit."}));
+    assert_eq!(code, "no_model");
+    assert!(message.contains("settings"), "{message}");
+    assert_eq!(page.text(), TEXT);
+    assert!(page.transport.0.requests().is_empty());
+}
+
+#[test]
+fn a_run_navigates_edits_streams_events_and_undo_reverts_the_turn() {
+    let page = Page::new(vec![
+        calls(
+            "call_1",
+            "navigate_to_text",
+            json!({"query": "The lamp was dark."}),
+        ),
+        calls(
+            "call_2",
+            "update_manuscript",
+            json!({"searchText": "The lamp was dark.", "replacementText": "The lamp was lit."}),
+        ),
+        says("Done: the lamp is lit."),
+    ]);
+    page.project();
+    page.configure();
+    let result = page.ok(
+        "run",
+        json!({"prompt": "Make the lamp lit.", "runId": "r1"}),
+    );
+    assert_eq!(result["status"], "finished");
+    assert_eq!(result["steps"], 3);
+    assert_eq!(result["text"], "Done: the lamp is lit.");
+    assert_eq!(result["usage"]["input_tokens"], 200);
+    assert_eq!(page.text(), "Mara climbed the stair. The lamp was lit.");
+
+    let types: Vec<String> = page
+        .run_events()
+        .iter()
+        .inspect(|e| assert_eq!(e["run"], "r1"))
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .filter(|t| t != "usage")
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "tool_call_proposed",
+            "tool_call_started",
+            "tool_call_finished",
+            "step_finished",
+            "tool_call_proposed",
+            "tool_call_started",
+            "edit_applied",
+            "tool_call_finished",
+            "step_finished",
+            "text_delta",
+            "step_finished",
+            "run_finished"
+        ]
+    );
+    // The edit reached the page as an `edit` event with the agent's origin.
+    let edit = page
+        .events
+        .peek()
+        .into_iter()
+        .find(|e| e.kind == "edit")
+        .unwrap();
+    assert_eq!(edit.data["origin"], "agent:assistant");
+    // The system prompt carried the memory block; the tools were offered.
+    let first: Value = serde_json::from_str(&page.transport.0.requests()[0].body).unwrap();
+    assert!(first["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("AGENT MEMORY"));
+    assert!(first["tools"].as_array().unwrap().len() > 10);
+
+    // One undo reverts the whole turn.
+    let undone = page.ok("undo", json!({}));
+    assert_eq!(undone["canUndo"], false, "{undone}");
+    assert_eq!(page.text(), TEXT);
+    page.ok("redo", json!({}));
+    assert_eq!(page.text(), "Mara climbed the stair. The lamp was lit.");
+
+    // Audited as the agent's calls, and saved: a new worker on the same store sees the edit.
+    let audit = block_on(page.store.get_all(Table::Audit)).unwrap();
+    assert!(
+        audit
+            .iter()
+            .any(|a| a["origin"] == "agent:assistant" && a["callId"] == "call_2"),
+        "{audit:?}"
+    );
+    let other = Page::on(page.store.clone(), vec![], Rc::new(NeverSleeper));
+    let list = other.ok("list_projects", json!({}));
+    other.ok("open_project", json!({"id": list["projects"][0]["id"]}));
+    assert_eq!(other.text(), "Mara climbed the stair. The lamp was lit.");
+}
+
+#[test]
+fn the_conversation_carries_over_to_the_next_run_unless_asked_not_to() {
+    let page = Page::new(vec![says("Hello."), says("Again."), says("Fresh.")]);
+    page.project();
+    page.configure();
+    page.ok("run", json!({"prompt": "first"}));
+    page.ok("run", json!({"prompt": "second"}));
+    page.ok("run", json!({"prompt": "third", "newConversation": true}));
+    let bodies: Vec<Value> = page
+        .transport
+        .0
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    let count = |b: &Value| b["messages"].as_array().unwrap().len();
+    assert_eq!(count(&bodies[0]), 2, "system, user");
+    assert_eq!(count(&bodies[1]), 4, "system, user, assistant, user");
+    assert_eq!(bodies[1]["messages"][2]["content"], "Hello.");
+    assert_eq!(count(&bodies[2]), 2);
+}
+
+#[test]
+fn settings_are_validated_stored_without_the_key_and_with_it_only_on_opt_in() {
+    let page = Page::new(vec![]);
+    page.configure();
+    let shown = page.ok("get_settings", json!({}));
+    assert_eq!(shown["hasKey"], true);
+    assert_eq!(shown["configured"], true);
+    // Bad input is refused and changes nothing.
+    for bad in [
+        json!({"provider": "cohere"}),
+        json!({"baseUrl": "file:///etc"}),
+        json!({"maxSteps": 1000}),
+        json!({"toolset": "no_such_toolset"}),
+        json!({"baseURL": "http://typo"}),
+    ] {
+        let (code, _) = page.err("set_settings", bad);
+        assert_eq!(code, "invalid_params");
+    }
+    assert_eq!(page.ok("get_settings", json!({})), shown);
+    assert!(!page.everything_seen().contains(KEY));
+
+    // A reload keeps the model but not the key...
+    let reloaded = Page::on(page.store.clone(), vec![], Rc::new(NeverSleeper));
+    let s = reloaded.ok("get_settings", json!({}));
+    assert_eq!(
+        (s["model"].clone(), s["hasKey"].clone()),
+        (json!("m"), json!(false))
+    );
+    // ...unless the writer opted in.
+    page.ok("set_settings", json!({"rememberKey": true}));
+    assert!(page.everything_seen().contains(KEY));
+    let reloaded = Page::on(page.store.clone(), vec![], Rc::new(NeverSleeper));
+    assert_eq!(reloaded.ok("get_settings", json!({}))["hasKey"], true);
+    // Opting out removes it from storage again.
+    page.ok("set_settings", json!({"rememberKey": false}));
+    assert!(!page.everything_seen().contains(KEY));
+}
+
+#[test]
+fn the_key_never_reaches_events_errors_audit_or_exports() {
+    // The provider echoes the key in its error, as some do.
+    let page = Page::new(vec![Scripted::json(
+        401,
+        &json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}}).to_string(),
+    )]);
+    page.project();
+    page.configure();
+    let result = page.ok("run", json!({"prompt": "hello"}));
+    assert_eq!(result["status"], "failed");
+    let message = result["message"].as_str().unwrap();
+    assert!(
+        message.contains("Incorrect API key") && message.contains("[redacted]"),
+        "{message}"
+    );
+    assert_eq!(page.transport.0.requests().len(), 1, "401 is not retried");
+    let export = page.ok("export_project", json!({}));
+    assert!(!export.to_string().contains(KEY));
+    assert!(!page.everything_seen().contains(KEY));
+    assert!(!message.contains(KEY));
+}
+
+#[test]
+fn an_abort_mid_stream_ends_the_run_at_once_and_a_second_run_is_refused_meanwhile() {
+    let stalled = Scripted::sse(
+        &format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"content": "Let me"}, "finish_reason": null}]})
+        ),
+        64,
+    )
+    .ending(ScriptedEnd::Stall);
+    let page = Page::on(
+        Rc::new(MemoryStore::new()),
+        vec![stalled],
+        Rc::new(NeverSleeper),
+    );
+    page.project();
+    page.configure();
+    let (run, (busy, aborted)) = block_on(future::join(
+        page.send_async("run", json!({"prompt": "go", "runId": "r1"})),
+        async {
+            while !page.run_events().iter().any(|e| e["type"] == "text_delta") {
+                YieldNow(false).await;
+            }
+            let busy = page
+                .send_async("run", json!({"prompt": "again", "runId": "r2"}))
+                .await;
+            let aborted = page.send_async("abort_run", json!({"runId": "r1"})).await;
+            (busy, aborted)
+        },
+    ));
+    assert_eq!(busy["error"]["code"], "busy", "{busy}");
+    assert_eq!(aborted["result"]["aborted"], json!(["r1"]));
+    assert_eq!(run["result"]["status"], "aborted", "{run}");
+    assert_eq!(page.text(), TEXT);
+    let last = page.run_events().last().unwrap().clone();
+    assert_eq!(last["type"], "run_aborted");
+    // The project is free again.
+    assert_eq!(page.ok("abort_run", json!({}))["aborted"], json!([]));
+}
+
+#[test]
+fn a_run_edits_its_own_project_even_when_the_page_opens_another() {
+    let page = Page::new(vec![
+        calls(
+            "c",
+            "update_manuscript",
+            json!({"searchText": "dark", "replacementText": "lit"}),
+        ),
+        says("ok"),
+    ]);
+    page.project();
+    let first = page.ok("list_projects", json!({}))["current"].clone();
+    page.configure();
+    let ((), run) = block_on(future::join(
+        async {
+            // Switch projects while the run is going.
+            YieldNow(false).await;
+            page.send_async("create_project", json!({"name": "Other"}))
+                .await;
+        },
+        page.send_async("run", json!({"prompt": "go"})),
+    ));
+    assert_eq!(run["result"]["status"], "finished", "{run}");
+    let kinds: Vec<String> = page.events.peek().into_iter().map(|e| e.kind).collect();
+    let switched = kinds.iter().rposition(|k| k == "projects_changed").unwrap();
+    let edited = kinds.iter().position(|k| k == "edit").unwrap();
+    assert!(switched < edited, "the switch happened mid-run: {kinds:?}");
+    page.ok("open_project", json!({"id": first}));
+    assert_eq!(page.text(), "Mara climbed the stair. The lamp was lit.");
+}
+
+#[test]
+fn the_writer_typing_during_a_run_loses_nothing_and_undo_agent_keeps_it() {
+    let page = Page::new(vec![
+        calls("n", "navigate_to_text", json!({"query": "lamp"})),
+        calls(
+            "e",
+            "update_manuscript",
+            json!({"searchText": "dark", "replacementText": "lit"}),
+        ),
+        says("ok"),
+    ]);
+    let chapter = page.project();
+    page.configure();
+    let version = page.ok("get_chapter", json!({}))["version"]
+        .as_u64()
+        .unwrap();
+    let (run, typed) = block_on(future::join(
+        page.send_async("run", json!({"prompt": "go"})),
+        async {
+            // The writer types at the start, on the version they saw, while the run goes on.
+            YieldNow(false).await;
+            page.send_async(
+                "apply_user_change",
+                json!({"chapter": chapter, "baseVersion": version,
+                       "changes": [{"insert": "Night. "}, {"retain": TEXT.chars().count()}]}),
+            )
+            .await
+        },
+    ));
+    assert_eq!(run["result"]["status"], "finished", "{run}");
+    assert_eq!(typed["ok"], true, "{typed}");
+    assert_eq!(
+        page.text(),
+        "Night. Mara climbed the stair. The lamp was lit."
+    );
+    page.ok("undo", json!({"origin": "agent"}));
+    assert_eq!(
+        page.text(),
+        "Night. Mara climbed the stair. The lamp was dark."
+    );
+}
