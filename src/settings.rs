@@ -146,7 +146,8 @@ impl Settings {
         }
         if let Some(url) = patch.base_url {
             let url = url.trim().to_string();
-            if !url.is_empty() && !(url.starts_with("http://") || url.starts_with("https://")) {
+            let web = url.starts_with("http://") || url.starts_with("https://");
+            if !url.is_empty() && !web {
                 return Err(format!(
                     "'baseUrl' must start with http:// or https://, got \"{}\"",
                     crate::tools::editing::preview(&url, 80)
