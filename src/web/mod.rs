@@ -114,8 +114,10 @@ impl WorkerCore {
             events: Rc::new(JsEventSink),
             store: Rc::new(store),
         };
+        let core =
+            Core::new(env).with_llm(Rc::new(fetch::FetchTransport), Rc::new(fetch::JsSleeper));
         Ok(WorkerCore {
-            core: Rc::new(Core::new(env)),
+            core: Rc::new(core),
         })
     }
 
