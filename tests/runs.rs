@@ -495,3 +495,22 @@ fn the_writer_typing_during_a_run_loses_nothing_and_undo_agent_keeps_it() {
         "Night. Mara climbed the stair. The lamp was dark."
     );
 }
+
+#[test]
+fn an_abort_that_overtakes_its_run_still_stops_it() {
+    let page = Page::new(vec![calls(
+        "c",
+        "update_manuscript",
+        json!({"searchText": "dark", "replacementText": "lit"}),
+    )]);
+    page.project();
+    page.configure();
+    assert_eq!(
+        page.ok("abort_run", json!({"runId": "early"}))["aborted"],
+        json!([])
+    );
+    let result = page.ok("run", json!({"prompt": "go", "runId": "early"}));
+    assert_eq!(result["status"], "aborted");
+    assert_eq!(page.text(), TEXT);
+    assert!(page.transport.0.requests().is_empty(), "no model call");
+}

@@ -103,6 +103,106 @@ export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; ca
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
+export type ProviderKind = 'openai' | 'anthropic' | 'gemini';
+
+/** The model settings as the page sees them (never the key or header values). */
+export interface Settings {
+  provider: ProviderKind | null;
+  baseUrl: string;
+  model: string;
+  rememberKey: boolean;
+  toolset: string;
+  maxSteps: number;
+  tokenBudget: number | null;
+  temperature: number | null;
+  maxTokens: number | null;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  /** Whether an API key is set (in the worker's memory). */
+  hasKey: boolean;
+  extraHeaderNames: string[];
+  /** Whether provider, base URL and model are all set. */
+  configured: boolean;
+}
+
+/** A change to the settings: fields left out keep their value. */
+export interface SettingsPatch {
+  provider?: ProviderKind | '';
+  baseUrl?: string;
+  model?: string;
+  /** The API key; `null` or '' forgets it. */
+  apiKey?: string | null;
+  /** Extra request headers (replace the whole set). */
+  extraHeaders?: Record<string, string>;
+  /** Store the key (and headers) on this device. */
+  rememberKey?: boolean;
+  toolset?: string;
+  /** 1 to 100. */
+  maxSteps?: number;
+  tokenBudget?: number | null;
+  /** 0 to 2. */
+  temperature?: number | null;
+  maxTokens?: number | null;
+  /** 1 000 to 600 000. */
+  connectTimeoutMs?: number;
+  /** 1 000 to 600 000. */
+  idleTimeoutMs?: number;
+}
+
+export interface Usage { input_tokens: number; output_tokens: number }
+
+/** How a run ended. */
+export interface RunResult {
+  run: string;
+  status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted';
+  /** The model's last text. */
+  text: string;
+  /** Model calls made. */
+  steps: number;
+  usage: Usage;
+  /** Why it failed (`failed` only). */
+  message?: string;
+}
+
+/** The events of one run, in order; every one carries the run id. */
+export type RunEvent = { run: string } & (
+  | { type: 'run_started'; project: string; agent: string; toolset: string; maxSteps: number; model: string; prompt: string }
+  | { type: 'text_delta'; text: string }
+  | { type: 'tool_call_proposed'; id: string; name: string }
+  | { type: 'tool_call_started'; id: string; name: string; arguments: Record<string, unknown> }
+  | { type: 'tool_call_finished'; id: string; name: string; status: 'success' | 'error' | 'aborted' }
+  | { type: 'edit_applied'; id: string; chapter: string; version: number }
+  | { type: 'step_finished'; step: number }
+  | { type: 'usage'; usage: Usage }
+  | ({ type: 'run_finished' | 'run_failed' | 'run_aborted' } & Omit<RunResult, 'run'>)
+);
+
+export interface RunOptions {
+  /** An agent name (edits get origin `agent:<name>`), or a name and a system prompt. */
+  agent?: string | { name?: string; systemPrompt?: string };
+  /** Toolset (default: the settings'). */
+  toolset?: string;
+  /** Most model calls (default: the settings'). */
+  maxSteps?: number;
+  /** Most tokens (input + output). */
+  tokenBudget?: number;
+  /** Forget the earlier conversation of this project first. */
+  newConversation?: boolean;
+  /** Aborts the run. */
+  signal?: AbortSignal;
+  /** The run's id (made up when absent). */
+  runId?: string;
+}
+
+/** A run in progress: iterate it for its events. */
+export interface RunHandle extends AsyncIterable<RunEvent> {
+  readonly id: string;
+  /** Resolves when the run ends; rejects if it could not start (`no_model`, `busy`, ...). */
+  readonly result: Promise<RunResult>;
+  /** Stop the run: a command in progress completes, nothing after it runs. */
+  abort(): void;
+}
+
 /** Events pushed by the worker, by type. */
 export interface EventMap {
   /** A chapter changed (by the writer, an agent, undo or redo). */
@@ -129,6 +229,10 @@ export interface EventMap {
   panic: { message: string };
   /** A response that matched no request (its id was unreadable). */
   error: { code: ErrorCode; message: string };
+  /** An agent run's event (see `run()`, which filters them by run). */
+  run: RunEvent;
+  /** The settings changed. */
+  settings_changed: Settings;
 }
 
 export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K) => void;
@@ -176,6 +280,13 @@ export declare class Draftsmith {
   history(options?: RequestOptions): Promise<HistoryList>;
   /** The tool catalog in a provider's format, or neutral definitions. */
   tools(options?: RequestOptions & { format?: CatalogFormat; toolset?: string }): Promise<unknown>;
+  /** The model settings. */
+  readonly settings: {
+    get(options?: RequestOptions): Promise<Settings>;
+    set(patch: SettingsPatch, options?: RequestOptions): Promise<Settings>;
+  };
+  /** Start an agent run on the open project. */
+  run(prompt: string, options?: RunOptions): RunHandle;
   /** Listen to one event type; returns a function that stops listening. */
   on<K extends keyof EventMap>(type: K, handler: EventHandler<K>): () => void;
   /** Listen to every event. */

@@ -199,6 +199,93 @@ export class Draftsmith {
   }
 
   /**
+   * The model settings: `get()` (the key is never returned: `hasKey` says whether one is set)
+   * and `set(patch)` (fields left out keep their value; `apiKey: null` forgets the key;
+   * `rememberKey: true` stores it on this device). Bad input rejects and changes nothing.
+   */
+  get settings() {
+    return {
+      get: (options) => this.request('get_settings', {}, options),
+      set: (patch, options) => this.request('set_settings', patch, options),
+    };
+  }
+
+  /**
+   * Start an agent run on the open project. Returns a RunHandle at once: iterate it
+   * (`for await (const event of handle)`) for the run's events until its last one
+   * (`run_finished`, `run_failed` or `run_aborted`); `handle.result` resolves with how it
+   * ended; `handle.abort()` or the `signal` option stops it (an edit in progress completes,
+   * nothing after it runs). A run that cannot start (no model, another run going on, bad
+   * options) rejects `result` and throws from the iteration.
+   */
+  run(prompt, { agent, toolset, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
+    const id = runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    const params = { prompt, runId: id };
+    if (agent !== undefined) params.agent = typeof agent === 'string' ? { name: agent } : agent;
+    if (toolset !== undefined) params.toolset = toolset;
+    if (maxSteps !== undefined) params.maxSteps = maxSteps;
+    if (tokenBudget !== undefined) params.tokenBudget = tokenBudget;
+    if (newConversation !== undefined) params.newConversation = newConversation;
+    const queue = [];
+    let wake = null;
+    let done = false;
+    let failure = null;
+    const push = () => {
+      if (wake) {
+        const w = wake;
+        wake = null;
+        w();
+      }
+    };
+    const off = this.on('run', (data) => {
+      if (data?.run !== id) return;
+      queue.push(data);
+      push();
+    });
+    const abort = () => {
+      if (!done) this.request('abort_run', { runId: id }).catch(() => {});
+    };
+    const onAbort = () => abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const result = this.request('run', params, { timeoutMs: 0 }).then(
+      (value) => value,
+      (err) => {
+        failure = err;
+        throw err;
+      },
+    );
+    result
+      .catch(() => {})
+      .finally(() => {
+        done = true;
+        off();
+        signal?.removeEventListener('abort', onAbort);
+        push();
+      });
+    if (signal?.aborted) abort();
+    return {
+      id,
+      result,
+      abort,
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          if (queue.length) {
+            const event = queue.shift();
+            yield event;
+            if (event.type === 'run_finished' || event.type === 'run_failed' || event.type === 'run_aborted') return;
+            continue;
+          }
+          if (done) {
+            if (failure) throw failure;
+            return;
+          }
+          await new Promise((resolve) => (wake = resolve));
+        }
+      },
+    };
+  }
+
+  /**
    * Listen to events of one type (`'*'` for all). Returns a function that stops listening.
    */
   on(type, handler) {

@@ -117,6 +117,8 @@ pub struct Core {
     settings: RefCell<Settings>,
     settings_loaded: Cell<bool>,
     runs: RefCell<BTreeMap<String, run::RunHandle>>,
+    /// Run ids aborted before their run began.
+    early_aborts: RefCell<std::collections::BTreeSet<String>>,
     /// Each project's conversation with the assistant (without the system prompt).
     conversations: RefCell<BTreeMap<String, Vec<crate::llm::Message>>>,
     jitter: Cell<u64>,
@@ -134,6 +136,7 @@ impl Core {
             settings: RefCell::new(Settings::default()),
             settings_loaded: Cell::new(false),
             runs: RefCell::new(BTreeMap::new()),
+            early_aborts: RefCell::new(std::collections::BTreeSet::new()),
             conversations: RefCell::new(BTreeMap::new()),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
         }

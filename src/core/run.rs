@@ -118,6 +118,15 @@ impl Core {
                 aborted.push(id.clone());
             }
         }
+        if let Some(id) = p.run_id.filter(|id| !runs.contains_key(id)) {
+            // The abort may overtake its run's start (the run awaits storage before it is
+            // registered): remember it, so that run ends as soon as it begins.
+            let mut early = self.early_aborts.borrow_mut();
+            if early.len() >= 64 {
+                early.pop_first();
+            }
+            early.insert(id);
+        }
         Ok(json!({ "aborted": aborted }))
     }
 
@@ -208,6 +217,9 @@ impl Core {
         })?;
         let origin = Origin::Agent(spec.name.clone());
         let abort = AbortSignal::new();
+        if self.early_aborts.borrow_mut().remove(&run_id) {
+            abort.abort();
+        }
         self.runs.borrow_mut().insert(
             run_id.clone(),
             RunHandle {
