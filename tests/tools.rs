@@ -108,6 +108,22 @@ fn update_manuscript_replaces_the_first_occurrence_and_records_history() {
 }
 
 #[test]
+fn a_chapter_number_sent_as_a_number_is_accepted() {
+    let mut t = T::new();
+    let r = t.call("jump_to_chapter", json!({"chapter": 2}));
+    assert_eq!(r["status"], "success", "{r}");
+    let r = t.call(
+        "update_manuscript",
+        json!({"searchText": "Morning", "replacementText": "Evening", "chapter": 2}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    assert!(t.text("c2").starts_with("Evening"));
+    // Other numbers where a string belongs are still refused.
+    let r = t.call("jump_to_chapter", json!({"chapter": -1}));
+    assert_eq!(r["status"], "error", "{r}");
+}
+
+#[test]
 fn snake_case_argument_spellings_are_accepted() {
     let mut t = T::new();
     let r = t.call(

@@ -210,7 +210,7 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
 /// The arguments as an object: `null` is `{}`, other non-objects and oversized strings are
 /// rejected.
 pub fn object_args(args: Value) -> Result<serde_json::Map<String, Value>, ToolError> {
-    let map = match args {
+    let mut map = match args {
         Value::Null => serde_json::Map::new(),
         Value::Object(map) => map,
         other => {
@@ -220,6 +220,12 @@ pub fn object_args(args: Value) -> Result<serde_json::Map<String, Value>, ToolEr
             )))
         }
     };
+    // Models often send a chapter number as a number; chapter references are strings.
+    if let Some(chapter) = map.get_mut("chapter") {
+        if let Some(n) = chapter.as_u64() {
+            *chapter = Value::String(n.to_string());
+        }
+    }
     if let Some(path) = map.iter().find_map(|(k, v)| oversized_string(v, k)) {
         return Err(ToolError::invalid_args(format!(
             "argument '{path}' is longer than {MAX_STRING_ARG_BYTES} bytes"
