@@ -1,8 +1,10 @@
 //! [`Session`]: one open project and its history, and the one exclusive edit path.
 //!
-//! Every mutation goes through a `&mut Session`: tool calls ([`Session::execute`]), writer
-//! changes from the page ([`Session::apply_user_change`]), undo and redo. Holding the only
-//! mutable reference serializes them: no two commands interleave. A command edits through
+//! Every mutation goes through a `&mut Session`: tool calls ([`Session::execute`], or
+//! [`Session::execute_command`] for a command built elsewhere, such as a generation tool's
+//! edit after its model call), writer changes from the page
+//! ([`Session::apply_user_change`]), undo and redo. Holding the only mutable reference
+//! serializes them: no two commands interleave. A command edits through
 //! an [`EditContext`], which applies each change at once (so the command reads its own
 //! edits) and records its effect; if the command fails, every edit it made and every UI
 //! change is rolled back before the error result is returned.
@@ -14,7 +16,7 @@
 use serde_json::Value;
 
 use crate::commands::history::{Applied, Grouping, HistoryError};
-use crate::commands::{Effect, Entry, History, Origin, OriginFilter};
+use crate::commands::{Command, Effect, Entry, History, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
 use crate::memory::Memory;
 use crate::project::changeset::{ChangeSet, Op};
@@ -181,6 +183,11 @@ impl Session {
 
     /// Execute one tool call as `origin`. Never panics; every call gets exactly one result,
     /// and a failing call changes nothing.
+    ///
+    /// The generation tools ([`crate::tools::generation`]) need a model call, which this
+    /// synchronous path cannot make: they fail here with `needs_model` (after their arguments
+    /// are checked) and change nothing. The core runs them in two phases instead and applies
+    /// their edit with [`Session::execute_command`].
     pub fn execute(
         &mut self,
         registry: &ToolRegistry,
@@ -190,36 +197,55 @@ impl Session {
         ids: &dyn IdSource,
     ) -> Outcome {
         let started = clock.now_ms();
+        // Validate against the schema the model saw, then build the typed command.
+        let command = registry
+            .validate_call(&call.name, call.args)
+            .and_then(|(meta, args)| (meta.factory)(Value::Object(args)));
+        match command {
+            // Policy (approvals by provenance) is checked here once the story bible exists;
+            // the manuscript tools are all permitted.
+            Ok(command) => {
+                self.run_command(started, call.id, &call.name, command, origin, clock, ids)
+            }
+            Err(error) => failed(&error, started, clock),
+        }
+    }
+
+    /// Run an already built command as the tool call `name` (with the model's `call_id`)
+    /// through the one edit path, exactly as [`Session::execute`] runs a tool's command: its
+    /// edits become one history entry with `origin`, the call id and the command name (and
+    /// the description the command set); if it fails, every edit and UI change it made is
+    /// rolled back and the error result is returned. The core uses this to apply a generation
+    /// tool's edit ([`crate::tools::generation::finish`]) after the model call.
+    pub fn execute_command(
+        &mut self,
+        call_id: Option<String>,
+        name: &str,
+        command: Box<dyn Command>,
+        origin: Origin,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+    ) -> Outcome {
+        let started = clock.now_ms();
+        self.run_command(started, call_id, name, command, origin, clock, ids)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_command(
+        &mut self,
+        started: u64,
+        call_id: Option<String>,
+        name: &str,
+        command: Box<dyn Command>,
+        origin: Origin,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+    ) -> Outcome {
         let meta = |command_id: Option<String>, bytes: Option<usize>| ResultMeta {
             execution_time_ms: clock.now_ms().saturating_sub(started),
             command_id,
             bytes_written: bytes,
         };
-        let fail = |error: ToolError| Outcome {
-            result: ToolResult::error(&error, meta(None, None)),
-            edits: Vec::new(),
-            ui_changed: false,
-        };
-        let (Some(command_meta), Some(definition)) = (
-            registry.commands().get(&call.name),
-            registry.definition(&call.name),
-        ) else {
-            return fail(registry.unknown_tool(&call.name));
-        };
-        // Validate against the schema the model saw, then build the typed command.
-        let args = match crate::tools::object_args(call.args) {
-            Ok(args) => args,
-            Err(error) => return fail(error),
-        };
-        if let Err(error) = crate::tools::validate::check_args(&definition.parameters, &args) {
-            return fail(error);
-        }
-        let command = match (command_meta.factory)(Value::Object(args)) {
-            Ok(command) => command,
-            Err(error) => return fail(error),
-        };
-        // Policy (approvals by provenance) is checked here once the story bible exists; the
-        // manuscript tools are all permitted.
         let ui_before = self.project.ui.clone();
         let mut cx = EditContext::new(&mut self.project, &mut self.memory, ids, started);
         let data = match command.execute(&mut cx) {
@@ -227,7 +253,7 @@ impl Session {
             Err(error) => {
                 cx.rollback();
                 self.project.ui = ui_before;
-                return fail(error);
+                return failed(&error, started, clock);
             }
         };
         let EditContext {
@@ -258,12 +284,12 @@ impl Session {
         let mut entry = Entry::edit(
             entry_id.clone(),
             origin,
-            description.unwrap_or_else(|| call.name.clone()),
+            description.unwrap_or_else(|| name.to_string()),
             started,
             effects,
         );
-        entry.tool_call_id = call.id;
-        entry.command = Some(call.name);
+        entry.tool_call_id = call_id;
+        entry.command = Some(name.to_string());
         self.history.record(entry, Grouping::Command, ids);
         Outcome {
             result: ToolResult::success(data, meta(Some(entry_id), Some(bytes))),
@@ -366,6 +392,22 @@ impl Session {
     /// Redo the last undone group.
     pub fn redo(&mut self) -> Result<Vec<Applied>, HistoryError> {
         self.history.redo(&mut self.project)
+    }
+}
+
+/// The outcome of a call that failed before or while running: an error, no edits.
+fn failed(error: &ToolError, started: u64, clock: &dyn Clock) -> Outcome {
+    Outcome {
+        result: ToolResult::error(
+            error,
+            ResultMeta {
+                execution_time_ms: clock.now_ms().saturating_sub(started),
+                command_id: None,
+                bytes_written: None,
+            },
+        ),
+        edits: Vec::new(),
+        ui_changed: false,
     }
 }
 

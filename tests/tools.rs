@@ -83,6 +83,9 @@ const EVERY_TOOL: &[&str] = &[
     "update_goal",
     "watch_entity",
     "evolve_bedside_note",
+    "rewrite_selection",
+    "continue_writing",
+    "suggest_dialogue",
 ];
 
 #[test]
@@ -432,12 +435,18 @@ fn toolsets_select_the_right_tools() {
         "update_manuscript",
         "append_to_manuscript",
         "insert_text",
-        "delete_text"
+        "delete_text",
+        "rewrite_selection",
+        "continue_writing",
+        "suggest_dialogue",
     ]
     .contains(n)));
     let quick = names(QUICK);
     assert!(quick.contains(&"update_manuscript") && quick.contains(&"jump_to_chapter"));
     assert!(!quick.contains(&"delete_text") && !quick.contains(&"highlight_text"));
+    assert!(!quick
+        .iter()
+        .any(|n| ["rewrite_selection", "continue_writing", "suggest_dialogue"].contains(n)));
     let mut registry = registry;
     registry
         .define_toolset("proofread", &["navigate_to_text", "update_manuscript"])
@@ -532,6 +541,9 @@ fn every_tool_knows_its_category_and_reversibility() {
         ("write_memory_note", false),
         ("update_manuscript", false),
         ("navigate_to_text", false),
+        ("rewrite_selection", false),
+        ("continue_writing", false),
+        ("suggest_dialogue", false),
     ] {
         assert_eq!(
             registry.definition(tool).unwrap().read_only,
@@ -546,6 +558,9 @@ fn every_tool_knows_its_category_and_reversibility() {
             "append_to_manuscript",
             "insert_text",
             "delete_text",
+            "rewrite_selection",
+            "continue_writing",
+            "suggest_dialogue",
         ]
         .contains(&meta.name);
         assert_eq!(meta.reversible, reversible, "{}", meta.name);

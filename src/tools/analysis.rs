@@ -5,7 +5,9 @@
 //!   pacing, dialogue, clarity): statistics, repeated words, adverbs, passive-voice hints,
 //!   pacing figures, and suggestions derived from them by documented thresholds.
 //! - `run_analysis` reports a section (pacing, characters, plot, setting) over one chapter or
-//!   the whole manuscript. An LLM pass over these figures joins with the LLM integration.
+//!   the whole manuscript. Its optional LLM pass (`interpret`) is run by the core after the
+//!   local result, with [`super::generation::interpretation_plan`]; the local figures do not
+//!   depend on it.
 
 use std::collections::BTreeMap;
 
@@ -229,6 +231,10 @@ pub struct RunAnalysisArgs {
     /// A chapter (id, number or title); defaults to the whole manuscript.
     #[serde(default)]
     pub chapter: Option<String>,
+    /// Also ask the model for a short reading of these figures (default: true when a model is
+    /// configured).
+    #[serde(default)]
+    pub interpret: Option<bool>,
 }
 
 /// Words that start with a capital letter but are not names.

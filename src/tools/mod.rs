@@ -10,10 +10,11 @@
 //! - Every call returns one [`ToolResult`]: `{status, data, meta}`.
 //!
 //! Tool families live one per file: [`navigation`], [`editing`], [`analysis`], [`ui`],
-//! [`memory`].
+//! [`memory`], [`generation`] (the model-backed tools, run in two phases by the core).
 
 pub mod analysis;
 pub mod editing;
+pub mod generation;
 pub mod memory;
 pub mod navigation;
 pub mod schema;
@@ -28,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::commands::{Category, Command, CommandMeta, CommandRegistry};
+use crate::commands::{Category, Command, CommandFactory, CommandMeta, CommandRegistry};
 use crate::session::EditContext;
 
 pub use self::schema::CatalogFormat;
@@ -49,7 +50,8 @@ pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
 #[error("{message}")]
 pub struct ToolError {
     /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
-    /// `out_of_range`, `conflict`, `failed`.
+    /// `out_of_range`, `conflict`, `failed`, `needs_model` (a generation tool run without
+    /// a model call).
     pub code: String,
     /// What went wrong and what would work.
     pub message: String,
@@ -308,6 +310,7 @@ impl ToolRegistry {
         analysis::register(&mut registry);
         ui::register(&mut registry);
         memory::register(&mut registry);
+        generation::register(&mut registry);
         registry.define_builtin_toolsets();
         registry
     }
@@ -344,6 +347,12 @@ impl ToolRegistry {
     /// wasm build it is read from the embedded `src/tools/schemas.json` (generated natively,
     /// kept current by the `schemas` test), which keeps the schema generator out of the wasm.
     pub fn add<T: ToolSpec>(&mut self) {
+        self.add_with_factory::<T>(build_command::<T>);
+    }
+
+    /// Register a tool whose command is built by `factory` instead of from `T::run` (the
+    /// generation tools use this: their synchronous command only says it needs a model).
+    pub fn add_with_factory<T: ToolSpec>(&mut self, factory: CommandFactory) {
         #[cfg(not(target_arch = "wasm32"))]
         let parameters = schema::parameters_schema::<T::Args>();
         #[cfg(target_arch = "wasm32")]
@@ -362,13 +371,30 @@ impl ToolRegistry {
             category: T::CATEGORY,
             description: T::DESCRIPTION,
             reversible: T::REVERSIBLE,
-            factory: build_command::<T>,
+            factory,
         });
         if let Some(all) = self.toolsets.get_mut(ALL) {
             if !all.contains(&T::NAME) {
                 all.push(T::NAME);
             }
         }
+    }
+
+    /// Check a call before anything runs: the tool exists (or the error names the closest
+    /// ones), the arguments are an object without oversized strings, and they fit the schema
+    /// the model saw. Returns the command's metadata and the arguments.
+    pub fn validate_call(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<(&CommandMeta, serde_json::Map<String, Value>), ToolError> {
+        let (Some(meta), Some(definition)) = (self.commands.get(name), self.definition(name))
+        else {
+            return Err(self.unknown_tool(name));
+        };
+        let args = object_args(args)?;
+        validate::check_args(&definition.parameters, &args)?;
+        Ok((meta, args))
     }
 
     /// The command registry.
