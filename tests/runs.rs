@@ -514,3 +514,207 @@ fn an_abort_that_overtakes_its_run_still_stops_it() {
     assert_eq!(page.text(), TEXT);
     assert!(page.transport.0.requests().is_empty(), "no model call");
 }
+
+/// A plain streamed text answer, as a nested generation call gets.
+fn text_answer(text: &str) -> Scripted {
+    says(text)
+}
+
+#[test]
+fn rewrite_selection_from_the_page_makes_a_nested_model_call_and_an_undoable_edit() {
+    let page = Page::new(vec![text_answer("```\nThe lamp burned bright.\n```")]);
+    page.project();
+    // Without a model: a clear error result, nothing changes.
+    page.ok(
+        "execute",
+        json!({"tool": "set_selection", "args": {"text": "The lamp was dark."}}),
+    );
+    let r = page.ok(
+        "execute",
+        json!({"tool": "rewrite_selection", "args": {"instruction": "make it brighter"}}),
+    );
+    assert_eq!(r["status"], "error", "{r}");
+    assert_eq!(page.text(), TEXT);
+    page.configure();
+    let r = page.ok(
+        "execute",
+        json!({"tool": "rewrite_selection", "origin": "agent:editor", "callId": "g1",
+               "args": {"instruction": "make it brighter", "tone": "warm"}}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(
+        page.text(),
+        "Mara climbed the stair. The lamp burned bright."
+    );
+    // The nested request: the selection and the instruction, no tools.
+    let request: Value = serde_json::from_str(&page.transport.0.requests()[0].body).unwrap();
+    let prompt = request["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("The lamp was dark.") && prompt.contains("make it brighter"));
+    assert!(request.get("tools").is_none());
+    let history = page.ok("history", json!({}));
+    assert_eq!(history["entries"][0]["toolCallId"], "g1");
+    assert_eq!(history["entries"][0]["origin"], "agent:editor");
+    page.ok("undo", json!({"origin": "agent"}));
+    assert_eq!(page.text(), TEXT);
+}
+
+#[test]
+fn an_agent_run_can_continue_writing_and_suggest_dialogue() {
+    let page = Page::new(vec![
+        calls(
+            "c1",
+            "continue_writing",
+            json!({"length": "sentence", "position": "end"}),
+        ),
+        text_answer("The wind answered."),
+        calls(
+            "c2",
+            "suggest_dialogue",
+            json!({"character": "Mara", "context": "at the lamp", "count": 2}),
+        ),
+        text_answer("1. Who lit it?\n2. \"It was dark a moment ago.\""),
+        says("Done."),
+    ]);
+    page.project();
+    page.configure();
+    let result = page.ok("run", json!({"prompt": "continue"}));
+    assert_eq!(result["status"], "finished", "{result}");
+    assert_eq!(
+        page.text(),
+        "Mara climbed the stair. The lamp was dark. The wind answered."
+    );
+    // The suggestions went back to the model as the call's result.
+    let last: Value = serde_json::from_str(&page.transport.0.requests()[4].body).unwrap();
+    let tool_result = last["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        tool_result.contains("Who lit it?") && tool_result.contains("It was dark a moment ago."),
+        "{tool_result}"
+    );
+    // One undo takes back the turn.
+    page.ok("undo", json!({}));
+    assert_eq!(page.text(), TEXT);
+}
+
+#[test]
+fn run_analysis_adds_the_models_reading_when_a_model_is_configured() {
+    let page = Page::new(vec![text_answer("The pacing is even.")]);
+    page.project();
+    let local = page.ok(
+        "execute",
+        json!({"tool": "run_analysis", "args": {"section": "pacing"}}),
+    );
+    assert_eq!(local["status"], "success", "{local}");
+    assert!(
+        local["data"].get("interpretation").is_none(),
+        "no model: local only"
+    );
+    page.configure();
+    let read = page.ok(
+        "execute",
+        json!({"tool": "run_analysis", "args": {"section": "pacing"}}),
+    );
+    assert_eq!(read["data"]["interpretation"], "The pacing is even.");
+    let mut without = read["data"].clone();
+    without.as_object_mut().unwrap().remove("interpretation");
+    assert_eq!(without, local["data"], "the local figures are unchanged");
+    let skipped = page.ok(
+        "execute",
+        json!({"tool": "run_analysis", "args": {"section": "pacing", "interpret": false}}),
+    );
+    assert!(skipped["data"].get("interpretation").is_none());
+    assert_eq!(page.transport.0.requests().len(), 1);
+}
+
+#[test]
+fn the_writer_typing_during_a_generation_loses_nothing() {
+    let page = Page::new(vec![text_answer("The lamp burned.")]);
+    let chapter = page.project();
+    page.configure();
+    page.ok(
+        "execute",
+        json!({"tool": "set_selection", "args": {"text": "The lamp was dark."}}),
+    );
+    let version = page.ok("get_chapter", json!({}))["version"]
+        .as_u64()
+        .unwrap();
+    let (generated, typed) = block_on(future::join(
+        page.send_async(
+            "execute",
+            json!({"tool": "rewrite_selection", "args": {"instruction": "x"}}),
+        ),
+        async {
+            YieldNow(false).await;
+            page.send_async(
+                "apply_user_change",
+                json!({"chapter": chapter, "baseVersion": version,
+                       "changes": [{"insert": "Night. "}, {"retain": TEXT.chars().count()}]}),
+            )
+            .await
+        },
+    ));
+    assert_eq!(typed["ok"], true, "{typed}");
+    assert_eq!(generated["result"]["status"], "success", "{generated}");
+    assert_eq!(
+        page.text(),
+        "Night. Mara climbed the stair. The lamp burned."
+    );
+}
+
+#[test]
+fn a_failed_or_aborted_generation_changes_nothing() {
+    // A 400 (never retried) for the page's call; then a run whose nested call stalls.
+    let page = Page::new(vec![
+        Scripted::json(400, r#"{"error": {"message": "bad model name"}}"#),
+        calls("g", "continue_writing", json!({"length": "sentence"})),
+        Scripted::sse(
+            &format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": "The lamp"}, "finish_reason": null}]})
+            ),
+            64,
+        )
+        .ending(ScriptedEnd::Stall),
+    ]);
+    page.project();
+    page.configure();
+    let r = page.ok(
+        "execute",
+        json!({"tool": "continue_writing", "args": {"length": "sentence"}}),
+    );
+    assert_eq!(r["status"], "error");
+    assert!(
+        r["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad model name"),
+        "{r}"
+    );
+    assert_eq!(page.text(), TEXT);
+    // Mid-run, the page aborts while the nested call streams.
+    let (run, aborted) = block_on(future::join(
+        page.send_async("run", json!({"prompt": "go", "runId": "r"})),
+        async {
+            while !page
+                .run_events()
+                .iter()
+                .any(|e| e["type"] == "tool_call_started")
+            {
+                YieldNow(false).await;
+            }
+            YieldNow(false).await;
+            page.send_async("abort_run", json!({"runId": "r"})).await
+        },
+    ));
+    assert_eq!(aborted["result"]["aborted"], json!(["r"]), "{aborted}");
+    assert_eq!(run["result"]["status"], "aborted", "{run}");
+    let finished = page
+        .run_events()
+        .into_iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["status"], "aborted");
+    assert_eq!(page.text(), TEXT);
+}

@@ -11,6 +11,7 @@
 //! a save fails (a full quota, say), the in-memory state stays, the page gets a
 //! `storage_error` event, and the next save writes the whole project.
 
+mod generate;
 mod run;
 
 use std::cell::{Cell, RefCell};
@@ -688,13 +689,37 @@ impl Core {
             name: p.tool,
             args: p.args,
         };
-        let (result, _) = self.execute_call(&current, call, origin).await?;
+        let (result, _) = self.execute_call(&current, call, origin, None).await?;
         Ok(serde_json::to_value(&result).unwrap_or_default())
     }
 
     /// Execute one tool call on project `project` as `origin` through the edit path: saved,
-    /// audited and announced. Returns the result and the edits it made.
+    /// audited and announced. Returns the result and the edits it made. Calls that need a
+    /// model (generation tools, `run_analysis`' reading) make it here; `abort` stops it.
     async fn execute_call(
+        &self,
+        project: &str,
+        call: ToolCall,
+        origin: Origin,
+        abort: Option<&crate::agent::AbortSignal>,
+    ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        if crate::tools::generation::is_generation(&call.name) {
+            return self.execute_generation(project, call, origin, abort).await;
+        }
+        let interpret = call.name == "run_analysis"
+            && crate::tools::generation::interpretation_requested(
+                &call.args,
+                self.model_configured(),
+            );
+        let (mut result, edits) = self.execute_tool(project, call, origin).await?;
+        if interpret && result.is_success() {
+            self.interpret_analysis(&mut result, abort).await;
+        }
+        Ok((result, edits))
+    }
+
+    /// [`Core::execute_call`] for a tool that needs no model.
+    async fn execute_tool(
         &self,
         project: &str,
         call: ToolCall,

@@ -73,7 +73,7 @@ pub(super) struct AbortParams {
 
 impl Core {
     /// Read the stored settings once.
-    async fn ensure_settings(&self) -> Result<(), Error> {
+    pub(super) async fn ensure_settings(&self) -> Result<(), Error> {
         if self.settings_loaded.get() {
             return Ok(());
         }
@@ -130,7 +130,7 @@ impl Core {
         Ok(json!({ "aborted": aborted }))
     }
 
-    fn next_jitter(&self) -> f64 {
+    pub(super) fn next_jitter(&self) -> f64 {
         // xorshift64*: backoff jitter needs spread, not secrecy.
         let mut x = self.jitter.get() ^ self.env.clock.now_ms();
         x ^= x >> 12;
@@ -267,7 +267,7 @@ impl Core {
                     };
                     let (project, origin, run_id) = (&project, origin.clone(), &run_id);
                     let future: futures_util::future::LocalBoxFuture<'_, ToolResult> =
-                        Box::pin(self.run_tool(project, run_id, call, origin));
+                        Box::pin(self.run_tool(project, run_id, call, origin, &abort));
                     future
                 };
                 let now = || self.env.clock.now_ms();
@@ -357,9 +357,10 @@ impl Core {
         run_id: &str,
         call: session::ToolCall,
         origin: Origin,
+        abort: &AbortSignal,
     ) -> ToolResult {
         let id = call.id.clone().unwrap_or_default();
-        match self.execute_call(project, call, origin).await {
+        match self.execute_call(project, call, origin, Some(abort)).await {
             Ok((result, edits)) => {
                 for edit in edits {
                     let event = RunEvent::EditApplied {

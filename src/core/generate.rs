@@ -1,0 +1,247 @@
+//! Tool calls that need a nested model call: the generation tools (`rewrite_selection`,
+//! `continue_writing`, `suggest_dialogue`) and the reading `run_analysis` adds to its local
+//! figures.
+//!
+//! A generation call runs in three steps, none holding the session across an await:
+//! 1. plan: validate the arguments and read what the call needs (the selection, the text
+//!    around the cursor) at the chapter's current version; nothing changes;
+//! 2. the nested model call (abortable; the writer may keep typing meanwhile);
+//! 3. apply: the answer becomes one command through the normal edit path (history entry with
+//!    the call id and origin, saved, announced), rebased over whatever changed since step 1,
+//!    so nothing the writer typed meanwhile is lost; or result data (suggestions).
+//!
+//! A failure at any step is the call's error result and changes nothing.
+
+use futures_util::future::{self, Either};
+use serde_json::{json, Value};
+
+use super::{Core, Touched};
+use crate::agent::AbortSignal;
+use crate::commands::history::Applied;
+use crate::commands::Origin;
+use crate::error::Error;
+use crate::llm::client::{call_model, CallOptions};
+use crate::llm::{build_request, Message, RequestOptions};
+use crate::persist::{self, AuditRecord};
+use crate::session::ToolCall;
+use crate::tools::generation::{self, Finished, GenerationPlan};
+use crate::tools::{ResultMeta, ToolError, ToolResult};
+
+/// Why a nested model call gave no text.
+enum NestedError {
+    Aborted,
+    Failed(String),
+}
+
+impl Core {
+    /// Whether a model is configured (and this core can call one).
+    pub(super) fn model_configured(&self) -> bool {
+        self.llm.is_some() && self.settings.borrow().provider_config().is_ok()
+    }
+
+    /// One model call without tools: the plan's prompts in, the answer's text out.
+    async fn nested_call(
+        &self,
+        plan: &GenerationPlan,
+        abort: Option<&AbortSignal>,
+    ) -> Result<String, NestedError> {
+        self.ensure_settings()
+            .await
+            .map_err(|e| NestedError::Failed(e.to_string()))?;
+        let settings = self.settings.borrow().clone();
+        let provider = settings.provider_config().map_err(NestedError::Failed)?;
+        let llm = self.llm.as_ref().ok_or_else(|| {
+            NestedError::Failed("this core was built without a way to call models".into())
+        })?;
+        let request = build_request(
+            &provider,
+            &[
+                Message::system(plan.system.clone()),
+                Message::user(plan.prompt.clone()),
+            ],
+            &[],
+            &RequestOptions {
+                stream: true,
+                max_tokens: Some(plan.max_tokens),
+                temperature: settings.temperature,
+            },
+        );
+        let options = CallOptions {
+            connect_timeout_ms: settings.connect_timeout_ms,
+            idle_timeout_ms: settings.idle_timeout_ms,
+            ..CallOptions::default()
+        };
+        let now = || self.env.clock.now_ms();
+        let mut jitter = || self.next_jitter();
+        let mut ignore = |_: &crate::llm::StreamEvent| {};
+        let called = {
+            let call = std::pin::pin!(call_model(
+                llm.transport.as_ref(),
+                llm.sleeper.as_ref(),
+                provider.kind,
+                &request,
+                options,
+                &now,
+                &mut jitter,
+                &mut ignore,
+            ));
+            let aborted = match abort {
+                Some(signal) => Either::Left(signal.aborted()),
+                None => Either::Right(future::pending::<()>()),
+            };
+            match future::select(call, aborted).await {
+                Either::Left((called, _)) => called,
+                Either::Right(_) => return Err(NestedError::Aborted),
+            }
+        };
+        let answer = called
+            .map_err(|e| NestedError::Failed(settings.redact(&e.to_string())))?
+            .answer;
+        if let Some(error) = answer.error {
+            return Err(NestedError::Failed(format!(
+                "the model's answer broke off: {}",
+                settings.redact(&error)
+            )));
+        }
+        Ok(answer.text)
+    }
+
+    /// Run a generation tool call on `project`.
+    pub(super) async fn execute_generation(
+        &self,
+        project: &str,
+        call: ToolCall,
+        origin: Origin,
+        abort: Option<&AbortSignal>,
+    ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        let started = self.env.clock.now_ms();
+        let digest = persist::digest(&call.args.to_string());
+        let (name, call_id) = (call.name.clone(), call.id.clone());
+        let planned = self.with_project(project, |s| {
+            Ok(generation::plan(&self.registry, &call.name, call.args, s))
+        })?;
+        let failure = |error: ToolError| {
+            let meta = ResultMeta {
+                execution_time_ms: self.env.clock.now_ms().saturating_sub(started),
+                ..ResultMeta::default()
+            };
+            ToolResult::error(&error, meta)
+        };
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(error) => {
+                let result = failure(error);
+                return self
+                    .audit_only(project, &name, call_id, digest, origin, result)
+                    .await;
+            }
+        };
+        let text = match self.nested_call(&plan, abort).await {
+            Ok(text) => text,
+            Err(NestedError::Aborted) => {
+                let result = crate::agent::aborted_result();
+                return self
+                    .audit_only(project, &name, call_id, digest, origin, result)
+                    .await;
+            }
+            Err(NestedError::Failed(message)) => {
+                let result = failure(ToolError::new(
+                    "failed",
+                    format!("The model call for '{name}' failed: {message}"),
+                ));
+                return self
+                    .audit_only(project, &name, call_id, digest, origin, result)
+                    .await;
+            }
+        };
+        match generation::finish(plan.finish, &text) {
+            Err(error) => {
+                let result = failure(error);
+                self.audit_only(project, &name, call_id, digest, origin, result)
+                    .await
+            }
+            Ok(Finished::Data(data)) => {
+                let meta = ResultMeta {
+                    execution_time_ms: self.env.clock.now_ms().saturating_sub(started),
+                    ..ResultMeta::default()
+                };
+                let result = ToolResult::success(data, meta);
+                self.audit_only(project, &name, call_id, digest, origin, result)
+                    .await
+            }
+            Ok(Finished::Command(command)) => {
+                self.mutate_in(project, |s| {
+                    let outcome = s.execute_command(
+                        call_id.clone(),
+                        &name,
+                        command,
+                        origin.clone(),
+                        self.env.clock.as_ref(),
+                        self.env.ids.as_ref(),
+                    );
+                    self.after_call(s, &name, call_id, digest, origin, outcome, None)
+                })
+                .await
+            }
+        }
+    }
+
+    /// Add the model's reading to a successful `run_analysis` result, when asked for.
+    pub(super) async fn interpret_analysis(
+        &self,
+        result: &mut ToolResult,
+        abort: Option<&AbortSignal>,
+    ) {
+        let plan = generation::interpretation_plan(&result.data);
+        let reading = match self.nested_call(&plan, abort).await {
+            Ok(text) => match generation::finish(plan.finish, &text) {
+                Ok(Finished::Data(data)) => data["interpretation"].clone(),
+                Ok(Finished::Command(_)) => json!({"error": "unexpected edit"}),
+                Err(e) => json!({ "error": e.message }),
+            },
+            Err(NestedError::Aborted) => json!({"error": "aborted"}),
+            Err(NestedError::Failed(message)) => json!({ "error": message }),
+        };
+        if let Value::Object(data) = &mut result.data {
+            data.insert("interpretation".into(), reading);
+        }
+    }
+
+    /// Record a call that edited nothing: its audit record only.
+    async fn audit_only(
+        &self,
+        project: &str,
+        tool: &str,
+        call_id: Option<String>,
+        args_digest: String,
+        origin: Origin,
+        result: ToolResult,
+    ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        let audit = AuditRecord {
+            id: self.env.ids.next_id(),
+            project: project.to_string(),
+            time: self.env.clock.now_ms(),
+            tool: tool.chars().take(200).collect(),
+            args_digest,
+            origin: origin.to_string(),
+            status: if result.is_success() {
+                "success"
+            } else {
+                "error"
+            }
+            .into(),
+            call_id,
+            command_id: None,
+        };
+        self.mutate_in(project, |_| {
+            Ok((
+                (result, Vec::new()),
+                Touched {
+                    audit: Some(audit),
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+}
