@@ -168,13 +168,26 @@ fn writer_changes_on_an_old_version_are_rebased_not_dropped() {
         json!({"tool": "update_manuscript", "origin": "agent:editor",
         "args": {"searchText": "Mara", "replacementText": "Elin"}}),
     );
+    page.events();
     let r = page.ok(
         "apply_user_change",
-        json!({"chapter": ch1, "baseVersion": 0,
+        json!({"chapter": ch1, "baseVersion": 0, "tag": "local-7",
         "changes": [{"retain": 42}, {"insert": " She waited."}]}),
     );
     assert_eq!(r["version"], 2);
     assert_eq!(r["rebased"], true);
+    assert_eq!(r["tag"], "local-7");
+    // The edit event carries the page's tag, so an editor recognises its own change.
+    let edit = page
+        .events()
+        .into_iter()
+        .find(|(k, _)| k == "edit")
+        .unwrap()
+        .1;
+    assert_eq!(
+        (edit["tag"].clone(), edit["origin"].clone()),
+        (json!("local-7"), json!("user"))
+    );
     let text = page.ok("get_chapter", json!({}))["text"].clone();
     assert_eq!(
         text,

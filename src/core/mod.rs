@@ -819,14 +819,26 @@ impl Core {
                 self.env.ids.as_ref(),
             )?;
             let rebased = p.base_version < current;
-            self.emit_edits(std::slice::from_ref(&applied), &Origin::User);
+            let mut event = json!({
+                "chapter": applied.chapter,
+                "changeset": applied.change,
+                "version": applied.version,
+                "origin": Origin::User,
+            });
+            if let Some(tag) = &p.tag {
+                event["tag"] = json!(tag);
+            }
+            self.emit("edit", event);
             self.emit_history(s);
-            let result = json!({
+            let mut result = json!({
                 "chapter": applied.chapter,
                 "version": applied.version,
                 "changeset": applied.change,
                 "rebased": rebased,
             });
+            if let Some(tag) = p.tag {
+                result["tag"] = json!(tag);
+            }
             Ok((
                 result,
                 Touched {
@@ -1070,6 +1082,10 @@ struct UserChange {
     base_version: u64,
     #[serde(alias = "changeset")]
     changes: ChangeSet,
+    /// The page's label for this change, echoed in its `edit` event and the result (so an
+    /// editor can tell its own change from others').
+    #[serde(default)]
+    tag: Option<String>,
 }
 
 #[derive(Deserialize)]
