@@ -1,12 +1,12 @@
 # draftsmith — the two commands that matter:
-#   make demo   set up, build the release wasm and serve the demo on http://127.0.0.1:8080
+#   make demo   set up, build the release wasm and the page bundle, serve the demo on http://127.0.0.1:8080
 #   make test   set up, then run every test layer (fails on the first failure)
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: demo test setup setup-demo wasm wasm-dev size serve bench bench-browser
+.PHONY: demo test setup setup-demo wasm wasm-dev page size serve bench bench-browser
 
-demo: setup-demo wasm
+demo: setup-demo wasm page
 	node www/server.mjs --port $(PORT)
 
 test: setup
@@ -20,6 +20,9 @@ setup-demo:
 
 wasm:
 	scripts/build-wasm.sh release
+
+page:
+	scripts/build-page.sh
 
 wasm-dev:
 	scripts/build-wasm.sh dev
@@ -35,5 +38,5 @@ bench:
 	cargo bench --bench memory
 	cargo bench --bench sse
 
-bench-browser: setup wasm
+bench-browser: setup wasm page
 	node www/bench/run.mjs

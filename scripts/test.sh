@@ -76,6 +76,8 @@ count_cargo browser "$logs/browser.log"
 [ "${passed[browser]}" -gt 0 ] || fail "browser tests (none ran)"
 
 step "build wasm for the page" scripts/build-wasm.sh release
+step "bundle the page (esbuild)" scripts/build-page.sh
+step "type-check the JS client's declarations (tsc --noEmit)" www/node_modules/.bin/tsc -p www/types-check/tsconfig.json
 
 echo "==> end-to-end tests (playwright-core, /usr/bin/chromium)"
 (cd www && node --test --test-reporter=tap --test-concurrency=1 e2e/) 2>&1 | tee "$logs/e2e.log"

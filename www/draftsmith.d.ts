@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'storage_failed'
   | 'no_model'
   | 'busy'
+  | 'offline'
   | 'internal'
   | 'timeout'
   | 'closed';
@@ -83,7 +84,7 @@ export interface ToolResult<T = unknown> {
 
 export interface AppliedChange { chapter: string; changeset: ChangeSet; version: number }
 
-export interface UserChangeResult extends AppliedChange { rebased: boolean }
+export interface UserChangeResult extends AppliedChange { rebased: boolean; tag?: string }
 
 export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
 
@@ -102,6 +103,18 @@ export interface HistoryEntry {
 export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; canUndo: boolean; canRedo: boolean; memoryBytes: number }
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
+
+export interface MemoryNote { id: string; text: string; type?: string; tags?: string[]; project?: string | null; updated_ms?: number; [key: string]: unknown }
+
+export interface NewNote { text: string; type?: string; tags?: string[]; [key: string]: unknown }
+
+/** What the memory panel shows. */
+export interface MemoryView {
+  bedside: MemoryNote | null;
+  goals: Record<string, unknown>[];
+  watched: Record<string, unknown>[];
+  notes: MemoryNote[];
+}
 
 export type ProviderKind = 'openai' | 'anthropic' | 'gemini';
 
@@ -206,7 +219,7 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
 /** Events pushed by the worker, by type. */
 export interface EventMap {
   /** A chapter changed (by the writer, an agent, undo or redo). */
-  edit: { chapter: string; changeset: ChangeSet; version: number; origin: Origin };
+  edit: { chapter: string; changeset: ChangeSet; version: number; origin: Origin; tag?: string };
   /** Editor UI state changed (a ui or navigation tool ran). */
   ui: UiState;
   /** The history changed. */
@@ -233,6 +246,10 @@ export interface EventMap {
   run: RunEvent;
   /** The settings changed. */
   settings_changed: Settings;
+  /** Chapters were added, renamed, moved or deleted. */
+  chapters_changed: ProjectSummary;
+  /** The agent's memory changed. */
+  memory_changed: { project: string; tool?: string; written?: number; remote?: boolean };
 }
 
 export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K) => void;
@@ -271,7 +288,36 @@ export declare class Draftsmith {
   /** Run one tool call. */
   execute<T = unknown>(tool: string, args?: Record<string, unknown>, options?: RequestOptions & { origin?: Origin; callId?: string }): Promise<ToolResult<T>>;
   /** Send the writer's change made on `baseVersion`; it is rebased if the chapter moved on. */
-  applyUserChange(chapter: string, baseVersion: number, changes: ChangeSet, options?: RequestOptions): Promise<UserChangeResult>;
+  applyUserChange(chapter: string, baseVersion: number, changes: ChangeSet, options?: RequestOptions & { tag?: string }): Promise<UserChangeResult>;
+  /** Projects. */
+  readonly projects: {
+    list(options?: RequestOptions): Promise<{ projects: ProjectListing[]; current: string | null }>;
+    create(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
+    open(id: string, options?: RequestOptions): Promise<ProjectSummary>;
+    rename(name: string, id?: string, options?: RequestOptions): Promise<ProjectSummary>;
+    delete(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
+    export(id?: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+    import(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
+    markdown(id?: string, options?: RequestOptions): Promise<{ markdown: string }>;
+  };
+  /** The open project's chapters (by id, number or title). */
+  readonly chapters: {
+    get(chapter?: string, options?: RequestOptions): Promise<ChapterText>;
+    add(chapter?: { title?: string; text?: string; after?: string }, options?: RequestOptions): Promise<{ chapter: ChapterSummary; project: ProjectSummary }>;
+    rename(chapter: string, title: string, options?: RequestOptions): Promise<ProjectSummary>;
+    /** Move to a 1-based position. */
+    move(chapter: string, to: number, options?: RequestOptions): Promise<ProjectSummary>;
+    delete(chapter: string, options?: RequestOptions): Promise<{ deleted: { id: string; title: string; text: string }; project: ProjectSummary }>;
+  };
+  /** The agent's memory. */
+  readonly memory: {
+    list(options?: RequestOptions): Promise<MemoryView>;
+    search(query: string, options?: RequestOptions & { limit?: number }): Promise<ToolResult>;
+    context(request: string, budget?: number, options?: RequestOptions): Promise<{ block: string }>;
+    write(notes: NewNote[], options?: RequestOptions): Promise<{ written: string[] }>;
+  };
+  /** Answer a run's approval request (approvals arrive with the story bible). */
+  approve(callId: string, decision: 'approve' | 'reject', options?: RequestOptions): Promise<unknown>;
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;
   /** Redo the last undone group. */

@@ -170,9 +170,60 @@ export class Draftsmith {
     return this.request('execute', params, options);
   }
 
-  /** Send the writer's change, made on `baseVersion` of a chapter. */
-  applyUserChange(chapter, baseVersion, changes, options) {
-    return this.request('apply_user_change', { chapter, baseVersion, changes }, options);
+  /**
+   * Send the writer's change, made on `baseVersion` of a chapter. `tag` comes back in the
+   * change's `edit` event, so an editor can recognise its own change.
+   */
+  applyUserChange(chapter, baseVersion, changes, { tag, ...options } = {}) {
+    const params = { chapter, baseVersion, changes };
+    if (tag !== undefined) params.tag = tag;
+    return this.request('apply_user_change', params, options);
+  }
+
+  /** Projects: list, create, open, rename, delete, export, import (and Markdown). */
+  get projects() {
+    return {
+      list: (options) => this.listProjects(options),
+      create: (name, chapters, options) => this.createProject(name, chapters, options),
+      open: (id, options) => this.openProject(id, options),
+      rename: (name, id, options) => this.renameProject(name, id, options),
+      delete: (id, options) => this.deleteProject(id, options),
+      export: (id, options) => this.exportProject(id, options),
+      import: (document, options) => this.importProject(document, options),
+      markdown: (id, options) => this.exportMarkdown(id, options),
+    };
+  }
+
+  /** The open project's chapters: get, add, rename, move (to a 1-based position), delete. */
+  get chapters() {
+    const drop = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+    return {
+      get: (chapter, options) => this.getChapter(chapter, options),
+      add: ({ title, text, after } = {}, options) => this.request('add_chapter', drop({ title, text, after }), options),
+      rename: (chapter, title, options) => this.request('rename_chapter', { chapter, title }, options),
+      move: (chapter, to, options) => this.request('move_chapter', { chapter, to }, options),
+      delete: (chapter, options) => this.request('delete_chapter', { chapter }, options),
+    };
+  }
+
+  /** The agent's memory: list (bedside note, goals, watched, notes), search, context, write. */
+  get memory() {
+    return {
+      list: (options) => this.request('memory', {}, options),
+      search: (query, { limit, ...options } = {}) =>
+        this.execute('search_memory', limit === undefined ? { query } : { query, limit }, options),
+      context: (request, budget, options) =>
+        this.request('memory_context', budget === undefined ? { request } : { request, budget }, options),
+      write: (notes, options) => this.request('write_memory_notes', { notes }, options),
+    };
+  }
+
+  /**
+   * Answer an approval request of a run (`decision`: 'approve' or 'reject'). Approvals arrive
+   * with the story bible (issue 7); until then the core answers `unknown_request`.
+   */
+  approve(callId, decision, options) {
+    return this.request('approve', { callId, decision }, options);
   }
 
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
@@ -219,6 +270,19 @@ export class Draftsmith {
    * options) rejects `result` and throws from the iteration.
    */
   run(prompt, { agent, toolset, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
+    if (globalThis.navigator?.onLine === false) {
+      const err = new DraftsmithError('offline', 'You are offline: the agent needs the network to reach its model. Your writing is still saved on this device.');
+      const result = Promise.reject(err);
+      result.catch(() => {});
+      return {
+        id: runId ?? null,
+        result,
+        abort() {},
+        async *[Symbol.asyncIterator]() {
+          throw err;
+        },
+      };
+    }
     const id = runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
     const params = { prompt, runId: id };
     if (agent !== undefined) params.agent = typeof agent === 'string' ? { name: agent } : agent;

@@ -1,0 +1,49 @@
+// Service worker of the demo page: keeps the page usable offline. Same-origin GETs go to the
+// network first (so a rebuilt page is picked up at once) and are cached; when the network is
+// gone, the cached copy is served. Model endpoints (/demo/, /mock/) are never cached.
+const CACHE = 'draftsmith-shell-v1';
+const SHELL = [
+  './',
+  './index.html',
+  './app.css',
+  './dist/app.js',
+  './draftsmith.js',
+  './worker.js',
+  './pkg/draftsmith.js',
+  './pkg/draftsmith_bg.wasm',
+];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((cache) => cache.addAll(SHELL))
+      .catch(() => {})
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(self.clients.claim());
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== 'GET' || url.origin !== self.location.origin) return;
+  if (url.pathname.startsWith('/demo/') || url.pathname.startsWith('/mock/')) return;
+  event.respondWith(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      try {
+        const response = await fetch(request);
+        if (response.ok) cache.put(request, response.clone()).catch(() => {});
+        return response;
+      } catch (err) {
+        const cached = await cache.match(request, { ignoreSearch: url.pathname.endsWith('worker.js') });
+        if (cached) return cached;
+        throw err;
+      }
+    })(),
+  );
+});

@@ -1,0 +1,101 @@
+// Uses the whole JS client API as an embedder would; `tsc --noEmit` (in `make test`) checks
+// it against draftsmith.d.ts. Nothing here runs.
+import { Draftsmith, DraftsmithError } from '../draftsmith.js';
+import type {
+  ChangeSet,
+  ErrorCode,
+  HistoryList,
+  MemoryView,
+  ProjectSummary,
+  RunEvent,
+  RunResult,
+  Settings,
+  ToolResult,
+} from '../draftsmith.js';
+
+export async function everything(): Promise<void> {
+  const client: Draftsmith = await Draftsmith.start({ workerUrl: new URL('../worker.js', import.meta.url), timeoutMs: 10_000, persist: true });
+  const hello = await client.hello({ timeoutMs: 1_000 });
+  const capabilities: string[] = hello.capabilities;
+  const persisted: boolean = await client.requestPersistence();
+  const estimate = await client.storageEstimate();
+  const usage: number | null = estimate.usage;
+
+  // Projects.
+  const created: ProjectSummary = await client.projects.create('Novel', [{ title: 'One', text: 'It was dark.' }]);
+  const listed = await client.projects.list();
+  const first: string = listed.projects[0].id;
+  await client.projects.open(first);
+  await client.projects.rename('Renamed', first);
+  const doc = await client.projects.export(first);
+  await client.projects.import(doc);
+  const md: string = (await client.projects.markdown()).markdown;
+  await client.projects.delete(created.id);
+
+  // Chapters.
+  const added = await client.chapters.add({ title: 'Two', text: 'Morning.', after: '1' });
+  const chapterId: string = added.chapter.id;
+  await client.chapters.rename(chapterId, 'Second');
+  await client.chapters.move(chapterId, 1);
+  const text: string = (await client.chapters.get(chapterId)).text;
+  const removed = await client.chapters.delete(chapterId);
+  const kept: string = removed.deleted.text;
+
+  // Tools, the writer's changes and the shared history.
+  const result: ToolResult = await client.execute('update_manuscript', { searchText: 'dark', replacementText: 'lit' }, { origin: 'agent:editor', callId: 'c1' });
+  const ok: boolean = result.status === 'success';
+  const change: ChangeSet = [{ retain: 3 }, { insert: 'x' }, { delete: 1 }];
+  const applied = await client.applyUserChange(chapterId, 4, change, { tag: 't1' });
+  const rebased: boolean = applied.rebased;
+  await client.undo();
+  await client.undo({ origin: 'agent' });
+  await client.redo();
+  const history: HistoryList = await client.history();
+  const catalog = await client.tools({ format: 'anthropic', toolset: 'quick' });
+
+  // Memory.
+  const memory: MemoryView = await client.memory.list();
+  const found: ToolResult = await client.memory.search('lamp', { limit: 5 });
+  const block: string = (await client.memory.context('the lamp', 500)).block;
+  const written: string[] = (await client.memory.write([{ text: 'Mara fears the dark.', type: 'fact' }])).written;
+
+  // Settings and runs.
+  const settings: Settings = await client.settings.set({ provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'llama3.1', apiKey: null, rememberKey: false, maxSteps: 8 });
+  const current: Settings = await client.settings.get();
+  const controller = new AbortController();
+  const run = client.run('Make the lamp lit.', { agent: { name: 'editor', systemPrompt: 'Be brief.' }, toolset: 'quick', maxSteps: 4, tokenBudget: 10_000, newConversation: true, signal: controller.signal });
+  for await (const event of run) {
+    const e: RunEvent = event;
+    if (e.type === 'text_delta') console.log(e.text);
+    if (e.type === 'tool_call_finished') console.log(e.name, e.status);
+    if (e.type === 'edit_applied') console.log(e.chapter, e.version);
+  }
+  run.abort();
+  const end: RunResult = await run.result;
+  const status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' = end.status;
+  await client.approve('call-1', 'approve');
+
+  // Events and errors.
+  const off = client.on('edit', (data) => {
+    const tag: string | undefined = data.tag;
+    const version: number = data.version;
+  });
+  off();
+  client.on('run', (data) => console.log(data.run, data.type));
+  client.on('history_changed', (data) => console.log(data.canUndo));
+  client.on('memory_changed', (data) => console.log(data.project));
+  client.on('ui', (data) => console.log(data.cursor));
+  client.on('saved', (data) => console.log(data.at));
+  client.on('chapters_changed', (data) => console.log(data.chapters.length));
+  client.on('*', (data, type) => console.log(type, data));
+  try {
+    await client.request('no_such_request');
+  } catch (err) {
+    if (err instanceof DraftsmithError) {
+      const code: ErrorCode = err.code;
+      console.log(code, err.message);
+    }
+  }
+  client.close();
+  void [capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, settings, current, status];
+}
