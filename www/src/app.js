@@ -404,9 +404,9 @@ async function searchMemory(event) {
   const query = $('memory-search').value.trim();
   if (!query) return renderMemory();
   const result = await app.client.memory.search(query);
-  const hits = result.data?.results ?? result.data?.notes ?? [];
+  const hits = result.status === 'success' ? result.data.hits : [];
   $('memory-content').replaceChildren(
-    el('section', {}, el('h3', {}, `Results for “${query}”`), hits.length ? el('ul', {}, ...hits.map((h) => el('li', {}, h.text ?? JSON.stringify(h)))) : el('p', {}, 'Nothing found.')),
+    el('section', {}, el('h3', {}, `Results for “${query}”`), hits.length ? el('ul', {}, ...hits.map((h) => el('li', {}, `${h.preview} (${h.type})`))) : el('p', {}, 'Nothing found.')),
   );
 }
 
