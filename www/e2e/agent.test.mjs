@@ -20,6 +20,8 @@ test('run() streams a demo-model run that edits, and undo reverts the turn', asy
     const client = window.draftsmith;
     await client.createProject('Lighthouse', [{ title: 'The Stair', text: 'Mara climbed the stair. The lamp was dark.' }]);
     let noModel = null;
+    // The demo page configures the demo model; without a provider a run cannot start.
+    await client.settings.set({ provider: '' });
     try {
       await client.run('hello').result;
     } catch (err) {
