@@ -233,3 +233,36 @@ test('the settings panel keeps the key in memory unless the writer opts in', asy
   assert.equal(after.hasKey, false);
   await page.context().close();
 });
+
+test('chapters: add, rename, reorder and delete, and a reload keeps them', async () => {
+  const page = await env.newPage();
+  await openReady(env, page);
+  page.on('dialog', (dialog) => dialog.accept());
+  const titles = () => page.getByTestId('chapter-list').locator('li .open').allTextContents();
+  await page.evaluate(async () => {
+    await window.draftsmith.projects.create('Chapters', [{ title: 'Opening', text: 'First words.' }]);
+  });
+  await page.reload();
+  await openReady(env, page);
+  await page.getByTestId('chapter-add').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="chapter-list"] li').length === 2);
+  // The new chapter is open: type into it and give it a title.
+  await typeAtEnd(page, 'Second words.');
+  await settled(page);
+  await page.getByTestId('chapter-title').fill('Middle');
+  await page.getByTestId('chapter-title').press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="chapter-list"]').textContent.includes('Middle'));
+  assert.deepEqual(await titles(), ['1. Opening', '2. Middle']);
+  // Move "Middle" up, then delete "Opening".
+  await page.getByRole('button', { name: 'Move Middle up' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="chapter-list"] li .open').textContent === '1. Middle');
+  await page.getByRole('button', { name: 'Delete Opening' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="chapter-list"] li').length === 1);
+  assert.deepEqual(await titles(), ['1. Middle']);
+  assert.equal(await editorText(page), 'Second words.');
+  await page.reload();
+  await openReady(env, page);
+  assert.deepEqual(await titles(), ['1. Middle']);
+  assert.equal(await editorText(page), 'Second words.');
+  await page.context().close();
+});
