@@ -11,6 +11,7 @@
 //! a save fails (a full quota, say), the in-memory state stays, the page gets a
 //! `storage_error` event, and the next save writes the whole project.
 
+mod chapters;
 mod generate;
 mod run;
 
@@ -53,6 +54,10 @@ pub const REQUEST_TYPES: &[&str] = &[
     "write_memory_notes",
     "storage_estimate",
     "get_chapter",
+    "add_chapter",
+    "rename_chapter",
+    "move_chapter",
+    "delete_chapter",
     "execute",
     "apply_user_change",
     "undo",
@@ -85,7 +90,7 @@ struct Open {
     created_ms: u64,
     /// The last save failed: the next one writes everything.
     needs_full_save: bool,
-    /// Deletes of saves that failed (history entries undone or dropped by the bounds):
+    /// Deletes of saves that failed (history entries undone or dropped, chapters deleted):
     /// a full save writes what exists but cannot know what should no longer be there, so
     /// these go first in the next save.
     pending_deletes: Vec<(Table, String)>,
@@ -108,6 +113,8 @@ struct Touched {
     /// The project record changed (name, UI state, history position).
     project: bool,
     chapters: Vec<String>,
+    /// Chapters deleted (their records are deleted).
+    deleted_chapters: Vec<String>,
     audit: Option<AuditRecord>,
     /// The memory before a memory tool ran (its changes are saved).
     memory_before: Option<persist::MemorySnapshot>,
@@ -215,6 +222,10 @@ impl Core {
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
             "get_chapter" => self.get_chapter(params(kind, p)?),
+            "add_chapter" => self.add_chapter(params(kind, p)?).await,
+            "rename_chapter" => self.rename_chapter(params(kind, p)?).await,
+            "move_chapter" => self.move_chapter(params(kind, p)?).await,
+            "delete_chapter" => self.delete_chapter(params(kind, p)?).await,
             "execute" => self.execute(params(kind, p)?).await,
             "apply_user_change" => self.apply_user_change(params(kind, p)?).await,
             "undo" => self.undo(params(kind, p)?).await,
@@ -350,6 +361,7 @@ impl Core {
                     &open.session.memory,
                     &touched.notes_written,
                 ));
+                batch.extend(persist::chapter_deletes(&touched.deleted_chapters));
                 // Deletes first: what this batch puts wins over an older delete of it.
                 let pending = open
                     .pending_deletes
