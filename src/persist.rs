@@ -2,7 +2,9 @@
 //!
 //! A project is stored as:
 //! - `projects/{id}`: name, UI state, chapter order, times;
-//! - `chapters/{id}`: title, text and version (with its `project`);
+//! - `chapters/{id}`: title, text and version (with its `project`); the project record's
+//!   list is the reading order, and a deleted chapter's record is deleted with the batch that
+//!   removes it from that list ([`chapter_deletes`]);
 //! - `history/{entry id}`: one record per undo entry (`project`, `entry`);
 //! - `meta/history:{project}`: the rest of the history (redo runs, open group, limits);
 //! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
@@ -231,6 +233,16 @@ fn chapter_record(project: &str, chapter: &Chapter) -> ChapterRecord {
     }
 }
 
+/// Deletes of the records of deleted chapters (their project record, written in the same
+/// batch, no longer lists them).
+pub fn chapter_deletes(ids: &[String]) -> Batch {
+    let mut batch = Batch::new();
+    for id in ids {
+        batch.delete(Table::Chapters, id.clone());
+    }
+    batch
+}
+
 fn put_history(batch: &mut Batch, project: &str, entries: &[Entry], state: Option<&HistoryState>) {
     for entry in entries {
         batch.put_value(
@@ -374,6 +386,20 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>,
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);
     session.history = History::from_parts(entries, state);
+    // History that names a chapter the project no longer has (a deletion whose history
+    // records were not all written, say) is forgotten, so undo never trips over it; the
+    // next save writes the trimmed history.
+    let missing: std::collections::BTreeSet<String> = session
+        .history
+        .entries()
+        .iter()
+        .chain(session.history.redo_runs().iter().flatten())
+        .flat_map(|e| e.effects.iter().map(|fx| fx.chapter.clone()))
+        .filter(|id| session.project.chapter(id).is_none())
+        .collect();
+    for chapter in missing {
+        session.history.forget_chapter(&chapter);
+    }
     Ok(Some((session, record.created_ms)))
 }
 

@@ -507,6 +507,59 @@ fn a_full_quota_is_reported_and_nothing_in_memory_is_lost() {
 }
 
 #[test]
+fn the_deletes_of_a_failed_save_are_written_by_the_next_save() {
+    // An undo deletes its entry's history record; if that save fails, the next (full) save
+    // must still delete it, or the undone entry comes back on reload.
+    let disk = Rc::new(FullDisk {
+        inner: MemoryStore::new(),
+        full: std::cell::Cell::new(false),
+    });
+    let core = |ids: &str| {
+        Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_000)),
+            ids: Rc::new(SequentialIds::new(ids)),
+            events: Rc::new(RecordingSink::default()),
+            store: disk.clone(),
+        })
+    };
+    let send = |core: &Core, kind: &str, params: Value| -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&block_on(core.handle_text(&text))).unwrap()
+    };
+    let first = core("a");
+    let project = send(
+        &first,
+        "create_project",
+        json!({"name": "Q", "chapters": [{"text": "One."}]}),
+    );
+    let id = project["result"]["id"].as_str().unwrap().to_string();
+    send(
+        &first,
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "Two."}}),
+    );
+    disk.full.set(true);
+    send(&first, "undo", json!({}));
+    disk.full.set(false);
+    send(
+        &first,
+        "execute",
+        json!({"tool": "switch_panel", "args": {"panel": "history"}}),
+    );
+    let in_memory = send(&first, "history", json!({}))["result"].clone();
+    assert_eq!(in_memory["entries"], json!([]));
+
+    let second = core("b");
+    send(&second, "open_project", json!({"id": id}));
+    assert_eq!(send(&second, "history", json!({}))["result"], in_memory);
+    send(&second, "redo", json!({}));
+    assert_eq!(
+        send(&second, "get_chapter", json!({}))["result"]["text"],
+        "One.\n\nTwo."
+    );
+}
+
+#[test]
 fn export_then_import_reproduces_the_project_exactly() {
     let mut source = Page::new();
     let project = source.ok("create_project", json!({"name": "Export Me", "chapters": [

@@ -191,6 +191,22 @@ pub struct Applied {
     pub version: u64,
 }
 
+/// What [`History::forget_chapter`] took out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Forgotten {
+    /// Entries (undo or redo) dropped because they touched only the forgotten chapter.
+    pub dropped: usize,
+    /// Entries that keep their effects on other chapters but lost those on it.
+    pub trimmed: usize,
+}
+
+impl Forgotten {
+    /// Whether anything changed.
+    pub fn changed(&self) -> bool {
+        self.dropped + self.trimmed > 0
+    }
+}
+
 /// Why undo or redo could not run. The project is unchanged when this is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HistoryError {
@@ -479,6 +495,74 @@ impl History {
                 self.note_removed(&entry.id);
             }
         }
+    }
+
+    /// Forget chapter `chapter` (it was deleted): every effect on it goes from the undo
+    /// entries and the redo runs, and an entry left with no effect (it touched only that
+    /// chapter) goes altogether, as does a redo run left empty. What remains undoes and
+    /// redoes exactly as before in every other chapter: each chapter's effects form their own
+    /// chain (an inverse applies to the text right after its change in that chapter), which
+    /// no other chapter's effects take part in. Entries that were reverted by a dropped entry
+    /// are no longer marked reverted. The newest group is sealed (typing after a deletion
+    /// starts a new group).
+    pub fn forget_chapter(&mut self, chapter: &str) -> Forgotten {
+        let mut forgotten = Forgotten::default();
+        let mut dropped: std::collections::BTreeSet<String> = Default::default();
+        let mut kept = Vec::with_capacity(self.undo.len());
+        for mut entry in std::mem::take(&mut self.undo) {
+            let before = entry.effects.len();
+            entry.effects.retain(|fx| fx.chapter != chapter);
+            if entry.effects.len() == before {
+                kept.push(entry);
+            } else if entry.effects.is_empty() {
+                forgotten.dropped += 1;
+                dropped.insert(entry.id);
+            } else {
+                forgotten.trimmed += 1;
+                self.journal.dirty.insert(entry.id.clone());
+                kept.push(entry);
+            }
+        }
+        self.undo = kept;
+        for id in &dropped {
+            self.note_removed(id);
+        }
+        for run in &mut self.redo {
+            run.retain_mut(|entry| {
+                let before = entry.effects.len();
+                entry.effects.retain(|fx| fx.chapter != chapter);
+                if entry.effects.len() == before {
+                    return true;
+                }
+                if entry.effects.is_empty() {
+                    forgotten.dropped += 1;
+                    dropped.insert(entry.id.clone());
+                    false
+                } else {
+                    forgotten.trimmed += 1;
+                    true
+                }
+            });
+        }
+        self.redo.retain(|run| !run.is_empty());
+        if forgotten.changed() {
+            let by_dropped = |e: &Entry| {
+                e.reverted_by
+                    .as_ref()
+                    .is_some_and(|by| dropped.contains(by))
+            };
+            for entry in self.undo.iter_mut().filter(|e| by_dropped(e)) {
+                entry.reverted_by = None;
+                self.journal.dirty.insert(entry.id.clone());
+            }
+            for entry in self.redo.iter_mut().flatten().filter(|e| by_dropped(e)) {
+                entry.reverted_by = None;
+            }
+            self.restore_derived();
+        }
+        self.sealed = true;
+        self.journal.state = true;
+        forgotten
     }
 
     /// Undo the newest group's newest run of entries. Returns the changes applied (empty when

@@ -11,6 +11,7 @@
 //! a save fails (a full quota, say), the in-memory state stays, the page gets a
 //! `storage_error` event, and the next save writes the whole project.
 
+mod chapters;
 mod generate;
 mod run;
 
@@ -33,7 +34,7 @@ use crate::project::{Chapter, Project};
 use crate::protocol::{decode_request, ErrorBody, Event, Request, Response, PROTOCOL_VERSION};
 use crate::session::{Session, ToolCall};
 use crate::settings::Settings;
-use crate::store::{Batch, Store, StoreError, Table};
+use crate::store::{Batch, Op, Store, StoreError, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
 
 /// The request types the core serves, in the order `hello` lists them.
@@ -53,6 +54,10 @@ pub const REQUEST_TYPES: &[&str] = &[
     "write_memory_notes",
     "storage_estimate",
     "get_chapter",
+    "add_chapter",
+    "rename_chapter",
+    "move_chapter",
+    "delete_chapter",
     "execute",
     "apply_user_change",
     "undo",
@@ -85,6 +90,21 @@ struct Open {
     created_ms: u64,
     /// The last save failed: the next one writes everything.
     needs_full_save: bool,
+    /// Deletes of saves that failed (history entries undone or dropped, chapters deleted):
+    /// a full save writes what exists but cannot know what should no longer be there, so
+    /// these go first in the next save.
+    pending_deletes: Vec<(Table, String)>,
+}
+
+impl Open {
+    fn new(session: Session, created_ms: u64) -> Self {
+        Self {
+            session,
+            created_ms,
+            needs_full_save: false,
+            pending_deletes: Vec::new(),
+        }
+    }
 }
 
 /// What a mutation touched, for its save.
@@ -93,6 +113,8 @@ struct Touched {
     /// The project record changed (name, UI state, history position).
     project: bool,
     chapters: Vec<String>,
+    /// Chapters deleted (their records are deleted).
+    deleted_chapters: Vec<String>,
     audit: Option<AuditRecord>,
     /// The memory before a memory tool ran (its changes are saved).
     memory_before: Option<persist::MemorySnapshot>,
@@ -200,6 +222,10 @@ impl Core {
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
             "get_chapter" => self.get_chapter(params(kind, p)?),
+            "add_chapter" => self.add_chapter(params(kind, p)?).await,
+            "rename_chapter" => self.rename_chapter(params(kind, p)?).await,
+            "move_chapter" => self.move_chapter(params(kind, p)?).await,
+            "delete_chapter" => self.delete_chapter(params(kind, p)?).await,
             "execute" => self.execute(params(kind, p)?).await,
             "apply_user_change" => self.apply_user_change(params(kind, p)?).await,
             "undo" => self.undo(params(kind, p)?).await,
@@ -335,6 +361,13 @@ impl Core {
                     &open.session.memory,
                     &touched.notes_written,
                 ));
+                batch.extend(persist::chapter_deletes(&touched.deleted_chapters));
+                // Deletes first: what this batch puts wins over an older delete of it.
+                let pending = open
+                    .pending_deletes
+                    .drain(..)
+                    .map(|(table, key)| Op::Delete { table, key });
+                batch.ops.splice(0..0, pending);
                 batch
             });
             (value, batch)
@@ -350,6 +383,14 @@ impl Core {
     async fn save(&self, project: &str, batch: Batch) {
         // Whether anything but the audit log changed (other tabs reload only then).
         let changed = batch.tables().iter().any(|t| *t != Table::Audit);
+        let deletes: Vec<(Table, String)> = batch
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Delete { table, key } => Some((*table, key.clone())),
+                Op::Put { .. } => None,
+            })
+            .collect();
         match self.env.store.commit(batch).await {
             Ok(()) => {
                 if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
@@ -360,7 +401,12 @@ impl Core {
                     json!({ "project": project, "at": self.env.clock.now_ms(), "changed": changed }),
                 );
             }
-            Err(e) => self.save_failed(project, &e),
+            Err(e) => {
+                if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
+                    open.pending_deletes.extend(deletes);
+                }
+                self.save_failed(project, &e);
+            }
         }
     }
 
@@ -417,14 +463,9 @@ impl Core {
         let batch = persist::full_save(&mut session, now, now)?;
         // Nothing is created unless it is stored.
         self.env.store.commit(batch).await?;
-        self.sessions.borrow_mut().insert(
-            id.clone(),
-            Open {
-                session,
-                created_ms: now,
-                needs_full_save: false,
-            },
-        );
+        self.sessions
+            .borrow_mut()
+            .insert(id.clone(), Open::new(session, now));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -438,11 +479,7 @@ impl Core {
             self.sessions
                 .borrow_mut()
                 .entry(p.id.clone())
-                .or_insert(Open {
-                    session,
-                    created_ms,
-                    needs_full_save: false,
-                });
+                .or_insert(Open::new(session, created_ms));
         }
         let summary = self
             .sessions
@@ -545,14 +582,9 @@ impl Core {
         let batch = persist::full_save(&mut session, created_ms, self.env.clock.now_ms())?;
         self.env.store.commit(batch).await?;
         let summary = project_json(&session.project);
-        self.sessions.borrow_mut().insert(
-            id.clone(),
-            Open {
-                session,
-                created_ms,
-                needs_full_save: false,
-            },
-        );
+        self.sessions
+            .borrow_mut()
+            .insert(id.clone(), Open::new(session, created_ms));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -568,14 +600,9 @@ impl Core {
         match persist::load(self.env.store.as_ref(), &p.id).await? {
             Some((session, created_ms)) => {
                 let summary = project_json(&session.project);
-                self.sessions.borrow_mut().insert(
-                    p.id.clone(),
-                    Open {
-                        session,
-                        created_ms,
-                        needs_full_save: false,
-                    },
-                );
+                self.sessions
+                    .borrow_mut()
+                    .insert(p.id.clone(), Open::new(session, created_ms));
                 self.emit("project_reloaded", summary);
             }
             None => {

@@ -397,6 +397,75 @@ impl Project {
         })
     }
 
+    /// Insert `chapter` at `index` (clamped to the end). Its id must be new.
+    pub fn insert_chapter(&mut self, index: usize, chapter: Chapter) -> Result<(), EditError> {
+        if self.chapter(&chapter.id).is_some() {
+            return Err(EditError::Invalid(format!(
+                "a chapter with id '{}' already exists",
+                chapter.id
+            )));
+        }
+        let index = index.min(self.chapters.len());
+        self.chapters.insert(index, chapter);
+        Ok(())
+    }
+
+    /// Move the chapter with id `id` to index `to` (0-based, `0..len`). Returns whether the
+    /// order changed. The UI state is unaffected (it names chapters by id).
+    pub fn move_chapter(&mut self, id: &str, to: usize) -> Result<bool, EditError> {
+        let from = self
+            .chapter_index(id)
+            .ok_or_else(|| EditError::NoSuchChapter {
+                query: id.to_string(),
+                hint: self.chapter_list_hint(),
+            })?;
+        if to >= self.chapters.len() {
+            return Err(EditError::Invalid(format!(
+                "position {} is out of range; the project has {} chapter{} (positions 1 to {})",
+                to + 1,
+                self.chapters.len(),
+                if self.chapters.len() == 1 { "" } else { "s" },
+                self.chapters.len()
+            )));
+        }
+        if from == to {
+            return Ok(false);
+        }
+        let chapter = self.chapters.remove(from);
+        self.chapters.insert(to, chapter);
+        Ok(true)
+    }
+
+    /// Remove the chapter with id `id` and return it with its former index. A project keeps
+    /// at least one chapter. The UI state follows: highlights in the removed chapter go; if it
+    /// was the active chapter (explicitly, or as the first one when none is set), the chapter
+    /// that takes its place (or, if it was the last, the one before it) becomes active, with
+    /// the cursor and scroll at its start and no selection.
+    pub fn remove_chapter(&mut self, id: &str) -> Result<(usize, Chapter), EditError> {
+        let index = self
+            .chapter_index(id)
+            .ok_or_else(|| EditError::NoSuchChapter {
+                query: id.to_string(),
+                hint: self.chapter_list_hint(),
+            })?;
+        if self.chapters.len() == 1 {
+            return Err(EditError::Invalid(
+                "a project keeps at least one chapter; add another chapter before deleting this one".into(),
+            ));
+        }
+        let was_active = self.active_chapter().is_some_and(|c| c.id == id);
+        let chapter = self.chapters.remove(index);
+        self.ui.highlights.retain(|h| h.chapter != id);
+        if was_active {
+            let neighbour = &self.chapters[index.min(self.chapters.len() - 1)];
+            self.ui.active_chapter = Some(neighbour.id.clone());
+            self.ui.cursor = 0;
+            self.ui.selection = None;
+            self.ui.scroll = 0;
+        }
+        Ok((index, chapter))
+    }
+
     /// "; chapters are: 1 "Title" (id), ..." for error messages.
     pub fn chapter_list_hint(&self) -> String {
         if self.chapters.is_empty() {

@@ -1,0 +1,298 @@
+//! Chapter management requests, served by the [`Core`]: `add_chapter`, `rename_chapter`,
+//! `move_chapter` and `delete_chapter`.
+//!
+//! Each one checks everything before it changes anything (a bad request changes nothing, in
+//! memory or in storage), runs on the open project's session through [`Core::mutate`], and is
+//! saved as one batch: the project record (name, chapter order, UI state) with the chapter
+//! records it put or deleted and, for a deletion, the history records it rewrote. Each
+//! change is announced with a `chapters_changed` event carrying the project summary.
+//!
+//! Chapter structure is not part of the undo history: adding, renaming, moving or deleting a
+//! chapter is not undone by `undo`. Deleting a chapter makes the history forget it
+//! ([`crate::commands::History::forget_chapter`]): effects on it are dropped from every undo
+//! entry and redo run, and entries (and redo runs) left empty go, so undo and redo go on
+//! working exactly in the other chapters and never fail on the missing one. The deleted
+//! chapter's title and text come back in the result, so the page can offer to restore it with
+//! `add_chapter` (as a new chapter: a new id, version 0, no history).
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{invalid, project_json, Core, Touched};
+use crate::error::Error;
+use crate::project::{Chapter, Project};
+use crate::session::Session;
+
+/// The longest chapter title accepted, in chars.
+const MAX_TITLE_CHARS: usize = 300;
+
+/// A chapter reference in params: an id, a number or a title as a string, or a number.
+struct ChapterRef(String);
+
+impl<'de> Deserialize<'de> for ChapterRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RefVisitor;
+        impl Visitor<'_> for RefVisitor {
+            type Value = ChapterRef;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a chapter: its id, number or title as a string, or its number")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ChapterRef, E> {
+                Ok(ChapterRef(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ChapterRef, E> {
+                Ok(ChapterRef(v.to_string()))
+            }
+        }
+        d.deserialize_any(RefVisitor)
+    }
+}
+
+/// `add_chapter` params.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AddChapter {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    after: Option<ChapterRef>,
+}
+
+/// `rename_chapter` params.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RenameChapter {
+    chapter: ChapterRef,
+    title: String,
+}
+
+/// `move_chapter` params.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MoveChapter {
+    chapter: ChapterRef,
+    to: u64,
+}
+
+/// `delete_chapter` params.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeleteChapter {
+    chapter: ChapterRef,
+}
+
+impl Core {
+    /// `add_chapter {title?, text?, after?}`: a new chapter after the one `after` names, or
+    /// at the end. A missing or blank title becomes "Chapter N" (N its number, or the next
+    /// number that is not already a chapter's title).
+    pub(super) async fn add_chapter(&self, p: AddChapter) -> Result<Value, Error> {
+        const REQUEST: &str = "add_chapter";
+        let title = match p.title.as_deref() {
+            Some(t) if !t.trim().is_empty() => Some(clean_title(REQUEST, t)?),
+            _ => None,
+        };
+        let after = p
+            .after
+            .map(|r| reference(REQUEST, "after", r))
+            .transpose()?;
+        let text = p.text.unwrap_or_default();
+        self.mutate(|s| {
+            let index = match after.as_deref() {
+                Some(after) => resolve(s, after)?.1 + 1,
+                None => s.project.chapters.len(),
+            };
+            let title = title.unwrap_or_else(|| default_title(&s.project, index + 1));
+            let id = self.env.ids.next_id();
+            s.project
+                .insert_chapter(index, Chapter::new(id.clone(), title, &text))?;
+            let result = self.chapters_changed(s, &id);
+            Ok((
+                result,
+                Touched {
+                    project: true,
+                    chapters: vec![id],
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+
+    /// `rename_chapter {chapter, title}`: the title trimmed, not empty, one line.
+    pub(super) async fn rename_chapter(&self, p: RenameChapter) -> Result<Value, Error> {
+        const REQUEST: &str = "rename_chapter";
+        let chapter = reference(REQUEST, "chapter", p.chapter)?;
+        let title = clean_title(REQUEST, &p.title)?;
+        self.mutate(|s| {
+            let (id, index) = resolve(s, &chapter)?;
+            let target = &mut s.project.chapters[index];
+            if target.title == title {
+                return Ok((chapter_json(&s.project, &id), Touched::default()));
+            }
+            target.title = title;
+            let result = self.chapters_changed(s, &id);
+            Ok((
+                result,
+                Touched {
+                    project: true,
+                    chapters: vec![id],
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+
+    /// `move_chapter {chapter, to}`: the chapter moves to position `to` (1-based, up to the
+    /// number of chapters); the others keep their order.
+    pub(super) async fn move_chapter(&self, p: MoveChapter) -> Result<Value, Error> {
+        const REQUEST: &str = "move_chapter";
+        let chapter = reference(REQUEST, "chapter", p.chapter)?;
+        self.mutate(|s| {
+            let (id, _) = resolve(s, &chapter)?;
+            let count = s.project.chapters.len();
+            let to = usize::try_from(p.to)
+                .ok()
+                .filter(|to| (1..=count).contains(to))
+                .ok_or_else(|| {
+                    invalid(
+                        REQUEST,
+                        &format!(
+                            "'to' must be a position from 1 to {count} (the number of chapters), got {}",
+                            p.to
+                        ),
+                    )
+                })?;
+            if !s.project.move_chapter(&id, to - 1)? {
+                return Ok((chapter_json(&s.project, &id), Touched::default()));
+            }
+            let result = self.chapters_changed(s, &id);
+            Ok((
+                result,
+                Touched {
+                    project: true,
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+
+    /// `delete_chapter {chapter}`: removes the chapter (never the last one), moves the editor
+    /// to a neighbour if it was the active chapter, makes the history forget it, and returns
+    /// its title and text.
+    pub(super) async fn delete_chapter(&self, p: DeleteChapter) -> Result<Value, Error> {
+        const REQUEST: &str = "delete_chapter";
+        let chapter = reference(REQUEST, "chapter", p.chapter)?;
+        self.mutate(|s| {
+            let (id, _) = resolve(s, &chapter)?;
+            let ui_before = s.project.ui.clone();
+            let (index, removed) = s.project.remove_chapter(&id)?;
+            let forgotten = s.history.forget_chapter(&id);
+            let project = project_json(&s.project);
+            self.emit("chapters_changed", project.clone());
+            if s.project.ui != ui_before {
+                self.emit(
+                    "ui",
+                    serde_json::to_value(&s.project.ui).unwrap_or_default(),
+                );
+            }
+            if forgotten.changed() {
+                self.emit_history(s);
+            }
+            let result = json!({
+                "deleted": {
+                    "id": removed.id,
+                    "title": removed.title,
+                    "number": index + 1,
+                    "text": removed.text().to_string(),
+                },
+                "history": {
+                    "dropped": forgotten.dropped,
+                    "trimmed": forgotten.trimmed,
+                    "canUndo": s.history.can_undo(),
+                    "canRedo": s.history.can_redo(),
+                },
+                "project": project,
+            });
+            Ok((
+                result,
+                Touched {
+                    project: true,
+                    deleted_chapters: vec![id],
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+
+    /// Announce a change of the chapter list; the result for chapter `id`.
+    fn chapters_changed(&self, s: &Session, id: &str) -> Value {
+        let result = chapter_json(&s.project, id);
+        self.emit("chapters_changed", result["project"].clone());
+        result
+    }
+}
+
+/// A chapter's summary `{id, title, number, version, length}` with the project summary
+/// under `project`.
+fn chapter_json(project: &Project, id: &str) -> Value {
+    let summary = project_json(project);
+    let mut chapter = project
+        .chapter_index(id)
+        .and_then(|i| summary["chapters"].get(i).cloned())
+        .unwrap_or_else(|| json!({}));
+    chapter["project"] = summary;
+    chapter
+}
+
+/// The id and index of the chapter a reference names.
+fn resolve(s: &Session, reference: &str) -> Result<(String, usize), Error> {
+    let chapter = s.project.find_chapter(reference)?;
+    let index = s.project.chapter_index(&chapter.id).unwrap_or_default();
+    Ok((chapter.id.clone(), index))
+}
+
+/// A chapter reference that is not blank.
+fn reference(request: &str, field: &str, r: ChapterRef) -> Result<String, Error> {
+    if r.0.trim().is_empty() {
+        return Err(invalid(
+            request,
+            &format!("'{field}' must name a chapter (its id, number or title)"),
+        ));
+    }
+    Ok(r.0)
+}
+
+/// A title, trimmed: not empty, one line, at most [`MAX_TITLE_CHARS`] chars.
+fn clean_title(request: &str, title: &str) -> Result<String, Error> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(invalid(request, "'title' must not be empty"));
+    }
+    if title.contains(['\n', '\r']) {
+        return Err(invalid(request, "'title' must be one line"));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(invalid(
+            request,
+            &format!("'title' is longer than {MAX_TITLE_CHARS} characters"),
+        ));
+    }
+    Ok(title.to_string())
+}
+
+/// "Chapter N" for a chapter at number `number`, or the next N that no chapter has as its
+/// title.
+fn default_title(project: &Project, number: usize) -> String {
+    (number..)
+        .map(|n| format!("Chapter {n}"))
+        .find(|t| project.chapters.iter().all(|c| c.title != *t))
+        .unwrap_or_default()
+}
