@@ -303,11 +303,17 @@ export declare class Draftsmith {
   /** The open project's chapters (by id, number or title). */
   readonly chapters: {
     get(chapter?: string, options?: RequestOptions): Promise<ChapterText>;
-    add(chapter?: { title?: string; text?: string; after?: string }, options?: RequestOptions): Promise<{ chapter: ChapterSummary; project: ProjectSummary }>;
-    rename(chapter: string, title: string, options?: RequestOptions): Promise<ProjectSummary>;
+    /** Add a chapter after `after` (id, number or title), or at the end. */
+    add(chapter?: { title?: string; text?: string; after?: string | number }, options?: RequestOptions): Promise<ChapterSummary & { project: ProjectSummary }>;
+    rename(chapter: string | number, title: string, options?: RequestOptions): Promise<ChapterSummary & { project: ProjectSummary }>;
     /** Move to a 1-based position. */
-    move(chapter: string, to: number, options?: RequestOptions): Promise<ProjectSummary>;
-    delete(chapter: string, options?: RequestOptions): Promise<{ deleted: { id: string; title: string; text: string }; project: ProjectSummary }>;
+    move(chapter: string | number, to: number, options?: RequestOptions): Promise<ChapterSummary & { project: ProjectSummary }>;
+    /** Delete a chapter (never the last one); its text comes back, and its history is forgotten. */
+    delete(chapter: string | number, options?: RequestOptions): Promise<{
+      deleted: { id: string; title: string; number: number; text: string };
+      history: { dropped: number; trimmed: number; canUndo: boolean; canRedo: boolean };
+      project: ProjectSummary;
+    }>;
   };
   /** The agent's memory. */
   readonly memory: {

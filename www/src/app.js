@@ -237,13 +237,13 @@ async function refreshProject(summary) {
 }
 
 async function addChapter() {
-  const { chapter, project } = await app.client.chapters.add({ after: app.chapter ?? undefined });
-  app.project = project;
-  await openChapter(chapter.id);
+  const added = await app.client.chapters.add({ after: app.chapter ?? undefined });
+  app.project = added.project;
+  await openChapter(added.id);
 }
 
 async function moveChapter(id, to) {
-  app.project = await app.client.chapters.move(id, to);
+  app.project = (await app.client.chapters.move(id, to)).project;
   renderChapters();
 }
 
@@ -268,7 +268,7 @@ async function renameChapter() {
     if (current) $('chapter-title').value = current.title;
     return;
   }
-  app.project = await app.client.chapters.rename(app.chapter, title);
+  app.project = (await app.client.chapters.rename(app.chapter, title)).project;
   renderChapters();
 }
 

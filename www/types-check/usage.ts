@@ -34,7 +34,8 @@ export async function everything(): Promise<void> {
 
   // Chapters.
   const added = await client.chapters.add({ title: 'Two', text: 'Morning.', after: '1' });
-  const chapterId: string = added.chapter.id;
+  const chapterId: string = added.id;
+  const order: number = added.project.chapters.length;
   await client.chapters.rename(chapterId, 'Second');
   await client.chapters.move(chapterId, 1);
   const text: string = (await client.chapters.get(chapterId)).text;
@@ -97,5 +98,5 @@ export async function everything(): Promise<void> {
     }
   }
   client.close();
-  void [capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, settings, current, status];
+  void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, settings, current, status];
 }
