@@ -512,6 +512,12 @@ function wire() {
     renderChapters();
     await app.sync?.resync();
   });
+  c.on('projects_changed', async (e) => {
+    // Another project was created, imported or opened through the API: show it.
+    if (e.remote || !e.current || e.current === app.project?.id) return;
+    app.project = await c.projects.open(e.current);
+    await openChapter(app.project.ui.active_chapter ?? app.project.chapters[0].id);
+  });
   c.on('settings_changed', (s) => renderSettings(s));
   c.on('panic', (data) => status(`core restarted after an internal error: ${data.message}`, true));
   c.on('ready', () => status('core ready'));
