@@ -300,6 +300,11 @@ impl Settings {
         settings
     }
 
+    /// Whether there is anything [`Settings::redact`] would take out.
+    pub fn has_secrets(&self) -> bool {
+        self.api_key.is_some() || !self.extra_headers.is_empty()
+    }
+
     /// `text` with the key and header values replaced by `[redacted]`.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();

@@ -22,7 +22,7 @@ use crate::commands::Origin;
 use crate::error::Error;
 use crate::llm::client::{call_model, CallOptions};
 use crate::llm::{build_request, Message, RequestOptions};
-use crate::persist::{self, AuditRecord};
+use crate::persist;
 use crate::session::ToolCall;
 use crate::tools::generation::{self, Finished, GenerationPlan};
 use crate::tools::{ResultMeta, ToolError, ToolResult};
@@ -217,22 +217,7 @@ impl Core {
         origin: Origin,
         result: ToolResult,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
-        let audit = AuditRecord {
-            id: self.env.ids.next_id(),
-            project: project.to_string(),
-            time: self.env.clock.now_ms(),
-            tool: tool.chars().take(200).collect(),
-            args_digest,
-            origin: origin.to_string(),
-            status: if result.is_success() {
-                "success"
-            } else {
-                "error"
-            }
-            .into(),
-            call_id,
-            command_id: None,
-        };
+        let audit = self.audit_record(project, tool, call_id, args_digest, &origin, &result);
         self.mutate_in(project, |_| {
             Ok((
                 (result, Vec::new()),

@@ -780,6 +780,34 @@ impl Core {
         .await
     }
 
+    /// The audit record of one tool call.
+    fn audit_record(
+        &self,
+        project: &str,
+        tool: &str,
+        call_id: Option<String>,
+        args_digest: String,
+        origin: &Origin,
+        result: &ToolResult,
+    ) -> AuditRecord {
+        AuditRecord {
+            id: self.env.ids.next_id(),
+            project: project.to_string(),
+            time: self.env.clock.now_ms(),
+            tool: tool.chars().take(200).collect(),
+            args_digest,
+            origin: origin.to_string(),
+            status: if result.is_success() {
+                "success"
+            } else {
+                "error"
+            }
+            .into(),
+            call_id,
+            command_id: result.meta.command_id.clone(),
+        }
+    }
+
     /// Announce what a call did, and say what its save must write.
     #[allow(clippy::too_many_arguments)]
     fn after_call(
@@ -802,22 +830,14 @@ impl Core {
                 serde_json::to_value(&s.project.ui).unwrap_or_default(),
             );
         }
-        let audit = AuditRecord {
-            id: self.env.ids.next_id(),
-            project: s.project.id.clone(),
-            time: self.env.clock.now_ms(),
-            tool: tool.chars().take(200).collect(),
-            args_digest,
-            origin: origin.to_string(),
-            status: if outcome.result.is_success() {
-                "success"
-            } else {
-                "error"
-            }
-            .into(),
+        let audit = self.audit_record(
+            &s.project.id,
+            tool,
             call_id,
-            command_id: outcome.result.meta.command_id.clone(),
-        };
+            args_digest,
+            &origin,
+            &outcome.result,
+        );
         if memory_before.as_ref().is_some_and(|m| m.differs(&s.memory)) {
             self.emit(
                 "memory_changed",

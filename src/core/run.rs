@@ -382,6 +382,9 @@ impl Core {
 
 /// An event's text with secrets taken out (a provider may echo the key in an error).
 fn redacted(settings: &Settings, data: Value) -> Value {
+    if !settings.has_secrets() {
+        return data;
+    }
     let text = data.to_string();
     let clean = settings.redact(&text);
     if clean == text {
