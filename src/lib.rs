@@ -21,6 +21,7 @@
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
 pub mod agent;
+pub mod bible;
 pub mod commands;
 pub mod core;
 pub mod env;
@@ -29,6 +30,7 @@ pub mod llm;
 pub mod memory;
 pub mod names;
 pub mod persist;
+pub mod policy;
 pub mod project;
 pub mod protocol;
 pub mod session;

@@ -13,12 +13,16 @@
 //! snapshotted: the memory tools validate everything before they change the memory, in one
 //! step, so a failing memory call has changed nothing (see [`crate::memory`]).
 
-use serde_json::Value;
+use std::collections::BTreeSet;
 
+use serde_json::{json, Value};
+
+use crate::bible::{Actor, Bible, Entity, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};
 use crate::commands::{Command, Effect, Entry, History, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
 use crate::memory::Memory;
+use crate::policy::{self, Action, FieldChange, Grant, Policies};
 use crate::project::changeset::{ChangeSet, Op};
 use crate::project::{Chapter, EditError, Project, UiState};
 use crate::tools::{ResultMeta, ToolError, ToolRegistry, ToolResult};
@@ -43,35 +47,269 @@ pub struct Outcome {
     pub edits: Vec<Applied>,
     /// Whether the editor UI state changed.
     pub ui_changed: bool,
+    /// Story-bible entities the call changed (created, updated or deleted).
+    pub bible: Vec<(Kind, String)>,
 }
+
+/// What a call runs under besides its origin: the approval policies, the writer's approval
+/// (when the call is the approved one) and the run's single-use guards.
+#[derive(Default)]
+pub struct CallExtras<'a> {
+    /// The policies (the defaults when absent).
+    pub policies: Option<&'a Policies>,
+    /// The writer's approval of this call.
+    pub grant: Option<&'a Grant>,
+    /// Keys of single-use writes already made in this run.
+    pub guards: Option<&'a mut BTreeSet<String>>,
+}
+
+/// A rolled-back bible change: the entity as it was before the command first touched it.
+type BibleUndo = (Kind, String, Option<Entity>);
 
 /// What commands edit through.
 pub struct EditContext<'a> {
     project: &'a mut Project,
     memory: &'a mut Memory,
+    bible: &'a mut Bible,
     ids: &'a dyn IdSource,
     effects: Vec<Effect>,
     ui_changed: bool,
     description: Option<String>,
     now_ms: u64,
+    tool: &'a str,
+    actor: Actor,
+    policies: Policies,
+    grant: Option<&'a Grant>,
+    guards: Option<&'a mut BTreeSet<String>>,
+    bible_undo: Vec<BibleUndo>,
 }
 
 impl<'a> EditContext<'a> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         project: &'a mut Project,
         memory: &'a mut Memory,
+        bible: &'a mut Bible,
         ids: &'a dyn IdSource,
         now_ms: u64,
+        tool: &'a str,
+        origin: &Origin,
+        extras: CallExtras<'a>,
     ) -> Self {
         Self {
             project,
             memory,
+            bible,
             ids,
             effects: Vec::new(),
             ui_changed: false,
             description: None,
             now_ms,
+            tool,
+            actor: Actor::from_origin(origin, now_ms),
+            policies: extras.policies.cloned().unwrap_or_default(),
+            grant: extras.grant,
+            guards: extras.guards,
+            bible_undo: Vec::new(),
         }
+    }
+
+    /// The story bible, to read it.
+    pub fn bible(&self) -> &Bible {
+        self.bible
+    }
+
+    /// Who is writing (the provenance recorded on bible fields).
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    /// The approval policies in force.
+    pub fn policies(&self) -> &Policies {
+        &self.policies
+    }
+
+    /// Take a single-use guard of the run (such as "this scene's summary"): true the first
+    /// time in a run, false after. Outside a run every call may write.
+    pub fn take_guard(&mut self, key: &str) -> bool {
+        match self.guards.as_deref_mut() {
+            Some(guards) => guards.insert(key.to_string()),
+            None => true,
+        }
+    }
+
+    fn remember(&mut self, kind: Kind, id: &str) {
+        if !self
+            .bible_undo
+            .iter()
+            .any(|(k, i, _)| *k == kind && i == id)
+        {
+            let before = self.bible.get(kind, id).cloned();
+            self.bible_undo.push((kind, id.to_string(), before));
+        }
+    }
+
+    /// Check the writer's approval of a change to an entity now at `version` (0: absent):
+    /// `Ok(true)` when the writer approved it as it is, `Ok(false)` when the approval does not
+    /// cover it, and a conflict when it changed since the writer was asked.
+    fn granted(
+        &self,
+        kind: Kind,
+        id: &str,
+        version: u64,
+        proposed: &[(String, Value)],
+    ) -> Result<bool, ToolError> {
+        let Some(granted) = self
+            .grant
+            .and_then(|g| g.versions.get(&Grant::key(kind, id)))
+        else {
+            return Ok(false);
+        };
+        if *granted == version {
+            return Ok(true);
+        }
+        let current = self.bible.get(kind, id).map_or(Value::Null, Entity::flat);
+        Err(ToolError::new(
+            "conflict",
+            format!(
+                "The {kind} '{id}' changed since the writer was asked to approve this call (version {granted} then, {version} now); nothing was changed. Read it again and propose the change anew if it still applies."
+            ),
+        )
+        .with_details(json!({
+            "current": current,
+            "proposed": proposed.iter().cloned().collect::<serde_json::Map<String, Value>>(),
+        })))
+    }
+
+    fn changes_for_approval(
+        entity: Option<&Entity>,
+        changes: &[(String, Value)],
+    ) -> Vec<FieldChange> {
+        changes
+            .iter()
+            .map(|(field, proposed)| FieldChange {
+                field: field.clone(),
+                current: entity.map_or(Value::Null, |e| e.get(field).clone()),
+                current_origin: entity.and_then(|e| e.origin(field)).map(str::to_string),
+                proposed: proposed.clone(),
+            })
+            .collect()
+    }
+
+    /// Create a bible entity as this call's actor, under the tool's policy. Returns its flat
+    /// view.
+    pub fn bible_create(
+        &mut self,
+        kind: Kind,
+        id: &str,
+        fields: Vec<(String, Value)>,
+    ) -> Result<Value, ToolError> {
+        if self.bible.get(kind, id).is_some() {
+            return Err(ToolError::new(
+                "exists",
+                format!("a {kind} with id '{id}' already exists; update it instead"),
+            ));
+        }
+        if !self.granted(kind, id, 0, &fields)? {
+            let mode = self.policies.mode(self.tool);
+            if let Some(reason) =
+                policy::needs_approval(mode, Action::Create, &self.actor, None, &[])
+            {
+                let changes = Self::changes_for_approval(None, &fields);
+                return Err(policy::approval_required(
+                    self.tool, kind, id, 0, changes, &reason,
+                ));
+            }
+        }
+        self.remember(kind, id);
+        let entity = self
+            .bible
+            .create(kind, id, fields, &self.actor, self.now_ms)?;
+        Ok(entity.flat())
+    }
+
+    /// Change fields of a bible entity as this call's actor: under the tool's policy (a
+    /// protected field asks the writer first), with conflict detection (a field another
+    /// origin wrote within the recent-update window is not overwritten). Returns the flat
+    /// view after the change.
+    pub fn bible_update(
+        &mut self,
+        kind: Kind,
+        id: &str,
+        changes: Vec<(String, Value)>,
+    ) -> Result<Value, ToolError> {
+        let entity = self.bible.require(kind, id)?;
+        let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
+        if self.actor.is_agent() && !self.granted(kind, id, entity.version, &changes)? {
+            let mode = self.policies.mode(self.tool);
+            if let Some(reason) =
+                policy::needs_approval(mode, Action::Update, &self.actor, Some(entity), &names)
+            {
+                let fields = Self::changes_for_approval(Some(entity), &changes);
+                return Err(policy::approval_required(
+                    self.tool,
+                    kind,
+                    id,
+                    entity.version,
+                    fields,
+                    &reason,
+                ));
+            }
+            let unchanged = changes.iter().all(|(f, v)| entity.get(f) == v);
+            if !unchanged {
+                if let Some(c) = self.bible.concurrent(
+                    entity,
+                    &names,
+                    &self.actor,
+                    self.now_ms,
+                    self.policies.window_ms,
+                ) {
+                    let proposed = changes
+                        .iter()
+                        .find(|(f, _)| *f == c.field)
+                        .map_or(Value::Null, |(_, v)| v.clone());
+                    return Err(concurrent_update(kind, id, &c, &proposed));
+                }
+            }
+        }
+        self.remember(kind, id);
+        let entity = self
+            .bible
+            .update(kind, id, changes, &self.actor, self.now_ms)?;
+        Ok(entity.flat())
+    }
+
+    /// Delete a bible entity as this call's actor, under the tool's policy. Returns it as it
+    /// was.
+    pub fn bible_delete(&mut self, kind: Kind, id: &str) -> Result<Entity, ToolError> {
+        let entity = self.bible.require(kind, id)?;
+        if self.actor.is_agent() && !self.granted(kind, id, entity.version, &[])? {
+            let mode = self.policies.mode(self.tool);
+            if let Some(reason) =
+                policy::needs_approval(mode, Action::Delete, &self.actor, Some(entity), &[])
+            {
+                let fields = entity
+                    .fields
+                    .iter()
+                    .map(|(field, value)| FieldChange {
+                        field: field.clone(),
+                        current: value.clone(),
+                        current_origin: entity.origin(field).map(str::to_string),
+                        proposed: Value::Null,
+                    })
+                    .collect();
+                return Err(policy::approval_required(
+                    self.tool,
+                    kind,
+                    id,
+                    entity.version,
+                    fields,
+                    &reason,
+                ));
+            }
+        }
+        self.remember(kind, id);
+        Ok(self.bible.remove(kind, id)?)
     }
 
     /// The project, as edited so far.
@@ -141,6 +379,9 @@ impl<'a> EditContext<'a> {
     }
 
     fn rollback(&mut self) {
+        for (kind, id, before) in self.bible_undo.drain(..).rev() {
+            self.bible.restore(kind, &id, before);
+        }
         for fx in self.effects.drain(..).rev() {
             if let Some(chapter) = self.project.chapter_mut(&fx.chapter) {
                 // The inverse was computed against this very text; it fits.
@@ -159,6 +400,8 @@ pub struct Session {
     pub history: History,
     /// The agent's memory (notes, goals, watched entities, the bedside note).
     pub memory: Memory,
+    /// The story bible.
+    pub bible: Bible,
 }
 
 impl Session {
@@ -178,6 +421,7 @@ impl Session {
             project,
             history: History::default(),
             memory,
+            bible: Bible::new(),
         }
     }
 
@@ -196,17 +440,32 @@ impl Session {
         clock: &dyn Clock,
         ids: &dyn IdSource,
     ) -> Outcome {
+        self.execute_with(registry, call, origin, clock, ids, CallExtras::default())
+    }
+
+    /// [`Session::execute`] under explicit approval policies, with the writer's approval of
+    /// this call or a run's single-use guards. A story-bible change that needs approval fails
+    /// with `approval_required` (details: what would change) and changes nothing.
+    pub fn execute_with(
+        &mut self,
+        registry: &ToolRegistry,
+        call: ToolCall,
+        origin: Origin,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        extras: CallExtras<'_>,
+    ) -> Outcome {
         let started = clock.now_ms();
         // Validate against the schema the model saw, then build the typed command.
         let command = registry
             .validate_call(&call.name, call.args)
             .and_then(|(meta, args)| (meta.factory)(Value::Object(args)));
         match command {
-            // Policy (approvals by provenance) is checked here once the story bible exists;
-            // the manuscript tools are all permitted.
-            Ok(command) => {
-                self.run_command(started, call.id, &call.name, command, origin, clock, ids)
-            }
+            // Policy (approvals by provenance) is checked by the bible's write path in the
+            // edit context; the manuscript tools are all permitted.
+            Ok(command) => self.run_command(
+                started, call.id, &call.name, command, origin, clock, ids, extras,
+            ),
             Err(error) => failed(&error, started, clock),
         }
     }
@@ -227,7 +486,16 @@ impl Session {
         ids: &dyn IdSource,
     ) -> Outcome {
         let started = clock.now_ms();
-        self.run_command(started, call_id, name, command, origin, clock, ids)
+        self.run_command(
+            started,
+            call_id,
+            name,
+            command,
+            origin,
+            clock,
+            ids,
+            CallExtras::default(),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -240,6 +508,7 @@ impl Session {
         origin: Origin,
         clock: &dyn Clock,
         ids: &dyn IdSource,
+        extras: CallExtras<'_>,
     ) -> Outcome {
         let meta = |command_id: Option<String>, bytes: Option<usize>| ResultMeta {
             execution_time_ms: clock.now_ms().saturating_sub(started),
@@ -247,7 +516,16 @@ impl Session {
             bytes_written: bytes,
         };
         let ui_before = self.project.ui.clone();
-        let mut cx = EditContext::new(&mut self.project, &mut self.memory, ids, started);
+        let mut cx = EditContext::new(
+            &mut self.project,
+            &mut self.memory,
+            &mut self.bible,
+            ids,
+            started,
+            name,
+            &origin,
+            extras,
+        );
         let data = match command.execute(&mut cx) {
             Ok(data) => data,
             Err(error) => {
@@ -260,14 +538,21 @@ impl Session {
             effects,
             ui_changed,
             description,
+            bible_undo,
             ..
         } = cx;
+        let bible: Vec<(Kind, String)> = bible_undo
+            .into_iter()
+            .filter(|(kind, id, before)| self.bible.get(*kind, id) != before.as_ref())
+            .map(|(kind, id, _)| (kind, id))
+            .collect();
         let ui_changed = ui_changed && self.project.ui != ui_before;
         if effects.is_empty() {
             return Outcome {
                 result: ToolResult::success(data, meta(None, None)),
                 edits: Vec::new(),
                 ui_changed,
+                bible,
             };
         }
         let bytes: usize = effects.iter().map(|fx| inserted_bytes(&fx.change)).sum();
@@ -295,6 +580,7 @@ impl Session {
             result: ToolResult::success(data, meta(Some(entry_id), Some(bytes))),
             edits,
             ui_changed,
+            bible,
         }
     }
 
@@ -408,7 +694,34 @@ fn failed(error: &ToolError, started: u64, clock: &dyn Clock) -> Outcome {
         ),
         edits: Vec::new(),
         ui_changed: false,
+        bible: Vec::new(),
     }
+}
+
+/// The `concurrent_update` error: another origin wrote the field a moment ago.
+fn concurrent_update(
+    kind: Kind,
+    id: &str,
+    c: &crate::bible::Concurrent,
+    proposed: &Value,
+) -> ToolError {
+    let secs = c.ago_ms as f64 / 1000.0;
+    ToolError::new(
+        "concurrent_update",
+        format!(
+            "CONCURRENT UPDATE DETECTED: '{}' of {kind} '{id}' was updated by {} {secs:.1} s ago. Current value: {}. Proposed value: {}. Nothing was changed; read the entry again and decide whether your update still applies.",
+            c.field, c.by, c.current, proposed
+        ),
+    )
+    .with_details(json!({
+        "kind": kind,
+        "id": id,
+        "field": c.field,
+        "updatedBy": c.by,
+        "agoMs": c.ago_ms,
+        "current": c.current,
+        "proposed": proposed,
+    }))
 }
 
 fn inserted_bytes(change: &ChangeSet) -> usize {

@@ -51,6 +51,13 @@ pub struct Settings {
     pub connect_timeout_ms: u64,
     /// How long a stream may go without a byte (ms).
     pub idle_timeout_ms: u64,
+    /// Approval policies by tool name (over the defaults of [`crate::policy`]).
+    pub approval_policies: std::collections::BTreeMap<String, crate::policy::Mode>,
+    /// The recent-update window of conflict detection (ms).
+    pub recent_update_window_ms: u64,
+    /// A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
+    /// `{q, source, target, format}` and answering `{translatedText}`), if any.
+    pub mtl_endpoint: String,
 }
 
 impl Default for Settings {
@@ -69,6 +76,9 @@ impl Default for Settings {
             max_tokens: None,
             connect_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
+            approval_policies: Default::default(),
+            recent_update_window_ms: crate::policy::DEFAULT_WINDOW_MS,
+            mtl_endpoint: String::new(),
         }
     }
 }
@@ -104,6 +114,13 @@ pub struct SettingsPatch {
     connect_timeout_ms: Option<u64>,
     #[serde(default)]
     idle_timeout_ms: Option<u64>,
+    /// Modes by tool name; a `null` mode goes back to the default.
+    #[serde(default)]
+    approval_policies: Option<Map<String, Value>>,
+    #[serde(default)]
+    recent_update_window_ms: Option<u64>,
+    #[serde(default)]
+    mtl_endpoint: Option<String>,
 }
 
 /// A field that is present, `null` included.
@@ -131,6 +148,7 @@ impl Settings {
         &self,
         patch: SettingsPatch,
         toolset_exists: impl Fn(&str) -> bool,
+        tool_exists: impl Fn(&str) -> bool,
     ) -> Result<Settings, String> {
         let mut next = self.clone();
         if let Some(provider) = patch.provider {
@@ -238,7 +256,56 @@ impl Settings {
                 *slot = ms;
             }
         }
+        if let Some(modes) = patch.approval_policies {
+            for (tool, mode) in modes {
+                if !tool_exists(&tool) {
+                    return Err(format!("'approvalPolicies': there is no tool \"{tool}\""));
+                }
+                match mode {
+                    Value::Null => {
+                        next.approval_policies.remove(&tool);
+                    }
+                    Value::String(m) => {
+                        let mode = m
+                            .parse()
+                            .map_err(|e: String| format!("'approvalPolicies.{tool}': {e}"))?;
+                        next.approval_policies.insert(tool, mode);
+                    }
+                    _ => {
+                        return Err(format!(
+                            "'approvalPolicies.{tool}' must be permissive, standard, strict or null"
+                        ))
+                    }
+                }
+            }
+        }
+        if let Some(ms) = patch.recent_update_window_ms {
+            if ms > 86_400_000 {
+                return Err(format!(
+                    "'recentUpdateWindowMs' must be at most 86400000 (a day), got {ms}"
+                ));
+            }
+            next.recent_update_window_ms = ms;
+        }
+        if let Some(url) = patch.mtl_endpoint {
+            let url = url.trim().to_string();
+            if !url.is_empty() && !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!(
+                    "'mtlEndpoint' must start with http:// or https://, got \"{}\"",
+                    crate::tools::editing::preview(&url, 80)
+                ));
+            }
+            next.mtl_endpoint = url;
+        }
         Ok(next)
+    }
+
+    /// The approval policies in force.
+    pub fn policies(&self) -> crate::policy::Policies {
+        crate::policy::Policies {
+            modes: self.approval_policies.clone(),
+            window_ms: self.recent_update_window_ms,
+        }
     }
 
     /// Where to reach the model, or why no model is configured.
@@ -336,15 +403,20 @@ mod tests {
             .patched(
                 patch(json!({"provider": "openai", "baseUrl": "http://x/v1", "model": "m", "apiKey": "sk-secret-123"})),
                 |_| true,
+                |_| true,
             )
             .unwrap();
         assert_eq!(
             s.provider_config().unwrap().api_key.as_deref(),
             Some("sk-secret-123")
         );
-        let kept = s.patched(patch(json!({"model": "n"})), |_| true).unwrap();
+        let kept = s
+            .patched(patch(json!({"model": "n"})), |_| true, |_| true)
+            .unwrap();
         assert_eq!(kept.api_key.as_deref(), Some("sk-secret-123"));
-        let cleared = s.patched(patch(json!({"apiKey": null})), |_| true).unwrap();
+        let cleared = s
+            .patched(patch(json!({"apiKey": null})), |_| true, |_| true)
+            .unwrap();
         assert_eq!(cleared.api_key, None);
         for bad in [
             json!({"provider": "cohere"}),
@@ -353,13 +425,50 @@ mod tests {
             json!({"temperature": 9}),
             json!({"apiKey": 5}),
             json!({"extraHeaders": {"X-A": "a\nb"}}),
+            json!({"approvalPolicies": {"scene_update_summary": "lax"}}),
+            json!({"recentUpdateWindowMs": 100_000_000u64}),
+            json!({"mtlEndpoint": "libre"}),
         ] {
-            assert!(s.patched(patch(bad.clone()), |_| true).is_err(), "{bad}");
+            assert!(
+                s.patched(patch(bad.clone()), |_| true, |_| true).is_err(),
+                "{bad}"
+            );
         }
         assert!(serde_json::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
         assert!(s
-            .patched(patch(json!({"toolset": "nope"})), |_| false)
+            .patched(patch(json!({"toolset": "nope"})), |_| false, |_| true)
             .is_err());
+        assert!(s
+            .patched(
+                patch(json!({"approvalPolicies": {"nope": "strict"}})),
+                |_| true,
+                |_| false
+            )
+            .is_err());
+        let strict = s
+            .patched(
+                patch(json!({"approvalPolicies": {"scene_update_summary": "strict"}, "recentUpdateWindowMs": 5000})),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        let policies = strict.policies();
+        assert_eq!(
+            policies.mode("scene_update_summary"),
+            crate::policy::Mode::Strict
+        );
+        assert_eq!(policies.window_ms, 5000);
+        let back = strict
+            .patched(
+                patch(json!({"approvalPolicies": {"scene_update_summary": null}})),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        assert_eq!(
+            back.policies().mode("scene_update_summary"),
+            crate::policy::Mode::Standard
+        );
     }
 
     #[test]
@@ -368,6 +477,7 @@ mod tests {
             .patched(
                 patch(json!({"provider": "anthropic", "baseUrl": "https://a", "model": "c",
                              "apiKey": "sk-secret-123", "extraHeaders": {"X-Token": "tok-secret-9"}})),
+                |_| true,
                 |_| true,
             )
             .unwrap();
@@ -384,7 +494,7 @@ mod tests {
         );
         assert_eq!(Settings::from_record(&s.record()).api_key, None);
         let remembered = s
-            .patched(patch(json!({"rememberKey": true})), |_| true)
+            .patched(patch(json!({"rememberKey": true})), |_| true, |_| true)
             .unwrap();
         let back = Settings::from_record(&remembered.record());
         assert_eq!(back, remembered);

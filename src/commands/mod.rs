@@ -123,6 +123,8 @@ pub enum Category {
     Generation,
     /// The agent's memory.
     Memory,
+    /// The story bible (scenes, characters, locations, routes, glossary, translations...).
+    Bible,
 }
 
 /// A command built from a tool call's arguments, ready to run through the edit path.

@@ -98,7 +98,11 @@ impl Core {
         let next = self
             .settings
             .borrow()
-            .patched(patch, |name| self.registry.toolset(name).is_ok())
+            .patched(
+                patch,
+                |name| self.registry.toolset(name).is_ok(),
+                |name| self.registry.definition(name).is_some(),
+            )
             .map_err(|reason| invalid("set_settings", &reason))?;
         let mut batch = Batch::new();
         batch.put_value(Table::Meta, next.record());

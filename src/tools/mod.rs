@@ -13,6 +13,7 @@
 //! [`memory`], [`generation`] (the model-backed tools, run in two phases by the core).
 
 pub mod analysis;
+pub mod bible;
 pub mod editing;
 pub mod generation;
 pub mod memory;
@@ -311,6 +312,7 @@ impl ToolRegistry {
         ui::register(&mut registry);
         memory::register(&mut registry);
         generation::register(&mut registry);
+        bible::register(&mut registry);
         registry.define_builtin_toolsets();
         registry
     }
@@ -478,5 +480,11 @@ impl ToolRegistry {
     /// The catalog of a toolset in a provider's format.
     pub fn catalog(&self, format: CatalogFormat, toolset: &str) -> Result<Value, ToolError> {
         Ok(schema::catalog(format, &self.toolset(toolset)?))
+    }
+}
+
+impl From<crate::bible::BibleError> for ToolError {
+    fn from(error: crate::bible::BibleError) -> Self {
+        ToolError::new(error.code(), error.to_string())
     }
 }

@@ -1,0 +1,899 @@
+//! The story bible: scenes, characters, locations, routes, glossary entries, the style guide,
+//! UI settings, context documents, translations and QA records, each an [`Entity`] with
+//! per-field provenance and a version.
+//!
+//! Every field an entity has carries its origin (shown as `<field>_origin`): `human` (the
+//! writer, in the page), `agent:<name>:<YYYY-MM-DD>` or `import`. Every change bumps the
+//! entity's version (versions come from one counter per bible, so they strictly increase,
+//! even across a delete and a re-create). Each field also remembers when and by whom it was
+//! last written, which conflict detection reads ([`Bible::concurrent`]).
+//!
+//! This module holds the data and its plain operations. Who may change what, and when a
+//! change needs the writer's approval, is [`crate::policy`]; the tools that read and change
+//! the bible are [`crate::tools::bible`].
+
+pub mod mentions;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::commands::Origin;
+
+/// The kinds of story-bible entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A scene: a span of a chapter with a summary, tags, characters and locations.
+    Scene,
+    /// A character.
+    Character,
+    /// A location.
+    Location,
+    /// A route (a branch of an interactive story): synopsis, characters, scenes.
+    Route,
+    /// A glossary entry (a term and its translation).
+    Glossary,
+    /// The style guide (one entity, id `styleguide`, a markdown text).
+    Styleguide,
+    /// UI settings such as line-length limits (one entity, id `ui`).
+    UiSettings,
+    /// A context document: a reference text agents read but never change.
+    Contextdoc,
+    /// A translated line of a scene (id `<scene>:<line>`).
+    Translation,
+    /// A QA record: a style, consistency or review check.
+    Qa,
+}
+
+/// The type of a field's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// A string.
+    Text,
+    /// A list of strings.
+    TextList,
+    /// A non-negative integer.
+    Int,
+    /// `{start, end}`: a character range.
+    Span,
+}
+
+/// A field of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Field name.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: FieldType,
+    /// A new entity must give it (non-empty).
+    pub required: bool,
+}
+
+const fn f(name: &'static str, ty: FieldType, required: bool) -> FieldSpec {
+    FieldSpec { name, ty, required }
+}
+
+use FieldType::{Int, Span, Text, TextList};
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 10] = [
+        Kind::Scene,
+        Kind::Character,
+        Kind::Location,
+        Kind::Route,
+        Kind::Glossary,
+        Kind::Styleguide,
+        Kind::UiSettings,
+        Kind::Contextdoc,
+        Kind::Translation,
+        Kind::Qa,
+    ];
+
+    /// Its name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Scene => "scene",
+            Kind::Character => "character",
+            Kind::Location => "location",
+            Kind::Route => "route",
+            Kind::Glossary => "glossary",
+            Kind::Styleguide => "styleguide",
+            Kind::UiSettings => "ui_settings",
+            Kind::Contextdoc => "contextdoc",
+            Kind::Translation => "translation",
+            Kind::Qa => "qa",
+        }
+    }
+
+    /// Its fields.
+    pub fn fields(self) -> &'static [FieldSpec] {
+        match self {
+            Kind::Scene => {
+                const F: &[FieldSpec] = &[
+                    f("chapter", Text, true),
+                    f("span", Span, false),
+                    f("summary", Text, false),
+                    f("tags", TextList, false),
+                    f("primary_characters", TextList, false),
+                    f("locations", TextList, false),
+                ];
+                F
+            }
+            Kind::Character => {
+                const F: &[FieldSpec] = &[
+                    f("name_src", Text, true),
+                    f("name_tgt", Text, false),
+                    f("aliases", TextList, false),
+                    f("pronouns", Text, false),
+                    f("notes", Text, false),
+                ];
+                F
+            }
+            Kind::Location => {
+                const F: &[FieldSpec] = &[
+                    f("name_src", Text, true),
+                    f("name_tgt", Text, false),
+                    f("description", Text, false),
+                ];
+                F
+            }
+            Kind::Route => {
+                const F: &[FieldSpec] = &[
+                    f("synopsis", Text, false),
+                    f("primary_characters", TextList, false),
+                    f("scene_ids", TextList, false),
+                ];
+                F
+            }
+            Kind::Glossary => {
+                const F: &[FieldSpec] = &[
+                    f("term_src", Text, true),
+                    f("term_tgt", Text, false),
+                    f("notes", Text, false),
+                ];
+                F
+            }
+            Kind::Styleguide => {
+                const F: &[FieldSpec] = &[f("markdown", Text, false)];
+                F
+            }
+            Kind::UiSettings => {
+                const F: &[FieldSpec] = &[
+                    f("line_length_limit", Int, false),
+                    f("lines_per_box", Int, false),
+                    f("notes", Text, false),
+                ];
+                F
+            }
+            Kind::Contextdoc => {
+                const F: &[FieldSpec] = &[f("title", Text, true), f("text", Text, false)];
+                F
+            }
+            Kind::Translation => {
+                const F: &[FieldSpec] = &[
+                    f("scene", Text, true),
+                    f("line", Int, false),
+                    f("source", Text, false),
+                    f("target", Text, false),
+                ];
+                F
+            }
+            Kind::Qa => {
+                const F: &[FieldSpec] = &[
+                    f("check", Text, true),
+                    f("scene", Text, false),
+                    f("line", Int, false),
+                    f("severity", Text, false),
+                    f("message", Text, true),
+                ];
+                F
+            }
+        }
+    }
+
+    /// The field named `name`.
+    pub fn field(self, name: &str) -> Option<&'static FieldSpec> {
+        self.fields().iter().find(|f| f.name == name)
+    }
+
+    /// The id of the one entity of a singleton kind (the style guide, UI settings).
+    pub fn singleton_id(self) -> Option<&'static str> {
+        match self {
+            Kind::Styleguide => Some("styleguide"),
+            Kind::UiSettings => Some("ui"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Kind {
+    type Err = BibleError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| BibleError::Invalid {
+                message: format!(
+                    "unknown kind '{}'; kinds are {}",
+                    s.chars().take(60).collect::<String>(),
+                    Kind::ALL.map(Kind::name).join(", ")
+                ),
+            })
+    }
+}
+
+/// Why a bible operation failed. Nothing changed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BibleError {
+    /// No such entity.
+    #[error("no {kind} with id '{id}'{hint}")]
+    NotFound {
+        /// Kind.
+        kind: Kind,
+        /// Id asked for.
+        id: String,
+        /// Closest ids, as a sentence.
+        hint: String,
+    },
+    /// An entity with that id exists.
+    #[error("a {kind} with id '{id}' already exists")]
+    Exists {
+        /// Kind.
+        kind: Kind,
+        /// Id.
+        id: String,
+    },
+    /// A field or value is wrong.
+    #[error("{message}")]
+    Invalid {
+        /// What was wrong and what would work.
+        message: String,
+    },
+    /// The entity changed since the version the change was based on.
+    #[error("the {kind} '{id}' is at version {current}, not {expected}: it changed since you read it; read it again")]
+    Stale {
+        /// Kind.
+        kind: Kind,
+        /// Id.
+        id: String,
+        /// The version the change was based on.
+        expected: u64,
+        /// The current version.
+        current: u64,
+    },
+}
+
+impl BibleError {
+    /// A stable code: `not_found`, `exists`, `invalid_args` or `conflict`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            BibleError::NotFound { .. } => "not_found",
+            BibleError::Exists { .. } => "exists",
+            BibleError::Invalid { .. } => "invalid_args",
+            BibleError::Stale { .. } => "conflict",
+        }
+    }
+}
+
+/// Who writes a field: the provenance recorded in `<field>_origin`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    /// The writer, in the page.
+    Human,
+    /// An agent, on a day (`YYYY-MM-DD`).
+    Agent {
+        /// Agent name.
+        name: String,
+        /// The day of the write.
+        date: String,
+    },
+    /// An import.
+    Import,
+}
+
+impl Actor {
+    /// The actor for a history origin at `now_ms`.
+    pub fn from_origin(origin: &Origin, now_ms: u64) -> Self {
+        match origin {
+            Origin::User => Actor::Human,
+            Origin::Import => Actor::Import,
+            Origin::Agent(name) => Actor::Agent {
+                name: name.clone(),
+                date: date_of(now_ms),
+            },
+        }
+    }
+
+    /// The origin string: `human`, `agent:<name>:<date>` or `import`.
+    pub fn origin(&self) -> String {
+        match self {
+            Actor::Human => "human".into(),
+            Actor::Agent { name, date } => format!("agent:{name}:{date}"),
+            Actor::Import => "import".into(),
+        }
+    }
+
+    /// True for an agent.
+    pub fn is_agent(&self) -> bool {
+        matches!(self, Actor::Agent { .. })
+    }
+
+    /// Whether an origin string names the same writer (an agent by its name, whatever the
+    /// day).
+    pub fn wrote(&self, origin: &str) -> bool {
+        match self {
+            Actor::Agent { name, .. } => origin_agent(origin) == Some(name.as_str()),
+            other => other.origin() == origin,
+        }
+    }
+}
+
+/// The agent name of an `agent:<name>:<date>` origin.
+pub fn origin_agent(origin: &str) -> Option<&str> {
+    let rest = origin.strip_prefix("agent:")?;
+    Some(match rest.rsplit_once(':') {
+        Some((name, date)) if date.len() == 10 => name,
+        _ => rest,
+    })
+}
+
+/// Whether an origin is the writer's or an import's (data an agent must not overwrite
+/// without approval).
+pub fn is_protected_origin(origin: &str) -> bool {
+    origin == "human" || origin == "import"
+}
+
+/// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.
+pub fn date_of(ms: u64) -> String {
+    // Howard Hinnant's civil_from_days.
+    let days = (ms / 86_400_000) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// When and by whom a field was last written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// Time (ms).
+    pub at: u64,
+    /// Origin string.
+    pub origin: String,
+}
+
+/// One story-bible entity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    /// Kind.
+    pub kind: Kind,
+    /// Id (unique within its kind).
+    pub id: String,
+    /// Bumped by every change.
+    pub version: u64,
+    /// Field values.
+    #[serde(default)]
+    pub fields: BTreeMap<String, Value>,
+    /// Field origins.
+    #[serde(default)]
+    pub origins: BTreeMap<String, String>,
+    /// The last write of each field.
+    #[serde(default)]
+    pub stamps: BTreeMap<String, Stamp>,
+}
+
+/// Whether a value counts as empty (absent, null, "", []).
+pub fn is_empty_value(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.trim().is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        _ => false,
+    }
+}
+
+impl Entity {
+    /// A field's value (`null` when unset).
+    pub fn get(&self, field: &str) -> &Value {
+        self.fields.get(field).unwrap_or(&Value::Null)
+    }
+
+    /// A text field ("" when unset).
+    pub fn text(&self, field: &str) -> &str {
+        self.get(field).as_str().unwrap_or("")
+    }
+
+    /// A list field.
+    pub fn list(&self, field: &str) -> Vec<&str> {
+        self.get(field)
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// A field's origin, if it was ever written.
+    pub fn origin(&self, field: &str) -> Option<&str> {
+        self.origins.get(field).map(String::as_str)
+    }
+
+    /// The flat JSON view: `{kind, id, version, <field>, <field>_origin, ...}`, every field of
+    /// the kind present (`null` when unset).
+    pub fn flat(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("kind".into(), json!(self.kind));
+        map.insert("id".into(), json!(self.id));
+        map.insert("version".into(), json!(self.version));
+        for spec in self.kind.fields() {
+            map.insert(spec.name.into(), self.get(spec.name).clone());
+            map.insert(
+                format!("{}_origin", spec.name),
+                self.origin(spec.name).map_or(Value::Null, |o| json!(o)),
+            );
+        }
+        Value::Object(map)
+    }
+
+    /// The store key of an entity of `project`.
+    pub fn key(&self, project: &str) -> String {
+        entity_key(project, self.kind, &self.id)
+    }
+}
+
+/// The store key of an entity: `<project>/<kind>/<id>`.
+pub fn entity_key(project: &str, kind: Kind, id: &str) -> String {
+    format!("{project}/{kind}/{id}")
+}
+
+/// Check and normalize a field value for its type. Texts are kept as given; lists are
+/// de-duplicated keeping the first of each; `span` is `{start, end}` with `start <= end`.
+pub fn check_value(kind: Kind, field: &str, value: Value) -> Result<Value, BibleError> {
+    let spec = kind.field(field).ok_or_else(|| BibleError::Invalid {
+        message: format!(
+            "a {kind} has no field '{}'; its fields are {}",
+            field.chars().take(60).collect::<String>(),
+            kind.fields()
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })?;
+    let bad = |wanted: &str| BibleError::Invalid {
+        message: format!("'{field}' of a {kind} must be {wanted}"),
+    };
+    if value.is_null() {
+        return Ok(Value::Null);
+    }
+    match spec.ty {
+        Text => match value {
+            Value::String(_) => Ok(value),
+            _ => Err(bad("a string")),
+        },
+        TextList => match value {
+            Value::Array(items) => {
+                let mut out: Vec<String> = Vec::new();
+                for item in items {
+                    let s = item.as_str().ok_or_else(|| bad("a list of strings"))?;
+                    let s = s.trim();
+                    if !s.is_empty() && !out.iter().any(|o| o == s) {
+                        out.push(s.to_string());
+                    }
+                }
+                Ok(json!(out))
+            }
+            _ => Err(bad("a list of strings")),
+        },
+        Int => value
+            .as_u64()
+            .map(|n| json!(n))
+            .ok_or_else(|| bad("a non-negative integer")),
+        Span => {
+            let start = value.get("start").and_then(Value::as_u64);
+            let end = value.get("end").and_then(Value::as_u64);
+            match (start, end) {
+                (Some(s), Some(e)) if s <= e => Ok(json!({"start": s, "end": e})),
+                _ => Err(bad("{start, end} with start <= end")),
+            }
+        }
+    }
+}
+
+/// A write that another origin made to a field a moment before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Concurrent {
+    /// The field.
+    pub field: String,
+    /// How long ago the other write was (ms).
+    pub ago_ms: u64,
+    /// Who made it.
+    pub by: String,
+    /// The field's current value.
+    pub current: Value,
+}
+
+/// A project's story bible.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Bible {
+    entities: BTreeMap<(Kind, String), Entity>,
+    /// The newest version handed out.
+    last_version: u64,
+}
+
+impl Bible {
+    /// An empty bible.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A bible of loaded entities.
+    pub fn from_entities(entities: impl IntoIterator<Item = Entity>) -> Self {
+        let mut bible = Self::new();
+        for e in entities {
+            bible.last_version = bible.last_version.max(e.version);
+            bible.entities.insert((e.kind, e.id.clone()), e);
+        }
+        bible
+    }
+
+    /// The entity of `kind` with `id`.
+    pub fn get(&self, kind: Kind, id: &str) -> Option<&Entity> {
+        self.entities.get(&(kind, id.to_string()))
+    }
+
+    /// The entity, or a `not_found` error naming the closest ids.
+    pub fn require(&self, kind: Kind, id: &str) -> Result<&Entity, BibleError> {
+        self.get(kind, id).ok_or_else(|| BibleError::NotFound {
+            kind,
+            id: id.chars().take(100).collect(),
+            hint: crate::names::did_you_mean(id, self.list(kind).map(|e| e.id.as_str())),
+        })
+    }
+
+    /// Every entity of a kind, by id.
+    pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Entity> {
+        self.entities
+            .range((kind, String::new())..)
+            .take_while(move |((k, _), _)| *k == kind)
+            .map(|(_, e)| e)
+    }
+
+    /// Every entity.
+    pub fn all(&self) -> impl Iterator<Item = &Entity> {
+        self.entities.values()
+    }
+
+    /// How many entities there are.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// The newest version handed out.
+    pub fn last_version(&self) -> u64 {
+        self.last_version
+    }
+
+    fn next_version(&mut self) -> u64 {
+        self.last_version += 1;
+        self.last_version
+    }
+
+    /// A fresh id for a new entity of `kind`, from `hint` (a name), unique in the kind.
+    pub fn fresh_id(&self, kind: Kind, hint: &str) -> String {
+        let mut base: String = hint
+            .to_lowercase()
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { '-' })
+            .collect();
+        base = base
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        base = base.chars().take(40).collect();
+        if base.is_empty() {
+            base = kind.name().to_string();
+        }
+        if self.get(kind, &base).is_none() {
+            return base;
+        }
+        (2..)
+            .map(|n| format!("{base}-{n}"))
+            .find(|id| self.get(kind, id).is_none())
+            .unwrap_or(base)
+    }
+
+    /// Create an entity with `fields` (checked; the required ones must be non-empty),
+    /// written by `actor` at `now`.
+    pub fn create(
+        &mut self,
+        kind: Kind,
+        id: &str,
+        fields: Vec<(String, Value)>,
+        actor: &Actor,
+        now: u64,
+    ) -> Result<&Entity, BibleError> {
+        let id = id.trim();
+        if id.is_empty() || id.len() > 200 || id.contains('/') {
+            return Err(BibleError::Invalid {
+                message: "an id must be 1 to 200 characters, without '/'".into(),
+            });
+        }
+        if let Some(only) = kind.singleton_id() {
+            if id != only {
+                return Err(BibleError::Invalid {
+                    message: format!("the {kind} has the one id '{only}'"),
+                });
+            }
+        }
+        if self.get(kind, id).is_some() {
+            return Err(BibleError::Exists {
+                kind,
+                id: id.to_string(),
+            });
+        }
+        let mut checked = BTreeMap::new();
+        for (field, value) in fields {
+            let value = check_value(kind, &field, value)?;
+            if !value.is_null() {
+                checked.insert(field, value);
+            }
+        }
+        if let Some(missing) = kind
+            .fields()
+            .iter()
+            .find(|f| f.required && is_empty_value(checked.get(f.name)))
+        {
+            return Err(BibleError::Invalid {
+                message: format!("a new {kind} needs '{}'", missing.name),
+            });
+        }
+        let origin = actor.origin();
+        let mut entity = Entity {
+            kind,
+            id: id.to_string(),
+            version: self.next_version(),
+            origins: checked
+                .keys()
+                .map(|k| (k.clone(), origin.clone()))
+                .collect(),
+            stamps: checked
+                .keys()
+                .map(|k| {
+                    (
+                        k.clone(),
+                        Stamp {
+                            at: now,
+                            origin: origin.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            fields: BTreeMap::new(),
+        };
+        entity.fields = checked;
+        let key = (kind, id.to_string());
+        self.entities.insert(key.clone(), entity);
+        Ok(&self.entities[&key])
+    }
+
+    /// Set fields of an entity (checked first: all or nothing), written by `actor` at `now`.
+    /// A required field cannot be emptied. Fields given their current value keep their
+    /// origin; if nothing changes the version stays.
+    pub fn update(
+        &mut self,
+        kind: Kind,
+        id: &str,
+        changes: Vec<(String, Value)>,
+        actor: &Actor,
+        now: u64,
+    ) -> Result<&Entity, BibleError> {
+        self.require(kind, id)?;
+        let mut checked = Vec::with_capacity(changes.len());
+        for (field, value) in changes {
+            let value = check_value(kind, &field, value)?;
+            if kind.field(&field).is_some_and(|f| f.required) && is_empty_value(Some(&value)) {
+                return Err(BibleError::Invalid {
+                    message: format!("'{field}' of a {kind} cannot be empty"),
+                });
+            }
+            checked.push((field, value));
+        }
+        let version = self.last_version + 1;
+        let key = (kind, id.to_string());
+        let entity = self.entities.get_mut(&key).ok_or(BibleError::Invalid {
+            message: "the entity vanished".into(),
+        })?;
+        let origin = actor.origin();
+        let mut changed = false;
+        for (field, value) in checked {
+            if entity.get(&field) == &value {
+                continue;
+            }
+            changed = true;
+            if value.is_null() {
+                entity.fields.remove(&field);
+            } else {
+                entity.fields.insert(field.clone(), value);
+            }
+            entity.origins.insert(field.clone(), origin.clone());
+            entity.stamps.insert(
+                field,
+                Stamp {
+                    at: now,
+                    origin: origin.clone(),
+                },
+            );
+        }
+        if changed {
+            entity.version = version;
+            self.last_version = version;
+        }
+        Ok(&self.entities[&key])
+    }
+
+    /// Remove an entity, returning it.
+    pub fn remove(&mut self, kind: Kind, id: &str) -> Result<Entity, BibleError> {
+        self.require(kind, id)?;
+        self.last_version += 1;
+        self.entities
+            .remove(&(kind, id.to_string()))
+            .ok_or(BibleError::Invalid {
+                message: "the entity vanished".into(),
+            })
+    }
+
+    /// Put an entity back as it was (rollback of a failed command). The version counter
+    /// does not go back.
+    pub fn restore(&mut self, kind: Kind, id: &str, entity: Option<Entity>) {
+        let key = (kind, id.to_string());
+        match entity {
+            Some(e) => {
+                self.entities.insert(key, e);
+            }
+            None => {
+                self.entities.remove(&key);
+            }
+        }
+    }
+
+    /// The first field of `fields` that another origin than `actor` wrote less than
+    /// `window_ms` before `now`.
+    pub fn concurrent(
+        &self,
+        entity: &Entity,
+        fields: &[&str],
+        actor: &Actor,
+        now: u64,
+        window_ms: u64,
+    ) -> Option<Concurrent> {
+        fields.iter().find_map(|field| {
+            let stamp = entity.stamps.get(*field)?;
+            let ago = now.saturating_sub(stamp.at);
+            (ago < window_ms && !actor.wrote(&stamp.origin)).then(|| Concurrent {
+                field: field.to_string(),
+                ago_ms: ago,
+                by: stamp.origin.clone(),
+                current: entity.get(field).clone(),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(date_of(0), "1970-01-01");
+        assert_eq!(date_of(951_782_400_000), "2000-02-29");
+        assert_eq!(date_of(1_795_305_600_000), "2026-11-22");
+    }
+
+    #[test]
+    fn origins_name_their_agent() {
+        assert_eq!(origin_agent("agent:lore:2026-11-22"), Some("lore"));
+        assert_eq!(origin_agent("agent:a:b:2026-11-22"), Some("a:b"));
+        assert_eq!(origin_agent("human"), None);
+        let a = Actor::Agent {
+            name: "lore".into(),
+            date: "2026-11-23".into(),
+        };
+        assert!(a.wrote("agent:lore:2026-11-22"));
+        assert!(!a.wrote("agent:other:2026-11-22"));
+    }
+
+    #[test]
+    fn create_update_remove_bump_versions() {
+        let mut b = Bible::new();
+        let human = Actor::Human;
+        let e = b
+            .create(
+                Kind::Character,
+                "mara",
+                vec![("name_src".into(), json!("Mara"))],
+                &human,
+                1,
+            )
+            .unwrap();
+        assert_eq!(e.version, 1);
+        assert_eq!(e.origin("name_src"), Some("human"));
+        let agent = Actor::from_origin(&Origin::Agent("x".into()), 0);
+        let e = b
+            .update(
+                Kind::Character,
+                "mara",
+                vec![("notes".into(), json!("brave"))],
+                &agent,
+                2,
+            )
+            .unwrap();
+        assert_eq!(e.version, 2);
+        assert_eq!(e.origin("notes"), Some("agent:x:1970-01-01"));
+        assert_eq!(e.flat()["notes_origin"], "agent:x:1970-01-01");
+        // No change, no new version.
+        let e = b
+            .update(
+                Kind::Character,
+                "mara",
+                vec![("notes".into(), json!("brave"))],
+                &human,
+                3,
+            )
+            .unwrap();
+        assert_eq!(e.version, 2);
+        assert!(b
+            .update(
+                Kind::Character,
+                "mara",
+                vec![("name_src".into(), json!(""))],
+                &human,
+                3
+            )
+            .is_err());
+        b.remove(Kind::Character, "mara").unwrap();
+        let e = b
+            .create(
+                Kind::Character,
+                "mara",
+                vec![("name_src".into(), json!("Mara"))],
+                &human,
+                4,
+            )
+            .unwrap();
+        assert!(e.version > 2);
+    }
+
+    #[test]
+    fn values_are_checked() {
+        assert!(check_value(Kind::Scene, "span", json!({"start": 3, "end": 1})).is_err());
+        assert_eq!(
+            check_value(Kind::Scene, "tags", json!(["a", " a ", "b", ""])).unwrap(),
+            json!(["a", "b"])
+        );
+        assert!(check_value(Kind::Scene, "nope", json!(1)).is_err());
+        assert!(check_value(Kind::Character, "notes", json!(3)).is_err());
+    }
+}

@@ -1,0 +1,277 @@
+//! Approval policies: when an agent's change to the story bible needs the writer's approval.
+//!
+//! Each tool has a [`Mode`] (configurable per tool name, see [`Policies`]):
+//! - [`Mode::Permissive`]: never asks;
+//! - [`Mode::Standard`]: asks when the change would overwrite or remove data the writer
+//!   (origin `human`) or an import wrote; empty and agent-written fields are the agents' to
+//!   fill and refine;
+//! - [`Mode::Strict`]: always asks.
+//!
+//! The defaults follow the tool's action ([`action_of`]): reads are permissive; creates are
+//! permissive (glossary entries, translations, QA records, locations) or strict (characters,
+//! routes); updates are standard; deletes are standard (glossary entries, translation lines)
+//! or strict (characters, locations, routes). Only agents are ever asked: the writer's own
+//! changes, from the page, and imports never are.
+//!
+//! A call that needs approval fails with `approval_required` and changes nothing; the core
+//! records it as a pending approval. When the writer approves, the call runs again with a
+//! [`Grant`] naming the entity versions the writer saw: if the entity changed since, the call
+//! gets a conflict instead of overwriting.
+//!
+//! [`Policies::window_ms`] is the recent-update window of conflict detection: an agent's
+//! update of a field another origin wrote less than that long ago gets
+//! `CONCURRENT UPDATE DETECTED` and changes nothing.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
+use crate::tools::ToolError;
+
+/// Default recent-update window (ms).
+pub const DEFAULT_WINDOW_MS: u64 = 30_000;
+
+/// How careful a tool is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Never asks.
+    Permissive,
+    /// Asks before overwriting or removing what the writer (or an import) wrote.
+    Standard,
+    /// Always asks an agent.
+    Strict,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "permissive" => Ok(Mode::Permissive),
+            "standard" => Ok(Mode::Standard),
+            "strict" => Ok(Mode::Strict),
+            _ => Err(format!(
+                "'{}' is not a policy; use permissive, standard or strict",
+                s.chars().take(40).collect::<String>()
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Permissive => "permissive",
+            Mode::Standard => "standard",
+            Mode::Strict => "strict",
+        })
+    }
+}
+
+/// What a tool does to the bible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Reads.
+    Read,
+    /// Creates entities.
+    Create,
+    /// Changes fields.
+    Update,
+    /// Removes entities.
+    Delete,
+}
+
+/// The action of a tool, from its `{data}_{crud}_{thing}` name. Merges count as deletes
+/// (they remove entries).
+pub fn action_of(tool: &str) -> Action {
+    if tool.contains("_delete_") || tool.contains("_merge_") {
+        Action::Delete
+    } else if tool.contains("_update_") {
+        Action::Update
+    } else if tool.contains("_create_") {
+        Action::Create
+    } else {
+        Action::Read
+    }
+}
+
+/// The default mode of a tool.
+pub fn default_mode(tool: &str) -> Mode {
+    match action_of(tool) {
+        Action::Read => Mode::Permissive,
+        Action::Create => match tool {
+            "character_create_entry" | "route_create_entry" => Mode::Strict,
+            _ => Mode::Permissive,
+        },
+        Action::Update => Mode::Standard,
+        Action::Delete => match tool {
+            "character_delete_entry" | "location_delete_entry" | "route_delete_entry" => {
+                Mode::Strict
+            }
+            _ => Mode::Standard,
+        },
+    }
+}
+
+/// The configured policies: per-tool modes over the defaults, and the recent-update window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Policies {
+    /// Modes by tool name, over [`default_mode`].
+    #[serde(default)]
+    pub modes: BTreeMap<String, Mode>,
+    /// The recent-update window of conflict detection (ms).
+    #[serde(default = "default_window")]
+    pub window_ms: u64,
+}
+
+fn default_window() -> u64 {
+    DEFAULT_WINDOW_MS
+}
+
+impl Default for Policies {
+    fn default() -> Self {
+        Self {
+            modes: BTreeMap::new(),
+            window_ms: DEFAULT_WINDOW_MS,
+        }
+    }
+}
+
+impl Policies {
+    /// The mode of a tool.
+    pub fn mode(&self, tool: &str) -> Mode {
+        self.modes
+            .get(tool)
+            .copied()
+            .unwrap_or_else(|| default_mode(tool))
+    }
+}
+
+/// The writer's approval of one call: the versions of the entities the writer saw when
+/// deciding (by [`Entity::key`]-style `kind/id`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Grant {
+    /// `kind/id` → version at the time of the request (0: the entity did not exist).
+    pub versions: BTreeMap<String, u64>,
+}
+
+impl Grant {
+    /// The key of an entity in a grant.
+    pub fn key(kind: Kind, id: &str) -> String {
+        format!("{kind}/{id}")
+    }
+}
+
+/// One field an approval is about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldChange {
+    /// Field name.
+    pub field: String,
+    /// Its value now.
+    pub current: Value,
+    /// Who wrote it.
+    pub current_origin: Option<String>,
+    /// What the call would make it (`null` for a delete).
+    pub proposed: Value,
+}
+
+/// Whether `actor` needs approval to apply `action` under `mode` to `entity` (absent for a
+/// create), changing `fields`. Returns why, if so.
+pub fn needs_approval(
+    mode: Mode,
+    action: Action,
+    actor: &Actor,
+    entity: Option<&Entity>,
+    fields: &[&str],
+) -> Option<String> {
+    if !actor.is_agent() || action == Action::Read {
+        return None;
+    }
+    match mode {
+        Mode::Permissive => None,
+        Mode::Strict => Some(format!(
+            "this tool's policy is strict: every {} by an agent needs the writer's approval",
+            match action {
+                Action::Create => "create",
+                Action::Update => "update",
+                Action::Delete => "delete",
+                Action::Read => "read",
+            }
+        )),
+        Mode::Standard => {
+            let entity = entity?;
+            let protected = |field: &&str| {
+                !is_empty_value(entity.fields.get(*field))
+                    && entity.origin(field).is_some_and(is_protected_origin)
+            };
+            let names: Vec<&str> = match action {
+                Action::Delete => entity
+                    .fields
+                    .keys()
+                    .map(String::as_str)
+                    .filter(protected)
+                    .collect(),
+                _ => fields.iter().copied().filter(protected).collect(),
+            };
+            (!names.is_empty()).then(|| {
+                format!(
+                    "{} written by the writer ({}); changing it needs the writer's approval",
+                    if names.len() == 1 {
+                        "the field was"
+                    } else {
+                        "these fields were"
+                    },
+                    names.join(", ")
+                )
+            })
+        }
+    }
+}
+
+/// The `approval_required` error of a call: nothing changed; the details say what the
+/// writer is asked to approve.
+pub fn approval_required(
+    tool: &str,
+    kind: Kind,
+    id: &str,
+    version: u64,
+    fields: Vec<FieldChange>,
+    reason: &str,
+) -> ToolError {
+    ToolError::new(
+        "approval_required",
+        format!("{tool} on {kind} '{id}' needs the writer's approval: {reason}. Nothing was changed yet."),
+    )
+    .with_details(json!({
+        "kind": kind,
+        "id": id,
+        "version": version,
+        "fields": fields,
+        "reason": reason,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_action() {
+        assert_eq!(default_mode("character_read_entry"), Mode::Permissive);
+        assert_eq!(default_mode("glossary_create_entry"), Mode::Permissive);
+        assert_eq!(default_mode("character_create_entry"), Mode::Strict);
+        assert_eq!(default_mode("route_create_entry"), Mode::Strict);
+        assert_eq!(default_mode("scene_update_summary"), Mode::Standard);
+        assert_eq!(default_mode("glossary_delete_entry"), Mode::Standard);
+        assert_eq!(default_mode("character_delete_entry"), Mode::Strict);
+        assert_eq!(action_of("glossary_merge_entries"), Action::Delete);
+        let mut p = Policies::default();
+        p.modes.insert("scene_update_summary".into(), Mode::Strict);
+        assert_eq!(p.mode("scene_update_summary"), Mode::Strict);
+    }
+}

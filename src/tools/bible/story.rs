@@ -1,0 +1,6 @@
+//! Story-bible tools: story (see the parent module).
+
+use crate::tools::ToolRegistry;
+
+/// Register these tools.
+pub fn register(_registry: &mut ToolRegistry) {}
