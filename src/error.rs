@@ -80,11 +80,17 @@ impl Error {
             Error::Memory(crate::memory::MemoryError::NotFound { .. }) => ErrorCode::NotFound,
             Error::Memory(_) => ErrorCode::InvalidParams,
             Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
+            Error::Tool(e)
+                if matches!(e.code.as_str(), "conflict" | "exists" | "already_decided") =>
+            {
+                ErrorCode::Conflict
+            }
             Error::Tool(_) => ErrorCode::InvalidParams,
             Error::NoProject(_) => ErrorCode::NoProject,
             Error::NoModel(_) => ErrorCode::NoModel,
             Error::Busy(_) => ErrorCode::Busy,
             Error::Store(crate::store::StoreError::Quota(_)) => ErrorCode::QuotaExceeded,
+            Error::Store(crate::store::StoreError::Conflict(_)) => ErrorCode::Conflict,
             Error::Store(_) => ErrorCode::StorageFailed,
         }
     }

@@ -9,7 +9,8 @@
 //! - `meta/history:{project}`: the rest of the history (redo runs, open group, limits);
 //! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
 //! - `notes/{id}`, `goals/{id}`, `watched/{id}`: the agent's memory (global notes are stored
-//!   under the project key [`GLOBAL_PROJECT`] and load with every project).
+//!   under the project key [`GLOBAL_PROJECT`] and load with every project);
+//! - `bible/{project}/{kind}/{id}`: one record per story-bible entity (`project`, `entity`).
 //!
 //! [`changes`] builds the batch for one mutation from the history's change journal, so a
 //! keystroke writes a chapter, a history entry and the history state, not the whole
@@ -18,6 +19,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::bible::{Bible, Entity, Kind};
 use crate::commands::{Entry, History, HistoryState};
 use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
 use crate::project::{Chapter, Project, UiState};
@@ -258,6 +260,27 @@ fn put_history(batch: &mut Batch, project: &str, entries: &[Entry], state: Optio
     }
 }
 
+/// The writes for story-bible entities a mutation changed: a put for each that exists, a
+/// delete for each that no longer does.
+pub fn bible_changes(session: &Session, changed: &[(Kind, String)]) -> Batch {
+    let project = &session.project.id;
+    let mut batch = Batch::new();
+    for (kind, id) in changed {
+        match session.bible.get(*kind, id) {
+            Some(entity) => put_entity(&mut batch, project, entity),
+            None => batch.delete(Table::Bible, crate::bible::entity_key(project, *kind, id)),
+        }
+    }
+    batch
+}
+
+fn put_entity(batch: &mut Batch, project: &str, entity: &Entity) {
+    batch.put_value(
+        Table::Bible,
+        json!({"id": entity.key(project), "project": project, "entity": entity}),
+    );
+}
+
 /// Everything of a session, as one batch (a new or imported project, or a save after a
 /// failed one). Clears the history's change journal.
 pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<Batch, StoreError> {
@@ -274,6 +297,9 @@ pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<
     let (entries, state) = session.history.snapshot();
     put_history(&mut batch, &project.id, &entries, Some(&state));
     put_memory(&mut batch, &project.id, &session.memory);
+    for entity in session.bible.all() {
+        put_entity(&mut batch, &project.id, entity);
+    }
     Ok(batch)
 }
 
@@ -382,10 +408,17 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>,
             .watched
             .push(parse(Table::Watched, v["entity"].take())?);
     }
+    let entities: Vec<Entity> = store
+        .get_by_index(Table::Bible, "project", json!(id))
+        .await?
+        .into_iter()
+        .map(|mut v| parse(Table::Bible, v["entity"].take()))
+        .collect::<Result<_, _>>()?;
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);
     session.history = History::from_parts(entries, state);
+    session.bible = Bible::from_entities(entities);
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
@@ -430,6 +463,7 @@ pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
         Table::Watched,
         Table::Meta,
         Table::Audit,
+        Table::Bible,
     ] {
         for record in store.get_by_index(table, "project", json!(id)).await? {
             if let Some(key) = record["id"].as_str() {
@@ -474,6 +508,9 @@ pub struct ExportDocument {
     /// The project's watched entities.
     #[serde(default)]
     pub watched: Vec<WatchedEntity>,
+    /// The story bible's entities, with their provenance and versions.
+    #[serde(default)]
+    pub bible: Vec<Entity>,
 }
 
 /// Export a session.
@@ -505,6 +542,7 @@ pub fn export_document(session: &Session, created_ms: u64, now_ms: u64) -> Expor
             .project_watched(&project.id)
             .cloned()
             .collect(),
+        bible: session.bible.all().cloned().collect(),
     }
 }
 
@@ -556,6 +594,35 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     {
         return Err("a memory item of the export belongs to another project".into());
     }
+    let mut seen = std::collections::BTreeSet::new();
+    for entity in &doc.bible {
+        let id_ok = !entity.id.trim().is_empty() && !entity.id.contains('/');
+        if !id_ok || !seen.insert((entity.kind, entity.id.clone())) {
+            return Err(format!(
+                "the export's story bible has a bad or repeated {} id '{}'",
+                entity.kind, entity.id
+            ));
+        }
+        if let Some(field) = entity
+            .fields
+            .keys()
+            .find(|f| entity.kind.field(f).is_none())
+        {
+            return Err(format!(
+                "the export's {} '{}' has an unknown field '{field}'",
+                entity.kind, entity.id
+            ));
+        }
+    }
+    let bible = Bible::from_entities(doc.bible.into_iter().map(|mut e| {
+        // A field without a recorded origin came from outside: it is an import's.
+        for field in e.fields.keys() {
+            e.origins
+                .entry(field.clone())
+                .or_insert_with(|| "import".into());
+        }
+        e
+    }));
     let mut memory = Memory::new();
     memory.notes = doc.notes;
     memory.goals = doc.goals;
@@ -577,6 +644,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     let created_ms = doc.project.created_ms;
     let mut session = Session::with_memory(project, memory);
     session.history = history;
+    session.bible = bible;
     Ok((session, created_ms))
 }
 

@@ -91,7 +91,8 @@ pub enum RunEvent {
         id: String,
         /// Tool name.
         name: String,
-        /// `success`, `error` or `aborted`.
+        /// `success`, `error`, `aborted`, `denied` (the writer rejected it) or `pending`
+        /// (it waits for the writer's approval; the run pauses after this step).
         status: String,
     },
     /// A tool call changed the manuscript (sent by the executor, the core, which knows).
@@ -132,6 +133,12 @@ pub enum RunEnd {
     },
     /// The run was aborted.
     Aborted,
+    /// Calls wait for the writer's approval: the run is paused (its state can be saved and
+    /// continued with [`continue_agent`] once every paused call has a result).
+    Paused {
+        /// The waiting calls, in the model's order.
+        pending: Vec<ToolCall>,
+    },
 }
 
 /// A finished run.
@@ -179,15 +186,55 @@ pub fn aborted_result() -> ToolResult {
     )
 }
 
-/// `success`, `aborted` (an error result with code `aborted`) or `error`.
+/// `success`, `aborted`, `denied`, `pending` (code `approval_required`: the call waits for
+/// the writer) or `error`.
 pub fn result_status(result: &ToolResult) -> &'static str {
     if result.is_success() {
-        "success"
-    } else if result.data.get("code").and_then(Value::as_str) == Some("aborted") {
-        "aborted"
-    } else {
-        "error"
+        return "success";
     }
+    match result.data.get("code").and_then(Value::as_str) {
+        Some("aborted") => "aborted",
+        Some("denied") => "denied",
+        Some("approval_required") => "pending",
+        _ => "error",
+    }
+}
+
+/// Put the results of paused calls into a paused conversation: each goes right after the
+/// other results of its turn, in the order the model made the calls, so the conversation is
+/// valid to send again. `results` maps call ids to result texts; a paused call missing from
+/// it gets an `aborted` result.
+pub fn complete_paused(
+    messages: &mut Vec<Message>,
+    pending: &[ToolCall],
+    results: &std::collections::BTreeMap<String, String>,
+) {
+    let Some(turn) = messages
+        .iter()
+        .rposition(|m| m.role == crate::llm::Role::Assistant)
+    else {
+        return;
+    };
+    for call in pending {
+        let text = results
+            .get(&call.id)
+            .cloned()
+            .unwrap_or_else(|| serde_json::to_string(&aborted_result()).unwrap_or_default());
+        messages.push(Message::tool_result(call, text));
+    }
+    // Order the turn's results as the calls were made.
+    let order: Vec<String> = messages[turn]
+        .tool_calls
+        .iter()
+        .map(|c| c.id.clone())
+        .collect();
+    let position = |m: &Message| {
+        m.tool_call_id
+            .as_ref()
+            .and_then(|id| order.iter().position(|o| o == id))
+            .unwrap_or(usize::MAX)
+    };
+    messages[turn + 1..].sort_by_key(position);
 }
 
 /// The result of a call that was not executed.
@@ -214,15 +261,28 @@ pub async fn run_agent(
     memory_block: &str,
     cx: RunContext<'_>,
 ) -> RunOutcome {
-    let RunContext {
-        transport,
-        sleeper,
-        now_ms,
-        jitter,
-        execute,
-        on_event,
-        abort,
-    } = cx;
+    let messages = opening_messages(spec, history, prompt, memory_block);
+    continue_agent(
+        spec,
+        tools,
+        provider,
+        call,
+        request,
+        messages,
+        (0, Usage::default()),
+        cx,
+    )
+    .await
+}
+
+/// A run's first messages: the system prompt (with the memory block), the earlier
+/// conversation `history` (its system messages dropped) and the writer's prompt.
+pub fn opening_messages(
+    spec: &AgentSpec,
+    history: Vec<Message>,
+    prompt: &str,
+    memory_block: &str,
+) -> Vec<Message> {
     let system = if memory_block.trim().is_empty() {
         spec.system_prompt.clone()
     } else {
@@ -235,8 +295,33 @@ pub async fn run_agent(
             .filter(|m| m.role != crate::llm::Role::System),
     );
     messages.push(Message::user(prompt));
-    let mut usage = Usage::default();
-    let mut steps = 0;
+    messages
+}
+
+/// Go on with a run from a conversation whose last turn is complete (every call has its
+/// result): a new run's first model call, or a paused run once the writer decided.
+/// `done` is the steps and usage of the run so far.
+#[allow(clippy::too_many_arguments)]
+pub async fn continue_agent(
+    spec: &AgentSpec,
+    tools: &[&ToolDefinition],
+    provider: &ProviderConfig,
+    call: CallOptions,
+    request: RequestOptions,
+    mut messages: Vec<Message>,
+    done: (usize, Usage),
+    cx: RunContext<'_>,
+) -> RunOutcome {
+    let RunContext {
+        transport,
+        sleeper,
+        now_ms,
+        jitter,
+        execute,
+        on_event,
+        abort,
+    } = cx;
+    let (mut steps, mut usage) = done;
     let mut text = String::new();
     let end = loop {
         if abort.is_aborted() {
@@ -318,6 +403,7 @@ pub async fn run_agent(
             answer.text.clone(),
             calls.iter().map(|(c, _)| c.clone()).collect(),
         ));
+        let mut pending = Vec::new();
         for (call, invalid) in &calls {
             let result = match invalid {
                 _ if abort.is_aborted() => aborted_result(),
@@ -339,17 +425,30 @@ pub async fn run_agent(
                     }
                 }
             };
+            let status = result_status(&result);
             on_event(RunEvent::ToolCallFinished {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                status: result_status(&result).into(),
+                status: status.into(),
             });
+            if status == "pending" {
+                // Its result comes when the writer decides.
+                pending.push(call.clone());
+                continue;
+            }
             messages.push(Message::tool_result(
                 call,
                 serde_json::to_string(&result).unwrap_or_default(),
             ));
         }
         on_event(RunEvent::StepFinished { step: steps });
+        if !pending.is_empty() {
+            if abort.is_aborted() {
+                complete_paused(&mut messages, &pending, &Default::default());
+                break RunEnd::Aborted;
+            }
+            break RunEnd::Paused { pending };
+        }
         if abort.is_aborted() {
             break RunEnd::Aborted;
         }

@@ -11,6 +11,8 @@
 //! a save fails (a full quota, say), the in-memory state stays, the page gets a
 //! `storage_error` event, and the next save writes the whole project.
 
+mod approvals;
+mod bible;
 mod chapters;
 mod generate;
 mod run;
@@ -69,6 +71,11 @@ pub const REQUEST_TYPES: &[&str] = &[
     "set_settings",
     "run",
     "abort_run",
+    "list_approvals",
+    "approve",
+    "bible_list",
+    "bible_save",
+    "bible_delete",
     "debug_panic",
 ];
 
@@ -120,6 +127,22 @@ struct Touched {
     memory_before: Option<persist::MemorySnapshot>,
     /// Notes written in bulk (saved as they are).
     notes_written: Vec<String>,
+    /// Story-bible entities changed (saved, or deleted when gone).
+    bible: Vec<(crate::bible::Kind, String)>,
+    /// Meta records to put with the change (approval records).
+    meta_puts: Vec<Value>,
+}
+
+/// What a tool call runs under besides its origin.
+#[derive(Default, Clone)]
+struct CallCtx {
+    /// The run it belongs to (single-use guards; pending approvals name it).
+    run: Option<String>,
+    /// The writer's approval, when this is the approved call.
+    grant: Option<crate::policy::Grant>,
+    /// The claimed approval record this call carries out: saved as `done`, with the result,
+    /// in the call's own batch.
+    approval: Option<Value>,
 }
 
 /// How the core reaches models: a transport and a sleeper (for backoff and timeouts).
@@ -142,6 +165,8 @@ pub struct Core {
     runs: RefCell<BTreeMap<String, run::RunHandle>>,
     /// Run ids aborted before their run began.
     early_aborts: RefCell<std::collections::BTreeSet<String>>,
+    /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
+    guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
     /// Each project's conversation with the assistant (without the system prompt).
     conversations: RefCell<BTreeMap<String, Vec<crate::llm::Message>>>,
     jitter: Cell<u64>,
@@ -160,6 +185,7 @@ impl Core {
             settings_loaded: Cell::new(false),
             runs: RefCell::new(BTreeMap::new()),
             early_aborts: RefCell::new(std::collections::BTreeSet::new()),
+            guards: RefCell::new(BTreeMap::new()),
             conversations: RefCell::new(BTreeMap::new()),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
         }
@@ -242,7 +268,12 @@ impl Core {
             "get_settings" => self.get_settings().await,
             "set_settings" => self.set_settings(params(kind, p)?).await,
             "run" => self.run(params(kind, p)?).await,
-            "abort_run" => self.abort_run(params(kind, p)?),
+            "abort_run" => self.abort_run(params(kind, p)?).await,
+            "list_approvals" => self.list_approvals(params(kind, p)?).await,
+            "approve" => self.approve(params(kind, p)?).await,
+            "bible_list" => self.bible_list(params(kind, p)?),
+            "bible_save" => self.bible_save(params(kind, p)?).await,
+            "bible_delete" => self.bible_delete(params(kind, p)?).await,
             "debug_panic" => debug_panic(request),
             other => Err(ProtocolError::UnknownRequest {
                 name: other.to_string(),
@@ -276,6 +307,28 @@ impl Core {
                     "changeset": edit.change,
                     "version": edit.version,
                     "origin": origin,
+                }),
+            );
+        }
+    }
+
+    /// Announce changed story-bible entities: `bible_changed {project, kind, id, origin,
+    /// entity}` (`entity` is `null` when it was deleted).
+    fn emit_bible(
+        &self,
+        session: &Session,
+        changed: &[(crate::bible::Kind, String)],
+        origin: &Origin,
+    ) {
+        for (kind, id) in changed {
+            self.emit(
+                "bible_changed",
+                json!({
+                    "project": session.project.id,
+                    "kind": kind,
+                    "id": id,
+                    "origin": origin.to_string(),
+                    "entity": session.bible.get(*kind, id).map(crate::bible::Entity::flat),
                 }),
             );
         }
@@ -362,6 +415,10 @@ impl Core {
                     &touched.notes_written,
                 ));
                 batch.extend(persist::chapter_deletes(&touched.deleted_chapters));
+                batch.extend(persist::bible_changes(&open.session, &touched.bible));
+                for record in touched.meta_puts {
+                    batch.put_value(Table::Meta, record);
+                }
                 // Deletes first: what this batch puts wins over an older delete of it.
                 let pending = open
                     .pending_deletes
@@ -388,7 +445,7 @@ impl Core {
             .iter()
             .filter_map(|op| match op {
                 Op::Delete { table, key } => Some((*table, key.clone())),
-                Op::Put { .. } => None,
+                Op::Put { .. } | Op::Expect { .. } => None,
             })
             .collect();
         match self.env.store.commit(batch).await {
@@ -711,8 +768,13 @@ impl Core {
     async fn execute(&self, p: Execute) -> Result<Value, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
         let current = self.current()?;
+        // A call that may wait for approval needs an id to approve it by.
+        let call_id = match (&origin, p.call_id) {
+            (Origin::Agent(_), None) => Some(self.env.ids.next_id()),
+            (_, id) => id,
+        };
         let call = ToolCall {
-            id: p.call_id,
+            id: call_id,
             name: p.tool,
             args: p.args,
         };
@@ -730,6 +792,19 @@ impl Core {
         origin: Origin,
         abort: Option<&crate::agent::AbortSignal>,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        self.execute_call_with(project, call, origin, abort, CallCtx::default())
+            .await
+    }
+
+    /// [`Core::execute_call`] in a run, or as the approved call of a pending approval.
+    async fn execute_call_with(
+        &self,
+        project: &str,
+        call: ToolCall,
+        origin: Origin,
+        abort: Option<&crate::agent::AbortSignal>,
+        ctx: CallCtx,
+    ) -> Result<(ToolResult, Vec<Applied>), Error> {
         if crate::tools::generation::is_generation(&call.name) {
             return self.execute_generation(project, call, origin, abort).await;
         }
@@ -738,7 +813,7 @@ impl Core {
                 &call.args,
                 self.model_configured(),
             );
-        let (mut result, edits) = self.execute_tool(project, call, origin).await?;
+        let (mut result, edits) = self.execute_tool(project, call, origin, ctx).await?;
         if interpret && result.is_success() {
             self.interpret_analysis(&mut result, abort).await;
         }
@@ -751,33 +826,79 @@ impl Core {
         project: &str,
         call: ToolCall,
         origin: Origin,
+        ctx: CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        self.ensure_settings().await?;
+        let policies = self.settings.borrow().policies();
         let args_digest = persist::digest(&call.args.to_string());
         let memory_tool = self
             .registry
             .definition(&call.name)
             .is_some_and(|d| d.category == Category::Memory && !d.read_only);
         let (tool, call_id) = (call.name.clone(), call.id.clone());
-        self.mutate_in(project, |s| {
-            let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
-            let outcome = s.execute(
-                &self.registry,
-                call,
-                origin.clone(),
-                self.env.clock.as_ref(),
-                self.env.ids.as_ref(),
-            );
-            self.after_call(
-                s,
-                &tool,
-                call_id,
-                args_digest,
-                origin,
-                outcome,
-                memory_before,
-            )
-        })
-        .await
+        let mut guards = ctx
+            .run
+            .as_ref()
+            .map(|run| self.guards.borrow_mut().remove(run).unwrap_or_default());
+        let mut requested = None;
+        let done = self
+            .mutate_in(project, |s| {
+                let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
+                let outcome = s.execute_with(
+                    &self.registry,
+                    call.clone(),
+                    origin.clone(),
+                    self.env.clock.as_ref(),
+                    self.env.ids.as_ref(),
+                    crate::session::CallExtras {
+                        policies: Some(&policies),
+                        grant: ctx.grant.as_ref(),
+                        guards: guards.as_mut(),
+                    },
+                );
+                let mut meta_puts = Vec::new();
+                let needs_approval = approvals::is_approval_required(&outcome.result)
+                    && matches!(origin, Origin::Agent(_));
+                let mut outcome = outcome;
+                if needs_approval {
+                    if let Some(details) = outcome.result.data.get_mut("details") {
+                        details["callId"] = json!(call.id);
+                        details["pending"] = json!(true);
+                    }
+                    let record = self.approval_record(
+                        &s.project.id,
+                        ctx.run.as_deref(),
+                        &call,
+                        &origin,
+                        &outcome.result,
+                    );
+                    requested = Some(record.clone());
+                    meta_puts.push(record);
+                } else if let Some(mut record) = ctx.approval.clone() {
+                    record["state"] = json!("done");
+                    record["result"] = serde_json::to_value(&outcome.result).unwrap_or_default();
+                    meta_puts.push(record);
+                }
+                let (value, mut touched) = self.after_call(
+                    s,
+                    &tool,
+                    call_id,
+                    args_digest,
+                    origin.clone(),
+                    outcome,
+                    memory_before,
+                )?;
+                touched.meta_puts = meta_puts;
+                Ok((value, touched))
+            })
+            .await;
+        if let (Some(run), Some(guards)) = (ctx.run, guards) {
+            self.guards.borrow_mut().insert(run, guards);
+        }
+        if let Some(record) = requested {
+            self.emit_approvals_changed(project, Some(&record));
+        }
+        done
     }
 
     /// The audit record of one tool call.
@@ -844,11 +965,13 @@ impl Core {
                 json!({ "project": s.project.id, "tool": tool }),
             );
         }
+        self.emit_bible(s, &outcome.bible, &origin);
         let touched = Touched {
             project: outcome.ui_changed || !outcome.edits.is_empty(),
             chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
             audit: Some(audit),
             memory_before,
+            bible: outcome.bible.clone(),
             ..Touched::default()
         };
         Ok(((outcome.result, outcome.edits), touched))

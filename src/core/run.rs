@@ -15,7 +15,7 @@ use crate::agent::{self, AbortSignal, AgentSpec, RunContext, RunEnd, RunEvent};
 use crate::commands::Origin;
 use crate::error::Error;
 use crate::llm::client::CallOptions;
-use crate::llm::{Message, RequestOptions, Role, ToolCall};
+use crate::llm::{Message, RequestOptions, Role, ToolCall, Usage};
 use crate::session;
 use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
 use crate::store::{Batch, Table};
@@ -24,6 +24,34 @@ use crate::tools::{ToolError, ToolResult};
 /// Most messages of a project's conversation kept for the next run (older turns are
 /// dropped whole).
 const MAX_CONVERSATION_MESSAGES: usize = 60;
+
+/// What a run is: its project, id and agent (saved with a paused run).
+pub(super) struct RunPlan {
+    pub(super) project: String,
+    pub(super) run_id: String,
+    pub(super) spec: AgentSpec,
+}
+
+/// A run paused for the writer's approval, as saved.
+#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PausedRun {
+    pub(super) project: String,
+    pub(super) run_id: String,
+    pub(super) spec: AgentSpec,
+    /// The conversation so far (the paused calls without results).
+    pub(super) messages: Vec<Message>,
+    pub(super) steps: usize,
+    pub(super) usage: Usage,
+    /// The calls waiting for the writer.
+    pub(super) pending: Vec<ToolCall>,
+    /// Results of paused calls decided so far (call id → result text).
+    #[serde(default)]
+    pub(super) results: std::collections::BTreeMap<String, String>,
+    /// The run's single-use guards.
+    #[serde(default)]
+    pub(super) guards: std::collections::BTreeSet<String>,
+}
 
 /// A run in progress.
 pub(super) struct RunHandle {
@@ -113,9 +141,14 @@ impl Core {
         Ok(public)
     }
 
-    pub(super) fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
-        let runs = self.runs.borrow();
+    pub(super) async fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
         let mut aborted = Vec::new();
+        if let Some(id) = &p.run_id {
+            if !self.runs.borrow().contains_key(id) && self.abort_paused(id).await? {
+                return Ok(json!({ "aborted": [id] }));
+            }
+        }
+        let runs = self.runs.borrow();
         for (id, handle) in runs.iter() {
             if p.run_id.as_deref().is_none_or(|wanted| wanted == id) {
                 handle.abort.abort();
@@ -144,7 +177,7 @@ impl Core {
         (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    fn emit_run(&self, run: &str, mut data: Value) {
+    pub(super) fn emit_run(&self, run: &str, mut data: Value) {
         data["run"] = json!(run);
         self.emit("run", data);
     }
@@ -158,9 +191,11 @@ impl Core {
         self.ensure_settings().await?;
         let settings = self.settings.borrow().clone();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
-        let llm = self.llm.as_ref().ok_or_else(|| {
-            Error::NoModel("this core was built without a way to call models".into())
-        })?;
+        if self.llm.is_none() {
+            return Err(Error::NoModel(
+                "this core was built without a way to call models".into(),
+            ));
+        }
         let project = self.current()?;
         let agent_params = p.agent.unwrap_or(AgentParams {
             name: None,
@@ -191,7 +226,7 @@ impl Core {
             ));
         }
         spec.token_budget = p.token_budget.or(settings.token_budget);
-        let tools = self.registry.toolset(&spec.toolset)?;
+        self.registry.toolset(&spec.toolset)?;
         let run_id = match p.run_id {
             Some(id) if id.trim().is_empty() || id.len() > 200 => {
                 return Err(invalid("run", "'runId' must be 1 to 200 characters"))
@@ -202,11 +237,6 @@ impl Core {
             Some(id) => id,
             None => self.env.ids.next_id(),
         };
-        if self.runs.borrow().values().any(|r| r.project == project) {
-            return Err(Error::Busy(
-                "an agent run is already going on in this project; wait for it or abort it".into(),
-            ));
-        }
         if p.new_conversation {
             self.conversations.borrow_mut().remove(&project);
         }
@@ -219,18 +249,17 @@ impl Core {
         let memory_block = self.with_project(&project, |s| {
             Ok(s.memory.context_block(&s.project.id, &prompt, 2_000))
         })?;
-        let origin = Origin::Agent(spec.name.clone());
-        let abort = AbortSignal::new();
-        if self.early_aborts.borrow_mut().remove(&run_id) {
-            abort.abort();
+        if let Some(paused) = self.paused_runs(&project).await?.first() {
+            return Err(Error::Busy(format!(
+                "run '{}' is waiting for the writer's approval; approve or reject its calls, or abort it, first",
+                paused["run"].as_str().unwrap_or_default()
+            )));
         }
-        self.runs.borrow_mut().insert(
-            run_id.clone(),
-            RunHandle {
-                project: project.clone(),
-                abort: abort.clone(),
-            },
-        );
+        if self.runs.borrow().values().any(|r| r.project == project) {
+            return Err(Error::Busy(
+                "an agent run is already going on in this project; wait for it or abort it".into(),
+            ));
+        }
         self.emit_run(
             &run_id,
             json!({
@@ -242,6 +271,47 @@ impl Core {
                 "model": provider.model,
                 "prompt": prompt,
             }),
+        );
+        let messages = agent::opening_messages(&spec, history, &prompt, &memory_block);
+        let plan = RunPlan {
+            project,
+            run_id,
+            spec,
+        };
+        self.drive(plan, messages, (0, Usage::default())).await
+    }
+
+    /// Drive a run from `messages` (a new run's opening, or a paused run's conversation
+    /// completed with the writer's decisions) until it ends or pauses again.
+    pub(super) async fn drive(
+        &self,
+        plan: RunPlan,
+        messages: Vec<Message>,
+        done: (usize, Usage),
+    ) -> Result<Value, Error> {
+        let RunPlan {
+            project,
+            run_id,
+            spec,
+        } = plan;
+        self.ensure_settings().await?;
+        let settings = self.settings.borrow().clone();
+        let provider = settings.provider_config().map_err(Error::NoModel)?;
+        let llm = self.llm.as_ref().ok_or_else(|| {
+            Error::NoModel("this core was built without a way to call models".into())
+        })?;
+        let tools = self.registry.toolset(&spec.toolset)?;
+        let origin = Origin::Agent(spec.name.clone());
+        let abort = AbortSignal::new();
+        if self.early_aborts.borrow_mut().remove(&run_id) {
+            abort.abort();
+        }
+        self.runs.borrow_mut().insert(
+            run_id.clone(),
+            RunHandle {
+                project: project.clone(),
+                abort: abort.clone(),
+            },
         );
         // One undo group for the turn.
         let group = self
@@ -281,15 +351,14 @@ impl Core {
                     let data = redacted(&settings, data);
                     self.emit_run(&run_id, data);
                 };
-                Ok(agent::run_agent(
+                Ok(agent::continue_agent(
                     &spec,
                     &tools,
                     &provider,
                     call,
                     request,
-                    history,
-                    &prompt,
-                    &memory_block,
+                    messages,
+                    done,
                     RunContext {
                         transport: llm.transport.as_ref(),
                         sleeper: llm.sleeper.as_ref(),
@@ -314,6 +383,7 @@ impl Core {
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(e) => {
+                self.guards.borrow_mut().remove(&run_id);
                 let message = e.to_string();
                 self.emit_run(
                     &run_id,
@@ -322,6 +392,40 @@ impl Core {
                 return Err(e);
             }
         };
+        if let RunEnd::Paused { pending } = &outcome.end {
+            let guards = self.guards.borrow_mut().remove(&run_id).unwrap_or_default();
+            let paused = PausedRun {
+                project: project.clone(),
+                run_id: run_id.clone(),
+                spec: spec.clone(),
+                messages: outcome.messages.clone(),
+                steps: outcome.steps,
+                usage: outcome.usage,
+                pending: pending.clone(),
+                results: Default::default(),
+                guards,
+            };
+            self.save_paused(&paused).await?;
+            let cards = self.pending_cards(&project, Some(&run_id)).await?;
+            let result = json!({
+                "run": run_id,
+                "status": "paused",
+                "text": outcome.text,
+                "steps": outcome.steps,
+                "usage": outcome.usage,
+                "pending": cards,
+            });
+            let mut event = result.clone();
+            event["type"] = json!("run_paused");
+            self.emit_run(&run_id, event);
+            return Ok(result);
+        }
+        self.guards.borrow_mut().remove(&run_id);
+        if matches!(outcome.end, RunEnd::Aborted) {
+            // Calls that waited for approval when the run was aborted are no longer asked.
+            self.cancel_pending(&project, &run_id).await?;
+        }
+        self.forget_paused(&project, &run_id).await?;
         let mut conversation: Vec<Message> = outcome
             .messages
             .into_iter()
@@ -336,7 +440,7 @@ impl Core {
             RunEnd::MaxSteps => ("run_finished", "max_steps", None),
             RunEnd::BudgetSpent => ("run_finished", "budget_spent", None),
             RunEnd::Failed { message } => ("run_failed", "failed", Some(settings.redact(message))),
-            RunEnd::Aborted => ("run_aborted", "aborted", None),
+            RunEnd::Aborted | RunEnd::Paused { .. } => ("run_aborted", "aborted", None),
         };
         let mut result = json!({
             "run": run_id,
@@ -364,8 +468,23 @@ impl Core {
         abort: &AbortSignal,
     ) -> ToolResult {
         let id = call.id.clone().unwrap_or_default();
-        match self.execute_call(project, call, origin, Some(abort)).await {
+        let ctx = super::CallCtx {
+            run: Some(run_id.to_string()),
+            ..Default::default()
+        };
+        let asked = call.clone();
+        match self
+            .execute_call_with(project, call, origin.clone(), Some(abort), ctx)
+            .await
+        {
             Ok((result, edits)) => {
+                if super::approvals::is_approval_required(&result) {
+                    let record =
+                        self.approval_record(project, Some(run_id), &asked, &origin, &result);
+                    let mut event = super::approvals::approval_card(&record);
+                    event["type"] = json!("approval_requested");
+                    self.emit_run(run_id, event);
+                }
                 for edit in edits {
                     let event = RunEvent::EditApplied {
                         id: id.clone(),
@@ -400,7 +519,7 @@ fn redacted(settings: &Settings, data: Value) -> Value {
 
 /// Keep at most [`MAX_CONVERSATION_MESSAGES`], cutting only before a user message so every
 /// tool call keeps its result.
-fn trim_conversation(messages: &mut Vec<Message>) {
+pub(super) fn trim_conversation(messages: &mut Vec<Message>) {
     if messages.len() <= MAX_CONVERSATION_MESSAGES {
         return;
     }

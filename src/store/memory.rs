@@ -118,6 +118,20 @@ impl Store for MemoryStore {
                     Op::Delete { table, key } => {
                         scratch.entry(*table).or_default().remove(key);
                     }
+                    Op::Expect {
+                        table,
+                        key,
+                        field,
+                        equals,
+                    } => {
+                        let record = scratch.get(table).and_then(|t| t.get(key));
+                        if !Op::expectation_holds(record, field, equals) {
+                            return Err(StoreError::Conflict(format!(
+                                "'{key}' in '{}' no longer has {field} = {equals}",
+                                table.name()
+                            )));
+                        }
+                    }
                 }
             }
             tables.extend(scratch);

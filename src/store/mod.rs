@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 pub use self::memory::MemoryStore;
 
 /// The current schema version.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The `meta` record that holds the schema version the data was migrated to.
 pub const SCHEMA_RECORD: &str = "db:schema";
@@ -52,6 +52,8 @@ pub enum Table {
     Meta,
     /// The audit log of tool calls.
     Audit,
+    /// Story-bible entities (key `<project>/<kind>/<id>`).
+    Bible,
 }
 
 /// An index of a table.
@@ -75,7 +77,7 @@ const fn ix(name: &'static str, key_path: &'static str) -> Index {
 
 impl Table {
     /// Every table of the current schema.
-    pub const ALL: [Table; 8] = [
+    pub const ALL: [Table; 9] = [
         Table::Projects,
         Table::Chapters,
         Table::History,
@@ -84,6 +86,7 @@ impl Table {
         Table::Watched,
         Table::Meta,
         Table::Audit,
+        Table::Bible,
     ];
 
     /// The object store's name.
@@ -97,6 +100,7 @@ impl Table {
             Table::Watched => "watched",
             Table::Meta => "meta",
             Table::Audit => "audit",
+            Table::Bible => "bible",
         }
     }
 
@@ -113,9 +117,12 @@ impl Table {
         const BY_PROJECT: &[Index] = &[PROJECT];
         match self {
             Table::Projects => &[UPDATED],
-            Table::Chapters | Table::History | Table::Goals | Table::Watched | Table::Meta => {
-                BY_PROJECT
-            }
+            Table::Chapters
+            | Table::History
+            | Table::Goals
+            | Table::Watched
+            | Table::Meta
+            | Table::Bible => BY_PROJECT,
             Table::Notes => &[PROJECT, TAGS, UPDATED],
             Table::Audit => &[PROJECT, TIME],
         }
@@ -124,7 +131,7 @@ impl Table {
 
 /// The tables (with their indexes) of a schema version. Version 1 had projects, chapters,
 /// history and meta; version 2 added memory (notes, goals, watched entities), the audit log
-/// and the `updated` index on projects.
+/// and the `updated` index on projects; version 3 added the story bible.
 pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     if version <= 1 {
         return vec![
@@ -136,6 +143,7 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     }
     Table::ALL
         .iter()
+        .filter(|t| version >= 3 || **t != Table::Bible)
         .map(|t| (*t, t.indexes().to_vec()))
         .collect()
 }
@@ -157,6 +165,9 @@ pub enum StoreError {
     /// The transaction was aborted (nothing of it was written).
     #[error("the write was aborted: {0}")]
     Aborted(String),
+    /// An [`Op::Expect`] did not hold (nothing of the batch was written).
+    #[error("the data changed meanwhile: {0}")]
+    Conflict(String),
     /// Any other storage failure.
     #[error("storage failed: {0}")]
     Failed(String),
@@ -179,6 +190,27 @@ pub enum Op {
         /// Key.
         key: String,
     },
+    /// A precondition, checked inside the transaction when it is reached: the record's
+    /// `field` equals `equals` (`null` when the record or field is absent). If not, the
+    /// batch fails with [`StoreError::Conflict`] and nothing of it is written. This is how a
+    /// decision is taken exactly once across tabs (compare-and-set).
+    Expect {
+        /// Table.
+        table: Table,
+        /// Key.
+        key: String,
+        /// The field checked.
+        field: String,
+        /// Its expected value.
+        equals: Value,
+    },
+}
+
+impl Op {
+    /// Whether a record (or its absence) meets an [`Op::Expect`].
+    pub fn expectation_holds(record: Option<&Value>, field: &str, equals: &Value) -> bool {
+        record.and_then(|r| r.get(field)).unwrap_or(&Value::Null) == equals
+    }
 }
 
 /// Writes committed together: all or nothing.
@@ -212,6 +244,16 @@ impl Batch {
         self.ops.push(Op::Put { table, value });
     }
 
+    /// Add a precondition (see [`Op::Expect`]).
+    pub fn expect(&mut self, table: Table, key: impl Into<String>, field: &str, equals: Value) {
+        self.ops.push(Op::Expect {
+            table,
+            key: key.into(),
+            field: field.to_string(),
+            equals,
+        });
+    }
+
     /// Add a delete.
     pub fn delete(&mut self, table: Table, key: impl Into<String>) {
         self.ops.push(Op::Delete {
@@ -236,7 +278,9 @@ impl Batch {
             .ops
             .iter()
             .map(|op| match op {
-                Op::Put { table, .. } | Op::Delete { table, .. } => *table,
+                Op::Put { table, .. } | Op::Delete { table, .. } | Op::Expect { table, .. } => {
+                    *table
+                }
             })
             .collect();
         tables.sort();

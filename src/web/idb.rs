@@ -131,11 +131,25 @@ impl IdbStore {
             return Ok(());
         }
         // Convert everything before the transaction opens.
+        enum Write<'b> {
+            Put(JsValue),
+            Delete(JsValue),
+            Expect(JsValue, &'b str, &'b Value),
+        }
         let mut writes = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
             writes.push(match op {
-                Op::Put { table, value } => (*table, to_js(value)?, true),
-                Op::Delete { table, key } => (*table, JsValue::from_str(key), false),
+                Op::Put { table, value } => (*table, Write::Put(to_js(value)?)),
+                Op::Delete { table, key } => (*table, Write::Delete(JsValue::from_str(key))),
+                Op::Expect {
+                    table,
+                    key,
+                    field,
+                    equals,
+                } => (
+                    *table,
+                    Write::Expect(JsValue::from_str(key), field.as_str(), equals),
+                ),
             });
         }
         let names: Vec<&str> = batch.tables().iter().map(|t| t.name()).collect();
@@ -143,7 +157,7 @@ impl IdbStore {
             .db()?
             .transaction(&names, TransactionMode::ReadWrite)
             .map_err(storage_error)?;
-        for (written, (table, value, put)) in writes.into_iter().enumerate() {
+        for (written, (table, write)) in writes.into_iter().enumerate() {
             if batch.abort_after == Some(written) {
                 tx.abort().await.map_err(storage_error)?;
                 return Err(StoreError::Aborted(format!(
@@ -151,10 +165,28 @@ impl IdbStore {
                 )));
             }
             let store = tx.store(table.name()).map_err(storage_error)?;
-            if put {
-                store.put(&value, None).await.map_err(storage_error)?;
-            } else {
-                store.delete(value).await.map_err(storage_error)?;
+            match write {
+                Write::Put(value) => {
+                    store.put(&value, None).await.map_err(storage_error)?;
+                }
+                Write::Delete(key) => {
+                    store.delete(key).await.map_err(storage_error)?;
+                }
+                Write::Expect(key, field, equals) => {
+                    // Read inside the same readwrite transaction: no other transaction on
+                    // this table can run between the check and the writes after it.
+                    let record = match store.get(key).await.map_err(storage_error)? {
+                        Some(v) if !v.is_undefined() => Some(from_js(&v)?),
+                        _ => None,
+                    };
+                    if !Op::expectation_holds(record.as_ref(), field, equals) {
+                        tx.abort().await.map_err(storage_error)?;
+                        return Err(StoreError::Conflict(format!(
+                            "'{}' no longer has {field} = {equals}",
+                            table.name()
+                        )));
+                    }
+                }
             }
         }
         match tx.done().await.map_err(storage_error)? {

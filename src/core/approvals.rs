@@ -1,0 +1,560 @@
+//! Human in the loop, served by the [`Core`]: pending approvals, the writer's decisions, and
+//! paused runs.
+//!
+//! When an agent's call needs the writer's approval ([`crate::policy`]), nothing changes; the
+//! call is saved as a pending approval (`meta/approval:<project>:<run>:<call>`) in the same
+//! batch as its audit record, and the page hears `approvals_changed`. In a run, the call's
+//! turn finishes (the other calls run), then the run pauses: its conversation, steps, usage,
+//! single-use guards and waiting calls are saved (`meta/paused:<project>:<run>`), a
+//! `run_paused` event is sent and the `run` request answers with status `paused`.
+//!
+//! `approve {callId, decision: approve|reject, args?, reason?}` decides one call:
+//! - the decision is taken exactly once, even from two tabs (two workers): the approval
+//!   record goes from `pending` to `approved`/`rejected` in a batch that first checks it is
+//!   still `pending` ([`crate::store::Op::Expect`]); the loser gets `already_decided`;
+//! - an approved call runs again with a [`Grant`] of the entity versions the writer saw (with
+//!   the writer's edited arguments, if any): if the entity changed since, the call gets a
+//!   `conflict` result instead of overwriting; its result is saved with the call's changes;
+//! - a rejected call gets a `denied` result, which the model reads;
+//! - when the last waiting call of a paused run is decided, the run resumes in this worker
+//!   (events under the same run id, starting with `run_resumed`), and `approve` answers when
+//!   the run ends or pauses again. A paused run survives a reload: a new worker resumes it.
+//!
+//! `list_approvals` gives the waiting calls of the open project (the page shows them as
+//! cards after a reload). `abort_run` on a paused run cancels its waiting calls (they get
+//! `aborted` results) and ends it.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::run::{PausedRun, RunPlan};
+use super::{CallCtx, Core};
+use crate::commands::Origin;
+use crate::error::Error;
+use crate::policy::Grant;
+use crate::session::ToolCall;
+use crate::store::{Batch, StoreError, Table};
+use crate::tools::{ToolError, ToolResult};
+
+/// How many times a paused run's record update is retried when another tab wrote it first.
+const RUN_RECORD_RETRIES: usize = 8;
+
+/// Whether a result says the call waits for the writer's approval.
+pub(super) fn is_approval_required(result: &ToolResult) -> bool {
+    !result.is_success()
+        && result.data.get("code").and_then(Value::as_str) == Some("approval_required")
+}
+
+fn approval_key(project: &str, run: Option<&str>, call_id: &str) -> String {
+    format!("approval:{project}:{}:{call_id}", run.unwrap_or("-"))
+}
+
+fn paused_key(project: &str, run: &str) -> String {
+    format!("paused:{project}:{run}")
+}
+
+/// What the page shows for one waiting call: the call, the entity, and each field's
+/// current and proposed value.
+pub(super) fn approval_card(record: &Value) -> Value {
+    let request = &record["request"];
+    let fields = request["fields"].as_array().cloned().unwrap_or_default();
+    let mut current = serde_json::Map::new();
+    let mut proposed = serde_json::Map::new();
+    for f in &fields {
+        if let Some(name) = f["field"].as_str() {
+            current.insert(name.to_string(), f["current"].clone());
+            proposed.insert(name.to_string(), f["proposed"].clone());
+        }
+    }
+    json!({
+        "callId": record["callId"],
+        "call_id": record["callId"],
+        "run": record["run"],
+        "state": record["state"],
+        "tool": record["tool"],
+        "args": record["args"],
+        "origin": record["origin"],
+        "kind": request["kind"],
+        "entityId": request["id"],
+        "version": request["version"],
+        "reason": request["reason"],
+        "fields": fields,
+        "current": current,
+        "proposed": proposed,
+        "createdMs": record["createdMs"],
+    })
+}
+
+/// `approve` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct ApproveParams {
+    call_id: String,
+    decision: Decision,
+    /// The writer's edit of the call's arguments (approve only).
+    #[serde(default)]
+    args: Option<Value>,
+    /// Why (told to the model with a rejection).
+    #[serde(default)]
+    reason: Option<String>,
+    /// The run, when the same call id waits in more than one.
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Decision {
+    Approve,
+    Reject,
+}
+
+/// `list_approvals` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct ListApprovals {
+    /// Only this run's.
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+impl Core {
+    /// The pending-approval record of a call that needs approval.
+    pub(super) fn approval_record(
+        &self,
+        project: &str,
+        run: Option<&str>,
+        call: &ToolCall,
+        origin: &Origin,
+        result: &ToolResult,
+    ) -> Value {
+        let call_id = call.id.clone().unwrap_or_default();
+        json!({
+            "id": approval_key(project, run, &call_id),
+            "project": project,
+            "kind": "approval",
+            "state": "pending",
+            "run": run,
+            "callId": call_id,
+            "tool": call.name,
+            "args": call.args,
+            "origin": origin.to_string(),
+            "request": result.data.get("details").cloned().unwrap_or(Value::Null),
+            "createdMs": self.env.clock.now_ms(),
+        })
+    }
+
+    pub(super) fn emit_approvals_changed(&self, project: &str, requested: Option<&Value>) {
+        self.emit(
+            "approvals_changed",
+            json!({
+                "project": project,
+                "requested": requested.map(approval_card),
+            }),
+        );
+    }
+
+    async fn approval_records(&self, project: &str) -> Result<Vec<Value>, Error> {
+        Ok(self
+            .env
+            .store
+            .get_by_index(Table::Meta, "project", json!(project))
+            .await?
+            .into_iter()
+            .filter(|r| r["kind"] == "approval")
+            .collect())
+    }
+
+    /// Cards of the waiting calls of a project (of one run, if given), oldest first.
+    pub(super) async fn pending_cards(
+        &self,
+        project: &str,
+        run: Option<&str>,
+    ) -> Result<Vec<Value>, Error> {
+        let mut records: Vec<Value> = self
+            .approval_records(project)
+            .await?
+            .into_iter()
+            .filter(|r| r["state"] == "pending")
+            .filter(|r| run.is_none_or(|run| r["run"] == run))
+            .collect();
+        records.sort_by_key(|r| r["createdMs"].as_u64().unwrap_or(0));
+        Ok(records.iter().map(approval_card).collect())
+    }
+
+    pub(super) async fn list_approvals(&self, p: ListApprovals) -> Result<Value, Error> {
+        let project = self.current()?;
+        let approvals = self.pending_cards(&project, p.run_id.as_deref()).await?;
+        let paused: Vec<Value> = self
+            .paused_runs(&project)
+            .await?
+            .iter()
+            .map(|r| json!({"run": r["run"], "pending": r["paused"]["pending"].as_array().map_or(0, Vec::len)}))
+            .collect();
+        Ok(json!({ "project": project, "approvals": approvals, "pausedRuns": paused }))
+    }
+
+    /// Serve `approve`: decide one waiting call, run it if approved, and resume its run when
+    /// it was the run's last waiting call.
+    pub(super) async fn approve(&self, p: ApproveParams) -> Result<Value, Error> {
+        let project = self.current()?;
+        let records = self.approval_records(&project).await?;
+        let matching: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["callId"] == p.call_id.as_str())
+            .filter(|r| p.run_id.as_deref().is_none_or(|run| r["run"] == run))
+            .collect();
+        let Some(record) = matching.iter().find(|r| r["state"] == "pending").copied() else {
+            return Err(match matching.first() {
+                Some(r) => already_decided(&p.call_id, r["state"].as_str().unwrap_or("decided")),
+                None => Error::Tool(ToolError::not_found(format!(
+                    "no call '{}' waits for approval in this project",
+                    p.call_id.chars().take(100).collect::<String>()
+                ))),
+            });
+        };
+        if p.decision == Decision::Reject && p.args.is_some() {
+            return Err(super::invalid(
+                "approve",
+                "'args' go with an approval, not a rejection",
+            ));
+        }
+        if p.args.as_ref().is_some_and(|a| !a.is_object()) {
+            return Err(super::invalid("approve", "'args' must be an object"));
+        }
+        let key = record["id"].as_str().unwrap_or_default().to_string();
+        let run = record["run"].as_str().map(str::to_string);
+        let origin: Origin = record["origin"]
+            .as_str()
+            .unwrap_or_default()
+            .parse()
+            .map_err(|e: crate::commands::BadOrigin| super::invalid("approve", &e.to_string()))?;
+        // Take the decision: exactly once, whichever tab asks first.
+        let mut claimed = record.clone();
+        claimed["state"] = json!(match p.decision {
+            Decision::Approve => "approved",
+            Decision::Reject => "rejected",
+        });
+        claimed["decidedMs"] = json!(self.env.clock.now_ms());
+        if let Some(reason) = &p.reason {
+            claimed["reason"] = json!(reason);
+        }
+        if let Some(args) = &p.args {
+            claimed["editedArgs"] = args.clone();
+        }
+        let mut batch = Batch::new();
+        batch.expect(Table::Meta, key.clone(), "state", json!("pending"));
+        batch.put_value(Table::Meta, claimed.clone());
+        match self.env.store.commit(batch).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(_)) => return Err(already_decided(&p.call_id, "decided")),
+            Err(e) => return Err(e.into()),
+        }
+        let call = ToolCall {
+            id: Some(p.call_id.clone()),
+            name: record["tool"].as_str().unwrap_or_default().to_string(),
+            args: p.args.clone().unwrap_or_else(|| record["args"].clone()),
+        };
+        let result = match p.decision {
+            Decision::Reject => {
+                let result = denied(&call.name, p.reason.as_deref());
+                claimed["state"] = json!("done");
+                claimed["result"] = serde_json::to_value(&result).unwrap_or_default();
+                let mut batch = Batch::new();
+                batch.put_value(Table::Meta, claimed);
+                self.env.store.commit(batch).await?;
+                result
+            }
+            Decision::Approve => {
+                let request = &record["request"];
+                let mut grant = Grant::default();
+                if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
+                    let kind: crate::bible::Kind =
+                        kind.parse().map_err(|e: crate::bible::BibleError| {
+                            super::invalid("approve", &e.to_string())
+                        })?;
+                    grant.versions.insert(
+                        Grant::key(kind, id),
+                        request["version"].as_u64().unwrap_or(0),
+                    );
+                }
+                let ctx = CallCtx {
+                    run: run.clone(),
+                    grant: Some(grant),
+                    approval: Some(claimed),
+                };
+                let (result, edits) = self
+                    .execute_call_with(&project, call, origin, None, ctx)
+                    .await?;
+                if let Some(run) = &run {
+                    for edit in edits {
+                        self.emit_run(
+                            run,
+                            json!({"type": "edit_applied", "id": p.call_id, "chapter": edit.chapter, "version": edit.version}),
+                        );
+                    }
+                }
+                result
+            }
+        };
+        let status = crate::agent::result_status(&result);
+        self.emit_approvals_changed(&project, None);
+        self.emit(
+            "approval_decided",
+            json!({
+                "project": project,
+                "callId": p.call_id,
+                "run": run,
+                "decision": match p.decision { Decision::Approve => "approve", Decision::Reject => "reject" },
+                "status": status,
+            }),
+        );
+        if let Some(run) = &run {
+            self.emit_run(
+                run,
+                json!({"type": "tool_call_finished", "id": p.call_id, "name": record["tool"], "status": status}),
+            );
+        }
+        let mut answer = json!({
+            "callId": p.call_id,
+            "decision": match p.decision { Decision::Approve => "approve", Decision::Reject => "reject" },
+            "status": status,
+            "result": result,
+            "run": Value::Null,
+        });
+        if status == "pending" {
+            // The edited call needs another approval: the run stays paused.
+            return Ok(answer);
+        }
+        if let Some(run) = run {
+            let text = serde_json::to_string(&result).unwrap_or_default();
+            if let Some(paused) = self
+                .record_run_result(&project, &run, &p.call_id, text)
+                .await?
+            {
+                answer["run"] = self.resume(paused).await?;
+            } else {
+                answer["run"] = json!({"run": run, "status": "paused"});
+            }
+        }
+        Ok(answer)
+    }
+
+    /// Save a decided call's result in its paused run. Returns the run when that was its
+    /// last waiting call (this worker then resumes it); retried when another tab wrote the
+    /// record first.
+    async fn record_run_result(
+        &self,
+        project: &str,
+        run: &str,
+        call_id: &str,
+        text: String,
+    ) -> Result<Option<PausedRun>, Error> {
+        let key = paused_key(project, run);
+        for _ in 0..RUN_RECORD_RETRIES {
+            let Some(record) = self.env.store.get(Table::Meta, &key).await? else {
+                return Ok(None);
+            };
+            if record["state"] != "paused" {
+                return Ok(None);
+            }
+            let rev = record["rev"].clone();
+            let mut paused: PausedRun =
+                serde_json::from_value(record["paused"].clone()).map_err(|e| {
+                    Error::Store(StoreError::Invalid {
+                        table: "meta",
+                        reason: e.to_string(),
+                    })
+                })?;
+            paused.results.insert(call_id.to_string(), text.clone());
+            let complete = paused
+                .pending
+                .iter()
+                .all(|c| paused.results.contains_key(&c.id));
+            let mut next = record.clone();
+            next["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
+            next["paused"] = serde_json::to_value(&paused).unwrap_or_default();
+            if complete {
+                next["state"] = json!("resuming");
+            }
+            let mut batch = Batch::new();
+            batch.expect(Table::Meta, key.clone(), "rev", rev);
+            batch.put_value(Table::Meta, next);
+            match self.env.store.commit(batch).await {
+                Ok(()) => return Ok(complete.then_some(paused)),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(Error::Busy(
+            "another tab keeps changing this run; try again".into(),
+        ))
+    }
+
+    /// Resume a paused run whose waiting calls all have results.
+    async fn resume(&self, paused: PausedRun) -> Result<Value, Error> {
+        let PausedRun {
+            project,
+            run_id,
+            spec,
+            mut messages,
+            steps,
+            usage,
+            pending,
+            results,
+            guards,
+        } = paused;
+        crate::agent::complete_paused(&mut messages, &pending, &results);
+        self.guards.borrow_mut().insert(run_id.clone(), guards);
+        self.emit_run(
+            &run_id,
+            json!({"type": "run_resumed", "project": project, "agent": spec.name, "steps": steps}),
+        );
+        let plan = RunPlan {
+            project,
+            run_id,
+            spec,
+        };
+        self.drive(plan, messages, (steps, usage)).await
+    }
+
+    /// Save a paused run.
+    pub(super) async fn save_paused(&self, paused: &PausedRun) -> Result<(), Error> {
+        let mut batch = Batch::new();
+        batch.put_value(
+            Table::Meta,
+            json!({
+                "id": paused_key(&paused.project, &paused.run_id),
+                "project": paused.project,
+                "kind": "paused_run",
+                "state": "paused",
+                "rev": 0,
+                "run": paused.run_id,
+                "paused": paused,
+            }),
+        );
+        self.env.store.commit(batch).await?;
+        Ok(())
+    }
+
+    /// The paused runs of a project.
+    pub(super) async fn paused_runs(&self, project: &str) -> Result<Vec<Value>, Error> {
+        Ok(self
+            .env
+            .store
+            .get_by_index(Table::Meta, "project", json!(project))
+            .await?
+            .into_iter()
+            .filter(|r| r["kind"] == "paused_run" && r["state"] == "paused")
+            .collect())
+    }
+
+    /// Forget a run's saved pause (it ended).
+    pub(super) async fn forget_paused(&self, project: &str, run: &str) -> Result<(), Error> {
+        let key = paused_key(project, run);
+        if self.env.store.get(Table::Meta, &key).await?.is_some() {
+            let mut batch = Batch::new();
+            batch.delete(Table::Meta, key);
+            self.env.store.commit(batch).await?;
+        }
+        Ok(())
+    }
+
+    /// Cancel the waiting calls of a run (it was aborted): each is taken from `pending` to
+    /// `cancelled`, unless a tab decided it first.
+    pub(super) async fn cancel_pending(&self, project: &str, run: &str) -> Result<(), Error> {
+        let mut any = false;
+        for record in self.approval_records(project).await? {
+            if record["state"] != "pending" || record["run"] != run {
+                continue;
+            }
+            let mut cancelled = record.clone();
+            cancelled["state"] = json!("cancelled");
+            let mut batch = Batch::new();
+            batch.expect(
+                Table::Meta,
+                record["id"].as_str().unwrap_or_default(),
+                "state",
+                json!("pending"),
+            );
+            batch.put_value(Table::Meta, cancelled);
+            match self.env.store.commit(batch).await {
+                Ok(()) => any = true,
+                Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if any {
+            self.emit_approvals_changed(project, None);
+        }
+        Ok(())
+    }
+
+    /// Abort a paused run of the open project: its waiting calls get `aborted` results, the
+    /// conversation is kept, and the run ends. False if there is no such paused run.
+    pub(super) async fn abort_paused(&self, run: &str) -> Result<bool, Error> {
+        let Ok(project) = self.current() else {
+            return Ok(false);
+        };
+        let key = paused_key(&project, run);
+        let Some(record) = self.env.store.get(Table::Meta, &key).await? else {
+            return Ok(false);
+        };
+        if record["state"] != "paused" {
+            return Ok(false);
+        }
+        let mut batch = Batch::new();
+        batch.expect(Table::Meta, key.clone(), "rev", record["rev"].clone());
+        batch.delete(Table::Meta, key);
+        match self.env.store.commit(batch).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(_)) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+        self.cancel_pending(&project, run).await?;
+        if let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) {
+            let mut messages = paused.messages;
+            crate::agent::complete_paused(&mut messages, &paused.pending, &paused.results);
+            let mut conversation: Vec<crate::llm::Message> = messages
+                .into_iter()
+                .filter(|m| m.role != crate::llm::Role::System)
+                .collect();
+            super::run::trim_conversation(&mut conversation);
+            self.conversations
+                .borrow_mut()
+                .insert(project.clone(), conversation);
+            self.emit_run(
+                run,
+                json!({"type": "run_aborted", "status": "aborted", "run": run, "steps": paused.steps, "usage": paused.usage, "text": ""}),
+            );
+        }
+        Ok(true)
+    }
+}
+
+fn already_decided(call_id: &str, state: &str) -> Error {
+    Error::Tool(ToolError::new(
+        "already_decided",
+        format!(
+            "the call '{}' was already {state}; it runs at most once",
+            call_id.chars().take(100).collect::<String>()
+        ),
+    ))
+}
+
+/// The result a rejected call gets: the model reads it.
+fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
+    let why = reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map_or(String::new(), |r| format!(" The writer said: {r}"));
+    ToolResult::error(
+        &ToolError::new(
+            "denied",
+            format!(
+                "The writer rejected this {tool} call; nothing was changed.{why} Do not make the same change again unless the writer asks for it."
+            ),
+        ),
+        Default::default(),
+    )
+}

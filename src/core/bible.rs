@@ -1,0 +1,177 @@
+//! The writer's story-bible requests, served by the [`Core`]: `bible_list`, `bible_save`
+//! and `bible_delete`.
+//!
+//! The writer's changes carry origin `human` (so agents must ask before overwriting them).
+//! A save or delete may name the version the writer's form was based on (`baseVersion`): if
+//! the entity changed since (an agent updated it meanwhile), the request fails with
+//! `conflict` and changes nothing, so the writer never overwrites what they have not seen.
+//! Each change is saved as one batch and announced with `bible_changed`.
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::{invalid, Core, Touched};
+use crate::bible::{is_empty_value, Actor, BibleError, Entity, Kind};
+use crate::commands::Origin;
+use crate::error::Error;
+use crate::tools::ToolError;
+
+/// `bible_list` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct BibleList {
+    /// Only this kind.
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+/// `bible_save` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct BibleSave {
+    kind: String,
+    /// The entity; a new one (id made from its name) when absent.
+    #[serde(default)]
+    id: Option<String>,
+    /// Fields to set (`null` clears one).
+    fields: Map<String, Value>,
+    /// The version the writer's form showed.
+    #[serde(default)]
+    base_version: Option<u64>,
+}
+
+/// `bible_delete` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct BibleDelete {
+    kind: String,
+    id: String,
+    #[serde(default)]
+    base_version: Option<u64>,
+}
+
+fn kind_of(request: &str, kind: &str) -> Result<Kind, Error> {
+    kind.parse()
+        .map_err(|e: BibleError| invalid(request, &e.to_string()))
+}
+
+fn bible_error(e: BibleError) -> Error {
+    Error::Tool(ToolError::from(e))
+}
+
+fn check_base(entity: &Entity, base: Option<u64>) -> Result<(), Error> {
+    match base {
+        Some(base) if base != entity.version => Err(bible_error(BibleError::Stale {
+            kind: entity.kind,
+            id: entity.id.clone(),
+            expected: base,
+            current: entity.version,
+        })),
+        _ => Ok(()),
+    }
+}
+
+impl Core {
+    pub(super) fn bible_list(&self, p: BibleList) -> Result<Value, Error> {
+        let only = p
+            .kind
+            .as_deref()
+            .map(|k| kind_of("bible_list", k))
+            .transpose()?;
+        self.with_session(|s| {
+            let mut kinds = Map::new();
+            for kind in Kind::ALL {
+                if only.is_some_and(|o| o != kind) {
+                    continue;
+                }
+                let list: Vec<Value> = s.bible.list(kind).map(Entity::flat).collect();
+                kinds.insert(kind.name().into(), json!(list));
+            }
+            Ok(json!({ "project": s.project.id, "kinds": kinds }))
+        })
+    }
+
+    pub(super) async fn bible_save(&self, p: BibleSave) -> Result<Value, Error> {
+        let kind = kind_of("bible_save", &p.kind)?;
+        let now = self.env.clock.now_ms();
+        let fields: Vec<(String, Value)> = p.fields.into_iter().collect();
+        if fields.is_empty() {
+            return Err(invalid(
+                "bible_save",
+                "'fields' must name at least one field",
+            ));
+        }
+        self.mutate(|s| {
+            let id = match p.id.as_deref().map(str::trim) {
+                Some(id) if !id.is_empty() => id.to_string(),
+                _ => match kind.singleton_id() {
+                    Some(only) => only.to_string(),
+                    None => {
+                        let hint = kind
+                            .fields()
+                            .iter()
+                            .find(|f| f.required)
+                            .and_then(|f| fields.iter().find(|(n, _)| n == f.name))
+                            .and_then(|(_, v)| v.as_str())
+                            .unwrap_or(kind.name());
+                        s.bible.fresh_id(kind, hint)
+                    }
+                },
+            };
+            let entity = match s.bible.get(kind, &id) {
+                Some(existing) => {
+                    check_base(existing, p.base_version)?;
+                    s.bible
+                        .update(kind, &id, fields, &Actor::Human, now)
+                        .map_err(bible_error)?
+                }
+                None => {
+                    if p.base_version.is_some_and(|v| v > 0) {
+                        return Err(bible_error(BibleError::NotFound {
+                            kind,
+                            id,
+                            hint: " (it was deleted meanwhile)".into(),
+                        }));
+                    }
+                    let fields = fields
+                        .into_iter()
+                        .filter(|(_, v)| !is_empty_value(Some(v)))
+                        .collect();
+                    s.bible
+                        .create(kind, &id, fields, &Actor::Human, now)
+                        .map_err(bible_error)?
+                }
+            };
+            let flat = entity.flat();
+            let changed = vec![(kind, id)];
+            self.emit_bible(s, &changed, &Origin::User);
+            Ok((
+                flat,
+                Touched {
+                    bible: changed,
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+
+    pub(super) async fn bible_delete(&self, p: BibleDelete) -> Result<Value, Error> {
+        let kind = kind_of("bible_delete", &p.kind)?;
+        self.mutate(|s| {
+            let entity = s.bible.require(kind, &p.id).map_err(bible_error)?;
+            check_base(entity, p.base_version)?;
+            let removed = s.bible.remove(kind, &p.id).map_err(bible_error)?;
+            let changed = vec![(kind, p.id.clone())];
+            self.emit_bible(s, &changed, &Origin::User);
+            Ok((
+                json!({ "deleted": removed.flat() }),
+                Touched {
+                    bible: changed,
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+}
