@@ -1,0 +1,461 @@
+//! Human in the loop: an agent's call that would overwrite what the writer wrote pauses the
+//! run; the writer approves (the call runs exactly once, the run goes on), edits, or rejects
+//! (the model reads the rejection); a decision survives a new worker; a stale approval gets
+//! a conflict instead of overwriting.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use draftsmith::core::Env;
+use draftsmith::llm::client::{
+    HttpResponse, LlmTransport, Scripted, ScriptedTransport, Sleeper, TransportError,
+};
+use draftsmith::llm::HttpRequest;
+use draftsmith::store::{MemoryStore, Store, Table};
+use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures::executor::block_on;
+use futures::future::{self, LocalBoxFuture};
+use serde_json::{json, Value};
+
+const TEXT: &str = "Mara climbed the stair. The lamp was dark.";
+const KEY: &str = "sk-secret-key-123456";
+
+/// A sleeper that never wakes: no timeout or backoff can fire.
+struct NeverSleeper;
+
+impl Sleeper for NeverSleeper {
+    fn sleep(&self, _ms: u64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(future::pending())
+    }
+}
+
+/// Yield to the executor once.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A transport that yields to the executor before each response (as a real network does),
+/// so other requests are served mid-run.
+struct Yielding(ScriptedTransport);
+
+impl LlmTransport for Yielding {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
+        Box::pin(async move {
+            YieldNow(false).await;
+            self.0.send(request).await
+        })
+    }
+}
+
+struct Page {
+    core: Core,
+    events: Rc<RecordingSink>,
+    transport: Rc<Yielding>,
+    next: std::cell::Cell<u64>,
+}
+
+fn sse(chunks: &[Value]) -> String {
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn calls(id: &str, name: &str, args: Value) -> Scripted {
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
+        ]),
+        50,
+    )
+}
+
+fn says(text: &str) -> Scripted {
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ]),
+        50,
+    )
+}
+
+impl Page {
+    fn new(responses: Vec<Scripted>) -> Self {
+        Self::on(
+            Rc::new(MemoryStore::new()),
+            responses,
+            Rc::new(NeverSleeper),
+        )
+    }
+
+    fn on(store: Rc<MemoryStore>, responses: Vec<Scripted>, sleeper: Rc<dyn Sleeper>) -> Self {
+        let events = Rc::new(RecordingSink::default());
+        let transport = Rc::new(Yielding(ScriptedTransport::new(responses)));
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_000)),
+            ids: Rc::new(SequentialIds::new("id")),
+            events: events.clone(),
+            store: store.clone(),
+        })
+        .with_llm(transport.clone(), sleeper);
+        Self {
+            core,
+            events,
+            transport,
+            next: std::cell::Cell::new(1),
+        }
+    }
+
+    async fn send_async(&self, kind: &str, params: Value) -> Value {
+        let id = self.next.get() + 1;
+        self.next.set(id);
+        let text = json!({"id": id, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&self.core.handle_text(&text).await).unwrap()
+    }
+
+    fn send(&self, kind: &str, params: Value) -> Value {
+        block_on(self.send_async(kind, params))
+    }
+
+    fn ok(&self, kind: &str, params: Value) -> Value {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    fn err(&self, kind: &str, params: Value) -> (String, String) {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], false, "{kind} {params} -> {r}");
+        (
+            r["error"]["code"].as_str().unwrap().to_string(),
+            r["error"]["message"].as_str().unwrap().to_string(),
+        )
+    }
+
+    fn project(&self) -> String {
+        let p = self.ok(
+            "create_project",
+            json!({"name": "Lighthouse", "chapters": [{"title": "The Stair", "text": TEXT}]}),
+        );
+        p["chapters"][0]["id"].as_str().unwrap().to_string()
+    }
+
+    fn configure(&self) {
+        self.ok(
+            "set_settings",
+            json!({"provider": "openai", "baseUrl": "http://model.test/v1", "model": "m", "apiKey": KEY}),
+        );
+    }
+
+    /// The `run` events' types, in order.
+    fn run_events(&self) -> Vec<Value> {
+        self.events
+            .peek()
+            .into_iter()
+            .filter(|e| e.kind == "run")
+            .map(|e| e.data)
+            .collect()
+    }
+}
+
+const NOTES: &str = "Mara fears the sea; never let her swim.";
+
+impl Page {
+    /// A human-written character with notes.
+    fn character(&self) {
+        self.ok(
+            "bible_save",
+            json!({"kind": "character", "fields": {"name_src": "Mara", "notes": NOTES}}),
+        );
+    }
+
+    fn notes(&self) -> Value {
+        let list = self.ok("bible_list", json!({"kind": "character"}));
+        list["kinds"]["character"][0]["notes"].clone()
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.transport
+            .0
+            .requests()
+            .iter()
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    fn open(&self, id: &str) {
+        self.ok("open_project", json!({"id": id}));
+    }
+}
+
+fn overwrite_notes(call: &str, notes: &str) -> Scripted {
+    calls(
+        call,
+        "character_update_notes",
+        json!({"character": "mara", "notes": notes}),
+    )
+}
+
+#[test]
+fn a_run_pauses_for_approval_and_a_new_worker_approves_it_exactly_once() {
+    let store = Rc::new(MemoryStore::new());
+    let tab = Page::on(
+        store.clone(),
+        vec![overwrite_notes("call_1", "Mara loves swimming.")],
+        Rc::new(NeverSleeper),
+    );
+    tab.project();
+    tab.configure();
+    tab.character();
+    let project = tab.ok("list_projects", json!({}))["projects"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    assert_eq!(run["status"], "paused", "{run}");
+    assert_eq!(run["pending"][0]["callId"], "call_1");
+    assert_eq!(
+        tab.notes(),
+        NOTES,
+        "nothing changes before the writer decides"
+    );
+    let requested: Vec<Value> = tab
+        .run_events()
+        .into_iter()
+        .filter(|e| e["type"] == "approval_requested")
+        .collect();
+    assert_eq!(requested.len(), 1);
+    assert_eq!(requested[0]["call_id"], "call_1");
+    assert_eq!(requested[0]["tool"], "character_update_notes");
+    assert_eq!(requested[0]["current"]["notes"], NOTES);
+    assert_eq!(requested[0]["proposed"]["notes"], "Mara loves swimming.");
+    // A new run waits for the decision.
+    let (code, _) = tab.err("run", json!({"prompt": "Something else."}));
+    assert_eq!(code, "busy");
+
+    // The page reloads: a new worker on the same storage.
+    drop(tab);
+    let tab = Page::on(
+        store.clone(),
+        vec![says("Mara swims now.")],
+        Rc::new(NeverSleeper),
+    );
+    tab.open(&project);
+    tab.configure();
+    let pending = tab.ok("list_approvals", json!({}));
+    assert_eq!(
+        pending["approvals"].as_array().unwrap().len(),
+        1,
+        "{pending}"
+    );
+    // A second tab (another worker) on the same storage, deciding at the same moment.
+    let other = Page::on(store.clone(), vec![says("never")], Rc::new(NeverSleeper));
+    other.open(&project);
+    other.configure();
+    let (a, b) = block_on(future::join(
+        tab.send_async(
+            "approve",
+            json!({"callId": "call_1", "decision": "approve"}),
+        ),
+        other.send_async(
+            "approve",
+            json!({"callId": "call_1", "decision": "approve"}),
+        ),
+    ));
+    let (won, lost) = if a["ok"] == true { (a, b) } else { (b, a) };
+    assert_eq!(won["ok"], true, "{won}");
+    assert_eq!(lost["ok"], false, "{lost}");
+    assert_eq!(lost["error"]["code"], "conflict", "{lost}");
+    assert_eq!(won["result"]["status"], "success");
+    assert_eq!(won["result"]["run"]["status"], "finished", "{won}");
+    assert_eq!(won["result"]["run"]["text"], "Mara swims now.");
+    let audit: Vec<Value> = block_on(store.get_all(Table::Audit))
+        .unwrap()
+        .into_iter()
+        .filter(|r| r["tool"] == "character_update_notes" && r["status"] == "success")
+        .collect();
+    assert_eq!(audit.len(), 1, "the approved call ran exactly once");
+    assert_eq!(tab.notes(), "Mara loves swimming.");
+    let list = tab.ok("bible_list", json!({"kind": "character"}));
+    assert!(list["kinds"]["character"][0]["notes_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:assistant:"));
+    // The model got the call's result in the resumed conversation (from whichever worker won).
+    let bodies: Vec<String> = tab.bodies().into_iter().chain(other.bodies()).collect();
+    assert_eq!(bodies.len(), 1);
+    assert!(
+        bodies[0].contains("call_1") && bodies[0].contains("success"),
+        "{}",
+        bodies[0]
+    );
+    // Deciding again is refused; nothing waits any more.
+    let (code, message) = tab.err("approve", json!({"callId": "call_1", "decision": "reject"}));
+    assert_eq!(code, "conflict");
+    assert!(message.contains("already"), "{message}");
+    assert_eq!(tab.ok("list_approvals", json!({}))["approvals"], json!([]));
+}
+
+#[test]
+fn a_rejection_reaches_the_model_and_keeps_the_writers_text() {
+    let tab = Page::new(vec![
+        overwrite_notes("call_1", "Mara loves swimming."),
+        says("Understood, I left the notes alone."),
+    ]);
+    tab.project();
+    tab.configure();
+    tab.character();
+    let run = tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    assert_eq!(run["status"], "paused");
+    let answer = tab.ok(
+        "approve",
+        json!({"callId": "call_1", "decision": "reject", "reason": "She must fear water."}),
+    );
+    assert_eq!(answer["status"], "denied");
+    assert_eq!(answer["run"]["status"], "finished");
+    assert_eq!(tab.notes(), NOTES);
+    let bodies = tab.bodies();
+    let last = bodies.last().unwrap();
+    assert!(
+        last.contains("rejected") && last.contains("She must fear water."),
+        "{last}"
+    );
+    let events = tab.run_events();
+    assert!(events.iter().any(|e| e["type"] == "run_resumed"));
+    assert!(events
+        .iter()
+        .any(|e| e["type"] == "tool_call_finished" && e["status"] == "denied"));
+}
+
+#[test]
+fn an_approval_of_a_field_that_changed_since_gets_a_conflict() {
+    let tab = Page::new(vec![
+        overwrite_notes("call_1", "Mara loves swimming."),
+        says("The notes changed; I stopped."),
+    ]);
+    tab.project();
+    tab.configure();
+    tab.character();
+    tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    // The writer edits the notes while the card is shown.
+    tab.ok(
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"notes": "Mara learns to swim in book two."}}),
+    );
+    let answer = tab.ok(
+        "approve",
+        json!({"callId": "call_1", "decision": "approve"}),
+    );
+    assert_eq!(answer["status"], "error");
+    assert_eq!(answer["result"]["data"]["code"], "conflict", "{answer}");
+    assert_eq!(tab.notes(), "Mara learns to swim in book two.");
+    assert_eq!(answer["run"]["status"], "finished");
+}
+
+#[test]
+fn the_writer_can_approve_with_edited_arguments() {
+    let tab = Page::new(vec![
+        overwrite_notes("call_1", "Mara loves swimming."),
+        says("Done."),
+    ]);
+    tab.project();
+    tab.configure();
+    tab.character();
+    tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    let answer = tab.ok(
+        "approve",
+        json!({"callId": "call_1", "decision": "approve",
+               "args": {"character": "mara", "notes": "Mara fears the sea but swims to save her brother."}}),
+    );
+    assert_eq!(answer["status"], "success", "{answer}");
+    assert_eq!(
+        tab.notes(),
+        "Mara fears the sea but swims to save her brother."
+    );
+}
+
+#[test]
+fn aborting_a_paused_run_cancels_its_approvals() {
+    let tab = Page::new(vec![
+        overwrite_notes("call_1", "Mara loves swimming."),
+        says("Fresh start."),
+    ]);
+    tab.project();
+    tab.configure();
+    tab.character();
+    tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    assert_eq!(
+        tab.ok("abort_run", json!({"runId": "r1"}))["aborted"],
+        json!(["r1"])
+    );
+    assert_eq!(tab.ok("list_approvals", json!({}))["approvals"], json!([]));
+    let (code, _) = tab.err(
+        "approve",
+        json!({"callId": "call_1", "decision": "approve"}),
+    );
+    assert_eq!(code, "conflict");
+    assert_eq!(tab.notes(), NOTES);
+    // The project is free again, and the conversation stays valid (the call has a result).
+    let run = tab.ok("run", json!({"prompt": "Start over."}));
+    assert_eq!(run["status"], "finished");
+    let body = tab.bodies().last().unwrap().clone();
+    assert!(
+        body.contains("call_1") && body.contains("aborted"),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_direct_agent_call_waits_for_approval_too() {
+    let tab = Page::new(vec![]);
+    tab.project();
+    tab.character();
+    let result = tab.ok(
+        "execute",
+        json!({"tool": "character_update_notes", "origin": "agent:lore",
+               "args": {"character": "mara", "notes": "Brave."}}),
+    );
+    assert_eq!(result["data"]["code"], "approval_required", "{result}");
+    let call = result["data"]["details"]["callId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(tab.notes(), NOTES);
+    let answer = tab.ok("approve", json!({"callId": call, "decision": "approve"}));
+    assert_eq!(answer["status"], "success");
+    assert_eq!(answer["run"], Value::Null);
+    assert_eq!(tab.notes(), "Brave.");
+}
