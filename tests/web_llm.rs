@@ -2,65 +2,20 @@
 //! server's scriptable mock LLM (`make test` starts it on 127.0.0.1:8788 for this layer).
 #![cfg(target_arch = "wasm32")]
 
-use draftsmith::llm::client::{call_model, CallError, CallOptions, LlmTransport};
+use draftsmith::llm::client::{call_model, CallError, CallOptions};
 use draftsmith::llm::retry::RetryPolicy;
-use draftsmith::llm::{
-    build_request, HttpRequest, Message, ProviderConfig, ProviderKind, RequestOptions,
-};
+use draftsmith::llm::{build_request, Message, ProviderConfig, ProviderKind, RequestOptions};
 use draftsmith::web::fetch::{FetchTransport, JsSleeper};
-use draftsmith::web::JsIds;
-use draftsmith::IdSource;
-use serde_json::{json, Value};
+use serde_json::json;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const MOCK: &str = match option_env!("DRAFTSMITH_MOCK_URL") {
-    Some(url) => url,
-    None => "http://127.0.0.1:8788/",
-};
-
-/// A fresh mock script with these responses queued; returns its base URL.
-async fn script(responses: Value) -> String {
-    let name = format!("w{}", &JsIds.next_id()[..8]);
-    let queue = HttpRequest {
-        method: "POST".into(),
-        url: format!("{MOCK}mock/{name}/responses"),
-        headers: vec![],
-        body: responses.to_string(),
-    };
-    let response = FetchTransport
-        .send(&queue)
-        .await
-        .expect("the mock server is running");
-    assert_eq!(response.status, 204);
-    format!("{MOCK}mock/{name}/v1")
-}
+mod web_common;
+use web_common::{data, script};
 
 async fn requests_made(base: &str) -> usize {
-    let url = base.trim_end_matches("/v1").to_string() + "/requests";
-    let mut response = FetchTransport
-        .send(&HttpRequest {
-            method: "GET".into(),
-            url,
-            headers: vec![],
-            body: String::new(),
-        })
-        .await
-        .unwrap();
-    let mut body = Vec::new();
-    while let Some(Ok(chunk)) = response.body.next_chunk().await {
-        body.extend(chunk);
-    }
-    serde_json::from_slice::<Value>(&body)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .len()
-}
-
-fn data(v: Value) -> String {
-    format!("data: {v}")
+    web_common::requests_made(base).await.len()
 }
 
 fn tool_call_events() -> Vec<String> {

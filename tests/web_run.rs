@@ -6,8 +6,6 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use draftsmith::core::Env;
-use draftsmith::llm::client::LlmTransport;
-use draftsmith::llm::HttpRequest;
 use draftsmith::protocol::Event;
 use draftsmith::web::fetch::{FetchTransport, JsSleeper};
 use draftsmith::web::idb::IdbStore;
@@ -18,56 +16,10 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const MOCK: &str = match option_env!("DRAFTSMITH_MOCK_URL") {
-    Some(url) => url,
-    None => "http://127.0.0.1:8788/",
-};
+mod web_common;
+use web_common::{calls, data, requests_made, says, script};
 
 const TEXT: &str = "Mara climbed the stair. The lamp was dark.";
-
-/// A fresh mock script with these responses queued; returns its base URL.
-async fn script(responses: Value) -> String {
-    let name = format!("r{}", &JsIds.next_id()[..8]);
-    let response = FetchTransport
-        .send(&HttpRequest {
-            method: "POST".into(),
-            url: format!("{MOCK}mock/{name}/responses"),
-            headers: vec![],
-            body: responses.to_string(),
-        })
-        .await
-        .expect("the mock server is running");
-    assert_eq!(response.status, 204);
-    format!("{MOCK}mock/{name}/v1")
-}
-
-fn data(v: Value) -> String {
-    format!("data: {v}")
-}
-
-/// An OpenAI-style streamed answer calling tools `(id, name, args)`, arguments split in two.
-fn calls(list: &[(&str, &str, Value)]) -> Value {
-    let mut events = Vec::new();
-    for (i, (id, name, args)) in list.iter().enumerate() {
-        let args = args.to_string();
-        let (a, b) = args.split_at(args.len() / 2);
-        events.push(data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": a}}]}, "finish_reason": null}]})));
-        events.push(data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": b}}]}, "finish_reason": null}]})));
-    }
-    events.push(data(
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-    ));
-    events.push("data: [DONE]".into());
-    json!({"events": events, "splitBytes": 11, "gapMs": 2})
-}
-
-fn says(text: &str) -> Value {
-    json!({"events": [
-        data(json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})),
-        data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
-        "data: [DONE]"
-    ]})
-}
 
 /// Records events; can send the core a request when it sees a given run event (the way a
 /// page reacts to events), without waiting for it.
@@ -325,26 +277,4 @@ async fn an_abort_mid_tool_lets_the_command_finish_and_runs_nothing_after_it() {
     assert_eq!(finished, ["success", "aborted"]);
     assert_eq!(requests_made(&base).await.len(), 1);
     w.close().await;
-}
-
-async fn requests_made(base: &str) -> Vec<Value> {
-    let url = base.trim_end_matches("/v1").to_string() + "/requests";
-    let mut response = FetchTransport
-        .send(&HttpRequest {
-            method: "GET".into(),
-            url,
-            headers: vec![],
-            body: String::new(),
-        })
-        .await
-        .unwrap();
-    let mut body = Vec::new();
-    while let Some(Ok(chunk)) = response.body.next_chunk().await {
-        body.extend(chunk);
-    }
-    serde_json::from_slice::<Value>(&body)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
 }
