@@ -136,7 +136,20 @@ export interface Settings {
   extraHeaderNames: string[];
   /** Whether provider, base URL and model are all set. */
   configured: boolean;
+  /** Approval policies by tool name, over each tool's default. */
+  approvalPolicies: Record<string, ApprovalPolicy>;
+  /** An agent's update of a field another origin wrote less than this long ago is refused. */
+  recentUpdateWindowMs: number;
+  /** The machine-translation endpoint (LibreTranslate-compatible); '' when none. */
+  mtlEndpoint: string;
 }
+
+/**
+ * How careful a tool is with the story bible: `permissive` never asks the writer,
+ * `standard` asks before overwriting or removing what the writer (or an import) wrote,
+ * `strict` always asks.
+ */
+export type ApprovalPolicy = 'permissive' | 'standard' | 'strict';
 
 /** A change to the settings: fields left out keep their value. */
 export interface SettingsPatch {
@@ -160,14 +173,21 @@ export interface SettingsPatch {
   connectTimeoutMs?: number;
   /** 1 000 to 600 000. */
   idleTimeoutMs?: number;
+  /** Policies by tool name; `null` goes back to the tool's default. */
+  approvalPolicies?: Record<string, ApprovalPolicy | null>;
+  /** At most 86 400 000 (a day). */
+  recentUpdateWindowMs?: number;
+  /** http:// or https://; '' forgets it. */
+  mtlEndpoint?: string;
 }
 
 export interface Usage { input_tokens: number; output_tokens: number }
 
-/** How a run ended. */
+/** How a run ended (or paused). */
 export interface RunResult {
   run: string;
-  status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted';
+  /** `paused`: calls wait for the writer's approval (see `pending`); `approve()` resumes it. */
+  status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' | 'paused';
   /** The model's last text. */
   text: string;
   /** Model calls made. */
@@ -175,6 +195,8 @@ export interface RunResult {
   usage: Usage;
   /** Why it failed (`failed` only). */
   message?: string;
+  /** The calls waiting for approval (`paused` only). */
+  pending?: ApprovalCard[];
 }
 
 /** The events of one run, in order; every one carries the run id. */
@@ -183,12 +205,125 @@ export type RunEvent = { run: string } & (
   | { type: 'text_delta'; text: string }
   | { type: 'tool_call_proposed'; id: string; name: string }
   | { type: 'tool_call_started'; id: string; name: string; arguments: Record<string, unknown> }
-  | { type: 'tool_call_finished'; id: string; name: string; status: 'success' | 'error' | 'aborted' }
+  | { type: 'tool_call_finished'; id: string; name: string; status: ToolCallStatus }
   | { type: 'edit_applied'; id: string; chapter: string; version: number }
   | { type: 'step_finished'; step: number }
   | { type: 'usage'; usage: Usage }
-  | ({ type: 'run_finished' | 'run_failed' | 'run_aborted' } & Omit<RunResult, 'run'>)
+  | ({ type: 'run_finished' | 'run_failed' | 'run_aborted' } & Omit<RunResult, 'run' | 'pending'>)
+  /** A call needs the writer's approval (the card to show); nothing changed yet. */
+  | ({ type: 'approval_requested' } & Omit<ApprovalCard, 'run'>)
+  /** The run stopped to wait for approvals; it resumes when the last one is decided. */
+  | ({ type: 'run_paused'; status: 'paused'; pending: ApprovalCard[] } & Omit<RunResult, 'run' | 'status' | 'pending'>)
+  /** A paused run goes on (in the worker where its last waiting call was decided). */
+  | { type: 'run_resumed'; project: string; agent: string; steps: number }
 );
+
+/**
+ * A tool call's outcome in a run: `pending` waits for the writer's approval, `denied` was
+ * rejected by the writer (the model reads a result with code `denied`).
+ */
+export type ToolCallStatus = 'success' | 'error' | 'aborted' | 'pending' | 'denied';
+
+
+/** The kinds of story-bible entities. */
+export type BibleKind =
+  | 'scene'
+  | 'character'
+  | 'location'
+  | 'route'
+  | 'glossary'
+  | 'styleguide'
+  | 'ui_settings'
+  | 'contextdoc'
+  | 'translation'
+  | 'qa';
+
+/** Who wrote a bible field: the writer (`human`), an import, or `agent:<name>:<YYYY-MM-DD>`. */
+export type FieldOrigin = 'human' | 'import' | `agent:${string}`;
+
+/** The fields of each kind (`null` when unset). */
+export interface BibleFields {
+  scene: { chapter: string | null; span: { start: number; end: number } | null; summary: string | null; tags: string[] | null; primary_characters: string[] | null; locations: string[] | null };
+  character: { name_src: string | null; name_tgt: string | null; aliases: string[] | null; pronouns: string | null; notes: string | null };
+  location: { name_src: string | null; name_tgt: string | null; description: string | null };
+  route: { synopsis: string | null; primary_characters: string[] | null; scene_ids: string[] | null };
+  glossary: { term_src: string | null; term_tgt: string | null; notes: string | null };
+  styleguide: { markdown: string | null };
+  ui_settings: { line_length_limit: number | null; lines_per_box: number | null; notes: string | null };
+  contextdoc: { title: string | null; text: string | null };
+  translation: { scene: string | null; line: number | null; source: string | null; target: string | null };
+  qa: { check: string | null; scene: string | null; line: number | null; severity: string | null; message: string | null };
+}
+
+/** Each field's `<field>_origin`. */
+export type FieldOrigins<F> = { [K in keyof F as `${K & string}_origin`]: FieldOrigin | null };
+
+/** A story-bible entity, flat: its fields and, beside each, who wrote it. */
+export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
+  ? { kind: K; id: string; version: number } & BibleFields[K] & FieldOrigins<BibleFields[K]>
+  : never;
+
+/** `bible.list()`: the open project's entities by kind. */
+export interface BibleListing {
+  project: string;
+  kinds: { [K in BibleKind]?: BibleEntity<K>[] };
+}
+
+/** One field of an approval card. */
+export interface ApprovalField {
+  field: string;
+  /** Its value now. */
+  current: unknown;
+  /** Who wrote the current value. */
+  current_origin: FieldOrigin | null;
+  /** What the call would make it (`null` for a removal). */
+  proposed: unknown;
+}
+
+/** A call waiting for the writer's approval, as the page shows it. */
+export interface ApprovalCard {
+  callId: string;
+  /** The same as callId (snake_case spelling). */
+  call_id: string;
+  /** The paused run it belongs to (`null` for a call made outside a run). */
+  run: string | null;
+  state: 'pending' | 'approved' | 'rejected' | 'done' | 'cancelled';
+  tool: string;
+  args: Record<string, unknown>;
+  /** The agent's origin, `agent:<name>`. */
+  origin: Origin;
+  kind: BibleKind;
+  entityId: string;
+  /** The entity's version the request was made on. */
+  version: number;
+  /** Why the call needs approval. */
+  reason: string;
+  fields: ApprovalField[];
+  current: Record<string, unknown>;
+  proposed: Record<string, unknown>;
+  createdMs: number;
+}
+
+/** What `approve()` resolves with. */
+export interface ApprovalResult {
+  callId: string;
+  decision: 'approve' | 'reject';
+  /** The call's result status: `denied` after a rejection, `pending` if an edited call needs another approval. */
+  status: 'success' | 'error' | 'denied' | 'pending';
+  /** The call's tool result. */
+  result: ToolResult;
+  /** The resumed run's result, once it ended or paused again; `null` when no run resumed. */
+  run: RunResult | null;
+}
+
+export interface ApproveOptions extends RequestOptions {
+  /** The writer's edit of the call's arguments (approve only). */
+  args?: Record<string, unknown>;
+  /** Why (a rejection's reason is told to the model). */
+  reason?: string;
+  /** The run, when the same call id waits in more than one. */
+  runId?: string;
+}
 
 export interface RunOptions {
   /** An agent name (edits get origin `agent:<name>`), or a name and a system prompt. */
@@ -207,10 +342,15 @@ export interface RunOptions {
   runId?: string;
 }
 
-/** A run in progress: iterate it for its events. */
+/**
+ * A run in progress: iterate it for its events, until `run_finished`, `run_failed`,
+ * `run_aborted` or `run_paused`. A paused run resumes when its calls are approved or
+ * rejected (`approve()`); its later events arrive through `on('run', ...)` under the same
+ * run id, and `approve()` resolves with its result.
+ */
 export interface RunHandle extends AsyncIterable<RunEvent> {
   readonly id: string;
-  /** Resolves when the run ends; rejects if it could not start (`no_model`, `busy`, ...). */
+  /** Resolves when the run ends or pauses; rejects if it could not start (`no_model`, `busy`, ...). */
   readonly result: Promise<RunResult>;
   /** Stop the run: a command in progress completes, nothing after it runs. */
   abort(): void;
@@ -250,6 +390,12 @@ export interface EventMap {
   chapters_changed: ProjectSummary;
   /** The agent's memory changed. */
   memory_changed: { project: string; tool?: string; written?: number; remote?: boolean };
+  /** A story-bible entity changed (by the writer, an agent or an import); `entity` is null once deleted. */
+  bible_changed: { project: string; kind: BibleKind; id: string; origin: Origin; entity: BibleEntity | null };
+  /** Approvals were requested (`requested`: the new card) or decided (`requested: null`). */
+  approvals_changed: { project: string; requested: ApprovalCard | null };
+  /** A waiting call was decided (here or in another tab). */
+  approval_decided: { project: string; callId: string; run: string | null; decision: 'approve' | 'reject'; status: ApprovalResult['status'] };
 }
 
 export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K) => void;
@@ -322,8 +468,33 @@ export declare class Draftsmith {
     context(request: string, budget?: number, options?: RequestOptions): Promise<{ block: string }>;
     write(notes: NewNote[], options?: RequestOptions): Promise<{ written: string[] }>;
   };
-  /** Answer a run's approval request (approvals arrive with the story bible). */
-  approve(callId: string, decision: 'approve' | 'reject', options?: RequestOptions): Promise<unknown>;
+  /**
+   * Decide a call waiting for approval. Resolves when its paused run (if this was its last
+   * waiting call) has resumed and ended or paused again; the resumed run's events arrive
+   * through `on('run', ...)`. No timeout unless `timeoutMs` is given. A call already decided
+   * rejects with `conflict`.
+   */
+  approve(callId: string, decision: 'approve' | 'reject', options?: ApproveOptions): Promise<ApprovalResult>;
+  /** The open project's story bible. */
+  readonly bible: {
+    /** Every kind's entities, or one kind's. */
+    list(kind?: BibleKind, options?: RequestOptions): Promise<BibleListing>;
+    /**
+     * Create (no `id`: made from the name) or update an entity; the fields get origin
+     * `human`. `null` clears a field. With `baseVersion`, rejects with `conflict` (and
+     * changes nothing) if the entity changed since.
+     */
+    save<K extends BibleKind>(kind: K, fields: Partial<BibleFields[K]>, options?: RequestOptions & { id?: string | null; baseVersion?: number | null }): Promise<BibleEntity<K>>;
+    /** Delete an entity (`conflict` if it changed since `baseVersion`). */
+    delete<K extends BibleKind>(kind: K, id: string, options?: RequestOptions & { baseVersion?: number | null }): Promise<{ deleted: BibleEntity<K> }>;
+  };
+  /** Calls waiting for the writer's approval. */
+  readonly approvals: {
+    /** The open project's waiting calls (oldest first) and paused runs. */
+    list(options?: RequestOptions & { runId?: string }): Promise<{ project: string; approvals: ApprovalCard[]; pausedRuns: { run: string; pending: number }[] }>;
+    /** The same as `Draftsmith.approve`. */
+    approve(callId: string, decision: 'approve' | 'reject', options?: ApproveOptions): Promise<ApprovalResult>;
+  };
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;
   /** Redo the last undone group. */

@@ -12,6 +12,9 @@ export class DraftsmithError extends Error {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** The run events after which a run's iteration stops. */
+const RUN_END = new Set(['run_finished', 'run_failed', 'run_aborted', 'run_paused']);
+
 export class Draftsmith {
   /**
    * Start a worker and resolve once its core is ready.
@@ -219,11 +222,56 @@ export class Draftsmith {
   }
 
   /**
-   * Answer an approval request of a run (`decision`: 'approve' or 'reject'). Approvals arrive
-   * with the story bible (issue 7); until then the core answers `unknown_request`.
+   * The open project's story bible: `list(kind?)` (every kind, or one), `save(kind, fields,
+   * {id?, baseVersion?})` (create without `id`, its id made from the name; update with it:
+   * the writer's fields get origin `human`; with `baseVersion`, a changed entity rejects
+   * with code `conflict` and nothing changes), `delete(kind, id, {baseVersion?})`.
    */
-  approve(callId, decision, options) {
-    return this.request('approve', { callId, decision }, options);
+  get bible() {
+    return {
+      list: (kind, options) => this.request('bible_list', kind === undefined ? {} : { kind }, options),
+      save: (kind, fields, { id, baseVersion, ...options } = {}) => {
+        const params = { kind, fields };
+        if (id !== undefined && id !== null) params.id = id;
+        if (baseVersion !== undefined && baseVersion !== null) params.baseVersion = baseVersion;
+        return this.request('bible_save', params, options);
+      },
+      delete: (kind, id, { baseVersion, ...options } = {}) => {
+        const params = { kind, id };
+        if (baseVersion !== undefined && baseVersion !== null) params.baseVersion = baseVersion;
+        return this.request('bible_delete', params, options);
+      },
+    };
+  }
+
+  /**
+   * Calls waiting for the writer's approval: `list({runId?})` gives the open project's
+   * waiting calls as cards (also after a reload) and its paused runs; `approve(...)` is
+   * `Draftsmith.approve`.
+   */
+  get approvals() {
+    return {
+      list: ({ runId, ...options } = {}) => this.request('list_approvals', runId === undefined ? {} : { runId }, options),
+      approve: (callId, decision, options) => this.approve(callId, decision, options),
+    };
+  }
+
+  /**
+   * Decide a call waiting for approval: `decision` 'approve' (optionally with the writer's
+   * edited `args`) or 'reject' (with an optional `reason`, which the model reads). An approved
+   * call runs (a `conflict` result if its entity changed since the writer saw it); a rejected
+   * one gets a `denied` result. If it was the last waiting call of a paused run, the run
+   * resumes: its events arrive through `on('run', ...)` under the same run id (starting with
+   * `run_resumed`), and this resolves when the resumed run ends (or pauses again), with its
+   * result under `run`. No timeout by default. Deciding a call twice (here or in another tab)
+   * rejects with code `conflict`.
+   */
+  approve(callId, decision, { args, reason, runId, ...options } = {}) {
+    const params = { callId, decision };
+    if (args !== undefined) params.args = args;
+    if (reason !== undefined) params.reason = reason;
+    if (runId !== undefined && runId !== null) params.runId = runId;
+    return this.request('approve', params, { timeoutMs: 0, ...options });
   }
 
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
@@ -264,8 +312,10 @@ export class Draftsmith {
   /**
    * Start an agent run on the open project. Returns a RunHandle at once: iterate it
    * (`for await (const event of handle)`) for the run's events until its last one
-   * (`run_finished`, `run_failed` or `run_aborted`); `handle.result` resolves with how it
-   * ended; `handle.abort()` or the `signal` option stops it (an edit in progress completes,
+   * (`run_finished`, `run_failed`, `run_aborted`, or `run_paused` when calls wait for the
+   * writer's approval); `handle.result` resolves with how it ended (status `paused` with the
+   * waiting calls under `pending`: `approve()` them to resume the run, whose further events
+   * arrive through `on('run', ...)`); `handle.abort()` or the `signal` option stops it (an edit in progress completes,
    * nothing after it runs). A run that cannot start (no model, another run going on, bad
    * options) rejects `result` and throws from the iteration.
    */
@@ -336,7 +386,7 @@ export class Draftsmith {
           if (queue.length) {
             const event = queue.shift();
             yield event;
-            if (event.type === 'run_finished' || event.type === 'run_failed' || event.type === 'run_aborted') return;
+            if (RUN_END.has(event.type)) return;
             continue;
           }
           if (done) {

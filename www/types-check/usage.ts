@@ -2,6 +2,10 @@
 // it against draftsmith.d.ts. Nothing here runs.
 import { Draftsmith, DraftsmithError } from '../draftsmith.js';
 import type {
+  ApprovalCard,
+  ApprovalResult,
+  BibleEntity,
+  BibleListing,
   ChangeSet,
   ErrorCode,
   HistoryList,
@@ -69,12 +73,52 @@ export async function everything(): Promise<void> {
     const e: RunEvent = event;
     if (e.type === 'text_delta') console.log(e.text);
     if (e.type === 'tool_call_finished') console.log(e.name, e.status);
+    if (e.type === 'approval_requested') console.log(e.callId, e.fields.length);
+    if (e.type === 'run_paused') console.log(e.pending.map((c) => c.tool));
     if (e.type === 'edit_applied') console.log(e.chapter, e.version);
   }
   run.abort();
   const end: RunResult = await run.result;
-  const status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' = end.status;
-  await client.approve('call-1', 'approve');
+  const status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' | 'paused' = end.status;
+  const waiting: ApprovalCard[] = end.pending ?? [];
+
+  // Settings for approvals and conflict detection.
+  const policies = await client.settings.set({ approvalPolicies: { character_update_notes: 'strict', scene_update_summary: null }, recentUpdateWindowMs: 5_000, mtlEndpoint: '' });
+  const strict: 'permissive' | 'standard' | 'strict' | undefined = policies.approvalPolicies['character_update_notes'];
+  const windowMs: number = policies.recentUpdateWindowMs;
+  const mtl: string = policies.mtlEndpoint;
+
+  // The story bible.
+  const bible: BibleListing = await client.bible.list();
+  const characters = bible.kinds.character ?? [];
+  const onlyScenes = await client.bible.list('scene');
+  const span = onlyScenes.kinds.scene?.[0]?.span;
+  const mara: BibleEntity<'character'> = await client.bible.save('character', { name_src: 'Mara', notes: 'Fears the dark.', aliases: ['M.'] });
+  const notesOrigin: 'human' | 'import' | `agent:${string}` | null = mara.notes_origin;
+  try {
+    await client.bible.save('character', { notes: 'Loves storms.' }, { id: mara.id, baseVersion: mara.version });
+  } catch (err) {
+    if (err instanceof DraftsmithError && err.code === 'conflict') await client.bible.list('character');
+  }
+  const gone: BibleEntity<'character'> = (await client.bible.delete('character', mara.id, { baseVersion: mara.version + 1 })).deleted;
+
+  // Approvals: cards, decisions, and a paused run that resumes.
+  const pending = await client.approvals.list();
+  const cards: ApprovalCard[] = pending.approvals;
+  for (const card of cards) {
+    for (const f of card.fields) console.log(f.field, f.current, f.current_origin, f.proposed);
+  }
+  const pausedRuns: number = pending.pausedRuns.length;
+  const offResumed = client.on('run', (e) => {
+    if (e.type === 'run_resumed') console.log('resumed', e.run, e.steps);
+    if (e.type === 'approval_requested') console.log(e.tool, e.entityId, e.proposed);
+    if (e.type === 'run_paused') console.log(e.pending.length);
+  });
+  const decided: ApprovalResult = await client.approve('call-1', 'approve', { args: { character: 'Mara', notes: 'Edited.' }, runId: 'run-1' });
+  const resumed: RunResult | null = decided.run;
+  const rejected: ApprovalResult = await client.approvals.approve('call-2', 'reject', { reason: 'Keep my notes.', timeoutMs: 60_000 });
+  const denied: boolean = rejected.status === 'denied';
+  offResumed();
 
   // Events and errors.
   const off = client.on('edit', (data) => {
@@ -88,6 +132,9 @@ export async function everything(): Promise<void> {
   client.on('ui', (data) => console.log(data.cursor));
   client.on('saved', (data) => console.log(data.at));
   client.on('chapters_changed', (data) => console.log(data.chapters.length));
+  client.on('bible_changed', (data) => console.log(data.kind, data.id, data.origin, data.entity?.version));
+  client.on('approvals_changed', (data) => console.log(data.project, data.requested?.callId));
+  client.on('approval_decided', (data) => console.log(data.callId, data.decision, data.status));
   client.on('*', (data, type) => console.log(type, data));
   try {
     await client.request('no_such_request');
@@ -98,5 +145,5 @@ export async function everything(): Promise<void> {
     }
   }
   client.close();
-  void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, settings, current, status];
+  void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, settings, current, status, waiting, strict, windowMs, mtl, characters, span, notesOrigin, gone, pausedRuns, resumed, denied];
 }
