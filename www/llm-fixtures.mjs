@@ -8,7 +8,10 @@
 //   note: TEXT / remember TEXT   -> write_memory_note {text: TEXT, type: "fact"}
 //   find "TEXT"                  -> navigate_to_text {query: TEXT, searchType: "fuzzy"}
 //   go to chapter N              -> jump_to_chapter {chapter: N}
+//   set notes of NAME to "TEXT"  -> character_update_notes {character: NAME, notes: TEXT}
 //   anything else                -> a short text answer listing what it understands
+// After a tool result it says "Done.", that the writer declined (a result with code
+// `denied`), or what went wrong.
 //
 // Mock LLM, scriptable: POST /mock/<script>/responses with a JSON array of responses queues
 // them; each model request to /mock/<script>/... takes the next one:
@@ -93,17 +96,25 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Mara to "some notes".';
+
+/** What the demo model says after a tool result (the result's JSON text). */
+function sumUp(content) {
+  let result = null;
+  try {
+    result = JSON.parse(content);
+  } catch {}
+  const status = result?.status ?? 'done';
+  if (status === 'success') return 'Done.';
+  const code = result?.data?.code;
+  if (code === 'denied') return 'You declined that change, so nothing was changed.';
+  if (code === 'approval_required') return 'That change waits for your approval.';
+  return `That did not work: ${String(content).slice(0, 200)}`;
+}
 
 function decide(messages) {
   const last = messages[messages.length - 1] ?? {};
-  if (last.role === 'tool') {
-    let status = 'done';
-    try {
-      status = JSON.parse(last.content).status ?? status;
-    } catch {}
-    return { text: status === 'success' ? 'Done.' : `That did not work: ${String(last.content).slice(0, 200)}` };
-  }
+  if (last.role === 'tool') return { text: sumUp(last.content) };
   const text = typeof last.content === 'string' ? last.content.trim() : '';
   let m;
   if ((m = text.match(/replace\s+["“](.+?)["”]\s+with\s+["“](.*?)["”]/i))) {
@@ -114,6 +125,9 @@ function decide(messages) {
   }
   if ((m = text.match(/find\s+["“](.+?)["”]/i))) {
     return { call: { name: 'navigate_to_text', arguments: { query: m[1], searchType: 'fuzzy' } } };
+  }
+  if ((m = text.match(/set\s+(?:the\s+)?notes\s+(?:of|for)\s+(.+?)\s+to\s+["“]([\s\S]*?)["”]/i))) {
+    return { call: { name: 'character_update_notes', arguments: { character: m[1].trim(), notes: m[2] } } };
   }
   if ((m = text.match(/go to chapter\s+(\S+)/i))) {
     return { call: { name: 'jump_to_chapter', arguments: { chapter: m[1] } } };

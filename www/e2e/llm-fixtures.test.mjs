@@ -26,6 +26,22 @@ test('the demo model answers instructions with tool calls, and other text with h
   assert.equal((await call('find "north stair"')).message.tool_calls[0].function.name, 'navigate_to_text');
   assert.equal((await call('go to chapter 3')).message.tool_calls[0].function.name, 'jump_to_chapter');
   assert.match((await call('hello')).message.content, /offline demo model/);
+  const notes = (await call('set notes of Mara to "Loves storms, fears boats."')).message.tool_calls[0].function;
+  assert.equal(notes.name, 'character_update_notes');
+  assert.deepEqual(JSON.parse(notes.arguments), { character: 'Mara', notes: 'Loves storms, fears boats.' });
+  // After a tool result it sums up, and says so clearly when the writer declined the call.
+  const after = async (result) => {
+    const messages = [
+      { role: 'user', content: 'set notes of Mara to "x"' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'character_update_notes', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: JSON.stringify(result) },
+    ];
+    const r = await post('demo/v1/chat/completions', { stream: false, messages });
+    return (await r.json()).choices[0].message.content;
+  };
+  assert.equal(await after({ status: 'success', data: {}, meta: {} }), 'Done.');
+  assert.match(await after({ status: 'error', data: { code: 'denied', message: 'The writer rejected this call' }, meta: {} }), /declined/);
+  assert.match(await after({ status: 'error', data: { code: 'not_found', message: 'no such character' }, meta: {} }), /did not work.*no such character/);
   // Streamed: OpenAI chunks ending in usage and [DONE]; arguments arrive in pieces.
   const r = await post('demo/v1/chat/completions', { stream: true, messages: [{ role: 'user', content: 'replace "a" with "b"' }] });
   assert.equal(r.headers.get('content-type'), 'text/event-stream; charset=utf-8');
