@@ -19,7 +19,8 @@ const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmi
 // none keeps a stale copy of a project (and none overwrites another's work).
 const CHANNEL = typeof BroadcastChannel === 'function' ? new BroadcastChannel(`draftsmith:${DATABASE}`) : null;
 const INSTANCE = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-const SHARED_EVENTS = new Set(['saved', 'projects_changed', 'memory_changed']);
+// Events other tabs hear too (with `remote: true`): approvals are decided once, in any tab.
+const SHARED_EVENTS = new Set(['saved', 'projects_changed', 'memory_changed', 'approvals_changed', 'approval_decided']);
 
 let core = null;
 let generation = 0;
@@ -160,8 +161,8 @@ if (CHANNEL) {
       internal('reload_project', { id: message.data.project });
     } else if (message.type === 'projects_changed') {
       postEvent('projects_changed', { remote: true });
-    } else if (message.type === 'memory_changed') {
-      postEvent('memory_changed', { ...message.data, remote: true });
+    } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
+      postEvent(message.type, { ...message.data, remote: true });
     }
   };
 }

@@ -1,7 +1,7 @@
 // The demo editor page as a writer uses it: typing (saved, survives a reload), asking the
 // agent (demo model and scripted mock), undo/redo through the core, typing during a run,
-// cancelling, offline writing, and the layout at desktop and phone sizes (screenshots kept
-// in artifacts/).
+// cancelling, offline writing, and the layout (chapters, story bible, editor, chat) at desktop
+// and phone sizes (screenshots kept in artifacts/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openReady, ARTIFACTS } from './harness.mjs';
@@ -174,7 +174,7 @@ for (const [name, viewport] of [
     await ask(page, 'note: the lamp is a motif');
     await page.getByTestId('tool-card').filter({ hasText: 'success' }).first().waitFor();
     const boxes = {};
-    for (const id of ['chapter-list', 'editor', 'chat-log', 'chat-input', 'status']) {
+    for (const id of ['chapter-list', 'bible-panel', 'editor', 'chat-log', 'chat-input', 'status']) {
       boxes[id] = await page.getByTestId(id).boundingBox();
       assert.ok(boxes[id] && boxes[id].width > 0 && boxes[id].height > 0, `${id} is visible`);
       assert.ok(boxes[id].x >= 0 && boxes[id].x + boxes[id].width <= viewport.width + 1, `${id} fits the width`);

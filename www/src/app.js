@@ -1,24 +1,14 @@
 // The demo editor: a CodeMirror 6 editor driven by the draftsmith core in a worker, with
-// chapters, a chat with the agent, the shared undo history, the agent's memory and settings.
+// chapters, the story bible, a chat with the agent (and approval cards for the changes it
+// must ask for), the shared undo history, the agent's memory and settings.
 // Bundled by esbuild into dist/app.js (scripts/build-page.sh).
 import { EditorView, keymap, Decoration } from '@codemirror/view';
 import { EditorState, EditorSelection, StateField, StateEffect } from '@codemirror/state';
 import { defaultKeymap } from '@codemirror/commands';
 import { Draftsmith } from '../draftsmith.js';
 import { ChapterSync, fromCore, charToUtf16, utf16ToChar } from './sync.js';
-
-const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
-const el = (tag, props = {}, ...children) => {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === 'class') node.className = v;
-    else if (k === 'testid') node.dataset.testid = v;
-    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null) node.setAttribute(k, v);
-  }
-  for (const c of children) if (c !== null && c !== undefined) node.append(c);
-  return node;
-};
+import { $, el } from './dom.js';
+import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 
 const DEMO_SAMPLE = [
   {
@@ -33,9 +23,13 @@ const app = {
   chapter: null, // the open chapter's id
   sync: null,
   view: null,
-  run: null,
+  run: null, // the run the chat follows: {abort()}
   settings: null,
   selectionTimer: null,
+  deciding: new Set(), // approval cards being decided here, by key
+  decided: new Set(), // approval cards decided (here or in another tab), by key
+  cardSeq: 0,
+  bible: bibleState,
 };
 
 // ---------------------------------------------------------------- status bar
@@ -293,6 +287,75 @@ function toolCard(id, name) {
   return card;
 }
 
+/** A handler that shows one run's events in the chat (a new run's, or a resumed one's). */
+function runView() {
+  let bubble = null;
+  let max = app.settings?.maxSteps ?? 20;
+  const card = (id, name) => document.querySelector(`.tool-card[data-call="${CSS.escape(id)}"]`) ?? toolCard(id, name);
+  return (e) => {
+    switch (e.type) {
+      case 'run_started':
+        max = e.maxSteps;
+        $('step-counter').textContent = `step 0 / ${max}`;
+        break;
+      case 'run_resumed':
+        bubble = null;
+        $('step-counter').textContent = `step ${e.steps} / ${max}`;
+        chatItem('note', 'The agent goes on.');
+        break;
+      case 'text_delta':
+        bubble ??= chatItem('assistant', '');
+        bubble.textContent += e.text;
+        bubble.scrollIntoView({ block: 'end' });
+        break;
+      case 'tool_call_proposed':
+        bubble = null;
+        card(e.id, e.name);
+        break;
+      case 'tool_call_started': {
+        const node = card(e.id, e.name);
+        node.dataset.status = 'running';
+        node.querySelector('.state').textContent = 'running';
+        node.querySelector('.args').textContent = JSON.stringify(e.arguments);
+        break;
+      }
+      case 'tool_call_finished': {
+        const node = card(e.id, e.name);
+        node.dataset.status = e.status;
+        node.querySelector('.state').textContent = e.status === 'pending' ? 'waiting for your approval' : e.status;
+        break;
+      }
+      case 'approval_requested':
+        bubble = null;
+        showApprovalCard(e);
+        break;
+      case 'step_finished':
+        bubble = null;
+        $('step-counter').textContent = `step ${e.step} / ${max}`;
+        break;
+      case 'run_paused':
+        bubble = null;
+        for (const c of e.pending ?? []) showApprovalCard(c);
+        chatItem('note', `Paused: the agent waits for your approval (${e.pending?.length ?? 0} ${e.pending?.length === 1 ? 'change' : 'changes'}).`);
+        break;
+      case 'run_failed':
+        chatItem('error', `The run failed: ${e.message}`);
+        break;
+      case 'run_aborted':
+        chatItem('note', 'Cancelled.');
+        break;
+      case 'run_finished':
+        if (e.status !== 'finished') chatItem('note', `Stopped: ${e.status.replace('_', ' ')}.`);
+        break;
+    }
+  };
+}
+
+function setRunning(running) {
+  $('chat-send').disabled = running;
+  $('chat-cancel').disabled = !running;
+}
+
 async function send(event) {
   event?.preventDefault();
   const input = $('chat-input');
@@ -302,71 +365,152 @@ async function send(event) {
   chatItem('user', prompt);
   await app.sync?.whenSynced();
   const controller = new AbortController();
-  const settings = app.settings ?? {};
   const run = app.client.run(prompt, { signal: controller.signal });
-  app.run = { controller, run };
-  $('chat-send').disabled = true;
-  $('chat-cancel').disabled = false;
-  const cards = new Map();
-  let bubble = null;
-  let max = settings.maxSteps ?? 20;
-  $('step-counter').textContent = `step 0 / ${max}`;
+  app.run = { abort: () => controller.abort() };
+  setRunning(true);
+  $('step-counter').textContent = `step 0 / ${app.settings?.maxSteps ?? 20}`;
+  const view = runView();
   try {
-    for await (const e of run) {
-      switch (e.type) {
-        case 'run_started':
-          max = e.maxSteps;
-          $('step-counter').textContent = `step 0 / ${max}`;
-          break;
-        case 'text_delta':
-          bubble ??= chatItem('assistant', '');
-          bubble.textContent += e.text;
-          bubble.scrollIntoView({ block: 'end' });
-          break;
-        case 'tool_call_proposed':
-          bubble = null;
-          cards.set(e.id, toolCard(e.id, e.name));
-          break;
-        case 'tool_call_started': {
-          const card = cards.get(e.id) ?? toolCard(e.id, e.name);
-          cards.set(e.id, card);
-          card.dataset.status = 'running';
-          card.querySelector('.state').textContent = 'running';
-          card.querySelector('.args').textContent = JSON.stringify(e.arguments);
-          break;
-        }
-        case 'tool_call_finished': {
-          const card = cards.get(e.id) ?? toolCard(e.id, e.name);
-          card.dataset.status = e.status;
-          card.querySelector('.state').textContent = e.status;
-          break;
-        }
-        case 'step_finished':
-          bubble = null;
-          $('step-counter').textContent = `step ${e.step} / ${max}`;
-          break;
-        case 'run_failed':
-          chatItem('error', `The run failed: ${e.message}`);
-          break;
-        case 'run_aborted':
-          chatItem('note', 'Cancelled.');
-          break;
-        case 'run_finished':
-          if (e.status !== 'finished') chatItem('note', `Stopped: ${e.status.replace('_', ' ')}.`);
-          break;
-      }
-    }
+    for await (const e of run) view(e);
   } catch (err) {
     chatItem('error', err.code === 'offline' ? err.message : `The agent could not start: ${err.message}`);
   } finally {
     app.run = null;
-    $('chat-send').disabled = false;
-    $('chat-cancel').disabled = true;
+    setRunning(false);
+  }
+}
+
+// ---------------------------------------------------------------- approvals
+
+const cardKey = (card) => `${card.run ?? '-'}:${card.callId}`;
+
+function approvalCardNode(card) {
+  const title = entityTitle(card.kind, card.entityId);
+  const node = el(
+    'li',
+    { class: 'approval-card', testid: 'approval-card', 'data-call': card.callId, 'data-run': card.run ?? '', 'data-tool': card.tool, 'data-entity': `${card.kind}/${card.entityId}` },
+    el(
+      'div',
+      { class: 'approval-head' },
+      el('strong', {}, 'Approve this change?'),
+      ' ',
+      el('span', { class: 'name', testid: 'approval-tool' }, card.tool),
+      ' on ',
+      el('span', { class: 'entity', testid: 'approval-entity' }, `${card.kind} “${title}”`),
+    ),
+    el('p', { class: 'approval-reason' }, `${card.origin}: ${card.reason ?? 'needs your approval'}`),
+    el(
+      'div',
+      { class: 'approval-fields' },
+      ...(card.fields ?? []).map((f) =>
+        el(
+          'div',
+          { class: 'approval-field', 'data-field': f.field },
+          el('div', { class: 'field-name' }, fieldLabel(card.kind, f.field)),
+          el('div', { class: 'approval-current', testid: 'approval-current' }, el('span', { class: 'label' }, 'now '), originBadge(f.current_origin), ' ', el('span', { class: 'value' }, showValue(f.current))),
+          el('div', { class: 'approval-proposed', testid: 'approval-proposed' }, el('span', { class: 'label' }, 'proposed '), el('span', { class: 'value' }, f.proposed === null ? '(removed)' : showValue(f.proposed))),
+        ),
+      ),
+    ),
+    el(
+      'div',
+      { class: 'approval-buttons' },
+      el('button', { type: 'button', class: 'approve', testid: 'approval-approve', onclick: () => decide(card, 'approve', node) }, 'Approve'),
+      el('button', { type: 'button', class: 'reject', testid: 'approval-reject', onclick: () => decide(card, 'reject', node) }, 'Reject'),
+    ),
+    el('p', { class: 'approval-state', role: 'status' }),
+  );
+  node.dataset.key = cardKey(card);
+  node.dataset.seq = String(++app.cardSeq);
+  return node;
+}
+
+function cardNode(key) {
+  return [...document.querySelectorAll('[data-testid="approval-card"]')].find((n) => n.dataset.key === key) ?? null;
+}
+
+/** Show a waiting call's card in the chat (once). */
+function showApprovalCard(card) {
+  if (!card?.callId || (card.state && card.state !== 'pending')) return;
+  const key = cardKey(card);
+  if (app.decided.has(key) || cardNode(key)) return;
+  const node = approvalCardNode(card);
+  $('chat-log').append(node);
+  node.scrollIntoView({ block: 'end' });
+}
+
+function removeApprovalCard(key) {
+  if (!app.deciding.has(key)) cardNode(key)?.remove();
+}
+
+/** Show the open project's waiting calls (on boot, after a reload, when another tab decides). */
+async function refreshApprovals() {
+  if (!app.project) return;
+  const since = app.cardSeq;
+  let listing;
+  try {
+    listing = await app.client.approvals.list();
+  } catch {
+    return;
+  }
+  if (listing.project !== app.project.id) return;
+  const keys = new Set(listing.approvals.map(cardKey));
+  for (const node of document.querySelectorAll('[data-testid="approval-card"]')) {
+    // Cards shown after the list was asked for are newer than it.
+    if (!keys.has(node.dataset.key) && Number(node.dataset.seq) <= since) removeApprovalCard(node.dataset.key);
+  }
+  for (const card of listing.approvals) showApprovalCard(card);
+}
+
+/** The writer approves or rejects a card; a paused run resumes and shows here as usual. */
+async function decide(card, decision, node) {
+  const key = cardKey(card);
+  const stateText = node.querySelector('.approval-state');
+  if (app.deciding.has(key)) return;
+  if (app.run) {
+    stateText.textContent = 'The agent is busy: wait for it to finish (or cancel it) first.';
+    return;
+  }
+  app.deciding.add(key);
+  node.dataset.state = 'deciding';
+  for (const button of node.querySelectorAll('button')) button.disabled = true;
+  stateText.textContent = decision === 'approve' ? 'Approving…' : 'Rejecting…';
+  const what = `${card.tool} on ${card.kind} “${entityTitle(card.kind, card.entityId)}”`;
+  chatItem('note decision', decision === 'approve' ? `You approved ${what}.` : `You rejected ${what}; nothing changes.`);
+  const runId = card.run;
+  const view = runView();
+  const off = runId ? app.client.on('run', (e) => e.run === runId && view(e)) : null;
+  if (runId) {
+    app.run = { abort: () => app.client.request('abort_run', { runId }).catch(() => {}) };
+    setRunning(true);
+  }
+  try {
+    const result = await app.client.approve(card.callId, decision, runId ? { runId } : {});
+    app.decided.add(key);
+    if (!runId) chatItem('note', `${card.tool}: ${result.status}`);
+    else if (result.status === 'error') chatItem('error', `${card.tool} did not run: ${result.result?.data?.message ?? 'error'}`);
+  } catch (err) {
+    if (err.code === 'conflict') app.decided.add(key);
+    chatItem('error', err.code === 'conflict' ? `That change was already decided (in another tab?): ${err.message}` : `Could not ${decision} the change: ${err.message}`);
+  } finally {
+    off?.();
+    app.deciding.delete(key);
+    if (app.decided.has(key)) removeApprovalCard(key);
+    else {
+      node.dataset.state = 'pending';
+      for (const button of node.querySelectorAll('button')) button.disabled = false;
+      stateText.textContent = '';
+    }
+    if (runId) {
+      app.run = null;
+      setRunning(false);
+    }
+    refreshApprovals();
   }
 }
 
 function cancel() {
-  app.run?.controller.abort();
+  app.run?.abort();
 }
 
 // ---------------------------------------------------------------- history
@@ -480,6 +624,13 @@ async function openInitialProject() {
   app.project = id ? await app.client.projects.open(id) : await app.client.projects.create('My novel', DEMO_SAMPLE);
   const first = app.project.ui.active_chapter ?? app.project.chapters[0].id;
   await openChapter(first);
+  await showProjectExtras();
+}
+
+/** The open project's bible and waiting approvals. */
+async function showProjectExtras() {
+  await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
+  await refreshApprovals();
 }
 
 function wire() {
@@ -511,12 +662,26 @@ function wire() {
     app.project = project;
     renderChapters();
     await app.sync?.resync();
+    await showProjectExtras();
+  });
+  c.on('bible_changed', (e) => bibleChanged(e));
+  c.on('approvals_changed', (e) => {
+    if (e.project !== app.project?.id) return;
+    if (e.requested) showApprovalCard(e.requested);
+    else refreshApprovals();
+  });
+  c.on('approval_decided', (e) => {
+    if (e.project !== app.project?.id) return;
+    const key = `${e.run ?? '-'}:${e.callId}`;
+    app.decided.add(key);
+    cardNode(key)?.remove();
   });
   c.on('projects_changed', async (e) => {
     // Another project was created, imported or opened through the API: show it.
     if (e.remote || !e.current || e.current === app.project?.id) return;
     app.project = await c.projects.open(e.current);
     await openChapter(app.project.ui.active_chapter ?? app.project.chapters[0].id);
+    await showProjectExtras();
   });
   c.on('settings_changed', (s) => renderSettings(s));
   c.on('panic', (data) => status(`core restarted after an internal error: ${data.message}`, true));
@@ -557,6 +722,7 @@ async function main() {
   window.draftsmith = app.client;
   const hello = await app.client.hello();
   $('version').textContent = `draftsmith ${hello.version} (${hello.profile})`;
+  initBible(app.client);
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();
