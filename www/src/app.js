@@ -373,7 +373,11 @@ async function send(event) {
   try {
     for await (const e of run) view(e);
   } catch (err) {
-    chatItem('error', err.code === 'offline' ? err.message : `The agent could not start: ${err.message}`);
+    if (err.code === 'busy' && document.querySelector('[data-testid="approval-card"]')) {
+      chatItem('error', 'The agent is waiting for your approval: approve or reject the change above first.');
+    } else {
+      chatItem('error', err.code === 'offline' ? err.message : `The agent could not start: ${err.message}`);
+    }
   } finally {
     app.run = null;
     setRunning(false);
