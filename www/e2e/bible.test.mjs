@@ -69,6 +69,7 @@ test('the writer adds a character; an agent asks before overwriting its notes: r
   await page.locator('.chat-log .note').filter({ hasText: 'waits for your approval' }).waitFor();
   // Nothing changed while it waits.
   assert.equal((await coreNotes(page, 'mara')).notes, mine);
+  await page.screenshot({ path: `${ARTIFACTS}bible-approval-pending-1280x800.png` });
 
   // Rejected: the card goes, the model is told, the writer's notes stay.
   await card.getByTestId('approval-reject').click();
