@@ -192,3 +192,30 @@ test('QA records, glossary entries and scenes are listed with their origins', as
   assert.equal(await page.evaluate(async () => (await window.draftsmith.bible.list('scene')).kinds.scene.length), 1);
   await page.context().close();
 });
+
+test('two tabs: a card shows in both, the other tab approves, and both follow', async () => {
+  const a = await env.newPage({ viewport: { width: 1280, height: 800 } });
+  await openReady(env, a);
+  await a.evaluate(() => window.draftsmith.bible.save('character', { name_src: 'Tomas', notes: 'Rows every morning.' }));
+  await waitForNotes(a, 'Tomas', 'Rows every morning.');
+  const b = await a.context().newPage();
+  b.consoleLog = [];
+  await openReady(env, b);
+  await waitForNotes(b, 'Tomas', 'Rows every morning.');
+
+  await ask(a, 'set notes of Tomas to "Sold his boat."');
+  await cards(a).first().waitFor();
+  // The other tab hears of it (approvals_changed) and shows the same card.
+  const card = cards(b).first();
+  await card.waitFor();
+  assert.match(await card.getByTestId('approval-proposed').textContent(), /Sold his boat\./);
+  await card.getByTestId('approval-approve').click();
+  // The run resumes in the tab that approved; the first tab's card goes, and both show the
+  // new notes.
+  await b.locator('.chat-log .assistant').filter({ hasText: 'Done.' }).waitFor();
+  await cards(a).first().waitFor({ state: 'detached' });
+  await waitForNotes(b, 'Tomas', 'Sold his boat.');
+  await waitForNotes(a, 'Tomas', 'Sold his boat.');
+  assert.match(await field(a, 'Tomas', 'notes').getByTestId('origin-badge').textContent(), /^agent:/);
+  await a.context().close();
+});
