@@ -289,7 +289,7 @@ impl Settings {
         }
         if let Some(url) = patch.mtl_endpoint {
             let url = url.trim().to_string();
-            if !url.is_empty() && !(url.starts_with("http://") || url.starts_with("https://")) {
+            if !(url.is_empty() || url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(format!(
                     "'mtlEndpoint' must start with http:// or https://, got \"{}\"",
                     crate::tools::editing::preview(&url, 80)

@@ -468,6 +468,7 @@ proptest! {
             project,
             history,
             memory: std::mem::take(&mut w.s.memory),
+            bible: std::mem::take(&mut w.s.bible),
         };
         w.undo_all();
         prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);
