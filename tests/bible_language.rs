@@ -1592,3 +1592,58 @@ fn the_core_runs_the_mtl_tools_with_its_settings() {
     assert_eq!(r["data"]["code"], "invalid_args", "{r}");
     assert!(page.transport.requests().is_empty());
 }
+
+/// The whole path through the core: the writer's scene (saved with the core's `bible_save`
+/// request), the settings' endpoint, the scripted transport, the result and the audit. Runs
+/// only where the core serves `bible_save` (this branch's base does not: it has no request
+/// to create a scene through the core).
+#[test]
+fn the_core_posts_the_line_to_the_endpoint_and_returns_the_suggestion() {
+    let page = Page::new(vec![
+        Scripted::json(200, r#"{"translatedText": "[ja] Kaze blew from the sea."}"#),
+        Scripted::json(500, r#"{"error": "Translation engine crashed"}"#),
+    ]);
+    let hello = page.ok("hello", json!({}));
+    if !hello["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c == "bible_save")
+    {
+        eprintln!("skipped: this core has no bible_save request to create a scene");
+        return;
+    }
+    let project = page.ok(
+        "create_project",
+        json!({"name": "Harbor", "chapters": [{"title": "The Harbor", "text": SCENE1}]}),
+    );
+    let chapter = project["chapters"][0]["id"].as_str().unwrap().to_string();
+    page.ok(
+        "bible_save",
+        json!({"kind": "scene", "id": "s1", "fields": {"chapter": chapter}}),
+    );
+    page.ok("set_settings", json!({"mtlEndpoint": ENDPOINT}));
+    let args = json!({"scene": "s1", "line": 2, "source_lang": "en", "target_lang": "ja"});
+    let r = page.execute("translation_create_mtl_suggestion", args.clone());
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(r["data"]["suggestion"], "[ja] Kaze blew from the sea.");
+    assert_eq!(r["data"]["source"], "Kaze blew from the sea.");
+    let sent = page.transport.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].url, ENDPOINT);
+    assert_eq!(
+        serde_json::from_str::<Value>(&sent[0].body).unwrap(),
+        json!({"q": "Kaze blew from the sea.", "source": "en", "target": "ja", "format": "text"})
+    );
+    // Nothing was saved: the agent saves a translation itself.
+    let r = page.execute("translation_read_scene", json!({"scene": "s1"}));
+    assert_eq!(r["data"]["translated"], 0, "{r}");
+    // The endpoint's error is the call's error.
+    let r = page.execute("translation_create_mtl_suggestion", args);
+    assert_eq!(r["status"], "error");
+    assert_eq!(r["data"]["code"], "failed");
+    assert_eq!(
+        r["data"]["message"],
+        "The translation endpoint (mtl.test) answered HTTP 500: Translation engine crashed"
+    );
+}
