@@ -15,6 +15,7 @@ mod approvals;
 mod bible;
 mod chapters;
 mod generate;
+pub mod mtl;
 mod run;
 
 use std::cell::{Cell, RefCell};
@@ -807,6 +808,9 @@ impl Core {
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         if crate::tools::generation::is_generation(&call.name) {
             return self.execute_generation(project, call, origin, abort).await;
+        }
+        if crate::tools::bible::language::is_mtl(&call.name) {
+            return self.execute_mtl(project, call, origin, abort).await;
         }
         let interpret = call.name == "run_analysis"
             && crate::tools::generation::interpretation_requested(
