@@ -858,6 +858,7 @@ impl Core {
                         policies: Some(&policies),
                         grant: ctx.grant.as_ref(),
                         guards: guards.as_mut(),
+                        mtl_endpoint: None,
                     },
                 );
                 let mut meta_puts = Vec::new();
