@@ -61,6 +61,8 @@ pub struct CallExtras<'a> {
     pub grant: Option<&'a Grant>,
     /// Keys of single-use writes already made in this run.
     pub guards: Option<&'a mut BTreeSet<String>>,
+    /// The machine-translation endpoint of the settings (`None` or empty: none).
+    pub mtl_endpoint: Option<&'a str>,
 }
 
 /// A rolled-back bible change: the entity as it was before the command first touched it.
@@ -81,6 +83,7 @@ pub struct EditContext<'a> {
     policies: Policies,
     grant: Option<&'a Grant>,
     guards: Option<&'a mut BTreeSet<String>>,
+    mtl_endpoint: Option<&'a str>,
     bible_undo: Vec<BibleUndo>,
 }
 
@@ -110,6 +113,7 @@ impl<'a> EditContext<'a> {
             policies: extras.policies.cloned().unwrap_or_default(),
             grant: extras.grant,
             guards: extras.guards,
+            mtl_endpoint: extras.mtl_endpoint,
             bible_undo: Vec::new(),
         }
     }
@@ -127,6 +131,11 @@ impl<'a> EditContext<'a> {
     /// The approval policies in force.
     pub fn policies(&self) -> &Policies {
         &self.policies
+    }
+
+    /// The machine-translation endpoint the caller configured, if any (not empty).
+    pub fn mtl_endpoint(&self) -> Option<&'a str> {
+        self.mtl_endpoint.filter(|url| !url.trim().is_empty())
     }
 
     /// Take a single-use guard of the run (such as "this scene's summary"): true the first

@@ -55,6 +55,27 @@ async function serveStatic(root, pathname, res) {
   }
 }
 
+// A deterministic LibreTranslate-compatible machine-translation mock for the tests:
+// POST /mock/mtl/translate {q, source, target, format} answers {translatedText: "[<target>] <q>"}.
+async function serveMockMtl(req, res) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  let body;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    body = null;
+  }
+  const json = (status, value) => {
+    res.writeHead(status, { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify(value));
+  };
+  if (!body || typeof body.q !== 'string' || typeof body.target !== 'string') {
+    return json(400, { error: "expected a JSON body with string 'q' and 'target'" });
+  }
+  return json(200, { translatedText: `[${body.target}] ${body.q}` });
+}
+
 function send(res, status, text) {
   res.writeHead(status, { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8' });
   res.end(text);
@@ -69,6 +90,13 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = HERE } = {
       return res.end();
     }
     const url = new URL(req.url, 'http://localhost');
+    if (url.pathname === '/mock/mtl/translate' && req.method === 'POST') {
+      serveMockMtl(req, res).catch((err) => {
+        if (!res.headersSent) send(res, 500, String(err));
+        else res.destroy();
+      });
+      return;
+    }
     handleModelRoute(req, res, url.pathname)
       .then((handled) => {
         if (handled) return;

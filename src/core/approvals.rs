@@ -278,6 +278,14 @@ impl Core {
                         request["version"].as_u64().unwrap_or(0),
                     );
                 }
+                // A call that touches several protected entries (a merge) names them all.
+                if let Some(versions) = request["versions"].as_object() {
+                    for (key, version) in versions {
+                        if let Some(v) = version.as_u64() {
+                            grant.versions.insert(key.clone(), v);
+                        }
+                    }
+                }
                 let ctx = CallCtx {
                     run: run.clone(),
                     grant: Some(grant),

@@ -15,6 +15,7 @@ mod approvals;
 mod bible;
 mod chapters;
 mod generate;
+pub mod mtl;
 mod run;
 
 use std::cell::{Cell, RefCell};
@@ -808,6 +809,9 @@ impl Core {
         if crate::tools::generation::is_generation(&call.name) {
             return self.execute_generation(project, call, origin, abort).await;
         }
+        if crate::tools::bible::language::is_mtl(&call.name) {
+            return self.execute_mtl(project, call, origin, abort).await;
+        }
         let interpret = call.name == "run_analysis"
             && crate::tools::generation::interpretation_requested(
                 &call.args,
@@ -854,6 +858,7 @@ impl Core {
                         policies: Some(&policies),
                         grant: ctx.grant.as_ref(),
                         guards: guards.as_mut(),
+                        mtl_endpoint: None,
                     },
                 );
                 let mut meta_puts = Vec::new();
