@@ -1378,6 +1378,74 @@ fn navigate_to_a_character_mention_uses_the_bible() {
     assert!(e["message"].as_str().unwrap().contains("Zebulon"));
 }
 
+const TOOLS: [&str; 25] = [
+    "scene_read_metadata",
+    "scene_read_overview",
+    "scene_read_redacted",
+    "scene_update_summary",
+    "scene_update_tags",
+    "scene_update_primary_characters",
+    "scene_update_locations",
+    "character_read_entry",
+    "character_create_entry",
+    "character_update_name_tgt",
+    "character_update_pronouns",
+    "character_update_notes",
+    "character_delete_entry",
+    "location_read_entry",
+    "location_create_entry",
+    "location_update_name_tgt",
+    "location_update_description",
+    "location_delete_entry",
+    "route_read_entry",
+    "route_create_entry",
+    "route_update_synopsis",
+    "route_update_primary_characters",
+    "route_delete_entry",
+    "query_lore",
+    "get_character_info",
+];
+
+#[test]
+fn the_tools_are_registered_with_their_category_and_flags() {
+    use draftsmith::commands::Category;
+    use draftsmith::tools::{QUICK, VOICE_SAFE};
+    let registry = ToolRegistry::standard();
+    for tool in TOOLS {
+        let def = registry
+            .definition(tool)
+            .unwrap_or_else(|| panic!("{tool} is not registered"));
+        let knowledge = matches!(tool, "query_lore" | "get_character_info");
+        let read = knowledge || tool.contains("_read_");
+        assert_eq!(
+            def.category,
+            if knowledge {
+                Category::Knowledge
+            } else {
+                Category::Bible
+            },
+            "{tool}"
+        );
+        assert!(!def.reversible, "{tool}");
+        assert_eq!(def.read_only, read, "{tool}");
+        assert!(!def.description.is_empty());
+    }
+    let quick: Vec<&str> = registry
+        .toolset(QUICK)
+        .unwrap()
+        .iter()
+        .map(|d| d.name)
+        .collect();
+    assert!(quick.contains(&"query_lore") && quick.contains(&"get_character_info"));
+    let voice: Vec<&str> = registry
+        .toolset(VOICE_SAFE)
+        .unwrap()
+        .iter()
+        .map(|d| d.name)
+        .collect();
+    assert!(voice.contains(&"query_lore") && !voice.contains(&"character_update_notes"));
+}
+
 #[test]
 fn bad_input_gets_a_clear_error_and_changes_nothing() {
     let mut t = T::story();
