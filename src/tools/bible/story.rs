@@ -20,6 +20,13 @@
 //! nothing), conflict detection and provenance. Characters and locations can be named by
 //! id, name or alias (any case); an unknown name gets `not_found` naming the closest ids.
 //!
+//! `scene_update_summary` writes a scene's summary once per agent run (a run's single-use
+//! guard `scene_update_summary:<id>`, taken only by a write that succeeded): a second write in
+//! the same run fails with `already_written` and is rolled back unless `overwrite` is true.
+//! Text values are trimmed and an empty one clears the field; list values name existing
+//! entities, which are resolved to ids (`scene_update_primary_characters` also reports which
+//! characters the scene's text mentions).
+//!
 //! Read tools return `{"text": ...}` (formatted for a model, each field with its origin, as
 //! `notes (human): ...`) plus structured data (`entry`: the flat view of the entity).
 //!
