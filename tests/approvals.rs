@@ -231,6 +231,17 @@ fn the_writer_can_approve_with_edited_arguments() {
         "run",
         json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
     );
+    // Arguments that do not fit the tool are refused before anything is decided.
+    let (code, message) = tab.err(
+        "approve",
+        json!({"callId": "call_1", "decision": "approve", "args": {"character": "mara", "notes": 7}}),
+    );
+    assert_eq!(code, "invalid_params");
+    assert!(message.contains("notes"), "{message}");
+    assert_eq!(
+        tab.ok("list_approvals", json!({}))["approvals"][0]["callId"],
+        "call_1"
+    );
     let answer = tab.ok(
         "approve",
         json!({"callId": "call_1", "decision": "approve",

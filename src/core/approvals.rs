@@ -222,6 +222,13 @@ impl Core {
         if p.args.as_ref().is_some_and(|a| !a.is_object()) {
             return Err(super::invalid("approve", "'args' must be an object"));
         }
+        if let Some(args) = &p.args {
+            // The writer's edit must fit the tool before the decision is taken.
+            let tool = record["tool"].as_str().unwrap_or_default();
+            self.registry
+                .validate_call(tool, args.clone())
+                .map_err(|e| super::invalid("approve", &format!("'args': {}", e.message)))?;
+        }
         let key = record["id"].as_str().unwrap_or_default().to_string();
         let run = record["run"].as_str().map(str::to_string);
         let origin: Origin = record["origin"]
