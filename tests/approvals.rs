@@ -309,3 +309,54 @@ fn a_direct_agent_call_waits_for_approval_too() {
     assert_eq!(answer["run"], Value::Null);
     assert_eq!(tab.notes(), "Brave.");
 }
+
+#[test]
+fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
+    let store = Rc::new(MemoryStore::new());
+    let tab = Page::on(
+        store.clone(),
+        vec![overwrite_notes("call_1", "Mara loves swimming.")],
+        Rc::new(NeverSleeper),
+    );
+    tab.project();
+    tab.configure();
+    tab.ok(
+        "bible_save",
+        json!({"kind": "character", "fields": {"name_src": "Mara", "notes": NOTES, "pronouns": ""}}),
+    );
+    let project = tab.ok("list_projects", json!({}))["projects"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    let other_agent = |page: &Page| {
+        page.ok(
+            "execute",
+            json!({"tool": "character_update_pronouns", "origin": "agent:other",
+                   "args": {"character": "mara", "pronouns": "she/her"}}),
+        )
+    };
+    let result = other_agent(&tab);
+    assert_eq!(result["data"]["code"], "locked", "{result}");
+    assert!(result["data"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("call_1"));
+    // A new worker rebuilds the lock from the waiting approval.
+    drop(tab);
+    let tab = Page::on(store, vec![says("Done.")], Rc::new(NeverSleeper));
+    tab.open(&project);
+    tab.configure();
+    assert_eq!(other_agent(&tab)["data"]["code"], "locked");
+    // The writer is never locked out.
+    tab.ok(
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"pronouns": "she/her"}}),
+    );
+    tab.ok("approve", json!({"callId": "call_1", "decision": "reject"}));
+    // Decided: the lock is gone (the pronouns are the writer's now, so the agent is asked).
+    assert_eq!(other_agent(&tab)["data"]["code"], "approval_required");
+}
