@@ -190,6 +190,18 @@ impl<'a> EditContext<'a> {
         })))
     }
 
+    /// Refuse an agent's change to an entity another call has asked the writer about.
+    fn check_lock(&self, kind: Kind, id: &str) -> Result<(), ToolError> {
+        match self.bible.locked_by(kind, id) {
+            Some(call) => Err(ToolError::new(
+                "locked",
+                format!("The {kind} '{id}' is locked: call '{call}' waits for the writer's approval of a change to it. Nothing was changed; try again after the writer decides."),
+            )
+            .with_details(json!({"kind": kind, "id": id, "lockedBy": call}))),
+            None => Ok(()),
+        }
+    }
+
     fn changes_for_approval(
         entity: Option<&Entity>,
         changes: &[(String, Value)],
@@ -250,6 +262,7 @@ impl<'a> EditContext<'a> {
         let entity = self.bible.require(kind, id)?;
         let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
         if self.actor.is_agent() && !self.granted(kind, id, entity.version, &changes)? {
+            self.check_lock(kind, id)?;
             let mode = self.policies.mode(self.tool);
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Update, &self.actor, Some(entity), &names)
@@ -293,6 +306,7 @@ impl<'a> EditContext<'a> {
     pub fn bible_delete(&mut self, kind: Kind, id: &str) -> Result<Entity, ToolError> {
         let entity = self.bible.require(kind, id)?;
         if self.actor.is_agent() && !self.granted(kind, id, entity.version, &[])? {
+            self.check_lock(kind, id)?;
             let mode = self.policies.mode(self.tool);
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Delete, &self.actor, Some(entity), &[])

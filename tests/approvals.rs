@@ -4,177 +4,16 @@
 //! a conflict instead of overwriting.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
 
-use draftsmith::core::Env;
-use draftsmith::llm::client::{
-    HttpResponse, LlmTransport, Scripted, ScriptedTransport, Sleeper, TransportError,
-};
-use draftsmith::llm::HttpRequest;
+use draftsmith::llm::client::Scripted;
 use draftsmith::store::{MemoryStore, Store, Table};
-use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
-use futures::future::{self, LocalBoxFuture};
+use futures::future;
 use serde_json::{json, Value};
 
-const TEXT: &str = "Mara climbed the stair. The lamp was dark.";
-const KEY: &str = "sk-secret-key-123456";
-
-/// A sleeper that never wakes: no timeout or backoff can fire.
-struct NeverSleeper;
-
-impl Sleeper for NeverSleeper {
-    fn sleep(&self, _ms: u64) -> LocalBoxFuture<'static, ()> {
-        Box::pin(future::pending())
-    }
-}
-
-/// Yield to the executor once.
-struct YieldNow(bool);
-
-impl Future for YieldNow {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
-/// A transport that yields to the executor before each response (as a real network does),
-/// so other requests are served mid-run.
-struct Yielding(ScriptedTransport);
-
-impl LlmTransport for Yielding {
-    fn send<'a>(
-        &'a self,
-        request: &'a HttpRequest,
-    ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
-        Box::pin(async move {
-            YieldNow(false).await;
-            self.0.send(request).await
-        })
-    }
-}
-
-struct Page {
-    core: Core,
-    events: Rc<RecordingSink>,
-    transport: Rc<Yielding>,
-    next: std::cell::Cell<u64>,
-}
-
-fn sse(chunks: &[Value]) -> String {
-    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
-    out.push_str("data: [DONE]\n\n");
-    out
-}
-
-fn calls(id: &str, name: &str, args: Value) -> Scripted {
-    Scripted::sse(
-        &sse(&[
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}, "finish_reason": null}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-            json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
-        ]),
-        50,
-    )
-}
-
-fn says(text: &str) -> Scripted {
-    Scripted::sse(
-        &sse(&[
-            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-        ]),
-        50,
-    )
-}
-
-impl Page {
-    fn new(responses: Vec<Scripted>) -> Self {
-        Self::on(
-            Rc::new(MemoryStore::new()),
-            responses,
-            Rc::new(NeverSleeper),
-        )
-    }
-
-    fn on(store: Rc<MemoryStore>, responses: Vec<Scripted>, sleeper: Rc<dyn Sleeper>) -> Self {
-        let events = Rc::new(RecordingSink::default());
-        let transport = Rc::new(Yielding(ScriptedTransport::new(responses)));
-        let core = Core::new(Env {
-            clock: Rc::new(ManualClock::new(1_000)),
-            ids: Rc::new(SequentialIds::new("id")),
-            events: events.clone(),
-            store: store.clone(),
-        })
-        .with_llm(transport.clone(), sleeper);
-        Self {
-            core,
-            events,
-            transport,
-            next: std::cell::Cell::new(1),
-        }
-    }
-
-    async fn send_async(&self, kind: &str, params: Value) -> Value {
-        let id = self.next.get() + 1;
-        self.next.set(id);
-        let text = json!({"id": id, "type": kind, "params": params}).to_string();
-        serde_json::from_str(&self.core.handle_text(&text).await).unwrap()
-    }
-
-    fn send(&self, kind: &str, params: Value) -> Value {
-        block_on(self.send_async(kind, params))
-    }
-
-    fn ok(&self, kind: &str, params: Value) -> Value {
-        let r = self.send(kind, params.clone());
-        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
-        r["result"].clone()
-    }
-
-    fn err(&self, kind: &str, params: Value) -> (String, String) {
-        let r = self.send(kind, params.clone());
-        assert_eq!(r["ok"], false, "{kind} {params} -> {r}");
-        (
-            r["error"]["code"].as_str().unwrap().to_string(),
-            r["error"]["message"].as_str().unwrap().to_string(),
-        )
-    }
-
-    fn project(&self) -> String {
-        let p = self.ok(
-            "create_project",
-            json!({"name": "Lighthouse", "chapters": [{"title": "The Stair", "text": TEXT}]}),
-        );
-        p["chapters"][0]["id"].as_str().unwrap().to_string()
-    }
-
-    fn configure(&self) {
-        self.ok(
-            "set_settings",
-            json!({"provider": "openai", "baseUrl": "http://model.test/v1", "model": "m", "apiKey": KEY}),
-        );
-    }
-
-    /// The `run` events' types, in order.
-    fn run_events(&self) -> Vec<Value> {
-        self.events
-            .peek()
-            .into_iter()
-            .filter(|e| e.kind == "run")
-            .map(|e| e.data)
-            .collect()
-    }
-}
+mod common;
+use common::page::*;
 
 const NOTES: &str = "Mara fears the sea; never let her swim.";
 
@@ -392,6 +231,17 @@ fn the_writer_can_approve_with_edited_arguments() {
         "run",
         json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
     );
+    // Arguments that do not fit the tool are refused before anything is decided.
+    let (code, message) = tab.err(
+        "approve",
+        json!({"callId": "call_1", "decision": "approve", "args": {"character": "mara", "notes": 7}}),
+    );
+    assert_eq!(code, "invalid_params");
+    assert!(message.contains("notes"), "{message}");
+    assert_eq!(
+        tab.ok("list_approvals", json!({}))["approvals"][0]["callId"],
+        "call_1"
+    );
     let answer = tab.ok(
         "approve",
         json!({"callId": "call_1", "decision": "approve",
@@ -458,4 +308,55 @@ fn a_direct_agent_call_waits_for_approval_too() {
     assert_eq!(answer["status"], "success");
     assert_eq!(answer["run"], Value::Null);
     assert_eq!(tab.notes(), "Brave.");
+}
+
+#[test]
+fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
+    let store = Rc::new(MemoryStore::new());
+    let tab = Page::on(
+        store.clone(),
+        vec![overwrite_notes("call_1", "Mara loves swimming.")],
+        Rc::new(NeverSleeper),
+    );
+    tab.project();
+    tab.configure();
+    tab.ok(
+        "bible_save",
+        json!({"kind": "character", "fields": {"name_src": "Mara", "notes": NOTES, "pronouns": ""}}),
+    );
+    let project = tab.ok("list_projects", json!({}))["projects"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    tab.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "runId": "r1"}),
+    );
+    let other_agent = |page: &Page| {
+        page.ok(
+            "execute",
+            json!({"tool": "character_update_pronouns", "origin": "agent:other",
+                   "args": {"character": "mara", "pronouns": "she/her"}}),
+        )
+    };
+    let result = other_agent(&tab);
+    assert_eq!(result["data"]["code"], "locked", "{result}");
+    assert!(result["data"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("call_1"));
+    // A new worker rebuilds the lock from the waiting approval.
+    drop(tab);
+    let tab = Page::on(store, vec![says("Done.")], Rc::new(NeverSleeper));
+    tab.open(&project);
+    tab.configure();
+    assert_eq!(other_agent(&tab)["data"]["code"], "locked");
+    // The writer is never locked out.
+    tab.ok(
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"pronouns": "she/her"}}),
+    );
+    tab.ok("approve", json!({"callId": "call_1", "decision": "reject"}));
+    // Decided: the lock is gone (the pronouns are the writer's now, so the agent is asked).
+    assert_eq!(other_agent(&tab)["data"]["code"], "approval_required");
 }

@@ -49,19 +49,41 @@ pub fn find_word(text: &str, name: &str) -> Vec<(usize, usize)> {
     }
     let name_chars = name.chars().count();
     let mut search = 0;
+    // Char offsets are counted incrementally: (byte, chars before it).
+    let mut counted = (0usize, 0usize);
     while let Some(found) = text[search..].find(name) {
         let start_byte = search + found;
-        let end_byte = start_byte + name.len();
-        let before = text[..start_byte].chars().next_back();
-        let after = text[end_byte..].chars().next();
-        let bounded = before.is_none_or(|c| !is_word(c)) && after.is_none_or(|c| !is_word(c));
-        if bounded {
-            let start = text[..start_byte].chars().count();
+        if bounded(text, start_byte, start_byte + name.len()) {
+            let start = counted.1 + text[counted.0..start_byte].chars().count();
+            counted = (start_byte, start);
             out.push((start, start + name_chars));
         }
         search = start_byte + name.chars().next().map_or(1, char::len_utf8);
     }
     out
+}
+
+/// Whether `name` occurs in `text` as a whole word (case-sensitive); stops at the first.
+pub fn contains_word(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let mut search = 0;
+    while let Some(found) = text[search..].find(name) {
+        let start_byte = search + found;
+        if bounded(text, start_byte, start_byte + name.len()) {
+            return true;
+        }
+        search = start_byte + name.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// Whether the byte range `start..end` of `text` is not inside a longer word.
+fn bounded(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].chars().next_back();
+    let after = text[end..].chars().next();
+    before.is_none_or(|c| !is_word(c)) && after.is_none_or(|c| !is_word(c))
 }
 
 /// Every mention of every character and location of `bible` in `text`, in text order. Where
@@ -94,6 +116,26 @@ pub fn detect(bible: &Bible, text: &str) -> Vec<Mention> {
     out
 }
 
+/// The mentions of one entity in `text`, in text order (as [`detect`] attributes them: where
+/// a longer name of another entity covers a name, the mention is the other entity's).
+pub fn of_entity(bible: &Bible, text: &str, kind: Kind, id: &str) -> Vec<Mention> {
+    detect(bible, text)
+        .into_iter()
+        .filter(|m| m.kind == kind && m.id == id)
+        .collect()
+}
+
+/// Ids of the entities of `kind` mentioned in `text`, in order of first mention.
+pub fn mentioned_ids(bible: &Bible, text: &str, kind: Kind) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for m in detect(bible, text) {
+        if m.kind == kind && !ids.contains(&m.id) {
+            ids.push(m.id);
+        }
+    }
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +164,12 @@ mod tests {
         );
         assert_eq!((m[0].start, m[0].end), (0, 9));
         assert_eq!(find_word("é Mara", "Mara"), vec![(2, 6)]);
+        assert_eq!(
+            find_word("Mara, é Mara; Maran Mara", "Mara"),
+            vec![(0, 4), (8, 12), (20, 24)]
+        );
+        assert!(contains_word("so Mara.", "Mara") && !contains_word("Maran", "Mara"));
+        assert_eq!(mentioned_ids(&b, text, Kind::Character), ["mara"]);
+        assert_eq!(of_entity(&b, text, Kind::Character, "mara").len(), 3);
     }
 }

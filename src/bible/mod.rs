@@ -534,6 +534,8 @@ pub struct Bible {
     entities: BTreeMap<(Kind, String), Entity>,
     /// The newest version handed out.
     last_version: u64,
+    /// Entities locked by a call waiting for the writer's approval (entity → call id).
+    locks: BTreeMap<(Kind, String), String>,
 }
 
 impl Bible {
@@ -587,6 +589,22 @@ impl Bible {
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
         self.entities.is_empty()
+    }
+
+    /// Lock an entity for a call that waits for the writer's approval of a change to it:
+    /// other agents' changes to it are refused until the writer decides.
+    pub fn lock(&mut self, kind: Kind, id: &str, call: &str) {
+        self.locks.insert((kind, id.to_string()), call.to_string());
+    }
+
+    /// Release the locks a call holds.
+    pub fn unlock(&mut self, call: &str) {
+        self.locks.retain(|_, holder| holder != call);
+    }
+
+    /// The call that holds the lock of an entity, if any.
+    pub fn locked_by(&self, kind: Kind, id: &str) -> Option<&str> {
+        self.locks.get(&(kind, id.to_string())).map(String::as_str)
     }
 
     /// The newest version handed out.

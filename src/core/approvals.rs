@@ -53,6 +53,27 @@ fn paused_key(project: &str, run: &str) -> String {
     format!("paused:{project}:{run}")
 }
 
+/// Lock the entities a waiting call is about (its request names one, or several in
+/// `versions`).
+pub(super) fn lock(session: &mut crate::session::Session, record: &Value) {
+    let call = record["callId"].as_str().unwrap_or_default();
+    let request = &record["request"];
+    let mut keys: Vec<String> = request["versions"]
+        .as_object()
+        .map(|v| v.keys().cloned().collect())
+        .unwrap_or_default();
+    if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
+        keys.push(format!("{kind}/{id}"));
+    }
+    for key in keys {
+        if let Some((kind, id)) = key.split_once('/') {
+            if let Ok(kind) = kind.parse::<crate::bible::Kind>() {
+                session.bible.lock(kind, id, call);
+            }
+        }
+    }
+}
+
 /// What the page shows for one waiting call: the call, the entity, and each field's
 /// current and proposed value.
 pub(super) fn approval_card(record: &Value) -> Value {
@@ -154,6 +175,24 @@ impl Core {
         );
     }
 
+    /// Lock what the waiting calls of a loaded project are about.
+    pub(super) async fn relock(&self, session: &mut crate::session::Session) -> Result<(), Error> {
+        for record in self.approval_records(&session.project.id).await? {
+            if record["state"] == "pending" {
+                lock(session, &record);
+            }
+        }
+        Ok(())
+    }
+
+    /// Release a decided call's locks.
+    fn unlock(&self, project: &str, call: &str) {
+        let _ = self.with_project(project, |s| {
+            s.bible.unlock(call);
+            Ok(())
+        });
+    }
+
     async fn approval_records(&self, project: &str) -> Result<Vec<Value>, Error> {
         Ok(self
             .env
@@ -222,6 +261,13 @@ impl Core {
         if p.args.as_ref().is_some_and(|a| !a.is_object()) {
             return Err(super::invalid("approve", "'args' must be an object"));
         }
+        if let Some(args) = &p.args {
+            // The writer's edit must fit the tool before the decision is taken.
+            let tool = record["tool"].as_str().unwrap_or_default();
+            self.registry
+                .validate_call(tool, args.clone())
+                .map_err(|e| super::invalid("approve", &format!("'args': {}", e.message)))?;
+        }
         let key = record["id"].as_str().unwrap_or_default().to_string();
         let run = record["run"].as_str().map(str::to_string);
         let origin: Origin = record["origin"]
@@ -250,6 +296,7 @@ impl Core {
             Err(StoreError::Conflict(_)) => return Err(already_decided(&p.call_id, "decided")),
             Err(e) => return Err(e.into()),
         }
+        self.unlock(&project, &p.call_id);
         let call = ToolCall {
             id: Some(p.call_id.clone()),
             name: record["tool"].as_str().unwrap_or_default().to_string(),
@@ -487,7 +534,10 @@ impl Core {
             );
             batch.put_value(Table::Meta, cancelled);
             match self.env.store.commit(batch).await {
-                Ok(()) => any = true,
+                Ok(()) => {
+                    any = true;
+                    self.unlock(project, record["callId"].as_str().unwrap_or_default());
+                }
                 Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e.into()),
             }

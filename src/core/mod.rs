@@ -531,7 +531,8 @@ impl Core {
 
     async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
         if !self.sessions.borrow().contains_key(&p.id) {
-            let (session, created_ms) = persist::load(self.env.store.as_ref(), &p.id)
+            let (session, created_ms) = self
+                .load_session(&p.id)
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
             self.sessions
@@ -648,6 +649,16 @@ impl Core {
         Ok(summary)
     }
 
+    /// A stored project, with the locks of the approvals that wait in it.
+    async fn load_session(&self, id: &str) -> Result<Option<(Session, u64)>, Error> {
+        let Some((mut session, created_ms)) = persist::load(self.env.store.as_ref(), id).await?
+        else {
+            return Ok(None);
+        };
+        self.relock(&mut session).await?;
+        Ok(Some((session, created_ms)))
+    }
+
     /// Another tab (worker) saved project `id`: drop the cached copy and read it again from
     /// the store, so this tab neither shows stale text nor overwrites the other's work. The
     /// page hears `project_reloaded` when it was open here.
@@ -655,7 +666,7 @@ impl Core {
         if !self.sessions.borrow().contains_key(&p.id) {
             return Ok(json!({ "reloaded": false }));
         }
-        match persist::load(self.env.store.as_ref(), &p.id).await? {
+        match self.load_session(&p.id).await? {
             Some((session, created_ms)) => {
                 let summary = project_json(&session.project);
                 self.sessions
@@ -877,6 +888,7 @@ impl Core {
                         &origin,
                         &outcome.result,
                     );
+                    approvals::lock(s, &record);
                     requested = Some(record.clone());
                     meta_puts.push(record);
                 } else if let Some(mut record) = ctx.approval.clone() {

@@ -8,8 +8,11 @@
 //!   best match wins and its score (0..1) is returned;
 //! - `dialogue`: only inside spoken text (straight, curly, guillemet and em-dash dialogue);
 //!   the best-matching line of dialogue wins;
-//! - `character_mention`: whole-word mentions of a name (or, failing that, of each part of
-//!   it); story-bible aliases join once the bible exists.
+//! - `character_mention`: when the query is a story-bible character's id, name or alias (in
+//!   any case), whole-word mentions of any of that character's names and aliases
+//!   (case-sensitive, as [`crate::bible::mentions`] detects them; where two names overlap the
+//!   longer wins); otherwise (or when none of them occurs) whole-word, case-insensitive
+//!   mentions of the query or, failing that, of each part of it.
 //!
 //! Without a `chapter`, chapters are searched starting at the active one.
 
@@ -19,6 +22,7 @@ use serde_json::{json, Value};
 
 use super::editing::preview;
 use super::{ToolError, ToolRegistry, ToolSpec};
+use crate::bible::{mentions, Bible, Entity, Kind};
 use crate::commands::Category;
 use crate::project::analysis::{self, SceneKind};
 use crate::project::{search, Chapter, Project};
@@ -144,7 +148,7 @@ impl ToolSpec for NavigateToText {
     type Args = NavigateArgs;
     const NAME: &'static str = "navigate_to_text";
     const CATEGORY: Category = Category::Navigation;
-    const DESCRIPTION: &'static str = "Find text in the manuscript and move the editor there (selecting it). searchType: exact (default, as written), fuzzy (tolerates case, quotes, dashes, whitespace and small typos; returns a score), dialogue (only inside spoken lines) or character_mention (whole-word mentions of a name). Searches the named chapter, or all chapters starting at the active one.";
+    const DESCRIPTION: &'static str = "Find text in the manuscript and move the editor there (selecting it). searchType: exact (default, as written), fuzzy (tolerates case, quotes, dashes, whitespace and small typos; returns a score), dialogue (only inside spoken lines) or character_mention (whole-word mentions of a name; for a story-bible character, named by id, name or alias, mentions of any of its names and aliases). Searches the named chapter, or all chapters starting at the active one.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
@@ -164,7 +168,8 @@ impl ToolSpec for NavigateToText {
             SearchType::Exact => (find_exact(&texts, &args.query), Value::Null),
             SearchType::Fuzzy => (find_fuzzy(&texts, query), Value::Null),
             SearchType::Dialogue => (find_dialogue(&texts, query), Value::Null),
-            SearchType::CharacterMention => find_mention(project, &texts, query),
+            SearchType::CharacterMention => find_bible_mention(project, cx.bible(), &texts, query)
+                .unwrap_or_else(|| find_mention(project, &texts, query)),
         };
         let type_name = match args.search_type {
             SearchType::Exact => "exact",
@@ -276,6 +281,78 @@ fn find_dialogue(texts: &[(usize, String)], query: &str) -> Option<Found> {
         }
     }
     best
+}
+
+/// The story-bible character the query names (by id, name or alias, in any case): the first
+/// by id when several match.
+fn bible_character<'b>(bible: &'b Bible, query: &str) -> Option<&'b Entity> {
+    let lower = query.trim().to_lowercase();
+    bible.get(Kind::Character, query.trim()).or_else(|| {
+        bible.list(Kind::Character).find(|e| {
+            e.id.to_lowercase() == lower
+                || mentions::names_of(e)
+                    .iter()
+                    .any(|n| n.to_lowercase() == lower)
+        })
+    })
+}
+
+/// Mentions of a story-bible character the query names: any of its names and aliases as
+/// whole words (case-sensitive; where names overlap the longer wins). `None` when the query
+/// names no character or none of its names occurs in the searched chapters.
+fn find_bible_mention(
+    project: &Project,
+    bible: &Bible,
+    texts: &[(usize, String)],
+    query: &str,
+) -> Option<(Option<Found>, Value)> {
+    let entity = bible_character(bible, query)?;
+    let names = mentions::names_of(entity);
+    let mut first = None;
+    let mut counts = Vec::new();
+    let mut total = 0;
+    let mut matched: Vec<String> = Vec::new();
+    for (i, text) in texts {
+        // Longest names first, so a shorter name inside a longer one is not counted twice.
+        let mut hits: Vec<(usize, usize, &str)> = Vec::new();
+        for name in &names {
+            for (start, end) in mentions::find_word(text, name) {
+                if !hits.iter().any(|(s, e, _)| start < *e && *s < end) {
+                    hits.push((start, end, name));
+                }
+            }
+        }
+        if hits.is_empty() {
+            continue;
+        }
+        hits.sort();
+        for (_, _, name) in &hits {
+            if !matched.iter().any(|m| m == name) {
+                matched.push(name.to_string());
+            }
+        }
+        if first.is_none() {
+            first = Some(Found {
+                chapter: *i,
+                start: hits[0].0,
+                end: hits[0].1,
+                score: 1.0,
+            });
+        }
+        total += hits.len();
+        counts.push(json!({"chapter": project.chapters[*i].id, "chapterNumber": i + 1, "mentions": hits.len()}));
+    }
+    first.as_ref()?;
+    Some((
+        first,
+        json!({
+            "character": entity.id,
+            "characterNames": names,
+            "matchedNames": matched,
+            "totalMentions": total,
+            "mentionsByChapter": counts,
+        }),
+    ))
 }
 
 fn find_mention(

@@ -6,3 +6,6 @@ pub mod novel;
 
 #[allow(dead_code)]
 pub mod rng;
+
+#[allow(dead_code)]
+pub mod page;

@@ -1,0 +1,202 @@
+//! A page talking to a [`Core`] over the worker protocol, with a scripted model behind a
+//! transport that yields like a network: the harness of the run and approval tests.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use draftsmith::core::Env;
+use draftsmith::llm::client::{
+    HttpResponse, LlmTransport, Scripted, ScriptedTransport, Sleeper, TransportError,
+};
+use draftsmith::llm::HttpRequest;
+use draftsmith::store::{MemoryStore, Store, Table};
+use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures::executor::block_on;
+use futures::future::{self, LocalBoxFuture};
+use serde_json::{json, Value};
+
+/// The chapter text of [`Page::project`].
+pub const TEXT: &str = "Mara climbed the stair. The lamp was dark.";
+/// The API key [`Page::configure`] sets.
+pub const KEY: &str = "sk-secret-key-123456";
+
+/// A sleeper that never wakes: no timeout or backoff can fire.
+pub struct NeverSleeper;
+
+impl Sleeper for NeverSleeper {
+    fn sleep(&self, _ms: u64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(future::pending())
+    }
+}
+
+/// Yield to the executor once.
+pub struct YieldNow(pub bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A transport that yields to the executor before each response (as a real network does),
+/// so other requests are served mid-run.
+pub struct Yielding(pub ScriptedTransport);
+
+impl LlmTransport for Yielding {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
+        Box::pin(async move {
+            YieldNow(false).await;
+            self.0.send(request).await
+        })
+    }
+}
+
+pub struct Page {
+    pub core: Core,
+    pub events: Rc<RecordingSink>,
+    pub store: Rc<MemoryStore>,
+    pub transport: Rc<Yielding>,
+    pub next: std::cell::Cell<u64>,
+}
+
+pub fn sse(chunks: &[Value]) -> String {
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+pub fn calls(id: &str, name: &str, args: Value) -> Scripted {
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
+        ]),
+        50,
+    )
+}
+
+pub fn says(text: &str) -> Scripted {
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ]),
+        50,
+    )
+}
+
+impl Page {
+    pub fn new(responses: Vec<Scripted>) -> Self {
+        Self::on(
+            Rc::new(MemoryStore::new()),
+            responses,
+            Rc::new(NeverSleeper),
+        )
+    }
+
+    pub fn on(store: Rc<MemoryStore>, responses: Vec<Scripted>, sleeper: Rc<dyn Sleeper>) -> Self {
+        let events = Rc::new(RecordingSink::default());
+        let transport = Rc::new(Yielding(ScriptedTransport::new(responses)));
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_000)),
+            ids: Rc::new(SequentialIds::new("id")),
+            events: events.clone(),
+            store: store.clone(),
+        })
+        .with_llm(transport.clone(), sleeper);
+        Self {
+            core,
+            events,
+            store,
+            transport,
+            next: std::cell::Cell::new(1),
+        }
+    }
+
+    pub async fn send_async(&self, kind: &str, params: Value) -> Value {
+        let id = self.next.get() + 1;
+        self.next.set(id);
+        let text = json!({"id": id, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&self.core.handle_text(&text).await).unwrap()
+    }
+
+    pub fn send(&self, kind: &str, params: Value) -> Value {
+        block_on(self.send_async(kind, params))
+    }
+
+    pub fn ok(&self, kind: &str, params: Value) -> Value {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    pub fn err(&self, kind: &str, params: Value) -> (String, String) {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], false, "{kind} {params} -> {r}");
+        (
+            r["error"]["code"].as_str().unwrap().to_string(),
+            r["error"]["message"].as_str().unwrap().to_string(),
+        )
+    }
+
+    pub fn project(&self) -> String {
+        let p = self.ok(
+            "create_project",
+            json!({"name": "Lighthouse", "chapters": [{"title": "The Stair", "text": TEXT}]}),
+        );
+        p["chapters"][0]["id"].as_str().unwrap().to_string()
+    }
+
+    pub fn configure(&self) {
+        self.ok(
+            "set_settings",
+            json!({"provider": "openai", "baseUrl": "http://model.test/v1", "model": "m", "apiKey": KEY}),
+        );
+    }
+
+    pub fn text(&self) -> String {
+        self.ok("get_chapter", json!({}))["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The `run` events' types, in order.
+    pub fn run_events(&self) -> Vec<Value> {
+        self.events
+            .peek()
+            .into_iter()
+            .filter(|e| e.kind == "run")
+            .map(|e| e.data)
+            .collect()
+    }
+
+    /// Everything the page and the store have seen, as text.
+    pub fn everything_seen(&self) -> String {
+        let mut seen: String = self
+            .events
+            .peek()
+            .iter()
+            .map(|e| e.to_json())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for table in [Table::Meta, Table::Audit, Table::History, Table::Projects] {
+            for record in block_on(self.store.get_all(table)).unwrap() {
+                seen.push_str(&record.to_string());
+            }
+        }
+        seen
+    }
+}
