@@ -101,6 +101,8 @@ test('the agent replaces a phrase; Ctrl-Z reverts it and Shift-Ctrl-Z re-applies
   // The history panel shows the agent's entry.
   await page.locator('[data-tab="history"]').click();
   await page.getByTestId('history-list').locator('[data-origin="agent:assistant"]').first().waitFor();
+  // The page after the main flow (ask, edit, undo, redo), kept as an artifact.
+  await page.screenshot({ path: `${ARTIFACTS}editor-main-flow-1280x720.png` });
   await page.context().close();
 });
 
