@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod changeset;
+pub mod pattern;
 pub mod search;
 
 use std::collections::VecDeque;
