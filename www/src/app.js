@@ -8,6 +8,7 @@ import { defaultKeymap } from '@codemirror/commands';
 import { Draftsmith } from '../draftsmith.js';
 import { ChapterSync, fromCore, charToUtf16, utf16ToChar } from './sync.js';
 import { $, el } from './dom.js';
+import { initFiles, renderFiles, filesChanged } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 
 const DEMO_SAMPLE = [
@@ -184,7 +185,7 @@ async function applyUi(ui) {
     annotations: fromCore.of(true),
   });
   document.body.classList.toggle('zen', !!ui.zen_mode);
-  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'settings'].includes(ui.panel)) selectTab(ui.panel);
+  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'settings'].includes(ui.panel)) selectTab(ui.panel);
 }
 
 async function undo(origin) {
@@ -618,6 +619,7 @@ function selectTab(name) {
   for (const panel of document.querySelectorAll('[data-panel]')) panel.hidden = panel.dataset.panel !== name;
   if (name === 'history') renderHistory();
   if (name === 'memory') renderMemory();
+  if (name === 'files') renderFiles();
 }
 
 // ---------------------------------------------------------------- boot
@@ -668,7 +670,13 @@ function wire() {
     await app.sync?.resync();
     await showProjectExtras();
   });
-  c.on('bible_changed', (e) => bibleChanged(e));
+  c.on('bible_changed', (e) => {
+    bibleChanged(e);
+    filesChanged();
+  });
+  c.on('files_changed', (e) => {
+    if (!e.project || e.project === app.project?.id) filesChanged(e);
+  });
   c.on('approvals_changed', (e) => {
     if (e.project !== app.project?.id) return;
     if (e.requested) showApprovalCard(e.requested);
@@ -727,6 +735,7 @@ async function main() {
   const hello = await app.client.hello();
   $('version').textContent = `draftsmith ${hello.version} (${hello.profile})`;
   initBible(app.client);
+  initFiles(app.client);
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();
