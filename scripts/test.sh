@@ -62,7 +62,7 @@ echo "==> browser tests (dedicated worker, headless Chromium)"
 # The model-call tests fetch from the dev server's mock LLM.
 MOCK_PORT="${MOCK_PORT:-8788}"
 export DRAFTSMITH_MOCK_URL="http://127.0.0.1:${MOCK_PORT}/"
-node www/server.mjs --port "$MOCK_PORT" > "$logs/mock.log" 2>&1 &
+node www/server.mjs --port "$MOCK_PORT" --mock > "$logs/mock.log" 2>&1 &
 mock_pid=$!
 trap 'kill "$mock_pid" 2>/dev/null' EXIT
 for _ in $(seq 1 100); do grep -q "draftsmith demo" "$logs/mock.log" && break; sleep 0.1; done

@@ -23,6 +23,10 @@
 // Paths accepted: /mock/<script>/v1/chat/completions (OpenAI), /mock/<script>/v1/messages
 // (Anthropic), /mock/<script>/v1beta/models/<model>:streamGenerateContent (Gemini).
 // GET /mock/<script>/requests lists the requests received ({path, headers, body, at}).
+// The mock is for tests only (server.mjs serves it with --mock). A queued response's headers
+// can never set Content-Type, Location or Set-Cookie (nor hop-by-hop headers): the mock
+// always answers JSON or an event stream, with `X-Content-Type-Options: nosniff`, so nothing
+// queued can make this origin serve a page. Bodies are capped (MAX_BODY_BYTES, then 413).
 
 const scripts = new Map();
 
@@ -31,21 +35,55 @@ function script(name) {
   return scripts.get(name);
 }
 
-async function readBody(req) {
+/** The largest request body read, in bytes. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/** Read a request body as UTF-8, at most `limit` bytes (else an error with status 413). */
+export async function readBody(req, limit = MAX_BODY_BYTES) {
+  const declared = Number(req.headers['content-length']);
+  const tooLarge = () => Object.assign(new Error(`request body over ${limit} bytes`), { status: 413 });
+  if (declared > limit) throw tooLarge();
   const chunks = [];
-  for await (const chunk of req) chunks.push(chunk);
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
+// Headers a queued response may never set: what the body is, where it sends the browser,
+// cookies, and what framing the server owns.
+const FORBIDDEN_HEADERS = new Set(['content-type', 'location', 'set-cookie', 'set-cookie2', 'content-length', 'transfer-encoding', 'connection', 'content-encoding', 'content-disposition', 'refresh', 'x-content-type-options']);
+
+/** A queued response's headers without the forbidden ones. */
+export function safeHeaders(headers) {
+  const out = {};
+  if (!headers || typeof headers !== 'object') return out;
+  for (const [name, value] of Object.entries(headers)) {
+    if (FORBIDDEN_HEADERS.has(String(name).toLowerCase())) continue;
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    if (/[\r\n]/.test(String(value))) continue;
+    out[name] = String(value);
+  }
+  return out;
+}
+
+const MOCK_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': '*',
+  'X-Content-Type-Options': 'nosniff',
+};
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function sseHeaders(extra = {}) {
+function sseHeaders(extra = {}, cors = true) {
   return {
+    ...safeHeaders(extra),
+    ...(cors ? MOCK_HEADERS : { 'X-Content-Type-Options': 'nosniff' }),
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
-    'Access-Control-Allow-Origin': '*',
-    'Access-Control-Expose-Headers': '*',
-    ...extra,
   };
 }
 
@@ -71,13 +109,13 @@ async function serveScripted(req, res, name) {
   entry.requests.push({ path: req.url, method: req.method, headers: req.headers, body, at: Date.now() });
   const next = entry.queue.shift();
   if (!next) {
-    res.writeHead(500, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+    res.writeHead(500, { ...MOCK_HEADERS, 'Content-Type': 'application/json' });
     return res.end(JSON.stringify({ error: { message: `mock script '${name}' has no response queued` } }));
   }
   if (next.delayMs) await sleep(next.delayMs);
   const status = next.status ?? 200;
   if (next.events === undefined) {
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': '*', ...next.headers });
+    res.writeHead(status, { ...safeHeaders(next.headers), ...MOCK_HEADERS, 'Content-Type': 'application/json' });
     return res.end(next.body ?? '');
   }
   res.writeHead(status, sseHeaders(next.headers));
@@ -165,13 +203,14 @@ async function serveDemo(req, res) {
   try {
     request = JSON.parse(await readBody(req));
   } catch (err) {
-    res.writeHead(400, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+    if (err.status) throw err;
+    res.writeHead(400, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
     return res.end(JSON.stringify({ error: { message: `invalid JSON: ${err.message}` } }));
   }
   const answer = decide(request.messages ?? []);
   const model = request.model ?? 'draftsmith-demo';
   if (request.stream) {
-    res.writeHead(200, sseHeaders());
+    res.writeHead(200, sseHeaders({}, false));
     for (const event of demoEvents(answer, model)) {
       res.write(`${event}\n\n`);
       await sleep(5);
@@ -181,7 +220,7 @@ async function serveDemo(req, res) {
   const message = answer.text
     ? { role: 'assistant', content: answer.text }
     : { role: 'assistant', content: null, tool_calls: [{ id: `call_demo_${++demoCalls}`, type: 'function', function: { name: answer.call.name, arguments: JSON.stringify(answer.call.arguments) } }] };
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+  res.writeHead(200, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
   res.end(JSON.stringify({
     id: `demo-${demoCalls}`, object: 'chat.completion', model,
     choices: [{ index: 0, message, finish_reason: answer.text ? 'stop' : 'tool_calls' }],
@@ -189,24 +228,32 @@ async function serveDemo(req, res) {
   }));
 }
 
-/** Handle /demo/... and /mock/...; returns false for other paths. */
-export async function handleModelRoute(req, res, pathname) {
+/** Handle /demo/... and (with `mock`) /mock/...; returns false for other paths. */
+export async function handleModelRoute(req, res, pathname, { mock = false } = {}) {
   if (req.method === 'POST' && pathname === '/demo/v1/chat/completions') {
     await serveDemo(req, res);
     return true;
   }
-  const mock = pathname.match(/^\/mock\/([\w-]+)\/(.*)$/);
-  if (!mock) return false;
-  const [, name, rest] = mock;
+  const route = mock && pathname.match(/^\/mock\/([\w-]+)\/(.*)$/);
+  if (!route) return false;
+  const [, name, rest] = route;
   if (rest === 'responses' && req.method === 'POST') {
-    const queued = JSON.parse(await readBody(req));
+    let queued;
+    try {
+      queued = JSON.parse(await readBody(req));
+    } catch (err) {
+      if (err.status) throw err;
+      res.writeHead(400, { ...MOCK_HEADERS, 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `invalid JSON: ${err.message}` } }));
+      return true;
+    }
     script(name).queue.push(...(Array.isArray(queued) ? queued : [queued]));
-    res.writeHead(204, { 'Access-Control-Allow-Origin': '*' });
+    res.writeHead(204, MOCK_HEADERS);
     res.end();
     return true;
   }
   if (rest === 'requests' && req.method === 'GET') {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' });
+    res.writeHead(200, { ...MOCK_HEADERS, 'Content-Type': 'application/json' });
     res.end(JSON.stringify(script(name).requests));
     return true;
   }

@@ -29,7 +29,7 @@ export function crateVersion() {
 
 /** Start the server and the browser; returns {url, browser, newPage(), close()}. */
 export async function launch() {
-  const server = await startServer({ port: 0 });
+  const server = await startServer({ port: 0, mock: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   mkdirSync(ARTIFACTS, { recursive: true });
   const pages = [];

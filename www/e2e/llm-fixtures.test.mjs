@@ -5,7 +5,7 @@ import { startServer } from '../server.mjs';
 
 let server;
 before(async () => {
-  server = await startServer({ port: 0 });
+  server = await startServer({ port: 0, mock: true });
 });
 after(async () => {
   await server?.close();
