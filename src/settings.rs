@@ -123,6 +123,29 @@ pub struct SettingsPatch {
     mtl_endpoint: Option<String>,
 }
 
+/// The origin of a URL (`scheme://host[:port]`, lowercase, default ports left out, user info
+/// dropped), or `None` for what is not an http(s) URL.
+pub fn url_origin(url: &str) -> Option<String> {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority
+        .rsplit('@')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let default = if scheme == "http" { ":80" } else { ":443" };
+    let host_port = host_port.strip_suffix(default).unwrap_or(&host_port);
+    if host_port.is_empty() {
+        return None;
+    }
+    Some(format!("{scheme}://{host_port}"))
+}
+
 /// A field that is present, `null` included.
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
@@ -176,6 +199,8 @@ impl Settings {
         if let Some(model) = patch.model {
             next.model = model.trim().to_string();
         }
+        let key_given = patch.api_key.is_some();
+        let headers_given = patch.extra_headers.is_some();
         if let Some(key) = patch.api_key {
             next.api_key = match key {
                 Value::Null => None,
@@ -204,6 +229,20 @@ impl Settings {
                 }
             }
             next.extra_headers = list;
+        }
+        // The key and extra headers belong to the endpoint they were given for: a change of
+        // the provider or of the base URL's origin drops them, unless the same change
+        // supplies them (so a changed URL never receives the old endpoint's key).
+        let moved = next.provider != self.provider
+            || (!self.base_url.is_empty()
+                && url_origin(&next.base_url) != url_origin(&self.base_url));
+        if moved {
+            if !key_given {
+                next.api_key = None;
+            }
+            if !headers_given {
+                next.extra_headers.clear();
+            }
         }
         if let Some(remember) = patch.remember_key {
             next.remember_key = remember;
@@ -395,6 +434,59 @@ mod tests {
 
     fn patch(v: Value) -> SettingsPatch {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_key_does_not_follow_a_new_origin_or_provider() {
+        let s = Settings::default()
+            .patched(
+                patch(json!({"provider": "openai", "baseUrl": "https://api.example.com/v1", "model": "m",
+                             "apiKey": "sk-secret-123", "extraHeaders": {"X-Org": "o1"}})),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        // The same origin (another path, the default port written out): kept.
+        let same = s
+            .patched(
+                patch(json!({"baseUrl": "https://API.example.com:443/v2"})),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        assert_eq!(same.api_key.as_deref(), Some("sk-secret-123"));
+        assert_eq!(same.extra_headers.len(), 1);
+        // Another origin: dropped, headers too.
+        for other in [
+            "https://evil.example/v1",
+            "http://api.example.com/v1",
+            "https://api.example.com:8443/v1",
+            "https://api.example.com@evil.example/v1",
+        ] {
+            let moved = s
+                .patched(patch(json!({"baseUrl": other})), |_| true, |_| true)
+                .unwrap();
+            assert_eq!(moved.api_key, None, "{other}");
+            assert!(moved.extra_headers.is_empty(), "{other}");
+            assert!(!moved.provider_config().unwrap().api_key.is_some());
+        }
+        // Another provider: dropped.
+        let provider = s
+            .patched(patch(json!({"provider": "anthropic"})), |_| true, |_| true)
+            .unwrap();
+        assert_eq!(provider.api_key, None);
+        // Unless the same change supplies them.
+        let supplied = s
+            .patched(
+                patch(json!({"baseUrl": "https://other.example/v1", "apiKey": "sk-new-456"})),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        assert_eq!(supplied.api_key.as_deref(), Some("sk-new-456"));
+        assert!(supplied.extra_headers.is_empty());
+        assert_eq!(url_origin("HTTP://Host:80/x?y"), Some("http://host".into()));
+        assert_eq!(url_origin("ftp://host"), None);
     }
 
     #[test]

@@ -140,3 +140,28 @@ async fn a_drop_mid_arguments_executes_nothing() {
     assert_eq!(answer.invalid_tool_calls.len(), 1);
     assert!(answer.error.is_some());
 }
+
+#[wasm_bindgen_test]
+async fn a_redirect_to_another_origin_is_refused_and_the_key_never_reaches_it() {
+    let base = script(json!([web_common::says("hi")])).await;
+    // The mock answers 307 to the same script on the other loopback name (another origin).
+    let redirecting = base.trim_end_matches("/v1").to_string() + "/redirect/v1";
+    let (outcome, _) = call(
+        redirecting,
+        CallOptions {
+            retry: RetryPolicy {
+                max_attempts: 1,
+                ..RetryPolicy::default()
+            },
+            ..CallOptions::default()
+        },
+    )
+    .await;
+    let error = outcome.err().expect("the redirect is refused");
+    assert!(error.to_string().contains("redirect"), "{error}");
+    assert_eq!(
+        requests_made(&base).await,
+        0,
+        "nothing reached the redirect's target"
+    );
+}

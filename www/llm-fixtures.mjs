@@ -23,6 +23,8 @@
 // Paths accepted: /mock/<script>/v1/chat/completions (OpenAI), /mock/<script>/v1/messages
 // (Anthropic), /mock/<script>/v1beta/models/<model>:streamGenerateContent (Gemini).
 // GET /mock/<script>/requests lists the requests received ({path, headers, body, at}).
+// /mock/<script>/redirect/<path> answers 307 to /mock/<script>/<path> on the other loopback
+// name (localhost <-> 127.0.0.1): another origin.
 // The mock is for tests only (server.mjs serves it with --mock). A queued response's headers
 // can never set Content-Type, Location or Set-Cookie (nor hop-by-hop headers): the mock
 // always answers JSON or an event stream, with `X-Content-Type-Options: nosniff`, so nothing
@@ -249,6 +251,16 @@ export async function handleModelRoute(req, res, pathname, { mock = false } = {}
     }
     script(name).queue.push(...(Array.isArray(queued) ? queued : [queued]));
     res.writeHead(204, MOCK_HEADERS);
+    res.end();
+    return true;
+  }
+  if (rest.startsWith('redirect/')) {
+    // A redirect to another origin (the other loopback name, same port), for the test that
+    // the worker never follows one with the key. The target is fixed here, not queued.
+    const host = String(req.headers.host ?? '');
+    const port = req.socket.localPort;
+    const other = host.startsWith('localhost') ? '127.0.0.1' : 'localhost';
+    res.writeHead(307, { ...MOCK_HEADERS, Location: `http://${other}:${port}/mock/${name}/${rest.slice('redirect/'.length)}` });
     res.end();
     return true;
   }

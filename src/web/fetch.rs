@@ -3,6 +3,11 @@
 //!
 //! Dropping a response body (a timeout, or the run being cancelled) aborts the request
 //! through its `AbortController`, so no connection outlives its reader.
+//!
+//! Redirects are never followed (`redirect: "manual"`): a followed redirect would re-send the
+//! API key and extra headers to wherever it points, and `fetch` cannot show where a redirect
+//! goes without following it, so every redirect is refused with an error that asks for the
+//! final address as the base URL.
 
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
@@ -10,8 +15,8 @@ use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response,
-    WorkerGlobalScope,
+    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, RequestRedirect,
+    Response, ResponseType, WorkerGlobalScope,
 };
 
 use crate::llm::client::{ByteStream, HttpResponse, LlmTransport, Sleeper, TransportError};
@@ -89,6 +94,7 @@ impl LlmTransport for FetchTransport {
                 init.set_body(&JsValue::from_str(&request.body));
             }
             init.set_signal(Some(&controller.signal()));
+            init.set_redirect(RequestRedirect::Manual);
             let js_request =
                 Request::new_with_str_and_init(&request.url, &init).map_err(js_error)?;
             let response: Response = JsFuture::from(scope()?.fetch_with_request(&js_request))
@@ -96,6 +102,15 @@ impl LlmTransport for FetchTransport {
                 .map_err(js_error)?
                 .dyn_into()
                 .map_err(js_error)?;
+            if response.type_() == ResponseType::Opaqueredirect
+                || (300..400).contains(&response.status())
+            {
+                controller.abort();
+                return Err(TransportError::Network(format!(
+                    "the endpoint {} answered with a redirect, which is refused (it would send the API key elsewhere); set the base URL to the final address",
+                    request.url.split('?').next().unwrap_or_default()
+                )));
+            }
             let mut response_headers = Vec::new();
             for name in ["content-type", "retry-after", "retry-after-ms"] {
                 if let Ok(Some(value)) = response.headers().get(name) {
