@@ -9,6 +9,10 @@
 //   find "TEXT"                  -> navigate_to_text {query: TEXT, searchType: "fuzzy"}
 //   go to chapter N              -> jump_to_chapter {chapter: N}
 //   set notes of NAME to "TEXT"  -> character_update_notes {character: NAME, notes: TEXT}
+//   list chapters               -> list_chapters {}
+//   read chapter N              -> read_chapter {chapter: N}
+//   search "TEXT"               -> search_manuscript {query: TEXT}
+//   plan: TEXT                  -> write_file {path: "plans/plan.md", content: TEXT}
 //   anything else                -> a short text answer listing what it understands
 // After a tool result it says "Done.", that the writer declined (a result with code
 // `denied`), or what went wrong.
@@ -136,7 +140,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Mara to "some notes".';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Mara to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps.';
 
 /** What the demo model says after a tool result (the result's JSON text). */
 function sumUp(content) {
@@ -168,6 +172,18 @@ function decide(messages) {
   }
   if ((m = text.match(/set\s+(?:the\s+)?notes\s+(?:of|for)\s+(.+?)\s+to\s+["“]([\s\S]*?)["”]/i))) {
     return { call: { name: 'character_update_notes', arguments: { character: m[1].trim(), notes: m[2] } } };
+  }
+  if (/^list (?:the )?chapters\b/i.test(text)) {
+    return { call: { name: 'list_chapters', arguments: {} } };
+  }
+  if ((m = text.match(/^read chapter\s+(\S+)/i))) {
+    return { call: { name: 'read_chapter', arguments: { chapter: m[1] } } };
+  }
+  if ((m = text.match(/^search\s+["“](.+?)["”]/i))) {
+    return { call: { name: 'search_manuscript', arguments: { query: m[1] } } };
+  }
+  if ((m = text.match(/^plan\s*:\s*([\s\S]+)$/i))) {
+    return { call: { name: 'write_file', arguments: { path: 'plans/plan.md', content: m[1].trim() } } };
   }
   if ((m = text.match(/go to chapter\s+(\S+)/i))) {
     return { call: { name: 'jump_to_chapter', arguments: { chapter: m[1] } } };
