@@ -360,3 +360,80 @@ fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
     // Decided: the lock is gone (the pronouns are the writer's now, so the agent is asked).
     assert_eq!(other_agent(&tab)["data"]["code"], "approval_required");
 }
+
+/// Two calls of one answer that share an id, both waiting for the writer.
+fn two_calls_one_id(id: &str) -> Scripted {
+    let mara = json!({"character": "mara", "notes": "Mara loves swimming."}).to_string();
+    let tom = json!({"character": "tom", "notes": "Tom hates Mara."}).to_string();
+    Scripted::sse(
+        &sse(&[
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "id": id, "type": "function", "function": {"name": "character_update_notes", "arguments": mara}},
+                {"index": 1, "id": id, "type": "function", "function": {"name": "character_update_notes", "arguments": tom}}
+            ]}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ]),
+        50,
+    )
+}
+
+#[test]
+fn a_duplicated_call_id_cannot_borrow_another_cards_approval() {
+    let tab = Page::new(vec![two_calls_one_id("call_1"), says("Both asked.")]);
+    tab.project();
+    tab.configure();
+    tab.character();
+    tab.ok(
+        "bible_save",
+        json!({"kind": "character", "fields": {"name_src": "Tom", "notes": "Tom is kind."}}),
+    );
+    let run = tab.ok("run", json!({"prompt": "Change both.", "runId": "r1"}));
+    assert_eq!(run["status"], "paused", "{run}");
+    let cards = tab.ok("list_approvals", json!({}))["approvals"].clone();
+    let cards = cards.as_array().unwrap();
+    assert_eq!(cards.len(), 2, "one card per call: {cards:?}");
+    let ids: Vec<&str> = cards
+        .iter()
+        .map(|c| c["callId"].as_str().unwrap())
+        .collect();
+    assert_ne!(ids[0], ids[1], "the calls got distinct ids");
+    // The writer approves the card about Mara, by its id and digest: only Mara's call runs.
+    let mara_card = cards
+        .iter()
+        .find(|c| c.to_string().contains("Mara loves swimming."))
+        .unwrap();
+    let tom_card = cards.iter().find(|c| c != &mara_card).unwrap();
+    // Tom's card's digest does not decide the call waiting under Mara's id.
+    let (code, message) = tab.err(
+        "approve",
+        json!({"callId": mara_card["callId"], "decision": "approve", "digest": tom_card["digest"]}),
+    );
+    assert_eq!(code, "conflict", "{message}");
+    assert_eq!(
+        tab.ok("list_approvals", json!({}))["approvals"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "nothing was decided"
+    );
+    tab.ok(
+        "approve",
+        json!({"callId": mara_card["callId"], "decision": "approve", "digest": mara_card["digest"]}),
+    );
+    let list = tab.ok("bible_list", json!({"kind": "character"}));
+    let notes: Vec<&str> = list["kinds"]["character"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["notes"].as_str().unwrap())
+        .collect();
+    assert!(notes.contains(&"Mara loves swimming."), "{notes:?}");
+    assert!(
+        notes.contains(&"Tom is kind."),
+        "Tom's call still waits: {notes:?}"
+    );
+    let left = tab.ok("list_approvals", json!({}))["approvals"].clone();
+    assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
+    assert!(left.to_string().contains("Tom hates Mara."));
+}

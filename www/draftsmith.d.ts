@@ -282,6 +282,8 @@ export interface ApprovalField {
 
 /** A call waiting for the writer's approval, as the page shows it. */
 export interface ApprovalCard {
+  /** A digest of what the card shows; pass it to `approve()` so only this card is decided. */
+  digest: string;
   callId: string;
   /** The same as callId (snake_case spelling). */
   call_id: string;
@@ -323,6 +325,8 @@ export interface ApproveOptions extends RequestOptions {
   reason?: string;
   /** The run, when the same call id waits in more than one. */
   runId?: string;
+  /** The digest of the card the writer saw (`ApprovalCard.digest`); a different call waiting under this id rejects with `conflict`. */
+  digest?: string;
 }
 
 export interface RunOptions {

@@ -264,10 +264,12 @@ export class Draftsmith {
    * resumes: its events arrive through `on('run', ...)` under the same run id (starting with
    * `run_resumed`), and this resolves when the resumed run ends (or pauses again), with its
    * result under `run`. No timeout by default. Deciding a call twice (here or in another tab)
-   * rejects with code `conflict`.
+   * rejects with code `conflict`. Pass the card's `digest` so that only the card the writer saw
+   * can be decided (another call waiting under the same id rejects with `conflict`).
    */
-  approve(callId, decision, { args, reason, runId, ...options } = {}) {
+  approve(callId, decision, { args, reason, runId, digest, ...options } = {}) {
     const params = { callId, decision };
+    if (digest !== undefined && digest !== null) params.digest = digest;
     if (args !== undefined) params.args = args;
     if (reason !== undefined) params.reason = reason;
     if (runId !== undefined && runId !== null) params.runId = runId;

@@ -399,6 +399,7 @@ pub async fn continue_agent(
                 Some(invalid.reason.clone()),
             ));
         }
+        unique_call_ids(&mut calls, &messages);
         messages.push(Message::assistant(
             answer.text.clone(),
             calls.iter().map(|(c, _)| c.clone()).collect(),
@@ -465,5 +466,38 @@ pub async fn continue_agent(
         text,
         steps,
         usage,
+    }
+}
+
+/// Make every call id of an answer unique in the conversation, and not empty: a repeated or
+/// empty id gets a fresh one (`<id>_<n>`, letters, digits, `_` and `-` only), used for its
+/// result, its events and any approval it waits for. Two calls sharing an id could otherwise
+/// share one result, or one approval card could decide another call.
+fn unique_call_ids(calls: &mut [(ToolCall, Option<String>)], messages: &[Message]) {
+    let mut seen: std::collections::BTreeSet<String> = messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
+        .collect();
+    for (call, _) in calls.iter_mut() {
+        if !call.id.is_empty() && seen.insert(call.id.clone()) {
+            continue;
+        }
+        let stem: String = call
+            .id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .take(64)
+            .collect();
+        let stem = if stem.is_empty() {
+            "call".to_string()
+        } else {
+            stem
+        };
+        let fresh = (2..)
+            .map(|n| format!("{stem}_{n}"))
+            .find(|id| !seen.contains(id))
+            .unwrap_or_else(|| stem.clone());
+        seen.insert(fresh.clone());
+        call.id = fresh;
     }
 }

@@ -88,6 +88,7 @@ pub(super) fn approval_card(record: &Value) -> Value {
         }
     }
     json!({
+        "digest": card_digest(record),
         "callId": record["callId"],
         "call_id": record["callId"],
         "run": record["run"],
@@ -106,6 +107,20 @@ pub(super) fn approval_card(record: &Value) -> Value {
     })
 }
 
+/// A digest of what the writer is shown for a waiting call (the call, its arguments, its run
+/// and what it would change): `approve {digest}` must name the card the writer saw.
+pub(super) fn card_digest(record: &Value) -> String {
+    let shown = json!({
+        "callId": record["callId"],
+        "run": record["run"],
+        "tool": record["tool"],
+        "args": record["args"],
+        "origin": record["origin"],
+        "request": record["request"],
+    });
+    crate::persist::digest(&shown.to_string())
+}
+
 /// `approve` params.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -121,6 +136,10 @@ pub(super) struct ApproveParams {
     /// The run, when the same call id waits in more than one.
     #[serde(default)]
     run_id: Option<String>,
+    /// The digest of the card the writer saw (`digest` of the card); when given, a call
+    /// waiting under this id that is not that card is refused with `conflict`.
+    #[serde(default)]
+    digest: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -252,6 +271,17 @@ impl Core {
                 ))),
             });
         };
+        if let Some(seen) = &p.digest {
+            if *seen != card_digest(record) {
+                return Err(Error::Tool(ToolError::new(
+                    "conflict",
+                    format!(
+                        "the call waiting as '{}' is not the card that was shown (its digest differs); nothing was decided; list the approvals again",
+                        p.call_id.chars().take(100).collect::<String>()
+                    ),
+                )));
+            }
+        }
         if p.decision == Decision::Reject && p.args.is_some() {
             return Err(super::invalid(
                 "approve",

@@ -490,7 +490,7 @@ async function decide(card, decision, node) {
     setRunning(true);
   }
   try {
-    const result = await app.client.approve(card.callId, decision, runId ? { runId } : {});
+    const result = await app.client.approve(card.callId, decision, { ...(runId ? { runId } : {}), digest: card.digest });
     app.decided.add(key);
     if (!runId) chatItem('note', `${card.tool}: ${result.status}`);
     else if (result.status === 'error') chatItem('error', `${card.tool} did not run: ${result.result?.data?.message ?? 'error'}`);

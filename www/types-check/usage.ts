@@ -116,7 +116,7 @@ export async function everything(): Promise<void> {
   });
   const decided: ApprovalResult = await client.approve('call-1', 'approve', { args: { character: 'Mara', notes: 'Edited.' }, runId: 'run-1' });
   const resumed: RunResult | null = decided.run;
-  const rejected: ApprovalResult = await client.approvals.approve('call-2', 'reject', { reason: 'Keep my notes.', timeoutMs: 60_000 });
+  const rejected: ApprovalResult = await client.approvals.approve('call-2', 'reject', { reason: 'Keep my notes.', timeoutMs: 60_000, digest: 'abc' });
   const denied: boolean = rejected.status === 'denied';
   offResumed();
 
