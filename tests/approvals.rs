@@ -437,3 +437,47 @@ fn a_duplicated_call_id_cannot_borrow_another_cards_approval() {
     assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
     assert!(left.to_string().contains("Tom hates Mara."));
 }
+
+#[test]
+fn the_merge_card_names_every_entry_it_deletes() {
+    let tab = Page::new(vec![]);
+    tab.project();
+    // The kept entry is the writer's (its update asks first); the merged one is the writer's
+    // too, and the card must say that it goes.
+    tab.ok(
+        "bible_save",
+        json!({"kind": "glossary", "id": "kaze", "fields": {"term_src": "Kaze", "notes": "Sea wind."}}),
+    );
+    tab.ok(
+        "bible_save",
+        json!({"kind": "glossary", "id": "kaze-2", "fields": {"term_src": "KAZE", "term_tgt": "Breeze", "notes": "My spelling."}}),
+    );
+    let result = tab.ok(
+        "execute",
+        json!({"tool": "glossary_merge_entries", "origin": "agent:lore",
+               "args": {"keep": "kaze", "merge": ["kaze-2"]}}),
+    );
+    assert_eq!(result["data"]["code"], "approval_required", "{result}");
+    let cards = tab.ok("list_approvals", json!({}))["approvals"].clone();
+    let card = &cards[0];
+    let changes = card["changes"]
+        .as_array()
+        .expect("the card lists its changes");
+    let deleted: Vec<&Value> = changes.iter().filter(|c| c["action"] == "delete").collect();
+    assert_eq!(deleted.len(), 1, "{card}");
+    assert_eq!(deleted[0]["id"], "kaze-2");
+    assert_eq!(deleted[0]["title"], "KAZE");
+    let gone: Vec<&str> = deleted[0]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["proposed"].is_null() && f["current_origin"] == "human")
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        gone.contains(&"notes") && gone.contains(&"term_tgt"),
+        "{gone:?}"
+    );
+    let updated = changes.iter().find(|c| c["action"] == "update").unwrap();
+    assert_eq!(updated["id"], "kaze");
+}

@@ -301,6 +301,8 @@ export interface ApprovalCard {
   /** Why the call needs approval. */
   reason: string;
   fields: ApprovalField[];
+  /** For a call that changes several entries (a glossary merge): every entry it updates or deletes, with its fields. */
+  changes: { kind: BibleKind; id: string; action: 'update' | 'delete'; title: string; fields: ApprovalField[] }[];
   current: Record<string, unknown>;
   proposed: Record<string, unknown>;
   createdMs: number;

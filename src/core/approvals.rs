@@ -75,7 +75,8 @@ pub(super) fn lock(session: &mut crate::session::Session, record: &Value) {
 }
 
 /// What the page shows for one waiting call: the call, the entity, and each field's
-/// current and proposed value.
+/// current and proposed value; for a call that changes several entries (a merge), `changes`
+/// lists every entry it updates or deletes, each with its fields.
 pub(super) fn approval_card(record: &Value) -> Value {
     let request = &record["request"];
     let fields = request["fields"].as_array().cloned().unwrap_or_default();
@@ -101,6 +102,7 @@ pub(super) fn approval_card(record: &Value) -> Value {
         "version": request["version"],
         "reason": request["reason"],
         "fields": fields,
+        "changes": request.get("changes").cloned().unwrap_or_else(|| json!([])),
         "current": current,
         "proposed": proposed,
         "createdMs": record["createdMs"],

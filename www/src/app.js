@@ -417,6 +417,23 @@ function approvalCardNode(card) {
         ),
       ),
     ),
+    ...(card.changes ?? [])
+      .filter((c) => c.action === 'delete' || c.id !== card.entityId)
+      .map((c) =>
+        el(
+          'div',
+          { class: `approval-change ${c.action}`, testid: 'approval-change', 'data-action': c.action, 'data-entity': `${c.kind}/${c.id}` },
+          el('strong', {}, c.action === 'delete' ? 'Deletes ' : 'Changes '),
+          `${c.kind} “${c.title || c.id}”`,
+          el(
+            'ul',
+            {},
+            ...(c.fields ?? []).map((f) =>
+              el('li', {}, fieldLabel(c.kind, f.field), ': ', originBadge(f.current_origin), ' ', showValue(f.current), f.proposed === null ? ' (removed)' : ` → ${showValue(f.proposed)}`),
+            ),
+          ),
+        ),
+      ),
     el(
       'div',
       { class: 'approval-buttons' },

@@ -596,6 +596,25 @@ impl ToolSpec for GlossaryMergeEntries {
                 asks.push(json!({"id": e.id, "action": "delete", "reason": reason}));
             }
         }
+        // Everything the merge would do, for the writer's card: the kept entry's field changes
+        // and every entry it deletes, with all their fields (whoever wrote them).
+        let field = |e: &Entity, name: &str, proposed: Value| json!({"field": name, "current": e.get(name), "current_origin": e.origin(name), "proposed": proposed});
+        let mut touched = vec![json!({
+            "kind": Kind::Glossary,
+            "id": keep.id,
+            "action": "update",
+            "title": keep.text("term_src"),
+            "fields": changes.iter().map(|(f, v)| field(&keep, f, v.clone())).collect::<Vec<_>>(),
+        })];
+        for e in &merged {
+            touched.push(json!({
+                "kind": Kind::Glossary,
+                "id": e.id,
+                "action": "delete",
+                "title": e.text("term_src"),
+                "fields": e.fields.keys().map(|f| field(e, f, Value::Null)).collect::<Vec<_>>(),
+            }));
+        }
         let widen = |error: ToolError| -> ToolError {
             if error.code != "approval_required" {
                 return error;
@@ -614,6 +633,7 @@ impl ToolSpec for GlossaryMergeEntries {
             if let Some(Value::Object(details)) = &mut error.details {
                 details.insert("versions".into(), json!(versions));
                 details.insert("entries".into(), json!(asks));
+                details.insert("changes".into(), json!(touched));
                 details.insert(
                     "merge".into(),
                     json!({"keep": keep.id, "merge": ids, "proposed": {"term_tgt": term_tgt, "notes": notes}}),
