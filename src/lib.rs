@@ -18,6 +18,8 @@
 //! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
 //!   search and the `[AGENT MEMORY]` context block.
 //! - [`names`]: closest-name suggestions for unknown names in errors.
+//! - `headless` (native only): the worker protocol as JSON lines on stdin and stdout, for
+//!   scripting and checks (`cargo run --example core`).
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
 pub mod agent;
@@ -26,6 +28,8 @@ pub mod commands;
 pub mod core;
 pub mod env;
 pub mod error;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod headless;
 pub mod llm;
 pub mod memory;
 pub mod names;

@@ -281,11 +281,118 @@ function toolCard(id, name) {
     'li',
     { class: 'tool-card', testid: 'tool-card', 'data-call': id, 'data-status': 'proposed' },
     el('div', {}, el('span', { class: 'name' }, name), ' ', el('span', { class: 'state' }, 'proposed')),
+    el('div', { class: 'summary', testid: 'tool-summary' }),
     el('div', { class: 'args' }),
   );
   $('chat-log').append(card);
   card.scrollIntoView({ block: 'end' });
   return card;
+}
+
+// A tool card shows its call in one readable line (a file's path and size, a chapter and its
+// lines, a search and its scope) and keeps the arguments under "arguments", with long texts
+// cut short (a write_file's content is not dumped into the chat).
+
+const ARG_TEXT_MAX = 240;
+
+/** An argument by its snake_case name, or its camelCase alias. */
+const arg = (a, name) => a?.[name] ?? a?.[name.replace(/_([a-z])/g, (_, c) => c.toUpperCase())];
+
+/** A text cut to `max` chars, on one line. */
+const clip = (text, max = 48) => {
+  const line = String(text ?? '').replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+const quoted = (text, max) => `“${clip(text, max)}”`;
+
+/** A text's size in UTF-8, as the file will hold it: 812 B, 1.2 KB, 3.4 MB. */
+function sizeText(text) {
+  const bytes = new TextEncoder().encode(String(text ?? '')).length;
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** A chapter as tools name it (id, number or title), as the writer reads it. */
+function chapterText(chapter) {
+  if (chapter === undefined || chapter === null || chapter === '') return 'the active chapter';
+  if (typeof chapter === 'number') return `Chapter ${chapter}`;
+  const chapters = app.project?.chapters ?? [];
+  const n = chapters.findIndex((c) => c.id === chapter || c.title === chapter);
+  if (n >= 0) return `Chapter ${n + 1}`;
+  if (/^\s*\d+\s*$/.test(String(chapter))) return `Chapter ${String(chapter).trim()}`;
+  return `chapter ${quoted(chapter, 32)}`;
+}
+
+/** Line numbers as a range: "lines 121–240", "from line 121", "lines 1–240". */
+function linesText(from, to) {
+  if (from == null && to == null) return '';
+  if (to == null) return `from line ${from}`;
+  return `lines ${from ?? 1}–${to}`;
+}
+
+const joined = (...parts) => parts.filter(Boolean).join(', ');
+const inChapter = (a) => (arg(a, 'chapter') == null ? '' : `in ${chapterText(arg(a, 'chapter'))}`);
+
+/** One line per tool, from its arguments. Tools not listed get the generic summary. */
+const TOOL_SUMMARIES = {
+  read_file: (a) => arg(a, 'path'),
+  write_file: (a) => `${arg(a, 'path')} (${sizeText(arg(a, 'content'))})`,
+  edit_file: (a) => arg(a, 'path'),
+  list_files: (a) => `${arg(a, 'directory') || 'data'}/`.replace(/\/+$/, '/'),
+  search_code: (a) => `${quoted(arg(a, 'query'))} in ${arg(a, 'directory') || 'manuscripts'}/`.replace(/\/+\/$/, '/'),
+  list_chapters: () => 'all chapters',
+  read_chapter: (a) => joined(chapterText(arg(a, 'chapter')), linesText(arg(a, 'from_line'), arg(a, 'to_line'))),
+  search_manuscript: (a) =>
+    `${quoted(arg(a, 'query'))}${arg(a, 'regex') ? ' (regex)' : ''} in ${
+      arg(a, 'chapter') == null ? 'all chapters' : chapterText(arg(a, 'chapter'))
+    }${arg(a, 'limit') ? `, up to ${arg(a, 'limit')}` : ''}`,
+  update_manuscript: (a) => joined(`${quoted(arg(a, 'search_text'), 32)} → ${quoted(arg(a, 'replacement_text'), 32)}`, inChapter(a)),
+  append_to_manuscript: (a) => joined(`${quoted(arg(a, 'text'))} (${sizeText(arg(a, 'text'))})`, inChapter(a)),
+  insert_text: (a) => joined(`${quoted(arg(a, 'text'), 32)} ${arg(a, 'position') ?? 'after'} ${quoted(arg(a, 'anchor_text'), 32)}`, inChapter(a)),
+  delete_text: (a) => joined(quoted(arg(a, 'text')), inChapter(a)),
+  jump_to_chapter: (a) => chapterText(arg(a, 'chapter')),
+};
+
+/** The generic summary: the first few plain arguments, `name: value`. */
+function genericSummary(args) {
+  const parts = Object.entries(args ?? {})
+    .filter(([, v]) => v !== null && typeof v !== 'object')
+    .slice(0, 3)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? quoted(v, 32) : v}`);
+  return parts.join(', ');
+}
+
+/** A tool call's one-line summary ('' when there is nothing to say). */
+function toolSummary(name, args) {
+  const summarize = TOOL_SUMMARIES[name];
+  try {
+    if (summarize) return clip(summarize(args ?? {}) ?? '', 120);
+  } catch {
+    // An unexpected argument shape: fall back to the generic summary.
+  }
+  return clip(genericSummary(args), 120);
+}
+
+/** The arguments as indented JSON, with long texts cut (their full length said). */
+function argumentsText(args) {
+  return JSON.stringify(
+    args ?? {},
+    (_, v) => (typeof v === 'string' && v.length > ARG_TEXT_MAX ? `${v.slice(0, ARG_TEXT_MAX)}… (${v.length} chars)` : v),
+    2,
+  );
+}
+
+/** Fill a card with a call's summary and its arguments (folded). */
+function showToolArguments(node, name, args) {
+  const summary = toolSummary(name, args);
+  const line = node.querySelector('.summary');
+  line.textContent = summary;
+  line.title = summary;
+  node.querySelector('.args').replaceChildren(
+    el('details', {}, el('summary', {}, 'arguments'), el('pre', { testid: 'tool-arguments', style: 'white-space: pre-wrap; margin: 0' }, argumentsText(args))),
+  );
 }
 
 /** A handler that shows one run's events in the chat (a new run's, or a resumed one's). */
@@ -317,7 +424,7 @@ function runView() {
         const node = card(e.id, e.name);
         node.dataset.status = 'running';
         node.querySelector('.state').textContent = 'running';
-        node.querySelector('.args').textContent = JSON.stringify(e.arguments);
+        showToolArguments(node, e.name, e.arguments);
         break;
       }
       case 'tool_call_finished': {
