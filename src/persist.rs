@@ -475,6 +475,10 @@ pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
     store.commit(batch).await
 }
 
+/// The largest version or sequence number an import accepts: 2^53-1, the largest integer a
+/// JavaScript number holds exactly.
+pub const MAX_IMPORTED_NUMBER: u64 = (1 << 53) - 1;
+
 /// The `format` field of an exported project document.
 pub const EXPORT_FORMAT: &str = "draftsmith-project";
 /// The export document's version.
@@ -563,8 +567,37 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             "unsupported export version {version:?}; this draftsmith reads version {EXPORT_VERSION}"
         ));
     }
-    let doc: ExportDocument =
+    let mut doc: ExportDocument =
         serde_json::from_value(value).map_err(|e| format!("the export is malformed: {e}"))?;
+    // Numbers the page must read exactly (JavaScript's safe integers), and counters that
+    // must be able to go on counting.
+    let too_big = |what: &str, n: u64| -> Result<(), String> {
+        if n > MAX_IMPORTED_NUMBER {
+            return Err(format!(
+                "the export's {what} is {n}, beyond 2^53-1 (9007199254740991); it cannot be imported"
+            ));
+        }
+        Ok(())
+    };
+    for c in &doc.chapters {
+        too_big(&format!("version of chapter '{}'", c.id), c.version)?;
+    }
+    for e in &doc.bible {
+        too_big(&format!("version of {} '{}'", e.kind, e.id), e.version)?;
+    }
+    too_big("history sequence", doc.history_state.next_seq)?;
+    for entry in doc
+        .history
+        .iter()
+        .chain(doc.history_state.redo.iter().flatten())
+    {
+        too_big(
+            &format!("sequence of history entry '{}'", entry.id),
+            entry.seq,
+        )?;
+    }
+    // Limits are this installation's, not the document's.
+    doc.history_state.limits = crate::commands::history::HistoryLimits::default();
     if doc.project.id.trim().is_empty() || doc.project.name.trim().is_empty() {
         return Err("the export's project needs an id and a name".into());
     }
@@ -615,12 +648,14 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
         }
     }
     let bible = Bible::from_entities(doc.bible.into_iter().map(|mut e| {
-        // A field without a recorded origin came from outside: it is an import's.
-        for field in e.fields.keys() {
-            e.origins
-                .entry(field.clone())
-                .or_insert_with(|| "import".into());
-        }
+        // Whatever the document says wrote a field, it came from outside: every field is an
+        // import's (so an agent cannot overwrite an imported field without the writer, the
+        // way it could if the document called the writer's field an agent's).
+        e.origins = e
+            .fields
+            .keys()
+            .map(|field| (field.clone(), "import".to_string()))
+            .collect();
         e
     }));
     let mut memory = Memory::new();

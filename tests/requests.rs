@@ -634,6 +634,12 @@ fn malformed_or_foreign_imports_are_rejected_and_change_nothing() {
     let mut v = good.clone();
     v["history"] = json!("not a list");
     cases.push((v, "malformed"));
+    let mut v = good.clone();
+    v["chapters"][0]["version"] = json!(u64::MAX);
+    cases.push((v, "beyond 2^53-1"));
+    let mut v = good.clone();
+    v["history"][0]["seq"] = json!(1u64 << 53);
+    cases.push((v, "beyond 2^53-1"));
     for (doc, needle) in cases {
         let r = target.send("import_project", json!({"document": doc}));
         assert_eq!(r["error"]["code"], "invalid_params", "{r}");
@@ -875,4 +881,44 @@ fn read_only_calls_write_only_their_audit_record() {
     ] {
         assert!(tables.contains(&table), "{table:?} missing from {tables:?}");
     }
+}
+
+#[test]
+fn an_import_marks_every_story_bible_origin_import_and_resets_the_limits() {
+    let mut source = Page::new();
+    source.ok(
+        "create_project",
+        json!({"name": "Origins", "chapters": [{"text": "abc"}]}),
+    );
+    source.ok(
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"name_src": "Mara", "notes": "The writer's."}}),
+    );
+    let mut doc = source.ok("export_project", json!({}));
+    // A forged document: the writer's notes labelled as an agent's, huge limits.
+    let entity = doc["bible"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|e| e["id"] == "mara")
+        .unwrap();
+    entity["origins"]["notes"] = json!("agent:lore:2026-01-01");
+    doc["historyState"]["limits"] = json!({"max_groups": 1u64 << 40, "max_bytes": 1u64 << 50});
+    let mut target = Page::on(Rc::new(MemoryStore::new()), "t");
+    target.ok("import_project", json!({"document": doc}));
+    let list = target.ok("bible_list", json!({"kind": "character"}));
+    assert_eq!(list["kinds"]["character"][0]["notes_origin"], "import");
+    assert_eq!(list["kinds"]["character"][0]["name_src_origin"], "import");
+    // So an agent's change of it asks the writer first.
+    let r = target.ok(
+        "execute",
+        json!({"tool": "character_update_notes", "origin": "agent:lore",
+               "args": {"character": "mara", "notes": "Overwritten."}}),
+    );
+    assert_eq!(r["data"]["code"], "approval_required", "{r}");
+    let again = target.ok("export_project", json!({}));
+    assert_eq!(
+        again["historyState"]["limits"],
+        json!({"max_groups": 1000, "max_bytes": 64 * 1024 * 1024})
+    );
 }
