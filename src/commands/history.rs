@@ -840,13 +840,15 @@ fn apply_all(
     effects_of(project, changes)?;
     let mut applied = Vec::with_capacity(changes.len());
     for (chapter_id, change) in changes {
-        let version = project.apply_change(chapter_id, change).map_err(|e| match e {
-            EditError::BadChange { source, .. } => HistoryError::Mismatch {
-                chapter: chapter_id.clone(),
-                source,
-            },
-            _ => HistoryError::MissingChapter(chapter_id.clone()),
-        })?;
+        let version = project
+            .apply_change(chapter_id, change)
+            .map_err(|e| match e {
+                EditError::BadChange { source, .. } => HistoryError::Mismatch {
+                    chapter: chapter_id.clone(),
+                    source,
+                },
+                _ => HistoryError::MissingChapter(chapter_id.clone()),
+            })?;
         applied.push(Applied {
             chapter: chapter_id.clone(),
             change: change.clone(),

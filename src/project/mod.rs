@@ -11,6 +11,7 @@ pub mod changeset;
 pub mod pattern;
 pub mod search;
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use ropey::Rope;
@@ -80,6 +81,9 @@ pub struct Chapter {
     /// Recent changes: `log[i]` took the chapter from version `version - log.len() + i`.
     #[serde(skip)]
     log: VecDeque<ChangeSet>,
+    /// The word count, cached until the text changes (counting is linear in the text).
+    #[serde(skip)]
+    words: Cell<Option<(u64, usize)>>,
 }
 
 mod rope_text {
@@ -114,6 +118,7 @@ impl Chapter {
             text: Rope::from_str(text),
             version: 0,
             log: VecDeque::new(),
+            words: Cell::new(None),
         }
     }
 
@@ -141,6 +146,25 @@ impl Chapter {
         self.text.len_chars()
     }
 
+    /// Lines: what lies between newlines (`\n`), so one more than the newlines (an empty
+    /// chapter has one empty line).
+    pub fn len_lines(&self) -> usize {
+        self.text.len_lines()
+    }
+
+    /// Words, as [`analysis::stats`] counts them (and `run_analysis` reports). Counted once
+    /// per version.
+    pub fn word_count(&self) -> usize {
+        if let Some((version, words)) = self.words.get() {
+            if version == self.version {
+                return words;
+            }
+        }
+        let words = analysis::stats(&self.text.to_string()).words;
+        self.words.set(Some((self.version, words)));
+        words
+    }
+
     /// The version: how many changes were applied since the chapter was created.
     pub fn version(&self) -> u64 {
         self.version
@@ -156,6 +180,7 @@ impl Chapter {
                 source,
             })?;
         self.version += 1;
+        self.words.set(None);
         self.log.push_back(change.clone());
         if self.log.len() > REBASE_LOG_LEN {
             self.log.pop_front();
@@ -173,6 +198,7 @@ impl Chapter {
                 source,
             })?;
         self.version = self.version.saturating_sub(1);
+        self.words.set(None);
         self.log.pop_back();
         Ok(())
     }
