@@ -350,17 +350,29 @@ impl UiState {
     ///   text inserted exactly at it and its end before text inserted exactly at it, so text
     ///   inserted at its edges stays outside. If all of its text is deleted, a selection
     ///   collapses to where it was and a highlight goes;
-    /// - an empty selection stays empty and moves like the cursor;
+    /// - an empty selection stays empty and moves like the cursor; a cursor at an end of a
+    ///   non-empty selection (its head) stays at that end;
     /// - the cursor (and scroll position) stays before text inserted exactly at it when
     ///   `caret` is [`Assoc::Before`] (an agent's edit, undo, redo), or moves after it with
     ///   [`Assoc::After`] (the writer typing at their cursor).
     pub fn map_through(&mut self, chapter: &str, active: bool, change: &ChangeSet, caret: Assoc) {
         if active {
-            self.cursor = change.map_pos(self.cursor, caret);
+            let old = self.selection;
+            self.selection = old.map(|(start, end)| map_range(change, start, end, caret));
+            // The cursor is the selection's head when it is at one of its ends: it stays there.
+            self.cursor = match (old, self.selection) {
+                (Some((start, end)), Some((new_start, new_end))) if start != end => {
+                    if self.cursor == end {
+                        new_end
+                    } else if self.cursor == start {
+                        new_start
+                    } else {
+                        change.map_pos(self.cursor, caret)
+                    }
+                }
+                _ => change.map_pos(self.cursor, caret),
+            };
             self.scroll = change.map_pos(self.scroll, caret);
-            self.selection = self
-                .selection
-                .map(|(start, end)| map_range(change, start, end, caret));
         }
         self.highlights.retain_mut(|h| {
             if h.chapter != chapter {
