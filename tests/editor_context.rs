@@ -183,7 +183,7 @@ fn a_long_selection_and_paragraph_are_trimmed_and_a_long_chapter_list_capped() {
         .lines()
         .filter(|l| l.starts_with("  ") && l.contains("\"Chapter title number"))
         .count();
-    assert!(listed < 120 && listed <= MAX_LISTED_CHAPTERS, "{listed}");
+    assert!(listed > 0 && listed <= MAX_LISTED_CHAPTERS, "{listed}");
     assert!(
         block.contains(&format!(
             "… {listed} of 120 chapters listed; list_chapters lists them all."

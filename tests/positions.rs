@@ -406,9 +406,24 @@ fn in_a_run_rewrite_selection_rewrites_what_the_writer_selected_after_an_earlier
         page.text(),
         "Mara, who was tired, climbed the stair. The lamp was dark as a grave."
     );
+    // Positions moved only by the mapping are not announced as `ui` events (the page maps
+    // its editor through the `edit` events itself); the rewrite's new selection is.
+    let ui_events: Vec<Value> = page
+        .events
+        .peek()
+        .into_iter()
+        .filter(|e| e.kind == "ui")
+        .map(|e| e.data)
+        .collect();
+    assert_eq!(
+        ui_events.len(),
+        2,
+        "set_selection and the rewrite: {ui_events:?}"
+    );
     // The selection, as saved with the project, covers the rewritten passage.
-    let list = page.ok("list_projects", json!({}));
-    let project = page.ok("open_project", json!({"id": list["projects"][0]["id"]}));
+    let other = Page::on(page.store.clone(), vec![], Rc::new(NeverSleeper));
+    let list = other.ok("list_projects", json!({}));
+    let project = other.ok("open_project", json!({"id": list["projects"][0]["id"]}));
     assert_eq!(project["ui"]["active_chapter"], chapter);
     let (s, e) = (
         project["ui"]["selection"][0].as_u64().unwrap() as usize,

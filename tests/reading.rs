@@ -524,3 +524,127 @@ fn the_fixture_novel_reads_back_exactly_through_the_continuation_hints() {
         assert_eq!(&lines.join("\n"), text);
     }
 }
+
+/// The last tool result in an OpenAI-format request: the `data` of the `{status, data,
+/// meta}` the tool returned.
+fn last_tool_data(request: &Value) -> Value {
+    let messages = request["messages"].as_array().expect("messages");
+    let tool = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result in the transcript");
+    let result: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["status"], "success", "{result}");
+    result["data"].clone()
+}
+
+/// The writer's prompt in an OpenAI-format request.
+fn user_prompt(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_string()
+}
+
+/// The “quoted” parts of a prompt, in order.
+fn quoted(s: &str) -> Vec<String> {
+    s.split('“')
+        .skip(1)
+        .map(|part| part.split('”').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_model_that_knows_nothing_lists_reads_and_edits_with_text_copied_from_the_read() {
+    use common::page::{calls, says, Page, Reaction};
+
+    // The model knows only what each request carries: the writer's prompt and the tool
+    // results in the transcript. It finds the chapter by title, reads it, and copies the
+    // line to change out of the numbered text.
+    let reactions: Vec<Reaction> = vec![
+        Box::new(|_: &Value| calls("call_1", "list_chapters", json!({}))),
+        Box::new(|request: &Value| {
+            let title = quoted(&user_prompt(request))[0].clone();
+            let list = last_tool_data(request);
+            let chapter = list["chapters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["title"] == title.as_str())
+                .expect("the chapter the writer named");
+            calls(
+                "call_2",
+                "read_chapter",
+                json!({"chapter": chapter["number"].to_string()}),
+            )
+        }),
+        Box::new(|request: &Value| {
+            let asked = quoted(&user_prompt(request));
+            let (from, to) = (asked[1].as_str(), asked[2].as_str());
+            let read = last_tool_data(request);
+            let line = read["text"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .map(|l| l.split_once("│ ").unwrap().1)
+                .find(|l| l.contains(from))
+                .expect("a line with the word")
+                .to_string();
+            calls(
+                "call_3",
+                "update_manuscript",
+                json!({
+                    "chapter": read["chapter"],
+                    "searchText": line,
+                    "replacementText": line.replace(from, to),
+                }),
+            )
+        }),
+        Box::new(|request: &Value| {
+            let done = last_tool_data(request);
+            says(&format!("Changed chapter {}.", done["chapterNumber"]))
+        }),
+    ];
+    let page = Page::reacting(reactions);
+    let lamp_room = "The lamp room was round.\n  “Is it lit?” she asked, naïvely.\n\nThe lamp was dark, and the sea was darker.\nNobody came.";
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "The Stair", "text": "Mara climbed the stair. It was dark."},
+            {"title": "The Lamp Room", "text": lamp_room},
+            {"title": "Morning", "text": "Morning came. The dark lifted."},
+        ]}),
+    );
+    page.configure();
+    let result = page.ok(
+        "run",
+        json!({"prompt": "In the chapter “The Lamp Room”, change “she asked, naïvely” to “she whispered”."}),
+    );
+    assert_eq!(result["status"], "finished", "{result}");
+    assert_eq!(result["text"], "Changed chapter 2.");
+    let chapter = page.ok("get_chapter", json!({"chapter": "2"}));
+    assert_eq!(
+        chapter["text"],
+        lamp_room.replace(
+            "\n  “Is it lit?” she asked, naïvely.\n",
+            "\n  “Is it lit?” she whispered.\n"
+        )
+    );
+    // The other chapters were not touched; the edit is one undoable agent turn.
+    assert_eq!(
+        page.ok("get_chapter", json!({"chapter": "1"}))["text"],
+        "Mara climbed the stair. It was dark."
+    );
+    page.ok("undo", json!({}));
+    assert_eq!(
+        page.ok("get_chapter", json!({"chapter": "2"}))["text"],
+        lamp_room
+    );
+    // Four model requests, each answered from what it carried.
+    assert_eq!(page.transport.requests().len(), 4);
+}

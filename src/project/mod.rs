@@ -355,6 +355,12 @@ impl UiState {
     /// - the cursor (and scroll position) stays before text inserted exactly at it when
     ///   `caret` is [`Assoc::Before`] (an agent's edit, undo, redo), or moves after it with
     ///   [`Assoc::After`] (the writer typing at their cursor).
+    ///
+    /// Positions moved only by this mapping are saved with the project but not announced
+    /// as a `ui` event: the page maps its own editor state (CodeMirror's selection and
+    /// highlight decorations) through the same `edit` events with the same associations,
+    /// whereas the core's positions do not include typing the page has not yet sent, so a
+    /// `ui` event could move the writer's cursor while they type.
     pub fn map_through(&mut self, chapter: &str, active: bool, change: &ChangeSet, caret: Assoc) {
         if active {
             let old = self.selection;
