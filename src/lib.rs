@@ -15,6 +15,8 @@
 //! - [`env`](mod@crate::env): injected time ([`Clock`]), ids ([`IdSource`]) and the event sink ([`EventSink`]).
 //! - [`protocol`]: the worker's message protocol: request decoding, responses, events.
 //! - [`core`]: [`Core`], which serves decoded requests.
+//! - [`editor_context`]: the `[EDITOR CONTEXT]` block of a run's system prompt (what the
+//!   writer sees: chapters, cursor, selection, paragraph, story bible, toolset).
 //! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
 //!   search and the `[AGENT MEMORY]` context block.
 //! - [`names`]: closest-name suggestions for unknown names in errors.
@@ -26,6 +28,7 @@ pub mod agent;
 pub mod bible;
 pub mod commands;
 pub mod core;
+pub mod editor_context;
 pub mod env;
 pub mod error;
 #[cfg(not(target_arch = "wasm32"))]

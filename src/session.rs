@@ -23,7 +23,7 @@ use crate::commands::{Command, Effect, Entry, History, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
 use crate::memory::Memory;
 use crate::policy::{self, Action, FieldChange, Grant, Policies};
-use crate::project::changeset::{ChangeSet, Op};
+use crate::project::changeset::{Assoc, ChangeSet, Op};
 use crate::project::{Chapter, EditError, Project, UiState};
 use crate::tools::{ResultMeta, ToolError, ToolRegistry, ToolResult};
 
@@ -372,16 +372,20 @@ impl<'a> EditContext<'a> {
         }
     }
 
-    /// Apply a change to a chapter now, recording it for history (and for rollback).
+    /// Apply a change to a chapter now, recording it for history (and for rollback). The
+    /// editor's positions in the chapter (cursor, selection, scroll, highlights) follow the
+    /// change ([`Project::apply_change`]), so a later call in the same turn still finds the
+    /// writer's selection on the text the writer selected. A failing command's rollback
+    /// restores them with the rest of the UI state.
     pub fn edit(&mut self, chapter_id: &str, change: ChangeSet) -> Result<u64, ToolError> {
         let chapter = self
             .project
-            .chapter_mut(chapter_id)
+            .chapter(chapter_id)
             .ok_or_else(|| ToolError::not_found(format!("no chapter with id '{chapter_id}'")))?;
         let inverse = change
             .invert(chapter.text())
             .map_err(|e| ToolError::invalid_args(e.to_string()))?;
-        let version = chapter.apply(&change)?;
+        let version = self.project.apply_change(chapter_id, &change)?;
         self.effects.push(Effect {
             chapter: chapter_id.to_string(),
             change,
@@ -625,7 +629,9 @@ impl Session {
     }
 
     /// Apply a writer's change made on `base_version` of a chapter, rebased over whatever
-    /// happened since: the writer's text is never dropped because an agent was editing.
+    /// happened since: the writer's text is never dropped because an agent was editing. The
+    /// editor's positions follow the change; a cursor where the writer typed moves past
+    /// their text.
     pub fn apply_user_change(
         &mut self,
         chapter_id: &str,
@@ -634,13 +640,13 @@ impl Session {
         clock: &dyn Clock,
         ids: &dyn IdSource,
     ) -> Result<Applied, EditError> {
-        let chapter =
-            self.project
-                .chapter_mut(chapter_id)
-                .ok_or_else(|| EditError::NoSuchChapter {
-                    query: chapter_id.to_string(),
-                    hint: String::new(),
-                })?;
+        let chapter = self
+            .project
+            .chapter(chapter_id)
+            .ok_or_else(|| EditError::NoSuchChapter {
+                query: chapter_id.to_string(),
+                hint: String::new(),
+            })?;
         let rebased = chapter.rebase(base_version, change)?;
         if rebased.is_identity() {
             return Ok(Applied {
@@ -655,7 +661,10 @@ impl Session {
                 chapter: chapter_id.to_string(),
                 source,
             })?;
-        let version = chapter.apply(&rebased)?;
+        // The writer types at their cursor: it moves past what they typed.
+        let version = self
+            .project
+            .apply_change_with(chapter_id, &rebased, Assoc::After)?;
         let description = if rebased.ops().iter().any(|op| matches!(op, Op::Insert(_))) {
             "Typing"
         } else {

@@ -52,7 +52,7 @@ impl AgentSpec {
     pub fn assistant() -> Self {
         Self {
             name: "assistant".into(),
-            system_prompt: "You are a writing assistant working inside the writer's manuscript editor. Use the tools to read and change the manuscript; copy text exactly when a tool asks for it. Keep answers short.".into(),
+            system_prompt: "You are a writing assistant working inside the writer's manuscript editor. The [EDITOR CONTEXT] block, if any, says what the writer sees now. Use the tools to read and change the manuscript: find a chapter with list_chapters, read it with read_chapter (or find a passage with search_manuscript) before you change it, and copy text exactly (without read_chapter's line numbers) when a tool asks for it. Keep answers short.".into(),
             toolset: crate::tools::ALL.into(),
             max_steps: DEFAULT_MAX_STEPS,
             token_budget: None,
@@ -261,7 +261,7 @@ pub async fn run_agent(
     memory_block: &str,
     cx: RunContext<'_>,
 ) -> RunOutcome {
-    let messages = opening_messages(spec, history, prompt, memory_block);
+    let messages = opening_messages(spec, history, prompt, &[memory_block]);
     continue_agent(
         spec,
         tools,
@@ -275,19 +275,21 @@ pub async fn run_agent(
     .await
 }
 
-/// A run's first messages: the system prompt (with the memory block), the earlier
-/// conversation `history` (its system messages dropped) and the writer's prompt.
+/// A run's first messages: the system prompt (the agent's instructions, then each
+/// non-empty context `block` in order, such as `[EDITOR CONTEXT]` and `[AGENT MEMORY]`,
+/// separated by blank lines), the earlier conversation `history` (its system messages
+/// dropped) and the writer's prompt.
 pub fn opening_messages(
     spec: &AgentSpec,
     history: Vec<Message>,
     prompt: &str,
-    memory_block: &str,
+    blocks: &[&str],
 ) -> Vec<Message> {
-    let system = if memory_block.trim().is_empty() {
-        spec.system_prompt.clone()
-    } else {
-        format!("{}\n\n{memory_block}", spec.system_prompt)
-    };
+    let mut system = spec.system_prompt.clone();
+    for block in blocks.iter().filter(|b| !b.trim().is_empty()) {
+        system.push_str("\n\n");
+        system.push_str(block);
+    }
     let mut messages = vec![Message::system(system)];
     messages.extend(
         history

@@ -831,7 +831,8 @@ fn effects_of(
     Ok(effects)
 }
 
-/// Apply changes in order, all or nothing: they are checked on scratch copies first.
+/// Apply changes in order, all or nothing: they are checked on scratch copies first. The
+/// editor's positions follow each change ([`Project::apply_change`]).
 fn apply_all(
     project: &mut Project,
     changes: &[(String, ChangeSet)],
@@ -839,16 +840,15 @@ fn apply_all(
     effects_of(project, changes)?;
     let mut applied = Vec::with_capacity(changes.len());
     for (chapter_id, change) in changes {
-        let chapter = project
-            .chapter_mut(chapter_id)
-            .ok_or_else(|| HistoryError::MissingChapter(chapter_id.clone()))?;
-        let version = chapter.apply(change).map_err(|e| match e {
-            EditError::BadChange { source, .. } => HistoryError::Mismatch {
-                chapter: chapter_id.clone(),
-                source,
-            },
-            _ => HistoryError::MissingChapter(chapter_id.clone()),
-        })?;
+        let version = project
+            .apply_change(chapter_id, change)
+            .map_err(|e| match e {
+                EditError::BadChange { source, .. } => HistoryError::Mismatch {
+                    chapter: chapter_id.clone(),
+                    source,
+                },
+                _ => HistoryError::MissingChapter(chapter_id.clone()),
+            })?;
         applied.push(Applied {
             chapter: chapter_id.clone(),
             change: change.clone(),

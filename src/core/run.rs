@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use super::{invalid, Core, Touched};
 use crate::agent::{self, AbortSignal, AgentSpec, RunContext, RunEnd, RunEvent};
 use crate::commands::Origin;
+use crate::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
 use crate::error::Error;
 use crate::llm::client::CallOptions;
 use crate::llm::{Message, RequestOptions, Role, ToolCall, Usage};
@@ -246,8 +247,11 @@ impl Core {
             .get(&project)
             .cloned()
             .unwrap_or_default();
-        let memory_block = self.with_project(&project, |s| {
-            Ok(s.memory.context_block(&s.project.id, &prompt, 2_000))
+        let (editor_block, memory_block) = self.with_project(&project, |s| {
+            Ok((
+                editor_context_block(&s.project, &s.bible, &spec.toolset, EDITOR_CONTEXT_TOKENS),
+                s.memory.context_block(&s.project.id, &prompt, 2_000),
+            ))
         })?;
         if let Some(paused) = self.paused_runs(&project).await?.first() {
             return Err(Error::Busy(format!(
@@ -272,7 +276,8 @@ impl Core {
                 "prompt": prompt,
             }),
         );
-        let messages = agent::opening_messages(&spec, history, &prompt, &memory_block);
+        let messages =
+            agent::opening_messages(&spec, history, &prompt, &[&editor_block, &memory_block]);
         let plan = RunPlan {
             project,
             run_id,

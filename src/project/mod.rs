@@ -11,12 +11,13 @@ pub mod changeset;
 pub mod pattern;
 pub mod search;
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use ropey::Rope;
 use serde::{Deserialize, Serialize};
 
-use self::changeset::{ChangeError, ChangeSet};
+use self::changeset::{Assoc, ChangeError, ChangeSet};
 
 /// How many recent changes each chapter keeps for rebasing writer edits.
 pub const REBASE_LOG_LEN: usize = 4096;
@@ -80,6 +81,9 @@ pub struct Chapter {
     /// Recent changes: `log[i]` took the chapter from version `version - log.len() + i`.
     #[serde(skip)]
     log: VecDeque<ChangeSet>,
+    /// The word count, cached until the text changes (counting is linear in the text).
+    #[serde(skip)]
+    words: Cell<Option<(u64, usize)>>,
 }
 
 mod rope_text {
@@ -114,6 +118,7 @@ impl Chapter {
             text: Rope::from_str(text),
             version: 0,
             log: VecDeque::new(),
+            words: Cell::new(None),
         }
     }
 
@@ -141,6 +146,25 @@ impl Chapter {
         self.text.len_chars()
     }
 
+    /// Lines: what lies between newlines (`\n`), so one more than the newlines (an empty
+    /// chapter has one empty line).
+    pub fn len_lines(&self) -> usize {
+        self.text.len_lines()
+    }
+
+    /// Words, as [`analysis::stats`] counts them (and `run_analysis` reports). Counted once
+    /// per version.
+    pub fn word_count(&self) -> usize {
+        if let Some((version, words)) = self.words.get() {
+            if version == self.version {
+                return words;
+            }
+        }
+        let words = analysis::stats(&self.text.to_string()).words;
+        self.words.set(Some((self.version, words)));
+        words
+    }
+
     /// The version: how many changes were applied since the chapter was created.
     pub fn version(&self) -> u64 {
         self.version
@@ -156,6 +180,7 @@ impl Chapter {
                 source,
             })?;
         self.version += 1;
+        self.words.set(None);
         self.log.push_back(change.clone());
         if self.log.len() > REBASE_LOG_LEN {
             self.log.pop_front();
@@ -173,6 +198,7 @@ impl Chapter {
                 source,
             })?;
         self.version = self.version.saturating_sub(1);
+        self.words.set(None);
         self.log.pop_back();
         Ok(())
     }
@@ -313,6 +339,80 @@ pub struct UiState {
     pub scroll: usize,
 }
 
+impl UiState {
+    /// Map the positions in chapter `chapter` through `change`, a change just applied to it.
+    /// The cursor, selection and scroll position follow only when `active` (they belong to
+    /// the active chapter); highlights follow when they are in `chapter`.
+    ///
+    /// The associations are those the editor page (CodeMirror) uses when it maps its own
+    /// state through the same change, so the core and the page agree:
+    /// - a selection or highlight keeps covering the same characters: its start stays after
+    ///   text inserted exactly at it and its end before text inserted exactly at it, so text
+    ///   inserted at its edges stays outside. If all of its text is deleted, a selection
+    ///   collapses to where it was and a highlight goes;
+    /// - an empty selection stays empty and moves like the cursor; a cursor at an end of a
+    ///   non-empty selection (its head) stays at that end;
+    /// - the cursor (and scroll position) stays before text inserted exactly at it when
+    ///   `caret` is [`Assoc::Before`] (an agent's edit, undo, redo), or moves after it with
+    ///   [`Assoc::After`] (the writer typing at their cursor).
+    ///
+    /// Positions moved only by this mapping are saved with the project but not announced
+    /// as a `ui` event: the page maps its own editor state (CodeMirror's selection and
+    /// highlight decorations) through the same `edit` events with the same associations,
+    /// whereas the core's positions do not include typing the page has not yet sent, so a
+    /// `ui` event could move the writer's cursor while they type.
+    pub fn map_through(&mut self, chapter: &str, active: bool, change: &ChangeSet, caret: Assoc) {
+        if active {
+            let old = self.selection;
+            self.selection = old.map(|(start, end)| map_range(change, start, end, caret));
+            // The cursor is the selection's head when it is at one of its ends: it stays there.
+            self.cursor = match (old, self.selection) {
+                (Some((start, end)), Some((new_start, new_end))) if start != end => {
+                    if self.cursor == end {
+                        new_end
+                    } else if self.cursor == start {
+                        new_start
+                    } else {
+                        change.map_pos(self.cursor, caret)
+                    }
+                }
+                _ => change.map_pos(self.cursor, caret),
+            };
+            self.scroll = change.map_pos(self.scroll, caret);
+        }
+        self.highlights.retain_mut(|h| {
+            if h.chapter != chapter {
+                return true;
+            }
+            let was_empty = h.start >= h.end;
+            let (start, end) = map_range(change, h.start, h.end, caret);
+            h.start = start;
+            h.end = end;
+            was_empty || start < end
+        });
+    }
+}
+
+/// Map a char range through a change: a non-empty range keeps covering the same characters
+/// (text inserted at its edges stays outside) and collapses where its text was deleted; an
+/// empty one (or a reversed one, taken as its sorted bounds) stays empty and maps with
+/// `caret`.
+fn map_range(change: &ChangeSet, start: usize, end: usize, caret: Assoc) -> (usize, usize) {
+    let (start, end) = (start.min(end), start.max(end));
+    if start == end {
+        let at = change.map_pos(start, caret);
+        return (at, at);
+    }
+    let new_start = change.map_pos(start, Assoc::After);
+    let new_end = change.map_pos(end, Assoc::Before);
+    if new_start >= new_end {
+        let at = new_start.min(new_end);
+        (at, at)
+    } else {
+        (new_start, new_end)
+    }
+}
+
 impl Default for UiState {
     fn default() -> Self {
         Self {
@@ -377,6 +477,37 @@ impl Project {
             .as_deref()
             .and_then(|id| self.chapter(id))
             .or_else(|| self.chapters.first())
+    }
+
+    /// Apply a change to the chapter with id `chapter_id` (see [`Chapter::apply`]) and map the
+    /// editor's positions in that chapter through it ([`UiState::map_through`]: the cursor,
+    /// selection and scroll position when it is the active chapter, its highlights always),
+    /// carets staying before text inserted at them. Every change to a chapter's text goes
+    /// through here or [`Project::apply_change_with`], so positions always name the text
+    /// they named. A change that does not fit changes nothing. Returns the new version.
+    pub fn apply_change(&mut self, chapter_id: &str, change: &ChangeSet) -> Result<u64, EditError> {
+        self.apply_change_with(chapter_id, change, Assoc::Before)
+    }
+
+    /// [`Project::apply_change`] with the association of carets (the cursor, an empty
+    /// selection, the scroll position): [`Assoc::After`] for the writer's own typing, which
+    /// happens at their cursor.
+    pub fn apply_change_with(
+        &mut self,
+        chapter_id: &str,
+        change: &ChangeSet,
+        caret: Assoc,
+    ) -> Result<u64, EditError> {
+        let active = self.active_chapter().is_some_and(|c| c.id == chapter_id);
+        let Some(chapter) = self.chapters.iter_mut().find(|c| c.id == chapter_id) else {
+            return Err(EditError::NoSuchChapter {
+                query: chapter_id.to_string(),
+                hint: self.chapter_list_hint(),
+            });
+        };
+        let version = chapter.apply(change)?;
+        self.ui.map_through(chapter_id, active, change, caret);
+        Ok(version)
     }
 
     /// Find a chapter by id, number ("3", "Chapter 3", "three") or title (or part of one).

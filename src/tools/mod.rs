@@ -9,8 +9,9 @@
 //!   formats ([`schema`]).
 //! - Every call returns one [`ToolResult`]: `{status, data, meta}`.
 //!
-//! Tool families live one per file: [`navigation`], [`editing`], [`analysis`], [`ui`],
-//! [`memory`], [`generation`] (the model-backed tools, run in two phases by the core).
+//! Tool families live one per file: [`reading`], [`navigation`], [`editing`], [`analysis`],
+//! [`ui`], [`memory`], [`generation`] (the model-backed tools, run in two phases by the
+//! core), [`bible`].
 
 pub mod analysis;
 pub mod bible;
@@ -18,6 +19,7 @@ pub mod editing;
 pub mod generation;
 pub mod memory;
 pub mod navigation;
+pub mod reading;
 pub mod schema;
 pub mod ui;
 pub mod validate;
@@ -37,10 +39,11 @@ pub use self::schema::CatalogFormat;
 
 /// The toolset with every tool.
 pub const ALL: &str = "all";
-/// Tools safe for a voice assistant: navigation, knowledge, analysis and ui, but nothing that
-/// edits the manuscript and no highlights.
+/// Tools safe for a voice assistant: reading, navigation, knowledge, analysis and ui, but
+/// nothing that edits the manuscript and no highlights.
 pub const VOICE_SAFE: &str = "voice_safe";
-/// A small, fast toolset: navigation, one core edit (`update_manuscript`) and basic lookups.
+/// A small, fast toolset: reading, navigation, one core edit (`update_manuscript`) and basic
+/// lookups.
 pub const QUICK: &str = "quick";
 
 /// The longest string argument accepted, in bytes (4 MiB). Longer ones are rejected.
@@ -307,6 +310,7 @@ impl ToolRegistry {
     pub fn standard() -> Self {
         let mut registry = Self::new();
         navigation::register(&mut registry);
+        reading::register(&mut registry);
         editing::register(&mut registry);
         analysis::register(&mut registry);
         ui::register(&mut registry);
@@ -335,6 +339,7 @@ impl ToolRegistry {
             .iter()
             .filter(|d| {
                 d.category == Category::Navigation
+                    || reading::TOOLS.contains(&d.name)
                     || d.name == "update_manuscript"
                     || matches!(d.name, "query_lore" | "get_character_info")
             })

@@ -1,6 +1,8 @@
 //! A page talking to a [`Core`] over the worker protocol, with a scripted model behind a
 //! transport that yields like a network: the harness of the run and approval tests.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -15,6 +17,7 @@ use draftsmith::store::{MemoryStore, Store, Table};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
 use futures::future::{self, LocalBoxFuture};
+use futures::FutureExt;
 use serde_json::{json, Value};
 
 /// The chapter text of [`Page::project`].
@@ -46,9 +49,44 @@ impl Future for YieldNow {
     }
 }
 
+/// A scripted model step that computes its answer from the request it gets (the request's
+/// JSON body, in the provider's wire format): a scripted model that knows nothing in advance
+/// and reads what it was sent, such as the previous tool result in the transcript.
+pub type Reaction = Box<dyn FnOnce(&Value) -> Scripted>;
+
 /// A transport that yields to the executor before each response (as a real network does),
-/// so other requests are served mid-run.
-pub struct Yielding(pub ScriptedTransport);
+/// so other requests are served mid-run. It answers with its reactions, in order, while
+/// any are left, then with the scripted responses.
+pub struct Yielding(
+    pub ScriptedTransport,
+    RefCell<VecDeque<Reaction>>,
+    RefCell<Vec<HttpRequest>>,
+);
+
+impl Yielding {
+    /// Replays `responses` in order.
+    pub fn new(responses: Vec<Scripted>) -> Self {
+        Self(
+            ScriptedTransport::new(responses),
+            RefCell::default(),
+            RefCell::default(),
+        )
+    }
+
+    /// Answers each request with the next reaction, computed from the request.
+    pub fn reacting(reactions: Vec<Reaction>) -> Self {
+        Self(
+            ScriptedTransport::new(Vec::new()),
+            RefCell::new(reactions.into()),
+            RefCell::default(),
+        )
+    }
+
+    /// Every request received, in order.
+    pub fn requests(&self) -> Vec<HttpRequest> {
+        self.2.borrow().clone()
+    }
+}
 
 impl LlmTransport for Yielding {
     fn send<'a>(
@@ -57,7 +95,21 @@ impl LlmTransport for Yielding {
     ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
         Box::pin(async move {
             YieldNow(false).await;
-            self.0.send(request).await
+            self.2.borrow_mut().push(request.clone());
+            let reaction = self.1.borrow_mut().pop_front();
+            match reaction {
+                Some(react) => {
+                    let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+                    let once = ScriptedTransport::new(vec![react(&body)]);
+                    let response = once.send(request).now_or_never();
+                    response.unwrap_or_else(|| {
+                        Err(TransportError::Network(
+                            "the reaction did not answer".into(),
+                        ))
+                    })
+                }
+                None => self.0.send(request).await,
+            }
         })
     }
 }
@@ -106,9 +158,27 @@ impl Page {
         )
     }
 
+    /// A page whose model answers each request with the next reaction, computed from the
+    /// request it gets.
+    pub fn reacting(reactions: Vec<Reaction>) -> Self {
+        Self::with_transport(
+            Rc::new(MemoryStore::new()),
+            Yielding::reacting(reactions),
+            Rc::new(NeverSleeper),
+        )
+    }
+
     pub fn on(store: Rc<MemoryStore>, responses: Vec<Scripted>, sleeper: Rc<dyn Sleeper>) -> Self {
+        Self::with_transport(store, Yielding::new(responses), sleeper)
+    }
+
+    fn with_transport(
+        store: Rc<MemoryStore>,
+        transport: Yielding,
+        sleeper: Rc<dyn Sleeper>,
+    ) -> Self {
         let events = Rc::new(RecordingSink::default());
-        let transport = Rc::new(Yielding(ScriptedTransport::new(responses)));
+        let transport = Rc::new(transport);
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_000)),
             ids: Rc::new(SequentialIds::new("id")),
