@@ -36,7 +36,7 @@ mod native {
     use draftsmith::session::{Session, ToolCall};
     use draftsmith::tools::ToolRegistry;
     use draftsmith::{ManualClock, SequentialIds};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     /// Counts live heap bytes, to check `History::memory_bytes` (an estimate) against what a
     /// copy of the history really allocates.
@@ -368,6 +368,40 @@ mod native {
             assert!(applied.is_ok(), "{applied:?}");
         }
         report("apply_user_change (1-char insert)", &label, times);
+
+        // The reading tools: a page of a chapter, and searches over the whole manuscript.
+        let reads: [(&str, Value); 4] = [
+            ("read_chapter (8,000 chars)", json!({"from_line": 100})),
+            (
+                "search_manuscript, literal",
+                json!({"query": "the lantern"}),
+            ),
+            (
+                "search_manuscript, literal, case-sensitive",
+                json!({"query": "Anchor 00042", "case_sensitive": true}),
+            ),
+            (
+                "search_manuscript, regex",
+                json!({"query": "lan(tern|ding)s?", "regex": true}),
+            ),
+        ];
+        for (metric, args) in reads {
+            let mut times = Vec::with_capacity(30);
+            for _ in 0..30 {
+                let name = metric.split([' ', ',']).next().unwrap_or_default();
+                let call = ToolCall {
+                    id: None,
+                    name: name.into(),
+                    args: args.clone(),
+                };
+                let start = Instant::now();
+                let outcome =
+                    session.execute(registry, call, Origin::Agent("bench".into()), &clock, &ids);
+                times.push(start.elapsed());
+                assert!(outcome.result.is_success(), "{:?}", outcome.result);
+            }
+            report(metric, &label, times);
+        }
     }
 
     fn bench_history_memory(rng: &mut Rng) {

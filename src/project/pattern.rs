@@ -35,6 +35,41 @@ pub struct PatternError(pub String);
 pub struct Pattern {
     regex: Regex,
     is_regex: bool,
+    /// A literal query searched without the regex engine: the query as written
+    /// (case-sensitive), or ASCII-lowercased (case-insensitive, ASCII queries only).
+    fast: Option<Fast>,
+}
+
+#[derive(Debug, Clone)]
+struct Fast {
+    needle: String,
+    fold: bool,
+}
+
+impl Fast {
+    /// Byte ranges of the non-overlapping matches in `hay`, left to right (all, or the first).
+    fn find(&self, hay: &str, all: bool) -> Vec<(usize, usize)> {
+        let folded;
+        let hay = if self.fold {
+            // ASCII lowercasing keeps every byte offset, so positions carry over.
+            folded = hay.to_ascii_lowercase();
+            folded.as_str()
+        } else {
+            hay
+        };
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(at) = hay[from..].find(&self.needle) {
+            let start = from + at;
+            let end = start + self.needle.len();
+            out.push((start, end));
+            if !all {
+                break;
+            }
+            from = end;
+        }
+        out
+    }
 }
 
 /// One match within a line.
@@ -51,9 +86,25 @@ impl Pattern {
     pub fn literal(query: &str, case_sensitive: bool) -> Result<Self, PatternError> {
         check_query(query)?;
         let regex = build(&regex_lite::escape(query), case_sensitive)?;
+        let fast = if case_sensitive {
+            Some(Fast {
+                needle: query.to_string(),
+                fold: false,
+            })
+        } else if query.is_ascii() && !query.contains(['k', 'K', 's', 'S']) {
+            // ASCII queries fold by ASCII rules, except k and s, which also match the Kelvin
+            // sign and the long s under Unicode case folding (the regex path keeps that).
+            Some(Fast {
+                needle: query.to_ascii_lowercase(),
+                fold: true,
+            })
+        } else {
+            None
+        };
         Ok(Self {
             regex,
             is_regex: false,
+            fast,
         })
     }
 
@@ -71,6 +122,7 @@ impl Pattern {
         Ok(Self {
             regex,
             is_regex: true,
+            fast: None,
         })
     }
 
@@ -100,25 +152,37 @@ impl Pattern {
     /// left to right.
     pub fn find_all(&self, line: &str) -> Vec<LineMatch> {
         let hay = searched(line);
-        let mut out = Vec::new();
+        let ranges: Vec<(usize, usize)> = match &self.fast {
+            Some(fast) => fast.find(hay, true),
+            None => self
+                .regex
+                .find_iter(hay)
+                .filter(|m| !m.is_empty())
+                .map(|m| (m.start(), m.end()))
+                .collect(),
+        };
+        let mut out = Vec::with_capacity(ranges.len());
         let mut chars = 0;
         let mut last = 0;
-        for m in self.regex.find_iter(hay).filter(|m| !m.is_empty()) {
-            chars += hay[last..m.start()].chars().count();
-            let len = m.as_str().chars().count();
+        for (start, end) in ranges {
+            chars += hay[last..start].chars().count();
+            let len = hay[start..end].chars().count();
             out.push(LineMatch {
                 start: chars,
                 end: chars + len,
             });
             chars += len;
-            last = m.end();
+            last = end;
         }
         out
     }
 
     /// Whether `line` has a match.
     pub fn is_match(&self, line: &str) -> bool {
-        self.regex.is_match(searched(line))
+        match &self.fast {
+            Some(fast) => !fast.find(searched(line), false).is_empty(),
+            None => self.regex.is_match(searched(line)),
+        }
     }
 }
 
@@ -201,6 +265,39 @@ mod tests {
         assert!(Pattern::regex("a*", false).is_err(), "matches empty text");
         assert!(Pattern::literal("", false).is_err());
         assert!(Pattern::regex("[", false).is_err());
+    }
+
+    #[test]
+    fn the_literal_fast_path_agrees_with_the_regex_engine() {
+        let lines = [
+            "The LAMP was dark; the lamp, the Lamp.",
+            "é lamp ÉLAMP lampe",
+            "no match here",
+            "Straße ſ K k",
+            "aaaa",
+        ];
+        for query in ["lamp", "LAMP", "é", "aa", "Straße", "k", "s", "the l"] {
+            for case_sensitive in [true, false] {
+                let fast = Pattern::literal(query, case_sensitive).unwrap();
+                let slow = Pattern {
+                    fast: None,
+                    ..fast.clone()
+                };
+                for line in lines {
+                    assert_eq!(
+                        fast.find_all(line),
+                        slow.find_all(line),
+                        "{query} in {line}"
+                    );
+                    assert_eq!(fast.find(line), slow.find(line), "{query} in {line}");
+                    assert_eq!(
+                        fast.is_match(line),
+                        slow.is_match(line),
+                        "{query} in {line}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -122,9 +122,15 @@ async function sendSelection() {
   if (!app.sync || !app.view) return;
   await app.sync.whenSynced();
   const [start, end] = selectionChars();
-  const ui = app.project?.ui;
-  if (ui && ui.active_chapter === app.chapter && ui.selection?.[0] === start && ui.selection?.[1] === end) return;
-  await app.client.execute('set_selection', { chapter: app.chapter, start, end }).catch(() => {});
+  // The core maps its copy of the selection through every edit, so what it holds is only
+  // known to match what was last sent while the chapter's version has not moved since.
+  const version = app.project?.chapters.find((ch) => ch.id === app.chapter)?.version;
+  const last = app.sentSelection;
+  if (last && last.chapter === app.chapter && last.start === start && last.end === end && last.version === version) return;
+  app.sentSelection = { chapter: app.chapter, start, end, version };
+  await app.client.execute('set_selection', { chapter: app.chapter, start, end }).catch(() => {
+    app.sentSelection = null;
+  });
 }
 
 async function openChapter(id) {
