@@ -468,7 +468,7 @@ mod tests {
                 .unwrap();
             assert_eq!(moved.api_key, None, "{other}");
             assert!(moved.extra_headers.is_empty(), "{other}");
-            assert!(!moved.provider_config().unwrap().api_key.is_some());
+            assert!(moved.provider_config().unwrap().api_key.is_none());
         }
         // Another provider: dropped.
         let provider = s
