@@ -157,7 +157,9 @@ async fn a_redirect_to_another_origin_is_refused_and_the_key_never_reaches_it() 
         },
     )
     .await;
-    let error = outcome.err().expect("the redirect is refused");
+    let Err(error) = outcome else {
+        panic!("the redirect is refused")
+    };
     assert!(error.to_string().contains("redirect"), "{error}");
     assert_eq!(
         requests_made(&base).await,
