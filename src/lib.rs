@@ -17,6 +17,7 @@
 //! - [`core`]: [`Core`], which serves decoded requests.
 //! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
 //!   search and the `[AGENT MEMORY]` context block.
+//! - [`files`]: the `data/` file view: free files (`plans/`, `notes/`) and the path sandbox.
 //! - [`names`]: closest-name suggestions for unknown names in errors.
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
@@ -26,6 +27,7 @@ pub mod commands;
 pub mod core;
 pub mod env;
 pub mod error;
+pub mod files;
 pub mod llm;
 pub mod memory;
 pub mod names;
