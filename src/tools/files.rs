@@ -484,37 +484,34 @@ fn write_entity(
         ));
     }
     let current = cx.bible().get(kind, id).cloned();
+    // What the file says about itself first: the kind, the id and the version it was read
+    // at (a stale version is a conflict whatever else the content holds).
+    if let Some(value) = object.get("kind").filter(|v| **v != json!(kind.name())) {
+        return Err(ToolError::invalid_args(format!(
+            "\"kind\" is {value} but {path} holds a {kind}; the kind comes from the path (write to bible/<kind>/<id>.json)"
+        )));
+    }
+    if let Some(value) = object.get("id").filter(|v| **v != json!(id)) {
+        return Err(ToolError::invalid_args(format!(
+            "\"id\" is {value} but the file is {path}; the id comes from the file name"
+        )));
+    }
+    if let (Some(entity), Some(value)) = (&current, object.get("version")) {
+        if !value.is_null() && value.as_u64() != Some(entity.version) {
+            return Err(ToolError::new(
+                "conflict",
+                format!(
+                    "{path} changed since it was read: its version is {} now, the content says {value}. Nothing was changed; read_file it again and write your change on the current content.",
+                    entity.version
+                ),
+            )
+            .with_details(json!({"current": entity.flat()})));
+        }
+    }
     let mut fields: Vec<(String, Value)> = Vec::new();
     for (key, value) in object {
         match key.as_str() {
-            "kind" => {
-                if value != json!(kind.name()) {
-                    return Err(ToolError::invalid_args(format!(
-                        "\"kind\" is {value} but {path} holds a {kind}; the kind comes from the path (write to bible/<kind>/<id>.json)"
-                    )));
-                }
-            }
-            "id" => {
-                if value != json!(id) {
-                    return Err(ToolError::invalid_args(format!(
-                        "\"id\" is {value} but the file is {path}; the id comes from the file name"
-                    )));
-                }
-            }
-            "version" => {
-                if let (Some(entity), false) = (&current, value.is_null()) {
-                    if value.as_u64() != Some(entity.version) {
-                        return Err(ToolError::new(
-                            "conflict",
-                            format!(
-                                "{path} changed since it was read: its version is {} now, the content says {value}. Nothing was changed; read_file it again and write your change on the current content.",
-                                entity.version
-                            ),
-                        )
-                        .with_details(json!({"current": entity.flat()})));
-                    }
-                }
-            }
+            "kind" | "id" | "version" => {}
             name if name
                 .strip_suffix("_origin")
                 .is_some_and(|field| kind.field(field).is_some()) => {}
