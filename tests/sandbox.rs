@@ -302,3 +302,115 @@ fn plain_paths_inside_are_accepted() {
         assert!(out.result.is_success(), "{path}: {:?}", out.result);
     }
 }
+
+mod props {
+    use draftsmith::files::diff::diff;
+    use draftsmith::files::path::{resolve, DataPath, DirPath, Want};
+    use proptest::prelude::*;
+
+    /// Path-ish strings: separators, dots, encodings, look-alikes, folders and letters.
+    fn pathish() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "/",
+            "/",
+            ".",
+            "..",
+            "%2e",
+            "%2f",
+            "%25",
+            "\\",
+            ":",
+            "C:",
+            "~",
+            " ",
+            "\0",
+            "\n",
+            "\u{FF0E}",
+            "\u{FF0F}",
+            "\u{2215}",
+            "\u{2024}",
+            "\u{200B}",
+            "data/",
+            "plans",
+            "notes",
+            "manuscripts",
+            "bible",
+            "character",
+            "01",
+            "-x",
+            ".md",
+            ".json",
+            "a",
+            "é",
+            "Мара",
+        ]);
+        prop::collection::vec(pieces, 0..12).prop_map(|v| v.concat())
+    }
+
+    /// The path a resolution stands for, as segments under data/.
+    fn segments(at: &DataPath) -> Vec<String> {
+        match at {
+            DataPath::Dir(DirPath::Root) => vec![],
+            DataPath::Dir(DirPath::Manuscripts) | DataPath::Manuscript { .. } => {
+                vec!["manuscripts".into()]
+            }
+            DataPath::Dir(DirPath::Bible) => vec!["bible".into()],
+            DataPath::Dir(DirPath::BibleKind(kind)) => vec!["bible".into(), kind.to_string()],
+            DataPath::Bible { kind, id } => vec!["bible".into(), kind.to_string(), id.clone()],
+            DataPath::Dir(DirPath::Free(path)) | DataPath::Free { path } => {
+                path.split('/').map(str::to_string).collect()
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever is accepted stays plainly inside data/: no dot segments, no empty
+        /// segments, no separators or encodings left in a name, and under one of the four
+        /// folders.
+        #[test]
+        fn accepted_paths_stay_inside(raw in pathish(), want in prop::sample::select(vec![Want::File, Want::Dir, Want::Any])) {
+            if let Ok(at) = resolve(&raw, want) {
+                let segs = segments(&at);
+                if let Some(first) = segs.first() {
+                    prop_assert!(["manuscripts", "bible", "plans", "notes"].contains(&first.as_str()), "{raw:?} -> {at:?}");
+                }
+                for seg in &segs {
+                    prop_assert!(!seg.is_empty() && !seg.chars().all(|c| c == '.'), "{raw:?} -> {at:?}");
+                    prop_assert!(!seg.starts_with('.'), "{raw:?}");
+                    prop_assert!(!seg.contains(['%', '\\', ':', '~', '\0', '\n', '/']), "{raw:?} -> {at:?}");
+                    prop_assert!(!seg.contains(['\u{FF0E}', '\u{FF0F}', '\u{2215}', '\u{2024}', '\u{200B}']), "{raw:?}");
+                }
+                prop_assert!(!raw.contains(['%', '\\', '\0', '\n', '~']), "{raw:?} accepted");
+                prop_assert!(!raw.starts_with('/'), "{raw:?} accepted");
+            }
+        }
+
+        /// Writing a whole text lands as a change that gives exactly that text, and is no
+        /// larger than the one replacement that made it.
+        #[test]
+        fn a_whole_text_write_changes_no_more_than_was_changed(
+            old in "[ab\n é]{0,60}",
+            cut in (0usize..60, 0usize..60),
+            insert in "[abc\n ü]{0,20}",
+        ) {
+            let chars: Vec<char> = old.chars().collect();
+            let (a, b) = (cut.0.min(chars.len()), cut.1.min(chars.len()));
+            let (a, b) = (a.min(b), a.max(b));
+            let new: String = chars[..a].iter().chain(insert.chars().collect::<Vec<_>>().iter()).chain(chars[b..].iter()).collect();
+            let change = diff(&old, &new);
+            prop_assert_eq!(change.apply_str(&old).unwrap(), new.clone());
+            let (mut inserted, mut deleted) = (0, 0);
+            for op in change.ops() {
+                match op {
+                    draftsmith::project::changeset::Op::Insert(s) => inserted += s.chars().count(),
+                    draftsmith::project::changeset::Op::Delete(n) => deleted += n,
+                    draftsmith::project::changeset::Op::Retain(_) => {}
+                }
+            }
+            prop_assert!(deleted <= b - a, "{old:?} -> {new:?}: {change:?}");
+            prop_assert!(inserted <= insert.chars().count(), "{old:?} -> {new:?}: {change:?}");
+        }
+    }
+}

@@ -82,11 +82,13 @@ pub const FILE_TOOLS: [&str; 5] = [
 
 fn path_error(error: PathError, raw: &str) -> ToolError {
     match error {
-        PathError::Security(e) => ToolError::new("security", e.to_string()).with_details(json!({
-            "error": "SecurityError",
-            "rule": e.rule.name(),
-            "path": path::shown(raw),
-        })),
+        PathError::Security(e) => {
+            let mut error = ToolError::from(e);
+            if let Some(details) = error.details.as_mut() {
+                details["path"] = json!(path::shown(raw));
+            }
+            error
+        }
         PathError::Invalid(message) => ToolError::invalid_args(message),
     }
 }
