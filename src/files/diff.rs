@@ -1,15 +1,19 @@
 //! A small change set between two texts: what writing a whole chapter file changes.
 //!
 //! The common prefix and suffix are kept (retained); the middle is compared line by line
-//! (a longest common subsequence of lines, when the middle is small enough: at most
-//! [`MAX_CELLS`] line pairs), and each changed run of lines is trimmed again to the chars
-//! that differ. So an agent that rewrites one sentence of a chapter file changes that
+//! (equal ends, then lines that occur once on each side as anchors, as in patience diff,
+//! then a longest common subsequence of what is left between anchors when that part is
+//! small enough: at most [`MAX_CELLS`] line pairs), and each changed run of lines is
+//! trimmed again to the chars that differ. So an agent that rewrites one sentence of a chapter file changes that
 //! sentence only, and the writer's later typing elsewhere, undo and origin-scoped undo all
 //! work as for any other edit. A middle too large to compare becomes one replacement.
 
+use std::collections::HashMap;
+
 use crate::project::changeset::ChangeSet;
 
-/// The largest line comparison made (lines of the old middle × lines of the new one).
+/// The largest longest-common-subsequence table made (old lines × new lines of a part with
+/// no unique line left).
 pub const MAX_CELLS: usize = 1_000_000;
 
 /// A change set that turns `old` into `new` (positions in chars).
@@ -69,49 +73,139 @@ fn replace(change: &mut ChangeSet, old: &[char], new: &[char]) {
 fn lines_diff(change: &mut ChangeSet, old: &[char], new: &[char]) {
     let a = lines(old);
     let b = lines(new);
-    let (n, m) = (a.len(), b.len());
-    if n == 0 || m == 0 || n.saturating_mul(m) > MAX_CELLS {
-        replace(change, old, new);
-        return;
+    // Lines as small ids (equal lines, equal ids), so each comparison is one integer
+    // comparison, however long the lines.
+    let mut interned: HashMap<&[char], u32> = HashMap::new();
+    let mut ia = Vec::with_capacity(a.len());
+    let mut ib = Vec::with_capacity(b.len());
+    for (lines, ids) in [(&a, &mut ia), (&b, &mut ib)] {
+        for line in lines.iter() {
+            let next = interned.len() as u32;
+            ids.push(*interned.entry(line).or_insert(next));
+        }
     }
-    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let pairs = align(&ia, &ib);
+    let (mut i, mut j) = (0, 0);
+    let run = |from: &[&[char]]| -> Vec<char> { from.concat() };
+    for (pi, pj) in pairs.into_iter().chain(std::iter::once((a.len(), b.len()))) {
+        if pi > i || pj > j {
+            replace(change, &run(&a[i..pi]), &run(&b[j..pj]));
+        }
+        if pi < a.len() {
+            change.retain(a[pi].len());
+        }
+        (i, j) = (pi + 1, pj + 1);
+    }
+}
+
+/// The lines kept between two texts (as line ids), as `(old index, new index)` pairs in
+/// order: equal ends, then lines that occur once on each side in the same order (patience
+/// anchors), recursively between them; where no anchor is left, a longest common
+/// subsequence when the part is small enough (at most [`MAX_CELLS`] line pairs), else
+/// nothing (the part is replaced whole).
+fn align(ia: &[u32], ib: &[u32]) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    let mut todo = vec![(0, ia.len(), 0, ib.len())];
+    while let Some((mut a0, mut a1, mut b0, mut b1)) = todo.pop() {
+        while a0 < a1 && b0 < b1 && ia[a0] == ib[b0] {
+            pairs.push((a0, b0));
+            a0 += 1;
+            b0 += 1;
+        }
+        while a0 < a1 && b0 < b1 && ia[a1 - 1] == ib[b1 - 1] {
+            a1 -= 1;
+            b1 -= 1;
+            pairs.push((a1, b1));
+        }
+        if a0 == a1 || b0 == b1 {
+            continue;
+        }
+        // (count in old, count in new, position in old, position in new)
+        let mut seen: HashMap<u32, (u32, u32, usize, usize)> = HashMap::new();
+        for (i, id) in ia.iter().enumerate().take(a1).skip(a0) {
+            let e = seen.entry(*id).or_insert((0, 0, 0, 0));
+            e.0 += 1;
+            e.2 = i;
+        }
+        for (j, id) in ib.iter().enumerate().take(b1).skip(b0) {
+            let e = seen.entry(*id).or_insert((0, 0, 0, 0));
+            e.1 += 1;
+            e.3 = j;
+        }
+        let mut unique: Vec<(usize, usize)> = seen
+            .values()
+            .filter(|c| c.0 == 1 && c.1 == 1)
+            .map(|c| (c.2, c.3))
+            .collect();
+        if !unique.is_empty() {
+            unique.sort_unstable();
+            let (mut pa, mut pb) = (a0, b0);
+            for (i, j) in increasing(&unique) {
+                todo.push((pa, i, pb, j));
+                pairs.push((i, j));
+                (pa, pb) = (i + 1, j + 1);
+            }
+            todo.push((pa, a1, pb, b1));
+        } else if (a1 - a0).saturating_mul(b1 - b0) <= MAX_CELLS {
+            lcs(&ia[a0..a1], &ib[b0..b1], a0, b0, &mut pairs);
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The longest run of `pairs` (sorted by their first) whose seconds increase too.
+fn increasing(pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    // tails[k]: index in `pairs` of the smallest last second of an increasing run of k + 1.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut before: Vec<Option<usize>> = vec![None; pairs.len()];
+    for (k, (_, second)) in pairs.iter().enumerate() {
+        let at = tails.partition_point(|&t| pairs[t].1 < *second);
+        before[k] = at.checked_sub(1).map(|p| tails[p]);
+        if at == tails.len() {
+            tails.push(k);
+        } else {
+            tails[at] = k;
+        }
+    }
+    let mut out = Vec::with_capacity(tails.len());
+    let mut next = tails.last().copied();
+    while let Some(k) = next {
+        out.push(pairs[k]);
+        next = before[k];
+    }
+    out.reverse();
+    out
+}
+
+/// A longest common subsequence of two small runs of line ids, as pairs offset by
+/// `(a0, b0)`.
+fn lcs(a: &[u32], b: &[u32], a0: usize, b0: usize, pairs: &mut Vec<(usize, usize)>) {
+    let (n, m) = (a.len(), b.len());
     let width = m + 1;
-    let mut lcs = vec![0u32; (n + 1) * width];
+    // table[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut table = vec![0u32; (n + 1) * width];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i * width + j] = if a[i] == b[j] {
-                lcs[(i + 1) * width + j + 1] + 1
+            table[i * width + j] = if a[i] == b[j] {
+                table[(i + 1) * width + j + 1] + 1
             } else {
-                lcs[(i + 1) * width + j].max(lcs[i * width + j + 1])
+                table[(i + 1) * width + j].max(table[i * width + j + 1])
             };
         }
     }
     let (mut i, mut j) = (0, 0);
-    // The changed run collected so far: old and new chars.
-    let mut run_old: Vec<char> = Vec::new();
-    let mut run_new: Vec<char> = Vec::new();
-    let flush = |change: &mut ChangeSet, run_old: &mut Vec<char>, run_new: &mut Vec<char>| {
-        if !run_old.is_empty() || !run_new.is_empty() {
-            replace(change, run_old, run_new);
-            run_old.clear();
-            run_new.clear();
-        }
-    };
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            flush(change, &mut run_old, &mut run_new);
-            change.retain(a[i].len());
+    while i < n && j < m {
+        if a[i] == b[j] {
+            pairs.push((a0 + i, b0 + j));
             i += 1;
             j += 1;
-        } else if j < m && (i == n || lcs[i * width + j + 1] >= lcs[(i + 1) * width + j]) {
-            run_new.extend_from_slice(b[j]);
+        } else if table[i * width + j + 1] >= table[(i + 1) * width + j] {
             j += 1;
         } else {
-            run_old.extend_from_slice(a[i]);
             i += 1;
         }
     }
-    flush(change, &mut run_old, &mut run_new);
 }
 
 #[cfg(test)]
@@ -154,5 +248,25 @@ mod tests {
             check(old, new);
         }
         assert!(diff("same", "same").is_identity());
+    }
+
+    #[test]
+    fn scattered_changes_in_a_long_text_stay_small() {
+        let old: String = (0..3_000)
+            .map(|i| format!("Paragraph {i} of the tale.\n"))
+            .collect();
+        let new = old
+            .replace("Paragraph 10 of", "Paragraph ten of")
+            .replace("Paragraph 2900 of", "Paragraph 2,900 of");
+        let change = check(&old, &new);
+        let inserted: usize = change
+            .ops()
+            .iter()
+            .map(|op| match op {
+                Op::Insert(s) => s.chars().count(),
+                _ => 0,
+            })
+            .sum();
+        assert!(inserted <= 8, "{inserted} chars inserted");
     }
 }
