@@ -19,6 +19,7 @@
 //!   writer sees: chapters, cursor, selection, paragraph, story bible, toolset).
 //! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
 //!   search and the `[AGENT MEMORY]` context block.
+//! - [`files`]: the `data/` file view: free files (`plans/`, `notes/`) and the path sandbox.
 //! - [`names`]: closest-name suggestions for unknown names in errors.
 //! - `headless` (native only): the worker protocol as JSON lines on stdin and stdout, for
 //!   scripting and checks (`cargo run --example core`).
@@ -33,6 +34,7 @@ pub mod env;
 pub mod error;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
+pub mod files;
 pub mod llm;
 pub mod memory;
 pub mod names;

@@ -10,7 +10,9 @@
 //! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
 //! - `notes/{id}`, `goals/{id}`, `watched/{id}`: the agent's memory (global notes are stored
 //!   under the project key [`GLOBAL_PROJECT`] and load with every project);
-//! - `bible/{project}/{kind}/{id}`: one record per story-bible entity (`project`, `entity`).
+//! - `bible/{project}/{kind}/{id}`: one record per story-bible entity (`project`, `entity`);
+//! - `files/{project}/{path}`: one record per free file of the `data/` view (`project`,
+//!   `file`: path, content, mod time, origin).
 //!
 //! [`changes`] builds the batch for one mutation from the history's change journal, so a
 //! keystroke writes a chapter, a history entry and the history state, not the whole
@@ -21,6 +23,7 @@ use serde_json::{json, Value};
 
 use crate::bible::{Bible, Entity, Kind};
 use crate::commands::{Entry, History, HistoryState};
+use crate::files::{file_key, Files, FreeFile};
 use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
 use crate::project::{Chapter, Project, UiState};
 use crate::session::Session;
@@ -274,6 +277,27 @@ pub fn bible_changes(session: &Session, changed: &[(Kind, String)]) -> Batch {
     batch
 }
 
+/// The writes for free files a mutation changed: a put for each that exists, a delete for
+/// each that no longer does.
+pub fn file_changes(session: &Session, changed: &[String]) -> Batch {
+    let project = &session.project.id;
+    let mut batch = Batch::new();
+    for path in changed {
+        match session.files.get(path) {
+            Some(file) => put_file(&mut batch, project, file),
+            None => batch.delete(Table::Files, file_key(project, path)),
+        }
+    }
+    batch
+}
+
+fn put_file(batch: &mut Batch, project: &str, file: &FreeFile) {
+    batch.put_value(
+        Table::Files,
+        json!({"id": file_key(project, &file.path), "project": project, "file": file}),
+    );
+}
+
 fn put_entity(batch: &mut Batch, project: &str, entity: &Entity) {
     batch.put_value(
         Table::Bible,
@@ -299,6 +323,9 @@ pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<
     put_memory(&mut batch, &project.id, &session.memory);
     for entity in session.bible.all() {
         put_entity(&mut batch, &project.id, entity);
+    }
+    for file in session.files.all() {
+        put_file(&mut batch, &project.id, file);
     }
     Ok(batch)
 }
@@ -414,11 +441,18 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>,
         .into_iter()
         .map(|mut v| parse(Table::Bible, v["entity"].take()))
         .collect::<Result<_, _>>()?;
+    let files: Vec<FreeFile> = store
+        .get_by_index(Table::Files, "project", json!(id))
+        .await?
+        .into_iter()
+        .map(|mut v| parse(Table::Files, v["file"].take()))
+        .collect::<Result<_, _>>()?;
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);
     session.history = History::from_parts(entries, state);
     session.bible = Bible::from_entities(entities);
+    session.files = Files::from_files(files);
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
@@ -464,6 +498,7 @@ pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
         Table::Meta,
         Table::Audit,
         Table::Bible,
+        Table::Files,
     ] {
         for record in store.get_by_index(table, "project", json!(id)).await? {
             if let Some(key) = record["id"].as_str() {
@@ -484,8 +519,10 @@ pub const EXPORT_FORMAT: &str = "draftsmith-project";
 /// The export document's version.
 pub const EXPORT_VERSION: u32 = 1;
 
-/// A whole project as one JSON document: chapters, history and UI state (and, as they are
-/// added, memory and the story bible). Importing it reproduces the project exactly.
+/// A whole project as one JSON document: chapters, history, UI state, memory, the story
+/// bible and the free files of the `data/` view. Importing it reproduces the project
+/// exactly. Fields added after version 1 (memory, bible, files) default to empty, so older
+/// exports stay importable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportDocument {
@@ -515,6 +552,9 @@ pub struct ExportDocument {
     /// The story bible's entities, with their provenance and versions.
     #[serde(default)]
     pub bible: Vec<Entity>,
+    /// The free files of the `data/` view (`plans/`, `notes/`), by path.
+    #[serde(default)]
+    pub files: Vec<FreeFile>,
 }
 
 /// Export a session.
@@ -547,6 +587,7 @@ pub fn export_document(session: &Session, created_ms: u64, now_ms: u64) -> Expor
             .cloned()
             .collect(),
         bible: session.bible.all().cloned().collect(),
+        files: session.files.all().cloned().collect(),
     }
 }
 
@@ -647,6 +688,45 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             ));
         }
     }
+    let mut paths = std::collections::BTreeSet::new();
+    for file in &doc.files {
+        let free = matches!(
+            crate::files::path::resolve(&file.path, crate::files::path::Want::File),
+            Ok(crate::files::path::DataPath::Free { ref path }) if *path == file.path
+        );
+        if !free || !paths.insert(file.path.as_str()) {
+            return Err(format!(
+                "the export's file '{}' is not a file path under plans/ or notes/, or is repeated",
+                crate::files::path::shown(&file.path)
+            ));
+        }
+        if file.content.len() > crate::files::MAX_FILE_BYTES {
+            return Err(format!(
+                "the export's file '{}' is larger than {} bytes",
+                file.path,
+                crate::files::MAX_FILE_BYTES
+            ));
+        }
+    }
+    if doc.files.len() > crate::files::MAX_FILES {
+        return Err(format!(
+            "the export has {} files; a project holds at most {}",
+            doc.files.len(),
+            crate::files::MAX_FILES
+        ));
+    }
+    // A file may not lie under another file (folders are implicit).
+    if let Some(file) = doc.files.iter().find(|f| {
+        f.path
+            .match_indices('/')
+            .any(|(i, _)| paths.contains(&f.path[..i]))
+    }) {
+        return Err(format!(
+            "the export's file '{}' lies under another file",
+            file.path
+        ));
+    }
+    let files = Files::from_files(doc.files);
     let bible = Bible::from_entities(doc.bible.into_iter().map(|mut e| {
         // Whatever the document says wrote a field, it came from outside: every field is an
         // import's (so an agent cannot overwrite an imported field without the writer, the
@@ -680,6 +760,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     let mut session = Session::with_memory(project, memory);
     session.history = history;
     session.bible = bible;
+    session.files = files;
     Ok((session, created_ms))
 }
 

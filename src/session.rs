@@ -9,6 +9,10 @@
 //! edits) and records its effect; if the command fails, every edit it made and every UI
 //! change is rolled back before the error result is returned.
 //!
+//! The session also holds the free files of the `data/` view ([`Files`]); a command writes
+//! them through [`EditContext::write_file`], and a failing command's file writes are rolled
+//! back with its other changes.
+//!
 //! The session also holds the agent's [`Memory`]. Memory changes are not undoable and are not
 //! snapshotted: the memory tools validate everything before they change the memory, in one
 //! step, so a failing memory call has changed nothing (see [`crate::memory`]).
@@ -21,6 +25,7 @@ use crate::bible::{Actor, Bible, Entity, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};
 use crate::commands::{Command, Effect, Entry, History, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
+use crate::files::{Files, FreeFile};
 use crate::memory::Memory;
 use crate::policy::{self, Action, FieldChange, Grant, Policies};
 use crate::project::changeset::{Assoc, ChangeSet, Op};
@@ -49,6 +54,8 @@ pub struct Outcome {
     pub ui_changed: bool,
     /// Story-bible entities the call changed (created, updated or deleted).
     pub bible: Vec<(Kind, String)>,
+    /// Free files of the `data/` view the call changed (paths).
+    pub files: Vec<String>,
 }
 
 /// What a call runs under besides its origin: the approval policies, the writer's approval
@@ -68,11 +75,16 @@ pub struct CallExtras<'a> {
 /// A rolled-back bible change: the entity as it was before the command first touched it.
 type BibleUndo = (Kind, String, Option<Entity>);
 
+/// A rolled-back free-file change: the file as it was before the command first wrote it.
+type FileUndo = (String, Option<FreeFile>);
+
 /// What commands edit through.
 pub struct EditContext<'a> {
     project: &'a mut Project,
     memory: &'a mut Memory,
     bible: &'a mut Bible,
+    files: &'a mut Files,
+    history: &'a History,
     ids: &'a dyn IdSource,
     effects: Vec<Effect>,
     ui_changed: bool,
@@ -85,14 +97,29 @@ pub struct EditContext<'a> {
     guards: Option<&'a mut BTreeSet<String>>,
     mtl_endpoint: Option<&'a str>,
     bible_undo: Vec<BibleUndo>,
+    /// The origin recorded on free files this call writes.
+    file_origin: String,
+    files_undo: Vec<FileUndo>,
+    /// The tool whose approval policy judges this call's bible writes, when the call's own
+    /// tool has no configured policy (the file tools judge a bible write as the bible's own
+    /// tool for that kind and action would be judged).
+    policy_tool: Option<String>,
+    /// What the result reports as `bytes_written`, when the command says.
+    bytes_written: Option<usize>,
+}
+
+/// The parts of a session an [`EditContext`] works on.
+struct Parts<'a> {
+    project: &'a mut Project,
+    memory: &'a mut Memory,
+    bible: &'a mut Bible,
+    files: &'a mut Files,
+    history: &'a History,
 }
 
 impl<'a> EditContext<'a> {
-    #[allow(clippy::too_many_arguments)]
     fn new(
-        project: &'a mut Project,
-        memory: &'a mut Memory,
-        bible: &'a mut Bible,
+        parts: Parts<'a>,
         ids: &'a dyn IdSource,
         now_ms: u64,
         tool: &'a str,
@@ -100,9 +127,11 @@ impl<'a> EditContext<'a> {
         extras: CallExtras<'a>,
     ) -> Self {
         Self {
-            project,
-            memory,
-            bible,
+            project: parts.project,
+            memory: parts.memory,
+            bible: parts.bible,
+            files: parts.files,
+            history: parts.history,
             ids,
             effects: Vec::new(),
             ui_changed: false,
@@ -115,6 +144,64 @@ impl<'a> EditContext<'a> {
             guards: extras.guards,
             mtl_endpoint: extras.mtl_endpoint,
             bible_undo: Vec::new(),
+            file_origin: crate::files::file_origin(origin),
+            files_undo: Vec::new(),
+            policy_tool: None,
+            bytes_written: None,
+        }
+    }
+
+    /// The free files of the `data/` view, to read them.
+    pub fn files(&self) -> &Files {
+        self.files
+    }
+
+    /// The undo history, to read it (such as when a chapter last changed).
+    pub fn history(&self) -> &History {
+        self.history
+    }
+
+    /// Write a free file (a path the sandbox resolved as one, see
+    /// [`crate::files::path`]) as this call's origin, replacing it whole. Rolled back if the
+    /// command fails; saved with the call. Returns the file as it was.
+    pub fn write_file(
+        &mut self,
+        path: &str,
+        content: String,
+    ) -> Result<Option<FreeFile>, ToolError> {
+        self.files
+            .check_write(path, &content)
+            .map_err(|e| ToolError::invalid_args(e.to_string()))?;
+        if !self.files_undo.iter().any(|(p, _)| p == path) {
+            self.files_undo
+                .push((path.to_string(), self.files.get(path).cloned()));
+        }
+        self.files
+            .write(path, content, self.file_origin.clone(), self.now_ms)
+            .map_err(|e| ToolError::invalid_args(e.to_string()))
+    }
+
+    /// Judge this call's story-bible writes by the approval policy of `tool` (unless the
+    /// call's own tool has a configured policy). The file tools use this so that writing
+    /// `bible/character/mara.json` asks the writer exactly when `character_update_entry`
+    /// or `character_create_entry` would.
+    pub fn judge_bible_as(&mut self, tool: impl Into<String>) {
+        self.policy_tool = Some(tool.into());
+    }
+
+    /// Report `bytes` as the result's `bytes_written` (instead of the bytes the call's
+    /// chapter edits inserted).
+    pub fn set_bytes_written(&mut self, bytes: usize) {
+        self.bytes_written = Some(bytes);
+    }
+
+    /// The approval mode of this call's bible writes.
+    fn mode(&self) -> policy::Mode {
+        match &self.policy_tool {
+            Some(other) if !self.policies.modes.contains_key(self.tool) => {
+                self.policies.mode(other)
+            }
+            _ => self.policies.mode(self.tool),
         }
     }
 
@@ -232,7 +319,7 @@ impl<'a> EditContext<'a> {
             ));
         }
         if !self.granted(kind, id, 0, &fields)? {
-            let mode = self.policies.mode(self.tool);
+            let mode = self.mode();
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Create, &self.actor, None, &[])
             {
@@ -263,7 +350,7 @@ impl<'a> EditContext<'a> {
         let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
         if self.actor.is_agent() && !self.granted(kind, id, entity.version, &changes)? {
             self.check_lock(kind, id)?;
-            let mode = self.policies.mode(self.tool);
+            let mode = self.mode();
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Update, &self.actor, Some(entity), &names)
             {
@@ -307,7 +394,7 @@ impl<'a> EditContext<'a> {
         let entity = self.bible.require(kind, id)?;
         if self.actor.is_agent() && !self.granted(kind, id, entity.version, &[])? {
             self.check_lock(kind, id)?;
-            let mode = self.policies.mode(self.tool);
+            let mode = self.mode();
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Delete, &self.actor, Some(entity), &[])
             {
@@ -406,6 +493,9 @@ impl<'a> EditContext<'a> {
     }
 
     fn rollback(&mut self) {
+        for (path, before) in self.files_undo.drain(..).rev() {
+            self.files.restore(&path, before);
+        }
         for (kind, id, before) in self.bible_undo.drain(..).rev() {
             self.bible.restore(kind, &id, before);
         }
@@ -429,6 +519,8 @@ pub struct Session {
     pub memory: Memory,
     /// The story bible.
     pub bible: Bible,
+    /// The free files of the `data/` view (`plans/`, `notes/`).
+    pub files: Files,
 }
 
 impl Session {
@@ -449,6 +541,7 @@ impl Session {
             history: History::default(),
             memory,
             bible: Bible::new(),
+            files: Files::new(),
         }
     }
 
@@ -543,16 +636,14 @@ impl Session {
             bytes_written: bytes,
         };
         let ui_before = self.project.ui.clone();
-        let mut cx = EditContext::new(
-            &mut self.project,
-            &mut self.memory,
-            &mut self.bible,
-            ids,
-            started,
-            name,
-            &origin,
-            extras,
-        );
+        let parts = Parts {
+            project: &mut self.project,
+            memory: &mut self.memory,
+            bible: &mut self.bible,
+            files: &mut self.files,
+            history: &self.history,
+        };
+        let mut cx = EditContext::new(parts, ids, started, name, &origin, extras);
         let data = match command.execute(&mut cx) {
             Ok(data) => data,
             Err(error) => {
@@ -566,8 +657,15 @@ impl Session {
             ui_changed,
             description,
             bible_undo,
+            files_undo,
+            bytes_written,
             ..
         } = cx;
+        let files: Vec<String> = files_undo
+            .into_iter()
+            .filter(|(path, before)| self.files.get(path) != before.as_ref())
+            .map(|(path, _)| path)
+            .collect();
         let bible: Vec<(Kind, String)> = bible_undo
             .into_iter()
             .filter(|(kind, id, before)| self.bible.get(*kind, id) != before.as_ref())
@@ -576,13 +674,15 @@ impl Session {
         let ui_changed = ui_changed && self.project.ui != ui_before;
         if effects.is_empty() {
             return Outcome {
-                result: ToolResult::success(data, meta(None, None)),
+                result: ToolResult::success(data, meta(None, bytes_written)),
                 edits: Vec::new(),
                 ui_changed,
                 bible,
+                files,
             };
         }
-        let bytes: usize = effects.iter().map(|fx| inserted_bytes(&fx.change)).sum();
+        let bytes: usize = bytes_written
+            .unwrap_or_else(|| effects.iter().map(|fx| inserted_bytes(&fx.change)).sum());
         let edits: Vec<Applied> = effects
             .iter()
             .map(|fx| Applied {
@@ -608,6 +708,7 @@ impl Session {
             edits,
             ui_changed,
             bible,
+            files,
         }
     }
 
@@ -727,6 +828,7 @@ fn failed(error: &ToolError, started: u64, clock: &dyn Clock) -> Outcome {
         edits: Vec::new(),
         ui_changed: false,
         bible: Vec::new(),
+        files: Vec::new(),
     }
 }
 

@@ -469,6 +469,7 @@ proptest! {
             history,
             memory: std::mem::take(&mut w.s.memory),
             bible: std::mem::take(&mut w.s.bible),
+            files: std::mem::take(&mut w.s.files),
         };
         w.undo_all();
         prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);

@@ -86,6 +86,8 @@ const EVERY_TOOL: &[&str] = &[
     "rewrite_selection",
     "continue_writing",
     "suggest_dialogue",
+    "write_file",
+    "edit_file",
 ];
 
 #[test]
@@ -561,6 +563,8 @@ fn every_tool_knows_its_category_and_reversibility() {
             "rewrite_selection",
             "continue_writing",
             "suggest_dialogue",
+            "write_file",
+            "edit_file",
         ]
         .contains(&meta.name);
         assert_eq!(meta.reversible, reversible, "{}", meta.name);

@@ -79,7 +79,8 @@ export interface ChapterText { id: string; title: string; number: number; text: 
 export interface ToolResult<T = unknown> {
   status: 'success' | 'error';
   data: T | { code: string; message: string; details?: unknown };
-  meta: { execution_time_ms: number; command_id?: string; bytes_written?: number };
+  /** `execution_time` is the same value as `execution_time_ms` (the TextCraft seed's name). */
+  meta: { execution_time_ms: number; execution_time: number; command_id?: string; bytes_written?: number };
 }
 
 export interface AppliedChange { chapter: string; changeset: ChangeSet; version: number }
@@ -398,6 +399,8 @@ export interface EventMap {
   memory_changed: { project: string; tool?: string; written?: number; remote?: boolean };
   /** A story-bible entity changed (by the writer, an agent or an import); `entity` is null once deleted. */
   bible_changed: { project: string; kind: BibleKind; id: string; origin: Origin; entity: BibleEntity | null };
+  /** A free file of the data/ view (under plans/ or notes/) was written; `origin` is `human`, `agent:<name>` or `import`. */
+  files_changed: { project: string; path: string; origin: string; size?: number; mod_time?: number; deleted?: boolean };
   /** Approvals were requested (`requested`: the new card) or decided (`requested: null`). */
   approvals_changed: { project: string; requested: ApprovalCard | null };
   /** A waiting call was decided (here or in another tab). */

@@ -130,6 +130,8 @@ struct Touched {
     notes_written: Vec<String>,
     /// Story-bible entities changed (saved, or deleted when gone).
     bible: Vec<(crate::bible::Kind, String)>,
+    /// Free files of the `data/` view changed (saved, or deleted when gone).
+    files: Vec<String>,
     /// Meta records to put with the change (approval records).
     meta_puts: Vec<Value>,
 }
@@ -335,6 +337,26 @@ impl Core {
         }
     }
 
+    /// Announce changed free files of the `data/` view: `files_changed {project, path,
+    /// origin, size?, mod_time?}` (`deleted: true` and no size when it is gone).
+    fn emit_files(&self, session: &Session, changed: &[String], origin: &Origin) {
+        for path in changed {
+            let mut data = json!({
+                "project": session.project.id,
+                "path": path,
+                "origin": crate::files::file_origin(origin),
+            });
+            match session.files.get(path) {
+                Some(file) => {
+                    data["size"] = json!(file.size());
+                    data["mod_time"] = json!(file.mod_time);
+                }
+                None => data["deleted"] = json!(true),
+            }
+            self.emit("files_changed", data);
+        }
+    }
+
     fn emit_history(&self, session: &Session) {
         self.emit(
             "history_changed",
@@ -417,6 +439,7 @@ impl Core {
                 ));
                 batch.extend(persist::chapter_deletes(&touched.deleted_chapters));
                 batch.extend(persist::bible_changes(&open.session, &touched.bible));
+                batch.extend(persist::file_changes(&open.session, &touched.files));
                 for record in touched.meta_puts {
                     batch.put_value(Table::Meta, record);
                 }
@@ -983,12 +1006,14 @@ impl Core {
             );
         }
         self.emit_bible(s, &outcome.bible, &origin);
+        self.emit_files(s, &outcome.files, &origin);
         let touched = Touched {
             project: outcome.ui_changed || !outcome.edits.is_empty(),
             chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
             audit: Some(audit),
             memory_before,
             bible: outcome.bible.clone(),
+            files: outcome.files.clone(),
             ..Touched::default()
         };
         Ok(((outcome.result, outcome.edits), touched))

@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 pub use self::memory::MemoryStore;
 
 /// The current schema version.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The `meta` record that holds the schema version the data was migrated to.
 pub const SCHEMA_RECORD: &str = "db:schema";
@@ -54,6 +54,8 @@ pub enum Table {
     Audit,
     /// Story-bible entities (key `<project>/<kind>/<id>`).
     Bible,
+    /// Free files of the `data/` view (key `<project>/<path>`, such as `p1/plans/outline.md`).
+    Files,
 }
 
 /// An index of a table.
@@ -77,7 +79,7 @@ const fn ix(name: &'static str, key_path: &'static str) -> Index {
 
 impl Table {
     /// Every table of the current schema.
-    pub const ALL: [Table; 9] = [
+    pub const ALL: [Table; 10] = [
         Table::Projects,
         Table::Chapters,
         Table::History,
@@ -87,6 +89,7 @@ impl Table {
         Table::Meta,
         Table::Audit,
         Table::Bible,
+        Table::Files,
     ];
 
     /// The object store's name.
@@ -101,6 +104,7 @@ impl Table {
             Table::Meta => "meta",
             Table::Audit => "audit",
             Table::Bible => "bible",
+            Table::Files => "files",
         }
     }
 
@@ -122,7 +126,8 @@ impl Table {
             | Table::Goals
             | Table::Watched
             | Table::Meta
-            | Table::Bible => BY_PROJECT,
+            | Table::Bible
+            | Table::Files => BY_PROJECT,
             Table::Notes => &[PROJECT, TAGS, UPDATED],
             Table::Audit => &[PROJECT, TIME],
         }
@@ -131,7 +136,8 @@ impl Table {
 
 /// The tables (with their indexes) of a schema version. Version 1 had projects, chapters,
 /// history and meta; version 2 added memory (notes, goals, watched entities), the audit log
-/// and the `updated` index on projects; version 3 added the story bible.
+/// and the `updated` index on projects; version 3 added the story bible; version 4 the free
+/// files of the `data/` view (`files`).
 pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     if version <= 1 {
         return vec![
@@ -143,7 +149,11 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     }
     Table::ALL
         .iter()
-        .filter(|t| version >= 3 || **t != Table::Bible)
+        .filter(|t| match t {
+            Table::Bible => version >= 3,
+            Table::Files => version >= 4,
+            _ => true,
+        })
         .map(|t| (*t, t.indexes().to_vec()))
         .collect()
 }

@@ -4,18 +4,22 @@
 //!
 //! - [`ToolSpec`] declares a tool; [`ToolRegistry::add`] registers it as a
 //!   [`ToolDefinition`] (for the model) and a [`CommandMeta`] (for the executor).
-//! - Toolsets ([`ALL`], [`VOICE_SAFE`], [`QUICK`], or custom ones) select what an agent sees.
+//! - Toolsets ([`ALL`], [`VOICE_SAFE`], [`QUICK`], [`FILES`], or custom ones) select what an
+//!   agent sees.
 //! - [`ToolRegistry::catalog`] exports definitions in the OpenAI, Anthropic and Gemini
 //!   formats ([`schema`]).
 //! - Every call returns one [`ToolResult`]: `{status, data, meta}`.
 //!
 //! Tool families live one per file: [`reading`], [`navigation`], [`editing`], [`analysis`],
 //! [`ui`], [`memory`], [`generation`] (the model-backed tools, run in two phases by the
-//! core), [`bible`].
+//! core), [`bible`], [`files`] (the `data/` file view: `read_file`, `write_file`,
+//! `edit_file`, `list_files`, `search_code`, every path through the sandbox of
+//! [`crate::files::path`]).
 
 pub mod analysis;
 pub mod bible;
 pub mod editing;
+pub mod files;
 pub mod generation;
 pub mod memory;
 pub mod navigation;
@@ -45,6 +49,10 @@ pub const VOICE_SAFE: &str = "voice_safe";
 /// A small, fast toolset: reading, navigation, one core edit (`update_manuscript`) and basic
 /// lookups.
 pub const QUICK: &str = "quick";
+/// The `data/` file tools alone (`read_file`, `write_file`, `edit_file`, `list_files`,
+/// `search_code`): for an agent that works through files, such as an Architect that keeps
+/// outlines and plans under `plans/`.
+pub const FILES: &str = "files";
 
 /// The longest string argument accepted, in bytes (4 MiB). Longer ones are rejected.
 pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
@@ -55,7 +63,7 @@ pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
 pub struct ToolError {
     /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
     /// `out_of_range`, `conflict`, `failed`, `needs_model` (a generation tool run without
-    /// a model call).
+    /// a model call), `security` (a file path the sandbox refused), `read_only`.
     pub code: String,
     /// What went wrong and what would work.
     pub message: String,
@@ -113,10 +121,13 @@ pub enum Status {
     Error,
 }
 
-/// Facts about a call's execution.
+/// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
+/// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
+/// tool result carries both.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(into = "MetaWire", from = "MetaWire")]
 pub struct ResultMeta {
-    /// Wall time the call took (from the injected clock).
+    /// Wall time the call took (from the injected clock), in ms.
     pub execution_time_ms: u64,
     /// The history entry the call created, if it edited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,6 +135,46 @@ pub struct ResultMeta {
     /// Bytes of text the call inserted, if it edited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_written: Option<usize>,
+}
+
+/// [`ResultMeta`] as it is written in JSON.
+#[derive(Serialize, Deserialize)]
+struct MetaWire {
+    #[serde(default)]
+    execution_time_ms: u64,
+    #[serde(default)]
+    execution_time: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes_written: Option<usize>,
+}
+
+impl From<ResultMeta> for MetaWire {
+    fn from(meta: ResultMeta) -> Self {
+        Self {
+            execution_time_ms: meta.execution_time_ms,
+            execution_time: Some(meta.execution_time_ms),
+            command_id: meta.command_id,
+            bytes_written: meta.bytes_written,
+        }
+    }
+}
+
+impl From<MetaWire> for ResultMeta {
+    fn from(wire: MetaWire) -> Self {
+        Self {
+            execution_time_ms: wire.execution_time.map_or(wire.execution_time_ms, |t| {
+                if wire.execution_time_ms == 0 {
+                    t
+                } else {
+                    wire.execution_time_ms
+                }
+            }),
+            command_id: wire.command_id,
+            bytes_written: wire.bytes_written,
+        }
+    }
 }
 
 /// The one shape of every tool result.
@@ -306,7 +357,8 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Every built-in tool, with the `all`, `voice_safe` and `quick` toolsets.
+    /// Every built-in tool, with the `all`, `voice_safe`, `quick` and `files` toolsets (the
+    /// file tools' reads are knowledge tools, so `voice_safe` has them; `quick` does not).
     pub fn standard() -> Self {
         let mut registry = Self::new();
         navigation::register(&mut registry);
@@ -317,6 +369,7 @@ impl ToolRegistry {
         memory::register(&mut registry);
         generation::register(&mut registry);
         bible::register(&mut registry);
+        files::register(&mut registry);
         registry.define_builtin_toolsets();
         registry
     }
@@ -348,6 +401,8 @@ impl ToolRegistry {
         self.toolsets.insert(ALL.into(), all);
         self.toolsets.insert(VOICE_SAFE.into(), voice_safe);
         self.toolsets.insert(QUICK.into(), quick);
+        self.toolsets
+            .insert(FILES.into(), files::FILE_TOOLS.to_vec());
     }
 
     /// Register a tool. Natively its parameters schema is generated from `T::Args`; in the
@@ -485,6 +540,13 @@ impl ToolRegistry {
     /// The catalog of a toolset in a provider's format.
     pub fn catalog(&self, format: CatalogFormat, toolset: &str) -> Result<Value, ToolError> {
         Ok(schema::catalog(format, &self.toolset(toolset)?))
+    }
+}
+
+impl From<crate::files::path::SecurityError> for ToolError {
+    fn from(error: crate::files::path::SecurityError) -> Self {
+        ToolError::new("security", error.to_string())
+            .with_details(json!({"error": "SecurityError", "rule": error.rule.name()}))
     }
 }
 

@@ -39,6 +39,8 @@ pub enum Panel {
     Outline,
     // Analysis results.
     Analysis,
+    // The data/ files (plans, notes, chapters and story-bible entries as files).
+    Files,
     // Settings.
     Settings,
 }
@@ -58,7 +60,7 @@ impl ToolSpec for SwitchPanel {
     const NAME: &'static str = "switch_panel";
     const CATEGORY: Category = Category::Ui;
     const DESCRIPTION: &'static str =
-        "Show a side panel of the editor: chat, history, memory, bible, outline, analysis or settings.";
+        "Show a side panel of the editor: chat, history, memory, bible, outline, analysis, files or settings.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
