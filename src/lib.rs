@@ -32,9 +32,9 @@ pub mod core;
 pub mod editor_context;
 pub mod env;
 pub mod error;
+pub mod files;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
-pub mod files;
 pub mod llm;
 pub mod memory;
 pub mod names;
