@@ -1,5 +1,6 @@
 //! Closest-name suggestions, so that an error about an unknown name (a request type, a tool,
-//! a chapter) can say what would work.
+//! a chapter) can say what would work; and [`json_kind`], for errors about a JSON value of the
+//! wrong kind. It names no other module, so every floor may use it.
 
 /// Levenshtein edit distance between two strings, over chars, compared case-insensitively.
 pub fn edit_distance(a: &str, b: &str) -> usize {
@@ -67,6 +68,19 @@ where
     } else {
         let quoted: Vec<String> = close.iter().map(|c| format!("'{c}'")).collect();
         format!(" (did you mean {}?)", quoted.join(" or "))
+    }
+}
+
+/// A short name of a JSON value's kind, for error messages.
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

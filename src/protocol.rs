@@ -132,17 +132,7 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
     Ok(Request { id, kind, params })
 }
 
-/// A short name of a JSON value's kind, for error messages.
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::names::json_kind;
 
 /// Stable error codes the page can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

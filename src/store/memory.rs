@@ -85,7 +85,7 @@ impl MemoryStore {
         let Value::Object(mut document) = value else {
             return Err(bad(format!(
                 "expected an object {{\"format\": \"{SNAPSHOT_FORMAT}\", \"version\": {SNAPSHOT_VERSION}, \"tables\": {{...}}}}, got {}",
-                crate::protocol::json_kind(&value)
+                crate::names::json_kind(&value)
             )));
         };
         match document.get("format") {
@@ -111,7 +111,7 @@ impl MemoryStore {
             Some(other) => {
                 return Err(bad(format!(
                     "'tables' must be an object of table name to records, got {}",
-                    crate::protocol::json_kind(&other)
+                    crate::names::json_kind(&other)
                 )))
             }
             None => return Err(bad("'tables' is missing".into())),
@@ -128,7 +128,7 @@ impl MemoryStore {
             let Value::Array(records) = records else {
                 return Err(bad(format!(
                     "table '{name}' must be a list of records, got {}",
-                    crate::protocol::json_kind(&records)
+                    crate::names::json_kind(&records)
                 )));
             };
             let rows = loaded.entry(table).or_default();
