@@ -22,43 +22,21 @@ use serde_json::{json, Value};
 const CH1: &str = "Mara climbed the stair.\nThe lamp was dark.\nThe wind rose.\n";
 const CH2: &str = "Morning came grey over Greyhaven.";
 
-struct T {
-    s: Session,
-    registry: ToolRegistry,
-    clock: ManualClock,
-    ids: SequentialIds,
-}
+type T = common::session::Harness;
 
 impl T {
     fn new() -> Self {
-        Self {
-            s: Session::new(Project::new(
-                "p",
-                "Lighthouse",
-                vec![
-                    Chapter::new("c1", "The Stair", CH1),
-                    Chapter::new("c2", "Morning, Grey!", CH2),
-                ],
-            )),
-            registry: ToolRegistry::standard(),
-            clock: ManualClock::new(1_000),
-            ids: SequentialIds::new("id"),
-        }
+        Self::project(
+            "Lighthouse",
+            vec![
+                Chapter::new("c1", "The Stair", CH1),
+                Chapter::new("c2", "Morning, Grey!", CH2),
+            ],
+        )
     }
 
     fn call_as(&mut self, origin: Origin, tool: &str, args: Value) -> Value {
-        let out = self.s.execute(
-            &self.registry,
-            ToolCall {
-                id: Some("call".into()),
-                name: tool.into(),
-                args,
-            },
-            origin,
-            &self.clock,
-            &self.ids,
-        );
-        serde_json::to_value(&out.result).unwrap()
+        self.result_of(origin, "call", tool, args)
     }
 
     fn call(&mut self, tool: &str, args: Value) -> Value {

@@ -9,11 +9,10 @@ use std::rc::Rc;
 
 use draftsmith::commands::{Command, Origin, OriginFilter};
 use draftsmith::project::changeset::ChangeSet;
-use draftsmith::project::{Chapter, Highlight, Project};
-use draftsmith::session::{EditContext, Session, ToolCall};
+use draftsmith::project::{Chapter, Highlight};
+use draftsmith::session::EditContext;
 use draftsmith::tools::generation::{finish, plan, Finish, Finished};
-use draftsmith::tools::{ToolError, ToolRegistry};
-use draftsmith::{ManualClock, SequentialIds};
+use draftsmith::tools::ToolError;
 use serde_json::{json, Value};
 
 mod common;
@@ -22,12 +21,7 @@ use common::page::*;
 const CH1: &str = "Mara climbed the stair. The lamp was dark. Nobody answered.";
 const CH2: &str = "Morning came grey over Greyhaven.";
 
-struct T {
-    s: Session,
-    registry: ToolRegistry,
-    clock: ManualClock,
-    ids: SequentialIds,
-}
+type T = common::session::Harness;
 
 fn pos(haystack: &str, needle: &str) -> usize {
     haystack[..haystack.find(needle).unwrap()].chars().count()
@@ -35,34 +29,17 @@ fn pos(haystack: &str, needle: &str) -> usize {
 
 impl T {
     fn new() -> Self {
-        Self {
-            s: Session::new(Project::new(
-                "p",
-                "Test",
-                vec![
-                    Chapter::new("c1", "The Stair", CH1),
-                    Chapter::new("c2", "Morning", CH2),
-                ],
-            )),
-            registry: ToolRegistry::standard(),
-            clock: ManualClock::new(1_000),
-            ids: SequentialIds::new("id"),
-        }
+        Self::project(
+            "Test",
+            vec![
+                Chapter::new("c1", "The Stair", CH1),
+                Chapter::new("c2", "Morning", CH2),
+            ],
+        )
     }
 
     fn call(&mut self, tool: &str, args: Value) -> Value {
-        let out = self.s.execute(
-            &self.registry,
-            ToolCall {
-                id: Some("call".into()),
-                name: tool.into(),
-                args,
-            },
-            Origin::Agent("editor".into()),
-            &self.clock,
-            &self.ids,
-        );
-        let r = serde_json::to_value(&out.result).unwrap();
+        let r = self.result_of(Origin::Agent("editor".into()), "call", tool, args);
         assert_eq!(r["status"], "success", "{tool}: {r}");
         r["data"].clone()
     }

@@ -5,11 +5,9 @@
 
 use draftsmith::commands::{Category, Origin};
 use draftsmith::project::analysis;
-use draftsmith::project::{Chapter, Project};
-use draftsmith::session::{Session, ToolCall};
+use draftsmith::project::Chapter;
 use draftsmith::tools::reading::{LINE_MARK, READ_BUDGET_CHARS};
 use draftsmith::tools::{ToolRegistry, ALL, QUICK, VOICE_SAFE};
-use draftsmith::{ManualClock, SequentialIds};
 use serde_json::{json, Value};
 
 mod common;
@@ -17,21 +15,11 @@ mod common;
 const CH1: &str = "Mara climbed the stair. The lamp was dark.\n\n“Who’s there?” she called. Nobody answered.\n\nThe wind rose.";
 const CH2: &str = "Morning came grey over Greyhaven.\r\nThe lamp was cold.";
 
-struct T {
-    s: Session,
-    registry: ToolRegistry,
-    clock: ManualClock,
-    ids: SequentialIds,
-}
+type T = common::session::Harness;
 
 impl T {
     fn with(chapters: Vec<Chapter>) -> Self {
-        Self {
-            s: Session::new(Project::new("p", "Lighthouse", chapters)),
-            registry: ToolRegistry::standard(),
-            clock: ManualClock::new(1_000),
-            ids: SequentialIds::new("id"),
-        }
+        Self::project("Lighthouse", chapters)
     }
 
     fn new() -> Self {
@@ -42,17 +30,7 @@ impl T {
     }
 
     fn call(&mut self, tool: &str, args: Value) -> Value {
-        let out = self.s.execute(
-            &self.registry,
-            ToolCall {
-                id: Some("call-1".into()),
-                name: tool.into(),
-                args,
-            },
-            Origin::Agent("reader".into()),
-            &self.clock,
-            &self.ids,
-        );
+        let out = self.run_call(Origin::Agent("reader".into()), "call-1", tool, args);
         if draftsmith::tools::reading::TOOLS.contains(&tool) {
             assert!(out.edits.is_empty(), "{tool} edited");
             assert!(!out.ui_changed, "{tool} changed the UI state");

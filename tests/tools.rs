@@ -3,52 +3,30 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use draftsmith::commands::{Category, Origin, OriginFilter};
-use draftsmith::project::{Chapter, Project};
-use draftsmith::session::{Session, ToolCall};
+use draftsmith::project::Chapter;
 use draftsmith::tools::{CatalogFormat, ToolRegistry, ALL, QUICK, VOICE_SAFE};
-use draftsmith::{ManualClock, SequentialIds};
 use serde_json::{json, Value};
+
+mod common;
 
 const CH1: &str = "Mara climbed the stair. The lamp was dark.\n\n“Who’s there?” she called. Nobody answered.\n\nThe wind was slowly rising and the door was opened by the storm.";
 const CH2: &str = "Morning came grey over Greyhaven.";
 
-struct T {
-    s: Session,
-    registry: ToolRegistry,
-    clock: ManualClock,
-    ids: SequentialIds,
-}
+type T = common::session::Harness;
 
 impl T {
     fn new() -> Self {
-        Self {
-            s: Session::new(Project::new(
-                "p",
-                "Test",
-                vec![
-                    Chapter::new("c1", "The Stair", CH1),
-                    Chapter::new("c2", "Morning", CH2),
-                ],
-            )),
-            registry: ToolRegistry::standard(),
-            clock: ManualClock::new(1_000),
-            ids: SequentialIds::new("id"),
-        }
+        Self::project(
+            "Test",
+            vec![
+                Chapter::new("c1", "The Stair", CH1),
+                Chapter::new("c2", "Morning", CH2),
+            ],
+        )
     }
 
     fn call_as(&mut self, origin: Origin, tool: &str, args: Value) -> Value {
-        let out = self.s.execute(
-            &self.registry,
-            ToolCall {
-                id: Some("call-1".into()),
-                name: tool.into(),
-                args,
-            },
-            origin,
-            &self.clock,
-            &self.ids,
-        );
-        serde_json::to_value(&out.result).unwrap()
+        self.result_of(origin, "call-1", tool, args)
     }
 
     fn call(&mut self, tool: &str, args: Value) -> Value {

@@ -9,3 +9,6 @@ pub mod rng;
 
 #[allow(dead_code)]
 pub mod page;
+
+#[allow(dead_code)]
+pub mod session;
