@@ -32,6 +32,7 @@ use ropey::Rope;
 
 use crate::bible::{mentions, Bible, Kind};
 use crate::memory::context::{estimate_tokens, CHARS_PER_TOKEN};
+use crate::names::thousands;
 use crate::project::{Chapter, Project};
 
 /// The block's token budget in a run's system prompt.
@@ -64,19 +65,6 @@ fn shorten(text: &str, max: usize) -> String {
         let cut: String = one_line.chars().take(max).collect();
         format!("{cut}…")
     }
-}
-
-/// "1,234".
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -1,6 +1,7 @@
 //! Closest-name suggestions, so that an error about an unknown name (a request type, a tool,
-//! a chapter) can say what would work; and [`json_kind`], for errors about a JSON value of the
-//! wrong kind. It names no other module, so every floor may use it.
+//! a chapter) can say what would work; [`json_kind`], for errors about a JSON value of the
+//! wrong kind; and [`thousands`], for counts in messages. It names no other module, so every
+//! floor may use it.
 
 /// Levenshtein edit distance between two strings, over chars, compared case-insensitively.
 pub fn edit_distance(a: &str, b: &str) -> usize {
@@ -69,6 +70,19 @@ where
         let quoted: Vec<String> = close.iter().map(|c| format!("'{c}'")).collect();
         format!(" (did you mean {}?)", quoted.join(" or "))
     }
+}
+
+/// A count with thousands separators, for messages: "1,234".
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A short name of a JSON value's kind, for error messages.

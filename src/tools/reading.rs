@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;
+use crate::names::thousands;
 use crate::project::pattern::{Pattern, MAX_LINE_BYTES};
 use crate::project::{Chapter, Project};
 use crate::session::EditContext;
@@ -67,19 +68,6 @@ fn without_newline(mut line: String) -> String {
 
 fn number_of(project: &Project, chapter: &Chapter) -> usize {
     project.chapter_index(&chapter.id).map_or(0, |i| i + 1)
-}
-
-/// "1,234" for messages.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------
