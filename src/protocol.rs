@@ -213,19 +213,34 @@ pub struct Event {
     pub kind: String,
     /// The event's payload.
     pub data: Value,
+    /// The project it concerns, when it concerns one: the worker that writes for every tab
+    /// passes an event to the pages that show that project (and those without a project to
+    /// every page).
+    pub project: Option<String>,
 }
 
 impl Event {
-    /// An event of type `kind` with `data`.
+    /// An event of type `kind` with `data`, concerning no project in particular.
     pub fn new(kind: impl Into<String>, data: Value) -> Self {
         Self {
             kind: kind.into(),
             data,
+            project: None,
         }
+    }
+
+    /// The same event, concerning `project`.
+    pub fn in_project(mut self, project: Option<String>) -> Self {
+        self.project = project;
+        self
     }
 
     /// Encode as the JSON text the worker posts to the page.
     pub fn to_json(&self) -> String {
-        serde_json::json!({"kind": "event", "type": self.kind, "data": self.data}).to_string()
+        let mut event = serde_json::json!({"kind": "event", "type": self.kind, "data": self.data});
+        if let Some(project) = &self.project {
+            event["project"] = Value::String(project.clone());
+        }
+        event.to_string()
     }
 }

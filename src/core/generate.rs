@@ -36,7 +36,7 @@ enum NestedError {
 impl Core {
     /// Whether a model is configured (and this core can call one).
     pub(super) fn model_configured(&self) -> bool {
-        self.llm.is_some() && self.settings.borrow().provider_config().is_ok()
+        self.llm().is_some() && self.settings.borrow().provider_config().is_ok()
     }
 
     /// One model call without tools: the plan's prompts in, the answer's text out.
@@ -50,7 +50,7 @@ impl Core {
             .map_err(|e| NestedError::Failed(e.to_string()))?;
         let settings = self.settings.borrow().clone();
         let provider = settings.provider_config().map_err(NestedError::Failed)?;
-        let llm = self.llm.as_ref().ok_or_else(|| {
+        let llm = self.llm().ok_or_else(|| {
             NestedError::Failed("this core was built without a way to call models".into())
         })?;
         let request = build_request(

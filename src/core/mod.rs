@@ -156,13 +156,12 @@ pub struct Llm {
     pub sleeper: Rc<dyn Sleeper>,
 }
 
-/// The agent core behind the worker.
-pub struct Core {
+/// The state every client of one core shares: the store, the open projects, settings, runs.
+pub struct Shared {
     env: Env,
     registry: ToolRegistry,
     sessions: RefCell<BTreeMap<String, Open>>,
-    current: RefCell<Option<String>>,
-    llm: Option<Llm>,
+    llm: RefCell<Option<Rc<Llm>>>,
     settings: RefCell<Settings>,
     settings_loaded: Cell<bool>,
     runs: RefCell<BTreeMap<String, run::RunHandle>>,
@@ -175,15 +174,33 @@ pub struct Core {
     jitter: Cell<u64>,
 }
 
+/// The agent core behind the worker, as one client (one page) sees it.
+///
+/// A core serves one page, or, as the writer of its database, every tab's page: each tab is a
+/// client ([`Core::client`]) with its own open project, over one shared state ([`Shared`]):
+/// one copy of each open project, saved by one worker. Everything but `current` is shared.
+pub struct Core {
+    shared: Rc<Shared>,
+    /// The project this client has open.
+    current: RefCell<Option<String>>,
+}
+
+impl std::ops::Deref for Core {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
 impl Core {
     /// A core in the given environment, with the standard tools.
     pub fn new(env: Env) -> Self {
-        Self {
+        let shared = Shared {
             env,
             registry: ToolRegistry::standard(),
             sessions: RefCell::new(BTreeMap::new()),
-            current: RefCell::new(None),
-            llm: None,
+            llm: RefCell::new(None),
             settings: RefCell::new(Settings::default()),
             settings_loaded: Cell::new(false),
             runs: RefCell::new(BTreeMap::new()),
@@ -191,13 +208,36 @@ impl Core {
             guards: RefCell::new(BTreeMap::new()),
             conversations: RefCell::new(BTreeMap::new()),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
+        };
+        Self {
+            shared: Rc::new(shared),
+            current: RefCell::new(None),
         }
     }
 
     /// The same core, able to call models through `transport` (runs, generation tools).
-    pub fn with_llm(mut self, transport: Rc<dyn LlmTransport>, sleeper: Rc<dyn Sleeper>) -> Self {
-        self.llm = Some(Llm { transport, sleeper });
+    pub fn with_llm(self, transport: Rc<dyn LlmTransport>, sleeper: Rc<dyn Sleeper>) -> Self {
+        *self.shared.llm.borrow_mut() = Some(Rc::new(Llm { transport, sleeper }));
         self
+    }
+
+    /// Another client of this core (another tab's page): it shares the open projects,
+    /// settings and runs, and has its own open project (none at first).
+    pub fn client(&self) -> Core {
+        Core {
+            shared: Rc::clone(&self.shared),
+            current: RefCell::new(None),
+        }
+    }
+
+    /// The project this client has open, if any.
+    pub fn current_project(&self) -> Option<String> {
+        self.current.borrow().clone()
+    }
+
+    /// The way to call models, if this core has one.
+    fn llm(&self) -> Option<Rc<Llm>> {
+        self.llm.borrow().clone()
     }
 
     /// The environment (clock, ids, event sink).
@@ -297,8 +337,27 @@ impl Core {
         })
     }
 
+    /// Send an event. It concerns the project its data names (`project`, or `id` for
+    /// `project_deleted`), else this client's open project; the events every page needs
+    /// (the project list, settings, memory, which holds global notes) concern none.
     fn emit(&self, kind: &str, data: Value) {
-        self.env.events.emit(Event::new(kind, data));
+        let project = match kind {
+            "projects_changed" | "settings_changed" | "memory_changed" => None,
+            _ => {
+                let named = if kind == "project_deleted" {
+                    data.get("id")
+                } else {
+                    data.get("project")
+                };
+                named
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or_else(|| self.current_project())
+            }
+        };
+        self.env
+            .events
+            .emit(Event::new(kind, data).in_project(project));
     }
 
     fn emit_edits(&self, edits: &[Applied], origin: &Origin) {

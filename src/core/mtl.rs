@@ -211,7 +211,7 @@ impl Core {
         plan: &MtlPlan,
         abort: Option<&AbortSignal>,
     ) -> Result<(String, Option<Value>), MtlError> {
-        let llm = self.llm.as_ref().ok_or_else(|| {
+        let llm = self.llm().ok_or_else(|| {
             MtlError::Failed(failed(
                 "this core was built without a way to make HTTP requests".into(),
             ))

@@ -192,7 +192,7 @@ impl Core {
         self.ensure_settings().await?;
         let settings = self.settings.borrow().clone();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
-        if self.llm.is_none() {
+        if self.llm().is_none() {
             return Err(Error::NoModel(
                 "this core was built without a way to call models".into(),
             ));
@@ -302,7 +302,7 @@ impl Core {
         self.ensure_settings().await?;
         let settings = self.settings.borrow().clone();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
-        let llm = self.llm.as_ref().ok_or_else(|| {
+        let llm = self.llm().ok_or_else(|| {
             Error::NoModel("this core was built without a way to call models".into())
         })?;
         let tools = self.registry.toolset(&spec.toolset)?;
