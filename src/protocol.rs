@@ -217,6 +217,9 @@ pub struct Event {
     /// passes an event to the pages that show that project (and those without a project to
     /// every page).
     pub project: Option<String>,
+    /// The client (another tab's page) whose request caused it, when it was not this
+    /// worker's own page.
+    pub client: Option<String>,
 }
 
 impl Event {
@@ -226,7 +229,14 @@ impl Event {
             kind: kind.into(),
             data,
             project: None,
+            client: None,
         }
+    }
+
+    /// The same event, caused by a request of `client` (see [`Event::client`]).
+    pub fn by_client(mut self, client: Option<String>) -> Self {
+        self.client = client;
+        self
     }
 
     /// The same event, concerning `project`.
@@ -240,6 +250,9 @@ impl Event {
         let mut event = serde_json::json!({"kind": "event", "type": self.kind, "data": self.data});
         if let Some(project) = &self.project {
             event["project"] = Value::String(project.clone());
+        }
+        if let Some(client) = &self.client {
+            event["client"] = Value::String(client.clone());
         }
         event.to_string()
     }

@@ -2,6 +2,7 @@
 
 /** Stable error codes. */
 export type ErrorCode =
+  | 'interrupted'
   | 'malformed'
   | 'unknown_request'
   | 'invalid_params'
@@ -73,7 +74,14 @@ export interface UiState {
 
 export interface ProjectSummary { id: string; name: string; chapters: ChapterSummary[]; ui: UiState }
 
-export interface ChapterText { id: string; title: string; number: number; text: string; version: number }
+export interface ChapterText {
+  id: string; title: string; number: number; text: string; version: number;
+  /** With `since`: the changes after that version, oldest first; null when not all are kept. */
+  changes?: ChapterChange[] | null;
+}
+
+/** One applied change of a chapter (`tag` is the writer's, when the page sent one). */
+export interface ChapterChange { version: number; changeset: ChangeSet; origin: string; tag?: string }
 
 /** The one shape of every tool result. */
 export interface ToolResult<T = unknown> {
@@ -85,7 +93,11 @@ export interface ToolResult<T = unknown> {
 
 export interface AppliedChange { chapter: string; changeset: ChangeSet; version: number }
 
-export interface UserChangeResult extends AppliedChange { rebased: boolean; tag?: string }
+export interface UserChangeResult extends AppliedChange {
+  rebased: boolean; tag?: string;
+  /** The change with this tag had been applied already (sent again): nothing changed now. */
+  duplicate?: boolean;
+}
 
 export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
 
@@ -383,6 +395,12 @@ export interface EventMap {
   project_deleted: { id: string };
   /** The core (re)loaded; `instance` counts loads in this worker. */
   ready: { version: string; instance: number };
+  /** The writing core restarted after a panic (here or in the writing tab): state not yet saved
+   * may be gone, so an editor catches up (`getChapter` with `since`) and sends again what it lacks. */
+  core_restarted: { version: string; instance: number; remote?: boolean };
+  /** The tab that applies and saves every tab's changes closed; `writer` says which tab took over.
+   * Requests that may have been applied by the old writer failed with `interrupted`. */
+  writer_changed: { writer: 'this tab' | 'another tab' };
   /** The core could not be loaded. */
   fatal: { message: string };
   /** The core panicked; requests in flight failed with `internal`, and a new core is loading. */
@@ -439,7 +457,7 @@ export declare class Draftsmith {
   /** Make an existing project the open one. */
   openProject(id: string, options?: RequestOptions): Promise<ProjectSummary>;
   /** A chapter by id, number or title (the active one by default). */
-  getChapter(chapter?: string, options?: RequestOptions): Promise<ChapterText>;
+  getChapter(chapter?: string, options?: RequestOptions & { since?: number }): Promise<ChapterText>;
   /** Run one tool call. */
   execute<T = unknown>(tool: string, args?: Record<string, unknown>, options?: RequestOptions & { origin?: Origin; callId?: string }): Promise<ToolResult<T>>;
   /** Send the writer's change made on `baseVersion`; it is rebased if the chapter moved on. */

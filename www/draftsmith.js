@@ -160,9 +160,15 @@ export class Draftsmith {
     return this.request('open_project', { id }, options);
   }
 
-  /** A chapter's text and version: by id, number or title; the active one by default. */
-  getChapter(chapter, options) {
-    return this.request('get_chapter', chapter === undefined ? {} : { chapter }, options);
+  /**
+   * A chapter's text and version: by id, number or title; the active one by default. With
+   * `since` (a version), also the changes made after it (`changes`, or null when the core
+   * no longer has them all).
+   */
+  getChapter(chapter, { since, ...options } = {}) {
+    const params = chapter === undefined ? {} : { chapter };
+    if (since !== undefined) params.since = since;
+    return this.request('get_chapter', params, options);
   }
 
   /** Run one tool call; resolves with its ToolResult (whose status may be 'error'). */

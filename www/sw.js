@@ -40,7 +40,9 @@ self.addEventListener('fetch', (event) => {
         if (response.ok) cache.put(request, response.clone()).catch(() => {});
         return response;
       } catch (err) {
-        const cached = await cache.match(request, { ignoreSearch: url.pathname.endsWith('worker.js') });
+        // The worker's `?db=` and the glue's `?instance=` (a fresh core after a panic) name
+        // the same file.
+        const cached = await cache.match(request, { ignoreSearch: url.pathname.endsWith('worker.js') || url.pathname.endsWith('/pkg/draftsmith.js') });
         if (cached) return cached;
         throw err;
       }

@@ -4,31 +4,58 @@
 // request/response protocol described in src/protocol.rs:
 //   page -> worker  {id, type, params?}
 //   worker -> page  {kind: "response", id, ok, result | error: {code, message}}
-//   worker -> page  {kind: "event", type, data}
+//   worker -> page  {kind: "event", type, data, project?}
 //
 // Every request gets exactly one response, whatever it contains. If the core panics, the
 // page gets a `panic` event, every request in flight gets an `internal` error, and a fresh
 // core instance is loaded, so the worker never dies silently.
+//
+// One writer per database. Tabs of one origin share the IndexedDB database, and exactly one
+// worker (the *writer*) applies and saves changes: the one holding the Web Lock
+// `draftsmith:<db>:writer`. Every other worker is a *follower*: it relays its page's requests
+// to the writer over the BroadcastChannel `draftsmith:<db>` and passes the writer's events for
+// its page's project back to its page, so every tab sees every change live and no two copies
+// of a project are ever saved over each other. One writer for the whole database (not one per
+// project) because global notes, settings and the project list are shared by all projects.
+// When the writing tab closes, its lock is released and the next worker in the lock's queue
+// becomes the writer; requests relayed to the old writer that it never received are sent
+// again, a writer's change that may have been applied is sent again too (the core applies a
+// tagged change once), and any other request that was running fails with `interrupted`.
+// Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
+// when another tab saved it (the behaviour before wave 2).
 
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
 
-// Tabs of one origin share the database; workers tell each other what they saved so that
-// none keeps a stale copy of a project (and none overwrites another's work).
 const CHANNEL = typeof BroadcastChannel === 'function' ? new BroadcastChannel(`draftsmith:${DATABASE}`) : null;
+const LOCKS = CHANNEL && typeof navigator !== 'undefined' && navigator.locks ? navigator.locks : null;
+const WRITER_LOCK = `draftsmith:${DATABASE}:writer`;
 const INSTANCE = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-// Events other tabs hear too (with `remote: true`): approvals are decided once, in any tab.
+// Without a writer lock: events other tabs hear too (with `remote: true`).
 const SHARED_EVENTS = new Set(['saved', 'projects_changed', 'memory_changed', 'approvals_changed', 'approval_decided']);
+// Events about this worker itself, never relayed.
+const LOCAL_EVENTS = new Set(['ready', 'fatal']);
 
 let core = null;
 let generation = 0;
 let ready = null;
 let bootError = null;
-// In-flight requests of the current core instance: local sequence number -> request id.
+// In-flight requests of the current core instance: local sequence number -> reply function.
 let inFlight = new Map();
 let sequence = 0;
+
+// `writer` or `follower`; settled by `elected`.
+let role = LOCKS ? 'electing' : 'writer';
+let elected = null;
+// The project this worker's page shows (requests of the page are served in it).
+let pageProject = null;
+// Follower: requests sent to the writer, by relay sequence number.
+const relayed = new Map();
+let relaySeq = 0;
+// Writer: relayed requests already taken (so a resent one is not run twice).
+const taken = new Set();
 
 function post(message) {
   self.postMessage(message);
@@ -52,6 +79,32 @@ function wellFormed(_key, value) {
   return typeof value === 'string' && !value.isWellFormed() ? value.toWellFormed() : value;
 }
 
+// Follow which project the page shows, from its requests' responses and the events it hears.
+function track(request, response) {
+  if (!response || !response.ok || !request) return;
+  const result = response.result || {};
+  if (['open_project', 'create_project', 'import_project'].includes(request.type) && typeof result.id === 'string') {
+    pageProject = result.id;
+  } else if (request.type === 'delete_project' && result.deleted === pageProject) {
+    pageProject = null;
+  }
+}
+
+// An event of the core for this page, if it concerns the page's project. An event caused by
+// another tab's request says `remote: true` in its data.
+function deliver(event) {
+  const mine = role === 'follower' ? event.client === INSTANCE : !event.client;
+  if (!mine && event.data && typeof event.data === 'object' && !Array.isArray(event.data)) {
+    event = { ...event, data: { ...event.data, remote: true } };
+  }
+  if (event.type === 'project_deleted' && event.data && event.data.id === pageProject) {
+    pageProject = null;
+    post(event);
+    return;
+  }
+  if (!event.project || event.project === pageProject) post(event);
+}
+
 function onCoreEvent(json) {
   let event;
   try {
@@ -59,9 +112,11 @@ function onCoreEvent(json) {
   } catch (err) {
     return;
   }
-  post(event);
-  if (CHANNEL && SHARED_EVENTS.has(event.type)) {
-    CHANNEL.postMessage({ from: INSTANCE, type: event.type, data: event.data });
+  deliver(event);
+  if (CHANNEL && role === 'writer' && LOCKS) {
+    CHANNEL.postMessage({ t: 'event', event });
+  } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
+    CHANNEL.postMessage({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
   }
   if (event.type === 'panic') {
     recoverFromPanic(event.data && event.data.message);
@@ -72,10 +127,8 @@ function recoverFromPanic(message) {
   const failed = inFlight;
   inFlight = new Map();
   core = null;
-  for (const id of failed.values()) {
-    if (id !== null) {
-      post(errorResponse(id, 'internal', `the core failed unexpectedly: ${message}`));
-    }
+  for (const reply of failed.values()) {
+    reply(null, `the core failed unexpectedly: ${message}`);
   }
   ready = boot();
 }
@@ -89,11 +142,43 @@ async function boot() {
     await glue.default();
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE);
     bootError = null;
-    postEvent('ready', { version: glue.WorkerCore.version(), instance: generation });
+    const ready = { version: glue.WorkerCore.version(), instance: generation };
+    postEvent('ready', ready);
+    if (generation > 1 && CHANNEL && role === 'writer' && LOCKS) {
+      CHANNEL.postMessage({ t: 'event', event: { kind: 'event', type: 'core_restarted', data: ready } });
+    }
+    if (generation > 1) postEvent('core_restarted', ready);
   } catch (err) {
     bootError = String((err && err.message) || err);
     postEvent('fatal', { message: `could not load the draftsmith core: ${bootError}` });
   }
+}
+
+// Run one request's JSON text on this worker's core, for this page (`client` null) or another
+// tab's. Resolves to the response's JSON text, or null with a message when the core failed.
+async function runOnCore(text, client, project) {
+  await ready;
+  if (core === null) {
+    return { text: null, failure: `the draftsmith core is not loaded: ${bootError}` };
+  }
+  const seq = ++sequence;
+  const instance = inFlight;
+  let answered = null;
+  const failed = new Promise((resolve) => {
+    instance.set(seq, (_text, failure) => resolve({ text: null, failure }));
+  });
+  const served = (async () => {
+    try {
+      const promise = client === null ? core.handle_for(undefined, text, project ?? undefined) : core.handle_for(client, text, project ?? undefined);
+      return { text: await promise, failure: null };
+    } catch (err) {
+      // A trap that surfaced here instead of through the panic event.
+      return { text: null, failure: `the core failed unexpectedly: ${err && err.message}` };
+    }
+  })();
+  answered = await Promise.race([served, failed]);
+  instance.delete(seq);
+  return answered;
 }
 
 async function serve(message) {
@@ -109,31 +194,121 @@ async function serve(message) {
     post(errorResponse(id, 'malformed', `message cannot be encoded as JSON (got ${typeof message})`));
     return;
   }
-  await ready;
-  if (core === null) {
-    post(errorResponse(id, 'internal', `the draftsmith core is not loaded: ${bootError}`));
+  await elected;
+  if (role === 'follower') {
+    relay({ id, text, message });
     return;
   }
-  const seq = ++sequence;
-  const instance = inFlight;
-  instance.set(seq, id);
+  const { text: responseText, failure } = await runOnCore(text, null, pageProject);
+  answer(id, message, responseText, failure);
+}
+
+// Post a response to this page (and follow the page's project).
+function answer(id, message, responseText, failure) {
+  if (responseText === null) {
+    post(errorResponse(id, 'internal', failure));
+    return;
+  }
   let response;
   try {
-    response = JSON.parse(await core.handle(text));
+    response = JSON.parse(responseText);
   } catch (err) {
-    // A trap that surfaced here instead of through the panic event.
-    if (instance.delete(seq)) {
-      post(errorResponse(id, 'internal', `the core failed unexpectedly: ${err && err.message}`));
-    }
+    post(errorResponse(id, 'internal', `the core sent an unreadable response: ${err.message}`));
     return;
-  }
-  if (!instance.delete(seq)) {
-    return; // already answered by recoverFromPanic
   }
   if (response.id === null && id !== null) {
     response.id = id;
   }
+  track(message, response);
   post(response);
+}
+
+// Follower: send a page request to the writer.
+function relay(entry) {
+  const seq = ++relaySeq;
+  entry.acked = false;
+  relayed.set(seq, entry);
+  send(seq, entry);
+}
+
+function send(seq, entry) {
+  entry.sent = Date.now();
+  CHANNEL.postMessage({ t: 'request', from: INSTANCE, seq, text: entry.text, project: pageProject });
+}
+
+// A relayed request no writer took within two seconds is sent again (the writer takes each
+// once), so a request posted while the writer was changing is not left waiting.
+setInterval(() => {
+  if (role !== 'follower') return;
+  const now = Date.now();
+  for (const [seq, entry] of relayed) {
+    if (!entry.acked && now - entry.sent > 2000) send(seq, entry);
+  }
+}, 1000);
+
+// A new writer (`writer`) took over: what was relayed to the old one is sent again or failed.
+function writerChanged(writer) {
+  for (const [seq, entry] of relayed) {
+    const type = entry.message && entry.message.type;
+    if (entry.acked === writer) continue; // the new writer has it
+    if (!entry.acked || type === 'apply_user_change') {
+      entry.acked = false;
+      if (role === 'writer') {
+        relayed.delete(seq);
+        runOnCore(entry.text, null, pageProject).then(({ text, failure }) => answer(entry.id, entry.message, text, failure));
+      } else {
+        send(seq, entry);
+      }
+    } else {
+      relayed.delete(seq);
+      post(errorResponse(entry.id, 'interrupted', 'the tab that was saving your work closed while this request ran; it may or may not have been applied: check, then try again'));
+    }
+  }
+  postEvent('writer_changed', { writer: role === 'writer' ? 'this tab' : 'another tab' });
+}
+
+// Writer: serve a request relayed by another tab's worker.
+async function serveRelayed(message) {
+  const key = `${message.from}:${message.seq}`;
+  if (taken.has(key)) return;
+  taken.add(key);
+  CHANNEL.postMessage({ t: 'ack', to: message.from, by: INSTANCE, seq: message.seq });
+  const { text, failure } = await runOnCore(message.text, message.from, message.project || null);
+  CHANNEL.postMessage({ t: 'response', to: message.from, seq: message.seq, text, failure });
+  // Answered: the requester forgets it, so it is never sent again.
+  taken.delete(key);
+}
+
+function becomeWriter() {
+  const was = role;
+  role = 'writer';
+  if (CHANNEL) CHANNEL.postMessage({ t: 'writer', from: INSTANCE });
+  if (was === 'follower') writerChanged(INSTANCE);
+}
+
+function elect() {
+  if (!LOCKS) return Promise.resolve();
+  return new Promise((resolve) => {
+    const hold = () => new Promise(() => {}); // held until this worker ends
+    LOCKS.request(WRITER_LOCK, { ifAvailable: true }, (lock) => {
+      if (lock) {
+        becomeWriter();
+        resolve();
+        return hold();
+      }
+      role = 'follower';
+      resolve();
+      LOCKS.request(WRITER_LOCK, () => {
+        becomeWriter();
+        return hold();
+      });
+      return null;
+    }).catch(() => {
+      // Locks refused (an opaque origin, say): write for this tab alone.
+      role = 'writer';
+      resolve();
+    });
+  });
 }
 
 self.addEventListener('message', (event) => {
@@ -155,14 +330,44 @@ async function internal(type, params) {
 if (CHANNEL) {
   CHANNEL.onmessage = (event) => {
     const message = event.data;
-    if (!message || message.from === INSTANCE) return;
-    // An audit-only save (a read-only tool call) changes nothing another tab shows.
-    if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
-      internal('reload_project', { id: message.data.project });
-    } else if (message.type === 'projects_changed') {
-      postEvent('projects_changed', { remote: true });
-    } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
-      postEvent(message.type, { ...message.data, remote: true });
+    if (!message || typeof message !== 'object') return;
+    switch (message.t) {
+      case 'request':
+        if (role === 'writer') serveRelayed(message);
+        else if (role === 'electing') elected.then(() => role === 'writer' && serveRelayed(message));
+        break;
+      case 'ack':
+        if (message.to === INSTANCE && relayed.has(message.seq)) relayed.get(message.seq).acked = message.by;
+        break;
+      case 'response': {
+        if (message.to !== INSTANCE) break;
+        const entry = relayed.get(message.seq);
+        if (!entry) break;
+        relayed.delete(message.seq);
+        answer(entry.id, entry.message, message.text, message.failure);
+        break;
+      }
+      case 'event':
+        if (role === 'follower' && message.event) deliver(message.event);
+        break;
+      case 'writer':
+        if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);
+        break;
+      case 'shared': {
+        // No writer lock: every tab writes; reload what another tab saved.
+        if (LOCKS || message.from === INSTANCE) break;
+        // An audit-only save (a read-only tool call) changes nothing another tab shows.
+        if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
+          internal('reload_project', { id: message.data.project });
+        } else if (message.type === 'projects_changed') {
+          postEvent('projects_changed', { remote: true });
+        } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
+          postEvent(message.type, { ...message.data, remote: true });
+        }
+        break;
+      }
+      default:
+        break;
     }
   };
 }
@@ -179,3 +384,4 @@ self.addEventListener('error', (event) => {
 });
 
 ready = boot();
+elected = elect();

@@ -78,6 +78,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "bible_save",
     "bible_delete",
     "debug_panic",
+    "debug_fail_saves",
 ];
 
 /// What the core needs from the outside world.
@@ -172,6 +173,9 @@ pub struct Shared {
     /// Each project's conversation with the assistant (without the system prompt).
     conversations: RefCell<BTreeMap<String, Vec<crate::llm::Message>>>,
     jitter: Cell<u64>,
+    /// Fault injection for tests of failed saves (`debug_fail_saves`), when the store is
+    /// wrapped in one.
+    faults: RefCell<Option<Rc<crate::store::Faults>>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -183,6 +187,8 @@ pub struct Core {
     shared: Rc<Shared>,
     /// The project this client has open.
     current: RefCell<Option<String>>,
+    /// Which client this is (`None`: the worker's own page).
+    client: Option<String>,
 }
 
 impl std::ops::Deref for Core {
@@ -208,10 +214,12 @@ impl Core {
             guards: RefCell::new(BTreeMap::new()),
             conversations: RefCell::new(BTreeMap::new()),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
+            faults: RefCell::new(None),
         };
         Self {
             shared: Rc::new(shared),
             current: RefCell::new(None),
+            client: None,
         }
     }
 
@@ -221,12 +229,21 @@ impl Core {
         self
     }
 
-    /// Another client of this core (another tab's page): it shares the open projects,
-    /// settings and runs, and has its own open project (none at first).
-    pub fn client(&self) -> Core {
+    /// The same core, able to make its saves fail on request (`debug_fail_saves`): `faults`
+    /// must wrap the store of its environment.
+    pub fn with_faults(self, faults: Rc<crate::store::Faults>) -> Self {
+        *self.shared.faults.borrow_mut() = Some(faults);
+        self
+    }
+
+    /// Another client of this core (another tab's page, named `id`): it shares the open
+    /// projects, settings and runs, and has its own open project (none at first). The events
+    /// its requests cause name it ([`Event::client`]).
+    pub fn client(&self, id: impl Into<String>) -> Core {
         Core {
             shared: Rc::clone(&self.shared),
             current: RefCell::new(None),
+            client: Some(id.into()),
         }
     }
 
@@ -261,6 +278,23 @@ impl Core {
             },
         };
         response.to_json()
+    }
+
+    /// [`Core::handle_text`] for a page that shows `project`: if this client does not have
+    /// it open (a new client of the writing worker, or a core restarted after a failure),
+    /// it is opened first, so the page's requests reach the project it shows. If it cannot
+    /// be opened, the request is served as it is (and fails as it would without a project).
+    pub async fn handle_in(&self, text: &str, project: Option<&str>) -> String {
+        if let Some(project) = project {
+            if self.current_project().as_deref() != Some(project) {
+                let _ = self
+                    .open_project(OpenProject {
+                        id: project.to_string(),
+                    })
+                    .await;
+            }
+        }
+        self.handle_text(text).await
     }
 
     /// Serve one decoded request.
@@ -318,6 +352,7 @@ impl Core {
             "bible_save" => self.bible_save(params(kind, p)?).await,
             "bible_delete" => self.bible_delete(params(kind, p)?).await,
             "debug_panic" => debug_panic(request),
+            "debug_fail_saves" => self.debug_fail_saves(params(kind, p)?),
             other => Err(ProtocolError::UnknownRequest {
                 name: other.to_string(),
                 hint: crate::names::did_you_mean(other, REQUEST_TYPES.iter().copied()),
@@ -355,9 +390,11 @@ impl Core {
                     .or_else(|| self.current_project())
             }
         };
-        self.env
-            .events
-            .emit(Event::new(kind, data).in_project(project));
+        self.env.events.emit(
+            Event::new(kind, data)
+                .in_project(project)
+                .by_client(self.client.clone()),
+        );
     }
 
     fn emit_edits(&self, edits: &[Applied], origin: &Origin) {
@@ -1377,6 +1414,41 @@ struct ListTools {
 
 /// `debug_panic {message?}`: panics on purpose, so that tests and embedders can check that a
 /// panic in the worker reaches the page as an error event and the worker recovers.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FailSaves {
+    count: u32,
+    #[serde(default)]
+    code: Option<String>,
+}
+
+impl Core {
+    /// For tests: make the next `count` saves fail, with a full quota (`code: "quota"`, the
+    /// default) or another storage failure (`"failed"`); `count: 0` disarms.
+    fn debug_fail_saves(&self, p: FailSaves) -> Result<Value, Error> {
+        let error = match p.code.as_deref().unwrap_or("quota") {
+            "quota" => {
+                StoreError::Quota("QuotaExceededError (injected by debug_fail_saves)".into())
+            }
+            "failed" => StoreError::Failed("injected by debug_fail_saves".into()),
+            other => {
+                return Err(invalid(
+                    "debug_fail_saves",
+                    &format!("'code' must be \"quota\" or \"failed\", got \"{other}\""),
+                ))
+            }
+        };
+        let faults = self.faults.borrow().clone().ok_or_else(|| {
+            invalid(
+                "debug_fail_saves",
+                "this core's store cannot inject failures",
+            )
+        })?;
+        faults.fail_next(p.count, error);
+        Ok(json!({ "failing": p.count }))
+    }
+}
+
 fn debug_panic(request: &Request) -> Result<Value, Error> {
     let message = match request.params.get("message") {
         None => "debug_panic requested",

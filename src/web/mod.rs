@@ -94,6 +94,8 @@ fn install_panic_hook() {
 #[wasm_bindgen]
 pub struct WorkerCore {
     core: Rc<Core>,
+    /// The other tabs this worker writes for, by client id (see [`WorkerCore::handle_for`]).
+    clients: RefCell<std::collections::BTreeMap<String, Rc<Core>>>,
 }
 
 #[wasm_bindgen]
@@ -108,25 +110,58 @@ impl WorkerCore {
         let store = idb::IdbStore::open(&name)
             .await
             .map_err(|e| JsValue::from_str(&format!("could not open IndexedDB '{name}': {e}")))?;
+        // Wrapped so that tests can make saves fail (`debug_fail_saves`) on real IndexedDB.
+        let faults = Rc::new(crate::store::Faults::new(Rc::new(store)));
         let env = Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
             events: Rc::new(JsEventSink),
-            store: Rc::new(store),
+            store: faults.clone(),
         };
-        let core =
-            Core::new(env).with_llm(Rc::new(fetch::FetchTransport), Rc::new(fetch::JsSleeper));
+        let core = Core::new(env)
+            .with_llm(Rc::new(fetch::FetchTransport), Rc::new(fetch::JsSleeper))
+            .with_faults(faults);
         Ok(WorkerCore {
             core: Rc::new(core),
+            clients: RefCell::new(std::collections::BTreeMap::new()),
         })
     }
 
-    /// Serve one message (JSON text); resolves to the response's JSON text.
+    /// Serve one message (JSON text) of this worker's own page; resolves to the response's
+    /// JSON text.
     pub fn handle(&self, message: String) -> Promise {
-        let core = Rc::clone(&self.core);
+        self.handle_for(None, message, None)
+    }
+
+    /// Serve one message of a page: this worker's own (`client` absent) or another tab's
+    /// (relayed to this worker because it writes for every tab). `project` is the project
+    /// that page shows: when this core does not have it open for that page (the writing
+    /// worker changed, or the core restarted), it is opened first.
+    pub fn handle_for(
+        &self,
+        client: Option<String>,
+        message: String,
+        project: Option<String>,
+    ) -> Promise {
+        let core = match client {
+            None => Rc::clone(&self.core),
+            Some(id) => Rc::clone(
+                self.clients
+                    .borrow_mut()
+                    .entry(id)
+                    .or_insert_with_key(|id| Rc::new(self.core.client(id.clone()))),
+            ),
+        };
         wasm_bindgen_futures::future_to_promise(async move {
-            Ok(JsValue::from_str(&core.handle_text(&message).await))
+            Ok(JsValue::from_str(
+                &core.handle_in(&message, project.as_deref()).await,
+            ))
         })
+    }
+
+    /// Forget another tab's client (its tab closed).
+    pub fn drop_client(&self, client: String) {
+        self.clients.borrow_mut().remove(&client);
     }
 
     /// The crate version.

@@ -42,7 +42,7 @@ test('a project survives a page reload (a new worker), with its history and memo
   assert.ok(after.memory.bedside, 'the bedside note exists');
 });
 
-test('two tabs on one project stay current and keep both edits', async () => {
+test('two tabs on one project see each other\'s edits live and keep both', async () => {
   const context = await env.browser.newContext();
   const [a, b] = [await context.newPage(), await context.newPage()];
   for (const page of [a, b]) {
@@ -53,22 +53,20 @@ test('two tabs on one project stay current and keep both edits', async () => {
     const p = await window.draftsmith.createProject('Shared', [{ title: 'One', text: 'Start.' }]);
     return p.id;
   });
-  await b.evaluate(async (id) => {
-    window.reloads = [];
-    window.draftsmith.on('project_reloaded', (data) => window.reloads.push(data.id));
-    await window.draftsmith.openProject(id);
-  }, id);
+  for (const page of [a, b]) {
+    await page.evaluate(async (id) => {
+      window.edits = [];
+      window.draftsmith.on('edit', (data) => window.edits.push(data));
+      await window.draftsmith.openProject(id);
+    }, id);
+  }
   await a.evaluate(() => window.draftsmith.execute('append_to_manuscript', { text: 'From A.' }));
-  await b.waitForFunction(() => window.reloads.length > 0, null, { timeout: 10_000 });
+  await b.waitForFunction(() => window.edits.length > 0, null, { timeout: 10_000 });
   const seenByB = await b.evaluate(async () => (await window.draftsmith.getChapter()).text);
   assert.equal(seenByB, 'Start.\n\nFrom A.');
-  // B edits on top; A is told and sees both.
-  await a.evaluate(() => {
-    window.reloads = [];
-    window.draftsmith.on('project_reloaded', (data) => window.reloads.push(data.id));
-  });
+  // B edits on top; A hears it and sees both.
   await b.evaluate(() => window.draftsmith.execute('append_to_manuscript', { text: 'From B.' }));
-  await a.waitForFunction(() => window.reloads.length > 0, null, { timeout: 10_000 });
+  await a.waitForFunction(() => window.edits.length > 1, null, { timeout: 10_000 });
   const seenByA = await a.evaluate(async () => (await window.draftsmith.getChapter()).text);
   assert.equal(seenByA, 'Start.\n\nFrom A.\n\nFrom B.');
   await context.close();

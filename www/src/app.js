@@ -8,7 +8,7 @@ import { defaultKeymap } from '@codemirror/commands';
 import { Draftsmith } from '../draftsmith.js';
 import { ChapterSync, fromCore, charToUtf16, utf16ToChar } from './sync.js';
 import { $, el } from './dom.js';
-import { initFiles, renderFiles, filesChanged } from './files.js';
+import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 
 const DEMO_SAMPLE = [
@@ -29,6 +29,7 @@ const app = {
   selectionTimer: null,
   deciding: new Set(), // approval cards being decided here, by key
   decided: new Set(), // approval cards decided (here or in another tab), by key
+  conflicts: [], // the writer's text the core could not take, kept as copies
   cardSeq: 0,
   bible: bibleState,
 };
@@ -133,6 +134,53 @@ async function sendSelection() {
   });
 }
 
+/**
+ * The core could not take some of the writer's text (it restarted and lost changes, or its
+ * history no longer reaches back): the editor now shows the core's text, and the writer's is
+ * kept as a conflict copy, a file under notes/conflicts/ shown from a banner.
+ */
+async function keepConflictCopy(conflict, title) {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const slug = (title || 'chapter').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'chapter';
+  const path = `notes/conflicts/${slug}-${stamp}.md`;
+  app.conflicts.push({ ...conflict, path });
+  const banner = $('conflict');
+  banner.hidden = false;
+  banner.dataset.path = path;
+  $('conflict-message').textContent = `Some of your text in “${title}” could not be merged with the saved chapter. Your version is kept as ${path}.`;
+  try {
+    await app.client.execute('write_file', { path, content: conflict.text }, { origin: 'user' });
+  } catch (err) {
+    $('conflict-message').textContent = `Some of your text in “${title}” could not be merged with the saved chapter, and keeping a copy failed (${err.message}). Copy it from “Show my text” before closing this tab.`;
+  }
+}
+
+async function showConflict() {
+  const path = $('conflict').dataset.path;
+  const conflict = app.conflicts.find((c) => c.path === path);
+  selectTab('files');
+  try {
+    await openFile(path);
+  } catch (err) {
+    if (conflict) window.alert(conflict.text);
+  }
+}
+
+/** The writing core restarted, or another tab now writes: catch up and show what it has. */
+async function catchUp() {
+  if (!app.project) return;
+  try {
+    const list = await app.client.listProjects();
+    if (!list.projects.some((p) => p.id === app.project.id)) return;
+    app.project = await app.client.projects.open(app.project.id);
+    renderChapters();
+    await app.sync?.resync();
+    await showProjectExtras();
+  } catch (err) {
+    status(`could not catch up with the core: ${err.message}`, true);
+  }
+}
+
 async function openChapter(id) {
   if (app.sync) {
     await app.sync.whenSynced();
@@ -154,6 +202,7 @@ async function openChapter(id) {
     version: chapter.version,
     text: chapter.text,
     onError: (err) => saveStatus(`could not save a change: ${err.message}`),
+    onConflict: (conflict) => keepConflictCopy(conflict, chapter.title),
   });
   $('chapter-title').value = chapter.title;
   renderChapters();
@@ -828,6 +877,16 @@ function wire() {
   c.on('settings_changed', (s) => renderSettings(s));
   c.on('panic', (data) => status(`core restarted after an internal error: ${data.message}`, true));
   c.on('ready', () => status('core ready'));
+  c.on('core_restarted', async () => {
+    await catchUp();
+    status('core ready (restarted after an error; your work is kept)');
+  });
+  c.on('writer_changed', async (e) => {
+    await catchUp();
+    status(e.writer === 'this tab' ? 'this tab now saves for every tab' : 'another tab now saves for every tab');
+  });
+  $('conflict-show').addEventListener('click', () => showConflict());
+  $('conflict-dismiss').addEventListener('click', () => ($('conflict').hidden = true));
 
   $('chapter-add').addEventListener('click', () => addChapter());
   $('chapter-title').addEventListener('change', () => renameChapter());

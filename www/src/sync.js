@@ -10,7 +10,8 @@
 // rebased if an agent edited meanwhile). Other `edit` events (agents, undo, redo) are mapped
 // over inflight and buffer before they reach the editor, so typing during an agent run loses
 // nothing and the cursor stays where the writer is. If the editor and the core ever disagree,
-// the editor is corrected from the core (and the writer's unsent text is sent again).
+// `resync` replays the core's changes since the editor's version and sends again what the
+// core does not have; if even that cannot work, the writer's text is kept as a conflict copy.
 import { ChangeSet, Text, Annotation } from '@codemirror/state';
 
 /** Marks transactions that come from the core (not to be sent back). */
@@ -108,13 +109,16 @@ function diff(a, b) {
 }
 
 let tags = 0;
+// Tags are unique across tabs: every tab hears every tab's edits of a chapter.
+const PAGE = Math.random().toString(36).slice(2, 10);
 
 export class ChapterSync {
   /**
    * @param {{client: any, view: import('@codemirror/view').EditorView, chapter: string,
-   *   version: number, text: string, onError?: (err: Error) => void}} options
+   *   version: number, text: string, onError?: (err: Error) => void,
+   *   onConflict?: (conflict: {chapter: string, text: string, coreText: string, version: number}) => void}} options
    */
-  constructor({ client, view, chapter, version, text, onError }) {
+  constructor({ client, view, chapter, version, text, onError, onConflict }) {
     this.client = client;
     this.view = view;
     this.chapter = chapter;
@@ -124,6 +128,7 @@ export class ChapterSync {
     this.buffer = null;
     this.astral = SURROGATE.test(text);
     this.onError = onError ?? (() => {});
+    this.onConflict = onConflict ?? (() => {});
     this.waiters = [];
     this.closed = false;
   }
@@ -153,8 +158,7 @@ export class ChapterSync {
     else this.buffer = this.buffer ? this.buffer.compose(changes) : changes;
   }
 
-  _send(changes) {
-    const tag = `t${++tags}`;
+  _send(changes, tag = `${PAGE}-t${++tags}`) {
     const ops = toOps(changes, this.serverDoc, this.astral);
     this.inflight = { changes, tag };
     this.client.applyUserChange(this.chapter, this.version, ops, { tag }).catch((err) => {
@@ -167,12 +171,11 @@ export class ChapterSync {
   /** An `edit` event for this chapter. */
   remote(event) {
     if (this.closed) return;
-    if (this.inflight && event.tag === this.inflight.tag) {
+    if (this.inflight && event.tag === this.inflight.tag && !event.replay) {
       const applied = fromOps(event.changeset, this.serverDoc, this.astral);
       this.serverDoc = applied.apply(this.serverDoc);
       this.version = event.version;
       this.inflight = null;
-      this.failures = 0;
       if (this.buffer) {
         const next = this.buffer;
         this.buffer = null;
@@ -211,34 +214,90 @@ export class ChapterSync {
   }
 
   /**
-   * Read the chapter from the core again. Text typed here that the core does not have is
-   * sent again on top of the core's text, so it is never lost.
+   * Catch up with the core after something went wrong (a failed request, a missed event, a
+   * restarted core, a new writing tab). The core's changes since this editor's version are
+   * replayed: this editor's own change is recognised by its tag (the core applies a tagged
+   * change once, so sending it again is safe), the others are transformed over what the
+   * writer typed, and what the core does not have yet is sent again. Unsent typing is never
+   * thrown away: when the core cannot say what changed (its history no longer reaches back,
+   * or it lost changes), the editor takes the core's text and the writer's text is kept as a
+   * conflict copy (`onConflict`).
    */
   async resync() {
     if (this.closed) return;
-    const pending = !this.synced;
+    if (this.resyncing) {
+      this.resyncAgain = true;
+      return;
+    }
+    this.resyncing = true;
+    try {
+      do {
+        this.resyncAgain = false;
+        await this._catchUp();
+      } while (this.resyncAgain && !this.closed);
+    } finally {
+      this.resyncing = false;
+    }
+  }
+
+  async _catchUp() {
+    const since = this.version;
     let chapter;
     try {
-      chapter = await this.client.getChapter(this.chapter);
+      chapter = await this.client.getChapter(this.chapter, { since });
     } catch (err) {
       this.onError(err);
       return;
     }
     if (this.closed) return;
+    if (this.version > since && this.version >= chapter.version) return; // events got here first
+    if (SURROGATE.test(chapter.text)) this.astral = true;
+    const behind = chapter.version < this.version;
+    const replayed = !behind && Array.isArray(chapter.changes) && this._replay(chapter.changes);
+    if (replayed && this.version === chapter.version && this.serverDoc.toString() === chapter.text) {
+      if (this.inflight) {
+        // Not applied by the core: send it again, under the same tag.
+        const { changes, tag } = this.inflight;
+        this._send(changes, tag);
+      } else if (this.buffer) {
+        const next = this.buffer;
+        this.buffer = null;
+        this._send(next);
+      } else {
+        this._correct();
+      }
+      this._settle();
+      return;
+    }
+    // The core cannot say how its text came to be (or lost changes it had taken): take its
+    // text, and keep the writer's as a conflict copy when the core lacks any of it.
     const mine = this.view.state.doc.toString();
+    const lost = !this.synced || behind;
     this.serverDoc = Text.of(chapter.text.split('\n'));
     this.version = chapter.version;
     this.inflight = null;
     this.buffer = null;
-    this.astral = SURROGATE.test(chapter.text) || SURROGATE.test(mine);
-    if (pending && mine !== chapter.text && (this.failures = (this.failures ?? 0) + 1) <= 3) {
-      // The writer's unsent text goes to the core on top of its text.
-      this._send(ChangeSet.of([diff(chapter.text, mine)], this.serverDoc.length));
-      return;
+    if (lost && mine !== chapter.text) {
+      this.onConflict({ chapter: this.chapter, text: mine, coreText: chapter.text, version: chapter.version });
     }
-    this.failures = 0;
     this._correct();
     this._settle();
+  }
+
+  /** Apply the core's changes after `version` (acknowledging this editor's own). */
+  _replay(changes) {
+    for (const c of changes) {
+      if (c.version <= this.version) continue;
+      if (c.version !== this.version + 1) return false;
+      if (this.inflight && c.tag === this.inflight.tag) {
+        this.serverDoc = fromOps(c.changeset, this.serverDoc, this.astral).apply(this.serverDoc);
+        this.version = c.version;
+        this.inflight = null;
+        continue;
+      }
+      this.remote({ ...c, chapter: this.chapter, replay: true });
+    }
+    return true;
   }
 
   close() {
