@@ -1,0 +1,84 @@
+// Browser benchmark of the keystroke round trip: `apply_user_change` of one character,
+// from the request to its response (the change applied and saved in IndexedDB), on a 5 KB
+// and a 5 MB chapter, next to one raw IndexedDB put of a small record measured in the same
+// run. Target (issue 15): within 3x the raw put whatever the chapter's size. Numbers only.
+import { Draftsmith } from '../draftsmith.js';
+
+const params = new URLSearchParams(location.search);
+const KEYS = Number(params.get('keys') ?? 200);
+const out = document.querySelector('[data-testid="bench-output"]');
+
+function text(bytes) {
+  const line = 'The keeper climbed the stair and lit the lamp before the storm came in. ';
+  return line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+}
+
+function stats(times) {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  return { p50: at(50), p95: at(95), mean };
+}
+
+async function keystrokes(client, bytes) {
+  const project = await client.createProject(`Keystrokes ${bytes}`, [{ title: 'One', text: text(bytes) }]);
+  const chapter = project.chapters[0].id;
+  let { version } = await client.getChapter(chapter);
+  const middle = Math.floor(bytes / 2);
+  const times = [];
+  for (let i = 0; i < KEYS; i++) {
+    const t = performance.now();
+    const applied = await client.applyUserChange(chapter, version, [{ retain: middle + i }, { insert: 'x' }], { tag: `k${i}` });
+    times.push(performance.now() - t);
+    version = applied.version;
+  }
+  return stats(times);
+}
+
+function idbPuts(name) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(name, 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('records', { keyPath: 'id' });
+    open.onerror = () => reject(open.error);
+    open.onsuccess = async () => {
+      const db = open.result;
+      const times = [];
+      for (let i = 0; i < KEYS; i++) {
+        const t = performance.now();
+        await new Promise((done, fail) => {
+          const tx = db.transaction('records', 'readwrite');
+          tx.objectStore('records').put({ id: `r${i}`, project: 'p', changeset: [{ retain: 2500 + i }, { insert: 'x' }], version: i });
+          tx.oncomplete = done;
+          tx.onerror = () => fail(tx.error);
+        });
+        times.push(performance.now() - t);
+      }
+      db.close();
+      resolve(stats(times));
+    };
+  });
+}
+
+async function main() {
+  const db = `bench-keys-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const client = await Draftsmith.start({ workerUrl: new URL(`../worker.js?db=${db}`, import.meta.url), persist: false, timeoutMs: 120_000 });
+  const raw = await idbPuts(`${db}-raw`);
+  const small = await keystrokes(client, 5_000);
+  const large = await keystrokes(client, 5_000_000);
+  const rawAgain = await idbPuts(`${db}-raw2`);
+  const put = (raw.p50 + rawAgain.p50) / 2;
+  const result = {
+    keys: KEYS,
+    rawPutP50Ms: +put.toFixed(3),
+    small: { p50Ms: +small.p50.toFixed(3), p95Ms: +small.p95.toFixed(3), ratio: +(small.p50 / put).toFixed(2) },
+    large: { p50Ms: +large.p50.toFixed(3), p95Ms: +large.p95.toFixed(3), ratio: +(large.p50 / put).toFixed(2) },
+  };
+  client.close();
+  out.textContent = JSON.stringify(result, null, 2);
+  window.benchResult = result;
+}
+
+main().catch((err) => {
+  out.textContent = `failed: ${err.message}`;
+  window.benchResult = { error: err.message };
+});
