@@ -43,6 +43,10 @@ export async function everything(): Promise<void> {
   await client.chapters.rename(chapterId, 'Second');
   await client.chapters.move(chapterId, 1);
   const text: string = (await client.chapters.get(chapterId)).text;
+  const since = await client.getChapter(chapterId, { since: 3 });
+  const caughtUp: string[] = (since.changes ?? []).map((c) => `${c.version}:${c.tag ?? ''}:${c.origin}`);
+  client.on('writer_changed', (e) => console.log(e.writer));
+  client.on('core_restarted', (e) => console.log(e.instance));
   const removed = await client.chapters.delete(chapterId);
   const kept: string = removed.deleted.text;
 
