@@ -160,8 +160,14 @@ export class ChapterSync {
 
   _send(changes, tag = `${PAGE}-t${++tags}`) {
     const ops = toOps(changes, this.serverDoc, this.astral);
-    this.inflight = { changes, tag };
-    this.client.applyUserChange(this.chapter, this.version, ops, { tag }).catch((err) => {
+    const sent = this.client.applyUserChange(this.chapter, this.version, ops, { tag });
+    // `done` settles once the core answered (the change's edit event came first).
+    const done = sent.then(
+      () => true,
+      () => false,
+    );
+    this.inflight = { changes, tag, done };
+    sent.catch((err) => {
       if (this.closed || this.inflight?.tag !== tag) return;
       this.onError(err);
       this.resync();
@@ -241,6 +247,13 @@ export class ChapterSync {
   }
 
   async _catchUp() {
+    // A change still on its way is answered first (applied, or failed), so that what the
+    // core says next includes it or not for certain.
+    for (let pending = this.inflight; pending && !this.closed; pending = this.inflight) {
+      const applied = await pending.done;
+      if (!applied || this.inflight === pending) break;
+    }
+    if (this.closed) return;
     const since = this.version;
     let chapter;
     try {
