@@ -827,10 +827,14 @@ function wire() {
   });
   c.on('ui', (ui) => applyUi(ui));
   c.on('saved', (e) => {
+    app.unsaved = false; // a save commits everything still pending
     if (app.sync?.synced) saveStatus(`saved ${new Date(e.at).toLocaleTimeString()}`);
     showStorage();
   });
-  c.on('storage_error', (e) => saveStatus(e.message));
+  c.on('storage_error', (e) => {
+    app.unsaved = true;
+    saveStatus(e.message);
+  });
   c.on('history_changed', (h) => {
     $('undo').disabled = !h.canUndo;
     $('redo').disabled = !h.canRedo;
@@ -904,6 +908,14 @@ function wire() {
   $('settings-demo').addEventListener('click', useDemo);
   for (const tab of document.querySelectorAll('[data-tab]')) tab.addEventListener('click', () => selectTab(tab.dataset.tab));
   window.addEventListener('online', showNetwork);
+  // Closing the tab while storage refuses saves, or with typing not yet taken by the core,
+  // would lose it: ask first.
+  window.addEventListener('beforeunload', (event) => {
+    if (app.unsaved || (app.sync && !app.sync.synced)) {
+      event.preventDefault();
+      event.returnValue = '';
+    }
+  });
   window.addEventListener('offline', showNetwork);
 }
 
