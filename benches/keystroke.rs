@@ -120,7 +120,10 @@ mod native {
             "create_project",
             json!({"name": "Bench", "chapters": [{"title": "One", "text": text}]}),
         );
-        let chapter = project["chapters"][0]["id"].as_str().unwrap_or("").to_string();
+        let chapter = project["chapters"][0]["id"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         let mut version = project["chapters"][0]["version"].as_u64().unwrap_or(0);
         let len = text.chars().count();
         let mut times = Vec::with_capacity(KEYS);

@@ -6,10 +6,11 @@
 //!
 //! Open projects are cached in memory; the [`Store`] is the source of truth. Every mutation
 //! goes through the open project's [`Session`], borrowed mutably for the length of one
-//! synchronous operation (the one exclusive edit path), and is then saved as one batch: the
-//! state change, its history records and its audit record commit together or not at all. If
-//! a save fails (a full quota, say), the in-memory state stays, the page gets a
-//! `storage_error` event, and the next save writes the whole project.
+//! synchronous operation (the one exclusive edit path), marks what it changed as pending, and
+//! is then saved ([`saving`]): the state change, its history records and its audit record
+//! commit together or not at all. If a save fails (a full quota, say), the in-memory state
+//! stays, the page gets a `storage_error` event, and everything the failed save held stays
+//! pending until a later save that includes it commits.
 
 mod approvals;
 mod bible;
@@ -17,6 +18,7 @@ mod chapters;
 mod generate;
 pub mod mtl;
 mod run;
+mod saving;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -31,14 +33,16 @@ use crate::commands::{Category, Entry, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
+use crate::persist::pending::{Append, Key};
 use crate::persist::{self, AuditRecord};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project};
 use crate::protocol::{decode_request, ErrorBody, Event, Request, Response, PROTOCOL_VERSION};
 use crate::session::{Session, ToolCall};
 use crate::settings::Settings;
-use crate::store::{Batch, Op, Store, StoreError, Table};
+use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
+use saving::Open;
 
 /// The request types the core serves, in the order `hello` lists them.
 pub const REQUEST_TYPES: &[&str] = &[
@@ -92,29 +96,6 @@ pub struct Env {
     pub store: Rc<dyn Store>,
 }
 
-/// An open project: its session and what saving needs to know.
-struct Open {
-    session: Session,
-    created_ms: u64,
-    /// The last save failed: the next one writes everything.
-    needs_full_save: bool,
-    /// Deletes of saves that failed (history entries undone or dropped, chapters deleted):
-    /// a full save writes what exists but cannot know what should no longer be there, so
-    /// these go first in the next save.
-    pending_deletes: Vec<(Table, String)>,
-}
-
-impl Open {
-    fn new(session: Session, created_ms: u64) -> Self {
-        Self {
-            session,
-            created_ms,
-            needs_full_save: false,
-            pending_deletes: Vec::new(),
-        }
-    }
-}
-
 /// What a mutation touched, for its save.
 #[derive(Default)]
 struct Touched {
@@ -134,6 +115,38 @@ struct Touched {
     files: Vec<String>,
     /// Meta records to put with the change (approval records).
     meta_puts: Vec<Value>,
+}
+
+/// Mark what a mutation touched as pending for the project's next save.
+fn mark_touched(open: &mut Open, touched: Touched) {
+    let pending = &mut open.pending;
+    if touched.project {
+        pending.mark(Key::Project);
+    }
+    for chapter in touched.chapters.into_iter().chain(touched.deleted_chapters) {
+        pending.mark(Key::Chapter(chapter));
+    }
+    pending.take_history(&mut open.session);
+    if let Some(before) = &touched.memory_before {
+        for key in persist::pending::memory_keys(before, &open.session.memory) {
+            pending.mark(key);
+        }
+    }
+    for note in touched.notes_written {
+        pending.mark(Key::Note(note));
+    }
+    for (kind, id) in touched.bible {
+        pending.mark(Key::Bible(kind, id));
+    }
+    for path in touched.files {
+        pending.mark(Key::File(path));
+    }
+    if let Some(audit) = touched.audit {
+        pending.append(Append::Audit(audit));
+    }
+    for record in touched.meta_puts {
+        pending.append(Append::Meta(record));
+    }
 }
 
 /// What a tool call runs under besides its origin.
@@ -471,101 +484,19 @@ impl Core {
         current: &str,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let now = self.env.clock.now_ms();
-        let (value, batch) = {
+        let value = {
             let mut sessions = self.sessions.borrow_mut();
             let open = sessions
                 .get_mut(current)
                 .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
             let (value, touched) = f(&mut open.session)?;
-            let batch = if open.needs_full_save {
-                persist::full_save(&mut open.session, open.created_ms, now)
-            } else {
-                persist::changes(
-                    &mut open.session,
-                    touched.project,
-                    &touched.chapters,
-                    touched.audit.as_ref(),
-                    touched.memory_before.as_ref(),
-                    open.created_ms,
-                    now,
-                )
-            };
-            let batch = batch.map(|mut batch| {
-                batch.extend(persist::note_puts(
-                    &open.session.memory,
-                    &touched.notes_written,
-                ));
-                batch.extend(persist::chapter_deletes(&touched.deleted_chapters));
-                batch.extend(persist::bible_changes(&open.session, &touched.bible));
-                batch.extend(persist::file_changes(&open.session, &touched.files));
-                for record in touched.meta_puts {
-                    batch.put_value(Table::Meta, record);
-                }
-                // Deletes first: what this batch puts wins over an older delete of it.
-                let pending = open
-                    .pending_deletes
-                    .drain(..)
-                    .map(|(table, key)| Op::Delete { table, key });
-                batch.ops.splice(0..0, pending);
-                batch
-            });
-            (value, batch)
+            mark_touched(open, touched);
+            value
         };
-        match batch {
-            Ok(batch) => self.save(current, batch).await,
-            Err(e) => self.save_failed(current, &e),
-        }
+        // A failed save is reported to the page (`storage_error`) and stays pending; the
+        // change itself is kept in memory.
+        let _ = self.flush(current, false).await;
         Ok(value)
-    }
-
-    /// Commit a batch for a project; on failure keep the in-memory state and say so.
-    async fn save(&self, project: &str, batch: Batch) {
-        // Whether anything but the audit log changed (other tabs reload only then).
-        let changed = batch.tables().iter().any(|t| *t != Table::Audit);
-        let deletes: Vec<(Table, String)> = batch
-            .ops
-            .iter()
-            .filter_map(|op| match op {
-                Op::Delete { table, key } => Some((*table, key.clone())),
-                Op::Put { .. } | Op::Expect { .. } => None,
-            })
-            .collect();
-        match self.env.store.commit(batch).await {
-            Ok(()) => {
-                if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
-                    open.needs_full_save = false;
-                }
-                self.emit(
-                    "saved",
-                    json!({ "project": project, "at": self.env.clock.now_ms(), "changed": changed }),
-                );
-            }
-            Err(e) => {
-                if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
-                    open.pending_deletes.extend(deletes);
-                }
-                self.save_failed(project, &e);
-            }
-        }
-    }
-
-    fn save_failed(&self, project: &str, error: &StoreError) {
-        if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
-            open.needs_full_save = true;
-        }
-        let code = match error {
-            StoreError::Quota(_) => "quota_exceeded",
-            _ => "storage_failed",
-        };
-        self.emit(
-            "storage_error",
-            json!({
-                "project": project,
-                "code": code,
-                "message": format!("{error}. Your work is kept in memory; it will be saved when storage works again."),
-            }),
-        );
     }
 
     async fn create_project(&self, p: CreateProject) -> Result<Value, Error> {
@@ -600,15 +531,28 @@ impl Core {
             .memory
             .ensure_bedside(&id, now, self.env.ids.as_ref());
         let summary = project_json(&session.project);
-        let batch = persist::full_save(&mut session, now, now)?;
         // Nothing is created unless it is stored.
-        self.env.store.commit(batch).await?;
+        self.store_new(&mut session, now, now).await?;
         self.sessions
             .borrow_mut()
             .insert(id.clone(), Open::new(session, now));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
+    }
+
+    /// Write a new (or imported) project whole, in one batch.
+    async fn store_new(
+        &self,
+        session: &mut Session,
+        created_ms: u64,
+        now_ms: u64,
+    ) -> Result<(), Error> {
+        let _ = session.history.take_changes();
+        let pending = persist::pending::Pending::everything(session);
+        let (batch, _) = persist::pending::batch(session, &pending, created_ms, now_ms, true)?;
+        self.env.store.commit(batch).await?;
+        Ok(())
     }
 
     async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
@@ -720,8 +664,8 @@ impl Core {
                 &format!("a project with id '{id}' already exists; delete it first to replace it"),
             ));
         }
-        let batch = persist::full_save(&mut session, created_ms, self.env.clock.now_ms())?;
-        self.env.store.commit(batch).await?;
+        self.store_new(&mut session, created_ms, self.env.clock.now_ms())
+            .await?;
         let summary = project_json(&session.project);
         self.sessions
             .borrow_mut()

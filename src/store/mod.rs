@@ -17,6 +17,7 @@
 //! (IndexedDB's upgrade) and then runs the data migrations ([`migrate`]) in one batch.
 
 pub mod conformance;
+pub mod faulty;
 mod memory;
 
 use std::future::Future;
