@@ -216,3 +216,57 @@ fn a_failed_save_stays_pending_through_any_number_of_failures() {
     page.ok("close_group", json!({}));
     assert_eq!(stored(&store, &id), page.export(&id));
 }
+
+#[test]
+fn a_reload_saves_unsaved_work_first_and_keeps_it_while_saving_fails() {
+    let store = disk();
+    let page = Page::on(&store, "w");
+    let (id, ch) = project(&page);
+    // Another tab (worker) on the same database.
+    let other = Page::on(&store, "o");
+    other.ok("open_project", json!({ "id": id }));
+
+    // This tab types while storage fails.
+    store.set_failing(true);
+    page.ok("apply_user_change", typing(&ch[0], 0, 23, " She stopped."));
+    assert_eq!(page.storage_errors(), 1);
+    // The other tab cannot save either; a reload it hears of must not drop this tab's words.
+    let r = page.ok("reload_project", json!({ "id": id }));
+    assert_eq!(r, json!({"reloaded": false, "unsaved": true}));
+    assert_eq!(page.text(&ch[0]), "Mara climbed the stair. She stopped.");
+
+    // Storage works again; the other tab saves a story-bible entry and this tab reloads:
+    // its typing is saved first, and it then sees the other tab's entry.
+    store.set_failing(false);
+    other.ok(
+        "bible_save",
+        json!({"kind": "character", "fields": {"name_src": "Mara"}}),
+    );
+    let r = page.ok("reload_project", json!({ "id": id }));
+    assert_eq!(r["reloaded"], true);
+    assert_eq!(page.text(&ch[0]), "Mara climbed the stair. She stopped.");
+    let here = page.export(&id);
+    assert_eq!(here["bible"][0]["id"], "mara");
+    assert_eq!(here["history"].as_array().unwrap().len(), 1);
+    assert_eq!(stored(&store, &id), here);
+}
+
+#[test]
+fn opening_an_open_project_with_unsaved_work_saves_it_and_never_replaces_it() {
+    let store = disk();
+    let page = Page::on(&store, "w");
+    let (id, ch) = project(&page);
+    store.set_failing(true);
+    page.ok("apply_user_change", typing(&ch[1], 0, 0, "Slowly. "));
+    page.ok("open_project", json!({ "id": id }));
+    assert_eq!(page.text(&ch[1]), "Slowly. Morning came grey.");
+    assert_eq!(
+        page.storage_errors(),
+        2,
+        "the save is tried again, and fails"
+    );
+    store.set_failing(false);
+    page.ok("open_project", json!({ "id": id }));
+    assert_eq!(page.storage_errors(), 0);
+    assert_eq!(stored(&store, &id), page.export(&id));
+}

@@ -556,7 +556,13 @@ impl Core {
     }
 
     async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
-        if !self.sessions.borrow().contains_key(&p.id) {
+        let unsaved = self.sessions.borrow().get(&p.id).map(Open::unsaved);
+        if unsaved == Some(true) {
+            // Open already, with work a failed save left: try to save it again (a failure is
+            // reported and it stays pending; the open copy is never replaced).
+            let _ = self.flush(&p.id, false).await;
+        }
+        if unsaved.is_none() {
             let (session, created_ms) = self
                 .load_session(&p.id)
                 .await?
@@ -685,31 +691,49 @@ impl Core {
         Ok(Some((session, created_ms)))
     }
 
-    /// Another tab (worker) saved project `id`: drop the cached copy and read it again from
-    /// the store, so this tab neither shows stale text nor overwrites the other's work. The
-    /// page hears `project_reloaded` when it was open here.
+    /// Another tab (worker) saved project `id`: read it again from the store, so this tab
+    /// does not show stale text. Unsaved work is never discarded: whatever this core has
+    /// pending is saved first, and if that save fails the cached copy stays (the result says
+    /// `reloaded: false, unsaved: true`; the next save tries again). The page hears
+    /// `project_reloaded` when it was open here.
     async fn reload_project(&self, p: OpenProject) -> Result<Value, Error> {
-        if !self.sessions.borrow().contains_key(&p.id) {
-            return Ok(json!({ "reloaded": false }));
-        }
-        match self.load_session(&p.id).await? {
-            Some((session, created_ms)) => {
-                let summary = project_json(&session.project);
-                self.sessions
-                    .borrow_mut()
-                    .insert(p.id.clone(), Open::new(session, created_ms));
-                self.emit("project_reloaded", summary);
+        // A few tries: a change made while the stored copy was being read is saved first too.
+        for _ in 0..3 {
+            let unsaved = match self.sessions.borrow().get(&p.id) {
+                None => return Ok(json!({ "reloaded": false })),
+                Some(open) => open.unsaved(),
+            };
+            if unsaved && self.flush(&p.id, true).await.is_err() {
+                return Ok(json!({ "reloaded": false, "unsaved": true }));
             }
-            None => {
-                // Deleted elsewhere.
-                self.sessions.borrow_mut().remove(&p.id);
-                if self.current.borrow().as_deref() == Some(p.id.as_str()) {
-                    *self.current.borrow_mut() = None;
+            let loaded = self.load_session(&p.id).await?;
+            let mut sessions = self.sessions.borrow_mut();
+            match sessions.get(&p.id) {
+                None => return Ok(json!({ "reloaded": false })),
+                // Changed while we read: save that first, then read again.
+                Some(open) if open.unsaved() => continue,
+                Some(_) => {}
+            }
+            match loaded {
+                Some((session, created_ms)) => {
+                    let summary = project_json(&session.project);
+                    sessions.insert(p.id.clone(), Open::new(session, created_ms));
+                    drop(sessions);
+                    self.emit("project_reloaded", summary);
                 }
-                self.emit("project_deleted", json!({ "id": p.id }));
+                None => {
+                    // Deleted elsewhere.
+                    sessions.remove(&p.id);
+                    drop(sessions);
+                    if self.current.borrow().as_deref() == Some(p.id.as_str()) {
+                        *self.current.borrow_mut() = None;
+                    }
+                    self.emit("project_deleted", json!({ "id": p.id }));
+                }
             }
+            return Ok(json!({ "reloaded": true }));
         }
-        Ok(json!({ "reloaded": true }))
+        Ok(json!({ "reloaded": false, "unsaved": true }))
     }
 
     /// Write many notes at once (an import, or a benchmark): all of them or, if one is
