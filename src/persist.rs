@@ -24,9 +24,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::bible::{Bible, Entity};
-use crate::commands::{Entry, History, HistoryState};
+use crate::commands::history::Applied;
+use crate::commands::{Entry, History, HistoryState, Origin};
 use crate::files::{file_key, Files, FreeFile};
 use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
+use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project, UiState};
 use crate::session::Session;
 use crate::store::{Batch, Store, StoreError, Table};
@@ -63,6 +65,54 @@ pub struct ChapterRecord {
     pub text: String,
     /// Version.
     pub version: u64,
+}
+
+/// One applied chapter change, as the change feed ([`ChangeRecord::feed_json`]) and the
+/// `changes` table keep it: the chapter's version after it, the change set, who made it and
+/// the page's tag (for the writer's changes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRecord {
+    /// Chapter id.
+    pub chapter: String,
+    /// The chapter's version after the change.
+    pub version: u64,
+    /// The change, as applied.
+    pub changeset: ChangeSet,
+    /// Who made it: `user`, `agent:<name>` or `import`.
+    pub origin: String,
+    /// The page's label of a writer's change (`apply_user_change {tag}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+}
+
+impl ChangeRecord {
+    /// The records of chapter changes a mutation applied, by `origin`.
+    pub fn of(edits: &[Applied], origin: &Origin, tag: Option<&str>) -> Vec<ChangeRecord> {
+        edits
+            .iter()
+            .map(|e| ChangeRecord {
+                chapter: e.chapter.clone(),
+                version: e.version,
+                changeset: e.change.clone(),
+                origin: origin.to_string(),
+                tag: tag.map(str::to_string),
+            })
+            .collect()
+    }
+
+    /// `{version, changeset, origin, tag?}`: how `get_chapter` lists it.
+    pub fn feed_json(&self) -> Value {
+        let mut value = json!({
+            "version": self.version,
+            "changeset": self.changeset,
+            "origin": self.origin,
+        });
+        if let Some(tag) = &self.tag {
+            value["tag"] = json!(tag);
+        }
+        value
+    }
 }
 
 /// One tool call in the audit log. Arguments are kept only as a digest: the log holds no

@@ -43,6 +43,7 @@ use crate::settings::Settings;
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
 use saving::Open;
+pub use saving::FEED_LEN;
 
 /// The request types the core serves, in the order `hello` lists them.
 pub const REQUEST_TYPES: &[&str] = &[
@@ -104,6 +105,8 @@ struct Touched {
     chapters: Vec<String>,
     /// Chapters deleted (their records are deleted).
     deleted_chapters: Vec<String>,
+    /// The chapter changes applied (for the change feed and their records).
+    changes: Vec<persist::ChangeRecord>,
     audit: Option<AuditRecord>,
     /// The memory before a memory tool ran (its changes are saved).
     memory_before: Option<persist::MemorySnapshot>,
@@ -119,10 +122,14 @@ struct Touched {
 
 /// Mark what a mutation touched as pending for the project's next save.
 fn mark_touched(open: &mut Open, touched: Touched) {
-    let pending = &mut open.pending;
+    open.record_changes(&touched.changes);
     if touched.project {
-        pending.mark(Key::Project);
+        open.pending.mark(Key::Project);
     }
+    for chapter in &touched.deleted_chapters {
+        open.feeds.remove(chapter);
+    }
+    let pending = &mut open.pending;
     for chapter in touched.chapters.into_iter().chain(touched.deleted_chapters) {
         pending.mark(Key::Chapter(chapter));
     }
@@ -468,6 +475,19 @@ impl Core {
         f(&mut open.session)
     }
 
+    /// Run `f` on an open project (its session and change feeds), for reads.
+    fn with_open<T>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&Open) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let sessions = self.sessions.borrow();
+        let open = sessions
+            .get(project)
+            .ok_or_else(|| Error::NoProject(format!("project '{project}' is not open")))?;
+        f(open)
+    }
+
     /// Run a mutation on the open project's session (the exclusive edit path), then save
     /// what it touched as one batch.
     async fn mutate<T>(
@@ -807,8 +827,13 @@ impl Core {
         );
     }
 
+    /// `get_chapter {chapter?, since?}`: the chapter's text and version; with `since`, also
+    /// `changes`: the changes after version `since` (`{version, changeset, origin, tag?}`,
+    /// oldest first), or `null` when the change feed no longer holds all of them.
     fn get_chapter(&self, p: GetChapter) -> Result<Value, Error> {
-        self.with_session(|s| {
+        let current = self.current()?;
+        self.with_open(&current, |open| {
+            let s = &open.session;
             let chapter = match p.chapter.as_deref() {
                 Some(name) => s.project.find_chapter(name)?,
                 None => s
@@ -817,13 +842,20 @@ impl Core {
                     .ok_or_else(|| Error::NoProject("the project has no chapters".into()))?,
             };
             let number = s.project.chapter_index(&chapter.id).map_or(0, |i| i + 1);
-            Ok(json!({
+            let mut result = json!({
                 "id": chapter.id,
                 "title": chapter.title,
                 "number": number,
                 "text": chapter.text().to_string(),
                 "version": chapter.version(),
-            }))
+            });
+            if let Some(since) = p.since {
+                result["changes"] = match open.changes_since(&chapter.id, since) {
+                    Some(changes) => changes.iter().map(|c| c.feed_json()).collect(),
+                    None => Value::Null,
+                };
+            }
+            Ok(result)
         })
     }
 
@@ -1037,6 +1069,7 @@ impl Core {
         let touched = Touched {
             project: outcome.ui_changed || !outcome.edits.is_empty(),
             chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
+            changes: persist::ChangeRecord::of(&outcome.edits, &origin, None),
             audit: Some(audit),
             memory_before,
             bible: outcome.bible.clone(),
@@ -1046,7 +1079,29 @@ impl Core {
         Ok(((outcome.result, outcome.edits), touched))
     }
 
+    /// `apply_user_change {chapter, baseVersion, changes, tag?}`: the writer's change, rebased
+    /// over whatever happened since `baseVersion`. A change whose `tag` was already applied
+    /// to the chapter (it is still in the chapter's change feed) is not applied again: the
+    /// result is the first one's, with `duplicate: true`, and no `edit` event (so the page can
+    /// resend a change whose response it lost).
     async fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {
+        let current = self.current()?;
+        if let Some(tag) = &p.tag {
+            let first = self.with_open(&current, |open| {
+                let chapter = open.session.project.find_chapter(&p.chapter)?;
+                Ok(open.tagged(&chapter.id, tag).cloned())
+            })?;
+            if let Some(first) = first {
+                return Ok(json!({
+                    "chapter": first.chapter,
+                    "version": first.version,
+                    "changeset": first.changeset,
+                    "rebased": p.base_version.saturating_add(1) < first.version,
+                    "tag": tag,
+                    "duplicate": true,
+                }));
+            }
+        }
         self.mutate(|s| {
             let chapter = s.project.find_chapter(&p.chapter)?;
             let (chapter_id, current) = (chapter.id.clone(), chapter.version());
@@ -1067,6 +1122,16 @@ impl Core {
             if let Some(tag) = &p.tag {
                 event["tag"] = json!(tag);
             }
+            // A change that came to nothing (all of it undone meanwhile) applies nothing.
+            let changes = if applied.version > current {
+                persist::ChangeRecord::of(
+                    std::slice::from_ref(&applied),
+                    &Origin::User,
+                    p.tag.as_deref(),
+                )
+            } else {
+                Vec::new()
+            };
             self.emit("edit", event);
             self.emit_history(s);
             let mut result = json!({
@@ -1083,6 +1148,7 @@ impl Core {
                 Touched {
                     project: true,
                     chapters: vec![chapter_id],
+                    changes,
                     ..Touched::default()
                 },
             ))
@@ -1138,6 +1204,7 @@ impl Core {
             "canUndo": s.history.can_undo(),
             "canRedo": s.history.can_redo(),
         });
+        let changes = persist::ChangeRecord::of(&applied, by, None);
         let mut chapters: Vec<String> = applied.into_iter().map(|a| a.chapter).collect();
         chapters.dedup();
         Ok((
@@ -1145,6 +1212,7 @@ impl Core {
             Touched {
                 project: true,
                 chapters,
+                changes,
                 ..Touched::default()
             },
         ))
@@ -1299,6 +1367,8 @@ struct RenameProject {
 struct GetChapter {
     #[serde(default)]
     chapter: Option<String>,
+    #[serde(default)]
+    since: Option<u64>,
 }
 
 #[derive(Deserialize)]

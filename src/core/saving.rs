@@ -9,6 +9,7 @@
 //! that a failed save left, in one batch.
 
 use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -18,6 +19,7 @@ use serde_json::json;
 
 use super::Core;
 use crate::persist::pending::{self, Pending};
+use crate::persist::ChangeRecord;
 use crate::session::Session;
 use crate::store::{StoreError, Table};
 
@@ -62,10 +64,16 @@ impl Future for Wait {
     }
 }
 
+/// How many recent changes each chapter's change feed keeps in memory (`get_chapter
+/// {since}`, and the tags that make a resent writer change a duplicate).
+pub const FEED_LEN: usize = 1_000;
+
 /// An open project: its session and what saving needs to know.
 pub(super) struct Open {
     pub(super) session: Session,
     pub(super) created_ms: u64,
+    /// Each chapter's recent changes, oldest first (at most [`FEED_LEN`]).
+    pub(super) feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
     /// What is still to be written.
     pub(super) pending: Pending,
     /// A save of this project is in flight.
@@ -83,12 +91,53 @@ impl Open {
         Self {
             session,
             created_ms,
+            feeds: BTreeMap::new(),
             pending: Pending::new(),
             saving: false,
             attempts: 0,
             failed: None,
             notify: Rc::new(Notify::default()),
         }
+    }
+
+    /// Add applied changes to their chapters' feeds.
+    pub(super) fn record_changes(&mut self, changes: &[ChangeRecord]) {
+        for change in changes {
+            let feed = self.feeds.entry(change.chapter.clone()).or_default();
+            feed.push_back(change.clone());
+            while feed.len() > FEED_LEN {
+                feed.pop_front();
+            }
+        }
+    }
+
+    /// The changes of a chapter after version `since`, if the feed still holds every one of
+    /// them (`None` when some are gone, or `since` is not a version the chapter had).
+    pub(super) fn changes_since(&self, chapter: &str, since: u64) -> Option<Vec<&ChangeRecord>> {
+        let current = self.session.project.chapter(chapter)?.version();
+        if since > current {
+            return None;
+        }
+        if since == current {
+            return Some(Vec::new());
+        }
+        let feed = self.feeds.get(chapter)?;
+        let later: Vec<&ChangeRecord> = feed.iter().filter(|c| c.version > since).collect();
+        let complete = later.len() as u64 == current - since
+            && later
+                .iter()
+                .zip(since + 1..)
+                .all(|(c, version)| c.version == version);
+        complete.then_some(later)
+    }
+
+    /// The writer's change with this tag in a chapter's feed, if it was applied.
+    pub(super) fn tagged(&self, chapter: &str, tag: &str) -> Option<&ChangeRecord> {
+        self.feeds
+            .get(chapter)?
+            .iter()
+            .rev()
+            .find(|c| c.tag.as_deref() == Some(tag))
     }
 
     /// Whether anything is still to be written (lazily or not).
