@@ -18,13 +18,17 @@
 //! keystroke writes a chapter, a history entry and the history state, not the whole
 //! history. [`full_save`] writes everything (new projects, and after a failed save).
 
+pub mod pending;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::bible::{Bible, Entity, Kind};
-use crate::commands::{Entry, History, HistoryState};
+use crate::bible::{Bible, Entity};
+use crate::commands::history::Applied;
+use crate::commands::{Entry, History, HistoryState, Origin};
 use crate::files::{file_key, Files, FreeFile};
 use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
+use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project, UiState};
 use crate::session::Session;
 use crate::store::{Batch, Store, StoreError, Table};
@@ -61,6 +65,54 @@ pub struct ChapterRecord {
     pub text: String,
     /// Version.
     pub version: u64,
+}
+
+/// One applied chapter change, as the change feed ([`ChangeRecord::feed_json`]) and the
+/// `changes` table keep it: the chapter's version after it, the change set, who made it and
+/// the page's tag (for the writer's changes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRecord {
+    /// Chapter id.
+    pub chapter: String,
+    /// The chapter's version after the change.
+    pub version: u64,
+    /// The change, as applied.
+    pub changeset: ChangeSet,
+    /// Who made it: `user`, `agent:<name>` or `import`.
+    pub origin: String,
+    /// The page's label of a writer's change (`apply_user_change {tag}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+}
+
+impl ChangeRecord {
+    /// The records of chapter changes a mutation applied, by `origin`.
+    pub fn of(edits: &[Applied], origin: &Origin, tag: Option<&str>) -> Vec<ChangeRecord> {
+        edits
+            .iter()
+            .map(|e| ChangeRecord {
+                chapter: e.chapter.clone(),
+                version: e.version,
+                changeset: e.change.clone(),
+                origin: origin.to_string(),
+                tag: tag.map(str::to_string),
+            })
+            .collect()
+    }
+
+    /// `{version, changeset, origin, tag?}`: how `get_chapter` lists it.
+    pub fn feed_json(&self) -> Value {
+        let mut value = json!({
+            "version": self.version,
+            "changeset": self.changeset,
+            "origin": self.origin,
+        });
+        if let Some(tag) = &self.tag {
+            value["tag"] = json!(tag);
+        }
+        value
+    }
 }
 
 /// One tool call in the audit log. Arguments are kept only as a digest: the log holds no
@@ -138,80 +190,6 @@ fn watched_record(entity: &WatchedEntity) -> Value {
     json!({"id": entity.id, "project": entity.project, "entity": entity})
 }
 
-/// Puts and deletes for the items of one kind that differ between `before` and `after`.
-fn diff_items<T: PartialEq>(
-    batch: &mut Batch,
-    table: Table,
-    before: &[T],
-    after: &[T],
-    id: impl Fn(&T) -> &str,
-    record: impl Fn(&T) -> Value,
-) {
-    let old: std::collections::BTreeMap<&str, &T> = before.iter().map(|t| (id(t), t)).collect();
-    let new: std::collections::BTreeSet<&str> = after.iter().map(&id).collect();
-    for item in after {
-        if old.get(id(item)) != Some(&item) {
-            batch.put_value(table, record(item));
-        }
-    }
-    for key in old.keys().filter(|k| !new.contains(*k)) {
-        batch.delete(table, *key);
-    }
-}
-
-/// The memory writes that turn `before` into `memory`.
-pub fn memory_changes(before: &MemorySnapshot, memory: &Memory) -> Batch {
-    let mut batch = Batch::new();
-    diff_items(
-        &mut batch,
-        Table::Notes,
-        &before.notes,
-        &memory.notes,
-        |n| &n.id,
-        note_record,
-    );
-    diff_items(
-        &mut batch,
-        Table::Goals,
-        &before.goals,
-        &memory.goals,
-        |g| &g.id,
-        goal_record,
-    );
-    diff_items(
-        &mut batch,
-        Table::Watched,
-        &before.watched,
-        &memory.watched,
-        |w| &w.id,
-        watched_record,
-    );
-    batch
-}
-
-/// Puts of the notes with these ids (a bulk write).
-pub fn note_puts(memory: &Memory, ids: &[String]) -> Batch {
-    let mut batch = Batch::new();
-    for id in ids {
-        if let Some(note) = memory.note(id) {
-            batch.put_value(Table::Notes, note_record(note));
-        }
-    }
-    batch
-}
-
-fn put_memory(batch: &mut Batch, project: &str, memory: &Memory) {
-    for note in memory.visible_notes(project) {
-        batch.put_value(Table::Notes, note_record(note));
-    }
-    for goal in memory.project_goals(project) {
-        batch.put_value(Table::Goals, goal_record(goal));
-    }
-    for entity in memory.project_watched(project) {
-        batch.put_value(Table::Watched, watched_record(entity));
-    }
-}
-
 fn history_state_key(project: &str) -> String {
     format!("history:{project}")
 }
@@ -238,59 +216,6 @@ fn chapter_record(project: &str, chapter: &Chapter) -> ChapterRecord {
     }
 }
 
-/// Deletes of the records of deleted chapters (their project record, written in the same
-/// batch, no longer lists them).
-pub fn chapter_deletes(ids: &[String]) -> Batch {
-    let mut batch = Batch::new();
-    for id in ids {
-        batch.delete(Table::Chapters, id.clone());
-    }
-    batch
-}
-
-fn put_history(batch: &mut Batch, project: &str, entries: &[Entry], state: Option<&HistoryState>) {
-    for entry in entries {
-        batch.put_value(
-            Table::History,
-            json!({"id": entry.id, "project": project, "entry": entry}),
-        );
-    }
-    if let Some(state) = state {
-        batch.put_value(
-            Table::Meta,
-            json!({"id": history_state_key(project), "project": project, "state": state}),
-        );
-    }
-}
-
-/// The writes for story-bible entities a mutation changed: a put for each that exists, a
-/// delete for each that no longer does.
-pub fn bible_changes(session: &Session, changed: &[(Kind, String)]) -> Batch {
-    let project = &session.project.id;
-    let mut batch = Batch::new();
-    for (kind, id) in changed {
-        match session.bible.get(*kind, id) {
-            Some(entity) => put_entity(&mut batch, project, entity),
-            None => batch.delete(Table::Bible, crate::bible::entity_key(project, *kind, id)),
-        }
-    }
-    batch
-}
-
-/// The writes for free files a mutation changed: a put for each that exists, a delete for
-/// each that no longer does.
-pub fn file_changes(session: &Session, changed: &[String]) -> Batch {
-    let project = &session.project.id;
-    let mut batch = Batch::new();
-    for path in changed {
-        match session.files.get(path) {
-            Some(file) => put_file(&mut batch, project, file),
-            None => batch.delete(Table::Files, file_key(project, path)),
-        }
-    }
-    batch
-}
-
 fn put_file(batch: &mut Batch, project: &str, file: &FreeFile) {
     batch.put_value(
         Table::Files,
@@ -303,77 +228,6 @@ fn put_entity(batch: &mut Batch, project: &str, entity: &Entity) {
         Table::Bible,
         json!({"id": entity.key(project), "project": project, "entity": entity}),
     );
-}
-
-/// Everything of a session, as one batch (a new or imported project, or a save after a
-/// failed one). Clears the history's change journal.
-pub fn full_save(session: &mut Session, created_ms: u64, now_ms: u64) -> Result<Batch, StoreError> {
-    let project = &session.project;
-    let mut batch = Batch::new();
-    batch.put(
-        Table::Projects,
-        &project_record(project, created_ms, now_ms),
-    )?;
-    for chapter in &project.chapters {
-        batch.put(Table::Chapters, &chapter_record(&project.id, chapter))?;
-    }
-    let _ = session.history.take_changes();
-    let (entries, state) = session.history.snapshot();
-    put_history(&mut batch, &project.id, &entries, Some(&state));
-    put_memory(&mut batch, &project.id, &session.memory);
-    for entity in session.bible.all() {
-        put_entity(&mut batch, &project.id, entity);
-    }
-    for file in session.files.all() {
-        put_file(&mut batch, &project.id, file);
-    }
-    Ok(batch)
-}
-
-/// The batch for one mutation, to be committed together: the project record (when
-/// `project_changed`: its name, UI state or chapters changed), the chapters it touched, what the
-/// history's journal says changed, the memory a memory tool changed, and an audit record. A
-/// read-only tool call writes its audit record and nothing else.
-pub fn changes(
-    session: &mut Session,
-    project_changed: bool,
-    touched: &[String],
-    audit: Option<&AuditRecord>,
-    memory_before: Option<&MemorySnapshot>,
-    created_ms: u64,
-    now_ms: u64,
-) -> Result<Batch, StoreError> {
-    let project = &session.project;
-    let mut batch = Batch::new();
-    if project_changed || !touched.is_empty() {
-        batch.put(
-            Table::Projects,
-            &project_record(project, created_ms, now_ms),
-        )?;
-    }
-    for id in touched {
-        if let Some(chapter) = project.chapter(id) {
-            batch.put(Table::Chapters, &chapter_record(&project.id, chapter))?;
-        }
-    }
-    let project_id = project.id.clone();
-    let changes = session.history.take_changes();
-    for id in &changes.delete {
-        batch.delete(Table::History, id.clone());
-    }
-    put_history(
-        &mut batch,
-        &project_id,
-        &changes.put,
-        changes.state.as_ref(),
-    );
-    if let Some(audit) = audit {
-        batch.put(Table::Audit, audit)?;
-    }
-    if let Some(before) = memory_before {
-        batch.extend(memory_changes(before, &session.memory));
-    }
-    Ok(batch)
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(table: Table, value: Value) -> Result<T, StoreError> {

@@ -422,7 +422,8 @@ impl History {
         (self.undo.clone(), self.state())
     }
 
-    fn state(&self) -> HistoryState {
+    /// The state apart from the undo entries (what the history's state record holds).
+    pub fn state(&self) -> HistoryState {
         HistoryState {
             redo: self.redo.clone(),
             open: self.open.clone(),

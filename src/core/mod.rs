@@ -6,10 +6,11 @@
 //!
 //! Open projects are cached in memory; the [`Store`] is the source of truth. Every mutation
 //! goes through the open project's [`Session`], borrowed mutably for the length of one
-//! synchronous operation (the one exclusive edit path), and is then saved as one batch: the
-//! state change, its history records and its audit record commit together or not at all. If
-//! a save fails (a full quota, say), the in-memory state stays, the page gets a
-//! `storage_error` event, and the next save writes the whole project.
+//! synchronous operation (the one exclusive edit path), marks what it changed as pending, and
+//! is then saved ([`saving`]): the state change, its history records and its audit record
+//! commit together or not at all. If a save fails (a full quota, say), the in-memory state
+//! stays, the page gets a `storage_error` event, and everything the failed save held stays
+//! pending until a later save that includes it commits.
 
 mod approvals;
 mod bible;
@@ -17,6 +18,7 @@ mod chapters;
 mod generate;
 pub mod mtl;
 mod run;
+mod saving;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -31,14 +33,17 @@ use crate::commands::{Category, Entry, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
+use crate::persist::pending::{Append, Key};
 use crate::persist::{self, AuditRecord};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project};
 use crate::protocol::{decode_request, ErrorBody, Event, Request, Response, PROTOCOL_VERSION};
 use crate::session::{Session, ToolCall};
 use crate::settings::Settings;
-use crate::store::{Batch, Op, Store, StoreError, Table};
+use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
+use saving::Open;
+pub use saving::FEED_LEN;
 
 /// The request types the core serves, in the order `hello` lists them.
 pub const REQUEST_TYPES: &[&str] = &[
@@ -93,29 +98,6 @@ pub struct Env {
     pub store: Rc<dyn Store>,
 }
 
-/// An open project: its session and what saving needs to know.
-struct Open {
-    session: Session,
-    created_ms: u64,
-    /// The last save failed: the next one writes everything.
-    needs_full_save: bool,
-    /// Deletes of saves that failed (history entries undone or dropped, chapters deleted):
-    /// a full save writes what exists but cannot know what should no longer be there, so
-    /// these go first in the next save.
-    pending_deletes: Vec<(Table, String)>,
-}
-
-impl Open {
-    fn new(session: Session, created_ms: u64) -> Self {
-        Self {
-            session,
-            created_ms,
-            needs_full_save: false,
-            pending_deletes: Vec::new(),
-        }
-    }
-}
-
 /// What a mutation touched, for its save.
 #[derive(Default)]
 struct Touched {
@@ -124,6 +106,8 @@ struct Touched {
     chapters: Vec<String>,
     /// Chapters deleted (their records are deleted).
     deleted_chapters: Vec<String>,
+    /// The chapter changes applied (for the change feed and their records).
+    changes: Vec<persist::ChangeRecord>,
     audit: Option<AuditRecord>,
     /// The memory before a memory tool ran (its changes are saved).
     memory_before: Option<persist::MemorySnapshot>,
@@ -137,6 +121,42 @@ struct Touched {
     meta_puts: Vec<Value>,
 }
 
+/// Mark what a mutation touched as pending for the project's next save.
+fn mark_touched(open: &mut Open, touched: Touched) {
+    open.record_changes(&touched.changes);
+    if touched.project {
+        open.pending.mark(Key::Project);
+    }
+    for chapter in &touched.deleted_chapters {
+        open.feeds.remove(chapter);
+    }
+    let pending = &mut open.pending;
+    for chapter in touched.chapters.into_iter().chain(touched.deleted_chapters) {
+        pending.mark(Key::Chapter(chapter));
+    }
+    pending.take_history(&mut open.session);
+    if let Some(before) = &touched.memory_before {
+        for key in persist::pending::memory_keys(before, &open.session.memory) {
+            pending.mark(key);
+        }
+    }
+    for note in touched.notes_written {
+        pending.mark(Key::Note(note));
+    }
+    for (kind, id) in touched.bible {
+        pending.mark(Key::Bible(kind, id));
+    }
+    for path in touched.files {
+        pending.mark(Key::File(path));
+    }
+    if let Some(audit) = touched.audit {
+        pending.append(Append::Audit(audit));
+    }
+    for record in touched.meta_puts {
+        pending.append(Append::Meta(record));
+    }
+}
+
 /// What a tool call runs under besides its origin.
 #[derive(Default, Clone)]
 struct CallCtx {
@@ -148,6 +168,9 @@ struct CallCtx {
     /// in the call's own batch.
     approval: Option<Value>,
 }
+
+/// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
+pub type FailSwitch = Rc<dyn Fn(u64)>;
 
 /// How the core reaches models: a transport and a sleeper (for backoff and timeouts).
 pub struct Llm {
@@ -173,9 +196,9 @@ pub struct Shared {
     /// Each project's conversation with the assistant (without the system prompt).
     conversations: RefCell<BTreeMap<String, Vec<crate::llm::Message>>>,
     jitter: Cell<u64>,
-    /// Fault injection for tests of failed saves (`debug_fail_saves`), when the store is
-    /// wrapped in one.
-    faults: RefCell<Option<Rc<crate::store::Faults>>>,
+    /// Fault injection for tests of failed saves (`debug_fail_saves`): makes the next `n`
+    /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
+    fail_switch: RefCell<Option<FailSwitch>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -214,7 +237,7 @@ impl Core {
             guards: RefCell::new(BTreeMap::new()),
             conversations: RefCell::new(BTreeMap::new()),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
-            faults: RefCell::new(None),
+            fail_switch: RefCell::new(None),
         };
         Self {
             shared: Rc::new(shared),
@@ -229,10 +252,11 @@ impl Core {
         self
     }
 
-    /// The same core, able to make its saves fail on request (`debug_fail_saves`): `faults`
-    /// must wrap the store of its environment.
-    pub fn with_faults(self, faults: Rc<crate::store::Faults>) -> Self {
-        *self.shared.faults.borrow_mut() = Some(faults);
+    /// The same core, able to make its saves fail on request (`debug_fail_saves`):
+    /// `switch(n)` must make the next `n` commits of its environment's store fail (as a full
+    /// quota), as [`crate::store::faulty::Faulty::fail_next`] does.
+    pub fn with_fail_switch(self, switch: FailSwitch) -> Self {
+        *self.shared.fail_switch.borrow_mut() = Some(switch);
         self
     }
 
@@ -492,6 +516,19 @@ impl Core {
         f(&mut open.session)
     }
 
+    /// Run `f` on an open project (its session and change feeds), for reads.
+    fn with_open<T>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&Open) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let sessions = self.sessions.borrow();
+        let open = sessions
+            .get(project)
+            .ok_or_else(|| Error::NoProject(format!("project '{project}' is not open")))?;
+        f(open)
+    }
+
     /// Run a mutation on the open project's session (the exclusive edit path), then save
     /// what it touched as one batch.
     async fn mutate<T>(
@@ -508,101 +545,19 @@ impl Core {
         current: &str,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let now = self.env.clock.now_ms();
-        let (value, batch) = {
+        let value = {
             let mut sessions = self.sessions.borrow_mut();
             let open = sessions
                 .get_mut(current)
                 .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
             let (value, touched) = f(&mut open.session)?;
-            let batch = if open.needs_full_save {
-                persist::full_save(&mut open.session, open.created_ms, now)
-            } else {
-                persist::changes(
-                    &mut open.session,
-                    touched.project,
-                    &touched.chapters,
-                    touched.audit.as_ref(),
-                    touched.memory_before.as_ref(),
-                    open.created_ms,
-                    now,
-                )
-            };
-            let batch = batch.map(|mut batch| {
-                batch.extend(persist::note_puts(
-                    &open.session.memory,
-                    &touched.notes_written,
-                ));
-                batch.extend(persist::chapter_deletes(&touched.deleted_chapters));
-                batch.extend(persist::bible_changes(&open.session, &touched.bible));
-                batch.extend(persist::file_changes(&open.session, &touched.files));
-                for record in touched.meta_puts {
-                    batch.put_value(Table::Meta, record);
-                }
-                // Deletes first: what this batch puts wins over an older delete of it.
-                let pending = open
-                    .pending_deletes
-                    .drain(..)
-                    .map(|(table, key)| Op::Delete { table, key });
-                batch.ops.splice(0..0, pending);
-                batch
-            });
-            (value, batch)
+            mark_touched(open, touched);
+            value
         };
-        match batch {
-            Ok(batch) => self.save(current, batch).await,
-            Err(e) => self.save_failed(current, &e),
-        }
+        // A failed save is reported to the page (`storage_error`) and stays pending; the
+        // change itself is kept in memory.
+        let _ = self.flush(current, false).await;
         Ok(value)
-    }
-
-    /// Commit a batch for a project; on failure keep the in-memory state and say so.
-    async fn save(&self, project: &str, batch: Batch) {
-        // Whether anything but the audit log changed (other tabs reload only then).
-        let changed = batch.tables().iter().any(|t| *t != Table::Audit);
-        let deletes: Vec<(Table, String)> = batch
-            .ops
-            .iter()
-            .filter_map(|op| match op {
-                Op::Delete { table, key } => Some((*table, key.clone())),
-                Op::Put { .. } | Op::Expect { .. } => None,
-            })
-            .collect();
-        match self.env.store.commit(batch).await {
-            Ok(()) => {
-                if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
-                    open.needs_full_save = false;
-                }
-                self.emit(
-                    "saved",
-                    json!({ "project": project, "at": self.env.clock.now_ms(), "changed": changed }),
-                );
-            }
-            Err(e) => {
-                if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
-                    open.pending_deletes.extend(deletes);
-                }
-                self.save_failed(project, &e);
-            }
-        }
-    }
-
-    fn save_failed(&self, project: &str, error: &StoreError) {
-        if let Some(open) = self.sessions.borrow_mut().get_mut(project) {
-            open.needs_full_save = true;
-        }
-        let code = match error {
-            StoreError::Quota(_) => "quota_exceeded",
-            _ => "storage_failed",
-        };
-        self.emit(
-            "storage_error",
-            json!({
-                "project": project,
-                "code": code,
-                "message": format!("{error}. Your work is kept in memory; it will be saved when storage works again."),
-            }),
-        );
     }
 
     async fn create_project(&self, p: CreateProject) -> Result<Value, Error> {
@@ -637,9 +592,8 @@ impl Core {
             .memory
             .ensure_bedside(&id, now, self.env.ids.as_ref());
         let summary = project_json(&session.project);
-        let batch = persist::full_save(&mut session, now, now)?;
         // Nothing is created unless it is stored.
-        self.env.store.commit(batch).await?;
+        self.store_new(&mut session, now, now).await?;
         self.sessions
             .borrow_mut()
             .insert(id.clone(), Open::new(session, now));
@@ -648,8 +602,28 @@ impl Core {
         Ok(summary)
     }
 
+    /// Write a new (or imported) project whole, in one batch.
+    async fn store_new(
+        &self,
+        session: &mut Session,
+        created_ms: u64,
+        now_ms: u64,
+    ) -> Result<(), Error> {
+        let _ = session.history.take_changes();
+        let pending = persist::pending::Pending::everything(session);
+        let (batch, _) = persist::pending::batch(session, &pending, created_ms, now_ms, true)?;
+        self.env.store.commit(batch).await?;
+        Ok(())
+    }
+
     async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
-        if !self.sessions.borrow().contains_key(&p.id) {
+        let unsaved = self.sessions.borrow().get(&p.id).map(Open::unsaved);
+        if unsaved == Some(true) {
+            // Open already, with work a failed save left: try to save it again (a failure is
+            // reported and it stays pending; the open copy is never replaced).
+            let _ = self.flush(&p.id, false).await;
+        }
+        if unsaved.is_none() {
             let (session, created_ms) = self
                 .load_session(&p.id)
                 .await?
@@ -757,8 +731,8 @@ impl Core {
                 &format!("a project with id '{id}' already exists; delete it first to replace it"),
             ));
         }
-        let batch = persist::full_save(&mut session, created_ms, self.env.clock.now_ms())?;
-        self.env.store.commit(batch).await?;
+        self.store_new(&mut session, created_ms, self.env.clock.now_ms())
+            .await?;
         let summary = project_json(&session.project);
         self.sessions
             .borrow_mut()
@@ -778,31 +752,49 @@ impl Core {
         Ok(Some((session, created_ms)))
     }
 
-    /// Another tab (worker) saved project `id`: drop the cached copy and read it again from
-    /// the store, so this tab neither shows stale text nor overwrites the other's work. The
-    /// page hears `project_reloaded` when it was open here.
+    /// Another tab (worker) saved project `id`: read it again from the store, so this tab
+    /// does not show stale text. Unsaved work is never discarded: whatever this core has
+    /// pending is saved first, and if that save fails the cached copy stays (the result says
+    /// `reloaded: false, unsaved: true`; the next save tries again). The page hears
+    /// `project_reloaded` when it was open here.
     async fn reload_project(&self, p: OpenProject) -> Result<Value, Error> {
-        if !self.sessions.borrow().contains_key(&p.id) {
-            return Ok(json!({ "reloaded": false }));
-        }
-        match self.load_session(&p.id).await? {
-            Some((session, created_ms)) => {
-                let summary = project_json(&session.project);
-                self.sessions
-                    .borrow_mut()
-                    .insert(p.id.clone(), Open::new(session, created_ms));
-                self.emit("project_reloaded", summary);
+        // A few tries: a change made while the stored copy was being read is saved first too.
+        for _ in 0..3 {
+            let unsaved = match self.sessions.borrow().get(&p.id) {
+                None => return Ok(json!({ "reloaded": false })),
+                Some(open) => open.unsaved(),
+            };
+            if unsaved && self.flush(&p.id, true).await.is_err() {
+                return Ok(json!({ "reloaded": false, "unsaved": true }));
             }
-            None => {
-                // Deleted elsewhere.
-                self.sessions.borrow_mut().remove(&p.id);
-                if self.current.borrow().as_deref() == Some(p.id.as_str()) {
-                    *self.current.borrow_mut() = None;
+            let loaded = self.load_session(&p.id).await?;
+            let mut sessions = self.sessions.borrow_mut();
+            match sessions.get(&p.id) {
+                None => return Ok(json!({ "reloaded": false })),
+                // Changed while we read: save that first, then read again.
+                Some(open) if open.unsaved() => continue,
+                Some(_) => {}
+            }
+            match loaded {
+                Some((session, created_ms)) => {
+                    let summary = project_json(&session.project);
+                    sessions.insert(p.id.clone(), Open::new(session, created_ms));
+                    drop(sessions);
+                    self.emit("project_reloaded", summary);
                 }
-                self.emit("project_deleted", json!({ "id": p.id }));
+                None => {
+                    // Deleted elsewhere.
+                    sessions.remove(&p.id);
+                    drop(sessions);
+                    if self.current.borrow().as_deref() == Some(p.id.as_str()) {
+                        *self.current.borrow_mut() = None;
+                    }
+                    self.emit("project_deleted", json!({ "id": p.id }));
+                }
             }
+            return Ok(json!({ "reloaded": true }));
         }
-        Ok(json!({ "reloaded": true }))
+        Ok(json!({ "reloaded": false, "unsaved": true }))
     }
 
     /// Write many notes at once (an import, or a benchmark): all of them or, if one is
@@ -876,8 +868,13 @@ impl Core {
         );
     }
 
+    /// `get_chapter {chapter?, since?}`: the chapter's text and version; with `since`, also
+    /// `changes`: the changes after version `since` (`{version, changeset, origin, tag?}`,
+    /// oldest first), or `null` when the change feed no longer holds all of them.
     fn get_chapter(&self, p: GetChapter) -> Result<Value, Error> {
-        self.with_session(|s| {
+        let current = self.current()?;
+        self.with_open(&current, |open| {
+            let s = &open.session;
             let chapter = match p.chapter.as_deref() {
                 Some(name) => s.project.find_chapter(name)?,
                 None => s
@@ -886,13 +883,20 @@ impl Core {
                     .ok_or_else(|| Error::NoProject("the project has no chapters".into()))?,
             };
             let number = s.project.chapter_index(&chapter.id).map_or(0, |i| i + 1);
-            Ok(json!({
+            let mut result = json!({
                 "id": chapter.id,
                 "title": chapter.title,
                 "number": number,
                 "text": chapter.text().to_string(),
                 "version": chapter.version(),
-            }))
+            });
+            if let Some(since) = p.since {
+                result["changes"] = match open.changes_since(&chapter.id, since) {
+                    Some(changes) => changes.iter().map(|c| c.feed_json()).collect(),
+                    None => Value::Null,
+                };
+            }
+            Ok(result)
         })
     }
 
@@ -1106,6 +1110,7 @@ impl Core {
         let touched = Touched {
             project: outcome.ui_changed || !outcome.edits.is_empty(),
             chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
+            changes: persist::ChangeRecord::of(&outcome.edits, &origin, None),
             audit: Some(audit),
             memory_before,
             bible: outcome.bible.clone(),
@@ -1115,7 +1120,29 @@ impl Core {
         Ok(((outcome.result, outcome.edits), touched))
     }
 
+    /// `apply_user_change {chapter, baseVersion, changes, tag?}`: the writer's change, rebased
+    /// over whatever happened since `baseVersion`. A change whose `tag` was already applied
+    /// to the chapter (it is still in the chapter's change feed) is not applied again: the
+    /// result is the first one's, with `duplicate: true`, and no `edit` event (so the page can
+    /// resend a change whose response it lost).
     async fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {
+        let current = self.current()?;
+        if let Some(tag) = &p.tag {
+            let first = self.with_open(&current, |open| {
+                let chapter = open.session.project.find_chapter(&p.chapter)?;
+                Ok(open.tagged(&chapter.id, tag).cloned())
+            })?;
+            if let Some(first) = first {
+                return Ok(json!({
+                    "chapter": first.chapter,
+                    "version": first.version,
+                    "changeset": first.changeset,
+                    "rebased": p.base_version.saturating_add(1) < first.version,
+                    "tag": tag,
+                    "duplicate": true,
+                }));
+            }
+        }
         self.mutate(|s| {
             let chapter = s.project.find_chapter(&p.chapter)?;
             let (chapter_id, current) = (chapter.id.clone(), chapter.version());
@@ -1136,6 +1163,16 @@ impl Core {
             if let Some(tag) = &p.tag {
                 event["tag"] = json!(tag);
             }
+            // A change that came to nothing (all of it undone meanwhile) applies nothing.
+            let changes = if applied.version > current {
+                persist::ChangeRecord::of(
+                    std::slice::from_ref(&applied),
+                    &Origin::User,
+                    p.tag.as_deref(),
+                )
+            } else {
+                Vec::new()
+            };
             self.emit("edit", event);
             self.emit_history(s);
             let mut result = json!({
@@ -1152,6 +1189,7 @@ impl Core {
                 Touched {
                     project: true,
                     chapters: vec![chapter_id],
+                    changes,
                     ..Touched::default()
                 },
             ))
@@ -1207,6 +1245,7 @@ impl Core {
             "canUndo": s.history.can_undo(),
             "canRedo": s.history.can_redo(),
         });
+        let changes = persist::ChangeRecord::of(&applied, by, None);
         let mut chapters: Vec<String> = applied.into_iter().map(|a| a.chapter).collect();
         chapters.dedup();
         Ok((
@@ -1214,6 +1253,7 @@ impl Core {
             Touched {
                 project: true,
                 chapters,
+                changes,
                 ..Touched::default()
             },
         ))
@@ -1368,6 +1408,8 @@ struct RenameProject {
 struct GetChapter {
     #[serde(default)]
     chapter: Option<String>,
+    #[serde(default)]
+    since: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -1417,34 +1459,19 @@ struct ListTools {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FailSaves {
-    count: u32,
-    #[serde(default)]
-    code: Option<String>,
+    count: u64,
 }
 
 impl Core {
-    /// For tests: make the next `count` saves fail, with a full quota (`code: "quota"`, the
-    /// default) or another storage failure (`"failed"`); `count: 0` disarms.
+    /// For tests: make the next `count` saves fail as with a full quota; `count: 0` disarms.
     fn debug_fail_saves(&self, p: FailSaves) -> Result<Value, Error> {
-        let error = match p.code.as_deref().unwrap_or("quota") {
-            "quota" => {
-                StoreError::Quota("QuotaExceededError (injected by debug_fail_saves)".into())
-            }
-            "failed" => StoreError::Failed("injected by debug_fail_saves".into()),
-            other => {
-                return Err(invalid(
-                    "debug_fail_saves",
-                    &format!("'code' must be \"quota\" or \"failed\", got \"{other}\""),
-                ))
-            }
-        };
-        let faults = self.faults.borrow().clone().ok_or_else(|| {
+        let switch = self.fail_switch.borrow().clone().ok_or_else(|| {
             invalid(
                 "debug_fail_saves",
                 "this core's store cannot inject failures",
             )
         })?;
-        faults.fail_next(p.count, error);
+        switch(p.count);
         Ok(json!({ "failing": p.count }))
     }
 }

@@ -17,7 +17,7 @@
 //! (IndexedDB's upgrade) and then runs the data migrations ([`migrate`]) in one batch.
 
 pub mod conformance;
-mod faults;
+pub mod faulty;
 mod memory;
 
 use std::future::Future;
@@ -26,7 +26,6 @@ use std::pin::Pin;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-pub use self::faults::Faults;
 pub use self::memory::MemoryStore;
 
 /// The current schema version.

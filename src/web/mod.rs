@@ -111,16 +111,17 @@ impl WorkerCore {
             .await
             .map_err(|e| JsValue::from_str(&format!("could not open IndexedDB '{name}': {e}")))?;
         // Wrapped so that tests can make saves fail (`debug_fail_saves`) on real IndexedDB.
-        let faults = Rc::new(crate::store::Faults::new(Rc::new(store)));
+        let faulty = Rc::new(crate::store::faulty::Faulty::new(store));
+        let switch = Rc::clone(&faulty);
         let env = Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
             events: Rc::new(JsEventSink),
-            store: faults.clone(),
+            store: faulty,
         };
         let core = Core::new(env)
             .with_llm(Rc::new(fetch::FetchTransport), Rc::new(fetch::JsSleeper))
-            .with_faults(faults);
+            .with_fail_switch(Rc::new(move |n| switch.fail_next(n)));
         Ok(WorkerCore {
             core: Rc::new(core),
             clients: RefCell::new(std::collections::BTreeMap::new()),

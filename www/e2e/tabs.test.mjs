@@ -162,7 +162,7 @@ test('a full quota while typing, then another tab saves, then a reload: everythi
   });
   // IndexedDB refuses the next saves as if the quota were used up (Chromium cannot shrink an
   // origin's quota on demand; the failure is injected at the store, under the core).
-  await a.evaluate(() => window.draftsmith.request('debug_fail_saves', { count: 1000, code: 'quota' }));
+  await a.evaluate(() => window.draftsmith.request('debug_fail_saves', { count: 1000 }));
   await a.keyboard.type(' Typed while full.');
   await settled(a);
   assert.ok((await a.evaluate(() => window.storageErrors)).includes('quota_exceeded'));

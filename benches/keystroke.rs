@@ -1,0 +1,157 @@
+//! The writer's keystroke through the whole core: `apply_user_change` served by
+//! `Core::handle_text` and saved to the in-memory store, on a 5 KB and on a 5 MB chapter.
+//! This is what the page pays per keystroke apart from IndexedDB itself (the browser
+//! benchmark adds that).
+//!
+//! A plain `main` (no harness): it prints one line per metric and asserts nothing about time.
+//!
+//! ```sh
+//! cargo bench --bench keystroke
+//! ```
+//!
+//! Each keystroke is timed on its own with `std::time::Instant`; the median (and the 90th
+//! percentile) over 300 keystrokes is reported, and then the bytes the store is given per
+//! keystroke (the JSON size of the records put, over 20 more keystrokes, untimed).
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    native::run();
+}
+
+/// `Instant::now()` panics on wasm32; there is nothing to measure there.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use std::time::{Duration, Instant};
+
+    use draftsmith::core::Env;
+    use draftsmith::store::{Batch, MemoryStore, Op, Store, StoreFuture, Table};
+    use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+    use futures::executor::block_on;
+    use serde_json::{json, Value};
+
+    const KEYS: usize = 300;
+    const COUNTED: usize = 20;
+
+    /// The in-memory store, counting the bytes of what it is given to write.
+    #[derive(Default)]
+    struct Counting {
+        inner: MemoryStore,
+        counting: Cell<bool>,
+        bytes: Cell<usize>,
+    }
+
+    impl Store for Counting {
+        fn get<'a>(&'a self, t: Table, k: &'a str) -> StoreFuture<'a, Option<Value>> {
+            self.inner.get(t, k)
+        }
+        fn get_all(&self, t: Table) -> StoreFuture<'_, Vec<Value>> {
+            self.inner.get_all(t)
+        }
+        fn get_by_index<'a>(
+            &'a self,
+            t: Table,
+            i: &'a str,
+            v: Value,
+        ) -> StoreFuture<'a, Vec<Value>> {
+            self.inner.get_by_index(t, i, v)
+        }
+        fn commit(&self, batch: Batch) -> StoreFuture<'_, ()> {
+            if !self.counting.get() {
+                return self.inner.commit(batch);
+            }
+            let bytes: usize = batch
+                .ops
+                .iter()
+                .map(|op| match op {
+                    Op::Put { value, .. } => value.to_string().len(),
+                    _ => 0,
+                })
+                .sum();
+            self.bytes.set(self.bytes.get() + bytes);
+            self.inner.commit(batch)
+        }
+    }
+
+    fn fmt(d: Duration) -> String {
+        let us = d.as_secs_f64() * 1e6;
+        if us < 1_000.0 {
+            format!("{us:.0} µs")
+        } else {
+            format!("{:.2} ms", us / 1_000.0)
+        }
+    }
+
+    fn send(core: &Core, kind: &str, params: Value) -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        let response: Value = serde_json::from_str(&block_on(core.handle_text(&text)))
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(response["ok"], true, "{kind}: {response}");
+        response["result"].clone()
+    }
+
+    fn prose(bytes: usize) -> String {
+        let sentence = "The lamp turned all night and the sea answered, slow and grey. ";
+        let mut text = String::with_capacity(bytes + sentence.len());
+        while text.len() < bytes {
+            text.push_str(sentence);
+            if text.len() % 700 < sentence.len() {
+                text.push('\n');
+            }
+        }
+        text
+    }
+
+    fn bench(label: &str, bytes: usize) {
+        let store = Rc::new(Counting::default());
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_700_000_000_000)),
+            ids: Rc::new(SequentialIds::new("k")),
+            events: Rc::new(RecordingSink::default()),
+            store: store.clone(),
+        });
+        let text = prose(bytes);
+        let project = send(
+            &core,
+            "create_project",
+            json!({"name": "Bench", "chapters": [{"title": "One", "text": text}]}),
+        );
+        let chapter = project["chapters"][0]["id"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let mut version = project["chapters"][0]["version"].as_u64().unwrap_or(0);
+        let len = text.chars().count();
+        let mut times = Vec::with_capacity(KEYS);
+        for i in 0..KEYS + COUNTED {
+            // The last keystrokes count the bytes written (untimed: counting costs).
+            store.counting.set(i >= KEYS);
+            // Typing in the middle of the chapter, one char at a time.
+            let at = len / 2 + i;
+            let params = json!({"chapter": chapter, "baseVersion": version,
+                "changes": [{"retain": at}, {"insert": "x"}], "tag": format!("t{i}")});
+            let started = Instant::now();
+            let result = send(&core, "apply_user_change", params);
+            if i < KEYS {
+                times.push(started.elapsed());
+            }
+            version = result["version"].as_u64().unwrap_or(version + 1);
+        }
+        times.sort();
+        println!(
+            "apply_user_change through the core ({label}): median {} over {KEYS} keystrokes (p90 {}), {} bytes written per keystroke",
+            fmt(times[KEYS / 2]),
+            fmt(times[KEYS * 9 / 10]),
+            store.bytes.get() / COUNTED
+        );
+    }
+
+    pub fn run() {
+        bench("5 KB chapter", 5 * 1024);
+        bench("5 MB chapter", 5 * 1024 * 1024);
+    }
+}

@@ -1,0 +1,286 @@
+//! Saving an open project: one save in flight per project, and nothing dropped until it is
+//! written.
+//!
+//! A mutation marks what it changed as pending ([`crate::persist::pending`]) and then waits
+//! in [`Core::flush`] until everything it marked is committed, or a save that held it has
+//! failed (then the page hears `storage_error` and the pending records stay, to be written
+//! by the next save). One save at a time per project: a mutation that arrives while a save is
+//! in flight waits for it and then saves whatever is still pending, its own changes and any
+//! that a failed save left, in one batch.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use serde_json::json;
+
+use super::Core;
+use crate::persist::pending::{self, Pending};
+use crate::persist::ChangeRecord;
+use crate::session::Session;
+use crate::store::{StoreError, Table};
+
+/// Wakes the tasks waiting for a project's save in flight.
+#[derive(Default)]
+pub(super) struct Notify {
+    epoch: Cell<u64>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Notify {
+    /// A future that resolves at the next [`Notify::notify_all`].
+    fn wait(self: &Rc<Self>) -> Wait {
+        Wait {
+            notify: Rc::clone(self),
+            epoch: self.epoch.get(),
+        }
+    }
+
+    fn notify_all(&self) {
+        self.epoch.set(self.epoch.get() + 1);
+        for waker in self.wakers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+}
+
+struct Wait {
+    notify: Rc<Notify>,
+    epoch: u64,
+}
+
+impl Future for Wait {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.notify.epoch.get() != self.epoch {
+            return Poll::Ready(());
+        }
+        self.notify.wakers.borrow_mut().push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// How many recent changes each chapter's change feed keeps in memory (`get_chapter
+/// {since}`, and the tags that make a resent writer change a duplicate).
+pub const FEED_LEN: usize = 1_000;
+
+/// An open project: its session and what saving needs to know.
+pub(super) struct Open {
+    pub(super) session: Session,
+    pub(super) created_ms: u64,
+    /// Each chapter's recent changes, oldest first (at most [`FEED_LEN`]).
+    pub(super) feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
+    /// What is still to be written.
+    pub(super) pending: Pending,
+    /// A save of this project is in flight.
+    saving: bool,
+    /// Save attempts that ended, and the last one that failed: what it covered (up to
+    /// which pending seq) and why.
+    attempts: u64,
+    failed: Option<(u64, u64, StoreError)>,
+    notify: Rc<Notify>,
+}
+
+impl Open {
+    /// A project as stored: nothing pending.
+    pub(super) fn new(session: Session, created_ms: u64) -> Self {
+        Self {
+            session,
+            created_ms,
+            feeds: BTreeMap::new(),
+            pending: Pending::new(),
+            saving: false,
+            attempts: 0,
+            failed: None,
+            notify: Rc::new(Notify::default()),
+        }
+    }
+
+    /// Add applied changes to their chapters' feeds.
+    pub(super) fn record_changes(&mut self, changes: &[ChangeRecord]) {
+        for change in changes {
+            let feed = self.feeds.entry(change.chapter.clone()).or_default();
+            feed.push_back(change.clone());
+            while feed.len() > FEED_LEN {
+                feed.pop_front();
+            }
+        }
+    }
+
+    /// The changes of a chapter after version `since`, if the feed still holds every one of
+    /// them (`None` when some are gone, or `since` is not a version the chapter had).
+    pub(super) fn changes_since(&self, chapter: &str, since: u64) -> Option<Vec<&ChangeRecord>> {
+        let current = self.session.project.chapter(chapter)?.version();
+        if since > current {
+            return None;
+        }
+        if since == current {
+            return Some(Vec::new());
+        }
+        let feed = self.feeds.get(chapter)?;
+        let later: Vec<&ChangeRecord> = feed.iter().filter(|c| c.version > since).collect();
+        let complete = later.len() as u64 == current - since
+            && later
+                .iter()
+                .zip(since + 1..)
+                .all(|(c, version)| c.version == version);
+        complete.then_some(later)
+    }
+
+    /// The writer's change with this tag in a chapter's feed, if it was applied.
+    pub(super) fn tagged(&self, chapter: &str, tag: &str) -> Option<&ChangeRecord> {
+        self.feeds
+            .get(chapter)?
+            .iter()
+            .rev()
+            .find(|c| c.tag.as_deref() == Some(tag))
+    }
+
+    /// Whether anything is still to be written (lazily or not).
+    pub(super) fn unsaved(&self) -> bool {
+        !self.pending.is_empty()
+    }
+}
+
+/// Clears a project's "save in flight" mark and wakes its waiters, even if the save's
+/// future is dropped half-way.
+struct InFlight<'a> {
+    core: &'a Core,
+    project: String,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let notify = match self.core.sessions.try_borrow_mut() {
+            Ok(mut sessions) => sessions.get_mut(&self.project).map(|open| {
+                open.saving = false;
+                open.attempts += 1;
+                Rc::clone(&open.notify)
+            }),
+            Err(_) => None,
+        };
+        if let Some(notify) = notify {
+            notify.notify_all();
+        }
+    }
+}
+
+enum Step {
+    Done,
+    Wait(Rc<Notify>, u64),
+    Save(crate::store::Batch, pending::Receipt),
+    Failed(StoreError),
+}
+
+impl Core {
+    /// Write what project `project` has pending, up to now (lazy changes too when `lazy`):
+    /// returns when it is committed, or with the error of the save that failed to write it
+    /// (already reported to the page as `storage_error`; it stays pending).
+    pub(super) async fn flush(&self, project: &str, lazy: bool) -> Result<(), StoreError> {
+        let Some(target) = self
+            .sessions
+            .borrow()
+            .get(project)
+            .map(|open| open.pending.seq())
+        else {
+            return Ok(());
+        };
+        let mut waited_from: Option<u64> = None;
+        loop {
+            let step = {
+                let mut sessions = self.sessions.borrow_mut();
+                let Some(open) = sessions.get_mut(project) else {
+                    return Ok(());
+                };
+                match waited_from {
+                    // A save that ended while we waited and held our changes failed.
+                    Some(from) if open.attempts > from => match &open.failed {
+                        Some((attempt, covered, error))
+                            if *attempt > from && *covered >= target =>
+                        {
+                            return Err(error.clone());
+                        }
+                        _ => {}
+                    },
+                    _ => {}
+                }
+                if !open.pending.waiting(target, lazy) {
+                    Step::Done
+                } else if open.saving {
+                    Step::Wait(Rc::clone(&open.notify), open.attempts)
+                } else {
+                    let now = self.env.clock.now_ms();
+                    match pending::batch(&open.session, &open.pending, open.created_ms, now, lazy) {
+                        Ok((batch, receipt)) => {
+                            open.saving = true;
+                            Step::Save(batch, receipt)
+                        }
+                        Err(e) => Step::Failed(e),
+                    }
+                }
+            };
+            match step {
+                Step::Done => return Ok(()),
+                Step::Failed(e) => {
+                    self.save_failed(project, &e);
+                    return Err(e);
+                }
+                Step::Wait(notify, attempts) => {
+                    waited_from = Some(attempts);
+                    notify.wait().await;
+                }
+                Step::Save(batch, receipt) => {
+                    let guard = InFlight {
+                        core: self,
+                        project: project.to_string(),
+                    };
+                    // Whether anything but the audit log changed (other tabs reload only then).
+                    let changed = batch.tables().iter().any(|t| *t != Table::Audit);
+                    let result = self.env.store.commit(batch).await;
+                    {
+                        let mut sessions = self.sessions.borrow_mut();
+                        if let Some(open) = sessions.get_mut(project) {
+                            match &result {
+                                Ok(()) => open.pending.committed(&receipt),
+                                Err(e) => {
+                                    open.failed = Some((open.attempts + 1, receipt.seq, e.clone()))
+                                }
+                            }
+                        }
+                    }
+                    drop(guard);
+                    match result {
+                        Ok(()) => self.emit(
+                            "saved",
+                            json!({ "project": project, "at": self.env.clock.now_ms(), "changed": changed }),
+                        ),
+                        Err(e) => {
+                            self.save_failed(project, &e);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tell the page a save failed; what it held stays pending.
+    pub(super) fn save_failed(&self, project: &str, error: &StoreError) {
+        let code = match error {
+            StoreError::Quota(_) => "quota_exceeded",
+            _ => "storage_failed",
+        };
+        self.emit(
+            "storage_error",
+            json!({
+                "project": project,
+                "code": code,
+                "message": format!("{error}. Your work is kept in memory; it will be saved when storage works again."),
+            }),
+        );
+    }
+}

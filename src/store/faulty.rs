@@ -1,0 +1,196 @@
+//! [`Faulty`]: a store wrapper that fails on demand, for tests of what the core does when
+//! storage fails (natively over [`super::MemoryStore`], in the browser over IndexedDB).
+//!
+//! - [`Faulty::set_failing`]: every commit fails (a full quota) until cleared;
+//!   [`Faulty::fail_next`]: the next `n` do;
+//! - [`Faulty::crash_at`]: the `k`-th commit from now fails, by [`Crash::Refuse`] (nothing
+//!   reaches the store) or [`Crash::Abort`] (the batch goes to the store with
+//!   [`Batch::abort_after`] set, so the store itself aborts the transaction half-way) or
+//!   [`Crash::AfterCommit`] (it commits, but the caller hears an error), and every commit
+//!   after it fails too, as if the process had died there;
+//! - [`Faulty::set_yielding`]: every operation yields to the executor once before it runs, so
+//!   that two cores on one store really interleave;
+//! - [`Faulty::commits`] counts commits (to find how many crash points a session has).
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+
+use super::{Batch, Store, StoreError, StoreFuture, Table};
+
+/// How the crashing commit fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crash {
+    /// The commit is refused before it reaches the store.
+    Refuse,
+    /// The store runs the batch but aborts it after this many writes (at most all but the
+    /// last), so nothing of it is kept.
+    Abort(usize),
+    /// The batch commits, and then the process dies before it hears so (the commit reports
+    /// an error): the change is stored but was never acknowledged.
+    AfterCommit,
+}
+
+/// A store that fails on demand (see the module docs).
+pub struct Faulty<S> {
+    inner: S,
+    failing: Cell<bool>,
+    fail_next: Cell<u64>,
+    yielding: Cell<bool>,
+    commits: Cell<u64>,
+    crash: Cell<Option<(u64, Crash)>>,
+    dead: Cell<bool>,
+}
+
+impl<S: Store> Faulty<S> {
+    /// A wrapper that passes everything through until told otherwise.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            failing: Cell::new(false),
+            fail_next: Cell::new(0),
+            yielding: Cell::new(false),
+            commits: Cell::new(0),
+            crash: Cell::new(None),
+            dead: Cell::new(false),
+        }
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Make every commit fail (as a full quota) while `failing`.
+    pub fn set_failing(&self, failing: bool) {
+        self.failing.set(failing);
+    }
+
+    /// Make the next `n` commits fail (as a full quota), and the ones after them succeed.
+    pub fn fail_next(&self, n: u64) {
+        self.fail_next.set(n);
+    }
+
+    /// Yield to the executor once before every operation.
+    pub fn set_yielding(&self, yielding: bool) {
+        self.yielding.set(yielding);
+    }
+
+    /// Commits attempted so far (failed ones included).
+    pub fn commits(&self) -> u64 {
+        self.commits.get()
+    }
+
+    /// Make the `k`-th commit from now (1 = the next) fail as `how`, and every later one.
+    pub fn crash_at(&self, k: u64, how: Crash) {
+        self.crash.set(Some((self.commits.get() + k, how)));
+    }
+
+    /// Whether a crash point was reached.
+    pub fn crashed(&self) -> bool {
+        self.dead.get()
+    }
+
+    fn pause(&self) -> YieldOnce {
+        YieldOnce(!self.yielding.get())
+    }
+}
+
+/// Yields to the executor once (or not at all when created done).
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl<S: Store> Store for Faulty<S> {
+    fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            self.pause().await;
+            self.inner.get(table, key).await
+        })
+    }
+
+    fn get_all(&self, table: Table) -> StoreFuture<'_, Vec<Value>> {
+        Box::pin(async move {
+            self.pause().await;
+            self.inner.get_all(table).await
+        })
+    }
+
+    fn get_by_index<'a>(
+        &'a self,
+        table: Table,
+        index: &'a str,
+        value: Value,
+    ) -> StoreFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            self.pause().await;
+            self.inner.get_by_index(table, index, value).await
+        })
+    }
+
+    fn commit(&self, mut batch: Batch) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.pause().await;
+            let n = self.commits.get() + 1;
+            self.commits.set(n);
+            if self.dead.get() {
+                return Err(StoreError::Failed(
+                    "the store is gone (after a crash)".into(),
+                ));
+            }
+            if self.fail_next.get() > 0 {
+                self.fail_next.set(self.fail_next.get() - 1);
+                return Err(StoreError::Quota("QuotaExceededError (injected)".into()));
+            }
+            if self.failing.get() {
+                return Err(StoreError::Quota("QuotaExceededError (injected)".into()));
+            }
+            match self.crash.get() {
+                Some((at, how)) if at == n => {
+                    self.dead.set(true);
+                    match how {
+                        Crash::Refuse => {
+                            Err(StoreError::Failed(format!("crash injected at commit {n}")))
+                        }
+                        Crash::Abort(after) => {
+                            let last = batch.ops.len().saturating_sub(1);
+                            batch.abort_after = Some(after.min(last));
+                            match self.inner.commit(batch).await {
+                                // An empty batch has nothing to abort.
+                                Ok(()) => Err(StoreError::Aborted(format!(
+                                    "crash injected at commit {n}"
+                                ))),
+                                Err(e) => Err(e),
+                            }
+                        }
+                        Crash::AfterCommit => {
+                            self.inner.commit(batch).await?;
+                            Err(StoreError::Failed(format!(
+                                "crash injected after commit {n}"
+                            )))
+                        }
+                    }
+                }
+                _ => self.inner.commit(batch).await,
+            }
+        })
+    }
+
+    fn estimate(&self) -> StoreFuture<'_, Option<(u64, u64)>> {
+        self.inner.estimate()
+    }
+}

@@ -1,0 +1,181 @@
+//! Each chapter's change feed: `get_chapter {since}` lists the changes after a version
+//! (`{version, changeset, origin, tag?}`) or says it cannot (`changes: null`); a writer's
+//! change resent with a tag already applied is not applied again (`duplicate: true`, the
+//! first result, no `edit` event). The feed is rebuilt from the stored change records when a
+//! project is loaded.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::rc::Rc;
+
+use draftsmith::core::Env;
+use draftsmith::store::MemoryStore;
+use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures::executor::block_on;
+use serde_json::{json, Value};
+
+struct Page {
+    core: Core,
+    events: Rc<RecordingSink>,
+}
+
+impl Page {
+    fn on(store: &Rc<MemoryStore>, ids: &str) -> Self {
+        let events = Rc::new(RecordingSink::default());
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_000)),
+            ids: Rc::new(SequentialIds::new(ids)),
+            events: events.clone(),
+            store: store.clone(),
+        });
+        Self { core, events }
+    }
+
+    fn send(&self, kind: &str, params: Value) -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&block_on(self.core.handle_text(&text))).unwrap()
+    }
+
+    fn ok(&self, kind: &str, params: Value) -> Value {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    fn edits(&self) -> Vec<Value> {
+        self.events
+            .take()
+            .into_iter()
+            .filter(|e| e.kind == "edit")
+            .map(|e| e.data)
+            .collect()
+    }
+}
+
+fn typed(chapter: &str, base: u64, at: usize, text: &str, tag: &str) -> Value {
+    json!({"chapter": chapter, "baseVersion": base,
+           "changes": [{"retain": at}, {"insert": text}], "tag": tag})
+}
+
+fn setup() -> (Page, Rc<MemoryStore>, String, String) {
+    let store = Rc::new(MemoryStore::new());
+    let page = Page::on(&store, "w");
+    let p = page.ok(
+        "create_project",
+        json!({"name": "Feed", "chapters": [{"title": "One", "text": "It was dark."}]}),
+    );
+    let id = p["id"].as_str().unwrap().to_string();
+    let ch = p["chapters"][0]["id"].as_str().unwrap().to_string();
+    (page, store, id, ch)
+}
+
+#[test]
+fn get_chapter_since_lists_every_later_change_with_its_origin_and_tag() {
+    let (page, _, _, ch) = setup();
+    page.ok("apply_user_change", typed(&ch, 0, 12, " Cold.", "t1"));
+    page.ok(
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "Then the lamp."}, "origin": "agent:scribe"}),
+    );
+    page.ok("undo", json!({"origin": "agent"}));
+
+    let r = page.ok("get_chapter", json!({"chapter": ch, "since": 0}));
+    assert_eq!(r["version"], 3);
+    let changes = r["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 3);
+    assert_eq!(
+        changes[0],
+        json!({"version": 1, "changeset": [{"retain": 12}, {"insert": " Cold."}],
+               "origin": "user", "tag": "t1"})
+    );
+    assert_eq!(changes[1]["version"], 2);
+    assert_eq!(changes[1]["origin"], "agent:scribe");
+    assert!(changes[1].get("tag").is_none());
+    assert_eq!(changes[2]["version"], 3);
+    assert_eq!(
+        changes[2]["origin"], "user",
+        "the writer asked for the undo"
+    );
+
+    // Replaying the changes over the text at `since` gives the text now.
+    let mut text = "It was dark.".to_string();
+    for change in changes {
+        let set: draftsmith::project::changeset::ChangeSet =
+            serde_json::from_value(change["changeset"].clone()).unwrap();
+        text = set.apply_str(&text).unwrap();
+    }
+    assert_eq!(r["text"], text);
+
+    let r = page.ok("get_chapter", json!({"chapter": ch, "since": 2}));
+    assert_eq!(r["changes"].as_array().unwrap().len(), 1);
+    let r = page.ok("get_chapter", json!({"chapter": ch, "since": 3}));
+    assert_eq!(r["changes"], json!([]));
+    // A version the chapter never had.
+    let r = page.ok("get_chapter", json!({"chapter": ch, "since": 9}));
+    assert_eq!(r["changes"], Value::Null);
+    // Without `since`, no list.
+    assert!(page
+        .ok("get_chapter", json!({"chapter": ch}))
+        .get("changes")
+        .is_none());
+}
+
+#[test]
+fn changes_the_feed_no_longer_holds_give_null() {
+    let (page, _, _, ch) = setup();
+    let mut version = 0;
+    for i in 0..draftsmith::core::FEED_LEN + 5 {
+        let r = page.ok(
+            "apply_user_change",
+            typed(&ch, version, 0, "x", &format!("k{i}")),
+        );
+        version = r["version"].as_u64().unwrap();
+    }
+    let r = page.ok("get_chapter", json!({"chapter": ch, "since": 0}));
+    assert_eq!(r["changes"], Value::Null);
+    let r = page.ok("get_chapter", json!({"chapter": ch, "since": version - 10}));
+    assert_eq!(r["changes"].as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn a_resent_tagged_change_is_applied_once() {
+    let (page, _, id, ch) = setup();
+    let first = page.ok("apply_user_change", typed(&ch, 0, 0, "Yes. ", "tag-1"));
+    assert_eq!(page.edits().len(), 1);
+    assert!(first.get("duplicate").is_none());
+
+    let again = page.ok("apply_user_change", typed(&ch, 0, 0, "Yes. ", "tag-1"));
+    let mut expected = first.clone();
+    expected["duplicate"] = json!(true);
+    assert_eq!(again, expected);
+    assert!(page.edits().is_empty(), "a duplicate is not announced");
+    let r = page.ok("get_chapter", json!({"chapter": ch}));
+    assert_eq!(r["text"], "Yes. It was dark.");
+    assert_eq!(r["version"], 1);
+    assert_eq!(
+        page.ok("history", json!({}))["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // A change that was rebased the first time says so again.
+    page.ok(
+        "execute",
+        json!({"tool": "append_to_manuscript", "args": {"text": "End."}, "origin": "agent:a"}),
+    );
+    let rebased = page.ok("apply_user_change", typed(&ch, 1, 0, "Oh. ", "tag-2"));
+    assert_eq!(rebased["rebased"], true);
+    let again = page.ok("apply_user_change", typed(&ch, 1, 0, "Oh. ", "tag-2"));
+    assert_eq!(again["duplicate"], true);
+    assert_eq!(again["rebased"], true);
+    assert_eq!(again["version"], rebased["version"]);
+    assert_eq!(
+        page.ok("get_chapter", json!({"chapter": ch}))["text"],
+        "Oh. Yes. It was dark.\n\nEnd."
+    );
+    // A new tag is a new change.
+    let other = page.ok("apply_user_change", typed(&ch, 3, 0, "Oh. ", "tag-3"));
+    assert!(other.get("duplicate").is_none());
+    let _ = id;
+}
