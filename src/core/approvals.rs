@@ -214,7 +214,13 @@ impl Core {
         });
     }
 
+    /// The approval records of a project. A decision that was taken (`approved` or
+    /// `rejected`) but whose call never finished (the worker died between the two commits:
+    /// the call's own batch marks it `done`), and that no request of this core is carrying
+    /// out, waits again: it reads as `pending`, as it was before the decision, with the stored
+    /// state kept in `storedState` for the compare-and-set of the next decision.
     async fn approval_records(&self, project: &str) -> Result<Vec<Value>, Error> {
+        let deciding = self.deciding.borrow().clone();
         Ok(self
             .env
             .store
@@ -222,6 +228,20 @@ impl Core {
             .await?
             .into_iter()
             .filter(|r| r["kind"] == "approval")
+            .map(|mut r| {
+                let interrupted = (r["state"] == "approved" || r["state"] == "rejected")
+                    && !r["id"].as_str().is_some_and(|id| deciding.contains(id));
+                if interrupted {
+                    if let Some(object) = r.as_object_mut() {
+                        let stored = object.insert("state".into(), json!("pending"));
+                        for field in ["decidedMs", "reason", "editedArgs"] {
+                            object.remove(field);
+                        }
+                        object.insert("storedState".into(), stored.unwrap_or(Value::Null));
+                    }
+                }
+                r
+            })
             .collect())
     }
 
@@ -308,7 +328,14 @@ impl Core {
             .parse()
             .map_err(|e: crate::commands::BadOrigin| super::invalid("approve", &e.to_string()))?;
         // Take the decision: exactly once, whichever tab asks first.
+        let stored_state = record
+            .get("storedState")
+            .cloned()
+            .unwrap_or_else(|| json!("pending"));
         let mut claimed = record.clone();
+        if let Some(object) = claimed.as_object_mut() {
+            object.remove("storedState");
+        }
         claimed["state"] = json!(match p.decision {
             Decision::Approve => "approved",
             Decision::Reject => "rejected",
@@ -321,8 +348,12 @@ impl Core {
             claimed["editedArgs"] = args.clone();
         }
         let mut batch = Batch::new();
-        batch.expect(Table::Meta, key.clone(), "state", json!("pending"));
+        batch.expect(Table::Meta, key.clone(), "state", stored_state);
         batch.put_value(Table::Meta, claimed.clone());
+        if !self.deciding.borrow_mut().insert(key.clone()) {
+            return Err(already_decided(&p.call_id, "being decided"));
+        }
+        let _deciding = Deciding(&self.deciding, key.clone());
         match self.env.store.commit(batch).await {
             Ok(()) => {}
             Err(StoreError::Conflict(_)) => return Err(already_decided(&p.call_id, "decided")),
@@ -647,4 +678,17 @@ fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
         ),
         Default::default(),
     )
+}
+
+/// Marks an approval as being decided by this core until dropped (see
+/// [`Core::approval_records`]).
+struct Deciding<'a>(
+    &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
+    String,
+);
+
+impl Drop for Deciding<'_> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().remove(&self.1);
+    }
 }

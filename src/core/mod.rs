@@ -199,6 +199,8 @@ pub struct Shared {
     /// Fault injection for tests of failed saves (`debug_fail_saves`): makes the next `n`
     /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
     fail_switch: RefCell<Option<FailSwitch>>,
+    /// Approval records this core is deciding now (see `approval_records`).
+    deciding: RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -238,6 +240,7 @@ impl Core {
             conversations: RefCell::new(BTreeMap::new()),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
+            deciding: RefCell::new(std::collections::BTreeSet::new()),
         };
         Self {
             shared: Rc::new(shared),
