@@ -64,6 +64,11 @@ impl<S: Store> Faulty<S> {
         &self.inner
     }
 
+    /// The wrapped store, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
     /// Make every commit fail (as a full quota) while `failing`.
     pub fn set_failing(&self, failing: bool) {
         self.failing.set(failing);
