@@ -2,23 +2,44 @@
 //!
 //! A project is stored as:
 //! - `projects/{id}`: name, UI state, chapter order, times;
-//! - `chapters/{id}`: title, text and version (with its `project`); the project record's
-//!   list is the reading order, and a deleted chapter's record is deleted with the batch that
-//!   removes it from that list ([`chapter_deletes`]);
+//! - `chapters/{id}`: a chapter's *checkpoint*: title, text and the version the text is at
+//!   (with its `project`); the project record's list is the reading order;
+//! - `changes/{chapter}/{version, 20 digits}`: one record per change applied to a chapter
+//!   (`project`, `chapter`, `version` after it, `changeset`, `origin`, the page's `tag`);
 //! - `history/{entry id}`: one record per undo entry (`project`, `entry`);
 //! - `meta/history:{project}`: the rest of the history (redo runs, open group, limits);
 //! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
+//!   cursor and selection moves (`set_selection`) are not audited;
 //! - `notes/{id}`, `goals/{id}`, `watched/{id}`: the agent's memory (global notes are stored
 //!   under the project key [`GLOBAL_PROJECT`] and load with every project);
 //! - `bible/{project}/{kind}/{id}`: one record per story-bible entity (`project`, `entity`);
 //! - `files/{project}/{path}`: one record per free file of the `data/` view (`project`,
 //!   `file`: path, content, mod time, origin).
 //!
-//! [`changes`] builds the batch for one mutation from the history's change journal, so a
-//! keystroke writes a chapter, a history entry and the history state, not the whole
-//! history. [`full_save`] writes everything (new projects, and after a failed save).
+//! **Incremental chapters.** A keystroke (or an agent's edit, an undo) writes its change
+//! record, its history entry and the history state: a few hundred bytes, whatever the
+//! chapter's size. The chapter record is rewritten (a checkpoint of the whole text) only
+//! every [`pending::CHECKPOINT_EVERY`] changes, when the chapter is added or renamed, and on
+//! a `checkpoint` request (the worker sends one when the writer is idle). A checkpoint deletes
+//! the change records more than [`pending::KEEP_BEHIND`] versions behind it; those it keeps
+//! let a freshly loaded chapter serve its change feed and rebase a writer's change based on
+//! one of those versions. [`load`] rebuilds each chapter from its checkpoint and the change
+//! records after it, in order; a record that does not continue the chapter (missing or not
+//! fitting the text) stops the replay there, is reported ([`Loaded::problems`]) and makes
+//! the next save write a checkpoint and delete the records after it. The project record
+//! is written when the name, the chapter list or the UI state that matters (active chapter,
+//! panel, zen mode, highlights) changes; positions (cursor, selection, scroll) follow every
+//! edit in memory and are saved lazily, with the next save that writes the project record
+//! anyway or the next checkpoint.
+//!
+//! **Saving.** A mutation marks what it changed as pending ([`pending::Pending`]); a save
+//! builds one batch from everything pending ([`pending::batch`]) and drops it from the
+//! pending set only once that batch commits. Export writes whole chapter texts; an import
+//! (like a new project) is written whole, each chapter as a checkpoint.
 
 pub mod pending;
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -237,23 +258,134 @@ fn parse<T: for<'de> Deserialize<'de>>(table: Table, value: Value) -> Result<T, 
     })
 }
 
-/// A stored project with its creation time, or `None` if there is no such project.
-pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>, StoreError> {
+/// A project as loaded from the store: its session, and what the core needs to go on saving
+/// it and to serve its change feeds.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The session.
+    pub session: Session,
+    /// The project's creation time (ms).
+    pub created_ms: u64,
+    /// What the store holds of each chapter.
+    pub stored: pending::Stored,
+    /// Each chapter's stored change records, oldest first (those behind its checkpoint too).
+    pub feeds: BTreeMap<String, Vec<ChangeRecord>>,
+    /// What was wrong with the stored data (a change record that does not continue its
+    /// chapter), for the page to show; the project loads anyway.
+    pub problems: Vec<String>,
+    /// Chapters whose checkpoint the next save must rewrite (after such a problem).
+    pub repair: Vec<String>,
+}
+
+/// Rebuild a chapter from its checkpoint and its change records (any order): the records
+/// behind the checkpoint become its rebase log and change feed, those after it are applied
+/// in order. A record that does not continue the chapter (a gap, or a change that does not
+/// fit the text) stops the replay: the chapter keeps the checkpoint and every change before
+/// that record, and the problem is returned.
+fn rebuild(
+    record: ChapterRecord,
+    mut records: Vec<ChangeRecord>,
+) -> (
+    Chapter,
+    Vec<ChangeRecord>,
+    pending::StoredChapter,
+    Option<String>,
+) {
+    records.sort_by_key(|r| r.version);
+    let checkpoint = record.version;
+    let changes = match (records.first(), records.last()) {
+        (Some(first), Some(last)) => Some((first.version, last.version)),
+        _ => None,
+    };
+    // The run of records that ends exactly at the checkpoint is the rebase log.
+    let behind: Vec<&ChangeRecord> = records.iter().filter(|r| r.version <= checkpoint).collect();
+    let mut log_from = behind.len();
+    let mut expect = checkpoint;
+    while log_from > 0 && behind[log_from - 1].version == expect {
+        log_from -= 1;
+        expect = expect.saturating_sub(1);
+    }
+    let log = behind[log_from..].iter().map(|r| r.changeset.clone());
+    let mut chapter = Chapter::restore_with_log(
+        record.id.clone(),
+        record.title,
+        &record.text,
+        checkpoint,
+        log,
+    );
+    let mut feed: Vec<ChangeRecord> = Vec::with_capacity(records.len());
+    let mut problem = None;
+    for r in records {
+        if r.version <= checkpoint {
+            feed.push(r);
+            continue;
+        }
+        if problem.is_some() {
+            continue;
+        }
+        let expected = chapter.version() + 1;
+        if r.version != expected {
+            problem = Some(format!(
+                "chapter '{}': the stored change of version {} does not follow version {} (a change is missing); the chapter was loaded at version {}",
+                record.id, r.version, chapter.version(), chapter.version()
+            ));
+            continue;
+        }
+        match chapter.apply(&r.changeset) {
+            Ok(_) => feed.push(r),
+            Err(e) => {
+                problem = Some(format!(
+                    "chapter '{}': the stored change of version {} does not fit its text ({e}); the chapter was loaded at version {}",
+                    record.id, r.version, chapter.version()
+                ))
+            }
+        }
+    }
+    let stored = pending::StoredChapter {
+        checkpoint,
+        changes,
+    };
+    (chapter, feed, stored, problem)
+}
+
+/// A stored project, or `None` if there is no such project. Each chapter is rebuilt from
+/// its checkpoint and the change records after it.
+pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreError> {
     let Some(record) = store.get(Table::Projects, id).await? else {
         return Ok(None);
     };
     let record: ProjectRecord = parse(Table::Projects, record)?;
-    let mut stored: Vec<ChapterRecord> = store
+    let mut checkpoints: BTreeMap<String, ChapterRecord> = BTreeMap::new();
+    for v in store
         .get_by_index(Table::Chapters, "project", json!(id))
         .await?
-        .into_iter()
-        .map(|v| parse(Table::Chapters, v))
-        .collect::<Result<_, _>>()?;
+    {
+        let c: ChapterRecord = parse(Table::Chapters, v)?;
+        checkpoints.insert(c.id.clone(), c);
+    }
+    let mut records: BTreeMap<String, Vec<ChangeRecord>> = BTreeMap::new();
+    for v in store
+        .get_by_index(Table::Changes, "project", json!(id))
+        .await?
+    {
+        let c: ChangeRecord = parse(Table::Changes, v)?;
+        records.entry(c.chapter.clone()).or_default().push(c);
+    }
     let mut chapters = Vec::with_capacity(record.chapters.len());
+    let mut stored = pending::Stored::default();
+    let mut feeds = BTreeMap::new();
+    let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
-        if let Some(i) = stored.iter().position(|c| &c.id == chapter_id) {
-            let c = stored.swap_remove(i);
-            chapters.push(Chapter::restore(c.id, c.title, &c.text, c.version));
+        if let Some(c) = checkpoints.remove(chapter_id) {
+            let (chapter, feed, known, problem) =
+                rebuild(c, records.remove(chapter_id).unwrap_or_default());
+            if let Some(problem) = problem {
+                problems.push(problem);
+                repair.push(chapter.id.clone());
+            }
+            stored.chapters.insert(chapter.id.clone(), known);
+            feeds.insert(chapter.id.clone(), feed);
+            chapters.push(chapter);
         }
     }
     let entries: Vec<Entry> = store
@@ -321,7 +453,14 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<(Session, u64)>,
     for chapter in missing {
         session.history.forget_chapter(&chapter);
     }
-    Ok(Some((session, record.created_ms)))
+    Ok(Some(Loaded {
+        session,
+        created_ms: record.created_ms,
+        stored,
+        feeds,
+        problems,
+        repair,
+    }))
 }
 
 /// Every stored project, most recently changed first.
@@ -353,6 +492,7 @@ pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
         Table::Audit,
         Table::Bible,
         Table::Files,
+        Table::Changes,
     ] {
         for record in store.get_by_index(table, "project", json!(id)).await? {
             if let Some(key) = record["id"].as_str() {

@@ -182,6 +182,14 @@ fn setup() -> (Page, Rc<Disk>, String, Vec<String>) {
     (page, store, id, chapters)
 }
 
+/// A state without the editor positions that are saved lazily (cursor, selection, scroll).
+fn positionless(mut state: Value) -> Value {
+    for field in ["cursor", "selection", "scroll"] {
+        state["project"]["ui"][field] = Value::Null;
+    }
+    state
+}
+
 /// Opens project `id` in a new worker on the same store and returns what it sees.
 fn reloaded(store: &Rc<Disk>, id: &str, ids: &str) -> Value {
     Page::on(store.clone(), ids).state(id)
@@ -1065,6 +1073,14 @@ fn run_steps(steps: &[Step]) {
             Step::Reload => {
                 let before = page.state(&id);
                 reloads += 1;
+                // Without a checkpoint, everything but the lazily saved positions is stored.
+                assert_eq!(
+                    positionless(reloaded(&store, &id, &format!("n{reloads}"))),
+                    positionless(before.clone()),
+                    "a reload equals the state before it, but for the cursor"
+                );
+                // With one (the worker asks for it when the writer is idle), all of it.
+                page.ok("checkpoint", json!({}));
                 page = Page::on(store.clone(), &format!("r{reloads}"));
                 assert_eq!(
                     page.state(&id),
@@ -1076,6 +1092,7 @@ fn run_steps(steps: &[Step]) {
         check(&mut page, &id, &model);
     }
     let end = check(&mut page, &id, &model);
+    page.ok("checkpoint", json!({}));
     assert_eq!(
         reloaded(&store, &id, "end"),
         end,

@@ -278,9 +278,13 @@ fn the_store_file_keeps_projects_between_runs() {
     let saved: Value =
         serde_json::from_slice(&std::fs::read(&file).expect("store file")).expect("json");
     assert_eq!(saved["format"], "draftsmith-memory-store");
+    // The chapter's checkpoint, and the change after it.
     assert!(saved["tables"]["chapters"]
         .to_string()
-        .contains("It was dark.\\n\\nThen the lamp."));
+        .contains("It was dark."));
+    assert!(saved["tables"]["changes"]
+        .to_string()
+        .contains("\\n\\nThen the lamp."));
     // No temporary file is left behind.
     let names: Vec<String> = std::fs::read_dir(&dir)
         .expect("dir")
@@ -381,7 +385,8 @@ fn an_unwritable_store_file_is_reported_and_the_data_kept_in_memory() {
     let out = serve(&core, &lines(&[with_id(3, append("More."))]));
     assert!(out.iter().all(|v| v["type"] != "storage_error"), "{out:#?}");
     let saved = std::fs::read_to_string(&file).expect("written now");
-    assert!(saved.contains("Text.\\n\\nMore."));
+    assert!(saved.contains("\"text\": \"Text.\""), "{saved}");
+    assert!(saved.contains("\\n\\nMore."), "{saved}");
 }
 
 fn cli(args: &[&str], input: &[u8]) -> (u8, String, String) {

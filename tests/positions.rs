@@ -397,7 +397,10 @@ fn in_a_run_rewrite_selection_rewrites_what_the_writer_selected_after_an_earlier
         2,
         "set_selection and the rewrite: {ui_events:?}"
     );
-    // The selection, as saved with the project, covers the rewritten passage.
+    // The selection, as saved with the project (positions are saved lazily: with the next
+    // checkpoint, which the worker asks for when the writer is idle), covers the rewritten
+    // passage.
+    page.ok("checkpoint", json!({}));
     let other = Page::on(page.store.clone(), vec![], Rc::new(NeverSleeper));
     let list = other.ok("list_projects", json!({}));
     let project = other.ok("open_project", json!({"id": list["projects"][0]["id"]}));

@@ -64,10 +64,14 @@ impl Page {
             .to_string()
     }
 
-    /// The project as an export, without the export time.
+    /// The project as an export, without the export time and the editor positions that are
+    /// saved lazily (cursor, selection, scroll: with the next checkpoint).
     fn export(&self, id: &str) -> Value {
         let mut doc = self.ok("export_project", json!({ "id": id }));
         doc["exportedMs"] = json!(0);
+        for field in ["cursor", "selection", "scroll"] {
+            doc["project"]["ui"][field] = Value::Null;
+        }
         doc
     }
 }

@@ -7,7 +7,7 @@
 //! Open projects are cached in memory; the [`Store`] is the source of truth. Every mutation
 //! goes through the open project's [`Session`], borrowed mutably for the length of one
 //! synchronous operation (the one exclusive edit path), marks what it changed as pending, and
-//! is then saved ([`saving`]): the state change, its history records and its audit record
+//! is then saved (`saving.rs`): the state change, its history records and its audit record
 //! commit together or not at all. If a save fails (a full quota, say), the in-memory state
 //! stays, the page gets a `storage_error` event, and everything the failed save held stays
 //! pending until a later save that includes it commits.
@@ -57,6 +57,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "import_project",
     "export_markdown",
     "reload_project",
+    "checkpoint",
     "memory",
     "memory_context",
     "write_memory_notes",
@@ -86,6 +87,9 @@ pub const REQUEST_TYPES: &[&str] = &[
     "debug_fail_saves",
 ];
 
+/// Tools whose calls are not audited when they edit nothing: cursor and selection moves.
+const UNAUDITED: &[&str] = &["set_selection"];
+
 /// What the core needs from the outside world.
 pub struct Env {
     /// Wall-clock time.
@@ -101,8 +105,11 @@ pub struct Env {
 /// What a mutation touched, for its save.
 #[derive(Default)]
 struct Touched {
-    /// The project record changed (name, UI state, history position).
+    /// The project record changed (its name or chapter list).
     project: bool,
+    /// The UI state may have changed (saved at once only when its essentials did: see
+    /// [`saving::ui_essentials`]).
+    ui: bool,
     chapters: Vec<String>,
     /// Chapters deleted (their records are deleted).
     deleted_chapters: Vec<String>,
@@ -124,8 +131,33 @@ struct Touched {
 /// Mark what a mutation touched as pending for the project's next save.
 fn mark_touched(open: &mut Open, touched: Touched) {
     open.record_changes(&touched.changes);
+    for change in touched.changes {
+        let due = open
+            .session
+            .project
+            .chapter(&change.chapter)
+            .is_some_and(|c| {
+                open.stored.checkpoint_due(&change.chapter, c.version())
+                    && !open.pending.has(&Key::Chapter(change.chapter.clone()))
+            });
+        if due {
+            open.pending.mark(Key::Chapter(change.chapter.clone()));
+        }
+        open.pending.append(Append::Change(change));
+    }
     if touched.project {
         open.pending.mark(Key::Project);
+    }
+    if touched.ui {
+        let essentials = saving::ui_essentials(&open.session.project.ui);
+        if essentials != open.ui_saved {
+            open.ui_saved = essentials;
+            open.pending.mark(Key::Project);
+        } else {
+            open.pending.mark_lazy(Key::Project);
+        }
+    } else if touched.project {
+        open.ui_saved = saving::ui_essentials(&open.session.project.ui);
     }
     for chapter in &touched.deleted_chapters {
         open.feeds.remove(chapter);
@@ -345,6 +377,7 @@ impl Core {
             "delete_project" => self.delete_project(params(kind, p)?).await,
             "storage_estimate" => self.storage_estimate().await,
             "reload_project" => self.reload_project(params(kind, p)?).await,
+            "checkpoint" => self.checkpoint(params(kind, p)?).await,
             "memory" => self.with_session(|s| memory_json(s)),
             "memory_context" => self.memory_context(params(kind, p)?),
             "write_memory_notes" => self.write_memory_notes(params(kind, p)?).await,
@@ -596,10 +629,10 @@ impl Core {
             .ensure_bedside(&id, now, self.env.ids.as_ref());
         let summary = project_json(&session.project);
         // Nothing is created unless it is stored.
-        self.store_new(&mut session, now, now).await?;
+        let stored = self.store_new(&mut session, now, now).await?;
         self.sessions
             .borrow_mut()
-            .insert(id.clone(), Open::new(session, now));
+            .insert(id.clone(), Open::new(session, now, stored));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -611,12 +644,15 @@ impl Core {
         session: &mut Session,
         created_ms: u64,
         now_ms: u64,
-    ) -> Result<(), Error> {
+    ) -> Result<persist::pending::Stored, Error> {
         let _ = session.history.take_changes();
         let pending = persist::pending::Pending::everything(session);
-        let (batch, _) = persist::pending::batch(session, &pending, created_ms, now_ms, true)?;
+        let mut stored = persist::pending::Stored::default();
+        let (batch, receipt) =
+            persist::pending::batch(session, &pending, &stored, created_ms, now_ms, true)?;
         self.env.store.commit(batch).await?;
-        Ok(())
+        stored.apply(&receipt);
+        Ok(stored)
     }
 
     async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
@@ -627,20 +663,20 @@ impl Core {
             let _ = self.flush(&p.id, false).await;
         }
         if unsaved.is_none() {
-            let (session, created_ms) = self
+            let loaded = self
                 .load_session(&p.id)
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
             self.sessions
                 .borrow_mut()
                 .entry(p.id.clone())
-                .or_insert(Open::new(session, created_ms));
+                .or_insert_with(|| Open::loaded(loaded));
         }
         let summary = self
             .sessions
             .borrow()
             .get(&p.id)
-            .map(|o| project_json(&o.session.project))
+            .map(open_json)
             .unwrap_or_default();
         *self.current.borrow_mut() = Some(p.id);
         Ok(summary)
@@ -734,25 +770,25 @@ impl Core {
                 &format!("a project with id '{id}' already exists; delete it first to replace it"),
             ));
         }
-        self.store_new(&mut session, created_ms, self.env.clock.now_ms())
+        let stored = self
+            .store_new(&mut session, created_ms, self.env.clock.now_ms())
             .await?;
         let summary = project_json(&session.project);
         self.sessions
             .borrow_mut()
-            .insert(id.clone(), Open::new(session, created_ms));
+            .insert(id.clone(), Open::new(session, created_ms, stored));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
     }
 
     /// A stored project, with the locks of the approvals that wait in it.
-    async fn load_session(&self, id: &str) -> Result<Option<(Session, u64)>, Error> {
-        let Some((mut session, created_ms)) = persist::load(self.env.store.as_ref(), id).await?
-        else {
+    async fn load_session(&self, id: &str) -> Result<Option<persist::Loaded>, Error> {
+        let Some(mut loaded) = persist::load(self.env.store.as_ref(), id).await? else {
             return Ok(None);
         };
-        self.relock(&mut session).await?;
-        Ok(Some((session, created_ms)))
+        self.relock(&mut loaded.session).await?;
+        Ok(Some(loaded))
     }
 
     /// Another tab (worker) saved project `id`: read it again from the store, so this tab
@@ -779,9 +815,10 @@ impl Core {
                 Some(_) => {}
             }
             match loaded {
-                Some((session, created_ms)) => {
-                    let summary = project_json(&session.project);
-                    sessions.insert(p.id.clone(), Open::new(session, created_ms));
+                Some(loaded) => {
+                    let open = Open::loaded(loaded);
+                    let summary = open_json(&open);
+                    sessions.insert(p.id.clone(), open);
                     drop(sessions);
                     self.emit("project_reloaded", summary);
                 }
@@ -798,6 +835,43 @@ impl Core {
             return Ok(json!({ "reloaded": true }));
         }
         Ok(json!({ "reloaded": false, "unsaved": true }))
+    }
+
+    /// `checkpoint {id?}`: write the whole text of every chapter of the project (the current
+    /// one by default) that changed since its last checkpoint, and whatever waits to be saved
+    /// lazily (the cursor and selection). The worker sends it when the writer is idle.
+    /// Answers `{checkpointed: [chapter ids], saved}` (`saved: false` after a failed save,
+    /// which is also reported as `storage_error`; it stays pending).
+    async fn checkpoint(&self, p: ProjectRef) -> Result<Value, Error> {
+        let id = match p.id {
+            Some(id) => id,
+            None => self.current()?,
+        };
+        let checkpointed: Vec<String> = {
+            let mut sessions = self.sessions.borrow_mut();
+            let Some(open) = sessions.get_mut(&id) else {
+                return Err(Error::NoProject(format!("project '{id}' is not open")));
+            };
+            let due: Vec<String> = open
+                .session
+                .project
+                .chapters
+                .iter()
+                .filter(|c| {
+                    open.stored
+                        .chapters
+                        .get(&c.id)
+                        .is_none_or(|s| s.checkpoint != c.version())
+                })
+                .map(|c| c.id.clone())
+                .collect();
+            for chapter in &due {
+                open.pending.mark(Key::Chapter(chapter.clone()));
+            }
+            due
+        };
+        let saved = self.flush(&id, true).await.is_ok();
+        Ok(json!({ "checkpointed": checkpointed, "saved": saved }))
     }
 
     /// Write many notes at once (an import, or a benchmark): all of them or, if one is
@@ -1110,11 +1184,12 @@ impl Core {
         }
         self.emit_bible(s, &outcome.bible, &origin);
         self.emit_files(s, &outcome.files, &origin);
+        // Cursor and selection moves are not audited.
+        let audit = (!(UNAUDITED.contains(&tool) && outcome.edits.is_empty())).then_some(audit);
         let touched = Touched {
-            project: outcome.ui_changed || !outcome.edits.is_empty(),
-            chapters: outcome.edits.iter().map(|e| e.chapter.clone()).collect(),
+            ui: outcome.ui_changed || !outcome.edits.is_empty(),
             changes: persist::ChangeRecord::of(&outcome.edits, &origin, None),
-            audit: Some(audit),
+            audit,
             memory_before,
             bible: outcome.bible.clone(),
             files: outcome.files.clone(),
@@ -1190,8 +1265,7 @@ impl Core {
             Ok((
                 result,
                 Touched {
-                    project: true,
-                    chapters: vec![chapter_id],
+                    ui: true,
                     changes,
                     ..Touched::default()
                 },
@@ -1248,15 +1322,11 @@ impl Core {
             "canUndo": s.history.can_undo(),
             "canRedo": s.history.can_redo(),
         });
-        let changes = persist::ChangeRecord::of(&applied, by, None);
-        let mut chapters: Vec<String> = applied.into_iter().map(|a| a.chapter).collect();
-        chapters.dedup();
         Ok((
             result,
             Touched {
-                project: true,
-                chapters,
-                changes,
+                ui: true,
+                changes: persist::ChangeRecord::of(&applied, by, None),
                 ..Touched::default()
             },
         ))
@@ -1331,6 +1401,15 @@ fn project_json(project: &Project) -> Value {
         "chapters": chapters,
         "ui": project.ui,
     })
+}
+
+/// An open project's summary, with `problems` when its stored data was damaged.
+fn open_json(open: &Open) -> Value {
+    let mut summary = project_json(&open.session.project);
+    if !open.problems.is_empty() {
+        summary["problems"] = json!(open.problems);
+    }
+    summary
 }
 
 fn invalid(request: &str, reason: &str) -> Error {

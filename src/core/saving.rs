@@ -18,8 +18,9 @@ use std::task::{Context, Poll, Waker};
 use serde_json::json;
 
 use super::Core;
-use crate::persist::pending::{self, Pending};
-use crate::persist::ChangeRecord;
+use crate::persist::pending::{self, Key, Pending, Stored};
+use crate::persist::{ChangeRecord, Loaded};
+use crate::project::UiState;
 use crate::session::Session;
 use crate::store::{StoreError, Table};
 
@@ -76,6 +77,13 @@ pub(super) struct Open {
     pub(super) feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
     /// What is still to be written.
     pub(super) pending: Pending,
+    /// What the store holds of the project's chapters.
+    pub(super) stored: Stored,
+    /// The parts of the UI state that are saved at once when they change (the rest, such
+    /// as the cursor, is saved lazily): see [`ui_essentials`].
+    pub(super) ui_saved: UiEssentials,
+    /// What was wrong with the stored data when the project was loaded.
+    pub(super) problems: Vec<String>,
     /// A save of this project is in flight.
     saving: bool,
     /// Save attempts that ended, and the last one that failed: what it covered (up to
@@ -85,19 +93,58 @@ pub(super) struct Open {
     notify: Rc<Notify>,
 }
 
+/// The UI state that matters enough to save at once: the active chapter, the panel, zen
+/// mode and which highlights there are (not where: positions only follow edits).
+pub(super) type UiEssentials = (Option<String>, String, bool, Vec<(String, String)>);
+
+/// The [`UiEssentials`] of a UI state.
+pub(super) fn ui_essentials(ui: &UiState) -> UiEssentials {
+    (
+        ui.active_chapter.clone(),
+        ui.panel.clone(),
+        ui.zen_mode,
+        ui.highlights
+            .iter()
+            .map(|h| (h.chapter.clone(), h.style.clone()))
+            .collect(),
+    )
+}
+
 impl Open {
-    /// A project as stored: nothing pending.
-    pub(super) fn new(session: Session, created_ms: u64) -> Self {
+    /// A project just written whole (created or imported): nothing pending.
+    pub(super) fn new(session: Session, created_ms: u64, stored: Stored) -> Self {
         Self {
+            ui_saved: ui_essentials(&session.project.ui),
             session,
             created_ms,
             feeds: BTreeMap::new(),
             pending: Pending::new(),
+            stored,
+            problems: Vec::new(),
             saving: false,
             attempts: 0,
             failed: None,
             notify: Rc::new(Notify::default()),
         }
+    }
+
+    /// A project as loaded from the store (chapters it could not load whole are
+    /// checkpointed by the next save).
+    pub(super) fn loaded(loaded: Loaded) -> Self {
+        let mut open = Self::new(loaded.session, loaded.created_ms, loaded.stored);
+        open.feeds = loaded
+            .feeds
+            .into_iter()
+            .map(|(chapter, mut feed)| {
+                let skip = feed.len().saturating_sub(FEED_LEN);
+                (chapter, feed.drain(skip..).collect())
+            })
+            .collect();
+        for chapter in loaded.repair {
+            open.pending.mark(Key::Chapter(chapter));
+        }
+        open.problems = loaded.problems;
+        open
     }
 
     /// Add applied changes to their chapters' feeds.
@@ -214,7 +261,14 @@ impl Core {
                     Step::Wait(Rc::clone(&open.notify), open.attempts)
                 } else {
                     let now = self.env.clock.now_ms();
-                    match pending::batch(&open.session, &open.pending, open.created_ms, now, lazy) {
+                    match pending::batch(
+                        &open.session,
+                        &open.pending,
+                        &open.stored,
+                        open.created_ms,
+                        now,
+                        lazy,
+                    ) {
                         Ok((batch, receipt)) => {
                             open.saving = true;
                             Step::Save(batch, receipt)
@@ -245,7 +299,10 @@ impl Core {
                         let mut sessions = self.sessions.borrow_mut();
                         if let Some(open) = sessions.get_mut(project) {
                             match &result {
-                                Ok(()) => open.pending.committed(&receipt),
+                                Ok(()) => {
+                                    open.pending.committed(&receipt);
+                                    open.stored.apply(&receipt);
+                                }
                                 Err(e) => {
                                     open.failed = Some((open.attempts + 1, receipt.seq, e.clone()))
                                 }

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::{
     chapter_record, goal_record, history_state_key, note_record, project_record, put_entity,
-    put_file, watched_record, AuditRecord,
+    put_file, watched_record, AuditRecord, ChangeRecord,
 };
 use crate::bible::{entity_key, Kind};
 use crate::files::file_key;
@@ -57,10 +57,72 @@ pub enum Key {
 /// A record written once, as it was made.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Append {
+    /// An applied chapter change.
+    Change(ChangeRecord),
     /// An audit record of a tool call.
     Audit(AuditRecord),
     /// A `meta` record (an approval record the call claimed or requested).
     Meta(Value),
+}
+
+/// A chapter is checkpointed (its record rewritten with its whole text) once this many
+/// changes were applied to it since its last checkpoint. Between checkpoints a change
+/// writes only its own record. 100 keeps a load's replay short (at most 100 changes per
+/// chapter) while a 5 MB chapter is rewritten once per 100 keystrokes, not on each.
+pub const CHECKPOINT_EVERY: u64 = 100;
+
+/// How many change records are kept behind a checkpoint (older ones are deleted when it is
+/// written), so that the change feed of a freshly loaded chapter reaches back that far
+/// (a resent change is still recognized by its tag; other tabs can catch up).
+pub const KEEP_BEHIND: u64 = 200;
+
+/// What the store holds of a chapter, as far as this core knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoredChapter {
+    /// The version of its checkpoint (its chapter record).
+    pub checkpoint: u64,
+    /// The oldest and newest version of its change records, if it has any.
+    pub changes: Option<(u64, u64)>,
+}
+
+impl StoredChapter {
+    /// The newest version the store holds (by its checkpoint or a change record).
+    pub fn newest(&self) -> u64 {
+        self.changes
+            .map_or(self.checkpoint, |(_, n)| n.max(self.checkpoint))
+    }
+}
+
+/// What this core knows the store holds of a project.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stored {
+    /// By chapter id.
+    pub chapters: BTreeMap<String, StoredChapter>,
+}
+
+impl Stored {
+    /// Whether a chapter is due for a checkpoint at `version`.
+    pub fn checkpoint_due(&self, chapter: &str, version: u64) -> bool {
+        self.chapters
+            .get(chapter)
+            .is_none_or(|c| version.saturating_sub(c.checkpoint) >= CHECKPOINT_EVERY)
+    }
+
+    /// What a committed batch changed.
+    pub fn apply(&mut self, receipt: &Receipt) {
+        for (chapter, stored) in &receipt.chapters {
+            match stored {
+                Some(stored) => self.chapters.insert(chapter.clone(), *stored),
+                None => self.chapters.remove(chapter),
+            };
+        }
+    }
+}
+
+/// The key of a chapter's change record of `version`: `<chapter>/<version, 20 digits>`
+/// (so a chapter's records sort by version).
+pub fn change_key(chapter: &str, version: u64) -> String {
+    format!("{chapter}/{version:020}")
 }
 
 /// When a key was last marked, and whether only lazily.
@@ -193,13 +255,16 @@ impl Pending {
     }
 }
 
-/// What a built batch covers, to drop from [`Pending`] once it commits.
+/// What a built batch covers, to drop from [`Pending`] once it commits, and what the store
+/// then holds ([`Stored::apply`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Receipt {
     /// Everything marked or appended up to here.
     pub seq: u64,
     /// Whether lazy marks were included.
     pub lazy: bool,
+    /// What the store holds of each chapter the batch wrote (`None`: deleted).
+    pub chapters: Vec<(String, Option<StoredChapter>)>,
 }
 
 /// The ids of memory items that differ between two memories (changed, added or removed).
@@ -236,10 +301,19 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
 }
 
 /// The batch that writes everything pending (lazy marks only when `lazy`), with the
-/// receipt to hand to [`Pending::committed`] once it commits.
+/// receipt to hand to [`Pending::committed`] and [`Stored::apply`] once it commits.
+///
+/// A chapter's changes are written as change records; its checkpoint (its record, with
+/// the whole text at its current version) is written when it was marked (a new, renamed or
+/// due chapter, or a checkpoint request), when the store holds nothing of it, and when its
+/// pending changes do not continue the stored ones exactly (so a load never replays a
+/// gap). A checkpoint deletes the change records more than [`KEEP_BEHIND`] versions behind
+/// it, and any stored above it (left by a damaged store). A deleted chapter's record and all
+/// its change records are deleted.
 pub fn batch(
     session: &Session,
     pending: &Pending,
+    stored: &Stored,
     created_ms: u64,
     now_ms: u64,
     lazy: bool,
@@ -247,6 +321,95 @@ pub fn batch(
     let project = &session.project;
     let id = project.id.as_str();
     let mut batch = Batch::new();
+    let mut receipt = Receipt {
+        seq: pending.seq,
+        lazy,
+        chapters: Vec::new(),
+    };
+    // Chapters: marked ones and those with changes to write.
+    let mut changes: BTreeMap<&str, Vec<&ChangeRecord>> = BTreeMap::new();
+    for key in pending.keys.keys() {
+        if let Key::Chapter(chapter) = key {
+            changes.entry(chapter.as_str()).or_default();
+        }
+    }
+    for (_, append) in &pending.appends {
+        if let Append::Change(change) = append {
+            changes
+                .entry(change.chapter.as_str())
+                .or_default()
+                .push(change);
+        }
+    }
+    for (chapter, records) in changes {
+        let known = stored.chapters.get(chapter).copied();
+        let Some(current) = project.chapter(chapter) else {
+            // Deleted: its record and every change record it may have.
+            batch.delete(Table::Chapters, chapter);
+            if let Some(known) = known {
+                let from = known.changes.map_or(known.checkpoint, |(o, _)| o);
+                for version in from..=known.newest() {
+                    batch.delete(Table::Changes, change_key(chapter, version));
+                }
+            }
+            receipt.chapters.push((chapter.to_string(), None));
+            continue;
+        };
+        let mut next = known.map_or(0, |k| k.newest()) + 1;
+        let mut contiguous = known.is_some();
+        for record in &records {
+            contiguous &= record.version == next;
+            next = record.version + 1;
+            batch.put_value(
+                Table::Changes,
+                json!({
+                    "id": change_key(chapter, record.version),
+                    "project": id,
+                    "chapter": chapter,
+                    "version": record.version,
+                    "changeset": record.changeset,
+                    "origin": record.origin,
+                    "tag": record.tag,
+                }),
+            );
+        }
+        let version = current.version();
+        let oldest = known.and_then(|k| k.changes.map(|(o, _)| o));
+        let newest_change = records.last().map(|r| r.version);
+        let mut after = StoredChapter {
+            checkpoint: known.map_or(0, |k| k.checkpoint),
+            changes: match (oldest, newest_change) {
+                (Some(o), Some(n)) => Some((o, n)),
+                (None, Some(n)) => records.first().map(|f| (f.version, n)),
+                (Some(o), None) => known.and_then(|k| k.changes).map(|(_, n)| (o, n)),
+                (None, None) => None,
+            },
+        };
+        let checkpoint =
+            pending.has(&Key::Chapter(chapter.to_string())) || !contiguous || next != version + 1;
+        if checkpoint {
+            batch.put(Table::Chapters, &chapter_record(id, current))?;
+            // Change records above the checkpoint are not this chapter's (a damaged store).
+            if let Some(stale_to) = known.map(|k| k.newest()).filter(|n| *n > version) {
+                for v in version + 1..=stale_to {
+                    batch.delete(Table::Changes, change_key(chapter, v));
+                }
+            }
+            after.checkpoint = version;
+            after.changes = match after.changes {
+                Some((o, n)) => {
+                    let keep_from = version.saturating_sub(KEEP_BEHIND - 1).max(1);
+                    for v in o..keep_from {
+                        batch.delete(Table::Changes, change_key(chapter, v));
+                    }
+                    let n = n.min(version);
+                    (keep_from.max(o) <= n).then_some((keep_from.max(o), n))
+                }
+                None => None,
+            };
+        }
+        receipt.chapters.push((chapter.to_string(), Some(after)));
+    }
     let undo: BTreeMap<&str, &crate::commands::Entry> = session
         .history
         .entries()
@@ -262,10 +425,8 @@ pub fn batch(
                 Table::Projects,
                 &project_record(project, created_ms, now_ms),
             )?,
-            Key::Chapter(chapter) => match project.chapter(chapter) {
-                Some(c) => batch.put(Table::Chapters, &chapter_record(id, c))?,
-                None => batch.delete(Table::Chapters, chapter.clone()),
-            },
+            // Written above, with the chapter's changes.
+            Key::Chapter(_) => {}
             Key::HistoryEntry(entry) => match undo.get(entry.as_str()) {
                 Some(e) => batch.put_value(
                     Table::History,
@@ -304,15 +465,10 @@ pub fn batch(
     }
     for (_, append) in &pending.appends {
         match append {
+            Append::Change(_) => {}
             Append::Audit(record) => batch.put(Table::Audit, record)?,
             Append::Meta(record) => batch.put_value(Table::Meta, record.clone()),
         }
     }
-    Ok((
-        batch,
-        Receipt {
-            seq: pending.seq,
-            lazy,
-        },
-    ))
+    Ok((batch, receipt))
 }

@@ -136,6 +136,26 @@ impl Chapter {
         }
     }
 
+    /// A chapter as it was stored, with the changes that led to `version` (oldest first; the
+    /// last took it to `version`), so that a writer's change based on one of those versions
+    /// can still be rebased. At most [`REBASE_LOG_LEN`] are kept.
+    pub fn restore_with_log(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        text: &str,
+        version: u64,
+        log: impl IntoIterator<Item = ChangeSet>,
+    ) -> Self {
+        let mut log: VecDeque<ChangeSet> = log.into_iter().collect();
+        while log.len() > REBASE_LOG_LEN || log.len() as u64 > version {
+            log.pop_front();
+        }
+        Self {
+            log,
+            ..Self::restore(id, title, text, version)
+        }
+    }
+
     /// The text.
     pub fn text(&self) -> &Rope {
         &self.text

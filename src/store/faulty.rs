@@ -10,9 +10,10 @@
 //!   after it fails too, as if the process had died there;
 //! - [`Faulty::set_yielding`]: every operation yields to the executor once before it runs, so
 //!   that two cores on one store really interleave;
-//! - [`Faulty::commits`] counts commits (to find how many crash points a session has).
+//! - [`Faulty::commits`] counts commits (to find how many crash points a session has);
+//!   [`Faulty::set_recording`] keeps a copy of each batch.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -43,6 +44,8 @@ pub struct Faulty<S> {
     commits: Cell<u64>,
     crash: Cell<Option<(u64, Crash)>>,
     dead: Cell<bool>,
+    recording: Cell<bool>,
+    recorded: RefCell<Vec<Batch>>,
 }
 
 impl<S: Store> Faulty<S> {
@@ -56,6 +59,8 @@ impl<S: Store> Faulty<S> {
             commits: Cell::new(0),
             crash: Cell::new(None),
             dead: Cell::new(false),
+            recording: Cell::new(false),
+            recorded: RefCell::new(Vec::new()),
         }
     }
 
@@ -92,6 +97,17 @@ impl<S: Store> Faulty<S> {
     /// Make the `k`-th commit from now (1 = the next) fail as `how`, and every later one.
     pub fn crash_at(&self, k: u64, how: Crash) {
         self.crash.set(Some((self.commits.get() + k, how)));
+    }
+
+    /// Keep a copy of every batch given to [`Store::commit`] from now on (see
+    /// [`Faulty::take_batches`]).
+    pub fn set_recording(&self, recording: bool) {
+        self.recording.set(recording);
+    }
+
+    /// The batches recorded since the last call, oldest first.
+    pub fn take_batches(&self) -> Vec<Batch> {
+        std::mem::take(&mut *self.recorded.borrow_mut())
     }
 
     /// Whether a crash point was reached.
@@ -152,6 +168,9 @@ impl<S: Store> Store for Faulty<S> {
             self.pause().await;
             let n = self.commits.get() + 1;
             self.commits.set(n);
+            if self.recording.get() {
+                self.recorded.borrow_mut().push(batch.clone());
+            }
             if self.dead.get() {
                 return Err(StoreError::Failed(
                     "the store is gone (after a crash)".into(),

@@ -221,29 +221,37 @@ impl Store for MemoryStore {
     fn commit(&self, batch: Batch) -> StoreFuture<'_, ()> {
         let result = (|| {
             batch.validate()?;
-            // Apply to copies of the touched tables; swap them in only when all succeeded.
+            // Apply in place, remembering what each write replaced; on any failure put it
+            // all back, so a failed commit leaves nothing (and costs what the batch costs,
+            // not what the tables hold).
             let mut tables = self.tables.borrow_mut();
-            let mut scratch: BTreeMap<Table, BTreeMap<String, Value>> = batch
-                .tables()
-                .into_iter()
-                .map(|t| (t, tables.get(&t).cloned().unwrap_or_default()))
-                .collect();
+            let mut undo: Vec<(Table, String, Option<Value>)> = Vec::new();
+            let mut failure = None;
             for (written, op) in batch.ops.iter().enumerate() {
                 if batch.abort_after == Some(written) {
-                    return Err(StoreError::Aborted(format!(
+                    failure = Some(StoreError::Aborted(format!(
                         "aborted after {written} writes (fault injection)"
                     )));
+                    break;
                 }
                 match op {
                     Op::Put { table, value } => {
-                        let key = record_key(*table, value)?.to_string();
-                        scratch
+                        let key = match record_key(*table, value) {
+                            Ok(key) => key.to_string(),
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        };
+                        let old = tables
                             .entry(*table)
                             .or_default()
-                            .insert(key, value.clone());
+                            .insert(key.clone(), value.clone());
+                        undo.push((*table, key, old));
                     }
                     Op::Delete { table, key } => {
-                        scratch.entry(*table).or_default().remove(key);
+                        let old = tables.entry(*table).or_default().remove(key);
+                        undo.push((*table, key.clone(), old));
                     }
                     Op::Expect {
                         table,
@@ -251,17 +259,27 @@ impl Store for MemoryStore {
                         field,
                         equals,
                     } => {
-                        let record = scratch.get(table).and_then(|t| t.get(key));
+                        let record = tables.get(table).and_then(|t| t.get(key));
                         if !Op::expectation_holds(record, field, equals) {
-                            return Err(StoreError::Conflict(format!(
+                            failure = Some(StoreError::Conflict(format!(
                                 "'{key}' in '{}' no longer has {field} = {equals}",
                                 table.name()
                             )));
+                            break;
                         }
                     }
                 }
             }
-            tables.extend(scratch);
+            if let Some(error) = failure {
+                for (table, key, old) in undo.into_iter().rev() {
+                    let rows = tables.entry(table).or_default();
+                    match old {
+                        Some(value) => rows.insert(key, value),
+                        None => rows.remove(&key),
+                    };
+                }
+                return Err(error);
+            }
             if batch.ops.iter().any(|op| !matches!(op, Op::Expect { .. })) {
                 self.revision.set(self.revision.get() + 1);
             }

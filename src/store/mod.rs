@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 pub use self::memory::MemoryStore;
 
 /// The current schema version.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The `meta` record that holds the schema version the data was migrated to.
 pub const SCHEMA_RECORD: &str = "db:schema";
@@ -57,6 +57,8 @@ pub enum Table {
     Bible,
     /// Free files of the `data/` view (key `<project>/<path>`, such as `p1/plans/outline.md`).
     Files,
+    /// Chapter changes, one record per applied change (key `<chapter>/<version, 20 digits>`).
+    Changes,
 }
 
 /// An index of a table.
@@ -80,7 +82,7 @@ const fn ix(name: &'static str, key_path: &'static str) -> Index {
 
 impl Table {
     /// Every table of the current schema.
-    pub const ALL: [Table; 10] = [
+    pub const ALL: [Table; 11] = [
         Table::Projects,
         Table::Chapters,
         Table::History,
@@ -91,6 +93,7 @@ impl Table {
         Table::Audit,
         Table::Bible,
         Table::Files,
+        Table::Changes,
     ];
 
     /// The object store's name.
@@ -106,6 +109,7 @@ impl Table {
             Table::Audit => "audit",
             Table::Bible => "bible",
             Table::Files => "files",
+            Table::Changes => "changes",
         }
     }
 
@@ -119,6 +123,7 @@ impl Table {
             multi_entry: true,
         };
         const TIME: Index = ix("time", "time");
+        const CHAPTER: Index = ix("chapter", "chapter");
         const BY_PROJECT: &[Index] = &[PROJECT];
         match self {
             Table::Projects => &[UPDATED],
@@ -131,6 +136,7 @@ impl Table {
             | Table::Files => BY_PROJECT,
             Table::Notes => &[PROJECT, TAGS, UPDATED],
             Table::Audit => &[PROJECT, TIME],
+            Table::Changes => &[PROJECT, CHAPTER],
         }
     }
 }
@@ -138,7 +144,8 @@ impl Table {
 /// The tables (with their indexes) of a schema version. Version 1 had projects, chapters,
 /// history and meta; version 2 added memory (notes, goals, watched entities), the audit log
 /// and the `updated` index on projects; version 3 added the story bible; version 4 the free
-/// files of the `data/` view (`files`).
+/// files of the `data/` view (`files`); version 5 the chapter changes (`changes`, indexed by
+/// project and chapter), which made chapter records checkpoints.
 pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     if version <= 1 {
         return vec![
@@ -153,6 +160,7 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
         .filter(|t| match t {
             Table::Bible => version >= 3,
             Table::Files => version >= 4,
+            Table::Changes => version >= 5,
             _ => true,
         })
         .map(|t| (*t, t.indexes().to_vec()))
@@ -358,7 +366,8 @@ pub trait Store {
 /// must already have the current tables (IndexedDB creates them while upgrading).
 ///
 /// Version 1 → 2: project records gain `updatedMs` (from `createdMs`, else 0), which the new
-/// `updated` index sorts by.
+/// `updated` index sorts by. Versions 3, 4 and 5 only added tables (a version-4 chapter
+/// record is a version-5 checkpoint with no changes after it).
 pub async fn migrate(store: &dyn Store) -> Result<u32, StoreError> {
     let from = match store.get(Table::Meta, SCHEMA_RECORD).await? {
         Some(record) => record["version"].as_u64().unwrap_or(1) as u32,
