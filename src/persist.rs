@@ -9,7 +9,8 @@
 //! - `meta/history:{project}`: the rest of the history (redo runs, open group, limits);
 //! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
 //! - `notes/{id}`, `goals/{id}`, `watched/{id}`: the agent's memory (global notes are stored
-//!   under the project key [`GLOBAL_PROJECT`] and load with every project);
+//!   under the project key [`GLOBAL_PROJECT`] and load with every project; deleted notes stay,
+//!   marked, until they are purged 30 days later, see [`crate::memory`]);
 //! - `bible/{project}/{kind}/{id}`: one record per story-bible entity (`project`, `entity`);
 //! - `files/{project}/{path}`: one record per free file of the `data/` view (`project`,
 //!   `file`: path, content, mod time, origin).
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::bible::{Bible, Entity, Kind};
-use crate::commands::{Entry, History, HistoryState};
+use crate::commands::{Entry, History, HistoryState, Origin};
 use crate::files::{file_key, Files, FreeFile};
 use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
 use crate::project::{Chapter, Project, UiState};
@@ -189,19 +190,22 @@ pub fn memory_changes(before: &MemorySnapshot, memory: &Memory) -> Batch {
     batch
 }
 
-/// Puts of the notes with these ids (a bulk write).
+/// Puts of the notes with these ids (a bulk write, a restore), and deletes of those that
+/// are gone (purged from the trash).
 pub fn note_puts(memory: &Memory, ids: &[String]) -> Batch {
     let mut batch = Batch::new();
     for id in ids {
-        if let Some(note) = memory.note(id) {
-            batch.put_value(Table::Notes, note_record(note));
+        match memory.note(id) {
+            Some(note) => batch.put_value(Table::Notes, note_record(note)),
+            None => batch.delete(Table::Notes, id.clone()),
         }
     }
     batch
 }
 
 fn put_memory(batch: &mut Batch, project: &str, memory: &Memory) {
-    for note in memory.visible_notes(project) {
+    // Deleted notes too: they are kept (and restorable) for 30 days.
+    for note in memory.notes.iter().filter(|n| n.belongs_to(project)) {
         batch.put_value(Table::Notes, note_record(note));
     }
     for goal in memory.project_goals(project) {
@@ -739,7 +743,21 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
         e
     }));
     let mut memory = Memory::new();
-    memory.notes = doc.notes;
+    // Whoever the document says wrote (or deleted) a note, it came from outside: an import's,
+    // which agents cannot change without the writer.
+    memory.notes = doc
+        .notes
+        .into_iter()
+        .map(|mut n| {
+            n.author = Origin::Import;
+            if n.is_bedside() {
+                // The bedside note is never deleted.
+                n.deleted_ms = None;
+            }
+            n.deleted_by = n.deleted_ms.map(|_| Origin::Import);
+            n
+        })
+        .collect();
     memory.goals = doc.goals;
     memory.watched = doc.watched;
     // The newest entry's inverses must fit the texts, or undo would fail later.
