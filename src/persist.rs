@@ -744,15 +744,18 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     }));
     let mut memory = Memory::new();
     // Whoever the document says wrote (or deleted) a note, it came from outside: an import's,
-    // which agents cannot change without the writer.
+    // which agents cannot change without the writer. The bedside note is the agents' plan
+    // (never updated or deleted through the note tools, only evolved): its author is the
+    // usual one, and it is never deleted.
     memory.notes = doc
         .notes
         .into_iter()
         .map(|mut n| {
-            n.author = Origin::Import;
             if n.is_bedside() {
-                // The bedside note is never deleted.
+                n.author = Origin::Agent(crate::memory::BEDSIDE_AUTHOR.into());
                 n.deleted_ms = None;
+            } else {
+                n.author = Origin::Import;
             }
             n.deleted_by = n.deleted_ms.map(|_| Origin::Import);
             n
