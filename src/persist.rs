@@ -11,7 +11,8 @@
 //! - `audit/{id}`: one record per tool call (tool, argument digest, origin, status, time);
 //!   cursor and selection moves (`set_selection`) are not audited;
 //! - `notes/{id}`, `goals/{id}`, `watched/{id}`: the agent's memory (global notes are stored
-//!   under the project key [`GLOBAL_PROJECT`] and load with every project);
+//!   under the project key [`GLOBAL_PROJECT`] and load with every project; deleted notes stay,
+//!   marked, until they are purged 30 days later, see [`crate::memory`]);
 //! - `bible/{project}/{kind}/{id}`: one record per story-bible entity (`project`, `entity`);
 //! - `files/{project}/{path}`: one record per free file of the `data/` view (`project`,
 //!   `file`: path, content, mod time, origin).
@@ -733,7 +734,24 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
         e
     }));
     let mut memory = Memory::new();
-    memory.notes = doc.notes;
+    // Whoever the document says wrote (or deleted) a note, it came from outside: an import's,
+    // which agents cannot change without the writer. The bedside note is the agents' plan
+    // (never updated or deleted through the note tools, only evolved): its author is the
+    // usual one, and it is never deleted.
+    memory.notes = doc
+        .notes
+        .into_iter()
+        .map(|mut n| {
+            if n.is_bedside() {
+                n.author = Origin::Agent(crate::memory::BEDSIDE_AUTHOR.into());
+                n.deleted_ms = None;
+            } else {
+                n.author = Origin::Import;
+            }
+            n.deleted_by = n.deleted_ms.map(|_| Origin::Import);
+            n
+        })
+        .collect();
     memory.goals = doc.goals;
     memory.watched = doc.watched;
     // The newest entry's inverses must fit the texts, or undo would fail later.

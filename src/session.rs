@@ -220,6 +220,20 @@ impl<'a> EditContext<'a> {
         &self.policies
     }
 
+    /// The writer's approval this call runs under, if it is an approved call.
+    pub fn grant(&self) -> Option<&Grant> {
+        self.grant
+    }
+
+    /// Who is calling, as a history origin (`user`, `agent:<name>` or `import`).
+    pub fn origin(&self) -> Origin {
+        match &self.actor {
+            Actor::Human => Origin::User,
+            Actor::Agent { name, .. } => Origin::Agent(name.clone()),
+            Actor::Import => Origin::Import,
+        }
+    }
+
     /// The machine-translation endpoint the caller configured, if any (not empty).
     pub fn mtl_endpoint(&self) -> Option<&'a str> {
         self.mtl_endpoint.filter(|url| !url.trim().is_empty())

@@ -269,13 +269,13 @@ fn invalid_calls_fail_with_a_clear_message_and_change_nothing() {
         ),
         (
             "delete unknown id",
-            Box::new(|m| m.delete_note("m-999").unwrap_err()),
+            Box::new(|m| m.delete_note("m-999", &Origin::User, 1).unwrap_err()),
             "not_found",
             "'m-999'",
         ),
         (
             "delete the bedside note",
-            Box::new(|m| m.delete_note(&bedside).unwrap_err()),
+            Box::new(|m| m.delete_note(&bedside, &Origin::User, 1).unwrap_err()),
             "invalid_args",
             "cannot be deleted",
         ),
@@ -390,7 +390,10 @@ fn an_evolve_of_a_missing_bedside_note_with_bad_text_does_not_create_it() {
 fn unknown_ids_get_the_closest_id_suggested() {
     let (mut m, _, note_id, _) = populated();
     let typo = format!("{note_id}9");
-    let message = m.delete_note(&typo).unwrap_err().to_string();
+    let message = m
+        .delete_note(&typo, &Origin::User, 1)
+        .unwrap_err()
+        .to_string();
     assert!(
         message.contains(&format!("did you mean '{note_id}'")),
         "{message}"
@@ -452,9 +455,11 @@ fn updates_bump_the_version_only_when_something_changes() {
     );
     let same = m.update_note(&id, patch, 200).unwrap().clone();
     assert_eq!((same.version, same.updated_ms), (2, 100));
-    let deleted = m.delete_note(&id).unwrap();
+    let deleted = m.delete_note(&id, &Origin::User, 300).unwrap().clone();
     assert_eq!(deleted.id, id);
-    assert!(m.note(&id).is_none());
+    assert_eq!(deleted.deleted_ms, Some(300));
+    assert!(m.visible_notes("p").all(|n| n.id != id));
+    assert!(m.update_note(&id, NotePatch::default(), 400).is_err());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1279,7 +1284,13 @@ fn write_search_update_and_delete_notes_through_tools() {
 
     let deleted = t.ok("delete_memory_note", json!({"id": id}));
     assert_eq!(deleted["deleted"]["id"], id.as_str());
-    assert!(t.s.memory.note(&id).is_none());
+    assert_eq!(deleted["deleted"]["author"], "agent:editor");
+    // Soft: the note is kept, deleted, and no longer found.
+    assert!(t.s.memory.note(&id).is_some_and(|n| n.is_deleted()));
+    assert_eq!(
+        t.ok("search_memory", json!({"query": "lighthouse"}))["count"],
+        1
+    );
     // Memory tools make no history entries.
     assert!(!t.s.history.can_undo());
 }
@@ -1661,6 +1672,13 @@ enum Op {
     Delete {
         pick: usize,
     },
+    Restore {
+        pick: usize,
+    },
+    /// Time passes (days), then the expired deleted notes are purged.
+    Purge {
+        days: u64,
+    },
     DeleteBedside,
     Evolve {
         text: String,
@@ -1698,6 +1716,8 @@ fn any_op() -> impl Strategy<Value = Op> {
         3 => (any::<usize>(), prop::option::of(any_text()), prop::option::of(any_tags()), prop::option::of(0u8..8))
             .prop_map(|(pick, text, tags, importance)| Op::Update { pick, text, tags, importance }),
         2 => any::<usize>().prop_map(|pick| Op::Delete { pick }),
+        1 => any::<usize>().prop_map(|pick| Op::Restore { pick }),
+        1 => (0u64..40).prop_map(|days| Op::Purge { days }),
         1 => Just(Op::DeleteBedside),
         1 => any_text().prop_map(|text| Op::Evolve { text }),
         1 => any_text().prop_map(|text| Op::Search { text }),
@@ -1712,8 +1732,11 @@ proptest! {
         let ids = SequentialIds::new("n");
         let mut m = Memory::new();
         let bedside = m.ensure_bedside("p", 0, &ids);
-        for (now, op) in ops.into_iter().enumerate() {
-            let now = now as u64 + 1;
+        let day = 86_400_000u64;
+        let mut clock = 0u64;
+        for op in ops {
+            clock += 1;
+            let now = clock;
             let before = m.clone();
             // A note id: an existing one (the bedside note included) or a missing one.
             let pick_id = |pick: usize| {
@@ -1738,10 +1761,25 @@ proptest! {
                 }
                 Op::Delete { pick } => {
                     let id = pick_id(pick);
-                    m.delete_note(&id).is_err()
+                    m.delete_note(&id, &Origin::User, now).is_err()
+                }
+                Op::Restore { pick } => {
+                    let id = pick_id(pick);
+                    m.restore_note(&id, now).is_err()
+                }
+                Op::Purge { days } => {
+                    clock += days * day;
+                    let purged = m.purge_expired(clock);
+                    // Exactly the notes deleted 30 days ago or more went.
+                    let exact = before.notes.iter().all(|n| {
+                        let gone = purged.contains(&n.id);
+                        gone == n.deleted_ms.is_some_and(|d| clock >= d + 30 * day)
+                    });
+                    prop_assert!(exact, "purged {:?}", purged);
+                    false
                 }
                 Op::DeleteBedside => {
-                    prop_assert!(m.delete_note(&bedside).is_err());
+                    prop_assert!(m.delete_note(&bedside, &Origin::User, now).is_err());
                     true
                 }
                 Op::Evolve { text } => m.evolve_bedside("p", &text, now, &ids).is_err(),
@@ -1770,6 +1808,13 @@ proptest! {
             }
             let block = m.context_block("p", "lighthouse", 200);
             prop_assert!(estimate_tokens(&block) <= 200);
+            // Deleted notes show nowhere: not in search, not in the context block.
+            let everything = m.search("p", &SearchQuery::default().with_limit(100));
+            prop_assert!(everything.iter().all(|h| !h.note.is_deleted()));
+            let big = m.context_block("p", "lighthouse lamp storm", 100_000);
+            for n in m.notes.iter().filter(|n| n.is_deleted()) {
+                prop_assert!(!big.contains(&format!("[{}]", n.id)), "deleted note {} in {}", n.id, big);
+            }
             // The index stays current, and searching with it finds what reading every note
             // (a deserialized copy has no index) finds.
             prop_assert!(m.is_indexed());

@@ -379,16 +379,20 @@ impl Core {
                 let request = &record["request"];
                 let mut grant = Grant::default();
                 if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
-                    let kind: crate::bible::Kind =
-                        kind.parse().map_err(|e: crate::bible::BibleError| {
-                            super::invalid("approve", &e.to_string())
-                        })?;
-                    grant.versions.insert(
-                        Grant::key(kind, id),
-                        request["version"].as_u64().unwrap_or(0),
-                    );
+                    // A memory note is no bible kind: its key comes in `versions`.
+                    if kind != crate::policy::NOTE_KIND {
+                        let kind: crate::bible::Kind =
+                            kind.parse().map_err(|e: crate::bible::BibleError| {
+                                super::invalid("approve", &e.to_string())
+                            })?;
+                        grant.versions.insert(
+                            Grant::key(kind, id),
+                            request["version"].as_u64().unwrap_or(0),
+                        );
+                    }
                 }
-                // A call that touches several protected entries (a merge) names them all.
+                // A call that touches several protected entries (a merge), or a memory note,
+                // names them in `versions`.
                 if let Some(versions) = request["versions"].as_object() {
                     for (key, version) in versions {
                         if let Some(v) = version.as_u64() {

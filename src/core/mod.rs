@@ -16,6 +16,7 @@ mod approvals;
 mod bible;
 mod chapters;
 mod generate;
+mod memory;
 pub mod mtl;
 mod run;
 mod saving;
@@ -61,6 +62,8 @@ pub const REQUEST_TYPES: &[&str] = &[
     "memory",
     "memory_context",
     "write_memory_notes",
+    "memory_trash",
+    "memory_restore",
     "storage_estimate",
     "get_chapter",
     "add_chapter",
@@ -381,6 +384,8 @@ impl Core {
             "memory" => self.with_session(|s| memory_json(s)),
             "memory_context" => self.memory_context(params(kind, p)?),
             "write_memory_notes" => self.write_memory_notes(params(kind, p)?).await,
+            "memory_trash" => self.memory_trash(),
+            "memory_restore" => self.memory_restore(params(kind, p)?).await,
             "export_project" => self.export_project(params(kind, p)?).await,
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
@@ -895,7 +900,7 @@ impl Core {
                     Ok(note) => written.push(note.id.clone()),
                     Err(e) => {
                         for id in &written {
-                            let _ = s.memory.delete_note(id);
+                            let _ = s.memory.remove_note(id);
                         }
                         return Err(invalid(
                             "write_memory_notes",
@@ -911,10 +916,13 @@ impl Core {
                 );
             }
             let result = json!({ "written": written });
+            // Expired deleted notes go with this write (their records are deleted).
+            let mut notes_written = written;
+            notes_written.extend(s.memory.purge_expired(now));
             Ok((
                 result,
                 Touched {
-                    notes_written: written,
+                    notes_written,
                     ..Touched::default()
                 },
             ))

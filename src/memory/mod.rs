@@ -18,6 +18,17 @@
 //! [`Memory::evolve_bedside`] (earlier texts are kept in [`MemoryNote::previous`], oldest first,
 //! at most [`MAX_BEDSIDE_VERSIONS`]), and never deleted.
 //!
+//! **Authors and the trash.** Every note carries its [`MemoryNote::author`]: the writer
+//! (`user`, also what a stored note without one loads as), an agent (`agent:<name>`) or an
+//! `import`. Who may change what is the policy's business ([`crate::policy`]); this module only
+//! records it. Deleting a note is soft ([`Memory::delete_note`]): the note stays, marked with
+//! [`MemoryNote::deleted_ms`], but no longer shows anywhere (search, the context block,
+//! listings: [`MemoryNote::visible_from`] is false), and it can be restored
+//! ([`Memory::restore_note`]) for [`TRASH_RETENTION_MS`] (30 days). After that it can no longer
+//! be restored, and [`Memory::purge_expired`] removes it for good; the callers purge on every
+//! note write (the memory tools and the page's memory requests), so an expired note leaves
+//! the store with the next note written, changed, deleted or restored.
+//!
 //! - [`search`]: BM25 search over notes ([`Memory::search`]).
 //! - [`context`]: the `[AGENT MEMORY]` block of a system prompt ([`Memory::context_block`]).
 
@@ -27,6 +38,7 @@ pub mod search;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::commands::Origin;
 use crate::env::IdSource;
 
 pub use self::context::{estimate_tokens, CHARS_PER_TOKEN};
@@ -45,6 +57,10 @@ pub const MAX_TAG_CHARS: usize = 64;
 pub const MAX_BEDSIDE_VERSIONS: usize = 50;
 /// The importance of a note written without one (1 = trivia, 5 = essential).
 pub const DEFAULT_IMPORTANCE: u8 = 3;
+/// The agent name of the bedside note's author (the core creates it for the agents).
+pub const BEDSIDE_AUTHOR: &str = "bedside";
+/// How long a deleted note can be restored: 30 days, in ms. After that it is purged.
+pub const TRASH_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
 /// The bedside note's text until the agent first rewrites it.
 pub const BEDSIDE_DEFAULT_TEXT: &str = "No plan yet. Rewrite this note with evolve_bedside_note to keep the current plan, open threads and next steps.";
 
@@ -140,16 +156,53 @@ pub struct MemoryNote {
     /// [`MAX_BEDSIDE_VERSIONS`]); other notes keep only their current text.
     #[serde(default)]
     pub previous: Vec<NoteVersion>,
+    /// Who wrote it: the writer (`user`), an agent (`agent:<name>`) or an `import`. A stored
+    /// note from before authors were recorded loads as the writer's (the protected case).
+    #[serde(default = "writer")]
+    pub author: Origin,
+    /// When it was deleted (ms); `None` while it is live. A deleted note is in the trash: it
+    /// shows nowhere but can be restored for [`TRASH_RETENTION_MS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_ms: Option<u64>,
+    /// Who deleted it (with `deleted_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_by: Option<Origin>,
+}
+
+/// The author of a stored note that names none: the writer.
+fn writer() -> Origin {
+    Origin::User
 }
 
 impl MemoryNote {
     /// Whether `project` can see this note: global notes are visible everywhere, project
-    /// notes only in their project.
+    /// notes only in their project, and a deleted note nowhere.
     pub fn visible_from(&self, project: &str) -> bool {
+        !self.is_deleted() && self.belongs_to(project)
+    }
+
+    /// Whether the note is global or `project`'s, deleted or not.
+    pub fn belongs_to(&self, project: &str) -> bool {
         match self.scope {
             Scope::Global => true,
             Scope::Project => self.project.as_deref() == Some(project),
         }
+    }
+
+    /// Whether the note is in the trash.
+    pub fn is_deleted(&self) -> bool {
+        self.deleted_ms.is_some()
+    }
+
+    /// When a deleted note is purged (no longer restorable); `None` for a live note.
+    pub fn purge_ms(&self) -> Option<u64> {
+        self.deleted_ms
+            .map(|at| at.saturating_add(TRASH_RETENTION_MS))
+    }
+
+    /// Whether the note is deleted and its time in the trash is over at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.purge_ms().is_some_and(|purge| now_ms >= purge)
     }
 
     /// Whether this is a project's bedside note.
@@ -550,7 +603,7 @@ impl Memory {
         Self::default()
     }
 
-    /// The note with `id`, in any project.
+    /// The note with `id`, in any project, deleted or not.
     pub fn note(&self, id: &str) -> Option<&MemoryNote> {
         self.notes.iter().find(|n| n.id == id)
     }
@@ -624,15 +677,27 @@ impl Memory {
         }
     }
 
+    /// The position of the live note `id` (a deleted one is not found: it must be restored
+    /// first).
     fn note_index(&self, id: &str) -> Result<usize, MemoryError> {
-        self.notes.iter().position(|n| n.id == id).ok_or_else(|| {
-            Self::not_found(
+        match self.notes.iter().position(|n| n.id == id) {
+            Some(i) if !self.notes[i].is_deleted() => Ok(i),
+            Some(_) => Err(MemoryError::NotFound {
+                kind: "note",
+                id: shorten(id, 80),
+                hint: " among the live notes: it was deleted; restore it first to change it"
+                    .to_string(),
+            }),
+            None => Err(Self::not_found(
                 "note",
                 id,
-                self.notes.iter().map(|n| n.id.as_str()),
+                self.notes
+                    .iter()
+                    .filter(|n| !n.is_deleted())
+                    .map(|n| n.id.as_str()),
                 "search_memory lists notes with their ids",
-            )
-        })
+            )),
+        }
     }
 
     fn bedside_index(&self, project: &str) -> Option<usize> {
@@ -647,8 +712,8 @@ impl Memory {
     }
 
     /// Ensures the project's bedside note exists (a `plan` note, project scope, tagged
-    /// [`BEDSIDE_TAG`], importance 5, text [`BEDSIDE_DEFAULT_TEXT`]). Returns its id.
-    /// Idempotent.
+    /// [`BEDSIDE_TAG`], importance 5, text [`BEDSIDE_DEFAULT_TEXT`], author
+    /// `agent:`[`BEDSIDE_AUTHOR`]: it is the agents' plan). Returns its id. Idempotent.
     pub fn ensure_bedside(&mut self, project: &str, now_ms: u64, ids: &dyn IdSource) -> String {
         if let Some(i) = self.bedside_index(project) {
             return self.notes[i].id.clone();
@@ -666,6 +731,9 @@ impl Memory {
             updated_ms: now_ms,
             version: 1,
             previous: Vec::new(),
+            author: Origin::Agent(BEDSIDE_AUTHOR.into()),
+            deleted_ms: None,
+            deleted_by: None,
         });
         self.index.pushed(&self.notes);
         id
@@ -705,11 +773,24 @@ impl Memory {
         Ok(&self.notes[i])
     }
 
-    /// Write a new note. A project note belongs to `project`; a global one to no project.
+    /// Write a new note as the writer (author `user`). A project note belongs to `project`; a
+    /// global one to no project.
     pub fn write_note(
         &mut self,
         project: &str,
         input: NewNote,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<&MemoryNote, MemoryError> {
+        self.write_note_as(project, input, Origin::User, now_ms, ids)
+    }
+
+    /// Write a new note by `author`.
+    pub fn write_note_as(
+        &mut self,
+        project: &str,
+        input: NewNote,
+        author: Origin,
         now_ms: u64,
         ids: &dyn IdSource,
     ) -> Result<&MemoryNote, MemoryError> {
@@ -732,20 +813,19 @@ impl Memory {
             updated_ms: now_ms,
             version: 1,
             previous: Vec::new(),
+            author,
+            deleted_ms: None,
+            deleted_by: None,
         });
         self.index.pushed(&self.notes);
         let last = self.notes.len() - 1;
         Ok(&self.notes[last])
     }
 
-    /// Change a note. The bedside note is rewritten with [`Memory::evolve_bedside`] instead.
-    /// A patch that changes nothing leaves the version as it is.
-    pub fn update_note(
-        &mut self,
-        id: &str,
-        patch: NotePatch,
-        now_ms: u64,
-    ) -> Result<&MemoryNote, MemoryError> {
+    /// Check a change to a note without making it: the note must be live and not the bedside
+    /// note, and the patch must change at least one field with valid values. Returns the
+    /// patch as it would be applied (text trimmed, tags normalized).
+    pub fn check_patch(&self, id: &str, patch: &NotePatch) -> Result<NotePatch, MemoryError> {
         let i = self.note_index(id)?;
         if self.notes[i].is_bedside() {
             return Err(MemoryError::Invalid(format!(
@@ -758,16 +838,32 @@ impl Memory {
                     .to_string(),
             ));
         }
-        let text = patch
-            .text
-            .as_deref()
-            .map(|t| required_text("text", t))
-            .transpose()?;
-        let tags = patch.tags.as_deref().map(normalize_tags).transpose()?;
-        let importance = patch.importance.map(check_importance).transpose()?;
+        Ok(NotePatch {
+            text: patch
+                .text
+                .as_deref()
+                .map(|t| required_text("text", t))
+                .transpose()?,
+            note_type: patch.note_type,
+            tags: patch.tags.as_deref().map(normalize_tags).transpose()?,
+            importance: patch.importance.map(check_importance).transpose()?,
+        })
+    }
+
+    /// Change a note. The bedside note is rewritten with [`Memory::evolve_bedside`] instead,
+    /// and a deleted note must be restored first. A patch that changes nothing leaves the
+    /// version as it is. The author stays (see [`Memory::update_note_by`]).
+    pub fn update_note(
+        &mut self,
+        id: &str,
+        patch: NotePatch,
+        now_ms: u64,
+    ) -> Result<&MemoryNote, MemoryError> {
+        let patch = self.check_patch(id, &patch)?;
+        let i = self.note_index(id)?;
         let note = &mut self.notes[i];
         let mut changed = false;
-        if let Some(text) = text {
+        if let Some(text) = patch.text {
             changed |= note.text != text;
             note.text = text;
         }
@@ -775,11 +871,11 @@ impl Memory {
             changed |= note.note_type != note_type;
             note.note_type = note_type;
         }
-        if let Some(tags) = tags {
+        if let Some(tags) = patch.tags {
             changed |= note.tags != tags;
             note.tags = tags;
         }
-        if let Some(importance) = importance {
+        if let Some(importance) = patch.importance {
             changed |= note.importance != importance;
             note.importance = importance;
         }
@@ -791,17 +887,116 @@ impl Memory {
         Ok(&self.notes[i])
     }
 
-    /// Delete a note and return it. The bedside note cannot be deleted.
-    pub fn delete_note(&mut self, id: &str) -> Result<MemoryNote, MemoryError> {
+    /// [`Memory::update_note`] by `by`: a note the writer changes becomes the writer's (an
+    /// agent's change, approved or not, leaves the author as it was).
+    pub fn update_note_by(
+        &mut self,
+        id: &str,
+        patch: NotePatch,
+        by: &Origin,
+        now_ms: u64,
+    ) -> Result<&MemoryNote, MemoryError> {
+        let version = self.note_index(id).map(|i| self.notes[i].version)?;
+        self.update_note(id, patch, now_ms)?;
+        let i = self.note_index(id)?;
+        let note = &mut self.notes[i];
+        if *by == Origin::User && note.version != version {
+            note.author = Origin::User;
+        }
+        Ok(&self.notes[i])
+    }
+
+    /// Delete a note (softly: it goes to the trash, see the module docs) and return it as it
+    /// is now. The bedside note cannot be deleted, nor a note already deleted.
+    pub fn delete_note(
+        &mut self,
+        id: &str,
+        by: &Origin,
+        now_ms: u64,
+    ) -> Result<&MemoryNote, MemoryError> {
         let i = self.note_index(id)?;
         if self.notes[i].is_bedside() {
             return Err(MemoryError::Invalid(format!(
                 "note '{id}' is the bedside note and cannot be deleted; rewrite it with evolve_bedside_note instead"
             )));
         }
+        let note = &mut self.notes[i];
+        note.deleted_ms = Some(now_ms);
+        note.deleted_by = Some(by.clone());
+        Ok(&self.notes[i])
+    }
+
+    /// Take a deleted note out of the trash (unless its [`TRASH_RETENTION_MS`] are over at
+    /// `now_ms`) and return it.
+    pub fn restore_note(&mut self, id: &str, now_ms: u64) -> Result<&MemoryNote, MemoryError> {
+        let Some(i) = self.notes.iter().position(|n| n.id == id) else {
+            return Err(Self::not_found(
+                "note",
+                id,
+                self.notes
+                    .iter()
+                    .filter(|n| n.is_deleted())
+                    .map(|n| n.id.as_str()),
+                "only deleted notes of the last 30 days can be restored",
+            ));
+        };
+        let note = &mut self.notes[i];
+        if !note.is_deleted() {
+            return Err(MemoryError::Invalid(format!(
+                "note '{}' is not deleted; there is nothing to restore",
+                shorten(id, 80)
+            )));
+        }
+        if note.is_expired(now_ms) {
+            return Err(MemoryError::NotFound {
+                kind: "note",
+                id: shorten(id, 80),
+                hint: " to restore: it was deleted more than 30 days ago and is gone for good"
+                    .to_string(),
+            });
+        }
+        note.deleted_ms = None;
+        note.deleted_by = None;
+        Ok(&self.notes[i])
+    }
+
+    /// Remove, for good, the deleted notes whose time in the trash is over at `now_ms`.
+    /// Returns their ids (their records are to be deleted).
+    pub fn purge_expired(&mut self, now_ms: u64) -> Vec<String> {
+        if !self.notes.iter().any(|n| n.is_expired(now_ms)) {
+            return Vec::new();
+        }
+        let mut purged = Vec::new();
+        self.notes.retain(|n| {
+            let expired = n.is_expired(now_ms);
+            if expired {
+                purged.push(n.id.clone());
+            }
+            !expired
+        });
+        self.index.sync(&self.notes);
+        purged
+    }
+
+    /// Remove a note at once, without the trash (taking back a write that is part of a
+    /// failed bulk write, say). Returns it.
+    pub fn remove_note(&mut self, id: &str) -> Result<MemoryNote, MemoryError> {
+        let i = self.note_index(id)?;
         let note = self.notes.remove(i);
         self.index.removed(&self.notes, i, &note.id);
         Ok(note)
+    }
+
+    /// The deleted notes `project` can restore at `now_ms` (its own and the global ones, not
+    /// yet expired), most recently deleted first.
+    pub fn trash<'a>(&'a self, project: &'a str, now_ms: u64) -> Vec<&'a MemoryNote> {
+        let mut notes: Vec<&MemoryNote> = self
+            .notes
+            .iter()
+            .filter(|n| n.is_deleted() && !n.is_expired(now_ms) && n.belongs_to(project))
+            .collect();
+        notes.sort_by_key(|n| std::cmp::Reverse(n.deleted_ms));
+        notes
     }
 
     fn goal_index(&self, id: &str) -> Result<usize, MemoryError> {
@@ -968,7 +1163,7 @@ mod tests {
     #[test]
     fn errors_have_codes() {
         let mut memory = Memory::new();
-        let err = memory.delete_note("nope").unwrap_err();
+        let err = memory.delete_note("nope", &Origin::User, 0).unwrap_err();
         assert_eq!(err.code(), "not_found");
         assert!(err.to_string().contains("'nope'"), "{err}");
         let err = memory

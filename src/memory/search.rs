@@ -635,7 +635,8 @@ fn bm25(index: &NoteIndex, notes: &[(usize, &MemoryNote)], terms: &Terms) -> Vec
 }
 
 impl Memory {
-    /// Search the notes `project` can see (see the module docs for filters and ranking).
+    /// Search the notes `project` can see, never a deleted one (see the module docs for
+    /// filters and ranking).
     pub fn search(&self, project: &str, query: &SearchQuery) -> Vec<SearchHit> {
         let limit = query.effective_limit();
         let tags = query_tags(&query.tags);

@@ -159,7 +159,13 @@ impl Pending {
             pending.mark(Key::HistoryEntry(entry.id.clone()));
         }
         pending.mark(Key::HistoryState);
-        for note in session.memory.visible_notes(project) {
+        // Deleted notes too: they are kept (and restorable) for 30 days.
+        for note in session
+            .memory
+            .notes
+            .iter()
+            .filter(|n| n.belongs_to(project))
+        {
             pending.mark(Key::Note(note.id.clone()));
         }
         for goal in session.memory.project_goals(project) {

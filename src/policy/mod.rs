@@ -18,6 +18,12 @@
 //! [`Grant`] naming the entity versions the writer saw: if the entity changed since, the call
 //! gets a conflict instead of overwriting.
 //!
+//! **Memory notes** follow the same rules ([`note_needs_approval`]): `update_memory_note` and
+//! `delete_memory_note` are standard by default, where a note is protected when the writer or
+//! an import wrote it ([`crate::memory::MemoryNote::author`]) or when it is global (seen in
+//! every project). An agent may change and delete the notes agents wrote in its project. An
+//! approval names the note as `memory_note/<id>` ([`Grant::note_key`]) with its version.
+//!
 //! [`Policies::window_ms`] is the recent-update window of conflict detection: an agent's
 //! update of a field another origin wrote less than that long ago gets
 //! `CONCURRENT UPDATE DETECTED` and changes nothing.
@@ -30,6 +36,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
+use crate::commands::Origin;
+use crate::memory::{MemoryNote, NotePatch, Scope};
 use crate::tools::ToolError;
 
 /// Default recent-update window (ms).
@@ -99,8 +107,14 @@ pub fn action_of(tool: &str) -> Action {
     }
 }
 
+/// The kind a memory note has on an approval card and in a grant key.
+pub const NOTE_KIND: &str = "memory_note";
+
 /// The default mode of a tool.
 pub fn default_mode(tool: &str) -> Mode {
+    if matches!(tool, "update_memory_note" | "delete_memory_note") {
+        return Mode::Standard;
+    }
     match action_of(tool) {
         Action::Read => Mode::Permissive,
         Action::Create => match tool {
@@ -164,6 +178,11 @@ impl Grant {
     /// The key of an entity in a grant.
     pub fn key(kind: Kind, id: &str) -> String {
         format!("{kind}/{id}")
+    }
+
+    /// The key of a memory note in a grant: `memory_note/<id>`.
+    pub fn note_key(id: &str) -> String {
+        format!("{NOTE_KIND}/{id}")
     }
 }
 
@@ -231,6 +250,117 @@ pub fn needs_approval(
             })
         }
     }
+}
+
+/// Whether `actor` needs approval to apply `action` (an update or a delete) under `mode` to
+/// `note`. Returns why, if so. Under [`Mode::Standard`], the notes the writer or an import
+/// wrote and the global notes are protected.
+pub fn note_needs_approval(
+    mode: Mode,
+    action: Action,
+    actor: &Actor,
+    note: &MemoryNote,
+) -> Option<String> {
+    if !actor.is_agent() || action == Action::Read {
+        return None;
+    }
+    let verb = if action == Action::Delete {
+        "deleting"
+    } else {
+        "changing"
+    };
+    match mode {
+        Mode::Permissive => None,
+        Mode::Strict => Some(format!(
+            "this tool's policy is strict: {verb} any memory note needs the writer's approval"
+        )),
+        Mode::Standard => match (&note.author, note.scope) {
+            (_, Scope::Global) => Some(format!(
+                "the note is global (seen in every project); {verb} it needs the writer's approval"
+            )),
+            (Origin::Agent(_), _) => None,
+            (Origin::User, _) => Some(format!(
+                "the writer wrote this note; {verb} it needs the writer's approval"
+            )),
+            (Origin::Import, _) => Some(format!(
+                "this note was imported; {verb} it needs the writer's approval"
+            )),
+        },
+    }
+}
+
+/// The origin a note's author shows with on a card, in the story bible's terms (`human` for
+/// the writer).
+pub fn note_origin(note: &MemoryNote) -> String {
+    match &note.author {
+        Origin::User => "human".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The `approval_required` error of an agent's update (`patch`, checked) or delete (`None`)
+/// of a memory note: nothing changed; the details hold the note's current values and the
+/// proposed ones (the text always; `null` everywhere for a delete), the card's `changes`
+/// name a deletion, and `versions` names the note for the grant.
+pub fn note_approval_required(
+    tool: &str,
+    note: &MemoryNote,
+    patch: Option<&NotePatch>,
+    reason: &str,
+) -> ToolError {
+    let origin = note_origin(note);
+    let field = |name: &str, current: Value, proposed: Value| FieldChange {
+        field: name.to_string(),
+        current,
+        current_origin: Some(origin.clone()),
+        proposed,
+    };
+    let mut fields = Vec::new();
+    match patch {
+        Some(p) => {
+            let text = p.text.clone().unwrap_or_else(|| note.text.clone());
+            fields.push(field("text", json!(note.text), json!(text)));
+            if let Some(t) = p.note_type {
+                fields.push(field("type", json!(note.note_type), json!(t)));
+            }
+            if let Some(tags) = &p.tags {
+                fields.push(field("tags", json!(note.tags), json!(tags)));
+            }
+            if let Some(i) = p.importance {
+                fields.push(field("importance", json!(note.importance), json!(i)));
+            }
+        }
+        None => {
+            fields.push(field("text", json!(note.text), Value::Null));
+            fields.push(field("type", json!(note.note_type), Value::Null));
+            fields.push(field("tags", json!(note.tags), Value::Null));
+            fields.push(field("importance", json!(note.importance), Value::Null));
+        }
+    }
+    let action = if patch.is_some() { "update" } else { "delete" };
+    let title: String = note.text.chars().take(60).collect();
+    let changes = if patch.is_some() {
+        json!([])
+    } else {
+        json!([{"kind": NOTE_KIND, "id": note.id, "title": title, "action": "delete", "fields": fields}])
+    };
+    let id = &note.id;
+    ToolError::new(
+        "approval_required",
+        format!("{tool} on memory note '{id}' needs the writer's approval: {reason}. Nothing was changed yet."),
+    )
+    .with_details(json!({
+        "kind": NOTE_KIND,
+        "id": id,
+        "version": note.version,
+        "versions": { Grant::note_key(id): note.version },
+        "action": action,
+        "scope": note.scope,
+        "author": note.author,
+        "fields": fields,
+        "changes": changes,
+        "reason": reason,
+    }))
 }
 
 /// The `approval_required` error of a call: nothing changed; the details say what the

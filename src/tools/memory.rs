@@ -1,11 +1,21 @@
 //! Memory tools: the agent's long-term notes, goals, watched entities and bedside note
 //! (`write_memory_note`, `search_memory`, `update_memory_note`, `delete_memory_note`,
-//! `create_goal`, `update_goal`, `watch_entity`, `evolve_bedside_note`).
+//! `restore_memory_note`, `create_goal`, `update_goal`, `watch_entity`,
+//! `evolve_bedside_note`).
 //!
 //! They act on the session's [`Memory`](crate::memory::Memory) as seen from the session's
 //! project: notes of other projects do not exist for them. They are not reversible and make
 //! no history entries. Each validates its whole input before it changes the memory, in one
 //! call, so a failing call changes nothing (memory is not snapshotted for rollback).
+//!
+//! A note written by a tool carries the caller's origin as its author. An agent that updates
+//! or deletes a note the writer (or an import) wrote, or a global note, changes nothing: the
+//! call fails with `approval_required` under the approval policies
+//! ([`crate::policy::note_needs_approval`]), the core makes it a card for the writer, and the
+//! approved call runs again with a grant naming the note's version. Deleting is soft: the note
+//! goes to the trash, from which `restore_memory_note` (or the writer, from the page) brings it
+//! back for 30 days. An agent may restore only what an agent deleted. Every call that changes a
+//! note also purges the deleted notes whose 30 days are over.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -13,10 +23,12 @@ use serde_json::{json, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;
+use crate::commands::Origin;
 use crate::memory::{
     shorten, EntityType, Goal, GoalPatch, GoalStatus, MemoryError, MemoryNote, NewGoal, NewNote,
     NewWatch, NotePatch, NoteType, Priority, Scope, SearchQuery, WatchedEntity,
 };
+use crate::policy::{self, Action, Grant};
 use crate::session::EditContext;
 
 /// Characters of a note's text shown in a search hit.
@@ -28,6 +40,7 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.add::<SearchMemory>();
     registry.add::<UpdateMemoryNote>();
     registry.add::<DeleteMemoryNote>();
+    registry.add::<RestoreMemoryNote>();
     registry.add::<CreateGoal>();
     registry.add::<UpdateGoal>();
     registry.add::<WatchEntity>();
@@ -93,12 +106,19 @@ fn project_id(cx: &EditContext<'_>) -> String {
 }
 
 /// Check that the note exists and is visible from the session's project; otherwise a
-/// `not_found` error naming the closest visible ids.
+/// `not_found` error naming the closest visible ids (or, for a deleted note, saying so).
 fn visible_note(cx: &EditContext<'_>, id: &str) -> Result<(), ToolError> {
     let project = &cx.project().id;
     let memory = cx.memory_ref();
-    if memory.note(id).is_some_and(|n| n.visible_from(project)) {
-        return Ok(());
+    match memory.note(id) {
+        Some(n) if n.visible_from(project) => return Ok(()),
+        Some(n) if n.is_deleted() && n.belongs_to(project) => {
+            return Err(ToolError::not_found(format!(
+                "note '{}' was deleted; restore_memory_note brings it back (within 30 days of the deletion) before it can be changed",
+                shorten(id, 80)
+            )))
+        }
+        _ => {}
     }
     // Suggesting close ids costs O(id length) per note; skip it for absurd ids.
     let close = if id.chars().count() <= 100 {
@@ -110,6 +130,54 @@ fn visible_note(cx: &EditContext<'_>, id: &str) -> Result<(), ToolError> {
         "no note with id '{}' in this project's memory{close}; search_memory lists notes with their ids",
         shorten(id, 80)
     )))
+}
+
+/// Whether an agent may make this change to `note` now: yes for the writer, for the approved
+/// call (when the note is still at the version the writer saw; a `conflict` when it changed
+/// since), and when the policy does not protect the note; otherwise `approval_required`.
+fn may_change(
+    cx: &EditContext<'_>,
+    tool: &str,
+    note: &MemoryNote,
+    patch: Option<&NotePatch>,
+) -> Result<(), ToolError> {
+    if !cx.actor().is_agent() {
+        return Ok(());
+    }
+    if let Some(granted) = cx
+        .grant()
+        .and_then(|g| g.versions.get(&Grant::note_key(&note.id)))
+    {
+        if *granted == u64::from(note.version) {
+            return Ok(());
+        }
+        return Err(ToolError::new(
+            "conflict",
+            format!(
+                "The memory note '{}' changed since the writer was asked to approve this call (version {granted} then, {} now); nothing was changed. Read it again with search_memory and propose the change anew if it still applies.",
+                shorten(&note.id, 80),
+                note.version
+            ),
+        )
+        .with_details(json!({ "current": note_json(note) })));
+    }
+    let action = if patch.is_some() {
+        Action::Update
+    } else {
+        Action::Delete
+    };
+    let mode = cx.policies().mode(tool);
+    match policy::note_needs_approval(mode, action, cx.actor(), note) {
+        Some(reason) => Err(policy::note_approval_required(tool, note, patch, &reason)),
+        None => Ok(()),
+    }
+}
+
+/// Purge the deleted notes whose 30 days in the trash are over (after a note changed; the
+/// save deletes their records).
+fn purge(cx: &mut EditContext<'_>) {
+    let now = cx.now_ms();
+    cx.memory().purge_expired(now);
 }
 
 /// Arguments of `write_memory_note`.
@@ -156,10 +224,14 @@ impl ToolSpec for WriteMemoryNote {
             tags: args.topic_tags.unwrap_or_default(),
             importance: importance(args.importance)?,
         };
-        let (project, now) = (project_id(cx), cx.now_ms());
+        let (project, now, author) = (project_id(cx), cx.now_ms(), cx.origin());
         let ids = cx.ids();
-        let note = cx.memory().write_note(&project, input, now, ids)?;
-        Ok(json!({ "note": note_json(note) }))
+        let note = cx
+            .memory()
+            .write_note_as(&project, input, author, now, ids)?;
+        let result = json!({ "note": note_json(note) });
+        purge(cx);
+        Ok(result)
     }
 }
 
@@ -222,6 +294,7 @@ impl ToolSpec for SearchMemory {
                     "scope": n.scope,
                     "tags": n.tags,
                     "importance": n.importance,
+                    "author": n.author,
                     "score": (hit.score * 1000.0).round() / 1000.0,
                     "preview": shorten(&n.text, PREVIEW_CHARS),
                     "updatedMs": n.updated_ms,
@@ -265,7 +338,7 @@ impl ToolSpec for UpdateMemoryNote {
     type Args = UpdateNoteArgs;
     const NAME: &'static str = "update_memory_note";
     const CATEGORY: Category = Category::Memory;
-    const DESCRIPTION: &'static str = "Change a memory note by id: its text, type, topic tags (replacing the old ones) or importance. Give only what changes. The bedside note is rewritten with evolve_bedside_note instead.";
+    const DESCRIPTION: &'static str = "Change a memory note by id: its text, type, topic tags (replacing the old ones) or importance. Give only what changes. Changing a note the writer wrote (or imported) or a global note needs the writer's approval: the call then changes nothing yet and waits for the writer's decision; notes agents wrote in this project change at once. The bedside note is rewritten with evolve_bedside_note instead.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
@@ -276,9 +349,15 @@ impl ToolSpec for UpdateMemoryNote {
             importance: importance(args.importance)?,
         };
         visible_note(cx, &args.id)?;
-        let now = cx.now_ms();
-        let note = cx.memory().update_note(&args.id, patch, now)?;
-        Ok(json!({ "note": note_json(note) }))
+        let checked = cx.memory_ref().check_patch(&args.id, &patch)?;
+        if let Some(note) = cx.memory_ref().note(&args.id) {
+            may_change(cx, Self::NAME, note, Some(&checked))?;
+        }
+        let (now, by) = (cx.now_ms(), cx.origin());
+        let note = cx.memory().update_note_by(&args.id, checked, &by, now)?;
+        let result = json!({ "note": note_json(note) });
+        purge(cx);
+        Ok(result)
     }
 }
 
@@ -296,13 +375,81 @@ impl ToolSpec for DeleteMemoryNote {
     type Args = DeleteNoteArgs;
     const NAME: &'static str = "delete_memory_note";
     const CATEGORY: Category = Category::Memory;
-    const DESCRIPTION: &'static str = "Delete a memory note by id, when it is wrong or no longer useful. The bedside note cannot be deleted. Returns the deleted note.";
+    const DESCRIPTION: &'static str = "Delete a memory note by id, when it is wrong or no longer useful. Deleting is soft: the note leaves search and your memory block, and restore_memory_note brings it back within 30 days. Deleting a note the writer wrote (or imported) or a global note needs the writer's approval: the call then deletes nothing yet and waits for the writer's decision; notes agents wrote in this project go at once. The bedside note cannot be deleted. Returns the deleted note.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         visible_note(cx, &args.id)?;
-        let note = cx.memory().delete_note(&args.id)?;
-        Ok(json!({ "deleted": note_json(&note) }))
+        if let Some(note) = cx.memory_ref().note(&args.id) {
+            if note.is_bedside() {
+                return Err(MemoryError::Invalid(format!(
+                    "note '{}' is the bedside note and cannot be deleted; rewrite it with evolve_bedside_note instead",
+                    shorten(&args.id, 80)
+                ))
+                .into());
+            }
+            may_change(cx, Self::NAME, note, None)?;
+        }
+        let (now, by) = (cx.now_ms(), cx.origin());
+        let note = cx.memory().delete_note(&args.id, &by, now)?;
+        let result = json!({
+            "deleted": note_json(note),
+            "restorableUntilMs": note.purge_ms(),
+            "hint": "deleted notes can be restored with restore_memory_note for 30 days",
+        });
+        purge(cx);
+        Ok(result)
+    }
+}
+
+/// Arguments of `restore_memory_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RestoreNoteArgs {
+    /// The deleted note's id (from delete_memory_note's result).
+    pub id: String,
+}
+
+/// `restore_memory_note`: take a deleted note out of the trash.
+pub struct RestoreMemoryNote;
+
+impl ToolSpec for RestoreMemoryNote {
+    type Args = RestoreNoteArgs;
+    const NAME: &'static str = "restore_memory_note";
+    const CATEGORY: Category = Category::Memory;
+    const DESCRIPTION: &'static str = "Bring back a memory note deleted in the last 30 days, by id, as it was before the deletion. An agent can restore the notes an agent deleted; a note the writer deleted only the writer can restore. Returns the restored note.";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let project = project_id(cx);
+        let now = cx.now_ms();
+        let note = cx
+            .memory_ref()
+            .note(&args.id)
+            .filter(|n| n.belongs_to(&project));
+        match note {
+            None => {
+                return Err(ToolError::not_found(format!(
+                    "no deleted note with id '{}' in this project's memory; only notes deleted in the last 30 days can be restored",
+                    shorten(&args.id, 80)
+                )))
+            }
+            Some(n) if cx.actor().is_agent() && n.is_deleted() => {
+                if !matches!(n.deleted_by, Some(Origin::Agent(_))) {
+                    return Err(ToolError::new(
+                        "not_allowed",
+                        format!(
+                            "note '{}' was deleted by the writer; only the writer can restore it (from the Memory view). Nothing was changed.",
+                            shorten(&args.id, 80)
+                        ),
+                    ));
+                }
+            }
+            Some(_) => {}
+        }
+        let note = cx.memory().restore_note(&args.id, now)?;
+        let result = json!({ "note": note_json(note) });
+        purge(cx);
+        Ok(result)
     }
 }
 

@@ -1,0 +1,82 @@
+//! The writer's memory requests beyond the lists, served by the [`Core`]: `memory_trash`
+//! (the deleted notes that can still be restored) and `memory_restore {id}` (bring one back).
+//!
+//! Deleted notes stay in the trash for 30 days ([`crate::memory::TRASH_RETENTION_MS`]). The
+//! writer may restore any of them; a restore, like every note write, purges the notes whose
+//! 30 days are over, and its save deletes their records.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{Core, Touched};
+use crate::error::Error;
+use crate::memory::{MemoryError, MemoryNote};
+
+/// `memory_restore` params.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MemoryRestore {
+    /// The deleted note.
+    id: String,
+}
+
+/// A deleted note as the page lists it: the note, with when it was deleted, by whom, and
+/// until when it can be restored.
+fn trash_json(note: &MemoryNote) -> Value {
+    let mut value = serde_json::to_value(note).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.remove("previous");
+        map.insert("restorableUntilMs".into(), json!(note.purge_ms()));
+    }
+    value
+}
+
+impl Core {
+    /// Serve `memory_trash`: the open project's deleted notes (its own and global ones) that
+    /// can still be restored, most recently deleted first.
+    pub(super) fn memory_trash(&self) -> Result<Value, Error> {
+        let now = self.env.clock.now_ms();
+        self.with_session(|s| {
+            let notes: Vec<Value> = s
+                .memory
+                .trash(&s.project.id, now)
+                .into_iter()
+                .map(trash_json)
+                .collect();
+            Ok(json!({ "project": s.project.id, "notes": notes }))
+        })
+    }
+
+    /// Serve `memory_restore {id}`: the writer takes a deleted note of the open project (or a
+    /// global one) out of the trash.
+    pub(super) async fn memory_restore(&self, p: MemoryRestore) -> Result<Value, Error> {
+        let now = self.env.clock.now_ms();
+        self.mutate(|s| {
+            let project = s.project.id.clone();
+            if !s.memory.note(&p.id).is_some_and(|n| n.belongs_to(&project)) {
+                return Err(MemoryError::NotFound {
+                    kind: "deleted note",
+                    id: p.id.chars().take(80).collect(),
+                    hint: " in this project; memory_trash lists the notes that can be restored"
+                        .into(),
+                }
+                .into());
+            }
+            let note = trash_json(s.memory.restore_note(&p.id, now)?);
+            let mut notes_written = vec![p.id.clone()];
+            notes_written.extend(s.memory.purge_expired(now));
+            self.emit(
+                "memory_changed",
+                json!({ "project": project, "restored": p.id }),
+            );
+            Ok((
+                json!({ "note": note }),
+                Touched {
+                    notes_written,
+                    ..Touched::default()
+                },
+            ))
+        })
+        .await
+    }
+}
