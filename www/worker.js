@@ -118,9 +118,33 @@ function onCoreEvent(json) {
   } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
     CHANNEL.postMessage({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
   }
+  if (event.type === 'saved' && role === 'writer' && !checkpointing && event.data && event.data.project) {
+    scheduleCheckpoint(event.data.project);
+  }
   if (event.type === 'panic') {
     recoverFromPanic(event.data && event.data.message);
   }
+}
+
+// The writer checkpoints a project's chapters (their whole text, so that loading needs no
+// long replay of changes) once nothing was saved in it for two seconds.
+const CHECKPOINT_IDLE_MS = 2000;
+const checkpointTimers = new Map();
+let checkpointing = false;
+function scheduleCheckpoint(project) {
+  clearTimeout(checkpointTimers.get(project));
+  checkpointTimers.set(
+    project,
+    setTimeout(async () => {
+      checkpointTimers.delete(project);
+      checkpointing = true;
+      try {
+        await internal('checkpoint', { id: project });
+      } finally {
+        checkpointing = false;
+      }
+    }, CHECKPOINT_IDLE_MS),
+  );
 }
 
 function recoverFromPanic(message) {
