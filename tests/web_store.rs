@@ -179,6 +179,9 @@ async fn a_new_worker_reads_everything_back_and_undo_still_works() {
         send(&first, "get_chapter", json!({"chapter": "2"})).await,
     );
     let history_before = send(&first, "history", json!({})).await;
+    // The writer went idle: the worker checkpoints (cursor and selection moves are saved
+    // then, not per move).
+    send(&first, "checkpoint", json!({})).await;
     // "Terminate" the worker: the core and its connection go away.
     drop(first);
 
