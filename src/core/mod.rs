@@ -773,7 +773,8 @@ impl Core {
             match loaded {
                 Some(loaded) => {
                     let open = Open::loaded(loaded);
-                    let summary = open_json(&open);
+                    let mut summary = open_json(&open);
+                    summary["project"] = json!(p.id);
                     sessions.insert(p.id.clone(), open);
                     drop(sessions);
                     self.emit("project_reloaded", summary);
