@@ -1,4 +1,4 @@
-//! The crash-consistency harness: a scripted 50-step session through the core's requests
+//! The crash-and-resend harness: a scripted 50-step session through the core's requests
 //! (agent tool calls with `execute`, the writer typing with `apply_user_change`, an approval,
 //! chapters added, renamed and deleted, story-bible saves, undo, checkpoints), run on a store
 //! that crashes at its k-th commit (`draftsmith::store::faulty`).
@@ -8,9 +8,9 @@
 //! applied at most once; and when the page resends the interrupted step (a tagged change, a
 //! call with its id), the state is exactly the state after it: applied once.
 //!
-//! The bodies are async and generic over the store, so the native test (`tests/crash.rs`,
-//! on `MemoryStore`, every crash point) and the browser test (`tests/web_crash.rs`, on
-//! IndexedDB, a sample) share them.
+//! The bodies are async and generic over the store, so the native test
+//! (`tests/crash_resend.rs`, on `MemoryStore`, every crash point) and the browser test
+//! (`tests/web_crash_resend.rs`, on IndexedDB, a sample) share them.
 
 use std::rc::Rc;
 

@@ -1,7 +1,9 @@
-//! The crash-consistency harness (`tests/common/crash.rs`) on the in-memory store, for
-//! every crash point of the scripted 50-step session and three ways to crash: the commit is
+//! The crash-and-resend harness (`tests/common/crash.rs`) on the in-memory store, for every
+//! crash point of its scripted 50-step session and three ways to crash: the commit is
 //! refused, the store aborts it half-way (`Batch::abort_after`), or it commits and the process
-//! dies before hearing so.
+//! dies before hearing so. Besides "the state before or after the interrupted step", it
+//! checks that the page resending the interrupted step (its tag, its call id) applies it
+//! exactly once. (`tests/crash.rs` is the other harness, on another session.)
 #![cfg(not(target_arch = "wasm32"))]
 
 #[path = "common/crash.rs"]
