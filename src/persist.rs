@@ -37,7 +37,19 @@
 //! builds one batch from everything pending ([`pending::batch`]) and drops it from the
 //! pending set only once that batch commits. Export writes whole chapter texts; an import
 //! (like a new project) is written whole, each chapter as a checkpoint.
+//!
+//! **Versioned writes.** Every write of a versioned record checks, in the same transaction
+//! ([`crate::store::Op::Expect`]), the revision this core last saw of it, and writes the next
+//! one: the project record, the history state, story-bible entities and free files carry a
+//! `rev` field; a chapter's checkpoint carries a `rev`, and its change records are covered by
+//! its head record (`meta/head:{chapter}`: the newest version its stored changes reach),
+//! which every write of the chapter's changes or checkpoint checks and moves on. Records
+//! written before revisions have none, which the first check expects. A stale write (another
+//! writer got there first) is refused whole ([`crate::store::StoreError::Conflict`]); the core
+//! then reads the project again and merges what it had not saved into it ([`merge`]) before
+//! it saves again, so nothing is silently overwritten.
 
+pub mod merge;
 pub mod pending;
 
 use std::collections::BTreeMap;
@@ -238,18 +250,18 @@ fn chapter_record(project: &str, chapter: &Chapter) -> ChapterRecord {
     }
 }
 
-fn put_file(batch: &mut Batch, project: &str, file: &FreeFile) {
-    batch.put_value(
-        Table::Files,
-        json!({"id": file_key(project, &file.path), "project": project, "file": file}),
-    );
+fn file_record(project: &str, file: &FreeFile) -> Value {
+    json!({"id": file_key(project, &file.path), "project": project, "file": file})
 }
 
-fn put_entity(batch: &mut Batch, project: &str, entity: &Entity) {
-    batch.put_value(
-        Table::Bible,
-        json!({"id": entity.key(project), "project": project, "entity": entity}),
-    );
+fn entity_record(project: &str, entity: &Entity) -> Value {
+    json!({"id": entity.key(project), "project": project, "entity": entity})
+}
+
+/// The key of a chapter's head record (`meta/head:<chapter>`): the newest version its
+/// stored changes reach, which every write of its changes checks and moves on.
+pub fn head_key(chapter: &str) -> String {
+    format!("head:{chapter}")
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(table: Table, value: Value) -> Result<T, StoreError> {
@@ -285,6 +297,8 @@ pub struct Loaded {
 /// that record, and the problem is returned.
 fn rebuild(
     record: ChapterRecord,
+    rev: Option<u64>,
+    head: Option<u64>,
     mut records: Vec<ChangeRecord>,
 ) -> (
     Chapter,
@@ -345,6 +359,8 @@ fn rebuild(
     let stored = pending::StoredChapter {
         checkpoint,
         changes,
+        rev,
+        head,
     };
     (chapter, feed, stored, problem)
 }
@@ -355,14 +371,42 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let Some(record) = store.get(Table::Projects, id).await? else {
         return Ok(None);
     };
+    let mut stored = pending::Stored::default();
+    let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
+    let mut note_rev = |table: Table, v: &Value| {
+        if let (Some(key), Some(r)) = (v["id"].as_str(), rev(v)) {
+            stored.revs.insert((table, key.to_string()), r);
+        }
+    };
+    note_rev(Table::Projects, &record);
     let record: ProjectRecord = parse(Table::Projects, record)?;
-    let mut checkpoints: BTreeMap<String, ChapterRecord> = BTreeMap::new();
+    let mut checkpoints: BTreeMap<String, (ChapterRecord, Option<u64>)> = BTreeMap::new();
     for v in store
         .get_by_index(Table::Chapters, "project", json!(id))
         .await?
     {
+        let r = rev(&v);
         let c: ChapterRecord = parse(Table::Chapters, v)?;
-        checkpoints.insert(c.id.clone(), c);
+        checkpoints.insert(c.id.clone(), (c, r));
+    }
+    // The project's meta records: chapter heads and the history state.
+    let mut heads: BTreeMap<String, u64> = BTreeMap::new();
+    let mut state = HistoryState::default();
+    for mut v in store
+        .get_by_index(Table::Meta, "project", json!(id))
+        .await?
+    {
+        let key = v["id"].as_str().unwrap_or_default().to_string();
+        if key == history_state_key(id) {
+            note_rev(Table::Meta, &v);
+            state = parse(Table::Meta, v["state"].take())?;
+        } else if let (Some(chapter), Some(version)) =
+            (v["chapter"].as_str(), v["version"].as_u64())
+        {
+            if key == head_key(chapter) {
+                heads.insert(chapter.to_string(), version);
+            }
+        }
     }
     let mut records: BTreeMap<String, Vec<ChangeRecord>> = BTreeMap::new();
     for v in store
@@ -373,13 +417,13 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         records.entry(c.chapter.clone()).or_default().push(c);
     }
     let mut chapters = Vec::with_capacity(record.chapters.len());
-    let mut stored = pending::Stored::default();
     let mut feeds = BTreeMap::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
-        if let Some(c) = checkpoints.remove(chapter_id) {
+        if let Some((c, rev)) = checkpoints.remove(chapter_id) {
+            let head = heads.get(chapter_id).copied();
             let (chapter, feed, known, problem) =
-                rebuild(c, records.remove(chapter_id).unwrap_or_default());
+                rebuild(c, rev, head, records.remove(chapter_id).unwrap_or_default());
             if let Some(problem) = problem {
                 problems.push(problem);
                 repair.push(chapter.id.clone());
@@ -395,10 +439,6 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         .into_iter()
         .map(|mut v| parse(Table::History, v["entry"].take()))
         .collect::<Result<_, _>>()?;
-    let state: HistoryState = match store.get(Table::Meta, &history_state_key(id)).await? {
-        Some(mut v) => parse(Table::Meta, v["state"].take())?,
-        None => HistoryState::default(),
-    };
     let mut memory = Memory::new();
     for key in [id, GLOBAL_PROJECT] {
         for mut v in store
@@ -422,18 +462,22 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             .watched
             .push(parse(Table::Watched, v["entity"].take())?);
     }
-    let entities: Vec<Entity> = store
+    let mut entities: Vec<Entity> = Vec::new();
+    for mut v in store
         .get_by_index(Table::Bible, "project", json!(id))
         .await?
-        .into_iter()
-        .map(|mut v| parse(Table::Bible, v["entity"].take()))
-        .collect::<Result<_, _>>()?;
-    let files: Vec<FreeFile> = store
+    {
+        note_rev(Table::Bible, &v);
+        entities.push(parse(Table::Bible, v["entity"].take())?);
+    }
+    let mut files: Vec<FreeFile> = Vec::new();
+    for mut v in store
         .get_by_index(Table::Files, "project", json!(id))
         .await?
-        .into_iter()
-        .map(|mut v| parse(Table::Files, v["file"].take()))
-        .collect::<Result<_, _>>()?;
+    {
+        note_rev(Table::Files, &v);
+        files.push(parse(Table::Files, v["file"].take())?);
+    }
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);

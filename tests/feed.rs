@@ -179,3 +179,34 @@ fn a_resent_tagged_change_is_applied_once() {
     assert!(other.get("duplicate").is_none());
     let _ = id;
 }
+
+#[test]
+fn a_resent_tool_call_with_its_id_is_applied_once() {
+    let (page, store, id, ch) = setup();
+    let call = json!({"tool": "append_to_manuscript", "args": {"text": "Then the lamp."},
+                      "origin": "agent:scribe", "callId": "call-7"});
+    let first = page.ok("execute", call.clone());
+    assert_eq!(first["status"], "success");
+    page.edits();
+    // Resent (its response was lost), here or by a new worker after a restart.
+    let again = page.ok("execute", call.clone());
+    assert_eq!(again["status"], "success");
+    assert_eq!(again["data"]["duplicate"], true);
+    assert_eq!(again["meta"]["command_id"], first["meta"]["command_id"]);
+    assert!(page.edits().is_empty());
+    let restarted = Page::on(&store, "r");
+    restarted.ok("open_project", json!({ "id": id }));
+    assert_eq!(restarted.ok("execute", call)["data"]["duplicate"], true);
+    assert_eq!(
+        restarted.ok("get_chapter", json!({"chapter": ch}))["text"],
+        "It was dark.\n\nThen the lamp."
+    );
+    // The same id for another tool is another call.
+    let other = page.ok(
+        "execute",
+        json!({"tool": "insert_text", "args": {"text": " Slowly.", "anchorText": "dark."},
+               "origin": "agent:scribe", "callId": "call-7"}),
+    );
+    assert_eq!(other["status"], "success", "{other}");
+    assert!(other["data"].get("duplicate").is_none(), "{other}");
+}

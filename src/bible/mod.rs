@@ -782,12 +782,14 @@ impl Bible {
             })
     }
 
-    /// Put an entity back as it was (rollback of a failed command). The version counter
-    /// does not go back.
+    /// Put an entity back as it was (rollback of a failed command), or as another copy of
+    /// the project has it (a merge). The version counter does not go back, and moves up to
+    /// the entity's version.
     pub fn restore(&mut self, kind: Kind, id: &str, entity: Option<Entity>) {
         let key = (kind, id.to_string());
         match entity {
             Some(e) => {
+                self.last_version = self.last_version.max(e.version);
                 self.entities.insert(key, e);
             }
             None => {

@@ -822,7 +822,8 @@ impl Core {
             match loaded {
                 Some(loaded) => {
                     let open = Open::loaded(loaded);
-                    let summary = open_json(&open);
+                    let mut summary = open_json(&open);
+                    summary["project"] = json!(p.id);
                     sessions.insert(p.id.clone(), open);
                     drop(sessions);
                     self.emit("project_reloaded", summary);
@@ -985,9 +986,36 @@ impl Core {
         })
     }
 
+    /// `execute {tool, args, origin?, callId?}`. A call whose `callId` the history already
+    /// holds for the same tool was applied before (a resend after a lost response): it is
+    /// not run again, and answers `{status: "success", data: {duplicate: true}}` with the
+    /// history entry as its `command_id`.
     async fn execute(&self, p: Execute) -> Result<Value, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
         let current = self.current()?;
+        if let Some(call_id) = &p.call_id {
+            let applied = self.with_project(&current, |s| {
+                Ok(s.history
+                    .entries()
+                    .iter()
+                    .chain(s.history.redo_runs().iter().flatten())
+                    .find(|e| {
+                        e.tool_call_id.as_deref() == Some(call_id.as_str())
+                            && e.command.as_deref() == Some(p.tool.as_str())
+                    })
+                    .map(|e| e.id.clone()))
+            })?;
+            if let Some(entry) = applied {
+                let result = ToolResult::success(
+                    json!({ "duplicate": true }),
+                    crate::tools::ResultMeta {
+                        command_id: Some(entry),
+                        ..crate::tools::ResultMeta::default()
+                    },
+                );
+                return Ok(serde_json::to_value(&result).unwrap_or_default());
+            }
+        }
         // A call that may wait for approval needs an id to approve it by.
         let call_id = match (&origin, p.call_id) {
             (Origin::Agent(_), None) => Some(self.env.ids.next_id()),

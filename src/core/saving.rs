@@ -18,6 +18,7 @@ use std::task::{Context, Poll, Waker};
 use serde_json::json;
 
 use super::Core;
+use crate::persist::merge::{self, Ours};
 use crate::persist::pending::{self, Key, Pending, Stored};
 use crate::persist::{ChangeRecord, Loaded};
 use crate::project::UiState;
@@ -64,6 +65,10 @@ impl Future for Wait {
         Poll::Pending
     }
 }
+
+/// How many times a save merges and tries again when other writers keep getting there first
+/// (then it reports `storage_error` and keeps everything pending, for the next save).
+const MAX_REBASES: usize = 8;
 
 /// How many recent changes each chapter's change feed keeps in memory (`get_chapter
 /// {since}`, and the tags that make a resent writer change a duplicate).
@@ -293,8 +298,47 @@ impl Core {
                         project: project.to_string(),
                     };
                     // Whether anything but the audit log changed (other tabs reload only then).
-                    let changed = batch.tables().iter().any(|t| *t != Table::Audit);
-                    let result = self.env.store.commit(batch).await;
+                    let mut changed = batch.tables().iter().any(|t| *t != Table::Audit);
+                    let (mut batch, mut receipt) = (batch, receipt);
+                    let mut rebases = 0;
+                    // Another writer got there first: merge what this core has not saved into
+                    // what it wrote, and save that instead (never overwrite it).
+                    let result = loop {
+                        match self.env.store.commit(batch).await {
+                            Err(StoreError::Conflict(_)) if rebases < MAX_REBASES => {
+                                rebases += 1;
+                                if let Err(e) = self.rebase(project).await {
+                                    break Err(match e {
+                                        crate::error::Error::Store(e) => e,
+                                        other => StoreError::Failed(other.to_string()),
+                                    });
+                                }
+                                let rebuilt = {
+                                    let sessions = self.sessions.borrow();
+                                    let Some(open) = sessions.get(project) else {
+                                        break Ok(());
+                                    };
+                                    pending::batch(
+                                        &open.session,
+                                        &open.pending,
+                                        &open.stored,
+                                        open.created_ms,
+                                        self.env.clock.now_ms(),
+                                        lazy,
+                                    )
+                                };
+                                match rebuilt {
+                                    Ok((b, r)) => {
+                                        changed = true;
+                                        batch = b;
+                                        receipt = r;
+                                    }
+                                    Err(e) => break Err(e),
+                                }
+                            }
+                            other => break other,
+                        }
+                    };
                     {
                         let mut sessions = self.sessions.borrow_mut();
                         if let Some(open) = sessions.get_mut(project) {
@@ -323,6 +367,84 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// The store refused a save because another writer changed the project since this core
+    /// last read it: read it again and merge what this core has not saved into it
+    /// ([`crate::persist::merge`]); the caller then saves the result. The page hears
+    /// `project_reloaded` (with `rebased: true`, and the chapters kept as copies and what the
+    /// other writer's newer version won over, if any).
+    async fn rebase(&self, project: &str) -> Result<(), crate::error::Error> {
+        let loaded = self.load_session(project).await?;
+        let now = self.env.clock.now_ms();
+        let summary = {
+            let mut sessions = self.sessions.borrow_mut();
+            let Some(open) = sessions.get_mut(project) else {
+                return Ok(());
+            };
+            let merged = match loaded {
+                Some(theirs) => merge::merge(
+                    Ours {
+                        session: &open.session,
+                        pending: &open.pending,
+                        stored: &open.stored,
+                        feeds: &open.feeds,
+                    },
+                    theirs,
+                    self.env.ids.as_ref(),
+                    now,
+                ),
+                None => {
+                    // Deleted elsewhere: unsaved work is never dropped, so this core's copy
+                    // is written whole again.
+                    let _ = open.session.history.take_changes();
+                    let mut pending = Pending::everything(&open.session);
+                    for append in open.pending.appends() {
+                        pending.append(append.clone());
+                    }
+                    merge::Merged {
+                        session: open.session.clone(),
+                        stored: Stored::default(),
+                        pending,
+                        feeds: open
+                            .feeds
+                            .iter()
+                            .map(|(c, f)| (c.clone(), f.iter().cloned().collect()))
+                            .collect(),
+                        copies: Vec::new(),
+                        overridden: vec![
+                            "the project was deleted elsewhere; this tab's copy was written again"
+                                .into(),
+                        ],
+                    }
+                }
+            };
+            let seq = open.pending.seq();
+            open.session = merged.session;
+            open.stored = merged.stored;
+            open.pending = merged.pending.settled(seq);
+            open.feeds = merged
+                .feeds
+                .into_iter()
+                .map(|(chapter, mut feed)| {
+                    let skip = feed.len().saturating_sub(FEED_LEN);
+                    (chapter, feed.drain(skip..).collect())
+                })
+                .collect();
+            open.ui_saved = ui_essentials(&open.session.project.ui);
+            let mut summary = super::open_json(open);
+            summary["project"] = json!(project);
+            summary["rebased"] = json!(true);
+            if !merged.copies.is_empty() {
+                summary["copies"] = json!(merged.copies);
+            }
+            if !merged.overridden.is_empty() {
+                summary["overridden"] = json!(merged.overridden);
+            }
+            summary
+        };
+        self.emit("project_reloaded", summary);
+        Ok(())
     }
 
     /// Tell the page a save failed; what it held stays pending.

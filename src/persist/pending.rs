@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{
-    chapter_record, goal_record, history_state_key, note_record, project_record, put_entity,
-    put_file, watched_record, AuditRecord, ChangeRecord,
+    chapter_record, entity_record, file_record, goal_record, head_key, history_state_key,
+    note_record, project_record, watched_record, AuditRecord, ChangeRecord,
 };
 use crate::bible::{entity_key, Kind};
 use crate::files::file_key;
@@ -83,6 +83,10 @@ pub struct StoredChapter {
     pub checkpoint: u64,
     /// The oldest and newest version of its change records, if it has any.
     pub changes: Option<(u64, u64)>,
+    /// Its checkpoint record's revision (`None`: a record written before revisions).
+    pub rev: Option<u64>,
+    /// The version its head record names (`None`: no head record yet).
+    pub head: Option<u64>,
 }
 
 impl StoredChapter {
@@ -98,6 +102,10 @@ impl StoredChapter {
 pub struct Stored {
     /// By chapter id.
     pub chapters: BTreeMap<String, StoredChapter>,
+    /// The revision of each versioned record (the project record, the history state,
+    /// story-bible entities, free files), by table and key. A record absent here is absent
+    /// from the store or has no revision yet.
+    pub revs: BTreeMap<(Table, String), u64>,
 }
 
 impl Stored {
@@ -116,6 +124,18 @@ impl Stored {
                 None => self.chapters.remove(chapter),
             };
         }
+        for (key, rev) in &receipt.revs {
+            match rev {
+                Some(rev) => self.revs.insert(key.clone(), *rev),
+                None => self.revs.remove(key),
+            };
+        }
+    }
+
+    /// The revision this core last saw of a record (`None`: absent, or written before
+    /// revisions).
+    pub fn rev(&self, table: Table, key: &str) -> Option<u64> {
+        self.revs.get(&(table, key.to_string())).copied()
     }
 }
 
@@ -252,6 +272,30 @@ impl Pending {
         self.keys.keys()
     }
 
+    /// Whether a key is pending only lazily (`None`: not pending).
+    pub fn lazy(&self, key: &Key) -> Option<bool> {
+        self.keys.get(key).map(|m| m.lazy)
+    }
+
+    /// The records pending to be written once, in order.
+    pub fn appends(&self) -> impl Iterator<Item = &Append> {
+        self.appends.iter().map(|(_, a)| a)
+    }
+
+    /// The same marks and appends, all counted as made before any save now waiting, and
+    /// the count continuing from `seq`: what replaces a project's pending set after a
+    /// merge, so that every save waiting for the old set waits for this one.
+    pub fn settled(mut self, seq: u64) -> Self {
+        for mark in self.keys.values_mut() {
+            mark.seq = 0;
+        }
+        for (s, _) in &mut self.appends {
+            *s = 0;
+        }
+        self.seq = self.seq.max(seq);
+        self
+    }
+
     /// A batch that wrote everything pending up to `receipt.seq` committed: drop it (and
     /// keep whatever was marked again since, or was lazy and not included).
     pub fn committed(&mut self, receipt: &Receipt) {
@@ -271,6 +315,45 @@ pub struct Receipt {
     pub lazy: bool,
     /// What the store holds of each chapter the batch wrote (`None`: deleted).
     pub chapters: Vec<(String, Option<StoredChapter>)>,
+    /// The revision of each versioned record the batch wrote (`None`: deleted).
+    pub revs: Vec<((Table, String), Option<u64>)>,
+}
+
+/// `null`, or the number.
+fn expected(known: Option<u64>) -> Value {
+    known.map_or(Value::Null, |n| json!(n))
+}
+
+/// Put a versioned record: checked against the revision this core last saw (the batch
+/// fails with a conflict, writing nothing, if another writer changed it since), written
+/// with the next one.
+fn put_versioned(
+    batch: &mut Batch,
+    receipt: &mut Receipt,
+    stored: &Stored,
+    table: Table,
+    mut value: Value,
+) {
+    let key = value["id"].as_str().unwrap_or_default().to_string();
+    let known = stored.rev(table, &key);
+    batch.expect(table, key.clone(), "rev", expected(known));
+    let rev = known.unwrap_or(0) + 1;
+    value["rev"] = json!(rev);
+    batch.put_value(table, value);
+    receipt.revs.push(((table, key), Some(rev)));
+}
+
+/// Delete a versioned record, checked like [`put_versioned`].
+fn delete_versioned(
+    batch: &mut Batch,
+    receipt: &mut Receipt,
+    stored: &Stored,
+    table: Table,
+    key: String,
+) {
+    batch.expect(table, key.clone(), "rev", expected(stored.rev(table, &key)));
+    batch.delete(table, key.clone());
+    receipt.revs.push(((table, key), None));
 }
 
 /// The ids of memory items that differ between two memories (changed, added or removed).
@@ -331,6 +414,7 @@ pub fn batch(
         seq: pending.seq,
         lazy,
         chapters: Vec::new(),
+        revs: Vec::new(),
     };
     // Chapters: marked ones and those with changes to write.
     let mut changes: BTreeMap<&str, Vec<&ChangeRecord>> = BTreeMap::new();
@@ -349,9 +433,24 @@ pub fn batch(
     }
     for (chapter, records) in changes {
         let known = stored.chapters.get(chapter).copied();
+        // Every write of a chapter checks that its head is where this core last saw it:
+        // another writer's change or checkpoint moved it.
+        batch.expect(
+            Table::Meta,
+            head_key(chapter),
+            "version",
+            expected(known.and_then(|k| k.head)),
+        );
         let Some(current) = project.chapter(chapter) else {
-            // Deleted: its record and every change record it may have.
+            // Deleted: its record, its head and every change record it may have.
+            batch.expect(
+                Table::Chapters,
+                chapter,
+                "rev",
+                expected(known.and_then(|k| k.rev)),
+            );
             batch.delete(Table::Chapters, chapter);
+            batch.delete(Table::Meta, head_key(chapter));
             if let Some(known) = known {
                 let from = known.changes.map_or(known.checkpoint, |(o, _)| o);
                 for version in from..=known.newest() {
@@ -383,6 +482,8 @@ pub fn batch(
         let oldest = known.and_then(|k| k.changes.map(|(o, _)| o));
         let newest_change = records.last().map(|r| r.version);
         let mut after = StoredChapter {
+            rev: known.and_then(|k| k.rev),
+            head: Some(version),
             checkpoint: known.map_or(0, |k| k.checkpoint),
             changes: match (oldest, newest_change) {
                 (Some(o), Some(n)) => Some((o, n)),
@@ -394,7 +495,18 @@ pub fn batch(
         let checkpoint =
             pending.has(&Key::Chapter(chapter.to_string())) || !contiguous || next != version + 1;
         if checkpoint {
-            batch.put(Table::Chapters, &chapter_record(id, current))?;
+            let known_rev = known.and_then(|k| k.rev);
+            batch.expect(Table::Chapters, chapter, "rev", expected(known_rev));
+            let rev = known_rev.unwrap_or(0) + 1;
+            let mut value = serde_json::to_value(chapter_record(id, current)).map_err(|e| {
+                StoreError::Invalid {
+                    table: Table::Chapters.name(),
+                    reason: e.to_string(),
+                }
+            })?;
+            value["rev"] = json!(rev);
+            batch.put_value(Table::Chapters, value);
+            after.rev = Some(rev);
             // Change records above the checkpoint are not this chapter's (a damaged store).
             if let Some(stale_to) = known.map(|k| k.newest()).filter(|n| *n > version) {
                 for v in version + 1..=stale_to {
@@ -414,6 +526,10 @@ pub fn batch(
                 None => None,
             };
         }
+        batch.put_value(
+            Table::Meta,
+            json!({"id": head_key(chapter), "project": id, "chapter": chapter, "version": version}),
+        );
         receipt.chapters.push((chapter.to_string(), Some(after)));
     }
     let undo: BTreeMap<&str, &crate::commands::Entry> = session
@@ -427,10 +543,14 @@ pub fn batch(
             continue;
         }
         match key {
-            Key::Project => batch.put(
-                Table::Projects,
-                &project_record(project, created_ms, now_ms),
-            )?,
+            Key::Project => {
+                let record = serde_json::to_value(project_record(project, created_ms, now_ms))
+                    .map_err(|e| StoreError::Invalid {
+                        table: Table::Projects.name(),
+                        reason: e.to_string(),
+                    })?;
+                put_versioned(&mut batch, &mut receipt, stored, Table::Projects, record);
+            }
             // Written above, with the chapter's changes.
             Key::Chapter(_) => {}
             Key::HistoryEntry(entry) => match undo.get(entry.as_str()) {
@@ -442,7 +562,10 @@ pub fn batch(
             },
             Key::HistoryState => {
                 let state = session.history.state();
-                batch.put_value(
+                put_versioned(
+                    &mut batch,
+                    &mut receipt,
+                    stored,
                     Table::Meta,
                     json!({"id": history_state_key(id), "project": id, "state": state}),
                 );
@@ -460,12 +583,36 @@ pub fn batch(
                 None => batch.delete(Table::Watched, entity.clone()),
             },
             Key::Bible(kind, entity) => match session.bible.get(*kind, entity) {
-                Some(e) => put_entity(&mut batch, id, e),
-                None => batch.delete(Table::Bible, entity_key(id, *kind, entity)),
+                Some(e) => put_versioned(
+                    &mut batch,
+                    &mut receipt,
+                    stored,
+                    Table::Bible,
+                    entity_record(id, e),
+                ),
+                None => delete_versioned(
+                    &mut batch,
+                    &mut receipt,
+                    stored,
+                    Table::Bible,
+                    entity_key(id, *kind, entity),
+                ),
             },
             Key::File(path) => match session.files.get(path) {
-                Some(f) => put_file(&mut batch, id, f),
-                None => batch.delete(Table::Files, file_key(id, path)),
+                Some(f) => put_versioned(
+                    &mut batch,
+                    &mut receipt,
+                    stored,
+                    Table::Files,
+                    file_record(id, f),
+                ),
+                None => delete_versioned(
+                    &mut batch,
+                    &mut receipt,
+                    stored,
+                    Table::Files,
+                    file_key(id, path),
+                ),
             },
         }
     }

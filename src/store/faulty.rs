@@ -110,6 +110,14 @@ impl<S: Store> Faulty<S> {
         std::mem::take(&mut *self.recorded.borrow_mut())
     }
 
+    /// After a crash: pass everything through again (a new process on the same storage).
+    pub fn revive(&self) {
+        self.dead.set(false);
+        self.crash.set(None);
+        self.fail_next.set(0);
+        self.failing.set(false);
+    }
+
     /// Whether a crash point was reached.
     pub fn crashed(&self) -> bool {
         self.dead.get()
