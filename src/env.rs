@@ -6,8 +6,6 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::protocol::Event;
-
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 pub trait Clock {
     /// Milliseconds since 1970-01-01T00:00:00Z.
@@ -103,6 +101,58 @@ impl RecordingSink {
 impl EventSink for RecordingSink {
     fn emit(&self, event: Event) {
         self.events.borrow_mut().push(event);
+    }
+}
+
+/// An event pushed to the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The event type, such as `edit` or `ui`.
+    pub kind: String,
+    /// The event's payload.
+    pub data: serde_json::Value,
+    /// The project it concerns, when it concerns one: the worker that writes for every tab
+    /// passes an event to the pages that show that project (and those without a project to
+    /// every page).
+    pub project: Option<String>,
+    /// The client (another tab's page) whose request caused it, when it was not this
+    /// worker's own page.
+    pub client: Option<String>,
+}
+
+impl Event {
+    /// An event of type `kind` with `data`, concerning no project in particular.
+    pub fn new(kind: impl Into<String>, data: serde_json::Value) -> Self {
+        Self {
+            kind: kind.into(),
+            data,
+            project: None,
+            client: None,
+        }
+    }
+
+    /// The same event, caused by a request of `client` (see [`Event::client`]).
+    pub fn by_client(mut self, client: Option<String>) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The same event, concerning `project`.
+    pub fn in_project(mut self, project: Option<String>) -> Self {
+        self.project = project;
+        self
+    }
+
+    /// Encode as the JSON text the worker posts to the page.
+    pub fn to_json(&self) -> String {
+        let mut event = serde_json::json!({"kind": "event", "type": self.kind, "data": self.data});
+        if let Some(project) = &self.project {
+            event["project"] = serde_json::Value::String(project.clone());
+        }
+        if let Some(client) = &self.client {
+            event["client"] = serde_json::Value::String(client.clone());
+        }
+        event.to_string()
     }
 }
 

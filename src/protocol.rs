@@ -206,54 +206,5 @@ impl Response {
     }
 }
 
-/// An event pushed to the page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    /// The event type, such as `edit` or `ui`.
-    pub kind: String,
-    /// The event's payload.
-    pub data: Value,
-    /// The project it concerns, when it concerns one: the worker that writes for every tab
-    /// passes an event to the pages that show that project (and those without a project to
-    /// every page).
-    pub project: Option<String>,
-    /// The client (another tab's page) whose request caused it, when it was not this
-    /// worker's own page.
-    pub client: Option<String>,
-}
-
-impl Event {
-    /// An event of type `kind` with `data`, concerning no project in particular.
-    pub fn new(kind: impl Into<String>, data: Value) -> Self {
-        Self {
-            kind: kind.into(),
-            data,
-            project: None,
-            client: None,
-        }
-    }
-
-    /// The same event, caused by a request of `client` (see [`Event::client`]).
-    pub fn by_client(mut self, client: Option<String>) -> Self {
-        self.client = client;
-        self
-    }
-
-    /// The same event, concerning `project`.
-    pub fn in_project(mut self, project: Option<String>) -> Self {
-        self.project = project;
-        self
-    }
-
-    /// Encode as the JSON text the worker posts to the page.
-    pub fn to_json(&self) -> String {
-        let mut event = serde_json::json!({"kind": "event", "type": self.kind, "data": self.data});
-        if let Some(project) = &self.project {
-            event["project"] = Value::String(project.clone());
-        }
-        if let Some(client) = &self.client {
-            event["client"] = Value::String(client.clone());
-        }
-        event.to_string()
-    }
-}
+/// An event pushed to the page (defined in [`crate::env`], where the event sink is).
+pub use crate::env::Event;

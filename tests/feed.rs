@@ -5,49 +5,17 @@
 //! project is loaded.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::rc::Rc;
 
-use draftsmith::core::Env;
+use common::worker::Page;
 use draftsmith::store::MemoryStore;
-use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
-use futures::executor::block_on;
 use serde_json::{json, Value};
 
-struct Page {
-    core: Core,
-    events: Rc<RecordingSink>,
-}
-
 impl Page {
-    fn on(store: &Rc<MemoryStore>, ids: &str) -> Self {
-        let events = Rc::new(RecordingSink::default());
-        let core = Core::new(Env {
-            clock: Rc::new(ManualClock::new(1_000)),
-            ids: Rc::new(SequentialIds::new(ids)),
-            events: events.clone(),
-            store: store.clone(),
-        });
-        Self { core, events }
-    }
-
-    fn send(&self, kind: &str, params: Value) -> Value {
-        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
-        serde_json::from_str(&block_on(self.core.handle_text(&text))).unwrap()
-    }
-
-    fn ok(&self, kind: &str, params: Value) -> Value {
-        let r = self.send(kind, params.clone());
-        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
-        r["result"].clone()
-    }
-
     fn edits(&self) -> Vec<Value> {
-        self.events
-            .take()
-            .into_iter()
-            .filter(|e| e.kind == "edit")
-            .map(|e| e.data)
-            .collect()
+        self.take_events("edit")
     }
 }
 

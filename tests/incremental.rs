@@ -5,46 +5,20 @@
 //! change record; cursor moves are neither audited nor saved on their own.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::rc::Rc;
 
-use draftsmith::core::Env;
+use common::worker::Page;
 use draftsmith::persist::pending::{change_key, CHECKPOINT_EVERY, KEEP_BEHIND};
 use draftsmith::store::faulty::Faulty;
 use draftsmith::store::{Batch, MemoryStore, Op, Store, Table};
-use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
 type Disk = Rc<Faulty<MemoryStore>>;
 
-struct Page {
-    core: Core,
-    events: Rc<RecordingSink>,
-}
-
 impl Page {
-    fn on(store: &Disk, ids: &str) -> Self {
-        let events = Rc::new(RecordingSink::default());
-        let core = Core::new(Env {
-            clock: Rc::new(ManualClock::new(1_000)),
-            ids: Rc::new(SequentialIds::new(ids)),
-            events: events.clone(),
-            store: store.clone(),
-        });
-        Self { core, events }
-    }
-
-    fn send(&self, kind: &str, params: Value) -> Value {
-        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
-        serde_json::from_str(&block_on(self.core.handle_text(&text))).unwrap()
-    }
-
-    fn ok(&self, kind: &str, params: Value) -> Value {
-        let r = self.send(kind, params.clone());
-        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
-        r["result"].clone()
-    }
-
     /// Type `text` at char `at` of a chapter, based on its current version.
     fn type_at(&self, chapter: &str, at: usize, text: &str) -> Value {
         let version = self.ok("get_chapter", json!({"chapter": chapter}))["version"].clone();

@@ -5,12 +5,13 @@
 //! (`futures::join` over a store that yields before every operation).
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::rc::Rc;
 
-use draftsmith::core::Env;
+use common::worker::{call, Page};
 use draftsmith::store::faulty::Faulty;
 use draftsmith::store::MemoryStore;
-use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
@@ -20,34 +21,7 @@ fn disk() -> Disk {
     Rc::new(Faulty::new(MemoryStore::new()))
 }
 
-struct Page {
-    core: Core,
-    events: Rc<RecordingSink>,
-}
-
 impl Page {
-    /// A worker on `store`; `ids` keeps workers' ids apart.
-    fn on(store: &Disk, ids: &str) -> Self {
-        let events = Rc::new(RecordingSink::default());
-        let core = Core::new(Env {
-            clock: Rc::new(ManualClock::new(1_000)),
-            ids: Rc::new(SequentialIds::new(ids)),
-            events: events.clone(),
-            store: store.clone(),
-        });
-        Self { core, events }
-    }
-
-    fn send(&self, kind: &str, params: Value) -> Value {
-        block_on(call(&self.core, kind, params))
-    }
-
-    fn ok(&self, kind: &str, params: Value) -> Value {
-        let r = self.send(kind, params.clone());
-        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
-        r["result"].clone()
-    }
-
     /// How many `storage_error` events came since the last call.
     fn storage_errors(&self) -> usize {
         self.events
@@ -74,12 +48,6 @@ impl Page {
         }
         doc
     }
-}
-
-/// One request, as a future (to run several at once).
-async fn call(core: &Core, kind: &str, params: Value) -> Value {
-    let text = json!({"id": 1, "type": kind, "params": params}).to_string();
-    serde_json::from_str(&core.handle_text(&text).await).unwrap()
 }
 
 fn typing(chapter: &str, version: u64, at: usize, text: &str) -> Value {

@@ -1,56 +1,30 @@
 //! One writer for every tab: the writing worker's core serves each other tab's page as a
 //! client ([`Core::client`]) over one copy of each project. Two clients typing into one
-//! chapter at once (really interleaved: saves yield to the executor) keep every change, each
+//! chapter at once (really interleaved: store operations yield to the executor) keep every change, each
 //! client has its own open project, and events name the project (and client) they concern.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-
 use std::rc::Rc;
 
-use common::page::YieldNow;
 use draftsmith::core::Env;
-use draftsmith::store::{Batch, MemoryStore, Store, StoreFuture, Table};
+use draftsmith::store::faulty::Faulty;
+use draftsmith::store::MemoryStore;
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
 use futures::future::join_all;
 use serde_json::{json, Value};
 
-/// A memory store whose commits yield to the executor first, as IndexedDB's do.
-struct YieldingStore(MemoryStore);
-
-impl Store for YieldingStore {
-    fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        self.0.get(table, key)
-    }
-    fn get_all(&self, table: Table) -> StoreFuture<'_, Vec<Value>> {
-        self.0.get_all(table)
-    }
-    fn get_by_index<'a>(
-        &'a self,
-        table: Table,
-        index: &'a str,
-        value: Value,
-    ) -> StoreFuture<'a, Vec<Value>> {
-        self.0.get_by_index(table, index, value)
-    }
-    fn commit(&self, batch: Batch) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
-            YieldNow(false).await;
-            self.0.commit(batch).await
-        })
-    }
-}
-
 struct Tabs {
     writer: Core,
     events: Rc<RecordingSink>,
-    store: Rc<YieldingStore>,
+    store: Rc<Faulty<MemoryStore>>,
 }
 
 fn tabs() -> Tabs {
     let events = Rc::new(RecordingSink::default());
-    let store = Rc::new(YieldingStore(MemoryStore::new()));
+    // Every store operation yields to the executor first, as IndexedDB's do.
+    let store = Rc::new(Faulty::new(MemoryStore::new()));
+    store.set_yielding(true);
     let writer = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("id")),

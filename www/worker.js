@@ -187,20 +187,16 @@ async function runOnCore(text, client, project) {
   }
   const seq = ++sequence;
   const instance = inFlight;
-  let answered = null;
+  // Settled by recoverFromPanic if the core dies first.
   const failed = new Promise((resolve) => {
     instance.set(seq, (_text, failure) => resolve({ text: null, failure }));
   });
-  const served = (async () => {
-    try {
-      const promise = client === null ? core.handle_for(undefined, text, project ?? undefined) : core.handle_for(client, text, project ?? undefined);
-      return { text: await promise, failure: null };
-    } catch (err) {
-      // A trap that surfaced here instead of through the panic event.
-      return { text: null, failure: `the core failed unexpectedly: ${err && err.message}` };
-    }
-  })();
-  answered = await Promise.race([served, failed]);
+  const served = core.handle_for(client ?? undefined, text, project ?? undefined).then(
+    (responseText) => ({ text: responseText, failure: null }),
+    // A trap that surfaced here instead of through the panic event.
+    (err) => ({ text: null, failure: `the core failed unexpectedly: ${err && err.message}` }),
+  );
+  const answered = await Promise.race([served, failed]);
   instance.delete(seq);
   return answered;
 }

@@ -129,7 +129,7 @@ impl<S: Store> Faulty<S> {
 }
 
 /// Yields to the executor once (or not at all when created done).
-struct YieldOnce(bool);
+pub struct YieldOnce(pub bool);
 
 impl Future for YieldOnce {
     type Output = ();

@@ -160,11 +160,6 @@ impl WorkerCore {
         })
     }
 
-    /// Forget another tab's client (its tab closed).
-    pub fn drop_client(&self, client: String) {
-        self.clients.borrow_mut().remove(&client);
-    }
-
     /// The crate version.
     pub fn version() -> String {
         crate::VERSION.to_string()

@@ -12,3 +12,6 @@ pub mod page;
 
 #[allow(dead_code)]
 pub mod session;
+
+#[allow(dead_code)]
+pub mod worker;

@@ -3,10 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
 
 use draftsmith::core::Env;
 use draftsmith::llm::client::{
@@ -34,20 +31,8 @@ impl Sleeper for NeverSleeper {
     }
 }
 
-/// Yield to the executor once.
-pub struct YieldNow(pub bool);
-
-impl Future for YieldNow {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
+/// Yield to the executor once (`YieldNow(false)`; `YieldNow(true)` is ready at once).
+pub use draftsmith::store::faulty::YieldOnce as YieldNow;
 
 /// A scripted model step that computes its answer from the request it gets (the request's
 /// JSON body, in the provider's wire format): a scripted model that knows nothing in advance

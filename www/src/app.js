@@ -170,14 +170,13 @@ async function showConflict() {
 async function catchUp() {
   if (!app.project) return;
   try {
-    const list = await app.client.listProjects();
-    if (!list.projects.some((p) => p.id === app.project.id)) return;
     app.project = await app.client.projects.open(app.project.id);
     renderChapters();
     await app.sync?.resync();
     await showProjectExtras();
   } catch (err) {
-    status(`could not catch up with the core: ${err.message}`, true);
+    // A project deleted meanwhile is announced by `project_deleted`.
+    if (err.code !== 'no_project') status(`could not catch up with the core: ${err.message}`, true);
   }
 }
 
