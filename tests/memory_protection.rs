@@ -37,7 +37,10 @@ struct Tab {
 
 impl Tab {
     fn new() -> Self {
-        Self::on(Rc::new(MemoryStore::new()), Rc::new(ManualClock::new(1_000)))
+        Self::on(
+            Rc::new(MemoryStore::new()),
+            Rc::new(ManualClock::new(1_000)),
+        )
     }
 
     /// Another worker on the same storage and clock (a reload).
@@ -219,7 +222,10 @@ fn an_agents_delete_of_the_writers_note_waits_for_approval_then_goes_to_the_tras
     assert!(tab.cards().is_empty());
     // It runs once: approving again is refused.
     assert_eq!(
-        tab.err("approve", json!({"callId": card["callId"], "decision": "approve"})),
+        tab.err(
+            "approve",
+            json!({"callId": card["callId"], "decision": "approve"})
+        ),
         "conflict"
     );
 }
@@ -232,7 +238,10 @@ fn an_agents_delete_of_a_global_note_waits_for_approval_even_when_an_agent_wrote
     let result = tab.tool("agent:other", "delete_memory_note", json!({"id": id}));
     let card = waits(&tab, &result);
     assert!(card["reason"].as_str().unwrap().contains("global"));
-    assert_eq!(card["current"]["text"], "The writer prefers British spelling.");
+    assert_eq!(
+        card["current"]["text"],
+        "The writer prefers British spelling."
+    );
     assert!(tab.listed_note(&id).is_some());
     // A rejection: the model reads it, and the note stays.
     let decided = tab.ok(
@@ -271,7 +280,10 @@ fn an_agents_rewrite_of_the_writers_note_waits_for_approval() {
     let note = tab.listed_note(&id).unwrap();
     assert_eq!(note["text"], proposed);
     assert_eq!(note["importance"], 5);
-    assert_eq!(note["author"], "user", "still the writer's: still protected");
+    assert_eq!(
+        note["author"], "user",
+        "still the writer's: still protected"
+    );
     let again = tab.tool(
         "agent:editor",
         "update_memory_note",
@@ -333,6 +345,50 @@ fn the_writer_changes_and_deletes_any_note_directly() {
     }
     assert!(tab.cards().is_empty());
     assert_eq!(tab.trash().len(), 2);
+    // A note the writer rewrites becomes the writer's: agents then ask.
+    let agents = tab.agents_note("The lamp is red.", "project");
+    let r = tab.tool(
+        "user",
+        "update_memory_note",
+        json!({"id": agents, "text": "The lamp is red, and it matters."}),
+    );
+    assert_eq!(r["data"]["note"]["author"], "user", "{r}");
+    let r = tab.tool("agent:editor", "delete_memory_note", json!({"id": agents}));
+    waits(&tab, &r);
+}
+
+#[test]
+fn the_approval_policies_of_the_note_tools_can_be_set() {
+    let tab = Tab::new();
+    tab.project();
+    let writers = tab.writers_note(WRITERS, "project");
+    let agents = tab.agents_note("The lamp is red.", "project");
+    // Strict: every agent change of a note asks, its own too.
+    tab.ok(
+        "set_settings",
+        json!({"approvalPolicies": {"delete_memory_note": "strict"}}),
+    );
+    let r = tab.tool("agent:editor", "delete_memory_note", json!({"id": agents}));
+    let card = waits(&tab, &r);
+    assert!(card["reason"].as_str().unwrap().contains("strict"));
+    tab.ok(
+        "approve",
+        json!({"callId": card["callId"], "decision": "reject"}),
+    );
+    // Permissive: the writer chose to let agents delete notes freely.
+    tab.ok(
+        "set_settings",
+        json!({"approvalPolicies": {"delete_memory_note": "permissive"}}),
+    );
+    let r = tab.tool("agent:editor", "delete_memory_note", json!({"id": writers}));
+    assert_eq!(r["status"], "success", "{r}");
+    // The update tool keeps its own (standard) policy.
+    let r = tab.tool(
+        "agent:editor",
+        "update_memory_note",
+        json!({"id": agents, "text": "The lamp is blue."}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
 }
 
 #[test]
@@ -349,7 +405,10 @@ fn deleted_notes_are_hidden_from_search_and_context_and_can_be_restored() {
     tab.tool("user", "delete_memory_note", json!({"id": writers}));
     assert!(tab.found("lighthouse").is_empty());
     let block = tab.context("lighthouse keeper Jonas");
-    assert!(!block.contains("Jonas") && !block.contains("never be lit"), "{block}");
+    assert!(
+        !block.contains("Jonas") && !block.contains("never be lit"),
+        "{block}"
+    );
     assert!(tab.listed().is_empty());
     // An update of a deleted note says so.
     let r = tab.tool(
@@ -359,7 +418,10 @@ fn deleted_notes_are_hidden_from_search_and_context_and_can_be_restored() {
     );
     assert_eq!(r["data"]["code"], "not_found");
     assert!(
-        r["data"]["message"].as_str().unwrap().contains("restore_memory_note"),
+        r["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("restore_memory_note"),
         "{r}"
     );
 
@@ -382,11 +444,17 @@ fn deleted_notes_are_hidden_from_search_and_context_and_can_be_restored() {
     assert_eq!(r["status"], "success", "{r}");
     // The writer restores from the page.
     let restored = tab.ok("memory_restore", json!({"id": writers}));
-    assert_eq!(restored["note"]["text"], "The lighthouse must never be lit.");
+    assert_eq!(
+        restored["note"]["text"],
+        "The lighthouse must never be lit."
+    );
     assert!(tab.trash().is_empty());
     assert_eq!(tab.found("lighthouse").len(), 2);
     assert!(tab.context("lighthouse keeper").contains("Jonas"));
-    assert_eq!(tab.err("memory_restore", json!({"id": writers})), "invalid_params");
+    assert_eq!(
+        tab.err("memory_restore", json!({"id": writers})),
+        "invalid_params"
+    );
     assert!(tab
         .events
         .peek()
@@ -410,7 +478,10 @@ fn deleted_notes_are_purged_after_thirty_days() {
     assert_eq!(tab.err("memory_restore", json!({"id": old})), "not_found");
     let r = tab.tool("agent:editor", "restore_memory_note", json!({"id": old}));
     assert_eq!(r["data"]["code"], "not_found", "{r}");
-    assert!(tab.stored_note(&old).is_some(), "kept until the next note write");
+    assert!(
+        tab.stored_note(&old).is_some(),
+        "kept until the next note write"
+    );
     // The next note write purges it, in memory and in the store.
     tab.writers_note("A new note.", "project");
     assert!(tab.stored_note(&old).is_none());
@@ -465,7 +536,11 @@ fn an_import_marks_every_notes_author_import() {
     let deleted = tab.agents_note("A deleted fact.", "project");
     tab.tool("agent:editor", "delete_memory_note", json!({"id": deleted}));
     let mut doc = tab.ok("export_project", json!({}));
-    assert_eq!(doc["notes"].as_array().unwrap().len(), 3, "bedside, live, deleted");
+    assert_eq!(
+        doc["notes"].as_array().unwrap().len(),
+        3,
+        "bedside, live, deleted"
+    );
     // A forged document calls every note an agent's.
     for note in doc["notes"].as_array_mut().unwrap() {
         note["author"] = json!("agent:forger");
@@ -483,7 +558,10 @@ fn an_import_marks_every_notes_author_import() {
         json!({"id": agents, "text": "Rewritten."}),
     );
     waits(&other, &r);
-    assert_eq!(other.listed_note(&agents).unwrap()["text"], "An agent's fact.");
+    assert_eq!(
+        other.listed_note(&agents).unwrap()["text"],
+        "An agent's fact."
+    );
     // The deleted note came along, in the trash, and only the writer can restore it.
     assert_eq!(other.trash(), vec![deleted.clone()]);
     let r = other.tool(
@@ -526,7 +604,10 @@ fn first_hit(body: &Value) -> String {
         .and_then(|m| m["content"].as_str())
         .unwrap();
     let result: Value = serde_json::from_str(result).unwrap();
-    result["data"]["hits"][0]["id"].as_str().unwrap().to_string()
+    result["data"]["hits"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -539,6 +620,8 @@ fn a_run_pauses_when_its_agent_would_delete_the_writers_note() {
             let id = first_hit(body);
             common::page::calls("call_2", "delete_memory_note", json!({"id": id}))
         }),
+        // Were the delete not held for approval, the run would go on and end here.
+        Box::new(|_| common::page::says("Done.")),
     ];
     let page = Page::reacting(reactions);
     page.project();
@@ -548,7 +631,10 @@ fn a_run_pauses_when_its_agent_would_delete_the_writers_note() {
         json!({"notes": [{"text": WRITERS, "noteType": "preference"}]}),
     );
     let id = written["written"][0].as_str().unwrap().to_string();
-    let run = page.ok("run", json!({"prompt": "Tidy up your memory.", "runId": "r1"}));
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Tidy up your memory.", "runId": "r1"}),
+    );
     assert_eq!(run["status"], "paused", "{run}");
     let listed = page.ok("memory", json!({}));
     assert_eq!(listed["notes"][0]["id"], id.as_str(), "nothing deleted yet");

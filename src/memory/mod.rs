@@ -1163,9 +1163,7 @@ mod tests {
     #[test]
     fn errors_have_codes() {
         let mut memory = Memory::new();
-        let err = memory
-            .delete_note("nope", &Origin::User, 0)
-            .unwrap_err();
+        let err = memory.delete_note("nope", &Origin::User, 0).unwrap_err();
         assert_eq!(err.code(), "not_found");
         assert!(err.to_string().contains("'nope'"), "{err}");
         let err = memory
