@@ -345,6 +345,50 @@ fn the_writer_changes_and_deletes_any_note_directly() {
     }
     assert!(tab.cards().is_empty());
     assert_eq!(tab.trash().len(), 2);
+    // A note the writer rewrites becomes the writer's: agents then ask.
+    let agents = tab.agents_note("The lamp is red.", "project");
+    let r = tab.tool(
+        "user",
+        "update_memory_note",
+        json!({"id": agents, "text": "The lamp is red, and it matters."}),
+    );
+    assert_eq!(r["data"]["note"]["author"], "user", "{r}");
+    let r = tab.tool("agent:editor", "delete_memory_note", json!({"id": agents}));
+    waits(&tab, &r);
+}
+
+#[test]
+fn the_approval_policies_of_the_note_tools_can_be_set() {
+    let tab = Tab::new();
+    tab.project();
+    let writers = tab.writers_note(WRITERS, "project");
+    let agents = tab.agents_note("The lamp is red.", "project");
+    // Strict: every agent change of a note asks, its own too.
+    tab.ok(
+        "set_settings",
+        json!({"approvalPolicies": {"delete_memory_note": "strict"}}),
+    );
+    let r = tab.tool("agent:editor", "delete_memory_note", json!({"id": agents}));
+    let card = waits(&tab, &r);
+    assert!(card["reason"].as_str().unwrap().contains("strict"));
+    tab.ok(
+        "approve",
+        json!({"callId": card["callId"], "decision": "reject"}),
+    );
+    // Permissive: the writer chose to let agents delete notes freely.
+    tab.ok(
+        "set_settings",
+        json!({"approvalPolicies": {"delete_memory_note": "permissive"}}),
+    );
+    let r = tab.tool("agent:editor", "delete_memory_note", json!({"id": writers}));
+    assert_eq!(r["status"], "success", "{r}");
+    // The update tool keeps its own (standard) policy.
+    let r = tab.tool(
+        "agent:editor",
+        "update_memory_note",
+        json!({"id": agents, "text": "The lamp is blue."}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
 }
 
 #[test]
@@ -576,6 +620,8 @@ fn a_run_pauses_when_its_agent_would_delete_the_writers_note() {
             let id = first_hit(body);
             common::page::calls("call_2", "delete_memory_note", json!({"id": id}))
         }),
+        // Were the delete not held for approval, the run would go on and end here.
+        Box::new(|_| common::page::says("Done.")),
     ];
     let page = Page::reacting(reactions);
     page.project();

@@ -117,7 +117,24 @@ export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; ca
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
-export interface MemoryNote { id: string; text: string; type?: string; tags?: string[]; project?: string | null; updated_ms?: number; [key: string]: unknown }
+export interface MemoryNote {
+  id: string;
+  text: string;
+  type?: string;
+  tags?: string[];
+  project?: string | null;
+  updated_ms?: number;
+  /** Who wrote it: `user` (the writer), `agent:<name>` or `import`. */
+  author?: string;
+  /** When it was deleted (only for a note in the trash). */
+  deletedMs?: number;
+  /** Who deleted it (only for a note in the trash). */
+  deletedBy?: string;
+  [key: string]: unknown;
+}
+
+/** A deleted note that can still be restored (until `restorableUntilMs`). */
+export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: string; restorableUntilMs: number }
 
 export interface NewNote { text: string; type?: string; tags?: string[]; [key: string]: unknown }
 
@@ -414,7 +431,7 @@ export interface EventMap {
   /** Chapters were added, renamed, moved or deleted. */
   chapters_changed: ProjectSummary;
   /** The agent's memory changed. */
-  memory_changed: { project: string; tool?: string; written?: number; remote?: boolean };
+  memory_changed: { project: string; tool?: string; written?: number; restored?: string; remote?: boolean };
   /** A story-bible entity changed (by the writer, an agent or an import); `entity` is null once deleted. */
   bible_changed: { project: string; kind: BibleKind; id: string; origin: Origin; entity: BibleEntity | null };
   /** A free file of the data/ view (under plans/ or notes/) was written; `origin` is `human`, `agent:<name>` or `import`. */
@@ -494,6 +511,12 @@ export declare class Draftsmith {
     search(query: string, options?: RequestOptions & { limit?: number }): Promise<ToolResult>;
     context(request: string, budget?: number, options?: RequestOptions): Promise<{ block: string }>;
     write(notes: NewNote[], options?: RequestOptions): Promise<{ written: string[] }>;
+    /** Delete a note as the writer (no approval); it stays restorable for 30 days. */
+    delete(id: string, options?: RequestOptions): Promise<ToolResult>;
+    /** The deleted notes that can still be restored, most recently deleted first. */
+    trash(options?: RequestOptions): Promise<{ project: string; notes: DeletedNote[] }>;
+    /** Bring a deleted note back. */
+    restore(id: string, options?: RequestOptions): Promise<{ note: MemoryNote }>;
   };
   /**
    * Decide a call waiting for approval. Resolves when its paused run (if this was its last

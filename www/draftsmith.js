@@ -215,7 +215,11 @@ export class Draftsmith {
     };
   }
 
-  /** The agent's memory: list (bedside note, goals, watched, notes), search, context, write. */
+  /**
+   * The agent's memory: list (bedside note, goals, watched, notes), search, context, write;
+   * delete (the writer's delete: soft, restorable for 30 days), trash (the deleted notes that
+   * can still be restored) and restore.
+   */
   get memory() {
     return {
       list: (options) => this.request('memory', {}, options),
@@ -224,6 +228,9 @@ export class Draftsmith {
       context: (request, budget, options) =>
         this.request('memory_context', budget === undefined ? { request } : { request, budget }, options),
       write: (notes, options) => this.request('write_memory_notes', { notes }, options),
+      delete: (id, options) => this.execute('delete_memory_note', { id }, options),
+      trash: (options) => this.request('memory_trash', {}, options),
+      restore: (id, options) => this.request('memory_restore', { id }, options),
     };
   }
 

@@ -400,6 +400,9 @@ mod tests {
         assert_eq!(default_mode("glossary_delete_entry"), Mode::Standard);
         assert_eq!(default_mode("character_delete_entry"), Mode::Strict);
         assert_eq!(action_of("glossary_merge_entries"), Action::Delete);
+        assert_eq!(default_mode("update_memory_note"), Mode::Standard);
+        assert_eq!(default_mode("delete_memory_note"), Mode::Standard);
+        assert_eq!(default_mode("write_memory_note"), Mode::Permissive);
         let mut p = Policies::default();
         p.modes.insert("scene_update_summary".into(), Mode::Strict);
         assert_eq!(p.mode("scene_update_summary"), Mode::Strict);

@@ -714,16 +714,51 @@ async function renderHistory() {
 
 // ---------------------------------------------------------------- memory
 
+// A note's author as a badge: the writer's notes (and imported ones) are protected from agents.
+const authorBadge = (n) => originBadge(n.author === 'user' ? 'human' : n.author);
+
 async function renderMemory() {
-  const m = await app.client.memory.list();
-  const section = (title, items) =>
-    items.length ? el('section', {}, el('h3', {}, title), el('ul', {}, ...items.map((t) => el('li', {}, t)))) : null;
+  const [m, trash] = await Promise.all([app.client.memory.list(), app.client.memory.trash().catch(() => ({ notes: [] }))]);
+  const section = (title, items, testid) =>
+    items.length ? el('section', { testid }, el('h3', {}, title), el('ul', {}, ...items.map((t) => el('li', {}, t)))) : null;
+  // The writer deletes directly (softly: the note waits in "Recently deleted" for 30 days).
+  const note = (n) =>
+    el(
+      'span',
+      { class: 'memory-note', testid: 'memory-note', 'data-id': n.id },
+      authorBadge(n),
+      ' ',
+      n.text,
+      ' ',
+      el('button', { type: 'button', class: 'link', testid: 'memory-delete', title: 'Delete (can be restored for 30 days)', onclick: () => memoryAction(() => app.client.memory.delete(n.id)) }, 'Delete'),
+    );
+  const deleted = (n) =>
+    el(
+      'span',
+      { class: 'memory-note deleted', testid: 'memory-deleted', 'data-id': n.id },
+      n.text,
+      ' ',
+      el('small', {}, `deleted by ${n.deletedBy === 'user' ? 'you' : n.deletedBy}; restorable until ${new Date(n.restorableUntilMs).toLocaleDateString()}`),
+      ' ',
+      el('button', { type: 'button', class: 'link', testid: 'memory-restore', onclick: () => memoryAction(() => app.client.memory.restore(n.id)) }, 'Restore'),
+    );
   $('memory-content').replaceChildren(
     el('section', { testid: 'bedside-note' }, el('h3', {}, 'Bedside note'), el('p', {}, m.bedside?.text || '(empty)')),
     section('Goals', m.goals.map((g) => `${g.title ?? g.text ?? ''} — ${g.status ?? ''}`)),
     section('Watched', m.watched.map((w) => `${w.name}${w.kind ? ` (${w.kind})` : ''}`)),
-    section('Notes', m.notes.slice(0, 100).map((n) => n.text)) ?? el('p', {}, 'No notes yet.'),
+    section('Notes', m.notes.slice(0, 100).map(note), 'memory-notes') ?? el('p', {}, 'No notes yet.'),
+    section('Recently deleted', trash.notes.slice(0, 50).map(deleted), 'memory-trash'),
   );
+}
+
+/** Delete or restore a note from the Memory view, then show the view again. */
+async function memoryAction(action) {
+  try {
+    await action();
+  } catch (err) {
+    chatItem('error', `Memory: ${err.message}`);
+  }
+  renderMemory();
 }
 
 async function searchMemory(event) {

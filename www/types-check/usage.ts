@@ -10,6 +10,8 @@ import type {
   ErrorCode,
   HistoryList,
   MemoryView,
+  MemoryNote,
+  DeletedNote,
   ProjectSummary,
   RunEvent,
   RunResult,
@@ -67,6 +69,10 @@ export async function everything(): Promise<void> {
   const found: ToolResult = await client.memory.search('lamp', { limit: 5 });
   const block: string = (await client.memory.context('the lamp', 500)).block;
   const written: string[] = (await client.memory.write([{ text: 'Mara fears the dark.', type: 'fact' }])).written;
+  const trashed: ToolResult = await client.memory.delete(written[0]);
+  const trash: DeletedNote[] = (await client.memory.trash()).notes;
+  const until: number = trash[0].restorableUntilMs;
+  const restored: MemoryNote = (await client.memory.restore(written[0])).note;
 
   // Settings and runs.
   const settings: Settings = await client.settings.set({ provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'llama3.1', apiKey: null, rememberKey: false, maxSteps: 8 });
@@ -149,5 +155,5 @@ export async function everything(): Promise<void> {
     }
   }
   client.close();
-  void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, settings, current, status, waiting, strict, windowMs, mtl, characters, span, notesOrigin, gone, pausedRuns, resumed, denied];
+  void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, trashed, until, restored, settings, current, status, waiting, strict, windowMs, mtl, characters, span, notesOrigin, gone, pausedRuns, resumed, denied];
 }
