@@ -594,6 +594,9 @@ pub struct ExportDocument {
     /// The free files of the `data/` view (`plans/`, `notes/`), by path.
     #[serde(default)]
     pub files: Vec<FreeFile>,
+    /// The agents the app defined for the project (checked by the core on import).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<Value>,
 }
 
 /// Export a session.
@@ -627,6 +630,7 @@ pub fn export_document(session: &Session, created_ms: u64, now_ms: u64) -> Expor
             .collect(),
         bible: session.bible.all().cloned().collect(),
         files: session.files.all().cloned().collect(),
+        agents: Vec::new(),
     }
 }
 

@@ -119,7 +119,11 @@ impl Fixture {
         abort_when: Abort,
     ) -> (RunOutcome, Vec<RunEvent>, usize, ScriptedTransport) {
         let transport = ScriptedTransport::new(responses);
-        let tools = self.registry.toolset(&spec.toolset).unwrap();
+        let tools = self
+            .registry
+            .toolset(spec.toolset.as_deref().unwrap_or("all"))
+            .unwrap();
+        let tree = draftsmith::agent::TreeState::default();
         let mut events = Vec::new();
         let executed = std::cell::Cell::new(0);
         let origin = Origin::Agent(spec.name.clone());
@@ -172,6 +176,9 @@ impl Fixture {
                     events.push(e)
                 },
                 abort: &abort,
+                tree: &tree,
+                reply_tool: None,
+                who_may_call: None,
             },
         ));
         self.session.borrow_mut().history.close_group();
@@ -355,7 +362,7 @@ fn invalid_and_unknown_calls_are_answered_but_never_executed() {
 fn a_toolset_limits_what_the_agent_may_call() {
     let f = Fixture::new();
     let spec = AgentSpec {
-        toolset: "voice_safe".into(),
+        toolset: Some("voice_safe".into()),
         ..AgentSpec::assistant()
     };
     let (outcome, _, executed, transport) = f.run(

@@ -1434,14 +1434,14 @@ fn the_tools_are_registered_with_their_category_and_flags() {
         .toolset(QUICK)
         .unwrap()
         .iter()
-        .map(|d| d.name)
+        .map(|d| d.name.as_ref())
         .collect();
     assert!(quick.contains(&"query_lore") && quick.contains(&"get_character_info"));
     let voice: Vec<&str> = registry
         .toolset(VOICE_SAFE)
         .unwrap()
         .iter()
-        .map(|d| d.name)
+        .map(|d| d.name.as_ref())
         .collect();
     assert!(voice.contains(&"query_lore") && !voice.contains(&"character_update_notes"));
 }

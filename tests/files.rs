@@ -686,7 +686,7 @@ fn the_file_tools_are_registered_with_the_seeds_names() {
         .toolset(FILES)
         .unwrap()
         .iter()
-        .map(|d| d.name)
+        .map(|d| d.name.as_ref())
         .collect();
     assert_eq!(
         files,
@@ -719,7 +719,7 @@ fn the_file_tools_are_registered_with_the_seeds_names() {
         .toolset(VOICE_SAFE)
         .unwrap()
         .iter()
-        .map(|d| d.name)
+        .map(|d| d.name.as_ref())
         .collect();
     assert!(voice.contains(&"read_file") && voice.contains(&"search_code"));
     assert!(!voice.contains(&"write_file") && !voice.contains(&"edit_file"));

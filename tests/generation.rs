@@ -110,7 +110,7 @@ fn the_generation_tools_are_registered_in_all_only() {
             .toolset(set)
             .unwrap()
             .iter()
-            .map(|d| d.name)
+            .map(|d| d.name.as_ref())
             .collect()
     };
     for tool in ["rewrite_selection", "continue_writing", "suggest_dialogue"] {

@@ -1083,7 +1083,7 @@ fn openai_request() {
     let tools_json = body["tools"].as_array().unwrap();
     assert_eq!(tools_json.len(), tools.len());
     assert_eq!(tools_json[0]["type"], "function");
-    assert_eq!(tools_json[0]["function"]["name"], tools[0].name);
+    assert_eq!(tools_json[0]["function"]["name"], tools[0].name.as_ref());
     assert_eq!(tools_json[0]["function"]["parameters"]["type"], "object");
 
     // A local server: no key, no Authorization header; `max_tokens`; no stream options.
@@ -1209,7 +1209,7 @@ fn anthropic_request() {
     );
     let tools_json = body["tools"].as_array().unwrap();
     assert_eq!(tools_json.len(), tools.len());
-    assert_eq!(tools_json[0]["name"], tools[0].name);
+    assert_eq!(tools_json[0]["name"], tools[0].name.as_ref());
     assert_eq!(tools_json[0]["input_schema"]["type"], "object");
     assert!(tools_json[0].get("type").is_none());
 
@@ -1290,7 +1290,7 @@ fn gemini_request() {
     let declarations = body["tools"][0]["functionDeclarations"].as_array().unwrap();
     assert_eq!(body["tools"].as_array().unwrap().len(), 1);
     assert_eq!(declarations.len(), tools.len());
-    assert_eq!(declarations[0]["name"], tools[0].name);
+    assert_eq!(declarations[0]["name"], tools[0].name.as_ref());
     assert!(!body["tools"].to_string().contains("additionalProperties"));
 
     // Not streamed, no key, `models/` prefix, non-object result wrapped.

@@ -74,7 +74,7 @@ fn the_reading_tools_are_read_only_and_in_every_reading_toolset() {
             .toolset(set)
             .unwrap()
             .iter()
-            .map(|d| d.name)
+            .map(|d| d.name.as_ref())
             .collect()
     };
     for tool in draftsmith::tools::reading::TOOLS {
@@ -86,7 +86,7 @@ fn the_reading_tools_are_read_only_and_in_every_reading_toolset() {
         }
     }
     // The description tells a model how the numbers relate to the text.
-    let read = registry.definition("read_chapter").unwrap().description;
+    let read = &registry.definition("read_chapter").unwrap().description;
     assert!(read.contains("NOT part of the manuscript") && read.contains("update_manuscript"));
     assert!(read.contains(LINE_MARK.trim()));
     let props = &registry.definition("read_chapter").unwrap().parameters["properties"];

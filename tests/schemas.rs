@@ -13,7 +13,7 @@ fn generated() -> String {
     let mut all: Vec<(&str, &Value)> = registry
         .definitions()
         .iter()
-        .map(|d| (d.name, &d.parameters))
+        .map(|d| (d.name.as_ref(), &d.parameters))
         .collect();
     all.sort_by_key(|(name, _)| *name);
     let map: Map<String, Value> = all
@@ -41,7 +41,7 @@ fn embedded_schemas_match_the_argument_types() {
     let registry = ToolRegistry::standard();
     for def in registry.definitions() {
         assert_eq!(
-            embedded_parameters(def.name),
+            embedded_parameters(&def.name),
             def.parameters,
             "{}",
             def.name

@@ -398,7 +398,7 @@ fn toolsets_select_the_right_tools() {
             .toolset(set)
             .unwrap()
             .iter()
-            .map(|d| d.name)
+            .map(|d| d.name.as_ref())
             .collect::<Vec<_>>()
     };
     let all = names(ALL);

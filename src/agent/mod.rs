@@ -16,49 +16,27 @@
 //! - usage is summed over the steps.
 
 pub mod abort;
+pub mod presets;
+pub mod spec;
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
 
 use futures_util::future::{self, Either, LocalBoxFuture};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use self::abort::AbortSignal;
+pub use self::spec::{
+    AgentSpec, Catalog, Delegation, ModelSettings, Preset, SubAgent, DEFAULT_MAX_STEPS,
+    MAX_STEPS_LIMIT,
+};
 
 use crate::llm::client::{call_model, CallOptions, LlmTransport, Sleeper};
 use crate::llm::{
     build_request, Message, ProviderConfig, RequestOptions, StreamEvent, ToolCall, Usage,
 };
 use crate::tools::{ToolDefinition, ToolResult};
-
-/// Default number of model calls in one run.
-pub const DEFAULT_MAX_STEPS: usize = 20;
-
-/// An agent: who it is, what it may do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgentSpec {
-    /// Name (its edits have origin `agent:<name>`).
-    pub name: String,
-    /// System prompt.
-    pub system_prompt: String,
-    /// Toolset name (the only tools it may call).
-    pub toolset: String,
-    /// Most model calls per run.
-    pub max_steps: usize,
-    /// Most tokens (input + output) per run, if bounded.
-    pub token_budget: Option<u64>,
-}
-
-impl AgentSpec {
-    /// The default writing assistant.
-    pub fn assistant() -> Self {
-        Self {
-            name: "assistant".into(),
-            system_prompt: "You are a writing assistant working inside the writer's manuscript editor. The [EDITOR CONTEXT] block, if any, says what the writer sees now. Use the tools to read and change the manuscript: find a chapter with list_chapters, read it with read_chapter (or find a passage with search_manuscript) before you change it, and copy text exactly (without read_chapter's line numbers) when a tool asks for it. Keep answers short.".into(),
-            toolset: crate::tools::ALL.into(),
-            max_steps: DEFAULT_MAX_STEPS,
-            token_budget: None,
-        }
-    }
-}
 
 /// What a run reports as it goes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -154,6 +132,46 @@ pub struct RunOutcome {
     pub steps: usize,
     /// Tokens used.
     pub usage: Usage,
+    /// The arguments of the reply tool call that ended the run (a sub-agent's answer), if
+    /// one did.
+    pub reply: Option<Value>,
+}
+
+/// What the runs of one tree (an agent and the sub-agents it calls) share: the step and
+/// token budgets, counted across the whole tree, and the call ids taken (unique per tree,
+/// so each call's approval and result belong to exactly one call).
+#[derive(Debug, Default)]
+pub struct TreeState {
+    /// Most model calls in the whole tree (unbounded when `None`).
+    pub max_steps: Option<usize>,
+    /// Most tokens in the whole tree.
+    pub token_budget: Option<u64>,
+    /// Model calls made so far in the tree.
+    pub steps: Cell<usize>,
+    /// Tokens used so far in the tree.
+    pub usage: Cell<Usage>,
+    /// Call ids taken in the tree.
+    pub call_ids: RefCell<BTreeSet<String>>,
+}
+
+impl TreeState {
+    /// A tree bounded by `max_steps` model calls and `token_budget` tokens, which has made
+    /// `steps` calls and used `usage` so far.
+    pub fn new(max_steps: usize, token_budget: Option<u64>, steps: usize, usage: Usage) -> Self {
+        Self {
+            max_steps: Some(max_steps),
+            token_budget,
+            steps: Cell::new(steps),
+            usage: Cell::new(usage),
+            call_ids: RefCell::new(BTreeSet::new()),
+        }
+    }
+
+    fn spent(&self) -> bool {
+        let usage = self.usage.get();
+        self.token_budget
+            .is_some_and(|budget| usage.input_tokens + usage.output_tokens >= budget)
+    }
 }
 
 /// What a run needs from the outside.
@@ -173,6 +191,13 @@ pub struct RunContext<'a> {
     pub on_event: &'a mut dyn FnMut(RunEvent),
     /// Stops the run.
     pub abort: &'a AbortSignal,
+    /// The tree it belongs to (its budgets and call ids).
+    pub tree: &'a TreeState,
+    /// The tool that ends the run with an answer to the agent that called this one (a
+    /// sub-agent's reply tool), if any: the loop handles it itself.
+    pub reply_tool: Option<&'a str>,
+    /// Says who may call a tool this agent may not (added to the error result).
+    pub who_may_call: Option<&'a dyn Fn(&str) -> String>,
 }
 
 /// The result given to calls that were not run because the run was aborted.
@@ -187,7 +212,7 @@ pub fn aborted_result() -> ToolResult {
 }
 
 /// `success`, `aborted`, `denied`, `pending` (code `approval_required`: the call waits for
-/// the writer) or `error`.
+/// the writer; or `waiting`: a sub-agent it runs waits for the writer) or `error`.
 pub fn result_status(result: &ToolResult) -> &'static str {
     if result.is_success() {
         return "success";
@@ -195,7 +220,7 @@ pub fn result_status(result: &ToolResult) -> &'static str {
     match result.data.get("code").and_then(Value::as_str) {
         Some("aborted") => "aborted",
         Some("denied") => "denied",
-        Some("approval_required") => "pending",
+        Some("approval_required") | Some("waiting") => "pending",
         _ => "error",
     }
 }
@@ -243,6 +268,17 @@ fn not_executed(reason: &str) -> ToolResult {
         &crate::tools::ToolError::invalid_args(format!(
             "This call was not executed: {reason}. Send it again with complete JSON arguments."
         )),
+        Default::default(),
+    )
+}
+
+/// The result of a call that was not executed and should not be sent again as it is.
+fn not_executed_final(reason: &str) -> ToolResult {
+    ToolResult::error(
+        &crate::tools::ToolError::new(
+            "not_allowed",
+            format!("This call was not executed: {reason}."),
+        ),
         Default::default(),
     )
 }
@@ -322,23 +358,31 @@ pub async fn continue_agent(
         execute,
         on_event,
         abort,
+        tree,
+        reply_tool,
+        who_may_call,
     } = cx;
     let (mut steps, mut usage) = done;
     let mut text = String::new();
+    let mut reply: Option<Value> = None;
     let end = loop {
         if abort.is_aborted() {
             break RunEnd::Aborted;
         }
-        if steps >= spec.max_steps.max(1) {
+        if steps >= spec.max_steps.max(1)
+            || tree.max_steps.is_some_and(|max| tree.steps.get() >= max)
+        {
             break RunEnd::MaxSteps;
         }
         if spec
             .token_budget
             .is_some_and(|budget| usage.input_tokens + usage.output_tokens >= budget)
+            || tree.spent()
         {
             break RunEnd::BudgetSpent;
         }
         steps += 1;
+        tree.steps.set(tree.steps.get() + 1);
         let http = build_request(provider, &messages, tools, &request);
         let called = {
             let mut forward = |event: &StreamEvent| match event {
@@ -381,6 +425,7 @@ pub async fn continue_agent(
         let answer = outcome.answer;
         if let Some(u) = answer.usage {
             usage = usage.plus(u);
+            tree.usage.set(tree.usage.get().plus(u));
             on_event(RunEvent::Usage { usage });
         }
         text = answer.text.clone();
@@ -401,7 +446,7 @@ pub async fn continue_agent(
                 Some(invalid.reason.clone()),
             ));
         }
-        unique_call_ids(&mut calls, &messages);
+        unique_call_ids(&mut calls, &messages, &mut tree.call_ids.borrow_mut());
         messages.push(Message::assistant(
             answer.text.clone(),
             calls.iter().map(|(c, _)| c.clone()).collect(),
@@ -410,6 +455,9 @@ pub async fn continue_agent(
         for (call, invalid) in &calls {
             let result = match invalid {
                 _ if abort.is_aborted() => aborted_result(),
+                _ if reply.is_some() => not_executed_final(
+                    "you already sent your response, which ended your task",
+                ),
                 Some(reason) => not_executed(reason),
                 None => {
                     on_event(RunEvent::ToolCallStarted {
@@ -417,14 +465,30 @@ pub async fn continue_agent(
                         name: call.name.clone(),
                         arguments: call.arguments.clone(),
                     });
-                    if tools.iter().any(|t| t.name == call.name) {
+                    if reply_tool == Some(call.name.as_str()) {
+                        reply = Some(call.arguments.clone());
+                        ToolResult::success(
+                            json!({"delivered": true, "message": "Your response was sent; your task is over."}),
+                            Default::default(),
+                        )
+                    } else if tools.iter().any(|t| t.name == call.name) {
                         execute(call).await
                     } else {
-                        not_executed(&format!(
-                            "'{}' is not one of your tools ({})",
-                            call.name,
-                            tools.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
-                        ))
+                        let mine: Vec<&str> = tools
+                            .iter()
+                            .map(|t| t.name.as_ref())
+                            .chain(reply_tool)
+                            .collect();
+                        let mut reason =
+                            format!("'{}' is not one of your tools ({})", call.name, mine.join(", "));
+                        if let Some(who) = who_may_call {
+                            let who = who(&call.name);
+                            if !who.is_empty() {
+                                reason.push_str("; ");
+                                reason.push_str(&who);
+                            }
+                        }
+                        not_executed_final(&reason)
                     }
                 }
             };
@@ -458,7 +522,7 @@ pub async fn continue_agent(
         if let Some(error) = answer.error {
             break RunEnd::Failed { message: error };
         }
-        if calls.is_empty() {
+        if calls.is_empty() || reply.is_some() {
             break RunEnd::Finished;
         }
     };
@@ -468,18 +532,25 @@ pub async fn continue_agent(
         text,
         steps,
         usage,
+        reply,
     }
 }
 
-/// Make every call id of an answer unique in the conversation, and not empty: a repeated or
+/// Make every call id of an answer unique in the conversation and in the tree (`seen`, which
+/// gets the new ids), and not empty: a repeated or
 /// empty id gets a fresh one (`<id>_<n>`, letters, digits, `_` and `-` only), used for its
 /// result, its events and any approval it waits for. Two calls sharing an id could otherwise
 /// share one result, or one approval card could decide another call.
-fn unique_call_ids(calls: &mut [(ToolCall, Option<String>)], messages: &[Message]) {
-    let mut seen: std::collections::BTreeSet<String> = messages
-        .iter()
-        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
-        .collect();
+fn unique_call_ids(
+    calls: &mut [(ToolCall, Option<String>)],
+    messages: &[Message],
+    seen: &mut BTreeSet<String>,
+) {
+    seen.extend(
+        messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())),
+    );
     for (call, _) in calls.iter_mut() {
         if !call.id.is_empty() && seen.insert(call.id.clone()) {
             continue;

@@ -231,6 +231,9 @@ pub struct History {
     redo: Vec<Vec<Entry>>,
     /// The group open for an origin (an agent turn), if any.
     open: Option<(String, Origin)>,
+    /// More origins whose entries join the open group (the sub-agents of an agent run).
+    #[serde(default)]
+    open_members: Vec<Origin>,
     /// When true the newest group accepts no more typing.
     sealed: bool,
     limits: HistoryLimits,
@@ -268,6 +271,9 @@ pub struct HistoryState {
     pub redo: Vec<Vec<Entry>>,
     /// The open group and its origin.
     pub open: Option<(String, Origin)>,
+    /// More origins whose entries join the open group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_members: Vec<Origin>,
     /// Whether the newest group accepts more typing.
     pub sealed: bool,
     /// Bounds.
@@ -351,7 +357,20 @@ impl History {
         self.journal.state = true;
         let id = ids.next_id();
         self.open = Some((id.clone(), origin));
+        self.open_members.clear();
         id
+    }
+
+    /// Let the entries of `origin` join the open group too (a sub-agent of the run that
+    /// opened it: the whole run is one undo group, and each entry keeps its own origin, so
+    /// an origin-scoped undo can still take back one sub-agent's changes).
+    pub fn join_group(&mut self, origin: Origin) {
+        if self.open.as_ref().is_some_and(|(_, o)| *o != origin)
+            && !self.open_members.contains(&origin)
+        {
+            self.journal.state = true;
+            self.open_members.push(origin);
+        }
     }
 
     /// The open group, if any.
@@ -363,6 +382,7 @@ impl History {
     pub fn close_group(&mut self) {
         self.journal.state = true;
         self.open = None;
+        self.open_members.clear();
         self.sealed = true;
     }
 
@@ -371,7 +391,11 @@ impl History {
         self.journal.state = true;
         entry.group = match grouping {
             Grouping::Command => match &self.open {
-                Some((group, origin)) if *origin == entry.origin => group.clone(),
+                Some((group, origin))
+                    if *origin == entry.origin || self.open_members.contains(&entry.origin) =>
+                {
+                    group.clone()
+                }
                 _ => ids.next_id(),
             },
             Grouping::Typing => match self.typing_group(&entry) {
@@ -427,6 +451,7 @@ impl History {
         HistoryState {
             redo: self.redo.clone(),
             open: self.open.clone(),
+            open_members: self.open_members.clone(),
             sealed: self.sealed,
             limits: self.limits,
             next_seq: self.next_seq,
@@ -441,6 +466,7 @@ impl History {
             undo: entries,
             redo: state.redo,
             open: state.open,
+            open_members: state.open_members,
             sealed: state.sealed,
             limits: state.limits,
             next_seq,
@@ -675,8 +701,14 @@ impl History {
             .iter()
             .position(|e| e.group == group)
             .unwrap_or_default();
-        let is_target =
-            |e: &Entry| e.group == group && e.kind == EntryKind::Edit && e.reverted_by.is_none();
+        // Within the group, only the entries of a matching origin (a run's group holds the
+        // entries of its sub-agents too, each under its own origin).
+        let is_target = |e: &Entry| {
+            e.group == group
+                && e.kind == EntryKind::Edit
+                && e.reverted_by.is_none()
+                && filter.matches(&e.origin)
+        };
         let targets: Vec<String> = self.undo[first..]
             .iter()
             .filter(|e| is_target(e))

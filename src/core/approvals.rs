@@ -27,7 +27,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::run::{PausedRun, RunPlan};
+use super::run::PausedRun;
 use super::{CallCtx, Core};
 use crate::commands::Origin;
 use crate::error::Error;
@@ -488,11 +488,8 @@ impl Core {
                         reason: e.to_string(),
                     })
                 })?;
-            paused.results.insert(call_id.to_string(), text.clone());
-            let complete = paused
-                .pending
-                .iter()
-                .all(|c| paused.results.contains_key(&c.id));
+            paused.root.record(call_id, text.clone());
+            let complete = paused.root.ready();
             let mut next = record.clone();
             next["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
             next["paused"] = serde_json::to_value(&paused).unwrap_or_default();
@@ -513,31 +510,47 @@ impl Core {
         ))
     }
 
-    /// Resume a paused run whose waiting calls all have results.
+    /// Resume a paused run whose waiting calls all have results (down its whole tree).
     async fn resume(&self, paused: PausedRun) -> Result<Value, Error> {
         let PausedRun {
             project,
             run_id,
-            spec,
-            mut messages,
-            steps,
-            usage,
-            pending,
-            results,
+            root,
             guards,
+            tree_steps,
+            tree_usage,
+            max_steps,
+            token_budget,
         } = paused;
-        crate::agent::complete_paused(&mut messages, &pending, &results);
-        self.guards.borrow_mut().insert(run_id.clone(), guards);
+        self.ensure_settings().await?;
+        let settings = self.settings.borrow().clone();
+        let provider = settings.provider_config().map_err(Error::NoModel)?;
+        let catalog = self.catalog(&project).await?;
         self.emit_run(
             &run_id,
-            json!({"type": "run_resumed", "project": project, "agent": spec.name, "steps": steps}),
+            json!({"type": "run_resumed", "project": project, "agent": root.spec.name, "steps": tree_steps}),
         );
-        let plan = RunPlan {
+        let mut state = crate::agent::TreeState::new(
+            max_steps.unwrap_or(settings.max_steps),
+            token_budget,
+            tree_steps.max(root.steps),
+            tree_usage,
+        );
+        if max_steps.is_none() {
+            // An older record: its single agent's own bound applies.
+            state.max_steps = None;
+        }
+        let tree = super::tree::Tree::new(
             project,
             run_id,
-            spec,
-        };
-        self.drive(plan, messages, (steps, usage)).await
+            crate::agent::AbortSignal::new(),
+            state,
+            catalog,
+            settings,
+            provider,
+        );
+        self.drive(tree, super::run::Start::Resume(root), guards)
+            .await
     }
 
     /// Save a paused run.
@@ -638,19 +651,13 @@ impl Core {
         }
         self.cancel_pending(&project, run).await?;
         if let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) {
-            let mut messages = paused.messages;
-            crate::agent::complete_paused(&mut messages, &paused.pending, &paused.results);
-            let mut conversation: Vec<crate::llm::Message> = messages
-                .into_iter()
-                .filter(|m| m.role != crate::llm::Role::System)
-                .collect();
-            super::run::trim_conversation(&mut conversation);
-            self.conversations
-                .borrow_mut()
-                .insert(project.clone(), conversation);
+            let agent = paused.root.spec.name.clone();
+            let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
+            let messages = paused.root.complete_aborted();
+            self.keep_conversation(&project, &agent, messages).await?;
             self.emit_run(
                 run,
-                json!({"type": "run_aborted", "status": "aborted", "run": run, "steps": paused.steps, "usage": paused.usage, "text": ""}),
+                json!({"type": "run_aborted", "status": "aborted", "run": run, "steps": steps, "usage": usage, "text": ""}),
             );
         }
         Ok(true)

@@ -12,6 +12,7 @@
 //! stays, the page gets a `storage_error` event, and everything the failed save held stays
 //! pending until a later save that includes it commits.
 
+mod agents;
 mod approvals;
 mod bible;
 mod chapters;
@@ -20,6 +21,7 @@ mod memory;
 pub mod mtl;
 mod run;
 mod saving;
+mod tree;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -81,6 +83,9 @@ pub const REQUEST_TYPES: &[&str] = &[
     "set_settings",
     "run",
     "abort_run",
+    "define_agent",
+    "list_agents",
+    "delete_agent",
     "list_approvals",
     "approve",
     "bible_list",
@@ -228,8 +233,15 @@ pub struct Shared {
     early_aborts: RefCell<std::collections::BTreeSet<String>>,
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
     guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
-    /// Each project's conversation with the assistant (without the system prompt).
-    conversations: RefCell<BTreeMap<String, Vec<crate::llm::Message>>>,
+    /// Each project's conversation with each agent a run started with (without the system
+    /// prompt), by project and agent.
+    conversations: RefCell<BTreeMap<(String, String), Vec<crate::llm::Message>>>,
+    /// Each project's defined agents (loaded once from the store).
+    defined_agents: RefCell<BTreeMap<String, Vec<crate::agent::AgentSpec>>>,
+    /// Sub-agent sessions alive now (a finished run leaves none).
+    open_sessions: Cell<usize>,
+    /// Numbers sub-agent sessions.
+    session_seq: Cell<u64>,
     jitter: Cell<u64>,
     /// Fault injection for tests of failed saves (`debug_fail_saves`): makes the next `n`
     /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
@@ -273,6 +285,9 @@ impl Core {
             early_aborts: RefCell::new(std::collections::BTreeSet::new()),
             guards: RefCell::new(BTreeMap::new()),
             conversations: RefCell::new(BTreeMap::new()),
+            defined_agents: RefCell::new(BTreeMap::new()),
+            open_sessions: Cell::new(0),
+            session_seq: Cell::new(0),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
             deciding: RefCell::new(std::collections::BTreeSet::new()),
@@ -307,6 +322,12 @@ impl Core {
             current: RefCell::new(None),
             client: Some(id.into()),
         }
+    }
+
+    /// How many sub-agent sessions are alive now (each routing call opens one and ends it
+    /// when the sub-agent answers; a paused tree keeps none alive).
+    pub fn open_sessions(&self) -> usize {
+        self.open_sessions.get()
     }
 
     /// The project this client has open, if any.
@@ -411,6 +432,9 @@ impl Core {
             "set_settings" => self.set_settings(params(kind, p)?).await,
             "run" => self.run(params(kind, p)?).await,
             "abort_run" => self.abort_run(params(kind, p)?).await,
+            "define_agent" => self.define_agent(params(kind, p)?).await,
+            "list_agents" => self.list_agents().await,
+            "delete_agent" => self.delete_agent(params(kind, p)?).await,
             "list_approvals" => self.list_approvals(params(kind, p)?).await,
             "approve" => self.approve(params(kind, p)?).await,
             "bible_list" => self.bible_list(params(kind, p)?),
@@ -754,7 +778,9 @@ impl Core {
         let open = sessions
             .get(&id)
             .ok_or_else(|| Error::NoProject(format!("project '{id}' is not open")))?;
-        let doc = persist::export_document(&open.session, open.created_ms, now);
+        let mut doc = persist::export_document(&open.session, open.created_ms, now);
+        drop(sessions);
+        doc.agents = self.agents_for_export(&id).await?;
         Ok(serde_json::to_value(doc).unwrap_or_default())
     }
 
@@ -764,6 +790,13 @@ impl Core {
     }
 
     async fn import_project(&self, p: ImportProject) -> Result<Value, Error> {
+        let agents = p
+            .document
+            .get("agents")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let agents = self.check_imported_agents(&agents)?;
         let (mut session, created_ms) = persist::import_document(p.document)
             .map_err(|reason| invalid("import_project", &reason))?;
         let id = session.project.id.clone();
@@ -778,6 +811,7 @@ impl Core {
         let stored = self
             .store_new(&mut session, created_ms, self.env.clock.now_ms())
             .await?;
+        self.store_imported_agents(&id, agents).await?;
         let summary = project_json(&session.project);
         self.sessions
             .borrow_mut()

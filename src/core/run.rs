@@ -10,13 +10,13 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::tree::{Frame, Node, Tree};
 use super::{invalid, Core, Touched};
-use crate::agent::{self, AbortSignal, AgentSpec, RunContext, RunEnd, RunEvent};
+use crate::agent::{self, AbortSignal, AgentSpec, Catalog, RunEnd, RunEvent, TreeState};
 use crate::commands::Origin;
 use crate::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
 use crate::error::Error;
-use crate::llm::client::CallOptions;
-use crate::llm::{Message, RequestOptions, Role, ToolCall, Usage};
+use crate::llm::{Message, Role, Usage};
 use crate::session;
 use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
 use crate::store::{Batch, Table};
@@ -26,32 +26,35 @@ use crate::tools::{ToolError, ToolResult};
 /// dropped whole).
 const MAX_CONVERSATION_MESSAGES: usize = 60;
 
-/// What a run is: its project, id and agent (saved with a paused run).
-pub(super) struct RunPlan {
-    pub(super) project: String,
-    pub(super) run_id: String,
-    pub(super) spec: AgentSpec,
-}
-
-/// A run paused for the writer's approval, as saved.
+/// A run paused for the writer's approval, as saved: the tree's root frame (the older,
+/// single-agent records have the same fields) and what the whole tree shares.
 #[derive(Debug, Clone, serde::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PausedRun {
     pub(super) project: String,
     pub(super) run_id: String,
-    pub(super) spec: AgentSpec,
-    /// The conversation so far (the paused calls without results).
-    pub(super) messages: Vec<Message>,
-    pub(super) steps: usize,
-    pub(super) usage: Usage,
-    /// The calls waiting for the writer.
-    pub(super) pending: Vec<ToolCall>,
-    /// Results of paused calls decided so far (call id → result text).
-    #[serde(default)]
-    pub(super) results: std::collections::BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub(super) root: Frame,
     /// The run's single-use guards.
     #[serde(default)]
     pub(super) guards: std::collections::BTreeSet<String>,
+    /// Model calls and tokens of the whole tree so far, and its bounds.
+    #[serde(default)]
+    pub(super) tree_steps: usize,
+    #[serde(default)]
+    pub(super) tree_usage: Usage,
+    #[serde(default)]
+    pub(super) max_steps: Option<usize>,
+    #[serde(default)]
+    pub(super) token_budget: Option<u64>,
+}
+
+/// Where a tree's drive starts.
+pub(super) enum Start {
+    /// A new run: the root and its opening messages.
+    Fresh(Node, Vec<Message>),
+    /// A paused tree whose waiting calls all have results.
+    Resume(Frame),
 }
 
 /// A run in progress.
@@ -70,7 +73,10 @@ pub(super) struct RunParams {
     #[serde(default)]
     run_id: Option<String>,
     #[serde(default)]
-    agent: Option<AgentParams>,
+    agent: Option<AgentChoice>,
+    /// A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent.
+    #[serde(default)]
+    preset: Option<String>,
     #[serde(default)]
     toolset: Option<String>,
     #[serde(default)]
@@ -80,6 +86,15 @@ pub(super) struct RunParams {
     /// Forget the earlier conversation first.
     #[serde(default)]
     new_conversation: bool,
+}
+
+/// The agent a run starts with: a name (a preset's agent or a defined one that talks to the
+/// writer), or the assistant under another name and prompt.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum AgentChoice {
+    Name(String),
+    Custom(AgentParams),
 }
 
 #[derive(Deserialize)]
@@ -198,26 +213,10 @@ impl Core {
             ));
         }
         let project = self.current()?;
-        let agent_params = p.agent.unwrap_or(AgentParams {
-            name: None,
-            system_prompt: None,
-        });
-        let mut spec = AgentSpec::assistant();
-        if let Some(name) = agent_params.name {
-            let origin = format!("agent:{name}")
-                .parse::<Origin>()
-                .map_err(|e| invalid("run", &format!("'agent.name': {e}")))?;
-            spec.name = match origin {
-                Origin::Agent(name) => name,
-                _ => return Err(invalid("run", "'agent.name' must name an agent")),
-            };
-        }
-        if let Some(system) = agent_params.system_prompt {
-            spec.system_prompt = system;
-        }
-        spec.toolset = p.toolset.unwrap_or(settings.toolset.clone());
-        spec.max_steps = p.max_steps.unwrap_or(settings.max_steps);
-        if !(1..=crate::settings::MAX_STEPS_LIMIT).contains(&spec.max_steps) {
+        let catalog = self.catalog(&project).await?;
+        let spec = self.entry_spec(&catalog, &settings, &p)?;
+        let max_steps = p.max_steps.unwrap_or(settings.max_steps);
+        if !(1..=crate::settings::MAX_STEPS_LIMIT).contains(&max_steps) {
             return Err(invalid(
                 "run",
                 &format!(
@@ -226,8 +225,7 @@ impl Core {
                 ),
             ));
         }
-        spec.token_budget = p.token_budget.or(settings.token_budget);
-        self.registry.toolset(&spec.toolset)?;
+        let token_budget = p.token_budget.or(settings.token_budget);
         let run_id = match p.run_id {
             Some(id) if id.trim().is_empty() || id.len() > 200 => {
                 return Err(invalid("run", "'runId' must be 1 to 200 characters"))
@@ -239,17 +237,16 @@ impl Core {
             None => self.env.ids.next_id(),
         };
         if p.new_conversation {
-            self.conversations.borrow_mut().remove(&project);
+            self.forget_conversation(&project, &spec.name).await?;
         }
-        let history = self
-            .conversations
-            .borrow()
-            .get(&project)
-            .cloned()
-            .unwrap_or_default();
+        let history = self.conversation(&project, &spec.name).await?;
+        let toolbox = spec
+            .toolset
+            .clone()
+            .unwrap_or_else(|| format!("{}'s toolbox", spec.name));
         let (editor_block, memory_block) = self.with_project(&project, |s| {
             Ok((
-                editor_context_block(&s.project, &s.bible, &spec.toolset, EDITOR_CONTEXT_TOKENS),
+                editor_context_block(&s.project, &s.bible, &toolbox, EDITOR_CONTEXT_TOKENS),
                 s.memory.context_block(&s.project.id, &prompt, 2_000),
             ))
         })?;
@@ -270,114 +267,164 @@ impl Core {
                 "type": "run_started",
                 "project": project,
                 "agent": spec.name,
+                "preset": p.preset,
                 "toolset": spec.toolset,
-                "maxSteps": spec.max_steps,
+                "maxSteps": max_steps,
                 "model": provider.model,
                 "prompt": prompt,
             }),
         );
         let messages =
             agent::opening_messages(&spec, history, &prompt, &[&editor_block, &memory_block]);
-        let plan = RunPlan {
+        let tree = Tree::new(
             project,
             run_id,
-            spec,
-        };
-        self.drive(plan, messages, (0, Usage::default())).await
+            AbortSignal::new(),
+            TreeState::new(max_steps, token_budget, 0, Usage::default()),
+            catalog,
+            settings,
+            provider,
+        );
+        self.drive(tree, Start::Fresh(Node::root(spec), messages), Default::default())
+            .await
     }
 
-    /// Drive a run from `messages` (a new run's opening, or a paused run's conversation
-    /// completed with the writer's decisions) until it ends or pauses again.
+    /// The agent a `run` starts with.
+    fn entry_spec(
+        &self,
+        catalog: &Catalog,
+        settings: &Settings,
+        p: &RunParams,
+    ) -> Result<AgentSpec, Error> {
+        let named = match (&p.preset, &p.agent) {
+            (Some(_), Some(_)) => {
+                return Err(invalid("run", "give 'preset' or 'agent', not both"));
+            }
+            (Some(preset), None) => {
+                let Some(found) = catalog.preset(preset) else {
+                    let names: Vec<&str> = catalog.presets().iter().map(|p| p.name.as_str()).collect();
+                    return Err(invalid(
+                        "run",
+                        &format!(
+                            "no preset '{}'; presets: {}",
+                            preset.chars().take(60).collect::<String>(),
+                            names.join(", ")
+                        ),
+                    ));
+                };
+                Some(found.entry.clone())
+            }
+            (None, Some(AgentChoice::Name(name))) => Some(name.clone()),
+            _ => None,
+        };
+        let mut spec = match named {
+            Some(name) if name != "assistant" => {
+                let spec = catalog.get(&name).cloned().ok_or_else(|| {
+                    invalid(
+                        "run",
+                        &format!(
+                            "no agent '{}'{}; list_agents shows the agents",
+                            name.chars().take(60).collect::<String>(),
+                            crate::names::did_you_mean(
+                                &name,
+                                catalog.agents().map(|(a, _)| a.name.as_str())
+                            )
+                        ),
+                    )
+                })?;
+                if !spec.talks_to_writer {
+                    return Err(invalid(
+                        "run",
+                        &format!(
+                            "agent '{name}' does not talk to the writer; start a run with an agent that calls it"
+                        ),
+                    ));
+                }
+                if p.toolset.is_some() {
+                    return Err(invalid(
+                        "run",
+                        "'toolset' applies to the quill assistant; other agents have their own toolbox",
+                    ));
+                }
+                spec
+            }
+            _ => {
+                let mut spec = AgentSpec::assistant();
+                if let Some(AgentChoice::Custom(custom)) = &p.agent {
+                    if let Some(name) = &custom.name {
+                        let origin = format!("agent:{name}")
+                            .parse::<Origin>()
+                            .map_err(|e| invalid("run", &format!("'agent.name': {e}")))?;
+                        spec.name = match origin {
+                            Origin::Agent(name) => name,
+                            _ => return Err(invalid("run", "'agent.name' must name an agent")),
+                        };
+                    }
+                    if let Some(system) = &custom.system_prompt {
+                        spec.system_prompt = system.clone();
+                    }
+                }
+                spec.toolset = Some(p.toolset.clone().unwrap_or(settings.toolset.clone()));
+                spec.max_steps = p.max_steps.unwrap_or(settings.max_steps);
+                spec.token_budget = p.token_budget.or(settings.token_budget);
+                spec
+            }
+        };
+        if let Some(set) = &spec.toolset {
+            self.registry.toolset(set)?;
+        }
+        if let Some(steps) = p.max_steps {
+            spec.max_steps = spec.max_steps.min(steps.max(1));
+        }
+        Ok(spec)
+    }
+
+    /// Drive a tree from its root's opening or from a paused state whose waiting calls all
+    /// have results, until it ends or pauses again. `guards` are the run's single-use guards.
     pub(super) async fn drive(
         &self,
-        plan: RunPlan,
-        messages: Vec<Message>,
-        done: (usize, Usage),
+        tree: Tree,
+        start: Start,
+        guards: std::collections::BTreeSet<String>,
     ) -> Result<Value, Error> {
-        let RunPlan {
-            project,
-            run_id,
-            spec,
-        } = plan;
-        self.ensure_settings().await?;
-        let settings = self.settings.borrow().clone();
-        let provider = settings.provider_config().map_err(Error::NoModel)?;
-        let llm = self.llm().ok_or_else(|| {
-            Error::NoModel("this core was built without a way to call models".into())
-        })?;
-        let tools = self.registry.toolset(&spec.toolset)?;
-        let origin = Origin::Agent(spec.name.clone());
-        let abort = AbortSignal::new();
+        let (project, run_id) = (tree.project.clone(), tree.run_id.clone());
+        let root_spec = match &start {
+            Start::Fresh(node, _) => node.spec.clone(),
+            Start::Resume(frame) => frame.spec.clone(),
+        };
+        let origin = Origin::Agent(root_spec.name.clone());
         if self.early_aborts.borrow_mut().remove(&run_id) {
-            abort.abort();
+            tree.abort.abort();
         }
+        self.guards.borrow_mut().insert(run_id.clone(), guards);
         self.runs.borrow_mut().insert(
             run_id.clone(),
             RunHandle {
                 project: project.clone(),
-                abort: abort.clone(),
+                abort: tree.abort.clone(),
             },
         );
-        // One undo group for the turn.
+        // One undo group for the whole tree.
         let group = self
             .mutate_in(&project, |s| {
                 s.history.begin_group(origin.clone(), self.env.ids.as_ref());
                 Ok(((), Touched::default()))
             })
             .await;
-        let outcome = match group {
+        let end = match group {
             Err(e) => Err(e),
-            Ok(()) => {
-                let call = CallOptions {
-                    connect_timeout_ms: settings.connect_timeout_ms,
-                    idle_timeout_ms: settings.idle_timeout_ms,
-                    ..CallOptions::default()
-                };
-                let request = RequestOptions {
-                    stream: true,
-                    max_tokens: settings.max_tokens,
-                    temperature: settings.temperature,
-                };
-                let mut execute = |c: &ToolCall| {
-                    let call = session::ToolCall {
-                        id: Some(c.id.clone()),
-                        name: c.name.clone(),
-                        args: c.arguments.clone(),
-                    };
-                    let (project, origin, run_id) = (&project, origin.clone(), &run_id);
-                    let future: futures_util::future::LocalBoxFuture<'_, ToolResult> =
-                        Box::pin(self.run_tool(project, run_id, call, origin, &abort));
-                    future
-                };
-                let now = || self.env.clock.now_ms();
-                let mut jitter = || self.next_jitter();
-                let mut on_event = |event: RunEvent| {
-                    let data = serde_json::to_value(&event).unwrap_or_default();
-                    let data = redacted(&settings, data);
-                    self.emit_run(&run_id, data);
-                };
-                Ok(agent::continue_agent(
-                    &spec,
-                    &tools,
-                    &provider,
-                    call,
-                    request,
-                    messages,
-                    done,
-                    RunContext {
-                        transport: llm.transport.as_ref(),
-                        sleeper: llm.sleeper.as_ref(),
-                        now_ms: &now,
-                        jitter: &mut jitter,
-                        execute: &mut execute,
-                        on_event: &mut on_event,
-                        abort: &abort,
-                    },
-                )
-                .await)
-            }
+            Ok(()) => Ok(match start {
+                Start::Fresh(node, messages) => {
+                    self.run_node(&tree, node, messages, (0, Usage::default()), Vec::new())
+                        .await
+                }
+                Start::Resume(frame) => {
+                    tree.take_ids(&frame);
+                    self.resume_node(&tree, frame).await
+                }
+            }),
         };
-        // Close the turn's group (the project may have been deleted meanwhile).
+        // Close the tree's group (the project may have been deleted meanwhile).
         let _ = self
             .mutate_in(&project, |s| {
                 s.history.close_group();
@@ -385,8 +432,8 @@ impl Core {
             })
             .await;
         self.runs.borrow_mut().remove(&run_id);
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
+        let end = match end {
+            Ok(end) => end,
             Err(e) => {
                 self.guards.borrow_mut().remove(&run_id);
                 let message = e.to_string();
@@ -397,18 +444,18 @@ impl Core {
                 return Err(e);
             }
         };
-        if let RunEnd::Paused { pending } = &outcome.end {
+        let outcome = end.outcome;
+        if let (RunEnd::Paused { .. }, Some(frame)) = (&outcome.end, end.frame) {
             let guards = self.guards.borrow_mut().remove(&run_id).unwrap_or_default();
             let paused = PausedRun {
                 project: project.clone(),
                 run_id: run_id.clone(),
-                spec: spec.clone(),
-                messages: outcome.messages.clone(),
-                steps: outcome.steps,
-                usage: outcome.usage,
-                pending: pending.clone(),
-                results: Default::default(),
+                root: frame,
                 guards,
+                tree_steps: tree.state.steps.get(),
+                tree_usage: tree.state.usage.get(),
+                max_steps: tree.state.max_steps,
+                token_budget: tree.state.token_budget,
             };
             self.save_paused(&paused).await?;
             let cards = self.pending_cards(&project, Some(&run_id)).await?;
@@ -416,8 +463,8 @@ impl Core {
                 "run": run_id,
                 "status": "paused",
                 "text": outcome.text,
-                "steps": outcome.steps,
-                "usage": outcome.usage,
+                "steps": tree.state.steps.get(),
+                "usage": tree.state.usage.get(),
                 "pending": cards,
             });
             let mut event = result.clone();
@@ -431,28 +478,26 @@ impl Core {
             self.cancel_pending(&project, &run_id).await?;
         }
         self.forget_paused(&project, &run_id).await?;
-        let mut conversation: Vec<Message> = outcome
-            .messages
-            .into_iter()
-            .filter(|m| m.role != Role::System)
-            .collect();
-        trim_conversation(&mut conversation);
-        self.conversations
-            .borrow_mut()
-            .insert(project.clone(), conversation);
+        self.keep_conversation(&project, &root_spec.name, outcome.messages)
+            .await?;
         let (kind, status, message) = match &outcome.end {
             RunEnd::Finished => ("run_finished", "finished", None),
             RunEnd::MaxSteps => ("run_finished", "max_steps", None),
             RunEnd::BudgetSpent => ("run_finished", "budget_spent", None),
-            RunEnd::Failed { message } => ("run_failed", "failed", Some(settings.redact(message))),
+            RunEnd::Failed { message } => (
+                "run_failed",
+                "failed",
+                Some(tree.settings.redact(message)),
+            ),
             RunEnd::Aborted | RunEnd::Paused { .. } => ("run_aborted", "aborted", None),
         };
         let mut result = json!({
             "run": run_id,
             "status": status,
+            "agent": root_spec.name,
             "text": outcome.text,
-            "steps": outcome.steps,
-            "usage": outcome.usage,
+            "steps": tree.state.steps.get(),
+            "usage": tree.state.usage.get(),
         });
         if let Some(message) = message {
             result["message"] = json!(message);
@@ -464,7 +509,7 @@ impl Core {
     }
 
     /// One tool call of a run, on the run's project.
-    async fn run_tool(
+    pub(super) async fn run_tool(
         &self,
         project: &str,
         run_id: &str,
@@ -509,7 +554,7 @@ impl Core {
 }
 
 /// An event's text with secrets taken out (a provider may echo the key in an error).
-fn redacted(settings: &Settings, data: Value) -> Value {
+pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
     if !settings.has_secrets() {
         return data;
     }

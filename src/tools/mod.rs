@@ -329,10 +329,10 @@ fn oversized_string(value: &Value, path: &str) -> Option<String> {
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
-    /// Name.
-    pub name: &'static str,
+    /// Name (generated tools, such as an agent's routing tools, own theirs).
+    pub name: std::borrow::Cow<'static, str>,
     /// Description.
-    pub description: &'static str,
+    pub description: std::borrow::Cow<'static, str>,
     /// Category.
     pub category: Category,
     /// Whether its edits are undoable.
@@ -341,6 +341,15 @@ pub struct ToolDefinition {
     pub read_only: bool,
     /// JSON Schema of the arguments (an object schema, provider-neutral).
     pub parameters: Value,
+}
+
+/// The name of a registered tool (registered tools are built in: their names are static;
+/// generated tools, such as an agent's routing tools, are never registered).
+fn builtin_name(d: &ToolDefinition) -> &'static str {
+    match d.name {
+        std::borrow::Cow::Borrowed(name) => name,
+        std::borrow::Cow::Owned(_) => "",
+    }
 }
 
 /// Tool definitions, their commands, and named toolsets.
@@ -375,7 +384,7 @@ impl ToolRegistry {
     }
 
     fn define_builtin_toolsets(&mut self) {
-        let all: Vec<&'static str> = self.definitions.iter().map(|d| d.name).collect();
+        let all: Vec<&'static str> = self.definitions.iter().map(builtin_name).collect();
         let voice_safe: Vec<&'static str> = self
             .definitions
             .iter()
@@ -385,18 +394,18 @@ impl ToolRegistry {
                     Category::Navigation | Category::Knowledge | Category::Analysis | Category::Ui
                 ) && d.name != "highlight_text"
             })
-            .map(|d| d.name)
+            .map(builtin_name)
             .collect();
         let quick: Vec<&'static str> = self
             .definitions
             .iter()
             .filter(|d| {
                 d.category == Category::Navigation
-                    || reading::TOOLS.contains(&d.name)
+                    || reading::TOOLS.contains(&builtin_name(d))
                     || d.name == "update_manuscript"
-                    || matches!(d.name, "query_lore" | "get_character_info")
+                    || matches!(builtin_name(d), "query_lore" | "get_character_info")
             })
-            .map(|d| d.name)
+            .map(builtin_name)
             .collect();
         self.toolsets.insert(ALL.into(), all);
         self.toolsets.insert(VOICE_SAFE.into(), voice_safe);
@@ -421,8 +430,8 @@ impl ToolRegistry {
         let parameters = schema::embedded_parameters(T::NAME);
         self.definitions.retain(|d| d.name != T::NAME);
         self.definitions.push(ToolDefinition {
-            name: T::NAME,
-            description: T::DESCRIPTION,
+            name: T::NAME.into(),
+            description: T::DESCRIPTION.into(),
             category: T::CATEGORY,
             reversible: T::REVERSIBLE,
             read_only: T::READ_ONLY,
@@ -476,7 +485,7 @@ impl ToolRegistry {
 
     /// Names of every tool.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.definitions.iter().map(|d| d.name)
+        self.definitions.iter().map(builtin_name)
     }
 
     /// Error for an unknown tool, naming the closest tool names.
@@ -509,7 +518,7 @@ impl ToolRegistry {
         let mut names = Vec::with_capacity(tools.len());
         for tool in tools {
             match self.definition(tool) {
-                Some(def) => names.push(def.name),
+                Some(def) => names.push(builtin_name(def)),
                 None => return Err(self.unknown_tool(tool)),
             }
         }
@@ -533,7 +542,7 @@ impl ToolRegistry {
         Ok(self
             .definitions
             .iter()
-            .filter(|d| names.contains(&d.name))
+            .filter(|d| names.contains(&builtin_name(d)))
             .collect())
     }
 

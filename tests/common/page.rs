@@ -46,7 +46,12 @@ pub struct Yielding(
     pub ScriptedTransport,
     RefCell<VecDeque<Reaction>>,
     RefCell<Vec<HttpRequest>>,
+    Option<Rc<Brain>>,
 );
+
+/// A scripted model that answers every request from what the request holds (its system
+/// prompt, tools and transcript), as a real model would: it knows nothing in advance.
+pub type Brain = dyn Fn(&Value) -> Scripted;
 
 impl Yielding {
     /// Replays `responses` in order.
@@ -55,6 +60,7 @@ impl Yielding {
             ScriptedTransport::new(responses),
             RefCell::default(),
             RefCell::default(),
+            None,
         )
     }
 
@@ -64,6 +70,17 @@ impl Yielding {
             ScriptedTransport::new(Vec::new()),
             RefCell::new(reactions.into()),
             RefCell::default(),
+            None,
+        )
+    }
+
+    /// Answers every request with `brain`.
+    pub fn thinking(brain: Rc<Brain>) -> Self {
+        Self(
+            ScriptedTransport::new(Vec::new()),
+            RefCell::default(),
+            RefCell::default(),
+            Some(brain),
         )
     }
 
@@ -82,10 +99,15 @@ impl LlmTransport for Yielding {
             YieldNow(false).await;
             self.2.borrow_mut().push(request.clone());
             let reaction = self.1.borrow_mut().pop_front();
-            match reaction {
-                Some(react) => {
-                    let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
-                    let once = ScriptedTransport::new(vec![react(&body)]);
+            let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+            let answer = match (reaction, &self.3) {
+                (Some(react), _) => Some(react(&body)),
+                (None, Some(brain)) => Some(brain(&body)),
+                (None, None) => None,
+            };
+            match answer {
+                Some(answer) => {
+                    let once = ScriptedTransport::new(vec![answer]);
                     let response = once.send(request).now_or_never();
                     response.unwrap_or_else(|| {
                         Err(TransportError::Network(
@@ -151,6 +173,11 @@ impl Page {
             Yielding::reacting(reactions),
             Rc::new(NeverSleeper),
         )
+    }
+
+    /// A page whose model is `brain` (see [`Brain`]), on `store`.
+    pub fn thinking(store: Rc<MemoryStore>, brain: Rc<Brain>) -> Self {
+        Self::with_transport(store, Yielding::thinking(brain), Rc::new(NeverSleeper))
     }
 
     pub fn on(store: Rc<MemoryStore>, responses: Vec<Scripted>, sleeper: Rc<dyn Sleeper>) -> Self {

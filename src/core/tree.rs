@@ -1,0 +1,713 @@
+//! Runs as trees: an agent's run, and the sub-agents it calls through routing tools, each in
+//! a fresh temporary session.
+//!
+//! A routing call really runs the sub-agent: a unique session id (agent, project, time and
+//! a counter), a conversation of its own that starts with the task the call passes (nothing
+//! of the caller's conversation), its own toolbox, and its reply tool. Its answer (the reply
+//! tool's arguments, or its final text) is the routing call's result, and the session ends:
+//! [`Shared::open_sessions`] counts the sessions alive, so a test can see none linger.
+//!
+//! The whole tree shares one abort signal, one step and token budget ([`TreeState`]), the
+//! call ids (unique per tree) and one undo group (each entry keeps its agent's origin). An
+//! approval requested deep in the tree pauses every level above it: each level's state is
+//! a [`Frame`] (conversation, waiting calls, the paused frames of its routing calls), saved
+//! as one record, so the tree survives a reload and resumes once, where it paused.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use futures_util::future::LocalBoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::Core;
+use crate::agent::spec::task_message;
+use crate::agent::{
+    self, AbortSignal, AgentSpec, Catalog, Delegation, RunContext, RunEnd, RunEvent, RunOutcome,
+    TreeState,
+};
+use crate::commands::Origin;
+use crate::llm::client::CallOptions;
+use crate::llm::{Message, ProviderConfig, RequestOptions, ToolCall, Usage};
+use crate::session;
+use crate::settings::Settings;
+use crate::tools::{ToolError, ToolResult};
+
+/// One level of a paused tree: an agent's conversation and the calls it waits for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Frame {
+    pub(super) spec: AgentSpec,
+    /// Agent names from the root to this one.
+    #[serde(default)]
+    pub(super) path: Vec<String>,
+    /// The temporary session's id (empty for the root).
+    #[serde(default)]
+    pub(super) session: String,
+    /// The tool this agent answers its caller with, if any.
+    #[serde(default)]
+    pub(super) reply_tool: Option<String>,
+    /// The calling agent, if any.
+    #[serde(default)]
+    pub(super) caller: Option<String>,
+    /// How the caller delegated (the result's shape).
+    #[serde(default)]
+    pub(super) delegation: Delegation,
+    /// The conversation so far (the paused calls without results).
+    pub(super) messages: Vec<Message>,
+    pub(super) steps: usize,
+    pub(super) usage: Usage,
+    /// The calls waiting: for the writer's approval, or for a paused sub-agent.
+    pub(super) pending: Vec<ToolCall>,
+    /// Results of waiting calls decided so far (call id → result text).
+    #[serde(default)]
+    pub(super) results: BTreeMap<String, String>,
+    /// The paused sub-agents, by the routing call that runs them.
+    #[serde(default)]
+    pub(super) children: BTreeMap<String, Frame>,
+    /// Files this agent (and its sub-agents) changed so far.
+    #[serde(default)]
+    pub(super) files_changed: Vec<String>,
+}
+
+impl Frame {
+    /// Record the result of waiting call `call_id` wherever it waits in the tree. False if
+    /// no frame waits for it.
+    pub(super) fn record(&mut self, call_id: &str, text: String) -> bool {
+        if self
+            .pending
+            .iter()
+            .any(|c| c.id == call_id && !self.children.contains_key(call_id))
+        {
+            self.results.insert(call_id.to_string(), text);
+            return true;
+        }
+        let mut text = Some(text);
+        for child in self.children.values_mut() {
+            if let Some(t) = text.take() {
+                if child.record(call_id, t.clone()) {
+                    return true;
+                }
+                text = Some(t);
+            }
+        }
+        false
+    }
+
+    /// Whether every waiting call in the tree has its result (the tree can resume).
+    pub(super) fn ready(&self) -> bool {
+        self.pending.iter().all(|c| match self.children.get(&c.id) {
+            Some(child) => child.ready(),
+            None => self.results.contains_key(&c.id),
+        })
+    }
+
+    /// Every call id of the tree's conversations (so new ones stay unique).
+    fn call_ids(&self, into: &mut std::collections::BTreeSet<String>) {
+        for m in &self.messages {
+            into.extend(m.tool_calls.iter().map(|c| c.id.clone()));
+        }
+        for child in self.children.values() {
+            child.call_ids(into);
+        }
+    }
+
+    /// Give every waiting call without a result an `aborted` result, down the tree, and
+    /// return the root's conversation completed.
+    pub(super) fn complete_aborted(mut self) -> Vec<Message> {
+        for call in self.pending.clone() {
+            if let Some(child) = self.children.remove(&call.id) {
+                let _ = child.complete_aborted();
+                self.results.insert(
+                    call.id.clone(),
+                    serde_json::to_string(&agent::aborted_result()).unwrap_or_default(),
+                );
+            }
+        }
+        agent::complete_paused(&mut self.messages, &self.pending, &self.results);
+        self.messages
+    }
+}
+
+/// Who a node of the tree is.
+#[derive(Clone)]
+pub(super) struct Node {
+    pub(super) spec: AgentSpec,
+    pub(super) path: Vec<String>,
+    pub(super) session: String,
+    pub(super) reply_tool: Option<String>,
+    pub(super) caller: Option<String>,
+    pub(super) delegation: Delegation,
+}
+
+impl Node {
+    /// The root of a tree.
+    pub(super) fn root(spec: AgentSpec) -> Self {
+        Self {
+            path: vec![spec.name.clone()],
+            spec,
+            session: String::new(),
+            reply_tool: None,
+            caller: None,
+            delegation: Delegation::Route,
+        }
+    }
+
+    fn of(frame: &Frame) -> Self {
+        Self {
+            spec: frame.spec.clone(),
+            path: frame.path.clone(),
+            session: frame.session.clone(),
+            reply_tool: frame.reply_tool.clone(),
+            caller: frame.caller.clone(),
+            delegation: frame.delegation,
+        }
+    }
+
+    fn path_text(&self) -> String {
+        self.path.join(" › ")
+    }
+}
+
+/// What a node's run came to.
+pub(super) struct NodeEnd {
+    pub(super) outcome: RunOutcome,
+    /// Files the node (and its sub-agents) changed.
+    pub(super) files: Vec<String>,
+    /// Its state, when it paused.
+    pub(super) frame: Option<Frame>,
+}
+
+/// A running tree.
+pub(super) struct Tree {
+    pub(super) project: String,
+    pub(super) run_id: String,
+    pub(super) abort: AbortSignal,
+    pub(super) state: TreeState,
+    pub(super) catalog: Catalog,
+    pub(super) settings: Settings,
+    pub(super) provider: ProviderConfig,
+    /// Paused sub-agents of the levels now running, by routing call id.
+    paused: RefCell<BTreeMap<String, Frame>>,
+}
+
+impl Tree {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        project: String,
+        run_id: String,
+        abort: AbortSignal,
+        state: TreeState,
+        catalog: Catalog,
+        settings: Settings,
+        provider: ProviderConfig,
+    ) -> Self {
+        Self {
+            project,
+            run_id,
+            abort,
+            state,
+            catalog,
+            settings,
+            provider,
+            paused: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// Note the call ids of a paused tree, so new ones stay unique.
+    pub(super) fn take_ids(&self, frame: &Frame) {
+        frame.call_ids(&mut self.state.call_ids.borrow_mut());
+    }
+
+    /// The agents of the tree that may call `tool`, said for the model.
+    fn who_may_call(&self, root: &str, tool: &str, registry: &crate::tools::ToolRegistry) -> String {
+        let may: Vec<String> = self
+            .catalog
+            .reachable(root)
+            .into_iter()
+            .filter(|a| {
+                a.tools.iter().any(|t| t == tool)
+                    || a.toolset.as_ref().is_some_and(|set| {
+                        registry
+                            .toolset(set)
+                            .is_ok_and(|defs| defs.iter().any(|d| d.name == tool))
+                    })
+            })
+            .map(|a| a.name.clone())
+            .collect();
+        if may.is_empty() {
+            String::new()
+        } else {
+            format!("only these agents may call it: {}", may.join(", "))
+        }
+    }
+}
+
+/// The model provider for an agent: the configured one, with the agent's model and
+/// temperature.
+pub(super) fn provider_for(
+    spec: &AgentSpec,
+    settings: &Settings,
+    base: &ProviderConfig,
+) -> Result<(ProviderConfig, Option<f64>), String> {
+    let mut provider = base.clone();
+    let mut temperature = settings.temperature;
+    if let Some(model) = &spec.model {
+        if let Some(kind) = &model.provider {
+            let wanted: crate::llm::ProviderKind = kind.parse()?;
+            if wanted != base.kind {
+                return Err(format!(
+                    "agent '{}' asks for the {kind} provider, but the settings configure another; change the settings or the agent's 'model.provider'",
+                    spec.name
+                ));
+            }
+        }
+        if let Some(name) = &model.model {
+            provider.model = name.clone();
+        }
+        if model.temperature.is_some() {
+            temperature = model.temperature;
+        }
+    }
+    Ok((provider, temperature))
+}
+
+impl Core {
+    /// Run one node of `tree` from `messages` (its opening, or a paused conversation
+    /// completed), until it ends or pauses.
+    pub(super) fn run_node<'a>(
+        &'a self,
+        tree: &'a Tree,
+        node: Node,
+        messages: Vec<Message>,
+        done: (usize, Usage),
+        files_before: Vec<String>,
+    ) -> LocalBoxFuture<'a, NodeEnd> {
+        Box::pin(async move {
+            let files = RefCell::new(files_before);
+            let fail = |message: String| NodeEnd {
+                outcome: RunOutcome {
+                    end: RunEnd::Failed { message },
+                    messages: Vec::new(),
+                    text: String::new(),
+                    steps: done.0,
+                    usage: done.1,
+                    reply: None,
+                },
+                files: Vec::new(),
+                frame: None,
+            };
+            let (provider, temperature) =
+                match provider_for(&node.spec, &tree.settings, &tree.provider) {
+                    Ok(p) => p,
+                    Err(e) => return fail(e),
+                };
+            let Some(llm) = self.llm() else {
+                return fail("this core was built without a way to call models".into());
+            };
+            let mut tools: Vec<&crate::tools::ToolDefinition> = Vec::new();
+            if let Some(set) = &node.spec.toolset {
+                match self.registry.toolset(set) {
+                    Ok(defs) => tools.extend(defs),
+                    Err(e) => return fail(e.message),
+                }
+            }
+            for name in &node.spec.tools {
+                if let Some(def) = self.registry.definition(name) {
+                    if !tools.iter().any(|t| t.name == def.name) {
+                        tools.push(def);
+                    }
+                }
+            }
+            let routing = node.spec.routing_tools(&tree.catalog);
+            let reply_def = node.reply_tool.as_ref().map(|name| {
+                AgentSpec::reply_definition(name, node.caller.as_deref().unwrap_or("calling"))
+            });
+            tools.extend(routing.iter());
+            tools.extend(reply_def.iter());
+            let origin = Origin::Agent(node.spec.name.clone());
+            let settings = &tree.settings;
+            let call = CallOptions {
+                connect_timeout_ms: settings.connect_timeout_ms,
+                idle_timeout_ms: settings.idle_timeout_ms,
+                ..CallOptions::default()
+            };
+            let request = RequestOptions {
+                stream: true,
+                max_tokens: settings.max_tokens,
+                temperature,
+            };
+            let node_ref = &node;
+            let files_ref = &files;
+            let mut execute = |c: &ToolCall| {
+                let c = c.clone();
+                let origin = origin.clone();
+                let future: LocalBoxFuture<'_, ToolResult> = Box::pin(async move {
+                    if let Some(link) = node_ref.spec.link_for(&c.name, &c.arguments).cloned() {
+                        let (result, changed) = self.call_sub_agent(tree, node_ref, link, &c).await;
+                        files_ref.borrow_mut().extend(changed);
+                        return result;
+                    }
+                    if node_ref.spec.delegation == Delegation::AssignTask
+                        && c.name == agent::spec::ASSIGN_TASK
+                    {
+                        let names: Vec<&str> = node_ref
+                            .spec
+                            .sub_agents
+                            .iter()
+                            .map(|l| l.agent.as_str())
+                            .collect();
+                        return ToolResult::error(
+                            &ToolError::invalid_args(format!(
+                                "'target_agent' must be one of: {}",
+                                names.join(", ")
+                            )),
+                            Default::default(),
+                        );
+                    }
+                    let call = session::ToolCall {
+                        id: Some(c.id.clone()),
+                        name: c.name.clone(),
+                        args: c.arguments.clone(),
+                    };
+                    let result = self
+                        .run_tool(&tree.project, &tree.run_id, call, origin, &tree.abort)
+                        .await;
+                    if result.is_success() && matches!(c.name.as_str(), "write_file" | "edit_file") {
+                        let path = result
+                            .data
+                            .get("path")
+                            .or_else(|| c.arguments.get("path"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                        if let Some(path) = path {
+                            let mut files = files_ref.borrow_mut();
+                            if !files.contains(&path) {
+                                files.push(path);
+                            }
+                        }
+                    }
+                    result
+                });
+                future
+            };
+            let now = || self.env.clock.now_ms();
+            let mut jitter = || self.next_jitter();
+            let mut on_event = |event: RunEvent| {
+                let data = serde_json::to_value(&event).unwrap_or_default();
+                let mut data = super::run::redacted(settings, data);
+                if node.caller.is_some() {
+                    data["agent"] = json!(node.spec.name);
+                    data["path"] = json!(node.path_text());
+                    data["session"] = json!(node.session);
+                }
+                self.emit_run(&tree.run_id, data);
+            };
+            let root_name = node.path.first().cloned().unwrap_or_default();
+            let who = |tool: &str| tree.who_may_call(&root_name, tool, &self.registry);
+            let outcome = agent::continue_agent(
+                &node.spec,
+                &tools,
+                &provider,
+                call,
+                request,
+                messages,
+                done,
+                RunContext {
+                    transport: llm.transport.as_ref(),
+                    sleeper: llm.sleeper.as_ref(),
+                    now_ms: &now,
+                    jitter: &mut jitter,
+                    execute: &mut execute,
+                    on_event: &mut on_event,
+                    abort: &tree.abort,
+                    tree: &tree.state,
+                    reply_tool: node.reply_tool.as_deref(),
+                    who_may_call: Some(&who),
+                },
+            )
+            .await;
+            let files = files.into_inner();
+            let frame = match &outcome.end {
+                RunEnd::Paused { pending } => {
+                    let mut stash = tree.paused.borrow_mut();
+                    let children = pending
+                        .iter()
+                        .filter_map(|c| stash.remove(&c.id).map(|f| (c.id.clone(), f)))
+                        .collect();
+                    Some(Frame {
+                        spec: node.spec.clone(),
+                        path: node.path.clone(),
+                        session: node.session.clone(),
+                        reply_tool: node.reply_tool.clone(),
+                        caller: node.caller.clone(),
+                        delegation: node.delegation,
+                        messages: outcome.messages.clone(),
+                        steps: outcome.steps,
+                        usage: outcome.usage,
+                        pending: pending.clone(),
+                        results: BTreeMap::new(),
+                        children,
+                        files_changed: files.clone(),
+                    })
+                }
+                _ => None,
+            };
+            NodeEnd {
+                outcome,
+                files,
+                frame,
+            }
+        })
+    }
+
+    /// Continue a paused node whose waiting calls (down the tree) all have results: its
+    /// paused sub-agents first, then its own conversation.
+    pub(super) fn resume_node<'a>(
+        &'a self,
+        tree: &'a Tree,
+        mut frame: Frame,
+    ) -> LocalBoxFuture<'a, NodeEnd> {
+        Box::pin(async move {
+            let node = Node::of(&frame);
+            let mut still_paused = BTreeMap::new();
+            let mut files = std::mem::take(&mut frame.files_changed);
+            for call in frame.pending.clone() {
+                let Some(child) = frame.children.remove(&call.id) else {
+                    continue;
+                };
+                let child_node = Node::of(&child);
+                self.join_group(tree, &child_node.spec.name).await;
+                self.session_opened(tree, &child_node, &call.id, "session_resumed");
+                let end = self.resume_node(tree, child).await;
+                let (result, changed) = self.sub_agent_result(tree, &child_node, &call, end);
+                files.extend(changed);
+                match result {
+                    SubResult::Paused(child) => {
+                        still_paused.insert(call.id.clone(), child);
+                    }
+                    SubResult::Done(result) => {
+                        frame
+                            .results
+                            .insert(call.id.clone(), serde_json::to_string(&result).unwrap_or_default());
+                    }
+                }
+            }
+            if !still_paused.is_empty() {
+                frame.children = still_paused;
+                frame.files_changed = files.clone();
+                let outcome = RunOutcome {
+                    end: RunEnd::Paused {
+                        pending: frame.pending.clone(),
+                    },
+                    messages: frame.messages.clone(),
+                    text: String::new(),
+                    steps: frame.steps,
+                    usage: frame.usage,
+                    reply: None,
+                };
+                return NodeEnd {
+                    outcome,
+                    files,
+                    frame: Some(frame),
+                };
+            }
+            let mut messages = frame.messages;
+            agent::complete_paused(&mut messages, &frame.pending, &frame.results);
+            self.run_node(tree, node, messages, (frame.steps, frame.usage), files)
+                .await
+        })
+    }
+
+    /// Run the sub-agent of `link` for the routing call `call` of `caller`: its answer, or
+    /// a `waiting` result when it paused (its frame is kept for the caller's frame).
+    async fn call_sub_agent(
+        &self,
+        tree: &Tree,
+        caller: &Node,
+        link: agent::SubAgent,
+        call: &ToolCall,
+    ) -> (ToolResult, Vec<String>) {
+        let Some(spec) = tree.catalog.get(&link.agent).cloned() else {
+            return (
+                ToolResult::error(
+                    &ToolError::not_found(format!("agent '{}' no longer exists", link.agent)),
+                    Default::default(),
+                ),
+                Vec::new(),
+            );
+        };
+        let n = self.session_seq.get() + 1;
+        self.session_seq.set(n);
+        let session = format!(
+            "sub_agent_{}_{}_{}_{n}",
+            spec.name,
+            tree.project,
+            self.env.clock.now_ms()
+        );
+        let reply_tool = caller.spec.reply_tool(&link);
+        let mut path = caller.path.clone();
+        path.push(spec.name.clone());
+        let node = Node {
+            spec,
+            path,
+            session,
+            reply_tool,
+            caller: Some(caller.spec.name.clone()),
+            delegation: caller.spec.delegation,
+        };
+        self.join_group(tree, &node.spec.name).await;
+        self.session_opened(tree, &node, &call.id, "session_started");
+        let task = task_message(
+            &caller.spec.name,
+            caller.spec.delegation,
+            &call.arguments,
+            node.reply_tool.as_deref(),
+        );
+        let messages = vec![
+            Message::system(node.spec.system_prompt.clone()),
+            Message::user(task),
+        ];
+        let end = self
+            .run_node(tree, node.clone(), messages, (0, Usage::default()), Vec::new())
+            .await;
+        let (result, files) = self.sub_agent_result(tree, &node, call, end);
+        match result {
+            SubResult::Done(result) => (result, files),
+            SubResult::Paused(frame) => {
+                tree.paused.borrow_mut().insert(call.id.clone(), frame);
+                (
+                    ToolResult::error(
+                        &ToolError::new(
+                            "waiting",
+                            format!(
+                                "The {} agent waits for the writer's approval; its answer comes when the writer decides.",
+                                node.spec.name
+                            ),
+                        ),
+                        Default::default(),
+                    ),
+                    files,
+                )
+            }
+        }
+    }
+
+    /// A sub-agent's end as its routing call's result; its session ends (or, paused, is
+    /// put away until the writer decides).
+    fn sub_agent_result(
+        &self,
+        tree: &Tree,
+        node: &Node,
+        call: &ToolCall,
+        end: NodeEnd,
+    ) -> (SubResult, Vec<String>) {
+        let NodeEnd {
+            outcome,
+            files,
+            frame,
+        } = end;
+        self.open_sessions.set(self.open_sessions.get().saturating_sub(1));
+        let status = match &outcome.end {
+            RunEnd::Finished => "finished",
+            RunEnd::MaxSteps => "max_steps",
+            RunEnd::BudgetSpent => "budget_spent",
+            RunEnd::Failed { .. } => "failed",
+            RunEnd::Aborted => "aborted",
+            RunEnd::Paused { .. } => "paused",
+        };
+        self.emit_run(
+            &tree.run_id,
+            json!({
+                "type": if frame.is_some() { "session_paused" } else { "session_ended" },
+                "agent": node.spec.name,
+                "path": node.path_text(),
+                "session": node.session,
+                "callId": call.id,
+                "status": status,
+                "steps": outcome.steps,
+            }),
+        );
+        if let Some(frame) = frame {
+            return (SubResult::Paused(frame), files);
+        }
+        let meta = Default::default();
+        let result = match &outcome.end {
+            RunEnd::Finished => {
+                let mut data = json!({
+                    "agent": node.spec.name,
+                    "session": node.session,
+                });
+                match node.delegation {
+                    Delegation::AssignTask => {
+                        data["summary"] = json!(outcome.text);
+                        data["files_changed"] = json!(files);
+                    }
+                    Delegation::Route => {
+                        data["response"] = outcome.reply.clone().unwrap_or_else(|| {
+                            json!({"agent_type": node.spec.name, "response_content": outcome.text})
+                        });
+                    }
+                }
+                ToolResult::success(data, meta)
+            }
+            RunEnd::Aborted => agent::aborted_result(),
+            other => {
+                let why = match other {
+                    RunEnd::MaxSteps => "it used all its steps before answering".to_string(),
+                    RunEnd::BudgetSpent => "the run's token budget is spent".to_string(),
+                    RunEnd::Failed { message } => {
+                        format!("its model call failed: {}", tree.settings.redact(message))
+                    }
+                    _ => String::new(),
+                };
+                ToolResult::error(
+                    &ToolError::new(
+                        "failed",
+                        format!(
+                            "The {} agent did not finish its task: {why}. What it wrote: {}",
+                            node.spec.name,
+                            if outcome.text.is_empty() { "nothing" } else { &outcome.text }
+                        ),
+                    )
+                    .with_details(json!({"agent": node.spec.name, "session": node.session, "files_changed": files})),
+                    meta,
+                )
+            }
+        };
+        (SubResult::Done(result), files)
+    }
+
+    /// A sub-agent's session is alive: counted and announced.
+    fn session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
+        self.open_sessions.set(self.open_sessions.get() + 1);
+        self.emit_run(
+            &tree.run_id,
+            json!({
+                "type": kind,
+                "agent": node.spec.name,
+                "path": node.path_text(),
+                "session": node.session,
+                "callId": call_id,
+                "caller": node.caller,
+            }),
+        );
+    }
+
+    /// Let the sub-agent's edits join the run's undo group.
+    async fn join_group(&self, tree: &Tree, agent: &str) {
+        let origin = Origin::Agent(agent.to_string());
+        let _ = self
+            .mutate_in(&tree.project, |s| {
+                s.history.join_group(origin);
+                Ok(((), super::Touched::default()))
+            })
+            .await;
+    }
+}
+
+/// A sub-agent's answer, or its paused state.
+enum SubResult {
+    Done(ToolResult),
+    Paused(Frame),
+}
