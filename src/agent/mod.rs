@@ -384,14 +384,25 @@ pub async fn continue_agent(
         steps += 1;
         tree.steps.set(tree.steps.get() + 1);
         let http = build_request(provider, &messages, tools, &request);
+        // Call ids are made unique (in the conversation and the tree) as the calls are
+        // proposed, so every event of a call names it by one id.
+        let mut taken: BTreeSet<String> = tree.call_ids.borrow().clone();
+        taken.extend(
+            messages
+                .iter()
+                .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())),
+        );
+        let mut proposed: Vec<(String, String)> = Vec::new();
         let called = {
             let mut forward = |event: &StreamEvent| match event {
                 StreamEvent::TextDelta { text } => {
                     on_event(RunEvent::TextDelta { text: text.clone() })
                 }
                 StreamEvent::ToolCallStarted { id, name, .. } => {
+                    let fresh = fresh_id(id, &mut taken);
+                    proposed.push((id.clone(), fresh.clone()));
                     on_event(RunEvent::ToolCallProposed {
-                        id: id.clone(),
+                        id: fresh,
                         name: name.clone(),
                     })
                 }
@@ -446,7 +457,10 @@ pub async fn continue_agent(
                 Some(invalid.reason.clone()),
             ));
         }
-        unique_call_ids(&mut calls, &messages, &mut tree.call_ids.borrow_mut());
+        unique_call_ids(&mut calls, &mut proposed, &mut taken);
+        tree.call_ids
+            .borrow_mut()
+            .extend(calls.iter().map(|(c, _)| c.id.clone()));
         messages.push(Message::assistant(
             answer.text.clone(),
             calls.iter().map(|(c, _)| c.clone()).collect(),
@@ -455,9 +469,9 @@ pub async fn continue_agent(
         for (call, invalid) in &calls {
             let result = match invalid {
                 _ if abort.is_aborted() => aborted_result(),
-                _ if reply.is_some() => not_executed_final(
-                    "you already sent your response, which ended your task",
-                ),
+                _ if reply.is_some() => {
+                    not_executed_final("you already sent your response, which ended your task")
+                }
                 Some(reason) => not_executed(reason),
                 None => {
                     on_event(RunEvent::ToolCallStarted {
@@ -479,8 +493,11 @@ pub async fn continue_agent(
                             .map(|t| t.name.as_ref())
                             .chain(reply_tool)
                             .collect();
-                        let mut reason =
-                            format!("'{}' is not one of your tools ({})", call.name, mine.join(", "));
+                        let mut reason = format!(
+                            "'{}' is not one of your tools ({})",
+                            call.name,
+                            mine.join(", ")
+                        );
                         if let Some(who) = who_may_call {
                             let who = who(&call.name);
                             if !who.is_empty() {
@@ -536,41 +553,43 @@ pub async fn continue_agent(
     }
 }
 
-/// Make every call id of an answer unique in the conversation and in the tree (`seen`, which
-/// gets the new ids), and not empty: a repeated or
-/// empty id gets a fresh one (`<id>_<n>`, letters, digits, `_` and `-` only), used for its
-/// result, its events and any approval it waits for. Two calls sharing an id could otherwise
-/// share one result, or one approval card could decide another call.
+/// Give every call of an answer the unique id it was proposed under (`proposed`: stream id
+/// → unique id, in order), or, for a call that was not announced, a fresh unique id.
 fn unique_call_ids(
     calls: &mut [(ToolCall, Option<String>)],
-    messages: &[Message],
-    seen: &mut BTreeSet<String>,
+    proposed: &mut Vec<(String, String)>,
+    taken: &mut BTreeSet<String>,
 ) {
-    seen.extend(
-        messages
-            .iter()
-            .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())),
-    );
     for (call, _) in calls.iter_mut() {
-        if !call.id.is_empty() && seen.insert(call.id.clone()) {
-            continue;
-        }
-        let stem: String = call
-            .id
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-            .take(64)
-            .collect();
-        let stem = if stem.is_empty() {
-            "call".to_string()
+        if let Some(at) = proposed.iter().position(|(orig, _)| *orig == call.id) {
+            call.id = proposed.remove(at).1;
         } else {
-            stem
-        };
-        let fresh = (2..)
-            .map(|n| format!("{stem}_{n}"))
-            .find(|id| !seen.contains(id))
-            .unwrap_or_else(|| stem.clone());
-        seen.insert(fresh.clone());
-        call.id = fresh;
+            call.id = fresh_id(&call.id, taken);
+        }
     }
+}
+
+/// A call id not in `taken` (which gets it), and not empty: `id` itself when it is free,
+/// else `<id>_<n>` (letters, digits, `_` and `-` only). Two calls sharing an id could
+/// otherwise share one result, or one approval card could decide another call.
+fn fresh_id(id: &str, taken: &mut BTreeSet<String>) -> String {
+    if !id.is_empty() && taken.insert(id.to_string()) {
+        return id.to_string();
+    }
+    let stem: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .take(64)
+        .collect();
+    let stem = if stem.is_empty() {
+        "call".to_string()
+    } else {
+        stem
+    };
+    let fresh = (2..)
+        .map(|n| format!("{stem}_{n}"))
+        .find(|id| !taken.contains(id))
+        .unwrap_or_else(|| stem.clone());
+    taken.insert(fresh.clone());
+    fresh
 }

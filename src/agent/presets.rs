@@ -29,7 +29,8 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
     let mut agents = vec![AgentSpec::assistant()];
     let mut presets = vec![Preset {
         name: "quill".into(),
-        description: "One writing assistant with toolsets (the toolset comes from the settings).".into(),
+        description: "One writing assistant with toolsets (the toolset comes from the settings)."
+            .into(),
         entry: "assistant".into(),
         agents: vec!["assistant".into()],
     }];
@@ -53,10 +54,16 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
         "You are the Root Agent of a Dungeon Master system, the master coordinator. You receive structured actions from the Player Interface Agent and route them with tool calls: dialogue with NPCs to route_to_npc_agent; combat, skill checks and rules questions to route_to_rules_lawyer_agent, then the mechanical result to route_to_narrative_agent (action_type combat_description, with the result in context) for the description; exploration and story to route_to_narrative_agent; new characters to route_to_character_creation_agent; campaign outlines to route_to_campaign_creation_agent. Use search_memory and write_memory_note to keep the game state. You are done when you have sent the coordinated final response with route_to_player_interface_agent.",
         &["search_memory", "write_memory_note"],
     );
-    root.sub_agents = ["narrative", "rules_lawyer", "npc", "character_creation", "campaign_creation"]
-        .iter()
-        .map(|a| SubAgent::to(a))
-        .collect();
+    root.sub_agents = [
+        "narrative",
+        "rules_lawyer",
+        "npc",
+        "character_creation",
+        "campaign_creation",
+    ]
+    .iter()
+    .map(|a| SubAgent::to(a))
+    .collect();
     let narrative = agent(
         "narrative",
         "Environmental descriptions, story progression, combat descriptions and campaign outlines.",

@@ -275,22 +275,31 @@ impl AgentSpec {
     pub fn check(&self) -> Result<(), String> {
         check_name(&self.name, "'name'")?;
         if self.system_prompt.trim().is_empty() {
-            return Err("'systemPrompt' must not be empty: say the agent's role and when its work is done".into());
+            return Err(
+                "'systemPrompt' must not be empty: say the agent's role and when its work is done"
+                    .into(),
+            );
         }
         if self.system_prompt.len() > MAX_PROMPT {
             return Err(format!("'systemPrompt' is longer than {MAX_PROMPT} bytes"));
         }
         if self.description.len() > MAX_DESCRIPTION {
-            return Err(format!("'description' is longer than {MAX_DESCRIPTION} bytes"));
+            return Err(format!(
+                "'description' is longer than {MAX_DESCRIPTION} bytes"
+            ));
         }
         if self.tools.len() > MAX_TOOLS {
             return Err(format!("'tools' lists more than {MAX_TOOLS} tools"));
         }
         if self.sub_agents.len() > MAX_SUB_AGENTS {
-            return Err(format!("'subAgents' lists more than {MAX_SUB_AGENTS} agents"));
+            return Err(format!(
+                "'subAgents' lists more than {MAX_SUB_AGENTS} agents"
+            ));
         }
         if !(1..=MAX_STEPS_LIMIT).contains(&self.max_steps) {
-            return Err(format!("'maxSteps' must be between 1 and {MAX_STEPS_LIMIT}"));
+            return Err(format!(
+                "'maxSteps' must be between 1 and {MAX_STEPS_LIMIT}"
+            ));
         }
         if let Some(model) = &self.model {
             if let Some(t) = model.temperature {
@@ -306,7 +315,11 @@ impl AgentSpec {
                     ));
                 }
             }
-            if model.model.as_ref().is_some_and(|m| m.trim().is_empty() || m.len() > 200) {
+            if model
+                .model
+                .as_ref()
+                .is_some_and(|m| m.trim().is_empty() || m.len() > 200)
+            {
                 return Err("'model.model' must be 1 to 200 characters".into());
             }
         }
@@ -386,8 +399,18 @@ fn check_tool_name(name: &str) -> Result<(), String> {
 
 /// The text a sub-agent gets as its task: the action dictionary (routing) or the task
 /// (`assign_task`), with what to answer with.
-pub fn task_message(caller: &str, delegation: Delegation, args: &Value, reply_tool: Option<&str>) -> String {
-    let field = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+pub fn task_message(
+    caller: &str,
+    delegation: Delegation,
+    args: &Value,
+    reply_tool: Option<&str>,
+) -> String {
+    let field = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     match delegation {
         Delegation::Route => {
             let answer = match reply_tool {
@@ -406,7 +429,11 @@ pub fn task_message(caller: &str, delegation: Delegation, args: &Value, reply_to
             )
         }
         Delegation::AssignTask => {
-            let mut text = format!("TASK FROM THE {}:\n{}", caller.to_uppercase(), field("task_description"));
+            let mut text = format!(
+                "TASK FROM THE {}:\n{}",
+                caller.to_uppercase(),
+                field("task_description")
+            );
             let file = field("target_file");
             if !file.is_empty() {
                 text.push_str(&format!("\nTarget file: {file}"));
@@ -554,7 +581,8 @@ impl Catalog {
                 if link.agent == start {
                     return true;
                 }
-                if seen.insert(link.agent.clone()) && visit(catalog, &link.agent, start, path, seen) {
+                if seen.insert(link.agent.clone()) && visit(catalog, &link.agent, start, path, seen)
+                {
                     return true;
                 }
                 path.pop();

@@ -249,7 +249,11 @@ impl Core {
     }
 
     /// Forget an agent's conversation in a project.
-    pub(super) async fn forget_conversation(&self, project: &str, agent: &str) -> Result<(), Error> {
+    pub(super) async fn forget_conversation(
+        &self,
+        project: &str,
+        agent: &str,
+    ) -> Result<(), Error> {
         self.conversations
             .borrow_mut()
             .insert((project.to_string(), agent.to_string()), Vec::new());

@@ -774,12 +774,13 @@ impl Core {
     async fn export_project(&self, p: ProjectRef) -> Result<Value, Error> {
         let id = self.target_project(p.id).await?;
         let now = self.env.clock.now_ms();
-        let sessions = self.sessions.borrow();
-        let open = sessions
-            .get(&id)
-            .ok_or_else(|| Error::NoProject(format!("project '{id}' is not open")))?;
-        let mut doc = persist::export_document(&open.session, open.created_ms, now);
-        drop(sessions);
+        let mut doc = {
+            let sessions = self.sessions.borrow();
+            let open = sessions
+                .get(&id)
+                .ok_or_else(|| Error::NoProject(format!("project '{id}' is not open")))?;
+            persist::export_document(&open.session, open.created_ms, now)
+        };
         doc.agents = self.agents_for_export(&id).await?;
         Ok(serde_json::to_value(doc).unwrap_or_default())
     }

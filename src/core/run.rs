@@ -285,8 +285,12 @@ impl Core {
             settings,
             provider,
         );
-        self.drive(tree, Start::Fresh(Node::root(spec), messages), Default::default())
-            .await
+        self.drive(
+            tree,
+            Start::Fresh(Node::root(spec), messages),
+            Default::default(),
+        )
+        .await
     }
 
     /// The agent a `run` starts with.
@@ -302,7 +306,8 @@ impl Core {
             }
             (Some(preset), None) => {
                 let Some(found) = catalog.preset(preset) else {
-                    let names: Vec<&str> = catalog.presets().iter().map(|p| p.name.as_str()).collect();
+                    let names: Vec<&str> =
+                        catalog.presets().iter().map(|p| p.name.as_str()).collect();
                     return Err(invalid(
                         "run",
                         &format!(
@@ -484,11 +489,9 @@ impl Core {
             RunEnd::Finished => ("run_finished", "finished", None),
             RunEnd::MaxSteps => ("run_finished", "max_steps", None),
             RunEnd::BudgetSpent => ("run_finished", "budget_spent", None),
-            RunEnd::Failed { message } => (
-                "run_failed",
-                "failed",
-                Some(tree.settings.redact(message)),
-            ),
+            RunEnd::Failed { message } => {
+                ("run_failed", "failed", Some(tree.settings.redact(message)))
+            }
             RunEnd::Aborted | RunEnd::Paused { .. } => ("run_aborted", "aborted", None),
         };
         let mut result = json!({

@@ -220,7 +220,12 @@ impl Tree {
     }
 
     /// The agents of the tree that may call `tool`, said for the model.
-    fn who_may_call(&self, root: &str, tool: &str, registry: &crate::tools::ToolRegistry) -> String {
+    fn who_may_call(
+        &self,
+        root: &str,
+        tool: &str,
+        registry: &crate::tools::ToolRegistry,
+    ) -> String {
         let may: Vec<String> = self
             .catalog
             .reachable(root)
@@ -373,7 +378,8 @@ impl Core {
                     let result = self
                         .run_tool(&tree.project, &tree.run_id, call, origin, &tree.abort)
                         .await;
-                    if result.is_success() && matches!(c.name.as_str(), "write_file" | "edit_file") {
+                    if result.is_success() && matches!(c.name.as_str(), "write_file" | "edit_file")
+                    {
                         let path = result
                             .data
                             .get("path")
@@ -484,12 +490,13 @@ impl Core {
                 files.extend(changed);
                 match result {
                     SubResult::Paused(child) => {
-                        still_paused.insert(call.id.clone(), child);
+                        still_paused.insert(call.id.clone(), *child);
                     }
                     SubResult::Done(result) => {
-                        frame
-                            .results
-                            .insert(call.id.clone(), serde_json::to_string(&result).unwrap_or_default());
+                        frame.results.insert(
+                            call.id.clone(),
+                            serde_json::to_string(&result).unwrap_or_default(),
+                        );
                     }
                 }
             }
@@ -569,13 +576,19 @@ impl Core {
             Message::user(task),
         ];
         let end = self
-            .run_node(tree, node.clone(), messages, (0, Usage::default()), Vec::new())
+            .run_node(
+                tree,
+                node.clone(),
+                messages,
+                (0, Usage::default()),
+                Vec::new(),
+            )
             .await;
         let (result, files) = self.sub_agent_result(tree, &node, call, end);
         match result {
             SubResult::Done(result) => (result, files),
             SubResult::Paused(frame) => {
-                tree.paused.borrow_mut().insert(call.id.clone(), frame);
+                tree.paused.borrow_mut().insert(call.id.clone(), *frame);
                 (
                     ToolResult::error(
                         &ToolError::new(
@@ -607,7 +620,8 @@ impl Core {
             files,
             frame,
         } = end;
-        self.open_sessions.set(self.open_sessions.get().saturating_sub(1));
+        self.open_sessions
+            .set(self.open_sessions.get().saturating_sub(1));
         let status = match &outcome.end {
             RunEnd::Finished => "finished",
             RunEnd::MaxSteps => "max_steps",
@@ -629,7 +643,7 @@ impl Core {
             }),
         );
         if let Some(frame) = frame {
-            return (SubResult::Paused(frame), files);
+            return (SubResult::Paused(Box::new(frame)), files);
         }
         let meta = Default::default();
         let result = match &outcome.end {
@@ -709,5 +723,5 @@ impl Core {
 /// A sub-agent's answer, or its paused state.
 enum SubResult {
     Done(ToolResult),
-    Paused(Frame),
+    Paused(Box<Frame>),
 }

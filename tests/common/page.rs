@@ -282,3 +282,13 @@ impl Page {
         seen
     }
 }
+
+/// How many successful calls of `tool` the audit log holds.
+#[allow(dead_code)]
+pub fn count_audit(store: &MemoryStore, tool: &str) -> usize {
+    block_on(store.get_all(Table::Audit))
+        .unwrap()
+        .iter()
+        .filter(|r| r["tool"] == tool && r["status"] == "success")
+        .count()
+}

@@ -1,0 +1,1007 @@
+//! Agents as data: the Dungeon Master seed's workflows step by step (routing calls that
+//! really run sub-agents in temporary sessions, response dictionaries, the player's answer,
+//! no session left open), TextCraft's `assign_task` with tool permissions per agent, runs as
+//! trees (one budget, one abort, one undo group, a pause deep in the tree that survives a
+//! new worker and resumes once), and agent definitions (validation, persistence, export).
+//!
+//! The scripted models here decide only from the request they get (system prompt, offered
+//! tools, transcript), as a real model would: see [`dm_brain`] and [`textcraft_brain`].
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::rc::Rc;
+
+use draftsmith::llm::client::Scripted;
+use draftsmith::store::MemoryStore;
+use serde_json::{json, Value};
+
+mod common;
+use common::page::*;
+
+// ------------------------------------------------------------------------------------
+// Reading a request (OpenAI wire format) as a model would
+// ------------------------------------------------------------------------------------
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn system(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The text of the first user message (the task of a sub-agent, the prompt of a root).
+fn task(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The tool results after the last user message, in order, as JSON.
+fn results(body: &Value) -> Vec<Value> {
+    let messages = body["messages"].as_array().unwrap();
+    let last_user = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .unwrap_or(0);
+    messages[last_user..]
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            serde_json::from_str(m["content"].as_str().unwrap_or("null")).unwrap_or(Value::Null)
+        })
+        .collect()
+}
+
+fn line(text: &str, label: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+fn has(body: &Value, tool: &str) -> bool {
+    tool_names(body).iter().any(|t| t == tool)
+}
+
+fn n_calls(body: &Value) -> usize {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tool_calls"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
+/// Which agent a request is for, by what it was offered (for assertions only).
+fn who(body: &Value) -> &'static str {
+    let s = system(body);
+    if has(body, "route_action_to_root_agent") {
+        "player_interface"
+    } else if has(body, "route_to_rules_lawyer_agent") {
+        "root"
+    } else if s.contains("Rules Lawyer Agent") {
+        "rules_lawyer"
+    } else if s.contains("Narrative Agent") {
+        "narrative"
+    } else if s.contains("NPC Agent") {
+        "npc"
+    } else if has(body, "assign_task") {
+        "architect"
+    } else if s.contains("Narrator of TextCraft") {
+        "narrator"
+    } else if s.contains("Editor of TextCraft") {
+        "editor"
+    } else {
+        "other"
+    }
+}
+
+fn response_of(result: &Value) -> String {
+    result["data"]["response"]["response_content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// A model playing every agent of the Dungeon Master preset from what each request says.
+fn dm_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    let t = task(body);
+    match who(body) {
+        "player_interface" => match done.first() {
+            None => {
+                let lower = t.to_lowercase();
+                let (kind, target) = if lower.contains("attack") {
+                    (
+                        "combat",
+                        lower
+                            .rsplit("the ")
+                            .next()
+                            .unwrap_or("")
+                            .trim_end_matches('.'),
+                    )
+                } else {
+                    ("dialogue", lower.strip_prefix("hello ").unwrap_or(""))
+                };
+                calls(
+                    &id,
+                    "route_action_to_root_agent",
+                    json!({"action_type": kind, "player_input": t, "target": target, "context": "", "campaign_id": "c1"}),
+                )
+            }
+            Some(result) => says(&format!("{} (narrated)", response_of(result))),
+        },
+        "root" => {
+            let kind = line(&t, "Action Type:");
+            let input = line(&t, "Player Input:");
+            let target = line(&t, "Target:");
+            let route = |tool: &str, action: &str, context: &str| {
+                calls(
+                    &id,
+                    tool,
+                    json!({"action_type": action, "player_input": input, "target": target, "context": context, "campaign_id": "c1"}),
+                )
+            };
+            let answer = |content: &str| {
+                calls(
+                    &id,
+                    "route_to_player_interface_agent",
+                    json!({"agent_type": "root", "response_content": content, "action_type": kind, "campaign_id": "c1"}),
+                )
+            };
+            match (kind.as_str(), done.as_slice()) {
+                ("dialogue", []) => route("route_to_npc_agent", "dialogue", ""),
+                ("dialogue", [npc]) => answer(&response_of(npc)),
+                ("combat", []) => route("route_to_rules_lawyer_agent", "combat", ""),
+                ("combat", [rules]) => route(
+                    "route_to_narrative_agent",
+                    "combat_description",
+                    &response_of(rules),
+                ),
+                ("combat", [_, story]) => answer(&response_of(story)),
+                _ => says("I cannot route that."),
+            }
+        }
+        agent @ ("rules_lawyer" | "narrative" | "npc") => {
+            let target = line(&t, "Target:");
+            let content = match agent {
+                "rules_lawyer" => {
+                    format!("Attack roll 17 against AC 13: hit, 7 damage; the {target} falls.")
+                }
+                "narrative" => format!(
+                    "Your sword strikes true. {}",
+                    line(&t, "Context:").replace("hit, 7 damage; ", "")
+                ),
+                _ => format!("[{}] Greetings, traveler!", capitalized(&target)),
+            };
+            calls(
+                &id,
+                "send_response_to_root_agent",
+                json!({"agent_type": agent, "response_content": content, "action_type": line(&t, "Action Type:"), "campaign_id": "c1"}),
+            )
+        }
+        _ => says("?"),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn dm_page() -> Page {
+    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(dm_brain));
+    page.project();
+    page.configure();
+    page
+}
+
+/// The agents the requests went to, in order.
+fn agents_asked(page: &Page) -> Vec<&'static str> {
+    page.transport
+        .requests()
+        .iter()
+        .map(|r| who(&serde_json::from_str(&r.body).unwrap()))
+        .collect()
+}
+
+fn of_type(page: &Page, kind: &str) -> Vec<Value> {
+    page.run_events()
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
+#[test]
+fn simple_dialogue_goes_player_interface_root_npc_and_back() {
+    let page = dm_page();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Hello blacksmith", "preset": "dungeon_master"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(run["agent"], "player_interface");
+    assert_eq!(
+        agents_asked(&page),
+        [
+            "player_interface",
+            "root",
+            "npc",
+            "root",
+            "player_interface"
+        ]
+    );
+    // The routing calls made, each with the seed's action dictionary.
+    let started: Vec<(String, String)> = of_type(&page, "tool_call_started")
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap_or("player_interface").to_string(),
+                e["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [
+            (
+                "player_interface".into(),
+                "route_action_to_root_agent".into()
+            ),
+            (
+                "player_interface › root".into(),
+                "route_to_npc_agent".into()
+            ),
+            (
+                "player_interface › root › npc".into(),
+                "send_response_to_root_agent".into()
+            ),
+            (
+                "player_interface › root".into(),
+                "route_to_player_interface_agent".into()
+            ),
+        ]
+    );
+    let first = &of_type(&page, "tool_call_started")[0];
+    assert_eq!(first["arguments"]["action_type"], "dialogue");
+    assert_eq!(first["arguments"]["target"], "blacksmith");
+    // A temporary session for each sub-agent, created and ended.
+    let opened = of_type(&page, "session_started");
+    let ended = of_type(&page, "session_ended");
+    let names = |events: &[Value]| -> Vec<String> {
+        events
+            .iter()
+            .map(|e| e["agent"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&opened), ["root", "npc"]);
+    assert_eq!(names(&ended), ["npc", "root"]);
+    for e in &opened {
+        let session = e["session"].as_str().unwrap();
+        assert!(
+            session.starts_with(&format!("sub_agent_{}_", e["agent"].as_str().unwrap())),
+            "{session}"
+        );
+        assert!(
+            session.contains("_1000_"),
+            "the session id has a timestamp: {session}"
+        );
+    }
+    assert_ne!(opened[0]["session"], opened[1]["session"]);
+    assert!(ended.iter().all(|e| e["status"] == "finished"));
+    // The npc's session saw nothing of the caller's conversation but the action.
+    let requests: Vec<Value> = page
+        .transport
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    let npc = &requests[2];
+    assert_eq!(npc["messages"].as_array().unwrap().len(), 2, "{npc}");
+    assert!(task(npc).starts_with("ACTION FROM ROOT AGENT:"));
+    assert!(!npc.to_string().contains("Player Interface Agent"));
+    // The response dictionary came back to the root as the routing call's result.
+    let root_again = &requests[3];
+    let npc_result = &results(root_again)[0];
+    assert_eq!(npc_result["data"]["agent"], "npc");
+    assert_eq!(npc_result["data"]["response"]["agent_type"], "npc");
+    assert_eq!(
+        npc_result["data"]["response"]["response_content"],
+        "[Blacksmith] Greetings, traveler!"
+    );
+    // The player's final answer.
+    assert_eq!(run["text"], "[Blacksmith] Greetings, traveler! (narrated)");
+    assert_eq!(page.core.open_sessions(), 0, "no session lingers");
+}
+
+#[test]
+fn combat_goes_through_rules_lawyer_then_narrative() {
+    let page = dm_page();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "I attack the goblin", "preset": "dungeon_master"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(
+        agents_asked(&page),
+        [
+            "player_interface",
+            "root",
+            "rules_lawyer",
+            "root",
+            "narrative",
+            "root",
+            "player_interface"
+        ]
+    );
+    let routed: Vec<Value> = of_type(&page, "tool_call_started")
+        .into_iter()
+        .filter(|e| e["name"].as_str().unwrap().starts_with("route"))
+        .collect();
+    assert_eq!(routed[0]["arguments"]["action_type"], "combat");
+    assert_eq!(routed[0]["arguments"]["target"], "goblin");
+    assert_eq!(routed[1]["name"], "route_to_rules_lawyer_agent");
+    assert_eq!(routed[2]["name"], "route_to_narrative_agent");
+    assert_eq!(routed[2]["arguments"]["action_type"], "combat_description");
+    assert!(
+        routed[2]["arguments"]["context"]
+            .as_str()
+            .unwrap()
+            .contains("Attack roll 17"),
+        "the root passed the rules lawyer's result on: {}",
+        routed[2]
+    );
+    let opened: Vec<String> = of_type(&page, "session_started")
+        .iter()
+        .map(|e| e["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        opened,
+        [
+            "player_interface › root",
+            "player_interface › root › rules_lawyer",
+            "player_interface › root › narrative"
+        ]
+    );
+    assert_eq!(of_type(&page, "session_ended").len(), 3);
+    assert_eq!(
+        run["text"],
+        "Your sword strikes true. Attack roll 17 against AC 13: the goblin falls. (narrated)"
+    );
+    // Steps count across the whole tree: seven model calls.
+    assert_eq!(run["steps"], 7);
+    assert_eq!(page.core.open_sessions(), 0);
+}
+
+#[test]
+fn the_step_budget_counts_across_the_tree_and_every_call_gets_one_result() {
+    let page = dm_page();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "I attack the goblin", "preset": "dungeon_master", "maxSteps": 3}),
+    );
+    // Three model calls in all: player interface, root, rules lawyer; then nothing more.
+    assert_eq!(page.transport.requests().len(), 3);
+    assert_eq!(run["steps"], 3, "{run}");
+    // The rules lawyer answered within the budget; the root then had no step left, so
+    // its routing call to the root fails and the player interface stops too.
+    let ended = of_type(&page, "session_ended");
+    assert_eq!(ended.len(), 2, "{ended:?}");
+    assert_eq!(ended[0]["agent"], "rules_lawyer");
+    assert_eq!(ended[0]["status"], "finished");
+    assert_eq!(ended[1]["agent"], "root");
+    assert_eq!(ended[1]["status"], "max_steps");
+    assert_eq!(run["status"], "max_steps");
+    let started = of_type(&page, "tool_call_proposed").len();
+    let finished = of_type(&page, "tool_call_finished").len();
+    assert_eq!(
+        started, finished,
+        "every call at every level has one result"
+    );
+    assert_eq!(page.core.open_sessions(), 0);
+}
+
+#[test]
+fn abort_cancels_the_whole_tree_at_once() {
+    let page = dm_page();
+    let run = page.send_async(
+        "run",
+        json!({"prompt": "I attack the goblin", "preset": "dungeon_master", "runId": "r1"}),
+    );
+    let abort = async {
+        // Wait until the rules lawyer's session is open, deep in the tree, then abort.
+        loop {
+            common::page::YieldNow(false).await;
+            if of_type(&page, "session_started")
+                .iter()
+                .any(|e| e["agent"] == "rules_lawyer")
+            {
+                break;
+            }
+        }
+        page.send_async("abort_run", json!({"runId": "r1"})).await
+    };
+    let (run, aborted) = futures::executor::block_on(futures::future::join(run, abort));
+    assert_eq!(aborted["result"]["aborted"], json!(["r1"]), "{aborted}");
+    assert_eq!(run["result"]["status"], "aborted", "{run}");
+    let ended = of_type(&page, "session_ended");
+    assert!(
+        ended.iter().all(|e| e["status"] == "aborted"),
+        "every level stopped: {ended:?}"
+    );
+    assert_eq!(ended.len(), 2);
+    assert!(
+        !agents_asked(&page).contains(&"narrative"),
+        "nothing runs after the abort"
+    );
+    let ids = |kind: &str| -> Vec<String> {
+        let mut ids: Vec<String> = of_type(&page, kind)
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(
+        ids("tool_call_proposed"),
+        ids("tool_call_finished"),
+        "every call proposed at every level has exactly one result, under one id"
+    );
+    assert_eq!(ids("tool_call_proposed").len(), 3);
+    assert_eq!(page.core.open_sessions(), 0);
+}
+
+#[test]
+fn the_root_conversation_survives_a_new_worker() {
+    let store = Rc::new(MemoryStore::new());
+    let page = Page::thinking(store.clone(), Rc::new(dm_brain));
+    page.project();
+    page.configure();
+    page.ok(
+        "run",
+        json!({"prompt": "Hello blacksmith", "preset": "dungeon_master"}),
+    );
+    let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
+    drop(page);
+    let page = Page::thinking(store, Rc::new(dm_brain));
+    page.ok("open_project", json!({"id": project}));
+    page.configure();
+    page.ok(
+        "run",
+        json!({"prompt": "Hello innkeeper", "preset": "dungeon_master"}),
+    );
+    let first: Value = serde_json::from_str(&page.transport.requests()[0].body).unwrap();
+    let text = first["messages"].to_string();
+    assert!(
+        text.contains("Hello blacksmith") && text.contains("Greetings, traveler"),
+        "the player interface remembers the earlier turn: {text}"
+    );
+    // Sub-agents never do: each starts fresh.
+    let npc: Value = serde_json::from_str(&page.transport.requests()[2].body).unwrap();
+    assert!(!npc.to_string().contains("blacksmith"), "{npc}");
+}
+
+// ------------------------------------------------------------------------------------
+// TextCraft
+// ------------------------------------------------------------------------------------
+
+const PLAN: &str = "# Chapter 3\nThe storm breaks over the lighthouse; Mara climbs to the lamp.";
+
+/// A model playing the TextCraft agents from what each request says.
+fn textcraft_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    let t = task(body);
+    match who(body) {
+        "architect" => match done.len() {
+            0 => calls(
+                &id,
+                "write_file",
+                json!({"path": "plans/ch3.md", "content": PLAN}),
+            ),
+            1 => calls(
+                &id,
+                "assign_task",
+                json!({"target_agent": "narrator", "task_description": "Draft chapter 3 from the plan in plans/ch3.md.", "target_file": "manuscripts/03-the-storm.md"}),
+            ),
+            2 => calls(
+                &id,
+                "assign_task",
+                json!({"target_agent": "editor", "task_description": "In the chapter, change the phrase 'the dark sea' to 'the black sea'.", "target_file": "manuscripts/03-the-storm.md"}),
+            ),
+            _ => {
+                let mut files: Vec<String> = done
+                    .iter()
+                    .flat_map(|r| {
+                        r["data"]["files_changed"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .collect();
+                files.dedup();
+                says(&format!(
+                    "Planned, drafted and edited: {}.",
+                    files.join(", ")
+                ))
+            }
+        },
+        "narrator" => {
+            let file = line(&t, "Target file:");
+            match done.len() {
+                0 => calls(&id, "read_file", json!({"path": "plans/ch3.md"})),
+                1 => {
+                    let plan = done[0]["data"]["content"].as_str().unwrap_or("");
+                    let scene = plan.lines().last().unwrap_or("");
+                    calls(
+                        &id,
+                        "write_file",
+                        json!({"path": file, "content": format!("{scene}\nBelow, the dark sea roared.\n")}),
+                    )
+                }
+                _ => says(&format!("Drafted {file}.")),
+            }
+        }
+        "editor" => {
+            let file = line(&t, "Target file:");
+            match done.len() {
+                // It tries to rewrite the whole file first, which it may not do.
+                0 => calls(
+                    &id,
+                    "write_file",
+                    json!({"path": file, "content": "rewritten"}),
+                ),
+                1 => calls(
+                    &id,
+                    "edit_file",
+                    json!({"path": file, "search_text": "the dark sea", "replace_text": "the black sea"}),
+                ),
+                _ => says(&format!(
+                    "Changed 'the dark sea' to 'the black sea' in {file}."
+                )),
+            }
+        }
+        _ => says("?"),
+    }
+}
+
+#[test]
+fn textcraft_plans_assigns_drafting_and_editing_in_one_undo_group() {
+    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(textcraft_brain));
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "The Stair", "text": "Mara climbed the stair."},
+            {"title": "The Lamp", "text": "The lamp was dark."},
+            {"title": "The Storm", "text": "(to be written)"}
+        ]}),
+    );
+    page.configure();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Plan chapter 3 and draft it.", "preset": "textcraft"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(
+        run["text"],
+        "Planned, drafted and edited: manuscripts/03-the-storm.md."
+    );
+    // The plan and the chapter.
+    let plan = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "plans/ch3.md"}}),
+    );
+    assert_eq!(plan["data"]["content"], PLAN, "{plan}");
+    let chapter = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "manuscripts/03-the-storm.md"}}),
+    );
+    let text = chapter["data"]["content"].as_str().unwrap().to_string();
+    assert!(
+        text.contains("Mara climbs to the lamp.\nBelow, the black sea roared."),
+        "{text}"
+    );
+    // The editor's write_file was refused, naming who may call it.
+    let requests: Vec<Value> = page
+        .transport
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    let editor_second = requests
+        .iter()
+        .find(|b| who(b) == "editor" && results(b).len() == 1)
+        .unwrap();
+    let refusal = &results(editor_second)[0];
+    assert_eq!(refusal["status"], "error");
+    let message = refusal["data"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("'write_file' is not one of your tools")
+            && message.contains("architect, narrator"),
+        "{message}"
+    );
+    assert!(!tool_names(editor_second).contains(&"write_file".to_string()));
+    // assign_task results carry the summary and the files changed.
+    let architect_last = requests
+        .iter()
+        .rev()
+        .find(|b| who(b) == "architect")
+        .unwrap();
+    let done = results(architect_last);
+    assert_eq!(done[1]["data"]["agent"], "narrator");
+    assert_eq!(
+        done[1]["data"]["summary"],
+        "Drafted manuscripts/03-the-storm.md."
+    );
+    assert_eq!(
+        done[1]["data"]["files_changed"],
+        json!(["manuscripts/03-the-storm.md"])
+    );
+    assert_eq!(done[2]["data"]["agent"], "editor");
+    assert_eq!(
+        done[2]["data"]["files_changed"],
+        json!(["manuscripts/03-the-storm.md"])
+    );
+    // The edits keep their agents' origins, in one undo group.
+    let history = page.ok("history", json!({}));
+    let entries = history["entries"].as_array().unwrap();
+    let agent_entries: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["origin"].as_str().unwrap_or("").starts_with("agent:"))
+        .collect();
+    let origins: Vec<&str> = agent_entries
+        .iter()
+        .map(|e| e["origin"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        origins,
+        ["agent:editor", "agent:narrator"],
+        "newest first: {history}"
+    );
+    assert_eq!(agent_entries[0]["group"], agent_entries[1]["group"]);
+    // Plain undo removes all of it.
+    page.ok("undo", json!({}));
+    let chapter = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "manuscripts/03-the-storm.md"}}),
+    );
+    assert_eq!(chapter["data"]["content"], "(to be written)");
+    assert_eq!(page.core.open_sessions(), 0);
+}
+
+#[test]
+fn undo_can_take_back_one_sub_agents_changes_by_its_origin() {
+    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(textcraft_brain));
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "One", "text": "a"}, {"title": "Two", "text": "b"},
+            {"title": "The Storm", "text": "(to be written)"}
+        ]}),
+    );
+    page.configure();
+    page.ok(
+        "run",
+        json!({"prompt": "Plan chapter 3 and draft it.", "preset": "textcraft"}),
+    );
+    page.ok("undo", json!({"origin": "agent:editor"}));
+    let chapter = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "manuscripts/03-the-storm.md"}}),
+    );
+    let text = chapter["data"]["content"].as_str().unwrap();
+    assert!(
+        text.contains("the dark sea"),
+        "the editor's change is undone, the narrator's draft stays: {text}"
+    );
+}
+
+// ------------------------------------------------------------------------------------
+// Definitions
+// ------------------------------------------------------------------------------------
+
+fn spec(name: &str, tools: &[&str], subs: &[&str]) -> Value {
+    json!({
+        "name": name,
+        "description": format!("The {name}."),
+        "systemPrompt": format!("You are the {name}. You are done when you answered."),
+        "tools": tools,
+        "subAgents": subs.iter().map(|s| json!({"agent": s})).collect::<Vec<_>>(),
+        "talksToWriter": true,
+    })
+}
+
+#[test]
+fn definitions_are_validated_with_clear_errors_and_change_nothing() {
+    let page = Page::new(vec![]);
+    page.project();
+    let (code, message) = page.err(
+        "define_agent",
+        json!({"agent": spec("scout", &["read_chaptr"], &[])}),
+    );
+    assert_eq!(code, "invalid_params");
+    assert!(
+        message.contains("unknown tool 'read_chaptr'") && message.contains("read_chapter"),
+        "{message}"
+    );
+    let (_, message) = page.err(
+        "define_agent",
+        json!({"agent": spec("boss", &[], &["ghost"])}),
+    );
+    assert!(
+        message.contains("sub-agent 'ghost' does not exist"),
+        "{message}"
+    );
+    let (_, message) = page.err("define_agent", json!({"agent": spec("root", &[], &[])}));
+    assert!(message.contains("preset's agent"), "{message}");
+    let (_, message) = page.err("define_agent", json!({"agent": spec("Bad Name", &[], &[])}));
+    assert!(message.contains("lowercase"), "{message}");
+    // A cycle: a → b, then b → a.
+    page.ok(
+        "define_agent",
+        json!({"agent": spec("b", &["read_chapter"], &[])}),
+    );
+    page.ok("define_agent", json!({"agent": spec("a", &[], &["b"])}));
+    let (_, message) = page.err("define_agent", json!({"agent": spec("b", &[], &["a"])}));
+    assert!(message.contains("cycle: b → a → b"), "{message}");
+    let (_, message) = page.err("define_agent", json!({"agent": spec("c", &[], &["c"])}));
+    assert!(message.contains("cycle"), "{message}");
+    // Nothing of the refused definitions is there; b is unchanged.
+    let list = page.ok("list_agents", json!({}));
+    let defined: Vec<&Value> = list["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["builtin"] == false)
+        .collect();
+    let names: Vec<&str> = defined
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(defined[1]["subAgents"], json!([]));
+    assert_eq!(defined[0]["routingTools"], json!(["route_to_b_agent"]));
+    // b is a's sub-agent: it cannot be deleted before a changes.
+    let (_, message) = page.err("delete_agent", json!({"name": "b"}));
+    assert!(message.contains("sub-agent of a"), "{message}");
+    page.ok("delete_agent", json!({"name": "a"}));
+    page.ok("delete_agent", json!({"name": "b"}));
+    let (_, message) = page.err("delete_agent", json!({"name": "narrator"}));
+    assert!(message.contains("preset's agent"), "{message}");
+}
+
+#[test]
+fn list_agents_shows_presets_and_each_toolbox() {
+    let page = Page::new(vec![]);
+    page.project();
+    let list = page.ok("list_agents", json!({}));
+    let presets: Vec<&str> = list["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(presets, ["quill", "dungeon_master", "textcraft"]);
+    let agent = |name: &str| {
+        list["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        agent("editor")["toolbox"],
+        json!(["read_file", "edit_file", "list_files", "search_code"])
+    );
+    assert_eq!(
+        agent("narrator")["toolbox"],
+        json!(["read_file", "write_file"])
+    );
+    assert_eq!(agent("architect")["routingTools"], json!(["assign_task"]));
+    assert_eq!(
+        agent("root")["routingTools"],
+        json!([
+            "route_to_narrative_agent",
+            "route_to_rules_lawyer_agent",
+            "route_to_npc_agent",
+            "route_to_character_creation_agent",
+            "route_to_campaign_creation_agent"
+        ])
+    );
+    assert_eq!(
+        agent("player_interface")["routingTools"],
+        json!(["route_action_to_root_agent"])
+    );
+    assert_eq!(agent("character_creation")["talksToWriter"], true);
+    assert_eq!(agent("rules_lawyer")["talksToWriter"], false);
+    // Only agents that talk to the writer start runs.
+    page.configure();
+    let (_, message) = page.err("run", json!({"prompt": "hi", "agent": "rules_lawyer"}));
+    assert!(message.contains("does not talk to the writer"), "{message}");
+}
+
+#[test]
+fn definitions_persist_and_go_with_the_export() {
+    let store = Rc::new(MemoryStore::new());
+    let page = Page::on(store.clone(), vec![], Rc::new(NeverSleeper));
+    page.project();
+    page.ok(
+        "define_agent",
+        json!({"agent": spec("scout", &["read_chapter"], &[])}),
+    );
+    page.ok(
+        "define_agent",
+        json!({"agent": spec("lead", &["list_chapters"], &["scout"])}),
+    );
+    let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
+    let export = page.ok("export_project", json!({}));
+    assert_eq!(export["agents"].as_array().unwrap().len(), 2, "{export}");
+    drop(page);
+    // A new worker reads them back.
+    let page = Page::on(store, vec![], Rc::new(NeverSleeper));
+    page.ok("open_project", json!({"id": project}));
+    let list = page.ok("list_agents", json!({}));
+    assert!(list["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["name"] == "lead" && a["routingTools"] == json!(["route_to_scout_agent"])));
+    // Import into a fresh database: the agents come along; a broken one is refused whole.
+    let fresh = Page::new(vec![]);
+    let mut broken = export.clone();
+    broken["agents"][0]["tools"] = json!(["no_such_tool"]);
+    let (_, message) = fresh.err("import_project", json!({"document": broken}));
+    assert!(message.contains("no_such_tool"), "{message}");
+    assert_eq!(fresh.ok("list_projects", json!({}))["projects"], json!([]));
+    fresh.ok("import_project", json!({"document": export}));
+    let list = fresh.ok("list_agents", json!({}));
+    assert_eq!(
+        list["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["builtin"] == false)
+            .count(),
+        2
+    );
+}
+
+// ------------------------------------------------------------------------------------
+// A pause deep in the tree
+// ------------------------------------------------------------------------------------
+
+const NOTES: &str = "Mara fears the sea; never let her swim.";
+
+/// `boss` routes the task to `scribe`, which overwrites the writer's notes on Mara (an
+/// approval), reads the result and answers; `boss` passes the answer on.
+fn pause_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    if has(body, "route_to_scribe_agent") {
+        match done.first() {
+            None => calls(
+                &id,
+                "route_to_scribe_agent",
+                json!({"action_type": "meta", "player_input": task(body)}),
+            ),
+            Some(r) => says(&format!("Scribe says: {}", response_of(r))),
+        }
+    } else {
+        match done.first() {
+            None => calls(
+                &id,
+                "character_update_notes",
+                json!({"character": "mara", "notes": "Mara loves swimming."}),
+            ),
+            Some(r) => calls(
+                &id,
+                "send_response_to_boss_agent",
+                json!({"response_content": format!("notes now: {}", r["status"])}),
+            ),
+        }
+    }
+}
+
+#[test]
+fn an_approval_deep_in_the_tree_pauses_it_and_a_new_worker_resumes_it_once() {
+    let store = Rc::new(MemoryStore::new());
+    let page = Page::thinking(store.clone(), Rc::new(pause_brain));
+    page.project();
+    page.configure();
+    page.ok(
+        "bible_save",
+        json!({"kind": "character", "fields": {"name_src": "Mara", "notes": NOTES}}),
+    );
+    page.ok(
+        "define_agent",
+        json!({"agent": spec("scribe", &["character_update_notes"], &[])}),
+    );
+    let mut boss = spec("boss", &[], &["scribe"]);
+    boss["talksToWriter"] = json!(true);
+    page.ok("define_agent", json!({"agent": boss}));
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Make Mara a swimmer.", "agent": "boss", "runId": "r1"}),
+    );
+    assert_eq!(run["status"], "paused", "{run}");
+    assert_eq!(run["pending"][0]["tool"], "character_update_notes");
+    assert_eq!(
+        run["pending"][0]["origin"], "agent:scribe",
+        "the card names the agent"
+    );
+    assert_eq!(of_type(&page, "session_paused").len(), 1);
+    assert_eq!(page.core.open_sessions(), 0);
+    let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
+    let call_id = run["pending"][0]["callId"].as_str().unwrap().to_string();
+    drop(page);
+
+    // A new worker approves: the scribe's call runs once, the scribe answers, boss ends.
+    let page = Page::thinking(store.clone(), Rc::new(pause_brain));
+    page.ok("open_project", json!({"id": project}));
+    page.configure();
+    let decided = page.ok("approve", json!({"callId": call_id, "decision": "approve"}));
+    assert_eq!(decided["run"]["status"], "finished", "{decided}");
+    assert_eq!(
+        decided["run"]["text"],
+        "Scribe says: notes now: \"success\""
+    );
+    let asked = agents_or_names(&page);
+    assert_eq!(
+        asked,
+        ["scribe", "boss"],
+        "the tree resumed where it paused"
+    );
+    assert_eq!(of_type(&page, "session_resumed").len(), 1);
+    assert_eq!(of_type(&page, "session_ended").len(), 1);
+    let list = page.ok("bible_list", json!({"kind": "character"}));
+    assert_eq!(
+        list["kinds"]["character"][0]["notes"],
+        "Mara loves swimming."
+    );
+    let applied = common::page::count_audit(&store, "character_update_notes");
+    assert_eq!(applied, 1, "the approved call ran exactly once");
+    // Approving again changes nothing.
+    let again = page.send("approve", json!({"callId": call_id, "decision": "approve"}));
+    assert_eq!(again["ok"], false);
+    assert_eq!(page.core.open_sessions(), 0);
+}
+
+/// Which defined agent each request of `page` went to.
+fn agents_or_names(page: &Page) -> Vec<&'static str> {
+    page.transport
+        .requests()
+        .iter()
+        .map(|r| {
+            let body: Value = serde_json::from_str(&r.body).unwrap();
+            if has(&body, "route_to_scribe_agent") {
+                "boss"
+            } else {
+                "scribe"
+            }
+        })
+        .collect()
+}
