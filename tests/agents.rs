@@ -1005,3 +1005,44 @@ fn agents_or_names(page: &Page) -> Vec<&'static str> {
         })
         .collect()
 }
+
+#[test]
+fn an_agents_model_settings_go_into_its_requests() {
+    let page = Page::thinking(
+        Rc::new(MemoryStore::new()),
+        Rc::new(|_: &Value| says("A short poem.")),
+    );
+    page.project();
+    page.configure();
+    let mut poet = spec("poet", &[], &[]);
+    poet["model"] = json!({"model": "small-model", "temperature": 0.25});
+    page.ok("define_agent", json!({"agent": poet}));
+    let run = page.ok("run", json!({"prompt": "A poem.", "agent": "poet"}));
+    assert_eq!(run["status"], "finished", "{run}");
+    let body: Value = serde_json::from_str(&page.transport.requests()[0].body).unwrap();
+    assert_eq!(body["model"], "small-model");
+    assert_eq!(body["temperature"], 0.25);
+    // Another wire format than the configured one cannot be used with its key.
+    let mut other = spec("other", &[], &[]);
+    other["model"] = json!({"provider": "anthropic"});
+    page.ok("define_agent", json!({"agent": other}));
+    let run = page.ok("run", json!({"prompt": "A poem.", "agent": "other"}));
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["message"]
+            .as_str()
+            .unwrap()
+            .contains("asks for the anthropic provider"),
+        "{run}"
+    );
+    assert_eq!(
+        page.transport.requests().len(),
+        1,
+        "no request was sent for it"
+    );
+    // Out of range: refused.
+    let mut hot = spec("hot", &[], &[]);
+    hot["model"] = json!({"temperature": 7});
+    let (_, message) = page.err("define_agent", json!({"agent": hot}));
+    assert!(message.contains("temperature"), "{message}");
+}

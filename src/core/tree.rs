@@ -402,9 +402,9 @@ impl Core {
             let mut on_event = |event: RunEvent| {
                 let data = serde_json::to_value(&event).unwrap_or_default();
                 let mut data = super::run::redacted(settings, data);
-                if node.caller.is_some() {
-                    data["agent"] = json!(node.spec.name);
-                    data["path"] = json!(node.path_text());
+                data["agent"] = json!(node.spec.name);
+                data["path"] = json!(node.path_text());
+                if !node.session.is_empty() {
                     data["session"] = json!(node.session);
                 }
                 self.emit_run(&tree.run_id, data);
