@@ -434,7 +434,13 @@ impl Core {
         if let Some(run) = &run {
             self.emit_run(
                 run,
-                json!({"type": "tool_call_finished", "id": p.call_id, "name": record["tool"], "status": status}),
+                json!({
+                    "type": "tool_call_finished",
+                    "id": p.call_id,
+                    "name": record["tool"],
+                    "status": status,
+                    "agent": record["origin"].as_str().and_then(|o| o.strip_prefix("agent:")),
+                }),
             );
         }
         let mut answer = json!({

@@ -519,8 +519,18 @@ impl Core {
         call: session::ToolCall,
         origin: Origin,
         abort: &AbortSignal,
+        who: &Value,
     ) -> ToolResult {
         let id = call.id.clone().unwrap_or_default();
+        // The agent, path and session of the call, on every event it causes.
+        let tagged = |mut event: Value| {
+            if let (Some(event), Some(who)) = (event.as_object_mut(), who.as_object()) {
+                for (k, v) in who {
+                    event.insert(k.clone(), v.clone());
+                }
+            }
+            event
+        };
         let ctx = super::CallCtx {
             run: Some(run_id.to_string()),
             ..Default::default()
@@ -536,7 +546,7 @@ impl Core {
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
                     let mut event = super::approvals::approval_card(&record);
                     event["type"] = json!("approval_requested");
-                    self.emit_run(run_id, event);
+                    self.emit_run(run_id, tagged(event));
                 }
                 for edit in edits {
                     let event = RunEvent::EditApplied {
@@ -544,7 +554,10 @@ impl Core {
                         chapter: edit.chapter,
                         version: edit.version,
                     };
-                    self.emit_run(run_id, serde_json::to_value(&event).unwrap_or_default());
+                    self.emit_run(
+                        run_id,
+                        tagged(serde_json::to_value(&event).unwrap_or_default()),
+                    );
                 }
                 result
             }

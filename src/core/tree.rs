@@ -167,6 +167,15 @@ impl Node {
     fn path_text(&self) -> String {
         self.path.join(" › ")
     }
+
+    /// What every event of this node carries: its agent, path and (for a sub-agent) session.
+    fn tags(&self) -> Value {
+        let mut tags = json!({"agent": self.spec.name, "path": self.path_text()});
+        if !self.session.is_empty() {
+            tags["session"] = json!(self.session);
+        }
+        tags
+    }
 }
 
 /// What a node's run came to.
@@ -375,8 +384,9 @@ impl Core {
                         name: c.name.clone(),
                         args: c.arguments.clone(),
                     };
+                    let who = node_ref.tags();
                     let result = self
-                        .run_tool(&tree.project, &tree.run_id, call, origin, &tree.abort)
+                        .run_tool(&tree.project, &tree.run_id, call, origin, &tree.abort, &who)
                         .await;
                     if result.is_success() && matches!(c.name.as_str(), "write_file" | "edit_file")
                     {
@@ -402,10 +412,10 @@ impl Core {
             let mut on_event = |event: RunEvent| {
                 let data = serde_json::to_value(&event).unwrap_or_default();
                 let mut data = super::run::redacted(settings, data);
-                data["agent"] = json!(node.spec.name);
-                data["path"] = json!(node.path_text());
-                if !node.session.is_empty() {
-                    data["session"] = json!(node.session);
+                if let (Some(data), Some(tags)) = (data.as_object_mut(), node.tags().as_object()) {
+                    for (k, v) in tags {
+                        data.insert(k.clone(), v.clone());
+                    }
                 }
                 self.emit_run(&tree.run_id, data);
             };
