@@ -331,10 +331,10 @@ function chatItem(className, text, into = $('chat-log')) {
   return li;
 }
 
-function toolCard(id, name, into = $('chat-log')) {
+function toolCard(id, name, into = $('chat-log'), run = null) {
   const card = el(
     'li',
-    { class: 'tool-card', testid: 'tool-card', 'data-call': id, 'data-status': 'proposed' },
+    { class: 'tool-card', testid: 'tool-card', 'data-call': id, 'data-run': run, 'data-status': 'proposed' },
     el('div', {}, el('span', { class: 'name' }, name), ' ', el('span', { class: 'state' }, 'proposed')),
     el('div', { class: 'summary', testid: 'tool-summary' }),
     el('div', { class: 'args' }),
@@ -542,6 +542,9 @@ function subRunNode(e) {
   );
 }
 
+/** A run's card of a call (call ids are unique within a run, not across runs). */
+const cardOf = (run, id) => document.querySelector(`.tool-card[data-call="${CSS.escape(id)}"]${run ? `[data-run="${CSS.escape(run)}"]` : ''}`);
+
 /**
  * A handler that shows one run's events in the chat (a new run's, or a resumed one's). A run
  * is a tree: a sub-agent's session shows as a group under the routing call's card, with its
@@ -560,7 +563,7 @@ function runView() {
     let node = sessionNode(e.session);
     if (!node) {
       node = subRunNode(e);
-      const routing = e.callId ? document.querySelector(`.tool-card[data-call="${CSS.escape(e.callId)}"]`) : null;
+      const routing = e.callId ? cardOf(e.run, e.callId) : null;
       const parent = byPath.get(String(e.path ?? '').split(' › ').slice(0, -1).join(' › '));
       (routing ?? parent?.querySelector(':scope > .sub-log') ?? chatLog).append(node);
       node.scrollIntoView({ block: 'end' });
@@ -571,7 +574,7 @@ function runView() {
   };
   const logOf = (e) => (e.session ? group(e).querySelector(':scope > .sub-log') : chatLog);
   const endText = (e) => bubbles.delete(logOf(e));
-  const card = (e) => document.querySelector(`.tool-card[data-call="${CSS.escape(e.id)}"]`) ?? toolCard(e.id, e.name, logOf(e));
+  const card = (e) => cardOf(e.run, e.id) ?? toolCard(e.id, e.name, logOf(e), e.run);
   const setStatus = (e, status) => {
     const node = group(e);
     node.dataset.status = status;
