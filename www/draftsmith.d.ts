@@ -216,6 +216,8 @@ export interface Usage { input_tokens: number; output_tokens: number }
 /** How a run ended (or paused). */
 export interface RunResult {
   run: string;
+  /** The agent the run started with (not when paused). */
+  agent?: string;
   /** `paused`: calls wait for the writer's approval (see `pending`); `approve()` resumes it. */
   status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' | 'paused';
   /** The model's last text. */
@@ -229,9 +231,30 @@ export interface RunResult {
   pending?: ApprovalCard[];
 }
 
-/** The events of one run, in order; every one carries the run id. */
-export type RunEvent = { run: string } & (
-  | { type: 'run_started'; project: string; agent: string; toolset: string; maxSteps: number; model: string; prompt: string }
+/**
+ * Where an event of a sub-agent comes from: its agent, its path from the agent the run
+ * started with (`'player_interface › root › rules_lawyer'`) and its temporary session's id.
+ * Absent on the events of the agent the run started with.
+ */
+export interface SubAgentOrigin {
+  agent?: string;
+  path?: string;
+  session?: string;
+}
+
+/** How a sub-agent's session ended. */
+export type SessionStatus = 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted';
+
+/**
+ * The events of one run, in order; every one carries the run id. A run is a tree: a routing
+ * call (`route_to_<agent>_agent`, `assign_task`) runs a sub-agent in a temporary session,
+ * announced by `session_started` (whose `callId` is the routing call's id, between its
+ * `tool_call_started` and `tool_call_finished`); the sub-agent's own events carry
+ * `agent`, `path` and `session`; `session_ended` (or `session_paused`, when a call deep in the
+ * tree waits for the writer's approval) closes it.
+ */
+export type RunEvent = { run: string } & SubAgentOrigin & (
+  | { type: 'run_started'; project: string; agent: string; preset: string | null; toolset: string | null; maxSteps: number; model: string; prompt: string }
   | { type: 'text_delta'; text: string }
   | { type: 'tool_call_proposed'; id: string; name: string }
   | { type: 'tool_call_started'; id: string; name: string; arguments: Record<string, unknown> }
@@ -246,6 +269,12 @@ export type RunEvent = { run: string } & (
   | ({ type: 'run_paused'; status: 'paused'; pending: ApprovalCard[] } & Omit<RunResult, 'run' | 'status' | 'pending'>)
   /** A paused run goes on (in the worker where its last waiting call was decided). */
   | { type: 'run_resumed'; project: string; agent: string; steps: number }
+  /** A sub-agent's temporary session began (`session_resumed`: a paused one goes on), run by the routing call `callId` of `caller`. */
+  | { type: 'session_started' | 'session_resumed'; agent: string; path: string; session: string; callId: string; caller: string | null }
+  /** A sub-agent's session ended; its answer is the routing call's result. */
+  | { type: 'session_ended'; agent: string; path: string; session: string; callId: string; status: SessionStatus; steps: number }
+  /** A sub-agent's session waits for the writer's approval (the whole tree pauses). */
+  | { type: 'session_paused'; agent: string; path: string; session: string; callId: string; status: 'paused'; steps: number }
 );
 
 /**
@@ -322,7 +351,7 @@ export interface ApprovalCard {
   state: 'pending' | 'approved' | 'rejected' | 'done' | 'cancelled';
   tool: string;
   args: Record<string, unknown>;
-  /** The agent's origin, `agent:<name>`. */
+  /** The agent that asked, `agent:<name>` (a sub-agent's own name, deep in a run's tree too). */
   origin: Origin;
   kind: BibleKind;
   entityId: string;
@@ -361,10 +390,97 @@ export interface ApproveOptions extends RequestOptions {
   digest?: string;
 }
 
+/** A sub-agent an agent may call. */
+export interface SubAgentLink {
+  /** The agent's name. */
+  agent: string;
+  /** The routing tool's name (`route_to_<agent>_agent` when absent). */
+  tool?: string | null;
+  /** The tool the sub-agent answers with (`send_response_to_<caller>_agent` when absent). */
+  replyTool?: string | null;
+}
+
+/** An agent's model settings, over the writer's settings. */
+export interface AgentModelSettings {
+  /** Must be the configured provider (its key and base URL are used). */
+  provider?: ProviderKind | null;
+  model?: string | null;
+  /** 0 to 2. */
+  temperature?: number | null;
+}
+
+/** An agent as data (what `defineAgent` takes). */
+export interface AgentSpec {
+  /** Lowercase letters, digits and `_`, starting with a letter; its edits get origin `agent:<name>`. */
+  name: string;
+  description?: string;
+  /** Its role and its definition of done. */
+  systemPrompt: string;
+  /** A toolset whose tools it may call (`all`, `quick`, `voice_safe`...). */
+  toolset?: string | null;
+  /** More tools it may call, by exact name. */
+  tools?: string[];
+  /** The sub-agents it may call (each through a routing tool). */
+  subAgents?: SubAgentLink[];
+  /** `route`: one routing tool per sub-agent, taking the action dictionary; `assign_task`: one `assign_task(target_agent, task_description, target_file)`. */
+  delegation?: 'route' | 'assign_task';
+  model?: AgentModelSettings | null;
+  /** Most model calls per task (1 to 100; default 20). */
+  maxSteps?: number;
+  tokenBudget?: number | null;
+  /** Whether a run may start with it (it talks to the writer). */
+  talksToWriter?: boolean;
+}
+
+/** An agent as `listAgents` shows it. */
+export interface AgentInfo {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  toolset: string | null;
+  tools: string[];
+  subAgents: { agent: string; tool: string | null; replyTool: string | null }[];
+  delegation: 'route' | 'assign_task';
+  model: AgentModelSettings | null;
+  maxSteps: number;
+  tokenBudget: number | null;
+  talksToWriter: boolean;
+  /** A preset's agent (cannot be redefined or deleted). */
+  builtin: boolean;
+  /** The preset it belongs to, if any. */
+  preset: string | null;
+  /** Every tool it may call (its toolset's and its own). */
+  toolbox: string[];
+  /** The tools its calls to its sub-agents go through. */
+  routingTools: string[];
+}
+
+/** A named set of agents a run can start with. */
+export interface Preset {
+  /** `quill`, `dungeon_master`, `textcraft`. */
+  name: string;
+  description: string;
+  /** The agent a run with this preset starts with. */
+  entry: string;
+  agents: string[];
+}
+
+/** What `listAgents` resolves with. */
+export interface AgentListing {
+  presets: Preset[];
+  agents: AgentInfo[];
+}
+
 export interface RunOptions {
-  /** An agent name (edits get origin `agent:<name>`), or a name and a system prompt. */
+  /** A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent. Not with `agent`. */
+  preset?: string;
+  /**
+   * The agent the run starts with: the name of an agent that talks to the writer (a preset's
+   * or a defined one; edits get origin `agent:<name>`), or the quill assistant under another
+   * name and system prompt.
+   */
   agent?: string | { name?: string; systemPrompt?: string };
-  /** Toolset (default: the settings'). */
+  /** Toolset of the quill assistant (default: the settings'); other agents have their own toolbox. */
   toolset?: string;
   /** Most model calls (default: the settings'). */
   maxSteps?: number;
@@ -436,6 +552,8 @@ export interface EventMap {
   bible_changed: { project: string; kind: BibleKind; id: string; origin: Origin; entity: BibleEntity | null };
   /** A free file of the data/ view (under plans/ or notes/) was written; `origin` is `human`, `agent:<name>` or `import`. */
   files_changed: { project: string; path: string; origin: string; size?: number; mod_time?: number; deleted?: boolean };
+  /** An agent of the project was defined (or replaced), or deleted (`defined: false`). */
+  agents_changed: { project: string; name: string; defined: boolean };
   /** Approvals were requested (`requested`: the new card) or decided (`requested: null`). */
   approvals_changed: { project: string; requested: ApprovalCard | null };
   /** A waiting call was decided (here or in another tab). */
@@ -544,6 +662,18 @@ export declare class Draftsmith {
     list(options?: RequestOptions & { runId?: string }): Promise<{ project: string; approvals: ApprovalCard[]; pausedRuns: { run: string; pending: number }[] }>;
     /** The same as `Draftsmith.approve`. */
     approve(callId: string, decision: 'approve' | 'reject', options?: ApproveOptions): Promise<ApprovalResult>;
+  };
+  /** The presets and every agent (the presets' and the project's). */
+  listAgents(options?: RequestOptions): Promise<AgentListing>;
+  /** Define or replace an agent of the open project (`invalid_params`, and nothing changes, if it is not valid). */
+  defineAgent(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
+  /** Delete an agent the open project defined. */
+  deleteAgent(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  /** The agents: list, define, delete. */
+  readonly agents: {
+    list(options?: RequestOptions): Promise<AgentListing>;
+    define(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
+    delete(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
   };
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;

@@ -289,6 +289,39 @@ export class Draftsmith {
     return this.request('approve', params, { timeoutMs: 0, ...options });
   }
 
+  /**
+   * The agents a run can start with or reach: the presets (`quill`, `dungeon_master`,
+   * `textcraft`, each with its entry agent and its agents) and every agent (the presets'
+   * and the ones this project defines), each with its whole toolbox and routing tools.
+   */
+  listAgents(options) {
+    return this.request('list_agents', {}, options);
+  }
+
+  /**
+   * Define (or replace) an agent of the open project: `spec` is an AgentSpec (name,
+   * systemPrompt, toolset/tools, subAgents, delegation, model, maxSteps, tokenBudget,
+   * talksToWriter). Rejects with `invalid_params`, and nothing changes, for an unknown tool,
+   * a missing sub-agent, a cycle or a preset agent's name.
+   */
+  defineAgent(spec, options) {
+    return this.request('define_agent', { agent: spec }, options);
+  }
+
+  /** Delete an agent the open project defined (not a preset's, nor another's sub-agent). */
+  deleteAgent(name, options) {
+    return this.request('delete_agent', { name }, options);
+  }
+
+  /** The agents: `list()`, `define(spec)`, `delete(name)`. */
+  get agents() {
+    return {
+      list: (options) => this.listAgents(options),
+      define: (spec, options) => this.defineAgent(spec, options),
+      delete: (name, options) => this.deleteAgent(name, options),
+    };
+  }
+
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
   undo({ origin, ...options } = {}) {
     return this.request('undo', origin === undefined ? {} : { origin }, options);
@@ -333,8 +366,14 @@ export class Draftsmith {
    * arrive through `on('run', ...)`); `handle.abort()` or the `signal` option stops it (an edit in progress completes,
    * nothing after it runs). A run that cannot start (no model, another run going on, bad
    * options) rejects `result` and throws from the iteration.
+   *
+   * `preset` ('quill', 'dungeon_master', 'textcraft') starts with the preset's entry agent;
+   * `agent` names an agent that talks to the writer (a preset's or a defined one, see
+   * `listAgents()`), or is `{name, systemPrompt}`: the quill assistant under another name
+   * and prompt. A run is a tree: the events of sub-agents carry `agent`, `path` and
+   * `session`, between `session_started` and `session_ended` (or `session_paused`).
    */
-  run(prompt, { agent, toolset, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
+  run(prompt, { preset, agent, toolset, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
     if (globalThis.navigator?.onLine === false) {
       const err = new DraftsmithError('offline', 'You are offline: the agent needs the network to reach its model. Your writing is still saved on this device.');
       const result = Promise.reject(err);
@@ -350,7 +389,8 @@ export class Draftsmith {
     }
     const id = runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
     const params = { prompt, runId: id };
-    if (agent !== undefined) params.agent = typeof agent === 'string' ? { name: agent } : agent;
+    if (preset !== undefined) params.preset = preset;
+    if (agent !== undefined) params.agent = agent;
     if (toolset !== undefined) params.toolset = toolset;
     if (maxSteps !== undefined) params.maxSteps = maxSteps;
     if (tokenBudget !== undefined) params.tokenBudget = tokenBudget;

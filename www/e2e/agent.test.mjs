@@ -30,7 +30,7 @@ test('run() streams a demo-model run that edits, and undo reverts the turn', asy
     const badSettings = await client.settings.set({ baseUrl: 'ftp://nope' }).catch((err) => err.code);
     const settings = await client.settings.set({ provider: 'openai', baseUrl: `${origin}/demo/v1`, model: 'demo', apiKey: 'sk-demo-secret-1' });
     const events = [];
-    const run = client.run('replace "The lamp was dark." with "The lamp was lit."', { agent: 'helper' });
+    const run = client.run('replace "The lamp was dark." with "The lamp was lit."', { agent: { name: 'helper' } });
     for await (const event of run) events.push(event);
     const outcome = await run.result;
     const edited = (await client.getChapter()).text;

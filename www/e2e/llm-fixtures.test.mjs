@@ -86,3 +86,57 @@ test('the mock replays queued responses with faults and records requests', async
   assert.equal(r.status, 500);
   assert.match((await r.json()).error.message, /no response queued/);
 });
+
+test('the demo model plays the presets’ agents from the request alone: system prompt, tools offered and transcript', async () => {
+  const ask = async (system, tools, messages) => {
+    const body = { stream: false, messages: [{ role: 'system', content: system }, ...messages], tools: tools.map((name) => ({ type: 'function', function: { name, parameters: {} } })) };
+    const r = await post('demo/v1/chat/completions', body);
+    return (await r.json()).choices[0].message;
+  };
+  const callOf = (m) => ({ name: m.tool_calls?.[0]?.function.name, args: JSON.parse(m.tool_calls?.[0]?.function.arguments ?? '{}') });
+  const called = (name, args, result, id) => [
+    { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] },
+    { role: 'tool', tool_call_id: id, content: JSON.stringify(result) },
+  ];
+  // The player interface turns the player's words into an action dictionary.
+  const pi = callOf(await ask('You are the Player Interface Agent.', ['route_action_to_root_agent'], [{ role: 'user', content: 'I attack the goblin' }]));
+  assert.equal(pi.name, 'route_action_to_root_agent');
+  assert.deepEqual([pi.args.action_type, pi.args.target, pi.args.player_input], ['combat', 'goblin', 'I attack the goblin']);
+  const hello = callOf(await ask('You are the Player Interface Agent.', ['route_action_to_root_agent'], [{ role: 'user', content: 'Hello blacksmith' }]));
+  assert.deepEqual([hello.args.action_type, hello.args.target], ['dialogue', 'blacksmith']);
+
+  // The root routes combat to the rules lawyer, then the outcome to the narrative agent, then answers.
+  const rootTools = ['route_to_narrative_agent', 'route_to_rules_lawyer_agent', 'route_to_npc_agent', 'route_to_player_interface_agent'];
+  const task = 'ACTION FROM PLAYER_INTERFACE AGENT:\nAction Type: combat\nPlayer Input: I attack the goblin\nTarget: goblin\nContext: The player swings.\nCampaign ID: demo\nGame State: \n\nProcess this action according to your role. When you are done, answer with route_to_player_interface_agent.';
+  const turn = [{ role: 'user', content: task }];
+  const first = callOf(await ask('You are the Root Agent.', rootTools, turn));
+  assert.deepEqual([first.name, first.args.action_type, first.args.target], ['route_to_rules_lawyer_agent', 'combat', 'goblin']);
+  const verdict = 'Attack roll: 19: a miss. No damage.';
+  turn.push(...called(first.name, first.args, { status: 'success', data: { agent: 'rules_lawyer', session: 's1', response: { response_content: verdict } } }, 'r1'));
+  const second = callOf(await ask('You are the Root Agent.', rootTools, turn));
+  assert.deepEqual([second.name, second.args.action_type], ['route_to_narrative_agent', 'combat_description']);
+  assert.ok(second.args.context.includes(verdict), second.args.context);
+  turn.push(...called(second.name, second.args, { status: 'success', data: { agent: 'narrative', session: 's2', response: { response_content: 'The goblin ducks.' } } }, 'r2'));
+  const third = callOf(await ask('You are the Root Agent.', rootTools, turn));
+  assert.equal(third.name, 'route_to_player_interface_agent');
+  assert.equal(third.args.response_content, `The goblin ducks.\n\n(${verdict})`);
+  // Without a rules lawyer among its tools, the same action goes to the narrative agent only.
+  const noRules = callOf(await ask('You are the Root Agent.', rootTools.filter((t) => t !== 'route_to_rules_lawyer_agent'), [{ role: 'user', content: task }]));
+  assert.equal(noRules.name, 'route_to_narrative_agent');
+
+  // The narrative agent describes the outcome it was given (a miss), and answers with its reply tool.
+  const narrate = task.replace('Action Type: combat', 'Action Type: combat_description').replace('The player swings.', `rules_lawyer: ${verdict}`).replace('route_to_player_interface_agent', 'send_response_to_root_agent');
+  const told = callOf(await ask('You are the Narrative Agent of a Dungeon Master system.', ['query_lore', 'send_response_to_root_agent'], [{ role: 'user', content: narrate }]));
+  assert.equal(told.name, 'send_response_to_root_agent');
+  assert.match(told.args.response_content, /ducks under your blade/);
+
+  // The architect looks before it plans: no chapter 3, no plan.
+  const architect = 'You are the Architect of TextCraft.';
+  const tcTools = ['read_file', 'write_file', 'list_files', 'search_code', 'assign_task'];
+  const plan = [{ role: 'user', content: 'plan chapter 3 and draft it' }];
+  assert.equal(callOf(await ask(architect, tcTools, plan)).name, 'list_files');
+  plan.push(...called('list_files', { directory: 'manuscripts' }, { status: 'success', data: { entries: [{ name: '01-one.md', path: 'manuscripts/01-one.md' }] } }, 'l1'));
+  assert.match((await ask(architect, tcTools, plan)).content, /no chapter 3 yet/);
+  // The same request gives the same answer: nothing is remembered between requests.
+  assert.deepEqual(await ask(architect, tcTools, plan), await ask(architect, tcTools, plan));
+});

@@ -323,24 +323,88 @@ async function renameChapter() {
 
 // ---------------------------------------------------------------- chat
 
-function chatItem(className, text) {
+/** A chat line, in the chat or (`into`) in a sub-agent's group. */
+function chatItem(className, text, into = $('chat-log')) {
   const li = el('li', { class: className }, text);
-  $('chat-log').append(li);
+  into.append(li);
   li.scrollIntoView({ block: 'end' });
   return li;
 }
 
-function toolCard(id, name) {
+function toolCard(id, name, into = $('chat-log'), run = null) {
   const card = el(
     'li',
-    { class: 'tool-card', testid: 'tool-card', 'data-call': id, 'data-status': 'proposed' },
+    { class: 'tool-card', testid: 'tool-card', 'data-call': id, 'data-run': run, 'data-status': 'proposed' },
     el('div', {}, el('span', { class: 'name' }, name), ' ', el('span', { class: 'state' }, 'proposed')),
     el('div', { class: 'summary', testid: 'tool-summary' }),
     el('div', { class: 'args' }),
   );
-  $('chat-log').append(card);
+  into.append(card);
   card.scrollIntoView({ block: 'end' });
   return card;
+}
+
+// ---------------------------------------------------------------- agents
+
+/** The picker's choices: presets, then the agents that talk to the writer. */
+const PRESET_LABELS = { quill: 'Quill · writing assistant', dungeon_master: 'Dungeon Master', textcraft: 'TextCraft · architect, narrator, editor' };
+const PRESET_HINTS = {
+  quill: 'Ask the agent, e.g. replace "dark" with "lit"',
+  dungeon_master: 'Play: e.g. I attack the goblin, or Hello blacksmith',
+  textcraft: 'e.g. plan chapter 3 and draft it',
+};
+const AGENT_CHOICE_KEY = 'draftsmith.chat-agent';
+
+/** Fill the chat's agent picker from list_agents (keeping the choice). */
+async function loadAgents() {
+  let listing;
+  try {
+    listing = await app.client.listAgents();
+  } catch {
+    return;
+  }
+  app.agents = listing;
+  const select = $('chat-agent');
+  let wanted = select.value;
+  if (!wanted) {
+    try {
+      wanted = localStorage.getItem(AGENT_CHOICE_KEY) ?? '';
+    } catch {
+      wanted = '';
+    }
+  }
+  const entries = new Set(listing.presets.map((p) => p.entry));
+  const speakers = listing.agents.filter((a) => a.talksToWriter && !entries.has(a.name));
+  const label = (name) => name.replace(/_/g, ' ');
+  select.replaceChildren(
+    el('optgroup', { label: 'Presets' }, ...listing.presets.map((p) => el('option', { value: `preset:${p.name}`, title: p.description }, PRESET_LABELS[p.name] ?? label(p.name)))),
+    speakers.length
+      ? el('optgroup', { label: 'Agents' }, ...speakers.map((a) => el('option', { value: `agent:${a.name}`, title: a.description }, a.preset ? `${label(a.name)} (${label(a.preset)})` : label(a.name))))
+      : null,
+  );
+  select.value = [...select.options].some((o) => o.value === wanted) ? wanted : 'preset:quill';
+  showAgentChoice();
+}
+
+/** Say what the picked preset or agent is, and hint at what to ask. */
+function showAgentChoice() {
+  const value = $('chat-agent').value || 'preset:quill';
+  const [kind, name] = value.split(/:(.*)/s);
+  const listing = app.agents ?? { presets: [], agents: [] };
+  const preset = kind === 'preset' ? listing.presets.find((p) => p.name === name) : null;
+  const agent = listing.agents.find((a) => a.name === (preset ? preset.entry : name));
+  const about = $('chat-agent-about');
+  about.textContent = preset && preset.agents.length > 1 ? `${preset.entry} → ${preset.agents.filter((a) => a !== preset.entry).join(', ')}` : agent?.description ?? '';
+  about.title = preset?.description ?? agent?.description ?? '';
+  $('chat-input').placeholder = PRESET_HINTS[preset?.name] ?? `Ask ${name.replace(/_/g, ' ')}`;
+}
+
+/** The run options of the picked preset or agent (the quill assistant needs none). */
+function agentChoice() {
+  const value = $('chat-agent').value || 'preset:quill';
+  const [kind, name] = value.split(/:(.*)/s);
+  if (kind === 'preset') return name === 'quill' ? {} : { preset: name };
+  return { agent: name };
 }
 
 // A tool card shows its call in one readable line (a file's path and size, a chapter and its
@@ -418,9 +482,17 @@ function genericSummary(args) {
   return parts.join(', ');
 }
 
+/** Calls between agents: routing (the action dictionary), replies, assign_task. */
+function agentCallSummary(name, a) {
+  if (arg(a, 'response_content') != null) return quoted(arg(a, 'response_content'), 100);
+  if (name === 'assign_task') return joined(`${arg(a, 'target_agent')}: ${quoted(arg(a, 'task_description'), 70)}`, arg(a, 'target_file'));
+  if (/^route_/.test(name)) return `${arg(a, 'action_type') ?? 'action'}: ${quoted(arg(a, 'player_input'), 60)}${arg(a, 'target') ? ` → ${arg(a, 'target')}` : ''}`;
+  return null;
+}
+
 /** A tool call's one-line summary ('' when there is nothing to say). */
 function toolSummary(name, args) {
-  const summarize = TOOL_SUMMARIES[name];
+  const summarize = TOOL_SUMMARIES[name] ?? (/^(?:route_|send_response_to_|assign_task$)/.test(name) ? (a) => agentCallSummary(name, a) ?? genericSummary(a) : null);
   try {
     if (summarize) return clip(summarize(args ?? {}) ?? '', 120);
   } catch {
@@ -449,11 +521,65 @@ function showToolArguments(node, name, args) {
   );
 }
 
-/** A handler that shows one run's events in the chat (a new run's, or a resumed one's). */
+/** The agent name of an origin (`agent:rules_lawyer` -> `rules_lawyer`). */
+const agentOf = (origin) => (String(origin ?? '').startsWith('agent:') ? String(origin).slice(6) : String(origin ?? 'the agent'));
+
+/** A sub-agent's group: its name and status, its own tool cards and text (collapsible). */
+function subRunNode(e) {
+  return el(
+    'details',
+    { class: 'sub-run', testid: 'sub-run', open: true, 'data-session': e.session, 'data-agent': e.agent, 'data-path': e.path ?? '', 'data-status': 'running' },
+    el(
+      'summary',
+      {},
+      el('span', { class: 'sub-agent', testid: 'sub-run-agent' }, e.agent),
+      ' ',
+      el('span', { class: 'sub-status', testid: 'sub-run-status' }, 'running'),
+      ' ',
+      el('span', { class: 'sub-path', testid: 'sub-run-path' }, e.path ?? ''),
+    ),
+    el('ol', { class: 'sub-log', testid: 'sub-run-log' }),
+  );
+}
+
+/** A run's card of a call (call ids are unique within a run, not across runs). */
+const cardOf = (run, id) => document.querySelector(`.tool-card[data-call="${CSS.escape(id)}"]${run ? `[data-run="${CSS.escape(run)}"]` : ''}`);
+
+/**
+ * A handler that shows one run's events in the chat (a new run's, or a resumed one's). A run
+ * is a tree: a sub-agent's session shows as a group under the routing call's card, with its
+ * own cards and text; sessions nest.
+ */
 function runView() {
-  let bubble = null;
   let max = app.settings?.maxSteps ?? 20;
-  const card = (id, name) => document.querySelector(`.tool-card[data-call="${CSS.escape(id)}"]`) ?? toolCard(id, name);
+  let steps = 0;
+  const bubbles = new Map(); // log -> the text bubble being written there
+  const groups = new Map(); // session -> its group node
+  const byPath = new Map(); // agent path -> its group node (the newest)
+  const chatLog = $('chat-log');
+  const sessionNode = (session) => groups.get(session) ?? document.querySelector(`.sub-run[data-session="${CSS.escape(session)}"]`);
+  /** The group of a session: shown under its routing call's card (made if missing, as after a reload). */
+  const group = (e) => {
+    let node = sessionNode(e.session);
+    if (!node) {
+      node = subRunNode(e);
+      const routing = e.callId ? cardOf(e.run, e.callId) : null;
+      const parent = byPath.get(String(e.path ?? '').split(' › ').slice(0, -1).join(' › '));
+      (routing ?? parent?.querySelector(':scope > .sub-log') ?? chatLog).append(node);
+      node.scrollIntoView({ block: 'end' });
+    }
+    groups.set(e.session, node);
+    if (e.path) byPath.set(e.path, node);
+    return node;
+  };
+  const logOf = (e) => (e.session ? group(e).querySelector(':scope > .sub-log') : chatLog);
+  const endText = (e) => bubbles.delete(logOf(e));
+  const card = (e) => cardOf(e.run, e.id) ?? toolCard(e.id, e.name, logOf(e), e.run);
+  const setStatus = (e, status) => {
+    const node = group(e);
+    node.dataset.status = status;
+    node.querySelector(':scope > summary .sub-status').textContent = status.replace(/_/g, ' ');
+  };
   return (e) => {
     switch (e.type) {
       case 'run_started':
@@ -461,42 +587,63 @@ function runView() {
         $('step-counter').textContent = `step 0 / ${max}`;
         break;
       case 'run_resumed':
-        bubble = null;
-        $('step-counter').textContent = `step ${e.steps} / ${max}`;
+        bubbles.clear();
+        steps = e.steps ?? steps;
+        $('step-counter').textContent = `step ${steps} / ${max}`;
         chatItem('note', 'The agent goes on.');
         break;
-      case 'text_delta':
-        bubble ??= chatItem('assistant', '');
+      case 'session_started':
+      case 'session_resumed':
+        endText({});
+        setStatus(e, 'running');
+        break;
+      case 'session_paused':
+        setStatus(e, 'paused');
+        break;
+      case 'session_ended':
+        setStatus(e, e.status);
+        break;
+      case 'text_delta': {
+        const log = logOf(e);
+        let bubble = bubbles.get(log);
+        if (!bubble) {
+          bubble = chatItem(e.session ? 'assistant sub' : 'assistant', '', log);
+          if (e.agent) bubble.dataset.agent = e.agent;
+          bubbles.set(log, bubble);
+        }
         bubble.textContent += e.text;
         bubble.scrollIntoView({ block: 'end' });
         break;
+      }
       case 'tool_call_proposed':
-        bubble = null;
-        card(e.id, e.name);
+        endText(e);
+        card(e);
         break;
       case 'tool_call_started': {
-        const node = card(e.id, e.name);
+        const node = card(e);
         node.dataset.status = 'running';
         node.querySelector('.state').textContent = 'running';
         showToolArguments(node, e.name, e.arguments);
         break;
       }
       case 'tool_call_finished': {
-        const node = card(e.id, e.name);
+        const node = card(e);
         node.dataset.status = e.status;
         node.querySelector('.state').textContent = e.status === 'pending' ? 'waiting for your approval' : e.status;
+        endText(e);
         break;
       }
       case 'approval_requested':
-        bubble = null;
+        endText(e);
         showApprovalCard(e);
         break;
       case 'step_finished':
-        bubble = null;
-        $('step-counter').textContent = `step ${e.step} / ${max}`;
+        endText(e);
+        steps += 1;
+        $('step-counter').textContent = `step ${steps} / ${max}`;
         break;
       case 'run_paused':
-        bubble = null;
+        bubbles.clear();
         for (const c of e.pending ?? []) showApprovalCard(c);
         chatItem('note', `Paused: the agent waits for your approval (${e.pending?.length ?? 0} ${e.pending?.length === 1 ? 'change' : 'changes'}).`);
         break;
@@ -527,7 +674,7 @@ async function send(event) {
   chatItem('user', prompt);
   await app.sync?.whenSynced();
   const controller = new AbortController();
-  const run = app.client.run(prompt, { signal: controller.signal });
+  const run = app.client.run(prompt, { ...agentChoice(), signal: controller.signal });
   app.run = { abort: () => controller.abort() };
   setRunning(true);
   $('step-counter').textContent = `step 0 / ${app.settings?.maxSteps ?? 20}`;
@@ -560,6 +707,8 @@ function approvalCardNode(card) {
       { class: 'approval-head' },
       el('strong', {}, 'Approve this change?'),
       ' ',
+      el('span', { class: 'approval-agent', testid: 'approval-agent', title: card.origin }, agentOf(card.origin)),
+      ' asks for ',
       el('span', { class: 'name', testid: 'approval-tool' }, card.tool),
       ' on ',
       el('span', { class: 'entity', testid: 'approval-entity' }, `${card.kind} “${title}”`),
@@ -849,6 +998,7 @@ async function openInitialProject() {
 /** The open project's bible and waiting approvals. */
 async function showProjectExtras() {
   await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
+  await loadAgents();
   await refreshApprovals();
 }
 
@@ -913,6 +1063,9 @@ function wire() {
     await showProjectExtras();
   });
   c.on('settings_changed', (s) => renderSettings(s));
+  c.on('agents_changed', (e) => {
+    if (!e.project || e.project === app.project?.id) loadAgents();
+  });
   c.on('panic', (data) => status(`core restarted after an internal error: ${data.message}`, true));
   c.on('ready', () => status('core ready'));
   c.on('core_restarted', async () => {
@@ -937,6 +1090,14 @@ function wire() {
     if (e.key === 'Enter' && !e.shiftKey) send(e);
   });
   $('chat-cancel').addEventListener('click', cancel);
+  $('chat-agent').addEventListener('change', () => {
+    try {
+      localStorage.setItem(AGENT_CHOICE_KEY, $('chat-agent').value);
+    } catch {
+      // Storage may be off; the choice lasts for this page.
+    }
+    showAgentChoice();
+  });
   $('memory-search-form').addEventListener('submit', searchMemory);
   $('settings-form').addEventListener('submit', saveSettings);
   $('settings-demo').addEventListener('click', useDemo);

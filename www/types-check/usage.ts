@@ -2,6 +2,9 @@
 // it against draftsmith.d.ts. Nothing here runs.
 import { Draftsmith, DraftsmithError } from '../draftsmith.js';
 import type {
+  AgentInfo,
+  AgentListing,
+  AgentSpec,
   ApprovalCard,
   ApprovalResult,
   BibleEntity,
@@ -92,6 +95,43 @@ export async function everything(): Promise<void> {
   const status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' | 'paused' = end.status;
   const waiting: ApprovalCard[] = end.pending ?? [];
 
+  // Agents as data: presets, defined agents, runs as trees.
+  const listing: AgentListing = await client.listAgents();
+  const entry: string = listing.presets.find((p) => p.name === 'dungeon_master')?.entry ?? 'player_interface';
+  const speakers: string[] = listing.agents.filter((a: AgentInfo) => a.talksToWriter && !a.builtin).map((a) => a.name);
+  const routing: string[] = listing.agents[0].routingTools.concat(listing.agents[0].toolbox);
+  const spec: AgentSpec = {
+    name: 'keeper',
+    description: 'Keeps the bible.',
+    systemPrompt: 'You keep the story bible. Done when the change is made.',
+    tools: ['character_update_notes'],
+    subAgents: [{ agent: 'archivist', tool: 'ask_archivist', replyTool: null }],
+    delegation: 'route',
+    model: { provider: 'openai', model: 'small', temperature: 0.2 },
+    maxSteps: 6,
+    tokenBudget: null,
+    talksToWriter: true,
+  };
+  const defined = await client.defineAgent(spec);
+  const replaced: boolean = defined.replaced;
+  const toolbox: string[] = defined.agent.toolbox;
+  await client.agents.define({ name: 'archivist', systemPrompt: 'Answer from the bible.', toolset: 'quick' });
+  const deleted: string = (await client.deleteAgent('keeper')).deleted;
+  await client.agents.delete('archivist');
+  const agentsNow: AgentListing = await client.agents.list();
+  client.on('agents_changed', (e) => console.log(e.project, e.name, e.defined));
+  const tree = client.run('I attack the goblin', { preset: 'dungeon_master' });
+  for await (const e of tree) {
+    if (e.type === 'session_started') console.log(e.agent, e.path, e.session, e.callId, e.caller);
+    if (e.type === 'session_ended') console.log(e.session, e.status, e.steps);
+    if (e.type === 'session_paused' || e.type === 'session_resumed') console.log(e.session);
+    if (e.type === 'tool_call_started' && e.session) console.log(e.agent, e.path, e.name);
+    if (e.type === 'run_started') console.log(e.preset, e.agent);
+  }
+  const treeEnd: RunResult = await tree.result;
+  const startedWith: string | undefined = treeEnd.agent;
+  client.run('Draft chapter 3.', { agent: 'architect' });
+
   // Settings for approvals and conflict detection.
   const policies = await client.settings.set({ approvalPolicies: { character_update_notes: 'strict', scene_update_summary: null }, recentUpdateWindowMs: 5_000, mtlEndpoint: '' });
   const strict: 'permissive' | 'standard' | 'strict' | undefined = policies.approvalPolicies['character_update_notes'];
@@ -155,5 +195,6 @@ export async function everything(): Promise<void> {
     }
   }
   client.close();
+  void [entry, speakers, routing, replaced, toolbox, deleted, agentsNow, startedWith];
   void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, trashed, until, restored, settings, current, status, waiting, strict, windowMs, mtl, characters, span, notesOrigin, gone, pausedRuns, resumed, denied];
 }
