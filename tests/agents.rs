@@ -956,7 +956,10 @@ fn an_approval_deep_in_the_tree_pauses_it_and_a_new_worker_resumes_it_once() {
     let asked = &of_type(&page, "approval_requested")[0];
     assert_eq!(asked["agent"], "scribe", "{asked}");
     assert_eq!(asked["path"], "boss › scribe");
-    assert!(asked["session"].as_str().unwrap().starts_with("sub_agent_scribe_"));
+    assert!(asked["session"]
+        .as_str()
+        .unwrap()
+        .starts_with("sub_agent_scribe_"));
     assert_eq!(of_type(&page, "session_paused").len(), 1);
     assert_eq!(page.core.open_sessions(), 0);
     let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
