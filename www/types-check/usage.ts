@@ -11,6 +11,8 @@ import type {
   HistoryList,
   MemoryView,
   MemoryNote,
+  NewNote,
+  NoteType,
   DeletedNote,
   ProjectSummary,
   RunEvent,
@@ -68,7 +70,12 @@ export async function everything(): Promise<void> {
   const memory: MemoryView = await client.memory.list();
   const found: ToolResult = await client.memory.search('lamp', { limit: 5 });
   const block: string = (await client.memory.context('the lamp', 500)).block;
-  const written: string[] = (await client.memory.write([{ text: 'Mara fears the dark.', type: 'fact' }])).written;
+  const note: NewNote = { text: 'Mara fears the dark.', noteType: 'fact', scope: 'project', tags: ['mara'], importance: 4 };
+  const written: string[] = (await client.memory.write([note, { text: 'Fix the storm scene.', noteType: 'issue' }])).written;
+  // @ts-expect-error: the kind is `noteType` (`type` is the agents' tool argument, not the page's)
+  await client.memory.write([{ text: 'Mara fears the dark.', type: 'fact' }]);
+  const kind: NoteType = memory.notes[0].noteType;
+  const updatedMs: number = memory.notes[0].updatedMs;
   const trashed: ToolResult = await client.memory.delete(written[0]);
   const trash: DeletedNote[] = (await client.memory.trash()).notes;
   const until: number = trash[0].restorableUntilMs;
