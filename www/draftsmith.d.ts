@@ -99,6 +99,9 @@ export interface UserChangeResult extends AppliedChange {
   duplicate?: boolean;
 }
 
+/** What `checkpoint()` wrote: the ids of the chapters checkpointed, and whether it committed. */
+export interface CheckpointResult { checkpointed: string[]; saved: boolean }
+
 export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
 
 export interface HistoryEntry {
@@ -497,6 +500,13 @@ export declare class Draftsmith {
   importProject(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
   /** The manuscript as Markdown. */
   exportMarkdown(id?: string, options?: RequestOptions): Promise<{ markdown: string }>;
+  /**
+   * Checkpoint a project (the open one by default): the whole text of each chapter changed
+   * since its last checkpoint, and the lazily saved state (cursor, selection). The worker does
+   * it by itself after two idle seconds. `saved: false` after a failed save (also a
+   * `storage_error` event; it stays pending).
+   */
+  checkpoint(id?: string, options?: RequestOptions): Promise<CheckpointResult>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

@@ -7,6 +7,7 @@ import type {
   BibleEntity,
   BibleListing,
   ChangeSet,
+  CheckpointResult,
   ErrorCode,
   HistoryList,
   MemoryView,
@@ -64,6 +65,9 @@ export async function everything(): Promise<void> {
   await client.undo({ origin: 'agent' });
   await client.redo();
   const history: HistoryList = await client.history();
+  const checkpoint: CheckpointResult = await client.checkpoint();
+  const checkpointed: string[] = (await client.checkpoint('p1', { timeoutMs: 5_000 })).checkpointed;
+  const committed: boolean = checkpoint.saved;
   const catalog = await client.tools({ format: 'anthropic', toolset: 'quick' });
 
   // Memory.
