@@ -789,6 +789,58 @@ fn bulk_note_writes_are_all_or_nothing_and_saved() {
         .contains("at most 1000"));
 }
 
+/// The page's note fields are those `draftsmith.d.ts` names (`NewNote`, `MemoryNote`):
+/// `noteType`, `scope`, `tags`, `importance` are honoured, listed and kept across a reload;
+/// the agents' tool spelling `type` is refused with the field to use, and writes nothing.
+#[test]
+fn written_notes_keep_their_note_type_scope_tags_and_importance() {
+    let store = Rc::new(MemoryStore::new());
+    let mut page = Page::on(store.clone(), "n");
+    let project = page.ok("create_project", json!({"name": "Notes"}))["id"].clone();
+    let written = page.ok(
+        "write_memory_notes",
+        json!({"notes": [
+            {"text": "Mara fears the dark.", "noteType": "plan", "scope": "global", "tags": ["Mara", " dark "], "importance": 5},
+            {"text": "Fix the storm scene.", "noteType": "issue"},
+        ]}),
+    )["written"]
+        .clone();
+    let check = |memory: &Value| {
+        let notes = memory["notes"].as_array().unwrap();
+        let plan = notes.iter().find(|n| n["id"] == written[0]).unwrap();
+        assert_eq!(plan["noteType"], "plan", "{plan}");
+        assert_eq!(plan["scope"], "global");
+        assert_eq!(plan["project"], Value::Null);
+        assert_eq!(plan["tags"], json!(["mara", "dark"]));
+        assert_eq!(plan["importance"], 5);
+        assert_eq!(plan["author"], "user");
+        let issue = notes.iter().find(|n| n["id"] == written[1]).unwrap();
+        assert_eq!(issue["noteType"], "issue", "{issue}");
+        assert_eq!(issue["scope"], "project");
+        assert_eq!(issue["importance"], 3);
+        for field in ["createdMs", "updatedMs", "version", "previous"] {
+            assert!(issue.get(field).is_some(), "{field} missing: {issue}");
+        }
+    };
+    check(&page.ok("memory", json!({})));
+    let mut reloaded = Page::on(store, "m");
+    reloaded.ok("open_project", json!({"id": project}));
+    check(&reloaded.ok("memory", json!({})));
+
+    let before = reloaded.ok("memory", json!({}))["notes"].clone();
+    let wrong = reloaded.send(
+        "write_memory_notes",
+        json!({"notes": [{"text": "Spelled as the tool does.", "type": "fact"}]}),
+    );
+    assert_eq!(wrong["error"]["code"], "invalid_params", "{wrong}");
+    let message = wrong["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown field `type`") && message.contains("noteType"),
+        "{message}"
+    );
+    assert_eq!(reloaded.ok("memory", json!({}))["notes"], before);
+}
+
 /// A store that records which tables each commit wrote.
 #[derive(Default)]
 struct Recording {

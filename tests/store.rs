@@ -14,3 +14,93 @@ fn memory_store_passes_the_conformance_suite() {
 fn memory_store_migrates_version_1_data() {
     block_on(conformance::migration_from_v1(&MemoryStore::new()));
 }
+
+mod expectations_first {
+    use draftsmith::store::{Batch, MemoryStore, Op, Store, StoreError, Table};
+    use futures::executor::block_on;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    const TABLES: [Table; 2] = [Table::Meta, Table::Projects];
+
+    fn op() -> impl Strategy<Value = Op> {
+        let table = prop::sample::select(TABLES.to_vec());
+        let key = prop::sample::select(vec!["a", "b", "c"]);
+        let rev = prop::option::of(0u64..3);
+        prop_oneof![
+            (table.clone(), key.clone(), 0u64..3).prop_map(|(table, key, rev)| Op::Put {
+                table,
+                value: json!({"id": key, "rev": rev}),
+            }),
+            (table.clone(), key.clone()).prop_map(|(table, key)| Op::Delete {
+                table,
+                key: key.into(),
+            }),
+            (table, key, rev).prop_map(|(table, key, rev)| Op::Expect {
+                table,
+                key: key.into(),
+                field: "rev".into(),
+                equals: rev.map_or(Value::Null, |r| json!(r)),
+            }),
+        ]
+    }
+
+    fn state(store: &MemoryStore) -> Vec<Vec<Value>> {
+        TABLES
+            .iter()
+            .map(|t| block_on(store.get_all(*t)).expect("get_all"))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Moving the expectations that no earlier write touches to the front changes
+        /// nothing: the same outcome (written, or refused as a conflict) and the same state.
+        #[test]
+        fn moving_untouched_expectations_first_means_the_same(
+            setup in prop::collection::vec(op(), 0..6),
+            ops in prop::collection::vec(op(), 0..10),
+        ) {
+            let setup: Vec<Op> = setup.into_iter().filter(|o| !matches!(o, Op::Expect { .. })).collect();
+            let (a, b) = (MemoryStore::new(), MemoryStore::new());
+            for store in [&a, &b] {
+                block_on(store.commit(Batch { ops: setup.clone(), abort_after: None })).expect("setup");
+            }
+            let batch = Batch { ops, abort_after: None };
+            let moved = batch.clone().expectations_first();
+            prop_assert_eq!(moved.ops.len(), batch.ops.len());
+            let first = block_on(a.commit(batch));
+            let second = block_on(b.commit(moved));
+            prop_assert_eq!(first.is_ok(), second.is_ok());
+            if let Err(e) = &first {
+                prop_assert!(matches!(e, StoreError::Conflict(_)), "{:?}", e);
+            }
+            prop_assert_eq!(state(&a), state(&b));
+        }
+    }
+
+    #[test]
+    fn expectations_of_untouched_records_move_first_and_the_others_stay() {
+        let mut batch = Batch::new();
+        batch.put_value(Table::Meta, json!({"id": "x", "rev": 1}));
+        batch.expect(Table::Meta, "h", "rev", json!(1));
+        batch.expect(Table::Meta, "x", "rev", json!(1));
+        batch.put_value(Table::Meta, json!({"id": "h", "rev": 2}));
+        batch.expect(Table::Projects, "p", "rev", Value::Null);
+        let kinds: Vec<String> = batch
+            .expectations_first()
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Put { value, .. } => format!("put {}", value["id"].as_str().unwrap_or("")),
+                Op::Delete { key, .. } => format!("delete {key}"),
+                Op::Expect { key, .. } => format!("expect {key}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["expect h", "expect p", "put x", "expect x", "put h"]
+        );
+    }
+}

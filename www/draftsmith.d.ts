@@ -99,6 +99,9 @@ export interface UserChangeResult extends AppliedChange {
   duplicate?: boolean;
 }
 
+/** What `checkpoint()` wrote: the ids of the chapters checkpointed, and whether it committed. */
+export interface CheckpointResult { checkpointed: string[]; saved: boolean }
+
 export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
 
 export interface HistoryEntry {
@@ -117,26 +120,54 @@ export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; ca
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
+/** What kind of thing a memory note records. */
+export type NoteType = 'fact' | 'observation' | 'plan' | 'preference' | 'issue';
+
+/** Where a memory note is visible: its own project (the default) or every project. */
+export type NoteScope = 'project' | 'global';
+
 export interface MemoryNote {
   id: string;
   text: string;
-  type?: string;
-  tags?: string[];
-  project?: string | null;
-  updated_ms?: number;
+  /** What kind of note (the same field as in `NewNote`). */
+  noteType: NoteType;
+  scope: NoteScope;
+  /** Normalized: trimmed, lowercase, unique. */
+  tags: string[];
+  /** 1 (trivia) to 5 (essential). */
+  importance: number;
+  /** The project it belongs to; `null` for a global note. */
+  project: string | null;
+  createdMs: number;
+  updatedMs: number;
+  /** 1 when written, one more per change. */
+  version: number;
+  /** Earlier texts, oldest first (kept for the bedside note). */
+  previous: { text: string; updatedMs: number; version: number }[];
   /** Who wrote it: `user` (the writer), `agent:<name>` or `import`. */
-  author?: string;
+  author: string;
   /** When it was deleted (only for a note in the trash). */
   deletedMs?: number;
   /** Who deleted it (only for a note in the trash). */
   deletedBy?: string;
-  [key: string]: unknown;
 }
 
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
 export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: string; restorableUntilMs: number }
 
-export interface NewNote { text: string; type?: string; tags?: string[]; [key: string]: unknown }
+/**
+ * A note the writer adds (`memory.write`). The kind is `noteType`, as in `MemoryNote` (the
+ * agents' `write_memory_note` tool names it `type`; the page's requests do not).
+ */
+export interface NewNote {
+  text: string;
+  noteType: NoteType;
+  /** `project` when absent. */
+  scope?: NoteScope;
+  tags?: string[];
+  /** 1 to 5; 3 when absent. */
+  importance?: number;
+}
 
 /** What the memory panel shows. */
 export interface MemoryView {
@@ -587,6 +618,13 @@ export declare class Draftsmith {
   importProject(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
   /** The manuscript as Markdown. */
   exportMarkdown(id?: string, options?: RequestOptions): Promise<{ markdown: string }>;
+  /**
+   * Checkpoint a project (the open one by default): the whole text of each chapter changed
+   * since its last checkpoint, and the lazily saved state (cursor, selection). The worker does
+   * it by itself after two idle seconds. `saved: false` after a failed save (also a
+   * `storage_error` event; it stays pending).
+   */
+  checkpoint(id?: string, options?: RequestOptions): Promise<CheckpointResult>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

@@ -150,6 +150,18 @@ export class Draftsmith {
     return this.request('export_markdown', id === undefined ? {} : { id }, options);
   }
 
+  /**
+   * Checkpoint a project (the open one by default): write the whole text of each chapter
+   * that changed since its last checkpoint, and what waits to be saved lazily (the cursor and
+   * selection), so that loading it replays no changes. The worker does this by itself once
+   * the writer has been idle for two seconds. Resolves to the chapters checkpointed (by id)
+   * and whether the save committed (`saved: false` after a failed save, which is also
+   * reported as a `storage_error` event; what it held stays pending).
+   */
+  checkpoint(id, options) {
+    return this.request('checkpoint', id === undefined ? {} : { id }, options);
+  }
+
   /** Create a project and make it the open one. */
   createProject(name, chapters, options) {
     return this.request('create_project', chapters ? { name, chapters } : { name }, options);

@@ -58,7 +58,47 @@ let relaySeq = 0;
 const taken = new Set();
 
 function post(message) {
+  flushPageEvents();
   self.postMessage(message);
+}
+
+// The core emits a request's events as it runs, before it waits for IndexedDB: this page gets
+// them once the core has handed its writes to IndexedDB (a microtask later), so that passing
+// them on does not delay the write. Anything posted to the page posts them first, so the page
+// hears events and answers in the order they happened.
+let pageEvents = [];
+function deliverSoon(event) {
+  pageEvents.push(event);
+  if (pageEvents.length === 1) queueMicrotask(flushPageEvents);
+}
+
+function flushPageEvents() {
+  if (pageEvents.length === 0) return;
+  const queued = pageEvents;
+  pageEvents = [];
+  for (const event of queued) deliver(event);
+}
+
+// Events for other tabs wait for the end of the current task (they go out while this worker
+// waits for IndexedDB, or right after its own page's answer), so that the writer's page is not
+// kept waiting for them. Anything else sent on the channel sends them first: every tab hears
+// events and answers in the order they happened.
+let broadcasts = [];
+function broadcast(message) {
+  flushBroadcasts();
+  CHANNEL.postMessage(message);
+}
+
+function broadcastSoon(message) {
+  broadcasts.push(message);
+  if (broadcasts.length === 1) setTimeout(flushBroadcasts, 0);
+}
+
+function flushBroadcasts() {
+  if (broadcasts.length === 0) return;
+  const queued = broadcasts;
+  broadcasts = [];
+  for (const message of queued) CHANNEL.postMessage(message);
 }
 
 function postEvent(type, data) {
@@ -112,11 +152,11 @@ function onCoreEvent(json) {
   } catch (err) {
     return;
   }
-  deliver(event);
+  deliverSoon(event);
   if (CHANNEL && role === 'writer' && LOCKS) {
-    CHANNEL.postMessage({ t: 'event', event });
+    broadcastSoon({ t: 'event', event });
   } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
-    CHANNEL.postMessage({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
+    broadcastSoon({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
   }
   if (event.type === 'saved' && role === 'writer' && !checkpointing && event.data && event.data.project) {
     scheduleCheckpoint(event.data.project);
@@ -169,7 +209,7 @@ async function boot() {
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);
     if (generation > 1 && CHANNEL && role === 'writer' && LOCKS) {
-      CHANNEL.postMessage({ t: 'event', event: { kind: 'event', type: 'core_restarted', data: ready } });
+      broadcast({ t: 'event', event: { kind: 'event', type: 'core_restarted', data: ready } });
     }
     if (generation > 1) postEvent('core_restarted', ready);
   } catch (err) {
@@ -239,6 +279,8 @@ function answer(id, message, responseText, failure) {
   if (response.id === null && id !== null) {
     response.id = id;
   }
+  // Events of the request go first, to the project the page showed when they were emitted.
+  flushPageEvents();
   track(message, response);
   post(response);
 }
@@ -253,7 +295,7 @@ function relay(entry) {
 
 function send(seq, entry) {
   entry.sent = Date.now();
-  CHANNEL.postMessage({ t: 'request', from: INSTANCE, seq, text: entry.text, project: pageProject });
+  broadcast({ t: 'request', from: INSTANCE, seq, text: entry.text, project: pageProject });
 }
 
 // A relayed request no writer took within two seconds is sent again (the writer takes each
@@ -292,9 +334,9 @@ async function serveRelayed(message) {
   const key = `${message.from}:${message.seq}`;
   if (taken.has(key)) return;
   taken.add(key);
-  CHANNEL.postMessage({ t: 'ack', to: message.from, by: INSTANCE, seq: message.seq });
+  broadcast({ t: 'ack', to: message.from, by: INSTANCE, seq: message.seq });
   const { text, failure } = await runOnCore(message.text, message.from, message.project || null);
-  CHANNEL.postMessage({ t: 'response', to: message.from, seq: message.seq, text, failure });
+  broadcast({ t: 'response', to: message.from, seq: message.seq, text, failure });
   // Answered: the requester forgets it, so it is never sent again.
   taken.delete(key);
 }
@@ -302,7 +344,7 @@ async function serveRelayed(message) {
 function becomeWriter() {
   const was = role;
   role = 'writer';
-  if (CHANNEL) CHANNEL.postMessage({ t: 'writer', from: INSTANCE });
+  if (CHANNEL) broadcast({ t: 'writer', from: INSTANCE });
   if (was === 'follower') writerChanged(INSTANCE);
 }
 

@@ -242,6 +242,10 @@ pub struct History {
     next_seq: u64,
     #[serde(skip)]
     bytes: usize,
+    /// How many undo groups there are (runs of entries of one group), kept as entries come
+    /// and go so that a keystroke does not count them all.
+    #[serde(skip)]
+    groups: usize,
     #[serde(skip)]
     journal: Journal,
 }
@@ -324,6 +328,11 @@ impl History {
 
     /// How many undo groups there are.
     pub fn undo_groups(&self) -> usize {
+        self.groups
+    }
+
+    /// Count the undo groups (runs of entries of one group).
+    fn count_groups(&self) -> usize {
         let mut count = 0;
         let mut last: Option<&str> = None;
         for entry in &self.undo {
@@ -349,6 +358,7 @@ impl History {
     pub fn restore_derived(&mut self) {
         self.bytes = self.undo.iter().map(Entry::weight).sum::<usize>()
             + self.redo.iter().flatten().map(Entry::weight).sum::<usize>();
+        self.groups = self.count_groups();
     }
 
     /// Open a group for `origin` (an agent turn); entries of that origin recorded with
@@ -416,6 +426,13 @@ impl History {
         self.next_seq += 1;
         self.journal.removed.remove(&entry.id);
         self.journal.dirty.insert(entry.id.clone());
+        if self
+            .undo
+            .last()
+            .is_none_or(|last| last.group != entry.group)
+        {
+            self.groups += 1;
+        }
         self.undo.push(entry);
     }
 
@@ -428,12 +445,20 @@ impl History {
     /// Take what changed since the last call: the records to write and delete.
     pub fn take_changes(&mut self) -> HistoryChanges {
         let journal = std::mem::take(&mut self.journal);
-        let put = self
-            .undo
-            .iter()
-            .filter(|e| journal.dirty.contains(&e.id))
-            .cloned()
-            .collect();
+        // The entries written since are (nearly always) the newest: look from the top and
+        // stop once all are found, so a keystroke does not walk the whole history.
+        let mut put: Vec<Entry> = Vec::with_capacity(journal.dirty.len());
+        if !journal.dirty.is_empty() {
+            for entry in self.undo.iter().rev() {
+                if journal.dirty.contains(&entry.id) {
+                    put.push(entry.clone());
+                    if put.len() == journal.dirty.len() {
+                        break;
+                    }
+                }
+            }
+            put.reverse();
+        }
         HistoryChanges {
             put,
             delete: journal.removed.into_iter().collect(),
@@ -471,6 +496,7 @@ impl History {
             limits: state.limits,
             next_seq,
             bytes: 0,
+            groups: 0,
             journal: Journal::default(),
         };
         history.restore_derived();
@@ -516,7 +542,9 @@ impl History {
             if n == self.undo.len() {
                 break;
             }
+            // The oldest group's run of entries.
             let dropped: Vec<Entry> = self.undo.drain(..n).collect();
+            self.groups = self.groups.saturating_sub(1);
             for entry in dropped {
                 self.bytes = self.bytes.saturating_sub(entry.weight());
                 self.note_removed(&entry.id);
@@ -551,6 +579,7 @@ impl History {
             }
         }
         self.undo = kept;
+        self.groups = self.count_groups();
         for id in &dropped {
             self.note_removed(id);
         }
@@ -613,7 +642,9 @@ impl History {
             .map(|fx| (fx.chapter.clone(), fx.inverse.clone()))
             .collect();
         let applied = apply_all(project, &changes)?;
+        // The newest group's run of entries.
         let run: Vec<Entry> = self.undo.drain(start..).collect();
+        self.groups = self.groups.saturating_sub(1);
         for entry in &run {
             self.note_removed(&entry.id);
         }

@@ -211,9 +211,11 @@ impl MemoryNote {
     }
 }
 
-/// A new note.
+/// A new note. On the wire (`write_memory_notes`) its fields are `text`, `noteType`, `scope`,
+/// `tags` and `importance`; any other field is refused with that list (so the agents' tool
+/// spelling `type` is not silently dropped).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewNote {
     /// The content.
     pub text: String,

@@ -389,6 +389,34 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
     keys
 }
 
+/// The undo entries (of `entries`, oldest first) that history-entry keys among `keys` name,
+/// by id. The entries a save writes are nearly always the newest, so they are looked for
+/// from the top, stopping once all are found: a keystroke does not index the whole history.
+fn entries_named<'e, 'k>(
+    entries: &'e [crate::commands::Entry],
+    keys: impl Iterator<Item = &'k Key>,
+) -> BTreeMap<&'e str, &'e crate::commands::Entry> {
+    let wanted: std::collections::BTreeSet<&str> = keys
+        .filter_map(|key| match key {
+            Key::HistoryEntry(id) => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut found = BTreeMap::new();
+    if wanted.is_empty() {
+        return found;
+    }
+    for entry in entries.iter().rev() {
+        if wanted.contains(entry.id.as_str()) {
+            found.insert(entry.id.as_str(), entry);
+            if found.len() == wanted.len() {
+                break;
+            }
+        }
+    }
+    found
+}
+
 /// The batch that writes everything pending (lazy marks only when `lazy`), with the
 /// receipt to hand to [`Pending::committed`] and [`Stored::apply`] once it commits.
 ///
@@ -532,12 +560,7 @@ pub fn batch(
         );
         receipt.chapters.push((chapter.to_string(), Some(after)));
     }
-    let undo: BTreeMap<&str, &crate::commands::Entry> = session
-        .history
-        .entries()
-        .iter()
-        .map(|e| (e.id.as_str(), e))
-        .collect();
+    let undo = entries_named(session.history.entries(), pending.keys.keys());
     for (key, mark) in &pending.keys {
         if mark.lazy && !lazy {
             continue;

@@ -139,6 +139,116 @@ pub async fn aborted_batches_leave_the_previous_state(store: &dyn Store) {
     assert_eq!(store.get(Table::Audit, "x1").await.expect("get"), None);
 }
 
+/// Expectations (compare-and-set) guard the whole batch: when every one holds, the batch
+/// lands; when one fails, wherever it stands (first, between writes, last), the batch fails
+/// with a conflict and none of its writes land, those placed before it included. An
+/// expectation sees the writes placed before it in the same batch, and an absent record
+/// (or field) meets `null`.
+pub async fn expectations_guard_the_whole_batch(store: &dyn Store) {
+    let mut setup = Batch::new();
+    setup.put_value(Table::Projects, json!({"id": "e1", "name": "E", "rev": 1}));
+    store.commit(setup).await.expect("setup");
+    let rev = |record: Option<Value>| record.map(|r| r["rev"].clone());
+
+    let mut holds = Batch::new();
+    holds.put_value(
+        Table::Chapters,
+        json!({"id": "ea", "project": "e1", "text": "a"}),
+    );
+    holds.expect(Table::Projects, "e1", "rev", json!(1));
+    holds.put_value(Table::Projects, json!({"id": "e1", "name": "E", "rev": 2}));
+    holds.expect(Table::Meta, "e-absent", "rev", Value::Null);
+    holds.expect(Table::Projects, "e1", "missing_field", Value::Null);
+    // Sees the write placed before it in the same batch.
+    holds.expect(Table::Projects, "e1", "rev", json!(2));
+    holds.put_value(
+        Table::History,
+        json!({"id": "eh", "project": "e1", "entry": {}}),
+    );
+    store.commit(holds).await.expect("every expectation holds");
+    assert!(store
+        .get(Table::Chapters, "ea")
+        .await
+        .expect("get")
+        .is_some());
+    assert!(store
+        .get(Table::History, "eh")
+        .await
+        .expect("get")
+        .is_some());
+    assert_eq!(
+        rev(store.get(Table::Projects, "e1").await.expect("get")),
+        Some(json!(2))
+    );
+
+    // A failing expectation first, between writes, last, and after one that holds.
+    let stale: [&dyn Fn(&mut Batch); 4] = [
+        &|b| b.expect(Table::Projects, "e1", "rev", json!(1)),
+        &|b| b.expect(Table::Meta, "e-absent", "rev", json!(3)),
+        &|b| b.expect(Table::Projects, "e1", "name", json!("F")),
+        &|b| {
+            b.expect(Table::Projects, "e1", "rev", json!(2));
+            b.expect(Table::Projects, "e1", "rev", json!(7));
+        },
+    ];
+    for (at, fail) in stale.iter().enumerate() {
+        for place in 0..3 {
+            let mut batch = Batch::new();
+            if place == 0 {
+                fail(&mut batch);
+            }
+            batch.put_value(
+                Table::Chapters,
+                json!({"id": format!("eb{at}{place}"), "project": "e1", "text": "b"}),
+            );
+            batch.put_value(Table::Projects, json!({"id": "e1", "name": "X", "rev": 9}));
+            if place == 1 {
+                fail(&mut batch);
+            }
+            batch.delete(Table::Chapters, "ea");
+            batch.put_value(
+                Table::Notes,
+                json!({"id": format!("en{at}{place}"), "project": "e1", "tags": []}),
+            );
+            if place == 2 {
+                fail(&mut batch);
+            }
+            let err = store.commit(batch).await.expect_err("stale expectation");
+            assert!(
+                matches!(err, StoreError::Conflict(_)),
+                "case {at}/{place}: {err:?}"
+            );
+            let chapter = store
+                .get(Table::Chapters, &format!("eb{at}{place}"))
+                .await
+                .expect("get");
+            assert_eq!(
+                chapter, None,
+                "case {at}/{place}: a write before the conflict landed"
+            );
+            let note = store
+                .get(Table::Notes, &format!("en{at}{place}"))
+                .await
+                .expect("get");
+            assert_eq!(
+                note, None,
+                "case {at}/{place}: a write after the conflict landed"
+            );
+            assert!(
+                store
+                    .get(Table::Chapters, "ea")
+                    .await
+                    .expect("get")
+                    .is_some(),
+                "case {at}/{place}: a delete landed"
+            );
+            let project = store.get(Table::Projects, "e1").await.expect("get");
+            assert_eq!(rev(project.clone()), Some(json!(2)), "case {at}/{place}");
+            assert_eq!(project.map(|p| p["name"].clone()), Some(json!("E")));
+        }
+    }
+}
+
 /// A record of about a megabyte round-trips.
 pub async fn large_records_round_trip(store: &dyn Store) {
     let text: String = "Mara climbed the stair. “Who’s there?” 🐉\n".repeat(24_000);
@@ -158,6 +268,7 @@ pub async fn run_all(store: &dyn Store) {
     get_all_and_indexes(store).await;
     invalid_batches_write_nothing(store).await;
     aborted_batches_leave_the_previous_state(store).await;
+    expectations_guard_the_whole_batch(store).await;
     large_records_round_trip(store).await;
 }
 

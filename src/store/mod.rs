@@ -291,6 +291,51 @@ impl Batch {
         self.ops.extend(other.ops);
     }
 
+    /// The same batch with each [`Op::Expect`] that no earlier write of the batch touches
+    /// (its record is neither put nor deleted before it) moved to the front, in their order,
+    /// and the rest in order. Such an expectation reads the record as it was before the
+    /// batch wherever it stands, so this batch means exactly the same; a store that has to
+    /// wait for its reads' answers (IndexedDB) gets them all first. Fault injection
+    /// (`abort_after`) counts the writes of the original order, so it is kept as it is.
+    pub fn expectations_first(self) -> Batch {
+        if self.abort_after.is_some() {
+            return self;
+        }
+        let mut written: std::collections::BTreeSet<(Table, &str)> = Default::default();
+        let mut first = Vec::new();
+        let mut rest = Vec::new();
+        for (at, op) in self.ops.iter().enumerate() {
+            match op {
+                Op::Expect { table, key, .. } if !written.contains(&(*table, key.as_str())) => {
+                    first.push(at)
+                }
+                Op::Put { table, value } => {
+                    if let Ok(key) = record_key(*table, value) {
+                        written.insert((*table, key));
+                    }
+                    rest.push(at);
+                }
+                Op::Delete { table, key } => {
+                    written.insert((*table, key.as_str()));
+                    rest.push(at);
+                }
+                Op::Expect { .. } => rest.push(at),
+            }
+        }
+        if first.iter().enumerate().all(|(i, at)| i == *at) {
+            return self;
+        }
+        let mut ops: Vec<Option<Op>> = self.ops.into_iter().map(Some).collect();
+        Batch {
+            ops: first
+                .into_iter()
+                .chain(rest)
+                .filter_map(|at| ops.get_mut(at).and_then(Option::take))
+                .collect(),
+            abort_after: None,
+        }
+    }
+
     /// The tables this batch writes.
     pub fn tables(&self) -> Vec<Table> {
         let mut tables: Vec<Table> = self

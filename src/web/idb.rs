@@ -2,12 +2,20 @@
 //!
 //! Records cross as JSON (`JSON.parse` / `JSON.stringify`), so they are plain objects in
 //! IndexedDB (key paths and indexes work) and no `Map`s appear. A batch is one readwrite
-//! transaction over the tables it touches; nothing but IndexedDB requests is awaited while it
-//! is open, so it cannot commit early.
+//! transaction over the tables it touches, written through a second, plain connection
+//! ([`web_sys`] rather than rexie, which hides its database): every request of the batch is
+//! placed at once, in order, with no callback but for the [`Op::Expect`] reads, and the
+//! transaction is committed as soon as those have been checked. So a keystroke's batch
+//! costs one round trip to the database, not one per record.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, JSON};
-use rexie::{Index as IdbIndex, KeyRange, ObjectStore, Rexie, TransactionMode, TransactionResult};
+use rexie::{Index as IdbIndex, KeyRange, ObjectStore, Rexie, TransactionMode};
 use serde_json::Value;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -15,10 +23,20 @@ use crate::store::{
     migrate, schema, Batch, Op, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
 };
 
-/// IndexedDB storage. Dropping it closes the connection (so a later upgrade or delete of
+/// IndexedDB storage. Dropping it closes its connections (so a later upgrade or delete of
 /// the database is not blocked).
 pub struct IdbStore {
+    /// Opens and upgrades the database; reads.
     db: Option<Rexie>,
+    /// Writes (see the module docs).
+    writer: Option<Writer>,
+}
+
+/// The plain connection batches are written through, and its `versionchange` handler
+/// (which closes it, as rexie does for its own, so another tab can upgrade the database).
+struct Writer {
+    db: web_sys::IdbDatabase,
+    _on_version_change: Closure<dyn FnMut()>,
 }
 
 impl Drop for IdbStore {
@@ -26,7 +44,60 @@ impl Drop for IdbStore {
         if let Some(db) = self.db.take() {
             db.close();
         }
+        if let Some(writer) = self.writer.take() {
+            writer.db.set_onversionchange(None);
+            writer.db.close();
+        }
     }
+}
+
+/// A JS exception or event as text.
+fn js_text(value: &JsValue) -> String {
+    if let Some(exception) = value.dyn_ref::<web_sys::DomException>() {
+        return format!("{}: {}", exception.name(), exception.message());
+    }
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        return String::from(error.to_string());
+    }
+    format!("{value:?}")
+}
+
+/// Open a plain connection to an existing database at its current version.
+async fn open_writer(name: &str) -> Result<Writer, StoreError> {
+    let factory: web_sys::IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))?;
+    let request = factory
+        .open(name)
+        .map_err(|e| StoreError::Failed(js_text(&e)))?;
+    let opened = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    let result = JsFuture::from(opened).await;
+    request.set_onsuccess(None);
+    request.set_onerror(None);
+    if result.is_err() {
+        let reason = request
+            .error()
+            .ok()
+            .flatten()
+            .map_or_else(|| "unknown error".to_string(), |e| js_text(&e));
+        return Err(storage_error(reason));
+    }
+    let db: web_sys::IdbDatabase = request
+        .result()
+        .ok()
+        .and_then(|db| db.dyn_into().ok())
+        .ok_or_else(|| StoreError::Failed("opening IndexedDB gave no database".into()))?;
+    let to_close = db.clone();
+    let on_version_change = Closure::<dyn FnMut()>::new(move || to_close.close());
+    db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
+    Ok(Writer {
+        db,
+        _on_version_change: on_version_change,
+    })
 }
 
 fn to_js(value: &Value) -> Result<JsValue, StoreError> {
@@ -73,7 +144,11 @@ impl IdbStore {
             builder = builder.add_object_store(store);
         }
         let db = builder.build().await.map_err(storage_error)?;
-        Ok(IdbStore { db: Some(db) })
+        let writer = open_writer(name).await?;
+        Ok(IdbStore {
+            db: Some(db),
+            writer: Some(writer),
+        })
     }
 
     /// Close the connection (dropping the store does the same).
@@ -125,19 +200,34 @@ impl IdbStore {
         Ok(records)
     }
 
+    /// Commit a batch as one readwrite transaction (see [`Store::commit`]).
+    ///
+    /// Every request is placed at once, in the batch's order (IndexedDB runs a transaction's
+    /// requests in the order they were placed). An [`Op::Expect`] is a read placed where it
+    /// stands; when it answers, a failed expectation aborts the transaction, which undoes
+    /// every write placed with it. Once every expectation has held (at once when there is
+    /// none) the transaction is committed without waiting for the writes' answers: nothing
+    /// else is placed in it, and a write that fails aborts it all the same. The batch has
+    /// landed when the transaction completes, and not at all when it aborts.
     async fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        // Reads first: the transaction commits once they have answered.
+        let batch = batch.expectations_first();
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());
         }
+        // Fault injection: place only the first `abort_after` requests, then abort.
+        let placed = batch
+            .abort_after
+            .map_or(batch.ops.len(), |n| n.min(batch.ops.len()));
         // Convert everything before the transaction opens.
         enum Write<'b> {
             Put(JsValue),
             Delete(JsValue),
             Expect(JsValue, &'b str, &'b Value),
         }
-        let mut writes = Vec::with_capacity(batch.ops.len());
-        for op in &batch.ops {
+        let mut writes = Vec::with_capacity(placed);
+        for op in &batch.ops[..placed] {
             writes.push(match op {
                 Op::Put { table, value } => (*table, Write::Put(to_js(value)?)),
                 Op::Delete { table, key } => (*table, Write::Delete(JsValue::from_str(key))),
@@ -152,50 +242,182 @@ impl IdbStore {
                 ),
             });
         }
-        let names: Vec<&str> = batch.tables().iter().map(|t| t.name()).collect();
-        let tx = self
-            .db()?
-            .transaction(&names, TransactionMode::ReadWrite)
-            .map_err(storage_error)?;
-        for (written, (table, write)) in writes.into_iter().enumerate() {
-            if batch.abort_after == Some(written) {
-                tx.abort().await.map_err(storage_error)?;
-                return Err(StoreError::Aborted(format!(
-                    "aborted after {written} writes (fault injection)"
-                )));
-            }
-            let store = tx.store(table.name()).map_err(storage_error)?;
-            match write {
-                Write::Put(value) => {
-                    store.put(&value, None).await.map_err(storage_error)?;
-                }
-                Write::Delete(key) => {
-                    store.delete(key).await.map_err(storage_error)?;
-                }
-                Write::Expect(key, field, equals) => {
-                    // Read inside the same readwrite transaction: no other transaction on
-                    // this table can run between the check and the writes after it.
-                    let record = match store.get(key).await.map_err(storage_error)? {
-                        Some(v) if !v.is_undefined() => Some(from_js(&v)?),
-                        _ => None,
-                    };
-                    if !Op::expectation_holds(record.as_ref(), field, equals) {
-                        tx.abort().await.map_err(storage_error)?;
-                        return Err(StoreError::Conflict(format!(
-                            "'{}' no longer has {field} = {equals}",
-                            table.name()
-                        )));
+        let expectations = writes
+            .iter()
+            .filter(|(_, w)| matches!(w, Write::Expect(..)))
+            .count();
+        let db = &self
+            .writer
+            .as_ref()
+            .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))?
+            .db;
+        let names: js_sys::Array = batch
+            .tables()
+            .iter()
+            .map(|t| JsValue::from_str(t.name()))
+            .collect();
+        let tx = db
+            .transaction_with_str_sequence_and_mode(&names, web_sys::IdbTransactionMode::Readwrite)
+            .map_err(|e| storage_error(js_text(&e)))?;
+        let finished = Promise::new(&mut |resolve, reject| {
+            tx.set_oncomplete(Some(&resolve));
+            tx.set_onabort(Some(&reject));
+        });
+        let checks = Rc::new(RefCell::new(Checks {
+            waiting: expectations,
+            refusal: None,
+        }));
+        let mut pending = Pending {
+            reads: Vec::new(),
+            tx: tx.clone(),
+        };
+        let mut stores: BTreeMap<Table, web_sys::IdbObjectStore> = BTreeMap::new();
+        let mut refused = None;
+        for (table, write) in writes {
+            let store = match stores.get(&table) {
+                Some(store) => store.clone(),
+                None => match tx.object_store(table.name()) {
+                    Ok(store) => {
+                        stores.insert(table, store.clone());
+                        store
                     }
-                }
+                    Err(e) => {
+                        refused = Some(js_text(&e));
+                        break;
+                    }
+                },
+            };
+            let request = match write {
+                Write::Put(value) => store.put(&value).map(|_| ()),
+                Write::Delete(key) => store.delete(&key).map(|_| ()),
+                Write::Expect(key, field, equals) => store.get(&key).map(|request| {
+                    let on_success = expectation(
+                        &request,
+                        &tx,
+                        &checks,
+                        table,
+                        field.to_string(),
+                        equals.clone(),
+                    );
+                    request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
+                    pending.reads.push((request, on_success));
+                }),
+            };
+            if let Err(e) = request {
+                refused = Some(js_text(&e));
+                break;
             }
         }
-        match tx.done().await.map_err(storage_error)? {
-            TransactionResult::Committed => Ok(()),
-            TransactionResult::Aborted => Err(StoreError::Aborted(
-                "the browser aborted the transaction".into(),
-            )),
+        if refused.is_some() || placed < batch.ops.len() {
+            let _ = tx.abort();
+        } else if expectations == 0 {
+            commit_now(&tx);
+        }
+        let outcome = JsFuture::from(finished).await;
+        drop(pending);
+        if let Some(reason) = refused {
+            return Err(storage_error(reason));
+        }
+        if let Some(refusal) = checks.borrow_mut().refusal.take() {
+            return Err(refusal);
+        }
+        if placed < batch.ops.len() {
+            return Err(StoreError::Aborted(format!(
+                "aborted after {placed} writes (fault injection)"
+            )));
+        }
+        match outcome {
+            Ok(_) => Ok(()),
+            Err(_) => Err(match tx.error() {
+                Some(error) => storage_error(js_text(&error)),
+                None => StoreError::Aborted("the browser aborted the transaction".into()),
+            }),
         }
     }
+}
+
+/// What a batch's expectations found so far.
+struct Checks {
+    /// Expectations not yet checked.
+    waiting: usize,
+    /// Why the batch was refused: the first expectation that did not hold (a conflict), or
+    /// a record that could not be read.
+    refusal: Option<StoreError>,
+}
+
+/// The reads of a batch in flight, with their handlers; dropping it detaches the handlers
+/// (so a write whose future is dropped early never calls a freed closure).
+struct Pending {
+    reads: Vec<(web_sys::IdbRequest, Closure<dyn FnMut()>)>,
+    tx: web_sys::IdbTransaction,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        for (request, _) in &self.reads {
+            request.set_onsuccess(None);
+        }
+        self.tx.set_oncomplete(None);
+        self.tx.set_onabort(None);
+    }
+}
+
+/// Commit a transaction now, where the browser can (`IDBTransaction.commit`); elsewhere it
+/// commits by itself once its requests are done.
+fn commit_now(tx: &web_sys::IdbTransaction) {
+    // web-sys marks `commit` deprecated only because it is missing from older browsers; a
+    // browser without it throws, which is caught here, and the transaction commits by itself.
+    #[allow(deprecated)]
+    let _ = tx.commit();
+}
+
+/// The success handler of an expectation's read: it aborts the transaction if the record
+/// (or its absence) does not meet the expectation, and commits it once every expectation of
+/// the batch has held. It runs while the transaction is active (a request's success event),
+/// so the abort always lands before the transaction could commit.
+fn expectation(
+    request: &web_sys::IdbRequest,
+    tx: &web_sys::IdbTransaction,
+    checks: &Rc<RefCell<Checks>>,
+    table: Table,
+    field: String,
+    equals: Value,
+) -> Closure<dyn FnMut()> {
+    let (request, tx, checks) = (request.clone(), tx.clone(), Rc::clone(checks));
+    Closure::<dyn FnMut()>::new(move || {
+        let found = request
+            .result()
+            .ok()
+            .filter(|v| !v.is_undefined() && !v.is_null())
+            .map(|record| from_js(&record));
+        let verdict = match found {
+            None => Ok(Op::expectation_holds(None, &field, &equals)),
+            Some(Ok(record)) => Ok(Op::expectation_holds(Some(&record), &field, &equals)),
+            Some(Err(e)) => Err(e),
+        };
+        let mut state = checks.borrow_mut();
+        match verdict {
+            Ok(true) => {
+                state.waiting = state.waiting.saturating_sub(1);
+                if state.waiting == 0 && state.refusal.is_none() {
+                    commit_now(&tx);
+                }
+            }
+            Ok(false) => {
+                state.refusal.get_or_insert_with(|| {
+                    StoreError::Conflict(format!(
+                        "'{}' no longer has {field} = {equals}",
+                        table.name()
+                    ))
+                });
+                let _ = tx.abort();
+            }
+            Err(error) => {
+                state.refusal.get_or_insert(error);
+                let _ = tx.abort();
+            }
+        }
+    })
 }
 
 impl Store for IdbStore {

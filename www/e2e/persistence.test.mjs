@@ -42,6 +42,40 @@ test('a project survives a page reload (a new worker), with its history and memo
   assert.ok(after.memory.bedside, 'the bedside note exists');
 });
 
+test('client.checkpoint() writes the changed chapter whole to IndexedDB, then has nothing left to do', async () => {
+  const page = await env.newPage();
+  await openReady(env, page);
+  const result = await page.evaluate(async () => {
+    const c = window.draftsmith;
+    await c.createProject('Checkpoints', [{ title: 'One', text: 'The lamp was dark.' }, { title: 'Two', text: 'Dawn.' }]);
+    const one = await c.getChapter('One');
+    await c.applyUserChange(one.id, one.version, [{ retain: 18 }, { insert: ' It burned all night.' }], { tag: 'e2e-cp-1' });
+    // What the store holds of the chapter: its record (the checkpoint) in the page's database.
+    const stored = () =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open('draftsmith');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const get = open.result.transaction('chapters').objectStore('chapters').get(one.id);
+          get.onsuccess = () => {
+            open.result.close();
+            resolve({ text: get.result.text, version: get.result.version });
+          };
+          get.onerror = () => reject(get.error);
+        };
+      });
+    const before = await stored();
+    const first = await c.checkpoint();
+    const after = await stored();
+    const second = await c.checkpoint();
+    return { chapter: one.id, version: (await c.getChapter('One')).version, before, first, after, second };
+  });
+  assert.equal(result.before.text, 'The lamp was dark.', 'a keystroke writes its change, not the chapter');
+  assert.deepEqual(result.first, { checkpointed: [result.chapter], saved: true });
+  assert.deepEqual(result.after, { text: 'The lamp was dark. It burned all night.', version: result.version });
+  assert.deepEqual(result.second, { checkpointed: [], saved: true });
+});
+
 test('two tabs on one project see each other\'s edits live and keep both', async () => {
   const context = await env.browser.newContext();
   const [a, b] = [await context.newPage(), await context.newPage()];

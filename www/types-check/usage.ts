@@ -10,10 +10,13 @@ import type {
   BibleEntity,
   BibleListing,
   ChangeSet,
+  CheckpointResult,
   ErrorCode,
   HistoryList,
   MemoryView,
   MemoryNote,
+  NewNote,
+  NoteType,
   DeletedNote,
   ProjectSummary,
   RunEvent,
@@ -65,13 +68,21 @@ export async function everything(): Promise<void> {
   await client.undo({ origin: 'agent' });
   await client.redo();
   const history: HistoryList = await client.history();
+  const checkpoint: CheckpointResult = await client.checkpoint();
+  const checkpointed: string[] = (await client.checkpoint('p1', { timeoutMs: 5_000 })).checkpointed;
+  const committed: boolean = checkpoint.saved;
   const catalog = await client.tools({ format: 'anthropic', toolset: 'quick' });
 
   // Memory.
   const memory: MemoryView = await client.memory.list();
   const found: ToolResult = await client.memory.search('lamp', { limit: 5 });
   const block: string = (await client.memory.context('the lamp', 500)).block;
-  const written: string[] = (await client.memory.write([{ text: 'Mara fears the dark.', type: 'fact' }])).written;
+  const note: NewNote = { text: 'Mara fears the dark.', noteType: 'fact', scope: 'project', tags: ['mara'], importance: 4 };
+  const written: string[] = (await client.memory.write([note, { text: 'Fix the storm scene.', noteType: 'issue' }])).written;
+  // @ts-expect-error: the kind is `noteType` (`type` is the agents' tool argument, not the page's)
+  await client.memory.write([{ text: 'Mara fears the dark.', type: 'fact' }]);
+  const kind: NoteType = memory.notes[0].noteType;
+  const updatedMs: number = memory.notes[0].updatedMs;
   const trashed: ToolResult = await client.memory.delete(written[0]);
   const trash: DeletedNote[] = (await client.memory.trash()).notes;
   const until: number = trash[0].restorableUntilMs;
