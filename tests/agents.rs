@@ -217,13 +217,18 @@ fn dm_page() -> Page {
     page
 }
 
-/// The agents the requests went to, in order.
-fn agents_asked(page: &Page) -> Vec<&'static str> {
+/// The bodies of the requests the model got, in order.
+fn bodies(page: &Page) -> Vec<Value> {
     page.transport
         .requests()
         .iter()
-        .map(|r| who(&serde_json::from_str(&r.body).unwrap()))
+        .map(|r| serde_json::from_str(&r.body).unwrap())
         .collect()
+}
+
+/// The agents the requests went to, in order.
+fn agents_asked(page: &Page) -> Vec<&'static str> {
+    bodies(page).iter().map(who).collect()
 }
 
 fn of_type(page: &Page, kind: &str) -> Vec<Value> {
@@ -311,12 +316,7 @@ fn simple_dialogue_goes_player_interface_root_npc_and_back() {
     assert_ne!(opened[0]["session"], opened[1]["session"]);
     assert!(ended.iter().all(|e| e["status"] == "finished"));
     // The npc's session saw nothing of the caller's conversation but the action.
-    let requests: Vec<Value> = page
-        .transport
-        .requests()
-        .iter()
-        .map(|r| serde_json::from_str(&r.body).unwrap())
-        .collect();
+    let requests = bodies(&page);
     let npc = &requests[2];
     assert_eq!(npc["messages"].as_array().unwrap().len(), 2, "{npc}");
     assert!(task(npc).starts_with("ACTION FROM ROOT AGENT:"));
@@ -491,14 +491,14 @@ fn the_root_conversation_survives_a_new_worker() {
         "run",
         json!({"prompt": "Hello innkeeper", "preset": "dungeon_master"}),
     );
-    let first: Value = serde_json::from_str(&page.transport.requests()[0].body).unwrap();
+    let first = &bodies(&page)[0];
     let text = first["messages"].to_string();
     assert!(
         text.contains("Hello blacksmith") && text.contains("Greetings, traveler"),
         "the player interface remembers the earlier turn: {text}"
     );
     // Sub-agents never do: each starts fresh.
-    let npc: Value = serde_json::from_str(&page.transport.requests()[2].body).unwrap();
+    let npc = &bodies(&page)[2];
     assert!(!npc.to_string().contains("blacksmith"), "{npc}");
 }
 
@@ -624,12 +624,7 @@ fn textcraft_plans_assigns_drafting_and_editing_in_one_undo_group() {
         "{text}"
     );
     // The editor's write_file was refused, naming who may call it.
-    let requests: Vec<Value> = page
-        .transport
-        .requests()
-        .iter()
-        .map(|r| serde_json::from_str(&r.body).unwrap())
-        .collect();
+    let requests = bodies(&page);
     let editor_second = requests
         .iter()
         .find(|b| who(b) == "editor" && results(b).len() == 1)
@@ -999,12 +994,10 @@ fn an_approval_deep_in_the_tree_pauses_it_and_a_new_worker_resumes_it_once() {
 
 /// Which defined agent each request of `page` went to.
 fn agents_or_names(page: &Page) -> Vec<&'static str> {
-    page.transport
-        .requests()
+    bodies(page)
         .iter()
-        .map(|r| {
-            let body: Value = serde_json::from_str(&r.body).unwrap();
-            if has(&body, "route_to_scribe_agent") {
+        .map(|body| {
+            if has(body, "route_to_scribe_agent") {
                 "boss"
             } else {
                 "scribe"
@@ -1026,7 +1019,7 @@ fn an_agents_model_settings_go_into_its_requests() {
     page.ok("define_agent", json!({"agent": poet}));
     let run = page.ok("run", json!({"prompt": "A poem.", "agent": "poet"}));
     assert_eq!(run["status"], "finished", "{run}");
-    let body: Value = serde_json::from_str(&page.transport.requests()[0].body).unwrap();
+    let body = &bodies(&page)[0];
     assert_eq!(body["model"], "small-model");
     assert_eq!(body["temperature"], 0.25);
     // Another wire format than the configured one cannot be used with its key.
@@ -1052,4 +1045,41 @@ fn an_agents_model_settings_go_into_its_requests() {
     hot["model"] = json!({"temperature": 7});
     let (_, message) = page.err("define_agent", json!({"agent": hot}));
     assert!(message.contains("temperature"), "{message}");
+}
+
+#[test]
+fn a_deleted_project_leaves_no_agents_or_conversation_behind() {
+    let page = dm_page();
+    page.ok(
+        "run",
+        json!({"prompt": "Hello blacksmith", "preset": "dungeon_master"}),
+    );
+    let export = page.ok("export_project", json!({}));
+    page.ok(
+        "define_agent",
+        json!({"agent": spec("scout", &["read_chapter"], &[])}),
+    );
+    let id = export["project"]["id"].clone();
+    page.ok("delete_project", json!({"id": id}));
+    // The same project again, from its export (which has no agents or conversation).
+    page.ok("import_project", json!({"document": export}));
+    let list = page.ok("list_agents", json!({}));
+    assert!(
+        !list["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["name"] == "scout"),
+        "{list}"
+    );
+    let before = page.transport.requests().len();
+    page.ok(
+        "run",
+        json!({"prompt": "Hello innkeeper", "preset": "dungeon_master"}),
+    );
+    let first = &bodies(&page)[before];
+    assert!(
+        !first["messages"].to_string().contains("blacksmith"),
+        "the deleted project's conversation is gone: {first}"
+    );
 }

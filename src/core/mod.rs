@@ -753,6 +753,10 @@ impl Core {
         }
         persist::delete(self.env.store.as_ref(), &p.id).await?;
         self.sessions.borrow_mut().remove(&p.id);
+        self.defined_agents.borrow_mut().remove(&p.id);
+        self.conversations
+            .borrow_mut()
+            .retain(|(project, _), _| *project != p.id);
         if self.current.borrow().as_deref() == Some(p.id.as_str()) {
             *self.current.borrow_mut() = None;
         }

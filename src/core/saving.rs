@@ -137,14 +137,7 @@ impl Open {
     /// checkpointed by the next save).
     pub(super) fn loaded(loaded: Loaded) -> Self {
         let mut open = Self::new(loaded.session, loaded.created_ms, loaded.stored);
-        open.feeds = loaded
-            .feeds
-            .into_iter()
-            .map(|(chapter, mut feed)| {
-                let skip = feed.len().saturating_sub(FEED_LEN);
-                (chapter, feed.drain(skip..).collect())
-            })
-            .collect();
+        open.feeds = recent(loaded.feeds);
         for chapter in loaded.repair {
             open.pending.mark(Key::Chapter(chapter));
         }
@@ -423,14 +416,7 @@ impl Core {
             open.session = merged.session;
             open.stored = merged.stored;
             open.pending = merged.pending.settled(seq);
-            open.feeds = merged
-                .feeds
-                .into_iter()
-                .map(|(chapter, mut feed)| {
-                    let skip = feed.len().saturating_sub(FEED_LEN);
-                    (chapter, feed.drain(skip..).collect())
-                })
-                .collect();
+            open.feeds = recent(merged.feeds);
             open.ui_saved = ui_essentials(&open.session.project.ui);
             let mut summary = super::open_json(open);
             summary["project"] = json!(project);
@@ -462,4 +448,15 @@ impl Core {
             }),
         );
     }
+}
+
+/// The change feeds as kept in memory: the newest [`FEED_LEN`] changes of each chapter.
+fn recent(feeds: BTreeMap<String, Vec<ChangeRecord>>) -> BTreeMap<String, VecDeque<ChangeRecord>> {
+    feeds
+        .into_iter()
+        .map(|(chapter, mut feed)| {
+            let skip = feed.len().saturating_sub(FEED_LEN);
+            (chapter, feed.drain(skip..).collect())
+        })
+        .collect()
 }
