@@ -70,6 +70,8 @@ pub struct CallExtras<'a> {
     pub guards: Option<&'a mut BTreeSet<String>>,
     /// The machine-translation endpoint of the settings (`None` or empty: none).
     pub mtl_endpoint: Option<&'a str>,
+    /// The undo group the call's edits join (an agent run's tree), whatever its origin.
+    pub group: Option<&'a str>,
 }
 
 /// A rolled-back bible change: the entity as it was before the command first touched it.
@@ -619,9 +621,7 @@ impl Session {
         clock: &dyn Clock,
         ids: &dyn IdSource,
     ) -> Outcome {
-        let started = clock.now_ms();
-        self.run_command(
-            started,
+        self.execute_command_with(
             call_id,
             name,
             command,
@@ -630,6 +630,22 @@ impl Session {
             ids,
             CallExtras::default(),
         )
+    }
+
+    /// [`Session::execute_command`] with the call's extras (such as its undo group).
+    #[allow(clippy::too_many_arguments)]
+    pub fn execute_command_with(
+        &mut self,
+        call_id: Option<String>,
+        name: &str,
+        command: Box<dyn Command>,
+        origin: Origin,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        extras: CallExtras<'_>,
+    ) -> Outcome {
+        let started = clock.now_ms();
+        self.run_command(started, call_id, name, command, origin, clock, ids, extras)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -650,6 +666,7 @@ impl Session {
             bytes_written: bytes,
         };
         let ui_before = self.project.ui.clone();
+        let group = extras.group.map(str::to_string);
         let parts = Parts {
             project: &mut self.project,
             memory: &mut self.memory,
@@ -716,6 +733,9 @@ impl Session {
         );
         entry.tool_call_id = call_id;
         entry.command = Some(name.to_string());
+        if let Some(group) = group {
+            entry.group = group;
+        }
         self.history.record(entry, Grouping::Command, ids);
         Outcome {
             result: ToolResult::success(data, meta(Some(entry_id), Some(bytes))),

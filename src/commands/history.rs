@@ -155,7 +155,8 @@ impl Entry {
 /// How a new entry joins groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Grouping {
-    /// Join the open group of the same origin, else start a group of its own.
+    /// Join the group the entry names (an agent run's tree group, whatever the entry's
+    /// origin), else the open group of the same origin, else start a group of its own.
     Command,
     /// The writer typing: join the previous entry's group if it is the writer's, recent and
     /// adjacent; else start a new group.
@@ -396,10 +397,19 @@ impl History {
         self.sealed = true;
     }
 
+    /// Seal the newest group: the writer's next typing starts a group of its own.
+    pub fn seal(&mut self) {
+        if !self.sealed {
+            self.journal.state = true;
+            self.sealed = true;
+        }
+    }
+
     /// Record an applied entry. Clears redo.
     pub fn record(&mut self, mut entry: Entry, grouping: Grouping, ids: &dyn IdSource) {
         self.journal.state = true;
         entry.group = match grouping {
+            Grouping::Command if !entry.group.is_empty() => entry.group.clone(),
             Grouping::Command => match &self.open {
                 Some((group, origin))
                     if *origin == entry.origin || self.open_members.contains(&entry.origin) =>

@@ -400,10 +400,13 @@ impl Core {
                         }
                     }
                 }
+                let group = claimed["group"].as_str().map(str::to_string);
                 let ctx = CallCtx {
                     run: run.clone(),
                     grant: Some(grant),
                     approval: Some(claimed),
+                    group,
+                    hold: None,
                 };
                 let (result, edits) = self
                     .execute_call_with(&project, call, origin, None, ctx)
@@ -527,6 +530,7 @@ impl Core {
             tree_usage,
             max_steps,
             token_budget,
+            group,
         } = paused;
         self.ensure_settings().await?;
         let settings = self.settings.borrow().clone();
@@ -555,6 +559,7 @@ impl Core {
             settings,
             provider,
         );
+        *tree.group.borrow_mut() = group.unwrap_or_default();
         self.drive(tree, super::run::Start::Resume(root), guards)
             .await
     }

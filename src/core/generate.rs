@@ -113,10 +113,12 @@ impl Core {
         call: ToolCall,
         origin: Origin,
         abort: Option<&AbortSignal>,
+        ctx: &super::CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let started = self.env.clock.now_ms();
         let digest = persist::digest(&call.args.to_string());
         let (name, call_id) = (call.name.clone(), call.id.clone());
+        let hold = ctx.hold.as_deref();
         let planned = self.with_project(project, |s| {
             Ok(generation::plan(&self.registry, &call.name, call.args, s))
         })?;
@@ -132,7 +134,7 @@ impl Core {
             Err(error) => {
                 let result = failure(error);
                 return self
-                    .audit_only(project, &name, call_id, digest, origin, result)
+                    .audit_only(project, &name, call_id, digest, origin, result, hold)
                     .await;
             }
         };
@@ -141,7 +143,7 @@ impl Core {
             Err(NestedError::Aborted) => {
                 let result = crate::agent::aborted_result();
                 return self
-                    .audit_only(project, &name, call_id, digest, origin, result)
+                    .audit_only(project, &name, call_id, digest, origin, result, hold)
                     .await;
             }
             Err(NestedError::Failed(message)) => {
@@ -150,14 +152,14 @@ impl Core {
                     format!("The model call for '{name}' failed: {message}"),
                 ));
                 return self
-                    .audit_only(project, &name, call_id, digest, origin, result)
+                    .audit_only(project, &name, call_id, digest, origin, result, hold)
                     .await;
             }
         };
         match generation::finish(plan.finish, &text) {
             Err(error) => {
                 let result = failure(error);
-                self.audit_only(project, &name, call_id, digest, origin, result)
+                self.audit_only(project, &name, call_id, digest, origin, result, hold)
                     .await
             }
             Ok(Finished::Data(data)) => {
@@ -166,18 +168,22 @@ impl Core {
                     ..ResultMeta::default()
                 };
                 let result = ToolResult::success(data, meta);
-                self.audit_only(project, &name, call_id, digest, origin, result)
+                self.audit_only(project, &name, call_id, digest, origin, result, hold)
                     .await
             }
             Ok(Finished::Command(command)) => {
-                self.mutate_in(project, |s| {
-                    let outcome = s.execute_command(
+                self.mutate_held(project, hold, |s| {
+                    let outcome = s.execute_command_with(
                         call_id.clone(),
                         &name,
                         command,
                         origin.clone(),
                         self.env.clock.as_ref(),
                         self.env.ids.as_ref(),
+                        crate::session::CallExtras {
+                            group: ctx.group.as_deref(),
+                            ..Default::default()
+                        },
                     );
                     self.after_call(s, &name, call_id, digest, origin, outcome, None)
                 })
@@ -207,8 +213,10 @@ impl Core {
         }
     }
 
-    /// Record a call that edited nothing: its audit record only.
-    async fn audit_only(
+    /// Record a call that edited nothing: its audit record only (under a job unit's
+    /// `hold`, if any).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn audit_only(
         &self,
         project: &str,
         tool: &str,
@@ -216,9 +224,10 @@ impl Core {
         args_digest: String,
         origin: Origin,
         result: ToolResult,
+        hold: Option<&str>,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let audit = self.audit_record(project, tool, call_id, args_digest, &origin, &result);
-        self.mutate_in(project, |_| {
+        self.mutate_held(project, hold, |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {

@@ -207,6 +207,10 @@ struct CallCtx {
     /// The claimed approval record this call carries out: saved as `done`, with the result,
     /// in the call's own batch.
     approval: Option<Value>,
+    /// The undo group its edits join (its run's tree group).
+    group: Option<String>,
+    /// The job unit's hold its writes wait under (saved with the unit's progress mark).
+    hold: Option<String>,
 }
 
 /// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
@@ -610,13 +614,33 @@ impl Core {
         current: &str,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
+        self.mutate_held(current, None, f).await
+    }
+
+    /// [`Core::mutate_in`] for a job's unit: with a `hold`, what the mutation touched waits
+    /// under the hold, and is saved only when the job releases it with the unit's progress
+    /// mark, in one batch (`jobs.rs`).
+    async fn mutate_held<T>(
+        &self,
+        current: &str,
+        hold: Option<&str>,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<T, Error> {
         let value = {
             let mut sessions = self.sessions.borrow_mut();
             let open = sessions
                 .get_mut(current)
                 .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
             let (value, touched) = f(&mut open.session)?;
-            mark_touched(open, touched);
+            match hold {
+                None => mark_touched(open, touched),
+                Some(hold) => {
+                    let pending = std::mem::take(&mut open.pending);
+                    mark_touched(open, touched);
+                    let marked = std::mem::replace(&mut open.pending, pending);
+                    open.pending.hold(hold, marked);
+                }
+            }
             value
         };
         // A failed save is reported to the page (`storage_error`) and stays pending; the
@@ -1093,10 +1117,12 @@ impl Core {
         ctx: CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         if crate::tools::generation::is_generation(&call.name) {
-            return self.execute_generation(project, call, origin, abort).await;
+            return self
+                .execute_generation(project, call, origin, abort, &ctx)
+                .await;
         }
         if crate::tools::bible::language::is_mtl(&call.name) {
-            return self.execute_mtl(project, call, origin, abort).await;
+            return self.execute_mtl(project, call, origin, abort, &ctx).await;
         }
         let interpret = call.name == "run_analysis"
             && crate::tools::generation::interpretation_requested(
@@ -1131,8 +1157,9 @@ impl Core {
             .as_ref()
             .map(|run| self.guards.borrow_mut().remove(run).unwrap_or_default());
         let mut requested = None;
+        let hold = ctx.hold.clone();
         let done = self
-            .mutate_in(project, |s| {
+            .mutate_held(project, hold.as_deref(), |s| {
                 let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
                 let outcome = s.execute_with(
                     &self.registry,
@@ -1145,6 +1172,7 @@ impl Core {
                         grant: ctx.grant.as_ref(),
                         guards: guards.as_mut(),
                         mtl_endpoint: None,
+                        group: ctx.group.as_deref(),
                     },
                 );
                 let mut meta_puts = Vec::new();
@@ -1156,13 +1184,16 @@ impl Core {
                         details["callId"] = json!(call.id);
                         details["pending"] = json!(true);
                     }
-                    let record = self.approval_record(
+                    let mut record = self.approval_record(
                         &s.project.id,
                         ctx.run.as_deref(),
                         &call,
                         &origin,
                         &outcome.result,
                     );
+                    if let Some(group) = &ctx.group {
+                        record["group"] = json!(group);
+                    }
                     approvals::lock(s, &record);
                     requested = Some(record.clone());
                     meta_puts.push(record);

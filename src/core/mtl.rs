@@ -141,7 +141,9 @@ impl Core {
         call: ToolCall,
         origin: Origin,
         abort: Option<&AbortSignal>,
+        ctx: &super::CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        let hold = ctx.hold.as_deref();
         self.ensure_settings().await?;
         let endpoint = self.settings.borrow().mtl_endpoint.clone();
         let started = self.env.clock.now_ms();
@@ -150,7 +152,7 @@ impl Core {
         if name != language::TranslationCreateMtlSuggestion::NAME {
             // A read: the normal edit path, with the endpoint to see.
             return self
-                .mutate_in(project, |s| {
+                .mutate_held(project, hold, |s| {
                     let outcome = s.execute_with(
                         &self.registry,
                         call,
@@ -191,7 +193,7 @@ impl Core {
             Err(MtlError::Failed(error)) => ToolResult::error(&error, meta),
         };
         let audit = self.audit_record(project, &name, call_id, digest, &origin, &result);
-        self.mutate_in(project, |_| {
+        self.mutate_held(project, hold, |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {

@@ -47,6 +47,9 @@ pub(super) struct PausedRun {
     pub(super) max_steps: Option<usize>,
     #[serde(default)]
     pub(super) token_budget: Option<u64>,
+    /// The tree's undo group (so a resumed run stays one group).
+    #[serde(default)]
+    pub(super) group: Option<String>,
 }
 
 /// Where a tree's drive starts.
@@ -397,7 +400,6 @@ impl Core {
             Start::Fresh(node, _) => node.spec.clone(),
             Start::Resume(frame) => frame.spec.clone(),
         };
-        let origin = Origin::Agent(root_spec.name.clone());
         if self.early_aborts.borrow_mut().remove(&run_id) {
             tree.abort.abort();
         }
@@ -409,14 +411,11 @@ impl Core {
                 abort: tree.abort.clone(),
             },
         );
-        // One undo group for the whole tree.
-        let group = self
-            .mutate_in(&project, |s| {
-                s.history.begin_group(origin.clone(), self.env.ids.as_ref());
-                Ok(((), Touched::default()))
-            })
-            .await;
-        let end = match group {
+        // One undo group for the whole tree, kept across pauses.
+        if tree.group.borrow().is_empty() {
+            *tree.group.borrow_mut() = self.env.ids.next_id();
+        }
+        let end = match self.with_project(&project, |_| Ok(())) {
             Err(e) => Err(e),
             Ok(()) => Ok(match start {
                 Start::Fresh(node, messages) => {
@@ -429,10 +428,11 @@ impl Core {
                 }
             }),
         };
-        // Close the tree's group (the project may have been deleted meanwhile).
+        // The writer's next typing starts a group of its own (the project may have been
+        // deleted meanwhile).
         let _ = self
             .mutate_in(&project, |s| {
-                s.history.close_group();
+                s.history.seal();
                 Ok(((), Touched::default()))
             })
             .await;
@@ -461,6 +461,7 @@ impl Core {
                 tree_usage: tree.state.usage.get(),
                 max_steps: tree.state.max_steps,
                 token_budget: tree.state.token_budget,
+                group: Some(tree.group.borrow().clone()),
             };
             self.save_paused(&paused).await?;
             let cards = self.pending_cards(&project, Some(&run_id)).await?;
@@ -514,13 +515,12 @@ impl Core {
     /// One tool call of a run, on the run's project.
     pub(super) async fn run_tool(
         &self,
-        project: &str,
-        run_id: &str,
+        tree: &Tree,
         call: session::ToolCall,
         origin: Origin,
-        abort: &AbortSignal,
         who: &Value,
     ) -> ToolResult {
+        let (project, run_id, abort) = (tree.project.as_str(), tree.run_id.as_str(), &tree.abort);
         let id = call.id.clone().unwrap_or_default();
         // The agent, path and session of the call, on every event it causes.
         let tagged = |mut event: Value| {
@@ -533,6 +533,8 @@ impl Core {
         };
         let ctx = super::CallCtx {
             run: Some(run_id.to_string()),
+            group: Some(tree.group.borrow().clone()),
+            hold: tree.hold.clone(),
             ..Default::default()
         };
         let asked = call.clone();

@@ -413,9 +413,11 @@ impl Core {
                 }
             };
             let seq = open.pending.seq();
+            let held = open.pending.take_held();
             open.session = merged.session;
             open.stored = merged.stored;
             open.pending = merged.pending.settled(seq);
+            open.pending.restore_held(held);
             open.feeds = recent(merged.feeds);
             open.ui_saved = ui_essentials(&open.session.project.ui);
             let mut summary = super::open_json(open);

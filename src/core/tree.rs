@@ -198,6 +198,11 @@ pub(super) struct Tree {
     pub(super) provider: ProviderConfig,
     /// Paused sub-agents of the levels now running, by routing call id.
     paused: RefCell<BTreeMap<String, Frame>>,
+    /// The tree's undo group: every edit of every agent in it joins it (kept across a pause).
+    pub(super) group: RefCell<String>,
+    /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
+    /// saved with the unit's progress mark (see `jobs.rs`).
+    pub(super) hold: Option<String>,
 }
 
 impl Tree {
@@ -220,6 +225,8 @@ impl Tree {
             settings,
             provider,
             paused: RefCell::new(BTreeMap::new()),
+            group: RefCell::new(String::new()),
+            hold: None,
         }
     }
 
@@ -385,9 +392,7 @@ impl Core {
                         args: c.arguments.clone(),
                     };
                     let who = node_ref.tags();
-                    let result = self
-                        .run_tool(&tree.project, &tree.run_id, call, origin, &tree.abort, &who)
-                        .await;
+                    let result = self.run_tool(tree, call, origin, &who).await;
                     if result.is_success() && matches!(c.name.as_str(), "write_file" | "edit_file")
                     {
                         let path = result
@@ -493,7 +498,6 @@ impl Core {
                     continue;
                 };
                 let child_node = Node::of(&child);
-                self.join_group(tree, &child_node.spec.name).await;
                 self.session_opened(tree, &child_node, &call.id, "session_resumed");
                 let end = self.resume_node(tree, child).await;
                 let (result, changed) = self.sub_agent_result(tree, &child_node, &call, end);
@@ -573,7 +577,6 @@ impl Core {
             caller: Some(caller.spec.name.clone()),
             delegation: caller.spec.delegation,
         };
-        self.join_group(tree, &node.spec.name).await;
         self.session_opened(tree, &node, &call.id, "session_started");
         let task = task_message(
             &caller.spec.name,
@@ -716,17 +719,6 @@ impl Core {
                 "caller": node.caller,
             }),
         );
-    }
-
-    /// Let the sub-agent's edits join the run's undo group.
-    async fn join_group(&self, tree: &Tree, agent: &str) {
-        let origin = Origin::Agent(agent.to_string());
-        let _ = self
-            .mutate_in(&tree.project, |s| {
-                s.history.join_group(origin);
-                Ok(((), super::Touched::default()))
-            })
-            .await;
     }
 }
 

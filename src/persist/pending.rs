@@ -159,6 +159,23 @@ pub struct Pending {
     seq: u64,
     keys: BTreeMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
+    /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
+    /// released, with the unit's progress mark, in one batch ([`Pending::release`]).
+    held: BTreeMap<String, Held>,
+}
+
+/// What a hold keeps back: keys (with whether only lazily) and appends.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Held {
+    keys: BTreeMap<Key, bool>,
+    appends: Vec<Append>,
+}
+
+impl Held {
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.appends.is_empty()
+    }
 }
 
 impl Pending {
@@ -231,6 +248,59 @@ impl Pending {
     pub fn append(&mut self, append: Append) {
         let seq = self.next();
         self.appends.push((seq, append));
+    }
+
+    /// Keep what `marked` marked and appended under `hold` instead of pending it: nothing
+    /// of it is saved until [`Pending::release`]. (A record held here and also marked for
+    /// another reason is written by that other save as the session holds it then.)
+    pub fn hold(&mut self, hold: &str, marked: Pending) {
+        let held = self.held.entry(hold.to_string()).or_default();
+        for (key, mark) in marked.keys {
+            let lazy = held.keys.get(&key).is_none_or(|l| *l) && mark.lazy;
+            held.keys.insert(key, lazy);
+        }
+        held.appends
+            .extend(marked.appends.into_iter().map(|(_, a)| a));
+        for (name, more) in marked.held {
+            let held = self.held.entry(name).or_default();
+            held.keys.extend(more.keys);
+            held.appends.extend(more.appends);
+        }
+    }
+
+    /// Pend everything held under `hold` (and forget the hold), so that the next save writes
+    /// it, together with whatever is marked with it. Returns whether anything was held.
+    pub fn release(&mut self, hold: &str) -> bool {
+        let Some(held) = self.held.remove(hold) else {
+            return false;
+        };
+        let any = !held.is_empty();
+        for (key, lazy) in held.keys {
+            if lazy {
+                self.mark_lazy(key);
+            } else {
+                self.mark(key);
+            }
+        }
+        for append in held.appends {
+            self.append(append);
+        }
+        any
+    }
+
+    /// Whether anything is held under `hold`.
+    pub fn holds(&self, hold: &str) -> bool {
+        self.held.get(hold).is_some_and(|h| !h.is_empty())
+    }
+
+    /// Take every hold (to carry them over when the pending set is replaced after a merge).
+    pub fn take_held(&mut self) -> BTreeMap<String, Held> {
+        std::mem::take(&mut self.held)
+    }
+
+    /// Put back holds taken with [`Pending::take_held`].
+    pub fn restore_held(&mut self, held: BTreeMap<String, Held>) {
+        self.held.extend(held);
     }
 
     /// Mark the records the history's change journal names (and clear the journal).
