@@ -17,6 +17,7 @@ mod approvals;
 mod bible;
 mod chapters;
 mod generate;
+mod jobs;
 mod memory;
 pub mod mtl;
 mod run;
@@ -83,6 +84,13 @@ pub const REQUEST_TYPES: &[&str] = &[
     "set_settings",
     "run",
     "abort_run",
+    "start_job",
+    "job_status",
+    "list_jobs",
+    "pause_job",
+    "resume_job",
+    "cancel_job",
+    "job_unit",
     "define_agent",
     "list_agents",
     "delete_agent",
@@ -132,8 +140,10 @@ struct Touched {
     bible: Vec<(crate::bible::Kind, String)>,
     /// Free files of the `data/` view changed (saved, or deleted when gone).
     files: Vec<String>,
-    /// Meta records to put with the change (approval records).
+    /// Meta records to put with the change (approval records, job records).
     meta_puts: Vec<Value>,
+    /// A job unit's hold to release into this save (its writes go with its progress mark).
+    release: Option<String>,
 }
 
 /// Mark what a mutation touched as pending for the project's next save.
@@ -191,6 +201,9 @@ fn mark_touched(open: &mut Open, touched: Touched) {
     }
     if let Some(audit) = touched.audit {
         pending.append(Append::Audit(audit));
+    }
+    if let Some(hold) = &touched.release {
+        pending.release(hold);
     }
     for record in touched.meta_puts {
         pending.append(Append::Meta(record));
@@ -252,6 +265,10 @@ pub struct Shared {
     fail_switch: RefCell<Option<FailSwitch>>,
     /// Approval records this core is deciding now (see `approval_records`).
     deciding: RefCell<std::collections::BTreeSet<String>>,
+    /// Runs background work (jobs), when the embedder gave a way.
+    spawner: RefCell<Option<jobs::Spawner>>,
+    /// The jobs alive in this core, by job id.
+    jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -295,6 +312,8 @@ impl Core {
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
             deciding: RefCell::new(std::collections::BTreeSet::new()),
+            spawner: RefCell::new(None),
+            jobs: RefCell::new(BTreeMap::new()),
         };
         Self {
             shared: Rc::new(shared),
@@ -436,6 +455,13 @@ impl Core {
             "set_settings" => self.set_settings(params(kind, p)?).await,
             "run" => self.run(params(kind, p)?).await,
             "abort_run" => self.abort_run(params(kind, p)?).await,
+            "start_job" => self.start_job(params(kind, p)?).await,
+            "job_status" => self.job_status(params(kind, p)?).await,
+            "list_jobs" => self.list_jobs().await,
+            "pause_job" => self.pause_job(params(kind, p)?).await,
+            "resume_job" => self.resume_job(params(kind, p)?).await,
+            "cancel_job" => self.cancel_job(params(kind, p)?).await,
+            "job_unit" => self.job_unit(params(kind, p)?).await,
             "define_agent" => self.define_agent(params(kind, p)?).await,
             "list_agents" => self.list_agents().await,
             "delete_agent" => self.delete_agent(params(kind, p)?).await,
@@ -731,7 +757,10 @@ impl Core {
             .get(&p.id)
             .map(open_json)
             .unwrap_or_default();
-        *self.current.borrow_mut() = Some(p.id);
+        *self.current.borrow_mut() = Some(p.id.clone());
+        // Unfinished jobs an earlier worker left go on (a failure to read them is not the
+        // opening's: they are tried again at the next opening).
+        let _ = self.wake_jobs(&p.id).await;
         Ok(summary)
     }
 
@@ -776,6 +805,8 @@ impl Core {
             return Err(Error::NoProject(format!("no project with id '{}'", p.id)));
         }
         persist::delete(self.env.store.as_ref(), &p.id).await?;
+        self.abort_project_runs(&p.id);
+        self.forget_jobs(&p.id);
         self.sessions.borrow_mut().remove(&p.id);
         self.defined_agents.borrow_mut().remove(&p.id);
         self.conversations
