@@ -420,6 +420,7 @@ impl Core {
                     approval: Some(claimed),
                     group,
                     hold: None,
+                    interrupt_on: Vec::new(),
                 };
                 let (result, edits) = self
                     .execute_call_with(&project, call, origin, None, ctx)

@@ -224,6 +224,8 @@ struct CallCtx {
     group: Option<String>,
     /// The job unit's hold its writes wait under (saved with the unit's progress mark).
     hold: Option<String>,
+    /// The tools its agent always asks the writer about (the spec's `interruptOn`).
+    interrupt_on: Vec<String>,
 }
 
 /// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
@@ -1176,7 +1178,14 @@ impl Core {
         ctx: CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         self.ensure_settings().await?;
-        let policies = self.settings.borrow().policies();
+        let agent = match &origin {
+            Origin::Agent(name) => Some(name.as_str()),
+            _ => None,
+        };
+        let policies = self
+            .settings
+            .borrow()
+            .policies_for(agent, &ctx.interrupt_on);
         let args_digest = persist::digest(&call.args.to_string());
         let memory_tool = self
             .registry
