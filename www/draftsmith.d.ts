@@ -102,7 +102,19 @@ export interface UserChangeResult extends AppliedChange {
 /** What `checkpoint()` wrote: the ids of the chapters checkpointed, and whether it committed. */
 export interface CheckpointResult { checkpointed: string[]; saved: boolean }
 
-export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
+/**
+ * What undo or redo did: the chapter changes applied, the free files (`plans/`, `notes/`) put
+ * back (written or removed), and the free files left as a later write made them (`filesKept`,
+ * explained in `note`): an origin-scoped undo never throws away what came after the agent.
+ */
+export interface HistoryMove {
+  applied: AppliedChange[];
+  files: string[];
+  filesKept: string[];
+  note?: string;
+  canUndo: boolean;
+  canRedo: boolean;
+}
 
 export interface HistoryEntry {
   id: string;
@@ -114,6 +126,8 @@ export interface HistoryEntry {
   command: string | null;
   kind: { type: 'edit' } | { type: 'revert'; targets: string[] } | { type: 'restore'; revert: string; targets: string[] };
   reverted: boolean;
+  /** The free files it wrote (paths). */
+  files: string[];
 }
 
 export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; canUndo: boolean; canRedo: boolean; memoryBytes: number }

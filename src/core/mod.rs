@@ -33,7 +33,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::commands::history::Applied;
-use crate::commands::{Category, Entry, Origin, OriginFilter};
+use crate::commands::{Category, Entry, Moved, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
@@ -1306,6 +1306,9 @@ impl Core {
     ) -> Result<((ToolResult, Vec<Applied>), Touched), Error> {
         if !outcome.edits.is_empty() {
             self.emit_edits(&outcome.edits, &origin);
+        }
+        // A history entry was recorded (chapter edits, free files, or both).
+        if outcome.result.meta.command_id.is_some() {
             self.emit_history(s);
         }
         if outcome.ui_changed {
@@ -1430,49 +1433,73 @@ impl Core {
         };
         let by = parse_origin("undo", p.by.as_deref())?;
         self.mutate(|s| {
-            let applied = s.undo(
+            let moved = s.undo(
                 scope.as_ref(),
                 by.clone(),
                 self.env.clock.as_ref(),
                 self.env.ids.as_ref(),
             )?;
-            self.after_history_move(s, applied, &by)
+            self.after_history_move(s, moved, &by)
         })
         .await
     }
 
     async fn redo(&self) -> Result<Value, Error> {
         self.mutate(|s| {
-            let applied = s.redo()?;
-            self.after_history_move(s, applied, &Origin::User)
+            let moved = s.redo()?;
+            self.after_history_move(s, moved, &Origin::User)
         })
         .await
     }
 
+    /// Announce what undo or redo did, and say what its save must write: the chapter
+    /// changes, and the free files it put back (`files_changed`, saved or deleted). The
+    /// result lists the files put back (`files`) and those left as a later write made them
+    /// (`filesKept`, with a `note` saying so).
     fn after_history_move(
         &self,
         s: &Session,
-        applied: Vec<Applied>,
+        moved: Moved,
         by: &Origin,
     ) -> Result<(Value, Touched), Error> {
+        let Moved {
+            applied,
+            files,
+            kept,
+        } = moved;
         if !applied.is_empty() {
             self.emit_edits(&applied, by);
         }
+        self.emit_files(s, &files, by);
         self.emit_history(s);
         let edits: Vec<Value> = applied
             .iter()
             .map(|a| json!({"chapter": a.chapter, "changeset": a.change, "version": a.version}))
             .collect();
-        let result = json!({
+        let mut result = json!({
             "applied": edits,
+            "files": files,
+            "filesKept": kept,
             "canUndo": s.history.can_undo(),
             "canRedo": s.history.can_redo(),
         });
+        if !kept.is_empty() {
+            result["note"] = json!(format!(
+                "{} changed since (a later write), so the later content was kept: {}",
+                if kept.len() == 1 {
+                    "a file"
+                } else {
+                    "some files"
+                },
+                kept.join(", ")
+            ));
+        }
         Ok((
             result,
             Touched {
                 ui: true,
                 changes: persist::ChangeRecord::of(&applied, by, None),
+                files,
                 ..Touched::default()
             },
         ))
@@ -1505,6 +1532,7 @@ fn entry_json(e: &Entry) -> Value {
         "command": e.command,
         "kind": e.kind,
         "reverted": e.reverted_by.is_some(),
+        "files": e.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
     })
 }
 
