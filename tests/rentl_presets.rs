@@ -429,3 +429,52 @@ fn interrupt_on_is_listed_exported_and_imported() {
     let doc = plain.ok("export_project", json!({}));
     assert!(doc["agents"][0].get("interruptOn").is_none(), "{doc}");
 }
+
+/// What `www/e2e/rentl-agents.json` holds: the pipelines and each subagent's prompt and
+/// toolbox, for the demo model's tests in node (which cannot ask the core).
+fn agents_json() -> String {
+    let catalog = Catalog::new(Vec::new());
+    let preset = catalog.preset("rentl").unwrap();
+    let agents: Vec<Value> = preset
+        .agents
+        .iter()
+        .map(|name| {
+            let spec = catalog.get(name).unwrap();
+            json!({
+                "name": spec.name,
+                "description": spec.description,
+                "systemPrompt": spec.system_prompt,
+                "tools": spec.tools,
+                "maxSteps": spec.max_steps,
+            })
+        })
+        .collect();
+    let pipelines: Vec<Value> = draftsmith::agent::presets::PIPELINES
+        .iter()
+        .map(|(phase, stages)| json!({"phase": phase, "stages": stages}))
+        .collect();
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&json!({
+            "generatedBy": "tests/rentl_presets.rs (UPDATE_RENTL_AGENTS=1 cargo test --test rentl_presets)",
+            "pipelines": pipelines,
+            "agents": agents,
+        }))
+        .unwrap()
+    )
+}
+
+#[test]
+fn the_agents_file_of_the_demo_model_tests_is_current() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/www/e2e/rentl-agents.json");
+    let fresh = agents_json();
+    if std::env::var_os("UPDATE_RENTL_AGENTS").is_some() {
+        std::fs::write(path, &fresh).unwrap();
+        return;
+    }
+    let stored = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        stored == fresh,
+        "www/e2e/rentl-agents.json is stale: run `UPDATE_RENTL_AGENTS=1 cargo test --test rentl_presets`"
+    );
+}
