@@ -880,7 +880,7 @@ fn list_agents_shows_presets_and_each_toolbox() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(presets, ["quill", "dungeon_master", "textcraft"]);
+    assert_eq!(presets, ["quill", "dungeon_master", "textcraft", "rentl"]);
     let agent = |name: &str| {
         list["agents"]
             .as_array()

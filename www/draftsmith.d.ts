@@ -475,6 +475,8 @@ export interface AgentSpec {
   tokenBudget?: number | null;
   /** Whether a run may start with it (it talks to the writer). */
   talksToWriter?: boolean;
+  /** Tools of its toolbox that always ask the writer when this agent calls them (rentl's `interrupt_on`). */
+  interruptOn?: string[];
 }
 
 /** An agent as `listAgents` shows it. */
@@ -490,6 +492,8 @@ export interface AgentInfo {
   maxSteps: number;
   tokenBudget: number | null;
   talksToWriter: boolean;
+  /** Tools that always ask the writer when this agent calls them (empty: none). */
+  interruptOn: string[];
   /** A preset's agent (cannot be redefined or deleted). */
   builtin: boolean;
   /** The preset it belongs to, if any. */
@@ -500,14 +504,16 @@ export interface AgentInfo {
   routingTools: string[];
 }
 
-/** A named set of agents a run can start with. */
+/** A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its agents in pipelines. */
 export interface Preset {
-  /** `quill`, `dungeon_master`, `textcraft`. */
+  /** `quill`, `dungeon_master`, `textcraft`, `rentl`. */
   name: string;
   description: string;
-  /** The agent a run with this preset starts with. */
-  entry: string;
+  /** The agent a run with this preset starts with; absent for a preset that only runs pipelines (`rentl`: `run` refuses it, use `startJob`). */
+  entry?: string;
   agents: string[];
+  /** The pipelines it exposes (`context`, `translation`, `editing`), started as jobs. */
+  pipelines?: string[];
 }
 
 /** What `listAgents` resolves with. */

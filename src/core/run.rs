@@ -77,7 +77,8 @@ pub(super) struct RunParams {
     run_id: Option<String>,
     #[serde(default)]
     agent: Option<AgentChoice>,
-    /// A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent.
+    /// A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent
+    /// (`rentl` has none: its agents run in pipeline jobs).
     #[serde(default)]
     preset: Option<String>,
     #[serde(default)]
@@ -320,7 +321,18 @@ impl Core {
                         ),
                     ));
                 };
-                Some(found.entry.clone())
+                let Some(entry) = &found.entry else {
+                    return Err(invalid(
+                        "run",
+                        &format!(
+                            "preset '{}' has no agent to chat with: its agents run in pipelines ({}); start one with start_job {{kind: \"pipeline\", phases: [\"{}\"]}}",
+                            found.name,
+                            found.pipelines.join(", "),
+                            found.pipelines.first().map_or("context", String::as_str)
+                        ),
+                    ));
+                };
+                Some(entry.clone())
             }
             (None, Some(AgentChoice::Name(name))) => Some(name.clone()),
             _ => None,
