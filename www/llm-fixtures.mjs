@@ -1140,19 +1140,20 @@ function demoEvents(answer, model) {
   return events;
 }
 
-async function serveDemo(req, res) {
+async function serveDemo(req, res, cors = false) {
+  const jsonHeaders = { 'Content-Type': 'application/json', ...(cors ? MOCK_HEADERS : { 'X-Content-Type-Options': 'nosniff' }) };
   let request;
   try {
     request = JSON.parse(await readBody(req));
   } catch (err) {
     if (err.status) throw err;
-    res.writeHead(400, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
+    res.writeHead(400, jsonHeaders);
     return res.end(JSON.stringify({ error: { message: `invalid JSON: ${err.message}` } }));
   }
   const answer = decide(request);
   const model = request.model ?? 'draftsmith-demo';
   if (request.stream) {
-    res.writeHead(200, sseHeaders({}, false));
+    res.writeHead(200, sseHeaders({}, cors));
     for (const event of demoEvents(answer, model)) {
       res.write(`${event}\n\n`);
       await sleep(5);
@@ -1162,7 +1163,7 @@ async function serveDemo(req, res) {
   const message = !answer.call
     ? { role: 'assistant', content: answer.text }
     : { role: 'assistant', content: answer.text ?? null, tool_calls: [{ id: `call_demo_${++demoCalls}`, type: 'function', function: { name: answer.call.name, arguments: JSON.stringify(answer.call.arguments) } }] };
-  res.writeHead(200, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
+  res.writeHead(200, jsonHeaders);
   res.end(JSON.stringify({
     id: `demo-${demoCalls}`, object: 'chat.completion', model,
     choices: [{ index: 0, message, finish_reason: answer.call ? 'tool_calls' : 'stop' }],
@@ -1174,6 +1175,12 @@ async function serveDemo(req, res) {
 export async function handleModelRoute(req, res, pathname, { mock = false } = {}) {
   if (req.method === 'POST' && pathname === '/demo/v1/chat/completions') {
     await serveDemo(req, res);
+    return true;
+  }
+  if (mock && req.method === 'POST' && pathname === '/mock/demo/v1/chat/completions') {
+    // The demo model for the browser tests, whose page runs on another origin (test mocks
+    // only: CORS open).
+    await serveDemo(req, res, true);
     return true;
   }
   const route = mock && pathname.match(/^\/mock\/([\w-]+)\/(.*)$/);
