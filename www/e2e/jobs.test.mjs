@@ -1,0 +1,245 @@
+// Background jobs in the page (issue 17): the Jobs panel starts rentl's context pipeline on the
+// story bible's scenes and its bars reach 100 %; a second job, cancelled midway, stops (its
+// units stop asking the model); a job goes on after a reload (a new worker) and ends at
+// 100 %; a unit's transcript opens in a dialog. The first job runs on the offline demo model;
+// the others on the scriptable mock LLM, whose every answer waits a little, so that they are
+// still running when the test acts.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openReady, ARTIFACTS } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await launch();
+});
+after(async () => {
+  await env?.close();
+});
+
+const SCENES = ['s1', 's2', 's3'];
+
+/** A project with two chapters, three scenes, a character, a location and a glossary entry. */
+async function storyProject(page, name) {
+  await page.evaluate(
+    async ({ name, scenes }) => {
+      const c = window.draftsmith;
+      await c.createProject(name, [
+        { title: 'The Stair', text: 'Mara climbed the stair of the lighthouse. The lamp was dark.\n\n“Who’s there?” she called.' },
+        { title: 'The Shore', text: 'At dawn Tomas found her on the shore, holding the brass key.' },
+      ]);
+      await c.bible.save('character', { name_src: 'Mara', pronouns: 'she/her' });
+      await c.bible.save('character', { name_src: 'Tomas', pronouns: 'he/him' });
+      await c.bible.save('location', { name_src: 'Lighthouse', description: 'A tower on the rocks.' });
+      await c.bible.save('glossary', { term_src: 'brass key', notes: 'Opens the lamp room.' });
+      const spans = [
+        ['1', 0, 59],
+        ['1', 61, 87],
+        ['2', 0, 60],
+      ];
+      for (const [i, id] of scenes.entries()) {
+        const [chapter, start, end] = spans[i];
+        await c.bible.save('scene', { chapter, span: { start, end } }, { id });
+      }
+    },
+    { name, scenes: SCENES },
+  );
+  // The panel's scope follows the story bible.
+  await page.getByTestId('jobs-scope').locator('option[value="all"]').filter({ hasText: `All scenes (${SCENES.length})` }).waitFor({ state: 'attached' });
+}
+
+/** Queue `count` text answers on a fresh mock LLM script, each after `delayMs`; returns its base URL and name. */
+async function slowModel(count, delayMs) {
+  const name = `jobs-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const base = env.url.replace(/\/$/, '');
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}`;
+  const answer = { delayMs, events: [chunk({ content: 'Nothing to change here.' }), chunk({}, 'stop'), 'data: [DONE]'] };
+  const r = await fetch(`${base}/mock/${name}/responses`, { method: 'POST', body: JSON.stringify(Array(count).fill(answer)) });
+  assert.equal(r.status, 204);
+  return { url: `${base}/mock/${name}/v1`, requests: async () => (await (await fetch(`${base}/mock/${name}/requests`)).json()).length };
+}
+
+const useModel = (page, url) => page.evaluate((url) => window.draftsmith.settings.set({ provider: 'openai', baseUrl: url, model: 'mock' }), url);
+
+/** Open the Jobs panel and start a pipeline with these phases and concurrency. */
+async function startPipeline(page, { phases = ['context'], concurrency = 3 } = {}) {
+  await page.locator('[data-tab="jobs"]').click();
+  const panel = page.getByTestId('jobs-panel');
+  for (const phase of ['context', 'translation', 'editing']) await panel.getByTestId(`jobs-phase-${phase}`).setChecked(phases.includes(phase));
+  await panel.getByLabel('Units at once').fill(String(concurrency));
+  await panel.getByTestId('jobs-scope').selectOption('all');
+  const before = await panel.getByTestId('job').count();
+  await panel.getByRole('button', { name: 'Start pipeline' }).click();
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="job"]').length > n, before);
+  await panel.getByTestId('jobs-message').filter({ hasText: 'Started' }).waitFor();
+  return panel.getByTestId('job').first();
+}
+
+/** The overall bar's state: aria value (percent), done and total units, the job's state. */
+function overall(job) {
+  return job.evaluate((node) => {
+    const bar = node.querySelector('[data-testid="job-progress"]');
+    return { percent: Number(bar.getAttribute('aria-valuenow')), done: Number(bar.dataset.done), total: Number(bar.dataset.total), state: node.dataset.state };
+  });
+}
+
+/** Sample the overall bar until the job reaches a final state; returns the samples. */
+async function watch(job, timeoutMs = 120_000) {
+  const samples = [];
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await overall(job);
+    samples.push(now);
+    if (['done', 'failed', 'cancelled'].includes(now.state)) return samples;
+    if (Date.now() > end) throw new Error(`the job did not end: ${JSON.stringify(now)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const nonDecreasing = (values) => values.every((v, i) => i === 0 || v >= values[i - 1]);
+
+/** Expand a job's units and return each unit's id, agent and state. */
+async function units(job) {
+  const details = job.getByTestId('job-units');
+  if (!(await details.evaluate((d) => d.open))) await details.locator('summary').click();
+  await job.getByTestId('job-unit').first().waitFor();
+  return job.getByTestId('job-unit').evaluateAll((rows) => rows.map((r) => ({ id: r.dataset.unit, agent: r.dataset.agent, phase: r.dataset.phase, state: r.dataset.state })));
+}
+
+test('the context pipeline started in the Jobs panel reaches 100 %, every phase bar full, every unit done; a unit transcript opens', async () => {
+  const page = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  await openReady(env, page);
+  await storyProject(page, 'Lighthouse');
+  const job = await startPipeline(page, { phases: ['context'], concurrency: 3 });
+
+  const samples = await watch(job);
+  const last = samples.at(-1);
+  assert.equal(last.state, 'done', JSON.stringify(last));
+  assert.equal(last.percent, 100);
+  assert.equal(last.done, last.total);
+  // The context phase's units: five per scene, the route outlines (no routes here), three curators.
+  assert.equal(last.total, SCENES.length * 5 + 3);
+  assert.ok(nonDecreasing(samples.map((s) => s.done)), `progress only goes forward: ${samples.map((s) => s.done).join(',')}`);
+  assert.equal(await job.getByTestId('job-percent').textContent(), '100 %');
+  assert.equal(await job.getByTestId('job-state').textContent(), 'done');
+  const bar = job.getByRole('progressbar', { name: /^Overall progress/ });
+  assert.equal(await bar.getAttribute('aria-valuenow'), '100');
+  const phase = job.getByRole('progressbar', { name: 'Context phase' });
+  assert.equal(await phase.getAttribute('aria-valuenow'), '100');
+  assert.equal(await job.getByTestId('phase-count').textContent(), `${last.total} / ${last.total}`);
+  // A finished job offers nothing to pause or cancel.
+  assert.equal(await job.getByRole('button', { name: /^Cancel/ }).isVisible(), false);
+  assert.equal(await job.getByRole('button', { name: /^Pause/ }).isVisible(), false);
+
+  // Its units: every one done, each subagent of the context phase present.
+  const list = await units(job);
+  assert.equal(list.length, last.total);
+  assert.deepEqual(list.filter((u) => u.state !== 'done'), []);
+  const agents = new Set(list.map((u) => u.agent));
+  for (const a of ['scene_summary_detailer', 'scene_tag_detailer', 'scene_primary_character_detailer', 'scene_location_detailer', 'scene_glossary_detailer', 'meta_character_curator', 'meta_location_curator', 'meta_glossary_curator']) {
+    assert.ok(agents.has(a), `${a} ran: ${[...agents].join(', ')}`);
+  }
+  // The API agrees with the panel.
+  const status = await page.evaluate(async (id) => window.draftsmith.jobStatus(id), await job.getAttribute('data-job'));
+  assert.equal(status.state, 'done');
+  assert.equal(status.units.length, last.total);
+
+  // A unit's transcript: the task it was given, then what the agent did.
+  const unit = list.find((u) => u.agent === 'scene_summary_detailer' && u.id.endsWith(':s1'));
+  assert.ok(unit, JSON.stringify(list.map((u) => u.id)));
+  await job.locator(`[data-unit="${unit.id}"]`).getByRole('button', { name: /^Transcript of scene_summary_detailer/ }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByTestId('transcript-log').waitFor();
+  const task = await dialog.getByTestId('transcript-task').textContent();
+  assert.match(task, /Task for scene_summary_detailer: /);
+  assert.match(task, /Scene: s1/);
+  assert.match(task, /Overwrite allowed: no/);
+  assert.match(await dialog.getByTestId('unit-transcript-title').textContent(), /^scene_summary_detailer on s1 · done$/);
+  await page.screenshot({ path: `${ARTIFACTS}jobs-transcript-1280x900.png` });
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await page.screenshot({ path: `${ARTIFACTS}jobs-done-1280x900.png` });
+  assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
+});
+
+test('a second job, cancelled midway, stops: no unit runs or asks the model after the cancel, its bar stays short of 100 %', async () => {
+  const page = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  await openReady(env, page);
+  await storyProject(page, 'Storm');
+  const total = SCENES.length * 5 + 3;
+  // A first job on the demo model runs to its end.
+  const first = await startPipeline(page, { phases: ['context'], concurrency: 3 });
+  assert.equal((await watch(first)).at(-1).state, 'done');
+
+  // The second, one unit at a time on a model that takes 400 ms per answer.
+  const model = await slowModel(total + 4, 400);
+  await useModel(page, model.url);
+  const second = await startPipeline(page, { phases: ['context'], concurrency: 1 });
+  const id = await second.getAttribute('data-job');
+  assert.notEqual(id, await first.getAttribute('data-job'));
+  // Midway: some units done, the job still running.
+  await page.waitForFunction((id) => Number(document.querySelector(`[data-job="${id}"] [data-testid="job-progress"]`)?.dataset.done) >= 3, id, { timeout: 60_000 });
+  const midway = await overall(second);
+  assert.equal(midway.state, 'running', JSON.stringify(midway));
+  assert.ok(midway.done < midway.total, JSON.stringify(midway));
+  await second.getByRole('button', { name: /^Cancel/ }).click();
+  await second.and(page.locator('[data-state="cancelled"]')).waitFor({ timeout: 20_000 });
+  assert.equal(await second.getByTestId('job-state').textContent(), 'cancelled');
+  const stopped = await overall(second);
+  assert.ok(stopped.percent < 100, JSON.stringify(stopped));
+  assert.ok(stopped.done <= midway.done + 1, `at most the unit running at the cancel finished: ${JSON.stringify({ midway, stopped })}`);
+  // Nothing left to pause or cancel.
+  assert.equal(await second.getByRole('button', { name: /^Cancel/ }).isVisible(), false);
+
+  // It stays stopped: nothing more is done and the model hears nothing more.
+  const heard = await model.requests();
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(await model.requests(), heard, 'no model request after the cancel');
+  assert.ok(heard <= stopped.done + 1, `${heard} model requests for ${stopped.done} units done`);
+  assert.deepEqual(await overall(second), stopped);
+  const list = await units(second);
+  assert.equal(list.length, total);
+  assert.deepEqual(list.filter((u) => ['running', 'queued'].includes(u.state)), [], 'no unit left running or queued');
+  assert.ok(list.some((u) => u.state === 'cancelled'), JSON.stringify(list));
+  assert.equal(list.filter((u) => u.state === 'done').length, stopped.done);
+  // The first job is untouched; both are listed, newest first.
+  assert.equal((await overall(first)).state, 'done');
+  const listed = await page.evaluate(() => window.draftsmith.listJobs());
+  assert.deepEqual(listed.jobs.map((j) => j.state), ['cancelled', 'done']);
+  assert.deepEqual(await page.getByTestId('job').evaluateAll((nodes) => nodes.map((n) => n.dataset.state)), ['cancelled', 'done']);
+  await page.screenshot({ path: `${ARTIFACTS}jobs-cancelled-1280x900.png` });
+  assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
+});
+
+test('a job goes on after a reload: the new worker resumes it and the bar reaches 100 %', async () => {
+  const page = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  await openReady(env, page);
+  await storyProject(page, 'Reload');
+  const total = SCENES.length * 5 + 3;
+  // Spare answers: a request cut by the reload still takes one.
+  const model = await slowModel(total + 6, 300);
+  await useModel(page, model.url);
+  const job = await startPipeline(page, { phases: ['context'], concurrency: 1 });
+  const id = await job.getAttribute('data-job');
+  await page.waitForFunction((id) => Number(document.querySelector(`[data-job="${id}"] [data-testid="job-progress"]`)?.dataset.done) >= 3, id, { timeout: 60_000 });
+  const before = await overall(job);
+  assert.equal(before.state, 'running');
+
+  await page.reload();
+  await openReady(env, page);
+  await page.locator('[data-tab="jobs"]').click();
+  const again = page.locator(`[data-testid="job"][data-job="${id}"]`);
+  await again.waitFor();
+  const samples = await watch(again);
+  const last = samples.at(-1);
+  assert.equal(last.state, 'done', JSON.stringify(last));
+  assert.equal(last.percent, 100);
+  assert.ok(samples[0].done >= before.done, `the units done before the reload stay done: ${samples[0].done} >= ${before.done}`);
+  assert.ok(nonDecreasing(samples.map((s) => s.done)));
+  const list = await units(again);
+  assert.equal(list.length, total);
+  assert.deepEqual(list.filter((u) => u.state !== 'done'), []);
+  // Each unit asked the model once, apart from the one the reload cut short.
+  const asked = await model.requests();
+  assert.ok(asked >= total && asked <= total + 1, `${asked} model requests for ${total} units`);
+  assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
+});
