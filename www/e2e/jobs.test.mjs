@@ -243,3 +243,51 @@ test('a job goes on after a reload: the new worker resumes it and the bar reache
   assert.ok(asked >= total && asked <= total + 1, `${asked} model requests for ${total} units`);
   assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
 });
+
+test("a job unit's approval card shows under its job and in the chat, naming the agent; approving it in the Jobs panel lets the job finish", async () => {
+  const page = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  await openReady(env, page);
+  await storyProject(page, 'Approval');
+  await page.evaluate(() => window.draftsmith.bible.save('scene', { summary: 'Mara climbs the stair.' }, { id: 's1' }));
+  // The model asks to replace the writer's summary (which needs the writer's approval), then sums up.
+  const name = `jobs-approve-${Date.now()}`;
+  const base = env.url.replace(/\/$/, '');
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}`;
+  const args = JSON.stringify({ scene: 's1', summary: 'Mara reaches the lamp room.' });
+  const responses = [
+    { events: [chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'scene_update_summary', arguments: args } }] }), chunk({}, 'tool_calls'), 'data: [DONE]'] },
+    { events: [chunk({ content: 'Done.' }), chunk({}, 'stop'), 'data: [DONE]'] },
+  ];
+  assert.equal((await fetch(`${base}/mock/${name}/responses`, { method: 'POST', body: JSON.stringify(responses) })).status, 204);
+  await useModel(page, `${base}/mock/${name}/v1`);
+  const started = await page.evaluate(() => window.draftsmith.startJob({ kind: 'run', prompt: 'Update the summary of scene s1.' }));
+  await page.locator('[data-tab="jobs"]').click();
+  const job = page.locator(`[data-testid="job"][data-job="${started.id}"]`);
+  await job.waitFor();
+  const inJob = job.getByTestId('approval-card');
+  await inJob.waitFor({ timeout: 30_000 });
+  await job.and(page.locator('[data-state="waiting_approval"]')).waitFor({ timeout: 30_000 });
+  assert.equal(await inJob.getByTestId('approval-tool').textContent(), 'scene_update_summary');
+  assert.match(await inJob.getByTestId('approval-job').textContent(), /^From a background job/);
+  const pending = await page.evaluate(() => window.draftsmith.approvals.list());
+  assert.equal(pending.approvals.length, 1);
+  assert.ok(pending.approvals[0].run.startsWith(`job:${started.id}:`), pending.approvals[0].run);
+  const agent = pending.approvals[0].origin.replace(/^agent:/, '');
+  assert.equal(await inJob.getByTestId('approval-agent').textContent(), agent);
+  // The same card in the chat, which did not start this run.
+  const inChat = page.getByTestId('chat-log').getByTestId('approval-card');
+  assert.equal(await inChat.count(), 1);
+  assert.equal(await inChat.getByTestId('approval-agent').textContent(), agent);
+  assert.match(await inChat.getByTestId('approval-job').textContent(), /^From a background job/);
+  await page.screenshot({ path: `${ARTIFACTS}jobs-approval-1280x900.png` });
+
+  await inJob.getByRole('button', { name: 'Approve' }).click();
+  await job.and(page.locator('[data-state="done"]')).waitFor({ timeout: 30_000 });
+  // Decided once: both cards go.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"]').length === 0, null, { timeout: 10_000 });
+  const scene = await page.evaluate(async () => (await window.draftsmith.bible.list('scene')).kinds.scene.find((s) => s.id === 's1'));
+  assert.equal(scene.summary, 'Mara reaches the lamp room.');
+  assert.match(scene.summary_origin, /^agent:/);
+  assert.equal(await job.getByTestId('job-percent').textContent(), '100 %');
+  assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
+});
