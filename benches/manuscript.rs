@@ -334,7 +334,7 @@ mod native {
             let start = Instant::now();
             let applied = session.undo(None, Origin::User, &clock, &ids);
             times.push(start.elapsed());
-            assert_eq!(applied.map(|a| a.len()), Ok(1));
+            assert_eq!(applied.map(|a| a.applied.len()), Ok(1));
         }
         report("undo", &label, times);
         let restored = session
@@ -350,7 +350,7 @@ mod native {
             let start = Instant::now();
             let applied = session.redo();
             times.push(start.elapsed());
-            assert_eq!(applied.map(|a| a.len()), Ok(1));
+            assert_eq!(applied.map(|a| a.applied.len()), Ok(1));
         }
         report("redo", &label, times);
 

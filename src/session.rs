@@ -11,7 +11,9 @@
 //!
 //! The session also holds the free files of the `data/` view ([`Files`]); a command writes
 //! them through [`EditContext::write_file`], and a failing command's file writes are rolled
-//! back with its other changes.
+//! back with its other changes. A successful command's file writes are in its history entry
+//! (the file before and after), so undo and redo take them back and bring them again with
+//! its chapter edits, even when the command changed no chapter.
 //!
 //! The session also holds the agent's [`Memory`]. Memory changes are not undoable and are not
 //! snapshotted: the memory tools validate everything before they change the memory, in one
@@ -23,7 +25,7 @@ use serde_json::{json, Value};
 
 use crate::bible::{Actor, Bible, Entity, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};
-use crate::commands::{Command, Effect, Entry, History, Origin, OriginFilter};
+use crate::commands::{Command, Effect, Entry, FileEffect, History, Moved, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
 use crate::files::{Files, FreeFile};
 use crate::memory::Memory;
@@ -692,18 +694,23 @@ impl Session {
             bytes_written,
             ..
         } = cx;
-        let files: Vec<String> = files_undo
+        let file_effects: Vec<FileEffect> = files_undo
             .into_iter()
             .filter(|(path, before)| self.files.get(path) != before.as_ref())
-            .map(|(path, _)| path)
+            .map(|(path, before)| FileEffect {
+                after: self.files.get(&path).map(FreeFile::state),
+                before: before.as_ref().map(FreeFile::state),
+                path,
+            })
             .collect();
+        let files: Vec<String> = file_effects.iter().map(|fx| fx.path.clone()).collect();
         let bible: Vec<(Kind, String)> = bible_undo
             .into_iter()
             .filter(|(kind, id, before)| self.bible.get(*kind, id) != before.as_ref())
             .map(|(kind, id, _)| (kind, id))
             .collect();
         let ui_changed = ui_changed && self.project.ui != ui_before;
-        if effects.is_empty() {
+        if effects.is_empty() && file_effects.is_empty() {
             return Outcome {
                 result: ToolResult::success(data, meta(None, bytes_written)),
                 edits: Vec::new(),
@@ -731,6 +738,7 @@ impl Session {
             started,
             effects,
         );
+        entry.files = file_effects;
         entry.tool_call_id = call_id;
         entry.command = Some(name.to_string());
         if let Some(group) = group {
@@ -825,26 +833,31 @@ impl Session {
     }
 
     /// Undo: the newest group, or with `scope` the newest group of that origin (keeping
-    /// later edits). `by` is who asked.
+    /// later edits, and free files written since by others). `by` is who asked. Chapter
+    /// edits and free files go back together.
     pub fn undo(
         &mut self,
         scope: Option<&OriginFilter>,
         by: Origin,
         clock: &dyn Clock,
         ids: &dyn IdSource,
-    ) -> Result<Vec<Applied>, HistoryError> {
+    ) -> Result<Moved, HistoryError> {
         match scope {
-            None => self.history.undo(&mut self.project),
-            Some(filter) => {
-                self.history
-                    .undo_scoped(&mut self.project, filter, by, clock.now_ms(), ids)
-            }
+            None => self.history.undo(&mut self.project, &mut self.files),
+            Some(filter) => self.history.undo_scoped(
+                &mut self.project,
+                &mut self.files,
+                filter,
+                by,
+                clock.now_ms(),
+                ids,
+            ),
         }
     }
 
-    /// Redo the last undone group.
-    pub fn redo(&mut self) -> Result<Vec<Applied>, HistoryError> {
-        self.history.redo(&mut self.project)
+    /// Redo the last undone group (its chapter edits and free files).
+    pub fn redo(&mut self) -> Result<Moved, HistoryError> {
+        self.history.redo(&mut self.project, &mut self.files)
     }
 }
 

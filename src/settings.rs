@@ -297,8 +297,28 @@ impl Settings {
         }
         if let Some(modes) = patch.approval_policies {
             for (tool, mode) in modes {
-                if !tool_exists(&tool) {
-                    return Err(format!("'approvalPolicies': there is no tool \"{tool}\""));
+                // `<agent>/<tool>`: the mode of a tool when that agent calls it.
+                let (agent, name) = match tool.split_once('/') {
+                    Some((agent, name)) => (Some(agent), name),
+                    None => (None, tool.as_str()),
+                };
+                if agent.is_some_and(|a| {
+                    a.is_empty()
+                        || a.len() > 64
+                        || !a
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                }) {
+                    return Err(format!(
+                        "'approvalPolicies': \"{}\" must be a tool name or <agent>/<tool> with an agent name of letters, digits, _ and -",
+                        tool.chars().take(80).collect::<String>()
+                    ));
+                }
+                if !tool_exists(name) {
+                    return Err(format!(
+                        "'approvalPolicies': there is no tool \"{}\"",
+                        name.chars().take(80).collect::<String>()
+                    ));
                 }
                 match mode {
                     Value::Null => {
@@ -339,10 +359,40 @@ impl Settings {
         Ok(next)
     }
 
-    /// The approval policies in force.
+    /// The approval policies in force (per tool; per-agent entries left out).
     pub fn policies(&self) -> crate::policy::Policies {
+        self.policies_for(None, &[])
+    }
+
+    /// The approval policies in force when `agent` calls a tool: the per-tool modes, over
+    /// them the agent's own (`<agent>/<tool>` entries), and over those the tools the agent's
+    /// spec always asks about (`interrupt_on`: strict).
+    pub fn policies_for(
+        &self,
+        agent: Option<&str>,
+        interrupt_on: &[String],
+    ) -> crate::policy::Policies {
+        let mut modes: std::collections::BTreeMap<String, crate::policy::Mode> = self
+            .approval_policies
+            .iter()
+            .filter(|(k, _)| !k.contains('/'))
+            .map(|(k, m)| (k.clone(), *m))
+            .collect();
+        if let Some(agent) = agent {
+            for (key, mode) in &self.approval_policies {
+                if let Some(tool) = key
+                    .strip_prefix(agent)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                {
+                    modes.insert(tool.to_string(), *mode);
+                }
+            }
+        }
+        for tool in interrupt_on {
+            modes.insert(tool.clone(), crate::policy::Mode::Strict);
+        }
         crate::policy::Policies {
-            modes: self.approval_policies.clone(),
+            modes,
             window_ms: self.recent_update_window_ms,
         }
     }

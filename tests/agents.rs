@@ -587,9 +587,51 @@ fn textcraft_brain(body: &Value) -> Scripted {
     }
 }
 
+/// The TextCraft run's traces: whether `plans/ch3.md` exists (read through the tools) and
+/// the chapter's text.
+fn textcraft_state(page: &Page) -> (bool, String) {
+    let plan = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "plans/ch3.md"}}),
+    );
+    let exists = match plan["status"].as_str() {
+        Some("success") => {
+            assert_eq!(plan["data"]["content"], PLAN, "{plan}");
+            true
+        }
+        _ => {
+            assert_eq!(plan["data"]["code"], "not_found", "{plan}");
+            false
+        }
+    };
+    let chapter = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "manuscripts/03-the-storm.md"}}),
+    );
+    (
+        exists,
+        chapter["data"]["content"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Whether the store holds the project's `plans/ch3.md`.
+fn plan_stored(page: &Page) -> bool {
+    let key = format!(
+        "{}/plans/ch3.md",
+        page.ok("list_projects", json!({}))["projects"][0]["id"]
+            .as_str()
+            .unwrap()
+    );
+    use draftsmith::store::{Store, Table};
+    futures::executor::block_on(page.store.get(Table::Files, &key))
+        .unwrap()
+        .is_some()
+}
+
 #[test]
 fn textcraft_plans_assigns_drafting_and_editing_in_one_undo_group() {
-    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(textcraft_brain));
+    let store = Rc::new(MemoryStore::new());
+    let page = Page::thinking(store.clone(), Rc::new(textcraft_brain));
     page.ok(
         "create_project",
         json!({"name": "Lighthouse", "chapters": [
@@ -672,18 +714,58 @@ fn textcraft_plans_assigns_drafting_and_editing_in_one_undo_group() {
         .collect();
     assert_eq!(
         origins,
-        ["agent:editor", "agent:narrator"],
+        ["agent:editor", "agent:narrator", "agent:architect"],
         "newest first: {history}"
     );
-    assert_eq!(agent_entries[0]["group"], agent_entries[1]["group"]);
-    // Plain undo removes all of it.
-    page.ok("undo", json!({}));
-    let chapter = page.ok(
-        "execute",
-        json!({"tool": "read_file", "args": {"path": "manuscripts/03-the-storm.md"}}),
+    assert!(
+        agent_entries
+            .iter()
+            .all(|e| e["group"] == agent_entries[0]["group"]),
+        "{history}"
     );
-    assert_eq!(chapter["data"]["content"], "(to be written)");
+    assert_eq!(agent_entries[2]["description"], "Write plans/ch3.md");
+    let done = (true, text.clone());
+    assert_eq!(textcraft_state(&page), done);
+    assert!(plan_stored(&page));
+    // One plain undo removes all of it: the plan the Architect wrote, the Narrator's draft
+    // and the Editor's fix. The page hears of the file, and the store forgets it.
+    page.events.take();
+    let undone = page.ok("undo", json!({}));
+    assert_eq!(undone["files"], json!(["plans/ch3.md"]), "{undone}");
+    assert_eq!(undone["filesKept"], json!([]));
+    assert_eq!(undone["canUndo"], false, "one group: {undone}");
+    let announced: Vec<Value> = page
+        .events
+        .take()
+        .into_iter()
+        .filter(|e| e.kind == "files_changed")
+        .map(|e| e.data)
+        .collect();
+    assert_eq!(announced.len(), 1, "{announced:?}");
+    assert_eq!(announced[0]["path"], "plans/ch3.md");
+    assert_eq!(announced[0]["deleted"], true);
+    let before = (false, "(to be written)".to_string());
+    assert_eq!(textcraft_state(&page), before);
+    assert!(!plan_stored(&page));
+    // Redo brings all of it back.
+    let redone = page.ok("redo", json!({}));
+    assert_eq!(redone["files"], json!(["plans/ch3.md"]), "{redone}");
+    assert_eq!(textcraft_state(&page), done);
+    assert!(plan_stored(&page));
     assert_eq!(page.core.open_sessions(), 0);
+    // After a reload (a new worker on the stored history), plain undo still removes it all,
+    // and redo brings it back.
+    let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
+    drop(page);
+    let page = Page::thinking(store, Rc::new(textcraft_brain));
+    page.ok("open_project", json!({"id": project}));
+    assert_eq!(textcraft_state(&page), done);
+    page.ok("undo", json!({}));
+    assert_eq!(textcraft_state(&page), before);
+    assert!(!plan_stored(&page));
+    page.ok("redo", json!({}));
+    assert_eq!(textcraft_state(&page), done);
+    assert!(plan_stored(&page));
 }
 
 #[test]
@@ -798,7 +880,7 @@ fn list_agents_shows_presets_and_each_toolbox() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(presets, ["quill", "dungeon_master", "textcraft"]);
+    assert_eq!(presets, ["quill", "dungeon_master", "textcraft", "rentl"]);
     let agent = |name: &str| {
         list["agents"]
             .as_array()

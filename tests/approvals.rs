@@ -58,7 +58,10 @@ fn a_run_pauses_for_approval_and_a_new_worker_approves_it_exactly_once() {
     let store = Rc::new(MemoryStore::new());
     let tab = Page::on(
         store.clone(),
-        vec![overwrite_notes("call_1", "Mara loves swimming.")],
+        vec![
+            overwrite_notes("call_1", "Mara loves swimming."),
+            says("Nothing else to do."),
+        ],
         Rc::new(NeverSleeper),
     );
     tab.project();
@@ -89,9 +92,10 @@ fn a_run_pauses_for_approval_and_a_new_worker_approves_it_exactly_once() {
     assert_eq!(requested[0]["tool"], "character_update_notes");
     assert_eq!(requested[0]["current"]["notes"], NOTES);
     assert_eq!(requested[0]["proposed"]["notes"], "Mara loves swimming.");
-    // A new run waits for the decision.
-    let (code, _) = tab.err("run", json!({"prompt": "Something else."}));
-    assert_eq!(code, "busy");
+    // A paused run does not hold up the next one (runs do not exclude each other).
+    let other_run = tab.ok("run", json!({"prompt": "Something else."}));
+    assert_eq!(other_run["status"], "finished", "{other_run}");
+    assert_eq!(tab.notes(), NOTES);
 
     // The page reloads: a new worker on the same storage.
     drop(tab);

@@ -246,8 +246,19 @@ fn write_file_creates_folders_and_overwrites_completely() {
     assert_eq!(r["data"]["size"], 5);
     assert_eq!(r["data"]["mod_time"], 6_000);
     assert_eq!(r["data"]["origin"], "human");
-    // Free files are not in the undo history.
-    assert!(!t.s.history.can_undo());
+    // Free files are in the undo history: undo puts the agent's version back (its time and
+    // origin too), redo the writer's.
+    let path = json!({"path": "plans/book one/act1/outline.md"});
+    let moved = t.s.undo(None, Origin::User, &t.clock, &t.ids).unwrap();
+    assert_eq!(moved.files, ["plans/book one/act1/outline.md"]);
+    let r = t.ok("read_file", path.clone());
+    assert_eq!(r["data"]["content"], "1. Mara climbs.\n2. The lamp.");
+    assert_eq!(r["data"]["mod_time"], 5_000);
+    assert_eq!(r["data"]["origin"], "agent:architect");
+    t.s.redo().unwrap();
+    let r = t.ok("read_file", path);
+    assert_eq!(r["data"]["content"], "short");
+    assert_eq!(r["data"]["origin"], "human");
     // A folder is not a file, and a file is not a folder.
     let (code, _) = t.err(
         "write_file",

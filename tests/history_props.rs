@@ -1,5 +1,6 @@
-//! Property tests of the shared writer/agent history: undo and redo restore texts exactly,
-//! writer changes on stale versions are rebased, and origin-scoped undo keeps later typing.
+//! Property tests of the shared writer/agent history: undo and redo restore texts and free
+//! files exactly, writer changes on stale versions are rebased, and origin-scoped undo keeps
+//! later typing and the free files the writer wrote later.
 #![cfg(not(target_arch = "wasm32"))]
 
 use draftsmith::commands::{Origin, OriginFilter};
@@ -41,10 +42,17 @@ enum Step {
         stale: u64,
         gap_ms: u64,
     },
-    /// An agent turn of edits (one group).
+    /// An agent turn of edits (one group), which may also write a free file.
     Agent {
         ch: bool,
         edits: Vec<(f64, usize, String)>,
+        file: Option<(bool, String)>,
+    },
+    /// `write_file` of a free file (`plans/a.md` or `notes/b.md`) by the writer or an agent.
+    File {
+        notes: bool,
+        content: String,
+        agent: bool,
     },
     Undo,
     Redo,
@@ -79,14 +87,47 @@ fn agent_step(letters: &'static str) -> impl Strategy<Value = Step> {
     (
         any::<bool>(),
         prop::collection::vec((0.0..1.0f64, 0..5usize, alphabet(letters, 6)), 1..4),
+        prop::option::of((any::<bool>(), alphabet(letters, 6))),
     )
-        .prop_map(|(ch, edits)| Step::Agent { ch, edits })
+        .prop_map(|(ch, edits, file)| Step::Agent { ch, edits, file })
+}
+
+/// An agent turn that certainly writes a free file.
+fn agent_file_step(letters: &'static str) -> impl Strategy<Value = Step> {
+    (agent_step(letters), any::<bool>(), alphabet(letters, 6)).prop_map(|(step, notes, text)| {
+        match step {
+            Step::Agent { ch, edits, .. } => Step::Agent {
+                ch,
+                edits,
+                file: Some((notes, text)),
+            },
+            other => other,
+        }
+    })
+}
+
+fn file_step(agent: bool, letters: &'static str) -> impl Strategy<Value = Step> {
+    (any::<bool>(), alphabet(letters, 6)).prop_map(move |(notes, content)| Step::File {
+        notes,
+        content,
+        agent,
+    })
+}
+
+fn file_path(notes: bool) -> &'static str {
+    if notes {
+        "notes/b.md"
+    } else {
+        "plans/a.md"
+    }
 }
 
 fn any_step() -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => writer_step("0123456789 "),
         3 => agent_step("αβγδεζ "),
+        1 => file_step(false, "0123456789 "),
+        1 => file_step(true, "αβγδεζ "),
         1 => Just(Step::Undo),
         1 => Just(Step::Redo),
         1 => Just(Step::UndoAgent),
@@ -149,7 +190,24 @@ impl World {
                     .apply_user_change(id, base, change, &self.clock, &self.ids)
                     .unwrap();
             }
-            Step::Agent { ch, edits } => {
+            Step::File {
+                notes,
+                content,
+                agent,
+            } => {
+                self.clock.advance(5);
+                let origin = if *agent {
+                    self.s
+                        .history
+                        .begin_group(Origin::Agent("ed".into()), &self.ids);
+                    Origin::Agent("ed".into())
+                } else {
+                    Origin::User
+                };
+                self.write_file(*notes, content, origin);
+                self.s.history.close_group();
+            }
+            Step::Agent { ch, edits, file } => {
                 self.clock.advance(5);
                 let id = Self::chapter(*ch);
                 self.s
@@ -193,6 +251,9 @@ impl World {
                         None => {}
                     }
                 }
+                if let Some((notes, content)) = file {
+                    self.write_file(*notes, content, Origin::Agent("ed".into()));
+                }
                 self.s.history.close_group();
             }
             Step::Undo => {
@@ -215,6 +276,19 @@ impl World {
             }
         }
         self.snapshot();
+    }
+
+    /// Write a free file through the real tool.
+    fn write_file(&mut self, notes: bool, content: &str, origin: Origin) {
+        let call = ToolCall {
+            id: None,
+            name: "write_file".into(),
+            args: json!({"path": file_path(notes), "content": content}),
+        };
+        let out = self
+            .s
+            .execute(&self.registry, call, origin, &self.clock, &self.ids);
+        assert!(out.result.is_success(), "{:?}", out.result);
     }
 
     /// Remember every chapter text by version, as the page would have seen it.
@@ -256,12 +330,64 @@ proptest! {
         }
         let final_1 = text(&w.s, "c1");
         let final_2 = text(&w.s, "c2");
+        let final_files = w.s.files.clone();
         let n = w.undo_all();
         prop_assert_eq!(text(&w.s, "c1"), ORIGINAL);
         prop_assert_eq!(text(&w.s, "c2"), "05 16 27");
+        prop_assert!(w.s.files.is_empty(), "files left: {:?}", w.s.files);
         w.redo_n(n);
         prop_assert_eq!(text(&w.s, "c1"), final_1);
         prop_assert_eq!(text(&w.s, "c2"), final_2);
+        prop_assert_eq!(&w.s.files, &final_files);
+    }
+
+    #[test]
+    fn undoing_the_agent_restores_its_files_unless_the_writer_wrote_them_later(
+        before in prop::collection::vec(any_step(), 0..12),
+        agent in agent_file_step("ABCDEFG "),
+        after in prop::collection::vec(prop_oneof![writer_step("abcdefg "), file_step(false, "abcdefg ")], 0..6),
+    ) {
+        let mut w = World::new();
+        for step in &before {
+            w.run(step);
+        }
+        let files_before = w.s.files.clone();
+        w.run(&agent);
+        let Step::Agent { file: Some((notes, _)), .. } = &agent else {
+            unreachable!("agent_file_step writes a file")
+        };
+        let path = file_path(*notes);
+        for step in &after {
+            w.run(step);
+        }
+        let written_later = after
+            .iter()
+            .any(|s| matches!(s, Step::File { notes: n, .. } if n == notes));
+        let files_then = w.s.files.clone();
+        let moved = w
+            .s
+            .undo(Some(&OriginFilter::AnyAgent), Origin::User, &w.clock, &w.ids)
+            .unwrap();
+        // The other file is untouched; the agent's file goes back to what it was before the
+        // turn, unless the writer wrote it later: then the writer's content stays.
+        let other = file_path(!*notes);
+        prop_assert_eq!(w.s.files.get(other), files_then.get(other));
+        if written_later {
+            prop_assert_eq!(w.s.files.get(path), files_then.get(path));
+            prop_assert_eq!(&moved.kept, &vec![path.to_string()]);
+        } else {
+            prop_assert_eq!(w.s.files.get(path), files_before.get(path));
+            prop_assert_eq!(&moved.files, &vec![path.to_string()]);
+        }
+        let files_reverted = w.s.files.clone();
+        // Plain undo brings the agent's file back exactly; redo reverts it again.
+        w.s.undo(None, Origin::User, &w.clock, &w.ids).unwrap();
+        prop_assert_eq!(&w.s.files, &files_then);
+        w.s.redo().unwrap();
+        prop_assert_eq!(&w.s.files, &files_reverted);
+        // And undoing everything leaves no file.
+        w.undo_all();
+        prop_assert!(w.s.files.is_empty(), "files left: {:?}", w.s.files);
     }
 
     #[test]
@@ -314,6 +440,7 @@ fn redo_right_after_an_agent_undo_reapplies_it() {
     w.run(&Step::Agent {
         ch: true,
         edits: vec![(0.0, 4, "ABCD".into())],
+        file: None,
     });
     w.run(&Step::Type {
         ch: true,

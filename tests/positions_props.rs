@@ -316,20 +316,24 @@ impl World {
                     .unwrap();
                 vec![applied]
             }
-            Step::Undo => self
-                .s
-                .undo(None, Origin::User, &self.clock, &self.ids)
-                .unwrap(),
-            Step::Redo => self.s.redo().unwrap(),
-            Step::UndoAgent => self
-                .s
-                .undo(
-                    Some(&OriginFilter::AnyAgent),
-                    Origin::User,
-                    &self.clock,
-                    &self.ids,
-                )
-                .unwrap(),
+            Step::Undo => {
+                self.s
+                    .undo(None, Origin::User, &self.clock, &self.ids)
+                    .unwrap()
+                    .applied
+            }
+            Step::Redo => self.s.redo().unwrap().applied,
+            Step::UndoAgent => {
+                self.s
+                    .undo(
+                        Some(&OriginFilter::AnyAgent),
+                        Origin::User,
+                        &self.clock,
+                        &self.ids,
+                    )
+                    .unwrap()
+                    .applied
+            }
             Step::Select { at, len } => {
                 self.select(*at, *len);
                 Vec::new()

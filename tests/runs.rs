@@ -197,7 +197,7 @@ fn the_key_never_reaches_events_errors_audit_or_exports() {
 }
 
 #[test]
-fn an_abort_mid_stream_ends_the_run_at_once_and_a_second_run_is_refused_meanwhile() {
+fn an_abort_mid_stream_ends_the_run_at_once_and_a_second_run_with_its_id_is_refused_meanwhile() {
     let stalled = Scripted::sse(
         &format!(
             "data: {}\n\n",
@@ -220,7 +220,7 @@ fn an_abort_mid_stream_ends_the_run_at_once_and_a_second_run_is_refused_meanwhil
                 YieldNow(false).await;
             }
             let busy = page
-                .send_async("run", json!({"prompt": "again", "runId": "r2"}))
+                .send_async("run", json!({"prompt": "again", "runId": "r1"}))
                 .await;
             let aborted = page.send_async("abort_run", json!({"runId": "r1"})).await;
             (busy, aborted)

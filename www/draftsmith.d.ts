@@ -102,7 +102,19 @@ export interface UserChangeResult extends AppliedChange {
 /** What `checkpoint()` wrote: the ids of the chapters checkpointed, and whether it committed. */
 export interface CheckpointResult { checkpointed: string[]; saved: boolean }
 
-export interface HistoryMove { applied: AppliedChange[]; canUndo: boolean; canRedo: boolean }
+/**
+ * What undo or redo did: the chapter changes applied, the free files (`plans/`, `notes/`) put
+ * back (written or removed), and the free files left as a later write made them (`filesKept`,
+ * explained in `note`): an origin-scoped undo never throws away what came after the agent.
+ */
+export interface HistoryMove {
+  applied: AppliedChange[];
+  files: string[];
+  filesKept: string[];
+  note?: string;
+  canUndo: boolean;
+  canRedo: boolean;
+}
 
 export interface HistoryEntry {
   id: string;
@@ -114,6 +126,8 @@ export interface HistoryEntry {
   command: string | null;
   kind: { type: 'edit' } | { type: 'revert'; targets: string[] } | { type: 'restore'; revert: string; targets: string[] };
   reverted: boolean;
+  /** The free files it wrote (paths). */
+  files: string[];
 }
 
 export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; canUndo: boolean; canRedo: boolean; memoryBytes: number }
@@ -467,6 +481,8 @@ export interface AgentSpec {
   tokenBudget?: number | null;
   /** Whether a run may start with it (it talks to the writer). */
   talksToWriter?: boolean;
+  /** Tools of its toolbox that always ask the writer when this agent calls them (rentl's `interrupt_on`). */
+  interruptOn?: string[];
 }
 
 /** An agent as `listAgents` shows it. */
@@ -482,6 +498,8 @@ export interface AgentInfo {
   maxSteps: number;
   tokenBudget: number | null;
   talksToWriter: boolean;
+  /** Tools that always ask the writer when this agent calls them (empty: none). */
+  interruptOn: string[];
   /** A preset's agent (cannot be redefined or deleted). */
   builtin: boolean;
   /** The preset it belongs to, if any. */
@@ -492,14 +510,16 @@ export interface AgentInfo {
   routingTools: string[];
 }
 
-/** A named set of agents a run can start with. */
+/** A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its agents in pipelines. */
 export interface Preset {
-  /** `quill`, `dungeon_master`, `textcraft`. */
+  /** `quill`, `dungeon_master`, `textcraft`, `rentl`. */
   name: string;
   description: string;
-  /** The agent a run with this preset starts with. */
-  entry: string;
+  /** The agent a run with this preset starts with; absent for a preset that only runs pipelines (`rentl`: `run` refuses it, use `startJob`). */
+  entry?: string;
   agents: string[];
+  /** The pipelines it exposes (`context`, `translation`, `editing`), started as jobs. */
+  pipelines?: string[];
 }
 
 /** What `listAgents` resolves with. */

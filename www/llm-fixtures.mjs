@@ -34,6 +34,19 @@
 //   An agent the app defined: an instruction it has no tool for goes to its first routing
 //     tool; a routed agent runs the instruction in the player input and answers with its
 //     reply tool.
+//   rentl: a task message of the jobs protocol ("Task for <agent>: ...", then "Scene: <id>",
+//     "Route: <id>" or "Scope: the whole project", and "Overwrite allowed: yes|no") is played
+//     by that subagent (or, with "rentl" in the system prompt, the one whose write tool is
+//     offered): it reads first, writes only what this conversation's tool results support,
+//     leaves a filled field alone unless overwrite is allowed, then sums up in a sentence.
+//     Context: a summary from the scene's first sentences, tags from its salient words, the
+//     characters and locations scene_read_overview found in its text, glossary entries for
+//     its capitalised terms (searched first), a route synopsis from its scenes' summaries and
+//     its characters from their entries, target-language names kept as the source names (or
+//     the glossary's). Translation: every line of the scene, marked "[<code>] <line>" with
+//     the glossary's terms (the target language from the style guide or UI notes).
+//     Editing: style (line length, untranslated and pseudo-translated lines), review and
+//     consistency (the glossary check on each line) findings, or one "passed" record.
 //
 // Mock LLM, scriptable: POST /mock/<script>/responses with a JSON array of responses queues
 // them; each model request to /mock/<script>/... takes the next one:
@@ -158,7 +171,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Mara to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it".';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -492,6 +505,576 @@ function editor(req) {
   return { text: `In ${target}, I replaced “${m[1]}” with “${m[2]}”.` };
 }
 
+// rentl: single-purpose subagents that pipelines run, one unit at a time. The task message
+// (the jobs protocol) names the agent ("Task for <agent>: ..."), its one target ("Scene: <id>",
+// "Route: <id>" or "Scope: the whole project") and "Overwrite allowed: yes|no". Each agent
+// reads first, then writes only what the tool results of this conversation support (a summary
+// from the scene's first sentences, tags from its salient words, the characters and locations
+// the overview found in its text, terms from its capitalised words, a route synopsis from its
+// scenes' summaries, names kept as they are, marked pseudo-translations "[fr] <line>" with the
+// glossary's terms, QA checks recording a pass or a concrete issue), then sums up in a sentence.
+
+/** The tool only each rentl agent has (to tell them apart when the task names none). */
+const RENTL_SIGNATURES = [
+  ['translation_create_consistency_check', 'consistency_checker'],
+  ['translation_create_review_check', 'scene_translation_reviewer'],
+  ['translation_create_style_check', 'scene_style_checker'],
+  ['translation_create_line', 'scene_translator'],
+  ['route_update_synopsis', 'route_outline_builder'],
+  ['glossary_merge_entries', 'meta_glossary_curator'],
+  ['location_delete_entry', 'meta_location_curator'],
+  ['character_delete_entry', 'meta_character_curator'],
+  ['scene_update_summary', 'scene_summary_detailer'],
+  ['scene_update_tags', 'scene_tag_detailer'],
+  ['scene_update_primary_characters', 'scene_primary_character_detailer'],
+  ['scene_update_locations', 'scene_location_detailer'],
+  ['glossary_create_entry', 'scene_glossary_detailer'],
+];
+
+/** The rentl task of a request: the agent, its target and whether it may overwrite; or null. */
+function rentlTask(req) {
+  const text = req.prompt;
+  const named = text.match(/^Task for (\w+):/m)?.[1];
+  const target = text.match(/^(Scene|Route):[ \t]*(\S+)/m);
+  const scope = /^Scope:/m.test(text);
+  if (!named && !target && !scope) return null;
+  const agents = new Set(RENTL_SIGNATURES.map(([, a]) => a));
+  let agent = agents.has(named) ? named : null;
+  if (!agent && /\brentl\b/.test(req.system)) agent = RENTL_SIGNATURES.find(([tool]) => req.tools.has(tool))?.[1] ?? null;
+  if (!agent) return null;
+  return {
+    agent,
+    scene: target?.[1] === 'Scene' ? target[2] : null,
+    route: target?.[1] === 'Route' ? target[2] : null,
+    overwrite: /^Overwrite allowed:[ \t]*yes\b/im.test(text),
+  };
+}
+
+const succeeded = (call) => call?.result?.status === 'success';
+const dataOf = (call) => call?.result?.data ?? {};
+const blank = (v) => v === null || v === undefined || (typeof v === 'string' && !v.trim()) || (Array.isArray(v) && v.length === 0);
+const quoteShort = (text, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+/** "Line 2 has" or "Lines 1, 2 have": line numbers with a verb that agrees (`['has', 'have']`). */
+const linesWith = (numbers, [one, many]) => (numbers.length === 1 ? `Line ${numbers[0]} ${one}` : `Lines ${numbers.join(', ')} ${many}`);
+
+/** How a write went, for the closing sentence: `done` if it succeeded, else why `what` was not saved. */
+function wrote(call, done, what) {
+  if (succeeded(call)) return done;
+  const code = call?.result?.data?.code;
+  const why =
+    code === 'denied' ? 'the writer declined it' : code === 'approval_required' ? "it waits for the writer's approval" : code === 'concurrent_update' ? 'someone changed it a moment ago' : failure(call);
+  return `${what} was not saved (${why})`;
+}
+
+/** A value as JSON with sorted keys (arguments compare equal whatever their key order). */
+const canonical = (v) =>
+  Array.isArray(v) ? `[${v.map(canonical).join(',')}]` : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}` : JSON.stringify(v);
+const sameArgs = (a, b) => canonical(a) === canonical(b);
+
+/** The first call of `name` whose arguments pass `test`. */
+const made = (req, name, test = () => true) => req.calls.find((c) => c.name === name && test(c.args ?? {}));
+
+/** The sentences of a text, whitespace collapsed. */
+const sentencesOf = (text) =>
+  (String(text).replace(/\s+/g, ' ').trim().match(/[^.!?…]+(?:[.!?…]+["”’)]*|$)/g) ?? []).map((s) => s.trim()).filter(Boolean);
+
+/** A summary from a text's first sentences (two or three, about 120 to 400 characters). */
+function firstSentences(text) {
+  const out = [];
+  for (const s of sentencesOf(text)) {
+    if (out.length && (out.join(' ').length >= 120 || out.length >= 3)) break;
+    out.push(s);
+  }
+  return quoteShort(out.join(' '), 400);
+}
+
+/** Ordinary words that make poor tags. */
+const STOPWORDS = new Set(
+  'about above across after again against along also although always among another anything around away back because been before behind being below beneath beside between beyond both came cannot could does doing done down during each either else enough even ever every everything from further gone great have having here hers herself himself inside into just last least less like little long made make many might mine more most much must near never next nothing once only onto other others outside over past perhaps quite rather same several shall should since some something still such than that their them themselves then there these they this those though through till today tomorrow tonight toward towards twice under until upon very were what when where whether which while whole whom whose will with within without would yesterday your'.split(' '),
+);
+
+/** Up to `max` salient lowercase words of a text: frequent, long, not ordinary, not names. */
+function salientWords(text, max) {
+  const seen = new Map();
+  let index = 0;
+  for (const m of String(text).matchAll(/\p{L}[\p{L}'’-]*/gu)) {
+    index++;
+    const word = m[0].replace(/['’]s$/u, '');
+    if (!/^\p{Ll}/u.test(word)) continue; // capitalised: a name, or a sentence's first word
+    const w = word.toLowerCase();
+    if (w.length < 4 || STOPWORDS.has(w) || /(?:ed|ing|ly)$/.test(w)) continue;
+    const entry = seen.get(w) ?? { w, n: 0, first: index };
+    entry.n++;
+    seen.set(w, entry);
+  }
+  return [...seen.values()]
+    .sort((a, b) => b.n - a.n || b.w.length - a.w.length || a.first - b.first)
+    .slice(0, max)
+    .map((e) => e.w);
+}
+
+/** The `id (Name)` pairs of the overview's "Mentioned in its text" line. */
+function mentionedNames(overview) {
+  const line = String(dataOf(overview).text ?? '').split('\n').find((l) => l.startsWith('Mentioned in its text:')) ?? '';
+  return [...line.matchAll(/([\w-]+) \(([^)]+)\)/g)].map((m) => ({ id: m[1], name: m[2] }));
+}
+
+const ARTICLES = new Set(['The', 'A', 'An']);
+const bare = (word) => word.replace(/['’]s$/u, '').toLowerCase();
+
+/**
+ * Glossary candidates of a text: runs of capitalised words, without a leading article, that
+ * do not start a sentence on their own and share no word with a known name; most frequent
+ * first.
+ */
+function capitalisedTerms(text, names) {
+  const nameWords = new Set(names.flatMap((n) => n.split(/\s+/)).map(bare));
+  const found = new Map();
+  for (const sentence of sentencesOf(text)) {
+    const words = [...sentence.matchAll(/[\p{L}][\p{L}'’-]*|[^\s\p{L}]+/gu)].map((m) => m[0]);
+    let i = 0;
+    // Skip opening punctuation (quotes) to find where the sentence's first word is.
+    const firstWord = words.findIndex((w) => /^\p{L}/u.test(w));
+    while (i < words.length) {
+      if (!/^\p{Lu}/u.test(words[i])) {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < words.length && /^\p{Lu}/u.test(words[j])) j++;
+      let run = words.slice(i, j);
+      const atStart = i === firstWord;
+      while (run.length && ARTICLES.has(run[0])) run = run.slice(1);
+      const stripped = run.length < j - i;
+      if (run.length && !(atStart && !stripped && run.length === 1) && run.every((w) => w !== 'I')) {
+        if (!run.some((w) => nameWords.has(bare(w)))) {
+          const term = run.join(' ').replace(/['’]s$/u, '');
+          const entry = found.get(term) ?? { term, n: 0, first: found.size, sentence };
+          entry.n++;
+          found.set(term, entry);
+        }
+      }
+      i = j;
+    }
+  }
+  return [...found.values()].sort((a, b) => b.n - a.n || a.first - b.first);
+}
+
+/** The target language from the style guide and UI notes: {name, code}. */
+const LANGUAGE_CODES = { french: 'fr', german: 'de', spanish: 'es', italian: 'it', portuguese: 'pt', japanese: 'ja', chinese: 'zh', korean: 'ko', english: 'en', dutch: 'nl', russian: 'ru', polish: 'pl' };
+function targetLanguage(...texts) {
+  for (const text of texts) {
+    const m = String(text ?? '').match(/target language\s*(?:is|:)?\s*([A-Z][\p{L}]+)(?:\s*\(([a-z]{2,3})\))?/iu);
+    if (m) return { name: m[1], code: m[2] ?? LANGUAGE_CODES[m[1].toLowerCase()] ?? m[1].slice(0, 2).toLowerCase() };
+  }
+  return null;
+}
+
+/** `text` with each `from` replaced by `to` (whole words, any case), longest first. */
+function substitute(text, pairs) {
+  let out = text;
+  const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  for (const [from, to] of [...pairs].sort((a, b) => b[0].length - a[0].length)) {
+    out = out.replace(new RegExp(`(?<![\\p{L}])${escape(from)}(?![\\p{L}])`, 'giu'), to);
+  }
+  return out;
+}
+
+// --- the context phase -----------------------------------------------------------------------
+
+/** Read the task's scene (first call of every scene agent); null once it is read. */
+function readScene(req, task, extra = {}) {
+  const read = made(req, 'scene_read_overview', (a) => a.scene === task.scene);
+  if (!read) return { step: { text: `Reading scene ${task.scene}.`, call: { name: 'scene_read_overview', arguments: { scene: task.scene, ...extra } } } };
+  if (!succeeded(read)) return { step: { text: `I could not read scene ${task.scene}: ${failure(read)}` } };
+  return { read, data: dataOf(read), entry: dataOf(read).entry ?? {} };
+}
+
+/** A scene field that is already set and may not be replaced: the closing sentence, or null. */
+function keep(task, entry, field, what) {
+  if (blank(entry[field]) || task.overwrite) return null;
+  const origin = entry[`${field}_origin`] ? ` (by ${entry[`${field}_origin`]})` : '';
+  return { text: `Scene ${task.scene} already has ${what}${origin}, and overwrite is not allowed, so I left it as it is.` };
+}
+
+function summaryDetailer(req, task) {
+  const scene = readScene(req, task);
+  if (scene.step) return scene.step;
+  const write = made(req, 'scene_update_summary');
+  if (!write) {
+    const kept = keep(task, scene.entry, 'summary', 'a summary');
+    if (kept) return kept;
+    const summary = firstSentences(scene.data.excerpt ?? '');
+    if (!summary) return { text: `Scene ${task.scene} has no text to summarise, so I wrote nothing.` };
+    return { call: { name: 'scene_update_summary', arguments: { scene: task.scene, summary } } };
+  }
+  return { text: `${wrote(write, `I wrote the summary of scene ${task.scene}`, `The summary of scene ${task.scene}`)}: “${quoteShort(write.args.summary, 120)}”` };
+}
+
+function tagDetailer(req, task) {
+  const scene = readScene(req, task);
+  if (scene.step) return scene.step;
+  const write = made(req, 'scene_update_tags');
+  if (!write) {
+    const kept = keep(task, scene.entry, 'tags', 'tags');
+    if (kept) return kept;
+    const tags = salientWords(scene.data.excerpt ?? '', 4);
+    if (!tags.length) return { text: `Scene ${task.scene} has no words to tag it with, so I wrote nothing.` };
+    return { call: { name: 'scene_update_tags', arguments: { scene: task.scene, tags } } };
+  }
+  return { text: `${wrote(write, `I tagged scene ${task.scene}`, `The tags of scene ${task.scene}`)}: ${write.args.tags.join(', ')}.` };
+}
+
+/** The scene's primary characters or locations: the bible's entities its text mentions. */
+function listDetailer(req, task, { field, tool, arg, mentioned, what }) {
+  const scene = readScene(req, task);
+  if (scene.step) return scene.step;
+  const write = made(req, tool);
+  if (!write) {
+    const kept = keep(task, scene.entry, field, what);
+    if (kept) return kept;
+    const ids = scene.data[mentioned] ?? [];
+    if (!ids.length) return { text: `No ${what.replace(/^the /, '')} of the story bible appear in the text of scene ${task.scene}, so I listed none.` };
+    return { call: { name: tool, arguments: { scene: task.scene, [arg]: ids } } };
+  }
+  return { text: `${wrote(write, `I listed the ${what.replace(/^the /, '')} of scene ${task.scene}`, `The list of ${what.replace(/^the /, '')} of scene ${task.scene}`)}: ${write.args[arg].join(', ')}.` };
+}
+
+function glossaryDetailer(req, task) {
+  const scene = readScene(req, task);
+  if (scene.step) return scene.step;
+  const names = mentionedNames(scene.read).map((n) => n.name);
+  const terms = capitalisedTerms(scene.data.excerpt ?? '', names).slice(0, 3);
+  const added = [];
+  const known = [];
+  for (const { term, sentence } of terms) {
+    const search = made(req, 'glossary_search_term', (a) => a.query === term);
+    if (!search) return { call: { name: 'glossary_search_term', arguments: { query: term } } };
+    const entries = dataOf(search).entries ?? [];
+    const has = (e) => new RegExp(`(?<![\\p{L}])${term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}])`, 'iu').test(String(e.term_src ?? ''));
+    if (entries.some(has)) {
+      known.push(term);
+      continue;
+    }
+    const create = made(req, 'glossary_create_entry', (a) => a.term_src === term);
+    if (!create) {
+      return { call: { name: 'glossary_create_entry', arguments: { term_src: term, notes: `Appears in scene ${task.scene}: “${quoteShort(sentence, 160)}”` } } };
+    }
+    if (succeeded(create)) added.push(term);
+    else if (create.result?.data?.code === 'exists') known.push(term);
+    else added.push(wrote(create, term, `${term}`));
+  }
+  if (!terms.length) return { text: `Scene ${task.scene} has no terms for the glossary beyond its characters and places.` };
+  const parts = [];
+  if (added.length) parts.push(`I added ${added.join(', ')} to the glossary`);
+  if (known.length) parts.push(`${known.join(', ')} ${known.length === 1 ? 'was' : 'were'} already there`);
+  return { text: `${parts.join('; ')}.` };
+}
+
+function routeOutlineBuilder(req, task) {
+  if (!task.route) return { text: 'The task names no route, so I did nothing.' };
+  const route = made(req, 'route_read_entry', (a) => a.route === task.route);
+  if (!route) return { text: `Reading route ${task.route}.`, call: { name: 'route_read_entry', arguments: { route: task.route } } };
+  if (!succeeded(route)) return { text: `I could not read route ${task.route}: ${failure(route)}` };
+  const entry = dataOf(route).entry ?? {};
+  const sceneIds = entry.scene_ids ?? [];
+  const listing = made(req, 'scene_read_overview', (a) => !a.scene);
+  if (!listing) return { call: { name: 'scene_read_overview', arguments: {} } };
+  const summaries = new Map((dataOf(listing).scenes ?? []).map((s) => [s.id, s.summary]));
+  const characters = made(req, 'character_read_entry', (a) => !a.character);
+  if (!characters) return { call: { name: 'character_read_entry', arguments: {} } };
+  // Who the route's scenes list: each character's entry names its scenes.
+  const counts = [];
+  for (const c of dataOf(characters).entries ?? []) {
+    const read = made(req, 'character_read_entry', (a) => a.character === c.id);
+    if (!read) return { call: { name: 'character_read_entry', arguments: { character: c.id } } };
+    const n = (dataOf(read).scenes ?? []).filter((s) => sceneIds.includes(s)).length;
+    if (n) counts.push({ id: c.id, n });
+  }
+  const notes = [];
+  const synopsisCall = made(req, 'route_update_synopsis');
+  if (!synopsisCall) {
+    if (!blank(entry.synopsis) && !task.overwrite) {
+      notes.push('its synopsis was already written');
+    } else {
+      const parts = sceneIds.map((id) => summaries.get(id)).filter((s) => !blank(s)).map((s) => sentencesOf(s)[0]);
+      if (parts.length) return { call: { name: 'route_update_synopsis', arguments: { route: task.route, synopsis: quoteShort(parts.join(' '), 1200) } } };
+      notes.push('its scenes have no summaries yet to outline it from');
+    }
+  } else {
+    notes.push(wrote(synopsisCall, 'I wrote its synopsis', 'its synopsis'));
+  }
+  const listCall = made(req, 'route_update_primary_characters');
+  if (!listCall) {
+    const need = Math.max(1, Math.ceil(sceneIds.length / 2));
+    counts.sort((a, b) => b.n - a.n);
+    const central = counts.filter((c) => c.n >= need);
+    const chosen = (central.length ? central : counts.slice(0, 3)).map((c) => c.id);
+    if (!blank(entry.primary_characters) && !task.overwrite) notes.push('its primary characters were already listed');
+    else if (chosen.length) return { call: { name: 'route_update_primary_characters', arguments: { route: task.route, characters: chosen } } };
+    else notes.push('no scene of it lists a character yet');
+  } else {
+    notes.push(wrote(listCall, `I listed its primary characters (${listCall.args.characters.join(', ')})`, 'its list of primary characters'));
+  }
+  return { text: `Route ${task.route}: ${notes.join('; ')}.` };
+}
+
+/** Fill in the empty target-language names of every character or location. */
+function nameCurator(req, kind) {
+  const read = kind === 'character' ? 'character_read_entry' : 'location_read_entry';
+  const update = `${kind}_update_name_tgt`;
+  const listing = made(req, read, (a) => !a[kind]);
+  if (!listing) return { text: `Listing every ${kind}.`, call: { name: read, arguments: {} } };
+  if (!succeeded(listing)) return { text: `I could not list the ${kind}s: ${failure(listing)}` };
+  const entries = dataOf(listing).entries ?? [];
+  let glossary = new Map();
+  if (kind === 'character' && req.tools.has('glossary_search_term')) {
+    // A name the glossary translates takes that translation.
+    const terms = made(req, 'glossary_search_term', (a) => a.query === '');
+    if (!terms) return { call: { name: 'glossary_search_term', arguments: { query: '' } } };
+    glossary = new Map((dataOf(terms).entries ?? []).filter((e) => !blank(e.term_tgt)).map((e) => [String(e.term_src).toLowerCase(), e.term_tgt]));
+  }
+  const done = [];
+  for (const e of entries) {
+    if (!blank(e.name_tgt) || blank(e.name_src)) continue;
+    const call = made(req, update, (a) => a[kind] === e.id);
+    if (!call) return { call: { name: update, arguments: { [kind]: e.id, name_tgt: glossary.get(String(e.name_src).toLowerCase()) ?? e.name_src } } };
+    done.push(wrote(call, `${e.name_src} → ${call.args.name_tgt}`, `the name of ${e.name_src}`));
+  }
+  const missing = kind === 'location' ? entries.filter((e) => blank(e.description)).length : 0;
+  const rest = missing ? ` ${missing} location${missing === 1 ? ' has' : 's have'} no description, and I have nothing to write one from.` : '';
+  if (!entries.length) return { text: `The story bible has no ${kind}s.` };
+  if (!done.length) return { text: `Every ${kind} already has a target-language name.${rest}` };
+  const same = done.filter((d) => / → /.test(d) && d.split(' → ')[0] === d.split(' → ')[1]).map((d) => d.split(' → ')[0]);
+  const other = done.filter((d) => !same.includes(d.split(' → ')[0]));
+  const parts = [...(same.length ? [`kept as they are: ${same.join(', ')}`] : []), ...other];
+  return { text: `I set the target-language names of ${done.length} ${kind}${done.length === 1 ? '' : 's'} (${parts.join('; ')}).${rest}` };
+}
+
+function glossaryCurator(req) {
+  const listing = made(req, 'glossary_search_term', (a) => a.query === '');
+  if (!listing) return { text: 'Listing the glossary.', call: { name: 'glossary_search_term', arguments: { query: '' } } };
+  if (!succeeded(listing)) return { text: `I could not list the glossary: ${failure(listing)}` };
+  const entries = dataOf(listing).entries ?? [];
+  // Duplicates: the same term with or without an article, singular or plural, in any case.
+  const key = (t) => String(t).toLowerCase().replace(/^(?:the|a|an)\s+/, '').replace(/(?<=\w{3})s$/, '').trim();
+  const groups = new Map();
+  for (const e of entries) groups.set(key(e.term_src), [...(groups.get(key(e.term_src)) ?? []), e]);
+  const merged = [];
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const fullness = (e) => (blank(e.term_tgt) ? 0 : 2) + (blank(e.notes) ? 0 : 1);
+    const [keepEntry, ...others] = [...group].sort((a, b) => fullness(b) - fullness(a) || String(a.id).localeCompare(String(b.id)));
+    const call = made(req, 'glossary_merge_entries', (a) => a.keep === keepEntry.id);
+    if (!call) return { call: { name: 'glossary_merge_entries', arguments: { keep: keepEntry.id, merge: others.map((e) => e.id) } } };
+    merged.push(wrote(call, `I merged ${others.map((e) => e.id).join(', ')} into ${keepEntry.id}`, `The merge into ${keepEntry.id}`));
+  }
+  const untranslated = entries.filter((e) => blank(e.term_tgt)).map((e) => e.term_src);
+  const rest = untranslated.length ? ` No translation yet for ${untranslated.join(', ')}; nothing in the glossary says what it should be.` : '';
+  if (!merged.length) return { text: `The glossary has ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} and no duplicates.${rest}` };
+  return { text: `${merged.join('; ')}.${rest}` };
+}
+
+// --- the translation phase -------------------------------------------------------------------
+
+function sceneTranslator(req, task) {
+  const reads = [
+    ['styleguide_read_full', {}],
+    ['ui_read_settings', {}],
+    ['scene_read_overview', { scene: task.scene, max_chars: 50000 }],
+    ['glossary_search_term', { query: '' }],
+    ['character_read_entry', {}],
+    ['location_read_entry', {}],
+  ].filter(([name]) => req.tools.has(name));
+  for (const [name, args] of reads) {
+    if (!made(req, name, (a) => sameArgs(a, args))) return { text: name === 'styleguide_read_full' ? 'Reading the style guide first.' : undefined, call: { name, arguments: args } };
+  }
+  const got = (name) => dataOf(made(req, name));
+  const overview = made(req, 'scene_read_overview', (a) => a.scene === task.scene);
+  if (!succeeded(overview)) return { text: `I could not read scene ${task.scene}: ${failure(overview)}` };
+  const language = targetLanguage(got('styleguide_read_full').markdown, got('ui_read_settings').notes);
+  const marker = `[${language?.code ?? 'tgt'}]`;
+  const pairs = [
+    ...(got('glossary_search_term').entries ?? []).filter((e) => !blank(e.term_tgt)).map((e) => [e.term_src, e.term_tgt]),
+    ...[...(got('character_read_entry').entries ?? []), ...(got('location_read_entry').entries ?? [])]
+      .filter((e) => !blank(e.name_tgt) && e.name_tgt !== e.name_src)
+      .map((e) => [e.name_src, e.name_tgt]),
+  ];
+  const lines = String(dataOf(overview).excerpt ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const kept = [];
+  for (const [i, source] of lines.entries()) {
+    const line = i + 1;
+    const target = `${marker} ${substitute(source, pairs)}`;
+    const create = made(req, 'translation_create_line', (a) => a.scene === task.scene && a.line === line);
+    if (!create) return { call: { name: 'translation_create_line', arguments: { scene: task.scene, line, target } } };
+    if (create.result?.data?.code !== 'exists') continue;
+    if (!task.overwrite || !req.tools.has('translation_update_line')) {
+      kept.push(line);
+      continue;
+    }
+    if (!made(req, 'translation_update_line', (a) => a.scene === task.scene && a.line === line)) {
+      return { call: { name: 'translation_update_line', arguments: { scene: task.scene, line, target } } };
+    }
+  }
+  const failed = req.calls.filter((c) => /^translation_(?:create|update)_line$/.test(c.name) && !succeeded(c) && c.result?.data?.code !== 'exists');
+  const into = language ? `into ${language.name}` : 'into the target language (the style guide names none)';
+  let text = `I translated the ${lines.length} lines of scene ${task.scene} ${into}, as pseudo-translations marked ${marker} (the offline demo model cannot really translate), with the glossary's terms.`;
+  if (kept.length) text += ` ${linesWith(kept, ['already had', 'already had'])} a translation, which I left${task.overwrite ? '' : ' (overwrite is not allowed)'}.`;
+  if (failed.length) text += ` ${failed.length} line${failed.length === 1 ? '' : 's'} could not be saved: ${failure(failed[0])}`;
+  if (dataOf(overview).truncated) text += ' The scene is longer than one read shows; the rest is untranslated.';
+  return { text };
+}
+
+// --- the editing phase -----------------------------------------------------------------------
+
+/** Read every line of the task's scene with translation_read_scene (page by page); null when done. */
+function readTranslations(req, task) {
+  const pages = req.calls.filter((c) => c.name === 'translation_read_scene' && c.args.scene === task.scene);
+  if (!pages.length) return { step: { text: `Reading the translation of scene ${task.scene}.`, call: { name: 'translation_read_scene', arguments: { scene: task.scene } } } };
+  const last = pages[pages.length - 1];
+  if (!succeeded(last)) return { step: { text: `I could not read the translation of scene ${task.scene}: ${failure(last)}` } };
+  const lines = pages.filter(succeeded).flatMap((p) => dataOf(p).lines ?? []);
+  const total = dataOf(last).total ?? lines.length;
+  const shownTo = Math.max(0, ...lines.map((l) => l.line));
+  if (shownTo < total && !pages.some((p) => p.args.from_line === shownTo + 1)) {
+    return { step: { call: { name: 'translation_read_scene', arguments: { scene: task.scene, from_line: shownTo + 1 } } } };
+  }
+  return { lines, total, translated: lines.filter((l) => l.translated), untranslated: lines.filter((l) => !l.translated).map((l) => l.line) };
+}
+
+/** A marked pseudo-translation's marker ("[fr]"), or null. */
+const pseudoMarker = (target) => String(target ?? '').match(/^\[([a-z]{2,3}|tgt)\]\s/)?.[0].trim() ?? null;
+
+/** Make the next of `checks` (tool calls) not made yet; null when all are made. */
+function nextCheck(req, checks) {
+  for (const check of checks) {
+    if (!made(req, check.name, (a) => sameArgs(a, check.arguments))) return { call: check };
+  }
+  return null;
+}
+
+/** What the check calls recorded, for the closing sentence. */
+function recorded(req, tool) {
+  const calls = req.calls.filter((c) => c.name === tool);
+  const records = calls.filter((c) => succeeded(c) && dataOf(c).record);
+  const failed = calls.filter((c) => !succeeded(c));
+  return { calls, records, failed };
+}
+
+function closing(task, tool, what) {
+  const { records, failed } = recorded(task.req, tool);
+  const issues = records.map((c) => dataOf(c).record).filter((r) => r.severity !== 'info').length;
+  let text = issues
+    ? `I ${what} scene ${task.scene}: ${issues} issue${issues === 1 ? '' : 's'} recorded.`
+    : `I ${what} scene ${task.scene}: it passed${records.length ? ', and I recorded that' : ''}.`;
+  if (failed.length) text += ` ${failed.length} check${failed.length === 1 ? '' : 's'} failed: ${failure(failed[0])}`;
+  return { text };
+}
+
+function styleChecker(req, task) {
+  const read = readTranslations(req, task);
+  if (read.step) return read.step;
+  if (!made(req, 'ui_read_settings')) return { call: { name: 'ui_read_settings', arguments: {} } };
+  if (!made(req, 'styleguide_read_full')) return { call: { name: 'styleguide_read_full', arguments: {} } };
+  const ui = dataOf(made(req, 'ui_read_settings'));
+  const limit = Number.isInteger(ui.line_length_limit) ? ui.line_length_limit : null;
+  const perBox = Number.isInteger(ui.lines_per_box) ? ui.lines_per_box : null;
+  const checks = [];
+  for (const l of read.translated) {
+    const display = String(l.target ?? '').split('\n');
+    const tooLong = limit !== null && display.some((d) => [...d].length > limit);
+    const tooMany = perBox !== null && display.length > perBox;
+    if (tooLong || tooMany) checks.push({ name: 'translation_create_style_check', arguments: { scene: task.scene, line: l.line, severity: 'warning', check_line_length: true } });
+  }
+  if (read.untranslated.length) {
+    checks.push({ name: 'translation_create_style_check', arguments: { scene: task.scene, severity: 'warning', message: `${linesWith(read.untranslated, ['has', 'have'])} no translation yet, so ${read.untranslated.length === 1 ? 'its' : 'their'} style cannot be checked.` } });
+  }
+  const pseudo = read.translated.filter((l) => pseudoMarker(l.target)).map((l) => l.line);
+  if (pseudo.length) {
+    checks.push({ name: 'translation_create_style_check', arguments: { scene: task.scene, severity: 'warning', message: `${linesWith(pseudo, ['is a marked pseudo-translation', 'are marked pseudo-translations'])} (${pseudoMarker(read.translated.find((l) => pseudoMarker(l.target)).target)} …): the source text with the glossary's terms, not a translation that follows the style guide. Translate them.` } });
+  }
+  if (!checks.length) {
+    const fit = limit !== null ? ` fit the UI limit of ${limit} characters${perBox !== null ? ` and ${perBox} lines per box` : ''}` : ' were checked (the UI settings set no line length)';
+    checks.push({ name: 'translation_create_style_check', arguments: { scene: task.scene, severity: 'info', message: `Style check passed: the ${read.translated.length} translated lines${fit}.` } });
+  }
+  return nextCheck(req, checks) ?? closing({ ...task, req }, 'translation_create_style_check', 'checked the style of');
+}
+
+function translationReviewer(req, task) {
+  const read = readTranslations(req, task);
+  if (read.step) return read.step;
+  if (!made(req, 'scene_read_overview', (a) => a.scene === task.scene)) return { call: { name: 'scene_read_overview', arguments: { scene: task.scene } } };
+  if (!made(req, 'styleguide_read_full')) return { call: { name: 'styleguide_read_full', arguments: {} } };
+  const language = targetLanguage(dataOf(made(req, 'styleguide_read_full')).markdown);
+  const plain = (s) => String(s ?? '').replace(/^\[[a-z]{2,3}\]\s*|^\[tgt\]\s*/, '').trim().toLowerCase();
+  const echoes = read.translated.filter((l) => pseudoMarker(l.target) || plain(l.target) === plain(l.source)).map((l) => l.line);
+  const checks = [];
+  if (echoes.length) {
+    checks.push({ name: 'translation_create_review_check', arguments: { scene: task.scene, severity: 'warning', message: `${linesWith(echoes, ['repeats its', 'repeat their'])} source text (marked pseudo-translations), so meaning and tone are not yet rendered${language ? ` in ${language.name}` : ''}: translate them, then review again.` } });
+  }
+  if (read.untranslated.length) {
+    checks.push({ name: 'translation_create_review_check', arguments: { scene: task.scene, severity: 'warning', message: `${linesWith(read.untranslated, ['has', 'have'])} no translation to review.` } });
+  }
+  if (!checks.length) {
+    checks.push({ name: 'translation_create_review_check', arguments: { scene: task.scene, severity: 'info', message: `Review passed: the ${read.translated.length} translated lines keep their source's meaning, and none repeats it untranslated.` } });
+  }
+  return nextCheck(req, checks) ?? closing({ ...task, req }, 'translation_create_review_check', 'reviewed');
+}
+
+function consistencyChecker(req, task) {
+  const read = readTranslations(req, task);
+  if (read.step) return read.step;
+  const checks = read.translated.slice(0, 80).map((l) => ({ name: 'translation_create_consistency_check', arguments: { scene: task.scene, line: l.line, check_glossary: true } }));
+  // The same source line translated two ways.
+  const bySource = new Map();
+  for (const l of read.translated) bySource.set(l.source, [...(bySource.get(l.source) ?? []), l]);
+  for (const same of bySource.values()) {
+    if (new Set(same.map((l) => l.target)).size > 1) {
+      checks.push({ name: 'translation_create_consistency_check', arguments: { scene: task.scene, line: same[1].line, severity: 'warning', message: `${linesWith(same.map((l) => l.line), ['has', 'have'])} the same source but different translations; use the one of line ${same[0].line}.` } });
+    }
+  }
+  const next = nextCheck(req, checks);
+  if (next) return next;
+  const { records } = recorded(req, 'translation_create_consistency_check');
+  const pass = { name: 'translation_create_consistency_check', arguments: { scene: task.scene, severity: read.translated.length ? 'info' : 'warning', message: read.translated.length ? `Consistency check passed: ${read.translated.length} lines checked against the glossary and each other.` : 'The scene has no translated lines to check.' } };
+  if (!records.length && !made(req, pass.name, (a) => a.message === pass.arguments.message)) return { call: pass };
+  return closing({ ...task, req }, 'translation_create_consistency_check', 'checked the consistency of');
+}
+
+/** Play the rentl subagent a task names. */
+function rentlAgent(req, task) {
+  const sceneAgent = task.agent.startsWith('scene_') || ['consistency_checker'].includes(task.agent);
+  if (sceneAgent && !task.scene) return { text: 'The task names no scene, so I did nothing.' };
+  switch (task.agent) {
+    case 'scene_summary_detailer':
+      return summaryDetailer(req, task);
+    case 'scene_tag_detailer':
+      return tagDetailer(req, task);
+    case 'scene_primary_character_detailer':
+      return listDetailer(req, task, { field: 'primary_characters', tool: 'scene_update_primary_characters', arg: 'characters', mentioned: 'mentionedCharacters', what: 'the primary characters' });
+    case 'scene_location_detailer':
+      return listDetailer(req, task, { field: 'locations', tool: 'scene_update_locations', arg: 'locations', mentioned: 'mentionedLocations', what: 'the locations' });
+    case 'scene_glossary_detailer':
+      return glossaryDetailer(req, task);
+    case 'route_outline_builder':
+      return routeOutlineBuilder(req, task);
+    case 'meta_character_curator':
+      return nameCurator(req, 'character');
+    case 'meta_location_curator':
+      return nameCurator(req, 'location');
+    case 'meta_glossary_curator':
+      return glossaryCurator(req);
+    case 'scene_translator':
+      return sceneTranslator(req, task);
+    case 'scene_style_checker':
+      return styleChecker(req, task);
+    case 'scene_translation_reviewer':
+      return translationReviewer(req, task);
+    default:
+      return consistencyChecker(req, task);
+  }
+}
+
 /** The plain assistant, and any agent without a preset's role. */
 function plain(req) {
   if (req.last.role === 'tool') return { text: sumUp(req.last.content) };
@@ -505,10 +1088,15 @@ function plain(req) {
   return { call };
 }
 
-/** Decide the answer from the request alone: system prompt, tools offered, transcript. */
-function decide(request) {
+/**
+ * The demo model's answer to a chat-completions request body, from the request alone (system
+ * prompt, tools offered, transcript): `{text?, call?: {name, arguments}}`.
+ */
+export function decide(request) {
   const req = readRequest(request);
   const task = req.prompt;
+  const rentl = rentlTask(req);
+  if (rentl) return rentlAgent(req, rentl);
   if (req.tools.has('route_action_to_root_agent')) return playerInterface(req);
   if (/^ACTION FROM /.test(task)) {
     const routes = [...req.tools].filter((t) => /^route_to_\w+_agent$/.test(t) && t !== replyToolOf(req));

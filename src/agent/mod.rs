@@ -16,6 +16,7 @@
 //! - usage is summed over the steps.
 
 pub mod abort;
+pub mod pipeline;
 pub mod presets;
 pub mod spec;
 

@@ -82,6 +82,10 @@ pub struct AgentSpec {
     /// Whether it may talk to the writer directly (be the agent a run starts with).
     #[serde(default, alias = "talks_to_writer")]
     pub talks_to_writer: bool,
+    /// Tools of its toolbox that always ask the writer before they run when this agent
+    /// calls them (rentl's `interrupt_on`); each must be in its toolbox.
+    #[serde(default, alias = "interrupt_on", skip_serializing_if = "Vec::is_empty")]
+    pub interrupt_on: Vec<String>,
 }
 
 fn default_max_steps() -> usize {
@@ -157,7 +161,25 @@ impl AgentSpec {
             max_steps: DEFAULT_MAX_STEPS,
             token_budget: None,
             talks_to_writer: true,
+            interrupt_on: Vec::new(),
         }
+    }
+
+    /// Its toolbox in `registry`: the tools of its toolset, then its other tools, each once
+    /// (without the routing tools its sub-agents add, see [`AgentSpec::routing_tools`]).
+    pub fn toolbox(&self, registry: &ToolRegistry) -> Vec<String> {
+        let mut toolbox: Vec<String> = Vec::new();
+        if let Some(set) = &self.toolset {
+            if let Ok(defs) = registry.toolset(set) {
+                toolbox.extend(defs.iter().map(|d| d.name.to_string()));
+            }
+        }
+        for t in &self.tools {
+            if !toolbox.contains(t) {
+                toolbox.push(t.clone());
+            }
+        }
+        toolbox
     }
 
     /// The name of the tool that calls `link`'s agent.
@@ -323,6 +345,16 @@ impl AgentSpec {
                 return Err("'model.model' must be 1 to 200 characters".into());
             }
         }
+        if self.interrupt_on.len() > MAX_TOOLS {
+            return Err(format!("'interruptOn' lists more than {MAX_TOOLS} tools"));
+        }
+        let mut asked = BTreeSet::new();
+        for tool in &self.interrupt_on {
+            check_tool_name(tool)?;
+            if !asked.insert(tool.as_str()) {
+                return Err(format!("'interruptOn' lists '{tool}' twice"));
+            }
+        }
         let mut seen = BTreeSet::new();
         for link in &self.sub_agents {
             check_name(&link.agent, "a sub-agent's 'agent'")?;
@@ -335,6 +367,28 @@ impl AgentSpec {
         }
         Ok(())
     }
+}
+
+/// Check that every tool `spec.interrupt_on` names is in `toolbox` (the agent's tools and
+/// routing tools).
+pub fn check_interrupt_on(spec: &AgentSpec, toolbox: &[String]) -> Result<(), String> {
+    for tool in &spec.interrupt_on {
+        if !toolbox.contains(tool) {
+            let shown: Vec<&str> = toolbox.iter().take(40).map(String::as_str).collect();
+            return Err(format!(
+                "'interruptOn' names '{}', which is not in the toolbox of agent '{}'{}; list only tools it may call ({})",
+                tool.chars().take(60).collect::<String>(),
+                spec.name,
+                crate::names::did_you_mean(tool, toolbox.iter().map(String::as_str)),
+                if shown.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    format!("its toolbox: {}", shown.join(", "))
+                }
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A generated tool (never registered: it exists only in the runs of its agent).
@@ -444,18 +498,24 @@ pub fn task_message(
     }
 }
 
-/// A named set of agents a run can start with.
+/// A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its
+/// agents in pipelines.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preset {
-    /// Name (`quill`, `dungeon_master`, `textcraft`).
+    /// Name (`quill`, `dungeon_master`, `textcraft`, `rentl`).
     pub name: String,
     /// What it is.
     pub description: String,
-    /// The agent a run starts with.
-    pub entry: String,
+    /// The agent a run starts with; none for a preset whose agents only run in pipelines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
     /// Its agents.
     pub agents: Vec<String>,
+    /// The pipelines it exposes, started with `start_job {kind: "pipeline", phases}`
+    /// (`context`, `translation`, `editing`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipelines: Vec<String>,
 }
 
 /// The agents a run can reach: the presets' agents and the ones the app defined.
@@ -553,7 +613,8 @@ impl Catalog {
             return Err(format!("sub-agents form a cycle: {}", cycle.join(" → ")));
         }
         let mut names: BTreeSet<String> = spec.tools.iter().cloned().collect();
-        for tool in spec.routing_tools(&with) {
+        let routing = spec.routing_tools(&with);
+        for tool in &routing {
             if !names.insert(tool.name.to_string()) || tool_exists(&tool.name) {
                 return Err(format!(
                     "routing tool '{}' collides with another tool of the agent; name it with 'tool'",
@@ -561,7 +622,9 @@ impl Catalog {
                 ));
             }
         }
-        Ok(())
+        let mut toolbox = spec.toolbox(registry);
+        toolbox.extend(routing.iter().map(|t| t.name.to_string()));
+        check_interrupt_on(spec, &toolbox)
     }
 
     /// A path of sub-agent links from `start` back to itself, if any.

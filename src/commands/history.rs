@@ -17,6 +17,16 @@
 //! writer typed after the agent's change stays as it is. The revert is itself a new entry, so
 //! plain undo brings the agent's change back, and redo right after re-applies it.
 //!
+//! **Free files** (the `plans/` and `notes/` files of the project's `data/` view) are in the
+//! same history: an entry holds each free file it wrote as a [`FileEffect`] (the file before
+//! and after), and undo and redo put them back with the chapter changes of the same entries,
+//! through a [`FileSet`] the session's files implement. A file is put back only while it is
+//! still as the history left it: undo restores the file as it was before the entry when the
+//! file is still the entry's `after` (redo the reverse). When a later write of another origin
+//! changed it since (only an origin-scoped undo can see that: plain undo and redo are last in,
+//! first out), the later content stays and the path is reported in [`Moved::kept`]: undoing an
+//! agent never throws away what the writer, or another agent, wrote after it.
+//!
 //! The history is bounded by a number of groups and an estimate of its memory; the oldest
 //! groups are dropped first.
 
@@ -48,6 +58,56 @@ impl Effect {
     fn weight(&self) -> usize {
         self.change.weight() + self.inverse.weight() + self.chapter.len()
     }
+}
+
+/// A free file as the history keeps it (the file of the `data/` view without its path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileState {
+    /// Its text.
+    pub content: String,
+    /// When it was written (ms).
+    pub mod_time: u64,
+    /// Who wrote it: `human`, `agent:<name>` or `import`.
+    pub origin: String,
+}
+
+impl FileState {
+    fn weight(&self) -> usize {
+        self.content.len() + self.origin.len()
+    }
+}
+
+/// One free file's change: the file before and after it (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEffect {
+    /// Its path in the `data/` view (such as `plans/ch3.md`).
+    pub path: String,
+    /// The file before the change (`None`: it did not exist).
+    pub before: Option<FileState>,
+    /// The file after the change (`None`: it was removed).
+    pub after: Option<FileState>,
+}
+
+impl FileEffect {
+    /// Bytes held: the struct, the path and both files' strings.
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.path.len()
+            + self.before.as_ref().map_or(0, FileState::weight)
+            + self.after.as_ref().map_or(0, FileState::weight)
+    }
+}
+
+/// The free files undo and redo put back (the session's files implement it).
+pub trait FileSet {
+    /// Whether the file at `path` is exactly `state` now (`None`: there is none).
+    fn is(&self, path: &str, state: Option<&FileState>) -> bool;
+    /// Whether `state` could be put at `path` now: removing always can; a file cannot where
+    /// a folder is (files lie under the path) or under a file.
+    fn fits(&self, path: &str, state: Option<&FileState>) -> bool;
+    /// Put `state` at `path` (`None`: remove the file).
+    fn put(&mut self, path: &str, state: Option<FileState>);
 }
 
 /// What kind of entry this is.
@@ -91,6 +151,10 @@ pub struct Entry {
     pub kind: EntryKind,
     /// Its text changes, in the order applied.
     pub effects: Vec<Effect>,
+    /// Its free-file changes, in the order applied (absent in entries stored before free files
+    /// were undoable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileEffect>,
     /// The revert entry that currently takes this entry back, if any.
     pub reverted_by: Option<String>,
     /// Position in the undo stack (increasing), so stored entries load in order.
@@ -117,9 +181,15 @@ impl Entry {
             command: None,
             kind: EntryKind::Edit,
             effects,
+            files: Vec::new(),
             reverted_by: None,
             seq: 0,
         }
+    }
+
+    /// Whether it changed anything: a chapter or a free file.
+    pub fn is_empty(&self) -> bool {
+        self.effects.is_empty() && self.files.is_empty()
     }
 
     /// Bytes held (estimated from lengths, so it is the same after a round trip): the entry
@@ -142,6 +212,7 @@ impl Entry {
             + self.effects.len() * std::mem::size_of::<Effect>()
             + self.effects.iter().map(Effect::weight).sum::<usize>()
             - self.effects.len() * 2 * std::mem::size_of::<ChangeSet>()
+            + self.files.iter().map(FileEffect::weight).sum::<usize>()
             + self.id.len()
             + self.group.len()
             + self.description.len()
@@ -190,6 +261,25 @@ pub struct Applied {
     pub change: ChangeSet,
     /// The chapter's version after it.
     pub version: u64,
+}
+
+/// What undo, redo or an origin-scoped undo did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Moved {
+    /// The chapter changes applied, in order.
+    pub applied: Vec<Applied>,
+    /// The free files put back (written, or removed), by path.
+    pub files: Vec<String>,
+    /// The free files left as they are because a later write changed them since the undone
+    /// (or redone) entries: the later content wins.
+    pub kept: Vec<String>,
+}
+
+impl Moved {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.applied.is_empty() && self.files.is_empty()
+    }
 }
 
 /// What [`History::forget_chapter`] took out.
@@ -564,7 +654,7 @@ impl History {
 
     /// Forget chapter `chapter` (it was deleted): every effect on it goes from the undo
     /// entries and the redo runs, and an entry left with no effect (it touched only that
-    /// chapter) goes altogether, as does a redo run left empty. What remains undoes and
+    /// chapter, and no free file) goes altogether, as does a redo run left empty. What remains undoes and
     /// redoes exactly as before in every other chapter: each chapter's effects form their own
     /// chain (an inverse applies to the text right after its change in that chapter), which
     /// no other chapter's effects take part in. Entries that were reverted by a dropped entry
@@ -579,7 +669,7 @@ impl History {
             entry.effects.retain(|fx| fx.chapter != chapter);
             if entry.effects.len() == before {
                 kept.push(entry);
-            } else if entry.effects.is_empty() {
+            } else if entry.is_empty() {
                 forgotten.dropped += 1;
                 dropped.insert(entry.id);
             } else {
@@ -600,7 +690,7 @@ impl History {
                 if entry.effects.len() == before {
                     return true;
                 }
-                if entry.effects.is_empty() {
+                if entry.is_empty() {
                     forgotten.dropped += 1;
                     dropped.insert(entry.id.clone());
                     false
@@ -631,12 +721,17 @@ impl History {
         forgotten
     }
 
-    /// Undo the newest group's newest run of entries. Returns the changes applied (empty when
-    /// there is nothing to undo).
-    pub fn undo(&mut self, project: &mut Project) -> Result<Vec<Applied>, HistoryError> {
+    /// Undo the newest group's newest run of entries: its chapter changes and its free files
+    /// together, all or nothing (a chapter change that does not fit fails the whole undo and
+    /// changes nothing). Returns what changed (nothing when there is nothing to undo).
+    pub fn undo(
+        &mut self,
+        project: &mut Project,
+        files: &mut dyn FileSet,
+    ) -> Result<Moved, HistoryError> {
         self.journal.state = true;
         let Some(group) = self.undo.last().map(|e| e.group.clone()) else {
-            return Ok(Vec::new());
+            return Ok(Moved::default());
         };
         let n = self
             .undo
@@ -651,7 +746,16 @@ impl History {
             .flat_map(|e| e.effects.iter().rev())
             .map(|fx| (fx.chapter.clone(), fx.inverse.clone()))
             .collect();
+        let plan = plan_files(
+            self.undo[start..]
+                .iter()
+                .rev()
+                .flat_map(|e| e.files.iter().rev())
+                .map(|fx| (fx.path.as_str(), fx.after.as_ref(), fx.before.as_ref())),
+            files,
+        );
         let applied = apply_all(project, &changes)?;
+        let (files_moved, kept) = put_files(files, plan);
         // The newest group's run of entries.
         let run: Vec<Entry> = self.undo.drain(start..).collect();
         self.groups = self.groups.saturating_sub(1);
@@ -667,22 +771,37 @@ impl History {
         }
         self.redo.push(run);
         self.sealed = true;
-        Ok(applied)
+        Ok(Moved {
+            applied,
+            files: files_moved,
+            kept,
+        })
     }
 
-    /// Redo the last undone run. Returns the changes applied (empty when there is nothing
-    /// to redo).
-    pub fn redo(&mut self, project: &mut Project) -> Result<Vec<Applied>, HistoryError> {
+    /// Redo the last undone run: its chapter changes and free files together, all or
+    /// nothing. Returns what changed (nothing when there is nothing to redo).
+    pub fn redo(
+        &mut self,
+        project: &mut Project,
+        files: &mut dyn FileSet,
+    ) -> Result<Moved, HistoryError> {
         self.journal.state = true;
         let Some(run) = self.redo.last() else {
-            return Ok(Vec::new());
+            return Ok(Moved::default());
         };
         let changes: Vec<(String, ChangeSet)> = run
             .iter()
             .flat_map(|e| e.effects.iter())
             .map(|fx| (fx.chapter.clone(), fx.change.clone()))
             .collect();
+        let plan = plan_files(
+            run.iter()
+                .flat_map(|e| e.files.iter())
+                .map(|fx| (fx.path.as_str(), fx.before.as_ref(), fx.after.as_ref())),
+            files,
+        );
         let applied = apply_all(project, &changes)?;
+        let (files_moved, kept) = put_files(files, plan);
         let run = self.redo.pop().unwrap_or_default();
         for entry in &run {
             match &entry.kind {
@@ -695,7 +814,11 @@ impl History {
             self.push_undo(entry);
         }
         self.sealed = true;
-        Ok(applied)
+        Ok(Moved {
+            applied,
+            files: files_moved,
+            kept,
+        })
     }
 
     fn mark(&mut self, targets: &[String], by: Option<&String>) {
@@ -716,7 +839,7 @@ impl History {
             .find(|e| {
                 e.kind == EntryKind::Edit
                     && e.reverted_by.is_none()
-                    && !e.effects.is_empty()
+                    && !e.is_empty()
                     && filter.matches(&e.origin)
             })
             .map(|e| e.group.as_str())
@@ -724,18 +847,26 @@ impl History {
 
     /// Origin-scoped undo: revert the newest group of an origin matching `filter`, keeping
     /// every later change. Recorded as a revert entry by `by`; redo right after re-applies
-    /// the reverted change. Returns the changes applied (empty when nothing matches).
+    /// the reverted change. Returns what changed (nothing when nothing matches).
+    ///
+    /// A free file the reverted entries wrote goes back to what it was before them only if it
+    /// is still as they left it. If a later entry of another origin (or of another group)
+    /// wrote it since, the later content stays and the path is reported in [`Moved::kept`]:
+    /// as with text typed after an agent's change, what came later is never thrown away. (If
+    /// another origin wrote it *between* two writes of the reverted entries, it goes back to
+    /// that other origin's content: only the reverted entries' last writes are taken back.)
     pub fn undo_scoped(
         &mut self,
         project: &mut Project,
+        files: &mut dyn FileSet,
         filter: &OriginFilter,
         by: Origin,
         now_ms: u64,
         ids: &dyn IdSource,
-    ) -> Result<Vec<Applied>, HistoryError> {
+    ) -> Result<Moved, HistoryError> {
         self.journal.state = true;
         let Some(group) = self.scoped_target(filter).map(str::to_string) else {
-            return Ok(Vec::new());
+            return Ok(Moved::default());
         };
         let first = self
             .undo
@@ -785,8 +916,54 @@ impl History {
                 changes.push((chapter.to_string(), revert));
             }
         }
+        // Per free file, the effects from the first target on, in order, flagged as targets.
+        let mut per_file: Vec<(&str, Vec<(bool, &FileEffect)>)> = Vec::new();
+        for entry in &self.undo[first..] {
+            let target = is_target(entry);
+            for fx in &entry.files {
+                match per_file.iter_mut().find(|(path, _)| *path == fx.path) {
+                    Some((_, list)) => list.push((target, fx)),
+                    None => per_file.push((fx.path.as_str(), vec![(target, fx)])),
+                }
+            }
+        }
+        let mut file_reverts: Vec<FileEffect> = Vec::new();
+        let mut kept: Vec<String> = Vec::new();
+        for (path, list) in &per_file {
+            if !list.iter().any(|(target, _)| *target) {
+                continue;
+            }
+            // The reverted entries' trailing writes of the file (none: a later one is
+            // another's).
+            let trailing: Vec<&FileEffect> = list
+                .iter()
+                .rev()
+                .take_while(|(target, _)| *target)
+                .map(|(_, fx)| *fx)
+                .collect();
+            let (Some(last), Some(earliest)) = (trailing.first(), trailing.last()) else {
+                kept.push(path.to_string());
+                continue;
+            };
+            let (now, to) = (last.after.as_ref(), earliest.before.as_ref());
+            if now == to {
+                continue;
+            }
+            if files.is(path, now) && files.fits(path, to) {
+                file_reverts.push(FileEffect {
+                    path: path.to_string(),
+                    before: now.cloned(),
+                    after: to.cloned(),
+                });
+            } else {
+                kept.push(path.to_string());
+            }
+        }
         let effects = effects_of(project, &changes)?;
         let applied = apply_all(project, &changes)?;
+        for fx in &file_reverts {
+            files.put(&fx.path, fx.after.clone());
+        }
         let revert_id = ids.next_id();
         let restore = Entry {
             id: ids.next_id(),
@@ -809,6 +986,15 @@ impl History {
                     inverse: fx.change.clone(),
                 })
                 .collect(),
+            files: file_reverts
+                .iter()
+                .rev()
+                .map(|fx| FileEffect {
+                    path: fx.path.clone(),
+                    before: fx.after.clone(),
+                    after: fx.before.clone(),
+                })
+                .collect(),
             reverted_by: None,
             seq: 0,
         };
@@ -824,9 +1010,11 @@ impl History {
                 targets: targets.clone(),
             },
             effects,
+            files: file_reverts.clone(),
             reverted_by: None,
             seq: 0,
         };
+        let files_moved = file_reverts.into_iter().map(|fx| fx.path).collect();
         self.mark(&targets, Some(&revert_id));
         self.clear_redo();
         self.bytes += revert.weight() + restore.weight();
@@ -834,8 +1022,57 @@ impl History {
         self.redo.push(vec![restore]);
         self.sealed = true;
         self.enforce_limits();
-        Ok(applied)
+        Ok(Moved {
+            applied,
+            files: files_moved,
+            kept,
+        })
     }
+}
+
+/// What a file move would do: per path, the file it goes to, or `None` when it stays
+/// (the path is then reported as kept).
+type FilePlan = Vec<(String, Option<Option<FileState>>)>;
+
+/// Plan putting back the free files of a run of effects, given as `(path, from, to)` in the
+/// order they are taken back (newest first for undo, oldest first for redo). Per path, the
+/// file must still be the first effect's `from` (as the history left it); it then goes to
+/// the last effect's `to`. A path whose file changed since, or that could not take the file
+/// now, stays as it is. Nothing changes here: [`put_files`] carries the plan out.
+fn plan_files<'a>(
+    moves: impl Iterator<Item = (&'a str, Option<&'a FileState>, Option<&'a FileState>)>,
+    files: &dyn FileSet,
+) -> FilePlan {
+    let mut per_path: Vec<(&str, Option<&FileState>, Option<&FileState>)> = Vec::new();
+    for (path, from, to) in moves {
+        match per_path.iter_mut().find(|(p, _, _)| *p == path) {
+            Some((_, _, last)) => *last = to,
+            None => per_path.push((path, from, to)),
+        }
+    }
+    per_path
+        .into_iter()
+        .filter(|(_, from, to)| from != to)
+        .map(|(path, from, to)| {
+            let fits = files.is(path, from) && files.fits(path, to);
+            (path.to_string(), fits.then(|| to.cloned()))
+        })
+        .collect()
+}
+
+/// Carry out a [`plan_files`] plan: returns the paths put back and the paths kept.
+fn put_files(files: &mut dyn FileSet, plan: FilePlan) -> (Vec<String>, Vec<String>) {
+    let (mut moved, mut kept) = (Vec::new(), Vec::new());
+    for (path, to) in plan {
+        match to {
+            Some(state) => {
+                files.put(&path, state);
+                moved.push(path);
+            }
+            None => kept.push(path),
+        }
+    }
+    (moved, kept)
 }
 
 /// The change that reverts the target effects of one chapter, applying to its current text.
@@ -930,4 +1167,279 @@ fn apply_all(
         });
     }
     Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::SequentialIds;
+    use crate::project::Chapter;
+
+    /// Free files in a map; `blocked` paths refuse a file (as a folder there would).
+    #[derive(Default)]
+    struct Map {
+        files: BTreeMap<String, FileState>,
+        blocked: Vec<String>,
+    }
+
+    impl FileSet for Map {
+        fn is(&self, path: &str, state: Option<&FileState>) -> bool {
+            self.files.get(path) == state
+        }
+        fn fits(&self, path: &str, state: Option<&FileState>) -> bool {
+            state.is_none() || !self.blocked.iter().any(|p| p == path)
+        }
+        fn put(&mut self, path: &str, state: Option<FileState>) {
+            match state {
+                Some(s) => self.files.insert(path.to_string(), s),
+                None => self.files.remove(path),
+            };
+        }
+    }
+
+    fn file(content: &str, origin: &str, at: u64) -> FileState {
+        FileState {
+            content: content.into(),
+            mod_time: at,
+            origin: origin.into(),
+        }
+    }
+
+    fn project() -> Project {
+        Project::new("p", "P", vec![Chapter::new("c1", "One", "abc")])
+    }
+
+    fn text(p: &Project) -> String {
+        p.chapter("c1").unwrap().text().to_string()
+    }
+
+    /// Apply an entry's effects to the project and files, then record it.
+    fn apply(
+        h: &mut History,
+        p: &mut Project,
+        files: &mut Map,
+        mut entry: Entry,
+        ids: &SequentialIds,
+    ) {
+        for fx in &entry.effects {
+            p.apply_change(&fx.chapter, &fx.change).unwrap();
+        }
+        for fx in &entry.files {
+            assert!(files.is(&fx.path, fx.before.as_ref()));
+            files.put(&fx.path, fx.after.clone());
+        }
+        entry.group = String::new();
+        h.record(entry, Grouping::Command, ids);
+    }
+
+    /// An agent entry that writes `path` (from what is there now) and inserts `ins` at the
+    /// start of chapter c1.
+    #[allow(clippy::too_many_arguments)]
+    fn agent_write(
+        p: &Project,
+        files: &Map,
+        id: &str,
+        agent: &str,
+        path: &str,
+        content: &str,
+        ins: Option<&str>,
+        at: u64,
+    ) -> Entry {
+        let origin = Origin::Agent(agent.into());
+        let mut effects = Vec::new();
+        if let Some(ins) = ins {
+            let rope = p.chapter("c1").unwrap().text().clone();
+            let change = ChangeSet::replace(rope.len_chars(), 0, 0, ins).unwrap();
+            let inverse = change.invert(&rope).unwrap();
+            effects.push(Effect {
+                chapter: "c1".into(),
+                change,
+                inverse,
+            });
+        }
+        let mut entry = Entry::edit(id.into(), origin, format!("Write {path}"), at, effects);
+        entry.files = vec![FileEffect {
+            path: path.into(),
+            before: files.files.get(path).cloned(),
+            after: Some(file(content, &format!("agent:{agent}"), at)),
+        }];
+        entry
+    }
+
+    #[test]
+    fn undo_and_redo_take_back_and_bring_again_a_file_with_the_chapter_edits() {
+        let ids = SequentialIds::new("g");
+        let (mut h, mut p, mut files) = (History::default(), project(), Map::default());
+        h.begin_group(Origin::Agent("architect".into()), &ids);
+        // A file-only entry (the plan) and an entry with a file and a chapter edit, one group.
+        let plan = agent_write(&p, &files, "e1", "architect", "plans/a.md", "plan", None, 5);
+        apply(&mut h, &mut p, &mut files, plan, &ids);
+        let edit = agent_write(
+            &p,
+            &files,
+            "e2",
+            "architect",
+            "plans/a.md",
+            "plan 2",
+            Some("X"),
+            6,
+        );
+        apply(&mut h, &mut p, &mut files, edit, &ids);
+        h.close_group();
+        assert_eq!(h.undo_groups(), 1);
+        let after = files.files.clone();
+        assert_eq!(text(&p), "Xabc");
+
+        let moved = h.undo(&mut p, &mut files).unwrap();
+        assert_eq!(moved.files, ["plans/a.md"]);
+        assert!(moved.kept.is_empty());
+        assert_eq!(moved.applied.len(), 1);
+        assert!(files.files.is_empty(), "the file the group created is gone");
+        assert_eq!(text(&p), "abc");
+        assert!(!h.can_undo());
+
+        let moved = h.redo(&mut p, &mut files).unwrap();
+        assert_eq!(moved.files, ["plans/a.md"]);
+        assert_eq!(files.files, after);
+        assert_eq!(text(&p), "Xabc");
+
+        // Through a save and a load (the entries as stored records), undo still works.
+        let (entries, state) = h.snapshot();
+        let json: Vec<String> = entries
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
+        let entries: Vec<Entry> = json
+            .iter()
+            .map(|j| serde_json::from_str(j).unwrap())
+            .collect();
+        let mut loaded = History::from_parts(entries, state);
+        assert_eq!(loaded, h);
+        assert_eq!(loaded.memory_bytes(), h.memory_bytes());
+        loaded.undo(&mut p, &mut files).unwrap();
+        assert!(files.files.is_empty());
+        assert_eq!(text(&p), "abc");
+    }
+
+    #[test]
+    fn the_weight_counts_the_files() {
+        let ids = SequentialIds::new("g");
+        let (mut h, mut p, mut files) = (History::default(), project(), Map::default());
+        let big = "x".repeat(10_000);
+        let entry = agent_write(&p, &files, "e1", "a", "notes/big.md", &big, None, 1);
+        apply(&mut h, &mut p, &mut files, entry, &ids);
+        assert!(h.memory_bytes() > 10_000, "{}", h.memory_bytes());
+        // The newest group is never dropped, but an older one goes when the bytes run out.
+        h.limits.max_bytes = 15_000;
+        h.close_group();
+        let entry = agent_write(&p, &files, "e2", "b", "notes/big.md", &big, None, 2);
+        apply(&mut h, &mut p, &mut files, entry, &ids);
+        assert_eq!(h.entries().len(), 1);
+        assert_eq!(h.entries()[0].id, "e2");
+    }
+
+    #[test]
+    fn a_failing_chapter_change_leaves_the_files_as_they_were() {
+        let ids = SequentialIds::new("g");
+        let (mut h, mut p, mut files) = (History::default(), project(), Map::default());
+        let entry = agent_write(&p, &files, "e1", "a", "plans/a.md", "plan", Some("X"), 1);
+        apply(&mut h, &mut p, &mut files, entry, &ids);
+        // The chapter changed behind the history's back: its inverse no longer fits.
+        p.apply_change("c1", &ChangeSet::replace(4, 0, 0, "YY").unwrap())
+            .unwrap();
+        let before = files.files.clone();
+        assert!(h.undo(&mut p, &mut files).is_err());
+        assert_eq!(files.files, before, "all or nothing");
+        assert_eq!(text(&p), "YYXabc");
+        assert!(h.can_undo());
+    }
+
+    #[test]
+    fn scoped_undo_reverts_a_file_only_while_it_is_as_the_agent_left_it() {
+        let ids = SequentialIds::new("g");
+        let (mut h, mut p, mut files) = (History::default(), project(), Map::default());
+        let a = agent_write(&p, &files, "a1", "a", "plans/a.md", "a's plan", None, 1);
+        apply(&mut h, &mut p, &mut files, a, &ids);
+        h.close_group();
+        let b = agent_write(&p, &files, "b1", "b", "plans/b.md", "b's plan", None, 2);
+        apply(&mut h, &mut p, &mut files, b, &ids);
+        h.close_group();
+        // The writer rewrites b's file afterwards.
+        let mut w = agent_write(&p, &files, "w1", "x", "plans/b.md", "mine", None, 3);
+        w.origin = Origin::User;
+        w.files[0].after = Some(file("mine", "human", 3));
+        apply(&mut h, &mut p, &mut files, w, &ids);
+        h.close_group();
+
+        // Undoing agent b keeps the writer's later content, and says so.
+        let b_only = OriginFilter::Exact(Origin::Agent("b".into()));
+        let moved = h
+            .undo_scoped(&mut p, &mut files, &b_only, Origin::User, 9, &ids)
+            .unwrap();
+        assert!(moved.files.is_empty());
+        assert_eq!(moved.kept, ["plans/b.md"]);
+        assert_eq!(files.files["plans/b.md"].content, "mine");
+        assert!(h
+            .entries()
+            .iter()
+            .any(|e| e.id == "b1" && e.reverted_by.is_some()));
+
+        // Undoing agent a (untouched since) removes the file it created, as a revert entry:
+        // plain undo brings it back, redo takes it away again.
+        let a_only = OriginFilter::Exact(Origin::Agent("a".into()));
+        let moved = h
+            .undo_scoped(&mut p, &mut files, &a_only, Origin::User, 10, &ids)
+            .unwrap();
+        assert_eq!(moved.files, ["plans/a.md"]);
+        assert!(!files.files.contains_key("plans/a.md"));
+        let back = h.undo(&mut p, &mut files).unwrap();
+        assert_eq!(back.files, ["plans/a.md"]);
+        assert_eq!(files.files["plans/a.md"].content, "a's plan");
+        h.redo(&mut p, &mut files).unwrap();
+        assert!(!files.files.contains_key("plans/a.md"));
+        // Nothing of a's is left to revert.
+        let moved = h
+            .undo_scoped(&mut p, &mut files, &a_only, Origin::User, 11, &ids)
+            .unwrap();
+        assert!(moved.is_empty(), "a is reverted already: {moved:?}");
+    }
+
+    #[test]
+    fn a_file_changed_outside_the_history_or_with_no_room_is_kept() {
+        let ids = SequentialIds::new("g");
+        let (mut h, mut p, mut files) = (History::default(), project(), Map::default());
+        let a = agent_write(&p, &files, "a1", "a", "plans/a.md", "one", None, 1);
+        apply(&mut h, &mut p, &mut files, a, &ids);
+        // Changed behind the history's back (a merge of another tab's save, say).
+        files.put("plans/a.md", Some(file("other", "human", 2)));
+        let moved = h.undo(&mut p, &mut files).unwrap();
+        assert_eq!(moved.kept, ["plans/a.md"]);
+        assert_eq!(files.files["plans/a.md"].content, "other");
+        // Redo cannot put it back where it does not fit either.
+        files.files.clear();
+        files.blocked.push("plans/a.md".into());
+        let moved = h.redo(&mut p, &mut files).unwrap();
+        assert_eq!(moved.kept, ["plans/a.md"]);
+        assert!(files.files.is_empty());
+    }
+
+    #[test]
+    fn stored_entries_without_files_still_load_and_file_entries_survive_forgetting_a_chapter() {
+        let ids = SequentialIds::new("g");
+        let old = r#"{"id":"e1","group":"g1","origin":"user","description":"Typing","timestamp_ms":1,"tool_call_id":null,"command":null,"kind":{"type":"edit"},"effects":[],"reverted_by":null,"seq":0}"#;
+        let entry: Entry = serde_json::from_str(old).unwrap();
+        assert!(entry.files.is_empty());
+        // Text-only entries are stored as before (no `files` key).
+        assert!(!serde_json::to_string(&entry).unwrap().contains("files"));
+
+        let (mut h, mut p, mut files) = (History::default(), project(), Map::default());
+        let e = agent_write(&p, &files, "e1", "a", "plans/a.md", "plan", Some("X"), 1);
+        apply(&mut h, &mut p, &mut files, e, &ids);
+        let forgotten = h.forget_chapter("c1");
+        assert_eq!(forgotten.trimmed, 1);
+        assert_eq!(forgotten.dropped, 0);
+        let moved = h.undo(&mut p, &mut files).unwrap();
+        assert_eq!(moved.files, ["plans/a.md"]);
+        assert!(moved.applied.is_empty());
+    }
 }

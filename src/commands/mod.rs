@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::history::{
-    Effect, Entry, EntryKind, History, HistoryChanges, HistoryLimits, HistoryState,
+    Effect, Entry, EntryKind, FileEffect, FileSet, FileState, History, HistoryChanges,
+    HistoryLimits, HistoryState, Moved,
 };
 use crate::session::EditContext;
 use crate::tools::ToolError;

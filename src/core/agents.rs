@@ -161,19 +161,10 @@ impl Core {
     }
 
     /// An agent as `list_agents` shows it: its definition, its whole toolbox (tools,
-    /// routing tools) and the preset it belongs to.
+    /// routing tools), the tools that always ask the writer (`interruptOn`, also when
+    /// empty) and the preset it belongs to.
     fn agent_json(&self, catalog: &Catalog, spec: &AgentSpec, builtin: bool) -> Value {
-        let mut toolbox: Vec<String> = Vec::new();
-        if let Some(set) = &spec.toolset {
-            if let Ok(defs) = self.registry.toolset(set) {
-                toolbox.extend(defs.iter().map(|d| d.name.to_string()));
-            }
-        }
-        for t in &spec.tools {
-            if !toolbox.contains(t) {
-                toolbox.push(t.clone());
-            }
-        }
+        let toolbox = spec.toolbox(&self.registry);
         let routing: Vec<String> = spec
             .routing_tools(catalog)
             .into_iter()
@@ -189,6 +180,7 @@ impl Core {
         value["preset"] = json!(preset);
         value["toolbox"] = json!(toolbox);
         value["routingTools"] = json!(routing);
+        value["interruptOn"] = json!(spec.interrupt_on);
         value
     }
 

@@ -49,8 +49,21 @@ fn approval_key(project: &str, run: Option<&str>, call_id: &str) -> String {
     format!("approval:{project}:{}:{call_id}", run.unwrap_or("-"))
 }
 
-fn paused_key(project: &str, run: &str) -> String {
+pub(super) fn paused_key(project: &str, run: &str) -> String {
     format!("paused:{project}:{run}")
+}
+
+/// The record of a paused run.
+pub(super) fn paused_record(paused: &PausedRun) -> Value {
+    json!({
+        "id": paused_key(&paused.project, &paused.run_id),
+        "project": paused.project,
+        "kind": "paused_run",
+        "state": "paused",
+        "rev": 0,
+        "run": paused.run_id,
+        "paused": paused,
+    })
 }
 
 /// Lock the entities a waiting call is about (its request names one, or several in
@@ -407,6 +420,7 @@ impl Core {
                     approval: Some(claimed),
                     group,
                     hold: None,
+                    interrupt_on: Vec::new(),
                 };
                 let (result, edits) = self
                     .execute_call_with(&project, call, origin, None, ctx)
@@ -550,7 +564,7 @@ impl Core {
             // An older record: its single agent's own bound applies.
             state.max_steps = None;
         }
-        let tree = super::tree::Tree::new(
+        let mut tree = super::tree::Tree::new(
             project,
             run_id,
             crate::agent::AbortSignal::new(),
@@ -560,6 +574,10 @@ impl Core {
             provider,
         );
         *tree.group.borrow_mut() = group.unwrap_or_default();
+        if super::jobs::job_of_run(&tree.run_id).is_some() {
+            tree.hold = Some(tree.run_id.clone());
+            self.unit_resumed(&tree.run_id, &tree.abort);
+        }
         self.drive(tree, super::run::Start::Resume(root), guards)
             .await
     }
@@ -567,18 +585,7 @@ impl Core {
     /// Save a paused run.
     pub(super) async fn save_paused(&self, paused: &PausedRun) -> Result<(), Error> {
         let mut batch = Batch::new();
-        batch.put_value(
-            Table::Meta,
-            json!({
-                "id": paused_key(&paused.project, &paused.run_id),
-                "project": paused.project,
-                "kind": "paused_run",
-                "state": "paused",
-                "rev": 0,
-                "run": paused.run_id,
-                "paused": paused,
-            }),
-        );
+        batch.put_value(Table::Meta, paused_record(paused));
         self.env.store.commit(batch).await?;
         Ok(())
     }
@@ -665,7 +672,9 @@ impl Core {
             let agent = paused.root.spec.name.clone();
             let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
             let messages = paused.root.complete_aborted();
-            self.keep_conversation(&project, &agent, messages).await?;
+            if super::jobs::job_of_run(run).is_none() {
+                self.keep_conversation(&project, &agent, messages).await?;
+            }
             self.emit_run(
                 run,
                 json!({"type": "run_aborted", "status": "aborted", "run": run, "steps": steps, "usage": usage, "text": ""}),

@@ -17,6 +17,7 @@ mod approvals;
 mod bible;
 mod chapters;
 mod generate;
+mod jobs;
 mod memory;
 pub mod mtl;
 mod run;
@@ -32,7 +33,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::commands::history::Applied;
-use crate::commands::{Category, Entry, Origin, OriginFilter};
+use crate::commands::{Category, Entry, Moved, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
@@ -83,6 +84,13 @@ pub const REQUEST_TYPES: &[&str] = &[
     "set_settings",
     "run",
     "abort_run",
+    "start_job",
+    "job_status",
+    "list_jobs",
+    "pause_job",
+    "resume_job",
+    "cancel_job",
+    "job_unit",
     "define_agent",
     "list_agents",
     "delete_agent",
@@ -132,8 +140,10 @@ struct Touched {
     bible: Vec<(crate::bible::Kind, String)>,
     /// Free files of the `data/` view changed (saved, or deleted when gone).
     files: Vec<String>,
-    /// Meta records to put with the change (approval records).
+    /// Meta records to put with the change (approval records, job records).
     meta_puts: Vec<Value>,
+    /// A job unit's hold to release into this save (its writes go with its progress mark).
+    release: Option<String>,
 }
 
 /// Mark what a mutation touched as pending for the project's next save.
@@ -192,6 +202,9 @@ fn mark_touched(open: &mut Open, touched: Touched) {
     if let Some(audit) = touched.audit {
         pending.append(Append::Audit(audit));
     }
+    if let Some(hold) = &touched.release {
+        pending.release(hold);
+    }
     for record in touched.meta_puts {
         pending.append(Append::Meta(record));
     }
@@ -211,6 +224,8 @@ struct CallCtx {
     group: Option<String>,
     /// The job unit's hold its writes wait under (saved with the unit's progress mark).
     hold: Option<String>,
+    /// The tools its agent always asks the writer about (the spec's `interruptOn`).
+    interrupt_on: Vec<String>,
 }
 
 /// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
@@ -252,6 +267,10 @@ pub struct Shared {
     fail_switch: RefCell<Option<FailSwitch>>,
     /// Approval records this core is deciding now (see `approval_records`).
     deciding: RefCell<std::collections::BTreeSet<String>>,
+    /// Runs background work (jobs), when the embedder gave a way.
+    spawner: RefCell<Option<jobs::Spawner>>,
+    /// The jobs alive in this core, by job id.
+    jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -295,6 +314,8 @@ impl Core {
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
             deciding: RefCell::new(std::collections::BTreeSet::new()),
+            spawner: RefCell::new(None),
+            jobs: RefCell::new(BTreeMap::new()),
         };
         Self {
             shared: Rc::new(shared),
@@ -436,6 +457,13 @@ impl Core {
             "set_settings" => self.set_settings(params(kind, p)?).await,
             "run" => self.run(params(kind, p)?).await,
             "abort_run" => self.abort_run(params(kind, p)?).await,
+            "start_job" => self.start_job(params(kind, p)?).await,
+            "job_status" => self.job_status(params(kind, p)?).await,
+            "list_jobs" => self.list_jobs().await,
+            "pause_job" => self.pause_job(params(kind, p)?).await,
+            "resume_job" => self.resume_job(params(kind, p)?).await,
+            "cancel_job" => self.cancel_job(params(kind, p)?).await,
+            "job_unit" => self.job_unit(params(kind, p)?).await,
             "define_agent" => self.define_agent(params(kind, p)?).await,
             "list_agents" => self.list_agents().await,
             "delete_agent" => self.delete_agent(params(kind, p)?).await,
@@ -731,7 +759,10 @@ impl Core {
             .get(&p.id)
             .map(open_json)
             .unwrap_or_default();
-        *self.current.borrow_mut() = Some(p.id);
+        *self.current.borrow_mut() = Some(p.id.clone());
+        // Unfinished jobs an earlier worker left go on (a failure to read them is not the
+        // opening's: they are tried again at the next opening).
+        let _ = self.wake_jobs(&p.id).await;
         Ok(summary)
     }
 
@@ -776,6 +807,8 @@ impl Core {
             return Err(Error::NoProject(format!("no project with id '{}'", p.id)));
         }
         persist::delete(self.env.store.as_ref(), &p.id).await?;
+        self.abort_project_runs(&p.id);
+        self.forget_jobs(&p.id);
         self.sessions.borrow_mut().remove(&p.id);
         self.defined_agents.borrow_mut().remove(&p.id);
         self.conversations
@@ -1145,7 +1178,14 @@ impl Core {
         ctx: CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         self.ensure_settings().await?;
-        let policies = self.settings.borrow().policies();
+        let agent = match &origin {
+            Origin::Agent(name) => Some(name.as_str()),
+            _ => None,
+        };
+        let policies = self
+            .settings
+            .borrow()
+            .policies_for(agent, &ctx.interrupt_on);
         let args_digest = persist::digest(&call.args.to_string());
         let memory_tool = self
             .registry
@@ -1266,6 +1306,9 @@ impl Core {
     ) -> Result<((ToolResult, Vec<Applied>), Touched), Error> {
         if !outcome.edits.is_empty() {
             self.emit_edits(&outcome.edits, &origin);
+        }
+        // A history entry was recorded (chapter edits, free files, or both).
+        if outcome.result.meta.command_id.is_some() {
             self.emit_history(s);
         }
         if outcome.ui_changed {
@@ -1390,49 +1433,73 @@ impl Core {
         };
         let by = parse_origin("undo", p.by.as_deref())?;
         self.mutate(|s| {
-            let applied = s.undo(
+            let moved = s.undo(
                 scope.as_ref(),
                 by.clone(),
                 self.env.clock.as_ref(),
                 self.env.ids.as_ref(),
             )?;
-            self.after_history_move(s, applied, &by)
+            self.after_history_move(s, moved, &by)
         })
         .await
     }
 
     async fn redo(&self) -> Result<Value, Error> {
         self.mutate(|s| {
-            let applied = s.redo()?;
-            self.after_history_move(s, applied, &Origin::User)
+            let moved = s.redo()?;
+            self.after_history_move(s, moved, &Origin::User)
         })
         .await
     }
 
+    /// Announce what undo or redo did, and say what its save must write: the chapter
+    /// changes, and the free files it put back (`files_changed`, saved or deleted). The
+    /// result lists the files put back (`files`) and those left as a later write made them
+    /// (`filesKept`, with a `note` saying so).
     fn after_history_move(
         &self,
         s: &Session,
-        applied: Vec<Applied>,
+        moved: Moved,
         by: &Origin,
     ) -> Result<(Value, Touched), Error> {
+        let Moved {
+            applied,
+            files,
+            kept,
+        } = moved;
         if !applied.is_empty() {
             self.emit_edits(&applied, by);
         }
+        self.emit_files(s, &files, by);
         self.emit_history(s);
         let edits: Vec<Value> = applied
             .iter()
             .map(|a| json!({"chapter": a.chapter, "changeset": a.change, "version": a.version}))
             .collect();
-        let result = json!({
+        let mut result = json!({
             "applied": edits,
+            "files": files,
+            "filesKept": kept,
             "canUndo": s.history.can_undo(),
             "canRedo": s.history.can_redo(),
         });
+        if !kept.is_empty() {
+            result["note"] = json!(format!(
+                "{} changed since (a later write), so the later content was kept: {}",
+                if kept.len() == 1 {
+                    "a file"
+                } else {
+                    "some files"
+                },
+                kept.join(", ")
+            ));
+        }
         Ok((
             result,
             Touched {
                 ui: true,
                 changes: persist::ChangeRecord::of(&applied, by, None),
+                files,
                 ..Touched::default()
             },
         ))
@@ -1465,6 +1532,7 @@ fn entry_json(e: &Entry) -> Value {
         "command": e.command,
         "kind": e.kind,
         "reverted": e.reverted_by.is_some(),
+        "files": e.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
     })
 }
 

@@ -77,7 +77,8 @@ pub(super) struct RunParams {
     run_id: Option<String>,
     #[serde(default)]
     agent: Option<AgentChoice>,
-    /// A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent.
+    /// A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent
+    /// (`rentl` has none: its agents run in pipeline jobs).
     #[serde(default)]
     preset: Option<String>,
     #[serde(default)]
@@ -186,6 +187,13 @@ impl Core {
         Ok(json!({ "aborted": aborted }))
     }
 
+    /// Abort every run going on in `project` (it is being deleted).
+    pub(super) fn abort_project_runs(&self, project: &str) {
+        for handle in self.runs.borrow().values().filter(|h| h.project == project) {
+            handle.abort.abort();
+        }
+    }
+
     pub(super) fn next_jitter(&self) -> f64 {
         // xorshift64*: backoff jitter needs spread, not secrecy.
         let mut x = self.jitter.get() ^ self.env.clock.now_ms();
@@ -198,6 +206,10 @@ impl Core {
 
     pub(super) fn emit_run(&self, run: &str, mut data: Value) {
         data["run"] = json!(run);
+        if let Some((job, unit)) = super::jobs::job_of_run(run) {
+            data["job"] = json!(job);
+            data["unit"] = json!(unit);
+        }
         self.emit("run", data);
     }
 
@@ -253,17 +265,6 @@ impl Core {
                 s.memory.context_block(&s.project.id, &prompt, 2_000),
             ))
         })?;
-        if let Some(paused) = self.paused_runs(&project).await?.first() {
-            return Err(Error::Busy(format!(
-                "run '{}' is waiting for the writer's approval; approve or reject its calls, or abort it, first",
-                paused["run"].as_str().unwrap_or_default()
-            )));
-        }
-        if self.runs.borrow().values().any(|r| r.project == project) {
-            return Err(Error::Busy(
-                "an agent run is already going on in this project; wait for it or abort it".into(),
-            ));
-        }
         self.emit_run(
             &run_id,
             json!({
@@ -297,7 +298,7 @@ impl Core {
     }
 
     /// The agent a `run` starts with.
-    fn entry_spec(
+    pub(super) fn entry_spec(
         &self,
         catalog: &Catalog,
         settings: &Settings,
@@ -320,7 +321,18 @@ impl Core {
                         ),
                     ));
                 };
-                Some(found.entry.clone())
+                let Some(entry) = &found.entry else {
+                    return Err(invalid(
+                        "run",
+                        &format!(
+                            "preset '{}' has no agent to chat with: its agents run in pipelines ({}); start one with start_job {{kind: \"pipeline\", phases: [\"{}\"]}}",
+                            found.name,
+                            found.pipelines.join(", "),
+                            found.pipelines.first().map_or("context", String::as_str)
+                        ),
+                    ));
+                };
+                Some(entry.clone())
             }
             (None, Some(AgentChoice::Name(name))) => Some(name.clone()),
             _ => None,
@@ -463,7 +475,12 @@ impl Core {
                 token_budget: tree.state.token_budget,
                 group: Some(tree.group.borrow().clone()),
             };
-            self.save_paused(&paused).await?;
+            if tree.hold.is_some() {
+                // A job's unit: its writes so far, its pause and its mark in one batch.
+                self.unit_paused(&paused).await;
+            } else {
+                self.save_paused(&paused).await?;
+            }
             let cards = self.pending_cards(&project, Some(&run_id)).await?;
             let result = json!({
                 "run": run_id,
@@ -483,9 +500,11 @@ impl Core {
             // Calls that waited for approval when the run was aborted are no longer asked.
             self.cancel_pending(&project, &run_id).await?;
         }
-        self.forget_paused(&project, &run_id).await?;
-        self.keep_conversation(&project, &root_spec.name, outcome.messages)
-            .await?;
+        if tree.hold.is_none() {
+            self.forget_paused(&project, &run_id).await?;
+            self.keep_conversation(&project, &root_spec.name, outcome.messages.clone())
+                .await?;
+        }
         let (kind, status, message) = match &outcome.end {
             RunEnd::Finished => ("run_finished", "finished", None),
             RunEnd::MaxSteps => ("run_finished", "max_steps", None),
@@ -505,6 +524,10 @@ impl Core {
         });
         if let Some(message) = message {
             result["message"] = json!(message);
+        }
+        if tree.hold.is_some() {
+            // A job's unit: its writes, its transcript and its mark in one batch.
+            self.unit_ended(&run_id, &result, &outcome.messages).await;
         }
         let mut event = result.clone();
         event["type"] = json!(kind);

@@ -34,14 +34,14 @@ pub(super) struct Notify {
 
 impl Notify {
     /// A future that resolves at the next [`Notify::notify_all`].
-    fn wait(self: &Rc<Self>) -> Wait {
+    pub(super) fn wait(self: &Rc<Self>) -> Wait {
         Wait {
             notify: Rc::clone(self),
             epoch: self.epoch.get(),
         }
     }
 
-    fn notify_all(&self) {
+    pub(super) fn notify_all(&self) {
         self.epoch.set(self.epoch.get() + 1);
         for waker in self.wakers.borrow_mut().drain(..) {
             waker.wake();
@@ -49,7 +49,7 @@ impl Notify {
     }
 }
 
-struct Wait {
+pub(super) struct Wait {
     notify: Rc<Notify>,
     epoch: u64,
 }

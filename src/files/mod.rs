@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commands::Origin;
+use crate::commands::{FileSet, FileState, Origin};
 
 /// The largest free file accepted, in bytes (1 MiB).
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
@@ -44,6 +44,22 @@ impl FreeFile {
     /// Its size in bytes (UTF-8).
     pub fn size(&self) -> usize {
         self.content.len()
+    }
+
+    /// The file as the undo history keeps it (without its path).
+    pub fn state(&self) -> FileState {
+        FileState {
+            content: self.content.clone(),
+            mod_time: self.mod_time,
+            origin: self.origin.clone(),
+        }
+    }
+
+    /// Whether it is exactly `state` (its text, time and origin).
+    pub fn is(&self, state: &FileState) -> bool {
+        self.content == state.content
+            && self.mod_time == state.mod_time
+            && self.origin == state.origin
     }
 }
 
@@ -189,6 +205,15 @@ impl Files {
         if content.len() > MAX_FILE_BYTES {
             return Err(FilesError::TooLarge(content.len()));
         }
+        self.check_place(path)?;
+        if !self.files.contains_key(path) && self.files.len() >= MAX_FILES {
+            return Err(FilesError::TooMany);
+        }
+        Ok(())
+    }
+
+    /// Check that a file could lie at `path`: it is not a folder, and no parent is a file.
+    fn check_place(&self, path: &str) -> Result<(), FilesError> {
         if self.is_folder(path) {
             return Err(FilesError::IsFolder(path.to_string()));
         }
@@ -201,9 +226,6 @@ impl Files {
                 });
             }
             parent = up;
-        }
-        if !self.files.contains_key(path) && self.files.len() >= MAX_FILES {
-            return Err(FilesError::TooMany);
         }
         Ok(())
     }
@@ -244,6 +266,33 @@ impl Files {
                 self.files.remove(path);
             }
         }
+    }
+}
+
+/// Undo and redo put free files back through this (see [`crate::commands::History`]).
+impl FileSet for Files {
+    fn is(&self, path: &str, state: Option<&FileState>) -> bool {
+        match (self.files.get(path), state) {
+            (None, None) => true,
+            (Some(file), Some(state)) => file.is(state),
+            _ => false,
+        }
+    }
+
+    fn fits(&self, path: &str, state: Option<&FileState>) -> bool {
+        state.is_none() || self.check_place(path).is_ok()
+    }
+
+    fn put(&mut self, path: &str, state: Option<FileState>) {
+        self.restore(
+            path,
+            state.map(|s| FreeFile {
+                path: path.to_string(),
+                content: s.content,
+                mod_time: s.mod_time,
+                origin: s.origin,
+            }),
+        );
     }
 }
 

@@ -29,7 +29,9 @@
 //!   not written: a `version` other than the entity's current one is a conflict (it changed
 //!   since it was read). Unknown fields are refused. Entities are not deleted through files;
 //!   context documents are the writer's and refuse agents' writes;
-//! - a free file: replaced whole, in one step, saved with the call's audit record.
+//! - a free file: replaced whole, in one step, saved with the call's audit record, and
+//!   recorded in the call's history entry (the file before and after), so plain undo takes
+//!   it back (removing a file the call created) with the rest of the agent's turn.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -442,6 +444,7 @@ fn write(
         }
         DataPath::Bible { kind, id } => write_entity(cx, *kind, id, &content),
         DataPath::Free { path } => {
+            cx.describe(format!("{verb} {path}"));
             let before = cx.write_file(path, content)?;
             let file = cx.files().get(path).ok_or_else(|| {
                 ToolError::new("failed", format!("'{path}' vanished while it was written"))

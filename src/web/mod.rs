@@ -121,7 +121,8 @@ impl WorkerCore {
         };
         let core = Core::new(env)
             .with_llm(Rc::new(fetch::FetchTransport), Rc::new(fetch::JsSleeper))
-            .with_fail_switch(Rc::new(move |n| switch.fail_next(n)));
+            .with_fail_switch(Rc::new(move |n| switch.fail_next(n)))
+            .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local));
         Ok(WorkerCore {
             core: Rc::new(core),
             clients: RefCell::new(std::collections::BTreeMap::new()),

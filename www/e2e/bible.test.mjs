@@ -141,7 +141,7 @@ test('a save based on a stale version is a conflict: shown, reloaded, and the wr
   // Meanwhile the entry changes elsewhere (another tab, an agent).
   await page.evaluate(async () => {
     const { kinds } = await window.draftsmith.bible.list('location');
-    await window.draftsmith.bible.save('location', { description: 'Crumbling.' }, { id: 'the-stair', baseVersion: kinds.location[0].version });
+    await window.draftsmith.bible.save('location', { description: 'Crumbling.' }, { id: 'the-stair', baseVersion: kinds.location.find((l) => l.id === 'the-stair').version });
   });
   await page.getByTestId('bible-stale').filter({ hasText: 'Changed meanwhile' }).waitFor();
   await page.getByTestId('bible-save').click();
@@ -150,13 +150,13 @@ test('a save based on a stale version is a conflict: shown, reloaded, and the wr
   assert.match(await conflict.textContent(), /Wide, with a rope rail\./);
   // The form shows the current entry now; nothing of the writer's was saved over it.
   assert.equal(await page.getByTestId('bible-edit-description').inputValue(), 'Crumbling.');
-  assert.equal(await page.evaluate(async () => (await window.draftsmith.bible.list('location')).kinds.location[0].description), 'Crumbling.');
+  assert.equal(await page.evaluate(async () => (await window.draftsmith.bible.list('location')).kinds.location.find((l) => l.id === 'the-stair').description), 'Crumbling.');
   await page.screenshot({ path: `${ARTIFACTS}bible-conflict-1280x800.png` });
   // The writer puts their text back and saves on the new version.
   await page.getByTestId('bible-use-mine').click();
   await page.getByTestId('bible-save').click();
   await item(page, 'The Stair').locator('[data-field="description"]').getByTestId('bible-value').filter({ hasText: 'Wide, with a rope rail.' }).waitFor();
-  const saved = await page.evaluate(async () => (await window.draftsmith.bible.list('location')).kinds.location[0]);
+  const saved = await page.evaluate(async () => (await window.draftsmith.bible.list('location')).kinds.location.find((l) => l.id === 'the-stair'));
   assert.equal(saved.description, 'Wide, with a rope rail.');
   assert.equal(saved.version, 3);
   await page.context().close();
@@ -165,11 +165,14 @@ test('a save based on a stale version is a conflict: shown, reloaded, and the wr
 test('QA records, glossary entries and scenes are listed with their origins', async () => {
   const page = await env.newPage({ viewport: { width: 1280, height: 800 } });
   await openReady(env, page);
-  await page.evaluate(async () => {
+  // The demo project comes with scenes of its own: count the one added here.
+  const scenesBefore = await page.evaluate(async () => {
     const b = window.draftsmith.bible;
+    const before = (await b.list('scene')).kinds.scene.length;
     await b.save('qa', { check: 'line_length', scene: 's1', line: 4, severity: 'warning', message: 'Line 4 is too long.' });
     await b.save('glossary', { term_src: 'lamp', term_tgt: 'lampe' });
     await b.save('scene', { chapter: '1', span: { start: 0, end: 24 }, summary: 'Mara climbs.', primary_characters: ['mara'] });
+    return before;
   });
   await page.locator('[data-bible-tab="qa"]').click();
   const qa = page.getByTestId('qa-list').getByTestId('bible-item').filter({ hasText: 'Line 4 is too long.' });
@@ -189,7 +192,7 @@ test('QA records, glossary entries and scenes are listed with their origins', as
   await page.getByTestId('bible-save').click();
   await page.getByTestId('bible-form-error').filter({ hasText: 'Chapter is required' }).waitFor();
   await page.getByTestId('bible-cancel').click();
-  assert.equal(await page.evaluate(async () => (await window.draftsmith.bible.list('scene')).kinds.scene.length), 1);
+  assert.equal(await page.evaluate(async () => (await window.draftsmith.bible.list('scene')).kinds.scene.length), scenesBefore + 1);
   await page.context().close();
 });
 

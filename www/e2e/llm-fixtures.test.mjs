@@ -1,7 +1,10 @@
-// The dev server's demo model and scriptable mock LLM, over real HTTP.
+// The dev server's demo model and scriptable mock LLM, over real HTTP; and the demo model
+// playing rentl's subagents (called directly: no browser, no core).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { startServer } from '../server.mjs';
+import { decide } from '../llm-fixtures.mjs';
 
 let server;
 before(async () => {
@@ -139,4 +142,339 @@ test('the demo model plays the presets’ agents from the request alone: system 
   assert.match((await ask(architect, tcTools, plan)).content, /no chapter 3 yet/);
   // The same request gives the same answer: nothing is remembered between requests.
   assert.deepEqual(await ask(architect, tcTools, plan), await ask(architect, tcTools, plan));
+});
+
+// --- rentl: the demo model plays each subagent -------------------------------------------------
+//
+// The subagents' prompts and toolboxes come from the core (rentl-agents.json, kept current by
+// tests/rentl_presets.rs), the tools' argument schemas from src/tools/schemas.json. A small
+// story bible below answers the tool calls in the shapes the core's tools return (a German
+// target language and other names than the demo project's, so nothing can be hard-coded), and
+// each conversation is fed back to the demo model until it answers with text.
+
+const RENTL = JSON.parse(readFileSync(new URL('./rentl-agents.json', import.meta.url), 'utf8'));
+const SCHEMAS = JSON.parse(readFileSync(new URL('../../src/tools/schemas.json', import.meta.url), 'utf8'));
+const agentSpec = (name) => RENTL.agents.find((a) => a.name === name);
+const isWrite = (tool) => /_(?:create|update|delete|merge)_/.test(tool);
+
+/** Errors of `value` against a tool's JSON Schema (types, required, enum, bounds; no unknown keys). */
+function schemaErrors(schema, value, path = 'arguments') {
+  const types = [].concat(schema.type ?? []);
+  const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+  const actual = typeOf(value);
+  if (types.length && !types.some((t) => t === actual || (t === 'number' && actual === 'integer'))) return [`${path}: ${actual}, expected ${types.join('|')}`];
+  const errors = [];
+  if (schema.enum && !schema.enum.includes(value)) errors.push(`${path}: ${JSON.stringify(value)} not in ${schema.enum.join(', ')}`);
+  if (typeof value === 'number' && schema.minimum !== undefined && value < schema.minimum) errors.push(`${path}: below ${schema.minimum}`);
+  if (typeof value === 'number' && schema.maximum !== undefined && value > schema.maximum) errors.push(`${path}: above ${schema.maximum}`);
+  if (actual === 'array' && schema.items) value.forEach((v, i) => errors.push(...schemaErrors(schema.items, v, `${path}[${i}]`)));
+  if (actual === 'object') {
+    for (const key of schema.required ?? []) if (!(key in value)) errors.push(`${path}.${key}: required`);
+    for (const [key, v] of Object.entries(value)) {
+      const sub = schema.properties?.[key];
+      errors.push(...(sub ? schemaErrors(sub, v, `${path}.${key}`) : [`${path}.${key}: not a parameter`]));
+    }
+  }
+  return errors;
+}
+
+const ok = (data) => ({ status: 'success', data, meta: { execution_time_ms: 1 } });
+const fail = (code, message) => ({ status: 'error', data: { code, message }, meta: { execution_time_ms: 1 } });
+const linesOf = (text) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+const flat = (kind, id, fields, origin = 'human') => {
+  const out = { kind, id, version: 1 };
+  for (const [k, v] of Object.entries(fields)) {
+    out[k] = v;
+    out[`${k}_origin`] = v === null ? null : origin;
+  }
+  return out;
+};
+
+/** A small story bible answering tool calls as the core's tools do. */
+function world() {
+  const scenes = {
+    mill: {
+      text: 'Kai Brenner pushed open the door of the Old Mill at first light.\nThe Wheel Society had left its seal on the millstone, red wax cracked in two.\n“Somebody was here before us,” Kai said, and Lene nodded.\nThe river ran high and brown under the Old Mill, loud with meltwater, and the Wheel Society bell rang across the valley twice.',
+      entry: { summary: null, tags: null, primary_characters: null, locations: null },
+    },
+    ferry: {
+      text: 'Lene Vos waited at the ferry while the rain came down.\nKai brought the seal wrapped in oilcloth.',
+      entry: { summary: 'Lene waits for Kai at the ferry in the rain.', tags: null, primary_characters: null, locations: null },
+    },
+  };
+  const state = {
+    scenes,
+    characters: [flat('character', 'kai-brenner', { name_src: 'Kai Brenner', aliases: ['Kai'], name_tgt: null, notes: null }), flat('character', 'lene-vos', { name_src: 'Lene Vos', aliases: ['Lene'], name_tgt: 'Lene Fuchs', notes: null })],
+    locations: [flat('location', 'old-mill', { name_src: 'Old Mill', name_tgt: null, description: null })],
+    glossary: [flat('glossary', 'wheel-society', { term_src: 'Wheel Society', term_tgt: 'Radgesellschaft', notes: 'The millers’ guild.' })],
+    route: flat('route', 'river-route', { synopsis: null, primary_characters: null, scene_ids: ['mill', 'ferry'] }),
+    translations: { 'ferry:1': 'Lene Fuchs wartete an der Fähre, während es regnete.' },
+    qa: [],
+    writes: [],
+  };
+  const names = (ids, list) => ids.map((id) => `${id} (${list.find((e) => e.id === id).name_src})`).join(', ');
+  const mentioned = (text, list) => list.filter((e) => [e.name_src, ...(e.aliases ?? [])].some((n) => new RegExp(`\\b${n}\\b`).test(text))).map((e) => e.id);
+  const sceneLines = (id) => linesOf(scenes[id].text);
+  const translated = (id) =>
+    sceneLines(id).map((source, i) => {
+      const target = state.translations[`${id}:${i + 1}`] ?? null;
+      return { line: i + 1, source, target, target_origin: target ? 'human' : null, stale: false, translated: target !== null };
+    });
+  const tools = {
+    scene_read_overview: ({ scene, max_chars = 2000 }) => {
+      if (!scene) return ok({ text: `${Object.keys(scenes).length} scenes in reading order: …`, count: 2, scenes: Object.entries(scenes).map(([id, s]) => ({ id, summary: s.entry.summary })) });
+      const s = scenes[scene];
+      if (!s) return fail('not_found', `no scene '${scene}'`);
+      const chars = mentioned(s.text, state.characters);
+      const locs = mentioned(s.text, state.locations);
+      const excerpt = s.text.slice(0, max_chars);
+      const text = `Scene '${scene}' (version 1)\nsummary: ${s.entry.summary ?? '(empty)'}\nMentioned in its text: characters: ${names(chars, state.characters) || 'none'}; locations: ${names(locs, state.locations) || 'none'}\nText (${s.text.length} chars):\n${excerpt}`;
+      const entry = flat('scene', scene, { chapter: 'c1', span: { start: 0, end: s.text.length }, ...s.entry });
+      return ok({ text, id: scene, entry, mentionedCharacters: chars, mentionedLocations: locs, mentionedButNotListed: chars, excerpt, truncated: excerpt.length < s.text.length });
+    },
+    character_read_entry: ({ character }) => {
+      if (!character) return ok({ text: `${state.characters.length} characters: …`, count: state.characters.length, entries: state.characters });
+      const c = state.characters.find((e) => e.id === character);
+      if (!c) return fail('not_found', `no character '${character}'`);
+      const listed = Object.entries(scenes).filter(([, s]) => (s.entry.primary_characters ?? []).includes(c.id)).map(([id]) => id);
+      return ok({ text: `Character '${c.id}'`, id: c.id, entry: c, scenes: listed, routes: [] });
+    },
+    location_read_entry: ({ location }) => (location ? ok({ entry: state.locations.find((e) => e.id === location), scenes: [] }) : ok({ text: '…', count: state.locations.length, entries: state.locations })),
+    glossary_search_term: ({ query }) => {
+      const q = query.trim().toLowerCase();
+      const entries = state.glossary.filter((e) => !q || [e.term_src, e.term_tgt, e.notes].some((v) => String(v ?? '').toLowerCase().includes(q)));
+      return ok({ text: `${entries.length} glossary entries match '${query}'.`, query, count: entries.length, entries });
+    },
+    styleguide_read_full: () => ok({ text: 'Style guide …', exists: true, markdown: '# Style guide\n\nThe target language is German (de).\n- Use the glossary.', version: 1 }),
+    ui_read_settings: () => ok({ text: 'UI settings …', exists: true, line_length_limit: 80, lines_per_box: 2, notes: 'Subtitles.' }),
+    route_read_entry: ({ route }) => (route === state.route.id ? ok({ text: `Route '${route}'`, id: route, entry: state.route }) : fail('not_found', `no route '${route}'`)),
+    translation_read_scene: ({ scene, from_line = 1 }) => {
+      const all = translated(scene);
+      const lines = all.filter((l) => l.line >= from_line);
+      return ok({ text: `Scene '${scene}': ${all.length} lines`, scene, total: all.length, translated: all.filter((l) => l.translated).length, untranslated: all.filter((l) => !l.translated).map((l) => l.line), lines, orphans: [] });
+    },
+    translation_create_line: ({ scene, line, target }) => {
+      if (state.translations[`${scene}:${line}`]) return fail('exists', `line ${line} of scene '${scene}' already has a translation; change it with translation_update_line`);
+      state.translations[`${scene}:${line}`] = target;
+      return ok({ text: 'Saved', translated: 1, total: sceneLines(scene).length });
+    },
+    translation_update_line: ({ scene, line, target }) => {
+      state.translations[`${scene}:${line}`] = target;
+      return ok({ text: 'Updated', changed: true });
+    },
+    glossary_create_entry: ({ term_src, term_tgt = null, notes = null }) => {
+      if (state.glossary.some((e) => e.term_src.toLowerCase() === term_src.toLowerCase())) return fail('exists', `'${term_src}' is in the glossary`);
+      const entry = flat('glossary', term_src.toLowerCase().replace(/\W+/g, '-'), { term_src, term_tgt, notes }, 'agent:scene_glossary_detailer:2026-01-01');
+      state.glossary.push(entry);
+      return ok({ text: 'Added', entry });
+    },
+  };
+  const record = (check) => (args) => {
+    const target = args.line ? state.translations[`${args.scene}:${args.line}`] : null;
+    let message = args.message;
+    if (args.check_line_length && target && target.length > 80) message = `Line length: the translation is ${target.length} characters long, over the UI limit of 80.`;
+    if (args.check_glossary) {
+      const source = sceneLines(args.scene)[args.line - 1].toLowerCase();
+      const missing = state.glossary.filter((e) => e.term_tgt && source.includes(e.term_src.toLowerCase()) && !String(target).toLowerCase().includes(e.term_tgt.toLowerCase()));
+      if (missing.length) message = `Glossary: ${missing.map((e) => `'${e.term_src}' should be translated as '${e.term_tgt}'`).join('; ')}.`;
+    }
+    if (!message) return ok({ text: 'No QA record was made.', record: null });
+    const made = { check, scene: args.scene, line: args.line ?? null, severity: args.severity ?? 'warning', message };
+    state.qa.push(made);
+    return ok({ text: `Recorded ${check} QA`, record: made });
+  };
+  tools.translation_create_style_check = record('style');
+  tools.translation_create_review_check = record('review');
+  tools.translation_create_consistency_check = record('consistency');
+  const field = (kind, fieldName) => (args) => {
+    const list = kind === 'character' ? state.characters : state.locations;
+    const e = list.find((x) => x.id === args[kind]);
+    e[fieldName] = args[fieldName];
+    e[`${fieldName}_origin`] = 'agent';
+    return ok({ text: 'Updated', entry: e });
+  };
+  tools.character_update_name_tgt = field('character', 'name_tgt');
+  tools.location_update_name_tgt = field('location', 'name_tgt');
+  const sceneField = (fieldName, arg) => (args) => {
+    scenes[args.scene].entry[fieldName] = args[arg];
+    return ok({ text: 'Updated' });
+  };
+  tools.scene_update_summary = sceneField('summary', 'summary');
+  tools.scene_update_tags = sceneField('tags', 'tags');
+  tools.scene_update_primary_characters = sceneField('primary_characters', 'characters');
+  tools.scene_update_locations = sceneField('locations', 'locations');
+  tools.route_update_synopsis = ({ synopsis }) => ((state.route.synopsis = synopsis), ok({ text: 'Updated' }));
+  tools.route_update_primary_characters = ({ characters }) => ((state.route.primary_characters = characters), ok({ text: 'Updated' }));
+  tools.glossary_merge_entries = ({ keep, merge }) => ((state.glossary = state.glossary.filter((e) => !merge.includes(e.id) || e.id === keep)), ok({ text: 'Merged' }));
+  return { state, tools };
+}
+
+/**
+ * One unit: the agent's system prompt and toolbox, the task message of the jobs protocol, and
+ * the demo model asked until it answers with text. Every call is checked: in the toolbox, its
+ * arguments valid against the tool's schema. Returns the calls and the closing text.
+ */
+function unit(w, agent, target, { overwrite = false, tools } = {}) {
+  const spec = agentSpec(agent);
+  const offered = tools ?? spec.tools.filter((t) => overwrite || t !== 'translation_update_line');
+  const task = `Task for ${agent}: do your job.\n${target}\nOverwrite allowed: ${overwrite ? 'yes' : 'no'}\nDone when: your definition of done is met.`;
+  const messages = [{ role: 'system', content: spec.systemPrompt }, { role: 'user', content: task }];
+  const calls = [];
+  for (let step = 0; step < spec.maxSteps; step++) {
+    const answer = decide({ messages, tools: offered.map((name) => ({ type: 'function', function: { name, parameters: SCHEMAS[name] } })) });
+    if (!answer.call) return { calls, text: answer.text };
+    const { name, arguments: args } = answer.call;
+    assert.ok(offered.includes(name), `${agent} called ${name}, not in its toolbox`);
+    assert.deepEqual(schemaErrors(SCHEMAS[name], args), [], `${agent}: ${name} ${JSON.stringify(args)}`);
+    const result = w.tools[name](args);
+    calls.push({ name, args, result });
+    const id = `c${calls.length}`;
+    messages.push({ role: 'assistant', content: answer.text ?? null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] });
+    messages.push({ role: 'tool', tool_call_id: id, content: JSON.stringify(result) });
+  }
+  assert.fail(`${agent} did not finish in ${spec.maxSteps} steps: ${calls.map((c) => c.name).join(', ')}`);
+}
+
+test('rentl, context phase: each detailer reads its scene first, then writes what the scene’s text supports, once', () => {
+  const w = world();
+  const mill = w.state.scenes.mill;
+  const summary = unit(w, 'scene_summary_detailer', 'Scene: mill');
+  assert.deepEqual(summary.calls.map((c) => c.name), ['scene_read_overview', 'scene_update_summary']);
+  assert.equal(mill.entry.summary, 'Kai Brenner pushed open the door of the Old Mill at first light. The Wheel Society had left its seal on the millstone, red wax cracked in two.');
+  assert.match(summary.text, /summary of scene mill/);
+  const tags = unit(w, 'scene_tag_detailer', 'Scene: mill');
+  assert.equal(tags.calls[0].name, 'scene_read_overview');
+  assert.ok(mill.entry.tags.length >= 1 && mill.entry.tags.length <= 6, mill.entry.tags);
+  for (const tag of mill.entry.tags) assert.ok(mill.text.toLowerCase().includes(tag), `${tag} is a word of the scene`);
+  unit(w, 'scene_primary_character_detailer', 'Scene: mill');
+  assert.deepEqual(mill.entry.primary_characters, ['kai-brenner', 'lene-vos']);
+  unit(w, 'scene_location_detailer', 'Scene: mill');
+  assert.deepEqual(mill.entry.locations, ['old-mill']);
+  // The glossary detailer searches before it adds: Wheel Society is there, the Bell... is not a term of its own.
+  const glossary = unit(w, 'scene_glossary_detailer', 'Scene: mill');
+  assert.equal(glossary.calls[0].name, 'scene_read_overview');
+  const searched = glossary.calls.filter((c) => c.name === 'glossary_search_term').map((c) => c.args.query);
+  assert.ok(searched.includes('Wheel Society'), searched.join());
+  assert.ok(!searched.some((q) => /Kai|Lene|Old Mill/.test(q)), `names are not glossary terms: ${searched}`);
+  assert.equal(glossary.calls.filter((c) => c.name === 'glossary_create_entry').length, 0, 'nothing new to add');
+  assert.match(glossary.text, /Wheel Society was already there/);
+
+  // A summary the scene already has is left alone without overwrite; with it, it is replaced.
+  const kept = unit(w, 'scene_summary_detailer', 'Scene: ferry');
+  assert.deepEqual(kept.calls.map((c) => c.name), ['scene_read_overview']);
+  assert.match(kept.text, /already has a summary \(by human\).*overwrite is not allowed/);
+  assert.equal(w.state.scenes.ferry.entry.summary, 'Lene waits for Kai at the ferry in the rain.');
+  const replaced = unit(w, 'scene_summary_detailer', 'Scene: ferry', { overwrite: true });
+  assert.equal(replaced.calls[1].name, 'scene_update_summary');
+  assert.equal(w.state.scenes.ferry.entry.summary, 'Lene Vos waited at the ferry while the rain came down. Kai brought the seal wrapped in oilcloth.');
+
+  // The route: its scenes' summaries in order, and the characters most of them list.
+  w.state.scenes.ferry.entry.primary_characters = ['lene-vos', 'kai-brenner'];
+  const route = unit(w, 'route_outline_builder', 'Route: river-route');
+  assert.equal(route.calls[0].name, 'route_read_entry');
+  assert.equal(w.state.route.synopsis, 'Kai Brenner pushed open the door of the Old Mill at first light. Lene Vos waited at the ferry while the rain came down.');
+  assert.deepEqual(w.state.route.primary_characters.sort(), ['kai-brenner', 'lene-vos']);
+  // The curators fill in what is empty and keep the writer's values.
+  const characters = unit(w, 'meta_character_curator', 'Scope: the whole project');
+  assert.equal(characters.calls[0].name, 'character_read_entry');
+  assert.deepEqual(characters.calls.filter((c) => c.name === 'character_update_name_tgt').map((c) => c.args), [{ character: 'kai-brenner', name_tgt: 'Kai Brenner' }]);
+  assert.equal(w.state.characters[1].name_tgt, 'Lene Fuchs');
+  unit(w, 'meta_location_curator', 'Scope: the whole project');
+  assert.equal(w.state.locations[0].name_tgt, 'Old Mill');
+  // Duplicates in the glossary are merged into the fuller entry.
+  w.state.glossary.push(flat('glossary', 'the-wheel-society', { term_src: 'the Wheel Society', term_tgt: null, notes: null }, 'agent:x'));
+  const curated = unit(w, 'meta_glossary_curator', 'Scope: the whole project');
+  assert.equal(curated.calls[0].name, 'glossary_search_term');
+  assert.deepEqual(curated.calls[1].args, { keep: 'wheel-society', merge: ['the-wheel-society'] });
+  assert.deepEqual(w.state.glossary.map((e) => e.id), ['wheel-society']);
+});
+
+test('rentl, translation phase: every line of the scene, in the style guide’s language, with the glossary’s terms and target names', () => {
+  const w = world();
+  const run = unit(w, 'scene_translator', 'Scene: mill');
+  assert.deepEqual(run.calls.slice(0, 3).map((c) => c.name), ['styleguide_read_full', 'ui_read_settings', 'scene_read_overview']);
+  const lines = linesOf(w.state.scenes.mill.text);
+  const created = run.calls.filter((c) => c.name === 'translation_create_line');
+  assert.deepEqual(created.map((c) => c.args.line), lines.map((_, i) => i + 1));
+  for (const c of created) assert.match(c.args.target, /^\[de\] /);
+  assert.equal(created[1].args.target, '[de] The Radgesellschaft had left its seal on the millstone, red wax cracked in two.');
+  // Full names take their target-language name (Lene Vos → Lene Fuchs in the ferry scene below); a
+  // short alias is left as it is.
+  assert.equal(created[2].args.target, '[de] “Somebody was here before us,” Kai said, and Lene nodded.');
+  assert.match(run.text, /4 lines of scene mill into German/);
+  // A line translated already: left without overwrite, replaced with it (translation_update_line).
+  const left = unit(w, 'scene_translator', 'Scene: ferry');
+  assert.equal(left.calls.filter((c) => c.name === 'translation_update_line').length, 0);
+  assert.equal(w.state.translations['ferry:1'], 'Lene Fuchs wartete an der Fähre, während es regnete.');
+  assert.match(left.text, /Line 1 already had a translation, which I left \(overwrite is not allowed\)/);
+  const replaced = unit(w, 'scene_translator', 'Scene: ferry', { overwrite: true });
+  assert.deepEqual(replaced.calls.filter((c) => c.name === 'translation_update_line').map((c) => c.args.line), [1, 2], 'both lines had a translation by then');
+  assert.equal(w.state.translations['ferry:1'], '[de] Lene Fuchs waited at the ferry while the rain came down.');
+});
+
+test('rentl, editing phase: style, review and consistency checks record a concrete issue or a pass', () => {
+  const w = world();
+  unit(w, 'scene_translator', 'Scene: mill');
+  const style = unit(w, 'scene_style_checker', 'Scene: mill');
+  assert.equal(style.calls[0].name, 'translation_read_scene');
+  // The lines over the UI's 80 characters are measured by the tool and recorded; the
+  // pseudo-translations are an issue too.
+  const long = Object.entries(w.state.translations).filter(([k, t]) => k.startsWith('mill:') && t.length > 80).map(([k]) => Number(k.split(':')[1]));
+  assert.ok(long.length >= 1 && long.length < 4, long);
+  const measured = style.calls.filter((c) => c.args.check_line_length);
+  assert.deepEqual(measured.map((c) => c.args.line), long);
+  for (const line of long) assert.ok(w.state.qa.some((r) => r.check === 'style' && r.line === line && /over the UI limit of 80/.test(r.message)));
+  assert.ok(w.state.qa.some((r) => r.check === 'style' && /pseudo-translations \(\[de\]/.test(r.message)));
+  const review = unit(w, 'scene_translation_reviewer', 'Scene: mill');
+  assert.equal(review.calls[0].name, 'translation_read_scene');
+  assert.ok(w.state.qa.some((r) => r.check === 'review' && /Lines 1, 2, 3, 4 repeat their source text .* in German/.test(r.message)));
+  const consistency = unit(w, 'consistency_checker', 'Scene: mill');
+  assert.deepEqual(consistency.calls.filter((c) => c.args.check_glossary).map((c) => c.args.line), [1, 2, 3, 4]);
+  assert.ok(w.state.qa.some((r) => r.check === 'consistency' && r.severity === 'info' && /passed: 4 lines/.test(r.message)), 'every glossary term is followed: a pass');
+  // A line that breaks the glossary is a concrete consistency issue.
+  w.state.translations['mill:2'] = 'Die Müllergilde hatte ihr Siegel hinterlassen.';
+  const before = w.state.qa.length;
+  unit(w, 'consistency_checker', 'Scene: mill');
+  const found = w.state.qa.slice(before);
+  assert.deepEqual(found.map((r) => [r.check, r.line]), [['consistency', 2]]);
+  assert.match(found[0].message, /'Wheel Society' should be translated as 'Radgesellschaft'/);
+  // A scene the writer translated, with nothing wrong, passes style, review and consistency.
+  w.state.translations['ferry:2'] = 'Kai brachte das Siegel in Öltuch gewickelt.';
+  for (const agent of ['scene_style_checker', 'scene_translation_reviewer', 'consistency_checker']) {
+    const clean = unit(w, agent, 'Scene: ferry');
+    assert.match(clean.text, /scene ferry: it passed, and I recorded that/, agent);
+  }
+  assert.deepEqual(w.state.qa.filter((r) => r.scene === 'ferry').map((r) => [r.check, r.severity]), [['style', 'info'], ['review', 'info'], ['consistency', 'info']]);
+});
+
+test('rentl: each subagent’s first call is a read, recognised from the task line or, in a rentl prompt, from its tools', () => {
+  for (const spec of RENTL.agents) {
+    const target = spec.name.startsWith('route_') ? 'Route: river-route' : spec.name.startsWith('meta_') ? 'Scope: the whole project' : 'Scene: mill';
+    const w = world();
+    w.state.translations['mill:1'] = '[de] Kai Brenner stieß die Tür auf.';
+    const messages = [{ role: 'system', content: spec.systemPrompt }, { role: 'user', content: `${target}\nOverwrite allowed: no` }];
+    const answer = decide({ messages, tools: spec.tools.map((name) => ({ type: 'function', function: { name, parameters: SCHEMAS[name] } })) });
+    assert.ok(answer.call, `${spec.name} answered ${answer.text}`);
+    assert.ok(!isWrite(answer.call.name), `${spec.name} began with ${answer.call.name}`);
+    assert.ok(spec.tools.includes(answer.call.name));
+    assert.deepEqual(schemaErrors(SCHEMAS[answer.call.name], answer.call.arguments), []);
+    // And every unit of it finishes with text, having written only valid calls (checked in unit()).
+    const done = unit(w, spec.name, target);
+    assert.ok(done.text && done.text.length > 10, `${spec.name}: ${done.text}`);
+  }
+  // The same task without "rentl" in the system prompt and without a task line is not a rentl unit.
+  assert.equal(decide({ messages: [{ role: 'user', content: 'Scene: mill' }], tools: [] }).call, undefined);
+});
+
+test('rentl over HTTP: a unit streams its read call from the dev server', async () => {
+  const spec = agentSpec('scene_summary_detailer');
+  const body = { stream: true, messages: [{ role: 'system', content: spec.systemPrompt }, { role: 'user', content: 'Task for scene_summary_detailer: summarise.\nScene: mill\nOverwrite allowed: no\nDone when: summarised.' }], tools: spec.tools.map((name) => ({ type: 'function', function: { name, parameters: SCHEMAS[name] } })) };
+  const r = await post('demo/v1/chat/completions', body);
+  const args = (await r.text())
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .flatMap((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.tool_calls ?? [])
+    .map((t) => t.function.arguments)
+    .join('');
+  assert.deepEqual(JSON.parse(args), { scene: 'mill' });
 });

@@ -12,13 +12,7 @@ import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
 import { jobOfRun, unitOfRun, unitIdText } from './jobs-view.js';
-
-const DEMO_SAMPLE = [
-  {
-    title: 'The Stair',
-    text: 'Mara climbed the stair. The lamp was dark.\n\n“Who’s there?” she called. Nobody answered.\n\nThe wind was rising, and somewhere below a door banged twice.',
-  },
-];
+import { createDemoProject } from './demo-story.js';
 
 const app = {
   client: null,
@@ -1019,7 +1013,7 @@ function selectTab(name) {
 async function openInitialProject() {
   const { projects, current } = await app.client.projects.list();
   const id = current ?? projects[0]?.id;
-  app.project = id ? await app.client.projects.open(id) : await app.client.projects.create('My novel', DEMO_SAMPLE);
+  app.project = id ? await app.client.projects.open(id) : await createDemoProject(app.client);
   const first = app.project.ui.active_chapter ?? app.project.chapters[0].id;
   await openChapter(first);
   await showProjectExtras();

@@ -115,7 +115,8 @@ export async function everything(): Promise<void> {
   const listing: AgentListing = await client.listAgents();
   const entry: string = listing.presets.find((p) => p.name === 'dungeon_master')?.entry ?? 'player_interface';
   const speakers: string[] = listing.agents.filter((a: AgentInfo) => a.talksToWriter && !a.builtin).map((a) => a.name);
-  const routing: string[] = listing.agents[0].routingTools.concat(listing.agents[0].toolbox);
+  const routing: string[] = listing.agents[0].routingTools.concat(listing.agents[0].toolbox, listing.agents[0].interruptOn);
+  const pipelines: string[] = listing.presets.find((p) => p.name === 'rentl')?.pipelines ?? [];
   const spec: AgentSpec = {
     name: 'keeper',
     description: 'Keeps the bible.',
@@ -127,6 +128,7 @@ export async function everything(): Promise<void> {
     maxSteps: 6,
     tokenBudget: null,
     talksToWriter: true,
+    interruptOn: ['character_update_notes'],
   };
   const defined = await client.defineAgent(spec);
   const replaced: boolean = defined.replaced;
@@ -244,6 +246,6 @@ export async function everything(): Promise<void> {
     }
   }
   client.close();
-  void [entry, speakers, routing, replaced, toolbox, deleted, agentsNow, startedWith];
+  void [entry, pipelines, speakers, routing, replaced, toolbox, deleted, agentsNow, startedWith];
   void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, trashed, until, restored, settings, current, status, waiting, strict, windowMs, mtl, characters, span, notesOrigin, gone, pausedRuns, resumed, denied];
 }

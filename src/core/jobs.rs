@@ -1,0 +1,1177 @@
+//! Background jobs: long work (a rentl pipeline, or any agent run the app starts in the
+//! background) as a persisted list of units, run by the core while the writer goes on.
+//!
+//! A job is a `meta` record (`job:<project>:<id>`, kind `job`) holding its kind, parameters,
+//! state (`queued`, `running`, `waiting_approval`, `paused`, `done`, `failed`, `cancelled`),
+//! and its units, each with its state and result. A unit is one agent run (run id
+//! `job:<job>:<unit>`) on the project's one shared session: a write by one unit is visible to
+//! every other unit, the writer and the chat's runs at once, and conflicts (`CONCURRENT
+//! UPDATE`, locks, approvals) are tool results.
+//!
+//! **Exactly once.** A unit's writes are *held* ([`crate::persist::pending::Pending::hold`]):
+//! they are applied to the session at once but saved only with the unit's progress mark: its
+//! `done` (or its pause for approval) goes in the same batch as everything it wrote, its
+//! audit records included. A worker that dies mid-unit saved nothing of the unit, and the
+//! next worker runs it again from its start; a unit marked done is never run again.
+//!
+//! **Scheduling** is deterministic: units run in their plan's stages
+//! ([`crate::agent::pipeline`]), at most `concurrency` at once; a unit waiting for the
+//! writer's approval does not hold up the others (its stage counts as settled), and resumes
+//! when the writer decides (in the `approve` request, as any paused run).
+//!
+//! After a reload, opening the project resumes its unfinished jobs from their first unit not
+//! done. Jobs need a way to run work in the background ([`Core::with_spawner`]); the worker
+//! gives one.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use futures_util::future::{self, Either, LocalBoxFuture};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::run::{PausedRun, RunParams, Start};
+use super::saving::Notify;
+use super::tree::{Node, Tree};
+use super::{invalid, Core, Touched};
+use crate::agent::pipeline::{self, Phase, Target};
+use crate::agent::{self, AbortSignal, TreeState};
+use crate::bible::Kind;
+use crate::error::Error;
+use crate::llm::{Message, Role, Usage};
+use crate::store::Table;
+
+/// Runs a future in the background (the worker's `spawn_local`).
+pub type Spawner = Rc<dyn Fn(LocalBoxFuture<'static, ()>)>;
+
+/// The most units a job may run at once.
+pub const MAX_CONCURRENCY: usize = 8;
+/// Units a job runs at once unless told.
+pub const DEFAULT_CONCURRENCY: usize = 3;
+/// The longest unit result text kept in the job record (the transcript keeps it whole).
+const RESULT_TEXT_CHARS: usize = 2_000;
+
+/// A job's or a unit's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum State {
+    Queued,
+    Running,
+    WaitingApproval,
+    Paused,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl State {
+    fn settled(self) -> bool {
+        matches!(self, State::Done | State::Failed | State::Cancelled)
+    }
+}
+
+/// One unit of a job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Unit {
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    phase: Option<Phase>,
+    stage: usize,
+    agent: String,
+    target: Target,
+    state: State,
+    run: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// What a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum JobKind {
+    /// A rentl pipeline.
+    Pipeline,
+    /// One agent run in the background.
+    Run,
+}
+
+/// A job, as saved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Job {
+    id: String,
+    project: String,
+    kind: JobKind,
+    params: Value,
+    state: State,
+    created_ms: u64,
+    updated_ms: u64,
+    concurrency: usize,
+    allow_overwrite: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    units: Vec<Unit>,
+}
+
+impl Job {
+    fn record_key(&self) -> String {
+        job_key(&self.project, &self.id)
+    }
+
+    fn unit(&self, id: &str) -> Option<&Unit> {
+        self.units.iter().find(|u| u.id == id)
+    }
+
+    fn unit_mut(&mut self, id: &str) -> Option<&mut Unit> {
+        self.units.iter_mut().find(|u| u.id == id)
+    }
+
+    /// The job as the page sees it (with its units when `units`).
+    fn view(&self, units: bool) -> Value {
+        let count = |s: State| self.units.iter().filter(|u| u.state == s).count();
+        let mut phases: Vec<Value> = Vec::new();
+        for phase in Phase::ALL {
+            let of: Vec<&Unit> = self
+                .units
+                .iter()
+                .filter(|u| u.phase == Some(phase))
+                .collect();
+            if !of.is_empty() {
+                let done = of.iter().filter(|u| u.state == State::Done).count();
+                phases.push(json!({"name": phase.name(), "done": done, "total": of.len()}));
+            }
+        }
+        if phases.is_empty() {
+            phases.push(
+                json!({"name": "run", "done": count(State::Done), "total": self.units.len()}),
+            );
+        }
+        let current: Vec<&str> = self
+            .units
+            .iter()
+            .filter(|u| u.state == State::Running)
+            .map(|u| u.id.as_str())
+            .collect();
+        let mut view = json!({
+            "id": self.id,
+            "project": self.project,
+            "kind": self.kind,
+            "params": self.params,
+            "state": self.state,
+            "createdMs": self.created_ms,
+            "updatedMs": self.updated_ms,
+            "progress": {
+                "done": count(State::Done),
+                "failed": count(State::Failed),
+                "waiting": count(State::WaitingApproval),
+                "total": self.units.len(),
+                "current": current,
+            },
+            "phases": phases,
+        });
+        if let Some(error) = &self.error {
+            view["error"] = json!(error);
+        }
+        if units {
+            view["units"] = json!(self.units.iter().map(Unit::view).collect::<Vec<_>>());
+        }
+        view
+    }
+
+    fn record(&self) -> Value {
+        json!({
+            "id": self.record_key(),
+            "project": self.project,
+            "kind": "job",
+            "state": self.state,
+            "rev": 0,
+            "job": self,
+        })
+    }
+}
+
+impl Unit {
+    fn view(&self) -> Value {
+        let target = match &self.target {
+            Target::Scene(id) => json!({"kind": "scene", "id": id}),
+            Target::Route(id) => json!({"kind": "route", "id": id}),
+            Target::Project => json!({"kind": "project"}),
+        };
+        let mut view = json!({
+            "id": self.id,
+            "phase": self.phase,
+            "agent": self.agent,
+            "target": target,
+            "state": self.state,
+            "run": self.run,
+        });
+        if let Some(result) = &self.result {
+            view["result"] = result.clone();
+        }
+        if let Some(error) = &self.error {
+            view["error"] = json!(error);
+        }
+        view
+    }
+}
+
+fn job_key(project: &str, job: &str) -> String {
+    format!("job:{project}:{job}")
+}
+
+fn transcript_key(project: &str, job: &str, unit: &str) -> String {
+    format!("jobunit:{project}:{job}:{unit}")
+}
+
+/// The run id of a job's unit.
+fn unit_run(job: &str, unit: &str) -> String {
+    format!("job:{job}:{unit}")
+}
+
+/// The job and unit of a unit's run id, if it is one.
+pub(super) fn job_of_run(run: &str) -> Option<(&str, &str)> {
+    run.strip_prefix("job:")?.split_once(':')
+}
+
+/// A job alive in this core.
+pub(super) struct JobRt {
+    job: RefCell<Job>,
+    /// Wakes the job's driver (a unit settled, the writer paused, resumed or cancelled).
+    notify: Rc<Notify>,
+    paused: Cell<bool>,
+    cancelled: Cell<bool>,
+    /// The abort signal of each unit running now, by unit id.
+    aborts: RefCell<BTreeMap<String, AbortSignal>>,
+}
+
+/// `start_job` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct StartJob {
+    kind: JobKind,
+    #[serde(default)]
+    phases: Option<Vec<String>>,
+    #[serde(default)]
+    scope: Option<Value>,
+    #[serde(default)]
+    allow_overwrite: bool,
+    #[serde(default)]
+    concurrency: Option<usize>,
+    /// For `kind: "run"`: the run's prompt, and its agent or preset.
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    agent: Option<Value>,
+    #[serde(default)]
+    preset: Option<String>,
+}
+
+/// Params naming a job.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct JobRef {
+    job: String,
+}
+
+/// `job_unit` params.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct UnitRef {
+    job: String,
+    unit: String,
+}
+
+impl Core {
+    /// The same core, able to run jobs in the background: `spawn` must run a future to its
+    /// end on this thread (the worker passes `wasm_bindgen_futures::spawn_local`).
+    pub fn with_spawner(self, spawn: Spawner) -> Self {
+        *self.shared.spawner.borrow_mut() = Some(spawn);
+        self
+    }
+
+    /// A core for background work on `project` (no client: its events reach every page).
+    fn background(&self, project: &str) -> Core {
+        Core {
+            shared: Rc::clone(&self.shared),
+            current: RefCell::new(Some(project.to_string())),
+            client: None,
+        }
+    }
+
+    fn job_rt(&self, job: &str) -> Result<Rc<JobRt>, Error> {
+        let project = self.current()?;
+        self.jobs
+            .borrow()
+            .get(job)
+            .filter(|rt| rt.job.borrow().project == project)
+            .cloned()
+            .ok_or_else(|| {
+                invalid(
+                    "job",
+                    &format!(
+                        "no job '{}' in this project; list_jobs shows them",
+                        job.chars().take(80).collect::<String>()
+                    ),
+                )
+            })
+    }
+
+    /// Serve `start_job`.
+    pub(super) async fn start_job(&self, p: StartJob) -> Result<Value, Error> {
+        let project = self.current()?;
+        self.ensure_settings().await?;
+        if self.spawner.borrow().is_none() {
+            return Err(invalid(
+                "start_job",
+                "this core cannot run background work (it was built without a spawner)",
+            ));
+        }
+        self.settings
+            .borrow()
+            .provider_config()
+            .map_err(Error::NoModel)?;
+        if self.llm().is_none() {
+            return Err(Error::NoModel(
+                "this core was built without a way to call models".into(),
+            ));
+        }
+        let concurrency = p.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+            return Err(invalid(
+                "start_job",
+                &format!("'concurrency' must be between 1 and {MAX_CONCURRENCY}"),
+            ));
+        }
+        let id = self.env.ids.next_id();
+        let catalog = self.catalog(&project).await?;
+        let (params, units) = match p.kind {
+            JobKind::Pipeline => {
+                if p.prompt.is_some() || p.agent.is_some() || p.preset.is_some() {
+                    return Err(invalid(
+                        "start_job",
+                        "'prompt', 'agent' and 'preset' belong to kind \"run\"",
+                    ));
+                }
+                let phases: Vec<Phase> = match &p.phases {
+                    None => vec![Phase::Context],
+                    Some(names) if names.is_empty() => {
+                        return Err(invalid(
+                            "start_job",
+                            "'phases' must name at least one phase",
+                        ))
+                    }
+                    Some(names) => names
+                        .iter()
+                        .map(|n| n.parse::<Phase>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| invalid("start_job", &e))?,
+                };
+                let (scenes, routes) = self.scope(&project, p.scope.as_ref())?;
+                if scenes.is_empty() {
+                    return Err(invalid(
+                        "start_job",
+                        "the scope has no scenes; add scenes to the story bible first",
+                    ));
+                }
+                let planned = pipeline::plan(&phases, &scenes, &routes);
+                for unit in &planned {
+                    if catalog.get(&unit.agent).is_none() {
+                        return Err(invalid(
+                            "start_job",
+                            &format!(
+                                "the pipeline needs agent '{}', which is missing",
+                                unit.agent
+                            ),
+                        ));
+                    }
+                }
+                let params = json!({
+                    "phases": phases,
+                    "scope": p.scope.clone().unwrap_or(json!("all")),
+                    "allowOverwrite": p.allow_overwrite,
+                    "concurrency": concurrency,
+                });
+                let units = planned
+                    .into_iter()
+                    .map(|u| Unit {
+                        run: unit_run(&id, &u.id),
+                        id: u.id,
+                        phase: Some(u.phase),
+                        stage: u.stage,
+                        agent: u.agent,
+                        target: u.target,
+                        state: State::Queued,
+                        result: None,
+                        error: None,
+                    })
+                    .collect();
+                (params, units)
+            }
+            JobKind::Run => {
+                if p.phases.is_some() || p.scope.is_some() {
+                    return Err(invalid(
+                        "start_job",
+                        "'phases' and 'scope' belong to kind \"pipeline\"",
+                    ));
+                }
+                let mut params = json!({ "prompt": p.prompt.clone().unwrap_or_default() });
+                if let Some(agent) = &p.agent {
+                    params["agent"] = agent.clone();
+                }
+                if let Some(preset) = &p.preset {
+                    params["preset"] = json!(preset);
+                }
+                let run: RunParams = serde_json::from_value(params.clone())
+                    .map_err(|e| invalid("start_job", &e.to_string()))?;
+                let settings = self.settings.borrow().clone();
+                let spec = self.entry_spec(&catalog, &settings, &run)?;
+                if params["prompt"]
+                    .as_str()
+                    .is_none_or(|t| t.trim().is_empty())
+                {
+                    return Err(invalid("start_job", "'prompt' must not be empty"));
+                }
+                let unit = Unit {
+                    id: "run".into(),
+                    run: unit_run(&id, "run"),
+                    phase: None,
+                    stage: 0,
+                    agent: spec.name,
+                    target: Target::Project,
+                    state: State::Queued,
+                    result: None,
+                    error: None,
+                };
+                (params, vec![unit])
+            }
+        };
+        let now = self.env.clock.now_ms();
+        let job = Job {
+            id: id.clone(),
+            project: project.clone(),
+            kind: p.kind,
+            params,
+            state: State::Queued,
+            created_ms: now,
+            updated_ms: now,
+            concurrency,
+            allow_overwrite: p.allow_overwrite,
+            error: None,
+            units,
+        };
+        let view = job.view(false);
+        self.save_job(&job, None, Vec::new()).await;
+        self.launch(job);
+        self.emit("job_progress", json!({"project": project, "job": view}));
+        Ok(view)
+    }
+
+    /// The scenes and routes of a pipeline's scope, in the bible's order.
+    fn scope(
+        &self,
+        project: &str,
+        scope: Option<&Value>,
+    ) -> Result<(Vec<String>, Vec<String>), Error> {
+        self.with_project(project, |s| {
+            let all_scenes: Vec<String> = s.bible.list(Kind::Scene).map(|e| e.id.clone()).collect();
+            let routes: Vec<(String, Vec<String>)> = s
+                .bible
+                .list(Kind::Route)
+                .map(|e| {
+                    (
+                        e.id.clone(),
+                        e.list("scene_ids")
+                            .into_iter()
+                            .map(str::to_string)
+                            .collect(),
+                    )
+                })
+                .collect();
+            let bad = |what: &str| invalid("start_job", what);
+            match scope {
+                None => Ok((all_scenes, routes.into_iter().map(|(r, _)| r).collect())),
+                Some(Value::String(all)) if all == "all" => {
+                    Ok((all_scenes, routes.into_iter().map(|(r, _)| r).collect()))
+                }
+                Some(Value::Object(o)) if o.len() == 1 && o.contains_key("route") => {
+                    let route = o["route"].as_str().unwrap_or_default();
+                    let Some((_, ids)) = routes.iter().find(|(r, _)| r == route) else {
+                        return Err(bad(&format!(
+                            "no route '{}'",
+                            route.chars().take(80).collect::<String>()
+                        )));
+                    };
+                    let scenes = all_scenes.into_iter().filter(|s| ids.contains(s)).collect();
+                    Ok((scenes, vec![route.to_string()]))
+                }
+                Some(Value::Object(o)) if o.len() == 1 && o.contains_key("scenes") => {
+                    let Some(list) = o["scenes"].as_array() else {
+                        return Err(bad("'scope.scenes' must be a list of scene ids"));
+                    };
+                    let mut scenes = Vec::new();
+                    for id in list {
+                        let id = id.as_str().unwrap_or_default();
+                        if !all_scenes.iter().any(|s| s == id) {
+                            return Err(bad(&format!(
+                                "no scene '{}' in the story bible",
+                                id.chars().take(80).collect::<String>()
+                            )));
+                        }
+                        if !scenes.iter().any(|s| s == id) {
+                            scenes.push(id.to_string());
+                        }
+                    }
+                    let routes = routes
+                        .into_iter()
+                        .filter(|(_, ids)| ids.iter().any(|i| scenes.contains(i)))
+                        .map(|(r, _)| r)
+                        .collect();
+                    Ok((scenes, routes))
+                }
+                Some(_) => Err(bad(
+                    "'scope' must be \"all\", {\"route\": id} or {\"scenes\": [ids]}",
+                )),
+            }
+        })
+    }
+
+    /// Keep a job alive in this core and start its driver.
+    fn launch(&self, job: Job) {
+        let id = job.id.clone();
+        let project = job.project.clone();
+        let rt = Rc::new(JobRt {
+            paused: Cell::new(job.state == State::Paused),
+            cancelled: Cell::new(false),
+            job: RefCell::new(job),
+            notify: Rc::new(Notify::default()),
+            aborts: RefCell::new(BTreeMap::new()),
+        });
+        self.jobs.borrow_mut().insert(id.clone(), rt);
+        let spawner = self.spawner.borrow().clone();
+        if let Some(spawn) = spawner {
+            let core = self.background(&project);
+            spawn(Box::pin(async move { core.drive_job(&id).await }));
+        }
+    }
+
+    /// Resume the unfinished jobs of `project` stored by an earlier worker (once per core).
+    pub(super) async fn wake_jobs(&self, project: &str) -> Result<(), Error> {
+        if self.spawner.borrow().is_none() {
+            return Ok(());
+        }
+        let records = self
+            .env
+            .store
+            .get_by_index(Table::Meta, "project", json!(project))
+            .await?;
+        for record in records.into_iter().filter(|r| r["kind"] == "job") {
+            let Ok(mut job) = serde_json::from_value::<Job>(record["job"].clone()) else {
+                continue;
+            };
+            if job.state.settled() || self.jobs.borrow().contains_key(&job.id) {
+                continue;
+            }
+            // A unit that was running when the last worker stopped saved nothing: it starts
+            // again from its beginning.
+            for unit in &mut job.units {
+                if unit.state == State::Running {
+                    unit.state = State::Queued;
+                }
+            }
+            self.emit(
+                "job_progress",
+                json!({"project": project, "job": job.view(false), "resumed": true}),
+            );
+            self.launch(job);
+        }
+        Ok(())
+    }
+
+    /// Save a job's record (and `extra` records) in the project's next batch, with what
+    /// the unit's hold `release` kept back. A failed save is reported and stays pending.
+    async fn save_job(&self, job: &Job, release: Option<String>, extra: Vec<Value>) {
+        let mut puts = vec![job.record()];
+        puts.extend(extra);
+        let _ = self
+            .mutate_in(&job.project, |_| {
+                Ok((
+                    (),
+                    Touched {
+                        meta_puts: puts,
+                        release,
+                        ..Touched::default()
+                    },
+                ))
+            })
+            .await;
+    }
+
+    fn emit_job(&self, rt: &JobRt, unit: Option<&str>) {
+        let job = rt.job.borrow();
+        let mut data = json!({"project": job.project, "job": job.view(false)});
+        if let Some(unit) = unit.and_then(|u| job.unit(u)) {
+            data["unit"] = unit.view();
+        }
+        self.emit("job_progress", data);
+    }
+
+    /// Run a job's units until it ends.
+    async fn drive_job(&self, id: &str) {
+        let Some(rt) = self.jobs.borrow().get(id).cloned() else {
+            return;
+        };
+        let mut running: FuturesUnordered<LocalBoxFuture<'_, ()>> = FuturesUnordered::new();
+        loop {
+            let wake = rt.notify.wait();
+            // Start what may start.
+            if !rt.cancelled.get() && !rt.paused.get() {
+                let starting: Vec<String> = {
+                    let job = rt.job.borrow();
+                    let stage = job
+                        .units
+                        .iter()
+                        .filter(|u| !u.state.settled() && u.state != State::WaitingApproval)
+                        .map(|u| u.stage)
+                        .min();
+                    let busy = job
+                        .units
+                        .iter()
+                        .filter(|u| u.state == State::Running)
+                        .count();
+                    job.units
+                        .iter()
+                        .filter(|u| u.state == State::Queued && Some(u.stage) == stage)
+                        .take(job.concurrency.saturating_sub(busy))
+                        .map(|u| u.id.clone())
+                        .collect()
+                };
+                for unit in starting {
+                    self.set_unit(&rt, &unit, State::Running, None, None);
+                    running.push(Box::pin(self.run_unit(Rc::clone(&rt), unit)));
+                }
+            }
+            // What state the job is in now.
+            let (state, finished) = {
+                let job = rt.job.borrow();
+                let any = |s: State| job.units.iter().any(|u| u.state == s);
+                if rt.cancelled.get() {
+                    (State::Cancelled, running.is_empty() && !any(State::Running))
+                } else if any(State::Running) {
+                    (State::Running, false)
+                } else if rt.paused.get() && any(State::Queued) {
+                    (State::Paused, false)
+                } else if any(State::Queued) {
+                    (State::Running, false)
+                } else if any(State::WaitingApproval) {
+                    (State::WaitingApproval, false)
+                } else if any(State::Failed) {
+                    (State::Failed, true)
+                } else {
+                    (State::Done, true)
+                }
+            };
+            let changed = rt.job.borrow().state != state;
+            if changed || finished {
+                let now = self.env.clock.now_ms();
+                {
+                    let mut job = rt.job.borrow_mut();
+                    job.state = state;
+                    job.updated_ms = now;
+                    if state == State::Failed {
+                        let failed = job
+                            .units
+                            .iter()
+                            .filter(|u| u.state == State::Failed)
+                            .count();
+                        job.error = Some(format!("{failed} of {} units failed", job.units.len()));
+                    }
+                }
+                let job = rt.job.borrow().clone();
+                self.save_job(&job, None, Vec::new()).await;
+                self.emit_job(&rt, None);
+            }
+            if finished {
+                self.jobs.borrow_mut().remove(id);
+                let job = rt.job.borrow();
+                self.emit(
+                    "job_finished",
+                    json!({"project": job.project, "job": job.view(false)}),
+                );
+                return;
+            }
+            if running.is_empty() {
+                wake.await;
+            } else {
+                match future::select(running.next(), wake).await {
+                    Either::Left(_) | Either::Right(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Change a unit's state in memory and tell the page.
+    fn set_unit(
+        &self,
+        rt: &JobRt,
+        unit: &str,
+        state: State,
+        result: Option<Value>,
+        error: Option<String>,
+    ) {
+        {
+            let mut job = rt.job.borrow_mut();
+            job.updated_ms = self.env.clock.now_ms();
+            if let Some(u) = job.unit_mut(unit) {
+                u.state = state;
+                if result.is_some() {
+                    u.result = result;
+                }
+                if error.is_some() {
+                    u.error = error;
+                }
+            }
+        }
+        self.emit_job(rt, Some(unit));
+    }
+
+    /// Run one unit from its start (its run's end or pause marks it, in `drive`).
+    async fn run_unit(&self, rt: Rc<JobRt>, unit_id: String) {
+        let started = self.start_unit(&rt, &unit_id).await;
+        if let Err(e) = started {
+            let still = rt
+                .job
+                .borrow()
+                .unit(&unit_id)
+                .is_some_and(|u| u.state == State::Running);
+            if still {
+                let run = unit_run(&rt.job.borrow().id, &unit_id);
+                self.unit_failed(&rt, &unit_id, &run, &e.to_string()).await;
+            }
+        }
+        rt.aborts.borrow_mut().remove(&unit_id);
+        rt.notify.notify_all();
+    }
+
+    async fn start_unit(&self, rt: &JobRt, unit_id: &str) -> Result<(), Error> {
+        let (project, job_id, kind, params, allow_overwrite, unit) = {
+            let job = rt.job.borrow();
+            let unit = job
+                .unit(unit_id)
+                .cloned()
+                .ok_or_else(|| invalid("job", "the unit is gone"))?;
+            (
+                job.project.clone(),
+                job.id.clone(),
+                job.kind,
+                job.params.clone(),
+                job.allow_overwrite,
+                unit,
+            )
+        };
+        self.ensure_settings().await?;
+        let settings = self.settings.borrow().clone();
+        let provider = settings.provider_config().map_err(Error::NoModel)?;
+        let catalog = self.catalog(&project).await?;
+        let (spec, prompt) = match kind {
+            JobKind::Pipeline => {
+                let spec = catalog
+                    .get(&unit.agent)
+                    .cloned()
+                    .ok_or_else(|| invalid("job", &format!("agent '{}' is missing", unit.agent)))?;
+                let prompt = pipeline::task_message(&unit.agent, &unit.target, allow_overwrite);
+                (pipeline::unit_spec(&spec, allow_overwrite), prompt)
+            }
+            JobKind::Run => {
+                let run: RunParams = serde_json::from_value(params.clone())
+                    .map_err(|e| invalid("job", &e.to_string()))?;
+                let spec = self.entry_spec(&catalog, &settings, &run)?;
+                (
+                    spec,
+                    params["prompt"].as_str().unwrap_or_default().to_string(),
+                )
+            }
+        };
+        let run_id = unit_run(&job_id, unit_id);
+        let abort = AbortSignal::new();
+        rt.aborts
+            .borrow_mut()
+            .insert(unit_id.to_string(), abort.clone());
+        if rt.cancelled.get() {
+            abort.abort();
+        }
+        self.emit_run(
+            &run_id,
+            json!({
+                "type": "run_started",
+                "project": project,
+                "agent": spec.name,
+                "maxSteps": spec.max_steps,
+                "model": provider.model,
+                "prompt": prompt,
+                "background": true,
+            }),
+        );
+        let messages = agent::opening_messages(&spec, Vec::new(), &prompt, &[]);
+        let mut tree = Tree::new(
+            project,
+            run_id.clone(),
+            abort,
+            TreeState::new(spec.max_steps, spec.token_budget, 0, Usage::default()),
+            catalog,
+            settings,
+            provider,
+        );
+        tree.hold = Some(run_id);
+        self.drive(
+            tree,
+            Start::Fresh(Node::root(spec), messages),
+            Default::default(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A unit's run ended (finished, failed or aborted): mark it, and save its writes, its
+    /// transcript and its mark in one batch.
+    pub(super) async fn unit_ended(&self, run: &str, result: &Value, messages: &[Message]) {
+        let Some((job_id, unit_id)) = job_of_run(run) else {
+            return;
+        };
+        let rt = self.jobs.borrow().get(job_id).cloned();
+        let state = match result["status"].as_str() {
+            Some("finished") => State::Done,
+            Some("aborted") => State::Cancelled,
+            _ => State::Failed,
+        };
+        let text: String = result["text"]
+            .as_str()
+            .unwrap_or_default()
+            .chars()
+            .take(RESULT_TEXT_CHARS)
+            .collect();
+        let summary = json!({"status": result["status"], "text": text, "steps": result["steps"]});
+        let error = result["message"].as_str().map(str::to_string).or_else(|| {
+            (state == State::Failed).then(|| format!("the run ended with {}", result["status"]))
+        });
+        let Some(rt) = rt else {
+            // The job is not alive here (cancelled meanwhile): the writes are saved anyway.
+            self.release_only(run).await;
+            return;
+        };
+        let (project, job) = {
+            let mut job = rt.job.borrow_mut();
+            job.updated_ms = self.env.clock.now_ms();
+            if let Some(u) = job.unit_mut(unit_id) {
+                u.state = state;
+                u.result = Some(summary);
+                u.error = error;
+            }
+            (job.project.clone(), job.clone())
+        };
+        let transcript = json!({
+            "id": transcript_key(&project, job_id, unit_id),
+            "project": project,
+            "kind": "job_transcript",
+            "rev": 0,
+            "messages": transcript_view(messages),
+        });
+        let paused_done = json!({
+            "id": super::approvals::paused_key(&project, run),
+            "project": project,
+            "kind": "paused_run",
+            "state": "ended",
+            "rev": 0,
+            "run": run,
+        });
+        self.save_job(&job, Some(run.to_string()), vec![transcript, paused_done])
+            .await;
+        self.emit_job(&rt, Some(unit_id));
+        rt.notify.notify_all();
+    }
+
+    /// A unit's run paused for the writer's approval: save its writes so far, its paused
+    /// state and its mark in one batch.
+    pub(super) async fn unit_paused(&self, paused: &PausedRun) {
+        let run = paused.run_id.as_str();
+        let Some((job_id, unit_id)) = job_of_run(run) else {
+            return;
+        };
+        let rt = self.jobs.borrow().get(job_id).cloned();
+        let record = super::approvals::paused_record(paused);
+        let Some(rt) = rt else {
+            let _ = self
+                .mutate_in(&paused.project, |_| {
+                    Ok((
+                        (),
+                        Touched {
+                            meta_puts: vec![record],
+                            release: Some(run.to_string()),
+                            ..Touched::default()
+                        },
+                    ))
+                })
+                .await;
+            return;
+        };
+        let job = {
+            let mut job = rt.job.borrow_mut();
+            if let Some(u) = job.unit_mut(unit_id) {
+                u.state = State::WaitingApproval;
+            }
+            job.clone()
+        };
+        self.save_job(&job, Some(run.to_string()), vec![record])
+            .await;
+        self.emit_job(&rt, Some(unit_id));
+        rt.notify.notify_all();
+    }
+
+    /// A paused unit goes on (the writer decided its calls), under `abort`.
+    pub(super) fn unit_resumed(&self, run: &str, abort: &AbortSignal) {
+        if let Some((job_id, unit_id)) = job_of_run(run) {
+            let rt = self.jobs.borrow().get(job_id).cloned();
+            if let Some(rt) = rt {
+                if rt.cancelled.get() {
+                    abort.abort();
+                }
+                rt.aborts
+                    .borrow_mut()
+                    .insert(unit_id.to_string(), abort.clone());
+                self.set_unit(&rt, unit_id, State::Running, None, None);
+                rt.notify.notify_all();
+            }
+        }
+    }
+
+    async fn unit_failed(&self, rt: &JobRt, unit: &str, run: &str, message: &str) {
+        self.set_unit(rt, unit, State::Failed, None, Some(message.to_string()));
+        let job = rt.job.borrow().clone();
+        self.save_job(&job, Some(run.to_string()), Vec::new()).await;
+    }
+
+    async fn release_only(&self, run: &str) {
+        let Ok(project) = self.current() else { return };
+        let _ = self
+            .mutate_in(&project, |_| {
+                Ok((
+                    (),
+                    Touched {
+                        release: Some(run.to_string()),
+                        ..Touched::default()
+                    },
+                ))
+            })
+            .await;
+    }
+
+    /// Stop the jobs of a project being deleted (their units are aborted; nothing is saved).
+    pub(super) fn forget_jobs(&self, project: &str) {
+        let gone: Vec<Rc<JobRt>> = self
+            .jobs
+            .borrow()
+            .values()
+            .filter(|rt| rt.job.borrow().project == project)
+            .cloned()
+            .collect();
+        for rt in gone {
+            rt.cancelled.set(true);
+            for abort in rt.aborts.borrow().values() {
+                abort.abort();
+            }
+            rt.notify.notify_all();
+        }
+    }
+
+    /// Serve `job_status`.
+    pub(super) async fn job_status(&self, p: JobRef) -> Result<Value, Error> {
+        if let Ok(rt) = self.job_rt(&p.job) {
+            let view = rt.job.borrow().view(true);
+            return Ok(view);
+        }
+        Ok(self.stored_job(&p.job).await?.view(true))
+    }
+
+    async fn stored_job(&self, job: &str) -> Result<Job, Error> {
+        let project = self.current()?;
+        let record = self
+            .env
+            .store
+            .get(Table::Meta, &job_key(&project, job))
+            .await?
+            .ok_or_else(|| {
+                invalid(
+                    "job",
+                    &format!(
+                        "no job '{}' in this project; list_jobs shows them",
+                        job.chars().take(80).collect::<String>()
+                    ),
+                )
+            })?;
+        serde_json::from_value(record["job"].clone())
+            .map_err(|e| invalid("job", &format!("the stored job cannot be read: {e}")))
+    }
+
+    /// Serve `list_jobs`: the project's jobs, newest first.
+    pub(super) async fn list_jobs(&self) -> Result<Value, Error> {
+        let project = self.current()?;
+        let mut jobs: BTreeMap<String, Job> = BTreeMap::new();
+        for record in self
+            .env
+            .store
+            .get_by_index(Table::Meta, "project", json!(project))
+            .await?
+            .into_iter()
+            .filter(|r| r["kind"] == "job")
+        {
+            if let Ok(job) = serde_json::from_value::<Job>(record["job"].clone()) {
+                jobs.insert(job.id.clone(), job);
+            }
+        }
+        for rt in self.jobs.borrow().values() {
+            let job = rt.job.borrow();
+            if job.project == project {
+                jobs.insert(job.id.clone(), job.clone());
+            }
+        }
+        let mut list: Vec<Job> = jobs.into_values().collect();
+        list.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id)));
+        Ok(json!({"jobs": list.iter().map(|j| j.view(false)).collect::<Vec<_>>()}))
+    }
+
+    /// Serve `pause_job`: no new unit starts; running units finish.
+    pub(super) async fn pause_job(&self, p: JobRef) -> Result<Value, Error> {
+        let rt = self.job_rt(&p.job)?;
+        rt.paused.set(true);
+        rt.notify.notify_all();
+        let view = rt.job.borrow().view(false);
+        Ok(view)
+    }
+
+    /// Serve `resume_job`.
+    pub(super) async fn resume_job(&self, p: JobRef) -> Result<Value, Error> {
+        let rt = self.job_rt(&p.job)?;
+        rt.paused.set(false);
+        rt.notify.notify_all();
+        let view = rt.job.borrow().view(false);
+        Ok(view)
+    }
+
+    /// Serve `cancel_job`: running units are aborted (what they wrote stays, and is saved),
+    /// waiting ones are no longer asked, queued ones never start.
+    pub(super) async fn cancel_job(&self, p: JobRef) -> Result<Value, Error> {
+        let rt = match self.job_rt(&p.job) {
+            Ok(rt) => rt,
+            Err(e) => {
+                // A job this core does not run: cancel its record if it is unfinished.
+                let mut job = self.stored_job(&p.job).await.map_err(|_| e)?;
+                if !job.state.settled() {
+                    job.state = State::Cancelled;
+                    for u in job.units.iter_mut().filter(|u| !u.state.settled()) {
+                        u.state = State::Cancelled;
+                    }
+                    self.save_job(&job, None, Vec::new()).await;
+                }
+                return Ok(job.view(false));
+            }
+        };
+        rt.cancelled.set(true);
+        for abort in rt.aborts.borrow().values() {
+            abort.abort();
+        }
+        let waiting: Vec<(String, String)> = {
+            let mut job = rt.job.borrow_mut();
+            for u in job.units.iter_mut().filter(|u| u.state == State::Queued) {
+                u.state = State::Cancelled;
+            }
+            job.units
+                .iter()
+                .filter(|u| u.state == State::WaitingApproval)
+                .map(|u| (u.id.clone(), u.run.clone()))
+                .collect()
+        };
+        for (unit, run) in waiting {
+            self.abort_paused(&run).await?;
+            self.set_unit(&rt, &unit, State::Cancelled, None, None);
+        }
+        rt.notify.notify_all();
+        let view = rt.job.borrow().view(false);
+        Ok(view)
+    }
+
+    /// Serve `job_unit`: a unit and its transcript.
+    pub(super) async fn job_unit(&self, p: UnitRef) -> Result<Value, Error> {
+        let project = self.current()?;
+        let job = match self.job_rt(&p.job) {
+            Ok(rt) => rt.job.borrow().clone(),
+            Err(_) => self.stored_job(&p.job).await?,
+        };
+        let unit = job.unit(&p.unit).cloned().ok_or_else(|| {
+            invalid(
+                "job_unit",
+                &format!(
+                    "job '{}' has no unit '{}'",
+                    p.job,
+                    p.unit.chars().take(120).collect::<String>()
+                ),
+            )
+        })?;
+        let store = &self.env.store;
+        let transcript = match store
+            .get(Table::Meta, &transcript_key(&project, &job.id, &unit.id))
+            .await?
+        {
+            Some(record) => record["messages"].clone(),
+            None => match store
+                .get(
+                    Table::Meta,
+                    &super::approvals::paused_key(&project, &unit.run),
+                )
+                .await?
+                .and_then(|r| serde_json::from_value::<PausedRun>(r["paused"].clone()).ok())
+            {
+                Some(paused) => json!(transcript_view(&paused.root.messages)),
+                None => json!([]),
+            },
+        };
+        Ok(json!({"unit": unit.view(), "transcript": transcript}))
+    }
+}
+
+/// A run's messages as the page shows them (the system prompt left out).
+fn transcript_view(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .map(|m| {
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Tool => "tool",
+                Role::System => "system",
+            };
+            let mut v = json!({"role": role});
+            if !m.text.is_empty() {
+                v["text"] = json!(m.text);
+            }
+            if !m.tool_calls.is_empty() {
+                v["toolCalls"] = json!(m
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+                    .collect::<Vec<_>>());
+            }
+            if let Some(id) = &m.tool_call_id {
+                v["toolCallId"] = json!(id);
+            }
+            if let Some(name) = &m.name {
+                v["name"] = json!(name);
+            }
+            v
+        })
+        .collect()
+}
