@@ -588,14 +588,19 @@ export interface PipelineJobParams {
 export interface RunJobParams {
   kind: 'run';
   prompt: string;
-  /** An agent that talks to the writer (see `listAgents`). */
-  agent?: string;
+  /** An agent that talks to the writer (see `listAgents`), or the quill assistant under another name and prompt (as in `run`). */
+  agent?: string | { name?: string; systemPrompt?: string };
   /** A preset (its entry agent). */
   preset?: string;
 }
 
 /** What `startJob` takes. */
 export type JobParams = PipelineJobParams | RunJobParams;
+
+/** A job's parameters as the core keeps them (every default filled in; no `kind`, which is the job's). */
+export type JobViewParams =
+  | { phases: JobPhase[]; scope: JobScope; allowOverwrite: boolean; concurrency: number }
+  | Omit<RunJobParams, 'kind'>;
 
 /**
  * A job's state: `waiting_approval` when every unit left waits for the writer's approval,
@@ -617,8 +622,10 @@ export interface UnitTarget {
  * `<phase>:<agent>:<target>` (`context:scene_summary_detailer:scene_1`).
  */
 export interface UnitView {
+  /** `<phase>:<agent>:<target>`, or `run` for a background run's one unit. */
   id: string;
-  phase: JobPhase | string;
+  /** `null` for a background run's unit. */
+  phase: JobPhase | null;
   agent: string;
   target: UnitTarget;
   state: UnitState;
@@ -645,14 +652,14 @@ export interface JobView {
   id: string;
   project: string;
   kind: 'pipeline' | 'run';
-  params: JobParams;
+  params: JobViewParams;
   state: JobState;
   createdMs: number;
   updatedMs: number;
   error?: string;
   progress: JobProgress;
-  /** Each phase's units done out of its total, in order. */
-  phases: { name: JobPhase | string; done: number; total: number }[];
+  /** Each phase's units done out of its total, in order (one phase named `run` for a background run). */
+  phases: { name: JobPhase | 'run'; done: number; total: number }[];
   units?: UnitView[];
 }
 
@@ -731,8 +738,11 @@ export interface EventMap {
   approvals_changed: { project: string; requested: ApprovalCard | null };
   /** A waiting call was decided (here or in another tab). */
   approval_decided: { project: string; callId: string; run: string | null; decision: 'approve' | 'reject'; status: ApprovalResult['status'] };
-  /** A job's or one of its units' state changed (`unit`: the unit that changed). */
-  job_progress: { project: string; job: JobView; unit?: UnitView };
+  /**
+   * A job's or one of its units' state changed (`unit`: the unit that changed); `resumed`: a
+   * new worker took up an unfinished job of the project it opened.
+   */
+  job_progress: { project: string; job: JobView; unit?: UnitView; resumed?: boolean };
   /** A job ended: `done`, `failed` or `cancelled`. */
   job_finished: { project: string; job: JobView };
 }
@@ -869,13 +879,13 @@ export declare class Draftsmith {
   jobStatus(job: string, options?: RequestOptions): Promise<JobView & { units: UnitView[] }>;
   /** The open project's jobs, newest first (without units). */
   listJobs(options?: RequestOptions): Promise<{ jobs: JobView[] }>;
-  /** Pause a job (no new unit starts until it resumes). */
+  /** Pause a job: no new unit starts until it resumes; running ones finish (it stays `running` until then). */
   pauseJob(job: string, options?: RequestOptions): Promise<JobView>;
   /** Resume a paused job. */
   resumeJob(job: string, options?: RequestOptions): Promise<JobView>;
-  /** Cancel a job. */
+  /** Cancel a job: running units are aborted, waiting calls no longer asked, queued units never start. */
   cancelJob(job: string, options?: RequestOptions): Promise<JobView>;
-  /** A unit and its transcript. */
+  /** A unit and its transcript (saved when the unit ends or waits for approval; empty before). */
   jobUnit(job: string, unit: string, options?: RequestOptions): Promise<JobUnitDetail>;
   /** Background jobs: the same requests, grouped. */
   readonly jobs: {

@@ -356,7 +356,10 @@ export class Draftsmith {
     return this.request('list_jobs', {}, options);
   }
 
-  /** Pause a job: running units finish, no new one starts until `resumeJob`. */
+  /**
+   * Pause a job: no new unit starts until `resumeJob`; the running ones finish (the job stays
+   * `running` until they have, then is `paused`).
+   */
   pauseJob(job, options) {
     return this.request('pause_job', { job }, options);
   }
@@ -366,12 +369,18 @@ export class Draftsmith {
     return this.request('resume_job', { job }, options);
   }
 
-  /** Cancel a job: running units stop, the others never start. */
+  /**
+   * Cancel a job: running units are aborted (what they wrote stays), calls waiting for approval
+   * are no longer asked, queued units never start. The job ends `cancelled` (`job_finished`).
+   */
   cancelJob(job, options) {
     return this.request('cancel_job', { job }, options);
   }
 
-  /** One unit of a job and its transcript (the unit's messages, tool calls and results). */
+  /**
+   * One unit of a job and its transcript (its task, the model's messages and tool calls, each
+   * call's result), saved when the unit ends or waits for approval (empty before).
+   */
   jobUnit(job, unit, options) {
     return this.request('job_unit', { job, unit }, options);
   }

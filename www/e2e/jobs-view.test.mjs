@@ -19,6 +19,7 @@ import {
   transcriptEntries,
   resultText,
   scopeText,
+  phaseLabel,
 } from '../src/jobs-view.js';
 
 const job = (over = {}) => ({
@@ -49,6 +50,11 @@ test('titles, details, counts and the running units read as the writer expects',
   assert.equal(jobTitle(job()), 'Pipeline · Context → Editing');
   assert.equal(jobTitle({ kind: 'run', params: { kind: 'run', prompt: 'Tidy   the\nglossary', agent: 'meta_glossary_curator' } }), 'Run · meta_glossary_curator · “Tidy the glossary”');
   assert.equal(jobDetails(job()), 'all scenes · no overwrite · 3 at once');
+  // The core's params carry no kind; a run job has one phase named `run`.
+  assert.equal(jobTitle({ kind: 'pipeline', params: { phases: ['translation'], scope: { route: 'r' } }, phases: [] }), 'Pipeline · Translation');
+  assert.equal(jobTitle({ kind: 'run', params: { prompt: 'Go' }, phases: [{ name: 'run', done: 0, total: 1 }] }), 'Run · “Go”');
+  assert.equal(phaseLabel('run'), 'Run');
+  assert.equal(phaseLabel(null), '');
   assert.equal(scopeText({ scenes: ['a', 'b'] }), '2 scenes');
   assert.equal(scopeText({ scenes: ['a'] }), 'scene a');
   assert.equal(scopeText({ route: 'common' }), 'route common');
@@ -75,6 +81,9 @@ test('each state offers its actions: pause or resume, cancel; none once final', 
   assert.deepEqual(jobActions('running'), { pause: true, resume: false, cancel: true });
   assert.deepEqual(jobActions('waiting_approval'), { pause: true, resume: false, cancel: true });
   assert.deepEqual(jobActions('paused'), { pause: false, resume: true, cancel: true });
+  // Paused by the writer while its running units finish: the core still says running.
+  assert.deepEqual(jobActions('running', true), { pause: false, resume: true, cancel: true });
+  assert.deepEqual(jobActions('done', true), { pause: false, resume: false, cancel: false });
   for (const s of ['done', 'failed', 'cancelled']) assert.deepEqual(jobActions(s), { pause: false, resume: false, cancel: false });
 });
 

@@ -23,7 +23,7 @@ async function storyProject(page, name) {
   await page.evaluate(
     async ({ name, scenes }) => {
       const c = window.draftsmith;
-      await c.createProject(name, [
+      const project = await c.createProject(name, [
         { title: 'The Stair', text: 'Mara climbed the stair of the lighthouse. The lamp was dark.\n\n“Who’s there?” she called.' },
         { title: 'The Shore', text: 'At dawn Tomas found her on the shore, holding the brass key.' },
       ]);
@@ -31,10 +31,11 @@ async function storyProject(page, name) {
       await c.bible.save('character', { name_src: 'Tomas', pronouns: 'he/him' });
       await c.bible.save('location', { name_src: 'Lighthouse', description: 'A tower on the rocks.' });
       await c.bible.save('glossary', { term_src: 'brass key', notes: 'Opens the lamp room.' });
+      const [one, two] = project.chapters.map((ch) => ch.id);
       const spans = [
-        ['1', 0, 59],
-        ['1', 61, 87],
-        ['2', 0, 60],
+        [one, 0, 59],
+        [one, 61, 87],
+        [two, 0, 60],
       ];
       for (const [i, id] of scenes.entries()) {
         const [chapter, start, end] = spans[i];
@@ -67,11 +68,16 @@ async function startPipeline(page, { phases = ['context'], concurrency = 3 } = {
   for (const phase of ['context', 'translation', 'editing']) await panel.getByTestId(`jobs-phase-${phase}`).setChecked(phases.includes(phase));
   await panel.getByLabel('Units at once').fill(String(concurrency));
   await panel.getByTestId('jobs-scope').selectOption('all');
-  const before = await panel.getByTestId('job').count();
+  const ids = () => panel.getByTestId('job').evaluateAll((nodes) => nodes.map((n) => n.dataset.job));
+  const before = await ids();
   await panel.getByRole('button', { name: 'Start pipeline' }).click();
-  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="job"]').length > n, before);
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="job"]').length > n, before.length);
   await panel.getByTestId('jobs-message').filter({ hasText: 'Started' }).waitFor();
-  return panel.getByTestId('job').first();
+  const added = (await ids()).filter((id) => !before.includes(id));
+  assert.equal(added.length, 1, JSON.stringify({ before, added }));
+  // The newest job is listed first.
+  assert.equal((await ids())[0], added[0]);
+  return panel.locator(`[data-testid="job"][data-job="${added[0]}"]`);
 }
 
 /** The overall bar's state: aria value (percent), done and total units, the job's state. */
@@ -105,10 +111,16 @@ async function units(job) {
   return job.getByTestId('job-unit').evaluateAll((rows) => rows.map((r) => ({ id: r.dataset.unit, agent: r.dataset.agent, phase: r.dataset.phase, state: r.dataset.state })));
 }
 
-test('the context pipeline started in the Jobs panel reaches 100 %, every phase bar full, every unit done; a unit transcript opens', async () => {
+test('the context pipeline started in the Jobs panel on the demo project reaches 100 % on the demo model: bars full, every unit done, every scene filled; a unit transcript opens', async () => {
   const page = await env.newPage({ viewport: { width: 1280, height: 900 } });
   await openReady(env, page);
-  await storyProject(page, 'Lighthouse');
+  // The page's demo project: six scenes, two routes, characters, locations, a glossary.
+  const bible = await page.evaluate(() => window.draftsmith.bible.list());
+  const scenes = bible.kinds.scene.map((s) => s.id);
+  const routes = bible.kinds.route.map((r) => r.id);
+  assert.equal(scenes.length, 6);
+  assert.equal(routes.length, 2);
+  await page.getByTestId('jobs-scope').locator('option[value="all"]').filter({ hasText: 'All scenes (6)' }).waitFor({ state: 'attached' });
   const job = await startPipeline(page, { phases: ['context'], concurrency: 3 });
 
   const samples = await watch(job);
@@ -116,8 +128,9 @@ test('the context pipeline started in the Jobs panel reaches 100 %, every phase 
   assert.equal(last.state, 'done', JSON.stringify(last));
   assert.equal(last.percent, 100);
   assert.equal(last.done, last.total);
-  // The context phase's units: five per scene, the route outlines (no routes here), three curators.
-  assert.equal(last.total, SCENES.length * 5 + 3);
+  // The context phase's units: five per scene, an outline per route, the three curators.
+  assert.equal(last.total, scenes.length * 5 + routes.length + 3);
+  assert.ok(samples.length > 2 && samples[0].done < last.total, `progress was seen on its way: ${samples.map((s) => s.done).join(',')}`);
   assert.ok(nonDecreasing(samples.map((s) => s.done)), `progress only goes forward: ${samples.map((s) => s.done).join(',')}`);
   assert.equal(await job.getByTestId('job-percent').textContent(), '100 %');
   assert.equal(await job.getByTestId('job-state').textContent(), 'done');
@@ -135,25 +148,40 @@ test('the context pipeline started in the Jobs panel reaches 100 %, every phase 
   assert.equal(list.length, last.total);
   assert.deepEqual(list.filter((u) => u.state !== 'done'), []);
   const agents = new Set(list.map((u) => u.agent));
-  for (const a of ['scene_summary_detailer', 'scene_tag_detailer', 'scene_primary_character_detailer', 'scene_location_detailer', 'scene_glossary_detailer', 'meta_character_curator', 'meta_location_curator', 'meta_glossary_curator']) {
+  for (const a of ['scene_summary_detailer', 'scene_tag_detailer', 'scene_primary_character_detailer', 'scene_location_detailer', 'scene_glossary_detailer', 'route_outline_builder', 'meta_character_curator', 'meta_location_curator', 'meta_glossary_curator']) {
     assert.ok(agents.has(a), `${a} ran: ${[...agents].join(', ')}`);
   }
   // The API agrees with the panel.
   const status = await page.evaluate(async (id) => window.draftsmith.jobStatus(id), await job.getAttribute('data-job'));
   assert.equal(status.state, 'done');
   assert.equal(status.units.length, last.total);
+  // Every scene is filled in, each field by its subagent.
+  const after = await page.evaluate(() => window.draftsmith.bible.list('scene'));
+  for (const scene of after.kinds.scene) {
+    for (const [field, agent] of [['summary', 'scene_summary_detailer'], ['tags', 'scene_tag_detailer'], ['primary_characters', 'scene_primary_character_detailer'], ['locations', 'scene_location_detailer']]) {
+      const value = scene[field];
+      assert.ok(value !== null && value !== '' && !(Array.isArray(value) && value.length === 0), `${scene.id}: ${field} is empty`);
+      assert.match(scene[`${field}_origin`], new RegExp(`^agent:${agent}:`), `${scene.id}: ${field}`);
+    }
+  }
 
   // A unit's transcript: the task it was given, then what the agent did.
-  const unit = list.find((u) => u.agent === 'scene_summary_detailer' && u.id.endsWith(':s1'));
+  const first = scenes[0];
+  const unit = list.find((u) => u.agent === 'scene_summary_detailer' && u.id.endsWith(`:${first}`));
   assert.ok(unit, JSON.stringify(list.map((u) => u.id)));
   await job.locator(`[data-unit="${unit.id}"]`).getByRole('button', { name: /^Transcript of scene_summary_detailer/ }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByTestId('transcript-log').waitFor();
   const task = await dialog.getByTestId('transcript-task').textContent();
   assert.match(task, /Task for scene_summary_detailer: /);
-  assert.match(task, /Scene: s1/);
+  assert.ok(task.includes(`Scene: ${first}`), task);
   assert.match(task, /Overwrite allowed: no/);
-  assert.match(await dialog.getByTestId('unit-transcript-title').textContent(), /^scene_summary_detailer on s1 · done$/);
+  assert.equal(await dialog.getByTestId('unit-transcript-title').textContent(), `scene_summary_detailer on scene ${first} · done`);
+  // It read before it wrote, and its write succeeded.
+  const calls = await dialog.getByTestId('transcript-call').evaluateAll((nodes) => nodes.map((n) => ({ tool: n.dataset.tool, status: n.dataset.status })));
+  assert.ok(calls.length >= 2, JSON.stringify(calls));
+  assert.ok(calls.some((c) => c.tool === 'scene_update_summary' && c.status === 'success'), JSON.stringify(calls));
+  assert.notEqual(calls[0].tool, 'scene_update_summary');
   await page.screenshot({ path: `${ARTIFACTS}jobs-transcript-1280x900.png` });
   await dialog.getByRole('button', { name: 'Close' }).click();
   await dialog.waitFor({ state: 'hidden' });
@@ -161,7 +189,7 @@ test('the context pipeline started in the Jobs panel reaches 100 %, every phase 
   assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
 });
 
-test('a second job, cancelled midway, stops: no unit runs or asks the model after the cancel, its bar stays short of 100 %', async () => {
+test('a second job, paused and resumed, then cancelled midway, stops: no unit runs or asks the model after the cancel, its bar stays short of 100 %', async () => {
   const page = await env.newPage({ viewport: { width: 1280, height: 900 } });
   await openReady(env, page);
   await storyProject(page, 'Storm');
@@ -178,6 +206,18 @@ test('a second job, cancelled midway, stops: no unit runs or asks the model afte
   assert.notEqual(id, await first.getAttribute('data-job'));
   // Midway: some units done, the job still running.
   await page.waitForFunction((id) => Number(document.querySelector(`[data-job="${id}"] [data-testid="job-progress"]`)?.dataset.done) >= 3, id, { timeout: 60_000 });
+  // Paused: the running unit finishes, no other starts; resumed: it goes on.
+  await second.getByRole('button', { name: /^Pause/ }).click();
+  await second.getByRole('button', { name: /^Resume/ }).waitFor();
+  await second.and(page.locator('[data-state="paused"]')).waitFor({ timeout: 20_000 });
+  assert.equal(await second.getByTestId('job-state').textContent(), 'paused');
+  const paused = await overall(second);
+  const askedWhilePaused = await model.requests();
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.deepEqual(await overall(second), paused, 'nothing runs while paused');
+  assert.equal(await model.requests(), askedWhilePaused);
+  await second.getByRole('button', { name: /^Resume/ }).click();
+  await page.waitForFunction(([id, done]) => Number(document.querySelector(`[data-job="${id}"] [data-testid="job-progress"]`)?.dataset.done) > done, [id, paused.done], { timeout: 20_000 });
   const midway = await overall(second);
   assert.equal(midway.state, 'running', JSON.stringify(midway));
   assert.ok(midway.done < midway.total, JSON.stringify(midway));

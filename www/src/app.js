@@ -11,7 +11,7 @@ import { $, el } from './dom.js';
 import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
-import { jobOfRun, unitOfRun, unitIdText } from './jobs-view.js';
+import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
 import { createDemoProject } from './demo-story.js';
 
 const app = {
@@ -701,7 +701,9 @@ function jobLine(card) {
   if (!isJobRun(card.run)) return null;
   const job = jobOfRun(card.run, jobsState.jobs.keys());
   const unit = job ? unitOfRun(card.run, job) : null;
-  return el('p', { class: 'approval-job', testid: 'approval-job', 'data-job': job ?? '' }, `From a background job${unit ? `: ${unitIdText(unit)}` : ''}.`);
+  const view = jobsState.jobs.get(job);
+  const what = [view ? jobTitle(view) : '', unit && unit.includes(':') ? unitIdText(unit) : ''].filter(Boolean).join(', ');
+  return el('p', { class: 'approval-job', testid: 'approval-job', 'data-job': job ?? '' }, `From a background job${what ? `: ${what}` : ''}.`);
 }
 
 function approvalCardNode(card) {

@@ -25,8 +25,8 @@ const STATE_TEXT = {
 
 export const stateText = (state) => STATE_TEXT[state] ?? String(state ?? '').replace(/_/g, ' ');
 
-/** A phase's label (its name when unknown). */
-export const phaseLabel = (name) => PHASES.find((p) => p.name === name)?.label ?? String(name);
+/** A phase's label (its name when unknown; `run` for a background run's one unit). */
+export const phaseLabel = (name) => (name === 'run' ? 'Run' : PHASES.find((p) => p.name === name)?.label ?? String(name ?? ''));
 
 /** Whole percent of `done` out of `total` (a job of no units is complete: 100). */
 export function percent(done, total) {
@@ -105,10 +105,14 @@ export function currentText(job) {
   return `Running: ${shown.join(', ')}${current.length > shown.length ? ` and ${current.length - shown.length} more` : ''}`;
 }
 
-/** Which actions a job in this state offers. */
-export function jobActions(state) {
+/**
+ * Which actions a job in this state offers. `pausing`: the writer paused it and its running
+ * units are finishing (the core keeps it `running` until they have): it offers Resume.
+ */
+export function jobActions(state, pausing = false) {
   if (FINAL_STATES.has(state)) return { pause: false, resume: false, cancel: false };
-  return { pause: state !== 'paused', resume: state === 'paused', cancel: true };
+  const paused = state === 'paused' || pausing;
+  return { pause: !paused, resume: paused, cancel: true };
 }
 
 /** The job id of a job unit's run id (`job:<job>:<unit>`), given the known job ids; else null. */

@@ -36,6 +36,8 @@ const state = {
   units: new Map(),
   /** Makes an approval card's node (app.js: the same card as in the chat). */
   cardNode: null,
+  /** Jobs the writer paused whose running units are still finishing (the core says `running`). */
+  pausing: new Set(),
   /** Approval cards waiting to be shown until their job is known: job id -> [card] */
   orphanCards: new Map(),
   /** Bible entities by kind (the story bible panel's state). */
@@ -91,8 +93,8 @@ function jobNode(job) {
     el(
       'div',
       { class: 'job-buttons' },
-      action('pause', 'Pause', (c, id) => c.pauseJob(id)),
-      action('resume', 'Resume', (c, id) => c.resumeJob(id)),
+      action('pause', 'Pause', (c, id) => (state.pausing.add(id), c.pauseJob(id))),
+      action('resume', 'Resume', (c, id) => (state.pausing.delete(id), c.resumeJob(id))),
       action('cancel', 'Cancel', (c, id) => c.cancelJob(id)),
     ),
     el('p', { class: 'job-message message', testid: 'job-message', role: 'status' }),
@@ -118,8 +120,10 @@ function renderJob(job) {
     state.orphanCards.delete(job.id);
   }
   node.dataset.state = job.state;
+  if (job.state !== 'running') state.pausing.delete(job.id);
+  const pausing = state.pausing.has(job.id);
   const q = (id) => node.querySelector(`[data-testid="${id}"]`);
-  q('job-state').textContent = stateText(job.state);
+  q('job-state').textContent = pausing ? 'pausing: the running units finish' : stateText(job.state);
   q('job-details').textContent = `${jobDetails(job)} · started ${new Date(job.createdMs).toLocaleTimeString()}`;
   const total = job.progress?.total ?? 0;
   const finished = finishedUnits(job);
@@ -131,7 +135,7 @@ function renderJob(job) {
   const error = q('job-error');
   error.textContent = job.error ?? '';
   error.hidden = !job.error;
-  const actions = jobActions(job.state);
+  const actions = jobActions(job.state, pausing);
   for (const name of ['pause', 'resume', 'cancel']) {
     const button = q(`job-${name}`);
     button.hidden = !actions[name];
@@ -191,6 +195,7 @@ async function act(id, run) {
     setJob(await run(state.client, id));
     if (message) message.textContent = '';
   } catch (err) {
+    state.pausing.delete(id);
     if (message) {
       message.textContent = err.message;
       message.classList.add('error');
@@ -216,8 +221,7 @@ function unitRow(jobId, unit) {
   return el(
     'li',
     { class: 'unit', testid: 'job-unit', 'data-unit': unit.id, 'data-phase': unit.phase, 'data-agent': unit.agent },
-    el('span', { class: 'unit-phase' }, phaseLabel(unit.phase)),
-    ' ',
+    unit.phase ? el('span', { class: 'unit-phase' }, `${phaseLabel(unit.phase)} `) : null,
     el('span', { class: 'unit-agent', testid: 'unit-agent' }, unit.agent),
     ' on ',
     el('span', { class: 'unit-target', testid: 'unit-target' }, targetText(unit.target)),
@@ -286,6 +290,13 @@ function entryNode(e) {
   }
 }
 
+/** What an empty transcript means, by the unit's state (a unit's transcript is saved when it ends or waits). */
+const EMPTY_TRANSCRIPT = {
+  queued: 'Nothing yet: this unit has not started.',
+  running: 'This unit is running: its transcript is shown once it ends or waits for you.',
+  cancelled: 'This unit was cancelled before it ended.',
+};
+
 async function openTranscript(jobId, unitId) {
   const dialog = $('unit-transcript');
   const body = $('unit-transcript-body');
@@ -300,7 +311,7 @@ async function openTranscript(jobId, unitId) {
     const entries = transcriptEntries(transcript);
     body.replaceChildren(
       ...(unit.error ? [el('p', { class: 'error' }, unit.error)] : []),
-      entries.length ? el('ol', { class: 'transcript-log', testid: 'transcript-log' }, ...entries.map(entryNode)) : el('p', {}, 'Nothing yet: this unit has not started.'),
+      entries.length ? el('ol', { class: 'transcript-log', testid: 'transcript-log' }, ...entries.map(entryNode)) : el('p', { testid: 'transcript-empty' }, EMPTY_TRANSCRIPT[unit.state] ?? 'No transcript was kept for this unit.'),
     );
   } catch (err) {
     body.replaceChildren(el('p', { class: 'error' }, `Could not load the transcript: ${err.message}`));
@@ -345,6 +356,7 @@ function scopeOptions() {
   picker.hidden = select.value !== 'scenes';
   $('jobs-scenes-label').hidden = picker.hidden;
   $('jobs-no-scenes').hidden = scenes.size > 0;
+  $('jobs-start').disabled = scenes.size === 0;
 }
 
 /** The story bible changed: the scope choices follow. */
@@ -378,7 +390,7 @@ async function start(event) {
   } catch (err) {
     formMessage(`Could not start the pipeline: ${err.message}`, true);
   } finally {
-    button.disabled = false;
+    scopeOptions();
   }
 }
 

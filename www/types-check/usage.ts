@@ -199,10 +199,13 @@ export async function everything(): Promise<void> {
   const jobState: 'queued' | 'running' | 'waiting_approval' | 'paused' | 'done' | 'failed' | 'cancelled' = job.state;
   const phaseBars: string[] = job.phases.map((p) => `${p.name} ${p.done}/${p.total}`);
   const runningNow: string[] = job.progress.current;
+  const atOnce: number = 'phases' in job.params ? job.params.concurrency : 1;
+  await client.startJob({ kind: 'run', prompt: 'Check the names.', agent: { name: 'checker', systemPrompt: 'Be brief.' } });
   const withUnits = await client.jobStatus(job.id);
   const units: UnitView[] = withUnits.units;
   const target: string = units[0].target.kind === 'project' ? 'project' : units[0].target.id ?? '';
   const unitText: string | undefined = units[0].result?.text;
+  const unitPhase: 'context' | 'translation' | 'editing' | null = units[0].phase;
   const jobs: JobView[] = (await client.listJobs()).jobs;
   await client.pauseJob(job.id);
   await client.resumeJob(job.id);
@@ -213,13 +216,13 @@ export async function everything(): Promise<void> {
     if (m.role === 'assistant') for (const call of m.toolCalls ?? []) console.log(call.id, call.name, call.arguments);
     if (m.role === 'tool') console.log(m.toolCallId, m.name, m.text);
   }
-  const offJobs = client.on('job_progress', (e) => console.log(e.project, e.job.progress.done, e.job.progress.total, e.unit?.state));
+  const offJobs = client.on('job_progress', (e) => console.log(e.project, e.job.progress.done, e.job.progress.total, e.unit?.state, e.resumed === true));
   client.on('job_finished', (e) => console.log(e.job.id, e.job.state));
   client.on('run', (e) => {
     if (e.job !== undefined && e.type === 'approval_requested') console.log(e.job, e.unit, e.tool);
   });
   offJobs();
-  void [jobState, phaseBars, runningNow, target, unitText, jobs, cancelled];
+  void [jobState, phaseBars, runningNow, atOnce, target, unitText, unitPhase, jobs, cancelled];
 
   // Events and errors.
   const off = client.on('edit', (data) => {
