@@ -295,9 +295,10 @@ impl<'a> EditContext<'a> {
         })))
     }
 
-    /// Refuse an agent's change to an entity another call has asked the writer about.
-    fn check_lock(&self, kind: Kind, id: &str) -> Result<(), ToolError> {
-        match self.bible.locked_by(kind, id) {
+    /// Refuse an agent's change to fields of an entity (none: the whole entity) another call
+    /// has asked the writer about.
+    fn check_lock(&self, kind: Kind, id: &str, fields: &[&str]) -> Result<(), ToolError> {
+        match self.bible.locked_by(kind, id, fields) {
             Some(call) => Err(ToolError::new(
                 "locked",
                 format!("The {kind} '{id}' is locked: call '{call}' waits for the writer's approval of a change to it. Nothing was changed; try again after the writer decides."),
@@ -367,7 +368,7 @@ impl<'a> EditContext<'a> {
         let entity = self.bible.require(kind, id)?;
         let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
         if self.actor.is_agent() && !self.granted(kind, id, entity.version, &changes)? {
-            self.check_lock(kind, id)?;
+            self.check_lock(kind, id, &names)?;
             let mode = self.mode();
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Update, &self.actor, Some(entity), &names)
@@ -411,7 +412,7 @@ impl<'a> EditContext<'a> {
     pub fn bible_delete(&mut self, kind: Kind, id: &str) -> Result<Entity, ToolError> {
         let entity = self.bible.require(kind, id)?;
         if self.actor.is_agent() && !self.granted(kind, id, entity.version, &[])? {
-            self.check_lock(kind, id)?;
+            self.check_lock(kind, id, &[])?;
             let mode = self.mode();
             if let Some(reason) =
                 policy::needs_approval(mode, Action::Delete, &self.actor, Some(entity), &[])

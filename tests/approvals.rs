@@ -315,7 +315,7 @@ fn a_direct_agent_call_waits_for_approval_too() {
 }
 
 #[test]
-fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
+fn a_waiting_call_locks_its_fields_against_other_agents_even_after_a_reload() {
     let store = Rc::new(MemoryStore::new());
     let tab = Page::on(
         store.clone(),
@@ -339,8 +339,8 @@ fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
     let other_agent = |page: &Page| {
         page.ok(
             "execute",
-            json!({"tool": "character_update_pronouns", "origin": "agent:other",
-                   "args": {"character": "mara", "pronouns": "she/her"}}),
+            json!({"tool": "character_update_notes", "origin": "agent:other",
+                   "args": {"character": "mara", "notes": "Mara is a sailor."}}),
         )
     };
     let result = other_agent(&tab);
@@ -349,6 +349,14 @@ fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
         .as_str()
         .unwrap()
         .contains("call_1"));
+    // The lock covers the fields the waiting call would change, not the whole entry: another
+    // agent may fill another field meanwhile (as concurrent subagents do).
+    let pronouns = tab.ok(
+        "execute",
+        json!({"tool": "character_update_pronouns", "origin": "agent:other",
+               "args": {"character": "mara", "pronouns": "she/her"}}),
+    );
+    assert_eq!(pronouns["status"], "success", "{pronouns}");
     // A new worker rebuilds the lock from the waiting approval.
     drop(tab);
     let tab = Page::on(store, vec![says("Done.")], Rc::new(NeverSleeper));
@@ -358,10 +366,10 @@ fn a_waiting_call_locks_its_entity_against_other_agents_even_after_a_reload() {
     // The writer is never locked out.
     tab.ok(
         "bible_save",
-        json!({"kind": "character", "id": "mara", "fields": {"pronouns": "she/her"}}),
+        json!({"kind": "character", "id": "mara", "fields": {"notes": "Mara fears the deep sea."}}),
     );
     tab.ok("approve", json!({"callId": "call_1", "decision": "reject"}));
-    // Decided: the lock is gone (the pronouns are the writer's now, so the agent is asked).
+    // Decided: the lock is gone (the notes are the writer's, so the agent is asked).
     assert_eq!(other_agent(&tab)["data"]["code"], "approval_required");
 }
 

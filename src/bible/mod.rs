@@ -528,14 +528,19 @@ pub struct Concurrent {
     pub current: Value,
 }
 
+/// A lock a waiting call holds on an entity: the call id and the fields it would change
+/// (none: the whole entity).
+type Lock = (String, Vec<String>);
+
 /// A project's story bible.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Bible {
     entities: BTreeMap<(Kind, String), Entity>,
     /// The newest version handed out.
     last_version: u64,
-    /// Entities locked by a call waiting for the writer's approval (entity → call id).
-    locks: BTreeMap<(Kind, String), String>,
+    /// Locks held by calls waiting for the writer's approval: by entity, each call with the
+    /// fields it would change (none listed: the whole entity, as for a delete or a merge).
+    locks: BTreeMap<(Kind, String), Vec<Lock>>,
 }
 
 impl Bible {
@@ -591,20 +596,35 @@ impl Bible {
         self.entities.is_empty()
     }
 
-    /// Lock an entity for a call that waits for the writer's approval of a change to it:
-    /// other agents' changes to it are refused until the writer decides.
-    pub fn lock(&mut self, kind: Kind, id: &str, call: &str) {
-        self.locks.insert((kind, id.to_string()), call.to_string());
+    /// Lock `fields` of an entity (none: the whole entity) for a call that waits for the
+    /// writer's approval of a change to them: other agents' changes to those fields are
+    /// refused until the writer decides; its other fields stay open to them.
+    pub fn lock(&mut self, kind: Kind, id: &str, call: &str, fields: Vec<String>) {
+        let held = self.locks.entry((kind, id.to_string())).or_default();
+        held.retain(|(c, _)| c != call);
+        held.push((call.to_string(), fields));
     }
 
     /// Release the locks a call holds.
     pub fn unlock(&mut self, call: &str) {
-        self.locks.retain(|_, holder| holder != call);
+        for held in self.locks.values_mut() {
+            held.retain(|(c, _)| c != call);
+        }
+        self.locks.retain(|_, held| !held.is_empty());
     }
 
-    /// The call that holds the lock of an entity, if any.
-    pub fn locked_by(&self, kind: Kind, id: &str) -> Option<&str> {
-        self.locks.get(&(kind, id.to_string())).map(String::as_str)
+    /// The call that holds a lock on any of `fields` of an entity (none: on any part of
+    /// it), if one does.
+    pub fn locked_by(&self, kind: Kind, id: &str, fields: &[&str]) -> Option<&str> {
+        self.locks
+            .get(&(kind, id.to_string()))?
+            .iter()
+            .find(|(_, locked)| {
+                locked.is_empty()
+                    || fields.is_empty()
+                    || locked.iter().any(|f| fields.contains(&f.as_str()))
+            })
+            .map(|(call, _)| call.as_str())
     }
 
     /// The newest version handed out.

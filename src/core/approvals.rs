@@ -66,22 +66,37 @@ pub(super) fn paused_record(paused: &PausedRun) -> Value {
     })
 }
 
-/// Lock the entities a waiting call is about (its request names one, or several in
-/// `versions`).
+/// Lock what a waiting call is about: the fields its request names of its entity (an
+/// update), or the whole of each entity it names otherwise (a create, a delete, a merge's
+/// entries in `versions`).
 pub(super) fn lock(session: &mut crate::session::Session, record: &Value) {
     let call = record["callId"].as_str().unwrap_or_default();
     let request = &record["request"];
-    let mut keys: Vec<String> = request["versions"]
+    let mut keys: Vec<(String, Vec<String>)> = request["versions"]
         .as_object()
-        .map(|v| v.keys().cloned().collect())
+        .map(|v| v.keys().map(|k| (k.clone(), Vec::new())).collect())
         .unwrap_or_default();
     if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
-        keys.push(format!("{kind}/{id}"));
+        let update = crate::policy::action_of(record["tool"].as_str().unwrap_or_default())
+            == crate::policy::Action::Update;
+        let fields: Vec<String> = if update {
+            request["fields"]
+                .as_array()
+                .map(|f| {
+                    f.iter()
+                        .filter_map(|f| f["field"].as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        keys.push((format!("{kind}/{id}"), fields));
     }
-    for key in keys {
+    for (key, fields) in keys {
         if let Some((kind, id)) = key.split_once('/') {
             if let Ok(kind) = kind.parse::<crate::bible::Kind>() {
-                session.bible.lock(kind, id, call);
+                session.bible.lock(kind, id, call, fields);
             }
         }
     }

@@ -542,6 +542,7 @@ impl Core {
         call: session::ToolCall,
         origin: Origin,
         who: &Value,
+        interrupt_on: &[String],
     ) -> ToolResult {
         let (project, run_id, abort) = (tree.project.as_str(), tree.run_id.as_str(), &tree.abort);
         let id = call.id.clone().unwrap_or_default();
@@ -558,6 +559,7 @@ impl Core {
             run: Some(run_id.to_string()),
             group: Some(tree.group.borrow().clone()),
             hold: tree.hold.clone(),
+            interrupt_on: interrupt_on.to_vec(),
             ..Default::default()
         };
         let asked = call.clone();

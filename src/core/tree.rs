@@ -392,7 +392,9 @@ impl Core {
                         args: c.arguments.clone(),
                     };
                     let who = node_ref.tags();
-                    let result = self.run_tool(tree, call, origin, &who).await;
+                    let result = self
+                        .run_tool(tree, call, origin, &who, &node_ref.spec.interrupt_on)
+                        .await;
                     if result.is_success() && matches!(c.name.as_str(), "write_file" | "edit_file")
                     {
                         let path = result

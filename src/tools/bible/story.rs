@@ -679,6 +679,14 @@ fn place<'a>(project: &Project, scene: &'a Entity) -> Placed<'a> {
     }
 }
 
+/// The ids of every scene in reading order (by chapter, then start).
+pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
+    scenes_in_order(bible, project)
+        .into_iter()
+        .map(|p| p.scene.id.clone())
+        .collect()
+}
+
 /// Every scene in reading order.
 fn scenes_in_order<'a>(bible: &'a Bible, project: &Project) -> Vec<Placed<'a>> {
     let mut all: Vec<Placed<'a>> = bible.list(Kind::Scene).map(|s| place(project, s)).collect();

@@ -1,0 +1,681 @@
+//! Background jobs and rentl's pipelines: single-purpose subagents run by a deterministic
+//! pipeline (no model decides the order) over one shared project, several at once, as a
+//! persisted job that survives a new worker and never applies a unit twice.
+//!
+//! The scripted model reads only its request (system prompt, tools offered, the task message
+//! and the tool results of the conversation), as a real model would: see [`rentl_brain`].
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use draftsmith::core::Env;
+use draftsmith::llm::client::{HttpResponse, LlmTransport, Scripted, TransportError};
+use draftsmith::llm::HttpRequest;
+use draftsmith::store::{MemoryStore, Store, Table};
+use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures::executor::{block_on, LocalPool};
+use futures::future::{self, LocalBoxFuture};
+use futures::task::LocalSpawnExt;
+use futures::FutureExt;
+use serde_json::{json, Value};
+
+mod common;
+use common::page::{calls, says, NeverSleeper, YieldNow};
+
+// ------------------------------------------------------------------------------------
+// A model playing rentl's subagents from what each request says
+// ------------------------------------------------------------------------------------
+
+fn task(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn line_of(text: &str, label: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// The tool results of the conversation, in order, as (tool name, JSON).
+fn results(body: &Value) -> Vec<(String, Value)> {
+    let messages = body["messages"].as_array().unwrap();
+    // A tool message names its call; the call (in an assistant message) names the tool.
+    let name_of = |id: &Value| {
+        messages
+            .iter()
+            .filter_map(|m| m["tool_calls"].as_array())
+            .flatten()
+            .find(|c| &c["id"] == id)
+            .and_then(|c| c["function"]["name"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                name_of(&m["tool_call_id"]),
+                serde_json::from_str(m["content"].as_str().unwrap_or("null"))
+                    .unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+fn offered(body: &Value, tool: &str) -> bool {
+    body["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == tool))
+}
+
+fn n_calls(body: &Value) -> usize {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tool_calls"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
+/// The scene's lines as the overview showed them.
+fn excerpt_lines(overview: &Value) -> Vec<String> {
+    overview["data"]["excerpt"]
+        .as_str()
+        .unwrap_or("")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Plays every rentl subagent: the agent is the one the task message names, the target is the
+/// task's `Scene:`/`Route:` line; it reads first, then writes what it read, then stops.
+fn rentl_brain(body: &Value) -> Scripted {
+    let t = task(body);
+    let agent = line_of(&t, "Task for ");
+    let agent = agent.split(':').next().unwrap_or("").to_string();
+    let scene = line_of(&t, "Scene: ");
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    let last = done.last().map(|(_, r)| r.clone()).unwrap_or(Value::Null);
+    if last["status"] == "error" {
+        return says(&format!(
+            "Stopped: {}",
+            last["data"]["message"]
+                .as_str()
+                .unwrap_or("the call failed")
+        ));
+    }
+    if !scene.is_empty() && done.is_empty() && offered(body, "scene_read_overview") {
+        return calls(&id, "scene_read_overview", json!({"scene": scene}));
+    }
+    let overview = done
+        .iter()
+        .find(|(n, _)| n == "scene_read_overview")
+        .map(|(_, r)| r.clone())
+        .unwrap_or(Value::Null);
+    let wrote = done.len() > 1;
+    match agent.as_str() {
+        "scene_summary_detailer" if !wrote => {
+            let first = excerpt_lines(&overview)
+                .first()
+                .cloned()
+                .unwrap_or_default();
+            let summary = first
+                .split_inclusive('.')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            calls(
+                &id,
+                "scene_update_summary",
+                json!({"scene": scene, "summary": summary}),
+            )
+        }
+        "scene_tag_detailer" if !wrote => {
+            let text = excerpt_lines(&overview).join(" ").to_lowercase();
+            let mut tags: Vec<String> = Vec::new();
+            for w in text.split(|c: char| !c.is_alphabetic()) {
+                if w.len() > 5 && !tags.iter().any(|t| t == w) && tags.len() < 3 {
+                    tags.push(w.to_string());
+                }
+            }
+            calls(
+                &id,
+                "scene_update_tags",
+                json!({"scene": scene, "tags": tags}),
+            )
+        }
+        "scene_primary_character_detailer" if !wrote => calls(
+            &id,
+            "scene_update_primary_characters",
+            json!({"scene": scene, "characters": overview["data"]["mentionedCharacters"]}),
+        ),
+        "scene_location_detailer" if !wrote => calls(
+            &id,
+            "scene_update_locations",
+            json!({"scene": scene, "locations": overview["data"]["mentionedLocations"]}),
+        ),
+        "scene_translator" => {
+            let lines = excerpt_lines(&overview);
+            let made = done
+                .iter()
+                .filter(|(n, _)| n == "translation_create_line")
+                .count();
+            match lines.get(made) {
+                Some(line) => calls(
+                    &id,
+                    "translation_create_line",
+                    json!({"scene": scene, "line": made + 1, "target": format!("[fr] {line}")}),
+                ),
+                None => says("Every line is translated."),
+            }
+        }
+        _ => says("Done."),
+    }
+}
+
+// ------------------------------------------------------------------------------------
+// A worker: a core with a background spawner, a model, and a store
+// ------------------------------------------------------------------------------------
+
+/// A model transport that yields like a network, answers with a brain, and (to simulate a
+/// worker killed mid-job) can stop answering after a number of requests.
+struct Net {
+    brain: Rc<dyn Fn(&Value) -> Scripted>,
+    /// Answer at most this many requests; later ones never answer.
+    budget: Cell<usize>,
+    bodies: RefCell<Vec<Value>>,
+    /// Requests being answered now, and the most at once.
+    inflight: Cell<usize>,
+    most: Cell<usize>,
+}
+
+impl LlmTransport for Net {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
+        Box::pin(async move {
+            if self.budget.get() == 0 {
+                return future::pending().await;
+            }
+            self.budget.set(self.budget.get() - 1);
+            self.inflight.set(self.inflight.get() + 1);
+            self.most.set(self.most.get().max(self.inflight.get()));
+            YieldNow(false).await;
+            YieldNow(false).await;
+            self.inflight.set(self.inflight.get() - 1);
+            let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+            self.bodies.borrow_mut().push(body.clone());
+            let answer = (self.brain)(&body);
+            let once = draftsmith::llm::client::ScriptedTransport::new(vec![answer]);
+            once.send(request)
+                .now_or_never()
+                .unwrap_or_else(|| Err(TransportError::Network("no answer".into())))
+        })
+    }
+}
+
+struct Worker {
+    core: Core,
+    pool: RefCell<LocalPool>,
+    events: Rc<RecordingSink>,
+    store: Rc<MemoryStore>,
+    net: Rc<Net>,
+}
+
+impl Worker {
+    /// A worker on `store` whose model answers `budget` requests; `ids` prefixes its ids (a
+    /// new worker must not reuse an earlier one's, as real random ids never do).
+    fn new(store: Rc<MemoryStore>, budget: usize) -> Self {
+        Self::named(store, budget, "id")
+    }
+
+    fn named(store: Rc<MemoryStore>, budget: usize, ids: &str) -> Self {
+        let pool = LocalPool::new();
+        let spawner = pool.spawner();
+        let events = Rc::new(RecordingSink::default());
+        let net = Rc::new(Net {
+            brain: Rc::new(rentl_brain),
+            budget: Cell::new(budget),
+            bodies: RefCell::default(),
+            inflight: Cell::new(0),
+            most: Cell::new(0),
+        });
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_700_000_000_000)),
+            ids: Rc::new(SequentialIds::new(ids)),
+            events: events.clone(),
+            store: store.clone(),
+        })
+        .with_llm(net.clone(), Rc::new(NeverSleeper))
+        .with_spawner(Rc::new(move |f| {
+            let _ = spawner.spawn_local(f);
+        }));
+        Self {
+            core,
+            pool: RefCell::new(pool),
+            events,
+            store,
+            net,
+        }
+    }
+
+    fn send(&self, kind: &str, params: Value) -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        let answer = self
+            .pool
+            .borrow_mut()
+            .run_until(self.core.handle_text(&text));
+        serde_json::from_str(&answer).unwrap()
+    }
+
+    fn ok(&self, kind: &str, params: Value) -> Value {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    fn err(&self, kind: &str, params: Value) -> String {
+        let r = self.send(kind, params.clone());
+        assert_eq!(r["ok"], false, "{kind} {params} -> {r}");
+        r["error"]["message"].as_str().unwrap().to_string()
+    }
+
+    /// Let background work go on until it cannot.
+    fn settle(&self) {
+        self.pool.borrow_mut().run_until_stalled();
+    }
+
+    fn scene(&self, id: &str) -> Value {
+        let list = self.ok("bible_list", json!({"kind": "scene"}));
+        list["kinds"]["scene"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    fn configure(&self) {
+        self.ok(
+            "set_settings",
+            json!({"provider": "openai", "baseUrl": "http://model.test/v1", "model": "m", "apiKey": "sk-test-123456"}),
+        );
+    }
+}
+
+const CHARACTERS: [&str; 3] = ["Mara", "Tomas", "Ilse"];
+const PLACES: [&str; 3] = ["Lighthouse", "Harbor", "Chapel"];
+
+/// A project of 12 scenes (one paragraph of two lines each), three characters, three
+/// locations and a glossary entry, written by the writer. Scene `s5`'s summary is the
+/// writer's. Returns the scene ids.
+fn fixture(w: &Worker) -> Vec<String> {
+    let mut text = String::new();
+    let mut spans = Vec::new();
+    for i in 0..12 {
+        let start = text.chars().count();
+        let who = CHARACTERS[i % 3];
+        let place = PLACES[i % 3];
+        text.push_str(&format!(
+            "{who} walked to the {place} at dawn number {n}. The Lantern Oath weighed on everyone.\nThe wind answered softly.\n",
+            n = i + 1
+        ));
+        spans.push((start, text.chars().count()));
+    }
+    let project = w.ok(
+        "create_project",
+        json!({"name": "Lanterns", "chapters": [{"title": "One", "text": text}]}),
+    );
+    let chapter = project["chapters"][0]["id"].as_str().unwrap().to_string();
+    for name in CHARACTERS {
+        w.ok(
+            "bible_save",
+            json!({"kind": "character", "fields": {"name_src": name}}),
+        );
+    }
+    for name in PLACES {
+        w.ok(
+            "bible_save",
+            json!({"kind": "location", "fields": {"name_src": name}}),
+        );
+    }
+    w.ok(
+        "bible_save",
+        json!({"kind": "glossary", "fields": {"term_src": "Lantern Oath", "notes": "the keepers' vow"}}),
+    );
+    let mut ids = Vec::new();
+    for (i, (start, end)) in spans.into_iter().enumerate() {
+        let id = format!("s{}", i + 1);
+        let mut fields = json!({"chapter": chapter, "span": {"start": start, "end": end}});
+        if id == "s5" {
+            fields["summary"] = json!("The writer's own summary of scene five.");
+        }
+        w.ok(
+            "bible_save",
+            json!({"kind": "scene", "id": id, "fields": fields}),
+        );
+        ids.push(id);
+    }
+    w.ok(
+        "bible_save",
+        json!({"kind": "route", "id": "main", "fields": {"scene_ids": ids.clone()}}),
+    );
+    ids
+}
+
+fn audit(store: &MemoryStore) -> Vec<Value> {
+    block_on(store.get_all(Table::Audit)).unwrap()
+}
+
+// ------------------------------------------------------------------------------------
+// The acceptance test of issue 17
+// ------------------------------------------------------------------------------------
+
+#[test]
+fn the_context_pipeline_fills_every_scene_with_three_subagents_at_once() {
+    let w = Worker::new(Rc::new(MemoryStore::new()), usize::MAX);
+    w.configure();
+    let scenes = fixture(&w);
+    let job = w.ok(
+        "start_job",
+        json!({"kind": "pipeline", "phases": ["context"], "concurrency": 3}),
+    );
+    let job_id = job["id"].as_str().unwrap().to_string();
+    assert_eq!(job["progress"]["total"], 12 * 5 + 1 + 3);
+    w.settle();
+
+    // The writer's summary of s5 is not overwritten: its unit waits for the writer.
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert_eq!(status["state"], "waiting_approval", "{status}");
+    let waiting: Vec<&Value> = status["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["state"] != "done")
+        .collect();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0]["id"], "context:scene_summary_detailer:s5");
+    assert_eq!(waiting[0]["state"], "waiting_approval");
+    let approvals = w.ok("list_approvals", json!({}));
+    let pending = approvals["approvals"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{approvals}");
+    assert_eq!(pending[0]["tool"], "scene_update_summary");
+    assert_eq!(
+        w.scene("s5")["summary"],
+        "The writer's own summary of scene five."
+    );
+
+    // Every other scene's fields are filled, each with its subagent's origin.
+    let date = "2023-11-14";
+    for id in &scenes {
+        let scene = w.scene(id);
+        for (field, agent) in [
+            ("summary", "scene_summary_detailer"),
+            ("tags", "scene_tag_detailer"),
+            ("primary_characters", "scene_primary_character_detailer"),
+            ("locations", "scene_location_detailer"),
+        ] {
+            if id == "s5" && field == "summary" {
+                assert_eq!(scene["summary_origin"], "human");
+                continue;
+            }
+            assert!(
+                scene[field].as_str().is_some_and(|s| !s.is_empty())
+                    || scene[field].as_array().is_some_and(|a| !a.is_empty()),
+                "{id}.{field} is empty: {scene}"
+            );
+            assert_eq!(
+                scene[format!("{field}_origin")],
+                format!("agent:{agent}:{date}"),
+                "{id}.{field}: {scene}"
+            );
+        }
+    }
+    // Three at once, never more.
+    assert_eq!(
+        w.net.most.get(),
+        3,
+        "the model saw {} requests at once",
+        w.net.most.get()
+    );
+    let most_current = w
+        .events
+        .peek()
+        .iter()
+        .filter(|e| e.kind == "job_progress")
+        .map(|e| {
+            e.data["job"]["progress"]["current"]
+                .as_array()
+                .map_or(0, Vec::len)
+        })
+        .max()
+        .unwrap();
+    assert_eq!(most_current, 3);
+
+    // Each subagent called only the tools of its toolbox (from the audit log).
+    let agents = w.ok("list_agents", json!({}));
+    let toolbox: BTreeMap<String, BTreeSet<String>> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["toolbox"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut by_agent: BTreeMap<String, usize> = BTreeMap::new();
+    for record in audit(&w.store) {
+        let origin = record["origin"].as_str().unwrap();
+        let Some(agent) = origin.strip_prefix("agent:") else {
+            continue;
+        };
+        let tool = record["tool"].as_str().unwrap();
+        assert!(
+            toolbox[agent].contains(tool),
+            "{agent} called {tool}, outside its toolbox"
+        );
+        *by_agent.entry(agent.to_string()).or_default() += 1;
+    }
+    for agent in [
+        "scene_summary_detailer",
+        "scene_tag_detailer",
+        "scene_primary_character_detailer",
+        "scene_location_detailer",
+    ] {
+        assert_eq!(by_agent[agent], 24, "{agent}: a read and a write per scene");
+    }
+
+    // The writer declines: the unit ends, the job is done, the summary stays the writer's.
+    let call = pending[0]["callId"].as_str().unwrap().to_string();
+    w.ok("approve", json!({"callId": call, "decision": "reject"}));
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(status["progress"]["done"], 64);
+    assert_eq!(
+        w.scene("s5")["summary"],
+        "The writer's own summary of scene five."
+    );
+    let finished: Vec<Value> = w
+        .events
+        .peek()
+        .into_iter()
+        .filter(|e| e.kind == "job_finished")
+        .map(|e| e.data)
+        .collect();
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["job"]["state"], "done");
+    // A unit's transcript can be read back.
+    let unit = w.ok(
+        "job_unit",
+        json!({"job": job_id, "unit": "context:scene_tag_detailer:s3"}),
+    );
+    let transcript = unit["transcript"].as_array().unwrap();
+    assert_eq!(transcript[0]["role"], "user");
+    assert!(transcript[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Scene: s3"));
+    assert_eq!(transcript[1]["toolCalls"][0]["name"], "scene_read_overview");
+}
+
+#[test]
+fn a_new_worker_resumes_the_translation_phase_and_translates_every_scene_once() {
+    let store = Rc::new(MemoryStore::new());
+    let project;
+    let job_id;
+    {
+        // This worker answers 12 model requests, then its network hangs: it dies mid-phase,
+        // with two units running that have each written a line.
+        let w = Worker::new(store.clone(), 12);
+        w.configure();
+        fixture(&w);
+        project = w.ok("list_projects", json!({}))["current"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let job = w.ok(
+            "start_job",
+            json!({"kind": "pipeline", "phases": ["translation"], "concurrency": 2}),
+        );
+        job_id = job["id"].as_str().unwrap().to_string();
+        w.settle();
+        let status = w.ok("job_status", json!({"job": job_id}));
+        let done = status["progress"]["done"].as_u64().unwrap();
+        assert!((1..12).contains(&done), "mid-phase: {status}");
+        assert_eq!(status["progress"]["current"].as_array().unwrap().len(), 2);
+        // Everything stored so far belongs to finished units only: the units that were
+        // running saved none of their lines.
+        let stored = block_on(store.get_all(Table::Bible)).unwrap();
+        let translated: BTreeSet<String> = stored
+            .iter()
+            .filter(|r| r["entity"]["kind"] == "translation")
+            .map(|r| {
+                r["entity"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .split(':')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let done_units: BTreeSet<String> = status["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["state"] == "done")
+            .map(|u| u["target"]["id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(translated, done_units);
+        let in_memory = w.ok("bible_list", json!({"kind": "translation"}))["kinds"]["translation"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(
+            in_memory,
+            translated.len() * 2 + 2,
+            "the running units wrote a line each"
+        );
+        // The worker is killed: its pool and its in-memory state are gone.
+    }
+    let w = Worker::named(store.clone(), usize::MAX, "second");
+    w.configure();
+    w.ok("open_project", json!({"id": project}));
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert_eq!(status["state"], "done", "{status}");
+    // Every line of every scene translated exactly once: one successful call per line, no
+    // failed one (a repeated unit would find its lines there already).
+    let creates: Vec<Value> = audit(&store)
+        .into_iter()
+        .filter(|r| r["tool"] == "translation_create_line")
+        .collect();
+    assert_eq!(creates.len(), 24, "12 scenes of 2 lines");
+    assert!(creates.iter().all(|r| r["status"] == "success"));
+    let stored = block_on(store.get_all(Table::Bible)).unwrap();
+    assert_eq!(
+        stored
+            .iter()
+            .filter(|r| r["entity"]["kind"] == "translation")
+            .count(),
+        24
+    );
+}
+
+#[test]
+fn the_writer_chats_while_a_job_runs_and_a_job_can_be_cancelled() {
+    let w = Worker::new(Rc::new(MemoryStore::new()), usize::MAX);
+    w.configure();
+    fixture(&w);
+    let job = w.ok(
+        "start_job",
+        json!({"kind": "pipeline", "phases": ["translation", "editing"], "concurrency": 1}),
+    );
+    let job_id = job["id"].as_str().unwrap().to_string();
+    // A chat run while the job runs (runs no longer exclude each other in a project).
+    let run = w.send("run", json!({"prompt": "Say hello."}));
+    assert_eq!(run["ok"], true, "{run}");
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert!(
+        status["progress"]["done"].as_u64().unwrap() < 48,
+        "{status}"
+    );
+    let cancelled = w.ok("cancel_job", json!({"job": job_id}));
+    assert_eq!(cancelled["id"], job_id);
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert_eq!(status["state"], "cancelled", "{status}");
+    let done = status["progress"]["done"].as_u64().unwrap();
+    assert!(done < 48);
+    assert!(status["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|u| u["state"] == "done" || u["state"] == "cancelled"));
+    let listed = w.ok("list_jobs", json!({}));
+    assert_eq!(listed["jobs"][0]["state"], "cancelled");
+    // Bad input changes nothing.
+    assert!(w
+        .err(
+            "start_job",
+            json!({"kind": "pipeline", "phases": ["proofreading"]})
+        )
+        .contains("no phase 'proofreading'"));
+    assert!(w
+        .err("start_job", json!({"kind": "pipeline", "concurrency": 0}))
+        .contains("concurrency"));
+    assert!(w
+        .err("job_status", json!({"job": "nope"}))
+        .contains("no job 'nope'"));
+    assert_eq!(
+        w.ok("list_jobs", json!({}))["jobs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
