@@ -287,6 +287,12 @@ export interface SubAgentOrigin {
   session?: string;
 }
 
+/** The job and unit a run event comes from (only on a job unit's run, `job:<job>:<unit>`). */
+export interface JobUnitOrigin {
+  job?: string;
+  unit?: string;
+}
+
 /** How a sub-agent's session ended. */
 export type SessionStatus = 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted';
 
@@ -298,7 +304,7 @@ export type SessionStatus = 'finished' | 'max_steps' | 'budget_spent' | 'failed'
  * `agent`, `path` and `session`; `session_ended` (or `session_paused`, when a call deep in the
  * tree waits for the writer's approval) closes it.
  */
-export type RunEvent = { run: string } & SubAgentOrigin & (
+export type RunEvent = { run: string } & SubAgentOrigin & JobUnitOrigin & (
   | { type: 'run_started'; project: string; agent: string; preset: string | null; toolset: string | null; maxSteps: number; model: string; prompt: string }
   | { type: 'text_delta'; text: string }
   | { type: 'tool_call_proposed'; id: string; name: string }
@@ -559,6 +565,129 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
   abort(): void;
 }
 
+/** The phases of rentl's pipeline, in the order they run. */
+export type JobPhase = 'context' | 'translation' | 'editing';
+
+/** Which scenes a pipeline works on: every scene, a list of scenes, or a route's. */
+export type JobScope = 'all' | { scenes: string[] } | { route: string };
+
+/** A pipeline job: rentl's subagents over the story bible's scenes, in code-defined stages. */
+export interface PipelineJobParams {
+  kind: 'pipeline';
+  /** The phases to run (default `['context']`); they run in the order context, translation, editing. */
+  phases?: JobPhase[];
+  /** Default `'all'`. */
+  scope?: JobScope;
+  /** Whether subagents may overwrite what is already filled in (default false). */
+  allowOverwrite?: boolean;
+  /** How many units run at once, 1 to 8 (default 3). */
+  concurrency?: number;
+}
+
+/** One agent run in the background (a job of one unit). */
+export interface RunJobParams {
+  kind: 'run';
+  prompt: string;
+  /** An agent that talks to the writer (see `listAgents`), or the quill assistant under another name and prompt (as in `run`). */
+  agent?: string | { name?: string; systemPrompt?: string };
+  /** A preset (its entry agent). */
+  preset?: string;
+}
+
+/** What `startJob` takes. */
+export type JobParams = PipelineJobParams | RunJobParams;
+
+/** A job's parameters as the core keeps them (every default filled in; no `kind`, which is the job's). */
+export type JobViewParams =
+  | { phases: JobPhase[]; scope: JobScope; allowOverwrite: boolean; concurrency: number }
+  | Omit<RunJobParams, 'kind'>;
+
+/**
+ * A job's state: `waiting_approval` when every unit left waits for the writer's approval,
+ * `paused` when the writer paused it; `done`, `failed` and `cancelled` are final.
+ */
+export type JobState = 'queued' | 'running' | 'waiting_approval' | 'paused' | 'done' | 'failed' | 'cancelled';
+
+/** A unit's state. */
+export type UnitState = 'queued' | 'running' | 'waiting_approval' | 'done' | 'failed' | 'cancelled';
+
+/** What a unit works on: a scene, a route, or the whole project (no id). */
+export interface UnitTarget {
+  kind: 'scene' | 'route' | 'project';
+  id?: string;
+}
+
+/**
+ * One unit of a job: one agent run (run id `job:<job>:<unit>`). Its id is
+ * `<phase>:<agent>:<target>` (`context:scene_summary_detailer:scene_1`).
+ */
+export interface UnitView {
+  /** `<phase>:<agent>:<target>`, or `run` for a background run's one unit. */
+  id: string;
+  /** `null` for a background run's unit. */
+  phase: JobPhase | null;
+  agent: string;
+  target: UnitTarget;
+  state: UnitState;
+  /** The unit's run id. */
+  run: string;
+  /** How its run ended (once it did). */
+  result?: { status: RunResult['status']; text: string; steps: number };
+  error?: string;
+}
+
+/** A job's progress over its units. */
+export interface JobProgress {
+  done: number;
+  failed: number;
+  /** Units waiting for the writer's approval. */
+  waiting: number;
+  total: number;
+  /** The ids of the units running now. */
+  current: string[];
+}
+
+/** A background job (`units` only from `jobStatus`). */
+export interface JobView {
+  id: string;
+  project: string;
+  kind: 'pipeline' | 'run';
+  params: JobViewParams;
+  state: JobState;
+  createdMs: number;
+  updatedMs: number;
+  error?: string;
+  progress: JobProgress;
+  /** Each phase's units done out of its total, in order (one phase named `run` for a background run). */
+  phases: { name: JobPhase | 'run'; done: number; total: number }[];
+  units?: UnitView[];
+}
+
+/** A tool call the model made, in a transcript. */
+export interface TranscriptToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** One message of a unit's conversation. */
+export interface TranscriptMessage {
+  role: 'user' | 'assistant' | 'tool';
+  text?: string;
+  /** The assistant's tool calls. */
+  toolCalls?: TranscriptToolCall[];
+  /** A tool result's call id. */
+  toolCallId?: string;
+  /** A tool result's tool name. */
+  name?: string;
+}
+
+/** What `jobUnit` resolves with. */
+export interface JobUnitDetail {
+  unit: UnitView;
+  transcript: TranscriptMessage[];
+}
+
 /** Events pushed by the worker, by type. */
 export interface EventMap {
   /** A chapter changed (by the writer, an agent, undo or redo). */
@@ -609,6 +738,13 @@ export interface EventMap {
   approvals_changed: { project: string; requested: ApprovalCard | null };
   /** A waiting call was decided (here or in another tab). */
   approval_decided: { project: string; callId: string; run: string | null; decision: 'approve' | 'reject'; status: ApprovalResult['status'] };
+  /**
+   * A job's or one of its units' state changed (`unit`: the unit that changed); `resumed`: a
+   * new worker took up an unfinished job of the project it opened.
+   */
+  job_progress: { project: string; job: JobView; unit?: UnitView; resumed?: boolean };
+  /** A job ended: `done`, `failed` or `cancelled`. */
+  job_finished: { project: string; job: JobView };
 }
 
 export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K) => void;
@@ -732,6 +868,34 @@ export declare class Draftsmith {
     list(options?: RequestOptions): Promise<AgentListing>;
     define(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
     delete(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  };
+  /**
+   * Start a background job (a pipeline, or one agent run) on the open project; resolves at
+   * once with the job. Progress: `job_progress` events; the end: `job_finished`. A job
+   * resumes after a reload.
+   */
+  startJob(params: JobParams, options?: RequestOptions): Promise<JobView>;
+  /** A job with its units. */
+  jobStatus(job: string, options?: RequestOptions): Promise<JobView & { units: UnitView[] }>;
+  /** The open project's jobs, newest first (without units). */
+  listJobs(options?: RequestOptions): Promise<{ jobs: JobView[] }>;
+  /** Pause a job: no new unit starts until it resumes; running ones finish (it stays `running` until then). */
+  pauseJob(job: string, options?: RequestOptions): Promise<JobView>;
+  /** Resume a paused job. */
+  resumeJob(job: string, options?: RequestOptions): Promise<JobView>;
+  /** Cancel a job: running units are aborted, waiting calls no longer asked, queued units never start. */
+  cancelJob(job: string, options?: RequestOptions): Promise<JobView>;
+  /** A unit and its transcript (saved when the unit ends or waits for approval; empty before). */
+  jobUnit(job: string, unit: string, options?: RequestOptions): Promise<JobUnitDetail>;
+  /** Background jobs: the same requests, grouped. */
+  readonly jobs: {
+    start(params: JobParams, options?: RequestOptions): Promise<JobView>;
+    status(job: string, options?: RequestOptions): Promise<JobView & { units: UnitView[] }>;
+    list(options?: RequestOptions): Promise<{ jobs: JobView[] }>;
+    pause(job: string, options?: RequestOptions): Promise<JobView>;
+    resume(job: string, options?: RequestOptions): Promise<JobView>;
+    cancel(job: string, options?: RequestOptions): Promise<JobView>;
+    unit(job: string, unit: string, options?: RequestOptions): Promise<JobUnitDetail>;
   };
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;

@@ -334,6 +334,70 @@ export class Draftsmith {
     };
   }
 
+  /**
+   * Start a background job on the open project: `{kind: 'pipeline', phases?, scope?,
+   * allowOverwrite?, concurrency?}` (rentl's pipelines: the context, translation and editing
+   * phases over the story bible's scenes, run by single-purpose subagents) or `{kind: 'run',
+   * prompt, agent?, preset?}` (one agent run in the background). Resolves at once with the
+   * job (JobView); its progress arrives as `job_progress` events, its end as `job_finished`.
+   * A job is saved: after a reload, a new worker resumes it from its first unit not done.
+   */
+  startJob(params, options) {
+    return this.request('start_job', params, options);
+  }
+
+  /** A job with its units (JobView with `units`). */
+  jobStatus(job, options) {
+    return this.request('job_status', { job }, options);
+  }
+
+  /** The open project's jobs, newest first (without their units). */
+  listJobs(options) {
+    return this.request('list_jobs', {}, options);
+  }
+
+  /**
+   * Pause a job: no new unit starts until `resumeJob`; the running ones finish (the job stays
+   * `running` until they have, then is `paused`).
+   */
+  pauseJob(job, options) {
+    return this.request('pause_job', { job }, options);
+  }
+
+  /** Resume a job paused by the writer. */
+  resumeJob(job, options) {
+    return this.request('resume_job', { job }, options);
+  }
+
+  /**
+   * Cancel a job: running units are aborted (what they wrote stays), calls waiting for approval
+   * are no longer asked, queued units never start. The job ends `cancelled` (`job_finished`).
+   */
+  cancelJob(job, options) {
+    return this.request('cancel_job', { job }, options);
+  }
+
+  /**
+   * One unit of a job and its transcript (its task, the model's messages and tool calls, each
+   * call's result), saved when the unit ends or waits for approval (empty before).
+   */
+  jobUnit(job, unit, options) {
+    return this.request('job_unit', { job, unit }, options);
+  }
+
+  /** Background jobs: `start`, `status`, `list`, `pause`, `resume`, `cancel`, `unit`. */
+  get jobs() {
+    return {
+      start: (params, options) => this.startJob(params, options),
+      status: (job, options) => this.jobStatus(job, options),
+      list: (options) => this.listJobs(options),
+      pause: (job, options) => this.pauseJob(job, options),
+      resume: (job, options) => this.resumeJob(job, options),
+      cancel: (job, options) => this.cancelJob(job, options),
+      unit: (job, unit, options) => this.jobUnit(job, unit, options),
+    };
+  }
+
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
   undo({ origin, ...options } = {}) {
     return this.request('undo', origin === undefined ? {} : { origin }, options);

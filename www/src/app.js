@@ -1,6 +1,6 @@
 // The demo editor: a CodeMirror 6 editor driven by the draftsmith core in a worker, with
 // chapters, the story bible, a chat with the agent (and approval cards for the changes it
-// must ask for), the shared undo history, the agent's memory and settings.
+// must ask for), the shared undo history, the agent's memory, background jobs and settings.
 // Bundled by esbuild into dist/app.js (scripts/build-page.sh).
 import { EditorView, keymap, Decoration } from '@codemirror/view';
 import { EditorState, EditorSelection, StateField, StateEffect } from '@codemirror/state';
@@ -10,6 +10,8 @@ import { ChapterSync, fromCore, charToUtf16, utf16ToChar } from './sync.js';
 import { $, el } from './dom.js';
 import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
+import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
+import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
 import { createDemoProject } from './demo-story.js';
 
 const app = {
@@ -233,7 +235,7 @@ async function applyUi(ui) {
     annotations: fromCore.of(true),
   });
   document.body.classList.toggle('zen', !!ui.zen_mode);
-  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'settings'].includes(ui.panel)) selectTab(ui.panel);
+  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'settings'].includes(ui.panel)) selectTab(ui.panel);
 }
 
 async function undo(origin) {
@@ -691,6 +693,19 @@ async function send(event) {
 
 const cardKey = (card) => `${card.run ?? '-'}:${card.callId}`;
 
+/** Whether a run is a background job's unit (`job:<job>:<unit>`). */
+const isJobRun = (run) => typeof run === 'string' && run.startsWith('job:');
+
+/** Where a job unit's card comes from, as a line ('' for other runs). */
+function jobLine(card) {
+  if (!isJobRun(card.run)) return null;
+  const job = jobOfRun(card.run, jobsState.jobs.keys());
+  const unit = job ? unitOfRun(card.run, job) : null;
+  const view = jobsState.jobs.get(job);
+  const what = [view ? jobTitle(view) : '', unit && unit.includes(':') ? unitIdText(unit) : ''].filter(Boolean).join(', ');
+  return el('p', { class: 'approval-job', testid: 'approval-job', 'data-job': job ?? '' }, `From a background job${what ? `: ${what}` : ''}.`);
+}
+
 function approvalCardNode(card) {
   const title = entityTitle(card.kind, card.entityId);
   const node = el(
@@ -707,6 +722,7 @@ function approvalCardNode(card) {
       ' on ',
       el('span', { class: 'entity', testid: 'approval-entity' }, `${card.kind} “${title}”`),
     ),
+    jobLine(card),
     el('p', { class: 'approval-reason' }, `${card.origin}: ${card.reason ?? 'needs your approval'}`),
     el(
       'div',
@@ -741,8 +757,8 @@ function approvalCardNode(card) {
     el(
       'div',
       { class: 'approval-buttons' },
-      el('button', { type: 'button', class: 'approve', testid: 'approval-approve', onclick: () => decide(card, 'approve', node) }, 'Approve'),
-      el('button', { type: 'button', class: 'reject', testid: 'approval-reject', onclick: () => decide(card, 'reject', node) }, 'Reject'),
+      el('button', { type: 'button', class: 'approve', testid: 'approval-approve', onclick: () => decide(card, 'approve') }, 'Approve'),
+      el('button', { type: 'button', class: 'reject', testid: 'approval-reject', onclick: () => decide(card, 'reject') }, 'Reject'),
     ),
     el('p', { class: 'approval-state', role: 'status' }),
   );
@@ -751,22 +767,28 @@ function approvalCardNode(card) {
   return node;
 }
 
-function cardNode(key) {
-  return [...document.querySelectorAll('[data-testid="approval-card"]')].find((n) => n.dataset.key === key) ?? null;
+/** A call's cards: in the chat, and in the Jobs panel for a job unit's call. */
+function cardNodes(key) {
+  return [...document.querySelectorAll('[data-testid="approval-card"]')].filter((n) => n.dataset.key === key);
 }
 
-/** Show a waiting call's card in the chat (once). */
+/**
+ * Show a waiting call's card in the chat (once), whichever run asked: the chat's, a job
+ * unit's (also under its job in the Jobs panel), or another tab's.
+ */
 function showApprovalCard(card) {
   if (!card?.callId || (card.state && card.state !== 'pending')) return;
   const key = cardKey(card);
-  if (app.decided.has(key) || cardNode(key)) return;
+  if (app.decided.has(key)) return;
+  if (isJobRun(card.run)) showJobApproval(card);
+  if (cardNodes(key).some((n) => n.closest('[data-testid="chat-log"]'))) return;
   const node = approvalCardNode(card);
   $('chat-log').append(node);
   node.scrollIntoView({ block: 'end' });
 }
 
 function removeApprovalCard(key) {
-  if (!app.deciding.has(key)) cardNode(key)?.remove();
+  if (!app.deciding.has(key)) for (const node of cardNodes(key)) node.remove();
 }
 
 /** Show the open project's waiting calls (on boot, after a reload, when another tab decides). */
@@ -788,22 +810,29 @@ async function refreshApprovals() {
   for (const card of listing.approvals) showApprovalCard(card);
 }
 
-/** The writer approves or rejects a card; a paused run resumes and shows here as usual. */
-async function decide(card, decision, node) {
+/**
+ * The writer approves or rejects a card; a paused run resumes and shows here as usual. A job
+ * unit's call resumes that unit in the background (its job shows it): the chat stays free.
+ */
+async function decide(card, decision) {
   const key = cardKey(card);
-  const stateText = node.querySelector('.approval-state');
+  const nodes = () => cardNodes(key);
+  const setState = (text) => nodes().forEach((n) => (n.querySelector('.approval-state').textContent = text));
   if (app.deciding.has(key)) return;
-  if (app.run) {
-    stateText.textContent = 'The agent is busy: wait for it to finish (or cancel it) first.';
+  const inJob = isJobRun(card.run);
+  if (app.run && !inJob) {
+    setState('The agent is busy: wait for it to finish (or cancel it) first.');
     return;
   }
   app.deciding.add(key);
-  node.dataset.state = 'deciding';
-  for (const button of node.querySelectorAll('button')) button.disabled = true;
-  stateText.textContent = decision === 'approve' ? 'Approving…' : 'Rejecting…';
+  for (const node of nodes()) {
+    node.dataset.state = 'deciding';
+    for (const button of node.querySelectorAll('button')) button.disabled = true;
+  }
+  setState(decision === 'approve' ? 'Approving…' : 'Rejecting…');
   const what = `${card.tool} on ${card.kind} “${entityTitle(card.kind, card.entityId)}”`;
   chatItem('note decision', decision === 'approve' ? `You approved ${what}.` : `You rejected ${what}; nothing changes.`);
-  const runId = card.run;
+  const runId = inJob ? null : card.run;
   const view = runView();
   const off = runId ? app.client.on('run', (e) => e.run === runId && view(e)) : null;
   if (runId) {
@@ -811,9 +840,10 @@ async function decide(card, decision, node) {
     setRunning(true);
   }
   try {
-    const result = await app.client.approve(card.callId, decision, { ...(runId ? { runId } : {}), digest: card.digest });
+    const result = await app.client.approve(card.callId, decision, { ...(card.run ? { runId: card.run } : {}), digest: card.digest });
     app.decided.add(key);
-    if (!runId) chatItem('note', `${card.tool}: ${result.status}`);
+    if (inJob) chatItem('note', `${card.tool}: ${result.status}; the job goes on.`);
+    else if (!runId) chatItem('note', `${card.tool}: ${result.status}`);
     else if (result.status === 'error') chatItem('error', `${card.tool} did not run: ${result.result?.data?.message ?? 'error'}`);
   } catch (err) {
     if (err.code === 'conflict') app.decided.add(key);
@@ -823,9 +853,11 @@ async function decide(card, decision, node) {
     app.deciding.delete(key);
     if (app.decided.has(key)) removeApprovalCard(key);
     else {
-      node.dataset.state = 'pending';
-      for (const button of node.querySelectorAll('button')) button.disabled = false;
-      stateText.textContent = '';
+      for (const node of nodes()) {
+        node.dataset.state = 'pending';
+        for (const button of node.querySelectorAll('button')) button.disabled = false;
+      }
+      setState('');
     }
     if (runId) {
       app.run = null;
@@ -992,6 +1024,7 @@ async function openInitialProject() {
 /** The open project's bible and waiting approvals. */
 async function showProjectExtras() {
   await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
+  await loadJobs(app.project?.id);
   await loadAgents();
   await refreshApprovals();
 }
@@ -1034,6 +1067,7 @@ function wire() {
   c.on('bible_changed', (e) => {
     bibleChanged(e);
     filesChanged();
+    jobsBibleChanged();
   });
   c.on('files_changed', (e) => {
     if (!e.project || e.project === app.project?.id) filesChanged(e);
@@ -1047,8 +1081,14 @@ function wire() {
     if (e.project !== app.project?.id) return;
     const key = `${e.run ?? '-'}:${e.callId}`;
     app.decided.add(key);
-    cardNode(key)?.remove();
+    for (const node of cardNodes(key)) node.remove();
   });
+  // A job unit's run events reach no chat run: its approval cards are shown from here.
+  c.on('run', (e) => {
+    if (e.type === 'approval_requested' && isJobRun(e.run) && (!e.project || e.project === app.project?.id)) showApprovalCard({ ...e, run: e.run });
+  });
+  c.on('job_progress', (e) => e.project === app.project?.id && jobProgress(e));
+  c.on('job_finished', (e) => e.project === app.project?.id && jobFinished(e));
   c.on('projects_changed', async (e) => {
     // Another project was created, imported or opened through the API: show it.
     if (e.remote || !e.current || e.current === app.project?.id) return;
@@ -1126,6 +1166,7 @@ async function main() {
   $('version').textContent = `draftsmith ${hello.version} (${hello.profile})`;
   initBible(app.client);
   initFiles(app.client);
+  initJobs(app.client, { cardNode: approvalCardNode, bible: bibleState });
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();

@@ -13,6 +13,11 @@ import type {
   CheckpointResult,
   ErrorCode,
   HistoryList,
+  JobParams,
+  JobUnitDetail,
+  JobView,
+  TranscriptMessage,
+  UnitView,
   MemoryView,
   MemoryNote,
   NewNote,
@@ -182,6 +187,42 @@ export async function everything(): Promise<void> {
   const rejected: ApprovalResult = await client.approvals.approve('call-2', 'reject', { reason: 'Keep my notes.', timeoutMs: 60_000, digest: 'abc' });
   const denied: boolean = rejected.status === 'denied';
   offResumed();
+
+  // Background jobs: rentl's pipelines and background runs.
+  const params: JobParams = { kind: 'pipeline', phases: ['context', 'translation'], scope: 'all', allowOverwrite: false, concurrency: 3 };
+  const job: JobView = await client.startJob(params);
+  await client.jobs.start({ kind: 'pipeline', scope: { scenes: ['scene_1', 'scene_2'] } });
+  await client.jobs.start({ kind: 'pipeline', phases: ['editing'], scope: { route: 'common' } });
+  await client.startJob({ kind: 'run', prompt: 'Tidy the glossary.', agent: 'meta_glossary_curator' });
+  // @ts-expect-error: a pipeline phase is context, translation or editing
+  await client.startJob({ kind: 'pipeline', phases: ['drafting'] });
+  const jobState: 'queued' | 'running' | 'waiting_approval' | 'paused' | 'done' | 'failed' | 'cancelled' = job.state;
+  const phaseBars: string[] = job.phases.map((p) => `${p.name} ${p.done}/${p.total}`);
+  const runningNow: string[] = job.progress.current;
+  const atOnce: number = 'phases' in job.params ? job.params.concurrency : 1;
+  await client.startJob({ kind: 'run', prompt: 'Check the names.', agent: { name: 'checker', systemPrompt: 'Be brief.' } });
+  const withUnits = await client.jobStatus(job.id);
+  const units: UnitView[] = withUnits.units;
+  const target: string = units[0].target.kind === 'project' ? 'project' : units[0].target.id ?? '';
+  const unitText: string | undefined = units[0].result?.text;
+  const unitPhase: 'context' | 'translation' | 'editing' | null = units[0].phase;
+  const jobs: JobView[] = (await client.listJobs()).jobs;
+  await client.pauseJob(job.id);
+  await client.resumeJob(job.id);
+  const cancelled: JobView = await client.jobs.cancel(job.id);
+  const detail: JobUnitDetail = await client.jobUnit(job.id, units[0].id);
+  const transcript: TranscriptMessage[] = detail.transcript;
+  for (const m of transcript) {
+    if (m.role === 'assistant') for (const call of m.toolCalls ?? []) console.log(call.id, call.name, call.arguments);
+    if (m.role === 'tool') console.log(m.toolCallId, m.name, m.text);
+  }
+  const offJobs = client.on('job_progress', (e) => console.log(e.project, e.job.progress.done, e.job.progress.total, e.unit?.state, e.resumed === true));
+  client.on('job_finished', (e) => console.log(e.job.id, e.job.state));
+  client.on('run', (e) => {
+    if (e.job !== undefined && e.type === 'approval_requested') console.log(e.job, e.unit, e.tool);
+  });
+  offJobs();
+  void [jobState, phaseBars, runningNow, atOnce, target, unitText, unitPhase, jobs, cancelled];
 
   // Events and errors.
   const off = client.on('edit', (data) => {
