@@ -144,12 +144,13 @@ test('TextCraft: "plan chapter 3 and draft it" writes plans/ch3.md, the narrator
   await page.getByTestId('files-tree').getByText('03-the-storm.md').waitFor();
   await page.screenshot({ path: `${ARTIFACTS}agents-textcraft-1280x900.png` });
 
-  // The whole tree was one undo group: one plain undo takes back the narrator's draft and the
-  // editor's fix together. (Free files such as plans/ch3.md are not in the undo history.)
+  // The whole tree was one undo group: one plain undo takes back the architect's plan, the
+  // narrator's draft and the editor's fix together.
   await page.getByTestId('undo').click();
   await page.waitForFunction(async () => (await window.draftsmith.getChapter('3')).text === '(to be written)', null, { timeout: 10_000 });
+  await page.waitForFunction(async () => (await window.draftsmith.execute('read_file', { path: 'plans/ch3.md' })).status === 'error', null, { timeout: 10_000 });
   const history = await page.evaluate(() => window.draftsmith.history());
-  assert.deepEqual(history.redo.map((e) => e.origin).sort(), ['agent:editor', 'agent:narrator']);
+  assert.deepEqual([...new Set(history.redo.map((e) => e.origin))].sort(), ['agent:architect', 'agent:editor', 'agent:narrator']);
   assert.equal(new Set(history.redo.map((e) => e.group)).size, 1);
   assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
 });
