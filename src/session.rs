@@ -74,6 +74,9 @@ pub struct CallExtras<'a> {
     pub mtl_endpoint: Option<&'a str>,
     /// The undo group the call's edits join (an agent run's tree), whatever its origin.
     pub group: Option<&'a str>,
+    /// The run may not overwrite what it wrote already (a job without `allowOverwrite`): a
+    /// tool's `overwrite` argument is ignored, so single-use guards hold.
+    pub no_overwrite: bool,
 }
 
 /// A rolled-back bible change: the entity as it was before the command first touched it.
@@ -99,6 +102,7 @@ pub struct EditContext<'a> {
     policies: Policies,
     grant: Option<&'a Grant>,
     guards: Option<&'a mut BTreeSet<String>>,
+    no_overwrite: bool,
     mtl_endpoint: Option<&'a str>,
     bible_undo: Vec<BibleUndo>,
     /// The origin recorded on free files this call writes.
@@ -146,6 +150,7 @@ impl<'a> EditContext<'a> {
             policies: extras.policies.cloned().unwrap_or_default(),
             grant: extras.grant,
             guards: extras.guards,
+            no_overwrite: extras.no_overwrite,
             mtl_endpoint: extras.mtl_endpoint,
             bible_undo: Vec::new(),
             file_origin: crate::files::file_origin(origin),
@@ -243,6 +248,12 @@ impl<'a> EditContext<'a> {
         self.mtl_endpoint.filter(|url| !url.trim().is_empty())
     }
 
+    /// Whether a call that asks to overwrite (`overwrite: true`) may: not in a run that is
+    /// not allowed to (a job without `allowOverwrite`).
+    pub fn may_overwrite(&self, asked: bool) -> bool {
+        asked && !self.no_overwrite
+    }
+
     /// Take a single-use guard of the run (such as "this scene's summary"): true the first
     /// time in a run, false after. Outside a run every call may write.
     pub fn take_guard(&mut self, key: &str) -> bool {
@@ -281,6 +292,21 @@ impl<'a> EditContext<'a> {
         };
         if *granted == version {
             return Ok(true);
+        }
+        // Other fields may have changed meanwhile (another subagent filling them): the
+        // approval still holds when none of the fields it is about was written since.
+        if !proposed.is_empty() {
+            if let Some(entity) = self.bible.get(kind, id) {
+                let untouched = proposed.iter().all(|(field, _)| {
+                    entity
+                        .stamps
+                        .get(field)
+                        .is_none_or(|s| s.version <= *granted)
+                });
+                if untouched {
+                    return Ok(true);
+                }
+            }
         }
         let current = self.bible.get(kind, id).map_or(Value::Null, Entity::flat);
         Err(ToolError::new(

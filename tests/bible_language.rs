@@ -580,12 +580,44 @@ fn a_grant_lets_the_approved_call_through_and_a_stale_one_is_a_conflict() {
     let grant = Grant {
         versions: BTreeMap::from([("glossary/kaze".to_string(), version)]),
     };
-    // The writer changed the entry after being asked: the grant is stale.
-    t.s.bible
+    // The writer changed another field after being asked: the approval of term_tgt holds
+    // (checked on a copy, so the test goes on from the same state).
+    let mut other = t.s.clone();
+    other
+        .bible
         .update(
             Kind::Glossary,
             "kaze",
             fields(&[("notes", json!("Mind the tone."))]),
+            &Actor::Human,
+            T0 - 100_000,
+        )
+        .unwrap();
+    let out = other.execute_with(
+        &t.registry,
+        draftsmith::session::ToolCall {
+            id: Some("c-other".into()),
+            name: "glossary_update_entry".into(),
+            args: args.clone(),
+        },
+        lore(),
+        &t.clock,
+        &t.ids,
+        CallExtras {
+            grant: Some(&grant),
+            ..CallExtras::default()
+        },
+    );
+    assert!(out.result.is_success(), "{:?}", out.result);
+    // The writer changed the very field after being asked: the grant is stale.
+    t.s.bible
+        .update(
+            Kind::Glossary,
+            "kaze",
+            fields(&[
+                ("notes", json!("Mind the tone.")),
+                ("term_tgt", json!("Gale")),
+            ]),
             &Actor::Human,
             T0 - 100_000,
         )

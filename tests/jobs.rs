@@ -245,11 +245,20 @@ impl Worker {
     }
 
     fn named(store: Rc<MemoryStore>, budget: usize, ids: &str) -> Self {
+        Self::with_brain(store, budget, ids, Rc::new(rentl_brain))
+    }
+
+    fn with_brain(
+        store: Rc<MemoryStore>,
+        budget: usize,
+        ids: &str,
+        brain: Rc<dyn Fn(&Value) -> Scripted>,
+    ) -> Self {
         let pool = LocalPool::new();
         let spawner = pool.spawner();
         let events = Rc::new(RecordingSink::default());
         let net = Rc::new(Net {
-            brain: Rc::new(rentl_brain),
+            brain,
             budget: Cell::new(budget),
             bodies: RefCell::default(),
             inflight: Cell::new(0),
@@ -678,4 +687,119 @@ fn the_writer_chats_while_a_job_runs_and_a_job_can_be_cancelled() {
             .len(),
         1
     );
+}
+
+/// [`rentl_brain`], except that the summary detailer, once its summary is written, tries to
+/// write it again with `overwrite: true` (as an eager model might).
+fn eager_brain(body: &Value) -> Scripted {
+    let t = task(body);
+    let done = results(body);
+    let writes = done
+        .iter()
+        .filter(|(n, r)| n == "scene_update_summary" && r["status"] == "success")
+        .count();
+    let tries = done
+        .iter()
+        .filter(|(n, _)| n == "scene_update_summary")
+        .count();
+    if t.starts_with("Task for scene_summary_detailer") && writes == 1 && tries == 1 {
+        let scene = line_of(&t, "Scene: ");
+        return calls(
+            &format!("call_{}", n_calls(body) + 1),
+            "scene_update_summary",
+            json!({"scene": scene, "summary": "Rewritten.", "overwrite": true}),
+        );
+    }
+    rentl_brain(body)
+}
+
+#[test]
+fn approvals_can_be_set_per_agent_and_a_job_overwrites_only_when_allowed() {
+    let w = Worker::with_brain(
+        Rc::new(MemoryStore::new()),
+        usize::MAX,
+        "id",
+        Rc::new(eager_brain),
+    );
+    w.configure();
+    fixture(&w);
+    // The writer wants to see every tag the tag detailer sets, and only its.
+    w.ok(
+        "set_settings",
+        json!({"approvalPolicies": {"scene_tag_detailer/scene_update_tags": "strict"}}),
+    );
+    assert!(w
+        .err(
+            "set_settings",
+            json!({"approvalPolicies": {"scene tag/scene_update_tags": "strict"}})
+        )
+        .contains("agent name"));
+    let job = w.ok(
+        "start_job",
+        json!({"kind": "pipeline", "phases": ["context"], "scope": {"scenes": ["s1", "s2"]}}),
+    );
+    let job_id = job["id"].as_str().unwrap().to_string();
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert_eq!(status["state"], "waiting_approval", "{status}");
+    let approvals = w.ok("list_approvals", json!({}));
+    let tools: Vec<&str> = approvals["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["scene_update_tags", "scene_update_tags"]);
+    assert!(w.scene("s1")["tags"].is_null());
+    // Not allowed to overwrite: the second write of a summary in one run is refused.
+    assert_eq!(
+        w.scene("s1")["summary"],
+        "Mara walked to the Lighthouse at dawn number 1."
+    );
+    for approval in approvals["approvals"].as_array().unwrap() {
+        let decided = w.ok(
+            "approve",
+            json!({"callId": approval["callId"], "decision": "approve"}),
+        );
+        // Other fields of the scene changed meanwhile (other subagents): the approval of the
+        // tags still holds.
+        assert_eq!(decided["result"]["status"], "success", "{decided}");
+    }
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job_id}));
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(
+        w.scene("s1")["tags_origin"],
+        "agent:scene_tag_detailer:2023-11-14"
+    );
+
+    // Allowed to overwrite: the second write goes through.
+    w.ok(
+        "set_settings",
+        json!({"approvalPolicies": {"scene_tag_detailer/scene_update_tags": null}}),
+    );
+    let job = w.ok(
+        "start_job",
+        json!({"kind": "pipeline", "phases": ["context"], "scope": {"scenes": ["s3"]}, "allowOverwrite": true}),
+    );
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job["id"]}));
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(w.scene("s3")["summary"], "Rewritten.");
+
+    // An agent's spec can ask for approval of a tool whatever the policies (`interruptOn`).
+    w.ok(
+        "define_agent",
+        json!({"agent": {"name": "tagger", "description": "Tags scenes.",
+            "systemPrompt": "You tag the scene the task names.", "talksToWriter": true,
+            "tools": ["scene_read_overview", "scene_update_tags"],
+            "interruptOn": ["scene_update_tags"]}}),
+    );
+    let run = w.ok(
+        "run",
+        json!({"agent": "tagger", "prompt": "Task for scene_tag_detailer: tag it.\nScene: s4"}),
+    );
+    assert_eq!(run["status"], "paused", "{run}");
+    assert_eq!(run["pending"][0]["tool"], "scene_update_tags");
+    assert!(w.scene("s4")["tags"].is_null());
 }

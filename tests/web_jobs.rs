@@ -178,10 +178,7 @@ async fn a_new_worker_resumes_a_job_and_every_scene_is_translated_exactly_once()
         JsSleeper.sleep(20).await;
     }
     let done_before = status["progress"]["done"].as_u64().unwrap() as usize;
-    assert!(
-        done_before >= 2 && done_before < SCENES,
-        "mid-phase: {status}"
-    );
+    assert!((2..SCENES).contains(&done_before), "mid-phase: {status}");
     a.kill();
 
     // The store holds the finished units' lines only.

@@ -377,6 +377,14 @@ pub struct Stamp {
     pub at: u64,
     /// Origin string.
     pub origin: String,
+    /// The entity's version that write made (0: a record from before field versions), so
+    /// an approval can tell whether the fields it is about changed since.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub version: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One story-bible entity.
@@ -708,10 +716,11 @@ impl Bible {
             });
         }
         let origin = actor.origin();
+        let version = self.next_version();
         let mut entity = Entity {
             kind,
             id: id.to_string(),
-            version: self.next_version(),
+            version,
             origins: checked
                 .keys()
                 .map(|k| (k.clone(), origin.clone()))
@@ -724,6 +733,7 @@ impl Bible {
                         Stamp {
                             at: now,
                             origin: origin.clone(),
+                            version,
                         },
                     )
                 })
@@ -781,6 +791,7 @@ impl Bible {
                 Stamp {
                     at: now,
                     origin: origin.clone(),
+                    version,
                 },
             );
         }

@@ -436,6 +436,7 @@ impl Core {
                     group,
                     hold: None,
                     interrupt_on: Vec::new(),
+                    no_overwrite: false,
                 };
                 let (result, edits) = self
                     .execute_call_with(&project, call, origin, None, ctx)
@@ -591,6 +592,7 @@ impl Core {
         *tree.group.borrow_mut() = group.unwrap_or_default();
         if super::jobs::job_of_run(&tree.run_id).is_some() {
             tree.hold = Some(tree.run_id.clone());
+            tree.no_overwrite = self.unit_no_overwrite(&tree.run_id);
             self.unit_resumed(&tree.run_id, &tree.abort);
         }
         self.drive(tree, super::run::Start::Resume(root), guards)

@@ -827,6 +827,7 @@ impl Core {
             provider,
         );
         tree.hold = Some(run_id);
+        tree.no_overwrite = kind == JobKind::Pipeline && !allow_overwrite;
         self.drive(
             tree,
             Start::Fresh(Node::root(spec), messages),
@@ -929,6 +930,17 @@ impl Core {
             .await;
         self.emit_job(&rt, Some(unit_id));
         rt.notify.notify_all();
+    }
+
+    /// Whether a unit's run may not overwrite what it wrote (its job is a pipeline without
+    /// `allowOverwrite`).
+    pub(super) fn unit_no_overwrite(&self, run: &str) -> bool {
+        job_of_run(run)
+            .and_then(|(job, _)| self.jobs.borrow().get(job).cloned())
+            .is_some_and(|rt| {
+                let job = rt.job.borrow();
+                job.kind == JobKind::Pipeline && !job.allow_overwrite
+            })
     }
 
     /// A paused unit goes on (the writer decided its calls), under `abort`.

@@ -226,6 +226,8 @@ struct CallCtx {
     hold: Option<String>,
     /// The tools its agent always asks the writer about (the spec's `interruptOn`).
     interrupt_on: Vec<String>,
+    /// Its run may not overwrite what it wrote (see `CallExtras::no_overwrite`).
+    no_overwrite: bool,
 }
 
 /// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
@@ -1213,6 +1215,7 @@ impl Core {
                         guards: guards.as_mut(),
                         mtl_endpoint: None,
                         group: ctx.group.as_deref(),
+                        no_overwrite: ctx.no_overwrite,
                     },
                 );
                 let mut meta_puts = Vec::new();

@@ -560,6 +560,7 @@ impl Core {
             group: Some(tree.group.borrow().clone()),
             hold: tree.hold.clone(),
             interrupt_on: interrupt_on.to_vec(),
+            no_overwrite: tree.no_overwrite,
             ..Default::default()
         };
         let asked = call.clone();

@@ -203,6 +203,8 @@ pub(super) struct Tree {
     /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
     /// saved with the unit's progress mark (see `jobs.rs`).
     pub(super) hold: Option<String>,
+    /// The tree may not overwrite what it wrote (a job without `allowOverwrite`).
+    pub(super) no_overwrite: bool,
 }
 
 impl Tree {
@@ -227,6 +229,7 @@ impl Tree {
             paused: RefCell::new(BTreeMap::new()),
             group: RefCell::new(String::new()),
             hold: None,
+            no_overwrite: false,
         }
     }
 

@@ -1194,7 +1194,9 @@ impl ToolSpec for SceneUpdateSummary {
         // Write first: a write that fails (approval, conflict) does not use up the guard. If
         // the guard was already taken, the error rolls the write back.
         let result = update_one(cx, Kind::Scene, &id, "summary", text_value(&args.summary))?;
-        if !cx.take_guard(&format!("scene_update_summary:{id}")) && !args.overwrite {
+        if !cx.take_guard(&format!("scene_update_summary:{id}"))
+            && !cx.may_overwrite(args.overwrite)
+        {
             return Err(ToolError::new(
                 "already_written",
                 format!(
