@@ -1061,6 +1061,18 @@ fn an_approval_deep_in_the_tree_pauses_it_and_a_new_worker_resumes_it_once() {
     );
     assert_eq!(of_type(&page, "session_resumed").len(), 1);
     assert_eq!(of_type(&page, "session_ended").len(), 1);
+    // The decided call's event names the sub-agent's place in the tree, like its others.
+    let finished = of_type(&page, "tool_call_finished");
+    let decided_event = finished
+        .iter()
+        .find(|e| e["id"] == call_id.as_str())
+        .unwrap();
+    assert_eq!(decided_event["agent"], "scribe");
+    assert_eq!(decided_event["path"], "boss › scribe", "{decided_event}");
+    assert!(decided_event["session"]
+        .as_str()
+        .unwrap()
+        .starts_with("sub_agent_scribe_"));
     let list = page.ok("bible_list", json!({"kind": "character"}));
     assert_eq!(
         list["kinds"]["character"][0]["notes"],

@@ -803,3 +803,51 @@ fn approvals_can_be_set_per_agent_and_a_job_overwrites_only_when_allowed() {
     assert_eq!(run["pending"][0]["tool"], "scene_update_tags");
     assert!(w.scene("s4")["tags"].is_null());
 }
+
+#[test]
+fn a_run_that_ends_while_saves_fail_still_finishes_and_its_conversation_is_saved_later() {
+    let faulty = Rc::new(draftsmith::store::faulty::Faulty::new(MemoryStore::new()));
+    let events = Rc::new(RecordingSink::default());
+    let net = Rc::new(Net {
+        brain: Rc::new(rentl_brain),
+        budget: Cell::new(usize::MAX),
+        bodies: RefCell::default(),
+        inflight: Cell::new(0),
+        most: Cell::new(0),
+    });
+    let core = Core::new(Env {
+        clock: Rc::new(ManualClock::new(1_700_000_000_000)),
+        ids: Rc::new(SequentialIds::new("id")),
+        events: events.clone(),
+        store: faulty.clone(),
+    })
+    .with_llm(net, Rc::new(NeverSleeper));
+    let send = |kind: &str, params: Value| -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&block_on(core.handle_text(&text))).unwrap()
+    };
+    send("create_project", json!({"name": "P"}));
+    send(
+        "set_settings",
+        json!({"provider": "openai", "baseUrl": "http://model.test/v1", "model": "m", "apiKey": "sk-test-123456"}),
+    );
+    faulty.set_failing(true);
+    let run = send("run", json!({"prompt": "Say hello."}));
+    assert_eq!(run["ok"], true, "{run}");
+    assert_eq!(run["result"]["status"], "finished", "{run}");
+    assert!(events.peek().iter().any(|e| e.kind == "storage_error"));
+    let stored = |store: &dyn Store| {
+        block_on(store.get_all(Table::Meta))
+            .unwrap()
+            .into_iter()
+            .any(|r| r["kind"] == "conversation")
+    };
+    assert!(!stored(faulty.as_ref()));
+    faulty.set_failing(false);
+    // The next save (any change) writes what the failed one held.
+    send("add_chapter", json!({"title": "Two"}));
+    assert!(
+        stored(faulty.as_ref()),
+        "the conversation was kept pending and saved"
+    );
+}

@@ -222,21 +222,30 @@ impl Core {
             .filter(|m| m.role != Role::System)
             .collect();
         super::run::trim_conversation(&mut conversation);
-        let mut batch = Batch::new();
-        batch.put_value(
-            Table::Meta,
-            json!({
-                "id": conversation_key(project, agent),
-                "project": project,
-                "kind": "conversation",
-                "agent": agent,
-                "messages": conversation,
-            }),
-        );
+        let record = json!({
+            "id": conversation_key(project, agent),
+            "project": project,
+            "kind": "conversation",
+            "agent": agent,
+            "messages": conversation,
+        });
         self.conversations
             .borrow_mut()
             .insert((project.to_string(), agent.to_string()), conversation);
-        self.env.store.commit(batch).await?;
+        // Saved with the project's next batch: a failed save reports `storage_error` and keeps
+        // it pending (the run that produced it has ended well all the same); a project deleted
+        // meanwhile keeps nothing.
+        let _ = self
+            .mutate_in(project, |_| {
+                Ok((
+                    (),
+                    super::Touched {
+                        meta_puts: vec![record],
+                        ..super::Touched::default()
+                    },
+                ))
+            })
+            .await;
         Ok(())
     }
 

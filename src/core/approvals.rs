@@ -437,6 +437,7 @@ impl Core {
                     hold: None,
                     interrupt_on: Vec::new(),
                     no_overwrite: false,
+                    who: None,
                 };
                 let (result, edits) = self
                     .execute_call_with(&project, call, origin, None, ctx)
@@ -465,16 +466,20 @@ impl Core {
             }),
         );
         if let Some(run) = &run {
-            self.emit_run(
-                run,
-                json!({
-                    "type": "tool_call_finished",
-                    "id": p.call_id,
-                    "name": record["tool"],
-                    "status": status,
-                    "agent": record["origin"].as_str().and_then(|o| o.strip_prefix("agent:")),
-                }),
-            );
+            let mut event = json!({
+                "type": "tool_call_finished",
+                "id": p.call_id,
+                "name": record["tool"],
+                "status": status,
+                "agent": record["origin"].as_str().and_then(|o| o.strip_prefix("agent:")),
+            });
+            // The agent's place in its tree (path, session), as its other events say.
+            if let Some(who) = record["who"].as_object() {
+                for (k, v) in who {
+                    event[k] = v.clone();
+                }
+            }
+            self.emit_run(run, event);
         }
         let mut answer = json!({
             "callId": p.call_id,

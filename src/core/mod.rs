@@ -228,6 +228,9 @@ struct CallCtx {
     interrupt_on: Vec<String>,
     /// Its run may not overwrite what it wrote (see `CallExtras::no_overwrite`).
     no_overwrite: bool,
+    /// The agent, path and session of the call in its run's tree (kept with a pending
+    /// approval, so the events of its decision name them too).
+    who: Option<Value>,
 }
 
 /// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
@@ -1236,6 +1239,9 @@ impl Core {
                     );
                     if let Some(group) = &ctx.group {
                         record["group"] = json!(group);
+                    }
+                    if let Some(who) = &ctx.who {
+                        record["who"] = who.clone();
                     }
                     approvals::lock(s, &record);
                     requested = Some(record.clone());

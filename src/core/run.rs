@@ -561,6 +561,7 @@ impl Core {
             hold: tree.hold.clone(),
             interrupt_on: interrupt_on.to_vec(),
             no_overwrite: tree.no_overwrite,
+            who: Some(who.clone()),
             ..Default::default()
         };
         let asked = call.clone();
