@@ -7,3 +7,10 @@ row "draftsmith_bg.wasm" www/pkg/draftsmith_bg.wasm
 row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
 row "worker.js" www/worker.js
 row "draftsmith.js (client)" www/draftsmith.js
+# Where the bytes go: sections, code by crate, largest functions (from the cargo build's wasm,
+# whose name section wasm-bindgen and wasm-opt strip from the shipped one).
+raw="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/draftsmith.wasm"
+if [ -f "$raw" ]; then
+  echo
+  node scripts/wasm-breakdown.mjs "$raw" "${SIZE_TOP:-15}"
+fi
