@@ -537,6 +537,26 @@ fn the_context_pipeline_fills_every_scene_with_three_subagents_at_once() {
         .collect();
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["job"]["state"], "done");
+    // Only the unit that paused left a paused-run record, closed now.
+    let paused: Vec<Value> = block_on(w.store.get_all(Table::Meta))
+        .unwrap()
+        .into_iter()
+        .filter(|r| r["kind"] == "paused_run")
+        .collect();
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    assert_eq!(paused[0]["state"], "ended");
+    // Opening the project again does not start the finished job anew.
+    let project = w.ok("list_projects", json!({}))["current"].clone();
+    w.ok("open_project", json!({"id": project}));
+    w.settle();
+    assert_eq!(
+        w.events
+            .peek()
+            .iter()
+            .filter(|e| e.kind == "job_finished")
+            .count(),
+        1
+    );
     // A unit's transcript can be read back.
     let unit = w.ok(
         "job_unit",

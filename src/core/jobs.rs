@@ -247,6 +247,8 @@ pub(super) struct JobRt {
     cancelled: Cell<bool>,
     /// The abort signal of each unit running now, by unit id.
     aborts: RefCell<BTreeMap<String, AbortSignal>>,
+    /// Units that paused for approval (their paused-run record is closed when they end).
+    paused_units: RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// `start_job` params.
@@ -543,6 +545,12 @@ impl Core {
     /// Keep a job alive in this core and start its driver.
     fn launch(&self, job: Job) {
         let id = job.id.clone();
+        let waiting = job
+            .units
+            .iter()
+            .filter(|u| u.state == State::WaitingApproval)
+            .map(|u| u.id.clone())
+            .collect();
         let project = job.project.clone();
         let rt = Rc::new(JobRt {
             paused: Cell::new(job.state == State::Paused),
@@ -550,6 +558,7 @@ impl Core {
             job: RefCell::new(job),
             notify: Rc::new(Notify::default()),
             aborts: RefCell::new(BTreeMap::new()),
+            paused_units: RefCell::new(waiting),
         });
         self.jobs.borrow_mut().insert(id.clone(), rt);
         let spawner = self.spawner.borrow().clone();
@@ -696,7 +705,8 @@ impl Core {
                 self.emit_job(&rt, None);
             }
             if finished {
-                self.jobs.borrow_mut().remove(id);
+                // The job stays known to this core (settled), so that opening the project
+                // again never starts it anew from a record whose last save is still pending.
                 let job = rt.job.borrow();
                 self.emit(
                     "job_finished",
@@ -881,16 +891,19 @@ impl Core {
             "rev": 0,
             "messages": transcript_view(messages),
         });
-        let paused_done = json!({
-            "id": super::approvals::paused_key(&project, run),
-            "project": project,
-            "kind": "paused_run",
-            "state": "ended",
-            "rev": 0,
-            "run": run,
-        });
-        self.save_job(&job, Some(run.to_string()), vec![transcript, paused_done])
-            .await;
+        let mut records = vec![transcript];
+        if rt.paused_units.borrow_mut().remove(unit_id) {
+            // Its paused state is done with, in the same batch.
+            records.push(json!({
+                "id": super::approvals::paused_key(&project, run),
+                "project": project,
+                "kind": "paused_run",
+                "state": "ended",
+                "rev": 0,
+                "run": run,
+            }));
+        }
+        self.save_job(&job, Some(run.to_string()), records).await;
         self.emit_job(&rt, Some(unit_id));
         rt.notify.notify_all();
     }
@@ -919,6 +932,7 @@ impl Core {
                 .await;
             return;
         };
+        rt.paused_units.borrow_mut().insert(unit_id.to_string());
         let job = {
             let mut job = rt.job.borrow_mut();
             if let Some(u) = job.unit_mut(unit_id) {
@@ -997,6 +1011,9 @@ impl Core {
             }
             rt.notify.notify_all();
         }
+        self.jobs
+            .borrow_mut()
+            .retain(|_, rt| rt.job.borrow().project != project);
     }
 
     /// Serve `job_status`.
