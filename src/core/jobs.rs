@@ -228,6 +228,17 @@ fn transcript_key(project: &str, job: &str, unit: &str) -> String {
     format!("jobunit:{project}:{job}:{unit}")
 }
 
+/// The error for a job id this project does not have.
+fn no_job(job: &str) -> Error {
+    invalid(
+        "job",
+        &format!(
+            "no job '{}' in this project; list_jobs shows them",
+            job.chars().take(80).collect::<String>()
+        ),
+    )
+}
+
 /// The run id of a job's unit.
 fn unit_run(job: &str, unit: &str) -> String {
     format!("job:{job}:{unit}")
@@ -312,15 +323,7 @@ impl Core {
             .get(job)
             .filter(|rt| rt.job.borrow().project == project)
             .cloned()
-            .ok_or_else(|| {
-                invalid(
-                    "job",
-                    &format!(
-                        "no job '{}' in this project; list_jobs shows them",
-                        job.chars().take(80).collect::<String>()
-                    ),
-                )
-            })
+            .ok_or_else(|| no_job(job))
     }
 
     /// Serve `start_job`.
@@ -1032,15 +1035,7 @@ impl Core {
             .store
             .get(Table::Meta, &job_key(&project, job))
             .await?
-            .ok_or_else(|| {
-                invalid(
-                    "job",
-                    &format!(
-                        "no job '{}' in this project; list_jobs shows them",
-                        job.chars().take(80).collect::<String>()
-                    ),
-                )
-            })?;
+            .ok_or_else(|| no_job(job))?;
         serde_json::from_value(record["job"].clone())
             .map_err(|e| invalid("job", &format!("the stored job cannot be read: {e}")))
     }
