@@ -1287,7 +1287,7 @@ impl Core {
                     outcome,
                     memory_before,
                 )?;
-                touched.meta_puts = meta_puts;
+                touched.meta_puts.extend(meta_puts);
                 Ok((value, touched))
             })
             .await;

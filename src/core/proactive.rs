@@ -926,8 +926,9 @@ impl Core {
         if budget.calls >= config.max_calls_per_day {
             return Ok(answer("budget_spent", budget));
         }
-        let (prompt, titles) = self.with_session(|s| Ok(self.thinker_input(s)))?;
-        let fingerprint = fnv(&[&prompt]);
+        let (prompt, basis, titles) = self.with_session(|s| Ok(self.thinker_input(s)))?;
+        // What the writer's project holds (its own suggestions left out): new when it changed.
+        let fingerprint = fnv(&[&basis]);
         if last_thought == Some(fingerprint) {
             return Ok(answer("nothing_new", budget));
         }
@@ -1035,8 +1036,9 @@ impl Core {
         }))
     }
 
-    /// The thinker's prompt for `s`'s project, and the titles it must not repeat.
-    fn thinker_input(&self, s: &Session) -> (String, Vec<String>) {
+    /// The thinker's prompt for `s`'s project, the same without the suggestions (what its
+    /// fingerprint is taken of), and the titles it must not repeat.
+    fn thinker_input(&self, s: &Session) -> (String, String, Vec<String>) {
         let project = s.project.id.as_str();
         let proactive = self.proactive.borrow();
         let suggestions: &[Suggestion] = proactive
@@ -1078,7 +1080,12 @@ impl Core {
                 .collect(),
         };
         let titles = suggestions.iter().map(|x| x.title.clone()).collect();
-        (thinker_prompt(&input), titles)
+        let basis = thinker_prompt(&ThinkerInput {
+            pending: Vec::new(),
+            dismissed: Vec::new(),
+            ..input.clone()
+        });
+        (thinker_prompt(&input), basis, titles)
     }
 }
 

@@ -39,8 +39,9 @@ use super::{EntityType, Priority, WatchedEntity};
 use crate::project::changeset::{ChangeSet, Op};
 use crate::project::pattern::Pattern;
 
-/// Words read on each side of a changed region (within its line).
-pub const SCAN_CONTEXT_CHARS: usize = 600;
+/// Chars read on each side of a changed region (within its line): enough for a name that
+/// touches the region and for a contradiction word [`CONTRADICTION_WINDOW`] words away.
+pub const SCAN_CONTEXT_CHARS: usize = 200;
 /// Most chars read per edit, all regions together.
 pub const MAX_SCAN_CHARS: usize = 64 * 1024;
 /// Most findings reported per edit.
@@ -207,8 +208,11 @@ struct Target {
     name: String,
     entity_type: EntityType,
     priority: Priority,
-    /// The name, whole, any case.
+    /// The name, any case (the regex path of [`Pattern`]).
     pattern: Option<Pattern>,
+    /// The name lowercased, matched as written against lowercased text (the fast path, used
+    /// when lowercasing keeps a segment's length in chars).
+    lower: Option<Pattern>,
     /// Capitalised words of the name of four letters or more (misspellings).
     name_words: Vec<String>,
     /// Lowercase keywords (rules).
@@ -282,6 +286,7 @@ impl Monitor {
                 entity_type: entity.entity_type,
                 priority: entity.priority,
                 pattern: Pattern::literal(name, false).ok(),
+                lower: Pattern::literal(&name.to_lowercase(), true).ok(),
                 name_words,
                 keywords,
             });
@@ -358,6 +363,8 @@ impl Monitor {
             |start: usize, end: usize| regions.iter().any(|&(a, b)| start <= b && end >= a);
         let typing = |end: usize| caret == Some(end);
         let chars: Vec<char> = segment.chars().collect();
+        let lowered = segment.to_lowercase();
+        let fold_kept = lowered.chars().count() == chars.len();
         let words: Vec<Word> = split_words(segment, offset)
             .into_iter()
             .filter(|w| !typing(w.end))
@@ -376,28 +383,30 @@ impl Monitor {
         for target in &self.targets {
             // Mentions: the name, whole, touched by the edit.
             if target.priority != Priority::Low {
-                if let Some(pattern) = &target.pattern {
-                    for m in pattern.find_all(segment) {
-                        let (start, end) = (offset + m.start, offset + m.end);
-                        let before = m.start.checked_sub(1).and_then(|i| chars.get(i));
-                        let bounded = before.is_none_or(|c| !is_word_char(*c))
-                            && chars.get(m.end).is_none_or(|c| !is_word_char(*c));
-                        if bounded && touched(start, end) && !typing(end) {
-                            let word: String =
-                                chars[m.start..m.end.min(chars.len())].iter().collect();
-                            push(Finding {
-                                kind: FindingKind::Mention,
-                                entity_id: target.id.clone(),
-                                entity_name: target.name.clone(),
-                                entity_type: target.entity_type,
-                                word,
-                                cue: None,
-                                line: line + 1,
-                                line_text: line_text(start),
-                                at: start,
-                            });
-                            break;
-                        }
+                let matches = match (&target.lower, &target.pattern) {
+                    (Some(lower), _) if fold_kept => lower.find_all(&lowered),
+                    (_, Some(pattern)) => pattern.find_all(segment),
+                    _ => Vec::new(),
+                };
+                for m in matches {
+                    let (start, end) = (offset + m.start, offset + m.end);
+                    let before = m.start.checked_sub(1).and_then(|i| chars.get(i));
+                    let bounded = before.is_none_or(|c| !is_word_char(*c))
+                        && chars.get(m.end).is_none_or(|c| !is_word_char(*c));
+                    if bounded && touched(start, end) && !typing(end) {
+                        let word: String = chars[m.start..m.end.min(chars.len())].iter().collect();
+                        push(Finding {
+                            kind: FindingKind::Mention,
+                            entity_id: target.id.clone(),
+                            entity_name: target.name.clone(),
+                            entity_type: target.entity_type,
+                            word,
+                            cue: None,
+                            line: line + 1,
+                            line_text: line_text(start),
+                            at: start,
+                        });
+                        break;
                     }
                 }
             }
