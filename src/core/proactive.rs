@@ -49,9 +49,7 @@ use crate::memory::suggest::{
     parse_proposals, same_title, thinker_prompt, EntityRef, Suggestion, SuggestionKind,
     SuggestionSource, SuggestionState, ThinkerInput, THINKER_SYSTEM,
 };
-use crate::memory::{
-    EntityType, GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority,
-};
+use crate::memory::{GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority};
 use crate::persist::GLOBAL_PROJECT;
 use crate::project::changeset::ChangeSet;
 use crate::session::Session;
@@ -170,10 +168,6 @@ fn budget_record(budget: Budget) -> Value {
         "day": budget.day,
         "calls": budget.calls,
     })
-}
-
-fn entity_type_name(t: EntityType) -> &'static str {
-    t.as_str()
 }
 
 impl Core {
@@ -507,7 +501,7 @@ impl Core {
                     entity: Some(EntityRef {
                         id: finding.entity_id.clone(),
                         name: finding.entity_name.clone(),
-                        entity_type: entity_type_name(finding.entity_type).into(),
+                        entity_type: finding.entity_type.as_str().into(),
                     }),
                     chapter: Some(chapter.to_string()),
                     chapter_number: Some(number),

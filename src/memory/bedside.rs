@@ -148,16 +148,18 @@ fn find_heading(text: &str, heading: &str) -> Option<usize> {
 }
 
 /// The bedside text of `plan` (the agents' part), `status` (from [`status`]; empty for none)
-/// and the model's plan, within [`MAX_NOTE_CHARS`] (the agents' part is cut first).
+/// and the model's plan (which follows the status: none without one), within
+/// [`MAX_NOTE_CHARS`] (the agents' part is cut first).
 pub fn compose(plan: &str, status: &str, model_plan: Option<&str>) -> String {
     let mut auto = String::new();
     if !status.is_empty() {
         auto.push_str(status);
     }
-    if let Some(model) = model_plan.map(str::trim).filter(|m| !m.is_empty()) {
-        if !auto.is_empty() {
-            auto.push_str("\n\n");
-        }
+    if let Some(model) = model_plan
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && !status.is_empty())
+    {
+        auto.push_str("\n\n");
         auto.push_str(PLAN_HEADING);
         auto.push('\n');
         auto.push_str(&shorten(model, MAX_PLAN_CHARS));
