@@ -379,12 +379,16 @@ impl Core {
             .notes
             .iter()
             .find(|n| n.project.as_deref() == Some(project.as_str()) && n.tags.contains(&tag))
-            .map(|n| (n.id.clone(), n.is_deleted(), n.text == description));
+            .map(|n| {
+                let ours = n.author == Origin::Agent(MONITOR_AGENT.into());
+                (n.id.clone(), n.is_deleted(), n.text == description || !ours)
+            });
         let observation = match existing {
             // The writer deleted it: they do not want it back.
             Some((_, true, _)) => None,
-            Some((id, false, same)) => {
-                if !same {
+            // The same text, or a note the writer has made theirs (left as they wrote it).
+            Some((id, false, keep)) => {
+                if !keep {
                     let patch = NotePatch {
                         text: Some(description.clone()),
                         ..NotePatch::default()
