@@ -58,6 +58,90 @@ pub struct Settings {
     /// A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
     /// `{q, source, target, format}` and answering `{translatedText}`), if any.
     pub mtl_endpoint: String,
+    // --- Proactive memory (issue 18): the idle thinker and the bedside plan. ---
+    /// The idle thinker: when it may think, and how many model calls a day it may make.
+    pub idle_thinking: IdleThinking,
+    /// Add a short model-written plan to the bedside note's automatic update (opt-in).
+    pub bedside_plan: bool,
+}
+
+// --- Proactive memory (issue 18) ---
+
+/// The idle thinker's settings (`idleThinking`). It thinks only with a model configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct IdleThinking {
+    /// Whether it may think at all (it also needs a model).
+    pub enabled: bool,
+    /// How long the writer must have been idle (no typing), in ms.
+    pub after_ms: u64,
+    /// Most model calls a day (across projects); 0 stops it.
+    pub max_calls_per_day: u32,
+}
+
+impl Default for IdleThinking {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            after_ms: 60_000,
+            max_calls_per_day: 20,
+        }
+    }
+}
+
+/// A change to [`IdleThinking`]: fields left out keep their value.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdleThinkingPatch {
+    #[serde(default)]
+    enabled: Option<bool>,
+    #[serde(default)]
+    after_ms: Option<u64>,
+    #[serde(default)]
+    max_calls_per_day: Option<u32>,
+}
+
+/// The shortest idle time the thinker may wait for (ms).
+pub const MIN_IDLE_MS: u64 = 1_000;
+/// The longest idle time the thinker may wait for (ms): a day.
+pub const MAX_IDLE_MS: u64 = 86_400_000;
+/// The largest daily call budget of the thinker.
+pub const MAX_THINKER_CALLS_PER_DAY: u32 = 1_000;
+
+impl Settings {
+    /// Apply the proactive-memory fields of a patch to `self` (checked; an error names the
+    /// field).
+    fn patch_proactive(
+        &mut self,
+        idle: Option<IdleThinkingPatch>,
+        bedside_plan: Option<bool>,
+    ) -> Result<(), String> {
+        if let Some(idle) = idle {
+            if let Some(enabled) = idle.enabled {
+                self.idle_thinking.enabled = enabled;
+            }
+            if let Some(ms) = idle.after_ms {
+                if !(MIN_IDLE_MS..=MAX_IDLE_MS).contains(&ms) {
+                    return Err(format!(
+                        "'idleThinking.afterMs' must be between {MIN_IDLE_MS} and {MAX_IDLE_MS} ms, got {ms}"
+                    ));
+                }
+                self.idle_thinking.after_ms = ms;
+            }
+            if let Some(calls) = idle.max_calls_per_day {
+                if calls > MAX_THINKER_CALLS_PER_DAY {
+                    return Err(format!(
+                        "'idleThinking.maxCallsPerDay' must be at most {MAX_THINKER_CALLS_PER_DAY}, got {calls}"
+                    ));
+                }
+                self.idle_thinking.max_calls_per_day = calls;
+            }
+        }
+        if let Some(plan) = bedside_plan {
+            self.bedside_plan = plan;
+        }
+        Ok(())
+    }
 }
 
 impl Default for Settings {
@@ -79,6 +163,9 @@ impl Default for Settings {
             approval_policies: Default::default(),
             recent_update_window_ms: crate::policy::DEFAULT_WINDOW_MS,
             mtl_endpoint: String::new(),
+            // Proactive memory (issue 18).
+            idle_thinking: IdleThinking::default(),
+            bedside_plan: false,
         }
     }
 }
@@ -121,6 +208,11 @@ pub struct SettingsPatch {
     recent_update_window_ms: Option<u64>,
     #[serde(default)]
     mtl_endpoint: Option<String>,
+    // Proactive memory (issue 18).
+    #[serde(default)]
+    idle_thinking: Option<IdleThinkingPatch>,
+    #[serde(default)]
+    bedside_plan: Option<bool>,
 }
 
 /// The origin of a URL (`scheme://host[:port]`, lowercase, default ports left out, user info
@@ -356,6 +448,8 @@ impl Settings {
             }
             next.mtl_endpoint = url;
         }
+        // Proactive memory (issue 18).
+        next.patch_proactive(patch.idle_thinking, patch.bedside_plan)?;
         Ok(next)
     }
 
@@ -570,6 +664,8 @@ mod tests {
             json!({"approvalPolicies": {"scene_update_summary": "lax"}}),
             json!({"recentUpdateWindowMs": 100_000_000u64}),
             json!({"mtlEndpoint": "libre"}),
+            json!({"idleThinking": {"afterMs": 10}}),
+            json!({"idleThinking": {"maxCallsPerDay": 5000}}),
         ] {
             assert!(
                 s.patched(patch(bad.clone()), |_| true, |_| true).is_err(),
@@ -577,6 +673,22 @@ mod tests {
             );
         }
         assert!(serde_json::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
+        for bad in [
+            json!({"idleThinking": {"often": true}}),
+            json!({"bedsidePlan": "yes"}),
+        ] {
+            assert!(serde_json::from_value::<SettingsPatch>(bad).is_err());
+        }
+        let idle = s
+            .patched(
+                patch(json!({"idleThinking": {"afterMs": 5000}, "bedsidePlan": true})),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        assert_eq!(idle.idle_thinking.after_ms, 5000);
+        assert!(idle.idle_thinking.enabled && idle.bedside_plan);
+        assert_eq!(idle.idle_thinking.max_calls_per_day, 20);
         assert!(s
             .patched(patch(json!({"toolset": "nope"})), |_| false, |_| true)
             .is_err());

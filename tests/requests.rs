@@ -907,11 +907,15 @@ fn read_only_calls_write_only_their_audit_record() {
     );
     assert_eq!(last_commit(), vec![Table::Audit]);
     assert_eq!(last_saved()["changed"], false);
+    let before = store.commits.borrow().len();
     send(
         "execute",
         json!({"tool": "run_analysis", "args": {"section": "pacing"}}),
     );
-    assert_eq!(last_commit(), vec![Table::Audit]);
+    let commits = store.commits.borrow()[before..].to_vec();
+    assert_eq!(commits[0], vec![Table::Audit]);
+    // Then the bedside note takes the new figures: its note and the figures' record.
+    assert_eq!(commits[1..], [vec![Table::Notes, Table::Meta]]);
     // A UI change writes the project record; an edit its change record and history (not
     // the chapter's whole text, and not the project record: positions are saved lazily).
     send(

@@ -191,6 +191,65 @@ export interface MemoryView {
   notes: MemoryNote[];
 }
 
+/** A suggestion of the proactive memory, which the writer accepts or dismisses. */
+export interface Suggestion {
+  id: string;
+  project: string;
+  /** `monitor`: a watched entity mentioned, misspelt or contradicted by an edit; `thinker`: the idle thinker. */
+  source: 'monitor' | 'thinker';
+  /** What accepting it makes: a goal (the title, with the text as description) or a note. */
+  kind: 'goal' | 'note';
+  title: string;
+  text: string;
+  /** The note's type (notes only). */
+  noteType?: NoteType;
+  /** What the monitor found. */
+  finding?: 'mention' | 'misspelling' | 'contradiction';
+  /** The watched entity it is about. */
+  entity?: { id: string; name: string; type: string };
+  /** The chapter (id), its number and title, the line (1-based) and the line's text, as found. */
+  chapter?: string;
+  chapterNumber?: number;
+  chapterTitle?: string;
+  line?: number;
+  lineText?: string;
+  /** The word found (the name as written, the misspelt word, the rule's keyword). */
+  word?: string;
+  /** The observation note the monitor wrote. */
+  observation?: string;
+  /** Identifies a monitor finding (the same finding updates its pending suggestion). */
+  key?: string;
+  state: 'pending' | 'accepted' | 'dismissed';
+  createdMs: number;
+  updatedMs: number;
+  decidedMs?: number;
+  /** What accepting it made. */
+  acceptedAs?: { goal?: string; note?: string };
+}
+
+/** What `writerIdle` did: `reason` says why the thinker did not think. */
+export interface IdleResult {
+  thought: boolean;
+  reason?: 'disabled' | 'no_model' | 'not_idle' | 'budget_spent' | 'nothing_new' | 'busy' | 'failed';
+  /** With `not_idle`: how much longer the core waits for quiet. */
+  waitMs?: number;
+  /** With `failed`. */
+  message?: string;
+  suggestions: Suggestion[];
+  callsToday: number;
+  maxCallsPerDay: number;
+}
+
+/** The idle thinker's settings. */
+export interface IdleThinking {
+  /** It also needs a model configured (default true). */
+  enabled: boolean;
+  /** How long the writer must have stopped typing, in ms (1 000 to 86 400 000; default 60 000). */
+  afterMs: number;
+  /** Most model calls a day, across projects (0 to 1 000; default 20). */
+  maxCallsPerDay: number;
+}
+
 export type ProviderKind = 'openai' | 'anthropic' | 'gemini';
 
 /** The model settings as the page sees them (never the key or header values). */
@@ -217,6 +276,10 @@ export interface Settings {
   recentUpdateWindowMs: number;
   /** The machine-translation endpoint (LibreTranslate-compatible); '' when none. */
   mtlEndpoint: string;
+  /** The idle thinker. */
+  idleThinking: IdleThinking;
+  /** Whether the bedside note's automatic update adds a short plan written by the model. */
+  bedsidePlan: boolean;
 }
 
 /**
@@ -254,6 +317,10 @@ export interface SettingsPatch {
   recentUpdateWindowMs?: number;
   /** http:// or https://; '' forgets it. */
   mtlEndpoint?: string;
+  /** The idle thinker (fields left out keep their value). */
+  idleThinking?: Partial<IdleThinking>;
+  /** Add a short model-written plan to the bedside note's automatic update. */
+  bedsidePlan?: boolean;
 }
 
 export interface Usage { input_tokens: number; output_tokens: number }
@@ -726,8 +793,10 @@ export interface EventMap {
   settings_changed: Settings;
   /** Chapters were added, renamed, moved or deleted. */
   chapters_changed: ProjectSummary;
-  /** The agent's memory changed. */
-  memory_changed: { project: string; tool?: string; written?: number; restored?: string; remote?: boolean };
+  /** The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note). */
+  memory_changed: { project: string; tool?: string; written?: number; restored?: string; bedside?: boolean; monitor?: string; suggestion?: string; remote?: boolean };
+  /** A suggestion was added or updated (a pending one), or accepted or dismissed. */
+  suggestion: { project: string; action: 'added' | 'updated' | 'accepted' | 'dismissed'; suggestion: Suggestion; remote?: boolean };
   /** A story-bible entity changed (by the writer, an agent or an import); `entity` is null once deleted. */
   bible_changed: { project: string; kind: BibleKind; id: string; origin: Origin; entity: BibleEntity | null };
   /** A free file of the data/ view (under plans/ or notes/) was written; `origin` is `human`, `agent:<name>` or `import`. */
@@ -830,6 +899,17 @@ export declare class Draftsmith {
     /** Bring a deleted note back. */
     restore(id: string, options?: RequestOptions): Promise<{ note: MemoryNote }>;
   };
+  /** Suggestions of the proactive memory (the watched-entity monitor, the idle thinker). */
+  readonly suggestions: {
+    /** The pending ones, newest first (with `all`, the accepted and dismissed ones too). */
+    list(options?: RequestOptions & { all?: boolean }): Promise<{ project: string; suggestions: Suggestion[] }>;
+    /** A pending suggestion becomes a goal or a note (`conflict` if already decided). */
+    accept(id: string, options?: RequestOptions): Promise<{ suggestion: Suggestion; goal?: Record<string, unknown>; note?: MemoryNote }>;
+    /** Set a pending suggestion aside (a monitor finding with the same key is not raised again). */
+    dismiss(id: string, options?: RequestOptions): Promise<{ suggestion: Suggestion }>;
+  };
+  /** The writer stopped typing: the idle thinker may think (see `IdleResult`). */
+  writerIdle(idleMs?: number, options?: RequestOptions): Promise<IdleResult>;
   /**
    * Decide a call waiting for approval. Resolves when its paused run (if this was its last
    * waiting call) has resumed and ended or paused again; the resumed run's events arrive

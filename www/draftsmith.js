@@ -247,6 +247,29 @@ export class Draftsmith {
   }
 
   /**
+   * Suggestions of the proactive memory (the watched-entity monitor, the idle thinker):
+   * `list({all?})` (pending ones, newest first; with `all`, the decided ones too),
+   * `accept(id)` (it becomes a goal or a note, by its kind), `dismiss(id)`. New and changed
+   * ones arrive as `suggestion` events.
+   */
+  get suggestions() {
+    return {
+      list: ({ all, ...options } = {}) => this.request('suggestions', all ? { all: true } : {}, options),
+      accept: (id, options) => this.request('accept_suggestion', { id }, options),
+      dismiss: (id, options) => this.request('dismiss_suggestion', { id }, options),
+    };
+  }
+
+  /**
+   * Tell the core the writer has stopped typing (the page sends it after the idle time of the
+   * `idleThinking` settings): the idle thinker may propose suggestions. Resolves with
+   * `{thought, reason?, suggestions, callsToday, maxCallsPerDay}`.
+   */
+  writerIdle(idleMs, options) {
+    return this.request('writer_idle', idleMs === undefined ? {} : { idleMs }, options);
+  }
+
+  /**
    * The open project's story bible: `list(kind?)` (every kind, or one), `save(kind, fields,
    * {id?, baseVersion?})` (create without `id`, its id made from the name; update with it:
    * the writer's fields get origin `human`; with `baseVersion`, a changed entity rejects

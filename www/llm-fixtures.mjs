@@ -13,9 +13,20 @@
 //   read chapter N              -> read_chapter {chapter: N}
 //   search "TEXT"               -> search_manuscript {query: TEXT}
 //   plan: TEXT                  -> write_file {path: "plans/plan.md", content: TEXT}
+//   watch NAME                   -> watch_entity {name: NAME, type: "character", reason}
+//   watch rule: TEXT             -> watch_entity {name: TEXT, type: "rule", reason}
+//   goal: TEXT                   -> create_goal {title: TEXT}
 //   anything else                -> a short text answer listing what it understands
 // After a tool result it says "Done.", that the writer declined (a result with code
 // `denied`), or what went wrong.
+//
+// Proactive memory's nested calls (no tools), recognised by their fixed system prompts:
+//   the idle thinker ("You are the proactive thinker ...") -> a JSON list of one suggestion
+//     made from its prompt: a next step for the first active goal, else a follow-up note on
+//     the newest observation, else a note to keep an eye on the first watched entity, else a
+//     goal to set one for the project;
+//   the bedside plan ("You keep a novelist's bedside note ...") -> "- Work on <goal>." for
+//     each active goal the status lists (at most three), else one line asking for a goal.
 //
 // It also plays the presets' agents, deciding only from the request (the system prompt, the
 // tools offered and the transcript of the current turn), never from anything it remembers:
@@ -171,7 +182,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; watch Mara; watch rule: some rule; goal: some goal. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -208,6 +219,13 @@ function instruction(text) {
   if ((m = text.match(/^read chapter\s+(\S+)/i))) return { name: 'read_chapter', arguments: { chapter: m[1] } };
   if ((m = text.match(/^search\s+["“](.+?)["”]/i))) return { name: 'search_manuscript', arguments: { query: m[1] } };
   if ((m = text.match(/^plan\s*:\s*([\s\S]+)$/i))) return { name: 'write_file', arguments: { path: 'plans/plan.md', content: m[1].trim() } };
+  if ((m = text.match(/^watch\s+rule\s*:\s*(.+)$/i))) {
+    return { name: 'watch_entity', arguments: { name: m[1].trim(), type: 'rule', reason: `The writer asked to watch the rule "${m[1].trim()}".` } };
+  }
+  if ((m = text.match(/^watch\s+(.+?)\.?$/i))) {
+    return { name: 'watch_entity', arguments: { name: m[1].trim(), type: 'character', reason: `The writer asked to watch ${m[1].trim()}.` } };
+  }
+  if ((m = text.match(/^goal\s*:\s*(.+)$/i))) return { name: 'create_goal', arguments: { title: m[1].trim() } };
   if ((m = text.match(/go to chapter\s+(\S+)/i))) return { name: 'jump_to_chapter', arguments: { chapter: m[1] } };
   return null;
 }
@@ -1075,6 +1093,41 @@ function rentlAgent(req, task) {
   }
 }
 
+/** The `- item` lines under `Heading:` in a prompt (until the first line that is not one). */
+function listUnder(prompt, heading) {
+  const lines = prompt.split('\n');
+  const at = lines.findIndex((l) => l.trim() === `${heading}:`);
+  if (at < 0) return [];
+  const out = [];
+  for (const line of lines.slice(at + 1)) {
+    if (!line.startsWith('- ')) break;
+    out.push(line.slice(2).trim());
+  }
+  return out;
+}
+
+/** The idle thinker's answer: one suggestion made from what its prompt shows. */
+function idleThinker(req) {
+  const project = req.prompt.match(/^Project: (.*)$/m)?.[1] ?? 'the project';
+  const goal = listUnder(req.prompt, 'Active goals')[0]?.replace(/: \d+%$/, '');
+  const observation = listUnder(req.prompt, 'Recent observations')[0];
+  const watched = listUnder(req.prompt, 'Watched entities')[0]?.split(' (')[0];
+  let suggestion;
+  if (goal) suggestion = { kind: 'goal', title: `Next step for ${goal}`, text: `Break "${goal}" into the next scene to write.` };
+  else if (observation) suggestion = { kind: 'note', noteType: 'issue', title: `Follow up: ${observation.slice(0, 60)}`, text: `Look again at this: ${observation}` };
+  else if (watched) suggestion = { kind: 'note', noteType: 'plan', title: `Keep an eye on ${watched}`, text: `Reread the scenes with ${watched} for consistency.` };
+  else suggestion = { kind: 'goal', title: `Set a goal for ${project}`, text: 'Decide what the next writing session should finish.' };
+  const pending = [...listUnder(req.prompt, 'Pending suggestions (do not repeat)'), ...listUnder(req.prompt, 'Dismissed suggestions (do not repeat)')];
+  return { text: JSON.stringify(pending.includes(suggestion.title) ? [] : [suggestion]) };
+}
+
+/** The bedside plan: a line per active goal the status lists. */
+function bedsidePlan(req) {
+  const goals = listUnder(req.prompt, `Active goals (${req.prompt.match(/Active goals \((\d+)\)/)?.[1] ?? 0})`).map((g) => g.replace(/: \d+%.*$/, ''));
+  if (!goals.length) return { text: '- Set a goal for the next session.' };
+  return { text: goals.slice(0, 3).map((g) => `- Work on ${g}.`).join('\n') };
+}
+
 /** The plain assistant, and any agent without a preset's role. */
 function plain(req) {
   if (req.last.role === 'tool') return { text: sumUp(req.last.content) };
@@ -1095,6 +1148,8 @@ function plain(req) {
 export function decide(request) {
   const req = readRequest(request);
   const task = req.prompt;
+  if (!req.tools.size && req.system.startsWith('You are the proactive thinker')) return idleThinker(req);
+  if (!req.tools.size && req.system.startsWith("You keep a novelist's bedside note")) return bedsidePlan(req);
   const rentl = rentlTask(req);
   if (rentl) return rentlAgent(req, rentl);
   if (req.tools.has('route_action_to_root_agent')) return playerInterface(req);

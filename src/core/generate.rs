@@ -28,7 +28,7 @@ use crate::tools::generation::{self, Finished, GenerationPlan};
 use crate::tools::{ResultMeta, ToolError, ToolResult};
 
 /// Why a nested model call gave no text.
-enum NestedError {
+pub(super) enum NestedError {
     Aborted,
     Failed(String),
 }
@@ -45,6 +45,19 @@ impl Core {
         plan: &GenerationPlan,
         abort: Option<&AbortSignal>,
     ) -> Result<String, NestedError> {
+        self.nested_text(&plan.system, &plan.prompt, plan.max_tokens, abort)
+            .await
+    }
+
+    /// One model call without tools: a fixed system prompt and a prompt in, the answer's
+    /// text out (the generation tools, the bedside plan, the idle thinker).
+    pub(super) async fn nested_text(
+        &self,
+        system: &str,
+        prompt: &str,
+        max_tokens: u32,
+        abort: Option<&AbortSignal>,
+    ) -> Result<String, NestedError> {
         self.ensure_settings()
             .await
             .map_err(|e| NestedError::Failed(e.to_string()))?;
@@ -55,14 +68,11 @@ impl Core {
         })?;
         let request = build_request(
             &provider,
-            &[
-                Message::system(plan.system.clone()),
-                Message::user(plan.prompt.clone()),
-            ],
+            &[Message::system(system), Message::user(prompt)],
             &[],
             &RequestOptions {
                 stream: true,
-                max_tokens: Some(plan.max_tokens),
+                max_tokens: Some(max_tokens),
                 temperature: settings.temperature,
             },
         );

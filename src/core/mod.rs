@@ -20,6 +20,7 @@ mod generate;
 mod jobs;
 mod memory;
 pub mod mtl;
+mod proactive;
 mod run;
 mod saving;
 mod tree;
@@ -67,6 +68,10 @@ pub const REQUEST_TYPES: &[&str] = &[
     "write_memory_notes",
     "memory_trash",
     "memory_restore",
+    "suggestions",
+    "accept_suggestion",
+    "dismiss_suggestion",
+    "writer_idle",
     "storage_estimate",
     "get_chapter",
     "add_chapter",
@@ -276,6 +281,8 @@ pub struct Shared {
     spawner: RefCell<Option<jobs::Spawner>>,
     /// The jobs alive in this core, by job id.
     jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
+    /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
+    proactive: proactive::ProactiveCell,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -321,6 +328,7 @@ impl Core {
             deciding: RefCell::new(std::collections::BTreeSet::new()),
             spawner: RefCell::new(None),
             jobs: RefCell::new(BTreeMap::new()),
+            proactive: RefCell::default(),
         };
         Self {
             shared: Rc::new(shared),
@@ -437,6 +445,10 @@ impl Core {
             "write_memory_notes" => self.write_memory_notes(params(kind, p)?).await,
             "memory_trash" => self.memory_trash(),
             "memory_restore" => self.memory_restore(params(kind, p)?).await,
+            "suggestions" => self.list_suggestions(params(kind, p)?).await,
+            "accept_suggestion" => self.accept_suggestion(params(kind, p)?).await,
+            "dismiss_suggestion" => self.dismiss_suggestion(params(kind, p)?).await,
+            "writer_idle" => self.writer_idle(params(kind, p)?).await,
             "export_project" => self.export_project(params(kind, p)?).await,
             "import_project" => self.import_project(params(kind, p)?).await,
             "export_markdown" => self.export_markdown(params(kind, p)?).await,
@@ -719,6 +731,7 @@ impl Core {
         self.sessions
             .borrow_mut()
             .insert(id.clone(), Open::new(session, now, stored));
+        self.fresh_proactive(&id);
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -768,6 +781,8 @@ impl Core {
         // Unfinished jobs an earlier worker left go on (a failure to read them is not the
         // opening's: they are tried again at the next opening).
         let _ = self.wake_jobs(&p.id).await;
+        // Its suggestions and analysis figures (tried again on first use if this fails).
+        let _ = self.ensure_proactive(&p.id).await;
         Ok(summary)
     }
 
@@ -814,6 +829,7 @@ impl Core {
         persist::delete(self.env.store.as_ref(), &p.id).await?;
         self.abort_project_runs(&p.id);
         self.forget_jobs(&p.id);
+        self.forget_proactive(&p.id);
         self.sessions.borrow_mut().remove(&p.id);
         self.defined_agents.borrow_mut().remove(&p.id);
         self.conversations
@@ -1167,9 +1183,26 @@ impl Core {
                 &call.args,
                 self.model_configured(),
             );
+        let analysis = call.name == "run_analysis";
+        let (hold, in_run) = (ctx.hold.clone(), ctx.run.is_some());
         let (mut result, edits) = self.execute_tool(project, call, origin, ctx).await?;
         if interpret && result.is_success() {
             self.interpret_analysis(&mut result, abort).await;
+        }
+        // The bedside note's status takes the new figures (the model's plan only for an
+        // analysis outside a run: a run's end brings its own).
+        if analysis && result.is_success() {
+            if let Some((section, scope, headline)) = crate::tools::analysis::headline(&result.data)
+            {
+                let figures = crate::memory::bedside::AnalysisFigures {
+                    section,
+                    scope,
+                    headline,
+                    at_ms: self.env.clock.now_ms(),
+                };
+                self.evolve_bedside_auto(project, hold.as_deref(), !in_run, Some(figures))
+                    .await;
+            }
         }
         Ok((result, edits))
     }
@@ -1260,7 +1293,7 @@ impl Core {
                     outcome,
                     memory_before,
                 )?;
-                touched.meta_puts = meta_puts;
+                touched.meta_puts.extend(meta_puts);
                 Ok((value, touched))
             })
             .await;
@@ -1344,7 +1377,7 @@ impl Core {
         self.emit_files(s, &outcome.files, &origin);
         // Cursor and selection moves are not audited.
         let audit = (!(UNAUDITED.contains(&tool) && outcome.edits.is_empty())).then_some(audit);
-        let touched = Touched {
+        let mut touched = Touched {
             ui: outcome.ui_changed || !outcome.edits.is_empty(),
             changes: persist::ChangeRecord::of(&outcome.edits, &origin, None),
             audit,
@@ -1353,6 +1386,8 @@ impl Core {
             files: outcome.files.clone(),
             ..Touched::default()
         };
+        // Watched entities the edits mentioned, misspelt or contradicted.
+        self.monitor_edits(s, &outcome.edits, None, &mut touched);
         Ok(((outcome.result, outcome.edits), touched))
     }
 
@@ -1379,6 +1414,9 @@ impl Core {
                 }));
             }
         }
+        // Suggestions are loaded before the monitor looks at the change.
+        let _ = self.ensure_proactive(&current).await;
+        self.writer_typed(&current);
         self.mutate(|s| {
             let chapter = s.project.find_chapter(&p.chapter)?;
             let (chapter_id, current) = (chapter.id.clone(), chapter.version());
@@ -1420,14 +1458,18 @@ impl Core {
             if let Some(tag) = p.tag {
                 result["tag"] = json!(tag);
             }
-            Ok((
-                result,
-                Touched {
-                    ui: true,
-                    changes,
-                    ..Touched::default()
-                },
-            ))
+            let mut touched = Touched {
+                ui: true,
+                changes,
+                ..Touched::default()
+            };
+            // Watched entities the writer's typing mentioned, misspelt or contradicted (the
+            // word at the caret is still being typed).
+            if applied.version > current {
+                let caret = applied.change.touched_range().map(|(_, end)| end);
+                self.monitor_edits(s, std::slice::from_ref(&applied), caret, &mut touched);
+            }
+            Ok((result, touched))
         })
         .await
     }

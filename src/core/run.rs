@@ -505,6 +505,10 @@ impl Core {
             self.keep_conversation(&project, &root_spec.name, outcome.messages.clone())
                 .await?;
         }
+        // The bedside note's status after the run (a job unit's update is saved with the
+        // unit; only a chat run's end may ask the model for the plan).
+        self.evolve_bedside_auto(&project, tree.hold.as_deref(), tree.hold.is_none(), None)
+            .await;
         let (kind, status, message) = match &outcome.end {
             RunEnd::Finished => ("run_finished", "finished", None),
             RunEnd::MaxSteps => ("run_finished", "max_steps", None),

@@ -31,9 +31,16 @@
 //!
 //! - [`search`]: BM25 search over notes ([`Memory::search`]).
 //! - [`context`]: the `[AGENT MEMORY]` block of a system prompt ([`Memory::context_block`]).
+//! - [`bedside`]: the bedside note's automatic status section (goals, analysis figures).
+//! - [`monitor`]: what an edit did to the watched entities (mentions, misspellings,
+//!   contradictions).
+//! - [`suggest`]: suggestions for the writer (from the monitor and the idle thinker).
 
+pub mod bedside;
 pub mod context;
+pub mod monitor;
 pub mod search;
+pub mod suggest;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -418,3 +418,88 @@ impl ToolSpec for RunAnalysis {
         Ok(result)
     }
 }
+
+/// The headline figures of a `run_analysis` result, for the bedside note's status:
+/// `(section, scope, one line)`, such as `("pacing", "manuscript", "2 chapters, 7 scenes,
+/// 1,234 words; 14.2 words per sentence; dialogue 22%")`. `None` for what is not one.
+pub fn headline(data: &Value) -> Option<(String, String, String)> {
+    let section = data["section"].as_str()?.to_string();
+    let chapters = data["chapters"].as_array();
+    let scope = match (data["scope"].as_str(), chapters.and_then(|c| c.first())) {
+        (Some("chapter"), Some(first)) => match first["chapterNumber"].as_u64() {
+            Some(n) => format!("chapter {n}"),
+            None => "chapter".into(),
+        },
+        (Some(scope), _) => scope.to_string(),
+        (None, _) => "manuscript".into(),
+    };
+    let top = |list: &Value, name: &str| -> String {
+        let items: Vec<String> = list
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .take(5)
+                    .filter_map(|i| Some(format!("{} ({})", i[name].as_str()?, i["mentions"])))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if items.is_empty() {
+            "none found".into()
+        } else {
+            items.join(", ")
+        }
+    };
+    let line = match section.as_str() {
+        "pacing" | "plot" => {
+            let chapters = chapters?;
+            let scenes: Vec<&Value> = chapters
+                .iter()
+                .filter_map(|c| c["scenes"].as_array())
+                .flatten()
+                .collect();
+            let words: u64 = chapters.iter().filter_map(|c| c["words"].as_u64()).sum();
+            let mut line = format!(
+                "{} chapter{}, {} scene{}, {} words",
+                chapters.len(),
+                if chapters.len() == 1 { "" } else { "s" },
+                scenes.len(),
+                if scenes.len() == 1 { "" } else { "s" },
+                crate::names::thousands(words as usize)
+            );
+            if section == "pacing" {
+                let weight: f64 = scenes.iter().filter_map(|s| s["words"].as_f64()).sum();
+                let mean = |field: &str| {
+                    scenes
+                        .iter()
+                        .map(|s| {
+                            s["words"].as_f64().unwrap_or(0.0)
+                                * s["pacing"][field].as_f64().unwrap_or(0.0)
+                        })
+                        .sum::<f64>()
+                        / weight.max(1.0)
+                };
+                line.push_str(&format!(
+                    "; {:.1} words per sentence; dialogue {:.0}%",
+                    mean("avg_sentence_words"),
+                    mean("dialogue_ratio") * 100.0
+                ));
+            } else {
+                let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+                for s in &scenes {
+                    *kinds
+                        .entry(s["kind"].as_str().unwrap_or("mixed"))
+                        .or_insert(0) += 1;
+                }
+                let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                if !kinds.is_empty() {
+                    line.push_str(&format!("; scenes: {}", kinds.join(", ")));
+                }
+            }
+            line
+        }
+        "characters" => format!("most named: {}", top(&data["characters"], "name")),
+        "setting" => format!("places: {}", top(&data["places"], "place")),
+        _ => return None,
+    };
+    Some((section, scope, line))
+}

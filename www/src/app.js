@@ -13,6 +13,7 @@ import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadg
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
 import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
 import { createDemoProject } from './demo-story.js';
+import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
 
 const app = {
   client: null,
@@ -920,7 +921,7 @@ async function renderMemory() {
   $('memory-content').replaceChildren(
     el('section', { testid: 'bedside-note' }, el('h3', {}, 'Bedside note'), el('p', {}, m.bedside?.text || '(empty)')),
     section('Goals', m.goals.map((g) => `${g.title ?? g.text ?? ''} — ${g.status ?? ''}`)),
-    section('Watched', m.watched.map((w) => `${w.name}${w.kind ? ` (${w.kind})` : ''}`)),
+    section('Watched', m.watched.map((w) => `${w.name}${w.entityType ? ` (${w.entityType})` : ''}`)),
     section('Notes', m.notes.slice(0, 100).map(note), 'memory-notes') ?? el('p', {}, 'No notes yet.'),
     section('Recently deleted', trash.notes.slice(0, 50).map(deleted), 'memory-trash'),
   );
@@ -967,6 +968,13 @@ function renderSettings(s) {
   $('settings-remember').checked = s.rememberKey;
   $('settings-toolset').value = s.toolset;
   $('settings-max-steps').value = s.maxSteps;
+  if (s.idleThinking) {
+    $('settings-idle-enabled').checked = s.idleThinking.enabled;
+    $('settings-idle-after').value = Math.round(s.idleThinking.afterMs / 1000);
+    $('settings-idle-budget').value = s.idleThinking.maxCallsPerDay;
+  }
+  $('settings-bedside-plan').checked = Boolean(s.bedsidePlan);
+  idleSettings(s);
   const label = $('model-label');
   label.textContent = s.configured ? (isDemo(s) ? 'Demo model (offline, scripted; not an AI)' : `${s.model} · ${s.provider}`) : 'No model configured';
   label.classList.toggle('demo', isDemo(s));
@@ -982,6 +990,12 @@ async function saveSettings(event) {
     rememberKey: $('settings-remember').checked,
     toolset: $('settings-toolset').value,
     maxSteps: Number($('settings-max-steps').value),
+    idleThinking: {
+      enabled: $('settings-idle-enabled').checked,
+      afterMs: Math.round(Number($('settings-idle-after').value) * 1000),
+      maxCallsPerDay: Number($('settings-idle-budget').value),
+    },
+    bedsidePlan: $('settings-bedside-plan').checked,
   };
   const key = $('settings-key').value.trim();
   if (key) patch.apiKey = key;
@@ -1025,6 +1039,7 @@ async function openInitialProject() {
 async function showProjectExtras() {
   await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
   await loadJobs(app.project?.id);
+  await loadSuggestions(app.project?.id);
   await loadAgents();
   await refreshApprovals();
 }
@@ -1032,7 +1047,10 @@ async function showProjectExtras() {
 function wire() {
   const c = app.client;
   c.on('edit', (e) => {
+    // The writer's own typing (not another tab's): the idle thinker waits for quiet.
+    if (e.origin === 'user' && !e.remote) writerTyped();
     if (e.chapter === app.sync?.chapter) app.sync.remote(e);
+    suggestionsEdited(e.chapter);
     const summary = app.project?.chapters.find((ch) => ch.id === e.chapter);
     if (summary) summary.version = e.version;
   });
@@ -1167,6 +1185,15 @@ async function main() {
   initBible(app.client);
   initFiles(app.client);
   initJobs(app.client, { cardNode: approvalCardNode, bible: bibleState });
+  initSuggestions(app.client, {
+    onDecided: () => {
+      if (!document.querySelector('[data-panel="memory"]').hidden) renderMemory();
+    },
+    currentLine: (chapter, line) => {
+      const doc = chapter === app.chapter ? app.view?.state.doc : null;
+      return doc && line <= doc.lines ? doc.line(line).text : null;
+    },
+  });
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();

@@ -20,6 +20,8 @@ import type {
   UnitView,
   MemoryView,
   MemoryNote,
+  Suggestion,
+  IdleResult,
   NewNote,
   NoteType,
   DeletedNote,
@@ -92,6 +94,17 @@ export async function everything(): Promise<void> {
   const trash: DeletedNote[] = (await client.memory.trash()).notes;
   const until: number = trash[0].restorableUntilMs;
   const restored: MemoryNote = (await client.memory.restore(written[0])).note;
+  // Suggestions of the proactive memory.
+  const pendingSuggestions: Suggestion[] = (await client.suggestions.list()).suggestions;
+  const allSuggestions: Suggestion[] = (await client.suggestions.list({ all: true, timeoutMs: 1_000 })).suggestions;
+  const line: number | undefined = pendingSuggestions[0]?.line;
+  const acceptedAs = (await client.suggestions.accept(pendingSuggestions[0].id)).suggestion.acceptedAs;
+  await client.suggestions.dismiss(allSuggestions[0].id);
+  const idle: IdleResult = await client.writerIdle(60_000);
+  const thought: boolean = idle.thought && idle.callsToday <= idle.maxCallsPerDay;
+  await client.settings.set({ idleThinking: { afterMs: 30_000 }, bedsidePlan: true });
+  const afterMs: number = (await client.settings.get()).idleThinking.afterMs;
+  client.on('suggestion', (data) => console.log(data.action, data.suggestion.chapterNumber, data.suggestion.lineText));
 
   // Settings and runs.
   const settings: Settings = await client.settings.set({ provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'llama3.1', apiKey: null, rememberKey: false, maxSteps: 8 });
@@ -250,5 +263,6 @@ export async function everything(): Promise<void> {
   }
   client.close();
   void [entry, pipelines, speakers, routing, replaced, toolbox, deleted, agentsNow, startedWith];
+  void [pendingSuggestions, line, acceptedAs, thought, afterMs];
   void [order, capabilities, persisted, usage, md, text, kept, ok, rebased, history, catalog, memory, found, block, written, trashed, until, restored, settings, current, status, waiting, strict, windowMs, mtl, characters, span, notesOrigin, gone, pausedRuns, resumed, denied];
 }

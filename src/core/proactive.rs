@@ -1,0 +1,1091 @@
+//! Proactive memory, served by the [`Core`]: the bedside note kept up to date, watched
+//! entities monitored after every edit, the idle thinker, and the suggestions the writer
+//! accepts or dismisses.
+//!
+//! - **The bedside note evolves** after each run (chat runs and job units, at the end of
+//!   `drive`) and after each `run_analysis`: its status section ([`bedside::status`]: active
+//!   goals, their progress, the latest figures of each analysis section) is rewritten below
+//!   the agents' plan, and the earlier text is kept as a version. Nothing changes (no new
+//!   version) when the status is the same. With `bedsidePlan: true` and a model configured,
+//!   a short plan written by the model is added: one nested call with
+//!   [`bedside::PLAN_SYSTEM`], made at the end of a chat run or after a `run_analysis` the
+//!   page asked for (never in job units, and never when the status did not change); if it
+//!   fails, the status alone is written.
+//! - **Watched entities are monitored** after every edit: the writer's typing
+//!   (`apply_user_change`) and every tool call that edits (agents, jobs, the page's
+//!   `execute`). [`Monitor::scan`] reads only the changed regions' lines; each finding writes
+//!   (or updates) one observation note (author `agent:monitor`, tagged `monitor`, its kind and
+//!   a key tag, so the same finding never makes a second note) and one pending suggestion
+//!   (updated in place while pending; not raised again once dismissed), announced with a
+//!   `suggestion` event that names the chapter and the line.
+//! - **The idle thinker** runs on `writer_idle` (the page sends it when the writer stopped
+//!   typing): only when `idleThinking.enabled`, a model is configured, the core saw no typing
+//!   in the project for `idleThinking.afterMs` (by its own clock), the day's budget
+//!   (`maxCallsPerDay`, across projects, counted by the clock's UTC day and stored) is not
+//!   spent, and something changed since its last thought. It makes one model call
+//!   ([`THINKER_SYSTEM`]) and keeps up to three proposals as pending suggestions.
+//! - **Suggestions** are `meta` records (`suggestion:<project>:<id>`, kind `suggestion`),
+//!   loaded when the project opens. `suggestions {all?}` lists them (pending only unless
+//!   `all`), `accept_suggestion {id}` makes a pending one a goal or a note (the writer's), and
+//!   `dismiss_suggestion {id}` sets it aside. At most [`MAX_PENDING`] wait at once (the
+//!   monitor then still writes its notes), and only the newest [`MAX_SETTLED`] decided ones
+//!   are kept.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::generate::NestedError;
+use super::{Core, Touched};
+use crate::commands::history::Applied;
+use crate::commands::Origin;
+use crate::error::Error;
+use crate::memory::bedside::{self, AnalysisFigures};
+use crate::memory::monitor::{changed_regions, Finding, FindingKind, Monitor};
+use crate::memory::suggest::{
+    parse_proposals, same_title, thinker_prompt, EntityRef, Suggestion, SuggestionKind,
+    SuggestionSource, SuggestionState, ThinkerInput, THINKER_SYSTEM,
+};
+use crate::memory::{GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority};
+use crate::persist::GLOBAL_PROJECT;
+use crate::project::changeset::ChangeSet;
+use crate::session::Session;
+use crate::store::{Batch, Table};
+use crate::tools::ToolError;
+
+/// Most suggestions pending at once per project.
+pub const MAX_PENDING: usize = 50;
+/// Most decided suggestions kept per project (the oldest go first).
+pub const MAX_SETTLED: usize = 100;
+/// The agent name of the monitor's notes (`agent:monitor`).
+pub const MONITOR_AGENT: &str = "monitor";
+/// The most tokens of the thinker's answer.
+const THINKER_MAX_TOKENS: u32 = 600;
+/// The most tokens of the bedside plan.
+const PLAN_MAX_TOKENS: u32 = 300;
+/// A day, in ms (the thinker's budget is per UTC day of the clock).
+const DAY_MS: u64 = 86_400_000;
+/// The key of the thinker's budget record.
+const BUDGET_KEY: &str = "thinker";
+
+/// What the core keeps of proactive memory, for every open project.
+#[derive(Default)]
+pub(super) struct Proactive {
+    projects: BTreeMap<String, ProjectState>,
+    /// The thinker's calls today (loaded once).
+    budget: Option<Budget>,
+    /// The monitor of the last project edited, with the fingerprint of what it was built from.
+    monitor: Option<(String, u64, Rc<Monitor>)>,
+}
+
+#[derive(Default)]
+struct ProjectState {
+    loaded: bool,
+    suggestions: Vec<Suggestion>,
+    analyses: BTreeMap<String, AnalysisFigures>,
+    /// When the writer last typed in the project (by the core's clock).
+    last_edit_ms: u64,
+    /// The fingerprint of the thinker's last prompt.
+    last_thought: Option<u64>,
+    thinking: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, Deserialize)]
+struct Budget {
+    day: u64,
+    calls: u32,
+}
+
+/// `accept_suggestion` and `dismiss_suggestion` params.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SuggestionRef {
+    id: String,
+}
+
+/// `suggestions` params.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListSuggestions {
+    /// Also the accepted and dismissed ones.
+    #[serde(default)]
+    all: bool,
+}
+
+/// `writer_idle` params.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct WriterIdle {
+    /// How long the page saw no typing (informative: the core checks with its own clock).
+    #[serde(default)]
+    #[allow(dead_code)]
+    idle_ms: Option<u64>,
+}
+
+/// FNV-1a: a stable hash for keys and fingerprints (stored in tags, so it must not change).
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in part.bytes().chain([0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn suggestion_key(project: &str, id: &str) -> String {
+    format!("suggestion:{project}:{id}")
+}
+
+fn suggestion_record(s: &Suggestion) -> Value {
+    json!({
+        "id": suggestion_key(&s.project, &s.id),
+        "project": s.project,
+        "kind": "suggestion",
+        "state": s.state,
+        "suggestion": s,
+    })
+}
+
+fn analysis_record(project: &str, analyses: &BTreeMap<String, AnalysisFigures>) -> Value {
+    json!({
+        "id": format!("analysis:{project}"),
+        "project": project,
+        "kind": "analysis",
+        "analyses": analyses.values().collect::<Vec<_>>(),
+    })
+}
+
+fn budget_record(budget: Budget) -> Value {
+    json!({
+        "id": BUDGET_KEY,
+        "project": GLOBAL_PROJECT,
+        "kind": "thinker",
+        "day": budget.day,
+        "calls": budget.calls,
+    })
+}
+
+impl Core {
+    /// Read a project's suggestions and analysis figures from the store, once.
+    pub(super) async fn ensure_proactive(&self, project: &str) -> Result<(), Error> {
+        if self
+            .proactive
+            .borrow()
+            .projects
+            .get(project)
+            .is_some_and(|p| p.loaded)
+        {
+            return Ok(());
+        }
+        let records = self
+            .env
+            .store
+            .get_by_index(Table::Meta, "project", json!(project))
+            .await?;
+        let mut proactive = self.proactive.borrow_mut();
+        let state = proactive.projects.entry(project.to_string()).or_default();
+        if state.loaded {
+            return Ok(());
+        }
+        for record in records {
+            match record["kind"].as_str() {
+                Some("suggestion") => {
+                    if let Ok(s) =
+                        serde_json::from_value::<Suggestion>(record["suggestion"].clone())
+                    {
+                        // What this core made before the load wins.
+                        if !state.suggestions.iter().any(|k| k.id == s.id) {
+                            state.suggestions.push(s);
+                        }
+                    }
+                }
+                Some("analysis") => {
+                    let list: Vec<AnalysisFigures> =
+                        serde_json::from_value(record["analyses"].clone()).unwrap_or_default();
+                    for figures in list {
+                        state
+                            .analyses
+                            .entry(figures.section.clone())
+                            .or_insert(figures);
+                    }
+                }
+                _ => {}
+            }
+        }
+        state.suggestions.sort_by_key(|s| s.created_ms);
+        state.loaded = true;
+        Ok(())
+    }
+
+    /// Forget a deleted project's proactive state (its records go with the project).
+    pub(super) fn forget_proactive(&self, project: &str) {
+        let mut proactive = self.proactive.borrow_mut();
+        proactive.projects.remove(project);
+        if proactive
+            .monitor
+            .as_ref()
+            .is_some_and(|(p, _, _)| p == project)
+        {
+            proactive.monitor = None;
+        }
+    }
+
+    /// A project just created or imported has nothing stored yet.
+    pub(super) fn fresh_proactive(&self, project: &str) {
+        self.proactive
+            .borrow_mut()
+            .projects
+            .entry(project.to_string())
+            .or_default()
+            .loaded = true;
+    }
+
+    /// The writer typed in `project` now (the idle thinker waits for quiet).
+    pub(super) fn writer_typed(&self, project: &str) {
+        let now = self.env.clock.now_ms();
+        self.proactive
+            .borrow_mut()
+            .projects
+            .entry(project.to_string())
+            .or_default()
+            .last_edit_ms = now;
+    }
+
+    // ---------------------------------------------------------------- the monitor
+
+    /// The monitor of `s`'s project (rebuilt when its watch list or the bible's names
+    /// changed), or `None` when nothing is watched.
+    fn monitor_for(&self, s: &Session) -> Option<Rc<Monitor>> {
+        let project = s.project.id.as_str();
+        let watched: Vec<_> = s.memory.project_watched(project).collect();
+        if watched.is_empty() {
+            return None;
+        }
+        let mut known: Vec<String> = Vec::new();
+        for kind in [crate::bible::Kind::Character, crate::bible::Kind::Location] {
+            for entity in s.bible.list(kind) {
+                known.extend(crate::bible::mentions::names_of(entity));
+            }
+        }
+        let mut parts: Vec<&str> = vec![project];
+        for w in &watched {
+            parts.extend([
+                w.id.as_str(),
+                w.name.as_str(),
+                w.entity_type.as_str(),
+                w.priority.as_str(),
+            ]);
+        }
+        parts.extend(known.iter().map(String::as_str));
+        let fingerprint = fnv(&parts);
+        let mut proactive = self.proactive.borrow_mut();
+        if let Some((p, f, monitor)) = &proactive.monitor {
+            if p == project && *f == fingerprint {
+                return Some(Rc::clone(monitor));
+            }
+        }
+        let monitor = Rc::new(Monitor::new(watched, &known));
+        proactive.monitor = Some((project.to_string(), fingerprint, Rc::clone(&monitor)));
+        Some(monitor)
+    }
+
+    /// Look at what `edits` did to the watched entities of `s`'s project (inside the edit's
+    /// mutation): notes and suggestion records go into `touched`, `suggestion` events out.
+    /// `caret` is where the writer's typing ended (`None` for a tool's edits).
+    pub(super) fn monitor_edits(
+        &self,
+        s: &mut Session,
+        edits: &[Applied],
+        caret: Option<usize>,
+        touched: &mut Touched,
+    ) {
+        if edits.is_empty() {
+            return;
+        }
+        let Some(monitor) = self.monitor_for(s) else {
+            return;
+        };
+        // One net change per chapter, in the chapter's current text.
+        let mut by_chapter: Vec<(String, ChangeSet)> = Vec::new();
+        for edit in edits {
+            match by_chapter.iter_mut().find(|(c, _)| *c == edit.chapter) {
+                Some((_, change)) => {
+                    *change = change
+                        .compose(&edit.change)
+                        .unwrap_or_else(|_| edit.change.clone());
+                }
+                None => by_chapter.push((edit.chapter.clone(), edit.change.clone())),
+            }
+        }
+        for (chapter, change) in by_chapter {
+            let Some(text) = s.project.chapter(&chapter).map(|c| c.text().clone()) else {
+                continue;
+            };
+            let regions = changed_regions(&change);
+            for finding in monitor.scan(&text, &regions, caret) {
+                self.keep_finding(s, &chapter, &finding, touched);
+            }
+        }
+    }
+
+    /// One finding: its observation note and its suggestion.
+    fn keep_finding(
+        &self,
+        s: &mut Session,
+        chapter: &str,
+        finding: &Finding,
+        touched: &mut Touched,
+    ) {
+        let project = s.project.id.clone();
+        let key = finding.key(chapter);
+        let dismissed = self
+            .proactive
+            .borrow()
+            .projects
+            .get(&project)
+            .is_some_and(|p| {
+                p.suggestions.iter().any(|x| {
+                    x.key.as_deref() == Some(key.as_str()) && x.state == SuggestionState::Dismissed
+                })
+            });
+        if dismissed {
+            return;
+        }
+        let now = self.env.clock.now_ms();
+        let (number, chapter_title) = match s.project.chapter_index(chapter) {
+            Some(i) => (i + 1, s.project.chapters[i].title.clone()),
+            None => (0, String::new()),
+        };
+        let place = format!("chapter {number} (“{chapter_title}”)");
+        let description = finding.describe(&place);
+        let reason = s
+            .memory
+            .watched_entity(&finding.entity_id)
+            .map(|w| w.reason.clone())
+            .unwrap_or_default();
+        let priority = s
+            .memory
+            .watched_entity(&finding.entity_id)
+            .map_or(Priority::Medium, |w| w.priority);
+        // The observation note: one per finding key.
+        let tag = format!("monitor-{:016x}", fnv(&[&project, &key]));
+        let existing = s
+            .memory
+            .notes
+            .iter()
+            .find(|n| n.project.as_deref() == Some(project.as_str()) && n.tags.contains(&tag))
+            .map(|n| {
+                let ours = n.author == Origin::Agent(MONITOR_AGENT.into());
+                (n.id.clone(), n.is_deleted(), n.text == description || !ours)
+            });
+        let observation = match existing {
+            // The writer deleted it: they do not want it back.
+            Some((_, true, _)) => None,
+            // The same text, or a note the writer has made theirs (left as they wrote it).
+            Some((id, false, keep)) => {
+                if !keep {
+                    let patch = NotePatch {
+                        text: Some(description.clone()),
+                        ..NotePatch::default()
+                    };
+                    if s.memory.update_note(&id, patch, now).is_ok() {
+                        touched.notes_written.push(id.clone());
+                    }
+                }
+                Some(id)
+            }
+            None => {
+                let note = NewNote {
+                    text: description.clone(),
+                    note_type: NoteType::Observation,
+                    scope: crate::memory::Scope::Project,
+                    tags: vec!["monitor".into(), finding.kind.as_str().into(), tag.clone()],
+                    importance: Some(match (finding.kind, priority) {
+                        (FindingKind::Mention, Priority::High) => 3,
+                        (FindingKind::Mention, _) => 2,
+                        _ => 4,
+                    }),
+                };
+                match s.memory.write_note_as(
+                    &project,
+                    note,
+                    Origin::Agent(MONITOR_AGENT.into()),
+                    now,
+                    self.env.ids.as_ref(),
+                ) {
+                    Ok(n) => {
+                        let id = n.id.clone();
+                        touched.notes_written.push(id.clone());
+                        Some(id)
+                    }
+                    Err(_) => None,
+                }
+            }
+        };
+        if observation.is_some() {
+            self.emit(
+                "memory_changed",
+                json!({ "project": project, "monitor": finding.kind.as_str() }),
+            );
+        }
+        // The suggestion: one pending per key.
+        let (title, text, note_type) = match finding.kind {
+            FindingKind::Mention => (
+                format!(
+                    "Check {} in chapter {number}, line {}",
+                    finding.entity_name, finding.line
+                ),
+                if reason.is_empty() {
+                    description.clone()
+                } else {
+                    format!("{description} Watched because: {reason}")
+                },
+                NoteType::Plan,
+            ),
+            FindingKind::Misspelling => (
+                format!(
+                    "“{}” may be a misspelling of {}",
+                    finding.word, finding.entity_name
+                ),
+                description.clone(),
+                NoteType::Issue,
+            ),
+            FindingKind::Contradiction => (
+                format!(
+                    "The rule “{}” may be contradicted in chapter {number}",
+                    finding.entity_name
+                ),
+                if reason.is_empty() {
+                    description.clone()
+                } else {
+                    format!("{description} The rule: {reason}")
+                },
+                NoteType::Issue,
+            ),
+        };
+        let mut proactive = self.proactive.borrow_mut();
+        let state = proactive.projects.entry(project.clone()).or_default();
+        let pending = state.suggestions.iter().filter(|x| x.is_pending()).count();
+        let at = state
+            .suggestions
+            .iter()
+            .position(|x| x.is_pending() && x.key.as_deref() == Some(key.as_str()));
+        let (action, suggestion) = match at {
+            Some(i) => {
+                let x = &mut state.suggestions[i];
+                x.title = title;
+                x.text = text;
+                x.chapter = Some(chapter.to_string());
+                x.chapter_number = Some(number);
+                x.chapter_title = Some(chapter_title);
+                x.line = Some(finding.line);
+                x.line_text = Some(finding.line_text.clone());
+                x.word = Some(finding.word.clone());
+                x.observation = observation;
+                x.updated_ms = now;
+                ("updated", x.clone())
+            }
+            None if pending >= MAX_PENDING => return,
+            None => {
+                let x = Suggestion {
+                    id: self.env.ids.next_id(),
+                    project: project.clone(),
+                    source: SuggestionSource::Monitor,
+                    kind: SuggestionKind::Note,
+                    title,
+                    text,
+                    note_type: Some(note_type),
+                    key: Some(key),
+                    finding: Some(finding.kind.as_str().into()),
+                    entity: Some(EntityRef {
+                        id: finding.entity_id.clone(),
+                        name: finding.entity_name.clone(),
+                        entity_type: finding.entity_type.as_str().into(),
+                    }),
+                    chapter: Some(chapter.to_string()),
+                    chapter_number: Some(number),
+                    chapter_title: Some(chapter_title),
+                    line: Some(finding.line),
+                    line_text: Some(finding.line_text.clone()),
+                    word: Some(finding.word.clone()),
+                    observation,
+                    state: SuggestionState::Pending,
+                    created_ms: now,
+                    updated_ms: now,
+                    decided_ms: None,
+                    accepted_as: None,
+                };
+                state.suggestions.push(x.clone());
+                ("added", x)
+            }
+        };
+        drop(proactive);
+        touched.meta_puts.push(suggestion_record(&suggestion));
+        self.emit(
+            "suggestion",
+            json!({ "project": project, "action": action, "suggestion": suggestion }),
+        );
+    }
+
+    // ---------------------------------------------------------------- the bedside note
+
+    /// Bring the bedside note's status up to date in `project` (after a run, or after an
+    /// analysis with its `figures`), under a job unit's `hold` if any. `plan_allowed`: the
+    /// model may be asked for the plan (the end of a chat run, a page's analysis). Failures
+    /// are quiet: the bedside note is a convenience, never a reason for a run to fail.
+    pub(super) async fn evolve_bedside_auto(
+        &self,
+        project: &str,
+        hold: Option<&str>,
+        plan_allowed: bool,
+        figures: Option<AnalysisFigures>,
+    ) {
+        if self.ensure_proactive(project).await.is_err() {
+            return;
+        }
+        let mut meta_puts = Vec::new();
+        if let Some(figures) = figures {
+            let mut proactive = self.proactive.borrow_mut();
+            let state = proactive.projects.entry(project.to_string()).or_default();
+            let changed = state
+                .analyses
+                .get(&figures.section)
+                .is_none_or(|old| old.headline != figures.headline || old.scope != figures.scope);
+            state.analyses.insert(figures.section.clone(), figures);
+            if changed {
+                meta_puts.push(analysis_record(project, &state.analyses));
+            }
+        }
+        let analyses: Vec<AnalysisFigures> = self
+            .proactive
+            .borrow()
+            .projects
+            .get(project)
+            .map(|p| p.analyses.values().cloned().collect())
+            .unwrap_or_default();
+        let Ok((name, parts, status)) = self.with_project(project, |s| {
+            let text = s
+                .memory
+                .bedside(project)
+                .map(|n| n.text.clone())
+                .unwrap_or_default();
+            Ok((
+                s.project.name.clone(),
+                bedside::split(&text),
+                bedside::status(&s.memory, project, &analyses),
+            ))
+        }) else {
+            return;
+        };
+        let wants_plan = self.settings.borrow().bedside_plan;
+        let unchanged = parts.status.as_deref().unwrap_or("") == status
+            && (wants_plan || parts.model_plan.is_none());
+        if unchanged && meta_puts.is_empty() {
+            return;
+        }
+        let model_plan = if !wants_plan || status.is_empty() {
+            None
+        } else if unchanged || !plan_allowed || !self.model_configured() {
+            parts.model_plan.clone()
+        } else {
+            let prompt = bedside::plan_prompt(&name, &parts.plan, &status);
+            match self
+                .nested_text(bedside::PLAN_SYSTEM, &prompt, PLAN_MAX_TOKENS, None)
+                .await
+            {
+                Ok(text) if !text.trim().is_empty() => Some(text.trim().to_string()),
+                _ => None,
+            }
+        };
+        let now = self.env.clock.now_ms();
+        let _ = self
+            .mutate_held(project, hold, |s| {
+                // The agents' plan as it is now (a run may have rewritten it meanwhile).
+                let current = s
+                    .memory
+                    .bedside(project)
+                    .map(|n| n.text.clone())
+                    .unwrap_or_default();
+                let plan = bedside::split(&current).plan;
+                let text = bedside::compose(&plan, &status, model_plan.as_deref());
+                let mut notes_written = Vec::new();
+                if text != current {
+                    let note =
+                        s.memory
+                            .evolve_bedside(project, &text, now, self.env.ids.as_ref())?;
+                    notes_written.push(note.id.clone());
+                    self.emit(
+                        "memory_changed",
+                        json!({ "project": project, "bedside": true }),
+                    );
+                }
+                Ok((
+                    (),
+                    Touched {
+                        notes_written,
+                        meta_puts,
+                        ..Touched::default()
+                    },
+                ))
+            })
+            .await;
+    }
+
+    // ---------------------------------------------------------------- requests
+
+    /// Serve `suggestions {all?}`: the open project's pending suggestions, newest first (with
+    /// `all`, the decided ones too).
+    pub(super) async fn list_suggestions(&self, p: ListSuggestions) -> Result<Value, Error> {
+        let project = self.current()?;
+        self.ensure_proactive(&project).await?;
+        let proactive = self.proactive.borrow();
+        let list: Vec<&Suggestion> = proactive
+            .projects
+            .get(&project)
+            .map(|state| {
+                state
+                    .suggestions
+                    .iter()
+                    .rev()
+                    .filter(|s| p.all || s.is_pending())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(json!({ "project": project, "suggestions": list }))
+    }
+
+    /// The open project's suggestion `id` (pending), or an error saying what would work.
+    fn pending_suggestion(&self, project: &str, id: &str) -> Result<Suggestion, Error> {
+        let proactive = self.proactive.borrow();
+        let found = proactive
+            .projects
+            .get(project)
+            .and_then(|state| state.suggestions.iter().find(|s| s.id == id));
+        match found {
+            None => Err(MemoryError::NotFound {
+                kind: "suggestion",
+                id: id.chars().take(80).collect(),
+                hint: " in this project; `suggestions` lists the pending ones".into(),
+            }
+            .into()),
+            Some(s) if !s.is_pending() => Err(ToolError::new(
+                "already_decided",
+                format!(
+                    "suggestion '{}' was already {}; nothing was changed",
+                    s.id,
+                    match s.state {
+                        SuggestionState::Accepted => "accepted",
+                        _ => "dismissed",
+                    }
+                ),
+            )
+            .into()),
+            Some(s) => Ok(s.clone()),
+        }
+    }
+
+    /// Serve `accept_suggestion {id}`: a pending suggestion becomes a goal (its title, with
+    /// the text as description) or a note (its text and note type; the writer's), in one
+    /// save with the suggestion's new state.
+    pub(super) async fn accept_suggestion(&self, p: SuggestionRef) -> Result<Value, Error> {
+        let project = self.current()?;
+        self.ensure_proactive(&project).await?;
+        let suggestion = self.pending_suggestion(&project, &p.id)?;
+        let now = self.env.clock.now_ms();
+        let result = self
+            .mutate(|s| {
+                let ids = self.env.ids.as_ref();
+                let memory_before = crate::persist::MemorySnapshot::of(&s.memory);
+                let (made, value) = match suggestion.kind {
+                    SuggestionKind::Goal => {
+                        let goal = s.memory.create_goal(
+                            &project,
+                            NewGoal {
+                                title: suggestion.title.clone(),
+                                description: (suggestion.text != suggestion.title)
+                                    .then(|| suggestion.text.clone()),
+                                status: Some(GoalStatus::Active),
+                                progress: None,
+                            },
+                            now,
+                            ids,
+                        )?;
+                        (json!({ "goal": goal.id }), json!({ "goal": goal }))
+                    }
+                    SuggestionKind::Note => {
+                        let mut tags = vec!["suggestion".to_string()];
+                        if let Some(entity) = &suggestion.entity {
+                            if entity.name.chars().count() <= 64 {
+                                tags.push(entity.name.clone());
+                            }
+                        }
+                        let note = s.memory.write_note_as(
+                            &project,
+                            NewNote {
+                                text: suggestion.text.clone(),
+                                note_type: suggestion.note_type.unwrap_or(NoteType::Plan),
+                                scope: crate::memory::Scope::Project,
+                                tags,
+                                importance: None,
+                            },
+                            Origin::User,
+                            now,
+                            ids,
+                        )?;
+                        (json!({ "note": note.id }), json!({ "note": note }))
+                    }
+                };
+                let decided = {
+                    let mut proactive = self.proactive.borrow_mut();
+                    let state = proactive.projects.entry(project.clone()).or_default();
+                    let Some(x) = state.suggestions.iter_mut().find(|x| x.id == suggestion.id)
+                    else {
+                        return Err(MemoryError::Invalid("the suggestion is gone".into()).into());
+                    };
+                    x.state = SuggestionState::Accepted;
+                    x.decided_ms = Some(now);
+                    x.updated_ms = now;
+                    x.accepted_as = Some(made);
+                    x.clone()
+                };
+                self.emit(
+                    "suggestion",
+                    json!({ "project": project, "action": "accepted", "suggestion": decided }),
+                );
+                self.emit(
+                    "memory_changed",
+                    json!({ "project": project, "suggestion": decided.id }),
+                );
+                let mut result = value;
+                result["suggestion"] = json!(decided);
+                Ok((
+                    result,
+                    Touched {
+                        memory_before: Some(memory_before),
+                        meta_puts: vec![suggestion_record(&decided)],
+                        ..Touched::default()
+                    },
+                ))
+            })
+            .await?;
+        self.prune_settled(&project).await;
+        Ok(result)
+    }
+
+    /// Serve `dismiss_suggestion {id}`: a pending suggestion is set aside (a monitor finding
+    /// with the same key is not raised again).
+    pub(super) async fn dismiss_suggestion(&self, p: SuggestionRef) -> Result<Value, Error> {
+        let project = self.current()?;
+        self.ensure_proactive(&project).await?;
+        let suggestion = self.pending_suggestion(&project, &p.id)?;
+        let now = self.env.clock.now_ms();
+        let result = self
+            .mutate(|_| {
+                let decided = {
+                    let mut proactive = self.proactive.borrow_mut();
+                    let state = proactive.projects.entry(project.clone()).or_default();
+                    let Some(x) = state.suggestions.iter_mut().find(|x| x.id == suggestion.id)
+                    else {
+                        return Err(MemoryError::Invalid("the suggestion is gone".into()).into());
+                    };
+                    x.state = SuggestionState::Dismissed;
+                    x.decided_ms = Some(now);
+                    x.updated_ms = now;
+                    x.clone()
+                };
+                self.emit(
+                    "suggestion",
+                    json!({ "project": project, "action": "dismissed", "suggestion": decided }),
+                );
+                Ok((
+                    json!({ "suggestion": decided }),
+                    Touched {
+                        meta_puts: vec![suggestion_record(&decided)],
+                        ..Touched::default()
+                    },
+                ))
+            })
+            .await?;
+        self.prune_settled(&project).await;
+        Ok(result)
+    }
+
+    /// Keep only the newest [`MAX_SETTLED`] decided suggestions (best effort: a failed delete
+    /// is tried again after the next decision).
+    async fn prune_settled(&self, project: &str) {
+        let gone: Vec<String> = {
+            let mut proactive = self.proactive.borrow_mut();
+            let Some(state) = proactive.projects.get_mut(project) else {
+                return;
+            };
+            let mut settled: Vec<(u64, String)> = state
+                .suggestions
+                .iter()
+                .filter(|s| !s.is_pending())
+                .map(|s| (s.decided_ms.unwrap_or(s.updated_ms), s.id.clone()))
+                .collect();
+            if settled.len() <= MAX_SETTLED {
+                return;
+            }
+            settled.sort();
+            let gone: Vec<String> = settled
+                .into_iter()
+                .take(state.suggestions.iter().filter(|s| !s.is_pending()).count() - MAX_SETTLED)
+                .map(|(_, id)| id)
+                .collect();
+            state.suggestions.retain(|s| !gone.contains(&s.id));
+            gone
+        };
+        let mut batch = Batch::new();
+        for id in &gone {
+            batch.delete(Table::Meta, suggestion_key(project, id));
+        }
+        let _ = self.env.store.commit(batch).await;
+    }
+
+    // ---------------------------------------------------------------- the idle thinker
+
+    /// The thinker's budget, read once from the store.
+    async fn budget(&self) -> Budget {
+        if let Some(b) = self.proactive.borrow().budget {
+            return b;
+        }
+        let stored = self
+            .env
+            .store
+            .get(Table::Meta, BUDGET_KEY)
+            .await
+            .ok()
+            .flatten()
+            .map(|r| Budget {
+                day: r["day"].as_u64().unwrap_or(0),
+                calls: r["calls"].as_u64().unwrap_or(0).min(u64::from(u32::MAX)) as u32,
+            })
+            .unwrap_or_default();
+        let mut proactive = self.proactive.borrow_mut();
+        *proactive.budget.get_or_insert(stored)
+    }
+
+    /// Serve `writer_idle {idleMs?}`: let the idle thinker think, if it may (see the module
+    /// docs). Answers `{thought, reason?, suggestions, callsToday, maxCallsPerDay}`; `reason`
+    /// says why it did not think: `disabled`, `no_model`, `not_idle` (with `waitMs`),
+    /// `budget_spent`, `nothing_new`, `busy` or `failed` (with `message`).
+    pub(super) async fn writer_idle(&self, _p: WriterIdle) -> Result<Value, Error> {
+        let project = self.current()?;
+        self.ensure_settings().await?;
+        self.ensure_proactive(&project).await?;
+        let config = self.settings.borrow().idle_thinking.clone();
+        let now = self.env.clock.now_ms();
+        let mut budget = self.budget().await;
+        if budget.day != now / DAY_MS {
+            budget = Budget {
+                day: now / DAY_MS,
+                calls: 0,
+            };
+        }
+        let answer = |reason: &str, budget: Budget| {
+            json!({
+                "thought": false,
+                "reason": reason,
+                "suggestions": [],
+                "callsToday": budget.calls,
+                "maxCallsPerDay": config.max_calls_per_day,
+            })
+        };
+        if !config.enabled {
+            return Ok(answer("disabled", budget));
+        }
+        if !self.model_configured() {
+            return Ok(answer("no_model", budget));
+        }
+        let (last_edit, thinking, last_thought) = {
+            let proactive = self.proactive.borrow();
+            let state = proactive.projects.get(&project);
+            (
+                state.map_or(0, |s| s.last_edit_ms),
+                state.is_some_and(|s| s.thinking),
+                state.and_then(|s| s.last_thought),
+            )
+        };
+        let quiet = now.saturating_sub(last_edit);
+        if last_edit > 0 && quiet < config.after_ms {
+            let mut a = answer("not_idle", budget);
+            a["waitMs"] = json!(config.after_ms - quiet);
+            return Ok(a);
+        }
+        if thinking {
+            return Ok(answer("busy", budget));
+        }
+        if budget.calls >= config.max_calls_per_day {
+            return Ok(answer("budget_spent", budget));
+        }
+        let (prompt, basis, titles) = self.with_session(|s| Ok(self.thinker_input(s)))?;
+        // What the writer's project holds (its own suggestions left out): new when it changed.
+        let fingerprint = fnv(&[&basis]);
+        if last_thought == Some(fingerprint) {
+            return Ok(answer("nothing_new", budget));
+        }
+        // Count the call before making it (a crash mid-call does not give it back).
+        budget.calls += 1;
+        {
+            let mut proactive = self.proactive.borrow_mut();
+            proactive.budget = Some(budget);
+            let state = proactive.projects.entry(project.clone()).or_default();
+            state.thinking = true;
+            state.last_thought = Some(fingerprint);
+        }
+        let mut batch = Batch::new();
+        batch.put_value(Table::Meta, budget_record(budget));
+        let _ = self.env.store.commit(batch).await;
+        let called = self
+            .nested_text(THINKER_SYSTEM, &prompt, THINKER_MAX_TOKENS, None)
+            .await;
+        if let Some(state) = self.proactive.borrow_mut().projects.get_mut(&project) {
+            state.thinking = false;
+        }
+        let text = match called {
+            Ok(text) => text,
+            Err(e) => {
+                let mut a = answer("failed", budget);
+                a["message"] = json!(match e {
+                    NestedError::Aborted => "aborted".to_string(),
+                    NestedError::Failed(m) => m,
+                });
+                return Ok(a);
+            }
+        };
+        let proposals = match parse_proposals(&text) {
+            Ok(p) => p,
+            Err(message) => {
+                let mut a = answer("failed", budget);
+                a["message"] = json!(format!("the thinker's answer was not usable: {message}"));
+                return Ok(a);
+            }
+        };
+        let added = self
+            .mutate_in(&project, |_| {
+                let mut proactive = self.proactive.borrow_mut();
+                let state = proactive.projects.entry(project.clone()).or_default();
+                let mut added = Vec::new();
+                for proposal in proposals {
+                    let pending = state.suggestions.iter().filter(|x| x.is_pending()).count();
+                    let repeated = titles.iter().any(|t| same_title(t, &proposal.title))
+                        || state
+                            .suggestions
+                            .iter()
+                            .any(|x| same_title(&x.title, &proposal.title));
+                    if repeated || pending >= MAX_PENDING {
+                        continue;
+                    }
+                    let x = Suggestion {
+                        id: self.env.ids.next_id(),
+                        project: project.clone(),
+                        source: SuggestionSource::Thinker,
+                        kind: proposal.kind,
+                        title: proposal.title,
+                        text: proposal.text,
+                        note_type: proposal.note_type,
+                        key: None,
+                        finding: None,
+                        entity: None,
+                        chapter: None,
+                        chapter_number: None,
+                        chapter_title: None,
+                        line: None,
+                        line_text: None,
+                        word: None,
+                        observation: None,
+                        state: SuggestionState::Pending,
+                        created_ms: now,
+                        updated_ms: now,
+                        decided_ms: None,
+                        accepted_as: None,
+                    };
+                    state.suggestions.push(x.clone());
+                    added.push(x);
+                }
+                drop(proactive);
+                for x in &added {
+                    self.emit(
+                        "suggestion",
+                        json!({ "project": project, "action": "added", "suggestion": x }),
+                    );
+                }
+                let meta_puts = added.iter().map(suggestion_record).collect();
+                Ok((
+                    added,
+                    Touched {
+                        meta_puts,
+                        ..Touched::default()
+                    },
+                ))
+            })
+            .await?;
+        Ok(json!({
+            "thought": true,
+            "suggestions": added,
+            "callsToday": budget.calls,
+            "maxCallsPerDay": config.max_calls_per_day,
+        }))
+    }
+
+    /// The thinker's prompt for `s`'s project, the same without the suggestions (what its
+    /// fingerprint is taken of), and the titles it must not repeat.
+    fn thinker_input(&self, s: &Session) -> (String, String, Vec<String>) {
+        let project = s.project.id.as_str();
+        let proactive = self.proactive.borrow();
+        let suggestions: &[Suggestion] = proactive
+            .projects
+            .get(project)
+            .map_or(&[], |p| p.suggestions.as_slice());
+        let mut observations: Vec<&crate::memory::MemoryNote> = s
+            .memory
+            .visible_notes(project)
+            .filter(|n| n.note_type == NoteType::Observation)
+            .collect();
+        observations.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
+        let input = ThinkerInput {
+            project_name: &s.project.name,
+            bedside: s.memory.bedside(project).map_or("", |n| n.text.as_str()),
+            goals: s
+                .memory
+                .project_goals(project)
+                .filter(|g| g.status == GoalStatus::Active)
+                .map(|g| (g.title.as_str(), g.progress))
+                .collect(),
+            watched: s
+                .memory
+                .project_watched(project)
+                .map(|w| (w.name.as_str(), w.entity_type.as_str(), w.reason.as_str()))
+                .collect(),
+            observations: observations.iter().map(|n| n.text.as_str()).collect(),
+            pending: suggestions
+                .iter()
+                .rev()
+                .filter(|x| x.is_pending())
+                .map(|x| x.title.as_str())
+                .collect(),
+            dismissed: suggestions
+                .iter()
+                .rev()
+                .filter(|x| x.state == SuggestionState::Dismissed)
+                .map(|x| x.title.as_str())
+                .collect(),
+        };
+        let titles = suggestions.iter().map(|x| x.title.clone()).collect();
+        let basis = thinker_prompt(&ThinkerInput {
+            pending: Vec::new(),
+            dismissed: Vec::new(),
+            ..input.clone()
+        });
+        (thinker_prompt(&input), basis, titles)
+    }
+}
+
+/// A shared, interior-mutable [`Proactive`] (what `Shared` holds).
+pub(super) type ProactiveCell = RefCell<Proactive>;
