@@ -68,9 +68,16 @@ pub fn extract(html: &str) -> Extracted {
             .or_else(|| title_tag.map(|t| clean_title(&t, h1.as_deref())))
             .or(h1)
             .unwrap_or_default();
+        let mut text = blocks.main_text();
+        // A heading that repeats the title is not text of its own.
+        if let Some((first, rest)) = text.split_once("\n\n") {
+            if !title.is_empty() && normalize_space(first) == title {
+                text = rest.to_string();
+            }
+        }
         return Extracted {
             title,
-            text: blocks.main_text(),
+            text,
             description: meta.description,
         };
     }

@@ -378,3 +378,88 @@ pub fn asked_by(origin: &crate::commands::Origin) -> String {
         _ => "human".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(n: usize, text: String) -> Fetched {
+        Fetched {
+            url: format!("https://example.org/{n}"),
+            normalized: format!("https://example.org/{n}"),
+            title: format!("Page {n}"),
+            text,
+            description: None,
+        }
+    }
+
+    #[test]
+    fn the_caps_drop_the_notes_fetched_longest_ago() {
+        let mut r = Research::default();
+        let mut next = 0;
+        for n in 0..MAX_NOTES {
+            let up = r.upsert("p", page(n, format!("text {n}")), "human", n as u64, || {
+                next += 1;
+                format!("n{next}")
+            });
+            assert!(up.evicted.is_empty());
+        }
+        // Page 0 is read again: it is now the newest, so page 1 goes first.
+        r.upsert(
+            "p",
+            page(0, "again".into()),
+            "human",
+            1_000,
+            || unreachable!(),
+        );
+        let up = r.upsert("p", page(9_999, "new".into()), "human", 1_001, || {
+            "last".into()
+        });
+        assert_eq!(up.evicted, vec!["n2".to_string()]);
+        assert_eq!(r.len(), MAX_NOTES);
+        assert!(r.by_url("https://example.org/0").is_some());
+        // Bytes: three notes of 3 MB cannot all stay; the newest always does.
+        let mut r = Research::default();
+        for n in 0..3 {
+            let up = r.upsert("p", page(n, "x".repeat(3 << 20)), "human", n as u64, || {
+                format!("b{n}")
+            });
+            assert_eq!(
+                up.evicted,
+                if n == 2 {
+                    vec!["b0".to_string()]
+                } else {
+                    vec![]
+                }
+            );
+        }
+        assert!(r.bytes() <= MAX_BYTES);
+        let huge = r.upsert("p", page(7, "y".repeat(MAX_BYTES + 1)), "human", 9, || {
+            "huge".into()
+        });
+        assert_eq!(r.len(), 1, "everything else went: {:?}", huge.evicted);
+        assert!(r.get("huge").is_some());
+    }
+
+    #[test]
+    fn search_ranks_by_bm25_with_title_terms_counting_more() {
+        let mut r = Research::default();
+        r.upsert(
+            "p",
+            page(1, "a note that mentions lamps once".into()),
+            "human",
+            1,
+            || "a".into(),
+        );
+        let mut p2 = page(2, "nothing about it here".into());
+        p2.title = "Lamps".into();
+        r.upsert("p", p2, "agent:quill", 2, || "b".into());
+        let hits = r.search("lamp", 5);
+        assert_eq!(
+            hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a"]
+        );
+        assert!(r.search("the", 5).is_empty(), "stopwords find nothing");
+        assert_eq!(r.search("lamps", 1).len(), 1);
+    }
+}
