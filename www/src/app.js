@@ -12,6 +12,7 @@ import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
 import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
+import { initResearch, loadResearch, researchChanged, researchJobEvent } from './research.js';
 import { createDemoProject } from './demo-story.js';
 
 const app = {
@@ -235,7 +236,7 @@ async function applyUi(ui) {
     annotations: fromCore.of(true),
   });
   document.body.classList.toggle('zen', !!ui.zen_mode);
-  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'settings'].includes(ui.panel)) selectTab(ui.panel);
+  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'research', 'settings'].includes(ui.panel)) selectTab(ui.panel);
 }
 
 async function undo(origin) {
@@ -967,6 +968,8 @@ function renderSettings(s) {
   $('settings-remember').checked = s.rememberKey;
   $('settings-toolset').value = s.toolset;
   $('settings-max-steps').value = s.maxSteps;
+  $('settings-research-proxy').value = s.researchProxy ?? '';
+  $('settings-research-private').checked = Boolean(s.researchAllowPrivate);
   const label = $('model-label');
   label.textContent = s.configured ? (isDemo(s) ? 'Demo model (offline, scripted; not an AI)' : `${s.model} · ${s.provider}`) : 'No model configured';
   label.classList.toggle('demo', isDemo(s));
@@ -982,6 +985,8 @@ async function saveSettings(event) {
     rememberKey: $('settings-remember').checked,
     toolset: $('settings-toolset').value,
     maxSteps: Number($('settings-max-steps').value),
+    researchProxy: $('settings-research-proxy').value.trim(),
+    researchAllowPrivate: $('settings-research-private').checked,
   };
   const key = $('settings-key').value.trim();
   if (key) patch.apiKey = key;
@@ -995,8 +1000,13 @@ async function saveSettings(event) {
   }
 }
 
+/** The dev server's research fetch proxy (same origin as the page). */
+function proxyTemplate() {
+  return `${location.origin}/proxy?url={url}`;
+}
+
 async function useDemo() {
-  renderSettings(await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', apiKey: null }));
+  renderSettings(await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', apiKey: null, researchProxy: proxyTemplate() }));
   $('settings-message').textContent = 'Using the offline demo model.';
 }
 
@@ -1008,6 +1018,7 @@ function selectTab(name) {
   if (name === 'history') renderHistory();
   if (name === 'memory') renderMemory();
   if (name === 'files') renderFiles();
+  if (name === 'research') loadResearch(app.project?.id);
 }
 
 // ---------------------------------------------------------------- boot
@@ -1025,6 +1036,7 @@ async function openInitialProject() {
 async function showProjectExtras() {
   await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
   await loadJobs(app.project?.id);
+  await loadResearch(app.project?.id);
   await loadAgents();
   await refreshApprovals();
 }
@@ -1087,8 +1099,9 @@ function wire() {
   c.on('run', (e) => {
     if (e.type === 'approval_requested' && isJobRun(e.run) && (!e.project || e.project === app.project?.id)) showApprovalCard({ ...e, run: e.run });
   });
-  c.on('job_progress', (e) => e.project === app.project?.id && jobProgress(e));
-  c.on('job_finished', (e) => e.project === app.project?.id && jobFinished(e));
+  c.on('job_progress', (e) => e.project === app.project?.id && (jobProgress(e), researchJobEvent(e)));
+  c.on('job_finished', (e) => e.project === app.project?.id && (jobFinished(e), researchJobEvent(e)));
+  c.on('research_changed', (e) => (!e.project || e.project === app.project?.id) && researchChanged(e));
   c.on('projects_changed', async (e) => {
     // Another project was created, imported or opened through the API: show it.
     if (e.remote || !e.current || e.current === app.project?.id) return;
@@ -1167,12 +1180,13 @@ async function main() {
   initBible(app.client);
   initFiles(app.client);
   initJobs(app.client, { cardNode: approvalCardNode, bible: bibleState });
+  initResearch(app.client);
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();
   if (!settings.configured) {
     // `make demo` works with no key: the dev server's offline demo model.
-    settings = await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo' });
+    settings = await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', researchProxy: settings.researchProxy || proxyTemplate() });
   }
   renderSettings(settings);
   await openInitialProject();
