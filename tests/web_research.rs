@@ -109,8 +109,14 @@ async fn research_url_reads_a_page_through_the_proxy_and_the_note_survives_a_rel
     assert_eq!(note["url"], page());
     assert_eq!(note["askedBy"], "agent:assistant");
     let preview = note["preview"].as_str().unwrap();
-    assert!(preview.starts_with("A lighthouse lamp is small, but the Fresnel lens"), "{preview}");
-    assert!(!preview.contains("tracking code") && !preview.contains("Subscribe"), "{preview}");
+    assert!(
+        preview.starts_with("A lighthouse lamp is small, but the Fresnel lens"),
+        "{preview}"
+    );
+    assert!(
+        !preview.contains("tracking code") && !preview.contains("Subscribe"),
+        "{preview}"
+    );
     let changed = a
         .events
         .peek()
@@ -134,7 +140,10 @@ async fn research_url_reads_a_page_through_the_proxy_and_the_note_survives_a_rel
             json!({"tool": "search_research", "args": {"query": "fresnel lens beam"}}),
         )
         .await;
-    assert_eq!(found["data"]["hits"][0]["title"], "How a lighthouse lamp works", "{found}");
+    assert_eq!(
+        found["data"]["hits"][0]["title"], "How a lighthouse lamp works",
+        "{found}"
+    );
     assert_eq!(found["data"]["hits"][0]["url"], page());
     let missing = b
         .ok(
