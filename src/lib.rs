@@ -19,6 +19,8 @@
 //!   writer sees: chapters, cursor, selection, paragraph, story bible, toolset).
 //! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
 //!   search and the `[AGENT MEMORY]` context block.
+//! - [`research`]: web pages read for a project: URL checks, HTML extraction, research
+//!   notes and their BM25 search.
 //! - [`files`]: the `data/` file view: free files (`plans/`, `notes/`) and the path sandbox.
 //! - [`names`]: closest-name suggestions for unknown names in errors.
 //! - `headless` (native only): the worker protocol as JSON lines on stdin and stdout, for
@@ -42,6 +44,7 @@ pub mod persist;
 pub mod policy;
 pub mod project;
 pub mod protocol;
+pub mod research;
 pub mod session;
 pub mod settings;
 pub mod store;

@@ -597,6 +597,9 @@ pub struct ExportDocument {
     /// The agents the app defined for the project (checked by the core on import).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<Value>,
+    /// The project's research notes (web pages read for it; checked by the core on import).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub research: Vec<Value>,
 }
 
 /// Export a session.
@@ -631,6 +634,7 @@ pub fn export_document(session: &Session, created_ms: u64, now_ms: u64) -> Expor
         bible: session.bible.all().cloned().collect(),
         files: session.files.all().cloned().collect(),
         agents: Vec::new(),
+        research: Vec::new(),
     }
 }
 

@@ -19,6 +19,11 @@ pub const SETTINGS_KEY: &str = "settings";
 /// Most model calls a run may be allowed.
 pub const MAX_STEPS_LIMIT: usize = 100;
 
+/// How long an asynchronous tool's call may take unless `toolTimeoutsMs` says (ms).
+pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
+/// `research_url` calls a run may make unless `researchPerRun` says.
+pub const DEFAULT_RESEARCH_PER_RUN: usize = 10;
+
 /// The model settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -58,6 +63,18 @@ pub struct Settings {
     /// A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
     /// `{q, source, target, format}` and answering `{translatedText}`), if any.
     pub mtl_endpoint: String,
+    // -- Asynchronous tools and research (issue 18). --
+    /// Timeouts of asynchronous tools by tool name (ms); others get
+    /// [`DEFAULT_TOOL_TIMEOUT_MS`].
+    pub tool_timeouts_ms: std::collections::BTreeMap<String, u64>,
+    /// The fetch proxy of `research_url`: a URL template whose `{url}` is replaced by the
+    /// page's address, percent-encoded (`http://127.0.0.1:8080/proxy?url={url}`); empty:
+    /// pages are fetched directly (most sites then fail for want of CORS headers).
+    pub research_proxy: String,
+    /// Let research reach loopback and private addresses.
+    pub research_allow_private: bool,
+    /// Most `research_url` calls per run.
+    pub research_per_run: usize,
     // --- Proactive memory (issue 18): the idle thinker and the bedside plan. ---
     /// The idle thinker: when it may think, and how many model calls a day it may make.
     pub idle_thinking: IdleThinking,
@@ -166,6 +183,10 @@ impl Default for Settings {
             // Proactive memory (issue 18).
             idle_thinking: IdleThinking::default(),
             bedside_plan: false,
+            tool_timeouts_ms: Default::default(),
+            research_proxy: String::new(),
+            research_allow_private: false,
+            research_per_run: DEFAULT_RESEARCH_PER_RUN,
         }
     }
 }
@@ -213,6 +234,15 @@ pub struct SettingsPatch {
     idle_thinking: Option<IdleThinkingPatch>,
     #[serde(default)]
     bedside_plan: Option<bool>,
+    /// Timeouts by tool name (ms); a `null` goes back to the default.
+    #[serde(default)]
+    tool_timeouts_ms: Option<Map<String, Value>>,
+    #[serde(default)]
+    research_proxy: Option<String>,
+    #[serde(default)]
+    research_allow_private: Option<bool>,
+    #[serde(default)]
+    research_per_run: Option<usize>,
 }
 
 /// The origin of a URL (`scheme://host[:port]`, lowercase, default ports left out, user info
@@ -450,7 +480,64 @@ impl Settings {
         }
         // Proactive memory (issue 18).
         next.patch_proactive(patch.idle_thinking, patch.bedside_plan)?;
+        // -- Asynchronous tools and research. --
+        if let Some(timeouts) = patch.tool_timeouts_ms {
+            for (tool, ms) in timeouts {
+                if !tool_exists(&tool) {
+                    return Err(format!(
+                        "'toolTimeoutsMs': there is no tool \"{}\"",
+                        tool.chars().take(80).collect::<String>()
+                    ));
+                }
+                match ms {
+                    Value::Null => {
+                        next.tool_timeouts_ms.remove(&tool);
+                    }
+                    v => match v.as_u64().filter(|ms| (1_000..=600_000).contains(ms)) {
+                        Some(ms) => {
+                            next.tool_timeouts_ms.insert(tool, ms);
+                        }
+                        None => {
+                            return Err(format!(
+                            "'toolTimeoutsMs.{tool}' must be between 1000 and 600000 ms, or null"
+                        ))
+                        }
+                    },
+                }
+            }
+        }
+        if let Some(proxy) = patch.research_proxy {
+            let proxy = proxy.trim().to_string();
+            let web = proxy.starts_with("http://") || proxy.starts_with("https://");
+            let template = web && proxy.contains("{url}");
+            if !(proxy.is_empty() || template) {
+                return Err(format!(
+                    "'researchProxy' must be an http(s) URL with {{url}} where the page's address goes (such as http://127.0.0.1:8080/proxy?url={{url}}), got \"{}\"",
+                    crate::tools::editing::preview(&proxy, 80)
+                ));
+            }
+            next.research_proxy = proxy;
+        }
+        if let Some(allow) = patch.research_allow_private {
+            next.research_allow_private = allow;
+        }
+        if let Some(n) = patch.research_per_run {
+            if !(1..=100).contains(&n) {
+                return Err(format!(
+                    "'researchPerRun' must be between 1 and 100, got {n}"
+                ));
+            }
+            next.research_per_run = n;
+        }
         Ok(next)
+    }
+
+    /// How long a call of the asynchronous tool `tool` may take (ms).
+    pub fn tool_timeout_ms(&self, tool: &str) -> u64 {
+        self.tool_timeouts_ms
+            .get(tool)
+            .copied()
+            .unwrap_or(DEFAULT_TOOL_TIMEOUT_MS)
     }
 
     /// The approval policies in force (per tool; per-agent entries left out).
@@ -666,6 +753,10 @@ mod tests {
             json!({"mtlEndpoint": "libre"}),
             json!({"idleThinking": {"afterMs": 10}}),
             json!({"idleThinking": {"maxCallsPerDay": 5000}}),
+            json!({"toolTimeoutsMs": {"research_url": 10}}),
+            json!({"researchProxy": "http://proxy.test/"}),
+            json!({"researchProxy": "file:///{url}"}),
+            json!({"researchPerRun": 0}),
         ] {
             assert!(
                 s.patched(patch(bad.clone()), |_| true, |_| true).is_err(),

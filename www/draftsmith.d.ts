@@ -280,6 +280,15 @@ export interface Settings {
   idleThinking: IdleThinking;
   /** Whether the bedside note's automatic update adds a short plan written by the model. */
   bedsidePlan: boolean;
+  // -- Asynchronous tools and research. --
+  /** Timeouts of asynchronous tools (`research_url`) by tool name, ms; others take 30 000. */
+  toolTimeoutsMs: Record<string, number>;
+  /** The research fetch proxy: a URL template with `{url}` (`http://127.0.0.1:8080/proxy?url={url}`); '' fetches directly. */
+  researchProxy: string;
+  /** Let research reach loopback and private addresses. */
+  researchAllowPrivate: boolean;
+  /** Most `research_url` calls per run (10). */
+  researchPerRun: number;
 }
 
 /**
@@ -321,6 +330,14 @@ export interface SettingsPatch {
   idleThinking?: Partial<IdleThinking>;
   /** Add a short model-written plan to the bedside note's automatic update. */
   bedsidePlan?: boolean;
+  // -- Asynchronous tools and research. --
+  /** Timeouts by tool name, 1 000 to 600 000 ms; `null` goes back to 30 000. */
+  toolTimeoutsMs?: Record<string, number | null>;
+  /** An http(s) URL template with `{url}`; '' fetches pages directly. */
+  researchProxy?: string;
+  researchAllowPrivate?: boolean;
+  /** 1 to 100. */
+  researchPerRun?: number;
 }
 
 export interface Usage { input_tokens: number; output_tokens: number }
@@ -661,13 +678,23 @@ export interface RunJobParams {
   preset?: string;
 }
 
+/** A research job: web pages read into research notes, as the writer, one unit per URL. */
+export interface ResearchJobParams {
+  kind: 'research';
+  /** 1 to 50 http(s) addresses (refused at once if one is not allowed). */
+  urls: string[];
+  /** 1 to 8 pages read at once (3). */
+  concurrency?: number;
+}
+
 /** What `startJob` takes. */
-export type JobParams = PipelineJobParams | RunJobParams;
+export type JobParams = PipelineJobParams | RunJobParams | ResearchJobParams;
 
 /** A job's parameters as the core keeps them (every default filled in; no `kind`, which is the job's). */
 export type JobViewParams =
   | { phases: JobPhase[]; scope: JobScope; allowOverwrite: boolean; concurrency: number }
-  | Omit<RunJobParams, 'kind'>;
+  | Omit<RunJobParams, 'kind'>
+  | { urls: string[]; concurrency: number };
 
 /**
  * A job's state: `waiting_approval` when every unit left waits for the writer's approval,
@@ -698,9 +725,51 @@ export interface UnitView {
   state: UnitState;
   /** The unit's run id. */
   run: string;
-  /** How its run ended (once it did). */
-  result?: { status: RunResult['status']; text: string; steps: number };
+  /** How its run ended (once it did); for a research unit, the note it kept. */
+  result?: { status: RunResult['status']; text: string; steps: number } | ResearchUnitResult;
   error?: string;
+  /** A research unit's page. */
+  url?: string;
+}
+
+/** What a research job's unit kept. */
+export interface ResearchUnitResult {
+  id: string;
+  title: string;
+  url: string;
+  /** True when it updated the note of an address read before. */
+  updated: boolean;
+  text: string;
+}
+
+/** A research note as listed (its whole text stays in the core; `search_research` searches it). */
+export interface ResearchNote {
+  id: string;
+  /** The address as asked for. */
+  url: string;
+  /** The normalised address: one note per normalised address. */
+  normalized: string;
+  title: string;
+  /** The first 500 characters of its text. */
+  preview: string;
+  chars: number;
+  description?: string;
+  fetchedMs: number;
+  createdMs: number;
+  /** `agent:<name>` or `human` (the writer). */
+  askedBy: string;
+  source: 'agent' | 'human';
+  /** How many times the page was read. */
+  fetches: number;
+}
+
+/** What `researchList` resolves with. */
+export interface ResearchListing {
+  notes: ResearchNote[];
+  count: number;
+  bytes: number;
+  /** The caps: beyond them the notes read longest ago go first. */
+  limits: { notes: number; bytes: number };
 }
 
 /** A job's progress over its units. */
@@ -718,7 +787,7 @@ export interface JobProgress {
 export interface JobView {
   id: string;
   project: string;
-  kind: 'pipeline' | 'run';
+  kind: 'pipeline' | 'run' | 'research';
   params: JobViewParams;
   state: JobState;
   createdMs: number;
@@ -726,7 +795,7 @@ export interface JobView {
   error?: string;
   progress: JobProgress;
   /** Each phase's units done out of its total, in order (one phase named `run` for a background run). */
-  phases: { name: JobPhase | 'run'; done: number; total: number }[];
+  phases: { name: JobPhase | 'run' | 'research'; done: number; total: number }[];
   units?: UnitView[];
 }
 
@@ -812,6 +881,8 @@ export interface EventMap {
    * new worker took up an unfinished job of the project it opened.
    */
   job_progress: { project: string; job: JobView; unit?: UnitView; resumed?: boolean };
+  /** A research note was added, updated (the same address read again) or deleted; `evicted`: notes dropped to stay within the caps. */
+  research_changed: { project: string; action: 'added' | 'updated' | 'deleted'; note: ResearchNote; evicted?: string[]; remote?: boolean };
   /** A job ended: `done`, `failed` or `cancelled`. */
   job_finished: { project: string; job: JobView };
 }
@@ -967,6 +1038,18 @@ export declare class Draftsmith {
   cancelJob(job: string, options?: RequestOptions): Promise<JobView>;
   /** A unit and its transcript (saved when the unit ends or waits for approval; empty before). */
   jobUnit(job: string, unit: string, options?: RequestOptions): Promise<JobUnitDetail>;
+  /** The open project's research notes, newest first. */
+  researchList(options?: RequestOptions): Promise<ResearchListing>;
+  /** Delete a research note (`not_found` if there is none). */
+  researchDelete(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  /** Read pages into research notes as the writer: a research job. */
+  researchUrls(urls: string[], options?: RequestOptions & { concurrency?: number }): Promise<JobView>;
+  /** Research: the same requests, grouped. */
+  readonly research: {
+    list(options?: RequestOptions): Promise<ResearchListing>;
+    delete(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
+    start(urls: string[], options?: RequestOptions & { concurrency?: number }): Promise<JobView>;
+  };
   /** Background jobs: the same requests, grouped. */
   readonly jobs: {
     start(params: JobParams, options?: RequestOptions): Promise<JobView>;

@@ -361,7 +361,8 @@ export class Draftsmith {
    * Start a background job on the open project: `{kind: 'pipeline', phases?, scope?,
    * allowOverwrite?, concurrency?}` (rentl's pipelines: the context, translation and editing
    * phases over the story bible's scenes, run by single-purpose subagents) or `{kind: 'run',
-   * prompt, agent?, preset?}` (one agent run in the background). Resolves at once with the
+   * prompt, agent?, preset?}` (one agent run in the background) or `{kind: 'research', urls,
+   * concurrency?}` (web pages read into research notes). Resolves at once with the
    * job (JobView); its progress arrives as `job_progress` events, its end as `job_finished`.
    * A job is saved: after a reload, a new worker resumes it from its first unit not done.
    */
@@ -406,6 +407,39 @@ export class Draftsmith {
    */
   jobUnit(job, unit, options) {
     return this.request('job_unit', { job, unit }, options);
+  }
+
+  /**
+   * The open project's research notes (web pages read by its agents with `research_url` and
+   * by the writer with research jobs), newest first: `{notes, count, bytes, limits}`; each
+   * note has its title, url, a 500-character preview, `askedBy` (`agent:<name>` or `human`)
+   * and `source` (`agent` or `human`). Changes arrive as `research_changed` events.
+   */
+  researchList(options) {
+    return this.request('research_list', {}, options);
+  }
+
+  /** Delete a research note. */
+  researchDelete(id, options) {
+    return this.request('research_delete', { id }, options);
+  }
+
+  /**
+   * Read web pages into research notes, as the writer, in the background: a job of kind
+   * `research` with one unit per URL (`startJob({kind: 'research', urls})`).
+   */
+  researchUrls(urls, { concurrency, ...options } = {}) {
+    const params = concurrency === undefined ? { kind: 'research', urls } : { kind: 'research', urls, concurrency };
+    return this.request('start_job', params, options);
+  }
+
+  /** Research: `list`, `delete`, `start` (a research job). */
+  get research() {
+    return {
+      list: (options) => this.researchList(options),
+      delete: (id, options) => this.researchDelete(id, options),
+      start: (urls, options) => this.researchUrls(urls, options),
+    };
   }
 
   /** Background jobs: `start`, `status`, `list`, `pause`, `resume`, `cancel`, `unit`. */

@@ -16,6 +16,10 @@
 //   watch NAME                   -> watch_entity {name: NAME, type: "character", reason}
 //   watch rule: TEXT             -> watch_entity {name: TEXT, type: "rule", reason}
 //   goal: TEXT                   -> create_goal {title: TEXT}
+//   research URL                -> research_url {url: URL}; then the page's title and url
+//   search the research for X   -> search_research {query: X} (also "search research for X",
+//                                  "what does the research say about X"); then it cites the
+//                                  best note: According to "<title>" (<url>): <preview>
 //   anything else                -> a short text answer listing what it understands
 // After a tool result it says "Done.", that the writer declined (a result with code
 // `denied`), or what went wrong.
@@ -182,7 +186,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; watch Mara; watch rule: some rule; goal: some goal. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -227,7 +231,22 @@ function instruction(text) {
   }
   if ((m = text.match(/^goal\s*:\s*(.+)$/i))) return { name: 'create_goal', arguments: { title: m[1].trim() } };
   if ((m = text.match(/go to chapter\s+(\S+)/i))) return { name: 'jump_to_chapter', arguments: { chapter: m[1] } };
+  if ((m = text.match(/^research\s+(https?:\/\/\S+?)[.,]?$/i))) return { name: 'research_url', arguments: { url: m[1] } };
+  if ((m = text.match(/^(?:search (?:the )?research (?:for|about)|what does (?:the|my) research say about)\s+(.+?)[.?!]*$/i))) {
+    return { name: 'search_research', arguments: { query: m[1].replace(/^["“](.*)["”]$/, '$1') } };
+  }
   return null;
+}
+
+/** What the demo model says after a research tool's result: the source it read or found. */
+function sumUpResearch(call) {
+  const data = call.result?.data ?? {};
+  if (call.result?.status !== 'success') return `That did not work: ${data.message ?? 'no answer'}`;
+  if (call.name === 'research_url') return `I read "${data.title}" (${data.url}) into the research notes.`;
+  const hit = (data.hits ?? [])[0];
+  if (!hit) return `I found nothing in the research about "${call.args.query}".`;
+  const first = String(hit.preview ?? '').split(/(?<=[.!?])\s/)[0];
+  return `According to "${hit.title}" (${hit.url}): ${first}`;
 }
 
 /**
@@ -1130,6 +1149,8 @@ function bedsidePlan(req) {
 
 /** The plain assistant, and any agent without a preset's role. */
 function plain(req) {
+  const research = req.last.role === 'tool' && req.calls.at(-1);
+  if (research && ['research_url', 'search_research'].includes(research.name)) return { text: sumUpResearch(research) };
   if (req.last.role === 'tool') return { text: sumUp(req.last.content) };
   const call = instruction(req.prompt);
   if (!call) return { text: HELP };

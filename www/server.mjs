@@ -8,10 +8,25 @@
 // only with `--mock` (or `startServer({mock: true})`), and only they send
 // `Access-Control-Allow-Origin: *` (the browser tests' page runs on another port). Without the
 // flag, as under `make demo`, no other origin can queue what this origin serves.
+//
+// Research fetch proxy (`researchProxy: "http://127.0.0.1:8080/proxy?url={url}"`), GET
+// /proxy?url=<http(s) URL>: the worker cannot read most sites itself (no CORS headers), so
+// this server reads the page for it. It is not an open proxy:
+//   - only this origin's own pages may use it (`Sec-Fetch-Site: same-origin`, which browsers
+//     send and no page can forge); any other caller (another site's page, a navigation) gets
+//     403. With --mock (tests only) another origin may use it, with CORS, but only for pages
+//     of this server itself;
+//   - only http(s) URLs without credentials; a host that resolves to a loopback, private,
+//     link-local or otherwise non-public address is refused unless it is this server itself
+//     (its demo and test pages); each redirect (at most 5) is checked the same way;
+//   - the answer is never a page of this origin: it is served as text/plain with nosniff and
+//     a sandboxing CSP, the page's own type in `X-Proxy-Content-Type`; at most 2 MiB, 20 s.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { handleModelRoute, readBody } from './llm-fixtures.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -107,6 +122,100 @@ async function serveMockMtl(req, res) {
   return json(200, { translatedText: `[${body.target}] ${body.q}` });
 }
 
+// --- the research fetch proxy ----------------------------------------------------------------
+
+const PROXY_MAX_BYTES = 2 * 1024 * 1024;
+const PROXY_TIMEOUT_MS = 20_000;
+
+/** Whether an IP address (v4 or v6 text) is loopback, private, link-local or otherwise not public. */
+export function privateAddress(ip) {
+  let v4 = isIP(ip) === 4 ? ip : null;
+  if (!v4 && isIP(ip) === 6) {
+    const lower = ip.toLowerCase();
+    const mapped = lower.match(/^(?:0*:)*:?ffff:(\d+\.\d+\.\d+\.\d+)$/) ?? lower.match(/^::(\d+\.\d+\.\d+\.\d+)$/);
+    if (mapped) v4 = mapped[1];
+    else if (/^::ffff:/.test(lower) || lower === '::' || lower === '::1') return true;
+    else return /^(?:f[cd]|fe[89ab]|fe[c-f]|ff|64:ff9b:|2002:|2001:db8:)/.test(lower) || /^0*:0*:0*:0*:0*:0*:0*:[01]$/.test(lower);
+  }
+  if (!v4) return true;
+  const [a, b] = v4.split('.').map(Number);
+  return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 192 && b === 0) ||
+    (a === 198 && (b === 18 || b === 19)) || a >= 224;
+}
+
+/** Why `target` may not be fetched (a message), or null. `self` is this server's host:port. */
+async function proxyRefusal(target, self, crossOrigin) {
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return 'only http and https pages can be read';
+  if (target.username || target.password) return 'no credentials in the URL';
+  if (target.host === self) return null;
+  if (crossOrigin) return 'another origin may only read pages of this server (and only with --mock)';
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  let addresses;
+  try {
+    addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true, verbatim: true });
+  } catch (err) {
+    return `cannot resolve ${host}: ${err.code ?? err.message}`;
+  }
+  if (!addresses.length || addresses.some((a) => privateAddress(a.address))) {
+    return `${host} is not a public address`;
+  }
+  return null;
+}
+
+async function serveProxy(req, res, url, mock) {
+  const site = req.headers['sec-fetch-site'];
+  const crossOrigin = site !== 'same-origin';
+  const cors = mock && crossOrigin ? { ...CORS_HEADERS, 'Access-Control-Expose-Headers': 'X-Proxy-Content-Type' } : {};
+  const refuse = (status, text) => send(res, status, text, cors);
+  if (req.method !== 'GET') return refuse(405, 'the proxy only reads (GET)');
+  if (crossOrigin && !mock) return refuse(403, 'the research proxy serves only this origin\'s own pages');
+  const self = req.headers.host ?? '';
+  let target;
+  try {
+    target = new URL(url.searchParams.get('url') ?? '');
+  } catch {
+    return refuse(400, 'give the page as ?url=<http(s) URL>');
+  }
+  const signal = AbortSignal.timeout(PROXY_TIMEOUT_MS);
+  let upstream;
+  for (let hop = 0; ; hop++) {
+    const why = await proxyRefusal(target, self, crossOrigin);
+    if (why) return refuse(403, `refused: ${why}`);
+    try {
+      upstream = await fetch(target, { redirect: 'manual', signal, headers: { accept: 'text/html,application/xhtml+xml,text/plain;q=0.8', 'user-agent': 'draftsmith-research-proxy' } });
+    } catch (err) {
+      return refuse(502, `could not read the page: ${err.cause?.code ?? err.message}`);
+    }
+    const location = upstream.headers.get('location');
+    if (upstream.status < 300 || upstream.status >= 400 || !location) break;
+    if (hop >= 5) return refuse(502, 'too many redirects');
+    target = new URL(location, target);
+    await upstream.body?.cancel();
+  }
+  const chunks = [];
+  let size = 0;
+  try {
+    for await (const chunk of upstream.body ?? []) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= PROXY_MAX_BYTES) break;
+    }
+  } catch (err) {
+    return refuse(502, `the page broke off: ${err.message}`);
+  }
+  const body = Buffer.concat(chunks).subarray(0, PROXY_MAX_BYTES);
+  res.writeHead(upstream.status, {
+    ...COMMON_HEADERS,
+    ...cors,
+    'Cache-Control': 'no-store',
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Security-Policy': "sandbox; default-src 'none'",
+    'X-Proxy-Content-Type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+  });
+  res.end(body);
+}
+
 function send(res, status, text, extra = {}) {
   res.writeHead(status, { ...COMMON_HEADERS, ...extra, 'Content-Type': 'text/plain; charset=utf-8' });
   res.end(text);
@@ -133,8 +242,13 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = HERE, mock
       return send(res, 404, 'not found: the test mocks are off (start the dev server with --mock for tests)');
     }
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, mockPath ? { ...COMMON_HEADERS, ...CORS_HEADERS } : COMMON_HEADERS);
+      const open = mockPath || (mock && url.pathname === '/proxy');
+      res.writeHead(204, open ? { ...COMMON_HEADERS, ...CORS_HEADERS } : COMMON_HEADERS);
       return res.end();
+    }
+    if (url.pathname === '/proxy') {
+      serveProxy(req, res, url, mock).catch(fail);
+      return;
     }
     if (url.pathname === '/mock/mtl/translate' && req.method === 'POST') {
       serveMockMtl(req, res).catch(fail);

@@ -1,6 +1,7 @@
 // Service worker of the demo page: keeps the page usable offline. Same-origin GETs go to the
 // network first (so a rebuilt page is picked up at once) and are cached; when the network is
-// gone, the cached copy is served. Model endpoints (/demo/, /mock/) are never cached.
+// gone, the cached copy is served. Model endpoints (/demo/, /mock/) and the research proxy
+// (/proxy) are never cached.
 const CACHE = 'draftsmith-shell-v1';
 const SHELL = [
   './',
@@ -31,7 +32,7 @@ self.addEventListener('fetch', (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (request.method !== 'GET' || url.origin !== self.location.origin) return;
-  if (url.pathname.startsWith('/demo/') || url.pathname.startsWith('/mock/')) return;
+  if (url.pathname.startsWith('/demo/') || url.pathname.startsWith('/mock/') || url.pathname === '/proxy') return;
   event.respondWith(
     (async () => {
       const cache = await caches.open(CACHE);

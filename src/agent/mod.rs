@@ -13,6 +13,8 @@
 //!   dropped from the transcript) and is checked before each tool call; a tool call that has
 //!   started runs to its end (commands are atomic), the calls after it get an `aborted`
 //!   result, so the manuscript is always exactly before or after each command;
+//! - consecutive calls of asynchronous read-only tools ([`ToolDefinition::asynchronous`],
+//!   such as `research_url`) in one step run concurrently; results keep the calls' order;
 //! - usage is summed over the steps.
 
 pub mod abort;
@@ -185,8 +187,10 @@ pub struct RunContext<'a> {
     pub now_ms: &'a dyn Fn() -> u64,
     /// Jitter in `[0, 1)`.
     pub jitter: &'a mut dyn FnMut() -> f64,
-    /// Runs one tool call through the edit path (the calls of a run are executed one at a
-    /// time, in order: the next starts when the previous one's future has resolved).
+    /// Runs one tool call through the edit path. The calls of a run are executed one at a
+    /// time, in order (the next starts when the previous one's future has resolved), except
+    /// consecutive calls of asynchronous read-only tools in one step, whose futures are made
+    /// at once and run concurrently (their results still go into the transcript in order).
     pub execute: &'a mut dyn FnMut(&ToolCall) -> LocalBoxFuture<'a, ToolResult>,
     /// Hears every event.
     pub on_event: &'a mut dyn FnMut(RunEvent),
@@ -467,64 +471,97 @@ pub async fn continue_agent(
             calls.iter().map(|(c, _)| c.clone()).collect(),
         ));
         let mut pending = Vec::new();
-        for (call, invalid) in &calls {
-            let result = match invalid {
-                _ if abort.is_aborted() => aborted_result(),
-                _ if reply.is_some() => {
-                    not_executed_final("you already sent your response, which ended your task")
+        // Consecutive calls of asynchronous read-only tools run at once; every result goes
+        // into the transcript in the order of the calls.
+        let concurrent = |i: usize| {
+            let (call, invalid) = &calls[i];
+            invalid.is_none()
+                && reply_tool != Some(call.name.as_str())
+                && tools
+                    .iter()
+                    .any(|t| t.name == call.name && t.asynchronous && t.read_only)
+        };
+        let mut i = 0;
+        while i < calls.len() {
+            let mut end = i + 1;
+            if concurrent(i) && reply.is_none() && !abort.is_aborted() {
+                while end < calls.len() && concurrent(end) {
+                    end += 1;
                 }
-                Some(reason) => not_executed(reason),
-                None => {
+            }
+            let results: Vec<ToolResult> = if end - i > 1 {
+                for (call, _) in &calls[i..end] {
                     on_event(RunEvent::ToolCallStarted {
                         id: call.id.clone(),
                         name: call.name.clone(),
                         arguments: call.arguments.clone(),
                     });
-                    if reply_tool == Some(call.name.as_str()) {
-                        reply = Some(call.arguments.clone());
-                        ToolResult::success(
-                            json!({"delivered": true, "message": "Your response was sent; your task is over."}),
-                            Default::default(),
-                        )
-                    } else if tools.iter().any(|t| t.name == call.name) {
-                        execute(call).await
-                    } else {
-                        let mine: Vec<&str> = tools
-                            .iter()
-                            .map(|t| t.name.as_ref())
-                            .chain(reply_tool)
-                            .collect();
-                        let mut reason = format!(
-                            "'{}' is not one of your tools ({})",
-                            call.name,
-                            mine.join(", ")
-                        );
-                        if let Some(who) = who_may_call {
-                            let who = who(&call.name);
-                            if !who.is_empty() {
-                                reason.push_str("; ");
-                                reason.push_str(&who);
-                            }
-                        }
-                        not_executed_final(&reason)
-                    }
                 }
+                let running: Vec<_> = calls[i..end].iter().map(|(c, _)| execute(c)).collect();
+                future::join_all(running).await
+            } else {
+                let (call, invalid) = &calls[i];
+                vec![match invalid {
+                    _ if abort.is_aborted() => aborted_result(),
+                    _ if reply.is_some() => {
+                        not_executed_final("you already sent your response, which ended your task")
+                    }
+                    Some(reason) => not_executed(reason),
+                    None => {
+                        on_event(RunEvent::ToolCallStarted {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                        });
+                        if reply_tool == Some(call.name.as_str()) {
+                            reply = Some(call.arguments.clone());
+                            ToolResult::success(
+                                json!({"delivered": true, "message": "Your response was sent; your task is over."}),
+                                Default::default(),
+                            )
+                        } else if tools.iter().any(|t| t.name == call.name) {
+                            execute(call).await
+                        } else {
+                            let mine: Vec<&str> = tools
+                                .iter()
+                                .map(|t| t.name.as_ref())
+                                .chain(reply_tool)
+                                .collect();
+                            let mut reason = format!(
+                                "'{}' is not one of your tools ({})",
+                                call.name,
+                                mine.join(", ")
+                            );
+                            if let Some(who) = who_may_call {
+                                let who = who(&call.name);
+                                if !who.is_empty() {
+                                    reason.push_str("; ");
+                                    reason.push_str(&who);
+                                }
+                            }
+                            not_executed_final(&reason)
+                        }
+                    }
+                }]
             };
-            let status = result_status(&result);
-            on_event(RunEvent::ToolCallFinished {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                status: status.into(),
-            });
-            if status == "pending" {
-                // Its result comes when the writer decides.
-                pending.push(call.clone());
-                continue;
+            for ((call, _), result) in calls[i..end].iter().zip(results) {
+                let status = result_status(&result);
+                on_event(RunEvent::ToolCallFinished {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    status: status.into(),
+                });
+                if status == "pending" {
+                    // Its result comes when the writer decides.
+                    pending.push(call.clone());
+                    continue;
+                }
+                messages.push(Message::tool_result(
+                    call,
+                    serde_json::to_string(&result).unwrap_or_default(),
+                ));
             }
-            messages.push(Message::tool_result(
-                call,
-                serde_json::to_string(&result).unwrap_or_default(),
-            ));
+            i = end;
         }
         on_event(RunEvent::StepFinished { step: steps });
         if !pending.is_empty() {

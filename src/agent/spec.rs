@@ -399,6 +399,7 @@ fn generated(name: String, description: String, parameters: Value) -> ToolDefini
         category: Category::Knowledge,
         reversible: false,
         read_only: false,
+        asynchronous: false,
         parameters,
     }
 }

@@ -88,6 +88,9 @@ pub(super) struct Unit {
     result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// The page a research job's unit reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
 }
 
 /// What a job does.
@@ -98,6 +101,8 @@ pub(super) enum JobKind {
     Pipeline,
     /// One agent run in the background.
     Run,
+    /// Web pages read into research notes, one unit per page, as the writer.
+    Research,
 }
 
 /// A job, as saved.
@@ -147,9 +152,13 @@ impl Job {
             }
         }
         if phases.is_empty() {
-            phases.push(
-                json!({"name": "run", "done": count(State::Done), "total": self.units.len()}),
-            );
+            let name = if self.kind == JobKind::Research {
+                "research"
+            } else {
+                "run"
+            };
+            phases
+                .push(json!({"name": name, "done": count(State::Done), "total": self.units.len()}));
         }
         let current: Vec<&str> = self
             .units
@@ -215,6 +224,9 @@ impl Unit {
         }
         if let Some(error) = &self.error {
             view["error"] = json!(error);
+        }
+        if let Some(url) = &self.url {
+            view["url"] = json!(url);
         }
         view
     }
@@ -282,6 +294,9 @@ pub(super) struct StartJob {
     agent: Option<Value>,
     #[serde(default)]
     preset: Option<String>,
+    /// For `kind: "research"`: the pages to read.
+    #[serde(default)]
+    urls: Option<Vec<String>>,
 }
 
 /// Params naming a job.
@@ -336,14 +351,19 @@ impl Core {
                 "this core cannot run background work (it was built without a spawner)",
             ));
         }
-        self.settings
-            .borrow()
-            .provider_config()
-            .map_err(Error::NoModel)?;
+        if p.kind != JobKind::Research {
+            self.settings
+                .borrow()
+                .provider_config()
+                .map_err(Error::NoModel)?;
+        }
         if self.llm().is_none() {
             return Err(Error::NoModel(
                 "this core was built without a way to call models".into(),
             ));
+        }
+        if p.kind != JobKind::Research && p.urls.is_some() {
+            return Err(invalid("start_job", "'urls' belongs to kind \"research\""));
         }
         let concurrency = p.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
         if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
@@ -355,6 +375,59 @@ impl Core {
         let id = self.env.ids.next_id();
         let catalog = self.catalog(&project).await?;
         let (params, units) = match p.kind {
+            JobKind::Research => {
+                if p.prompt.is_some()
+                    || p.agent.is_some()
+                    || p.preset.is_some()
+                    || p.phases.is_some()
+                    || p.scope.is_some()
+                {
+                    return Err(invalid(
+                        "start_job",
+                        "kind \"research\" takes 'urls' (and 'concurrency'), nothing else",
+                    ));
+                }
+                let urls = p.urls.clone().unwrap_or_default();
+                if urls.is_empty() || urls.len() > super::research::MAX_JOB_URLS {
+                    return Err(invalid(
+                        "start_job",
+                        &format!(
+                            "'urls' must list 1 to {} pages to read",
+                            super::research::MAX_JOB_URLS
+                        ),
+                    ));
+                }
+                let allow_private = self.settings.borrow().research_allow_private;
+                for url in &urls {
+                    crate::research::url::check(url, allow_private).map_err(|e| {
+                        invalid(
+                            "start_job",
+                            &format!("'{}': {e}", url.chars().take(200).collect::<String>()),
+                        )
+                    })?;
+                }
+                let params = json!({ "urls": urls, "concurrency": concurrency });
+                let units = urls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, url)| {
+                        let unit = format!("page{}", i + 1);
+                        Unit {
+                            run: unit_run(&id, &unit),
+                            id: unit,
+                            phase: None,
+                            stage: 0,
+                            agent: "writer".into(),
+                            target: Target::Project,
+                            state: State::Queued,
+                            result: None,
+                            error: None,
+                            url: Some(url.trim().to_string()),
+                        }
+                    })
+                    .collect();
+                (params, units)
+            }
             JobKind::Pipeline => {
                 if p.prompt.is_some() || p.agent.is_some() || p.preset.is_some() {
                     return Err(invalid(
@@ -413,6 +486,7 @@ impl Core {
                         state: State::Queued,
                         result: None,
                         error: None,
+                        url: None,
                     })
                     .collect();
                 (params, units)
@@ -451,6 +525,7 @@ impl Core {
                     state: State::Queued,
                     result: None,
                     error: None,
+                    url: None,
                 };
                 (params, vec![unit])
             }
@@ -786,6 +861,10 @@ impl Core {
                 unit,
             )
         };
+        if kind == JobKind::Research {
+            self.run_research_unit(rt, &project, &job_id, &unit).await;
+            return Ok(());
+        }
         self.ensure_settings().await?;
         let settings = self.settings.borrow().clone();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
@@ -799,7 +878,7 @@ impl Core {
                 let prompt = pipeline::task_message(&unit.agent, &unit.target, allow_overwrite);
                 (pipeline::unit_spec(&spec, allow_overwrite), prompt)
             }
-            JobKind::Run => {
+            JobKind::Run | JobKind::Research => {
                 let run: RunParams = serde_json::from_value(params.clone())
                     .map_err(|e| invalid("job", &e.to_string()))?;
                 let spec = self.entry_spec(&catalog, &settings, &run)?;
@@ -848,6 +927,41 @@ impl Core {
         )
         .await?;
         Ok(())
+    }
+
+    /// Read a research job's page (as the writer): the note is kept under the unit's hold
+    /// and saved with the unit's mark, in one batch.
+    async fn run_research_unit(&self, rt: &JobRt, project: &str, job_id: &str, unit: &Unit) {
+        let run = unit_run(job_id, &unit.id);
+        let abort = AbortSignal::new();
+        rt.aborts
+            .borrow_mut()
+            .insert(unit.id.clone(), abort.clone());
+        if rt.cancelled.get() {
+            abort.abort();
+        }
+        let address = unit.url.clone().unwrap_or_default();
+        let read = self.research_unit(project, &address, &run, &abort).await;
+        let job = {
+            let mut job = rt.job.borrow_mut();
+            job.updated_ms = self.env.clock.now_ms();
+            if let Some(u) = job.unit_mut(&unit.id) {
+                match read {
+                    Ok(result) => {
+                        u.state = State::Done;
+                        u.result = Some(result);
+                    }
+                    Err(_) if abort.is_aborted() => u.state = State::Cancelled,
+                    Err(message) => {
+                        u.state = State::Failed;
+                        u.error = Some(message);
+                    }
+                }
+            }
+            job.clone()
+        };
+        self.save_job(&job, Some(run), Vec::new()).await;
+        self.emit_job(rt, Some(&unit.id));
     }
 
     /// A unit's run ended (finished, failed or aborted): mark it, and save its writes, its

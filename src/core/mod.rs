@@ -21,6 +21,7 @@ mod jobs;
 mod memory;
 pub mod mtl;
 mod proactive;
+mod research;
 mod run;
 mod saving;
 mod tree;
@@ -96,6 +97,8 @@ pub const REQUEST_TYPES: &[&str] = &[
     "resume_job",
     "cancel_job",
     "job_unit",
+    "research_list",
+    "research_delete",
     "define_agent",
     "list_agents",
     "delete_agent",
@@ -145,8 +148,10 @@ struct Touched {
     bible: Vec<(crate::bible::Kind, String)>,
     /// Free files of the `data/` view changed (saved, or deleted when gone).
     files: Vec<String>,
-    /// Meta records to put with the change (approval records, job records).
+    /// Meta records to put with the change (approval records, job records, research notes).
     meta_puts: Vec<Value>,
+    /// Meta records to delete with the change (research notes), by key.
+    meta_deletes: Vec<String>,
     /// A job unit's hold to release into this save (its writes go with its progress mark).
     release: Option<String>,
 }
@@ -212,6 +217,9 @@ fn mark_touched(open: &mut Open, touched: Touched) {
     }
     for record in touched.meta_puts {
         pending.append(Append::Meta(record));
+    }
+    for key in touched.meta_deletes {
+        pending.append(Append::MetaDelete(key));
     }
 }
 
@@ -283,6 +291,10 @@ pub struct Shared {
     jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
     /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
     proactive: proactive::ProactiveCell,
+    /// Each project's research notes (loaded once from the store).
+    research: RefCell<BTreeMap<String, crate::research::Research>>,
+    /// `research_url` calls made so far by each run going on.
+    research_runs: RefCell<BTreeMap<String, usize>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -329,6 +341,8 @@ impl Core {
             spawner: RefCell::new(None),
             jobs: RefCell::new(BTreeMap::new()),
             proactive: RefCell::default(),
+            research: RefCell::new(BTreeMap::new()),
+            research_runs: RefCell::new(BTreeMap::new()),
         };
         Self {
             shared: Rc::new(shared),
@@ -481,6 +495,8 @@ impl Core {
             "resume_job" => self.resume_job(params(kind, p)?).await,
             "cancel_job" => self.cancel_job(params(kind, p)?).await,
             "job_unit" => self.job_unit(params(kind, p)?).await,
+            "research_list" => self.research_list().await,
+            "research_delete" => self.research_delete(params(kind, p)?).await,
             "define_agent" => self.define_agent(params(kind, p)?).await,
             "list_agents" => self.list_agents().await,
             "delete_agent" => self.delete_agent(params(kind, p)?).await,
@@ -832,6 +848,7 @@ impl Core {
         self.forget_proactive(&p.id);
         self.sessions.borrow_mut().remove(&p.id);
         self.defined_agents.borrow_mut().remove(&p.id);
+        self.research.borrow_mut().remove(&p.id);
         self.conversations
             .borrow_mut()
             .retain(|(project, _), _| *project != p.id);
@@ -864,6 +881,7 @@ impl Core {
             persist::export_document(&open.session, open.created_ms, now)
         };
         doc.agents = self.agents_for_export(&id).await?;
+        doc.research = self.research_for_export(&id).await?;
         Ok(serde_json::to_value(doc).unwrap_or_default())
     }
 
@@ -880,9 +898,16 @@ impl Core {
             .cloned()
             .unwrap_or_default();
         let agents = self.check_imported_agents(&agents)?;
+        let research = p
+            .document
+            .get("research")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let (mut session, created_ms) = persist::import_document(p.document)
             .map_err(|reason| invalid("import_project", &reason))?;
         let id = session.project.id.clone();
+        let research = self.check_imported_research(&id, &research)?;
         let exists = self.sessions.borrow().contains_key(&id)
             || self.env.store.get(Table::Projects, &id).await?.is_some();
         if exists {
@@ -895,6 +920,7 @@ impl Core {
             .store_new(&mut session, created_ms, self.env.clock.now_ms())
             .await?;
         self.store_imported_agents(&id, agents).await?;
+        self.store_imported_research(&id, research).await?;
         let summary = project_json(&session.project);
         self.sessions
             .borrow_mut()
@@ -1177,6 +1203,11 @@ impl Core {
         }
         if crate::tools::bible::language::is_mtl(&call.name) {
             return self.execute_mtl(project, call, origin, abort, &ctx).await;
+        }
+        if crate::tools::research::is_research(&call.name) {
+            return self
+                .execute_research(project, call, origin, abort, &ctx)
+                .await;
         }
         let interpret = call.name == "run_analysis"
             && crate::tools::generation::interpretation_requested(

@@ -449,6 +449,7 @@ impl Core {
             })
             .await;
         self.runs.borrow_mut().remove(&run_id);
+        self.forget_research_run(&run_id);
         let end = match end {
             Ok(end) => end,
             Err(e) => {

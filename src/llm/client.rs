@@ -480,3 +480,74 @@ impl Sleeper for RecordingSleeper {
         future::ready(()).boxed_local()
     }
 }
+
+/// A sleeper whose time moves only when told ([`ManualSleeper::advance`]), for tests of
+/// timeouts: a `sleep(ms)` resolves once the time has been advanced by `ms` since it began.
+#[derive(Debug, Default)]
+pub struct ManualSleeper {
+    now: std::cell::Cell<u64>,
+    timers: RefCell<Vec<ManualTimer>>,
+}
+
+#[derive(Debug)]
+struct ManualTimer {
+    due: u64,
+    asked: u64,
+    state: std::rc::Rc<RefCell<(bool, Option<std::task::Waker>)>>,
+}
+
+impl ManualSleeper {
+    /// A sleeper at time 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Move time forward by `ms`, waking every sleep that is due.
+    pub fn advance(&self, ms: u64) {
+        let now = self.now.get() + ms;
+        self.now.set(now);
+        let mut timers = self.timers.borrow_mut();
+        timers.retain(|t| {
+            if t.due > now {
+                return true;
+            }
+            let mut state = t.state.borrow_mut();
+            state.0 = true;
+            if let Some(waker) = state.1.take() {
+                waker.wake();
+            }
+            false
+        });
+    }
+
+    /// The waits (ms asked for) still pending whose future is alive, in the order asked.
+    pub fn pending(&self) -> Vec<u64> {
+        self.timers
+            .borrow()
+            .iter()
+            .filter(|t| std::rc::Rc::strong_count(&t.state) > 1)
+            .map(|t| t.asked)
+            .collect()
+    }
+}
+
+impl Sleeper for ManualSleeper {
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'static, ()> {
+        let state = std::rc::Rc::new(RefCell::new((false, None)));
+        self.timers.borrow_mut().push(ManualTimer {
+            due: self.now.get() + ms,
+            asked: ms,
+            state: std::rc::Rc::clone(&state),
+        });
+        future::poll_fn(move |cx| {
+            let mut s = state.borrow_mut();
+            if s.0 {
+                std::task::Poll::Ready(())
+            } else {
+                s.1 = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        })
+        .boxed_local()
+    }
+}

@@ -63,6 +63,8 @@ pub enum Append {
     Audit(AuditRecord),
     /// A `meta` record (an approval record the call claimed or requested).
     Meta(Value),
+    /// The deletion of a `meta` record, by key (a research note dropped or deleted).
+    MetaDelete(String),
 }
 
 /// A chapter is checkpointed (its record rewritten with its whole text) once this many
@@ -714,6 +716,7 @@ pub fn batch(
             Append::Change(_) => {}
             Append::Audit(record) => batch.put(Table::Audit, record)?,
             Append::Meta(record) => batch.put_value(Table::Meta, record.clone()),
+            Append::MetaDelete(key) => batch.delete(Table::Meta, key.clone()),
         }
     }
     Ok((batch, receipt))

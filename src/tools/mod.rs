@@ -14,7 +14,8 @@
 //! [`ui`], [`memory`], [`generation`] (the model-backed tools, run in two phases by the
 //! core), [`bible`], [`files`] (the `data/` file view: `read_file`, `write_file`,
 //! `edit_file`, `list_files`, `search_code`, every path through the sandbox of
-//! [`crate::files::path`]).
+//! [`crate::files::path`]), [`research`] (`research_url`, `search_research`: web pages read
+//! for the project, run by the core).
 
 pub mod analysis;
 pub mod bible;
@@ -24,6 +25,7 @@ pub mod generation;
 pub mod memory;
 pub mod navigation;
 pub mod reading;
+pub mod research;
 pub mod schema;
 pub mod ui;
 pub mod validate;
@@ -225,9 +227,17 @@ pub trait ToolSpec: 'static {
     const DESCRIPTION: &'static str;
     /// Whether its edits are undoable (false for reads and ui state).
     const REVERSIBLE: bool;
-    /// True for tools that change nothing at all (the core then skips preparing a save of
-    /// what they might change).
+    /// True for tools that change nothing of the project's session (manuscript, story
+    /// bible, memory, files, editor state); the core then skips preparing a save of what
+    /// they might change. (`research_url` is one: it only keeps a research note, which the
+    /// core stores apart, one per address.)
     const READ_ONLY: bool = false;
+    /// True for tools the core runs itself with an asynchronous step (a network call) under
+    /// a timeout (`toolTimeoutsMs`, default [`crate::settings::DEFAULT_TOOL_TIMEOUT_MS`]):
+    /// on timeout the step is dropped (cancelled) and the call's result is a `timeout`
+    /// error. Calls of tools that are both asynchronous and read-only, made in one model
+    /// step, run concurrently.
+    const ASYNC: bool = false;
     /// Run with parsed arguments through the edit context.
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
 }
@@ -337,8 +347,11 @@ pub struct ToolDefinition {
     pub category: Category,
     /// Whether its edits are undoable.
     pub reversible: bool,
-    /// Whether it changes nothing at all.
+    /// Whether it changes nothing of the project's session (see [`ToolSpec::READ_ONLY`]).
     pub read_only: bool,
+    /// Whether the core runs it asynchronously, under a timeout (see [`ToolSpec::ASYNC`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub asynchronous: bool,
     /// JSON Schema of the arguments (an object schema, provider-neutral).
     pub parameters: Value,
 }
@@ -379,6 +392,7 @@ impl ToolRegistry {
         generation::register(&mut registry);
         bible::register(&mut registry);
         files::register(&mut registry);
+        research::register(&mut registry);
         registry.define_builtin_toolsets();
         registry
     }
@@ -435,6 +449,7 @@ impl ToolRegistry {
             category: T::CATEGORY,
             reversible: T::REVERSIBLE,
             read_only: T::READ_ONLY,
+            asynchronous: T::ASYNC,
             parameters,
         });
         self.commands.register(CommandMeta {

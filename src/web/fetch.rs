@@ -107,12 +107,19 @@ impl LlmTransport for FetchTransport {
             {
                 controller.abort();
                 return Err(TransportError::Network(format!(
-                    "the endpoint {} answered with a redirect, which is refused (it would send the API key elsewhere); set the base URL to the final address",
+                    "{} answered with a redirect, which is refused (a followed redirect could send the API key elsewhere); use the final address (for a model, set it as the base URL)",
                     request.url.split('?').next().unwrap_or_default()
                 )));
             }
             let mut response_headers = Vec::new();
-            for name in ["content-type", "retry-after", "retry-after-ms"] {
+            // `x-proxy-content-type`: the page's own type, when a research fetch proxy serves
+            // it under a harmless one.
+            for name in [
+                "content-type",
+                "retry-after",
+                "retry-after-ms",
+                "x-proxy-content-type",
+            ] {
                 if let Ok(Some(value)) = response.headers().get(name) {
                     response_headers.push((name.to_string(), value));
                 }

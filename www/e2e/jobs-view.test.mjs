@@ -49,6 +49,9 @@ test('the start form: phases in pipeline order, scope, overwrite, concurrency ch
 test('titles, details, counts and the running units read as the writer expects', () => {
   assert.equal(jobTitle(job()), 'Pipeline · Context → Editing');
   assert.equal(jobTitle({ kind: 'run', params: { kind: 'run', prompt: 'Tidy   the\nglossary', agent: 'meta_glossary_curator' } }), 'Run · meta_glossary_curator · “Tidy the glossary”');
+  assert.equal(jobTitle({ kind: 'research', params: { urls: ['https://example.org/a'], concurrency: 3 } }), 'Research · https://example.org/a');
+  assert.equal(jobTitle({ kind: 'research', params: { urls: ['https://a.example/', 'https://b.example/'], concurrency: 2 } }), 'Research · 2 pages');
+  assert.equal(jobDetails({ kind: 'research', params: { urls: [], concurrency: 2 } }), 'web pages read into research notes · 2 at once');
   assert.equal(jobDetails(job()), 'all scenes · no overwrite · 3 at once');
   // The core's params carry no kind; a run job has one phase named `run`.
   assert.equal(jobTitle({ kind: 'pipeline', params: { phases: ['translation'], scope: { route: 'r' } }, phases: [] }), 'Pipeline · Translation');

@@ -111,3 +111,72 @@ test('test mocks on: a queued answer cannot set Content-Type, Location or Set-Co
     await server.close();
   }
 });
+
+/**
+ * From a page on another origin, navigate (a link) to `target`'s research proxy for `page`,
+ * and read what a no-cors fetch of it can tell. Returns what the browser got.
+ */
+async function proxyAttack(target, page) {
+  const context = await browser.newContext();
+  const tab = await context.newPage();
+  await tab.goto(evil.url);
+  const proxied = `${target}proxy?url=${encodeURIComponent(page)}`;
+  const fetched = await tab.evaluate(async (url) => {
+    try {
+      const r = await fetch(url);
+      return { status: r.status, text: (await r.text()).slice(0, 40) };
+    } catch (err) {
+      return { error: String(err) };
+    }
+  }, proxied);
+  const navigation = tab.waitForNavigation();
+  await tab.evaluate((url) => {
+    const a = document.createElement('a');
+    a.href = url;
+    document.body.append(a);
+    a.click();
+  }, proxied);
+  const response = await navigation;
+  const got = {
+    fetched,
+    status: response?.status(),
+    contentType: response?.headers()['content-type'] ?? '',
+    title: await tab.title().catch(() => ''),
+    pwned: await tab.evaluate(() => window.pwned === true).catch(() => false),
+  };
+  await context.close();
+  return got;
+}
+
+test('the research proxy is no open proxy: another origin gets nothing through it', async () => {
+  // A page on the internet stands in as the evil server's own page, with a script.
+  const hostile = `${evil.url}page.html`;
+  const demo = await startServer({ port: 0 });
+  try {
+    // Under make demo: another origin's fetch and navigation are refused (403, not HTML).
+    for (const page of [hostile, `${demo.url}index.html`]) {
+      const got = await proxyAttack(demo.url, page);
+      assert.ok(got.fetched.error || got.fetched.status !== 200, JSON.stringify(got));
+      assert.equal(got.status, 403, JSON.stringify(got));
+      assert.ok(!got.contentType.startsWith('text/html'), JSON.stringify(got));
+      assert.equal(got.pwned, false);
+    }
+  } finally {
+    await demo.close();
+  }
+  const mocked = await startServer({ port: 0, mock: true });
+  try {
+    // With the test mocks: another origin may read only the server's own pages, and never as
+    // a page of this origin (text/plain, sandboxed).
+    const other = await proxyAttack(mocked.url, hostile);
+    assert.equal(other.status, 403, JSON.stringify(other));
+    assert.equal(other.pwned, false);
+    const own = await proxyAttack(mocked.url, `${mocked.url}e2e/fixtures/research/lighthouse.html`);
+    assert.equal(own.status, 200, JSON.stringify(own));
+    assert.match(own.contentType, /^text\/plain/);
+    assert.notEqual(own.title, 'How a lighthouse lamp works | Coast Notes');
+    assert.equal(own.pwned, false);
+  } finally {
+    await mocked.close();
+  }
+});

@@ -12,6 +12,7 @@ import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
 import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
+import { initResearch, loadResearch, researchChanged, researchJobEvent } from './research.js';
 import { createDemoProject } from './demo-story.js';
 import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
 
@@ -236,7 +237,7 @@ async function applyUi(ui) {
     annotations: fromCore.of(true),
   });
   document.body.classList.toggle('zen', !!ui.zen_mode);
-  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'settings'].includes(ui.panel)) selectTab(ui.panel);
+  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'research', 'settings'].includes(ui.panel)) selectTab(ui.panel);
 }
 
 async function undo(origin) {
@@ -975,6 +976,8 @@ function renderSettings(s) {
   }
   $('settings-bedside-plan').checked = Boolean(s.bedsidePlan);
   idleSettings(s);
+  $('settings-research-proxy').value = s.researchProxy ?? '';
+  $('settings-research-private').checked = Boolean(s.researchAllowPrivate);
   const label = $('model-label');
   label.textContent = s.configured ? (isDemo(s) ? 'Demo model (offline, scripted; not an AI)' : `${s.model} · ${s.provider}`) : 'No model configured';
   label.classList.toggle('demo', isDemo(s));
@@ -996,6 +999,8 @@ async function saveSettings(event) {
       maxCallsPerDay: Number($('settings-idle-budget').value),
     },
     bedsidePlan: $('settings-bedside-plan').checked,
+    researchProxy: $('settings-research-proxy').value.trim(),
+    researchAllowPrivate: $('settings-research-private').checked,
   };
   const key = $('settings-key').value.trim();
   if (key) patch.apiKey = key;
@@ -1009,8 +1014,13 @@ async function saveSettings(event) {
   }
 }
 
+/** The dev server's research fetch proxy (same origin as the page). */
+function proxyTemplate() {
+  return `${location.origin}/proxy?url={url}`;
+}
+
 async function useDemo() {
-  renderSettings(await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', apiKey: null }));
+  renderSettings(await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', apiKey: null, researchProxy: proxyTemplate() }));
   $('settings-message').textContent = 'Using the offline demo model.';
 }
 
@@ -1022,6 +1032,7 @@ function selectTab(name) {
   if (name === 'history') renderHistory();
   if (name === 'memory') renderMemory();
   if (name === 'files') renderFiles();
+  if (name === 'research') loadResearch(app.project?.id);
 }
 
 // ---------------------------------------------------------------- boot
@@ -1040,6 +1051,7 @@ async function showProjectExtras() {
   await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
   await loadJobs(app.project?.id);
   await loadSuggestions(app.project?.id);
+  await loadResearch(app.project?.id);
   await loadAgents();
   await refreshApprovals();
 }
@@ -1105,8 +1117,9 @@ function wire() {
   c.on('run', (e) => {
     if (e.type === 'approval_requested' && isJobRun(e.run) && (!e.project || e.project === app.project?.id)) showApprovalCard({ ...e, run: e.run });
   });
-  c.on('job_progress', (e) => e.project === app.project?.id && jobProgress(e));
-  c.on('job_finished', (e) => e.project === app.project?.id && jobFinished(e));
+  c.on('job_progress', (e) => e.project === app.project?.id && (jobProgress(e), researchJobEvent(e)));
+  c.on('job_finished', (e) => e.project === app.project?.id && (jobFinished(e), researchJobEvent(e)));
+  c.on('research_changed', (e) => (!e.project || e.project === app.project?.id) && researchChanged(e));
   c.on('projects_changed', async (e) => {
     // Another project was created, imported or opened through the API: show it.
     if (e.remote || !e.current || e.current === app.project?.id) return;
@@ -1194,12 +1207,13 @@ async function main() {
       return doc && line <= doc.lines ? doc.line(line).text : null;
     },
   });
+  initResearch(app.client);
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();
   if (!settings.configured) {
     // `make demo` works with no key: the dev server's offline demo model.
-    settings = await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo' });
+    settings = await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', researchProxy: settings.researchProxy || proxyTemplate() });
   }
   renderSettings(settings);
   await openInitialProject();

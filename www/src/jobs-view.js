@@ -58,6 +58,10 @@ export function jobTitle(job) {
     const who = params.agent ?? params.preset;
     return `Run${who ? ` · ${who}` : ''} · “${clip(params.prompt, 48)}”`;
   }
+  if (job?.kind === 'research') {
+    const urls = params.urls ?? [];
+    return urls.length === 1 ? `Research · ${clip(urls[0], 60)}` : `Research · ${urls.length} pages`;
+  }
   const phases = params.phases?.length ? params.phases : job?.phases?.length ? job.phases.map((p) => p.name) : ['context'];
   return `Pipeline · ${phases.map(phaseLabel).join(' → ')}`;
 }
@@ -66,6 +70,7 @@ export function jobTitle(job) {
 export function jobDetails(job) {
   const params = job?.params ?? {};
   if (job?.kind === 'run' || params.kind === 'run') return 'a background agent run';
+  if (job?.kind === 'research') return `web pages read into research notes · ${params.concurrency ?? 3} at once`;
   const parts = [scopeText(params.scope), params.allowOverwrite ? 'overwrite allowed' : 'no overwrite', `${params.concurrency ?? 3} at once`];
   return parts.join(' · ');
 }

@@ -26,6 +26,8 @@ import type {
   NoteType,
   DeletedNote,
   ProjectSummary,
+  ResearchListing,
+  ResearchNote,
   RunEvent,
   RunResult,
   Settings,
@@ -236,6 +238,32 @@ export async function everything(): Promise<void> {
   });
   offJobs();
   void [jobState, phaseBars, runningNow, atOnce, target, unitText, unitPhase, jobs, cancelled];
+
+  // Research: pages read into research notes by agents and the writer.
+  await client.settings.set({ researchProxy: 'http://127.0.0.1:8080/proxy?url={url}', researchAllowPrivate: false, researchPerRun: 5, toolTimeoutsMs: { research_url: 20_000 } });
+  const researchSettings: Settings = await client.settings.get();
+  const proxy: string = researchSettings.researchProxy;
+  const timeouts: Record<string, number> = researchSettings.toolTimeoutsMs;
+  const reading: JobView = await client.researchUrls(['https://example.org/lighthouses'], { concurrency: 2 });
+  await client.research.start(['https://example.org/a', 'https://example.org/b']);
+  await client.startJob({ kind: 'research', urls: ['https://example.org/c'] });
+  // @ts-expect-error: a research job takes urls, not a prompt
+  await client.startJob({ kind: 'research', prompt: 'Read the web.' });
+  const researchListing: ResearchListing = await client.researchList();
+  const notes: ResearchNote[] = (await client.research.list()).notes;
+  for (const note of researchListing.notes) {
+    const who: 'agent' | 'human' = note.source;
+    console.log(note.title, note.url, note.preview.length, note.askedBy, who, note.fetchedMs, note.fetches);
+  }
+  if (notes[0]) await client.researchDelete(notes[0].id);
+  const researchUnits = (await client.jobStatus(reading.id)).units;
+  const page: string | undefined = researchUnits[0].url;
+  const offResearch = client.on('research_changed', (e) => {
+    const action: 'added' | 'updated' | 'deleted' = e.action;
+    console.log(action, e.note.title, e.note.source, e.evicted?.length);
+  });
+  offResearch();
+  void [proxy, timeouts, researchListing.limits.notes, researchListing.bytes, page];
 
   // Events and errors.
   const off = client.on('edit', (data) => {
