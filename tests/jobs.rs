@@ -22,7 +22,7 @@ use futures::FutureExt;
 use serde_json::{json, Value};
 
 mod common;
-use common::page::{calls, says, NeverSleeper, YieldNow};
+use common::page::{calls, says, tool_results, NeverSleeper, YieldNow};
 
 // ------------------------------------------------------------------------------------
 // A model playing rentl's subagents from what each request says
@@ -43,33 +43,6 @@ fn line_of(text: &str, label: &str) -> String {
         .unwrap_or("")
         .trim()
         .to_string()
-}
-
-/// The tool results of the conversation, in order, as (tool name, JSON).
-fn results(body: &Value) -> Vec<(String, Value)> {
-    let messages = body["messages"].as_array().unwrap();
-    // A tool message names its call; the call (in an assistant message) names the tool.
-    let name_of = |id: &Value| {
-        messages
-            .iter()
-            .filter_map(|m| m["tool_calls"].as_array())
-            .flatten()
-            .find(|c| &c["id"] == id)
-            .and_then(|c| c["function"]["name"].as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    messages
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                name_of(&m["tool_call_id"]),
-                serde_json::from_str(m["content"].as_str().unwrap_or("null"))
-                    .unwrap_or(Value::Null),
-            )
-        })
-        .collect()
 }
 
 fn offered(body: &Value, tool: &str) -> bool {
@@ -107,7 +80,7 @@ fn rentl_brain(body: &Value) -> Scripted {
     let agent = agent.split(':').next().unwrap_or("").to_string();
     let scene = line_of(&t, "Scene: ");
     let id = format!("call_{}", n_calls(body) + 1);
-    let done = results(body);
+    let done = tool_results(body);
     let last = done.last().map(|(_, r)| r.clone()).unwrap_or(Value::Null);
     if last["status"] == "error" {
         return says(&format!(
@@ -713,7 +686,7 @@ fn the_writer_chats_while_a_job_runs_and_a_job_can_be_cancelled() {
 /// write it again with `overwrite: true` (as an eager model might).
 fn eager_brain(body: &Value) -> Scripted {
     let t = task(body);
-    let done = results(body);
+    let done = tool_results(body);
     let writes = done
         .iter()
         .filter(|(n, r)| n == "scene_update_summary" && r["status"] == "success")

@@ -27,7 +27,7 @@ use futures::FutureExt;
 use serde_json::{json, Value};
 
 mod common;
-use common::page::{calls, says};
+use common::page::{calls, says, tool_results};
 
 /// How a page answers.
 enum Answer {
@@ -247,32 +247,6 @@ impl World {
             .filter(|r| r["kind"] == "research")
             .collect()
     }
-}
-
-/// The tool results of a model request, in order, as (tool name, result).
-fn tool_results(body: &Value) -> Vec<(String, Value)> {
-    let messages = body["messages"].as_array().unwrap();
-    let name_of = |id: &Value| {
-        messages
-            .iter()
-            .filter_map(|m| m["tool_calls"].as_array())
-            .flatten()
-            .find(|c| &c["id"] == id)
-            .and_then(|c| c["function"]["name"].as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    messages
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                name_of(&m["tool_call_id"]),
-                serde_json::from_str(m["content"].as_str().unwrap_or("null"))
-                    .unwrap_or(Value::Null),
-            )
-        })
-        .collect()
 }
 
 fn prompt(body: &Value) -> String {

@@ -647,16 +647,12 @@ impl Core {
     }
 
     /// Resume the unfinished jobs of `project` stored by an earlier worker (once per core).
-    pub(super) async fn wake_jobs(&self, project: &str) -> Result<(), Error> {
+    /// `records` are the project's `meta` records, as the opening read them.
+    pub(super) fn wake_jobs(&self, project: &str, records: &[Value]) {
         if self.spawner.borrow().is_none() {
-            return Ok(());
+            return;
         }
-        let records = self
-            .env
-            .store
-            .get_by_index(Table::Meta, "project", json!(project))
-            .await?;
-        for record in records.into_iter().filter(|r| r["kind"] == "job") {
+        for record in records.iter().filter(|r| r["kind"] == "job") {
             let Ok(mut job) = serde_json::from_value::<Job>(record["job"].clone()) else {
                 continue;
             };
@@ -676,7 +672,6 @@ impl Core {
             );
             self.launch(job);
         }
-        Ok(())
     }
 
     /// Save a job's record (and `extra` records) in the project's next batch, with what

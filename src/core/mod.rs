@@ -794,11 +794,21 @@ impl Core {
             .map(open_json)
             .unwrap_or_default();
         *self.current.borrow_mut() = Some(p.id.clone());
-        // Unfinished jobs an earlier worker left go on (a failure to read them is not the
-        // opening's: they are tried again at the next opening).
-        let _ = self.wake_jobs(&p.id).await;
-        // Its suggestions and analysis figures (tried again on first use if this fails).
-        let _ = self.ensure_proactive(&p.id).await;
+        if unsaved.is_none() {
+            // Loaded now: one read of the project's `meta` records serves both. Unfinished
+            // jobs an earlier worker left go on, and the suggestions and analysis figures are
+            // loaded (a failed read is not the opening's: the jobs wait for the next loading,
+            // the suggestions are read again on first use).
+            if let Ok(records) = self
+                .env
+                .store
+                .get_by_index(Table::Meta, "project", json!(p.id))
+                .await
+            {
+                self.load_proactive(&p.id, &records);
+                self.wake_jobs(&p.id, &records);
+            }
+        }
         Ok(summary)
     }
 

@@ -187,10 +187,17 @@ impl Core {
             .store
             .get_by_index(Table::Meta, "project", json!(project))
             .await?;
+        self.load_proactive(project, &records);
+        Ok(())
+    }
+
+    /// Load a project's suggestions and analysis figures from its `meta` records (once: what
+    /// this core made before the load wins).
+    pub(super) fn load_proactive(&self, project: &str, records: &[Value]) {
         let mut proactive = self.proactive.borrow_mut();
         let state = proactive.projects.entry(project.to_string()).or_default();
         if state.loaded {
-            return Ok(());
+            return;
         }
         for record in records {
             match record["kind"].as_str() {
@@ -219,7 +226,6 @@ impl Core {
         }
         state.suggestions.sort_by_key(|s| s.created_ms);
         state.loaded = true;
-        Ok(())
     }
 
     /// Forget a deleted project's proactive state (its records go with the project).
@@ -266,13 +272,10 @@ impl Core {
         if watched.is_empty() {
             return None;
         }
-        let mut known: Vec<String> = Vec::new();
-        for kind in [crate::bible::Kind::Character, crate::bible::Kind::Location] {
-            for entity in s.bible.list(kind) {
-                known.extend(crate::bible::mentions::names_of(entity));
-            }
-        }
-        let mut parts: Vec<&str> = vec![project];
+        // Keyed by the watch list and the bible's version counter (every change of the bible
+        // moves it), so a keystroke does not walk every name of the bible.
+        let bible_version = s.bible.last_version().to_string();
+        let mut parts: Vec<&str> = vec![project, &bible_version];
         for w in &watched {
             parts.extend([
                 w.id.as_str(),
@@ -281,12 +284,17 @@ impl Core {
                 w.priority.as_str(),
             ]);
         }
-        parts.extend(known.iter().map(String::as_str));
         let fingerprint = fnv(&parts);
         let mut proactive = self.proactive.borrow_mut();
         if let Some((p, f, monitor)) = &proactive.monitor {
             if p == project && *f == fingerprint {
                 return Some(Rc::clone(monitor));
+            }
+        }
+        let mut known: Vec<String> = Vec::new();
+        for kind in [crate::bible::Kind::Character, crate::bible::Kind::Location] {
+            for entity in s.bible.list(kind) {
+                known.extend(crate::bible::mentions::names_of(entity));
             }
         }
         let monitor = Rc::new(Monitor::new(watched, &known));

@@ -292,3 +292,31 @@ pub fn count_audit(store: &MemoryStore, tool: &str) -> usize {
         .filter(|r| r["tool"] == tool && r["status"] == "success")
         .count()
 }
+
+/// The tool results of a model request (OpenAI wire format), in order, as (tool name,
+/// result): a tool message names its call, and the call names the tool.
+#[allow(dead_code)]
+pub fn tool_results(body: &Value) -> Vec<(String, Value)> {
+    let messages = body["messages"].as_array().unwrap();
+    let name_of = |id: &Value| {
+        messages
+            .iter()
+            .filter_map(|m| m["tool_calls"].as_array())
+            .flatten()
+            .find(|c| &c["id"] == id)
+            .and_then(|c| c["function"]["name"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                name_of(&m["tool_call_id"]),
+                serde_json::from_str(m["content"].as_str().unwrap_or("null"))
+                    .unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
