@@ -2,7 +2,8 @@
 // - writes: 10,000 notes of about 1 KB in batches of 500, through `write_memory_notes`
 //   (page -> worker -> core -> IndexedDB), against raw IndexedDB and against Dexie writing
 //   the same records (the shape the core stores, with the same three indexes) in the same
-//   batches, one transaction per batch. Each writes into a fresh database of its own.
+//   batches, one transaction per batch. Each writes into a fresh database of its own; the
+//   three take turns batch by batch (see `writeRound`).
 // - search: 100 two-word queries over those notes through `search_memory` (a tool call,
 //   worker round trip included), against MiniSearch over the same notes in the page; with
 //   the overlap of the two top 10s.
@@ -112,15 +113,21 @@ function uuid() {
   return crypto.randomUUID();
 }
 
-async function ours(notes) {
+// The three writers. Each opens a fresh database, then writes one batch per call.
+async function oursWriter() {
   const db = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const client = await Draftsmith.start({ workerUrl: new URL(`../worker.js?db=${db}`, import.meta.url), persist: false, timeoutMs: 120_000 });
   await client.createProject('Benchmark');
-  const started = performance.now();
-  for (let i = 0; i < notes.length; i += BATCH) {
-    await client.request('write_memory_notes', { notes: notes.slice(i, i + BATCH) });
-  }
-  return { client, db, seconds: (performance.now() - started) / 1000 };
+  return {
+    client,
+    db,
+    write: (batch) => client.request('write_memory_notes', { notes: batch }),
+    async close() {
+      await client.deleteProject((await client.listProjects()).current ?? '');
+      client.close();
+      indexedDB.deleteDatabase(db);
+    },
+  };
 }
 
 function rawOpen(name) {
@@ -137,41 +144,63 @@ function rawOpen(name) {
   });
 }
 
-async function raw(notes) {
+async function rawWriter() {
   const name = `raw-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const db = await rawOpen(name);
-  const started = performance.now();
-  for (let i = 0; i < notes.length; i += BATCH) {
-    const now = Date.now();
-    await new Promise((done, fail) => {
+  return {
+    // One readwrite transaction per batch, its records built as they are put.
+    write: (batch) => new Promise((done, fail) => {
+      const now = Date.now();
       const tx = db.transaction('notes', 'readwrite');
       const store = tx.objectStore('notes');
-      for (const note of notes.slice(i, i + BATCH)) store.put(record(note, uuid(), 'p', now));
+      for (const note of batch) store.put(record(note, uuid(), 'p', now));
       tx.oncomplete = done;
       tx.onerror = () => fail(tx.error);
       tx.onabort = () => fail(tx.error);
-    });
-  }
-  const seconds = (performance.now() - started) / 1000;
-  db.close();
-  indexedDB.deleteDatabase(name);
-  return seconds;
+    }),
+    async close() {
+      db.close();
+      indexedDB.deleteDatabase(name);
+    },
+  };
 }
 
-async function dexie(notes) {
+async function dexieWriter() {
   const name = `dexie-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const db = new Dexie(name);
   db.version(1).stores({ notes: 'id, project, *tags, updatedMs' });
   await db.open();
-  const started = performance.now();
-  for (let i = 0; i < notes.length; i += BATCH) {
-    const now = Date.now();
-    await db.notes.bulkPut(notes.slice(i, i + BATCH).map((note) => record(note, uuid(), 'p', now)));
+  return {
+    write: (batch) => {
+      const now = Date.now();
+      return db.notes.bulkPut(batch.map((note) => record(note, uuid(), 'p', now)));
+    },
+    async close() {
+      db.close();
+      await Dexie.delete(name);
+    },
+  };
+}
+
+// One round: every writer writes all the notes into its own fresh database, batch by batch,
+// taking turns at each batch (in a rotating order), so that all three see the same machine
+// even when it is busy. Returns each one's total time (s) and our writer, kept open.
+async function writeRound(notes, round) {
+  const writers = { raw: await rawWriter(), ours: await oursWriter(), dexie: await dexieWriter() };
+  const seconds = { raw: 0, ours: 0, dexie: 0 };
+  const order = Object.keys(writers);
+  for (let i = 0, k = round; i < notes.length; i += BATCH, k++) {
+    const batch = notes.slice(i, i + BATCH);
+    for (let j = 0; j < order.length; j++) {
+      const who = order[(j + k) % order.length];
+      const t = performance.now();
+      await writers[who].write(batch);
+      seconds[who] += (performance.now() - t) / 1000;
+    }
   }
-  const seconds = (performance.now() - started) / 1000;
-  db.close();
-  await Dexie.delete(name);
-  return seconds;
+  await writers.raw.close();
+  await writers.dexie.close();
+  return { seconds, mine: writers.ours };
 }
 
 // The note number a hit's preview starts with ("Note 123: …").
@@ -210,23 +239,15 @@ function median(values) {
 async function main() {
   const notes = makeNotes();
   const queries = makeQueries();
-  // Several rounds, each writing all the notes with each contender into a fresh database,
-  // in a rotating order (none always pays for a cold browser or a busy machine); the
-  // median of each is reported. The last round's core is kept for the searches.
+  // Several rounds (see `writeRound`); the median of each writer is reported. The last
+  // round's core is kept for the searches.
   const times = { ours: [], raw: [], dexie: [] };
   let mine = null;
   for (let round = 0; round < ROUNDS; round++) {
-    const order = ['raw', 'ours', 'dexie'];
-    for (let k = 0; k < round % 3; k++) order.push(order.shift());
-    for (const who of order) {
-      if (who === 'raw') times.raw.push(await raw(notes));
-      if (who === 'dexie') times.dexie.push(await dexie(notes));
-      if (who === 'ours') {
-        if (mine) await dispose(mine);
-        mine = await ours(notes);
-        times.ours.push(mine.seconds);
-      }
-    }
+    if (mine) await mine.close();
+    const done = await writeRound(notes, round);
+    mine = done.mine;
+    for (const who of Object.keys(times)) times[who].push(done.seconds[who]);
   }
   const oursSeconds = median(times.ours);
   const rawSeconds = median(times.raw);
@@ -256,13 +277,7 @@ async function main() {
   };
   out.textContent = JSON.stringify(report, null, 2);
   window.benchResult = report;
-  await dispose(mine);
-}
-
-async function dispose(mine) {
-  await mine.client.deleteProject((await mine.client.listProjects()).current ?? '');
-  mine.client.close();
-  indexedDB.deleteDatabase(mine.db);
+  await mine.close();
 }
 
 main().catch((err) => {
