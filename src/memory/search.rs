@@ -141,8 +141,35 @@ const STOPWORDS: &[&str] = &[
     "this", "to", "ve", "was", "we", "were", "what", "when", "which", "who", "will", "with", "you",
 ];
 
+/// A word of at most seven bytes as one number: its bytes, the first highest, zeros after its
+/// end, and its length in the lowest byte. So packed words order as the words do, are equal
+/// only when the words are, and compare in one instruction.
+const fn pack(word: &[u8]) -> u64 {
+    let mut key = 0u64;
+    let mut i = 0;
+    while i < 7 {
+        key <<= 8;
+        if i < word.len() {
+            key |= word[i] as u64;
+        }
+        i += 1;
+    }
+    (key << 8) | (word.len() as u64 & 0xff)
+}
+
+/// [`STOPWORDS`] packed (see [`pack`]), in the same (sorted) order.
+const STOPWORD_KEYS: [u64; STOPWORDS.len()] = {
+    let mut keys = [0u64; STOPWORDS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = pack(STOPWORDS[i].as_bytes());
+        i += 1;
+    }
+    keys
+};
+
 fn is_stopword(term: &str) -> bool {
-    term.len() <= 5 && STOPWORDS.binary_search(&term).is_ok()
+    term.len() <= 5 && STOPWORD_KEYS.binary_search(&pack(term.as_bytes())).is_ok()
 }
 
 /// Strip a simple English plural in place (ASCII words of four letters or more).
@@ -680,9 +707,12 @@ mod tests {
     #[test]
     fn stopwords_are_sorted_and_short() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOPWORD_KEYS.windows(2).all(|w| w[0] < w[1]));
         assert!(STOPWORDS.iter().all(|w| w.len() <= 5));
         assert!(STOPWORDS.iter().all(|w| is_stopword(w)));
-        assert!(!is_stopword("lamp") && !is_stopword("theirs") && !is_stopword(""));
+        for word in ["lamp", "theirs", "", "th", "thes", "hers", "a\0", "ä"] {
+            assert!(!is_stopword(word), "{word:?}");
+        }
     }
 
     #[test]

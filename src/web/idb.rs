@@ -228,19 +228,20 @@ impl IdbStore {
             Expect(JsValue, &'b str, &'b Value),
         }
         let records = {
-            use std::fmt::Write as _;
             // About the records' size: a note of 1 KB is about 1.3 KB of JSON.
-            let mut text = String::with_capacity(2 + placed * 1_500);
-            text.push('[');
+            let mut text: Vec<u8> = Vec::with_capacity(2 + placed * 1_500);
+            text.push(b'[');
             for op in &batch.ops[..placed] {
                 if let Op::Put { value, .. } = op {
                     if text.len() > 1 {
-                        text.push(',');
+                        text.push(b',');
                     }
-                    let _ = write!(text, "{value}");
+                    serde_json::to_writer(&mut text, value)
+                        .map_err(|e| StoreError::Failed(e.to_string()))?;
                 }
             }
-            text.push(']');
+            text.push(b']');
+            let text = String::from_utf8(text).map_err(|e| StoreError::Failed(e.to_string()))?;
             js_sys::Array::from(
                 &JSON::parse(&text).map_err(|e| StoreError::Failed(format!("{e:?}")))?,
             )
