@@ -310,11 +310,15 @@ impl IdbStore {
                 }
             }
         }
-        if refused.is_some() || placed < batch.ops.len() {
+        let cut_short = placed < batch.ops.len();
+        if refused.is_some() || cut_short {
             let _ = tx.abort();
         } else if expectations == 0 {
             commit_now(&tx);
         }
+        // Everything is placed: the records are freed while IndexedDB writes them.
+        drop(stores);
+        drop(batch);
         let outcome = JsFuture::from(finished).await;
         drop(pending);
         if let Some(reason) = refused {
@@ -323,7 +327,7 @@ impl IdbStore {
         if let Some(refusal) = checks.borrow_mut().refusal.take() {
             return Err(refusal);
         }
-        if placed < batch.ops.len() {
+        if cut_short {
             return Err(StoreError::Aborted(format!(
                 "aborted after {placed} writes (fault injection)"
             )));
