@@ -262,6 +262,77 @@ pub async fn large_records_round_trip(store: &dyn Store) {
     assert_eq!(got.map(|r| r["text"].clone()), Some(json!(text)));
 }
 
+/// A batch of hundreds of writes (more than a store places at once) lands whole, in order
+/// (a later write of a key wins, a delete after a put removes it); one aborted after most of
+/// its writes, or refused by its last expectation, leaves nothing of it.
+pub async fn many_writes_land_whole_or_not_at_all(store: &dyn Store) {
+    let note = |i: usize, text: &str| {
+        json!({"id": format!("m{i:03}"), "project": "m", "tags": ["bulk", format!("t{}", i % 7)],
+               "updatedMs": i, "note": {"text": text}})
+    };
+    let mut batch = Batch::new();
+    for i in 0..300 {
+        batch.put_value(Table::Notes, note(i, "first"));
+    }
+    batch.put_value(Table::Notes, note(150, "second"));
+    batch.delete(Table::Notes, "m007");
+    batch.put_value(
+        Table::Projects,
+        json!({"id": "m", "name": "Many", "rev": 1}),
+    );
+    store.commit(batch).await.expect("commit");
+    let notes = store
+        .get_by_index(Table::Notes, "project", json!("m"))
+        .await
+        .expect("index");
+    assert_eq!(notes.len(), 299);
+    let text = |i: usize| {
+        notes
+            .iter()
+            .find(|n| n["id"] == format!("m{i:03}"))
+            .map(|n| n["note"]["text"].clone())
+    };
+    assert_eq!(text(150), Some(json!("second")));
+    assert_eq!(text(7), None);
+    assert_eq!(text(299), Some(json!("first")));
+    let tagged = store
+        .get_by_index(Table::Notes, "tags", json!("t3"))
+        .await
+        .expect("index");
+    assert_eq!(tagged.len(), (0..300).filter(|i| i % 7 == 3).count());
+
+    // Aborted after 250 of its 301 writes, then refused by its last expectation: nothing of
+    // either lands.
+    for refusal in 0..2 {
+        let mut batch = Batch::new();
+        for i in 0..300 {
+            batch.put_value(Table::Notes, note(i, "third"));
+        }
+        batch.delete(Table::Notes, "m150");
+        if refusal == 0 {
+            batch.abort_after = Some(250);
+        } else {
+            batch.expect(Table::Projects, "m", "rev", json!(2));
+        }
+        let err = store.commit(batch).await.expect_err("aborted or refused");
+        assert!(
+            matches!(err, StoreError::Aborted(_) | StoreError::Conflict(_)),
+            "{err:?}"
+        );
+        for i in [0, 63, 64, 65, 150, 249, 299] {
+            let got = store
+                .get(Table::Notes, &format!("m{i:03}"))
+                .await
+                .expect("get");
+            assert_eq!(
+                got.map(|n| n["note"]["text"].clone()),
+                Some(json!(if i == 150 { "second" } else { "first" })),
+                "case {refusal}, note {i}"
+            );
+        }
+    }
+}
+
 /// Every test body above, each on its own keys, in one empty store.
 pub async fn run_all(store: &dyn Store) {
     put_get_overwrite_delete(store).await;
@@ -270,6 +341,7 @@ pub async fn run_all(store: &dyn Store) {
     aborted_batches_leave_the_previous_state(store).await;
     expectations_guard_the_whole_batch(store).await;
     large_records_round_trip(store).await;
+    many_writes_land_whole_or_not_at_all(store).await;
 }
 
 /// Data written with schema version 1 (projects without `updatedMs`, no schema record) is
