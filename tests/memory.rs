@@ -792,6 +792,39 @@ fn corpus() -> Corpus {
     }
 }
 
+/// A search's top `k` is exactly the first `k` of a longer search (many ties on score,
+/// importance and time included: the order is total).
+#[test]
+fn a_smaller_limit_gives_the_top_of_a_larger_one() {
+    let ids = ids();
+    let mut m = Memory::new();
+    let words = ["lamp", "storm", "keeper", "rope", "bell"];
+    for i in 0..200usize {
+        let text = (0..1 + i % 4)
+            .map(|k| words[(i + k) % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        let input = NewNote {
+            importance: Some(1 + (i % 3) as u8),
+            ..tagged(&text, &[words[i % 2]])
+        };
+        m.write_note("p", input, (i % 5) as u64, &ids).unwrap();
+    }
+    for query in [
+        SearchQuery::text("lamp storm"),
+        SearchQuery::text("bell"),
+        SearchQuery::tags(["lamp"]),
+        SearchQuery::default(),
+    ] {
+        let all = m.search("p", &query.clone().with_limit(100));
+        assert!(all.len() > 20, "{}", all.len());
+        for k in [1, 2, 7, 10, 33] {
+            let top = m.search("p", &query.clone().with_limit(k));
+            assert_eq!(top, all[..k].to_vec(), "{query:?} limit {k}");
+        }
+    }
+}
+
 #[test]
 fn text_search_ranks_by_bm25() {
     let c = corpus();

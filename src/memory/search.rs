@@ -672,7 +672,16 @@ impl Memory {
                     .collect()
             }
         };
-        hits.sort_by(|(a, sa), (b, sb)| sb.total_cmp(sa).then_with(|| by_importance(a, b)));
+        // The best `limit` hits, in order: selected first (linear), then only they are
+        // sorted. The order is total (ids are unique), so this is exactly a full sort's top.
+        let order = |(a, sa): &(&MemoryNote, f64), (b, sb): &(&MemoryNote, f64)| {
+            sb.total_cmp(sa).then_with(|| by_importance(a, b))
+        };
+        if hits.len() > limit && limit > 0 {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_by(order);
         hits.truncate(limit);
         hits.into_iter()
             .map(|(note, score)| SearchHit {
