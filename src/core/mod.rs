@@ -687,35 +687,26 @@ impl Core {
         hold: Option<&str>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let value = self.change(current, hold, f)?;
+        let value = {
+            let mut sessions = self.sessions.borrow_mut();
+            let open = sessions
+                .get_mut(current)
+                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+            let (value, touched) = f(&mut open.session)?;
+            match hold {
+                None => mark_touched(open, touched),
+                Some(hold) => {
+                    let pending = std::mem::take(&mut open.pending);
+                    mark_touched(open, touched);
+                    let marked = std::mem::replace(&mut open.pending, pending);
+                    open.pending.hold(hold, marked);
+                }
+            }
+            value
+        };
         // A failed save is reported to the page (`storage_error`) and stays pending; the
         // change itself is kept in memory.
         let _ = self.flush(current, false).await;
-        Ok(value)
-    }
-
-    /// The in-memory part of [`Core::mutate_held`]: run `f` on the session and mark what it
-    /// touched as pending (under `hold`, if given), without saving.
-    fn change<T>(
-        &self,
-        current: &str,
-        hold: Option<&str>,
-        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
-    ) -> Result<T, Error> {
-        let mut sessions = self.sessions.borrow_mut();
-        let open = sessions
-            .get_mut(current)
-            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
-        let (value, touched) = f(&mut open.session)?;
-        match hold {
-            None => mark_touched(open, touched),
-            Some(hold) => {
-                let pending = std::mem::take(&mut open.pending);
-                mark_touched(open, touched);
-                let marked = std::mem::replace(&mut open.pending, pending);
-                open.pending.hold(hold, marked);
-            }
-        }
         Ok(value)
     }
 
@@ -1052,7 +1043,12 @@ impl Core {
             ));
         }
         let current = self.current()?;
-        let value = self.change(&current, None, |s| {
+        let value = {
+            let mut sessions = self.sessions.borrow_mut();
+            let open = sessions
+                .get_mut(&current)
+                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+            let s = &mut open.session;
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
             let written = s
@@ -1074,14 +1070,13 @@ impl Core {
             // Expired deleted notes go with this write (their records are deleted).
             let mut notes_written = written;
             notes_written.extend(s.memory.purge_expired(now));
-            Ok((
-                result,
-                Touched {
-                    notes_written,
-                    ..Touched::default()
-                },
-            ))
-        })?;
+            let touched = Touched {
+                notes_written,
+                ..Touched::default()
+            };
+            mark_touched(open, touched);
+            result
+        };
         // The new notes are indexed for search while IndexedDB writes them: the save places
         // its writes at its first poll, then the index is brought up to date, then the save
         // is awaited.
