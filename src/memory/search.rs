@@ -414,7 +414,9 @@ impl NoteIndex {
     }
 
     fn entry(dictionary: &mut Dictionary, note: &MemoryNote) -> IndexedNote {
-        let mut ids: Vec<(u32, u32)> = Vec::new();
+        // Each occurrence as one number, its term id high and its weight low, so that sorting
+        // plain integers groups a term's occurrences.
+        let mut ids: Vec<u64> = Vec::with_capacity(note.text.len() / 5 + 8);
         let mut length = 0u32;
         let mut word = String::new();
         let mut add = |term: &str, weight: u32| {
@@ -424,15 +426,16 @@ impl NoteIndex {
                 Some(&id) => id,
                 None => *dictionary.entry(term.to_string()).or_insert(next),
             };
-            ids.push((id, weight));
+            ids.push(u64::from(id) << 32 | u64::from(weight));
         };
         each_term(&note.text, &mut word, |t| add(t, 1));
         for tag in &note.tags {
             each_term(tag, &mut word, |t| add(t, TAG_WEIGHT));
         }
-        ids.sort_unstable_by_key(|&(id, _)| id);
+        ids.sort_unstable();
         let mut terms: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
-        for (id, weight) in ids {
+        for packed in ids {
+            let (id, weight) = ((packed >> 32) as u32, packed as u32);
             match terms.last_mut() {
                 Some((last, count)) if *last == id => *count = count.saturating_add(weight),
                 _ => terms.push((id, weight)),
