@@ -676,7 +676,8 @@ impl Memory {
             }
         };
         // The best `limit` hits, in order: selected first (linear), then only they are
-        // sorted. The order is total (ids are unique), so this is exactly a full sort's top.
+        // sorted. The order is total (ids are unique), so this is exactly a full sort's top,
+        // and an unstable sort orders as a stable one would.
         let order = |(a, sa): &(&MemoryNote, f64), (b, sb): &(&MemoryNote, f64)| {
             sb.total_cmp(sa).then_with(|| by_importance(a, b))
         };
@@ -684,7 +685,7 @@ impl Memory {
             hits.select_nth_unstable_by(limit - 1, order);
             hits.truncate(limit);
         }
-        hits.sort_by(order);
+        hits.sort_unstable_by(order);
         hits.truncate(limit);
         hits.into_iter()
             .map(|(note, score)| SearchHit {
