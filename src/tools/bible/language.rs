@@ -1,21 +1,18 @@
 //! Language: the glossary, the style guide and UI settings, translations, machine translation,
-//! QA checks, context documents and `context_read_status` (see [`super::TOOLS`] for the
-//! tools). Here are their handlers.
+//! QA checks, context documents and `context_read_status`: the handlers of their tools.
 //!
 //! A scene's lines are the non-empty lines of its span of its chapter's text, trimmed and
 //! numbered from 1; a translation is the entity `<scene>:<line>`. A call that fails halfway (a
-//! merge, say) changes nothing.
-//!
-//! The machine-translation suggestion needs an HTTP call, which the synchronous edit path
-//! cannot make: the core runs `translation_create_mtl_suggestion` (and answers
-//! `translation_check_mtl_available` from its settings) in `src/core/mtl.rs`, planning it with
-//! [`mtl_plan`]. Agents never change context documents: there are only tools to read them.
+//! merge, say) changes nothing. The machine-translation suggestion needs an HTTP call, which
+//! the synchronous edit path cannot make: the core runs `translation_create_mtl_suggestion`
+//! (and answers `translation_check_mtl_available` from its settings) in `src/core/mtl.rs`,
+//! planning it with [`mtl_plan`]. Agents never change context documents: they only read them.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{parse, tool, Args};
+use super::{parse, preview, show, tool, Args, Out};
 use crate::bible::{is_empty_value, Bible, Entity, Kind};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
@@ -34,40 +31,16 @@ pub const DOC_CHUNK_CHARS: usize = 20_000;
 /// Most lines one `translation_read_scene` call shows.
 pub const MAX_SCENE_LINES: usize = 200;
 
-type Out = Result<Value, ToolError>;
+/// Append to a `String` with `format!` arguments.
+macro_rules! w {
+    ($s:expr, $($t:tt)*) => {
+        $s.push_str(&format!($($t)*))
+    };
+}
 
 /// Whether the core runs `name` itself ([`MTL_TOOLS`]).
 pub fn is_mtl(name: &str) -> bool {
     MTL_TOOLS.contains(&name)
-}
-
-// Formatting.
-
-fn shorten(s: &str, max: usize) -> String {
-    match s.chars().count() <= max {
-        true => s.to_string(),
-        false => s.chars().take(max).collect::<String>() + "…",
-    }
-}
-
-/// A value as a model reads it: texts as they are, lists joined, spans as `start-end`.
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::Null => "(empty)".into(),
-        Value::String(s) if s.trim().is_empty() => "(empty)".into(),
-        Value::String(s) => s.clone(),
-        Value::Array(items) if items.is_empty() => "(empty)".into(),
-        Value::Array(items) => {
-            let items = items
-                .iter()
-                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string));
-            items.collect::<Vec<_>>().join(", ")
-        }
-        Value::Object(o) if o.contains_key("start") && o.contains_key("end") => {
-            format!("chars {}-{}", o["start"], o["end"])
-        }
-        other => other.to_string(),
-    }
 }
 
 /// ` [origin]`, or nothing for a field never written.
@@ -85,16 +58,14 @@ fn entity_block(entity: &Entity) -> String {
         "{} '{}' (version {})",
         entity.kind, entity.id, entity.version
     );
-    for spec in entity.kind.fields() {
-        let (field, value) = (spec.name, value_text(entity.get(spec.name)));
-        let origin = origin_tag(entity, field);
-        out.push_str(&match value.contains('\n') {
-            true => {
-                let indented: Vec<String> = value.lines().map(|l| format!("    {l}")).collect();
-                format!("\n  {field}{origin}:\n{}", indented.join("\n"))
-            }
-            false => format!("\n  {field}: {value}{origin}"),
-        });
+    for field in entity.kind.fields().iter().map(|f| f.name) {
+        let (value, origin) = (show(entity.get(field), '-'), origin_tag(entity, field));
+        if value.contains('\n') {
+            let indented: Vec<String> = value.lines().map(|l| format!("    {l}")).collect();
+            w!(out, "\n  {field}{origin}:\n{}", indented.join("\n"));
+        } else {
+            w!(out, "\n  {field}: {value}{origin}");
+        }
     }
     out
 }
@@ -116,6 +87,10 @@ fn non_blank(a: &Args, name: &str) -> Result<String, ToolError> {
 /// A text argument, trimmed, if given.
 fn trimmed<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
     a.opt(name).map(str::trim)
+}
+
+fn numbers(ns: &[u64]) -> String {
+    ns.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
 // Scenes and their lines.
@@ -141,13 +116,12 @@ impl SceneLines {
     pub fn line(&self, line: u64) -> Result<&str, ToolError> {
         let index = usize::try_from(line).ok().and_then(|n| n.checked_sub(1));
         let found = index.and_then(|i| self.lines.get(i)).map(String::as_str);
-        found.ok_or_else(|| {
-            let scene = &self.scene;
-            ToolError::new("out_of_range", match self.lines.len() {
-                0 => format!("scene '{scene}' has no lines (its span of chapter '{}' is empty)", self.chapter_title),
-                n => format!("scene '{scene}' has lines 1 to {n}, not {line}; translation_read_scene shows them"),
-            })
+        let (scene, title) = (&self.scene, &self.chapter_title);
+        found.ok_or_else(|| match self.lines.len() {
+            0 => format!("scene '{scene}' has no lines (its span of chapter '{title}' is empty)"),
+            n => format!("scene '{scene}' has lines 1 to {n}, not {line}; translation_read_scene shows them"),
         })
+        .map_err(|message| ToolError::new("out_of_range", message))
     }
 }
 
@@ -157,14 +131,12 @@ pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Result<Scen
     let entity = bible.require(Kind::Scene, scene.trim())?;
     let chapter_ref = entity.text("chapter").trim();
     let chapter = project.find_chapter(chapter_ref).map_err(|_| {
+        let (id, chapter) = (&entity.id, preview(chapter_ref, 80));
         ToolError::not_found(format!(
-            "scene '{}' belongs to chapter '{}', which is not in the project",
-            entity.id,
-            shorten(chapter_ref, 80)
+            "scene '{id}' belongs to chapter '{chapter}', which is not in the project"
         ))
     })?;
-    let len = chapter.len_chars();
-    let span = entity.get("span");
+    let (len, span) = (chapter.len_chars(), entity.get("span"));
     let start = span.get("start").and_then(Value::as_u64).unwrap_or(0);
     let end = span
         .get("end")
@@ -179,10 +151,12 @@ pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Result<Scen
         .filter(|l| !l.is_empty())
         .map(str::to_string)
         .collect();
+    let (scene, chapter_id, chapter_title) =
+        (entity.id.clone(), chapter.id.clone(), chapter.title.clone());
     Ok(SceneLines {
-        scene: entity.id.clone(),
-        chapter_id: chapter.id.clone(),
-        chapter_title: chapter.title.clone(),
+        scene,
+        chapter_id,
+        chapter_title,
         span: (start, end),
         lines,
     })
@@ -203,78 +177,70 @@ fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entit
         .collect()
 }
 
-/// How many translations of a scene's lines from `first` to `last` have a target.
+/// How many translations of a scene's lines `first` to `last` have a target.
 fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
-    let translations = translations_of(bible, scene);
     let done = |(n, t): &(&u64, &&Entity)| {
         **n >= first && **n as usize <= last && !is_empty_value(Some(t.get("target")))
     };
-    translations.iter().filter(done).count()
+    translations_of(bible, scene).iter().filter(done).count()
 }
 
 // Glossary.
 
 /// `glossary_search_term`.
-pub fn search_term(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn search_term(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let query = a.text("query").trim().to_lowercase();
     let limit = a.num("limit").unwrap_or(50).clamp(1, 500) as usize;
-    let matches = |e: &&Entity| {
-        query.is_empty()
-            || ["term_src", "term_tgt", "notes"]
-                .iter()
-                .any(|f| e.text(f).to_lowercase().contains(&query))
+    let has = |e: &Entity| {
+        ["term_src", "term_tgt", "notes"]
+            .iter()
+            .any(|f| e.text(f).to_lowercase().contains(&query))
     };
-    let mut found: Vec<&Entity> = cx.bible().list(Kind::Glossary).filter(matches).collect();
+    let mut found: Vec<&Entity> = cx
+        .bible()
+        .list(Kind::Glossary)
+        .filter(|e| query.is_empty() || has(e))
+        .collect();
     // Exact term matches first, then by id.
-    found.sort_by_key(|e| {
-        (
-            !(eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query)),
-            e.id.clone(),
-        )
-    });
+    let exact = |e: &Entity| eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query);
+    found.sort_by_key(|e| (!exact(e), e.id.clone()));
     let total = found.len();
     found.truncate(limit);
     let mut text = match query.is_empty() {
         true => format!("The glossary has {total} entries."),
         false => {
-            let y = if total == 1 { "y" } else { "ies" };
-            format!(
-                "{total} glossary entr{y} match '{}'.",
-                shorten(a.text("query").trim(), 80)
-            )
+            let (y, q) = (
+                if total == 1 { "y" } else { "ies" },
+                preview(a.text("query").trim(), 80),
+            );
+            format!("{total} glossary entr{y} match '{q}'.")
         }
     };
     for e in &found {
         // `- id: source → target [origins] — notes`.
-        let tgt = e.text("term_tgt").trim();
+        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
         let tgt = if tgt.is_empty() {
             "(no translation)"
         } else {
             tgt
         };
-        let (src, src_origin, tgt_origin) = (
-            e.text("term_src").trim(),
-            origin_tag(e, "term_src"),
-            origin_tag(e, "term_tgt"),
-        );
-        text.push_str(&format!(
-            "\n- {}: {src}{src_origin} → {tgt}{tgt_origin}",
-            e.id
-        ));
+        let (src_origin, tgt_origin) = (origin_tag(e, "term_src"), origin_tag(e, "term_tgt"));
+        w!(text, "\n- {}: {src}{src_origin} → {tgt}{tgt_origin}", e.id);
         let notes = e.text("notes").trim();
         if !notes.is_empty() {
             let (origin, notes) = (
                 origin_tag(e, "notes"),
-                shorten(&notes.replace('\n', " "), 200),
+                preview(&notes.replace('\n', " "), 200),
             );
-            text.push_str(&format!(" — notes{origin}: {notes}"));
+            w!(text, " — notes{origin}: {notes}");
         }
     }
     if total > found.len() {
         let more = total - found.len();
-        text.push_str(&format!(
+        w!(
+            text,
             "\n({more} more not shown; narrow the query or raise 'limit')"
-        ));
+        );
     }
     if total == 0 && !query.is_empty() {
         text.push_str(" glossary_create_entry adds one.");
@@ -284,50 +250,47 @@ pub fn search_term(a: &Args, cx: &mut EditContext<'_>) -> Out {
 }
 
 /// `glossary_read_entry`.
-pub fn read_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn read_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let entity = cx.bible().require(Kind::Glossary, a.text("id").trim())?;
     Ok(json!({"text": entity_block(entity), "entry": entity.flat()}))
 }
 
 /// `glossary_create_entry`.
-pub fn create_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn create_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let term = non_blank(a, "term_src")?;
-    if let Some(existing) = cx
-        .bible()
-        .list(Kind::Glossary)
-        .find(|e| eq_ci(e.text("term_src"), &term))
-    {
+    let same = |e: &&Entity| eq_ci(e.text("term_src"), &term);
+    if let Some(existing) = cx.bible().list(Kind::Glossary).find(same) {
+        let (shown, id) = (preview(&term, 80), &existing.id);
         return Err(ToolError::new(
             "exists",
-            format!(
-                "the glossary already has an entry for '{}': '{}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)",
-                shorten(&term, 80),
-                existing.id
-            ),
+            format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)"),
         )
         .with_details(json!({"entry": existing.flat()})));
     }
-    let id = match trimmed(a, "id") {
-        Some(id) if !id.is_empty() => id.to_string(),
-        _ => cx.bible().fresh_id(Kind::Glossary, &term),
+    let id = match trimmed(a, "id").filter(|id| !id.is_empty()) {
+        Some(id) => id.to_string(),
+        None => cx.bible().fresh_id(Kind::Glossary, &term),
     };
-    let mut fields = vec![("term_src".to_string(), json!(term))];
-    for field in ["term_tgt", "notes"] {
-        fields.extend(trimmed(a, field).map(|v| (field.to_string(), json!(v))));
-    }
+    let given = ["term_tgt", "notes"]
+        .into_iter()
+        .filter_map(|f| Some((f.to_string(), json!(trimmed(a, f)?))));
+    let fields = [("term_src".to_string(), json!(term))]
+        .into_iter()
+        .chain(given)
+        .collect();
     cx.bible_create(Kind::Glossary, &id, fields)?;
     let entity = cx.bible().require(Kind::Glossary, &id)?;
     Ok(json!({"text": format!("Created {}", entity_block(entity)), "entry": entity.flat()}))
 }
 
 /// `glossary_update_entry`.
-pub fn update_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn update_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let id = a.text("id").trim().to_string();
     let before = cx.bible().require(Kind::Glossary, &id)?.version;
-    let fields = ["term_tgt", "notes"].into_iter();
-    let changes: Vec<(String, Value)> = fields
-        .filter_map(|f| trimmed(a, f).map(|v| (f.to_string(), json!(v))))
-        .collect();
+    let given = ["term_tgt", "notes"]
+        .into_iter()
+        .filter_map(|f| Some((f.to_string(), json!(trimmed(a, f)?))));
+    let changes: Vec<(String, Value)> = given.collect();
     if changes.is_empty() {
         return Err(ToolError::invalid_args(
             "give 'term_tgt', 'notes' or both: the fields to change",
@@ -341,9 +304,8 @@ pub fn update_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
     } else {
         "No change (same values):"
     };
-    Ok(
-        json!({"text": format!("{done} {}", entity_block(entity)), "changed": changed, "entry": entity.flat()}),
-    )
+    let text = format!("{done} {}", entity_block(entity));
+    Ok(json!({"text": text, "changed": changed, "entry": entity.flat()}))
 }
 
 /// Append `part` to `notes` as its own paragraph, unless it is empty or already there.
@@ -359,7 +321,7 @@ fn add_note(notes: &mut String, part: &str) {
 }
 
 /// `glossary_merge_entries`: all or nothing, and one approval covers the whole merge.
-pub fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let keep_id = a.text("keep").trim().to_string();
     let keep = cx.bible().require(Kind::Glossary, &keep_id)?.clone();
     let mut ids: Vec<String> = Vec::new();
@@ -379,20 +341,19 @@ pub fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
             "'merge' must list at least one entry id to fold into the kept one",
         ));
     }
-    let merged: Vec<Entity> = ids
+    let merged = ids
         .iter()
-        .map(|id| cx.bible().require(Kind::Glossary, id).cloned())
-        .collect::<Result<_, _>>()?;
+        .map(|id| cx.bible().require(Kind::Glossary, id).cloned());
+    let merged: Vec<Entity> = merged.collect::<Result<_, _>>()?;
 
     // The combined entry.
     let mut notes = keep.text("notes").trim().to_string();
     let mut term_tgt = keep.text("term_tgt").trim().to_string();
     for e in &merged {
-        let src = e.text("term_src").trim();
+        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
         if !eq_ci(src, keep.text("term_src")) {
             add_note(&mut notes, &format!("Also written: {src}"));
         }
-        let tgt = e.text("term_tgt").trim();
         if !tgt.is_empty() && term_tgt.is_empty() {
             term_tgt = tgt.to_string();
         } else if !tgt.is_empty() && !eq_ci(tgt, &term_tgt) {
@@ -400,48 +361,44 @@ pub fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         }
         add_note(&mut notes, e.text("notes"));
     }
-    let mut changes = Vec::new();
-    if term_tgt != keep.text("term_tgt") {
-        changes.push(("term_tgt".to_string(), json!(term_tgt)));
-    }
-    if notes != keep.text("notes") {
-        changes.push(("notes".to_string(), json!(notes)));
-    }
+    let proposed = [("term_tgt", &term_tgt), ("notes", &notes)];
+    let changed = proposed
+        .into_iter()
+        .filter(|(f, v)| keep.text(f) != v.as_str());
+    let changes: Vec<(String, Value)> = changed.map(|(f, v)| (f.to_string(), json!(v))).collect();
 
     // What the writer must approve, should any step need approval: every entry the merge
     // touches, at its version now.
-    let mut versions = BTreeMap::new();
-    for e in std::iter::once(&keep).chain(&merged) {
-        versions.insert(Grant::key(Kind::Glossary, &e.id), e.version);
-    }
-    let mode = cx.policies().mode(a.tool.name);
+    let all = std::iter::once(&keep).chain(&merged);
+    let versions: BTreeMap<String, u64> = all
+        .map(|e| (Grant::key(Kind::Glossary, &e.id), e.version))
+        .collect();
+    let (mode, actor) = (cx.policies().mode(a.tool.name), cx.actor());
     let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
+    let update = Some(&keep)
+        .filter(|_| !changes.is_empty())
+        .map(|e| (e, Action::Update, &names[..]));
+    let deletes = merged.iter().map(|e| (e, Action::Delete, &[][..]));
     let mut asks = Vec::new();
-    if !changes.is_empty() {
-        if let Some(reason) =
-            policy::needs_approval(mode, Action::Update, cx.actor(), Some(&keep), &names)
-        {
-            asks.push(json!({"id": keep.id, "action": "update", "reason": reason}));
-        }
-    }
-    for e in &merged {
-        if let Some(reason) = policy::needs_approval(mode, Action::Delete, cx.actor(), Some(e), &[])
-        {
-            asks.push(json!({"id": e.id, "action": "delete", "reason": reason}));
+    for (e, action, fields) in update.into_iter().chain(deletes) {
+        let verb = if action == Action::Update {
+            "update"
+        } else {
+            "delete"
+        };
+        if let Some(reason) = policy::needs_approval(mode, action, actor, Some(e), fields) {
+            asks.push(json!({"id": e.id, "action": verb, "reason": reason}));
         }
     }
     // Everything the merge would do, for the writer's card: the kept entry's field changes and
     // every entry it deletes, with all their fields (whoever wrote them).
     let field = |e: &Entity, name: &str, proposed: Value| json!({"field": name, "current": e.get(name), "current_origin": e.origin(name), "proposed": proposed});
     let card = |e: &Entity, action: &str, fields: Vec<Value>| json!({"kind": Kind::Glossary, "id": e.id, "action": action, "title": e.text("term_src"), "fields": fields});
-    let mut touched = vec![card(
-        &keep,
-        "update",
-        changes
-            .iter()
-            .map(|(f, v)| field(&keep, f, v.clone()))
-            .collect(),
-    )];
+    let kept_fields = changes
+        .iter()
+        .map(|(f, v)| field(&keep, f, v.clone()))
+        .collect();
+    let mut touched = vec![card(&keep, "update", kept_fields)];
     for e in &merged {
         touched.push(card(
             e,
@@ -453,24 +410,26 @@ pub fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         if error.code != "approval_required" {
             return error;
         }
-        let listed: Vec<String> = asks
+        let listed = asks
             .iter()
-            .filter_map(|a| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?)))
-            .collect();
+            .filter_map(|a| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?)));
+        let listed: Vec<String> = listed.collect();
         if !listed.is_empty() {
-            error.message.push_str(&format!(
-                " The merge needs approval for: {}; one approval covers the whole merge.",
-                listed.join(", ")
-            ));
+            let listed = listed.join(", ");
+            w!(
+                error.message,
+                " The merge needs approval for: {listed}; one approval covers the whole merge."
+            );
         }
         if let Some(Value::Object(details)) = &mut error.details {
-            details.insert("versions".into(), json!(versions));
-            details.insert("entries".into(), json!(asks));
-            details.insert("changes".into(), json!(touched));
             let proposed = json!({"term_tgt": term_tgt, "notes": notes});
-            details.insert(
-                "merge".into(),
-                json!({"keep": keep.id, "merge": ids, "proposed": proposed}),
+            let merge = json!({"keep": keep.id, "merge": ids, "proposed": proposed});
+            details.extend(
+                [("versions", json!(versions)), ("entries", json!(asks))]
+                    .map(|(k, v)| (k.into(), v)),
+            );
+            details.extend(
+                [("changes", json!(touched)), ("merge", merge)].map(|(k, v)| (k.into(), v)),
             );
         }
         error
@@ -489,32 +448,31 @@ pub fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         );
     }
     let kept = cx.bible().require(Kind::Glossary, &keep.id)?;
-    let them = if ids.len() == 1 { "it" } else { "them" };
-    Ok(json!({
-        "text": format!("Merged {} into '{}' and removed {them}.\n{}", ids.join(", "), kept.id, entity_block(kept)),
-        "entry": kept.flat(),
-        "merged": ids,
-        "removed": removed,
-    }))
+    let (them, list) = (if ids.len() == 1 { "it" } else { "them" }, ids.join(", "));
+    let text = format!(
+        "Merged {list} into '{}' and removed {them}.\n{}",
+        kept.id,
+        entity_block(kept)
+    );
+    Ok(json!({"text": text, "entry": kept.flat(), "merged": ids, "removed": removed}))
 }
 
 /// `glossary_delete_entry`.
-pub fn delete_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn delete_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let removed = cx.bible_delete(Kind::Glossary, a.text("id").trim())?;
-    let (src, tgt) = (
+    let (id, src, tgt) = (
+        &removed.id,
         removed.text("term_src"),
-        value_text(removed.get("term_tgt")),
+        show(removed.get("term_tgt"), '-'),
     );
-    Ok(json!({
-        "text": format!("Removed glossary entry '{}' ({src} → {tgt}).", removed.id),
-        "deleted": removed.flat(),
-    }))
+    let text = format!("Removed glossary entry '{id}' ({src} → {tgt}).");
+    Ok(json!({"text": text, "deleted": removed.flat()}))
 }
 
 // Style guide and UI settings.
 
 /// `styleguide_read_full`.
-pub fn styleguide(_: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn styleguide(_: &Args, cx: &mut EditContext<'_>) -> Out {
     let guide = cx.bible().get(Kind::Styleguide, "styleguide");
     let markdown = guide.map_or("", |g| g.text("markdown")).trim();
     let text = match guide {
@@ -540,7 +498,7 @@ pub fn styleguide(_: &Args, cx: &mut EditContext<'_>) -> Out {
 }
 
 /// `ui_read_settings`.
-pub fn ui_settings(_: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn ui_settings(_: &Args, cx: &mut EditContext<'_>) -> Out {
     let Some(ui) = cx.bible().get(Kind::UiSettings, "ui") else {
         return Ok(json!({
             "text": "No UI settings are set: there is no line-length limit to respect.",
@@ -550,13 +508,12 @@ pub fn ui_settings(_: &Args, cx: &mut EditContext<'_>) -> Out {
             "notes": null,
         }));
     };
-    let mut out = ui.flat();
-    let block = entity_block(ui);
-    out["text"] = json!(format!(
-        "UI settings\n{}",
-        block.lines().skip(1).collect::<Vec<_>>().join("\n")
-    ));
-    out["exists"] = json!(true);
+    let (mut out, block) = (ui.flat(), entity_block(ui));
+    let fields: Vec<&str> = block.lines().skip(1).collect();
+    (out["text"], out["exists"]) = (
+        json!(format!("UI settings\n{}", fields.join("\n"))),
+        json!(true),
+    );
     Ok(out)
 }
 
@@ -578,7 +535,7 @@ pub fn no_mtl_endpoint() -> ToolError {
 }
 
 /// `translation_check_mtl_available`.
-pub fn mtl_available(_: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn mtl_available(_: &Args, cx: &mut EditContext<'_>) -> Out {
     Ok(match cx.mtl_endpoint() {
         Some(url) => json!({
             "text": format!("A machine-translation endpoint is set ({}): translation_create_mtl_suggestion can suggest translations.", endpoint_host(url)),
@@ -615,9 +572,10 @@ fn lang_code(a: &Args, name: &str) -> Result<String, ToolError> {
     if !code.is_empty() && code.len() <= 16 && code.chars().all(allowed) {
         return Ok(code.to_string());
     }
+    let value = preview(value, 40);
+    let example = "a language code such as \"en\", \"ja\" or \"zh-Hans\"";
     Err(ToolError::invalid_args(format!(
-        "'{name}' must be a language code such as \"en\", \"ja\" or \"zh-Hans\", got \"{}\"",
-        shorten(value, 40)
+        "'{name}' must be {example}, got \"{value}\""
     )))
 }
 
@@ -627,19 +585,19 @@ fn plan_from(
     bible: &Bible,
     endpoint: Option<&str>,
 ) -> Result<MtlPlan, ToolError> {
-    let source_lang = lang_code(a, "source_lang")?;
-    let target_lang = lang_code(a, "target_lang")?;
+    let (source_lang, target_lang) = (lang_code(a, "source_lang")?, lang_code(a, "target_lang")?);
     let endpoint = endpoint
         .map(str::trim)
         .filter(|u| !u.is_empty())
         .ok_or_else(no_mtl_endpoint)?;
-    let lines = scene_lines(project, bible, a.text("scene"))?;
-    let line = a.num("line").unwrap_or(0);
-    let source = lines.line(line)?.to_string();
-    let (endpoint, scene) = (endpoint.to_string(), lines.scene);
+    let (lines, line) = (
+        scene_lines(project, bible, a.text("scene"))?,
+        a.num("line").unwrap_or(0),
+    );
+    let (source, endpoint) = (lines.line(line)?.to_string(), endpoint.to_string());
     Ok(MtlPlan {
         endpoint,
-        scene,
+        scene: lines.scene,
         line,
         source,
         source_lang,
@@ -669,24 +627,31 @@ pub fn mtl_plan(
 
 /// The result of a suggestion: the endpoint's translation, as data for the agent.
 pub fn mtl_suggestion(plan: &MtlPlan, suggestion: &str, detected: Option<Value>) -> Value {
+    let MtlPlan {
+        scene,
+        line,
+        source,
+        source_lang,
+        target_lang,
+        ..
+    } = plan;
     json!({
         "text": format!(
-            "Machine-translation suggestion for line {} of scene '{}' ({} → {}):\nsource: {}\nsuggestion: {}\nIt is only a suggestion: check it against the glossary and style guide, then save a translation with translation_create_line (or translation_update_line).",
-            plan.line, plan.scene, plan.source_lang, plan.target_lang, plan.source, suggestion
+            "Machine-translation suggestion for line {line} of scene '{scene}' ({source_lang} → {target_lang}):\nsource: {source}\nsuggestion: {suggestion}\nIt is only a suggestion: check it against the glossary and style guide, then save a translation with translation_create_line (or translation_update_line)."
         ),
-        "scene": plan.scene,
-        "line": plan.line,
-        "source": plan.source,
+        "scene": scene,
+        "line": line,
+        "source": source,
         "suggestion": suggestion,
-        "source_lang": plan.source_lang,
-        "target_lang": plan.target_lang,
+        "source_lang": source_lang,
+        "target_lang": target_lang,
         "detected_language": detected,
     })
 }
 
 /// `translation_create_mtl_suggestion` on the synchronous path: checked, but the HTTP call is
 /// the core's (`src/core/mtl.rs`).
-pub fn mtl_suggestion_sync(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn mtl_suggestion_sync(a: &Args, cx: &mut EditContext<'_>) -> Out {
     plan_from(a, cx.project(), cx.bible(), cx.mtl_endpoint())?;
     Err(ToolError::new(
         "needs_network",
@@ -697,15 +662,19 @@ pub fn mtl_suggestion_sync(a: &Args, cx: &mut EditContext<'_>) -> Out {
 // Translations.
 
 /// `translation_create_line`.
-pub fn create_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn create_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let target = non_blank(a, "target")?;
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let line = a.num("line").unwrap_or(0);
     let source = lines.line(line)?.to_string();
-    let (scene, id) = (&lines.scene, translation_id(&lines.scene, line));
+    let (scene, id, total) = (
+        &lines.scene,
+        translation_id(&lines.scene, line),
+        lines.lines.len(),
+    );
     if let Some(existing) = cx.bible().get(Kind::Translation, &id) {
         let (shown, origin) = (
-            shorten(existing.text("target"), 120),
+            preview(existing.text("target"), 120),
             origin_tag(existing, "target"),
         );
         return Err(ToolError::new(
@@ -725,7 +694,6 @@ pub fn create_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
         &id,
         fields.map(|(f, v)| (f.to_string(), v)).to_vec(),
     )?;
-    let total = lines.lines.len();
     let done = translated(cx.bible(), scene, 0, total);
     Ok(json!({
         "text": format!(
@@ -738,7 +706,7 @@ pub fn create_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
 }
 
 /// `translation_update_line`.
-pub fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let target = non_blank(a, "target")?;
     let scene = cx
         .bible()
@@ -772,9 +740,10 @@ pub fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
     };
     let mut text = format!("{done} the translation of line {line} of scene '{scene}':\nsource: {stored}\ntarget: {target}");
     match &current {
-        Some(c) if source_changed => text.push_str(&format!(
+        Some(c) if source_changed => w!(
+            text,
             "\nNote: the manuscript line has changed since this translation was made; it now reads: {c}"
-        )),
+        ),
         None => text.push_str("\nNote: the scene no longer has this line in the manuscript."),
         _ => {}
     }
@@ -787,58 +756,53 @@ pub fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
     }))
 }
 
-fn numbers(ns: &[u64]) -> String {
-    ns.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-}
-
 /// `translation_read_scene`.
-pub fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let translations = translations_of(cx.bible(), &lines.scene);
     let (scene, total) = (&lines.scene, lines.lines.len());
     let from = a.num("from_line").unwrap_or(1).max(1) as usize;
     if total > 0 && from > total {
-        return Err(ToolError::new(
-            "out_of_range",
-            format!("scene '{scene}' has lines 1 to {total}; 'from_line' {from} is past the end"),
-        ));
+        let message =
+            format!("scene '{scene}' has lines 1 to {total}; 'from_line' {from} is past the end");
+        return Err(ToolError::new("out_of_range", message));
     }
     let (mut shown, mut untranslated, mut body) = (Vec::new(), Vec::new(), String::new());
-    for (i, source) in lines.lines.iter().enumerate() {
-        let n = i as u64 + 1;
+    for (n, source) in (1u64..).zip(&lines.lines) {
         let t = translations
             .get(&n)
             .filter(|t| !is_empty_value(Some(t.get("target"))));
         if t.is_none() {
             untranslated.push(n);
         }
-        if (i + 1) < from || shown.len() >= MAX_SCENE_LINES {
+        if (n as usize) < from || shown.len() >= MAX_SCENE_LINES {
             continue;
         }
-        body.push_str(&format!("\n{n}. {source}"));
+        w!(body, "\n{n}. {source}");
+        let stale = t.is_some_and(|t| t.text("source") != source);
         match t {
-            Some(t) => {
-                body.push_str(&format!(
-                    "\n   → {}{}",
-                    t.text("target"),
-                    origin_tag(t, "target")
-                ));
-                if t.text("source") != source {
-                    let was = shorten(t.text("source"), 200);
-                    body.push_str(&format!(
-                        "\n   ! the manuscript line changed since this translation (it was: {was})"
-                    ));
-                }
-            }
+            Some(t) => w!(
+                body,
+                "\n   → {}{}",
+                t.text("target"),
+                origin_tag(t, "target")
+            ),
             None => body.push_str("\n   → (untranslated)"),
         }
+        if let Some(t) = t.filter(|_| stale) {
+            let was = preview(t.text("source"), 200);
+            w!(
+                body,
+                "\n   ! the manuscript line changed since this translation (it was: {was})"
+            );
+        }
+        let (target, origin) = (
+            t.map(|t| t.get("target").clone()),
+            t.and_then(|t| t.origin("target")),
+        );
         shown.push(json!({
-            "line": n,
-            "source": source,
-            "target": t.map(|t| t.get("target").clone()),
-            "target_origin": t.and_then(|t| t.origin("target")),
-            "stale": t.is_some_and(|t| t.text("source") != source),
-            "translated": t.is_some(),
+            "line": n, "source": source, "target": target, "target_origin": origin,
+            "stale": stale, "translated": t.is_some(),
         }));
     }
     let orphans: Vec<u64> = translations
@@ -846,44 +810,39 @@ pub fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
         .copied()
         .filter(|n| *n == 0 || *n as usize > total)
         .collect();
-    let done = total - untranslated.len();
-    let (title, (start, end), left) = (&lines.chapter_title, lines.span, untranslated.len());
+    let (done, left) = (total - untranslated.len(), untranslated.len());
+    let (title, (start, end)) = (&lines.chapter_title, lines.span);
     let mut text = format!(
         "Scene '{scene}' (chapter '{title}', chars {start}-{end}): {total} lines, {done} translated, {left} untranslated"
     );
     if !untranslated.is_empty() {
-        text.push_str(&format!(" (lines {})", numbers(&untranslated)));
+        w!(text, " (lines {})", numbers(&untranslated));
     }
-    text.push('.');
-    text.push_str(&body);
+    w!(text, ".{body}");
     let next = from + shown.len();
     if next <= total {
-        text.push_str(&format!(
+        w!(
+            text,
             "\n(lines {next} to {total} not shown; call again with from_line {next})"
-        ));
+        );
     }
     if !orphans.is_empty() {
-        text.push_str(&format!(
+        w!(
+            text,
             "\nTranslations saved for lines the scene no longer has: {}.",
             numbers(&orphans)
-        ));
+        );
     }
     Ok(json!({
-        "text": text,
-        "scene": scene,
-        "chapter": lines.chapter_id,
-        "total": total,
-        "translated": done,
-        "untranslated": untranslated,
-        "lines": shown,
-        "orphans": orphans,
+        "text": text, "scene": scene, "chapter": lines.chapter_id, "total": total, "translated": done,
+        "untranslated": untranslated, "lines": shown, "orphans": orphans,
     }))
 }
 
 // QA checks.
 
-/// Record a QA finding of `check` on the call's scene and `line`; returns the record's flat
-/// view and a line about it.
+/// Record a QA finding of `check` on `scene` (and `line`); returns the record's flat view and
+/// a line about it.
 fn record(
     cx: &mut EditContext<'_>,
     a: &Args,
@@ -893,37 +852,33 @@ fn record(
     message: String,
 ) -> Result<(Value, String), ToolError> {
     let severity = a.opt("severity").unwrap_or("warning");
-    let hint = match line {
-        Some(line) => format!("{check}-{scene}-{line}"),
-        None => format!("{check}-{scene}"),
+    let (hint, place) = match line {
+        Some(line) => (
+            format!("{check}-{scene}-{line}"),
+            format!("line {line} of scene '{scene}'"),
+        ),
+        None => (format!("{check}-{scene}"), format!("scene '{scene}'")),
     };
     let id = cx.bible().fresh_id(Kind::Qa, &hint);
-    let mut fields = vec![
-        ("check".to_string(), json!(check)),
-        ("scene".to_string(), json!(scene)),
-        ("severity".to_string(), json!(severity)),
-        ("message".to_string(), json!(message)),
+    let fields = [
+        ("check", json!(check)),
+        ("scene", json!(scene)),
+        ("severity", json!(severity)),
     ];
-    fields.extend(line.map(|line| ("line".to_string(), json!(line))));
-    let flat = cx.bible_create(Kind::Qa, &id, fields)?;
-    let place = match line {
-        Some(line) => format!("line {line} of scene '{scene}'"),
-        None => format!("scene '{scene}'"),
-    };
+    let line_field = line.map(|line| ("line", json!(line)));
+    let fields = fields
+        .into_iter()
+        .chain([("message", json!(message))])
+        .chain(line_field);
+    let flat = cx.bible_create(
+        Kind::Qa,
+        &id,
+        fields.map(|(f, v)| (f.to_string(), v)).collect(),
+    )?;
     Ok((
         flat,
         format!("Recorded {check} QA '{id}' ({severity}) on {place}: {message}"),
     ))
-}
-
-/// Check the scene and line of a QA call: the scene's lines and the line's source.
-fn check_place(a: &Args, cx: &EditContext<'_>) -> Result<(SceneLines, Option<String>), ToolError> {
-    let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
-    let source = a
-        .num("line")
-        .map(|n| lines.line(n).map(str::to_string))
-        .transpose()?;
-    Ok((lines, source))
 }
 
 /// The saved translation of a line, or a `not_found` error saying what to do.
@@ -946,185 +901,188 @@ fn target_of(
     })
 }
 
-/// The result of a check call: the record made (if any), with text.
-fn check_result(made: Option<(Value, String)>, report: String, extra: Value) -> Value {
+/// A QA check: the call's scene (and line), and its message, trimmed, if one was given. The
+/// line's source comes with the scene's lines.
+fn qa_start(
+    a: &Args,
+    cx: &EditContext<'_>,
+) -> Result<(String, Option<String>, Option<String>), ToolError> {
+    let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
+    let source = a
+        .num("line")
+        .map(|n| lines.line(n).map(str::to_string))
+        .transpose()?;
+    let message = trimmed(a, "message")
+        .filter(|m| !m.is_empty())
+        .map(str::to_string);
+    Ok((lines.scene, source, message))
+}
+
+/// The result of a check: the record made (if any) with text, the report and extra facts.
+fn check_result(made: Option<(Value, String)>, report: String, extra: Value) -> Out {
     let (record, line) = made.unwrap_or((Value::Null, String::new()));
     let parts = [line, report].into_iter().filter(|s| !s.is_empty());
     let mut out = json!({"text": parts.collect::<Vec<_>>().join("\n"), "record": record});
     if let (Value::Object(out), Value::Object(extra)) = (&mut out, extra) {
         out.extend(extra);
     }
-    out
+    Ok(out)
 }
 
 /// `translation_create_style_check`.
-pub fn style_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let (lines, _) = check_place(a, cx)?;
-    let scene = &lines.scene;
-    let message = trimmed(a, "message")
-        .filter(|m| !m.is_empty())
-        .map(str::to_string);
+pub(super) fn style_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
+    let (scene, _, message) = qa_start(a, cx)?;
     if !a.flag("check_line_length") {
         let message = message.ok_or_else(|| {
             ToolError::invalid_args(
                 "give a 'message' (the finding), or set check_line_length to measure the line",
             )
         })?;
-        let made = record(cx, a, "style", scene, a.num("line"), message)?;
-        return Ok(check_result(Some(made), String::new(), json!({})));
+        let made = record(cx, a, "style", &scene, a.num("line"), message)?;
+        return check_result(Some(made), String::new(), json!({}));
     }
-    let line = a.num("line").ok_or_else(|| {
-        ToolError::invalid_args("check_line_length needs the 'line' whose translation to measure")
-    })?;
-    let target = target_of(cx, scene, line, "measure")?;
+    let needs_line = "check_line_length needs the 'line' whose translation to measure";
+    let line = a
+        .num("line")
+        .ok_or_else(|| ToolError::invalid_args(needs_line))?;
+    let target = target_of(cx, &scene, line, "measure")?;
     let ui = cx.bible().get(Kind::UiSettings, "ui");
-    let limit = ui.and_then(|u| u.get("line_length_limit").as_u64());
-    let per_box = ui.and_then(|u| u.get("lines_per_box").as_u64());
+    let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
+    let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
     let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
-    let longest = display.iter().copied().max().unwrap_or(0);
+    let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
     let Some(limit) = limit else {
         let Some(message) = message else {
             return Err(ToolError::not_found(
                 "the UI settings have no line_length_limit, so there is nothing to measure against (ui_read_settings shows them); give a 'message' to record a finding anyway",
             ));
         };
-        let made = record(cx, a, "style", scene, Some(line), message)?;
+        let made = record(cx, a, "style", &scene, Some(line), message)?;
         let report = "The line length was not checked: the UI settings have no line_length_limit.";
-        return Ok(check_result(
+        return check_result(
             Some(made),
             report.into(),
             json!({"line_length": {"checked": false}}),
-        ));
+        );
     };
-    let mut problems = Vec::new();
-    for (i, n) in display
+    let over = |(i, n): (usize, &usize)| {
+        let over = format!("{n} characters long, over the UI limit of {limit}");
+        match count {
+            1 => format!("the translation is {over}"),
+            _ => format!("display line {} of the translation is {over}", i + 1),
+        }
+    };
+    let mut problems: Vec<String> = display
         .iter()
         .enumerate()
         .filter(|(_, n)| **n as u64 > limit)
-    {
-        problems.push(match display.len() {
-            1 => format!("the translation is {n} characters long, over the UI limit of {limit}"),
-            _ => format!("display line {} of the translation is {n} characters long, over the UI limit of {limit}", i + 1),
-        });
-    }
-    if let Some(per_box) = per_box.filter(|p| display.len() as u64 > *p) {
-        let n = display.len();
+        .map(over)
+        .collect();
+    if let Some(per_box) = per_box.filter(|p| count as u64 > *p) {
         problems.push(format!(
-            "the translation has {n} display lines, more than the {per_box} a text box holds"
+            "the translation has {count} display lines, more than the {per_box} a text box holds"
         ));
     }
     let exceeded = !problems.is_empty();
     let facts = json!({"line_length": {
-        "checked": true,
-        "limit": limit,
-        "lines_per_box": per_box,
-        "longest": longest,
-        "display_lines": display.len(),
-        "exceeded": exceeded,
+        "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
+        "display_lines": count, "exceeded": exceeded,
     }});
     let problems = problems.join("; ");
-    let combined = match (message, exceeded) {
+    let message = match (message, exceeded) {
         (Some(m), true) => Some(format!("{m}\nLine length: {problems}.")),
         (None, true) => Some(format!("Line length: {problems}.")),
         (m, false) => m,
     };
+    let fits = if per_box.is_some() {
+        " and it fits its text box"
+    } else {
+        ""
+    };
     let report = match exceeded {
         true => format!("The translation does not fit: {problems}."),
-        false => {
-            let fits = if per_box.is_some() {
-                " and it fits its text box"
-            } else {
-                ""
-            };
-            format!(
-                "The translation fits: its longest line is {longest} of {limit} characters{fits}."
-            )
-        }
+        false => format!(
+            "The translation fits: its longest line is {longest} of {limit} characters{fits}."
+        ),
     };
-    let made = combined
-        .map(|m| record(cx, a, "style", scene, Some(line), m))
+    let made = message
+        .map(|m| record(cx, a, "style", &scene, Some(line), m))
         .transpose()?;
     let report = if made.is_none() {
         format!("{report} No QA record was made.")
     } else {
         report
     };
-    Ok(check_result(made, report, facts))
+    check_result(made, report, facts)
 }
 
 /// `translation_create_consistency_check`.
-pub fn consistency_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let (lines, source) = check_place(a, cx)?;
-    let scene = &lines.scene;
-    let message = trimmed(a, "message")
-        .filter(|m| !m.is_empty())
-        .map(str::to_string);
-    let (mut report, mut facts) = (String::new(), json!({}));
-    let message = if a.flag("check_glossary") {
-        let (Some(line), Some(source)) = (a.num("line"), source) else {
-            return Err(ToolError::invalid_args(
-                "check_glossary needs the 'line' whose translation to check",
-            ));
-        };
-        let target = target_of(cx, scene, line, "check")?.to_lowercase();
-        let source = source.to_lowercase();
-        let (mut used, mut missing) = (Vec::new(), Vec::new());
-        for e in cx.bible().list(Kind::Glossary) {
-            let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-            if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
-                continue;
-            }
-            used.push(e.id.clone());
-            if !target.contains(&tgt.to_lowercase()) {
-                missing.push(format!(
-                    "'{src}' should be translated as '{tgt}' (glossary '{}')",
-                    e.id
-                ));
-            }
-        }
-        let not_followed = missing.join("; ");
-        report = match (used.is_empty(), missing.is_empty()) {
-            (true, _) => "No glossary term appears in the source line.".into(),
-            (false, true) => format!(
-                "The translation uses the glossary's translation of every term in the line ({}).",
-                used.join(", ")
-            ),
-            (false, false) => format!("Glossary terms not followed: {not_followed}."),
-        };
-        facts = json!({"glossary": {"terms": used, "missing": missing}});
-        match (message, missing.is_empty()) {
-            (Some(m), false) => Some(format!("{m}\nGlossary: {not_followed}.")),
-            (None, false) => Some(format!("Glossary: {not_followed}.")),
-            (m, true) => m,
-        }
-    } else {
-        Some(message.ok_or_else(|| {
+pub(super) fn consistency_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
+    let (scene, source, message) = qa_start(a, cx)?;
+    if !a.flag("check_glossary") {
+        let message = message.ok_or_else(|| {
             ToolError::invalid_args(
                 "give a 'message' (the finding), or set check_glossary to check the line against the glossary",
             )
-        })?)
+        })?;
+        let made = record(cx, a, "consistency", &scene, a.num("line"), message)?;
+        return check_result(Some(made), String::new(), json!({}));
+    }
+    let (Some(line), Some(source)) = (a.num("line"), source) else {
+        return Err(ToolError::invalid_args(
+            "check_glossary needs the 'line' whose translation to check",
+        ));
     };
+    let target = target_of(cx, &scene, line, "check")?.to_lowercase();
+    let (source, mut used, mut missing) = (source.to_lowercase(), Vec::new(), Vec::new());
+    for e in cx.bible().list(Kind::Glossary) {
+        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
+        if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
+            continue;
+        }
+        used.push(e.id.clone());
+        if !target.contains(&tgt.to_lowercase()) {
+            missing.push(format!(
+                "'{src}' should be translated as '{tgt}' (glossary '{}')",
+                e.id
+            ));
+        }
+    }
+    let (not_followed, terms) = (missing.join("; "), used.join(", "));
+    let mut report = match (used.is_empty(), missing.is_empty()) {
+        (true, _) => "No glossary term appears in the source line.".into(),
+        (false, true) => format!(
+            "The translation uses the glossary's translation of every term in the line ({terms})."
+        ),
+        (false, false) => format!("Glossary terms not followed: {not_followed}."),
+    };
+    let message = match (message, missing.is_empty()) {
+        (Some(m), false) => Some(format!("{m}\nGlossary: {not_followed}.")),
+        (None, false) => Some(format!("Glossary: {not_followed}.")),
+        (m, true) => m,
+    };
+    let facts = json!({"glossary": {"terms": used, "missing": missing}});
     let made = message
-        .map(|m| record(cx, a, "consistency", scene, a.num("line"), m))
+        .map(|m| record(cx, a, "consistency", &scene, Some(line), m))
         .transpose()?;
     if made.is_none() {
         report.push_str(" No QA record was made.");
     }
-    Ok(check_result(made, report, facts))
+    check_result(made, report, facts)
 }
 
 /// `translation_create_review_check`.
-pub fn review_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn review_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let message = non_blank(a, "message")?;
-    let (lines, _) = check_place(a, cx)?;
-    let made = record(cx, a, "review", &lines.scene, a.num("line"), message)?;
-    Ok(check_result(Some(made), String::new(), json!({})))
+    let (scene, ..) = qa_start(a, cx)?;
+    let made = record(cx, a, "review", &scene, a.num("line"), message)?;
+    check_result(Some(made), String::new(), json!({}))
 }
 
-// Context documents.
+// Context documents and status.
 
 /// `contextdoc_list_all`.
-pub fn list_docs(_: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn list_docs(_: &Args, cx: &mut EditContext<'_>) -> Out {
     let docs: Vec<&Entity> = cx.bible().list(Kind::Contextdoc).collect();
     let mut text = match docs.len() {
         0 => "There are no context documents.".to_string(),
@@ -1132,31 +1090,28 @@ pub fn list_docs(_: &Args, cx: &mut EditContext<'_>) -> Out {
     };
     let mut list = Vec::new();
     for d in &docs {
-        let (body, title) = (d.text("text"), d.text("title"));
+        let (id, body, title) = (&d.id, d.text("text"), d.text("title"));
         let chars = body.chars().count();
-        let opening = shorten(&body.split_whitespace().collect::<Vec<_>>().join(" "), 160);
+        let opening = preview(&body.split_whitespace().collect::<Vec<_>>().join(" "), 160);
         let shown = if opening.is_empty() {
             String::new()
         } else {
             format!(" — {opening}")
         };
-        text.push_str(&format!("\n- {}: {title} ({chars} chars){shown}", d.id));
-        list.push(json!({"id": d.id, "title": title, "chars": chars, "opening": opening, "version": d.version}));
+        w!(text, "\n- {id}: {title} ({chars} chars){shown}");
+        list.push(json!({"id": id, "title": title, "chars": chars, "opening": opening, "version": d.version}));
     }
     Ok(json!({"text": text, "docs": list}))
 }
 
 /// `contextdoc_read_doc`.
-pub fn read_doc(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn read_doc(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let doc = cx.bible().require(Kind::Contextdoc, a.text("id").trim())?;
     let (id, body, title) = (&doc.id, doc.text("text"), doc.text("title"));
-    let total = body.chars().count();
-    let offset = a.num("offset").unwrap_or(0) as usize;
+    let (total, offset) = (body.chars().count(), a.num("offset").unwrap_or(0) as usize);
     if offset > total {
-        return Err(ToolError::new(
-            "out_of_range",
-            format!("'offset' {offset} is past the end of '{id}' ({total} characters)"),
-        ));
+        let message = format!("'offset' {offset} is past the end of '{id}' ({total} characters)");
+        return Err(ToolError::new("out_of_range", message));
     }
     let part: String = body.chars().skip(offset).take(DOC_CHUNK_CHARS).collect();
     let end = offset + part.chars().count();
@@ -1170,23 +1125,16 @@ pub fn read_doc(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let mut text =
         format!("Context document '{id}': {title}{origin} ({total} chars{showing})\n\n{part}");
     if let Some(next) = next {
-        text.push_str(&format!("\n\n(continues: read on with offset {next})"));
+        w!(text, "\n\n(continues: read on with offset {next})");
     }
     Ok(json!({
-        "text": text,
-        "id": id,
-        "title": title,
-        "content": part,
-        "offset": offset,
-        "next_offset": next,
-        "total_chars": total,
+        "text": text, "id": id, "title": title, "content": part, "offset": offset,
+        "next_offset": next, "total_chars": total,
     }))
 }
 
-// Status.
-
 /// `context_read_status`.
-pub fn status(_: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn status(_: &Args, cx: &mut EditContext<'_>) -> Out {
     let bible = cx.bible();
     let counts: BTreeMap<&str, usize> = Kind::ALL
         .iter()
@@ -1197,42 +1145,37 @@ pub fn status(_: &Args, cx: &mut EditContext<'_>) -> Out {
         .map(|k| format!("{} {}", counts[k.name()], k.name()))
         .collect();
     let mut text = format!("Story bible: {}.", each.join(", "));
-    let mut scenes = Vec::new();
-    let (mut all_done, mut all_total) = (0usize, 0usize);
+    let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
     if counts["scene"] > 0 {
         text.push_str("\nTranslation progress:");
     }
-    for scene in bible.list(Kind::Scene) {
-        let id = &scene.id;
+    for id in bible.list(Kind::Scene).map(|s| &s.id) {
         match scene_lines(cx.project(), bible, id) {
             Ok(lines) => {
                 let total = lines.lines.len();
                 let done = translated(bible, id, 1, total);
                 (all_done, all_total) = (all_done + done, all_total + total);
                 let pct = (done * 100).checked_div(total).unwrap_or(100);
-                text.push_str(&format!("\n- {id}: {done}/{total} lines ({pct}%)"));
+                w!(text, "\n- {id}: {done}/{total} lines ({pct}%)");
                 scenes.push(json!({"scene": id, "translated": done, "total": total}));
             }
             Err(e) => {
-                text.push_str(&format!("\n- {id}: lines unknown ({})", e.message));
+                w!(text, "\n- {id}: lines unknown ({})", e.message);
                 scenes.push(json!({"scene": id, "error": e.message}));
             }
         }
     }
     if counts["scene"] > 0 {
-        text.push_str(&format!(
-            "\nIn all: {all_done}/{all_total} lines translated."
-        ));
+        w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
     }
     let (mut by_severity, mut by_check) = (
         BTreeMap::<String, usize>::new(),
         BTreeMap::<String, usize>::new(),
     );
     for qa in bible.list(Kind::Qa) {
-        let severity = match qa.text("severity") {
-            "" => "unspecified",
-            s => s,
-        };
+        let severity = Some(qa.text("severity"))
+            .filter(|s| !s.is_empty())
+            .unwrap_or("unspecified");
         *by_severity.entry(severity.to_string()).or_default() += 1;
         *by_check.entry(qa.text("check").to_string()).or_default() += 1;
     }
@@ -1242,14 +1185,15 @@ pub fn status(_: &Args, cx: &mut EditContext<'_>) -> Out {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    text.push_str(&match by_severity.is_empty() {
-        true => "\nQA: no findings.".to_string(),
-        false => format!(
+    match by_severity.is_empty() {
+        true => text.push_str("\nQA: no findings."),
+        false => w!(
+            text,
             "\nQA findings by severity: {}; by check: {}.",
             join(&by_severity),
             join(&by_check)
         ),
-    });
+    }
     Ok(json!({
         "text": text,
         "counts": counts,

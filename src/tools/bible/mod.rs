@@ -1,18 +1,18 @@
-//! Story-bible tools, named `{data}_{crud}_{thing}` (approval wiring keys off the names) and
-//! declared as data. [`KINDS`] declares each entity kind once: the fields its tools write and
-//! what each holds (text, a list, or references to other entries), and the approval policy of
-//! an agent's create and delete. [`TOOLS`] declares each tool once: its kind, what it does, its
-//! arguments and its description. [`register`] makes tools of the declarations: their JSON
-//! Schemas are built from the arguments (natively; the wasm build embeds them, as for every
-//! tool), one command parses and checks the arguments through the declaration (with the
-//! messages typed arguments would give), and the CRUD tools (`{kind}_read_entry`,
-//! `{kind}_create_entry`, `{kind}_update_{field}`, `{kind}_delete_entry`) run generic code;
-//! the others name their own handler in [`story`] or [`language`].
+//! Story-bible tools, named `{data}_{crud}_{thing}` (approval wiring keys off the names), as
+//! declarations. [`KINDS`] declares each entity kind once: the fields its generic tools write
+//! and what each holds (text, a list, or references to other entries), and the approval policy
+//! of an agent's create and delete. [`TOOLS`] declares each tool once: its kind, what it does,
+//! its arguments and its description. [`register`] makes tools of them: their JSON Schemas come
+//! from the declared arguments (natively; the wasm build embeds them, as for every tool), one
+//! command parses the arguments through the declaration (with the messages a typed argument
+//! struct would give), and the CRUD tools (`{kind}_read_entry`, `{kind}_create_entry`,
+//! `{kind}_update_{field}`, `{kind}_delete_entry`) run generic code in [`story`]; the other
+//! tools name their handler in [`story`] or [`language`].
 //!
 //! Every write goes through the edit context's bible write path
 //! ([`EditContext::bible_create`], [`bible_update`](EditContext::bible_update),
-//! [`bible_delete`](EditContext::bible_delete)), which applies the approval policy and
-//! conflict detection and stamps each field it writes with its origin (`human`, `import` or
+//! [`bible_delete`](EditContext::bible_delete)): it applies the approval policy and conflict
+//! detection, and stamps each field it writes with its origin (`human`, `import` or
 //! `agent:<name>:<date>`). Read tools return formatted text a model reads easily.
 
 pub mod language;
@@ -21,126 +21,103 @@ pub mod story;
 use serde_json::{json, Value};
 
 use super::{object_args, plain_types, ToolDefinition, ToolError, ToolRegistry};
-use crate::bible::Kind::{self, *};
+use crate::bible::{is_empty_value, Kind, Kind::*};
 use crate::commands::{Category, Command};
-use crate::policy::Mode::{self, *};
+use crate::policy::{action_of, Action, Mode, Mode::*};
 use crate::session::EditContext;
+use crate::tools::editing::preview;
+use args::*;
 use Does::*;
 use Ty::*;
 use Val::{Ids, Ref, Text};
 
-/// What a field holds, as the tools take it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+type S = &'static str;
+type Out = Result<Value, ToolError>;
+
+/// What a field holds, as the generic tools take it.
+#[derive(Debug, Clone, Copy)]
 pub enum Val {
     /// Text, trimmed; an empty text clears the field.
     Text,
     /// A list of strings (stored without duplicates or empty items).
     List,
-    /// Entries of a kind, named by id, name or alias, stored as ids; each must exist.
+    /// Entries of a kind, named by id, name or alias and stored as ids; each must exist.
     Ref(Kind),
     /// Entries of a kind, named by their exact ids; each must exist.
     Ids(Kind),
 }
 
-/// An entity kind as its tools see it.
+/// An entity kind as its tools see it: whether it is known by names and aliases too (not only
+/// by id), the tool that lists it, the approval policy of an agent's create and delete (an
+/// update is always standard: it asks before changing what the writer or an import wrote; a
+/// read never asks), what to give for a new entry's empty title, and the fields the generic
+/// tools write, with what each holds. Its other fields come from the writer (in the page),
+/// imports or the kind's own tools.
 #[derive(Debug)]
 pub struct KindDecl {
-    /// The kind.
-    pub kind: Kind,
-    /// Known by its names and aliases too, not only by its id (in any case).
-    pub named: bool,
-    /// The tool that lists its entries (errors point to it).
-    pub lister: &'static str,
-    /// The approval policy of an agent's create and of its delete (an update is standard: an
-    /// agent fills empty fields and refines agent-written ones, and asks before changing what
-    /// the writer or an import wrote; a read never asks).
-    pub create: Mode,
-    /// See `create`.
-    pub delete: Mode,
-    /// What to give when a new entry's first field is empty.
-    pub title_hint: &'static str,
-    /// The fields the generic tools write, and what each holds. The kind's other fields come
-    /// from the writer (in the page), imports, or the kind's own tools.
-    pub fields: &'static [(&'static str, Val)],
+    kind: Kind,
+    named: bool,
+    lister: S,
+    create: Mode,
+    delete: Mode,
+    title_hint: S,
+    fields: &'static [(S, Val)],
 }
 
 /// Every kind, in [`Kind::ALL`] order.
 #[rustfmt::skip]
 pub static KINDS: [KindDecl; 10] = [
-    k(Scene, false, "scene_read_overview", Permissive, Permissive, "", &[("summary", Text), ("tags", Val::List), ("primary_characters", Ref(Character)), ("locations", Ref(Location))]),
-    k(Character, true, "character_read_entry", Strict, Strict, "give the character's name as it appears in the text", &[("name_src", Text), ("name_tgt", Text), ("aliases", Val::List), ("pronouns", Text), ("notes", Text)]),
-    k(Location, true, "location_read_entry", Permissive, Strict, "give the location's name as it appears in the text", &[("name_src", Text), ("name_tgt", Text), ("description", Text)]),
-    k(Route, false, "route_read_entry", Strict, Strict, "say what happens on this route", &[("synopsis", Text), ("primary_characters", Ref(Character)), ("scene_ids", Ids(Scene))]),
-    k(Glossary, false, "glossary_search_term", Permissive, Standard, "", &[]),
-    k(Styleguide, false, "styleguide_read_full", Permissive, Permissive, "", &[]),
-    k(UiSettings, false, "ui_read_settings", Permissive, Permissive, "", &[]),
-    k(Contextdoc, false, "contextdoc_list_all", Permissive, Permissive, "", &[]),
-    k(Translation, false, "translation_read_scene", Permissive, Standard, "", &[]),
-    k(Qa, false, "context_read_status", Permissive, Standard, "", &[]),
+    KindDecl { kind: Scene, named: false, lister: "scene_read_overview", create: Permissive, delete: Permissive, title_hint: "",
+        fields: &[("summary", Text), ("tags", Val::List), ("primary_characters", Ref(Character)), ("locations", Ref(Location))] },
+    KindDecl { kind: Character, named: true, lister: "character_read_entry", create: Strict, delete: Strict,
+        title_hint: "give the character's name as it appears in the text",
+        fields: &[("name_src", Text), ("name_tgt", Text), ("aliases", Val::List), ("pronouns", Text), ("notes", Text)] },
+    KindDecl { kind: Location, named: true, lister: "location_read_entry", create: Permissive, delete: Strict,
+        title_hint: "give the location's name as it appears in the text", fields: &[("name_src", Text), ("name_tgt", Text), ("description", Text)] },
+    KindDecl { kind: Route, named: false, lister: "route_read_entry", create: Strict, delete: Strict, title_hint: "say what happens on this route",
+        fields: &[("synopsis", Text), ("primary_characters", Ref(Character)), ("scene_ids", Ids(Scene))] },
+    KindDecl { kind: Glossary, named: false, lister: "glossary_search_term", create: Permissive, delete: Standard, title_hint: "", fields: &[] },
+    KindDecl { kind: Styleguide, named: false, lister: "styleguide_read_full", create: Permissive, delete: Permissive, title_hint: "", fields: &[] },
+    KindDecl { kind: UiSettings, named: false, lister: "ui_read_settings", create: Permissive, delete: Permissive, title_hint: "", fields: &[] },
+    KindDecl { kind: Contextdoc, named: false, lister: "contextdoc_list_all", create: Permissive, delete: Permissive, title_hint: "", fields: &[] },
+    KindDecl { kind: Translation, named: false, lister: "translation_read_scene", create: Permissive, delete: Standard, title_hint: "", fields: &[] },
+    KindDecl { kind: Qa, named: false, lister: "context_read_status", create: Permissive, delete: Standard, title_hint: "", fields: &[] },
 ];
 
-#[allow(clippy::too_many_arguments)]
-const fn k(
-    kind: Kind,
-    named: bool,
-    lister: &'static str,
-    create: Mode,
-    delete: Mode,
-    title_hint: &'static str,
-    fields: &'static [(&'static str, Val)],
-) -> KindDecl {
-    KindDecl {
-        kind,
-        named,
-        lister,
-        create,
-        delete,
-        title_hint,
-        fields,
-    }
+fn decl(kind: Kind) -> &'static KindDecl {
+    KINDS.iter().find(|d| d.kind == kind).unwrap_or(&KINDS[0])
 }
 
-/// The declaration of `kind`.
-pub fn decl(kind: Kind) -> &'static KindDecl {
-    &KINDS[Kind::ALL.iter().position(|k| *k == kind).unwrap_or(0)]
-}
-
-/// The type of an argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The type of an argument: a string, a boolean, a boolean that is false unless given (never
+/// `null`), a list of strings, a non-negative integer from a minimum to a maximum (0: none),
+/// or a QA finding's severity ([`SEVERITIES`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(missing_docs)]
 pub enum Ty {
-    /// A string.
     Str,
-    /// A boolean.
     Bool,
-    /// A boolean that is false unless given (never `null`).
     Flag,
-    /// A list of strings.
-    List,
-    /// A non-negative integer from the first to the second bound (0: no upper bound).
+    Strs,
     Num(u64, u64),
-    /// A QA finding's severity: [`SEVERITIES`].
     Sev,
 }
 
 /// The severities of a QA finding.
 pub const SEVERITIES: [&str; 3] = ["info", "warning", "error"];
 
-/// An argument of a tool.
+/// An argument: its name, type, whether it must be given (an optional one may be absent or
+/// `null`), other names it is accepted by, and what the model reads about it (natively only:
+/// the wasm build embeds the schemas).
 #[derive(Debug)]
 pub struct Arg {
-    /// Its name.
-    pub name: &'static str,
-    /// Its type.
-    pub ty: Ty,
-    /// Whether it must be given (optional ones may be absent or `null`).
-    pub required: bool,
-    /// Other names accepted for it.
-    pub aliases: &'static [&'static str],
-    /// What the model reads about it (natively only: the wasm build embeds the schemas).
-    pub doc: &'static str,
+    name: S,
+    ty: Ty,
+    required: bool,
+    aliases: &'static [S],
+    doc: S,
 }
 
-const fn req(name: &'static str, ty: Ty, doc: &'static str) -> Arg {
+const fn req(name: S, ty: Ty, doc: S) -> Arg {
     let doc = if cfg!(target_arch = "wasm32") {
         ""
     } else {
@@ -155,7 +132,7 @@ const fn req(name: &'static str, ty: Ty, doc: &'static str) -> Arg {
     }
 }
 
-const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> Arg {
+const fn opt(name: S, ty: Ty, doc: S) -> Arg {
     Arg {
         required: false,
         ..req(name, ty, doc)
@@ -163,57 +140,42 @@ const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> Arg {
 }
 
 impl Arg {
-    const fn or(self, aliases: &'static [&'static str]) -> Arg {
+    const fn or(self, aliases: &'static [S]) -> Arg {
         Arg { aliases, ..self }
     }
 }
 
-/// A tool's own code: its parsed arguments, through the edit context.
-pub type Handler = fn(&Args, &mut EditContext<'_>) -> Result<Value, ToolError>;
+/// A tool's own code: its arguments, through the edit context.
+pub type Handler = fn(&Args, &mut EditContext<'_>) -> Out;
 
-/// What a tool does.
+/// What a tool does: the generic `{kind}_read_entry` (the entry the first argument names, or
+/// a list of all), `{kind}_create_entry` (from the arguments named as the kind's fields),
+/// `{kind}_update_{field}` (this field, from the second argument, of the entry the first
+/// names) or `{kind}_delete_entry`; or its own read, knowledge lookup or write.
 #[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)]
 pub enum Does {
-    /// `{kind}_read_entry`: the entry its first argument names (id, or name for named kinds),
-    /// or a list of every entry.
     ReadEntry,
-    /// `{kind}_create_entry`: a new entry of the arguments named as the kind's fields.
     CreateEntry,
-    /// `{kind}_update_{field}`: set this field, from the second argument, of the entry the
-    /// first names.
-    Update(&'static str),
-    /// `{kind}_delete_entry`: delete the entry the first argument names.
+    Update(S),
     DeleteEntry,
-    /// A read of its own.
     Read(Handler),
-    /// A knowledge lookup of its own (a read in the knowledge category).
     Lookup(Handler),
-    /// A write of its own.
     Write(Handler),
 }
 
-/// A story-bible tool.
+/// A story-bible tool: its name, kind, what it does, its arguments (in schema order) and its
+/// description.
 #[derive(Debug)]
 pub struct Tool {
-    /// Its name.
-    pub name: &'static str,
-    /// The kind it works on.
-    pub kind: Kind,
-    /// What it does.
-    pub does: Does,
-    /// Its arguments, in schema order.
-    pub args: &'static [Arg],
-    /// What the model reads about it.
-    pub description: &'static str,
-}
-
-const fn t(
-    name: &'static str,
+    name: S,
     kind: Kind,
     does: Does,
     args: &'static [Arg],
-    description: &'static str,
-) -> Tool {
+    description: S,
+}
+
+const fn t(name: S, kind: Kind, does: Does, args: &'static [Arg], description: S) -> Tool {
     Tool {
         name,
         kind,
@@ -224,19 +186,18 @@ const fn t(
 }
 
 impl Tool {
-    /// Whether it changes nothing.
-    pub fn read_only(&self) -> bool {
-        matches!(self.does, ReadEntry | Read(_) | Lookup(_))
-    }
-
     /// Its default approval policy, from its kind's declaration and its `{crud}`.
     pub fn mode(&self) -> Mode {
-        match crate::policy::action_of(self.name) {
-            crate::policy::Action::Create => decl(self.kind).create,
-            crate::policy::Action::Delete => decl(self.kind).delete,
-            crate::policy::Action::Update => Standard,
-            crate::policy::Action::Read => Permissive,
+        match action_of(self.name) {
+            Action::Create => decl(self.kind).create,
+            Action::Delete => decl(self.kind).delete,
+            Action::Update => Standard,
+            Action::Read => Permissive,
         }
+    }
+
+    fn arg(&self, i: usize) -> &'static str {
+        self.args.get(i).map_or("", |a| a.name)
     }
 }
 
@@ -257,7 +218,6 @@ mod args {
     pub const QA_LINE: Arg = opt("line", Num(0, 0), "The line's number in the scene (omit for a finding about the whole scene).");
     pub const SEVERITY: Arg = opt("severity", Sev, "How serious: info, warning (default) or error.");
 }
-use args::*;
 
 use language as l;
 use story as s;
@@ -274,18 +234,18 @@ pub static TOOLS: &[Tool] = &[
         "Read a scene as a first-time reader knows it at the end of the scene, having read the manuscript from the start up to the scene's end and nothing more (use it to judge a scene without spoilers). A name of a character or location is seen if it occurs (whole word, case-sensitive) in that text; every unseen name is replaced by [not yet introduced] in the scene's text, summary and tags, characters and locations are shown by seen names only (never by id; one with no seen name is [not yet introduced]). Earlier scenes (those ending at or before this scene's end) are shown with their summaries and tags, redacted the same way; later scenes are hidden (only their number is given). Character notes, location descriptions and routes are never shown."),
     t("scene_update_summary", Scene, Write(s::update_summary), &[SCENE, req("summary", Str, "The new summary (replaces the old; empty clears it)."), opt("overwrite", Flag, "An agent writes a scene's summary once per run; pass true to write it again in the same run. Default false.")],
         "Set a scene's summary (replacing it; empty clears it). Within one run an agent writes each scene's summary once: a second write fails with already_written unless overwrite is true. A summary the writer wrote needs the writer's approval to change (approval_required; nothing changes until approved)."),
-    t("scene_update_tags", Scene, Update("tags"), &[SCENE, req("tags", List, "The scene's tags (replacing the old ones; an empty list clears them).")],
+    t("scene_update_tags", Scene, Update("tags"), &[SCENE, req("tags", Strs, "The scene's tags (replacing the old ones; an empty list clears them).")],
         "Set a scene's tags (the whole list, replacing the old one; duplicates and empty tags are dropped). Tags the writer set need the writer's approval to change."),
-    t("scene_update_primary_characters", Scene, Write(s::update_scene_characters), &[SCENE, req("characters", List, "The scene's primary characters: ids, names or aliases of characters in the story bible (the whole list, replacing the old one).").or(&["primary_characters", "primaryCharacters"])],
+    t("scene_update_primary_characters", Scene, Write(s::update_scene_characters), &[SCENE, req("characters", Strs, "The scene's primary characters: ids, names or aliases of characters in the story bible (the whole list, replacing the old one).").or(&["primary_characters", "primaryCharacters"])],
         "Set a scene's primary characters (the whole list; ids, names or aliases of characters in the story bible, stored as ids). Every character must exist. The result says which of them are mentioned in the scene's text and warns about those that are not."),
-    t("scene_update_locations", Scene, Update("locations"), &[SCENE, req("locations", List, "The scene's locations: ids, names or aliases of locations in the story bible (the whole list, replacing the old one).")],
+    t("scene_update_locations", Scene, Update("locations"), &[SCENE, req("locations", Strs, "The scene's locations: ids, names or aliases of locations in the story bible (the whole list, replacing the old one).")],
         "Set a scene's locations (the whole list; ids or names of locations in the story bible, stored as ids). Every location must exist (location_create_entry adds one)."),
     // Characters.
     t("character_read_entry", Character, ReadEntry, &[opt("character", Str, "The character's id, name or alias. Omit to list every character.").or(&["id", "name"])],
         "Read a character's story-bible entry by id, name or alias (any case): name_src, name_tgt, aliases, pronouns and notes, each with its origin, plus the scenes and routes that list the character. Without a character, list every character briefly."),
     t("character_create_entry", Character, CreateEntry, &[
         req("name_src", Str, "The character's name in the source text (as it appears in the manuscript).").or(&["nameSrc", "name"]), NEW_NAME_TGT,
-        opt("aliases", List, "Other names the character goes by in the text (nicknames, titles, first name alone)."),
+        opt("aliases", Strs, "Other names the character goes by in the text (nicknames, titles, first name alone)."),
         opt("pronouns", Str, "Pronouns, such as \"she/her\"."), opt("notes", Str, "Notes: role, traits, relationships, arc."),
         opt("id", Str, "The id to give it; default: made from the name (such as \"mara-vell\").")],
         "Add a character to the story bible: name_src (required), name_tgt, aliases, pronouns, notes; the id is made from the name unless given. By default an agent's new character needs the writer's approval (approval_required; the call is applied once the writer approves). Warns when another character already has one of the names."),
@@ -315,12 +275,12 @@ pub static TOOLS: &[Tool] = &[
         "Read a route's story-bible entry (a branch of an interactive story): synopsis, primary characters and scene ids, each with its origin. Without a route, list every route briefly."),
     t("route_create_entry", Route, CreateEntry, &[
         opt("id", Str, "The id to give it; default: made from the synopsis's first words."), req("synopsis", Str, "What happens on this route."),
-        opt("primary_characters", List, "Its primary characters: ids, names or aliases of characters in the story bible.").or(&["primaryCharacters", "characters"]),
-        opt("scene_ids", List, "Ids of its scenes (scenes in the story bible).").or(&["sceneIds", "scenes"])],
+        opt("primary_characters", Strs, "Its primary characters: ids, names or aliases of characters in the story bible.").or(&["primaryCharacters", "characters"]),
+        opt("scene_ids", Strs, "Ids of its scenes (scenes in the story bible).").or(&["sceneIds", "scenes"])],
         "Add a route (a branch of an interactive story) to the story bible: synopsis (required), primary_characters (ids or names of existing characters), scene_ids (existing scenes); the id is made from the synopsis unless given. By default an agent's new route needs the writer's approval."),
     t("route_update_synopsis", Route, Update("synopsis"), &[ROUTE, req("synopsis", Str, "The whole new synopsis, replacing the old (empty clears it).")],
         "Replace a route's synopsis (empty clears it). A synopsis the writer wrote needs the writer's approval to change."),
-    t("route_update_primary_characters", Route, Update("primary_characters"), &[ROUTE, req("characters", List, "Its primary characters: ids, names or aliases of characters in the story bible (the whole list, replacing the old one).").or(&["primary_characters", "primaryCharacters"])],
+    t("route_update_primary_characters", Route, Update("primary_characters"), &[ROUTE, req("characters", Strs, "Its primary characters: ids, names or aliases of characters in the story bible (the whole list, replacing the old one).").or(&["primary_characters", "primaryCharacters"])],
         "Set a route's primary characters (the whole list; ids, names or aliases of existing characters, stored as ids). A list the writer set needs the writer's approval to change."),
     t("route_delete_entry", Route, DeleteEntry, &[ROUTE],
         "Delete a route from the story bible (its scenes stay). By default an agent's delete always needs the writer's approval. Returns the deleted entry."),
@@ -342,7 +302,7 @@ pub static TOOLS: &[Tool] = &[
         req("id", Str, "The entry's id."), opt("term_tgt", Str, "The new translation of the term.").or(&["termTgt"]),
         opt("notes", Str, "The new notes (they replace the old ones: include what should stay).")],
         "Change a glossary entry's translation and/or notes (give at least one; notes replace the old notes). Changing a field the writer wrote asks the writer's approval first (the call then fails with approval_required and changes nothing)."),
-    t("glossary_merge_entries", Glossary, Write(l::merge_entries), &[req("keep", Str, "The id of the entry to keep."), req("merge", List, "The ids of the duplicate entries to fold into it and remove.")],
+    t("glossary_merge_entries", Glossary, Write(l::merge_entries), &[req("keep", Str, "The id of the entry to keep."), req("merge", Strs, "The ids of the duplicate entries to fold into it and remove.")],
         "Merge duplicate glossary entries into one: the kept entry gets the others' notes (and their other spellings and translations, noted), its translation if it had none, and the others are removed. All or nothing. Changing or removing what the writer wrote asks the writer's approval first (approval_required, nothing changed)."),
     t("glossary_delete_entry", Glossary, Write(l::delete_entry), &[ENTRY],
         "Remove a glossary entry. Removing an entry with fields the writer wrote asks the writer's approval first (approval_required, nothing changed). To fold duplicates together use glossary_merge_entries."),
@@ -400,7 +360,7 @@ pub fn register(registry: &mut ToolRegistry) {
             description: tool.description.into(),
             category,
             reversible: false,
-            read_only: tool.read_only(),
+            read_only: matches!(tool.does, ReadEntry | Read(_) | Lookup(_)),
             asynchronous: false,
             parameters,
         };
@@ -418,30 +378,19 @@ pub fn tool(name: &str) -> Option<&'static Tool> {
 pub fn schema(tool: &Tool) -> Value {
     let mut properties = serde_json::Map::new();
     for arg in tool.args {
-        let mut p = json!({"description": arg.doc});
-        p["type"] = json!(match arg.ty {
-            Str => "string",
-            Bool => "boolean",
-            Flag => {
-                p["default"] = json!(false);
-                "boolean"
-            }
-            List => {
-                p["items"] = json!({"type": "string"});
-                "array"
-            }
-            Num(min, max) => {
-                p["minimum"] = json!(min);
-                if max > 0 {
-                    p["maximum"] = json!(max);
-                }
-                "integer"
-            }
-            Sev => {
-                p["enum"] = json!(SEVERITIES);
-                "string"
-            }
-        });
+        let mut p = json!({"description": arg.doc, "type": "string"});
+        match arg.ty {
+            Str => {}
+            Bool | Flag => p["type"] = json!("boolean"),
+            Strs => (p["type"], p["items"]) = (json!("array"), json!({"type": "string"})),
+            Num(min, _) => (p["type"], p["minimum"]) = (json!("integer"), json!(min)),
+            Sev => p["enum"] = json!(SEVERITIES),
+        }
+        match arg.ty {
+            Flag => p["default"] = json!(false),
+            Num(_, max) if max > 0 => p["maximum"] = json!(max),
+            _ => {}
+        }
         properties.insert(arg.name.into(), p);
     }
     let mut schema = json!({"type": "object", "properties": properties});
@@ -457,12 +406,11 @@ pub fn schema(tool: &Tool) -> Value {
     schema
 }
 
-/// Arguments parsed through a tool's declaration: the values given (not `null`), by name.
+/// A tool's arguments, parsed through its declaration: the values given (not `null`).
 #[derive(Debug)]
 pub struct Args {
-    /// The tool.
-    pub tool: &'static Tool,
-    given: Vec<(&'static str, Value)>,
+    tool: &'static Tool,
+    given: Vec<(S, Value)>,
 }
 
 impl Args {
@@ -470,52 +418,52 @@ impl Args {
         self.given.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
-    /// A string argument, if given.
-    pub fn opt(&self, name: &str) -> Option<&str> {
+    fn opt(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
     }
 
-    /// A string argument ("" when not given).
-    pub fn text(&self, name: &str) -> &str {
+    fn text(&self, name: &str) -> &str {
         self.opt(name).unwrap_or("")
     }
 
-    /// A number argument, if given.
-    pub fn num(&self, name: &str) -> Option<u64> {
+    fn num(&self, name: &str) -> Option<u64> {
         self.get(name).and_then(Value::as_u64)
     }
 
-    /// A boolean argument (false when not given).
-    pub fn flag(&self, name: &str) -> bool {
+    fn flag(&self, name: &str) -> bool {
         self.get(name).and_then(Value::as_bool).unwrap_or(false)
     }
 
-    /// A list argument (empty when not given).
-    pub fn list(&self, name: &str) -> Vec<String> {
-        let items = self.get(name).and_then(Value::as_array);
-        let strings = items.into_iter().flatten().filter_map(Value::as_str);
-        strings.map(str::to_string).collect()
+    fn list(&self, name: &str) -> Vec<String> {
+        let items = self
+            .get(name)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        items
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
     }
 }
 
-/// Parse `args` for `tool` as a typed argument struct would be (aliases, duplicates, `null`
-/// for optional arguments, the same messages). The executor has already checked them against
-/// the schema, so a failure here is rare.
+/// Parse `args` for `tool` as serde parses a typed argument struct: aliases, duplicates,
+/// `null` for optional arguments and the messages. The executor has already checked them
+/// against the schema, so a failure here is rare.
 pub fn parse(tool: &'static Tool, args: Value) -> Result<Args, ToolError> {
     let bad =
         |m: String| ToolError::invalid_args(format!("invalid arguments: {}", plain_types(&m)));
-    let mut seen = [false; 8];
-    let mut given = Vec::new();
+    let (mut seen, mut given) = ([false; 8], Vec::new());
     for (key, value) in object_args(args)? {
-        let found = tool.args.iter().enumerate();
-        let mut found = found.filter(|(_, a)| a.name == key || a.aliases.contains(&key.as_str()));
-        let Some((i, arg)) = found.next() else {
+        let is = |a: &&Arg| a.name == key || a.aliases.contains(&key.as_str());
+        let Some(i) = tool.args.iter().position(|a| is(&a)) else {
             continue;
         };
+        let arg = &tool.args[i];
         if std::mem::replace(&mut seen[i], true) {
             return Err(bad(format!("duplicate field `{}`", arg.name)));
         }
-        if !(value.is_null() && !arg.required && arg.ty != Flag) {
+        if !value.is_null() || arg.required || arg.ty == Flag {
             check(arg.ty, &value).map_err(bad)?;
             given.push((arg.name, value));
         }
@@ -523,42 +471,36 @@ pub fn parse(tool: &'static Tool, args: Value) -> Result<Args, ToolError> {
     match tool
         .args
         .iter()
-        .enumerate()
-        .find(|(i, a)| a.required && !seen[*i])
+        .zip(seen)
+        .find(|(a, seen)| a.required && !seen)
     {
-        Some((_, arg)) => Err(bad(format!("missing field `{}`", arg.name))),
+        Some((arg, _)) => Err(bad(format!("missing field `{}`", arg.name))),
         None => Ok(Args { tool, given }),
     }
 }
 
-/// Whether `value` has type `ty`, or serde's message for it.
+/// Whether `value` has type `ty`, or serde's message.
 fn check(ty: Ty, value: &Value) -> Result<(), String> {
-    let (ok, expected) = match ty {
-        Str => (value.is_string(), "a string"),
-        Bool | Flag => (value.is_boolean(), "a boolean"),
-        List => match value.as_array() {
-            Some(items) => return items.iter().try_for_each(|i| check(Str, i)),
-            None => (false, "a sequence"),
-        },
-        Num(..) => match value.as_i64() {
-            Some(n) if n < 0 => return Err(format!("invalid value: integer `{n}`, expected u64")),
-            _ => (value.is_u64(), "u64"),
-        },
-        Sev => match value.as_str() {
-            Some(s) if SEVERITIES.contains(&s) => return Ok(()),
-            Some(s) => {
-                return Err(format!(
-                    "unknown variant `{s}`, expected one of `info`, `warning`, `error`"
-                ))
-            }
-            None => (false, "string or map"),
-        },
+    let (ok, expected) = match (ty, value) {
+        (Str, _) => (value.is_string(), "a string"),
+        (Bool | Flag, _) => (value.is_boolean(), "a boolean"),
+        (Strs, Value::Array(items)) => return items.iter().try_for_each(|i| check(Str, i)),
+        (Strs, _) => (false, "a sequence"),
+        (Num(..), Value::Number(n)) if n.as_i64().is_some_and(|n| n < 0) => {
+            return Err(format!("invalid value: integer `{n}`, expected u64"))
+        }
+        (Num(..), _) => (value.is_u64(), "u64"),
+        (Sev, Value::String(s)) if !SEVERITIES.contains(&s.as_str()) => {
+            let expected = "expected one of `info`, `warning`, `error`";
+            return Err(format!("unknown variant `{s}`, {expected}"));
+        }
+        (Sev, _) => (value.is_string(), "string or map"),
     };
     let unexpected = match value {
         Value::Null => "null".to_string(),
         Value::Bool(b) => format!("boolean `{b}`"),
         Value::Number(n) if n.is_f64() => {
-            let f = n.to_string();
+            let f = n.as_f64().unwrap_or_default().to_string();
             let point = if f.contains('.') { "" } else { ".0" };
             format!("floating point `{f}{point}`")
         }
@@ -577,14 +519,13 @@ fn check(ty: Ty, value: &Value) -> Result<(), String> {
 struct Call(Args);
 
 impl Command for Call {
-    fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let a = &self.0;
-        let first = || a.tool.args.first().map_or("", |arg| arg.name);
+    fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Out {
+        let (a, kind) = (&self.0, self.0.tool.kind);
         match a.tool.does {
-            ReadEntry => story::read_entry(cx, a.tool.kind, a.opt(first())),
+            ReadEntry => story::read_entry(cx, kind, a.opt(a.tool.arg(0))),
             CreateEntry => story::create_entry(a, cx),
             Update(field) => story::update_field(a, cx, field),
-            DeleteEntry => story::delete_one(cx, a.tool.kind, a.text(first())),
+            DeleteEntry => story::delete_one(cx, kind, a.text(a.tool.arg(0))),
             Read(run) | Lookup(run) | Write(run) => run(a, cx),
         }
     }
@@ -596,6 +537,25 @@ fn command(name: &str, args: Value) -> Result<Box<dyn Command>, ToolError> {
     Ok(Box::new(Call(parse(tool, args)?)))
 }
 
+/// A field's value as text: `(empty)` for an empty one, lists joined with commas, a span as
+/// `chars a–b` (with `dash`).
+fn show(value: &Value, dash: char) -> String {
+    match value {
+        _ if is_empty_value(Some(value)) => "(empty)".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            items.iter().map(text).collect::<Vec<_>>().join(", ")
+        }
+        // A story span shows a missing end as `null`; a language one only shows whole spans.
+        Value::Object(o) if o.contains_key("start") && (dash == '–' || o.contains_key("end")) => {
+            let at = |k: &str| o.get(k).unwrap_or(&Value::Null).to_string();
+            format!("chars {}{dash}{}", at("start"), at("end"))
+        }
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,36 +563,38 @@ mod tests {
     #[test]
     fn declared_policies_are_the_policy_defaults() {
         for tool in TOOLS {
-            assert_eq!(
-                tool.mode(),
-                crate::policy::default_mode(tool.name),
-                "{}",
-                tool.name
-            );
+            let default = crate::policy::default_mode(tool.name);
+            assert_eq!(tool.mode(), default, "{}", tool.name);
         }
-        for (kind, decl) in Kind::ALL.iter().zip(&KINDS) {
-            assert_eq!(*kind, decl.kind);
-        }
+        assert!(Kind::ALL.iter().all(|k| decl(*k).kind == *k));
     }
 
     #[test]
-    fn parsing_speaks_as_serde() {
-        let t = tool("scene_update_summary").unwrap();
-        let msg = |args: Value| parse(t, args).unwrap_err().message;
-        let ok = parse(t, json!({"sceneId": "s", "summary": "x", "other": 1})).unwrap();
-        assert_eq!((ok.text("scene"), ok.flag("overwrite")), ("s", false));
-        assert!(msg(json!({"id": "a", "scene": "b", "summary": ""}))
-            .ends_with("duplicate field `scene`"));
-        assert!(msg(json!({"id": 1.5, "summary": ""}))
-            .ends_with("invalid type: floating point `1.5`, expected a string"));
-        assert!(msg(json!({"scene": "s", "summary": "", "overwrite": null}))
-            .ends_with("invalid type: null, expected a boolean"));
-        assert!(msg(json!({"summary": ""})).ends_with("missing field `scene`"));
-        let t = tool("scene_read_overview").unwrap();
-        let e = parse(t, json!({"maxChars": -2})).unwrap_err().message;
-        assert_eq!(
-            e,
-            "invalid arguments: invalid value: integer `-2`, expected a non-negative integer"
+    fn arguments_are_parsed_as_serde_would() {
+        let msg = |tool: &str, args: Value| parse(super::tool(tool).unwrap(), args).unwrap_err();
+        let ok = parse(
+            tool("scene_update_summary").unwrap(),
+            json!({"sceneId": "s", "summary": ""}),
         );
+        let ok = ok.unwrap();
+        assert_eq!((ok.text("scene"), ok.flag("overwrite")), ("s", false));
+        for (args, error) in [
+            (json!({"id": "a", "scene": "b"}), "duplicate field `scene`"),
+            (
+                json!({"id": 1.0}),
+                "invalid type: floating point `1.0`, expected a string",
+            ),
+            (
+                json!({"scene": "s", "overwrite": null}),
+                "invalid type: null, expected a boolean",
+            ),
+            (json!({"overwrite": true}), "missing field `scene`"),
+        ] {
+            let error = format!("invalid arguments: {error}");
+            assert_eq!(msg("scene_update_summary", args).message, error);
+        }
+        let e = msg("scene_read_overview", json!({"maxChars": -2})).message;
+        let expected = "invalid value: integer `-2`, expected a non-negative integer";
+        assert_eq!(e, format!("invalid arguments: {expected}"));
     }
 }
