@@ -499,11 +499,7 @@ fn check(ty: Ty, value: &Value) -> Result<(), String> {
     let unexpected = match value {
         Value::Null => "null".to_string(),
         Value::Bool(b) => format!("boolean `{b}`"),
-        Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or_default().to_string();
-            let point = if f.contains('.') { "" } else { ".0" };
-            format!("floating point `{f}{point}`")
-        }
+        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
         Value::Number(n) => format!("integer `{n}`"),
         Value::String(s) => format!("string {s:?}"),
         Value::Array(_) => "sequence".to_string(),
