@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{parse, preview, show, tool, Args, Out};
-use crate::bible::{is_empty_value, Bible, Entity, Kind};
+use super::{join, parse, preview, show, tool, Args, Cx, Out, Res};
+use crate::bible::{is_empty_value, Bible, Entity, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
-use crate::session::{EditContext, Session};
+use crate::session::Session;
 use crate::tools::{ToolError, ToolRegistry};
 
 /// `translation_create_mtl_suggestion`.
@@ -31,38 +31,27 @@ pub const DOC_CHUNK_CHARS: usize = 20_000;
 /// Most lines one `translation_read_scene` call shows.
 pub const MAX_SCENE_LINES: usize = 200;
 
-/// Append to a `String` with `format!` arguments.
-macro_rules! w {
-    ($s:expr, $($t:tt)*) => {
-        $s.push_str(&format!($($t)*))
-    };
-}
-
 /// Whether the core runs `name` itself ([`MTL_TOOLS`]).
 pub fn is_mtl(name: &str) -> bool {
     MTL_TOOLS.contains(&name)
 }
 
 /// ` [origin]`, or nothing for a field never written.
-fn origin_tag(entity: &Entity, field: &str) -> String {
-    entity
-        .origin(field)
+fn origin_tag(e: &Entity, field: &str) -> String {
+    e.origin(field)
         .map(|o| format!(" [{o}]"))
         .unwrap_or_default()
 }
 
 /// An entity as text: a header line, then each field of its kind with its origin (a
 /// multi-line value indented below its name).
-fn entity_block(entity: &Entity) -> String {
-    let mut out = format!(
-        "{} '{}' (version {})",
-        entity.kind, entity.id, entity.version
-    );
-    for field in entity.kind.fields().iter().map(|f| f.name) {
-        let (value, origin) = (show(entity.get(field), '-'), origin_tag(entity, field));
+fn entity_block(e: &Entity) -> String {
+    let mut out = format!("{} '{}' (version {})", e.kind, e.id, e.version);
+    for field in e.kind.fields().iter().map(|f| f.name) {
+        let (value, origin) = (show(e.get(field), '-'), origin_tag(e, field));
         if value.contains('\n') {
-            let indented: Vec<String> = value.lines().map(|l| format!("    {l}")).collect();
-            w!(out, "\n  {field}{origin}:\n{}", indented.join("\n"));
+            let lines = join(value.lines().map(|l| format!("    {l}")), "\n");
+            w!(out, "\n  {field}{origin}:\n{lines}");
         } else {
             w!(out, "\n  {field}: {value}{origin}");
         }
@@ -75,7 +64,7 @@ fn eq_ci(a: &str, b: &str) -> bool {
 }
 
 /// A required, non-blank text argument, trimmed.
-fn non_blank(a: &Args, name: &str) -> Result<String, ToolError> {
+fn non_blank(a: &Args, name: &str) -> Res<String> {
     match a.text(name).trim() {
         "" => Err(ToolError::invalid_args(format!(
             "'{name}' must not be empty"
@@ -90,7 +79,7 @@ fn trimmed<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
 }
 
 fn numbers(ns: &[u64]) -> String {
-    ns.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    join(ns.iter().map(u64::to_string), ", ")
 }
 
 // Scenes and their lines.
@@ -113,28 +102,32 @@ pub struct SceneLines {
 
 impl SceneLines {
     /// Line `line` (from 1), or an `out_of_range` error naming the scene's range.
-    pub fn line(&self, line: u64) -> Result<&str, ToolError> {
+    pub fn line(&self, line: u64) -> Res<&str> {
         let index = usize::try_from(line).ok().and_then(|n| n.checked_sub(1));
-        let found = index.and_then(|i| self.lines.get(i)).map(String::as_str);
-        let (scene, title) = (&self.scene, &self.chapter_title);
-        found.ok_or_else(|| match self.lines.len() {
+        if let Some(line) = index.and_then(|i| self.lines.get(i)) {
+            return Ok(line);
+        }
+        let (scene, title, n) = (&self.scene, &self.chapter_title, self.lines.len());
+        let message = match n {
             0 => format!("scene '{scene}' has no lines (its span of chapter '{title}' is empty)"),
-            n => format!("scene '{scene}' has lines 1 to {n}, not {line}; translation_read_scene shows them"),
-        })
-        .map_err(|message| ToolError::new("out_of_range", message))
+            _ => format!(
+                "scene '{scene}' has lines 1 to {n}, not {line}; translation_read_scene shows them"
+            ),
+        };
+        Err(ToolError::new("out_of_range", message))
     }
 }
 
 /// The lines of scene `scene`: `not_found` for an unknown scene or a chapter no longer in the
 /// project.
-pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Result<SceneLines, ToolError> {
-    let entity = bible.require(Kind::Scene, scene.trim())?;
+pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLines> {
+    let entity = bible.require(Scene, scene.trim())?;
     let chapter_ref = entity.text("chapter").trim();
     let chapter = project.find_chapter(chapter_ref).map_err(|_| {
         let (id, chapter) = (&entity.id, preview(chapter_ref, 80));
-        ToolError::not_found(format!(
-            "scene '{id}' belongs to chapter '{chapter}', which is not in the project"
-        ))
+        let message =
+            format!("scene '{id}' belongs to chapter '{chapter}', which is not in the project");
+        ToolError::not_found(message)
     })?;
     let (len, span) = (chapter.len_chars(), entity.get("span"));
     let start = span.get("start").and_then(Value::as_u64).unwrap_or(0);
@@ -145,20 +138,13 @@ pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Result<Scen
     let end = usize::try_from(end).unwrap_or(len).min(len);
     let start = usize::try_from(start).unwrap_or(len).min(end);
     let text = chapter.text().slice(start..end).to_string();
-    let lines = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect();
-    let (scene, chapter_id, chapter_title) =
-        (entity.id.clone(), chapter.id.clone(), chapter.title.clone());
+    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     Ok(SceneLines {
-        scene,
-        chapter_id,
-        chapter_title,
+        scene: entity.id.clone(),
+        chapter_id: chapter.id.clone(),
+        chapter_title: chapter.title.clone(),
         span: (start, end),
-        lines,
+        lines: lines.map(str::to_string).collect(),
     })
 }
 
@@ -169,9 +155,7 @@ pub fn translation_id(scene: &str, line: u64) -> String {
 
 /// The translations of a scene, by line.
 fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
-    let of_scene = bible
-        .list(Kind::Translation)
-        .filter(|t| t.text("scene") == scene);
+    let of_scene = bible.list(Translation).filter(|t| t.text("scene") == scene);
     of_scene
         .filter_map(|t| t.get("line").as_u64().map(|n| (n, t)))
         .collect()
@@ -179,43 +163,37 @@ fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entit
 
 /// How many translations of a scene's lines `first` to `last` have a target.
 fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
-    let done = |(n, t): &(&u64, &&Entity)| {
-        **n >= first && **n as usize <= last && !is_empty_value(Some(t.get("target")))
-    };
-    translations_of(bible, scene).iter().filter(done).count()
+    let translations = translations_of(bible, scene);
+    let done = |t: &Entity| !is_empty_value(Some(t.get("target")));
+    let lines = translations.range(first..);
+    lines
+        .filter(|(n, t)| **n as usize <= last && done(t))
+        .count()
 }
 
 // Glossary.
 
-/// `glossary_search_term`.
-pub(super) fn search_term(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn search_term(a: &Args, cx: &mut Cx) -> Out {
     let query = a.text("query").trim().to_lowercase();
     let limit = a.num("limit").unwrap_or(50).clamp(1, 500) as usize;
-    let has = |e: &Entity| {
-        ["term_src", "term_tgt", "notes"]
-            .iter()
-            .any(|f| e.text(f).to_lowercase().contains(&query))
+    let has = |e: &Entity, f: &str| e.text(f).to_lowercase().contains(&query);
+    let found = |e: &&Entity| {
+        query.is_empty() || ["term_src", "term_tgt", "notes"].iter().any(|f| has(e, f))
     };
-    let mut found: Vec<&Entity> = cx
-        .bible()
-        .list(Kind::Glossary)
-        .filter(|e| query.is_empty() || has(e))
-        .collect();
+    let mut found: Vec<&Entity> = cx.bible().list(Glossary).filter(found).collect();
     // Exact term matches first, then by id.
     let exact = |e: &Entity| eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query);
     found.sort_by_key(|e| (!exact(e), e.id.clone()));
     let total = found.len();
     found.truncate(limit);
-    let mut text = match query.is_empty() {
-        true => format!("The glossary has {total} entries."),
-        false => {
-            let (y, q) = (
-                if total == 1 { "y" } else { "ies" },
-                preview(a.text("query").trim(), 80),
-            );
-            format!("{total} glossary entr{y} match '{q}'.")
-        }
-    };
+    let (y, q) = (
+        if total == 1 { "y" } else { "ies" },
+        preview(a.text("query").trim(), 80),
+    );
+    let mut text = format!("{total} glossary entr{y} match '{q}'.");
+    if query.is_empty() {
+        text = format!("The glossary has {total} entries.");
+    }
     for e in &found {
         // `- id: source → target [origins] — notes`.
         let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
@@ -249,63 +227,57 @@ pub(super) fn search_term(a: &Args, cx: &mut EditContext<'_>) -> Out {
     Ok(json!({"text": text, "query": a.text("query"), "count": total, "entries": entries}))
 }
 
-/// `glossary_read_entry`.
-pub(super) fn read_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let entity = cx.bible().require(Kind::Glossary, a.text("id").trim())?;
-    Ok(json!({"text": entity_block(entity), "entry": entity.flat()}))
+pub(super) fn read_entry(a: &Args, cx: &mut Cx) -> Out {
+    let e = cx.bible().require(Glossary, a.text("id").trim())?;
+    Ok(json!({"text": entity_block(e), "entry": e.flat()}))
 }
 
-/// `glossary_create_entry`.
-pub(super) fn create_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+/// The fields among `names` given as arguments, trimmed.
+fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
+    let given = names
+        .iter()
+        .filter_map(|f| Some((f.to_string(), json!(trimmed(a, f)?))));
+    given.collect()
+}
+
+pub(super) fn create_entry(a: &Args, cx: &mut Cx) -> Out {
     let term = non_blank(a, "term_src")?;
     let same = |e: &&Entity| eq_ci(e.text("term_src"), &term);
-    if let Some(existing) = cx.bible().list(Kind::Glossary).find(same) {
+    if let Some(existing) = cx.bible().list(Glossary).find(same) {
         let (shown, id) = (preview(&term, 80), &existing.id);
-        return Err(ToolError::new(
-            "exists",
-            format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)"),
-        )
-        .with_details(json!({"entry": existing.flat()})));
+        let message = format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)");
+        let details = json!({"entry": existing.flat()});
+        return Err(ToolError::new("exists", message).with_details(details));
     }
     let id = match trimmed(a, "id").filter(|id| !id.is_empty()) {
         Some(id) => id.to_string(),
-        None => cx.bible().fresh_id(Kind::Glossary, &term),
+        None => cx.bible().fresh_id(Glossary, &term),
     };
-    let given = ["term_tgt", "notes"]
-        .into_iter()
-        .filter_map(|f| Some((f.to_string(), json!(trimmed(a, f)?))));
-    let fields = [("term_src".to_string(), json!(term))]
-        .into_iter()
-        .chain(given)
-        .collect();
-    cx.bible_create(Kind::Glossary, &id, fields)?;
-    let entity = cx.bible().require(Kind::Glossary, &id)?;
-    Ok(json!({"text": format!("Created {}", entity_block(entity)), "entry": entity.flat()}))
+    let mut fields = vec![("term_src".to_string(), json!(term))];
+    fields.extend(given(a, &["term_tgt", "notes"]));
+    cx.bible_create(Glossary, &id, fields)?;
+    let e = cx.bible().require(Glossary, &id)?;
+    Ok(json!({"text": format!("Created {}", entity_block(e)), "entry": e.flat()}))
 }
 
-/// `glossary_update_entry`.
-pub(super) fn update_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn update_entry(a: &Args, cx: &mut Cx) -> Out {
     let id = a.text("id").trim().to_string();
-    let before = cx.bible().require(Kind::Glossary, &id)?.version;
-    let given = ["term_tgt", "notes"]
-        .into_iter()
-        .filter_map(|f| Some((f.to_string(), json!(trimmed(a, f)?))));
-    let changes: Vec<(String, Value)> = given.collect();
+    let before = cx.bible().require(Glossary, &id)?.version;
+    let changes = given(a, &["term_tgt", "notes"]);
     if changes.is_empty() {
-        return Err(ToolError::invalid_args(
-            "give 'term_tgt', 'notes' or both: the fields to change",
-        ));
+        let message = "give 'term_tgt', 'notes' or both: the fields to change";
+        return Err(ToolError::invalid_args(message));
     }
-    cx.bible_update(Kind::Glossary, &id, changes)?;
-    let entity = cx.bible().require(Kind::Glossary, &id)?;
-    let changed = entity.version != before;
+    cx.bible_update(Glossary, &id, changes)?;
+    let e = cx.bible().require(Glossary, &id)?;
+    let changed = e.version != before;
     let done = if changed {
         "Updated"
     } else {
         "No change (same values):"
     };
-    let text = format!("{done} {}", entity_block(entity));
-    Ok(json!({"text": text, "changed": changed, "entry": entity.flat()}))
+    let text = format!("{done} {}", entity_block(e));
+    Ok(json!({"text": text, "changed": changed, "entry": e.flat()}))
 }
 
 /// Append `part` to `notes` as its own paragraph, unless it is empty or already there.
@@ -321,9 +293,9 @@ fn add_note(notes: &mut String, part: &str) {
 }
 
 /// `glossary_merge_entries`: all or nothing, and one approval covers the whole merge.
-pub(super) fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn merge_entries(a: &Args, cx: &mut Cx) -> Out {
     let keep_id = a.text("keep").trim().to_string();
-    let keep = cx.bible().require(Kind::Glossary, &keep_id)?.clone();
+    let keep = cx.bible().require(Glossary, &keep_id)?.clone();
     let mut ids: Vec<String> = Vec::new();
     for id in a.list("merge") {
         let id = id.trim();
@@ -337,14 +309,13 @@ pub(super) fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         }
     }
     if ids.is_empty() {
-        return Err(ToolError::invalid_args(
-            "'merge' must list at least one entry id to fold into the kept one",
-        ));
+        let message = "'merge' must list at least one entry id to fold into the kept one";
+        return Err(ToolError::invalid_args(message));
     }
-    let merged = ids
-        .iter()
-        .map(|id| cx.bible().require(Kind::Glossary, id).cloned());
-    let merged: Vec<Entity> = merged.collect::<Result<_, _>>()?;
+    let mut merged: Vec<Entity> = Vec::new();
+    for id in &ids {
+        merged.push(cx.bible().require(Glossary, id)?.clone());
+    }
 
     // The combined entry.
     let mut notes = keep.text("notes").trim().to_string();
@@ -361,50 +332,38 @@ pub(super) fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         }
         add_note(&mut notes, e.text("notes"));
     }
-    let proposed = [("term_tgt", &term_tgt), ("notes", &notes)];
-    let changed = proposed
-        .into_iter()
-        .filter(|(f, v)| keep.text(f) != v.as_str());
-    let changes: Vec<(String, Value)> = changed.map(|(f, v)| (f.to_string(), json!(v))).collect();
-
-    // What the writer must approve, should any step need approval: every entry the merge
-    // touches, at its version now.
-    let all = std::iter::once(&keep).chain(&merged);
-    let versions: BTreeMap<String, u64> = all
-        .map(|e| (Grant::key(Kind::Glossary, &e.id), e.version))
-        .collect();
-    let (mode, actor) = (cx.policies().mode(a.tool.name), cx.actor());
-    let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
-    let update = Some(&keep)
-        .filter(|_| !changes.is_empty())
-        .map(|e| (e, Action::Update, &names[..]));
-    let deletes = merged.iter().map(|e| (e, Action::Delete, &[][..]));
-    let mut asks = Vec::new();
-    for (e, action, fields) in update.into_iter().chain(deletes) {
-        let verb = if action == Action::Update {
-            "update"
-        } else {
-            "delete"
-        };
-        if let Some(reason) = policy::needs_approval(mode, action, actor, Some(e), fields) {
-            asks.push(json!({"id": e.id, "action": verb, "reason": reason}));
+    let mut changes = Vec::new();
+    for (field, value) in [("term_tgt", &term_tgt), ("notes", &notes)] {
+        if keep.text(field) != value {
+            changes.push((field.to_string(), json!(value)));
         }
     }
-    // Everything the merge would do, for the writer's card: the kept entry's field changes and
-    // every entry it deletes, with all their fields (whoever wrote them).
-    let field = |e: &Entity, name: &str, proposed: Value| json!({"field": name, "current": e.get(name), "current_origin": e.origin(name), "proposed": proposed});
-    let card = |e: &Entity, action: &str, fields: Vec<Value>| json!({"kind": Kind::Glossary, "id": e.id, "action": action, "title": e.text("term_src"), "fields": fields});
-    let kept_fields = changes
-        .iter()
-        .map(|(f, v)| field(&keep, f, v.clone()))
-        .collect();
-    let mut touched = vec![card(&keep, "update", kept_fields)];
-    for e in &merged {
-        touched.push(card(
-            e,
-            "delete",
-            e.fields.keys().map(|f| field(e, f, Value::Null)).collect(),
-        ));
+
+    // What the writer must approve, should any step need approval: every entry the merge
+    // touches, at its version now; and, for the writer's card, the kept entry's field changes
+    // and every entry it deletes, with all their fields (whoever wrote them).
+    let mut versions = BTreeMap::new();
+    let (mut asks, mut touched) = (Vec::new(), Vec::new());
+    let (mode, actor) = (cx.policies().mode(a.tool.name), cx.actor());
+    let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
+    for (i, e) in std::iter::once(&keep).chain(&merged).enumerate() {
+        versions.insert(Grant::key(Glossary, &e.id), e.version);
+        let (action, verb) = if i == 0 {
+            (Action::Update, "update")
+        } else {
+            (Action::Delete, "delete")
+        };
+        let fields = if i == 0 { &names[..] } else { &[] };
+        let asked = policy::needs_approval(mode, action, actor, Some(e), fields);
+        if let Some(reason) = asked.filter(|_| i > 0 || !changes.is_empty()) {
+            asks.push(json!({"id": e.id, "action": verb, "reason": reason}));
+        }
+        let field = |name: &str, proposed: Value| json!({"field": name, "current": e.get(name), "current_origin": e.origin(name), "proposed": proposed});
+        let fields: Vec<Value> = match i {
+            0 => changes.iter().map(|(f, v)| field(f, v.clone())).collect(),
+            _ => e.fields.keys().map(|f| field(f, Value::Null)).collect(),
+        };
+        touched.push(json!({"kind": Glossary, "id": e.id, "action": verb, "title": e.text("term_src"), "fields": fields}));
     }
     let widen = |mut error: ToolError| -> ToolError {
         if error.code != "approval_required" {
@@ -413,9 +372,8 @@ pub(super) fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         let listed = asks
             .iter()
             .filter_map(|a| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?)));
-        let listed: Vec<String> = listed.collect();
+        let listed = join(listed, ", ");
         if !listed.is_empty() {
-            let listed = listed.join(", ");
             w!(
                 error.message,
                 " The merge needs approval for: {listed}; one approval covers the whole merge."
@@ -424,42 +382,42 @@ pub(super) fn merge_entries(a: &Args, cx: &mut EditContext<'_>) -> Out {
         if let Some(Value::Object(details)) = &mut error.details {
             let proposed = json!({"term_tgt": term_tgt, "notes": notes});
             let merge = json!({"keep": keep.id, "merge": ids, "proposed": proposed});
-            details.extend(
-                [("versions", json!(versions)), ("entries", json!(asks))]
-                    .map(|(k, v)| (k.into(), v)),
-            );
-            details.extend(
-                [("changes", json!(touched)), ("merge", merge)].map(|(k, v)| (k.into(), v)),
-            );
+            let (versions, asks, touched) = (json!(versions), json!(asks), json!(touched));
+            for (key, value) in [
+                ("versions", versions),
+                ("entries", asks),
+                ("changes", touched),
+                ("merge", merge),
+            ] {
+                details.insert(key.into(), value);
+            }
         }
         error
     };
 
     if !changes.is_empty() {
-        cx.bible_update(Kind::Glossary, &keep.id, changes)
+        cx.bible_update(Glossary, &keep.id, changes)
             .map_err(&widen)?;
     }
     let mut removed = Vec::new();
     for e in &merged {
-        removed.push(
-            cx.bible_delete(Kind::Glossary, &e.id)
-                .map_err(&widen)?
-                .flat(),
-        );
+        removed.push(cx.bible_delete(Glossary, &e.id).map_err(&widen)?.flat());
     }
-    let kept = cx.bible().require(Kind::Glossary, &keep.id)?;
-    let (them, list) = (if ids.len() == 1 { "it" } else { "them" }, ids.join(", "));
+    let kept = cx.bible().require(Glossary, &keep.id)?;
+    let (them, list, block) = (
+        if ids.len() == 1 { "it" } else { "them" },
+        ids.join(", "),
+        entity_block(kept),
+    );
     let text = format!(
-        "Merged {list} into '{}' and removed {them}.\n{}",
-        kept.id,
-        entity_block(kept)
+        "Merged {list} into '{}' and removed {them}.\n{block}",
+        kept.id
     );
     Ok(json!({"text": text, "entry": kept.flat(), "merged": ids, "removed": removed}))
 }
 
-/// `glossary_delete_entry`.
-pub(super) fn delete_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let removed = cx.bible_delete(Kind::Glossary, a.text("id").trim())?;
+pub(super) fn delete_entry(a: &Args, cx: &mut Cx) -> Out {
+    let removed = cx.bible_delete(Glossary, a.text("id").trim())?;
     let (id, src, tgt) = (
         &removed.id,
         removed.text("term_src"),
@@ -471,49 +429,39 @@ pub(super) fn delete_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
 
 // Style guide and UI settings.
 
-/// `styleguide_read_full`.
-pub(super) fn styleguide(_: &Args, cx: &mut EditContext<'_>) -> Out {
-    let guide = cx.bible().get(Kind::Styleguide, "styleguide");
+pub(super) fn styleguide(_: &Args, cx: &mut Cx) -> Out {
+    let guide = cx.bible().get(Styleguide, "styleguide");
     let markdown = guide.map_or("", |g| g.text("markdown")).trim();
     let text = match guide {
         Some(g) if !markdown.is_empty() => {
-            format!(
-                "Style guide (version {}){}:\n\n{markdown}",
-                g.version,
-                origin_tag(g, "markdown")
-            )
+            let (version, origin) = (g.version, origin_tag(g, "markdown"));
+            format!("Style guide (version {version}){origin}:\n\n{markdown}")
         }
         _ => {
             "There is no style guide yet: follow the glossary and the manuscript's own conventions."
                 .into()
         }
     };
+    let (origin, version) = (
+        guide.and_then(|g| g.origin("markdown")),
+        guide.map(|g| g.version),
+    );
     Ok(json!({
-        "text": text,
-        "exists": !markdown.is_empty(),
-        "markdown": markdown,
-        "markdown_origin": guide.and_then(|g| g.origin("markdown")),
-        "version": guide.map(|g| g.version),
+        "text": text, "exists": !markdown.is_empty(), "markdown": markdown,
+        "markdown_origin": origin, "version": version,
     }))
 }
 
-/// `ui_read_settings`.
-pub(super) fn ui_settings(_: &Args, cx: &mut EditContext<'_>) -> Out {
-    let Some(ui) = cx.bible().get(Kind::UiSettings, "ui") else {
+pub(super) fn ui_settings(_: &Args, cx: &mut Cx) -> Out {
+    let Some(ui) = cx.bible().get(UiSettings, "ui") else {
         return Ok(json!({
             "text": "No UI settings are set: there is no line-length limit to respect.",
-            "exists": false,
-            "line_length_limit": null,
-            "lines_per_box": null,
-            "notes": null,
+            "exists": false, "line_length_limit": null, "lines_per_box": null, "notes": null,
         }));
     };
     let (mut out, block) = (ui.flat(), entity_block(ui));
-    let fields: Vec<&str> = block.lines().skip(1).collect();
-    (out["text"], out["exists"]) = (
-        json!(format!("UI settings\n{}", fields.join("\n"))),
-        json!(true),
-    );
+    let fields = join(block.lines().skip(1), "\n");
+    (out["text"], out["exists"]) = (json!(format!("UI settings\n{fields}")), json!(true));
     Ok(out)
 }
 
@@ -534,19 +482,15 @@ pub fn no_mtl_endpoint() -> ToolError {
     )
 }
 
-/// `translation_check_mtl_available`.
-pub(super) fn mtl_available(_: &Args, cx: &mut EditContext<'_>) -> Out {
-    Ok(match cx.mtl_endpoint() {
-        Some(url) => json!({
-            "text": format!("A machine-translation endpoint is set ({}): translation_create_mtl_suggestion can suggest translations.", endpoint_host(url)),
-            "available": true,
-            "host": endpoint_host(url),
-        }),
-        None => json!({
+pub(super) fn mtl_available(_: &Args, cx: &mut Cx) -> Out {
+    let Some(host) = cx.mtl_endpoint().map(endpoint_host) else {
+        return Ok(json!({
             "text": "No machine-translation endpoint is set: translation_create_mtl_suggestion will not work. The writer can set one in the settings ('mtlEndpoint', a LibreTranslate-compatible URL).",
             "available": false,
-        }),
-    })
+        }));
+    };
+    let text = format!("A machine-translation endpoint is set ({host}): translation_create_mtl_suggestion can suggest translations.");
+    Ok(json!({"text": text, "available": true, "host": host}))
 }
 
 /// A machine-translation request, ready for the core to send.
@@ -566,38 +510,29 @@ pub struct MtlPlan {
     pub target_lang: String,
 }
 
-fn lang_code(a: &Args, name: &str) -> Result<String, ToolError> {
+fn lang_code(a: &Args, name: &str) -> Res<String> {
     let (value, code) = (a.text(name), a.text(name).trim());
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
     if !code.is_empty() && code.len() <= 16 && code.chars().all(allowed) {
         return Ok(code.to_string());
     }
-    let value = preview(value, 40);
-    let example = "a language code such as \"en\", \"ja\" or \"zh-Hans\"";
-    Err(ToolError::invalid_args(format!(
-        "'{name}' must be {example}, got \"{value}\""
-    )))
+    let (value, example) = (preview(value, 40), "\"en\", \"ja\" or \"zh-Hans\"");
+    let message = format!("'{name}' must be a language code such as {example}, got \"{value}\"");
+    Err(ToolError::invalid_args(message))
 }
 
-fn plan_from(
-    a: &Args,
-    project: &Project,
-    bible: &Bible,
-    endpoint: Option<&str>,
-) -> Result<MtlPlan, ToolError> {
-    let (source_lang, target_lang) = (lang_code(a, "source_lang")?, lang_code(a, "target_lang")?);
-    let endpoint = endpoint
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(no_mtl_endpoint)?;
-    let (lines, line) = (
-        scene_lines(project, bible, a.text("scene"))?,
-        a.num("line").unwrap_or(0),
-    );
-    let (source, endpoint) = (lines.line(line)?.to_string(), endpoint.to_string());
+fn plan_from(a: &Args, project: &Project, bible: &Bible, endpoint: Option<&str>) -> Res<MtlPlan> {
+    let source_lang = lang_code(a, "source_lang")?;
+    let target_lang = lang_code(a, "target_lang")?;
+    let endpoint = endpoint.map(str::trim).filter(|u| !u.is_empty());
+    let endpoint = endpoint.ok_or_else(no_mtl_endpoint)?.to_string();
+    let lines = scene_lines(project, bible, a.text("scene"))?;
+    let line = a.num("line").unwrap_or(0);
+    let source = lines.line(line)?.to_string();
+    let scene = lines.scene;
     Ok(MtlPlan {
         endpoint,
-        scene: lines.scene,
+        scene,
         line,
         source,
         source_lang,
@@ -614,44 +549,29 @@ pub fn mtl_plan(
     args: Value,
     session: &Session,
     endpoint: Option<&str>,
-) -> Result<MtlPlan, ToolError> {
+) -> Res<MtlPlan> {
     let (_, args) = registry.validate_call(MTL_SUGGESTION, args)?;
     let tool = tool(MTL_SUGGESTION).ok_or_else(|| registry.unknown_tool(MTL_SUGGESTION))?;
-    plan_from(
-        &parse(tool, Value::Object(args))?,
-        &session.project,
-        &session.bible,
-        endpoint,
-    )
+    let args = parse(tool, Value::Object(args))?;
+    plan_from(&args, &session.project, &session.bible, endpoint)
 }
 
 /// The result of a suggestion: the endpoint's translation, as data for the agent.
 pub fn mtl_suggestion(plan: &MtlPlan, suggestion: &str, detected: Option<Value>) -> Value {
-    let MtlPlan {
-        scene,
-        line,
-        source,
-        source_lang,
-        target_lang,
-        ..
-    } = plan;
+    let (scene, line, source) = (&plan.scene, plan.line, &plan.source);
+    let (from, to) = (&plan.source_lang, &plan.target_lang);
     json!({
         "text": format!(
-            "Machine-translation suggestion for line {line} of scene '{scene}' ({source_lang} → {target_lang}):\nsource: {source}\nsuggestion: {suggestion}\nIt is only a suggestion: check it against the glossary and style guide, then save a translation with translation_create_line (or translation_update_line)."
+            "Machine-translation suggestion for line {line} of scene '{scene}' ({from} → {to}):\nsource: {source}\nsuggestion: {suggestion}\nIt is only a suggestion: check it against the glossary and style guide, then save a translation with translation_create_line (or translation_update_line)."
         ),
-        "scene": scene,
-        "line": line,
-        "source": source,
-        "suggestion": suggestion,
-        "source_lang": source_lang,
-        "target_lang": target_lang,
-        "detected_language": detected,
+        "scene": scene, "line": line, "source": source, "suggestion": suggestion,
+        "source_lang": from, "target_lang": to, "detected_language": detected,
     })
 }
 
 /// `translation_create_mtl_suggestion` on the synchronous path: checked, but the HTTP call is
 /// the core's (`src/core/mtl.rs`).
-pub(super) fn mtl_suggestion_sync(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn mtl_suggestion_sync(a: &Args, cx: &mut Cx) -> Out {
     plan_from(a, cx.project(), cx.bible(), cx.mtl_endpoint())?;
     Err(ToolError::new(
         "needs_network",
@@ -661,61 +581,45 @@ pub(super) fn mtl_suggestion_sync(a: &Args, cx: &mut EditContext<'_>) -> Out {
 
 // Translations.
 
-/// `translation_create_line`.
-pub(super) fn create_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn create_line(a: &Args, cx: &mut Cx) -> Out {
     let target = non_blank(a, "target")?;
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let line = a.num("line").unwrap_or(0);
     let source = lines.line(line)?.to_string();
-    let (scene, id, total) = (
-        &lines.scene,
-        translation_id(&lines.scene, line),
-        lines.lines.len(),
-    );
-    if let Some(existing) = cx.bible().get(Kind::Translation, &id) {
+    let (scene, total) = (&lines.scene, lines.lines.len());
+    let id = translation_id(scene, line);
+    if let Some(existing) = cx.bible().get(Translation, &id) {
         let (shown, origin) = (
             preview(existing.text("target"), 120),
             origin_tag(existing, "target"),
         );
-        return Err(ToolError::new(
-            "exists",
-            format!("line {line} of scene '{scene}' already has a translation ({shown}{origin}); change it with translation_update_line"),
-        )
-        .with_details(json!({"translation": existing.flat()})));
+        let message = format!("line {line} of scene '{scene}' already has a translation ({shown}{origin}); change it with translation_update_line");
+        let details = json!({"translation": existing.flat()});
+        return Err(ToolError::new("exists", message).with_details(details));
     }
     let fields = [
         ("scene", json!(scene)),
         ("line", json!(line)),
         ("source", json!(source)),
-        ("target", json!(target)),
     ];
-    let flat = cx.bible_create(
-        Kind::Translation,
-        &id,
-        fields.map(|(f, v)| (f.to_string(), v)).to_vec(),
-    )?;
+    let fields = fields.into_iter().chain([("target", json!(target))]);
+    let fields = fields.map(|(f, v)| (f.to_string(), v)).collect();
+    let flat = cx.bible_create(Translation, &id, fields)?;
     let done = translated(cx.bible(), scene, 0, total);
     Ok(json!({
         "text": format!(
             "Saved the translation of line {line} of scene '{scene}':\nsource: {source}\ntarget: {target}\nThe scene has {done} of {total} lines translated."
         ),
-        "translation": flat,
-        "translated": done,
-        "total": total,
+        "translation": flat, "translated": done, "total": total,
     }))
 }
 
-/// `translation_update_line`.
-pub(super) fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn update_line(a: &Args, cx: &mut Cx) -> Out {
     let target = non_blank(a, "target")?;
-    let scene = cx
-        .bible()
-        .require(Kind::Scene, a.text("scene").trim())?
-        .id
-        .clone();
-    let line = a.num("line").unwrap_or(0);
+    let scene = cx.bible().require(Scene, a.text("scene").trim())?;
+    let (scene, line) = (scene.id.clone(), a.num("line").unwrap_or(0));
     let id = translation_id(&scene, line);
-    let Some(before) = cx.bible().get(Kind::Translation, &id).map(|t| t.version) else {
+    let Some(before) = cx.bible().get(Translation, &id).map(|t| t.version) else {
         return Err(ToolError::not_found(format!(
             "line {line} of scene '{scene}' has no translation yet; save one with translation_create_line"
         )));
@@ -724,20 +628,16 @@ pub(super) fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), &scene);
     let current = lines
         .ok()
-        .and_then(|l| l.line(line).ok().map(str::to_string));
+        .and_then(|l| Some(l.line(line).ok()?.to_string()));
     cx.bible_update(
-        Kind::Translation,
+        Translation,
         &id,
         vec![("target".to_string(), json!(target))],
     )?;
-    let entity = cx.bible().require(Kind::Translation, &id)?;
-    let stored = entity.text("source");
+    let e = cx.bible().require(Translation, &id)?;
+    let (stored, changed) = (e.text("source"), e.version != before);
     let source_changed = current.as_deref().is_some_and(|c| c != stored);
-    let done = if entity.version != before {
-        "Updated"
-    } else {
-        "No change to"
-    };
+    let done = if changed { "Updated" } else { "No change to" };
     let mut text = format!("{done} the translation of line {line} of scene '{scene}':\nsource: {stored}\ntarget: {target}");
     match &current {
         Some(c) if source_changed => w!(
@@ -748,16 +648,12 @@ pub(super) fn update_line(a: &Args, cx: &mut EditContext<'_>) -> Out {
         _ => {}
     }
     Ok(json!({
-        "text": text,
-        "changed": entity.version != before,
-        "source_changed": source_changed,
-        "manuscript_line": current,
-        "translation": entity.flat(),
+        "text": text, "changed": changed, "source_changed": source_changed,
+        "manuscript_line": current, "translation": e.flat(),
     }))
 }
 
-/// `translation_read_scene`.
-pub(super) fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn read_scene(a: &Args, cx: &mut Cx) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let translations = translations_of(cx.bible(), &lines.scene);
     let (scene, total) = (&lines.scene, lines.lines.len());
@@ -797,7 +693,7 @@ pub(super) fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
             );
         }
         let (target, origin) = (
-            t.map(|t| t.get("target").clone()),
+            t.map(|t| t.get("target")),
             t.and_then(|t| t.origin("target")),
         );
         shown.push(json!({
@@ -805,11 +701,11 @@ pub(super) fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
             "stale": stale, "translated": t.is_some(),
         }));
     }
-    let orphans: Vec<u64> = translations
+    let orphans = translations
         .keys()
         .copied()
-        .filter(|n| *n == 0 || *n as usize > total)
-        .collect();
+        .filter(|n| *n == 0 || *n as usize > total);
+    let orphans: Vec<u64> = orphans.collect();
     let (done, left) = (total - untranslated.len(), untranslated.len());
     let (title, (start, end)) = (&lines.chapter_title, lines.span);
     let mut text = format!(
@@ -827,10 +723,10 @@ pub(super) fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
         );
     }
     if !orphans.is_empty() {
+        let list = numbers(&orphans);
         w!(
             text,
-            "\nTranslations saved for lines the scene no longer has: {}.",
-            numbers(&orphans)
+            "\nTranslations saved for lines the scene no longer has: {list}."
         );
     }
     Ok(json!({
@@ -841,16 +737,15 @@ pub(super) fn read_scene(a: &Args, cx: &mut EditContext<'_>) -> Out {
 
 // QA checks.
 
-/// Record a QA finding of `check` on `scene` (and `line`); returns the record's flat view and
-/// a line about it.
+/// Record a QA finding of `check` on `scene` (and `line`): its flat view and a line about it.
 fn record(
-    cx: &mut EditContext<'_>,
     a: &Args,
+    cx: &mut Cx,
     check: &str,
     scene: &str,
     line: Option<u64>,
     message: String,
-) -> Result<(Value, String), ToolError> {
+) -> Res<(Value, String)> {
     let severity = a.opt("severity").unwrap_or("warning");
     let (hint, place) = match line {
         Some(line) => (
@@ -859,7 +754,7 @@ fn record(
         ),
         None => (format!("{check}-{scene}"), format!("scene '{scene}'")),
     };
-    let id = cx.bible().fresh_id(Kind::Qa, &hint);
+    let id = cx.bible().fresh_id(Qa, &hint);
     let fields = [
         ("check", json!(check)),
         ("scene", json!(scene)),
@@ -870,11 +765,7 @@ fn record(
         .into_iter()
         .chain([("message", json!(message))])
         .chain(line_field);
-    let flat = cx.bible_create(
-        Kind::Qa,
-        &id,
-        fields.map(|(f, v)| (f.to_string(), v)).collect(),
-    )?;
+    let flat = cx.bible_create(Qa, &id, fields.map(|(f, v)| (f.to_string(), v)).collect())?;
     Ok((
         flat,
         format!("Recorded {check} QA '{id}' ({severity}) on {place}: {message}"),
@@ -882,15 +773,8 @@ fn record(
 }
 
 /// The saved translation of a line, or a `not_found` error saying what to do.
-fn target_of(
-    cx: &EditContext<'_>,
-    scene: &str,
-    line: u64,
-    check: &str,
-) -> Result<String, ToolError> {
-    let t = cx
-        .bible()
-        .get(Kind::Translation, &translation_id(scene, line));
+fn target_of(cx: &Cx, scene: &str, line: u64, check: &str) -> Res<String> {
+    let t = cx.bible().get(Translation, &translation_id(scene, line));
     let target = t
         .map(|t| t.text("target").to_string())
         .filter(|t| !t.trim().is_empty());
@@ -901,141 +785,155 @@ fn target_of(
     })
 }
 
-/// A QA check: the call's scene (and line), and its message, trimmed, if one was given. The
-/// line's source comes with the scene's lines.
-fn qa_start(
-    a: &Args,
-    cx: &EditContext<'_>,
-) -> Result<(String, Option<String>, Option<String>), ToolError> {
+/// A QA check's scene and line: the scene's id and the line's source (when a line is given).
+fn qa_place(a: &Args, cx: &Cx) -> Res<(String, Option<String>)> {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let source = a
         .num("line")
         .map(|n| lines.line(n).map(str::to_string))
         .transpose()?;
-    let message = trimmed(a, "message")
-        .filter(|m| !m.is_empty())
-        .map(str::to_string);
-    Ok((lines.scene, source, message))
+    Ok((lines.scene, source))
 }
 
-/// The result of a check: the record made (if any) with text, the report and extra facts.
-fn check_result(made: Option<(Value, String)>, report: String, extra: Value) -> Out {
-    let (record, line) = made.unwrap_or((Value::Null, String::new()));
-    let parts = [line, report].into_iter().filter(|s| !s.is_empty());
-    let mut out = json!({"text": parts.collect::<Vec<_>>().join("\n"), "record": record});
-    if let (Value::Object(out), Value::Object(extra)) = (&mut out, extra) {
-        out.extend(extra);
-    }
-    Ok(out)
-}
-
-/// `translation_create_style_check`.
-pub(super) fn style_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let (scene, _, message) = qa_start(a, cx)?;
-    if !a.flag("check_line_length") {
-        let message = message.ok_or_else(|| {
-            ToolError::invalid_args(
-                "give a 'message' (the finding), or set check_line_length to measure the line",
-            )
-        })?;
-        let made = record(cx, a, "style", &scene, a.num("line"), message)?;
-        return check_result(Some(made), String::new(), json!({}));
-    }
-    let needs_line = "check_line_length needs the 'line' whose translation to measure";
-    let line = a
-        .num("line")
-        .ok_or_else(|| ToolError::invalid_args(needs_line))?;
-    let target = target_of(cx, &scene, line, "measure")?;
-    let ui = cx.bible().get(Kind::UiSettings, "ui");
-    let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
-    let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
-    let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
-    let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
-    let Some(limit) = limit else {
-        let Some(message) = message else {
-            return Err(ToolError::not_found(
-                "the UI settings have no line_length_limit, so there is nothing to measure against (ui_read_settings shows them); give a 'message' to record a finding anyway",
-            ));
-        };
-        let made = record(cx, a, "style", &scene, Some(line), message)?;
-        let report = "The line length was not checked: the UI settings have no line_length_limit.";
-        return check_result(
-            Some(made),
-            report.into(),
-            json!({"line_length": {"checked": false}}),
-        );
+/// The end of a QA check: record the finding, `message` (when given) and what a measurement
+/// found (when it did), on `line`, unless there is neither; and answer with the record, the
+/// `report` and the measured `facts`. Without a `measured` finding a message is required
+/// (`missing` says what to give).
+#[allow(clippy::too_many_arguments)]
+fn qa_finish(
+    a: &Args,
+    cx: &mut Cx,
+    check: &str,
+    scene: &str,
+    line: Option<u64>,
+    found: Option<(String, String)>,
+    report: String,
+    facts: Value,
+) -> Out {
+    let message = trimmed(a, "message").filter(|m| !m.is_empty());
+    let finding = match (message, found) {
+        (Some(m), Some((label, found))) => Some(format!("{m}\n{label}: {found}.")),
+        (None, Some((label, found))) => Some(format!("{label}: {found}.")),
+        (m, None) => m.map(str::to_string),
     };
-    let over = |(i, n): (usize, &usize)| {
-        let over = format!("{n} characters long, over the UI limit of {limit}");
-        match count {
-            1 => format!("the translation is {over}"),
-            _ => format!("display line {} of the translation is {over}", i + 1),
-        }
-    };
-    let mut problems: Vec<String> = display
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n as u64 > limit)
-        .map(over)
-        .collect();
-    if let Some(per_box) = per_box.filter(|p| count as u64 > *p) {
-        problems.push(format!(
-            "the translation has {count} display lines, more than the {per_box} a text box holds"
-        ));
-    }
-    let exceeded = !problems.is_empty();
-    let facts = json!({"line_length": {
-        "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
-        "display_lines": count, "exceeded": exceeded,
-    }});
-    let problems = problems.join("; ");
-    let message = match (message, exceeded) {
-        (Some(m), true) => Some(format!("{m}\nLine length: {problems}.")),
-        (None, true) => Some(format!("Line length: {problems}.")),
-        (m, false) => m,
-    };
-    let fits = if per_box.is_some() {
-        " and it fits its text box"
-    } else {
-        ""
-    };
-    let report = match exceeded {
-        true => format!("The translation does not fit: {problems}."),
-        false => format!(
-            "The translation fits: its longest line is {longest} of {limit} characters{fits}."
-        ),
-    };
-    let made = message
-        .map(|m| record(cx, a, "style", &scene, Some(line), m))
+    let made = finding
+        .map(|m| record(a, cx, check, scene, line, m))
         .transpose()?;
     let report = if made.is_none() {
         format!("{report} No QA record was made.")
     } else {
         report
     };
-    check_result(made, report, facts)
+    let (record, made) = made.unwrap_or((Value::Null, String::new()));
+    let text = join([made, report].into_iter().filter(|s| !s.is_empty()), "\n");
+    let mut out = json!({"text": text, "record": record});
+    if let (Value::Object(out), Value::Object(facts)) = (&mut out, facts) {
+        out.extend(facts);
+    }
+    Ok(out)
 }
 
-/// `translation_create_consistency_check`.
-pub(super) fn consistency_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let (scene, source, message) = qa_start(a, cx)?;
+/// A QA finding without a measurement: the message is required.
+fn qa_message(a: &Args, cx: &mut Cx, check: &str, scene: &str, missing: &str) -> Out {
+    if trimmed(a, "message").is_none_or(str::is_empty) {
+        return Err(ToolError::invalid_args(missing));
+    }
+    qa_finish(
+        a,
+        cx,
+        check,
+        scene,
+        a.num("line"),
+        None,
+        String::new(),
+        json!({}),
+    )
+}
+
+pub(super) fn style_check(a: &Args, cx: &mut Cx) -> Out {
+    let (scene, _) = qa_place(a, cx)?;
+    if !a.flag("check_line_length") {
+        let missing =
+            "give a 'message' (the finding), or set check_line_length to measure the line";
+        return qa_message(a, cx, "style", &scene, missing);
+    }
+    let needs = "check_line_length needs the 'line' whose translation to measure";
+    let line = a
+        .num("line")
+        .ok_or_else(|| ToolError::invalid_args(needs))?;
+    let target = target_of(cx, &scene, line, "measure")?;
+    let ui = cx.bible().get(UiSettings, "ui");
+    let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
+    let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
+    let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
+    let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
+    let Some(limit) = limit else {
+        if trimmed(a, "message").is_none_or(str::is_empty) {
+            return Err(ToolError::not_found(
+                "the UI settings have no line_length_limit, so there is nothing to measure against (ui_read_settings shows them); give a 'message' to record a finding anyway",
+            ));
+        }
+        let report = "The line length was not checked: the UI settings have no line_length_limit.";
+        let facts = json!({"line_length": {"checked": false}});
+        return qa_finish(
+            a,
+            cx,
+            "style",
+            &scene,
+            Some(line),
+            None,
+            report.into(),
+            facts,
+        );
+    };
+    let mut problems = Vec::new();
+    for (i, n) in (1..).zip(&display).filter(|(_, n)| **n as u64 > limit) {
+        let over = format!("{n} characters long, over the UI limit of {limit}");
+        problems.push(match count {
+            1 => format!("the translation is {over}"),
+            _ => format!("display line {i} of the translation is {over}"),
+        });
+    }
+    if let Some(per_box) = per_box.filter(|p| count as u64 > *p) {
+        let lines = format!("{count} display lines, more than the {per_box} a text box holds");
+        problems.push(format!("the translation has {lines}"));
+    }
+    let exceeded = !problems.is_empty();
+    let facts = json!({"line_length": {
+        "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
+        "display_lines": count, "exceeded": exceeded,
+    }});
+    let (problems, fits) = (
+        problems.join("; "),
+        if per_box.is_some() {
+            " and it fits its text box"
+        } else {
+            ""
+        },
+    );
+    let report = match exceeded {
+        true => format!("The translation does not fit: {problems}."),
+        false => format!(
+            "The translation fits: its longest line is {longest} of {limit} characters{fits}."
+        ),
+    };
+    let found = exceeded.then(|| ("Line length".to_string(), problems));
+    qa_finish(a, cx, "style", &scene, Some(line), found, report, facts)
+}
+
+pub(super) fn consistency_check(a: &Args, cx: &mut Cx) -> Out {
+    let (scene, source) = qa_place(a, cx)?;
     if !a.flag("check_glossary") {
-        let message = message.ok_or_else(|| {
-            ToolError::invalid_args(
-                "give a 'message' (the finding), or set check_glossary to check the line against the glossary",
-            )
-        })?;
-        let made = record(cx, a, "consistency", &scene, a.num("line"), message)?;
-        return check_result(Some(made), String::new(), json!({}));
+        let missing = "give a 'message' (the finding), or set check_glossary to check the line against the glossary";
+        return qa_message(a, cx, "consistency", &scene, missing);
     }
     let (Some(line), Some(source)) = (a.num("line"), source) else {
-        return Err(ToolError::invalid_args(
-            "check_glossary needs the 'line' whose translation to check",
-        ));
+        let message = "check_glossary needs the 'line' whose translation to check";
+        return Err(ToolError::invalid_args(message));
     };
     let target = target_of(cx, &scene, line, "check")?.to_lowercase();
     let (source, mut used, mut missing) = (source.to_lowercase(), Vec::new(), Vec::new());
-    for e in cx.bible().list(Kind::Glossary) {
+    for e in cx.bible().list(Glossary) {
         let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
         if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
             continue;
@@ -1049,64 +947,65 @@ pub(super) fn consistency_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
         }
     }
     let (not_followed, terms) = (missing.join("; "), used.join(", "));
-    let mut report = match (used.is_empty(), missing.is_empty()) {
+    let report = match (used.is_empty(), missing.is_empty()) {
         (true, _) => "No glossary term appears in the source line.".into(),
         (false, true) => format!(
             "The translation uses the glossary's translation of every term in the line ({terms})."
         ),
         (false, false) => format!("Glossary terms not followed: {not_followed}."),
     };
-    let message = match (message, missing.is_empty()) {
-        (Some(m), false) => Some(format!("{m}\nGlossary: {not_followed}.")),
-        (None, false) => Some(format!("Glossary: {not_followed}.")),
-        (m, true) => m,
-    };
+    let found = (!missing.is_empty()).then(|| ("Glossary".to_string(), not_followed));
     let facts = json!({"glossary": {"terms": used, "missing": missing}});
-    let made = message
-        .map(|m| record(cx, a, "consistency", &scene, Some(line), m))
-        .transpose()?;
-    if made.is_none() {
-        report.push_str(" No QA record was made.");
-    }
-    check_result(made, report, facts)
+    qa_finish(
+        a,
+        cx,
+        "consistency",
+        &scene,
+        Some(line),
+        found,
+        report,
+        facts,
+    )
 }
 
-/// `translation_create_review_check`.
-pub(super) fn review_check(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let message = non_blank(a, "message")?;
-    let (scene, ..) = qa_start(a, cx)?;
-    let made = record(cx, a, "review", &scene, a.num("line"), message)?;
-    check_result(Some(made), String::new(), json!({}))
+pub(super) fn review_check(a: &Args, cx: &mut Cx) -> Out {
+    non_blank(a, "message")?;
+    let (scene, _) = qa_place(a, cx)?;
+    qa_finish(
+        a,
+        cx,
+        "review",
+        &scene,
+        a.num("line"),
+        None,
+        String::new(),
+        json!({}),
+    )
 }
 
 // Context documents and status.
 
-/// `contextdoc_list_all`.
-pub(super) fn list_docs(_: &Args, cx: &mut EditContext<'_>) -> Out {
-    let docs: Vec<&Entity> = cx.bible().list(Kind::Contextdoc).collect();
-    let mut text = match docs.len() {
-        0 => "There are no context documents.".to_string(),
-        n => format!("{n} context document(s):"),
-    };
+pub(super) fn list_docs(_: &Args, cx: &mut Cx) -> Out {
+    let docs: Vec<&Entity> = cx.bible().list(Contextdoc).collect();
+    let mut text = format!("{} context document(s):", docs.len());
+    if docs.is_empty() {
+        text = "There are no context documents.".to_string();
+    }
     let mut list = Vec::new();
     for d in &docs {
         let (id, body, title) = (&d.id, d.text("text"), d.text("title"));
         let chars = body.chars().count();
-        let opening = preview(&body.split_whitespace().collect::<Vec<_>>().join(" "), 160);
-        let shown = if opening.is_empty() {
-            String::new()
-        } else {
-            format!(" — {opening}")
-        };
+        let opening = preview(&join(body.split_whitespace(), " "), 160);
+        let shown = format!(" — {opening}");
+        let shown = if opening.is_empty() { "" } else { &shown };
         w!(text, "\n- {id}: {title} ({chars} chars){shown}");
         list.push(json!({"id": id, "title": title, "chars": chars, "opening": opening, "version": d.version}));
     }
     Ok(json!({"text": text, "docs": list}))
 }
 
-/// `contextdoc_read_doc`.
-pub(super) fn read_doc(a: &Args, cx: &mut EditContext<'_>) -> Out {
-    let doc = cx.bible().require(Kind::Contextdoc, a.text("id").trim())?;
+pub(super) fn read_doc(a: &Args, cx: &mut Cx) -> Out {
+    let doc = cx.bible().require(Contextdoc, a.text("id").trim())?;
     let (id, body, title) = (&doc.id, doc.text("text"), doc.text("title"));
     let (total, offset) = (body.chars().count(), a.num("offset").unwrap_or(0) as usize);
     if offset > total {
@@ -1116,10 +1015,11 @@ pub(super) fn read_doc(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let part: String = body.chars().skip(offset).take(DOC_CHUNK_CHARS).collect();
     let end = offset + part.chars().count();
     let next = (end < total).then_some(end);
+    let showing = format!(", showing {offset}-{end}");
     let showing = if offset > 0 || next.is_some() {
-        format!(", showing {offset}-{end}")
+        &showing
     } else {
-        String::new()
+        ""
     };
     let origin = origin_tag(doc, "text");
     let mut text =
@@ -1133,23 +1033,24 @@ pub(super) fn read_doc(a: &Args, cx: &mut EditContext<'_>) -> Out {
     }))
 }
 
-/// `context_read_status`.
-pub(super) fn status(_: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn status(_: &Args, cx: &mut Cx) -> Out {
     let bible = cx.bible();
-    let counts: BTreeMap<&str, usize> = Kind::ALL
+    let all = crate::bible::Kind::ALL;
+    let counts: BTreeMap<&str, usize> = all
         .iter()
         .map(|k| (k.name(), bible.list(*k).count()))
         .collect();
-    let each: Vec<String> = Kind::ALL
-        .iter()
-        .map(|k| format!("{} {}", counts[k.name()], k.name()))
-        .collect();
-    let mut text = format!("Story bible: {}.", each.join(", "));
+    let each = join(
+        all.iter()
+            .map(|k| format!("{} {}", counts[k.name()], k.name())),
+        ", ",
+    );
+    let mut text = format!("Story bible: {each}.");
     let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
     if counts["scene"] > 0 {
         text.push_str("\nTranslation progress:");
     }
-    for id in bible.list(Kind::Scene).map(|s| &s.id) {
+    for id in bible.list(Scene).map(|s| &s.id) {
         match scene_lines(cx.project(), bible, id) {
             Ok(lines) => {
                 let total = lines.lines.len();
@@ -1168,35 +1069,26 @@ pub(super) fn status(_: &Args, cx: &mut EditContext<'_>) -> Out {
     if counts["scene"] > 0 {
         w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
     }
-    let (mut by_severity, mut by_check) = (
-        BTreeMap::<String, usize>::new(),
-        BTreeMap::<String, usize>::new(),
-    );
-    for qa in bible.list(Kind::Qa) {
-        let severity = Some(qa.text("severity"))
-            .filter(|s| !s.is_empty())
-            .unwrap_or("unspecified");
-        *by_severity.entry(severity.to_string()).or_default() += 1;
-        *by_check.entry(qa.text("check").to_string()).or_default() += 1;
+    let (mut by_severity, mut by_check) = (BTreeMap::new(), BTreeMap::new());
+    for qa in bible.list(Qa) {
+        let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
+        *by_severity
+            .entry(severity.unwrap_or("unspecified"))
+            .or_insert(0) += 1;
+        *by_check.entry(qa.text("check")).or_insert(0) += 1;
     }
-    let join = |m: &BTreeMap<String, usize>| {
-        m.iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
     match by_severity.is_empty() {
         true => text.push_str("\nQA: no findings."),
         false => w!(
             text,
             "\nQA findings by severity: {}; by check: {}.",
-            join(&by_severity),
-            join(&by_check)
+            list(&by_severity),
+            list(&by_check)
         ),
     }
     Ok(json!({
-        "text": text,
-        "counts": counts,
+        "text": text, "counts": counts,
         "translation": {"scenes": scenes, "translated": all_done, "total": all_total},
         "qa": {"by_severity": by_severity, "by_check": by_check},
     }))

@@ -15,6 +15,13 @@
 //! detection, and stamps each field it writes with its origin (`human`, `import` or
 //! `agent:<name>:<date>`). Read tools return formatted text a model reads easily.
 
+/// Append `format!` arguments to a `String`.
+macro_rules! w {
+    ($s:expr, $($t:tt)*) => {
+        $s.push_str(&format!($($t)*))
+    };
+}
+
 pub mod language;
 pub mod story;
 
@@ -33,6 +40,8 @@ use Val::{Ids, Ref, Text};
 
 type S = &'static str;
 type Out = Result<Value, ToolError>;
+type Res<T> = Result<T, ToolError>;
+type Cx<'a> = EditContext<'a>;
 
 /// What a field holds, as the generic tools take it.
 #[derive(Debug, Clone, Copy)]
@@ -550,6 +559,20 @@ fn show(value: &Value, dash: char) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// The strings of a JSON array.
+fn strings(value: &Value) -> Vec<String> {
+    let items = value.as_array().into_iter().flatten();
+    items
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>, by: &str) -> String {
+    let items: Vec<T> = items.into_iter().collect();
+    items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(by)
 }
 
 #[cfg(test)]

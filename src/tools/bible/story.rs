@@ -1,5 +1,5 @@
 //! The story: scenes, characters, locations and routes, and the knowledge tools `query_lore`
-//! and `get_character_info`. Here are the generic CRUD tools and the handlers of the others.
+//! and `get_character_info`: the generic CRUD tools, and the handlers of the others.
 //!
 //! Characters and locations are named by id, name or alias (any case); an unknown name gets
 //! `not_found` naming the closest ids. Text values are trimmed and an empty one clears the
@@ -9,35 +9,26 @@
 //! same run fails with `already_written` unless `overwrite` is true. Reads return `text` (each
 //! field with its origin, as `notes (human): ...`) and data (`entry`: the entity's flat view).
 //!
-//! # Reading order and redaction
-//!
 //! Scenes are in *reading order*: by chapter (in the project's order), then by the start of
-//! their span (a scene without a span covers its whole chapter), then by end, then by id. A
-//! scene whose chapter is not in the project comes last.
-//!
-//! `scene_read_redacted` shows a scene as a first-time reader knows it at its end, having read
-//! the manuscript from its start to the end of the scene's span:
-//!
-//! 1. A *name* (a character's or location's `name_src`, `name_tgt` or alias) is *seen* when it
-//!    occurs as a whole word (case-sensitive, as [`mentions`] detects names) in that text.
-//! 2. In everything shown (the scene's text, its summary and tags, and the summaries and tags
-//!    of the earlier scenes), every mention of an unseen name is `[not yet introduced]`.
-//! 3. Characters and locations show as their longest seen name, never by id (one with no seen
-//!    name is `[not yet introduced]`); introduced characters show their pronouns.
-//! 4. Never shown: character notes, location descriptions, ids of characters and locations,
-//!    routes (their synopses cover whole branches) and every unseen name.
-//! 5. Other scenes are shown only if they end at or before this scene's end in reading order;
-//!    the later ones are only counted.
+//! their span (a scene without a span covers its whole chapter), then by end, then by id; a
+//! scene whose chapter is not in the project comes last. `scene_read_redacted` shows a scene
+//! as a first-time reader knows it at its end, having read the manuscript up to there: a
+//! *name* (a character's or location's `name_src`, `name_tgt` or alias) is *seen* when it
+//! occurs there as a whole word (case-sensitive, as [`mentions`] finds names). Every mention
+//! of an unseen name in what is shown (the scene's text, summary and tags, and those of the
+//! earlier scenes) reads `[not yet introduced]`; characters and locations show as their
+//! longest seen name (never by id), with pronouns for characters. Character notes, location
+//! descriptions, routes and ids are never shown; scenes that end later are only counted.
 
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::{decl, preview, show, Args, Out, Val};
+use super::{decl, join, preview, show, strings, Args, Cx, Out, Res, Val};
 use crate::bible::mentions::{self, names_of};
-use crate::bible::{Bible, Entity, Kind};
+use crate::bible::{Bible, Entity, Kind, Kind::*};
+use crate::names::closest;
 use crate::project::{Chapter, Project};
-use crate::session::EditContext;
 use crate::tools::ToolError;
 
 /// What stands for a name a reader has not met yet in `scene_read_redacted`.
@@ -49,55 +40,43 @@ pub const DEFAULT_EXCERPT_CHARS: usize = 2_000;
 /// Most characters of a scene's text a scene read shows.
 pub const MAX_EXCERPT_CHARS: usize = 50_000;
 
-/// Append to a `String` with `format!` arguments.
-macro_rules! w {
-    ($s:expr, $($t:tt)*) => {
-        $s.push_str(&format!($($t)*))
-    };
-}
-
-fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>, by: &str) -> String {
-    let items: Vec<T> = items.into_iter().collect();
-    items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(by)
-}
+const NAMES: &str = ", name or alias";
 
 /// `field (origin): value`, or `field: value` for a field never written.
-fn field_line(entity: &Entity, field: &str) -> String {
-    let value = show(entity.get(field), '–');
-    match entity.origin(field) {
+fn field_line(e: &Entity, field: &str) -> String {
+    let value = show(e.get(field), '–');
+    match e.origin(field) {
         Some(origin) => format!("{field} ({origin}): {value}"),
         None => format!("{field}: {value}"),
     }
 }
 
 /// An entity as text: a heading line and one line per field, with origins.
-fn entity_text(entity: &Entity) -> String {
-    let (name, id, version) = (entity.kind.name(), &entity.id, entity.version);
-    let mut out = format!(
-        "{}{} '{id}' (version {version})",
-        name[..1].to_uppercase(),
-        &name[1..]
-    );
-    for spec in entity.kind.fields() {
-        w!(out, "\n{}", field_line(entity, spec.name));
+fn entity_text(e: &Entity) -> String {
+    let (kind, id, version) = (e.kind.name(), &e.id, e.version);
+    let title = kind[..1].to_uppercase() + &kind[1..];
+    let mut out = format!("{title} '{id}' (version {version})");
+    for spec in e.kind.fields() {
+        w!(out, "\n{}", field_line(e, spec.name));
     }
     out
 }
 
 /// The name to show for an entity: its source name, or its id.
-fn display_name(entity: &Entity) -> &str {
-    match entity.text("name_src") {
-        name if name.trim().is_empty() => &entity.id,
+fn display_name(e: &Entity) -> &str {
+    match e.text("name_src") {
+        name if name.trim().is_empty() => &e.id,
         name => name,
     }
 }
 
-/// The first `max` chars of `text`, and whether it was cut.
-fn excerpt(text: &str, max: usize) -> (String, bool) {
-    (text.chars().take(max).collect(), text.chars().count() > max)
+/// `'id' (Name)`.
+fn labeled(e: &Entity) -> String {
+    format!("'{}' ({})", e.id, display_name(e))
 }
 
-fn excerpt_limit(a: &Args) -> Result<usize, ToolError> {
+/// The scene reads' `max_chars`.
+fn excerpt_limit(a: &Args) -> Res<usize> {
     match a.num("max_chars") {
         None => Ok(DEFAULT_EXCERPT_CHARS),
         Some(n) if (1..=MAX_EXCERPT_CHARS as u64).contains(&n) => Ok(n as usize),
@@ -107,16 +86,14 @@ fn excerpt_limit(a: &Args) -> Result<usize, ToolError> {
     }
 }
 
+/// The first `limit` chars of a scene's text, whether it was cut, and both as
 /// `\nText (N chars[, first L shown]):\n<excerpt>[…]`.
 fn text_block(body: &str, limit: usize) -> (String, String, bool) {
-    let (shown, cut) = excerpt(body, limit);
+    let shown: String = body.chars().take(limit).collect();
     let total = body.chars().count();
-    let first = if cut {
-        format!(", first {limit} shown")
-    } else {
-        String::new()
-    };
-    let more = if cut { "…" } else { "" };
+    let cut = total > limit;
+    let first = cut.then(|| format!(", first {limit} shown"));
+    let (first, more) = (first.unwrap_or_default(), if cut { "…" } else { "" });
     (
         format!("\nText ({total} chars{first}):\n{shown}{more}"),
         shown,
@@ -126,10 +103,9 @@ fn text_block(body: &str, limit: usize) -> (String, String, bool) {
 
 // Resolution of ids and names.
 
-/// `, name or alias` for kinds known by names.
 fn or_names(kind: Kind) -> &'static str {
     if decl(kind).named {
-        ", name or alias"
+        NAMES
     } else {
         ""
     }
@@ -137,11 +113,13 @@ fn or_names(kind: Kind) -> &'static str {
 
 /// The entity of `kind` named by `query`: its id, or (for named kinds) one of its names or
 /// aliases, in any case. Errors name the closest ids.
-fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Result<&'b Entity, ToolError> {
+fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Res<&'b Entity> {
     let q = query.trim();
     if q.is_empty() {
-        let names = or_names(kind);
-        let message = format!("the {kind} must not be empty; give its id{names}");
+        let message = format!(
+            "the {kind} must not be empty; give its id{}",
+            or_names(kind)
+        );
         return Err(ToolError::invalid_args(message));
     }
     if let Some(e) = bible.get(kind, q) {
@@ -149,22 +127,19 @@ fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Result<&'b Entity, 
     }
     let (lower, named) = (q.to_lowercase(), decl(kind).named);
     let is = |n: &str| n.to_lowercase() == lower;
-    let by_name = |e: &Entity| named && names_of(e).iter().any(|n| is(n));
-    let matches: Vec<&Entity> = bible
-        .list(kind)
-        .filter(|e| is(&e.id) || by_name(e))
-        .collect();
+    let found = |e: &&Entity| is(&e.id) || named && names_of(e).iter().any(|n| is(n));
+    let matches: Vec<&Entity> = bible.list(kind).filter(found).collect();
     match matches[..] {
         [one] => Ok(one),
         [] => Err(not_found(bible, kind, q)),
         _ => {
-            let list = matches
-                .iter()
-                .map(|e| format!("'{}' ({})", e.id, display_name(e)));
-            let (list, q) = (join(list, ", "), preview(q, 80));
-            let ids: Vec<&String> = matches.iter().map(|e| &e.id).collect();
+            let (q, list) = (
+                preview(q, 80),
+                join(matches.iter().map(|e| labeled(e)), ", "),
+            );
             let message =
                 format!("'{q}' names several {kind}s: {list}; pass the id of the one you mean");
+            let ids: Vec<&String> = matches.iter().map(|e| &e.id).collect();
             Err(ToolError::invalid_args(message).with_details(json!({ "candidates": ids })))
         }
     }
@@ -174,62 +149,54 @@ fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Result<&'b Entity, 
 fn not_found(bible: &Bible, kind: Kind, query: &str) -> ToolError {
     let (shown, named) = (preview(query, 80), decl(kind).named);
     if bible.list(kind).next().is_none() {
-        let creatable = matches!(kind, Kind::Character | Kind::Location | Kind::Route);
-        let adds = if creatable {
-            format!("; {kind}_create_entry adds one")
-        } else {
-            String::new()
-        };
+        let adds = matches!(kind, Character | Location | Route);
+        let adds = adds.then(|| format!("; {kind}_create_entry adds one"));
+        let adds = adds.unwrap_or_default();
         let message = format!("no {kind} '{shown}': the story bible has no {kind}s yet{adds}");
         return ToolError::not_found(message);
     }
     // Candidates: ids and names, each mapped back to its id.
-    let mut candidates: Vec<(String, String)> = Vec::new();
+    let mut candidates: Vec<(String, &str)> = Vec::new();
     for e in bible.list(kind) {
-        let names = if named { names_of(e) } else { Vec::new() };
-        let all = std::iter::once(e.id.clone()).chain(names);
-        candidates.extend(all.map(|n| (n, e.id.clone())));
+        candidates.push((e.id.clone(), &e.id));
+        if named {
+            candidates.extend(names_of(e).into_iter().map(|n| (n, e.id.as_str())));
+        }
     }
-    let names = candidates.iter().map(|(n, _)| n.as_str());
-    let close = match query.chars().count() <= 200 {
-        true => crate::names::closest(query, names, 6),
-        false => Vec::new(),
-    };
+    let (few, names) = (
+        query.chars().count() <= 200,
+        candidates.iter().map(|c| c.0.as_str()),
+    );
     let mut ids: Vec<&str> = Vec::new();
-    for name in close {
-        let id = candidates
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, id)| id.as_str());
-        ids.extend(id.filter(|id| !ids.contains(id)));
+    for name in if few {
+        closest(query, names, 6)
+    } else {
+        Vec::new()
+    } {
+        let found = candidates.iter().find(|(n, _)| n == name);
+        let id = found.map(|c| c.1).filter(|id| !ids.contains(id));
+        ids.extend(id);
     }
     ids.truncate(3);
-    let shown_ids = ids.iter().map(|id| match bible.get(kind, id) {
-        Some(e) if named => format!("'{id}' ({})", display_name(e)),
-        _ => format!("'{id}'"),
-    });
-    let hint = match ids.is_empty() {
-        true => String::new(),
-        false => format!(" (did you mean {}?)", join(shown_ids, " or ")),
-    };
+    let mut hints = Vec::new();
+    for id in &ids {
+        hints.push(match bible.get(kind, id) {
+            Some(e) if named => labeled(e),
+            _ => format!("'{id}'"),
+        });
+    }
+    let hint = format!(" (did you mean {}?)", hints.join(" or "));
+    let hint = if ids.is_empty() { "" } else { &hint };
     let (names, lister) = (or_names(kind), decl(kind).lister);
     let message = format!("no {kind} with id{names} '{shown}'{hint}; {lister} lists them");
     ToolError::not_found(message).with_details(json!({ "closest": ids }))
 }
 
-/// Resolve names to ids (in order, without duplicates); every unknown name is reported at
-/// once. With `exact`, only exact ids count.
-fn resolve_all(
-    bible: &Bible,
-    kind: Kind,
-    names: &[String],
-    exact: bool,
-) -> Result<Value, ToolError> {
+/// Resolve names to ids (in order, without duplicates), every unknown one reported at once;
+/// with `exact`, only exact ids count.
+fn resolve_all(bible: &Bible, kind: Kind, names: &[String], exact: bool) -> Out {
     let (mut ids, mut problems): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
-    for name in names
-        .iter()
-        .map(|n| if exact { n.trim() } else { n.as_str() })
-    {
+    for name in names.iter().map(|n| if exact { n.trim() } else { n }) {
         let found = match bible.get(kind, name) {
             _ if name.trim().is_empty() => continue,
             Some(e) if exact => Ok(e),
@@ -242,40 +209,27 @@ fn resolve_all(
             Err(error) => problems.push(error.message),
         }
     }
-    let all_missing = problems.iter().all(|p| p.starts_with("no "));
+    let missing = problems.iter().all(|p| p.starts_with("no "));
     let problems = problems.join(" ");
     if problems.is_empty() {
-        Ok(json!(ids))
+        return Ok(json!(ids));
     } else if exact {
-        Err(ToolError::not_found(format!(
+        return Err(ToolError::not_found(format!(
             "{problems} Nothing was changed."
-        )))
-    } else {
-        let code = if all_missing {
-            "not_found"
-        } else {
-            "invalid_args"
-        };
-        Err(ToolError::new(code, format!(
-            "{problems} Nothing was changed. Use existing {kind}s (or create them first with {kind}_create_entry)."
-        )))
+        )));
     }
-}
-
-/// A text value as given for a field: trimmed; empty clears the field (`null`).
-fn text_value(s: &str) -> Value {
-    match s.trim() {
-        "" => Value::Null,
-        t => json!(t),
-    }
+    Err(ToolError::new(if missing { "not_found" } else { "invalid_args" }, format!(
+        "{problems} Nothing was changed. Use existing {kind}s (or create them first with {kind}_create_entry)."
+    )))
 }
 
 /// The value of `field` of `kind` from the argument `arg`, as the kind's declaration says the
-/// field holds it.
+/// field holds it (text: trimmed, and `null` when empty).
 fn value_of(bible: &Bible, kind: Kind, field: &str, a: &Args, arg: &str) -> Out {
     let val = decl(kind).fields.iter().find(|(f, _)| *f == field);
     match val.map_or(Val::Text, |(_, v)| *v) {
-        Val::Text => Ok(text_value(a.text(arg))),
+        Val::Text if a.text(arg).trim().is_empty() => Ok(Value::Null),
+        Val::Text => Ok(json!(a.text(arg).trim())),
         Val::List => Ok(json!(a.list(arg))),
         Val::Ref(k) => resolve_all(bible, k, &a.list(arg), false),
         Val::Ids(k) => resolve_all(bible, k, &a.list(arg), true),
@@ -285,7 +239,7 @@ fn value_of(bible: &Bible, kind: Kind, field: &str, a: &Args, arg: &str) -> Out 
 // The generic tools.
 
 /// `{kind}_update_{field}`: set `field` of the entry the first argument names from the second.
-pub(super) fn update_field(a: &Args, cx: &mut EditContext<'_>, field: &str) -> Out {
+pub(super) fn update_field(a: &Args, cx: &mut Cx, field: &str) -> Out {
     let kind = a.tool.kind;
     let id = resolve(cx.bible(), kind, a.text(a.tool.arg(0)))?.id.clone();
     let value = value_of(cx.bible(), kind, field, a, a.tool.arg(1))?;
@@ -295,12 +249,9 @@ pub(super) fn update_field(a: &Args, cx: &mut EditContext<'_>, field: &str) -> O
     let entry = cx.bible_update(kind, &id, vec![(field.to_string(), value)])?;
     let entity = cx.bible().require(kind, &id)?;
     let (now, line) = (entity.get(field).clone(), field_line(entity, field));
-    let changed = now != previous;
+    let (changed, before) = (now != previous, show(&previous, '–'));
     let text = match changed {
-        true => format!(
-            "Updated {field} of {kind} '{id}'.\nBefore: {}\nNow: {line}",
-            show(&previous, '–')
-        ),
+        true => format!("Updated {field} of {kind} '{id}'.\nBefore: {before}\nNow: {line}"),
         false => {
             format!("{field} of {kind} '{id}' already had that value; nothing changed.\n{line}")
         }
@@ -311,13 +262,13 @@ pub(super) fn update_field(a: &Args, cx: &mut EditContext<'_>, field: &str) -> O
     }))
 }
 
-/// Where entities refer to `(kind, id)`: scenes and routes that list it.
+/// Where entities refer to `(kind, id)`: the scenes and routes that list it.
 fn references(bible: &Bible, kind: Kind, id: &str) -> Vec<(Kind, String, &'static str)> {
-    let (scene, route, chars) = (Kind::Scene, Kind::Route, "primary_characters");
-    let fields: &[(Kind, &'static str)] = match kind {
-        Kind::Character => &[(scene, chars), (route, chars)],
-        Kind::Location => &[(scene, "locations")],
-        Kind::Scene => &[(route, "scene_ids")],
+    let chars = "primary_characters";
+    let fields: &[(Kind, &str)] = match kind {
+        Character => &[(Scene, chars), (Route, chars)],
+        Location => &[(Scene, "locations")],
+        Scene => &[(Route, "scene_ids")],
         _ => &[],
     };
     let mut out = Vec::new();
@@ -328,11 +279,11 @@ fn references(bible: &Bible, kind: Kind, id: &str) -> Vec<(Kind, String, &'stati
     out
 }
 
-/// The scenes and the routes that list `(kind, id)`, added to `text` as
-/// `\nListed in scenes: ...` and `\nListed in routes: ...` (when not empty).
+/// The scenes and the routes that list `(kind, id)`; `\nListed in scenes: ...` and
+/// `\nListed in routes: ...` are added to `text` for those there are.
 fn listed_in(bible: &Bible, kind: Kind, id: &str, text: &mut String) -> [Vec<String>; 2] {
     let refs = references(bible, kind, id);
-    [(Kind::Scene, "scenes"), (Kind::Route, "routes")].map(|(k, what)| {
+    [(Scene, "scenes"), (Route, "routes")].map(|(k, what)| {
         let ids: Vec<String> = refs
             .iter()
             .filter(|r| r.0 == k)
@@ -346,20 +297,18 @@ fn listed_in(bible: &Bible, kind: Kind, id: &str, text: &mut String) -> [Vec<Str
 }
 
 /// `{kind}_delete_entry`: delete an entity and describe what was deleted.
-pub(super) fn delete_one(cx: &mut EditContext<'_>, kind: Kind, query: &str) -> Out {
+pub(super) fn delete_one(cx: &mut Cx, kind: Kind, query: &str) -> Out {
     let id = resolve(cx.bible(), kind, query)?.id.clone();
     let deleted = cx.bible_delete(kind, &id)?;
     let refs = references(cx.bible(), kind, &id);
     let mut text = format!("Deleted {kind} '{id}'. It was:\n{}", entity_text(&deleted));
+    let list = join(
+        refs.iter().map(|(k, i, f)| format!("{k} '{i}' ({f})")),
+        ", ",
+    );
     if !refs.is_empty() {
-        let list = join(
-            refs.iter().map(|(k, i, f)| format!("{k} '{i}' ({f})")),
-            ", ",
-        );
-        w!(
-            text,
-            "\nWarning: still listed by {list}; update those if it should go from them too."
-        );
+        let update = "update those if it should go from them too";
+        w!(text, "\nWarning: still listed by {list}; {update}.");
     }
     let refs: Vec<Value> = refs
         .iter()
@@ -369,29 +318,26 @@ pub(super) fn delete_one(cx: &mut EditContext<'_>, kind: Kind, query: &str) -> O
 }
 
 /// A one-line summary of an entity for lists.
-fn brief(entity: &Entity) -> String {
-    let (id, mut s) = (
-        &entity.id,
-        format!("{} — {}", entity.id, display_name(entity)),
-    );
-    let (aliases, pronouns) = (entity.list("aliases"), entity.text("pronouns"));
-    let (description, synopsis) = (entity.text("description"), entity.text("synopsis"));
-    match entity.kind {
-        Kind::Character if !aliases.is_empty() => w!(s, " (aliases: {})", aliases.join(", ")),
-        Kind::Location if !description.is_empty() => w!(s, ": {}", preview(description, 100)),
-        Kind::Route if synopsis.is_empty() => return format!("{id}: (no synopsis)"),
-        Kind::Route => return format!("{id}: {}", preview(synopsis, 120)),
-        Kind::Character | Kind::Location => {}
+fn brief(e: &Entity) -> String {
+    let (id, mut s) = (&e.id, format!("{} — {}", e.id, display_name(e)));
+    let (aliases, pronouns) = (e.list("aliases"), e.text("pronouns"));
+    let (description, synopsis) = (e.text("description"), e.text("synopsis"));
+    match e.kind {
+        Character if !aliases.is_empty() => w!(s, " (aliases: {})", aliases.join(", ")),
+        Location if !description.is_empty() => w!(s, ": {}", preview(description, 100)),
+        Route if synopsis.is_empty() => return format!("{id}: (no synopsis)"),
+        Route => return format!("{id}: {}", preview(synopsis, 120)),
+        Character | Location => {}
         _ => return id.clone(),
     }
-    if entity.kind == Kind::Character && !pronouns.is_empty() {
+    if e.kind == Character && !pronouns.is_empty() {
         w!(s, " [{pronouns}]");
     }
     s
 }
 
 /// `{kind}_read_entry`: one entity of `kind` by id or name, or a list of them all.
-pub(super) fn read_entry(cx: &EditContext<'_>, kind: Kind, query: Option<&str>) -> Out {
+pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
     let bible = cx.bible();
     let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
         let all: Vec<&Entity> = bible.list(kind).collect();
@@ -414,21 +360,19 @@ pub(super) fn read_entry(cx: &EditContext<'_>, kind: Kind, query: Option<&str>) 
         let entries: Vec<Value> = all.iter().map(|e| e.flat()).collect();
         return Ok(json!({ "text": text, "count": all.len(), "entries": entries }));
     };
-    let entity = resolve(bible, kind, q)?;
-    let mut text = entity_text(entity);
-    let mut out = json!({ "id": entity.id, "entry": entity.flat() });
-    if matches!(kind, Kind::Character | Kind::Location) {
-        let [scenes, routes] = listed_in(bible, kind, &entity.id, &mut text);
+    let e = resolve(bible, kind, q)?;
+    let mut text = entity_text(e);
+    let mut out = json!({ "id": e.id, "entry": e.flat() });
+    if matches!(kind, Character | Location) {
+        let [scenes, routes] = listed_in(bible, kind, &e.id, &mut text);
         (out["scenes"], out["routes"]) = (json!(scenes), json!(routes));
-    } else if kind == Kind::Route {
-        let names = listed(bible, Kind::Character, &entity.list("primary_characters"));
+    } else if kind == Route {
+        let names = listed(bible, Character, &e.list("primary_characters"));
         if !names.is_empty() {
             w!(text, "\nCharacters: {}", names.join(", "));
         }
-        let scenes = entity.list("scene_ids").into_iter();
-        let missing: Vec<&str> = scenes
-            .filter(|s| bible.get(Kind::Scene, s).is_none())
-            .collect();
+        let scenes = e.list("scene_ids").into_iter();
+        let missing: Vec<&str> = scenes.filter(|s| bible.get(Scene, s).is_none()).collect();
         if !missing.is_empty() {
             w!(text, "\nScenes not in the bible: {}", missing.join(", "));
         }
@@ -441,7 +385,7 @@ pub(super) fn read_entry(cx: &EditContext<'_>, kind: Kind, query: Option<&str>) 
 /// route's synopsis), which must not be empty; the others but `id` are fields, taken as the
 /// kind's declaration says. The id is the one given, or made from the title (a route's from
 /// its first four words). Named kinds warn about names another entry of the kind has.
-pub(super) fn create_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn create_entry(a: &Args, cx: &mut Cx) -> Out {
     let (kind, d) = (a.tool.kind, decl(a.tool.kind));
     let title_arg = a
         .tool
@@ -461,30 +405,33 @@ pub(super) fn create_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
         .tool
         .args
         .iter()
-        .filter(|arg| arg.name != "id" && arg.name != title_arg)
+        .map(|arg| arg.name)
+        .filter(|n| *n != "id" && *n != title_arg)
     {
-        let value = value_of(cx.bible(), kind, arg.name, a, arg.name)?;
+        let value = value_of(cx.bible(), kind, arg, a, arg)?;
         if !value.is_null() && value != json!([]) {
-            fields.push((arg.name.to_string(), value));
+            fields.push((arg.to_string(), value));
         }
     }
-    let (mut warnings, aliases) = (Vec::new(), a.list("aliases"));
-    let names = [title]
-        .into_iter()
-        .chain(a.opt("name_tgt"))
-        .chain(aliases.iter().map(String::as_str));
-    for name in names.map(str::trim).filter(|n| !n.is_empty() && d.named) {
+    let mut names = vec![title];
+    let aliases = a.list("aliases");
+    names.extend(
+        a.opt("name_tgt")
+            .into_iter()
+            .chain(aliases.iter().map(|s| s.as_str())),
+    );
+    let mut warnings = Vec::new();
+    for name in names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| d.named && !n.is_empty())
+    {
         let lower = name.to_lowercase();
-        for e in cx
-            .bible()
-            .list(kind)
-            .filter(|e| names_of(e).iter().any(|n| n.to_lowercase() == lower))
-        {
-            warnings.push(format!(
-                "'{name}' is already a name of {kind} '{}' ({})",
-                e.id,
-                display_name(e)
-            ));
+        for e in cx.bible().list(kind) {
+            if names_of(e).iter().any(|n| n.to_lowercase() == lower) {
+                let e = labeled(e);
+                warnings.push(format!("'{name}' is already a name of {kind} {e}"));
+            }
         }
     }
     let hint = match d.named {
@@ -508,7 +455,7 @@ pub(super) fn create_entry(a: &Args, cx: &mut EditContext<'_>) -> Out {
 
 // Scenes: placement in reading order.
 
-/// A scene placed in the manuscript: its chapter's index, if the chapter is in the project,
+/// A scene placed in the manuscript: its chapter's index (if the chapter is in the project),
 /// and its span.
 struct Placed<'a> {
     scene: &'a Entity,
@@ -555,45 +502,45 @@ fn place<'a>(project: &Project, scene: &'a Entity) -> Placed<'a> {
     let span = scene.get("span");
     let at = |key: &str| span.get(key).and_then(Value::as_u64);
     let at = |key: &str| at(key).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    let (start, end) = (at("start"), at("end"));
     // The chapter a scene names (by id, else number or title).
     let name = scene.text("chapter").trim();
-    let by_name = || {
+    let find = || {
         project
             .chapter(name)
             .or_else(|| project.find_chapter(name).ok())
     };
-    let chapter = Some(name).filter(|n| !n.is_empty()).and_then(|_| by_name());
+    let chapter = if name.is_empty() { None } else { find() };
     let index = chapter.and_then(|c| Some((project.chapter_index(&c.id)?, c.len_chars())));
-    let Some((index, len)) = index else {
-        let (start, end) = (start.unwrap_or(0), end.unwrap_or(0));
-        return Placed {
-            scene,
-            chapter: None,
-            start,
-            end,
-        };
+    let (chapter, start, end) = match index {
+        Some((i, len)) => (
+            Some(i),
+            at("start").unwrap_or(0),
+            at("end").unwrap_or(len).min(len),
+        ),
+        None => (None, at("start").unwrap_or(0), at("end").unwrap_or(0)),
     };
-    let end = end.unwrap_or(len).min(len);
+    let start = if chapter.is_some() {
+        start.min(end)
+    } else {
+        start
+    };
     Placed {
         scene,
-        chapter: Some(index),
-        start: start.unwrap_or(0).min(end),
+        chapter,
+        start,
         end,
     }
 }
 
 /// The ids of every scene in reading order (by chapter, then start).
 pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
-    scenes_in_order(bible, project)
-        .into_iter()
-        .map(|p| p.scene.id.clone())
-        .collect()
+    let scenes = scenes_in_order(bible, project).into_iter();
+    scenes.map(|p| p.scene.id.clone()).collect()
 }
 
 /// Every scene in reading order.
 fn scenes_in_order<'a>(bible: &'a Bible, project: &Project) -> Vec<Placed<'a>> {
-    let mut all: Vec<Placed<'a>> = bible.list(Kind::Scene).map(|s| place(project, s)).collect();
+    let mut all: Vec<Placed<'a>> = bible.list(Scene).map(|s| place(project, s)).collect();
     all.sort_by_key(|p| {
         (
             p.chapter.unwrap_or(usize::MAX),
@@ -618,11 +565,12 @@ fn listed<T: AsRef<str>>(bible: &Bible, kind: Kind, ids: &[T]) -> Vec<String> {
 fn scene_text(bible: &Bible, project: &Project, placed: &Placed<'_>) -> String {
     let scene = placed.scene;
     let mut text = entity_text(scene) + &format!("\nWhere: {}", placed.where_text(project));
-    let lists = [
-        ("Characters", Kind::Character, "primary_characters"),
-        ("Locations", Kind::Location, "locations"),
-    ];
-    for (label, kind, field) in lists {
+    for (label, kind) in [("Characters", Character), ("Locations", Location)] {
+        let field = if kind == Character {
+            "primary_characters"
+        } else {
+            "locations"
+        };
         let names = listed(bible, kind, &scene.list(field));
         if !names.is_empty() {
             w!(text, "\n{label}: {}", names.join(", "));
@@ -631,14 +579,13 @@ fn scene_text(bible: &Bible, project: &Project, placed: &Placed<'_>) -> String {
     text
 }
 
-fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Result<Placed<'a>, ToolError> {
-    Ok(place(project, resolve(bible, Kind::Scene, id)?))
+fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Res<Placed<'a>> {
+    Ok(place(project, resolve(bible, Scene, id)?))
 }
 
 // Scene tools.
 
-/// `scene_read_metadata`.
-pub(super) fn scene_metadata(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn scene_metadata(a: &Args, cx: &mut Cx) -> Out {
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
     let mut out = placed.json();
@@ -646,8 +593,7 @@ pub(super) fn scene_metadata(a: &Args, cx: &mut EditContext<'_>) -> Out {
     Ok(out)
 }
 
-/// `scene_read_overview`.
-pub(super) fn scene_overview(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn scene_overview(a: &Args, cx: &mut Cx) -> Out {
     let limit = excerpt_limit(a)?;
     let (bible, project) = (cx.bible(), cx.project());
     let Some(id) = a.opt("scene").filter(|s| !s.trim().is_empty()) else {
@@ -661,20 +607,16 @@ pub(super) fn scene_overview(a: &Args, cx: &mut EditContext<'_>) -> Out {
         }
         let mut text = format!("{} scenes in reading order:", all.len());
         let mut list = Vec::new();
-        for (n, p) in all.iter().enumerate() {
-            let summary = match p.scene.text("summary") {
-                s if s.trim().is_empty() => "(no summary)".to_string(),
-                s => preview(s, 200),
+        for (n, p) in (1..).zip(&all) {
+            let (id, place, summary) =
+                (&p.scene.id, p.where_text(project), p.scene.text("summary"));
+            let summary = match summary.trim() {
+                "" => "(no summary)".to_string(),
+                _ => preview(summary, 200),
             };
-            w!(
-                text,
-                "\n{}. {} — {}: {summary}",
-                n + 1,
-                p.scene.id,
-                p.where_text(project)
-            );
+            w!(text, "\n{n}. {id} — {place}: {summary}");
             list.push(json!({
-                "id": p.scene.id, "chapter": p.scene.text("chapter"), "chapterNumber": p.number(),
+                "id": id, "chapter": p.scene.text("chapter"), "chapterNumber": p.number(),
                 "start": p.start, "end": p.end, "summary": p.scene.get("summary"),
             }));
         }
@@ -683,8 +625,8 @@ pub(super) fn scene_overview(a: &Args, cx: &mut EditContext<'_>) -> Out {
     let placed = find_scene(bible, project, id)?;
     let body = placed.text(project);
     let mut text = scene_text(bible, project, &placed);
-    let chars = mentions::mentioned_ids(bible, &body, Kind::Character);
-    let locs = mentions::mentioned_ids(bible, &body, Kind::Location);
+    let chars = mentions::mentioned_ids(bible, &body, Character);
+    let locs = mentions::mentioned_ids(bible, &body, Location);
     let listed_chars = placed.scene.list("primary_characters");
     let unlisted: Vec<&String> = chars
         .iter()
@@ -694,7 +636,7 @@ pub(super) fn scene_overview(a: &Args, cx: &mut EditContext<'_>) -> Out {
         true => "none".to_string(),
         false => listed(bible, kind, ids).join(", "),
     };
-    let (c, l) = (names(Kind::Character, &chars), names(Kind::Location, &locs));
+    let (c, l) = (names(Character, &chars), names(Location, &locs));
     w!(
         text,
         "\nMentioned in its text: characters: {c}; locations: {l}"
@@ -704,15 +646,13 @@ pub(super) fn scene_overview(a: &Args, cx: &mut EditContext<'_>) -> Out {
         text.push_str(&block);
     }
     let mut out = placed.json();
-    let (unlisted, shown) = (json!(unlisted), json!(shown));
-    (out["text"], out["excerpt"], out["truncated"]) = (json!(text), shown, json!(cut));
+    (out["text"], out["excerpt"], out["truncated"]) = (json!(text), json!(shown), json!(cut));
     (out["mentionedCharacters"], out["mentionedLocations"]) = (json!(chars), json!(locs));
-    out["mentionedButNotListed"] = unlisted;
+    out["mentionedButNotListed"] = json!(unlisted);
     Ok(out)
 }
 
-/// What a first-time reader knows at the end of a scene (see the module docs): (kind, id,
-/// name) of every seen name.
+/// What a first-time reader knows at the end of a scene: (kind, id, name) of every seen name.
 struct Reader<'a> {
     bible: &'a Bible,
     seen: BTreeSet<(Kind, String, String)>,
@@ -721,18 +661,17 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// The reader who has read `project` up to char `end` of chapter `chapter`.
     fn new(bible: &'a Bible, project: &Project, chapter: usize, end: usize) -> Self {
-        let before = project.chapters[..chapter]
+        let mut read: Vec<String> = project.chapters[..chapter]
             .iter()
-            .map(|c| c.text().to_string());
-        let read: Vec<String> = before
-            .chain([project.chapters[chapter].slice(0, end)])
+            .map(|c| c.text().to_string())
             .collect();
+        read.push(project.chapters[chapter].slice(0, end));
         let mut seen = BTreeSet::new();
-        for kind in [Kind::Character, Kind::Location] {
-            for e in bible.list(kind) {
-                let names = names_of(e).into_iter();
-                let found = names.filter(|n| read.iter().any(|t| mentions::contains_word(t, n)));
-                seen.extend(found.map(|name| (kind, e.id.clone(), name)));
+        for e in bible.list(Character).chain(bible.list(Location)) {
+            for name in names_of(e) {
+                if read.iter().any(|t| mentions::contains_word(t, &name)) {
+                    seen.insert((e.kind, e.id.clone(), name));
+                }
             }
         }
         Self { bible, seen }
@@ -740,19 +679,18 @@ impl<'a> Reader<'a> {
 
     /// The seen names of an entity, longest first.
     fn seen_names(&self, kind: Kind, id: &str) -> Vec<String> {
-        let names = self.bible.get(kind, id).map(names_of).unwrap_or_default();
+        let mut names = self.bible.get(kind, id).map(names_of).unwrap_or_default();
+        names.retain(|n| self.seen.contains(&(kind, id.to_string(), n.clone())));
         names
-            .into_iter()
-            .filter(|n| self.seen.contains(&(kind, id.to_string(), n.clone())))
-            .collect()
     }
 
     /// How the reader knows each of the entities `ids`: its longest seen name, or the
     /// placeholder.
     fn display(&self, kind: Kind, ids: &[&str]) -> Vec<String> {
-        let first = |id: &&str| self.seen_names(kind, id).into_iter().next();
+        let name = |id: &&str| self.seen_names(kind, id).into_iter().next();
+        let placeholder = || NOT_YET_INTRODUCED.to_string();
         ids.iter()
-            .map(|id| first(id).unwrap_or_else(|| NOT_YET_INTRODUCED.to_string()))
+            .map(|id| name(id).unwrap_or_else(placeholder))
             .collect()
     }
 
@@ -789,54 +727,48 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// `(none)` for an empty text.
+/// `(none)` for a blank text.
 fn or_none(s: &str) -> String {
-    if s.trim().is_empty() {
-        "(none)".to_string()
-    } else {
-        s.to_string()
-    }
+    let none = s.trim().is_empty();
+    if none { "(none)" } else { s }.to_string()
 }
 
 /// `(none)` for an empty list, else the items joined with commas.
-fn none_or<T: AsRef<str>>(items: impl IntoIterator<Item = T>) -> String {
-    let items: Vec<T> = items.into_iter().collect();
-    if items.is_empty() {
-        "(none)".to_string()
+fn none_or<T: AsRef<str>>(v: &[T]) -> String {
+    let none = "(none)".to_string();
+    if v.is_empty() {
+        none
     } else {
-        join(items, ", ")
+        join(v, ", ")
     }
 }
 
-/// `scene_read_redacted`.
-pub(super) fn scene_redacted(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn scene_redacted(a: &Args, cx: &mut Cx) -> Out {
     let limit = excerpt_limit(a)?;
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
     let (scene, id, start, end) = (placed.scene, &placed.scene.id, placed.start, placed.end);
     let Some(chapter) = placed.chapter else {
+        let chapter = preview(scene.text("chapter"), 60);
         return Err(ToolError::not_found(format!(
-            "scene '{id}' is in chapter '{}', which is not in the project, so it has no place in reading order; the writer must fix its chapter",
-            preview(scene.text("chapter"), 60)
+            "scene '{id}' is in chapter '{chapter}', which is not in the project, so it has no place in reading order; the writer must fix its chapter"
         )));
     };
     let reader = Reader::new(bible, project, chapter, end);
     let summary = reader.redact(scene.text("summary"));
     let tags = reader.redact_list(&scene.list("tags"));
-    let characters = reader.display(Kind::Character, &scene.list("primary_characters"));
-    let locations = reader.display(Kind::Location, &scene.list("locations"));
+    let characters = reader.display(Character, &scene.list("primary_characters"));
+    let locations = reader.display(Location, &scene.list("locations"));
     let (block, shown, cut) = text_block(&reader.redact(&placed.text(project)), limit);
     let all = scenes_in_order(bible, project);
     let others = all.iter().filter(|p| p.scene.id != *id);
     let (earlier, later): (Vec<&Placed>, Vec<&Placed>) =
         others.partition(|p| p.chapter.is_some() && p.end_key() <= placed.end_key());
     let (title, n) = (&project.chapters[chapter].title, chapter + 1);
+    let (s, t) = (or_none(&summary), none_or(&tags));
+    let (c, l) = (none_or(&characters), none_or(&locations));
     let mut text = format!(
-        "Scene '{id}' as a first-time reader knows it at its end (chapter {n} “{title}”, chars {start}–{end}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {}\ntags: {}\nprimary_characters: {}\nlocations: {}{block}",
-        or_none(&summary),
-        none_or(&tags),
-        none_or(&characters),
-        none_or(&locations),
+        "Scene '{id}' as a first-time reader knows it at its end (chapter {n} “{title}”, chars {start}–{end}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {s}\ntags: {t}\nprimary_characters: {c}\nlocations: {l}{block}"
     );
     text.push_str(if earlier.is_empty() {
         "\nEarlier scenes: none."
@@ -858,7 +790,7 @@ pub(super) fn scene_redacted(a: &Args, cx: &mut EditContext<'_>) -> Out {
     }
     w!(text, "\nLater scenes hidden: {}.", later.len());
     let (mut met, mut known_characters) = (Vec::new(), Vec::new());
-    for (c, names) in reader.known(Kind::Character) {
+    for (c, names) in reader.known(Character) {
         let (name, pronouns) = (names.join(" / "), c.text("pronouns").trim());
         met.push(if pronouns.is_empty() {
             name
@@ -868,68 +800,59 @@ pub(super) fn scene_redacted(a: &Args, cx: &mut EditContext<'_>) -> Out {
         let pronouns = Some(pronouns).filter(|p| !p.is_empty());
         known_characters.push(json!({"name": names[0], "names": names, "pronouns": pronouns}));
     }
-    let known_locations = reader.known(Kind::Location);
-    let places = known_locations.iter().map(|(_, names)| names.join(" / "));
-    w!(text, "\nCharacters the reader has met: {}", none_or(met));
-    w!(text, "\nLocations the reader knows: {}", none_or(places));
-    let known_locations = known_locations
+    let known_locations = reader.known(Location);
+    let places: Vec<String> = known_locations
         .iter()
-        .map(|(_, names)| json!({"name": names[0], "names": names}));
+        .map(|(_, names)| names.join(" / "))
+        .collect();
+    w!(text, "\nCharacters the reader has met: {}", none_or(&met));
+    w!(text, "\nLocations the reader knows: {}", none_or(&places));
+    let known_locations: Vec<Value> = known_locations
+        .iter()
+        .map(|(_, names)| json!({"name": names[0], "names": names}))
+        .collect();
     Ok(json!({
         "text": text,
         "scene": {
             "id": id, "chapterNumber": n, "start": start, "end": end, "summary": summary,
             "tags": tags, "primary_characters": characters, "locations": locations,
         },
-        "excerpt": shown,
-        "truncated": cut,
-        "earlierScenes": earlier_json,
-        "laterScenesHidden": later.len(),
-        "characters": known_characters,
-        "locations": known_locations.collect::<Vec<_>>(),
+        "excerpt": shown, "truncated": cut, "earlierScenes": earlier_json,
+        "laterScenesHidden": later.len(), "characters": known_characters, "locations": known_locations,
     }))
 }
 
 /// `scene_update_summary`: written first (a write that fails, for approval or a conflict, does
 /// not use up the guard); if the guard was already taken, the error rolls the write back.
-pub(super) fn update_summary(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn update_summary(a: &Args, cx: &mut Cx) -> Out {
     let result = update_field(a, cx, "summary")?;
     let id = result["id"].as_str().unwrap_or("");
-    if cx.take_guard(&format!("scene_update_summary:{id}")) || cx.may_overwrite(a.flag("overwrite"))
-    {
+    let first = cx.take_guard(&format!("scene_update_summary:{id}"));
+    if first || cx.may_overwrite(a.flag("overwrite")) {
         return Ok(result);
     }
-    Err(ToolError::new(
-        "already_written",
-        format!(
-            "the summary of scene '{id}' was already written in this run; nothing was changed. Pass overwrite: true to replace it again."
-        ),
-    )
-    .with_details(json!({ "id": id, "current": result["previous"] })))
+    let details = json!({ "id": id, "current": result["previous"] });
+    Err(ToolError::new("already_written", format!(
+        "the summary of scene '{id}' was already written in this run; nothing was changed. Pass overwrite: true to replace it again."
+    ))
+    .with_details(details))
 }
 
 /// `scene_update_primary_characters`: also says which of them the scene's text mentions.
-pub(super) fn update_scene_characters(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn update_scene_characters(a: &Args, cx: &mut Cx) -> Out {
     let mut result = update_field(a, cx, "primary_characters")?;
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, result["id"].as_str().unwrap_or(""))?;
-    let present = mentions::mentioned_ids(bible, &placed.text(project), Kind::Character);
-    let ids = result["value"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str);
-    let ids = ids.map(str::to_string);
+    let present = mentions::mentioned_ids(bible, &placed.text(project), Character);
+    let ids = strings(&result["value"]).into_iter();
     let (mentioned, missing): (Vec<String>, Vec<String>) = ids.partition(|c| present.contains(c));
     let shown = if mentioned.is_empty() {
         "none".to_string()
     } else {
         mentioned.join(", ")
     };
-    let mut text = format!(
-        "{}\nMentioned in the scene's text: {shown}",
-        result["text"].as_str().unwrap_or("")
-    );
+    let before = result["text"].as_str().unwrap_or("");
+    let mut text = format!("{before}\nMentioned in the scene's text: {shown}");
     if !missing.is_empty() {
         let warning = format!(
             "Warning: not mentioned in the scene's text (by any name or alias): {}. Check that they belong in this scene, or add the name they go by as an alias.",
@@ -938,9 +861,8 @@ pub(super) fn update_scene_characters(a: &Args, cx: &mut EditContext<'_>) -> Out
         w!(text, "\n{warning}");
         result["warning"] = json!(warning);
     }
-    let (mentioned, missing) = (json!(mentioned), json!(missing));
-    (result["text"], result["mentioned"], result["notMentioned"]) =
-        (json!(text), mentioned, missing);
+    (result["mentioned"], result["notMentioned"]) = (json!(mentioned), json!(missing));
+    result["text"] = json!(text);
     Ok(result)
 }
 
@@ -957,18 +879,19 @@ const STOP_WORDS: &[&str] = &[
 /// in each (the names first: they count most).
 #[rustfmt::skip]
 const LORE: [(Kind, &[&str], &[&str]); 4] = [
-    (Kind::Character, &["name_src", "name_tgt", "aliases"], &["pronouns", "notes"]),
-    (Kind::Location, &["name_src", "name_tgt"], &["description"]),
-    (Kind::Route, &[], &["synopsis", "primary_characters"]),
-    (Kind::Scene, &[], &["summary", "tags", "primary_characters", "locations"]),
+    (Character, &["name_src", "name_tgt", "aliases"], &["pronouns", "notes"]),
+    (Location, &["name_src", "name_tgt"], &["description"]),
+    (Route, &[], &["synopsis", "primary_characters"]),
+    (Scene, &[], &["summary", "tags", "primary_characters", "locations"]),
 ];
 
 /// Lowercase words of a text.
 fn words(text: &str) -> Vec<String> {
-    let words = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty());
-    words.map(str::to_lowercase).collect()
+    let words = text.split(|c: char| !c.is_alphanumeric());
+    words
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Whether a query term matches a word: equal, or (for terms of 3+ chars) a prefix of it
@@ -984,21 +907,18 @@ type Hit<'a> = (usize, &'a Entity, Vec<String>, u64, &'static str);
 fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> Option<Hit<'a>> {
     let (mut matched, mut score, mut best) = (Vec::<String>::new(), 0u64, (0u64, ""));
     let id_words = words(&e.id);
-    for term in terms
-        .iter()
-        .filter(|t| id_words.iter().any(|w| term_matches(t, w)))
-    {
-        if !matched.contains(term) {
+    for term in terms {
+        if id_words.iter().any(|w| term_matches(term, w)) && !matched.contains(term) {
             matched.push(term.clone());
             score += 2;
         }
     }
     let (_, names, others) = LORE[rank];
-    for (field, is_name) in names
+    let fields = names
         .iter()
-        .map(|f| (*f, true))
-        .chain(others.iter().map(|f| (*f, false)))
-    {
+        .map(|f| (*f, 5))
+        .chain(others.iter().map(|f| (*f, 1)));
+    for (field, weight) in fields {
         let text = match e.get(field) {
             Value::String(s) => s.clone(),
             Value::Array(items) => join(items.iter().filter_map(Value::as_str), ", "),
@@ -1010,17 +930,14 @@ fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> O
             if n > 0 && !matched.contains(term) {
                 matched.push(term.clone());
             }
-            field_score += if n == 0 {
-                0
-            } else if is_name {
-                5 + n.min(5)
-            } else {
-                1 + n.min(5)
-            };
+            field_score += if n > 0 { weight + n.min(5) } else { 0 };
         }
-        if !text.is_empty() && phrase.contains(' ') && text.to_lowercase().contains(phrase) {
-            field_score += 5;
-        }
+        let phrase_found = phrase.contains(' ') && text.to_lowercase().contains(phrase);
+        field_score += if !text.is_empty() && phrase_found {
+            5
+        } else {
+            0
+        };
         score += field_score;
         if field_score > best.0 {
             best = (field_score, field);
@@ -1029,8 +946,7 @@ fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> O
     (!matched.is_empty()).then_some((rank, e, matched, score, best.1))
 }
 
-/// `query_lore`.
-pub(super) fn query_lore(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn query_lore(a: &Args, cx: &mut Cx) -> Out {
     let limit = match a.num("limit") {
         None => 10,
         Some(n) if (1..=50).contains(&n) => n as usize,
@@ -1047,13 +963,8 @@ pub(super) fn query_lore(a: &Args, cx: &mut EditContext<'_>) -> Out {
             terms.push(w);
         }
     }
-    let content: Vec<String> = terms
-        .iter()
-        .filter(|t| !STOP_WORDS.contains(&t.as_str()))
-        .cloned()
-        .collect();
-    if !content.is_empty() {
-        terms = content;
+    if terms.iter().any(|t| !STOP_WORDS.contains(&t.as_str())) {
+        terms.retain(|t| !STOP_WORDS.contains(&t.as_str()));
     }
     terms.truncate(32);
     if terms.is_empty() {
@@ -1062,13 +973,14 @@ pub(super) fn query_lore(a: &Args, cx: &mut EditContext<'_>) -> Out {
         ));
     }
     let (phrase, bible) = (query.trim().to_lowercase(), cx.bible());
-    let entities = LORE
-        .iter()
-        .enumerate()
-        .flat_map(move |(rank, (kind, ..))| bible.list(*kind).map(move |e| (rank, e)));
-    let mut hits: Vec<Hit> = entities
-        .filter_map(|(rank, e)| lore_hit(rank, e, &terms, &phrase))
-        .collect();
+    let mut hits: Vec<Hit> = Vec::new();
+    for (rank, (kind, ..)) in LORE.iter().enumerate() {
+        hits.extend(
+            bible
+                .list(*kind)
+                .filter_map(|e| lore_hit(rank, e, &terms, &phrase)),
+        );
+    }
     hits.sort_by(|a, b| {
         let key = |h: &Hit| (h.2.len(), h.3);
         key(b)
@@ -1078,7 +990,7 @@ pub(super) fn query_lore(a: &Args, cx: &mut EditContext<'_>) -> Out {
     });
     let total = hits.len();
     hits.truncate(limit);
-    let (shown, terms_list) = (preview(query.trim(), 80), terms.join(", "));
+    let (shown, list) = (preview(query.trim(), 80), terms.join(", "));
     if hits.is_empty() {
         let text = format!(
             "Nothing in the story bible matches \"{shown}\". Try other or fewer words, or a name."
@@ -1086,49 +998,40 @@ pub(super) fn query_lore(a: &Args, cx: &mut EditContext<'_>) -> Out {
         return Ok(json!({"text": text, "count": 0, "total": 0, "hits": [], "terms": terms}));
     }
     let mut text = format!(
-        "{} of {total} hits for \"{shown}\" (terms: {terms_list}):",
+        "{} of {total} hits for \"{shown}\" (terms: {list}):",
         hits.len()
     );
     let mut list = Vec::new();
-    for (n, (_, e, matched, score, field)) in hits.iter().enumerate() {
-        let (kind, id) = (e.kind, &e.id);
+    for (n, (_, e, matched, score, field)) in (1..).zip(&hits) {
+        let (kind, id, terms) = (e.kind, &e.id, matched.join(", "));
         let label = match kind {
-            Kind::Character | Kind::Location => format!("{kind} '{id}' ({})", display_name(e)),
+            Character | Location => format!("{kind} '{id}' ({})", display_name(e)),
             _ => format!("{kind} '{id}'"),
         };
-        let detail = match field.is_empty() {
-            true => String::new(),
-            false => format!(" — {}", preview(&field_line(e, field), 300)),
-        };
-        w!(
-            text,
-            "\n{}. {label}: matched {}{detail}",
-            n + 1,
-            matched.join(", ")
-        );
-        let field = Some(field).filter(|f| !f.is_empty());
-        let entry = e.flat();
+        let detail = format!(" — {}", preview(&field_line(e, field), 300));
+        let detail = if field.is_empty() { "" } else { &detail };
+        w!(text, "\n{n}. {label}: matched {terms}{detail}");
+        let (field, entry) = (Some(field).filter(|f| !f.is_empty()), e.flat());
         list.push(json!({"kind": kind, "id": id, "matched": matched, "score": score, "field": field, "entry": entry}));
     }
     Ok(json!({ "text": text, "count": list.len(), "total": total, "hits": list, "terms": terms }))
 }
 
-/// `get_character_info`.
-pub(super) fn character_info(a: &Args, cx: &mut EditContext<'_>) -> Out {
+pub(super) fn character_info(a: &Args, cx: &mut Cx) -> Out {
     let (bible, project) = (cx.bible(), cx.project());
-    let entity = resolve(bible, Kind::Character, a.text("character"))?;
-    let (id, names, mut text) = (entity.id.as_str(), names_of(entity), entity_text(entity));
-    let [scenes, routes] = listed_in(bible, Kind::Character, id, &mut text);
+    let e = resolve(bible, Character, a.text("character"))?;
+    let (id, names, mut text) = (e.id.as_str(), names_of(e), entity_text(e));
+    let [scenes, routes] = listed_in(bible, Character, id, &mut text);
     let (mut lines, mut appearances, mut total) = (String::new(), Vec::new(), 0usize);
-    for (i, chapter) in project.chapters.iter().enumerate() {
-        let found = mentions::of_entity(bible, &chapter.text().to_string(), Kind::Character, id);
+    for (number, chapter) in (1usize..).zip(&project.chapters) {
+        let found = mentions::of_entity(bible, &chapter.text().to_string(), Character, id);
         let Some(first) = found.first() else {
             continue;
         };
-        let (count, s, number) = (found.len(), if found.len() == 1 { "" } else { "s" }, i + 1);
+        let (count, s) = (found.len(), if found.len() == 1 { "" } else { "s" });
         let (start, end, name) = (first.start, first.end, &first.name);
-        let snippet = snippet(chapter, start, end, 60);
-        let (title, chapter_id) = (&chapter.title, &chapter.id);
+        let (title, chapter_id, snippet) =
+            (&chapter.title, &chapter.id, snippet(chapter, start, end));
         w!(lines, "\n- chapter {number} “{title}” ({chapter_id}): {count} mention{s}; first at char {start} as \"{name}\": {snippet}");
         total += count;
         appearances.push(json!({
@@ -1136,28 +1039,28 @@ pub(super) fn character_info(a: &Args, cx: &mut EditContext<'_>) -> Out {
             "firstMention": {"start": start, "end": end, "name": name, "snippet": snippet},
         }));
     }
-    if appearances.is_empty() {
+    let (n, of) = (appearances.len(), project.chapters.len());
+    if n == 0 {
         let quoted = join(names.iter().map(|n| format!("\"{n}\"")), " or ");
         w!(
             text,
             "\nAppearances: none; no chapter mentions {quoted} as a whole word."
         );
     } else {
-        let (n, of) = (appearances.len(), project.chapters.len());
         w!(
             text,
             "\nAppearances ({total} mentions in {n} of {of} chapters):{lines}"
         );
     }
     Ok(json!({
-        "text": text, "id": id, "entry": entity.flat(), "names": names, "scenes": scenes,
+        "text": text, "id": id, "entry": e.flat(), "names": names, "scenes": scenes,
         "routes": routes, "totalMentions": total, "appearances": appearances,
     }))
 }
 
 /// A one-line snippet of a chapter's text around the char range `start..end`.
-fn snippet(chapter: &Chapter, start: usize, end: usize, around: usize) -> String {
-    let (from, to) = (start.saturating_sub(around), end + around);
+fn snippet(chapter: &Chapter, start: usize, end: usize) -> String {
+    let (from, to) = (start.saturating_sub(60), end + 60);
     let s = chapter.slice(from, to).replace(['\n', '\r'], " ");
     let before = if from > 0 { "…" } else { "" };
     let after = if to < chapter.len_chars() { "…" } else { "" };
