@@ -18,6 +18,7 @@
 //! for the project, run by the core).
 
 pub mod analysis;
+pub mod args;
 pub mod bible;
 pub mod editing;
 pub mod files;

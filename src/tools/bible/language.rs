@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{join, parse, preview, show, tool, Args, Cx, Out, Res};
+use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
 use crate::bible::{is_empty_value, Bible, Entity, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
@@ -173,7 +173,7 @@ fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
 
 // Glossary.
 
-pub(super) fn search_term(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
     let query = a.text("query").trim().to_lowercase();
     let limit = a.num("limit").unwrap_or(50).clamp(1, 500) as usize;
     let has = |e: &Entity, f: &str| e.text(f).to_lowercase().contains(&query);
@@ -227,7 +227,7 @@ pub(super) fn search_term(a: &Args, cx: &mut Cx) -> Out {
     Ok(json!({"text": text, "query": a.text("query"), "count": total, "entries": entries}))
 }
 
-pub(super) fn read_entry(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
     let e = cx.bible().require(Glossary, a.text("id").trim())?;
     Ok(json!({"text": entity_block(e), "entry": e.flat()}))
 }
@@ -240,7 +240,7 @@ fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
     given.collect()
 }
 
-pub(super) fn create_entry(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
     let term = non_blank(a, "term_src")?;
     let same = |e: &&Entity| eq_ci(e.text("term_src"), &term);
     if let Some(existing) = cx.bible().list(Glossary).find(same) {
@@ -260,7 +260,7 @@ pub(super) fn create_entry(a: &Args, cx: &mut Cx) -> Out {
     Ok(json!({"text": format!("Created {}", entity_block(e)), "entry": e.flat()}))
 }
 
-pub(super) fn update_entry(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn update_entry(a: &Call, cx: &mut Cx) -> Out {
     let id = a.text("id").trim().to_string();
     let before = cx.bible().require(Glossary, &id)?.version;
     let changes = given(a, &["term_tgt", "notes"]);
@@ -293,7 +293,7 @@ fn add_note(notes: &mut String, part: &str) {
 }
 
 /// `glossary_merge_entries`: all or nothing, and one approval covers the whole merge.
-pub(super) fn merge_entries(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
     let keep_id = a.text("keep").trim().to_string();
     let keep = cx.bible().require(Glossary, &keep_id)?.clone();
     let mut ids: Vec<String> = Vec::new();
@@ -416,7 +416,7 @@ pub(super) fn merge_entries(a: &Args, cx: &mut Cx) -> Out {
     Ok(json!({"text": text, "entry": kept.flat(), "merged": ids, "removed": removed}))
 }
 
-pub(super) fn delete_entry(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn delete_entry(a: &Call, cx: &mut Cx) -> Out {
     let removed = cx.bible_delete(Glossary, a.text("id").trim())?;
     let (id, src, tgt) = (
         &removed.id,
@@ -429,7 +429,7 @@ pub(super) fn delete_entry(a: &Args, cx: &mut Cx) -> Out {
 
 // Style guide and UI settings.
 
-pub(super) fn styleguide(_: &Args, cx: &mut Cx) -> Out {
+pub(super) fn styleguide(_: &Call, cx: &mut Cx) -> Out {
     let guide = cx.bible().get(Styleguide, "styleguide");
     let markdown = guide.map_or("", |g| g.text("markdown")).trim();
     let text = match guide {
@@ -452,7 +452,7 @@ pub(super) fn styleguide(_: &Args, cx: &mut Cx) -> Out {
     }))
 }
 
-pub(super) fn ui_settings(_: &Args, cx: &mut Cx) -> Out {
+pub(super) fn ui_settings(_: &Call, cx: &mut Cx) -> Out {
     let Some(ui) = cx.bible().get(UiSettings, "ui") else {
         return Ok(json!({
             "text": "No UI settings are set: there is no line-length limit to respect.",
@@ -482,7 +482,7 @@ pub fn no_mtl_endpoint() -> ToolError {
     )
 }
 
-pub(super) fn mtl_available(_: &Args, cx: &mut Cx) -> Out {
+pub(super) fn mtl_available(_: &Call, cx: &mut Cx) -> Out {
     let Some(host) = cx.mtl_endpoint().map(endpoint_host) else {
         return Ok(json!({
             "text": "No machine-translation endpoint is set: translation_create_mtl_suggestion will not work. The writer can set one in the settings ('mtlEndpoint', a LibreTranslate-compatible URL).",
@@ -552,7 +552,7 @@ pub fn mtl_plan(
 ) -> Res<MtlPlan> {
     let (_, args) = registry.validate_call(MTL_SUGGESTION, args)?;
     let tool = tool(MTL_SUGGESTION).ok_or_else(|| registry.unknown_tool(MTL_SUGGESTION))?;
-    let args = parse(tool, Value::Object(args))?;
+    let args = parse(tool.args, Value::Object(args))?;
     plan_from(&args, &session.project, &session.bible, endpoint)
 }
 
@@ -571,7 +571,7 @@ pub fn mtl_suggestion(plan: &MtlPlan, suggestion: &str, detected: Option<Value>)
 
 /// `translation_create_mtl_suggestion` on the synchronous path: checked, but the HTTP call is
 /// the core's (`src/core/mtl.rs`).
-pub(super) fn mtl_suggestion_sync(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn mtl_suggestion_sync(a: &Call, cx: &mut Cx) -> Out {
     plan_from(a, cx.project(), cx.bible(), cx.mtl_endpoint())?;
     Err(ToolError::new(
         "needs_network",
@@ -581,7 +581,7 @@ pub(super) fn mtl_suggestion_sync(a: &Args, cx: &mut Cx) -> Out {
 
 // Translations.
 
-pub(super) fn create_line(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
     let target = non_blank(a, "target")?;
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let line = a.num("line").unwrap_or(0);
@@ -614,7 +614,7 @@ pub(super) fn create_line(a: &Args, cx: &mut Cx) -> Out {
     }))
 }
 
-pub(super) fn update_line(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
     let target = non_blank(a, "target")?;
     let scene = cx.bible().require(Scene, a.text("scene").trim())?;
     let (scene, line) = (scene.id.clone(), a.num("line").unwrap_or(0));
@@ -653,7 +653,7 @@ pub(super) fn update_line(a: &Args, cx: &mut Cx) -> Out {
     }))
 }
 
-pub(super) fn read_scene(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let translations = translations_of(cx.bible(), &lines.scene);
     let (scene, total) = (&lines.scene, lines.lines.len());
@@ -850,7 +850,7 @@ fn qa_message(a: &Args, cx: &mut Cx, check: &str, scene: &str, missing: &str) ->
     )
 }
 
-pub(super) fn style_check(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
     let (scene, _) = qa_place(a, cx)?;
     if !a.flag("check_line_length") {
         let missing =
@@ -921,7 +921,7 @@ pub(super) fn style_check(a: &Args, cx: &mut Cx) -> Out {
     qa_finish(a, cx, "style", &scene, Some(line), found, report, facts)
 }
 
-pub(super) fn consistency_check(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
     let (scene, source) = qa_place(a, cx)?;
     if !a.flag("check_glossary") {
         let missing = "give a 'message' (the finding), or set check_glossary to check the line against the glossary";
@@ -968,7 +968,7 @@ pub(super) fn consistency_check(a: &Args, cx: &mut Cx) -> Out {
     )
 }
 
-pub(super) fn review_check(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn review_check(a: &Call, cx: &mut Cx) -> Out {
     non_blank(a, "message")?;
     let (scene, _) = qa_place(a, cx)?;
     qa_finish(
@@ -985,7 +985,7 @@ pub(super) fn review_check(a: &Args, cx: &mut Cx) -> Out {
 
 // Context documents and status.
 
-pub(super) fn list_docs(_: &Args, cx: &mut Cx) -> Out {
+pub(super) fn list_docs(_: &Call, cx: &mut Cx) -> Out {
     let docs: Vec<&Entity> = cx.bible().list(Contextdoc).collect();
     let mut text = format!("{} context document(s):", docs.len());
     if docs.is_empty() {
@@ -1004,7 +1004,7 @@ pub(super) fn list_docs(_: &Args, cx: &mut Cx) -> Out {
     Ok(json!({"text": text, "docs": list}))
 }
 
-pub(super) fn read_doc(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn read_doc(a: &Call, cx: &mut Cx) -> Out {
     let doc = cx.bible().require(Contextdoc, a.text("id").trim())?;
     let (id, body, title) = (&doc.id, doc.text("text"), doc.text("title"));
     let (total, offset) = (body.chars().count(), a.num("offset").unwrap_or(0) as usize);
@@ -1033,7 +1033,7 @@ pub(super) fn read_doc(a: &Args, cx: &mut Cx) -> Out {
     }))
 }
 
-pub(super) fn status(_: &Args, cx: &mut Cx) -> Out {
+pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     let bible = cx.bible();
     let all = crate::bible::Kind::ALL;
     let counts: BTreeMap<&str, usize> = all

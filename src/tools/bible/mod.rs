@@ -25,9 +25,10 @@ macro_rules! w {
 pub mod language;
 pub mod story;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{object_args, plain_types, ToolDefinition, ToolError, ToolRegistry};
+use super::args::{opt, parse, req, strings, Arg, Args, Ty::*};
+use super::{ToolDefinition, ToolError, ToolRegistry};
 use crate::bible::{is_empty_value, Kind, Kind::*};
 use crate::commands::{Category, Command};
 use crate::policy::{action_of, Action, Mode, Mode::*};
@@ -35,7 +36,6 @@ use crate::session::EditContext;
 use crate::tools::editing::preview;
 use args::*;
 use Does::*;
-use Ty::*;
 use Val::{Ids, Ref, Text};
 
 type S = &'static str;
@@ -97,65 +97,11 @@ fn decl(kind: Kind) -> &'static KindDecl {
     KINDS.iter().find(|d| d.kind == kind).unwrap_or(&KINDS[0])
 }
 
-/// The type of an argument: a string, a boolean, a boolean that is false unless given (never
-/// `null`), a list of strings, a non-negative integer from a minimum to a maximum (0: none),
-/// or a QA finding's severity ([`SEVERITIES`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[allow(missing_docs)]
-pub enum Ty {
-    Str,
-    Bool,
-    Flag,
-    Strs,
-    Num(u64, u64),
-    Sev,
-}
-
 /// The severities of a QA finding.
 pub const SEVERITIES: [&str; 3] = ["info", "warning", "error"];
 
-/// An argument: its name, type, whether it must be given (an optional one may be absent or
-/// `null`), other names it is accepted by, and what the model reads about it (natively only:
-/// the wasm build embeds the schemas).
-#[derive(Debug)]
-pub struct Arg {
-    name: S,
-    ty: Ty,
-    required: bool,
-    aliases: &'static [S],
-    doc: S,
-}
-
-const fn req(name: S, ty: Ty, doc: S) -> Arg {
-    let doc = if cfg!(target_arch = "wasm32") {
-        ""
-    } else {
-        doc
-    };
-    Arg {
-        name,
-        ty,
-        required: true,
-        aliases: &[],
-        doc,
-    }
-}
-
-const fn opt(name: S, ty: Ty, doc: S) -> Arg {
-    Arg {
-        required: false,
-        ..req(name, ty, doc)
-    }
-}
-
-impl Arg {
-    const fn or(self, aliases: &'static [S]) -> Arg {
-        Arg { aliases, ..self }
-    }
-}
-
-/// A tool's own code: its arguments, through the edit context.
-pub type Handler = fn(&Args, &mut EditContext<'_>) -> Out;
+/// A tool's own code: its call, through the edit context.
+pub type Handler = fn(&Call, &mut EditContext<'_>) -> Out;
 
 /// What a tool does: the generic `{kind}_read_entry` (the entry the first argument names, or
 /// a list of all), `{kind}_create_entry` (from the arguments named as the kind's fields),
@@ -212,7 +158,8 @@ impl Tool {
 
 #[rustfmt::skip]
 mod args {
-    use super::{opt, req, Arg, Ty::*};
+    use super::super::args::{opt, req, Arg, Ty, Ty::*};
+    const SEV: Ty = OneOf(&super::SEVERITIES);
     pub const SCENE: Arg = req("scene", Str, "The scene's id.").or(&["id", "scene_id", "sceneId"]);
     pub const MAX_CHARS: Arg = opt("max_chars", Num(1, 50000), "Most characters of the scene's text to show, 1 to 50000; default 2000.").or(&["maxChars"]);
     pub const CHARACTER: Arg = req("character", Str, "The character's id, name or alias.").or(&["id"]);
@@ -225,7 +172,7 @@ mod args {
     pub const LINE: Arg = req("line", Num(0, 0), "The line's number in the scene (from 1, as translation_read_scene shows).");
     pub const TARGET: Arg = req("target", Str, "The translation of the line.");
     pub const QA_LINE: Arg = opt("line", Num(0, 0), "The line's number in the scene (omit for a finding about the whole scene).");
-    pub const SEVERITY: Arg = opt("severity", Sev, "How serious: info, warning (default) or error.");
+    pub const SEVERITY: Arg = opt("severity", SEV, "How serious: info, warning (default) or error.");
 }
 
 use language as l;
@@ -357,7 +304,7 @@ pub static TOOLS: &[Tool] = &[
 pub fn register(registry: &mut ToolRegistry) {
     for tool in TOOLS {
         #[cfg(not(target_arch = "wasm32"))]
-        let parameters = schema(tool);
+        let parameters = super::args::schema(tool.args);
         #[cfg(target_arch = "wasm32")]
         let parameters = super::schema::embedded_parameters(tool.name);
         let category = match tool.does {
@@ -382,150 +329,23 @@ pub fn tool(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
-/// The parameters schema of a tool, as the model sees it.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn schema(tool: &Tool) -> Value {
-    let mut properties = serde_json::Map::new();
-    for arg in tool.args {
-        let mut p = json!({"description": arg.doc, "type": "string"});
-        match arg.ty {
-            Str => {}
-            Bool | Flag => p["type"] = json!("boolean"),
-            Strs => (p["type"], p["items"]) = (json!("array"), json!({"type": "string"})),
-            Num(min, _) => (p["type"], p["minimum"]) = (json!("integer"), json!(min)),
-            Sev => p["enum"] = json!(SEVERITIES),
-        }
-        match arg.ty {
-            Flag => p["default"] = json!(false),
-            Num(_, max) if max > 0 => p["maximum"] = json!(max),
-            _ => {}
-        }
-        properties.insert(arg.name.into(), p);
-    }
-    let mut schema = json!({"type": "object", "properties": properties});
-    let required: Vec<&str> = tool
-        .args
-        .iter()
-        .filter(|a| a.required)
-        .map(|a| a.name)
-        .collect();
-    if !required.is_empty() {
-        schema["required"] = json!(required);
-    }
-    schema
-}
-
-/// A tool's arguments, parsed through its declaration: the values given (not `null`).
+/// A call of a declared tool: the tool and its arguments, parsed (it reads as its arguments).
 #[derive(Debug)]
-pub struct Args {
+pub struct Call {
     tool: &'static Tool,
-    given: Vec<(S, Value)>,
+    args: Args,
 }
 
-impl Args {
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.given.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
-    }
-
-    fn opt(&self, name: &str) -> Option<&str> {
-        self.get(name).and_then(Value::as_str)
-    }
-
-    fn text(&self, name: &str) -> &str {
-        self.opt(name).unwrap_or("")
-    }
-
-    fn num(&self, name: &str) -> Option<u64> {
-        self.get(name).and_then(Value::as_u64)
-    }
-
-    fn flag(&self, name: &str) -> bool {
-        self.get(name).and_then(Value::as_bool).unwrap_or(false)
-    }
-
-    fn list(&self, name: &str) -> Vec<String> {
-        let items = self
-            .get(name)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten();
-        items
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
+impl std::ops::Deref for Call {
+    type Target = Args;
+    fn deref(&self) -> &Args {
+        &self.args
     }
 }
-
-/// Parse `args` for `tool` as serde parses a typed argument struct: aliases, duplicates,
-/// `null` for optional arguments and the messages. The executor has already checked them
-/// against the schema, so a failure here is rare.
-pub fn parse(tool: &'static Tool, args: Value) -> Result<Args, ToolError> {
-    let bad =
-        |m: String| ToolError::invalid_args(format!("invalid arguments: {}", plain_types(&m)));
-    let (mut seen, mut given) = ([false; 8], Vec::new());
-    for (key, value) in object_args(args)? {
-        let is = |a: &&Arg| a.name == key || a.aliases.contains(&key.as_str());
-        let Some(i) = tool.args.iter().position(|a| is(&a)) else {
-            continue;
-        };
-        let arg = &tool.args[i];
-        if std::mem::replace(&mut seen[i], true) {
-            return Err(bad(format!("duplicate field `{}`", arg.name)));
-        }
-        if !value.is_null() || arg.required || arg.ty == Flag {
-            check(arg.ty, &value).map_err(bad)?;
-            given.push((arg.name, value));
-        }
-    }
-    match tool
-        .args
-        .iter()
-        .zip(seen)
-        .find(|(a, seen)| a.required && !seen)
-    {
-        Some((arg, _)) => Err(bad(format!("missing field `{}`", arg.name))),
-        None => Ok(Args { tool, given }),
-    }
-}
-
-/// Whether `value` has type `ty`, or serde's message.
-fn check(ty: Ty, value: &Value) -> Result<(), String> {
-    let (ok, expected) = match (ty, value) {
-        (Str, _) => (value.is_string(), "a string"),
-        (Bool | Flag, _) => (value.is_boolean(), "a boolean"),
-        (Strs, Value::Array(items)) => return items.iter().try_for_each(|i| check(Str, i)),
-        (Strs, _) => (false, "a sequence"),
-        (Num(..), Value::Number(n)) if n.as_i64().is_some_and(|n| n < 0) => {
-            return Err(format!("invalid value: integer `{n}`, expected u64"))
-        }
-        (Num(..), _) => (value.is_u64(), "u64"),
-        (Sev, Value::String(s)) if !SEVERITIES.contains(&s.as_str()) => {
-            let expected = "expected one of `info`, `warning`, `error`";
-            return Err(format!("unknown variant `{s}`, {expected}"));
-        }
-        (Sev, _) => (value.is_string(), "string or map"),
-    };
-    let unexpected = match value {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => format!("boolean `{b}`"),
-        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
-        Value::Number(n) => format!("integer `{n}`"),
-        Value::String(s) => format!("string {s:?}"),
-        Value::Array(_) => "sequence".to_string(),
-        Value::Object(_) => "map".to_string(),
-    };
-    match ok {
-        true => Ok(()),
-        false => Err(format!("invalid type: {unexpected}, expected {expected}")),
-    }
-}
-
-/// A call of a declared tool, its arguments parsed.
-struct Call(Args);
 
 impl Command for Call {
     fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Out {
-        let (a, kind) = (&self.0, self.0.tool.kind);
+        let (a, kind) = (&*self, self.tool.kind);
         match a.tool.does {
             ReadEntry => story::read_entry(cx, kind, a.opt(a.tool.arg(0))),
             CreateEntry => story::create_entry(a, cx),
@@ -539,7 +359,10 @@ impl Command for Call {
 /// The command factory of every declared tool.
 fn command(name: &str, args: Value) -> Result<Box<dyn Command>, ToolError> {
     let tool = tool(name).ok_or_else(|| ToolError::new("unknown_tool", name))?;
-    Ok(Box::new(Call(parse(tool, args)?)))
+    Ok(Box::new(Call {
+        tool,
+        args: parse(tool.args, args)?,
+    }))
 }
 
 /// A field's value as text: `(empty)` for an empty one, lists joined with commas, a span as
@@ -561,15 +384,6 @@ fn show(value: &Value, dash: char) -> String {
     }
 }
 
-/// The strings of a JSON array.
-fn strings(value: &Value) -> Vec<String> {
-    let items = value.as_array().into_iter().flatten();
-    items
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
 fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>, by: &str) -> String {
     let items: Vec<T> = items.into_iter().collect();
     items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(by)
@@ -586,34 +400,5 @@ mod tests {
             assert_eq!(tool.mode(), default, "{}", tool.name);
         }
         assert!(Kind::ALL.iter().all(|k| decl(*k).kind == *k));
-    }
-
-    #[test]
-    fn arguments_are_parsed_as_serde_would() {
-        let msg = |tool: &str, args: Value| parse(super::tool(tool).unwrap(), args).unwrap_err();
-        let ok = parse(
-            tool("scene_update_summary").unwrap(),
-            json!({"sceneId": "s", "summary": ""}),
-        );
-        let ok = ok.unwrap();
-        assert_eq!((ok.text("scene"), ok.flag("overwrite")), ("s", false));
-        for (args, error) in [
-            (json!({"id": "a", "scene": "b"}), "duplicate field `scene`"),
-            (
-                json!({"id": 1.0}),
-                "invalid type: floating point `1.0`, expected a string",
-            ),
-            (
-                json!({"scene": "s", "overwrite": null}),
-                "invalid type: null, expected a boolean",
-            ),
-            (json!({"overwrite": true}), "missing field `scene`"),
-        ] {
-            let error = format!("invalid arguments: {error}");
-            assert_eq!(msg("scene_update_summary", args).message, error);
-        }
-        let e = msg("scene_read_overview", json!({"maxChars": -2})).message;
-        let expected = "invalid value: integer `-2`, expected a non-negative integer";
-        assert_eq!(e, format!("invalid arguments: {expected}"));
     }
 }

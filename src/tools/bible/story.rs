@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::{decl, join, preview, show, strings, Args, Cx, Out, Res, Val};
+use super::{decl, join, preview, show, strings, Call, Cx, Out, Res, Val};
 use crate::bible::mentions::{self, names_of};
 use crate::bible::{Bible, Entity, Kind, Kind::*};
 use crate::names::closest;
@@ -76,7 +76,7 @@ fn labeled(e: &Entity) -> String {
 }
 
 /// The scene reads' `max_chars`.
-fn excerpt_limit(a: &Args) -> Res<usize> {
+fn excerpt_limit(a: &Call) -> Res<usize> {
     match a.num("max_chars") {
         None => Ok(DEFAULT_EXCERPT_CHARS),
         Some(n) if (1..=MAX_EXCERPT_CHARS as u64).contains(&n) => Ok(n as usize),
@@ -225,7 +225,7 @@ fn resolve_all(bible: &Bible, kind: Kind, names: &[String], exact: bool) -> Out 
 
 /// The value of `field` of `kind` from the argument `arg`, as the kind's declaration says the
 /// field holds it (text: trimmed, and `null` when empty).
-fn value_of(bible: &Bible, kind: Kind, field: &str, a: &Args, arg: &str) -> Out {
+fn value_of(bible: &Bible, kind: Kind, field: &str, a: &Call, arg: &str) -> Out {
     let val = decl(kind).fields.iter().find(|(f, _)| *f == field);
     match val.map_or(Val::Text, |(_, v)| *v) {
         Val::Text if a.text(arg).trim().is_empty() => Ok(Value::Null),
@@ -239,7 +239,7 @@ fn value_of(bible: &Bible, kind: Kind, field: &str, a: &Args, arg: &str) -> Out 
 // The generic tools.
 
 /// `{kind}_update_{field}`: set `field` of the entry the first argument names from the second.
-pub(super) fn update_field(a: &Args, cx: &mut Cx, field: &str) -> Out {
+pub(super) fn update_field(a: &Call, cx: &mut Cx, field: &str) -> Out {
     let kind = a.tool.kind;
     let id = resolve(cx.bible(), kind, a.text(a.tool.arg(0)))?.id.clone();
     let value = value_of(cx.bible(), kind, field, a, a.tool.arg(1))?;
@@ -385,7 +385,7 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
 /// route's synopsis), which must not be empty; the others but `id` are fields, taken as the
 /// kind's declaration says. The id is the one given, or made from the title (a route's from
 /// its first four words). Named kinds warn about names another entry of the kind has.
-pub(super) fn create_entry(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
     let (kind, d) = (a.tool.kind, decl(a.tool.kind));
     let title_arg = a
         .tool
@@ -585,7 +585,7 @@ fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Res<Placed<'
 
 // Scene tools.
 
-pub(super) fn scene_metadata(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn scene_metadata(a: &Call, cx: &mut Cx) -> Out {
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
     let mut out = placed.json();
@@ -593,7 +593,7 @@ pub(super) fn scene_metadata(a: &Args, cx: &mut Cx) -> Out {
     Ok(out)
 }
 
-pub(super) fn scene_overview(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
     let limit = excerpt_limit(a)?;
     let (bible, project) = (cx.bible(), cx.project());
     let Some(id) = a.opt("scene").filter(|s| !s.trim().is_empty()) else {
@@ -743,7 +743,7 @@ fn none_or<T: AsRef<str>>(v: &[T]) -> String {
     }
 }
 
-pub(super) fn scene_redacted(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
     let limit = excerpt_limit(a)?;
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
@@ -824,7 +824,7 @@ pub(super) fn scene_redacted(a: &Args, cx: &mut Cx) -> Out {
 
 /// `scene_update_summary`: written first (a write that fails, for approval or a conflict, does
 /// not use up the guard); if the guard was already taken, the error rolls the write back.
-pub(super) fn update_summary(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn update_summary(a: &Call, cx: &mut Cx) -> Out {
     let result = update_field(a, cx, "summary")?;
     let id = result["id"].as_str().unwrap_or("");
     let first = cx.take_guard(&format!("scene_update_summary:{id}"));
@@ -839,7 +839,7 @@ pub(super) fn update_summary(a: &Args, cx: &mut Cx) -> Out {
 }
 
 /// `scene_update_primary_characters`: also says which of them the scene's text mentions.
-pub(super) fn update_scene_characters(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn update_scene_characters(a: &Call, cx: &mut Cx) -> Out {
     let mut result = update_field(a, cx, "primary_characters")?;
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, result["id"].as_str().unwrap_or(""))?;
@@ -946,7 +946,7 @@ fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> O
     (!matched.is_empty()).then_some((rank, e, matched, score, best.1))
 }
 
-pub(super) fn query_lore(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn query_lore(a: &Call, cx: &mut Cx) -> Out {
     let limit = match a.num("limit") {
         None => 10,
         Some(n) if (1..=50).contains(&n) => n as usize,
@@ -1017,7 +1017,7 @@ pub(super) fn query_lore(a: &Args, cx: &mut Cx) -> Out {
     Ok(json!({ "text": text, "count": list.len(), "total": total, "hits": list, "terms": terms }))
 }
 
-pub(super) fn character_info(a: &Args, cx: &mut Cx) -> Out {
+pub(super) fn character_info(a: &Call, cx: &mut Cx) -> Out {
     let (bible, project) = (cx.bible(), cx.project());
     let e = resolve(bible, Character, a.text("character"))?;
     let (id, names, mut text) = (e.id.as_str(), names_of(e), entity_text(e));
