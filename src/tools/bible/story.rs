@@ -20,6 +20,7 @@
 //! longest seen name (never by id), with pronouns for characters. Character notes, location
 //! descriptions, routes and ids are never shown; scenes that end later are only counted.
 
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
@@ -94,11 +95,8 @@ fn text_block(body: &str, limit: usize) -> (String, String, bool) {
     let cut = total > limit;
     let first = cut.then(|| format!(", first {limit} shown"));
     let (first, more) = (first.unwrap_or_default(), if cut { "…" } else { "" });
-    (
-        format!("\nText ({total} chars{first}):\n{shown}{more}"),
-        shown,
-        cut,
-    )
+    let block = format!("\nText ({total} chars{first}):\n{shown}{more}");
+    (block, shown, cut)
 }
 
 // Resolution of ids and names.
@@ -284,11 +282,8 @@ fn references(bible: &Bible, kind: Kind, id: &str) -> Vec<(Kind, String, &'stati
 fn listed_in(bible: &Bible, kind: Kind, id: &str, text: &mut String) -> [Vec<String>; 2] {
     let refs = references(bible, kind, id);
     [(Scene, "scenes"), (Route, "routes")].map(|(k, what)| {
-        let ids: Vec<String> = refs
-            .iter()
-            .filter(|r| r.0 == k)
-            .map(|r| r.1.clone())
-            .collect();
+        let of_kind = refs.iter().filter(|r| r.0 == k);
+        let ids: Vec<String> = of_kind.map(|r| r.1.clone()).collect();
         if !ids.is_empty() {
             w!(text, "\nListed in {what}: {}", ids.join(", "));
         }
@@ -302,18 +297,14 @@ pub(super) fn delete_one(cx: &mut Cx, kind: Kind, query: &str) -> Out {
     let deleted = cx.bible_delete(kind, &id)?;
     let refs = references(cx.bible(), kind, &id);
     let mut text = format!("Deleted {kind} '{id}'. It was:\n{}", entity_text(&deleted));
-    let list = join(
-        refs.iter().map(|(k, i, f)| format!("{k} '{i}' ({f})")),
-        ", ",
-    );
+    let list = refs.iter().map(|(k, i, f)| format!("{k} '{i}' ({f})"));
+    let list = join(list, ", ");
     if !refs.is_empty() {
         let update = "update those if it should go from them too";
         w!(text, "\nWarning: still listed by {list}; {update}.");
     }
-    let refs: Vec<Value> = refs
-        .iter()
-        .map(|(k, i, f)| json!({"kind": k, "id": i, "field": f}))
-        .collect();
+    let entry = |(k, i, f): &(Kind, String, &str)| json!({"kind": k, "id": i, "field": f});
+    let refs: Vec<Value> = refs.iter().map(entry).collect();
     Ok(json!({ "text": text, "deleted": deleted.flat(), "referencedBy": refs }))
 }
 
@@ -341,19 +332,12 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
     let bible = cx.bible();
     let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
         let all: Vec<&Entity> = bible.list(kind).collect();
-        let mut text = format!(
-            "{} {kind}{}:",
-            all.len(),
-            if all.len() == 1 { "" } else { "s" }
-        );
+        let (n, lister) = (all.len(), decl(kind).lister);
+        let mut text = format!("{n} {kind}{}:", if n == 1 { "" } else { "s" });
         for e in &all {
             w!(text, "\n- {}", brief(e));
         }
-        w!(
-            text,
-            "\nPass one's id to {} for the whole entry.",
-            decl(kind).lister
-        );
+        w!(text, "\nPass one's id to {lister} for the whole entry.");
         if all.is_empty() {
             text = format!("The story bible has no {kind}s yet; {kind}_create_entry adds one.");
         }
@@ -386,46 +370,27 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
 /// kind's declaration says. The id is the one given, or made from the title (a route's from
 /// its first four words). Named kinds warn about names another entry of the kind has.
 pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
-    let (kind, d) = (a.tool.kind, decl(a.tool.kind));
-    let title_arg = a
-        .tool
-        .args
-        .iter()
-        .find(|arg| arg.required)
-        .map_or("", |arg| arg.name);
+    let (kind, d, args) = (a.tool.kind, decl(a.tool.kind), a.tool.args);
+    let title_arg = args.iter().find(|a| a.required).map_or("", |a| a.name);
     let title = a.text(title_arg).trim();
     if title.is_empty() {
-        let hint = d.title_hint;
-        return Err(ToolError::invalid_args(format!(
-            "'{title_arg}' must not be empty; {hint}"
-        )));
+        let hint = format!("'{title_arg}' must not be empty; {}", d.title_hint);
+        return Err(ToolError::invalid_args(hint));
     }
     let mut fields = vec![(title_arg.to_string(), json!(title))];
-    for arg in a
-        .tool
-        .args
-        .iter()
-        .map(|arg| arg.name)
-        .filter(|n| *n != "id" && *n != title_arg)
-    {
+    let fields_args = args.iter().map(|a| a.name).filter(|n| *n != "id");
+    for arg in fields_args.filter(|n| *n != title_arg) {
         let value = value_of(cx.bible(), kind, arg, a, arg)?;
         if !value.is_null() && value != json!([]) {
             fields.push((arg.to_string(), value));
         }
     }
-    let mut names = vec![title];
-    let aliases = a.list("aliases");
-    names.extend(
-        a.opt("name_tgt")
-            .into_iter()
-            .chain(aliases.iter().map(|s| s.as_str())),
-    );
+    let (mut names, aliases) = (vec![title], a.list("aliases"));
+    names.extend(a.opt("name_tgt"));
+    names.extend(aliases.iter().map(|s| s.as_str()));
     let mut warnings = Vec::new();
-    for name in names
-        .iter()
-        .map(|n| n.trim())
-        .filter(|n| d.named && !n.is_empty())
-    {
+    let names = names.iter().map(|n| n.trim()).filter(|n| !n.is_empty());
+    for name in names.filter(|_| d.named) {
         let lower = name.to_lowercase();
         for e in cx.bible().list(kind) {
             if names_of(e).iter().any(|n| n.to_lowercase() == lower) {
@@ -443,10 +408,8 @@ pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
         None => cx.bible().fresh_id(kind, &hint),
     };
     let entry = cx.bible_create(kind, &id, fields)?;
-    let mut text = format!(
-        "Created {kind} '{id}'.\n{}",
-        entity_text(cx.bible().require(kind, &id)?)
-    );
+    let created = entity_text(cx.bible().require(kind, &id)?);
+    let mut text = format!("Created {kind} '{id}'.\n{created}");
     for w in &warnings {
         w!(text, "\nWarning: {w}");
     }
@@ -482,9 +445,8 @@ impl Placed<'_> {
     /// The scene's text ("" when its chapter is not in the project).
     fn text(&self, project: &Project) -> String {
         let chapter = self.chapter.map(|i| &project.chapters[i]);
-        chapter
-            .map(|c| c.slice(self.start, self.end))
-            .unwrap_or_default()
+        let text = |c: &Chapter| c.slice(self.start, self.end);
+        chapter.map(text).unwrap_or_default()
     }
 
     fn number(&self) -> Option<usize> {
@@ -504,26 +466,16 @@ fn place<'a>(project: &Project, scene: &'a Entity) -> Placed<'a> {
     let at = |key: &str| at(key).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     // The chapter a scene names (by id, else number or title).
     let name = scene.text("chapter").trim();
-    let find = || {
-        project
-            .chapter(name)
-            .or_else(|| project.find_chapter(name).ok())
-    };
-    let chapter = if name.is_empty() { None } else { find() };
+    let by_number = || project.find_chapter(name).ok();
+    let found = project.chapter(name).or_else(by_number);
+    let chapter = found.filter(|_| !name.is_empty());
     let index = chapter.and_then(|c| Some((project.chapter_index(&c.id)?, c.len_chars())));
-    let (chapter, start, end) = match index {
-        Some((i, len)) => (
-            Some(i),
-            at("start").unwrap_or(0),
-            at("end").unwrap_or(len).min(len),
-        ),
-        None => (None, at("start").unwrap_or(0), at("end").unwrap_or(0)),
+    let (start, end) = (at("start").unwrap_or(0), at("end"));
+    let (chapter, end) = match index {
+        Some((i, len)) => (Some(i), end.unwrap_or(len).min(len)),
+        None => (None, end.unwrap_or(0)),
     };
-    let start = if chapter.is_some() {
-        start.min(end)
-    } else {
-        start
-    };
+    let start = start.min(if chapter.is_some() { end } else { start });
     Placed {
         scene,
         chapter,
@@ -541,14 +493,7 @@ pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
 /// Every scene in reading order.
 fn scenes_in_order<'a>(bible: &'a Bible, project: &Project) -> Vec<Placed<'a>> {
     let mut all: Vec<Placed<'a>> = bible.list(Scene).map(|s| place(project, s)).collect();
-    all.sort_by_key(|p| {
-        (
-            p.chapter.unwrap_or(usize::MAX),
-            p.start,
-            p.end,
-            p.scene.id.clone(),
-        )
-    });
+    all.sort_by_key(|p| (p.end_key().0, p.start, p.end, p.scene.id.clone()));
     all
 }
 
@@ -565,12 +510,8 @@ fn listed<T: AsRef<str>>(bible: &Bible, kind: Kind, ids: &[T]) -> Vec<String> {
 fn scene_text(bible: &Bible, project: &Project, placed: &Placed<'_>) -> String {
     let scene = placed.scene;
     let mut text = entity_text(scene) + &format!("\nWhere: {}", placed.where_text(project));
-    for (label, kind) in [("Characters", Character), ("Locations", Location)] {
-        let field = if kind == Character {
-            "primary_characters"
-        } else {
-            "locations"
-        };
+    let lists = [("Characters", Character), ("Locations", Location)];
+    for ((label, kind), field) in lists.into_iter().zip(["primary_characters", "locations"]) {
         let names = listed(bible, kind, &scene.list(field));
         if !names.is_empty() {
             w!(text, "\n{label}: {}", names.join(", "));
@@ -628,10 +569,8 @@ pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
     let chars = mentions::mentioned_ids(bible, &body, Character);
     let locs = mentions::mentioned_ids(bible, &body, Location);
     let listed_chars = placed.scene.list("primary_characters");
-    let unlisted: Vec<&String> = chars
-        .iter()
-        .filter(|c| !listed_chars.contains(&c.as_str()))
-        .collect();
+    let unlisted = |c: &&String| !listed_chars.contains(&c.as_str());
+    let unlisted: Vec<&String> = chars.iter().filter(unlisted).collect();
     let names = |kind: Kind, ids: &[String]| match ids.is_empty() {
         true => "none".to_string(),
         false => listed(bible, kind, ids).join(", "),
@@ -661,10 +600,8 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// The reader who has read `project` up to char `end` of chapter `chapter`.
     fn new(bible: &'a Bible, project: &Project, chapter: usize, end: usize) -> Self {
-        let mut read: Vec<String> = project.chapters[..chapter]
-            .iter()
-            .map(|c| c.text().to_string())
-            .collect();
+        let before = &project.chapters[..chapter];
+        let mut read: Vec<String> = before.iter().map(|c| c.text().to_string()).collect();
         read.push(project.chapters[chapter].slice(0, end));
         let mut seen = BTreeSet::new();
         for e in bible.list(Character).chain(bible.list(Location)) {
@@ -689,9 +626,8 @@ impl<'a> Reader<'a> {
     fn display(&self, kind: Kind, ids: &[&str]) -> Vec<String> {
         let name = |id: &&str| self.seen_names(kind, id).into_iter().next();
         let placeholder = || NOT_YET_INTRODUCED.to_string();
-        ids.iter()
-            .map(|id| name(id).unwrap_or_else(placeholder))
-            .collect()
+        let known = |id: &&str| name(id).unwrap_or_else(placeholder);
+        ids.iter().map(known).collect()
     }
 
     /// `text` with every mention of an unseen name replaced by the placeholder.
@@ -719,10 +655,8 @@ impl<'a> Reader<'a> {
 
     /// Every entity of `kind` the reader has met, with the names they know.
     fn known(&self, kind: Kind) -> Vec<(&'a Entity, Vec<String>)> {
-        let known = self
-            .bible
-            .list(kind)
-            .map(|e| (e, self.seen_names(kind, &e.id)));
+        let known = |e: &'a Entity| (e, self.seen_names(kind, &e.id));
+        let known = self.bible.list(kind).map(known);
         known.filter(|(_, names)| !names.is_empty()).collect()
     }
 }
@@ -801,16 +735,12 @@ pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
         known_characters.push(json!({"name": names[0], "names": names, "pronouns": pronouns}));
     }
     let known_locations = reader.known(Location);
-    let places: Vec<String> = known_locations
-        .iter()
-        .map(|(_, names)| names.join(" / "))
-        .collect();
+    let places = known_locations.iter().map(|(_, names)| names.join(" / "));
+    let places: Vec<String> = places.collect();
     w!(text, "\nCharacters the reader has met: {}", none_or(&met));
     w!(text, "\nLocations the reader knows: {}", none_or(&places));
-    let known_locations: Vec<Value> = known_locations
-        .iter()
-        .map(|(_, names)| json!({"name": names[0], "names": names}))
-        .collect();
+    let place = |(_, names): &(_, Vec<String>)| json!({"name": names[0], "names": names});
+    let known_locations: Vec<Value> = known_locations.iter().map(place).collect();
     Ok(json!({
         "text": text,
         "scene": {
@@ -832,10 +762,8 @@ pub(super) fn update_summary(a: &Call, cx: &mut Cx) -> Out {
         return Ok(result);
     }
     let details = json!({ "id": id, "current": result["previous"] });
-    Err(ToolError::new("already_written", format!(
-        "the summary of scene '{id}' was already written in this run; nothing was changed. Pass overwrite: true to replace it again."
-    ))
-    .with_details(details))
+    let message = format!("the summary of scene '{id}' was already written in this run; nothing was changed. Pass overwrite: true to replace it again.");
+    Err(ToolError::new("already_written", message).with_details(details))
 }
 
 /// `scene_update_primary_characters`: also says which of them the scene's text mentions.
@@ -887,11 +815,9 @@ const LORE: [(Kind, &[&str], &[&str]); 4] = [
 
 /// Lowercase words of a text.
 fn words(text: &str) -> Vec<String> {
-    let words = text.split(|c: char| !c.is_alphanumeric());
-    words
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let split = |c: char| !c.is_alphanumeric();
+    let words = text.split(split).filter(|w| !w.is_empty());
+    words.map(str::to_lowercase).collect()
 }
 
 /// Whether a query term matches a word: equal, or (for terms of 3+ chars) a prefix of it
@@ -914,10 +840,8 @@ fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> O
         }
     }
     let (_, names, others) = LORE[rank];
-    let fields = names
-        .iter()
-        .map(|f| (*f, 5))
-        .chain(others.iter().map(|f| (*f, 1)));
+    let names = names.iter().map(|f| (*f, 5));
+    let fields = names.chain(others.iter().map(|f| (*f, 1)));
     for (field, weight) in fields {
         let text = match e.get(field) {
             Value::String(s) => s.clone(),
@@ -975,19 +899,11 @@ pub(super) fn query_lore(a: &Call, cx: &mut Cx) -> Out {
     let (phrase, bible) = (query.trim().to_lowercase(), cx.bible());
     let mut hits: Vec<Hit> = Vec::new();
     for (rank, (kind, ..)) in LORE.iter().enumerate() {
-        hits.extend(
-            bible
-                .list(*kind)
-                .filter_map(|e| lore_hit(rank, e, &terms, &phrase)),
-        );
+        let hit = |e| lore_hit(rank, e, &terms, &phrase);
+        hits.extend(bible.list(*kind).filter_map(hit));
     }
-    hits.sort_by(|a, b| {
-        let key = |h: &Hit| (h.2.len(), h.3);
-        key(b)
-            .cmp(&key(a))
-            .then(a.0.cmp(&b.0))
-            .then(a.1.id.cmp(&b.1.id))
-    });
+    // Most terms matched first, then the best score, the kind's rank and the id.
+    hits.sort_by_key(|h| (Reverse((h.2.len(), h.3)), h.0, h.1.id.clone()));
     let total = hits.len();
     hits.truncate(limit);
     let (shown, list) = (preview(query.trim(), 80), terms.join(", "));
