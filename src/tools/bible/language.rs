@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
-use crate::bible::{is_empty_value, Bible, Entity, Kind::*};
+use crate::bible::{is_empty_value, Bible, Entity, Kind, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
 use crate::session::Session;
@@ -38,9 +38,8 @@ pub fn is_mtl(name: &str) -> bool {
 
 /// ` [origin]`, or nothing for a field never written.
 fn origin_tag(e: &Entity, field: &str) -> String {
-    e.origin(field)
-        .map(|o| format!(" [{o}]"))
-        .unwrap_or_default()
+    let origin = e.origin(field);
+    origin.map(|o| format!(" [{o}]")).unwrap_or_default()
 }
 
 /// An entity as text: a header line, then each field of its kind with its origin (a
@@ -130,11 +129,8 @@ pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLi
         ToolError::not_found(message)
     })?;
     let (len, span) = (chapter.len_chars(), entity.get("span"));
-    let start = span.get("start").and_then(Value::as_u64).unwrap_or(0);
-    let end = span
-        .get("end")
-        .and_then(Value::as_u64)
-        .unwrap_or(len as u64);
+    let at = |key: &str| span.get(key).and_then(Value::as_u64);
+    let (start, end) = (at("start").unwrap_or(0), at("end").unwrap_or(len as u64));
     let end = usize::try_from(end).unwrap_or(len).min(len);
     let start = usize::try_from(start).unwrap_or(len).min(end);
     let text = chapter.text().slice(start..end).to_string();
@@ -156,9 +152,8 @@ pub fn translation_id(scene: &str, line: u64) -> String {
 /// The translations of a scene, by line.
 fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
     let of_scene = bible.list(Translation).filter(|t| t.text("scene") == scene);
-    of_scene
-        .filter_map(|t| t.get("line").as_u64().map(|n| (n, t)))
-        .collect()
+    let by_line = |t: &'b Entity| Some((t.get("line").as_u64()?, t));
+    of_scene.filter_map(by_line).collect()
 }
 
 /// How many translations of a scene's lines `first` to `last` have a target.
@@ -234,10 +229,8 @@ pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
 
 /// The fields among `names` given as arguments, trimmed.
 fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
-    let given = names
-        .iter()
-        .filter_map(|f| Some((f.to_string(), json!(trimmed(a, f)?))));
-    given.collect()
+    let value = |f: &&str| Some((f.to_string(), json!(trimmed(a, f)?)));
+    names.iter().filter_map(value).collect()
 }
 
 pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
@@ -369,10 +362,8 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
         if error.code != "approval_required" {
             return error;
         }
-        let listed = asks
-            .iter()
-            .filter_map(|a| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?)));
-        let listed = join(listed, ", ");
+        let ask = |a: &Value| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?));
+        let listed = join(asks.iter().filter_map(ask), ", ");
         if !listed.is_empty() {
             w!(
                 error.message,
@@ -383,12 +374,12 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
             let proposed = json!({"term_tgt": term_tgt, "notes": notes});
             let merge = json!({"keep": keep.id, "merge": ids, "proposed": proposed});
             let (versions, asks, touched) = (json!(versions), json!(asks), json!(touched));
-            for (key, value) in [
+            let all = [
                 ("versions", versions),
                 ("entries", asks),
                 ("changes", touched),
-                ("merge", merge),
-            ] {
+            ];
+            for (key, value) in all.into_iter().chain([("merge", merge)]) {
                 details.insert(key.into(), value);
             }
         }
@@ -396,33 +387,24 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
     };
 
     if !changes.is_empty() {
-        cx.bible_update(Glossary, &keep.id, changes)
-            .map_err(&widen)?;
+        let update = cx.bible_update(Glossary, &keep.id, changes);
+        update.map_err(&widen)?;
     }
     let mut removed = Vec::new();
     for e in &merged {
         removed.push(cx.bible_delete(Glossary, &e.id).map_err(&widen)?.flat());
     }
     let kept = cx.bible().require(Glossary, &keep.id)?;
-    let (them, list, block) = (
-        if ids.len() == 1 { "it" } else { "them" },
-        ids.join(", "),
-        entity_block(kept),
-    );
-    let text = format!(
-        "Merged {list} into '{}' and removed {them}.\n{block}",
-        kept.id
-    );
+    let (them, list) = (if ids.len() == 1 { "it" } else { "them" }, ids.join(", "));
+    let (id, block) = (&kept.id, entity_block(kept));
+    let text = format!("Merged {list} into '{id}' and removed {them}.\n{block}");
     Ok(json!({"text": text, "entry": kept.flat(), "merged": ids, "removed": removed}))
 }
 
 pub(super) fn delete_entry(a: &Call, cx: &mut Cx) -> Out {
     let removed = cx.bible_delete(Glossary, a.text("id").trim())?;
-    let (id, src, tgt) = (
-        &removed.id,
-        removed.text("term_src"),
-        show(removed.get("term_tgt"), '-'),
-    );
+    let (src, tgt) = (removed.text("term_src"), show(removed.get("term_tgt"), '-'));
+    let id = &removed.id;
     let text = format!("Removed glossary entry '{id}' ({src} → {tgt}).");
     Ok(json!({"text": text, "deleted": removed.flat()}))
 }
@@ -437,10 +419,9 @@ pub(super) fn styleguide(_: &Call, cx: &mut Cx) -> Out {
             let (version, origin) = (g.version, origin_tag(g, "markdown"));
             format!("Style guide (version {version}){origin}:\n\n{markdown}")
         }
-        _ => {
-            "There is no style guide yet: follow the glossary and the manuscript's own conventions."
-                .into()
-        }
+        _ => String::from(
+            "There is no style guide yet: follow the glossary and the manuscript's own conventions.",
+        ),
     };
     let (origin, version) = (
         guide.and_then(|g| g.origin("markdown")),
@@ -626,14 +607,10 @@ pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
     };
     // The manuscript line now, when the scene still has it (to say if it changed).
     let lines = scene_lines(cx.project(), cx.bible(), &scene);
-    let current = lines
-        .ok()
-        .and_then(|l| Some(l.line(line).ok()?.to_string()));
-    cx.bible_update(
-        Translation,
-        &id,
-        vec![("target".to_string(), json!(target))],
-    )?;
+    let current = |l: SceneLines| Some(l.line(line).ok()?.to_string());
+    let current = lines.ok().and_then(current);
+    let change = vec![("target".to_string(), json!(target))];
+    cx.bible_update(Translation, &id, change)?;
     let e = cx.bible().require(Translation, &id)?;
     let (stored, changed) = (e.text("source"), e.version != before);
     let source_changed = current.as_deref().is_some_and(|c| c != stored);
@@ -665,9 +642,8 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
     }
     let (mut shown, mut untranslated, mut body) = (Vec::new(), Vec::new(), String::new());
     for (n, source) in (1u64..).zip(&lines.lines) {
-        let t = translations
-            .get(&n)
-            .filter(|t| !is_empty_value(Some(t.get("target"))));
+        let t = translations.get(&n).copied();
+        let t = t.filter(|t| !is_empty_value(Some(t.get("target"))));
         if t.is_none() {
             untranslated.push(n);
         }
@@ -692,20 +668,14 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
                 "\n   ! the manuscript line changed since this translation (it was: {was})"
             );
         }
-        let (target, origin) = (
-            t.map(|t| t.get("target")),
-            t.and_then(|t| t.origin("target")),
-        );
+        let (target, origin) = (t.map(|t| t.get("target")), t.map(|t| t.origin("target")));
         shown.push(json!({
             "line": n, "source": source, "target": target, "target_origin": origin,
             "stale": stale, "translated": t.is_some(),
         }));
     }
-    let orphans = translations
-        .keys()
-        .copied()
-        .filter(|n| *n == 0 || *n as usize > total);
-    let orphans: Vec<u64> = orphans.collect();
+    let orphan = |n: &u64| *n == 0 || *n as usize > total;
+    let orphans: Vec<u64> = translations.keys().copied().filter(orphan).collect();
     let (done, left) = (total - untranslated.len(), untranslated.len());
     let (title, (start, end)) = (&lines.chapter_title, lines.span);
     let mut text = format!(
@@ -737,154 +707,131 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
 
 // QA checks.
 
-/// Record a QA finding of `check` on `scene` (and `line`): its flat view and a line about it.
-fn record(
-    a: &Args,
-    cx: &mut Cx,
-    check: &str,
-    scene: &str,
-    line: Option<u64>,
-    message: String,
-) -> Res<(Value, String)> {
-    let severity = a.opt("severity").unwrap_or("warning");
-    let (hint, place) = match line {
-        Some(line) => (
-            format!("{check}-{scene}-{line}"),
-            format!("line {line} of scene '{scene}'"),
-        ),
-        None => (format!("{check}-{scene}"), format!("scene '{scene}'")),
-    };
-    let id = cx.bible().fresh_id(Qa, &hint);
-    let fields = [
-        ("check", json!(check)),
-        ("scene", json!(scene)),
-        ("severity", json!(severity)),
-    ];
-    let line_field = line.map(|line| ("line", json!(line)));
-    let fields = fields
-        .into_iter()
-        .chain([("message", json!(message))])
-        .chain(line_field);
-    let flat = cx.bible_create(Qa, &id, fields.map(|(f, v)| (f.to_string(), v)).collect())?;
-    Ok((
-        flat,
-        format!("Recorded {check} QA '{id}' ({severity}) on {place}: {message}"),
-    ))
+/// A QA check under way: the call, the check (`style`, `consistency` or `review`), the scene
+/// and the line's source (when a line is given).
+struct Check<'c> {
+    a: &'c Args,
+    check: &'static str,
+    scene: String,
+    source: Option<String>,
 }
 
-/// The saved translation of a line, or a `not_found` error saying what to do.
-fn target_of(cx: &Cx, scene: &str, line: u64, check: &str) -> Res<String> {
-    let t = cx.bible().get(Translation, &translation_id(scene, line));
-    let target = t
-        .map(|t| t.text("target").to_string())
-        .filter(|t| !t.trim().is_empty());
-    target.ok_or_else(|| {
-        ToolError::not_found(format!(
-            "line {line} of scene '{scene}' has no translation to {check}; save one with translation_create_line first"
-        ))
-    })
-}
-
-/// A QA check's scene and line: the scene's id and the line's source (when a line is given).
-fn qa_place(a: &Args, cx: &Cx) -> Res<(String, Option<String>)> {
-    let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
-    let source = a
-        .num("line")
-        .map(|n| lines.line(n).map(str::to_string))
-        .transpose()?;
-    Ok((lines.scene, source))
-}
-
-/// The end of a QA check: record the finding, `message` (when given) and what a measurement
-/// found (when it did), on `line`, unless there is neither; and answer with the record, the
-/// `report` and the measured `facts`. Without a `measured` finding a message is required
-/// (`missing` says what to give).
-#[allow(clippy::too_many_arguments)]
-fn qa_finish(
-    a: &Args,
-    cx: &mut Cx,
-    check: &str,
-    scene: &str,
-    line: Option<u64>,
-    found: Option<(String, String)>,
-    report: String,
-    facts: Value,
-) -> Out {
-    let message = trimmed(a, "message").filter(|m| !m.is_empty());
-    let finding = match (message, found) {
-        (Some(m), Some((label, found))) => Some(format!("{m}\n{label}: {found}.")),
-        (None, Some((label, found))) => Some(format!("{label}: {found}.")),
-        (m, None) => m.map(str::to_string),
-    };
-    let made = finding
-        .map(|m| record(a, cx, check, scene, line, m))
-        .transpose()?;
-    let report = if made.is_none() {
-        format!("{report} No QA record was made.")
-    } else {
-        report
-    };
-    let (record, made) = made.unwrap_or((Value::Null, String::new()));
-    let text = join([made, report].into_iter().filter(|s| !s.is_empty()), "\n");
-    let mut out = json!({"text": text, "record": record});
-    if let (Value::Object(out), Value::Object(facts)) = (&mut out, facts) {
-        out.extend(facts);
+impl<'c> Check<'c> {
+    fn new(a: &'c Args, cx: &Cx, check: &'static str) -> Res<Self> {
+        let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
+        let line = |n: u64| lines.line(n).map(str::to_string);
+        let source = a.num("line").map(line).transpose()?;
+        let scene = lines.scene;
+        Ok(Self {
+            a,
+            check,
+            scene,
+            source,
+        })
     }
-    Ok(out)
-}
 
-/// A QA finding without a measurement: the message is required.
-fn qa_message(a: &Args, cx: &mut Cx, check: &str, scene: &str, missing: &str) -> Out {
-    if trimmed(a, "message").is_none_or(str::is_empty) {
-        return Err(ToolError::invalid_args(missing));
+    /// The message given (trimmed), if any.
+    fn message(&self) -> Option<&str> {
+        trimmed(self.a, "message").filter(|m| !m.is_empty())
     }
-    qa_finish(
-        a,
-        cx,
-        check,
-        scene,
-        a.num("line"),
-        None,
-        String::new(),
-        json!({}),
-    )
+
+    /// The saved translation of `line`, or a `not_found` error saying what to do with `verb`.
+    fn target(&self, cx: &Cx, line: u64, verb: &str) -> Res<String> {
+        let (scene, bible) = (&self.scene, cx.bible());
+        let t = bible.get(Translation, &translation_id(scene, line));
+        let t = t.map(|t| t.text("target"));
+        let target = t.filter(|t| !t.trim().is_empty()).map(str::to_string);
+        target.ok_or_else(|| {
+            ToolError::not_found(format!(
+                "line {line} of scene '{scene}' has no translation to {verb}; save one with translation_create_line first"
+            ))
+        })
+    }
+
+    /// Record the finding (the message, and what a measurement `found`, if it did) on `line`,
+    /// unless there is neither; answer with the record, the `report` and the measured `facts`.
+    fn finish(
+        &self,
+        cx: &mut Cx,
+        line: Option<u64>,
+        found: Option<String>,
+        report: &str,
+        facts: Value,
+    ) -> Out {
+        let finding = match (self.message(), found) {
+            (Some(m), Some(found)) => Some(format!("{m}\n{found}")),
+            (m, found) => found.or(m.map(str::to_string)),
+        };
+        let Some(message) = finding else {
+            let report = format!("{report} No QA record was made.");
+            return Ok(self.answer(Value::Null, report, facts));
+        };
+        let (check, scene) = (self.check, &self.scene);
+        let severity = self.a.opt("severity").unwrap_or("warning");
+        let at = line.map(|line| format!("-{line}")).unwrap_or_default();
+        let place = line
+            .map(|line| format!("line {line} of "))
+            .unwrap_or_default();
+        let (hint, place) = (
+            format!("{check}-{scene}{at}"),
+            format!("{place}scene '{scene}'"),
+        );
+        let id = cx.bible().fresh_id(Qa, &hint);
+        let mut fields = vec![("check", json!(check)), ("scene", json!(scene))];
+        fields.extend([("severity", json!(severity)), ("message", json!(message))]);
+        fields.extend(line.map(|line| ("line", json!(line))));
+        let fields = fields.into_iter().map(|(f, v)| (f.to_string(), v));
+        let fields = fields.collect();
+        let record = cx.bible_create(Qa, &id, fields)?;
+        let made = format!("Recorded {check} QA '{id}' ({severity}) on {place}: {message}");
+        let text = match report {
+            "" => made,
+            _ => format!("{made}\n{report}"),
+        };
+        Ok(self.answer(record, text, facts))
+    }
+
+    fn answer(&self, record: Value, text: String, facts: Value) -> Value {
+        let mut out = json!({"text": text, "record": record});
+        if let (Value::Object(out), Value::Object(facts)) = (&mut out, facts) {
+            out.extend(facts);
+        }
+        out
+    }
+
+    /// A finding without a measurement: the message is required (`missing` says so).
+    fn plain(&self, cx: &mut Cx, missing: &str) -> Out {
+        if self.message().is_none() {
+            return Err(ToolError::invalid_args(missing));
+        }
+        self.finish(cx, self.a.num("line"), None, "", json!({}))
+    }
 }
 
 pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
-    let (scene, _) = qa_place(a, cx)?;
+    let check = Check::new(a, cx, "style")?;
     if !a.flag("check_line_length") {
         let missing =
             "give a 'message' (the finding), or set check_line_length to measure the line";
-        return qa_message(a, cx, "style", &scene, missing);
+        return check.plain(cx, missing);
     }
     let needs = "check_line_length needs the 'line' whose translation to measure";
-    let line = a
-        .num("line")
-        .ok_or_else(|| ToolError::invalid_args(needs))?;
-    let target = target_of(cx, &scene, line, "measure")?;
+    let line = a.num("line").ok_or(ToolError::invalid_args(needs))?;
+    let target = check.target(cx, line, "measure")?;
     let ui = cx.bible().get(UiSettings, "ui");
     let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
     let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
     let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
     let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
     let Some(limit) = limit else {
-        if trimmed(a, "message").is_none_or(str::is_empty) {
+        if check.message().is_none() {
             return Err(ToolError::not_found(
                 "the UI settings have no line_length_limit, so there is nothing to measure against (ui_read_settings shows them); give a 'message' to record a finding anyway",
             ));
         }
         let report = "The line length was not checked: the UI settings have no line_length_limit.";
         let facts = json!({"line_length": {"checked": false}});
-        return qa_finish(
-            a,
-            cx,
-            "style",
-            &scene,
-            Some(line),
-            None,
-            report.into(),
-            facts,
-        );
+        return check.finish(cx, Some(line), None, report, facts);
     };
     let mut problems = Vec::new();
     for (i, n) in (1..).zip(&display).filter(|(_, n)| **n as u64 > limit) {
@@ -903,35 +850,29 @@ pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
         "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
         "display_lines": count, "exceeded": exceeded,
     }});
-    let (problems, fits) = (
-        problems.join("; "),
-        if per_box.is_some() {
-            " and it fits its text box"
-        } else {
-            ""
-        },
-    );
+    let problems = problems.join("; ");
+    let fits = per_box.map_or("", |_| " and it fits its text box");
     let report = match exceeded {
         true => format!("The translation does not fit: {problems}."),
         false => format!(
             "The translation fits: its longest line is {longest} of {limit} characters{fits}."
         ),
     };
-    let found = exceeded.then(|| ("Line length".to_string(), problems));
-    qa_finish(a, cx, "style", &scene, Some(line), found, report, facts)
+    let found = exceeded.then(|| format!("Line length: {problems}."));
+    check.finish(cx, Some(line), found, &report, facts)
 }
 
 pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
-    let (scene, source) = qa_place(a, cx)?;
+    let check = Check::new(a, cx, "consistency")?;
     if !a.flag("check_glossary") {
         let missing = "give a 'message' (the finding), or set check_glossary to check the line against the glossary";
-        return qa_message(a, cx, "consistency", &scene, missing);
+        return check.plain(cx, missing);
     }
-    let (Some(line), Some(source)) = (a.num("line"), source) else {
+    let (Some(line), Some(source)) = (a.num("line"), &check.source) else {
         let message = "check_glossary needs the 'line' whose translation to check";
         return Err(ToolError::invalid_args(message));
     };
-    let target = target_of(cx, &scene, line, "check")?.to_lowercase();
+    let target = check.target(cx, line, "check")?.to_lowercase();
     let (source, mut used, mut missing) = (source.to_lowercase(), Vec::new(), Vec::new());
     for e in cx.bible().list(Glossary) {
         let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
@@ -940,9 +881,9 @@ pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
         }
         used.push(e.id.clone());
         if !target.contains(&tgt.to_lowercase()) {
+            let id = &e.id;
             missing.push(format!(
-                "'{src}' should be translated as '{tgt}' (glossary '{}')",
-                e.id
+                "'{src}' should be translated as '{tgt}' (glossary '{id}')"
             ));
         }
     }
@@ -954,33 +895,15 @@ pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
         ),
         (false, false) => format!("Glossary terms not followed: {not_followed}."),
     };
-    let found = (!missing.is_empty()).then(|| ("Glossary".to_string(), not_followed));
+    let found = (!missing.is_empty()).then(|| format!("Glossary: {not_followed}."));
     let facts = json!({"glossary": {"terms": used, "missing": missing}});
-    qa_finish(
-        a,
-        cx,
-        "consistency",
-        &scene,
-        Some(line),
-        found,
-        report,
-        facts,
-    )
+    check.finish(cx, Some(line), found, &report, facts)
 }
 
 pub(super) fn review_check(a: &Call, cx: &mut Cx) -> Out {
     non_blank(a, "message")?;
-    let (scene, _) = qa_place(a, cx)?;
-    qa_finish(
-        a,
-        cx,
-        "review",
-        &scene,
-        a.num("line"),
-        None,
-        String::new(),
-        json!({}),
-    )
+    let check = Check::new(a, cx, "review")?;
+    check.finish(cx, a.num("line"), None, "", json!({}))
 }
 
 // Context documents and status.
@@ -1035,17 +958,11 @@ pub(super) fn read_doc(a: &Call, cx: &mut Cx) -> Out {
 
 pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     let bible = cx.bible();
-    let all = crate::bible::Kind::ALL;
-    let counts: BTreeMap<&str, usize> = all
-        .iter()
-        .map(|k| (k.name(), bible.list(*k).count()))
-        .collect();
-    let each = join(
-        all.iter()
-            .map(|k| format!("{} {}", counts[k.name()], k.name())),
-        ", ",
-    );
-    let mut text = format!("Story bible: {each}.");
+    let all = Kind::ALL;
+    let count = |k: &Kind| (k.name(), bible.list(*k).count());
+    let counts: BTreeMap<&str, usize> = all.iter().map(count).collect();
+    let each = all.map(|k| format!("{} {k}", counts[k.name()]));
+    let mut text = format!("Story bible: {}.", each.join(", "));
     let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
     if counts["scene"] > 0 {
         text.push_str("\nTranslation progress:");
@@ -1072,20 +989,20 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     let (mut by_severity, mut by_check) = (BTreeMap::new(), BTreeMap::new());
     for qa in bible.list(Qa) {
         let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
-        *by_severity
-            .entry(severity.unwrap_or("unspecified"))
-            .or_insert(0) += 1;
+        let severity = severity.unwrap_or("unspecified");
+        *by_severity.entry(severity).or_insert(0) += 1;
         *by_check.entry(qa.text("check")).or_insert(0) += 1;
     }
     let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
     match by_severity.is_empty() {
         true => text.push_str("\nQA: no findings."),
-        false => w!(
-            text,
-            "\nQA findings by severity: {}; by check: {}.",
-            list(&by_severity),
-            list(&by_check)
-        ),
+        false => {
+            let (severity, check) = (list(&by_severity), list(&by_check));
+            w!(
+                text,
+                "\nQA findings by severity: {severity}; by check: {check}."
+            );
+        }
     }
     Ok(json!({
         "text": text, "counts": counts,
