@@ -181,10 +181,8 @@ pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
     found.sort_by_key(|e| (!exact(e), e.id.clone()));
     let total = found.len();
     found.truncate(limit);
-    let (y, q) = (
-        if total == 1 { "y" } else { "ies" },
-        preview(a.text("query").trim(), 80),
-    );
+    let y = if total == 1 { "y" } else { "ies" };
+    let q = preview(a.text("query").trim(), 80);
     let mut text = format!("{total} glossary entr{y} match '{q}'.");
     if query.is_empty() {
         text = format!("The glossary has {total} entries.");
@@ -192,19 +190,15 @@ pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
     for e in &found {
         // `- id: source → target [origins] — notes`.
         let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-        let tgt = if tgt.is_empty() {
-            "(no translation)"
-        } else {
-            tgt
-        };
+        let tgt = Some(tgt)
+            .filter(|t| !t.is_empty())
+            .unwrap_or("(no translation)");
         let (src_origin, tgt_origin) = (origin_tag(e, "term_src"), origin_tag(e, "term_tgt"));
         w!(text, "\n- {}: {src}{src_origin} → {tgt}{tgt_origin}", e.id);
         let notes = e.text("notes").trim();
         if !notes.is_empty() {
-            let (origin, notes) = (
-                origin_tag(e, "notes"),
-                preview(&notes.replace('\n', " "), 200),
-            );
+            let origin = origin_tag(e, "notes");
+            let notes = preview(&notes.replace('\n', " "), 200);
             w!(text, " — notes{origin}: {notes}");
         }
     }
@@ -341,11 +335,7 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
     let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
     for (i, e) in std::iter::once(&keep).chain(&merged).enumerate() {
         versions.insert(Grant::key(Glossary, &e.id), e.version);
-        let (action, verb) = if i == 0 {
-            (Action::Update, "update")
-        } else {
-            (Action::Delete, "delete")
-        };
+        let (action, verb) = [(Action::Update, "update"), (Action::Delete, "delete")][i.min(1)];
         let fields = if i == 0 { &names[..] } else { &[] };
         let asked = policy::needs_approval(mode, action, actor, Some(e), fields);
         if let Some(reason) = asked.filter(|_| i > 0 || !changes.is_empty()) {
@@ -374,14 +364,10 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
             let proposed = json!({"term_tgt": term_tgt, "notes": notes});
             let merge = json!({"keep": keep.id, "merge": ids, "proposed": proposed});
             let (versions, asks, touched) = (json!(versions), json!(asks), json!(touched));
-            let all = [
-                ("versions", versions),
-                ("entries", asks),
-                ("changes", touched),
-            ];
-            for (key, value) in all.into_iter().chain([("merge", merge)]) {
-                details.insert(key.into(), value);
-            }
+            details.insert("versions".into(), versions);
+            details.insert("entries".into(), asks);
+            details.insert("changes".into(), touched);
+            details.insert("merge".into(), merge);
         }
         error
     };
@@ -423,10 +409,8 @@ pub(super) fn styleguide(_: &Call, cx: &mut Cx) -> Out {
             "There is no style guide yet: follow the glossary and the manuscript's own conventions.",
         ),
     };
-    let (origin, version) = (
-        guide.and_then(|g| g.origin("markdown")),
-        guide.map(|g| g.version),
-    );
+    let origin = guide.and_then(|g| g.origin("markdown"));
+    let version = guide.map(|g| g.version);
     Ok(json!({
         "text": text, "exists": !markdown.is_empty(), "markdown": markdown,
         "markdown_origin": origin, "version": version,
@@ -570,10 +554,8 @@ pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
     let (scene, total) = (&lines.scene, lines.lines.len());
     let id = translation_id(scene, line);
     if let Some(existing) = cx.bible().get(Translation, &id) {
-        let (shown, origin) = (
-            preview(existing.text("target"), 120),
-            origin_tag(existing, "target"),
-        );
+        let shown = preview(existing.text("target"), 120);
+        let origin = origin_tag(existing, "target");
         let message = format!("line {line} of scene '{scene}' already has a translation ({shown}{origin}); change it with translation_update_line");
         let details = json!({"translation": existing.flat()});
         return Err(ToolError::new("exists", message).with_details(details));
@@ -772,10 +754,8 @@ impl<'c> Check<'c> {
         let place = line
             .map(|line| format!("line {line} of "))
             .unwrap_or_default();
-        let (hint, place) = (
-            format!("{check}-{scene}{at}"),
-            format!("{place}scene '{scene}'"),
-        );
+        let hint = format!("{check}-{scene}{at}");
+        let place = format!("{place}scene '{scene}'");
         let id = cx.bible().fresh_id(Qa, &hint);
         let mut fields = vec![("check", json!(check)), ("scene", json!(scene))];
         fields.extend([("severity", json!(severity)), ("message", json!(message))]);

@@ -131,10 +131,8 @@ fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Res<&'b Entity> {
         [one] => Ok(one),
         [] => Err(not_found(bible, kind, q)),
         _ => {
-            let (q, list) = (
-                preview(q, 80),
-                join(matches.iter().map(|e| labeled(e)), ", "),
-            );
+            let q = preview(q, 80);
+            let list = join(matches.iter().map(|e| labeled(e)), ", ");
             let message =
                 format!("'{q}' names several {kind}s: {list}; pass the id of the one you mean");
             let ids: Vec<&String> = matches.iter().map(|e| &e.id).collect();
@@ -161,16 +159,15 @@ fn not_found(bible: &Bible, kind: Kind, query: &str) -> ToolError {
             candidates.extend(names_of(e).into_iter().map(|n| (n, e.id.as_str())));
         }
     }
-    let (few, names) = (
-        query.chars().count() <= 200,
-        candidates.iter().map(|c| c.0.as_str()),
-    );
-    let mut ids: Vec<&str> = Vec::new();
-    for name in if few {
+    let names = candidates.iter().map(|c| c.0.as_str());
+    let few = query.chars().count() <= 200;
+    let close = if few {
         closest(query, names, 6)
     } else {
         Vec::new()
-    } {
+    };
+    let mut ids: Vec<&str> = Vec::new();
+    for name in close {
         let found = candidates.iter().find(|(n, _)| n == name);
         let id = found.map(|c| c.1).filter(|id| !ids.contains(id));
         ids.extend(id);
