@@ -701,20 +701,14 @@ pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
     let mut text = format!(
         "Scene '{id}' as a first-time reader knows it at its end (chapter {n} “{title}”, chars {start}–{end}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {s}\ntags: {t}\nprimary_characters: {c}\nlocations: {l}{block}"
     );
-    text.push_str(if earlier.is_empty() {
-        "\nEarlier scenes: none."
-    } else {
-        "\nEarlier scenes:"
-    });
+    let none = if earlier.is_empty() { " none." } else { "" };
+    w!(text, "\nEarlier scenes:{none}");
     let mut earlier_json = Vec::new();
     for p in &earlier {
         let s = reader.redact(p.scene.text("summary"));
         let t = reader.redact_list(&p.scene.list("tags"));
-        let tags = if t.is_empty() {
-            String::new()
-        } else {
-            format!(" [tags: {}]", t.join(", "))
-        };
+        let tags = format!(" [tags: {}]", t.join(", "));
+        let tags = if t.is_empty() { "" } else { &tags };
         let (id, n, summary) = (&p.scene.id, p.number().unwrap_or(0), or_none(&s));
         w!(text, "\n- {id} (chapter {n}): {summary}{tags}");
         earlier_json.push(json!({"id": id, "chapterNumber": p.number(), "summary": s, "tags": t}));
@@ -854,11 +848,9 @@ fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> O
             field_score += if n > 0 { weight + n.min(5) } else { 0 };
         }
         let phrase_found = phrase.contains(' ') && text.to_lowercase().contains(phrase);
-        field_score += if !text.is_empty() && phrase_found {
-            5
-        } else {
-            0
-        };
+        if !text.is_empty() && phrase_found {
+            field_score += 5;
+        }
         score += field_score;
         if field_score > best.0 {
             best = (field_score, field);
