@@ -5,7 +5,7 @@
 //! argument struct, so a family of tools needs no serde type per tool: one generic path instead
 //! of one deserializer each, which keeps the wasm small. The story-bible tools use it.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{object_args, plain_types, ToolError};
 
@@ -189,6 +189,7 @@ fn check(ty: Ty, value: &Value) -> Result<(), String> {
 /// The parameters schema of declared arguments, as the model sees it.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn schema(args: &[Arg]) -> Value {
+    use serde_json::json;
     let mut properties = serde_json::Map::new();
     for arg in args {
         let mut p = json!({"description": arg.doc, "type": "string"});
@@ -213,9 +214,10 @@ pub fn schema(args: &[Arg]) -> Value {
     schema
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     static ARGS: [Arg; 4] = [
         req("scene", Ty::Str, "").or(&["id", "sceneId"]),
