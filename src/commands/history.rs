@@ -259,6 +259,9 @@ pub struct Applied {
     pub chapter: String,
     /// The change applied.
     pub change: ChangeSet,
+    /// Its inverse (from the text after it back to the text before it): what the change
+    /// removed, for those that look at what an edit took away (the watched-entity monitor).
+    pub inverse: ChangeSet,
     /// The chapter's version after it.
     pub version: u64,
 }
@@ -1148,9 +1151,9 @@ fn apply_all(
     project: &mut Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Applied>, HistoryError> {
-    effects_of(project, changes)?;
+    let effects = effects_of(project, changes)?;
     let mut applied = Vec::with_capacity(changes.len());
-    for (chapter_id, change) in changes {
+    for ((chapter_id, change), effect) in changes.iter().zip(effects) {
         let version = project
             .apply_change(chapter_id, change)
             .map_err(|e| match e {
@@ -1163,6 +1166,7 @@ fn apply_all(
         applied.push(Applied {
             chapter: chapter_id.clone(),
             change: change.clone(),
+            inverse: effect.inverse,
             version,
         });
     }

@@ -1429,6 +1429,7 @@ impl Core {
         };
         // Watched entities the edits mentioned, misspelt or contradicted.
         self.monitor_edits(s, &outcome.edits, None, &mut touched);
+        self.monitor_bible(s, &outcome.bible, &origin, &mut touched);
         Ok(((outcome.result, outcome.edits), touched))
     }
 
@@ -1550,7 +1551,7 @@ impl Core {
     /// (`filesKept`, with a `note` saying so).
     fn after_history_move(
         &self,
-        s: &Session,
+        s: &mut Session,
         moved: Moved,
         by: &Origin,
     ) -> Result<(Value, Touched), Error> {
@@ -1586,15 +1587,15 @@ impl Core {
                 kept.join(", ")
             ));
         }
-        Ok((
-            result,
-            Touched {
-                ui: true,
-                changes: persist::ChangeRecord::of(&applied, by, None),
-                files,
-                ..Touched::default()
-            },
-        ))
+        let mut touched = Touched {
+            ui: true,
+            changes: persist::ChangeRecord::of(&applied, by, None),
+            files,
+            ..Touched::default()
+        };
+        // What undo or redo brought back, or took away, of the watched entities.
+        self.monitor_edits(s, &applied, None, &mut touched);
+        Ok((result, touched))
     }
 
     fn list_tools(&self, p: ListTools) -> Result<Value, Error> {
