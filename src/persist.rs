@@ -306,7 +306,7 @@ fn rebuild(
     pending::StoredChapter,
     Option<String>,
 ) {
-    records.sort_by_key(|r| r.version);
+    crate::sort::by_key(&mut records, |r| r.version);
     let checkpoint = record.version;
     let changes = match (records.first(), records.last()) {
         (Some(first), Some(last)) => Some((first.version, last.version)),
@@ -516,7 +516,7 @@ pub async fn list(store: &dyn Store) -> Result<Vec<ProjectRecord>, StoreError> {
         .into_iter()
         .map(|v| parse(Table::Projects, v))
         .collect::<Result<_, _>>()?;
-    projects.sort_by(|a, b| {
+    crate::sort::by(&mut projects, |a, b| {
         b.updated_ms
             .cmp(&a.updated_ms)
             .then_with(|| a.name.cmp(&b.name))

@@ -228,7 +228,7 @@ impl Core {
                 _ => {}
             }
         }
-        state.suggestions.sort_by_key(|s| s.created_ms);
+        crate::sort::by_key(&mut state.suggestions, |s| s.created_ms);
         state.loaded = true;
     }
 
@@ -978,7 +978,7 @@ impl Core {
             if settled.len() <= MAX_SETTLED {
                 return;
             }
-            settled.sort();
+            crate::sort::sort(&mut settled);
             let gone: Vec<String> = settled
                 .into_iter()
                 .take(state.suggestions.iter().filter(|s| !s.is_pending()).count() - MAX_SETTLED)
@@ -1194,7 +1194,7 @@ impl Core {
             .visible_notes(project)
             .filter(|n| n.note_type == NoteType::Observation)
             .collect();
-        observations.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
+        crate::sort::by_key(&mut observations, |n| std::cmp::Reverse(n.updated_ms));
         let input = ThinkerInput {
             project_name: &s.project.name,
             bedside: s.memory.bedside(project).map_or("", |n| n.text.as_str()),

@@ -297,7 +297,7 @@ impl Terms {
         });
         let ids = terms.iter().map(|t| dictionary.get(t).copied()).collect();
         let mut sorted: Vec<usize> = (0..terms.len()).collect();
-        sorted.sort_by(|&a, &b| terms[a].cmp(&terms[b]));
+        crate::sort::by(&mut sorted, |&a, &b| terms[a].cmp(&terms[b]));
         Self { terms, ids, sorted }
     }
 
@@ -667,7 +667,9 @@ impl Memory {
                     .collect()
             }
         };
-        hits.sort_by(|(a, sa), (b, sb)| sb.total_cmp(sa).then_with(|| by_importance(a, b)));
+        crate::sort::by(&mut hits, |(a, sa), (b, sb)| {
+            sb.total_cmp(sa).then_with(|| by_importance(a, b))
+        });
         hits.truncate(limit);
         hits.into_iter()
             .map(|(note, score)| SearchHit {
