@@ -352,6 +352,10 @@ struct Journal {
     removed: std::collections::BTreeSet<String>,
     /// The state apart from the undo entries (redo runs, open group, seal) changed.
     state: bool,
+    /// The state [`History::take_changes`] last reported, with `next_seq` 0 when the newest
+    /// undo entry gives it: typing into one group changes only `next_seq`, which a load
+    /// derives from the newest entry, so a keystroke writes no state record.
+    reported: Option<HistoryState>,
 }
 
 impl PartialEq for Journal {
@@ -547,7 +551,21 @@ impl History {
 
     /// Take what changed since the last call: the records to write and delete.
     pub fn take_changes(&mut self) -> HistoryChanges {
-        let journal = std::mem::take(&mut self.journal);
+        let mut journal = std::mem::take(&mut self.journal);
+        let state = if journal.state {
+            let state = self.state();
+            let mut seen = state.clone();
+            // `from_parts` takes the newest entry's seq + 1 when it is more.
+            if self.undo.last().is_some_and(|e| e.seq + 1 == seen.next_seq) {
+                seen.next_seq = 0;
+            }
+            let changed = journal.reported.as_ref() != Some(&seen);
+            journal.reported = Some(seen);
+            changed.then_some(state)
+        } else {
+            None
+        };
+        self.journal.reported = journal.reported.take();
         // The entries written since are (nearly always) the newest: look from the top and
         // stop once all are found, so a keystroke does not walk the whole history.
         let mut put: Vec<Entry> = Vec::with_capacity(journal.dirty.len());
@@ -565,7 +583,7 @@ impl History {
         HistoryChanges {
             put,
             delete: journal.removed.into_iter().collect(),
-            state: journal.state.then(|| self.state()),
+            state,
         }
     }
 
