@@ -18,9 +18,11 @@
 //!   `file`: path, content, mod time, origin).
 //!
 //! **Incremental chapters.** A keystroke (or an agent's edit, an undo) writes its change
-//! record, its history entry and the history state: a few hundred bytes, whatever the
-//! chapter's size. The chapter record is rewritten (a checkpoint of the whole text) only
-//! every [`pending::CHECKPOINT_EVERY`] changes, when the chapter is added or renamed, and on
+//! record, the chapter's head and its history entry (and the history state when more than
+//! its next entry number changed): a few hundred bytes, whatever the chapter's size. The
+//! chapter record is rewritten (a checkpoint of the whole text) only every
+//! [`pending::checkpoint_every`] changes (100 for a chapter of up to 64 K chars, up to
+//! 1,000 for long ones), when the chapter is added or renamed, and on
 //! a `checkpoint` request (the worker sends one when the writer is idle). A checkpoint deletes
 //! the change records more than [`pending::KEEP_BEHIND`] versions behind it; those it keeps
 //! let a freshly loaded chapter serve its change feed and rebase a writer's change based on

@@ -215,6 +215,32 @@ fn a_chapter_is_checkpointed_every_n_changes_and_loads_from_checkpoint_plus_chan
 }
 
 #[test]
+fn a_long_chapter_is_checkpointed_after_proportionally_more_changes() {
+    use draftsmith::persist::pending::{checkpoint_every, CHECKPOINT_MOST};
+    assert_eq!(checkpoint_every(10), CHECKPOINT_EVERY);
+    assert_eq!(checkpoint_every(64 * 1024), CHECKPOINT_EVERY);
+    assert_eq!(checkpoint_every(64 * 1024 + 1), 2 * CHECKPOINT_EVERY);
+    assert_eq!(checkpoint_every(5_000_000), CHECKPOINT_MOST);
+    // A chapter of about 200 K chars: every 400 changes, not every 100.
+    let text = "The lamp turned all night. ".repeat(7_500);
+    let every = checkpoint_every(text.chars().count()) as usize;
+    assert_eq!(every, 4 * CHECKPOINT_EVERY as usize);
+    let (page, store, _, ch) = setup(&text);
+    store.set_recording(true);
+    for i in 0..every + 3 {
+        page.type_at(&ch, i, "a");
+    }
+    let batches = store.take_batches();
+    let checkpoints: Vec<usize> = batches
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !puts(b, Table::Chapters).is_empty())
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(checkpoints, vec![every]);
+}
+
+#[test]
 fn old_change_records_go_when_a_checkpoint_is_written_but_the_last_ones_stay() {
     let (page, store, id, ch) = setup("");
     let total = 3 * CHECKPOINT_EVERY as usize + 20;

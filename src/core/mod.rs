@@ -165,7 +165,8 @@ fn mark_touched(open: &mut Open, touched: Touched) {
             .project
             .chapter(&change.chapter)
             .is_some_and(|c| {
-                open.stored.checkpoint_due(&change.chapter, c.version())
+                open.stored
+                    .checkpoint_due(&change.chapter, c.version(), c.text().len_chars())
                     && !open.pending.has(&Key::Chapter(change.chapter.clone()))
             });
         if due {
