@@ -31,6 +31,13 @@ import { handleModelRoute, readBody } from './llm-fixtures.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 
+// The embeddable package's sources (packages/draftsmith/), served where the demo page, its
+// service worker, the benchmarks and the tests load them: the client, its types and the
+// worker (which loads the wasm from ./pkg/, www/pkg/ here).
+const PACKAGE = fileURLToPath(new URL('../packages/draftsmith/', import.meta.url));
+const HERE_ROOT = resolve(HERE);
+const FROM_PACKAGE = new Map(['/draftsmith.js', '/draftsmith.d.ts', '/worker.js'].map((p) => [p, join(PACKAGE, p.slice(1))]));
+
 const MIME = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -87,7 +94,7 @@ async function serveStatic(root, pathname, res, isolated = false) {
   if (path.includes('\0')) return send(res, 400, 'bad path');
   const file = normalize(join(root, path));
   if (file !== root && !file.startsWith(root + sep)) return send(res, 403, 'forbidden');
-  let target = file;
+  let target = (root === HERE_ROOT && FROM_PACKAGE.get(path)) || file;
   try {
     if ((await stat(target)).isDirectory()) target = join(target, 'index.html');
     const body = await readFile(target);
