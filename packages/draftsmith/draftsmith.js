@@ -21,7 +21,7 @@ export class Draftsmith {
    * @param {import('./draftsmith').StartOptions} [options]
    */
   static start(options = {}) {
-    const workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url);
+    const workerUrl = options.workerUrl ?? 'worker.js';
     // Written out so that bundlers (Vite) see the worker beside this module and bundle it.
     const worker = options.workerUrl
       ? new Worker(options.workerUrl, { type: 'module', name: 'draftsmith' })
