@@ -153,7 +153,8 @@ export function applyTextChanges(tr, changes) {
     if (c.to > c.from) tr.delete(from, textToPos(tr.doc, c.to));
     if (c.insert) insertText(tr, from, c.insert);
   }
-  if (selection instanceof TextSelection) {
+  // (`$cursor` is TextSelection's own, for a second copy of prosemirror-state too.)
+  if (selection instanceof TextSelection || selection.$cursor !== undefined) {
     const forward = selection.anchor <= selection.head;
     let from = tr.mapping.map(selection.from, selection.empty ? -1 : 1);
     const to = selection.empty ? from : Math.max(from, tr.mapping.map(selection.to, -1));
