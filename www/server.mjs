@@ -1,7 +1,8 @@
 // Dev server for the demo page and the tests: static files from www/ with the right MIME
 // types (application/wasm included), on 127.0.0.1.
 //
-//   node www/server.mjs [--port 8080] [--mock]   (PORT env also works; port 0 picks a free one)
+//   node www/server.mjs [--port 8080] [--mock] [--root DIR]   (PORT env also works; port 0
+//   picks a free one; --root serves another folder, e.g. examples/tiptap/dist)
 //
 // Also serves the offline demo model (same origin as the page, no CORS). The scriptable mock
 // LLM and the machine-translation mock (llm-fixtures.mjs) are for tests only: they are served
@@ -287,7 +288,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const flag = process.argv.indexOf('--port');
   const port = Number(flag >= 0 ? process.argv[flag + 1] : process.env.PORT ?? 8080);
   const mock = process.argv.includes('--mock');
-  startServer({ port, mock })
+  const rootFlag = process.argv.indexOf('--root');
+  const root = rootFlag >= 0 ? resolve(process.argv[rootFlag + 1]) : HERE;
+  startServer({ port, mock, root })
     .then(({ url }) => console.log(`draftsmith demo: ${url}${mock ? ' (test mocks on under /mock/)' : ''}`))
     .catch((err) => {
       console.error(`could not start the dev server: ${err.message}`);

@@ -5,7 +5,4 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   // Relative URLs: dist/ works from any path of any static server.
   base: './',
-  // The dev server's pre-bundling would move the package's modules away from its worker and
-  // wasm; serve it as it is.
-  optimizeDeps: { exclude: ['draftsmith'] },
 });
