@@ -2,8 +2,9 @@
 //! environment traits. This is the only module that may name `wasm_bindgen`, `web_sys`,
 //! `js_sys` and the other browser crates.
 //!
-//! `www/worker.js` constructs one [`WorkerCore`] with a function that posts events to the
-//! page, then hands it every message as JSON text and posts back the JSON text it returns.
+//! `packages/draftsmith/worker.js` constructs one [`WorkerCore`] with a function that posts
+//! events to the page, then hands it every message as JSON text and posts back the JSON text
+//! it returns.
 
 pub mod fetch;
 pub mod idb;

@@ -24,7 +24,10 @@
 // Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
 // when another tab saved it (the behaviour before wave 2).
 
+// Both resolved relative to this module (not to the page), in a form bundlers follow: Vite
+// copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
+const WASM_URL = new URL('./pkg/draftsmith_bg.wasm', import.meta.url).href;
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
@@ -202,8 +205,8 @@ async function boot() {
   try {
     // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
-    const glue = await import(url);
-    await glue.default();
+    const glue = await import(/* @vite-ignore */ url);
+    await glue.default({ module_or_path: WASM_URL });
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE);
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };

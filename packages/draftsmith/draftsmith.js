@@ -21,8 +21,11 @@ export class Draftsmith {
    * @param {import('./draftsmith').StartOptions} [options]
    */
   static start(options = {}) {
-    const workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url);
-    const worker = new Worker(workerUrl, { type: 'module', name: 'draftsmith' });
+    const workerUrl = options.workerUrl ?? 'worker.js';
+    // Written out so that bundlers (Vite) see the worker beside this module and bundle it.
+    const worker = options.workerUrl
+      ? new Worker(options.workerUrl, { type: 'module', name: 'draftsmith' })
+      : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
     const client = new Draftsmith(worker, options);
     const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
