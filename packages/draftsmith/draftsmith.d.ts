@@ -926,6 +926,12 @@ export declare class Draftsmith {
    * `storage_error` event; it stays pending).
    */
   checkpoint(id?: string, options?: RequestOptions): Promise<CheckpointResult>;
+  /**
+   * This tab's worker (not the core): `writer` when it applies and saves the projects for
+   * every tab, `follower` when it relays to the tab that does; `clients`: how many other tabs a
+   * writer serves (a closed tab's client is dropped).
+   */
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

@@ -165,6 +165,15 @@ export class Draftsmith {
     return this.request('checkpoint', id === undefined ? {} : { id }, options);
   }
 
+  /**
+   * This tab's worker (not the core): `role` is `writer` when it applies and saves the
+   * projects for every tab, `follower` when it relays to the tab that does; `clients` is how
+   * many other tabs a writer serves (a closed tab's client is dropped).
+   */
+  workerStatus(options) {
+    return this.request('worker_status', {}, options);
+  }
+
   /** Create a project and make it the open one. */
   createProject(name, chapters, options) {
     return this.request('create_project', chapters ? { name, chapters } : { name }, options);

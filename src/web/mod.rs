@@ -162,6 +162,17 @@ impl WorkerCore {
         })
     }
 
+    /// Forget another tab's client (its tab closed): its facade of the core is dropped.
+    /// Returns whether there was one.
+    pub fn forget_client(&self, client: String) -> bool {
+        self.clients.borrow_mut().remove(&client).is_some()
+    }
+
+    /// How many other tabs this worker holds a client for.
+    pub fn client_count(&self) -> usize {
+        self.clients.borrow().len()
+    }
+
     /// The crate version.
     pub fn version() -> String {
         crate::VERSION.to_string()
