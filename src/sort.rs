@@ -52,7 +52,7 @@ fn permute<T>(v: &mut [T], order: &mut [usize]) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;
