@@ -688,26 +688,35 @@ impl Core {
         hold: Option<&str>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let value = {
-            let mut sessions = self.sessions.borrow_mut();
-            let open = sessions
-                .get_mut(current)
-                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
-            let (value, touched) = f(&mut open.session)?;
-            match hold {
-                None => mark_touched(open, touched),
-                Some(hold) => {
-                    let pending = std::mem::take(&mut open.pending);
-                    mark_touched(open, touched);
-                    let marked = std::mem::replace(&mut open.pending, pending);
-                    open.pending.hold(hold, marked);
-                }
-            }
-            value
-        };
+        let value = self.change(current, hold, f)?;
         // A failed save is reported to the page (`storage_error`) and stays pending; the
         // change itself is kept in memory.
         let _ = self.flush(current, false).await;
+        Ok(value)
+    }
+
+    /// The in-memory part of [`Core::mutate_held`]: run `f` on the session and mark what it
+    /// touched as pending (under `hold`, if given), without saving.
+    fn change<T>(
+        &self,
+        current: &str,
+        hold: Option<&str>,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<T, Error> {
+        let mut sessions = self.sessions.borrow_mut();
+        let open = sessions
+            .get_mut(current)
+            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+        let (value, touched) = f(&mut open.session)?;
+        match hold {
+            None => mark_touched(open, touched),
+            Some(hold) => {
+                let pending = std::mem::take(&mut open.pending);
+                mark_touched(open, touched);
+                let marked = std::mem::replace(&mut open.pending, pending);
+                open.pending.hold(hold, marked);
+            }
+        }
         Ok(value)
     }
 
@@ -1043,27 +1052,19 @@ impl Core {
                 "at most 1000 notes per request; send them in batches",
             ));
         }
-        self.mutate(|s| {
+        let current = self.current()?;
+        let value = self.change(&current, None, |s| {
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
-            let mut written: Vec<String> = Vec::with_capacity(p.notes.len());
-            for (i, note) in p.notes.into_iter().enumerate() {
-                match s
-                    .memory
-                    .write_note(&project, note, now, self.env.ids.as_ref())
-                {
-                    Ok(note) => written.push(note.id.clone()),
-                    Err(e) => {
-                        for id in &written {
-                            let _ = s.memory.remove_note(id);
-                        }
-                        return Err(invalid(
-                            "write_memory_notes",
-                            &format!("note {i}: {e}; no note was written"),
-                        ));
-                    }
-                }
-            }
+            let written = s
+                .memory
+                .write_notes(&project, p.notes, now, self.env.ids.as_ref())
+                .map_err(|(i, e)| {
+                    invalid(
+                        "write_memory_notes",
+                        &format!("note {i}: {e}; no note was written"),
+                    )
+                })?;
             if !written.is_empty() {
                 self.emit(
                     "memory_changed",
@@ -1081,8 +1082,17 @@ impl Core {
                     ..Touched::default()
                 },
             ))
-        })
-        .await
+        })?;
+        // The new notes are indexed for search while IndexedDB writes them: the save places
+        // its writes at its first poll, then the index is brought up to date, then the save
+        // is awaited.
+        let index = async {
+            if let Some(open) = self.sessions.borrow_mut().get_mut(&current) {
+                open.session.memory.catch_up_index();
+            }
+        };
+        let _ = futures_util::future::join(self.flush(&current, false), index).await;
+        Ok(value)
     }
 
     fn memory_context(&self, p: MemoryContext) -> Result<Value, Error> {

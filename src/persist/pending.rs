@@ -650,6 +650,27 @@ pub fn batch(
         receipt.chapters.push((chapter.to_string(), Some(after)));
     }
     let undo = entries_named(session.history.entries(), pending.keys.keys());
+    // Many notes to write (a bulk write): look them up by id in one pass over the notes, not
+    // one pass per note.
+    let note_keys = pending
+        .keys
+        .keys()
+        .filter(|k| matches!(k, Key::Note(_)))
+        .count();
+    let notes_by_id: Option<crate::memory::search::FxHashMap<&str, &crate::memory::MemoryNote>> =
+        (note_keys > 8).then(|| {
+            session
+                .memory
+                .notes
+                .iter()
+                .rev() // the first of equal ids wins, as in `Memory::note`
+                .map(|n| (n.id.as_str(), n))
+                .collect()
+        });
+    let note = |id: &str| match &notes_by_id {
+        Some(map) => map.get(id).copied(),
+        None => session.memory.note(id),
+    };
     for (key, mark) in &pending.keys {
         if mark.lazy && !lazy {
             continue;
@@ -682,9 +703,9 @@ pub fn batch(
                     json!({"id": history_state_key(id), "project": id, "state": state}),
                 );
             }
-            Key::Note(note) => match session.memory.note(note) {
+            Key::Note(id) => match note(id) {
                 Some(n) => batch.put_value(Table::Notes, note_record(n)),
-                None => batch.delete(Table::Notes, note.clone()),
+                None => batch.delete(Table::Notes, id.clone()),
             },
             Key::Goal(goal) => match session.memory.goal(goal) {
                 Some(g) => batch.put_value(Table::Goals, goal_record(g)),

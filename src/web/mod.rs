@@ -6,6 +6,7 @@
 //! events to the page, then hands it every message as JSON text and posts back the JSON text
 //! it returns.
 
+pub mod bench;
 pub mod fetch;
 pub mod idb;
 
@@ -53,15 +54,16 @@ impl IdSource for JsIds {
         }
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
         bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
-        )
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut id = String::with_capacity(36);
+        for (i, b) in bytes.iter().enumerate() {
+            if matches!(i, 4 | 6 | 8 | 10) {
+                id.push('-');
+            }
+            id.push(char::from(HEX[usize::from(b >> 4)]));
+            id.push(char::from(HEX[usize::from(b & 0x0f)]));
+        }
+        id
     }
 }
 
