@@ -624,7 +624,7 @@ impl Session {
         // Validate against the schema the model saw, then build the typed command.
         let command = registry
             .validate_call(&call.name, call.args)
-            .and_then(|(meta, args)| (meta.factory)(Value::Object(args)));
+            .and_then(|(meta, args)| (meta.factory)(meta.name, Value::Object(args)));
         match command {
             // Policy (approvals by provenance) is checked by the bible's write path in the
             // edit context; the manuscript tools are all permitted.
