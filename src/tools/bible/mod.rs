@@ -18,7 +18,9 @@
 pub mod language;
 pub mod story;
 
-use serde_json::{json, Value};
+#[cfg(not(target_arch = "wasm32"))]
+use serde_json::json;
+use serde_json::Value;
 
 use super::{object_args, plain_types, ToolDefinition, ToolError, ToolRegistry};
 use crate::bible::{is_empty_value, Kind, Kind::*};
@@ -114,6 +116,8 @@ pub struct Arg {
     ty: Ty,
     required: bool,
     aliases: &'static [S],
+    // Read by the schemas, made natively (the wasm embeds them: `schemas.json`).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     doc: S,
 }
 
