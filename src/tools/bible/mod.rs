@@ -559,6 +559,7 @@ fn show(value: &Value, dash: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn declared_policies_are_the_policy_defaults() {
