@@ -558,17 +558,18 @@ impl Core {
             );
         }
         // The suggestion: one pending per key.
+        let watched_because = if reason.is_empty() {
+            description.clone()
+        } else {
+            format!("{description} Watched because: {reason}")
+        };
         let (title, text, note_type) = match finding.kind {
             FindingKind::Mention => (
                 format!(
                     "Check {} in chapter {number}, line {}",
                     finding.entity_name, finding.line
                 ),
-                if reason.is_empty() {
-                    description.clone()
-                } else {
-                    format!("{description} Watched because: {reason}")
-                },
+                watched_because.clone(),
                 NoteType::Plan,
             ),
             FindingKind::Misspelling => (
@@ -596,20 +597,12 @@ impl Core {
                     "Check the change to {} in chapter {number}, line {}",
                     finding.entity_name, finding.line
                 ),
-                if reason.is_empty() {
-                    description.clone()
-                } else {
-                    format!("{description} Watched because: {reason}")
-                },
+                watched_because.clone(),
                 NoteType::Plan,
             ),
             FindingKind::EntryChanged => (
                 format!("Check the new story-bible entry of {}", finding.entity_name),
-                if reason.is_empty() {
-                    description.clone()
-                } else {
-                    format!("{description} Watched because: {reason}")
-                },
+                watched_because.clone(),
                 NoteType::Plan,
             ),
         };
