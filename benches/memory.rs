@@ -200,6 +200,39 @@ mod native {
             "reindex ({NOTES} notes of ~{NOTE_BYTES} B): {}",
             fmt(start.elapsed())
         );
+        // The same notes written again in batches of 500 (as `write_memory_notes` does),
+        // split into the write and the index catching up.
+        let inputs: Vec<NewNote> = memory
+            .notes
+            .iter()
+            .filter(|n| !n.is_bedside())
+            .map(|n| NewNote {
+                text: n.text.clone(),
+                note_type: n.note_type,
+                scope: n.scope,
+                tags: n.tags.clone(),
+                importance: Some(n.importance),
+            })
+            .collect();
+        let mut bulk = Memory::new();
+        let ids = SequentialIds::new("b");
+        let (mut writing, mut indexing) = (Duration::ZERO, Duration::ZERO);
+        for batch in inputs.chunks(500) {
+            let start = Instant::now();
+            if bulk.write_notes("p", batch.to_vec(), 1, &ids).is_err() {
+                unreachable!("fixture notes are valid");
+            }
+            writing += start.elapsed();
+            let start = Instant::now();
+            bulk.catch_up_index();
+            indexing += start.elapsed();
+        }
+        println!(
+            "bulk write ({NOTES} notes of ~{NOTE_BYTES} B, batches of 500): write_notes {}, catch_up_index {} ({} per note)",
+            fmt(writing),
+            fmt(indexing),
+            fmt(indexing / NOTES as u32)
+        );
         let queries = [
             "lighthouse keeper",
             "storm rescue boat",

@@ -753,6 +753,7 @@ impl Session {
             .map(|fx| Applied {
                 chapter: fx.chapter.clone(),
                 change: fx.change.clone(),
+                inverse: fx.inverse.clone(),
                 version: 0,
             })
             .collect();
@@ -821,6 +822,7 @@ impl Session {
         if rebased.is_identity() {
             return Ok(Applied {
                 chapter: chapter_id.to_string(),
+                inverse: rebased.clone(),
                 change: rebased,
                 version: chapter.version(),
             });
@@ -848,13 +850,14 @@ impl Session {
             vec![Effect {
                 chapter: chapter_id.to_string(),
                 change: rebased.clone(),
-                inverse,
+                inverse: inverse.clone(),
             }],
         );
         self.history.record(entry, Grouping::Typing, ids);
         Ok(Applied {
             chapter: chapter_id.to_string(),
             change: rebased,
+            inverse,
             version,
         })
     }

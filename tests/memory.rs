@@ -401,6 +401,70 @@ fn unknown_ids_get_the_closest_id_suggested() {
     assert!(message.contains("search_memory"), "{message}");
 }
 
+/// A bulk write takes fresh ids even from an id source that starts over (a reload), among
+/// the notes held and among its own notes; it is indexed once the index catches up.
+#[test]
+fn bulk_writes_take_fresh_ids_and_are_indexed_on_catch_up() {
+    let mut m = Memory::new();
+    let first = m
+        .write_notes(
+            "p",
+            vec![note("The lamp.", NoteType::Fact), global("Short chapters.")],
+            1,
+            &ids(),
+        )
+        .unwrap();
+    let goal = NewGoal {
+        title: "Finish the draft".into(),
+        description: None,
+        status: None,
+        progress: None,
+    };
+    m.create_goal("p", goal, 1, &ids()).unwrap();
+    // The same source again: its first ids are taken by now.
+    let again = m
+        .write_notes(
+            "p",
+            (0..5)
+                .map(|i| tagged(&format!("Lighthouse note {i}"), &["Sea", "sea"]))
+                .collect(),
+            2,
+            &ids(),
+        )
+        .unwrap();
+    let mut all: Vec<&String> = first.iter().chain(&again).collect();
+    all.extend(m.goals.iter().map(|g| &g.id));
+    let count = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), count, "{all:?}");
+    assert_eq!(m.notes.len(), 7);
+    assert_eq!(m.notes[2].tags, vec!["sea"]);
+    assert_eq!(m.notes[0].author, Origin::User);
+    assert!(!m.is_indexed());
+    let query = SearchQuery::text("lighthouse").with_limit(100);
+    let unindexed = m.search("p", &query);
+    assert_eq!(unindexed.len(), 5);
+    m.catch_up_index();
+    assert!(m.is_indexed());
+    assert_eq!(m.search("p", &query), unindexed);
+    // One invalid note: nothing is written, and the error names it.
+    let (at, error) = m
+        .write_notes(
+            "p",
+            vec![
+                note("Fine.", NoteType::Fact),
+                tagged("Bad tag.", &[BEDSIDE_TAG]),
+            ],
+            3,
+            &ids(),
+        )
+        .unwrap_err();
+    assert_eq!(at, 1);
+    assert!(error.to_string().contains("reserved"), "{error}");
+    assert_eq!(m.notes.len(), 7);
+}
+
 #[test]
 fn written_notes_are_normalized() {
     let ids = ids();
@@ -1663,6 +1727,10 @@ enum Op {
         tags: Vec<String>,
         importance: Option<u8>,
     },
+    /// Several notes in one `write_notes` (all or none), then the index catches up.
+    WriteMany {
+        notes: Vec<(String, bool, Vec<String>, Option<u8>)>,
+    },
     Update {
         pick: usize,
         text: Option<String>,
@@ -1713,6 +1781,8 @@ fn any_op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (any_text(), any::<bool>(), any_tags(), prop::option::of(0u8..8))
             .prop_map(|(text, global, tags, importance)| Op::Write { text, global, tags, importance }),
+        2 => prop::collection::vec((any_text(), any::<bool>(), any_tags(), prop::option::of(0u8..8)), 0..6)
+            .prop_map(|notes| Op::WriteMany { notes }),
         3 => (any::<usize>(), prop::option::of(any_text()), prop::option::of(any_tags()), prop::option::of(0u8..8))
             .prop_map(|(pick, text, tags, importance)| Op::Update { pick, text, tags, importance }),
         2 => any::<usize>().prop_map(|pick| Op::Delete { pick }),
@@ -1753,6 +1823,53 @@ proptest! {
                         importance,
                     };
                     m.write_note("p", input, now, &ids).is_err()
+                }
+                Op::WriteMany { notes } => {
+                    let inputs: Vec<NewNote> = notes
+                        .into_iter()
+                        .map(|(text, global, tags, importance)| NewNote {
+                            text,
+                            note_type: NoteType::Observation,
+                            scope: if global { Scope::Global } else { Scope::Project },
+                            tags,
+                            importance,
+                        })
+                        .collect();
+                    // What writing them one by one would do, on a copy.
+                    let mut one_by_one = m.clone();
+                    let singly: Result<Vec<String>, usize> = inputs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| {
+                            one_by_one
+                                .write_note("p", n.clone(), now, &SequentialIds::new("copy"))
+                                .map(|w| w.text.clone())
+                                .map_err(|_| i)
+                        })
+                        .collect();
+                    let count = inputs.len();
+                    match m.write_notes("p", inputs, now, &ids) {
+                        Ok(written) => {
+                            prop_assert_eq!(written.len(), count);
+                            let texts: Vec<String> =
+                                m.notes[m.notes.len() - count..].iter().map(|n| n.text.clone()).collect();
+                            prop_assert_eq!(Ok(texts), singly);
+                            let fresh: Vec<&str> =
+                                m.notes[m.notes.len() - count..].iter().map(|n| n.id.as_str()).collect();
+                            prop_assert_eq!(fresh, written.iter().map(String::as_str).collect::<Vec<_>>());
+                            // Searches before the index catches up find what they find after.
+                            let query = SearchQuery::text("lighthouse lamp storm").with_limit(100);
+                            let before_index = m.search("p", &query);
+                            m.catch_up_index();
+                            prop_assert_eq!(m.search("p", &query), before_index);
+                            false
+                        }
+                        Err((at, _)) => {
+                            // The first invalid note is named, as writing one by one finds it.
+                            prop_assert_eq!(Err(at), singly.map(|_| ()));
+                            true
+                        }
+                    }
                 }
                 Op::Update { pick, text, tags, importance } => {
                     let id = pick_id(pick);

@@ -165,7 +165,8 @@ fn mark_touched(open: &mut Open, touched: Touched) {
             .project
             .chapter(&change.chapter)
             .is_some_and(|c| {
-                open.stored.checkpoint_due(&change.chapter, c.version())
+                open.stored
+                    .checkpoint_due(&change.chapter, c.version(), c.text().len_chars())
                     && !open.pending.has(&Key::Chapter(change.chapter.clone()))
             });
         if due {
@@ -687,26 +688,35 @@ impl Core {
         hold: Option<&str>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let value = {
-            let mut sessions = self.sessions.borrow_mut();
-            let open = sessions
-                .get_mut(current)
-                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
-            let (value, touched) = f(&mut open.session)?;
-            match hold {
-                None => mark_touched(open, touched),
-                Some(hold) => {
-                    let pending = std::mem::take(&mut open.pending);
-                    mark_touched(open, touched);
-                    let marked = std::mem::replace(&mut open.pending, pending);
-                    open.pending.hold(hold, marked);
-                }
-            }
-            value
-        };
+        let value = self.change(current, hold, f)?;
         // A failed save is reported to the page (`storage_error`) and stays pending; the
         // change itself is kept in memory.
         let _ = self.flush(current, false).await;
+        Ok(value)
+    }
+
+    /// The in-memory part of [`Core::mutate_held`]: run `f` on the session and mark what it
+    /// touched as pending (under `hold`, if given), without saving.
+    fn change<T>(
+        &self,
+        current: &str,
+        hold: Option<&str>,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<T, Error> {
+        let mut sessions = self.sessions.borrow_mut();
+        let open = sessions
+            .get_mut(current)
+            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+        let (value, touched) = f(&mut open.session)?;
+        match hold {
+            None => mark_touched(open, touched),
+            Some(hold) => {
+                let pending = std::mem::take(&mut open.pending);
+                mark_touched(open, touched);
+                let marked = std::mem::replace(&mut open.pending, pending);
+                open.pending.hold(hold, marked);
+            }
+        }
         Ok(value)
     }
 
@@ -1042,27 +1052,19 @@ impl Core {
                 "at most 1000 notes per request; send them in batches",
             ));
         }
-        self.mutate(|s| {
+        let current = self.current()?;
+        let value = self.change(&current, None, |s| {
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
-            let mut written: Vec<String> = Vec::with_capacity(p.notes.len());
-            for (i, note) in p.notes.into_iter().enumerate() {
-                match s
-                    .memory
-                    .write_note(&project, note, now, self.env.ids.as_ref())
-                {
-                    Ok(note) => written.push(note.id.clone()),
-                    Err(e) => {
-                        for id in &written {
-                            let _ = s.memory.remove_note(id);
-                        }
-                        return Err(invalid(
-                            "write_memory_notes",
-                            &format!("note {i}: {e}; no note was written"),
-                        ));
-                    }
-                }
-            }
+            let written = s
+                .memory
+                .write_notes(&project, p.notes, now, self.env.ids.as_ref())
+                .map_err(|(i, e)| {
+                    invalid(
+                        "write_memory_notes",
+                        &format!("note {i}: {e}; no note was written"),
+                    )
+                })?;
             if !written.is_empty() {
                 self.emit(
                     "memory_changed",
@@ -1080,8 +1082,17 @@ impl Core {
                     ..Touched::default()
                 },
             ))
-        })
-        .await
+        })?;
+        // The new notes are indexed for search while IndexedDB writes them: the save places
+        // its writes at its first poll, then the index is brought up to date, then the save
+        // is awaited.
+        let index = async {
+            if let Some(open) = self.sessions.borrow_mut().get_mut(&current) {
+                open.session.memory.catch_up_index();
+            }
+        };
+        let _ = futures_util::future::join(self.flush(&current, false), index).await;
+        Ok(value)
     }
 
     fn memory_context(&self, p: MemoryContext) -> Result<Value, Error> {
@@ -1429,6 +1440,7 @@ impl Core {
         };
         // Watched entities the edits mentioned, misspelt or contradicted.
         self.monitor_edits(s, &outcome.edits, None, &mut touched);
+        self.monitor_bible(s, &outcome.bible, &origin, &mut touched);
         Ok(((outcome.result, outcome.edits), touched))
     }
 
@@ -1550,7 +1562,7 @@ impl Core {
     /// (`filesKept`, with a `note` saying so).
     fn after_history_move(
         &self,
-        s: &Session,
+        s: &mut Session,
         moved: Moved,
         by: &Origin,
     ) -> Result<(Value, Touched), Error> {
@@ -1586,15 +1598,15 @@ impl Core {
                 kept.join(", ")
             ));
         }
-        Ok((
-            result,
-            Touched {
-                ui: true,
-                changes: persist::ChangeRecord::of(&applied, by, None),
-                files,
-                ..Touched::default()
-            },
-        ))
+        let mut touched = Touched {
+            ui: true,
+            changes: persist::ChangeRecord::of(&applied, by, None),
+            files,
+            ..Touched::default()
+        };
+        // What undo or redo brought back, or took away, of the watched entities.
+        self.monitor_edits(s, &applied, None, &mut touched);
+        Ok((result, touched))
     }
 
     fn list_tools(&self, p: ListTools) -> Result<Value, Error> {
@@ -1643,7 +1655,7 @@ fn history_json(s: &Session) -> Result<Value, Error> {
 fn memory_json(s: &Session) -> Result<Value, Error> {
     let id = s.project.id.as_str();
     let mut notes: Vec<&crate::memory::MemoryNote> = s.memory.visible_notes(id).collect();
-    notes.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
+    crate::sort::by_key(&mut notes, |n| std::cmp::Reverse(n.updated_ms));
     Ok(json!({
         "bedside": s.memory.bedside(id),
         "goals": s.memory.project_goals(id).collect::<Vec<_>>(),

@@ -514,6 +514,22 @@ pub struct Memory {
     index: search::NoteIndex,
 }
 
+/// A new id from `ids` for which `taken` is false (and not empty): the next ids first, then,
+/// after eight taken ones, ids with a counter appended.
+fn fresh_id_among(ids: &dyn IdSource, taken: impl Fn(&str) -> bool) -> String {
+    let mut id = ids.next_id();
+    let mut n = 1u64;
+    while id.is_empty() || taken(&id) {
+        id = if n < 8 {
+            ids.next_id()
+        } else {
+            format!("{}-{n}", ids.next_id())
+        };
+        n += 1;
+    }
+    id
+}
+
 /// Shorten text for messages.
 pub(crate) fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -654,17 +670,7 @@ impl Memory {
     /// A new id from `ids` that no note, goal or entity has (an id source restarted after a
     /// reload could repeat one).
     fn fresh_id(&self, ids: &dyn IdSource) -> String {
-        let mut id = ids.next_id();
-        let mut n = 1u64;
-        while id.is_empty() || self.id_taken(&id) {
-            id = if n < 8 {
-                ids.next_id()
-            } else {
-                format!("{}-{n}", ids.next_id())
-            };
-            n += 1;
-        }
-        id
+        fresh_id_among(ids, |id| self.id_taken(id))
     }
 
     fn not_found<'a>(
@@ -829,6 +835,75 @@ impl Memory {
         self.index.pushed(&self.notes);
         let last = self.notes.len() - 1;
         Ok(&self.notes[last])
+    }
+
+    /// Write many new notes at once as the writer (author `user`): all of them, or none if
+    /// one is invalid (the error gives its position, from 0). Returns the new notes' ids, in
+    /// order. The ids already taken are gathered once, not once per note, so a batch costs
+    /// O(notes held + batch). The new notes are not indexed yet: [`Memory::catch_up_index`]
+    /// indexes them (searches are correct before, only slower), so that a caller can index
+    /// them while the notes are being saved.
+    pub fn write_notes(
+        &mut self,
+        project: &str,
+        inputs: Vec<NewNote>,
+        now_ms: u64,
+        ids: &dyn IdSource,
+    ) -> Result<Vec<String>, (usize, MemoryError)> {
+        let mut checked = Vec::with_capacity(inputs.len());
+        for (i, input) in inputs.into_iter().enumerate() {
+            let text = required_text("text", &input.text).map_err(|e| (i, e))?;
+            let tags = normalize_tags(&input.tags).map_err(|e| (i, e))?;
+            let importance = check_importance(input.importance.unwrap_or(DEFAULT_IMPORTANCE))
+                .map_err(|e| (i, e))?;
+            checked.push((input.scope, input.note_type, text, tags, importance));
+        }
+        let fresh: Vec<String> = {
+            let taken: search::FxHashSet<&str> = self
+                .notes
+                .iter()
+                .map(|n| n.id.as_str())
+                .chain(self.goals.iter().map(|g| g.id.as_str()))
+                .chain(self.watched.iter().map(|w| w.id.as_str()))
+                .collect();
+            let mut fresh = search::FxHashSet::<String>::default();
+            let mut order = Vec::with_capacity(checked.len());
+            for _ in 0..checked.len() {
+                let id = fresh_id_among(ids, |id| taken.contains(id) || fresh.contains(id));
+                fresh.insert(id.clone());
+                order.push(id);
+            }
+            order
+        };
+        self.notes.reserve(checked.len());
+        for (id, (scope, note_type, text, tags, importance)) in fresh.iter().zip(checked) {
+            self.notes.push(MemoryNote {
+                id: id.clone(),
+                project: match scope {
+                    Scope::Project => Some(project.to_string()),
+                    Scope::Global => None,
+                },
+                text,
+                note_type,
+                scope,
+                tags,
+                importance,
+                created_ms: now_ms,
+                updated_ms: now_ms,
+                version: 1,
+                previous: Vec::new(),
+                author: Origin::User,
+                deleted_ms: None,
+                deleted_by: None,
+            });
+        }
+        Ok(fresh)
+    }
+
+    /// Index the notes appended since the search index was last current (after
+    /// [`Memory::write_notes`]); a full resync if anything else changed.
+    pub fn catch_up_index(&mut self) {
+        self.index.appended(&self.notes);
     }
 
     /// Check a change to a note without making it: the note must be live and not the bedside
@@ -1004,7 +1079,7 @@ impl Memory {
             .iter()
             .filter(|n| n.is_deleted() && !n.is_expired(now_ms) && n.belongs_to(project))
             .collect();
-        notes.sort_by_key(|n| std::cmp::Reverse(n.deleted_ms));
+        crate::sort::by_key(&mut notes, |n| std::cmp::Reverse(n.deleted_ms));
         notes
     }
 

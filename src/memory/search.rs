@@ -133,65 +133,43 @@ pub struct SearchHit {
     pub score: f64,
 }
 
+/// The stopwords, sorted (for binary search); none is longer than five bytes.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "d", "do", "for", "from", "had", "has",
+    "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "ll", "m", "of", "on",
+    "or", "re", "s", "she", "so", "t", "that", "the", "their", "them", "then", "there", "they",
+    "this", "to", "ve", "was", "we", "were", "what", "when", "which", "who", "will", "with", "you",
+];
+
+/// A word of at most seven bytes as one number: its bytes, the first highest, zeros after its
+/// end, and its length in the lowest byte. So packed words order as the words do, are equal
+/// only when the words are, and compare in one instruction.
+const fn pack(word: &[u8]) -> u64 {
+    let mut key = 0u64;
+    let mut i = 0;
+    while i < 7 {
+        key <<= 8;
+        if i < word.len() {
+            key |= word[i] as u64;
+        }
+        i += 1;
+    }
+    (key << 8) | (word.len() as u64 & 0xff)
+}
+
+/// [`STOPWORDS`] packed (see [`pack`]), in the same (sorted) order.
+const STOPWORD_KEYS: [u64; STOPWORDS.len()] = {
+    let mut keys = [0u64; STOPWORDS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = pack(STOPWORDS[i].as_bytes());
+        i += 1;
+    }
+    keys
+};
+
 fn is_stopword(term: &str) -> bool {
-    matches!(
-        term,
-        "a" | "an"
-            | "and"
-            | "are"
-            | "as"
-            | "at"
-            | "be"
-            | "but"
-            | "by"
-            | "d"
-            | "do"
-            | "for"
-            | "from"
-            | "had"
-            | "has"
-            | "have"
-            | "he"
-            | "her"
-            | "his"
-            | "i"
-            | "if"
-            | "in"
-            | "into"
-            | "is"
-            | "it"
-            | "its"
-            | "ll"
-            | "m"
-            | "of"
-            | "on"
-            | "or"
-            | "re"
-            | "s"
-            | "she"
-            | "so"
-            | "t"
-            | "that"
-            | "the"
-            | "their"
-            | "them"
-            | "then"
-            | "there"
-            | "they"
-            | "this"
-            | "to"
-            | "ve"
-            | "was"
-            | "we"
-            | "were"
-            | "what"
-            | "when"
-            | "which"
-            | "who"
-            | "will"
-            | "with"
-            | "you"
-    )
+    term.len() <= 5 && STOPWORD_KEYS.binary_search(&pack(term.as_bytes())).is_ok()
 }
 
 /// Strip a simple English plural in place (ASCII words of four letters or more).
@@ -297,7 +275,7 @@ impl Terms {
         });
         let ids = terms.iter().map(|t| dictionary.get(t).copied()).collect();
         let mut sorted: Vec<usize> = (0..terms.len()).collect();
-        sorted.sort_by(|&a, &b| terms[a].cmp(&terms[b]));
+        crate::sort::by(&mut sorted, |&a, &b| terms[a].cmp(&terms[b]));
         Self { terms, ids, sorted }
     }
 
@@ -324,7 +302,7 @@ pub(crate) fn by_importance(a: &MemoryNote, b: &MemoryNote) -> Ordering {
 /// FxHash (as in rustc): a fast, non-cryptographic hash for the term dictionary (the terms
 /// come from the writer's own notes; there is no adversary to resist).
 #[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl FxHasher {
     fn add(&mut self, word: u64) {
@@ -357,8 +335,14 @@ impl Hasher for FxHasher {
     }
 }
 
+/// A hash map with [`FxHasher`] (for keys that are not chosen by an adversary: terms, ids).
+pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A hash set with [`FxHasher`].
+pub(crate) type FxHashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
+
 /// Term → term id.
-type Dictionary = HashMap<String, u32, BuildHasherDefault<FxHasher>>;
+type Dictionary = FxHashMap<String, u32>;
 
 /// A note's index entry: its length in terms and its term frequencies.
 #[derive(Clone)]
@@ -483,6 +467,27 @@ impl NoteIndex {
                 self.entries.push(entry);
             }
             _ => self.sync(notes),
+        }
+    }
+
+    /// After notes were appended to `notes`: index the new ones (or [`NoteIndex::sync`] if
+    /// the entries held do not end where the notes before them did).
+    pub(crate) fn appended(&mut self, notes: &[MemoryNote]) {
+        let held = self.entries.len();
+        let aligned = held <= notes.len()
+            && match held.checked_sub(1) {
+                None => true,
+                Some(last) => {
+                    self.entries.get(last).map(|e| &e.id) == notes.get(last).map(|n| &n.id)
+                }
+            };
+        if !aligned {
+            return self.sync(notes);
+        }
+        self.entries.reserve(notes.len() - held);
+        for note in notes.iter().skip(held) {
+            let entry = Self::entry(&mut self.dictionary, note);
+            self.entries.push(entry);
         }
     }
 
@@ -667,7 +672,9 @@ impl Memory {
                     .collect()
             }
         };
-        hits.sort_by(|(a, sa), (b, sb)| sb.total_cmp(sa).then_with(|| by_importance(a, b)));
+        crate::sort::by(&mut hits, |(a, sa), (b, sb)| {
+            sb.total_cmp(sa).then_with(|| by_importance(a, b))
+        });
         hits.truncate(limit);
         hits.into_iter()
             .map(|(note, score)| SearchHit {
@@ -698,6 +705,17 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_and_short() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOPWORD_KEYS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOPWORDS.iter().all(|w| w.len() <= 5));
+        assert!(STOPWORDS.iter().all(|w| is_stopword(w)));
+        for word in ["lamp", "theirs", "", "th", "thes", "hers", "a\0", "ä"] {
+            assert!(!is_stopword(word), "{word:?}");
+        }
+    }
 
     #[test]
     fn tokenizer_lowercases_splits_drops_stopwords_and_plurals() {

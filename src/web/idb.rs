@@ -196,15 +196,15 @@ impl IdbStore {
         };
         let mut records = raw.iter().map(from_js).collect::<Result<Vec<_>, _>>()?;
         // Index results come in index-key order; the contract is key order.
-        records.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        crate::sort::by(&mut records, |a, b| a["id"].as_str().cmp(&b["id"].as_str()));
         Ok(records)
     }
 
     /// Commit a batch as one readwrite transaction (see [`Store::commit`]).
     ///
-    /// Every request is placed at once, in the batch's order (IndexedDB runs a transaction's
-    /// requests in the order they were placed). An [`Op::Expect`] is a read placed where it
-    /// stands; when it answers, a failed expectation aborts the transaction, which undoes
+    /// Every request is placed at once (a slice at a time, with no wait in between), in the
+    /// batch's order (IndexedDB runs a transaction's requests in the order they were
+    /// placed). An [`Op::Expect`] is a read placed where it stands; when it answers, a failed expectation aborts the transaction, which undoes
     /// every write placed with it. Once every expectation has held (at once when there is
     /// none) the transaction is committed without waiting for the writes' answers: nothing
     /// else is placed in it, and a write that fails aborts it all the same. The batch has
@@ -220,31 +220,10 @@ impl IdbStore {
         let placed = batch
             .abort_after
             .map_or(batch.ops.len(), |n| n.min(batch.ops.len()));
-        // Convert everything before the transaction opens.
-        enum Write<'b> {
-            Put(JsValue),
-            Delete(JsValue),
-            Expect(JsValue, &'b str, &'b Value),
-        }
-        let mut writes = Vec::with_capacity(placed);
-        for op in &batch.ops[..placed] {
-            writes.push(match op {
-                Op::Put { table, value } => (*table, Write::Put(to_js(value)?)),
-                Op::Delete { table, key } => (*table, Write::Delete(JsValue::from_str(key))),
-                Op::Expect {
-                    table,
-                    key,
-                    field,
-                    equals,
-                } => (
-                    *table,
-                    Write::Expect(JsValue::from_str(key), field.as_str(), equals),
-                ),
-            });
-        }
-        let expectations = writes
+        let ops = &batch.ops[..placed];
+        let expectations = ops
             .iter()
-            .filter(|(_, w)| matches!(w, Write::Expect(..)))
+            .filter(|op| matches!(op, Op::Expect { .. }))
             .count();
         let db = &self
             .writer
@@ -273,46 +252,73 @@ impl IdbStore {
         };
         let mut stores: BTreeMap<Table, web_sys::IdbObjectStore> = BTreeMap::new();
         let mut refused = None;
-        for (table, write) in writes {
-            let store = match stores.get(&table) {
-                Some(store) => store.clone(),
-                None => match tx.object_store(table.name()) {
-                    Ok(store) => {
-                        stores.insert(table, store.clone());
-                        store
-                    }
-                    Err(e) => {
-                        refused = Some(js_text(&e));
-                        break;
-                    }
-                },
+        // The requests are placed a slice at a time, each slice's records converted just
+        // before (as one JSON array, parsed by one `JSON.parse`: not a call, and a string, per
+        // record), so that IndexedDB stores the first records while the next are converted.
+        'placing: for slice in ops.chunks(PLACE_AT_ONCE) {
+            let records = match records_of(slice) {
+                Ok(records) => records,
+                Err(e) => {
+                    refused = Some(e.to_string());
+                    break;
+                }
             };
-            let request = match write {
-                Write::Put(value) => store.put(&value).map(|_| ()),
-                Write::Delete(key) => store.delete(&key).map(|_| ()),
-                Write::Expect(key, field, equals) => store.get(&key).map(|request| {
-                    let on_success = expectation(
-                        &request,
-                        &tx,
-                        &checks,
-                        table,
-                        field.to_string(),
-                        equals.clone(),
-                    );
-                    request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
-                    pending.reads.push((request, on_success));
-                }),
-            };
-            if let Err(e) = request {
-                refused = Some(js_text(&e));
-                break;
+            let mut puts = 0;
+            for op in slice {
+                let table = match op {
+                    Op::Put { table, .. } | Op::Delete { table, .. } | Op::Expect { table, .. } => {
+                        *table
+                    }
+                };
+                let store = match stores.get(&table) {
+                    Some(store) => store.clone(),
+                    None => match tx.object_store(table.name()) {
+                        Ok(store) => {
+                            stores.insert(table, store.clone());
+                            store
+                        }
+                        Err(e) => {
+                            refused = Some(js_text(&e));
+                            break 'placing;
+                        }
+                    },
+                };
+                let request = match op {
+                    Op::Put { .. } => {
+                        puts += 1;
+                        store.put(&records.get(puts - 1)).map(|_| ())
+                    }
+                    Op::Delete { key, .. } => store.delete(&JsValue::from_str(key)).map(|_| ()),
+                    Op::Expect {
+                        key, field, equals, ..
+                    } => store.get(&JsValue::from_str(key)).map(|request| {
+                        let on_success = expectation(
+                            &request,
+                            &tx,
+                            &checks,
+                            table,
+                            field.clone(),
+                            equals.clone(),
+                        );
+                        request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
+                        pending.reads.push((request, on_success));
+                    }),
+                };
+                if let Err(e) = request {
+                    refused = Some(js_text(&e));
+                    break 'placing;
+                }
             }
         }
-        if refused.is_some() || placed < batch.ops.len() {
+        let cut_short = placed < batch.ops.len();
+        if refused.is_some() || cut_short {
             let _ = tx.abort();
         } else if expectations == 0 {
             commit_now(&tx);
         }
+        // Everything is placed: the records are freed while IndexedDB writes them.
+        drop(stores);
+        drop(batch);
         let outcome = JsFuture::from(finished).await;
         drop(pending);
         if let Some(reason) = refused {
@@ -321,7 +327,7 @@ impl IdbStore {
         if let Some(refusal) = checks.borrow_mut().refusal.take() {
             return Err(refusal);
         }
-        if placed < batch.ops.len() {
+        if cut_short {
             return Err(StoreError::Aborted(format!(
                 "aborted after {placed} writes (fault injection)"
             )));
@@ -334,6 +340,29 @@ impl IdbStore {
             }),
         }
     }
+}
+
+/// How many requests of a batch are placed at once (see [`IdbStore::write`]).
+const PLACE_AT_ONCE: usize = 64;
+
+/// The records that `ops` put, as JS objects, in order: written as one JSON array and
+/// parsed by one `JSON.parse`.
+fn records_of(ops: &[Op]) -> Result<js_sys::Array, StoreError> {
+    let mut text: Vec<u8> = Vec::with_capacity(2 + ops.len() * 1_500);
+    text.push(b'[');
+    for op in ops {
+        if let Op::Put { value, .. } = op {
+            if text.len() > 1 {
+                text.push(b',');
+            }
+            serde_json::to_writer(&mut text, value)
+                .map_err(|e| StoreError::Failed(e.to_string()))?;
+        }
+    }
+    text.push(b']');
+    let text = String::from_utf8(text).map_err(|e| StoreError::Failed(e.to_string()))?;
+    let parsed = JSON::parse(&text).map_err(|e| StoreError::Failed(format!("{e:?}")))?;
+    Ok(js_sys::Array::from(&parsed))
 }
 
 /// What a batch's expectations found so far.

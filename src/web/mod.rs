@@ -2,9 +2,11 @@
 //! environment traits. This is the only module that may name `wasm_bindgen`, `web_sys`,
 //! `js_sys` and the other browser crates.
 //!
-//! `www/worker.js` constructs one [`WorkerCore`] with a function that posts events to the
-//! page, then hands it every message as JSON text and posts back the JSON text it returns.
+//! `packages/draftsmith/worker.js` constructs one [`WorkerCore`] with a function that posts
+//! events to the page, then hands it every message as JSON text and posts back the JSON text
+//! it returns.
 
+pub mod bench;
 pub mod fetch;
 pub mod idb;
 
@@ -52,15 +54,16 @@ impl IdSource for JsIds {
         }
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
         bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
-        )
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut id = String::with_capacity(36);
+        for (i, b) in bytes.iter().enumerate() {
+            if matches!(i, 4 | 6 | 8 | 10) {
+                id.push('-');
+            }
+            id.push(char::from(HEX[usize::from(b >> 4)]));
+            id.push(char::from(HEX[usize::from(b & 0x0f)]));
+        }
+        id
     }
 }
 
@@ -159,6 +162,17 @@ impl WorkerCore {
                 &core.handle_in(&message, project.as_deref()).await,
             ))
         })
+    }
+
+    /// Forget another tab's client (its tab closed): its facade of the core is dropped.
+    /// Returns whether there was one.
+    pub fn forget_client(&self, client: String) -> bool {
+        self.clients.borrow_mut().remove(&client).is_some()
+    }
+
+    /// How many other tabs this worker holds a client for.
+    pub fn client_count(&self) -> usize {
+        self.clients.borrow().len()
     }
 
     /// The crate version.

@@ -1,27 +1,77 @@
-// Runs the browser benchmarks in headless Chromium and prints their numbers.
-//   node www/bench/run.mjs        (make bench-browser)
+// Runs the browser benchmarks in headless Chromium and prints their numbers, then the
+// ratios against the peers in one table.
+//   node www/bench/run.mjs                 (make bench-browser: every benchmark)
+//   node www/bench/run.mjs memory peers    (only those pages: memory, peers, keystroke)
+// Each page gets a fresh browser context (its own caches and storage).
 import { launch } from '../e2e/harness.mjs';
 
+const ALL = ['memory', 'peers', 'keystroke'];
+const chosen = process.argv.slice(2).filter((a) => ALL.includes(a));
+const pages = chosen.length ? chosen : ALL;
+
 const env = await launch();
-try {
+const ratios = [];
+function ratio(what, ours, peer, value, note = '') {
+  ratios.push({ what, ours, peer, ratio: `${value}x`, note });
+}
+
+async function run(name) {
   const page = await env.newPage();
-  await page.goto(`${env.url}bench/memory.html`);
-  await page.waitForFunction(() => window.benchResult, null, { timeout: 600_000 });
+  await page.goto(`${env.url}bench/${name}.html`);
+  await page.waitForFunction(() => window.benchResult, null, { timeout: 900_000 });
   const result = await page.evaluate(() => window.benchResult);
-  if (result.error) throw new Error(result.error);
-  console.log(`memory: ${result.notes} notes (~1 KB) in batches of ${result.batch}: ${result.writeSeconds} s, ${result.writesPerSecond} notes/s`);
-  console.log(`memory: ${result.searches} searches over ${result.notes} notes: p50 ${result.searchP50Ms} ms, p95 ${result.searchP95Ms} ms`);
-  console.log(`memory: storage used ${result.storageUsageBytes} bytes`);
-  await page.goto(`${env.url}bench/keystroke.html`);
-  await page.waitForFunction(() => window.benchResult, null, { timeout: 600_000 });
-  const keys = await page.evaluate(() => window.benchResult);
-  if (keys.error) throw new Error(keys.error);
-  if (keys.cold) {
-    console.log(`keystroke: the first ${keys.cold.keys} after the worker started (5 KB chapter, warm-up, not counted below): p50 ${keys.cold.p50Ms} ms, p95 ${keys.cold.p95Ms} ms`);
+  if (result.error) throw new Error(`${name}: ${result.error}\n${page.consoleLog.join('\n')}`);
+  await page.context().close();
+  return result;
+}
+
+try {
+  for (const name of pages) {
+    if (name === 'memory') {
+      const r = await run('memory');
+      const all = (list) => list.map((s) => `${s} s`).join(', ');
+      console.log(`memory: ${r.notes} notes (~1 KB) in batches of ${r.batch}, median of ${r.rounds} rounds, each into a fresh database:`);
+      console.log(`memory:   write_memory_notes ${r.writeSeconds} s (${r.writesPerSecond} notes/s; ${all(r.allSeconds.ours)})`);
+      console.log(`memory:   raw IndexedDB      ${r.rawSeconds} s (${all(r.allSeconds.raw)})`);
+      console.log(`memory:   Dexie bulkPut      ${r.dexieSeconds} s (${all(r.allSeconds.dexie)})`);
+      console.log(`memory: ${r.searches} two-word searches over ${r.notes} notes: search_memory (through the worker) p50 ${r.searchP50Ms} ms, p95 ${r.searchP95Ms} ms; MiniSearch (in the page) p50 ${r.miniSearchP50Ms} ms, p95 ${r.miniSearchP95Ms} ms (its index built in ${r.miniSearchIndexMs} ms); top-10 overlap ${Math.round(r.top10Overlap * 100)} %`);
+      console.log(`memory: storage used ${r.storageUsageBytes} bytes`);
+      ratio('IndexedDB writes, 10,000 notes', `${r.writeSeconds} s`, `raw IndexedDB ${r.rawSeconds} s`, r.vsRaw, 'target <= 1.5x');
+      ratio('IndexedDB writes, 10,000 notes', `${r.writeSeconds} s`, `Dexie ${r.dexieSeconds} s`, r.vsDexie);
+      ratio('memory search, p50', `${r.searchP50Ms} ms`, `MiniSearch ${r.miniSearchP50Ms} ms`, r.searchVsMiniSearch, `top-10 overlap ${Math.round(r.top10Overlap * 100)} %`);
+    }
+    if (name === 'peers') {
+      const r = await run('peers');
+      const c = r.cold;
+      console.log(`cold start: worker start to ready: first ${c.firstMs} ms, then median ${c.nextMs} ms; a plain JS worker's first message: ${c.jsFirstMs} ms, then ${c.jsNextMs} ms`);
+      const t = r.roundTrip;
+      console.log(`round trip: hello through the worker p50 ${t.oursP50Ms} ms, p95 ${t.oursP95Ms} ms; plain JS echo worker (same ${t.payloadBytes}-byte answer) p50 ${t.jsP50Ms} ms, p95 ${t.jsP95Ms} ms (${t.trips} trips each)`);
+      for (const [provider, s] of Object.entries(r.sse)) {
+        console.log(`sse: ${provider} stream (${s.bytes} bytes, ${s.events} events, ${s.chunks} chunks): crate decoder p50 ${s.oursP50Ms} ms; eventsource-parser + JS assembly p50 ${s.peerP50Ms} ms; same answer: ${s.sameAnswer}`);
+        ratio(`SSE + tool-call assembly, ${provider}`, `${s.oursP50Ms} ms`, `eventsource-parser ${s.peerP50Ms} ms`, s.ratio, s.sameAnswer ? 'same answer' : 'ANSWERS DIFFER');
+      }
+      ratio('worker round trip, p50', `${t.oursP50Ms} ms`, `JS echo worker ${t.jsP50Ms} ms`, t.ratio);
+      ratio('cold start to ready (first)', `${c.firstMs} ms`, `JS worker ${c.jsFirstMs} ms`, c.ratio, `then ${c.nextMs} ms`);
+    }
+    if (name === 'keystroke') {
+      const keys = await run('keystroke');
+      if (keys.cold) {
+        console.log(`keystroke: the first ${keys.cold.keys} after the worker started (5 KB chapter, warm-up, not counted below): p50 ${keys.cold.p50Ms} ms, p95 ${keys.cold.p95Ms} ms`);
+      }
+      console.log(`keystroke: raw IndexedDB put p50 ${keys.rawPutP50Ms} ms (${keys.keys} puts, same run)`);
+      for (const [label, r] of [['5 KB', keys.small], ['5 MB', keys.large]]) {
+        console.log(`keystroke: ${label} chapter, one char through the worker and saved: p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms = ${r.ratio}x the raw put (target <= 3x)`);
+        ratio(`keystroke saved, ${label} chapter, p50`, `${r.p50Ms} ms`, `raw put ${keys.rawPutP50Ms} ms`, r.ratio, 'target <= 3x');
+      }
+    }
   }
-  console.log(`keystroke: raw IndexedDB put p50 ${keys.rawPutP50Ms} ms (${keys.keys} puts, same run)`);
-  for (const [name, r] of [['5 KB', keys.small], ['5 MB', keys.large]]) {
-    console.log(`keystroke: ${name} chapter, one char through the worker and saved: p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms = ${r.ratio}x the raw put (target <= 3x)`);
+  if (ratios.length) {
+    console.log('\nratios (draftsmith / peer; below 1 is faster):');
+    const cols = ['what', 'ours', 'peer', 'ratio', 'note'];
+    const width = Object.fromEntries(cols.map((k) => [k, Math.max(k.length, ...ratios.map((r) => r[k].length))]));
+    const line = (r) => cols.map((k) => r[k].padEnd(width[k])).join('  ').trimEnd();
+    console.log(line(Object.fromEntries(cols.map((k) => [k, k]))));
+    for (const r of ratios) console.log(line(r));
   }
 } finally {
   await env.close();
