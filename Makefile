@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: demo test setup setup-demo wasm wasm-dev page size serve bench bench-browser
+.PHONY: demo test setup setup-demo wasm wasm-dev page package example size serve bench bench-browser
 
 demo: setup-demo wasm page
 	node www/server.mjs --port $(PORT)
@@ -23,6 +23,12 @@ wasm:
 
 page:
 	scripts/build-page.sh
+
+package: setup-demo wasm
+	scripts/package.sh
+
+example: package
+	scripts/build-example.sh
 
 wasm-dev:
 	scripts/build-wasm.sh dev

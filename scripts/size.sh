@@ -5,8 +5,9 @@ cd "$(dirname "$0")/.."
 row() { printf '%-28s %9s bytes  %9s gzip -9\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)"; }
 row "draftsmith_bg.wasm" www/pkg/draftsmith_bg.wasm
 row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
-row "worker.js" www/worker.js
-row "draftsmith.js (client)" www/draftsmith.js
+row "worker.js" packages/draftsmith/worker.js
+row "draftsmith.js (client)" packages/draftsmith/draftsmith.js
+row "sync.js (sync engine)" packages/draftsmith/sync.js
 # Where the bytes go: sections, code by crate, largest functions (from the cargo build's wasm,
 # whose name section wasm-bindgen and wasm-opt strip from the shipped one).
 raw="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/draftsmith.wasm"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test layer and stops at the first failure:
 #   format, clippy (native and wasm32), native tests, browser tests (headless Chromium, inside
-#   a dedicated worker), end-to-end tests (playwright-core against the dev server).
+#   a dedicated worker), the npm package and the Tiptap example built from it, the package's
+#   node tests, end-to-end tests (playwright-core against the dev server and the example).
 # Ends with one summary line of counts per layer and a total line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ target=wasm32-unknown-unknown
 logs=$(mktemp -d)
 
 declare -A passed failed
-layers=(native browser e2e)
+layers=(native browser package e2e)
 for l in "${layers[@]}"; do passed[$l]=0; failed[$l]=0; done
 
 summary() {
@@ -78,6 +79,19 @@ count_cargo browser "$logs/browser.log"
 step "build wasm for the page" scripts/build-wasm.sh release
 step "bundle the page (esbuild)" scripts/build-page.sh
 step "type-check the JS client's declarations (tsc --noEmit)" www/node_modules/.bin/tsc -p www/types-check/tsconfig.json
+step "package (npm pack into packages/)" scripts/package.sh
+# npm ci from the tarball, tsc --noEmit over the example (it imports 'draftsmith' by name),
+# vite build; the package's node tests and the Tiptap e2e tests use what this installs.
+step "build the Tiptap example against the tarball" scripts/build-example.sh
+
+echo "==> package tests (node: change sets, the sync engine against the headless core, the ProseMirror mapping, the packed files)"
+(node --test --test-reporter=tap --test-concurrency=1 packages/draftsmith/test/*.test.mjs) 2>&1 | tee "$logs/package.log"
+status=${PIPESTATUS[0]}
+passed[package]=$(grep -E '^# pass ' "$logs/package.log" | awk '{print $3}' | tail -1)
+failed[package]=$(grep -E '^# fail ' "$logs/package.log" | awk '{print $3}' | tail -1)
+passed[package]=${passed[package]:-0}; failed[package]=${failed[package]:-0}
+[ "$status" = 0 ] || fail "package tests"
+[ "${passed[package]}" -gt 0 ] || fail "package tests (none ran)"
 
 echo "==> end-to-end tests (playwright-core, /usr/bin/chromium)"
 (cd www && node --test --test-reporter=tap --test-concurrency=1 e2e/) 2>&1 | tee "$logs/e2e.log"

@@ -47,6 +47,7 @@ pub mod protocol;
 pub mod research;
 pub mod session;
 pub mod settings;
+pub mod sort;
 pub mod store;
 pub mod tools;
 

@@ -54,7 +54,7 @@ where
             (distance <= limit || contains).then_some((distance, order, candidate))
         })
         .collect();
-    scored.sort();
+    crate::sort::sort(&mut scored);
     scored.into_iter().take(max).map(|(_, _, c)| c).collect()
 }
 
@@ -135,7 +135,7 @@ mod tests {
                 (distance <= limit || contains).then_some((distance, order, candidate))
             })
             .collect();
-        scored.sort();
+        crate::sort::sort(&mut scored);
         scored.into_iter().take(max).map(|(_, _, c)| c).collect()
     }
 

@@ -18,9 +18,11 @@
 //!   `file`: path, content, mod time, origin).
 //!
 //! **Incremental chapters.** A keystroke (or an agent's edit, an undo) writes its change
-//! record, its history entry and the history state: a few hundred bytes, whatever the
-//! chapter's size. The chapter record is rewritten (a checkpoint of the whole text) only
-//! every [`pending::CHECKPOINT_EVERY`] changes, when the chapter is added or renamed, and on
+//! record, the chapter's head and its history entry (and the history state when more than
+//! its next entry number changed): a few hundred bytes, whatever the chapter's size. The
+//! chapter record is rewritten (a checkpoint of the whole text) only every
+//! [`pending::checkpoint_every`] changes (100 for a chapter of up to 64 K chars, up to
+//! 1,000 for long ones), when the chapter is added or renamed, and on
 //! a `checkpoint` request (the worker sends one when the writer is idle). A checkpoint deletes
 //! the change records more than [`pending::KEEP_BEHIND`] versions behind it; those it keeps
 //! let a freshly loaded chapter serve its change feed and rebase a writer's change based on
@@ -306,7 +308,7 @@ fn rebuild(
     pending::StoredChapter,
     Option<String>,
 ) {
-    records.sort_by_key(|r| r.version);
+    crate::sort::by_key(&mut records, |r| r.version);
     let checkpoint = record.version;
     let changes = match (records.first(), records.last()) {
         (Some(first), Some(last)) => Some((first.version, last.version)),
@@ -516,7 +518,7 @@ pub async fn list(store: &dyn Store) -> Result<Vec<ProjectRecord>, StoreError> {
         .into_iter()
         .map(|v| parse(Table::Projects, v))
         .collect::<Result<_, _>>()?;
-    projects.sort_by(|a, b| {
+    crate::sort::by(&mut projects, |a, b| {
         b.updated_ms
             .cmp(&a.updated_ms)
             .then_with(|| a.name.cmp(&b.name))

@@ -624,7 +624,7 @@ impl Session {
         // Validate against the schema the model saw, then build the typed command.
         let command = registry
             .validate_call(&call.name, call.args)
-            .and_then(|(meta, args)| (meta.factory)(Value::Object(args)));
+            .and_then(|(meta, args)| (meta.factory)(meta.name, Value::Object(args)));
         match command {
             // Policy (approvals by provenance) is checked by the bible's write path in the
             // edit context; the manuscript tools are all permitted.
@@ -753,6 +753,7 @@ impl Session {
             .map(|fx| Applied {
                 chapter: fx.chapter.clone(),
                 change: fx.change.clone(),
+                inverse: fx.inverse.clone(),
                 version: 0,
             })
             .collect();
@@ -821,6 +822,7 @@ impl Session {
         if rebased.is_identity() {
             return Ok(Applied {
                 chapter: chapter_id.to_string(),
+                inverse: rebased.clone(),
                 change: rebased,
                 version: chapter.version(),
             });
@@ -848,13 +850,14 @@ impl Session {
             vec![Effect {
                 chapter: chapter_id.to_string(),
                 change: rebased.clone(),
-                inverse,
+                inverse: inverse.clone(),
             }],
         );
         self.history.record(entry, Grouping::Typing, ids);
         Ok(Applied {
             chapter: chapter_id.to_string(),
             change: rebased,
+            inverse,
             version,
         })
     }

@@ -117,6 +117,50 @@ fn a_keystroke_writes_its_change_and_history_not_the_chapter_or_the_project() {
 }
 
 #[test]
+fn typing_on_in_one_group_writes_no_history_state_and_a_reload_numbers_entries_on() {
+    let (page, store, id, ch) = setup("Start.");
+    // The group's first keystroke writes the history's state (its group changed).
+    page.type_at(&ch, 6, "a");
+    store.set_recording(true);
+    for i in 0..5 {
+        page.type_at(&ch, 7 + i, "b");
+    }
+    let batches = store.take_batches();
+    assert_eq!(batches.len(), 5);
+    for batch in &batches {
+        assert_eq!(
+            batch.tables(),
+            vec![Table::History, Table::Meta, Table::Changes]
+        );
+        // In `meta`, only the chapter's head: the state changed only in its next entry
+        // number, which a load takes from the newest entry.
+        let meta = puts(batch, Table::Meta);
+        assert_eq!(meta.len(), 1, "{meta:?}");
+        assert_eq!(meta[0]["chapter"], ch.as_str());
+    }
+    // A fresh worker has the same history and numbers its entries on from the newest one.
+    let here = page.state(&id);
+    let other = Page::on(&store, "r");
+    assert_eq!(other.state(&id)["history"], here["history"]);
+    other.type_at(&ch, 12, "c");
+    other.ok("checkpoint", json!({}));
+    let mut seqs: Vec<u64> = block_on(store.inner().get_all(Table::History))
+        .unwrap()
+        .iter()
+        .map(|r| r["entry"]["seq"].as_u64().unwrap())
+        .collect();
+    seqs.sort();
+    assert_eq!(
+        seqs,
+        (0..7).collect::<Vec<u64>>(),
+        "one entry each, numbered on"
+    );
+    // Undo takes the whole typing group back, in the other worker too.
+    other.ok("undo", json!({}));
+    assert_eq!(other.chapter(&ch)["text"], "Start.");
+}
+
+#[test]
 fn a_chapter_is_checkpointed_every_n_changes_and_loads_from_checkpoint_plus_changes() {
     let (page, store, id, ch) = setup("Start.");
     store.set_recording(true);
@@ -168,6 +212,32 @@ fn a_chapter_is_checkpointed_every_n_changes_and_loads_from_checkpoint_plus_chan
         .as_str()
         .unwrap()
         .starts_with(">Start."));
+}
+
+#[test]
+fn a_long_chapter_is_checkpointed_after_proportionally_more_changes() {
+    use draftsmith::persist::pending::{checkpoint_every, CHECKPOINT_MOST};
+    assert_eq!(checkpoint_every(10), CHECKPOINT_EVERY);
+    assert_eq!(checkpoint_every(64 * 1024), CHECKPOINT_EVERY);
+    assert_eq!(checkpoint_every(64 * 1024 + 1), 2 * CHECKPOINT_EVERY);
+    assert_eq!(checkpoint_every(5_000_000), CHECKPOINT_MOST);
+    // A chapter of about 200 K chars: every 400 changes, not every 100.
+    let text = "The lamp turned all night. ".repeat(7_500);
+    let every = checkpoint_every(text.chars().count()) as usize;
+    assert_eq!(every, 4 * CHECKPOINT_EVERY as usize);
+    let (page, store, _, ch) = setup(&text);
+    store.set_recording(true);
+    for i in 0..every + 3 {
+        page.type_at(&ch, i, "a");
+    }
+    let batches = store.take_batches();
+    let checkpoints: Vec<usize> = batches
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !puts(b, Table::Chapters).is_empty())
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(checkpoints, vec![every]);
 }
 
 #[test]

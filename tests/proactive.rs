@@ -250,6 +250,130 @@ fn unrelated_edits_and_words_still_being_typed_raise_nothing() {
 }
 
 #[test]
+fn removing_or_changing_a_watched_mention_and_undo_are_observed() {
+    let p = P::new(Yielding::new(vec![]));
+    let (one, _) = p.project();
+    p.watch("Mara", "character", "medium");
+    p.events.take();
+
+    // An agent rewrites the line that named her: the mention is gone.
+    p.tool(
+        "update_manuscript",
+        json!({"searchText": "Mara climbed", "replacementText": "Someone climbed"}),
+        "agent:writer",
+    );
+    let events = p.suggestion_events();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let s = &events[0]["suggestion"];
+    assert_eq!(s["finding"], "changed");
+    assert_eq!(s["chapter"], one);
+    assert_eq!(s["line"], 1);
+    // The line as it read before the edit.
+    assert_eq!(s["lineText"], "Mara climbed the stair.");
+    let notes = p.monitor_notes();
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    let text = notes[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("removed or changed in chapter 1 (“The Stair”), line 1"),
+        "{text}"
+    );
+
+    // Undo puts her back: the monitor sees undo's edit too (a mention).
+    p.ok("undo", json!({}));
+    let events = p.suggestion_events();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["suggestion"]["finding"], "mention");
+    assert_eq!(p.chapter(&one).0, ONE);
+
+    // Rewriting next to her name keeps it: nothing.
+    p.tool(
+        "update_manuscript",
+        json!({"searchText": "climbed", "replacementText": "ran up"}),
+        "agent:writer",
+    );
+    assert!(p.suggestion_events().is_empty());
+
+    // The writer backspaces over the end of her name and retypes it: nothing, while the word
+    // at the caret is still the start of the name.
+    let backspace = |at: usize| {
+        let (text, version) = p.chapter(&one);
+        let len = text.chars().count();
+        p.ok(
+            "apply_user_change",
+            json!({"chapter": one, "baseVersion": version,
+                   "changes": [{"retain": at}, {"delete": 1}, {"retain": len - at - 1}]}),
+        );
+    };
+    backspace(3);
+    assert!(p.suggestion_events().is_empty());
+    let (text, version) = p.chapter(&one);
+    let len = text.chars().count();
+    p.ok(
+        "apply_user_change",
+        json!({"chapter": one, "baseVersion": version,
+               "changes": [{"retain": 3}, {"insert": "a"}, {"retain": len - 3}]}),
+    );
+    assert!(p.suggestion_events().is_empty());
+    // The writer replaces her name with "She": the changed mention is reported (the pending
+    // suggestion for this chapter is updated).
+    let (text, version) = p.chapter(&one);
+    let len = text.chars().count();
+    p.ok(
+        "apply_user_change",
+        json!({"chapter": one, "baseVersion": version,
+               "changes": [{"delete": 4}, {"insert": "She"}, {"retain": len - 4}]}),
+    );
+    let events = p.suggestion_events();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["suggestion"]["finding"], "changed");
+    assert_eq!(events[0]["action"], "updated");
+    assert_eq!(
+        events[0]["suggestion"]["lineText"],
+        "Mara ran up the stair."
+    );
+}
+
+#[test]
+fn an_agents_change_to_a_watched_characters_bible_entry_is_observed_and_the_writers_is_not() {
+    let p = P::new(Yielding::new(vec![]));
+    p.project();
+    p.watch("Mara", "character", "medium");
+    // The writer's own entry: not reported.
+    p.tool(
+        "character_create_entry",
+        json!({"name_src": "Mara", "aliases": ["the keeper's girl"], "pronouns": "she/her"}),
+        "user",
+    );
+    p.tool("character_create_entry", json!({"name_src": "Tom"}), "user");
+    p.events.take();
+    // An agent changes her notes: an observation and a suggestion naming the field.
+    p.tool(
+        "character_update_notes",
+        json!({"character": "mara", "notes": "Afraid of heights."}),
+        "agent:lore",
+    );
+    let events = p.suggestion_events();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let s = &events[0]["suggestion"];
+    assert_eq!(s["finding"], "entry_changed");
+    assert_eq!(s["entity"]["name"], "Mara");
+    assert_eq!(s["word"], "notes");
+    assert!(s["chapter"].is_null() && s["line"].is_null(), "{s}");
+    let text = p.monitor_notes()[0]["text"].as_str().unwrap().to_string();
+    assert!(
+        text.contains("story-bible entry of the watched character Mara changed (notes): notes: Afraid of heights."),
+        "{text}"
+    );
+    // Another character's entry is not watched: nothing.
+    p.tool(
+        "character_update_notes",
+        json!({"character": "tom", "notes": "A fisherman."}),
+        "agent:lore",
+    );
+    assert!(p.suggestion_events().is_empty());
+}
+
+#[test]
 fn a_misspelt_name_is_an_issue_that_the_writer_accepts_as_a_note() {
     let p = P::new(Yielding::new(vec![]));
     let (_, two) = p.project();

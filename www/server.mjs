@@ -1,7 +1,8 @@
 // Dev server for the demo page and the tests: static files from www/ with the right MIME
 // types (application/wasm included), on 127.0.0.1.
 //
-//   node www/server.mjs [--port 8080] [--mock]   (PORT env also works; port 0 picks a free one)
+//   node www/server.mjs [--port 8080] [--mock] [--root DIR]   (PORT env also works; port 0
+//   picks a free one; --root serves another folder, e.g. examples/tiptap/dist)
 //
 // Also serves the offline demo model (same origin as the page, no CORS). The scriptable mock
 // LLM and the machine-translation mock (llm-fixtures.mjs) are for tests only: they are served
@@ -30,6 +31,13 @@ import { isIP } from 'node:net';
 import { handleModelRoute, readBody } from './llm-fixtures.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
+
+// The embeddable package's sources (packages/draftsmith/), served where the demo page, its
+// service worker, the benchmarks and the tests load them: the client, its types and the
+// worker (which loads the wasm from ./pkg/, www/pkg/ here).
+const PACKAGE = fileURLToPath(new URL('../packages/draftsmith/', import.meta.url));
+const HERE_ROOT = resolve(HERE);
+const FROM_PACKAGE = new Map(['/draftsmith.js', '/draftsmith.d.ts', '/worker.js'].map((p) => [p, join(PACKAGE, p.slice(1))]));
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -87,7 +95,7 @@ async function serveStatic(root, pathname, res, isolated = false) {
   if (path.includes('\0')) return send(res, 400, 'bad path');
   const file = normalize(join(root, path));
   if (file !== root && !file.startsWith(root + sep)) return send(res, 403, 'forbidden');
-  let target = file;
+  let target = (root === HERE_ROOT && FROM_PACKAGE.get(path)) || file;
   try {
     if ((await stat(target)).isDirectory()) target = join(target, 'index.html');
     const body = await readFile(target);
@@ -280,7 +288,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const flag = process.argv.indexOf('--port');
   const port = Number(flag >= 0 ? process.argv[flag + 1] : process.env.PORT ?? 8080);
   const mock = process.argv.includes('--mock');
-  startServer({ port, mock })
+  const rootFlag = process.argv.indexOf('--root');
+  const root = rootFlag >= 0 ? resolve(process.argv[rootFlag + 1]) : HERE;
+  startServer({ port, mock, root })
     .then(({ url }) => console.log(`draftsmith demo: ${url}${mock ? ' (test mocks on under /mock/)' : ''}`))
     .catch((err) => {
       console.error(`could not start the dev server: ${err.message}`);

@@ -264,7 +264,7 @@ pub fn complete_paused(
             .and_then(|id| order.iter().position(|o| o == id))
             .unwrap_or(usize::MAX)
     };
-    messages[turn + 1..].sort_by_key(position);
+    crate::sort::by_key(&mut messages[turn + 1..], position);
 }
 
 /// The result of a call that was not executed.

@@ -259,6 +259,9 @@ pub struct Applied {
     pub chapter: String,
     /// The change applied.
     pub change: ChangeSet,
+    /// Its inverse (from the text after it back to the text before it): what the change
+    /// removed, for those that look at what an edit took away (the watched-entity monitor).
+    pub inverse: ChangeSet,
     /// The chapter's version after it.
     pub version: u64,
 }
@@ -349,6 +352,10 @@ struct Journal {
     removed: std::collections::BTreeSet<String>,
     /// The state apart from the undo entries (redo runs, open group, seal) changed.
     state: bool,
+    /// The state [`History::take_changes`] last reported, with `next_seq` 0 when the newest
+    /// undo entry gives it: typing into one group changes only `next_seq`, which a load
+    /// derives from the newest entry, so a keystroke writes no state record.
+    reported: Option<HistoryState>,
 }
 
 impl PartialEq for Journal {
@@ -544,7 +551,21 @@ impl History {
 
     /// Take what changed since the last call: the records to write and delete.
     pub fn take_changes(&mut self) -> HistoryChanges {
-        let journal = std::mem::take(&mut self.journal);
+        let mut journal = std::mem::take(&mut self.journal);
+        let state = if journal.state {
+            let state = self.state();
+            let mut seen = state.clone();
+            // `from_parts` takes the newest entry's seq + 1 when it is more.
+            if self.undo.last().is_some_and(|e| e.seq + 1 == seen.next_seq) {
+                seen.next_seq = 0;
+            }
+            let changed = journal.reported.as_ref() != Some(&seen);
+            journal.reported = Some(seen);
+            changed.then_some(state)
+        } else {
+            None
+        };
+        self.journal.reported = journal.reported.take();
         // The entries written since are (nearly always) the newest: look from the top and
         // stop once all are found, so a keystroke does not walk the whole history.
         let mut put: Vec<Entry> = Vec::with_capacity(journal.dirty.len());
@@ -562,7 +583,7 @@ impl History {
         HistoryChanges {
             put,
             delete: journal.removed.into_iter().collect(),
-            state: journal.state.then(|| self.state()),
+            state,
         }
     }
 
@@ -585,7 +606,7 @@ impl History {
 
     /// Rebuild a history from stored undo entries (in any order) and its state.
     pub fn from_parts(mut entries: Vec<Entry>, state: HistoryState) -> Self {
-        entries.sort_by_key(|e| e.seq);
+        crate::sort::by_key(&mut entries, |e| e.seq);
         let next_seq = entries.last().map_or(0, |e| e.seq + 1).max(state.next_seq);
         let mut history = Self {
             undo: entries,
@@ -1148,9 +1169,9 @@ fn apply_all(
     project: &mut Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Applied>, HistoryError> {
-    effects_of(project, changes)?;
+    let effects = effects_of(project, changes)?;
     let mut applied = Vec::with_capacity(changes.len());
-    for (chapter_id, change) in changes {
+    for ((chapter_id, change), effect) in changes.iter().zip(effects) {
         let version = project
             .apply_change(chapter_id, change)
             .map_err(|e| match e {
@@ -1163,6 +1184,7 @@ fn apply_all(
         applied.push(Applied {
             chapter: chapter_id.clone(),
             change: change.clone(),
+            inverse: effect.inverse,
             version,
         });
     }

@@ -135,8 +135,8 @@ pub trait Command {
     fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
 }
 
-/// Builds a command from JSON arguments, or says which argument is wrong.
-pub type CommandFactory = fn(Value) -> Result<Box<dyn Command>, ToolError>;
+/// Builds a command from the tool's name and JSON arguments, or says which argument is wrong.
+pub type CommandFactory = fn(&str, Value) -> Result<Box<dyn Command>, ToolError>;
 
 /// What the registry knows about one command.
 #[derive(Clone)]

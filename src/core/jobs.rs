@@ -1172,7 +1172,9 @@ impl Core {
             }
         }
         let mut list: Vec<Job> = jobs.into_values().collect();
-        list.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id)));
+        crate::sort::by(&mut list, |a, b| {
+            b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id))
+        });
         Ok(json!({"jobs": list.iter().map(|j| j.view(false)).collect::<Vec<_>>()}))
     }
 

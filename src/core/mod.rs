@@ -165,7 +165,8 @@ fn mark_touched(open: &mut Open, touched: Touched) {
             .project
             .chapter(&change.chapter)
             .is_some_and(|c| {
-                open.stored.checkpoint_due(&change.chapter, c.version())
+                open.stored
+                    .checkpoint_due(&change.chapter, c.version(), c.text().len_chars())
                     && !open.pending.has(&Key::Chapter(change.chapter.clone()))
             });
         if due {
@@ -1434,6 +1435,7 @@ impl Core {
         };
         // Watched entities the edits mentioned, misspelt or contradicted.
         self.monitor_edits(s, &outcome.edits, None, &mut touched);
+        self.monitor_bible(s, &outcome.bible, &origin, &mut touched);
         Ok(((outcome.result, outcome.edits), touched))
     }
 
@@ -1555,7 +1557,7 @@ impl Core {
     /// (`filesKept`, with a `note` saying so).
     fn after_history_move(
         &self,
-        s: &Session,
+        s: &mut Session,
         moved: Moved,
         by: &Origin,
     ) -> Result<(Value, Touched), Error> {
@@ -1591,15 +1593,15 @@ impl Core {
                 kept.join(", ")
             ));
         }
-        Ok((
-            result,
-            Touched {
-                ui: true,
-                changes: persist::ChangeRecord::of(&applied, by, None),
-                files,
-                ..Touched::default()
-            },
-        ))
+        let mut touched = Touched {
+            ui: true,
+            changes: persist::ChangeRecord::of(&applied, by, None),
+            files,
+            ..Touched::default()
+        };
+        // What undo or redo brought back, or took away, of the watched entities.
+        self.monitor_edits(s, &applied, None, &mut touched);
+        Ok((result, touched))
     }
 
     fn list_tools(&self, p: ListTools) -> Result<Value, Error> {
@@ -1648,7 +1650,7 @@ fn history_json(s: &Session) -> Result<Value, Error> {
 fn memory_json(s: &Session) -> Result<Value, Error> {
     let id = s.project.id.as_str();
     let mut notes: Vec<&crate::memory::MemoryNote> = s.memory.visible_notes(id).collect();
-    notes.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
+    crate::sort::by_key(&mut notes, |n| std::cmp::Reverse(n.updated_ms));
     Ok(json!({
         "bedside": s.memory.bedside(id),
         "goals": s.memory.project_goals(id).collect::<Vec<_>>(),

@@ -22,7 +22,7 @@ use crate::llm::HttpRequest;
 use crate::persist;
 use crate::session::{CallExtras, ToolCall};
 use crate::tools::bible::language::{self, MtlPlan};
-use crate::tools::{ResultMeta, ToolError, ToolResult, ToolSpec};
+use crate::tools::{ResultMeta, ToolError, ToolResult};
 
 /// The most bytes of an endpoint's answer read.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
@@ -149,7 +149,7 @@ impl Core {
         let started = self.env.clock.now_ms();
         let digest = persist::digest(&call.args.to_string());
         let (name, call_id) = (call.name.clone(), call.id.clone());
-        if name != language::TranslationCreateMtlSuggestion::NAME {
+        if name != language::MTL_SUGGESTION {
             // A read: the normal edit path, with the endpoint to see.
             return self
                 .mutate_held(project, hold, |s| {

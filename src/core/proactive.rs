@@ -13,7 +13,11 @@
 //!   fails, the status alone is written.
 //! - **Watched entities are monitored** after every edit: the writer's typing
 //!   (`apply_user_change`) and every tool call that edits (agents, jobs, the page's
-//!   `execute`). [`Monitor::scan`] reads only the changed regions' lines; each finding writes
+//!   `execute`), and undo and redo. [`Monitor::scan`] reads only the changed regions' lines,
+//!   and where an edit took text away [`Monitor::scan_removed`] compares the lines before and
+//!   after it (a watched name removed or changed). A tool call that changes a watched
+//!   character's or location's story-bible entry (an agent's, not the writer's) is an
+//!   `entry_changed` finding naming the fields. Each finding writes
 //!   (or updates) one observation note (author `agent:monitor`, tagged `monitor`, its kind and
 //!   a key tag, so the same finding never makes a second note) and one pending suggestion
 //!   (updated in place while pending; not raised again once dismissed), announced with a
@@ -44,14 +48,14 @@ use crate::commands::history::Applied;
 use crate::commands::Origin;
 use crate::error::Error;
 use crate::memory::bedside::{self, AnalysisFigures};
-use crate::memory::monitor::{changed_regions, Finding, FindingKind, Monitor};
+use crate::memory::monitor::{changed_regions, Finding, FindingKind, Monitor, LINE_TEXT_CHARS};
 use crate::memory::suggest::{
     parse_proposals, same_title, thinker_prompt, EntityRef, Suggestion, SuggestionKind,
     SuggestionSource, SuggestionState, ThinkerInput, THINKER_SYSTEM,
 };
 use crate::memory::{GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority};
 use crate::persist::GLOBAL_PROJECT;
-use crate::project::changeset::ChangeSet;
+use crate::project::changeset::{ChangeSet, Op};
 use crate::session::Session;
 use crate::store::{Batch, Table};
 use crate::tools::ToolError;
@@ -224,7 +228,7 @@ impl Core {
                 _ => {}
             }
         }
-        state.suggestions.sort_by_key(|s| s.created_ms);
+        crate::sort::by_key(&mut state.suggestions, |s| s.created_ms);
         state.loaded = true;
     }
 
@@ -318,26 +322,135 @@ impl Core {
         let Some(monitor) = self.monitor_for(s) else {
             return;
         };
-        // One net change per chapter, in the chapter's current text.
-        let mut by_chapter: Vec<(String, ChangeSet)> = Vec::new();
+        // One net change per chapter, in the chapter's current text, and its inverse (what the
+        // edits took away, in the text before them).
+        let mut by_chapter: Vec<(String, ChangeSet, Option<ChangeSet>)> = Vec::new();
         for edit in edits {
-            match by_chapter.iter_mut().find(|(c, _)| *c == edit.chapter) {
-                Some((_, change)) => {
+            match by_chapter.iter_mut().find(|(c, _, _)| *c == edit.chapter) {
+                Some((_, change, inverse)) => {
                     *change = change
                         .compose(&edit.change)
                         .unwrap_or_else(|_| edit.change.clone());
+                    *inverse = inverse
+                        .as_ref()
+                        .and_then(|inverse| edit.inverse.compose(inverse).ok());
                 }
-                None => by_chapter.push((edit.chapter.clone(), edit.change.clone())),
+                None => by_chapter.push((
+                    edit.chapter.clone(),
+                    edit.change.clone(),
+                    Some(edit.inverse.clone()),
+                )),
             }
         }
-        for (chapter, change) in by_chapter {
+        for (chapter, change, inverse) in by_chapter {
             let Some(text) = s.project.chapter(&chapter).map(|c| c.text().clone()) else {
                 continue;
             };
             let regions = changed_regions(&change);
-            for finding in monitor.scan(&text, &regions, caret) {
-                self.keep_finding(s, &chapter, &finding, touched);
+            let mut findings = monitor.scan(&text, &regions, caret);
+            // Mentions the edits removed or altered: only when they took text away.
+            let took = |c: &ChangeSet| c.ops().iter().any(|op| matches!(op, Op::Insert(_)));
+            if let Some(inverse) = inverse.filter(|inverse| took(inverse)) {
+                let mut old = text.clone();
+                if inverse.apply(&mut old).is_ok() {
+                    let removed = changed_regions(&inverse);
+                    findings.extend(monitor.scan_removed(&old, &removed, &text, &regions, caret));
+                }
             }
+            for finding in findings {
+                self.keep_finding(s, Some(&chapter), &finding, touched);
+            }
+        }
+    }
+
+    /// Look at what a tool call did to the story-bible entries of watched characters and
+    /// locations (`changed`: the entities it created, updated or deleted): each one an
+    /// agent or a job changed gets an [`FindingKind::EntryChanged`] finding naming the
+    /// fields it changed and their new values. The writer's own changes are not reported.
+    pub(super) fn monitor_bible(
+        &self,
+        s: &mut Session,
+        changed: &[(crate::bible::Kind, String)],
+        origin: &Origin,
+        touched: &mut Touched,
+    ) {
+        use crate::bible::Kind;
+        use crate::memory::EntityType;
+        if changed.is_empty() || *origin == Origin::User {
+            return;
+        }
+        let Some(monitor) = self.monitor_for(s) else {
+            return;
+        };
+        let mut findings = Vec::new();
+        for (kind, id) in changed {
+            let entity_type = match kind {
+                Kind::Character => EntityType::Character,
+                Kind::Location => EntityType::Location,
+                _ => continue,
+            };
+            let (names, word, summary) = match s.bible.get(*kind, id) {
+                Some(entity) => {
+                    let fields: Vec<&String> = entity
+                        .stamps
+                        .iter()
+                        .filter(|(_, stamp)| stamp.version == entity.version)
+                        .map(|(field, _)| field)
+                        .collect();
+                    let summary: Vec<String> = fields
+                        .iter()
+                        .map(|f| {
+                            let value = match entity.get(f) {
+                                serde_json::Value::String(t) => t.clone(),
+                                serde_json::Value::Null => "(empty)".to_string(),
+                                v => v.to_string(),
+                            };
+                            format!("{f}: {value}")
+                        })
+                        .collect();
+                    let word = if fields.is_empty() {
+                        "its entry".to_string()
+                    } else {
+                        fields
+                            .iter()
+                            .map(|f| f.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    (
+                        crate::bible::mentions::names_of(entity),
+                        word,
+                        summary.join("; "),
+                    )
+                }
+                None => (
+                    Vec::new(),
+                    "deleted".to_string(),
+                    format!("the entry {id} was deleted"),
+                ),
+            };
+            let summary: String = if summary.chars().count() > LINE_TEXT_CHARS {
+                let cut: String = summary.chars().take(LINE_TEXT_CHARS).collect();
+                format!("{cut}…")
+            } else {
+                summary
+            };
+            for (entity_id, entity_name) in monitor.watching(entity_type, id, &names) {
+                findings.push(Finding {
+                    kind: FindingKind::EntryChanged,
+                    entity_id,
+                    entity_name,
+                    entity_type,
+                    word: word.clone(),
+                    cue: None,
+                    line: 0,
+                    line_text: summary.clone(),
+                    at: 0,
+                });
+            }
+        }
+        for finding in findings {
+            self.keep_finding(s, None, &finding, touched);
         }
     }
 
@@ -345,12 +458,12 @@ impl Core {
     fn keep_finding(
         &self,
         s: &mut Session,
-        chapter: &str,
+        chapter: Option<&str>,
         finding: &Finding,
         touched: &mut Touched,
     ) {
         let project = s.project.id.clone();
-        let key = finding.key(chapter);
+        let key = finding.key(chapter.unwrap_or(""));
         let dismissed = self
             .proactive
             .borrow()
@@ -365,11 +478,14 @@ impl Core {
             return;
         }
         let now = self.env.clock.now_ms();
-        let (number, chapter_title) = match s.project.chapter_index(chapter) {
+        let (number, chapter_title) = match chapter.and_then(|c| s.project.chapter_index(c)) {
             Some(i) => (i + 1, s.project.chapters[i].title.clone()),
             None => (0, String::new()),
         };
-        let place = format!("chapter {number} (“{chapter_title}”)");
+        let place = match chapter {
+            Some(_) => format!("chapter {number} (“{chapter_title}”)"),
+            None => "the story bible".to_string(),
+        };
         let description = finding.describe(&place);
         let reason = s
             .memory
@@ -442,17 +558,18 @@ impl Core {
             );
         }
         // The suggestion: one pending per key.
+        let watched_because = if reason.is_empty() {
+            description.clone()
+        } else {
+            format!("{description} Watched because: {reason}")
+        };
         let (title, text, note_type) = match finding.kind {
             FindingKind::Mention => (
                 format!(
                     "Check {} in chapter {number}, line {}",
                     finding.entity_name, finding.line
                 ),
-                if reason.is_empty() {
-                    description.clone()
-                } else {
-                    format!("{description} Watched because: {reason}")
-                },
+                watched_because.clone(),
                 NoteType::Plan,
             ),
             FindingKind::Misspelling => (
@@ -475,7 +592,21 @@ impl Core {
                 },
                 NoteType::Issue,
             ),
+            FindingKind::Changed => (
+                format!(
+                    "Check the change to {} in chapter {number}, line {}",
+                    finding.entity_name, finding.line
+                ),
+                watched_because.clone(),
+                NoteType::Plan,
+            ),
+            FindingKind::EntryChanged => (
+                format!("Check the new story-bible entry of {}", finding.entity_name),
+                watched_because.clone(),
+                NoteType::Plan,
+            ),
         };
+        let in_chapter = chapter.is_some();
         let mut proactive = self.proactive.borrow_mut();
         let state = proactive.projects.entry(project.clone()).or_default();
         let pending = state.suggestions.iter().filter(|x| x.is_pending()).count();
@@ -488,10 +619,10 @@ impl Core {
                 let x = &mut state.suggestions[i];
                 x.title = title;
                 x.text = text;
-                x.chapter = Some(chapter.to_string());
-                x.chapter_number = Some(number);
-                x.chapter_title = Some(chapter_title);
-                x.line = Some(finding.line);
+                x.chapter = chapter.map(str::to_string);
+                x.chapter_number = in_chapter.then_some(number);
+                x.chapter_title = in_chapter.then_some(chapter_title);
+                x.line = in_chapter.then_some(finding.line);
                 x.line_text = Some(finding.line_text.clone());
                 x.word = Some(finding.word.clone());
                 x.observation = observation;
@@ -515,10 +646,10 @@ impl Core {
                         name: finding.entity_name.clone(),
                         entity_type: finding.entity_type.as_str().into(),
                     }),
-                    chapter: Some(chapter.to_string()),
-                    chapter_number: Some(number),
-                    chapter_title: Some(chapter_title),
-                    line: Some(finding.line),
+                    chapter: chapter.map(str::to_string),
+                    chapter_number: in_chapter.then_some(number),
+                    chapter_title: in_chapter.then_some(chapter_title),
+                    line: in_chapter.then_some(finding.line),
                     line_text: Some(finding.line_text.clone()),
                     word: Some(finding.word.clone()),
                     observation,
@@ -840,7 +971,7 @@ impl Core {
             if settled.len() <= MAX_SETTLED {
                 return;
             }
-            settled.sort();
+            crate::sort::sort(&mut settled);
             let gone: Vec<String> = settled
                 .into_iter()
                 .take(state.suggestions.iter().filter(|s| !s.is_pending()).count() - MAX_SETTLED)
@@ -1056,7 +1187,7 @@ impl Core {
             .visible_notes(project)
             .filter(|n| n.note_type == NoteType::Observation)
             .collect();
-        observations.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
+        crate::sort::by_key(&mut observations, |n| std::cmp::Reverse(n.updated_ms));
         let input = ThinkerInput {
             project_name: &s.project.name,
             bedside: s.memory.bedside(project).map_or("", |n| n.text.as_str()),

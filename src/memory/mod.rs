@@ -1079,7 +1079,7 @@ impl Memory {
             .iter()
             .filter(|n| n.is_deleted() && !n.is_expired(now_ms) && n.belongs_to(project))
             .collect();
-        notes.sort_by_key(|n| std::cmp::Reverse(n.deleted_ms));
+        crate::sort::by_key(&mut notes, |n| std::cmp::Reverse(n.deleted_ms));
         notes
     }
 

@@ -17,6 +17,13 @@
 //!   [`CONTRADICTION_WINDOW`] words of a contradiction word ([`CONTRADICTION_WORDS`]: "never",
 //!   "not", "no" (so "no longer"), "despite", "without", …) in the same sentence, where the
 //!   edit touched either word.
+//! - **changed** ([`Monitor::scan_removed`]): a watched name (not of `low` priority) that the
+//!   text before the edit had where the edit deleted or replaced text, and that the lines
+//!   around the edit now have fewer times: "Mara climbed" rewritten as "Someone climbed". The
+//!   finding carries the line as it read before. While the writer's word at the caret is
+//!   still the start of the name (backspacing to retype it), nothing is reported.
+//! - **entry changed**: a watched character's or location's story-bible entry changed (the
+//!   caller matches entries to watched names with [`Monitor::watching`]).
 //!
 //! **Only what the edit touched.** A word counts when it overlaps or touches a changed
 //! region, so retyping elsewhere in a line does not report the line's old words again (and
@@ -116,15 +123,22 @@ pub enum FindingKind {
     Misspelling,
     /// A watched rule's keyword next to a contradiction word.
     Contradiction,
+    /// An edit removed or altered a mention of a watched entity.
+    Changed,
+    /// A watched entity's story-bible entry changed (by an agent or a job, not the writer).
+    EntryChanged,
 }
 
 impl FindingKind {
-    /// The wire name: `mention`, `misspelling` or `contradiction`.
+    /// The wire name: `mention`, `misspelling`, `contradiction`, `changed` or
+    /// `entry_changed`.
     pub fn as_str(self) -> &'static str {
         match self {
             FindingKind::Mention => "mention",
             FindingKind::Misspelling => "misspelling",
             FindingKind::Contradiction => "contradiction",
+            FindingKind::Changed => "changed",
+            FindingKind::EntryChanged => "entry_changed",
         }
     }
 }
@@ -153,8 +167,9 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// What identifies the finding for deduplication: a mention or a contradiction once per
-    /// entity and chapter, a misspelling once per entity and spelling (in any chapter).
+    /// What identifies the finding for deduplication: a mention, a contradiction or a
+    /// changed mention once per entity and chapter, a misspelling once per entity and
+    /// spelling (in any chapter), a changed story-bible entry once per entity.
     pub fn key(&self, chapter: &str) -> String {
         match self.kind {
             FindingKind::Misspelling => format!(
@@ -162,6 +177,7 @@ impl Finding {
                 self.entity_id,
                 self.word.to_lowercase()
             ),
+            FindingKind::EntryChanged => format!("entry_changed|{}", self.entity_id),
             kind => format!("{}|{}|{chapter}", kind.as_str(), self.entity_id),
         }
     }
@@ -186,6 +202,14 @@ impl Finding {
                 self.word,
                 self.cue.as_deref().unwrap_or(""),
                 self.line_text
+            ),
+            FindingKind::Changed => format!(
+                "A mention of the watched {what} {} was removed or changed in {place}, line {}. It read: “{}”",
+                self.entity_name, self.line, self.line_text
+            ),
+            FindingKind::EntryChanged => format!(
+                "The story-bible entry of the watched {what} {} changed ({}): {}",
+                self.entity_name, self.word, self.line_text
             ),
         }
     }
@@ -313,28 +337,8 @@ impl Monitor {
         if self.targets.is_empty() || regions.is_empty() {
             return findings;
         }
-        let len = text.len_chars();
         let mut budget = MAX_SCAN_CHARS;
-        // The lines (cut to the context around the regions) to read: (line, start, end).
-        let mut spans: Vec<(usize, usize, usize)> = Vec::new();
-        for &(start, end) in regions {
-            let (start, end) = (start.min(len), end.min(len));
-            let first = text.char_to_line(start);
-            let last = text.char_to_line(end);
-            for line in first..=last {
-                let line_start = text.line_to_char(line);
-                let line_end = line_end(text, line);
-                let from = line_start.max(start.saturating_sub(SCAN_CONTEXT_CHARS));
-                let to = line_end.min(end.saturating_add(SCAN_CONTEXT_CHARS));
-                if from > to {
-                    continue;
-                }
-                match spans.last_mut() {
-                    Some(last) if last.0 == line && from <= last.2 => last.2 = last.2.max(to),
-                    _ => spans.push((line, from, to)),
-                }
-            }
-        }
+        let spans = spans_of(text, regions);
         for (line, from, to) in spans {
             if budget == 0 || findings.len() >= MAX_FINDINGS {
                 break;
@@ -346,6 +350,84 @@ impl Monitor {
         }
         findings.truncate(MAX_FINDINGS);
         findings
+    }
+
+    /// What an edit took away from the watched entities: each watched name (not of `low`
+    /// priority) that `old`, the text before the edit, had in the lines of `removed` (char
+    /// ranges of `old` the edit deleted or replaced, see [`changed_regions`] of the edit's
+    /// inverse) and that the new text's lines around `changed` (char ranges of `new`) have
+    /// fewer times: a [`FindingKind::Changed`] finding at the new text's line, carrying the
+    /// line as it read before. `caret` is where the writer's typing ended: while the word
+    /// there is the start of the name (backspacing over "Mara" to retype it), nothing is
+    /// reported.
+    pub fn scan_removed(
+        &self,
+        old: &Rope,
+        removed: &[(usize, usize)],
+        new: &Rope,
+        changed: &[(usize, usize)],
+        caret: Option<usize>,
+    ) -> Vec<Finding> {
+        let removed: Vec<(usize, usize)> = removed.iter().copied().filter(|(a, b)| a < b).collect();
+        if self.targets.is_empty() || removed.is_empty() {
+            return Vec::new();
+        }
+        let typed = caret.map(|c| word_before(new, c).to_lowercase());
+        let mut findings = Vec::new();
+        for before in self.scan(old, &removed, None) {
+            if before.kind != FindingKind::Mention {
+                continue;
+            }
+            let Some(target) = self.targets.iter().find(|t| t.id == before.entity_id) else {
+                continue;
+            };
+            if typed
+                .as_deref()
+                .is_some_and(|w| !w.is_empty() && target.name.to_lowercase().starts_with(w))
+            {
+                continue;
+            }
+            if count_mentions(target, new, changed) >= count_mentions(target, old, &removed) {
+                continue;
+            }
+            // Where it was, in the new text: the changed region that matches the removed one.
+            let end = before.at + before.word.chars().count();
+            let i = removed
+                .iter()
+                .position(|&(a, b)| before.at <= b && end >= a)
+                .unwrap_or(0);
+            let at = changed
+                .get(i)
+                .or(changed.last())
+                .map_or(0, |r| r.0)
+                .min(new.len_chars());
+            findings.push(Finding {
+                kind: FindingKind::Changed,
+                line: new.char_to_line(at) + 1,
+                at,
+                ..before
+            });
+        }
+        findings
+    }
+
+    /// The watched entities (not of `low` priority) that story-bible names belong to: those
+    /// of `entity_type` whose name is one of `names` or is `id`, any case.
+    pub fn watching(
+        &self,
+        entity_type: EntityType,
+        id: &str,
+        names: &[String],
+    ) -> Vec<(String, String)> {
+        self.targets
+            .iter()
+            .filter(|t| t.entity_type == entity_type && t.priority != Priority::Low)
+            .filter(|t| {
+                let name = t.name.to_lowercase();
+                name == id.to_lowercase() || names.iter().any(|n| n.to_lowercase() == name)
+            })
+            .map(|t| (t.id.clone(), t.name.clone()))
+            .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -383,18 +465,10 @@ impl Monitor {
         for target in &self.targets {
             // Mentions: the name, whole, touched by the edit.
             if target.priority != Priority::Low {
-                let matches = match (&target.lower, &target.pattern) {
-                    (Some(lower), _) if fold_kept => lower.find_all(&lowered),
-                    (_, Some(pattern)) => pattern.find_all(segment),
-                    _ => Vec::new(),
-                };
-                for m in matches {
-                    let (start, end) = (offset + m.start, offset + m.end);
-                    let before = m.start.checked_sub(1).and_then(|i| chars.get(i));
-                    let bounded = before.is_none_or(|c| !is_word_char(*c))
-                        && chars.get(m.end).is_none_or(|c| !is_word_char(*c));
-                    if bounded && touched(start, end) && !typing(end) {
-                        let word: String = chars[m.start..m.end.min(chars.len())].iter().collect();
+                for (m_start, m_end) in whole_names(target, segment, &lowered, &chars, fold_kept) {
+                    let (start, end) = (offset + m_start, offset + m_end);
+                    if touched(start, end) && !typing(end) {
+                        let word: String = chars[m_start..m_end.min(chars.len())].iter().collect();
                         push(Finding {
                             kind: FindingKind::Mention,
                             entity_id: target.id.clone(),
@@ -477,6 +551,87 @@ impl Monitor {
             gap <= limit && (1..=limit).contains(&crate::names::edit_distance(word, name))
         })
     }
+}
+
+/// The lines of `text` (cut to [`SCAN_CONTEXT_CHARS`] around `regions`) to read, as
+/// `(line, start, end)` char ranges, merged where they meet.
+fn spans_of(text: &Rope, regions: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
+    let len = text.len_chars();
+    let mut spans: Vec<(usize, usize, usize)> = Vec::new();
+    for &(start, end) in regions {
+        let (start, end) = (start.min(len), end.min(len));
+        let first = text.char_to_line(start);
+        let last = text.char_to_line(end);
+        for line in first..=last {
+            let line_start = text.line_to_char(line);
+            let line_end = line_end(text, line);
+            let from = line_start.max(start.saturating_sub(SCAN_CONTEXT_CHARS));
+            let to = line_end.min(end.saturating_add(SCAN_CONTEXT_CHARS));
+            if from > to {
+                continue;
+            }
+            match spans.last_mut() {
+                Some(last) if last.0 == line && from <= last.2 => last.2 = last.2.max(to),
+                _ => spans.push((line, from, to)),
+            }
+        }
+    }
+    spans
+}
+
+/// Where `target`'s name stands as whole words in `segment` (char ranges of it). `lowered`
+/// is the segment lowercased, `fold_kept` whether that kept its length in chars.
+fn whole_names(
+    target: &Target,
+    segment: &str,
+    lowered: &str,
+    chars: &[char],
+    fold_kept: bool,
+) -> Vec<(usize, usize)> {
+    let matches = match (&target.lower, &target.pattern) {
+        (Some(lower), _) if fold_kept => lower.find_all(lowered),
+        (_, Some(pattern)) => pattern.find_all(segment),
+        _ => Vec::new(),
+    };
+    matches
+        .into_iter()
+        .filter(|m| {
+            let before = m.start.checked_sub(1).and_then(|i| chars.get(i));
+            before.is_none_or(|c| !is_word_char(*c))
+                && chars.get(m.end).is_none_or(|c| !is_word_char(*c))
+        })
+        .map(|m| (m.start, m.end))
+        .collect()
+}
+
+/// How many times `target`'s name stands in the lines around `regions` of `text` (at most
+/// [`MAX_SCAN_CHARS`] read).
+fn count_mentions(target: &Target, text: &Rope, regions: &[(usize, usize)]) -> usize {
+    let mut budget = MAX_SCAN_CHARS;
+    let mut count = 0;
+    for (_, from, to) in spans_of(text, regions) {
+        if budget == 0 {
+            break;
+        }
+        let to = to.min(from + budget);
+        budget -= to - from;
+        let segment: String = text.slice(from..to).to_string();
+        let chars: Vec<char> = segment.chars().collect();
+        let lowered = segment.to_lowercase();
+        let fold_kept = lowered.chars().count() == chars.len();
+        count += whole_names(target, &segment, &lowered, &chars, fold_kept).len();
+    }
+    count
+}
+
+/// The word of `text` that ends at `at` (at most 64 chars back), "" when none does.
+fn word_before(text: &Rope, at: usize) -> String {
+    let at = at.min(text.len_chars());
+    let mut start = at;
+    while start > 0 && at - start < 64 && is_word_char(text.char(start - 1)) {
+        start -= 1;
+    }
+    text.slice(start..at).to_string()
 }
 
 /// The first (keyword, contradiction word) pair of `words` (indices) within the window, in one
@@ -648,6 +803,59 @@ mod tests {
         let end = start + typed.chars().count();
         let rope = Rope::from_str(after);
         monitor.scan(&rope, &[(start, end)], caret.then_some(end))
+    }
+
+    /// What replacing `old`'s first `gone` with `with` took away (`caret`: the writer typed it).
+    fn scan_replace(
+        monitor: &Monitor,
+        old: &str,
+        gone: &str,
+        with: &str,
+        caret: bool,
+    ) -> Vec<Finding> {
+        let at = old.find(gone).unwrap();
+        let start = old[..at].chars().count();
+        let new = format!("{}{with}{}", &old[..at], &old[at + gone.len()..]);
+        let (before, after) = (Rope::from_str(old), Rope::from_str(&new));
+        let end = start + with.chars().count();
+        monitor.scan_removed(
+            &before,
+            &[(start, start + gone.chars().count())],
+            &after,
+            &[(start, end)],
+            caret.then_some(end),
+        )
+    }
+
+    #[test]
+    fn a_removed_or_changed_mention_is_reported_with_the_line_as_it_read() {
+        let w = [watched("Mara", EntityType::Character)];
+        let m = Monitor::new(&w, &[]);
+        let old = "The lamp was dark.\nMara climbed the stair.\nThe end.";
+        let f = scan_replace(&m, old, "Mara climbed", "Someone climbed", false);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, FindingKind::Changed);
+        assert_eq!(f[0].line, 2);
+        assert_eq!(f[0].line_text, "Mara climbed the stair.");
+        assert!(f[0]
+            .describe("chapter 1")
+            .contains("removed or changed in chapter 1, line 2"));
+        // A whole deleted line.
+        let f = scan_replace(&m, old, "Mara climbed the stair.\n", "", false);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].line, 2);
+        // Her name kept (a rewrite next to it, or the name moved within the lines): nothing.
+        assert!(scan_replace(&m, old, "climbed", "ran up", false).is_empty());
+        assert!(scan_replace(&m, old, "Mara climbed", "Up climbed Mara", false).is_empty());
+        // Another watched name is not hers.
+        assert!(scan_replace(&m, old, "lamp", "light", false).is_empty());
+        // The writer backspacing over the end of the name: "Mar" is on its way back.
+        assert!(scan_replace(&m, old, "Mara", "Mar", true).is_empty());
+        // The writer replacing it with another word.
+        assert_eq!(scan_replace(&m, old, "Mara", "She", true).len(), 1);
+        // One of two mentions in the line removed: the count went down.
+        let two = "Mara saw Mara's shadow.";
+        assert_eq!(scan_replace(&m, two, "Mara's", "her", false).len(), 1);
     }
 
     #[test]

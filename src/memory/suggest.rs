@@ -92,7 +92,8 @@ pub struct Suggestion {
     /// What identifies a monitor finding (see [`super::monitor::Finding::key`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    /// The monitor's finding: `mention`, `misspelling` or `contradiction`.
+    /// The monitor's finding: `mention`, `misspelling`, `contradiction`, `changed` or
+    /// `entry_changed` (see [`super::monitor::FindingKind`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<String>,
     /// The watched entity it is about.

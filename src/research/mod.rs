@@ -214,7 +214,9 @@ impl Research {
     /// Every note, newest fetched first.
     pub fn list(&self) -> Vec<&ResearchNote> {
         let mut all: Vec<&ResearchNote> = self.notes.iter().collect();
-        all.sort_by(|a, b| b.fetched_ms.cmp(&a.fetched_ms).then(b.id.cmp(&a.id)));
+        crate::sort::by(&mut all, |a, b| {
+            b.fetched_ms.cmp(&a.fetched_ms).then(b.id.cmp(&a.id))
+        });
         all
     }
 
@@ -329,7 +331,7 @@ impl Research {
     /// fetch), at most `limit`. A query with no searchable word finds nothing.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let mut terms = tokenize(query);
-        terms.sort();
+        crate::sort::sort(&mut terms);
         terms.dedup();
         if terms.is_empty() || self.notes.is_empty() {
             return Vec::new();
@@ -351,7 +353,7 @@ impl Research {
                 scored.push((score, note));
             }
         }
-        scored.sort_by(|a, b| {
+        crate::sort::by(&mut scored, |a, b| {
             b.0.total_cmp(&a.0)
                 .then(b.1.fetched_ms.cmp(&a.1.fetched_ms))
                 .then(a.1.id.cmp(&b.1.id))

@@ -347,7 +347,7 @@ impl Batch {
                 }
             })
             .collect();
-        tables.sort();
+        crate::sort::sort(&mut tables);
         tables.dedup();
         tables
     }

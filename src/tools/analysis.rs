@@ -306,7 +306,7 @@ fn place_candidates(text: &str) -> BTreeMap<String, usize> {
 
 fn top(counts: BTreeMap<String, usize>, min: usize) -> Vec<(String, usize)> {
     let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= min).collect();
-    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    crate::sort::by(&mut list, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     list.truncate(30);
     list
 }

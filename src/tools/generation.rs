@@ -136,7 +136,7 @@ pub fn needs_model(name: &str) -> ToolError {
 
 /// The synchronous command of a generation tool: its arguments are parsed (so a bad one is
 /// named), then it fails with `needs_model`.
-fn needs_model_command<T: ToolSpec>(args: Value) -> Result<Box<dyn Command>, ToolError> {
+fn needs_model_command<T: ToolSpec>(_: &str, args: Value) -> Result<Box<dyn Command>, ToolError> {
     parse_args::<T::Args>(args)?;
     Err(needs_model(T::NAME))
 }

@@ -18,6 +18,7 @@
 //! for the project, run by the core).
 
 pub mod analysis;
+pub mod args;
 pub mod bible;
 pub mod editing;
 pub mod files;
@@ -253,7 +254,7 @@ impl<T: ToolSpec> Command for TypedCommand<T> {
     }
 }
 
-fn build_command<T: ToolSpec>(args: Value) -> Result<Box<dyn Command>, ToolError> {
+fn build_command<T: ToolSpec>(_: &str, args: Value) -> Result<Box<dyn Command>, ToolError> {
     let args = parse_args::<T::Args>(args)?;
     Ok(Box::new(TypedCommand::<T> {
         args,
@@ -302,7 +303,7 @@ pub fn object_args(args: Value) -> Result<serde_json::Map<String, Value>, ToolEr
 }
 
 /// Say "a non-negative integer" rather than Rust's "usize" in messages a model reads.
-fn plain_types(message: &str) -> String {
+pub(crate) fn plain_types(message: &str) -> String {
     let mut out = message.to_string();
     for (rust, plain) in [
         ("expected usize", "expected a non-negative integer"),
@@ -442,8 +443,7 @@ impl ToolRegistry {
         let parameters = schema::parameters_schema::<T::Args>();
         #[cfg(target_arch = "wasm32")]
         let parameters = schema::embedded_parameters(T::NAME);
-        self.definitions.retain(|d| d.name != T::NAME);
-        self.definitions.push(ToolDefinition {
+        let definition = ToolDefinition {
             name: T::NAME.into(),
             description: T::DESCRIPTION.into(),
             category: T::CATEGORY,
@@ -451,17 +451,31 @@ impl ToolRegistry {
             read_only: T::READ_ONLY,
             asynchronous: T::ASYNC,
             parameters,
-        });
+        };
+        self.add_definition(definition, factory);
+    }
+
+    /// Register a built-in tool (static name and description) from its definition and the
+    /// factory of its commands. The story-bible tools, declared as data ([`bible::TOOLS`]),
+    /// are registered this way.
+    pub fn add_definition(&mut self, definition: ToolDefinition, factory: CommandFactory) {
+        let name = builtin_name(&definition);
+        let description = match definition.description {
+            std::borrow::Cow::Borrowed(d) => d,
+            std::borrow::Cow::Owned(_) => "",
+        };
+        self.definitions.retain(|d| d.name != name);
         self.commands.register(CommandMeta {
-            name: T::NAME,
-            category: T::CATEGORY,
-            description: T::DESCRIPTION,
-            reversible: T::REVERSIBLE,
+            name,
+            category: definition.category,
+            description,
+            reversible: definition.reversible,
             factory,
         });
+        self.definitions.push(definition);
         if let Some(all) = self.toolsets.get_mut(ALL) {
-            if !all.contains(&T::NAME) {
-                all.push(T::NAME);
+            if !all.contains(&name) {
+                all.push(name);
             }
         }
     }

@@ -325,7 +325,7 @@ fn find_bible_mention(
         if hits.is_empty() {
             continue;
         }
-        hits.sort();
+        crate::sort::sort(&mut hits);
         for (_, _, name) in &hits {
             if !matched.iter().any(|m| m == name) {
                 matched.push(name.to_string());

@@ -196,7 +196,7 @@ impl IdbStore {
         };
         let mut records = raw.iter().map(from_js).collect::<Result<Vec<_>, _>>()?;
         // Index results come in index-key order; the contract is key order.
-        records.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        crate::sort::by(&mut records, |a, b| a["id"].as_str().cmp(&b["id"].as_str()));
         Ok(records)
     }
 

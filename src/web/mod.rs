@@ -2,8 +2,9 @@
 //! environment traits. This is the only module that may name `wasm_bindgen`, `web_sys`,
 //! `js_sys` and the other browser crates.
 //!
-//! `www/worker.js` constructs one [`WorkerCore`] with a function that posts events to the
-//! page, then hands it every message as JSON text and posts back the JSON text it returns.
+//! `packages/draftsmith/worker.js` constructs one [`WorkerCore`] with a function that posts
+//! events to the page, then hands it every message as JSON text and posts back the JSON text
+//! it returns.
 
 pub mod bench;
 pub mod fetch;
@@ -161,6 +162,17 @@ impl WorkerCore {
                 &core.handle_in(&message, project.as_deref()).await,
             ))
         })
+    }
+
+    /// Forget another tab's client (its tab closed): its facade of the core is dropped.
+    /// Returns whether there was one.
+    pub fn forget_client(&self, client: String) -> bool {
+        self.clients.borrow_mut().remove(&client).is_some()
+    }
+
+    /// How many other tabs this worker holds a client for.
+    pub fn client_count(&self) -> usize {
+        self.clients.borrow().len()
     }
 
     /// The crate version.

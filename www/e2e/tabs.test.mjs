@@ -205,3 +205,43 @@ for (const offline of [false, true]) {
     await context.close();
   });
 }
+
+test('the tab that takes over keeps the key held in memory only, and a closed tab’s client is dropped', async () => {
+  const context = await env.browser.newContext();
+  const a = await tab(context); // writes for all
+  const b = await tab(context);
+  const c = await tab(context);
+  await sharedProject([a, b, c], 'Opening.');
+  const name = `key-${Date.now()}`;
+  const base = env.url.replace(/\/$/, '');
+  const r = await fetch(`${base}/mock/${name}/responses`, {
+    method: 'POST',
+    body: JSON.stringify([{ events: [`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'Done.' }, finish_reason: 'stop' }] })}`, 'data: [DONE]'] }]),
+  });
+  assert.equal(r.status, 204);
+  // The key is set in A, in memory only (not remembered).
+  await a.evaluate(
+    (url) => window.draftsmith.settings.set({ provider: 'openai', baseUrl: url, model: 'mock', apiKey: 'sk-in-memory-7' }),
+    `${base}/mock/${name}/v1`,
+  );
+  assert.equal((await a.evaluate(() => window.draftsmith.workerStatus())).role, 'writer');
+  await a.waitForFunction(async () => (await window.draftsmith.workerStatus()).clients === 2, null, { timeout: 10_000, polling: 200 });
+  // C closes: A drops its client.
+  await c.close({ runBeforeUnload: false });
+  await a.waitForFunction(async () => (await window.draftsmith.workerStatus()).clients === 1, null, { timeout: 10_000, polling: 200 });
+  // A closes: B writes now, and still has the key.
+  await a.close({ runBeforeUnload: false });
+  await b.waitForFunction(async () => (await window.draftsmith.workerStatus()).role === 'writer', null, { timeout: 20_000, polling: 200 });
+  const settings = await b.evaluate(() => window.draftsmith.settings.get());
+  assert.equal(settings.hasKey, true);
+  assert.equal(settings.rememberKey, false);
+  const end = await b.evaluate(async () => {
+    const run = window.draftsmith.run('say done');
+    return run.result.then(() => 'finished', (err) => err.code);
+  });
+  assert.equal(end, 'finished');
+  const requests = await (await fetch(`${base}/mock/${name}/requests`)).json();
+  assert.equal(requests.length, 1);
+  assert.equal(requests[0].headers.authorization, 'Bearer sk-in-memory-7');
+  await context.close();
+});

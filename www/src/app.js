@@ -5,8 +5,8 @@
 import { EditorView, keymap, Decoration } from '@codemirror/view';
 import { EditorState, EditorSelection, StateField, StateEffect } from '@codemirror/state';
 import { defaultKeymap } from '@codemirror/commands';
-import { Draftsmith } from '../draftsmith.js';
-import { ChapterSync, fromCore, charToUtf16, utf16ToChar } from './sync.js';
+import { Draftsmith } from '../../packages/draftsmith/draftsmith.js';
+import { ChapterSync, CORE_EVENT, isFromCore, charToUtf16, utf16ToChar } from '../../packages/draftsmith/codemirror.js';
 import { $, el } from './dom.js';
 import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
@@ -95,14 +95,12 @@ function editorState(text) {
 function onEditorUpdate(update) {
   let local = false;
   for (const tr of update.transactions) {
-    if (!tr.docChanged || tr.annotation(fromCore)) continue;
-    let inserted = '';
-    tr.changes.iterChanges((_a, _b, _c, _d, text) => (inserted += text.toString()));
-    app.sync?.local(tr.changes, inserted);
+    if (!tr.docChanged || isFromCore(tr)) continue;
+    app.sync?.local(tr.changes);
     local = true;
   }
   if (local) saveStatus('saving…');
-  const fromTheCore = update.transactions.some((tr) => tr.annotation(fromCore));
+  const fromTheCore = update.transactions.some(isFromCore);
   if (update.selectionSet && !fromTheCore) {
     clearTimeout(app.selectionTimer);
     app.selectionTimer = setTimeout(sendSelection, 400);
@@ -113,7 +111,8 @@ function onEditorUpdate(update) {
 function selectionChars() {
   const { doc, selection } = app.view.state;
   const range = selection.main;
-  return [utf16ToChar(doc, range.from), utf16ToChar(doc, range.to)];
+  const text = doc.sliceString(0, range.to);
+  return [utf16ToChar(text, range.from), utf16ToChar(text, range.to)];
 }
 
 /** Tell the core where the writer's selection is (the agent's rewrite_selection uses it). */
@@ -200,6 +199,8 @@ async function openChapter(id) {
     text: chapter.text,
     onError: (err) => saveStatus(`could not save a change: ${err.message}`),
     onConflict: (conflict) => keepConflictCopy(conflict, chapter.title),
+    // The page routes `edit` events and catching up itself (see wire()).
+    listen: false,
   });
   $('chapter-title').value = chapter.title;
   renderChapters();
@@ -216,7 +217,7 @@ async function applyUi(ui) {
     await openChapter(ui.active_chapter);
   }
   if (!app.view || ui.active_chapter !== app.chapter) return;
-  const doc = app.view.state.doc;
+  const doc = app.view.state.doc.toString();
   const [start, end] = ui.selection ?? [ui.cursor, ui.cursor];
   const [curStart, curEnd] = selectionChars();
   const effects = [
@@ -234,7 +235,7 @@ async function applyUi(ui) {
   app.view.dispatch({
     selection,
     effects: moved ? [...effects, EditorView.scrollIntoView(charToUtf16(doc, start), { y: 'center' })] : effects,
-    annotations: fromCore.of(true),
+    userEvent: CORE_EVENT,
   });
   document.body.classList.toggle('zen', !!ui.zen_mode);
   if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'research', 'settings'].includes(ui.panel)) selectTab(ui.panel);

@@ -133,6 +133,9 @@ export async function openFile(path) {
   if (state.dirty && state.open && state.open.path !== path && !window.confirm(`Discard your unsaved changes to ${state.open.path}?`)) return;
   try {
     const data = await call('read_file', { path });
+    // The writer typed into this file while it was being read (a refresh after another
+    // change, say): their text stays.
+    if (state.dirty && state.open?.path === path) return;
     const content = typeof data === 'string' ? data : data.content ?? '';
     const editable = isEditable(path);
     state.open = { path, content, editable };

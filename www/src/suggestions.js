@@ -19,10 +19,17 @@ const state = {
   currentLine: null,
 };
 
-const FINDINGS = { mention: 'mentioned', misspelling: 'misspelt?', contradiction: 'contradicted?' };
+const FINDINGS = {
+  mention: 'mentioned',
+  misspelling: 'misspelt?',
+  contradiction: 'contradicted?',
+  changed: 'changed',
+  entry_changed: 'entry changed',
+};
 
 /** Where a monitor suggestion was found: "Chapter 2, line 4". */
 export function placeText(s) {
+  if (s.finding === 'entry_changed') return 'Story bible';
   if (!s.line) return '';
   return `Chapter ${s.chapterNumber ?? '?'}, line ${s.line}`;
 }
@@ -70,8 +77,10 @@ async function decide(id, accept) {
 function item(s) {
   const place = placeText(s);
   // The line as it reads now when its chapter is open (the writer went on typing after the
-  // finding), else as it was found.
-  const line = (s.chapter && s.line && state.currentLine?.(s.chapter, s.line)) || s.lineText;
+  // finding), else as it was found; a changed mention shows the line as it read before, and
+  // a changed story-bible entry its new values.
+  const before = s.finding === 'changed' || s.finding === 'entry_changed';
+  const line = (!before && s.chapter && s.line && state.currentLine?.(s.chapter, s.line)) || s.lineText;
   return el(
     'li',
     { class: `suggestion ${s.source}`, testid: 'suggestion', 'data-id': s.id, 'data-finding': s.finding ?? s.source },

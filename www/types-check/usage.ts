@@ -1,6 +1,6 @@
 // Uses the whole JS client API as an embedder would; `tsc --noEmit` (in `make test`) checks
-// it against draftsmith.d.ts. Nothing here runs.
-import { Draftsmith, DraftsmithError } from '../draftsmith.js';
+// it against packages/draftsmith/draftsmith.d.ts. Nothing here runs.
+import { Draftsmith, DraftsmithError } from '../../packages/draftsmith/draftsmith.js';
 import type {
   AgentInfo,
   AgentListing,
@@ -32,7 +32,7 @@ import type {
   RunResult,
   Settings,
   ToolResult,
-} from '../draftsmith.js';
+} from '../../packages/draftsmith/draftsmith.js';
 
 export async function everything(): Promise<void> {
   const client: Draftsmith = await Draftsmith.start({ workerUrl: new URL('../worker.js', import.meta.url), timeoutMs: 10_000, persist: true });

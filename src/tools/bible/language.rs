@@ -1,40 +1,29 @@
-//! Story-bible tools: language. The glossary (`glossary_search_term`, `glossary_read_entry`,
-//! `glossary_create_entry`, `glossary_update_entry`, `glossary_merge_entries`,
-//! `glossary_delete_entry`), the style guide and UI settings (`styleguide_read_full`,
-//! `ui_read_settings`), translations (`translation_read_scene`, `translation_create_line`,
-//! `translation_update_line`), machine translation (`translation_check_mtl_available`,
-//! `translation_create_mtl_suggestion`), QA checks (`translation_create_style_check`,
-//! `translation_create_consistency_check`, `translation_create_review_check`), context
-//! documents (`contextdoc_list_all`, `contextdoc_read_doc`) and `context_read_status`.
+//! Language: the glossary, the style guide and UI settings, translations, machine translation,
+//! QA checks, context documents and `context_read_status`: the handlers of their tools.
 //!
 //! A scene's lines are the non-empty lines of its span of its chapter's text, trimmed and
-//! numbered from 1; a translation is the entity `<scene>:<line>`. Every write goes through
-//! the edit context's bible write path, so the approval policy, conflict detection and
-//! provenance apply, and a call that fails halfway (a merge, say) changes nothing.
-//!
-//! The machine-translation suggestion needs an HTTP call, which the synchronous edit path
-//! cannot make: the core runs `translation_create_mtl_suggestion` (and answers
-//! `translation_check_mtl_available` from its settings) in `src/core/mtl.rs`, planning it with
-//! [`mtl_plan`]. Agents never change context documents: there are only tools to read them.
+//! numbered from 1; a translation is the entity `<scene>:<line>`. A call that fails halfway (a
+//! merge, say) changes nothing. The machine-translation suggestion needs an HTTP call, which
+//! the synchronous edit path cannot make: the core runs `translation_create_mtl_suggestion`
+//! (and answers `translation_check_mtl_available` from its settings) in `src/core/mtl.rs`,
+//! planning it with [`mtl_plan`]. Agents never change context documents: they only read them.
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::bible::{is_empty_value, Bible, Entity, Kind};
-use crate::commands::Category;
+use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
+use crate::bible::{is_empty_value, Bible, Entity, Kind, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
-use crate::session::{EditContext, Session};
-use crate::tools::{parse_args, ToolError, ToolRegistry, ToolSpec};
+use crate::session::Session;
+use crate::tools::{ToolError, ToolRegistry};
+
+/// `translation_create_mtl_suggestion`.
+pub const MTL_SUGGESTION: &str = "translation_create_mtl_suggestion";
 
 /// The tools the core runs itself (they need its settings or an HTTP call).
-pub const MTL_TOOLS: [&str; 2] = [
-    TranslationCheckMtlAvailable::NAME,
-    TranslationCreateMtlSuggestion::NAME,
-];
+pub const MTL_TOOLS: [&str; 2] = ["translation_check_mtl_available", MTL_SUGGESTION];
 
 /// Most characters of a context document one `contextdoc_read_doc` call returns.
 pub const DOC_CHUNK_CHARS: usize = 20_000;
@@ -42,123 +31,31 @@ pub const DOC_CHUNK_CHARS: usize = 20_000;
 /// Most lines one `translation_read_scene` call shows.
 pub const MAX_SCENE_LINES: usize = 200;
 
-/// Register these tools.
-pub fn register(registry: &mut ToolRegistry) {
-    registry.add::<GlossarySearchTerm>();
-    registry.add::<GlossaryReadEntry>();
-    registry.add::<GlossaryCreateEntry>();
-    registry.add::<GlossaryUpdateEntry>();
-    registry.add::<GlossaryMergeEntries>();
-    registry.add::<GlossaryDeleteEntry>();
-    registry.add::<StyleguideReadFull>();
-    registry.add::<UiReadSettings>();
-    registry.add::<TranslationCheckMtlAvailable>();
-    registry.add::<TranslationCreateMtlSuggestion>();
-    registry.add::<TranslationCreateLine>();
-    registry.add::<TranslationUpdateLine>();
-    registry.add::<TranslationReadScene>();
-    registry.add::<TranslationCreateStyleCheck>();
-    registry.add::<TranslationCreateConsistencyCheck>();
-    registry.add::<TranslationCreateReviewCheck>();
-    registry.add::<ContextdocListAll>();
-    registry.add::<ContextdocReadDoc>();
-    registry.add::<ContextReadStatus>();
-}
-
 /// Whether the core runs `name` itself ([`MTL_TOOLS`]).
 pub fn is_mtl(name: &str) -> bool {
     MTL_TOOLS.contains(&name)
 }
 
-// ---------------------------------------------------------------------------------------
-// Formatting.
-
-fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(max).collect();
-        out.push('…');
-        out
-    }
-}
-
-/// A value as a model reads it: texts as they are, lists joined, spans as `start-end`.
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::Null => "(empty)".into(),
-        Value::String(s) if s.trim().is_empty() => "(empty)".into(),
-        Value::String(s) => s.clone(),
-        Value::Array(items) if items.is_empty() => "(empty)".into(),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
-            .collect::<Vec<_>>()
-            .join(", "),
-        Value::Object(o) if o.contains_key("start") && o.contains_key("end") => {
-            format!("chars {}-{}", o["start"], o["end"])
-        }
-        other => other.to_string(),
-    }
-}
-
 /// ` [origin]`, or nothing for a field never written.
-fn origin_tag(entity: &Entity, field: &str) -> String {
-    entity
-        .origin(field)
-        .map(|o| format!(" [{o}]"))
-        .unwrap_or_default()
+fn origin_tag(e: &Entity, field: &str) -> String {
+    let origin = e.origin(field);
+    origin.map(|o| format!(" [{o}]")).unwrap_or_default()
 }
 
-/// `field: value [origin]`, a multi-line value indented below its name.
-fn field_line(entity: &Entity, field: &str) -> String {
-    let value = value_text(entity.get(field));
-    let origin = origin_tag(entity, field);
-    if value.contains('\n') {
-        let indented: Vec<String> = value.lines().map(|l| format!("    {l}")).collect();
-        format!("  {field}{origin}:\n{}", indented.join("\n"))
-    } else {
-        format!("  {field}: {value}{origin}")
-    }
-}
-
-/// An entity as text: a header line, then each field of its kind with its origin.
-fn entity_block(entity: &Entity) -> String {
-    let mut out = format!(
-        "{} '{}' (version {})",
-        entity.kind, entity.id, entity.version
-    );
-    for spec in entity.kind.fields() {
-        out.push('\n');
-        out.push_str(&field_line(entity, spec.name));
+/// An entity as text: a header line, then each field of its kind with its origin (a
+/// multi-line value indented below its name).
+fn entity_block(e: &Entity) -> String {
+    let mut out = format!("{} '{}' (version {})", e.kind, e.id, e.version);
+    for field in e.kind.fields().iter().map(|f| f.name) {
+        let (value, origin) = (show(e.get(field), '-'), origin_tag(e, field));
+        if value.contains('\n') {
+            let lines = join(value.lines().map(|l| format!("    {l}")), "\n");
+            w!(out, "\n  {field}{origin}:\n{lines}");
+        } else {
+            w!(out, "\n  {field}: {value}{origin}");
+        }
     }
     out
-}
-
-/// One line about a glossary entry: `id: source → target [origins] — notes`.
-fn glossary_line(entity: &Entity) -> String {
-    let tgt = entity.text("term_tgt").trim();
-    let mut line = format!(
-        "- {}: {}{} → {}{}",
-        entity.id,
-        entity.text("term_src").trim(),
-        origin_tag(entity, "term_src"),
-        if tgt.is_empty() {
-            "(no translation)"
-        } else {
-            tgt
-        },
-        origin_tag(entity, "term_tgt"),
-    );
-    let notes = entity.text("notes").trim();
-    if !notes.is_empty() {
-        line.push_str(&format!(
-            " — notes{}: {}",
-            origin_tag(entity, "notes"),
-            shorten(&notes.replace('\n', " "), 200)
-        ));
-    }
-    line
 }
 
 fn eq_ci(a: &str, b: &str) -> bool {
@@ -166,17 +63,24 @@ fn eq_ci(a: &str, b: &str) -> bool {
 }
 
 /// A required, non-blank text argument, trimmed.
-fn non_blank(value: &str, name: &str) -> Result<String, ToolError> {
-    let value = value.trim();
-    if value.is_empty() {
-        return Err(ToolError::invalid_args(format!(
+fn non_blank(a: &Args, name: &str) -> Res<String> {
+    match a.text(name).trim() {
+        "" => Err(ToolError::invalid_args(format!(
             "'{name}' must not be empty"
-        )));
+        ))),
+        value => Ok(value.to_string()),
     }
-    Ok(value.to_string())
 }
 
-// ---------------------------------------------------------------------------------------
+/// A text argument, trimmed, if given.
+fn trimmed<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
+    a.opt(name).map(str::trim)
+}
+
+fn numbers(ns: &[u64]) -> String {
+    join(ns.iter().map(u64::to_string), ", ")
+}
+
 // Scenes and their lines.
 
 /// A scene's lines: the non-empty lines of its span of its chapter, trimmed, numbered from 1
@@ -197,66 +101,46 @@ pub struct SceneLines {
 
 impl SceneLines {
     /// Line `line` (from 1), or an `out_of_range` error naming the scene's range.
-    pub fn line(&self, line: u64) -> Result<&str, ToolError> {
-        usize::try_from(line)
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| self.lines.get(i))
-            .map(String::as_str)
-            .ok_or_else(|| {
-                ToolError::new(
-                    "out_of_range",
-                    if self.lines.is_empty() {
-                        format!(
-                            "scene '{}' has no lines (its span of chapter '{}' is empty)",
-                            self.scene, self.chapter_title
-                        )
-                    } else {
-                        format!(
-                            "scene '{}' has lines 1 to {}, not {line}; translation_read_scene shows them",
-                            self.scene,
-                            self.lines.len()
-                        )
-                    },
-                )
-            })
+    pub fn line(&self, line: u64) -> Res<&str> {
+        let index = usize::try_from(line).ok().and_then(|n| n.checked_sub(1));
+        if let Some(line) = index.and_then(|i| self.lines.get(i)) {
+            return Ok(line);
+        }
+        let (scene, title, n) = (&self.scene, &self.chapter_title, self.lines.len());
+        let message = match n {
+            0 => format!("scene '{scene}' has no lines (its span of chapter '{title}' is empty)"),
+            _ => format!(
+                "scene '{scene}' has lines 1 to {n}, not {line}; translation_read_scene shows them"
+            ),
+        };
+        Err(ToolError::new("out_of_range", message))
     }
 }
 
 /// The lines of scene `scene`: `not_found` for an unknown scene or a chapter no longer in the
 /// project.
-pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Result<SceneLines, ToolError> {
-    let entity = bible.require(Kind::Scene, scene.trim())?;
+pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLines> {
+    let entity = bible.require(Scene, scene.trim())?;
     let chapter_ref = entity.text("chapter").trim();
     let chapter = project.find_chapter(chapter_ref).map_err(|_| {
-        ToolError::not_found(format!(
-            "scene '{}' belongs to chapter '{}', which is not in the project",
-            entity.id,
-            shorten(chapter_ref, 80)
-        ))
+        let (id, chapter) = (&entity.id, preview(chapter_ref, 80));
+        let message =
+            format!("scene '{id}' belongs to chapter '{chapter}', which is not in the project");
+        ToolError::not_found(message)
     })?;
-    let len = chapter.len_chars();
-    let span = entity.get("span");
-    let start = span.get("start").and_then(Value::as_u64).unwrap_or(0);
-    let end = span
-        .get("end")
-        .and_then(Value::as_u64)
-        .unwrap_or(len as u64);
+    let (len, span) = (chapter.len_chars(), entity.get("span"));
+    let at = |key: &str| span.get(key).and_then(Value::as_u64);
+    let (start, end) = (at("start").unwrap_or(0), at("end").unwrap_or(len as u64));
     let end = usize::try_from(end).unwrap_or(len).min(len);
     let start = usize::try_from(start).unwrap_or(len).min(end);
     let text = chapter.text().slice(start..end).to_string();
-    let lines = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect();
+    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     Ok(SceneLines {
         scene: entity.id.clone(),
         chapter_id: chapter.id.clone(),
         chapter_title: chapter.title.clone(),
         span: (start, end),
-        lines,
+        lines: lines.map(str::to_string).collect(),
     })
 }
 
@@ -267,236 +151,120 @@ pub fn translation_id(scene: &str, line: u64) -> String {
 
 /// The translations of a scene, by line.
 fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
-    bible
-        .list(Kind::Translation)
-        .filter(|t| t.text("scene") == scene)
-        .filter_map(|t| t.get("line").as_u64().map(|n| (n, t)))
-        .collect()
+    let of_scene = bible.list(Translation).filter(|t| t.text("scene") == scene);
+    let by_line = |t: &'b Entity| Some((t.get("line").as_u64()?, t));
+    of_scene.filter_map(by_line).collect()
 }
 
-// ---------------------------------------------------------------------------------------
+/// How many translations of a scene's lines `first` to `last` have a target.
+fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
+    let translations = translations_of(bible, scene);
+    let done = |t: &Entity| !is_empty_value(Some(t.get("target")));
+    let lines = translations.range(first..);
+    lines
+        .filter(|(n, t)| **n as usize <= last && done(t))
+        .count()
+}
+
 // Glossary.
 
-/// Arguments of `glossary_search_term`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchTermArgs {
-    /// Text to look for (case-insensitive) in the source terms, their translations and the
-    /// notes. An empty query lists every entry.
-    pub query: String,
-    /// Most entries to return (default 50).
-    #[serde(default)]
-    pub limit: Option<u64>,
-}
-
-/// `glossary_search_term`.
-pub struct GlossarySearchTerm;
-
-impl ToolSpec for GlossarySearchTerm {
-    type Args = SearchTermArgs;
-    const NAME: &'static str = "glossary_search_term";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Search the glossary: entries whose source term, translation or notes contain the query (case-insensitive); an empty query lists every entry. Shows each entry's id, source term → translation and notes, with who wrote each field. Use it before translating a name or term, and before creating an entry (to avoid duplicates).";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let query = args.query.trim().to_lowercase();
-        let limit = args.limit.unwrap_or(50).clamp(1, 500) as usize;
-        let matches = |e: &&Entity| {
-            query.is_empty()
-                || ["term_src", "term_tgt", "notes"]
-                    .iter()
-                    .any(|f| e.text(f).to_lowercase().contains(&query))
-        };
-        let mut found: Vec<&Entity> = cx.bible().list(Kind::Glossary).filter(matches).collect();
-        // Exact term matches first, then by id.
-        found.sort_by_key(|e| {
-            (
-                !(eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query)),
-                e.id.clone(),
-            )
-        });
-        let total = found.len();
-        found.truncate(limit);
-        let mut text = if query.is_empty() {
-            format!("The glossary has {total} entries.")
-        } else {
-            format!(
-                "{total} glossary entr{} match '{}'.",
-                if total == 1 { "y" } else { "ies" },
-                shorten(args.query.trim(), 80)
-            )
-        };
-        for e in &found {
-            text.push('\n');
-            text.push_str(&glossary_line(e));
-        }
-        if total > found.len() {
-            text.push_str(&format!(
-                "\n({} more not shown; narrow the query or raise 'limit')",
-                total - found.len()
-            ));
-        }
-        if total == 0 && !query.is_empty() {
-            text.push_str(" glossary_create_entry adds one.");
-        }
-        Ok(json!({
-            "text": text,
-            "query": args.query,
-            "count": total,
-            "entries": found.iter().map(|e| e.flat()).collect::<Vec<_>>(),
-        }))
+pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
+    let query = a.text("query").trim().to_lowercase();
+    let limit = a.num("limit").unwrap_or(50).clamp(1, 500) as usize;
+    let has = |e: &Entity, f: &str| e.text(f).to_lowercase().contains(&query);
+    let found = |e: &&Entity| {
+        query.is_empty() || ["term_src", "term_tgt", "notes"].iter().any(|f| has(e, f))
+    };
+    let mut found: Vec<&Entity> = cx.bible().list(Glossary).filter(found).collect();
+    // Exact term matches first, then by id.
+    let exact = |e: &Entity| eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query);
+    found.sort_by_key(|e| (!exact(e), e.id.clone()));
+    let total = found.len();
+    found.truncate(limit);
+    let y = if total == 1 { "y" } else { "ies" };
+    let q = preview(a.text("query").trim(), 80);
+    let mut text = format!("{total} glossary entr{y} match '{q}'.");
+    if query.is_empty() {
+        text = format!("The glossary has {total} entries.");
     }
-}
-
-/// Arguments naming a glossary entry.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct EntryIdArgs {
-    /// The entry's id (glossary_search_term shows ids).
-    pub id: String,
-}
-
-/// `glossary_read_entry`.
-pub struct GlossaryReadEntry;
-
-impl ToolSpec for GlossaryReadEntry {
-    type Args = EntryIdArgs;
-    const NAME: &'static str = "glossary_read_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read one glossary entry by id: its source term, translation and notes, each with who wrote it (human, import or agent:<name>:<date>), and its version.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let entity = cx.bible().require(Kind::Glossary, args.id.trim())?;
-        Ok(json!({"text": entity_block(entity), "entry": entity.flat()}))
+    for e in &found {
+        // `- id: source → target [origins] — notes`.
+        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
+        let tgt = Some(tgt)
+            .filter(|t| !t.is_empty())
+            .unwrap_or("(no translation)");
+        let (src_origin, tgt_origin) = (origin_tag(e, "term_src"), origin_tag(e, "term_tgt"));
+        w!(text, "\n- {}: {src}{src_origin} → {tgt}{tgt_origin}", e.id);
+        let notes = e.text("notes").trim();
+        if !notes.is_empty() {
+            let origin = origin_tag(e, "notes");
+            let notes = preview(&notes.replace('\n', " "), 200);
+            w!(text, " — notes{origin}: {notes}");
+        }
     }
-}
-
-/// Arguments of `glossary_create_entry`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CreateEntryArgs {
-    /// The term in the source language, as it appears in the manuscript.
-    #[serde(alias = "termSrc")]
-    pub term_src: String,
-    /// Its translation in the target language.
-    #[serde(default, alias = "termTgt")]
-    pub term_tgt: Option<String>,
-    /// Notes: meaning, usage, context, what to avoid.
-    #[serde(default)]
-    pub notes: Option<String>,
-    /// An id for the entry (default: made from the term).
-    #[serde(default)]
-    pub id: Option<String>,
-}
-
-/// `glossary_create_entry`.
-pub struct GlossaryCreateEntry;
-
-impl ToolSpec for GlossaryCreateEntry {
-    type Args = CreateEntryArgs;
-    const NAME: &'static str = "glossary_create_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Add a glossary entry: a source term, its translation and notes. Fails if an entry for the same source term exists (update or merge that one instead). Returns the entry with its id.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let term = non_blank(&args.term_src, "term_src")?;
-        if let Some(existing) = cx
-            .bible()
-            .list(Kind::Glossary)
-            .find(|e| eq_ci(e.text("term_src"), &term))
-        {
-            return Err(ToolError::new(
-                "exists",
-                format!(
-                    "the glossary already has an entry for '{}': '{}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)",
-                    shorten(&term, 80),
-                    existing.id
-                ),
-            )
-            .with_details(json!({"entry": existing.flat()})));
-        }
-        let id = match args.id.as_deref().map(str::trim) {
-            Some(id) if !id.is_empty() => id.to_string(),
-            _ => cx.bible().fresh_id(Kind::Glossary, &term),
-        };
-        let mut fields = vec![("term_src".to_string(), json!(term))];
-        if let Some(tgt) = args.term_tgt {
-            fields.push(("term_tgt".into(), json!(tgt.trim())));
-        }
-        if let Some(notes) = args.notes {
-            fields.push(("notes".into(), json!(notes.trim())));
-        }
-        cx.bible_create(Kind::Glossary, &id, fields)?;
-        let entity = cx.bible().require(Kind::Glossary, &id)?;
-        Ok(json!({
-            "text": format!("Created {}", entity_block(entity)),
-            "entry": entity.flat(),
-        }))
+    if total > found.len() {
+        let more = total - found.len();
+        w!(
+            text,
+            "\n({more} more not shown; narrow the query or raise 'limit')"
+        );
     }
-}
-
-/// Arguments of `glossary_update_entry`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct UpdateEntryArgs {
-    /// The entry's id.
-    pub id: String,
-    /// The new translation of the term.
-    #[serde(default, alias = "termTgt")]
-    pub term_tgt: Option<String>,
-    /// The new notes (they replace the old ones: include what should stay).
-    #[serde(default)]
-    pub notes: Option<String>,
-}
-
-/// `glossary_update_entry`.
-pub struct GlossaryUpdateEntry;
-
-impl ToolSpec for GlossaryUpdateEntry {
-    type Args = UpdateEntryArgs;
-    const NAME: &'static str = "glossary_update_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Change a glossary entry's translation and/or notes (give at least one; notes replace the old notes). Changing a field the writer wrote asks the writer's approval first (the call then fails with approval_required and changes nothing).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = args.id.trim().to_string();
-        let before = cx.bible().require(Kind::Glossary, &id)?.version;
-        let mut changes = Vec::new();
-        if let Some(tgt) = args.term_tgt {
-            changes.push(("term_tgt".to_string(), json!(tgt.trim())));
-        }
-        if let Some(notes) = args.notes {
-            changes.push(("notes".to_string(), json!(notes.trim())));
-        }
-        if changes.is_empty() {
-            return Err(ToolError::invalid_args(
-                "give 'term_tgt', 'notes' or both: the fields to change",
-            ));
-        }
-        cx.bible_update(Kind::Glossary, &id, changes)?;
-        let entity = cx.bible().require(Kind::Glossary, &id)?;
-        let changed = entity.version != before;
-        Ok(json!({
-            "text": format!(
-                "{} {}",
-                if changed { "Updated" } else { "No change (same values):" },
-                entity_block(entity)
-            ),
-            "changed": changed,
-            "entry": entity.flat(),
-        }))
+    if total == 0 && !query.is_empty() {
+        text.push_str(" glossary_create_entry adds one.");
     }
+    let entries: Vec<Value> = found.iter().map(|e| e.flat()).collect();
+    Ok(json!({"text": text, "query": a.text("query"), "count": total, "entries": entries}))
 }
 
-/// Arguments of `glossary_merge_entries`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct MergeEntriesArgs {
-    /// The id of the entry to keep.
-    pub keep: String,
-    /// The ids of the duplicate entries to fold into it and remove.
-    pub merge: Vec<String>,
+pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
+    let e = cx.bible().require(Glossary, a.text("id").trim())?;
+    Ok(json!({"text": entity_block(e), "entry": e.flat()}))
+}
+
+/// The fields among `names` given as arguments, trimmed.
+fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
+    let value = |f: &&str| Some((f.to_string(), json!(trimmed(a, f)?)));
+    names.iter().filter_map(value).collect()
+}
+
+pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
+    let term = non_blank(a, "term_src")?;
+    let same = |e: &&Entity| eq_ci(e.text("term_src"), &term);
+    if let Some(existing) = cx.bible().list(Glossary).find(same) {
+        let (shown, id) = (preview(&term, 80), &existing.id);
+        let message = format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)");
+        let details = json!({"entry": existing.flat()});
+        return Err(ToolError::new("exists", message).with_details(details));
+    }
+    let id = match trimmed(a, "id").filter(|id| !id.is_empty()) {
+        Some(id) => id.to_string(),
+        None => cx.bible().fresh_id(Glossary, &term),
+    };
+    let mut fields = vec![("term_src".to_string(), json!(term))];
+    fields.extend(given(a, &["term_tgt", "notes"]));
+    cx.bible_create(Glossary, &id, fields)?;
+    let e = cx.bible().require(Glossary, &id)?;
+    Ok(json!({"text": format!("Created {}", entity_block(e)), "entry": e.flat()}))
+}
+
+pub(super) fn update_entry(a: &Call, cx: &mut Cx) -> Out {
+    let id = a.text("id").trim().to_string();
+    let before = cx.bible().require(Glossary, &id)?.version;
+    let changes = given(a, &["term_tgt", "notes"]);
+    if changes.is_empty() {
+        let message = "give 'term_tgt', 'notes' or both: the fields to change";
+        return Err(ToolError::invalid_args(message));
+    }
+    cx.bible_update(Glossary, &id, changes)?;
+    let e = cx.bible().require(Glossary, &id)?;
+    let changed = e.version != before;
+    let done = if changed {
+        "Updated"
+    } else {
+        "No change (same values):"
+    };
+    let text = format!("{done} {}", entity_block(e));
+    Ok(json!({"text": text, "changed": changed, "entry": e.flat()}))
 }
 
 /// Append `part` to `notes` as its own paragraph, unless it is empty or already there.
@@ -511,257 +279,157 @@ fn add_note(notes: &mut String, part: &str) {
     notes.push_str(part);
 }
 
-/// `glossary_merge_entries`.
-pub struct GlossaryMergeEntries;
+/// `glossary_merge_entries`: all or nothing, and one approval covers the whole merge.
+pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
+    let keep_id = a.text("keep").trim().to_string();
+    let keep = cx.bible().require(Glossary, &keep_id)?.clone();
+    let mut ids: Vec<String> = Vec::new();
+    for id in a.list("merge") {
+        let id = id.trim();
+        if id == keep_id {
+            return Err(ToolError::invalid_args(format!(
+                "'merge' lists the kept entry '{keep_id}'; list only the entries to fold into it"
+            )));
+        }
+        if !id.is_empty() && !ids.iter().any(|i| i == id) {
+            ids.push(id.to_string());
+        }
+    }
+    if ids.is_empty() {
+        let message = "'merge' must list at least one entry id to fold into the kept one";
+        return Err(ToolError::invalid_args(message));
+    }
+    let mut merged: Vec<Entity> = Vec::new();
+    for id in &ids {
+        merged.push(cx.bible().require(Glossary, id)?.clone());
+    }
 
-impl ToolSpec for GlossaryMergeEntries {
-    type Args = MergeEntriesArgs;
-    const NAME: &'static str = "glossary_merge_entries";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Merge duplicate glossary entries into one: the kept entry gets the others' notes (and their other spellings and translations, noted), its translation if it had none, and the others are removed. All or nothing. Changing or removing what the writer wrote asks the writer's approval first (approval_required, nothing changed).";
-    const REVERSIBLE: bool = false;
+    // The combined entry.
+    let mut notes = keep.text("notes").trim().to_string();
+    let mut term_tgt = keep.text("term_tgt").trim().to_string();
+    for e in &merged {
+        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
+        if !eq_ci(src, keep.text("term_src")) {
+            add_note(&mut notes, &format!("Also written: {src}"));
+        }
+        if !tgt.is_empty() && term_tgt.is_empty() {
+            term_tgt = tgt.to_string();
+        } else if !tgt.is_empty() && !eq_ci(tgt, &term_tgt) {
+            add_note(&mut notes, &format!("Also translated as: {tgt}"));
+        }
+        add_note(&mut notes, e.text("notes"));
+    }
+    let mut changes = Vec::new();
+    for (field, value) in [("term_tgt", &term_tgt), ("notes", &notes)] {
+        if keep.text(field) != value {
+            changes.push((field.to_string(), json!(value)));
+        }
+    }
 
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let keep_id = args.keep.trim().to_string();
-        let keep = cx.bible().require(Kind::Glossary, &keep_id)?.clone();
-        let mut ids: Vec<String> = Vec::new();
-        for id in &args.merge {
-            let id = id.trim();
-            if id == keep_id {
-                return Err(ToolError::invalid_args(format!(
-                    "'merge' lists the kept entry '{keep_id}'; list only the entries to fold into it"
-                )));
-            }
-            if !id.is_empty() && !ids.iter().any(|i| i == id) {
-                ids.push(id.to_string());
-            }
+    // What the writer must approve, should any step need approval: every entry the merge
+    // touches, at its version now; and, for the writer's card, the kept entry's field changes
+    // and every entry it deletes, with all their fields (whoever wrote them).
+    let mut versions = BTreeMap::new();
+    let (mut asks, mut touched) = (Vec::new(), Vec::new());
+    let (mode, actor) = (cx.policies().mode(a.tool.name), cx.actor());
+    let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
+    for (i, e) in std::iter::once(&keep).chain(&merged).enumerate() {
+        versions.insert(Grant::key(Glossary, &e.id), e.version);
+        let (action, verb) = [(Action::Update, "update"), (Action::Delete, "delete")][i.min(1)];
+        let fields = if i == 0 { &names[..] } else { &[] };
+        let asked = policy::needs_approval(mode, action, actor, Some(e), fields);
+        if let Some(reason) = asked.filter(|_| i > 0 || !changes.is_empty()) {
+            asks.push(json!({"id": e.id, "action": verb, "reason": reason}));
         }
-        if ids.is_empty() {
-            return Err(ToolError::invalid_args(
-                "'merge' must list at least one entry id to fold into the kept one",
-            ));
-        }
-        let merged: Vec<Entity> = ids
-            .iter()
-            .map(|id| cx.bible().require(Kind::Glossary, id).cloned())
-            .collect::<Result<_, _>>()?;
-
-        // The combined entry.
-        let mut notes = keep.text("notes").trim().to_string();
-        let mut term_tgt = keep.text("term_tgt").trim().to_string();
-        for e in &merged {
-            let src = e.text("term_src").trim();
-            if !eq_ci(src, keep.text("term_src")) {
-                add_note(&mut notes, &format!("Also written: {src}"));
-            }
-            let tgt = e.text("term_tgt").trim();
-            if !tgt.is_empty() {
-                if term_tgt.is_empty() {
-                    term_tgt = tgt.to_string();
-                } else if !eq_ci(tgt, &term_tgt) {
-                    add_note(&mut notes, &format!("Also translated as: {tgt}"));
-                }
-            }
-            add_note(&mut notes, e.text("notes"));
-        }
-        let mut changes = Vec::new();
-        if term_tgt != keep.text("term_tgt") {
-            changes.push(("term_tgt".to_string(), json!(term_tgt)));
-        }
-        if notes != keep.text("notes") {
-            changes.push(("notes".to_string(), json!(notes)));
-        }
-
-        // What the writer must approve, should any step need approval: every entry the
-        // merge touches, at its version now (one approval covers the whole merge).
-        let mut versions = BTreeMap::new();
-        versions.insert(Grant::key(Kind::Glossary, &keep.id), keep.version);
-        for e in &merged {
-            versions.insert(Grant::key(Kind::Glossary, &e.id), e.version);
-        }
-        let mode = cx.policies().mode(Self::NAME);
-        let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
-        let mut asks = Vec::new();
-        if !changes.is_empty() {
-            if let Some(reason) =
-                policy::needs_approval(mode, Action::Update, cx.actor(), Some(&keep), &names)
-            {
-                asks.push(json!({"id": keep.id, "action": "update", "reason": reason}));
-            }
-        }
-        for e in &merged {
-            if let Some(reason) =
-                policy::needs_approval(mode, Action::Delete, cx.actor(), Some(e), &[])
-            {
-                asks.push(json!({"id": e.id, "action": "delete", "reason": reason}));
-            }
-        }
-        // Everything the merge would do, for the writer's card: the kept entry's field changes
-        // and every entry it deletes, with all their fields (whoever wrote them).
-        let field = |e: &Entity, name: &str, proposed: Value| json!({"field": name, "current": e.get(name), "current_origin": e.origin(name), "proposed": proposed});
-        let mut touched = vec![json!({
-            "kind": Kind::Glossary,
-            "id": keep.id,
-            "action": "update",
-            "title": keep.text("term_src"),
-            "fields": changes.iter().map(|(f, v)| field(&keep, f, v.clone())).collect::<Vec<_>>(),
-        })];
-        for e in &merged {
-            touched.push(json!({
-                "kind": Kind::Glossary,
-                "id": e.id,
-                "action": "delete",
-                "title": e.text("term_src"),
-                "fields": e.fields.keys().map(|f| field(e, f, Value::Null)).collect::<Vec<_>>(),
-            }));
-        }
-        let widen = |error: ToolError| -> ToolError {
-            if error.code != "approval_required" {
-                return error;
-            }
-            let listed: Vec<String> = asks
-                .iter()
-                .filter_map(|a| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?)))
-                .collect();
-            let mut error = error;
-            if !listed.is_empty() {
-                error.message.push_str(&format!(
-                    " The merge needs approval for: {}; one approval covers the whole merge.",
-                    listed.join(", ")
-                ));
-            }
-            if let Some(Value::Object(details)) = &mut error.details {
-                details.insert("versions".into(), json!(versions));
-                details.insert("entries".into(), json!(asks));
-                details.insert("changes".into(), json!(touched));
-                details.insert(
-                    "merge".into(),
-                    json!({"keep": keep.id, "merge": ids, "proposed": {"term_tgt": term_tgt, "notes": notes}}),
-                );
-            }
-            error
+        let field = |name: &str, proposed: Value| json!({"field": name, "current": e.get(name), "current_origin": e.origin(name), "proposed": proposed});
+        let fields: Vec<Value> = match i {
+            0 => changes.iter().map(|(f, v)| field(f, v.clone())).collect(),
+            _ => e.fields.keys().map(|f| field(f, Value::Null)).collect(),
         };
-
-        if !changes.is_empty() {
-            cx.bible_update(Kind::Glossary, &keep.id, changes)
-                .map_err(&widen)?;
-        }
-        let mut removed = Vec::new();
-        for e in &merged {
-            removed.push(cx.bible_delete(Kind::Glossary, &e.id).map_err(&widen)?);
-        }
-        let kept = cx.bible().require(Kind::Glossary, &keep.id)?;
-        Ok(json!({
-            "text": format!(
-                "Merged {} into '{}' and removed {}.\n{}",
-                ids.join(", "),
-                kept.id,
-                if ids.len() == 1 { "it" } else { "them" },
-                entity_block(kept)
-            ),
-            "entry": kept.flat(),
-            "merged": ids,
-            "removed": removed.iter().map(Entity::flat).collect::<Vec<_>>(),
-        }))
+        touched.push(json!({"kind": Glossary, "id": e.id, "action": verb, "title": e.text("term_src"), "fields": fields}));
     }
+    let widen = |mut error: ToolError| -> ToolError {
+        if error.code != "approval_required" {
+            return error;
+        }
+        let ask = |a: &Value| Some(format!("{} ({})", a["id"].as_str()?, a["action"].as_str()?));
+        let listed = join(asks.iter().filter_map(ask), ", ");
+        if !listed.is_empty() {
+            w!(
+                error.message,
+                " The merge needs approval for: {listed}; one approval covers the whole merge."
+            );
+        }
+        if let Some(Value::Object(details)) = &mut error.details {
+            let proposed = json!({"term_tgt": term_tgt, "notes": notes});
+            let merge = json!({"keep": keep.id, "merge": ids, "proposed": proposed});
+            let (versions, asks, touched) = (json!(versions), json!(asks), json!(touched));
+            details.insert("versions".into(), versions);
+            details.insert("entries".into(), asks);
+            details.insert("changes".into(), touched);
+            details.insert("merge".into(), merge);
+        }
+        error
+    };
+
+    if !changes.is_empty() {
+        let update = cx.bible_update(Glossary, &keep.id, changes);
+        update.map_err(&widen)?;
+    }
+    let mut removed = Vec::new();
+    for e in &merged {
+        removed.push(cx.bible_delete(Glossary, &e.id).map_err(&widen)?.flat());
+    }
+    let kept = cx.bible().require(Glossary, &keep.id)?;
+    let (them, list) = (if ids.len() == 1 { "it" } else { "them" }, ids.join(", "));
+    let (id, block) = (&kept.id, entity_block(kept));
+    let text = format!("Merged {list} into '{id}' and removed {them}.\n{block}");
+    Ok(json!({"text": text, "entry": kept.flat(), "merged": ids, "removed": removed}))
 }
 
-/// `glossary_delete_entry`.
-pub struct GlossaryDeleteEntry;
-
-impl ToolSpec for GlossaryDeleteEntry {
-    type Args = EntryIdArgs;
-    const NAME: &'static str = "glossary_delete_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Remove a glossary entry. Removing an entry with fields the writer wrote asks the writer's approval first (approval_required, nothing changed). To fold duplicates together use glossary_merge_entries.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let removed = cx.bible_delete(Kind::Glossary, args.id.trim())?;
-        Ok(json!({
-            "text": format!(
-                "Removed glossary entry '{}' ({} → {}).",
-                removed.id,
-                removed.text("term_src"),
-                value_text(removed.get("term_tgt"))
-            ),
-            "deleted": removed.flat(),
-        }))
-    }
+pub(super) fn delete_entry(a: &Call, cx: &mut Cx) -> Out {
+    let removed = cx.bible_delete(Glossary, a.text("id").trim())?;
+    let (src, tgt) = (removed.text("term_src"), show(removed.get("term_tgt"), '-'));
+    let id = &removed.id;
+    let text = format!("Removed glossary entry '{id}' ({src} → {tgt}).");
+    Ok(json!({"text": text, "deleted": removed.flat()}))
 }
 
-// ---------------------------------------------------------------------------------------
 // Style guide and UI settings.
 
-/// No arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct NoArgs {}
-
-/// `styleguide_read_full`.
-pub struct StyleguideReadFull;
-
-impl ToolSpec for StyleguideReadFull {
-    type Args = NoArgs;
-    const NAME: &'static str = "styleguide_read_full";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read the whole style guide (markdown): the translation and writing conventions to follow. Read it before translating or checking style.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(_: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let guide = cx.bible().get(Kind::Styleguide, "styleguide");
-        let markdown = guide.map_or("", |g| g.text("markdown")).trim();
-        let text = match guide {
-            Some(g) if !markdown.is_empty() => format!(
-                "Style guide (version {}){}:\n\n{}",
-                g.version,
-                origin_tag(g, "markdown"),
-                markdown
-            ),
-            _ => "There is no style guide yet: follow the glossary and the manuscript's own conventions.".into(),
-        };
-        Ok(json!({
-            "text": text,
-            "exists": !markdown.is_empty(),
-            "markdown": markdown,
-            "markdown_origin": guide.and_then(|g| g.origin("markdown")),
-            "version": guide.map(|g| g.version),
-        }))
-    }
+pub(super) fn styleguide(_: &Call, cx: &mut Cx) -> Out {
+    let guide = cx.bible().get(Styleguide, "styleguide");
+    let markdown = guide.map_or("", |g| g.text("markdown")).trim();
+    let text = match guide {
+        Some(g) if !markdown.is_empty() => {
+            let (version, origin) = (g.version, origin_tag(g, "markdown"));
+            format!("Style guide (version {version}){origin}:\n\n{markdown}")
+        }
+        _ => String::from(
+            "There is no style guide yet: follow the glossary and the manuscript's own conventions.",
+        ),
+    };
+    let origin = guide.and_then(|g| g.origin("markdown"));
+    let version = guide.map(|g| g.version);
+    Ok(json!({
+        "text": text, "exists": !markdown.is_empty(), "markdown": markdown,
+        "markdown_origin": origin, "version": version,
+    }))
 }
 
-/// `ui_read_settings`.
-pub struct UiReadSettings;
-
-impl ToolSpec for UiReadSettings {
-    type Args = NoArgs;
-    const NAME: &'static str = "ui_read_settings";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read the UI settings translations must fit: the longest a displayed line may be (line_length_limit, in characters), how many lines fit in a text box (lines_per_box) and notes.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(_: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let Some(ui) = cx.bible().get(Kind::UiSettings, "ui") else {
-            return Ok(json!({
-                "text": "No UI settings are set: there is no line-length limit to respect.",
-                "exists": false,
-                "line_length_limit": null,
-                "lines_per_box": null,
-                "notes": null,
-            }));
-        };
-        let mut out = ui.flat();
-        out["text"] = json!(format!("UI settings\n{}", {
-            let block = entity_block(ui);
-            block.lines().skip(1).collect::<Vec<_>>().join("\n")
+pub(super) fn ui_settings(_: &Call, cx: &mut Cx) -> Out {
+    let Some(ui) = cx.bible().get(UiSettings, "ui") else {
+        return Ok(json!({
+            "text": "No UI settings are set: there is no line-length limit to respect.",
+            "exists": false, "line_length_limit": null, "lines_per_box": null, "notes": null,
         }));
-        out["exists"] = json!(true);
-        Ok(out)
-    }
+    };
+    let (mut out, block) = (ui.flat(), entity_block(ui));
+    let fields = join(block.lines().skip(1), "\n");
+    (out["text"], out["exists"]) = (json!(format!("UI settings\n{fields}")), json!(true));
+    Ok(out)
 }
 
-// ---------------------------------------------------------------------------------------
 // Machine translation.
 
 /// An endpoint's host, for messages (never the whole URL: it may hold a key).
@@ -779,45 +447,15 @@ pub fn no_mtl_endpoint() -> ToolError {
     )
 }
 
-/// `translation_check_mtl_available`.
-pub struct TranslationCheckMtlAvailable;
-
-impl ToolSpec for TranslationCheckMtlAvailable {
-    type Args = NoArgs;
-    const NAME: &'static str = "translation_check_mtl_available";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Say whether a machine-translation (MTL) endpoint is configured, that is whether translation_create_mtl_suggestion can work.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(_: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        Ok(match cx.mtl_endpoint() {
-            Some(url) => json!({
-                "text": format!("A machine-translation endpoint is set ({}): translation_create_mtl_suggestion can suggest translations.", endpoint_host(url)),
-                "available": true,
-                "host": endpoint_host(url),
-            }),
-            None => json!({
-                "text": "No machine-translation endpoint is set: translation_create_mtl_suggestion will not work. The writer can set one in the settings ('mtlEndpoint', a LibreTranslate-compatible URL).",
-                "available": false,
-            }),
-        })
-    }
-}
-
-/// Arguments of `translation_create_mtl_suggestion`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct MtlSuggestionArgs {
-    /// The scene's id.
-    pub scene: String,
-    /// The line's number in the scene (from 1, as translation_read_scene shows).
-    pub line: u64,
-    /// The source language code, such as "ja" (or "auto").
-    #[serde(alias = "sourceLang")]
-    pub source_lang: String,
-    /// The target language code, such as "en".
-    #[serde(alias = "targetLang")]
-    pub target_lang: String,
+pub(super) fn mtl_available(_: &Call, cx: &mut Cx) -> Out {
+    let Some(host) = cx.mtl_endpoint().map(endpoint_host) else {
+        return Ok(json!({
+            "text": "No machine-translation endpoint is set: translation_create_mtl_suggestion will not work. The writer can set one in the settings ('mtlEndpoint', a LibreTranslate-compatible URL).",
+            "available": false,
+        }));
+    };
+    let text = format!("A machine-translation endpoint is set ({host}): translation_create_mtl_suggestion can suggest translations.");
+    Ok(json!({"text": text, "available": true, "host": host}))
 }
 
 /// A machine-translation request, ready for the core to send.
@@ -837,41 +475,30 @@ pub struct MtlPlan {
     pub target_lang: String,
 }
 
-fn lang_code(value: &str, name: &str) -> Result<String, ToolError> {
-    let code = value.trim();
-    let ok = !code.is_empty()
-        && code.len() <= 16
-        && code
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        Ok(code.to_string())
-    } else {
-        Err(ToolError::invalid_args(format!(
-            "'{name}' must be a language code such as \"en\", \"ja\" or \"zh-Hans\", got \"{}\"",
-            shorten(value, 40)
-        )))
+fn lang_code(a: &Args, name: &str) -> Res<String> {
+    let (value, code) = (a.text(name), a.text(name).trim());
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if !code.is_empty() && code.len() <= 16 && code.chars().all(allowed) {
+        return Ok(code.to_string());
     }
+    let (value, example) = (preview(value, 40), "\"en\", \"ja\" or \"zh-Hans\"");
+    let message = format!("'{name}' must be a language code such as {example}, got \"{value}\"");
+    Err(ToolError::invalid_args(message))
 }
 
-fn plan_from(
-    args: MtlSuggestionArgs,
-    project: &Project,
-    bible: &Bible,
-    endpoint: Option<&str>,
-) -> Result<MtlPlan, ToolError> {
-    let source_lang = lang_code(&args.source_lang, "source_lang")?;
-    let target_lang = lang_code(&args.target_lang, "target_lang")?;
-    let endpoint = endpoint
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(no_mtl_endpoint)?;
-    let lines = scene_lines(project, bible, &args.scene)?;
-    let source = lines.line(args.line)?.to_string();
+fn plan_from(a: &Args, project: &Project, bible: &Bible, endpoint: Option<&str>) -> Res<MtlPlan> {
+    let source_lang = lang_code(a, "source_lang")?;
+    let target_lang = lang_code(a, "target_lang")?;
+    let endpoint = endpoint.map(str::trim).filter(|u| !u.is_empty());
+    let endpoint = endpoint.ok_or_else(no_mtl_endpoint)?.to_string();
+    let lines = scene_lines(project, bible, a.text("scene"))?;
+    let line = a.num("line").unwrap_or(0);
+    let source = lines.line(line)?.to_string();
+    let scene = lines.scene;
     Ok(MtlPlan {
-        endpoint: endpoint.to_string(),
-        scene: lines.scene,
-        line: args.line,
+        endpoint,
+        scene,
+        line,
         source,
         source_lang,
         target_lang,
@@ -887,937 +514,479 @@ pub fn mtl_plan(
     args: Value,
     session: &Session,
     endpoint: Option<&str>,
-) -> Result<MtlPlan, ToolError> {
-    let (_, args) = registry.validate_call(TranslationCreateMtlSuggestion::NAME, args)?;
-    let args: MtlSuggestionArgs = parse_args(Value::Object(args))?;
-    plan_from(args, &session.project, &session.bible, endpoint)
+) -> Res<MtlPlan> {
+    let (_, args) = registry.validate_call(MTL_SUGGESTION, args)?;
+    let tool = tool(MTL_SUGGESTION).ok_or_else(|| registry.unknown_tool(MTL_SUGGESTION))?;
+    let args = parse(tool.args, Value::Object(args))?;
+    plan_from(&args, &session.project, &session.bible, endpoint)
 }
 
 /// The result of a suggestion: the endpoint's translation, as data for the agent.
 pub fn mtl_suggestion(plan: &MtlPlan, suggestion: &str, detected: Option<Value>) -> Value {
+    let (scene, line, source) = (&plan.scene, plan.line, &plan.source);
+    let (from, to) = (&plan.source_lang, &plan.target_lang);
     json!({
         "text": format!(
-            "Machine-translation suggestion for line {} of scene '{}' ({} → {}):\nsource: {}\nsuggestion: {}\nIt is only a suggestion: check it against the glossary and style guide, then save a translation with translation_create_line (or translation_update_line).",
-            plan.line, plan.scene, plan.source_lang, plan.target_lang, plan.source, suggestion
+            "Machine-translation suggestion for line {line} of scene '{scene}' ({from} → {to}):\nsource: {source}\nsuggestion: {suggestion}\nIt is only a suggestion: check it against the glossary and style guide, then save a translation with translation_create_line (or translation_update_line)."
         ),
-        "scene": plan.scene,
-        "line": plan.line,
-        "source": plan.source,
-        "suggestion": suggestion,
-        "source_lang": plan.source_lang,
-        "target_lang": plan.target_lang,
-        "detected_language": detected,
+        "scene": scene, "line": line, "source": source, "suggestion": suggestion,
+        "source_lang": from, "target_lang": to, "detected_language": detected,
     })
 }
 
-/// `translation_create_mtl_suggestion`.
-pub struct TranslationCreateMtlSuggestion;
-
-impl ToolSpec for TranslationCreateMtlSuggestion {
-    type Args = MtlSuggestionArgs;
-    const NAME: &'static str = "translation_create_mtl_suggestion";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Ask the machine-translation endpoint for a suggested translation of one line of a scene. Returns the suggestion only (it saves nothing): review it, then save your translation with translation_create_line. Fails with no_mtl_endpoint if none is configured (translation_check_mtl_available tells).";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        plan_from(args, cx.project(), cx.bible(), cx.mtl_endpoint())?;
-        // The synchronous path cannot make the HTTP call; the core does (src/core/mtl.rs).
-        Err(ToolError::new(
-            "needs_network",
-            "translation_create_mtl_suggestion calls the translation endpoint; run it through the core (execute or run)",
-        ))
-    }
+/// `translation_create_mtl_suggestion` on the synchronous path: checked, but the HTTP call is
+/// the core's (`src/core/mtl.rs`).
+pub(super) fn mtl_suggestion_sync(a: &Call, cx: &mut Cx) -> Out {
+    plan_from(a, cx.project(), cx.bible(), cx.mtl_endpoint())?;
+    Err(ToolError::new(
+        "needs_network",
+        "translation_create_mtl_suggestion calls the translation endpoint; run it through the core (execute or run)",
+    ))
 }
 
-// ---------------------------------------------------------------------------------------
 // Translations.
 
-/// Arguments of `translation_create_line` and `translation_update_line`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct LineArgs {
-    /// The scene's id.
-    pub scene: String,
-    /// The line's number in the scene (from 1, as translation_read_scene shows).
-    pub line: u64,
-    /// The translation of the line.
-    pub target: String,
+pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
+    let target = non_blank(a, "target")?;
+    let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
+    let line = a.num("line").unwrap_or(0);
+    let source = lines.line(line)?.to_string();
+    let (scene, total) = (&lines.scene, lines.lines.len());
+    let id = translation_id(scene, line);
+    if let Some(existing) = cx.bible().get(Translation, &id) {
+        let shown = preview(existing.text("target"), 120);
+        let origin = origin_tag(existing, "target");
+        let message = format!("line {line} of scene '{scene}' already has a translation ({shown}{origin}); change it with translation_update_line");
+        let details = json!({"translation": existing.flat()});
+        return Err(ToolError::new("exists", message).with_details(details));
+    }
+    let fields = [
+        ("scene", json!(scene)),
+        ("line", json!(line)),
+        ("source", json!(source)),
+    ];
+    let fields = fields.into_iter().chain([("target", json!(target))]);
+    let fields = fields.map(|(f, v)| (f.to_string(), v)).collect();
+    let flat = cx.bible_create(Translation, &id, fields)?;
+    let done = translated(cx.bible(), scene, 0, total);
+    Ok(json!({
+        "text": format!(
+            "Saved the translation of line {line} of scene '{scene}':\nsource: {source}\ntarget: {target}\nThe scene has {done} of {total} lines translated."
+        ),
+        "translation": flat, "translated": done, "total": total,
+    }))
 }
 
-/// `translation_create_line`.
-pub struct TranslationCreateLine;
+pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
+    let target = non_blank(a, "target")?;
+    let scene = cx.bible().require(Scene, a.text("scene").trim())?;
+    let (scene, line) = (scene.id.clone(), a.num("line").unwrap_or(0));
+    let id = translation_id(&scene, line);
+    let Some(before) = cx.bible().get(Translation, &id).map(|t| t.version) else {
+        return Err(ToolError::not_found(format!(
+            "line {line} of scene '{scene}' has no translation yet; save one with translation_create_line"
+        )));
+    };
+    // The manuscript line now, when the scene still has it (to say if it changed).
+    let lines = scene_lines(cx.project(), cx.bible(), &scene);
+    let current = |l: SceneLines| Some(l.line(line).ok()?.to_string());
+    let current = lines.ok().and_then(current);
+    let change = vec![("target".to_string(), json!(target))];
+    cx.bible_update(Translation, &id, change)?;
+    let e = cx.bible().require(Translation, &id)?;
+    let (stored, changed) = (e.text("source"), e.version != before);
+    let source_changed = current.as_deref().is_some_and(|c| c != stored);
+    let done = if changed { "Updated" } else { "No change to" };
+    let mut text = format!("{done} the translation of line {line} of scene '{scene}':\nsource: {stored}\ntarget: {target}");
+    match &current {
+        Some(c) if source_changed => w!(
+            text,
+            "\nNote: the manuscript line has changed since this translation was made; it now reads: {c}"
+        ),
+        None => text.push_str("\nNote: the scene no longer has this line in the manuscript."),
+        _ => {}
+    }
+    Ok(json!({
+        "text": text, "changed": changed, "source_changed": source_changed,
+        "manuscript_line": current, "translation": e.flat(),
+    }))
+}
 
-impl ToolSpec for TranslationCreateLine {
-    type Args = LineArgs;
-    const NAME: &'static str = "translation_create_line";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Save the translation of one line of a scene (lines are numbered from 1, as translation_read_scene shows); the source text is taken from the manuscript. Fails if the line already has a translation: change that with translation_update_line.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let target = non_blank(&args.target, "target")?;
-        let lines = scene_lines(cx.project(), cx.bible(), &args.scene)?;
-        let source = lines.line(args.line)?.to_string();
-        let id = translation_id(&lines.scene, args.line);
-        if let Some(existing) = cx.bible().get(Kind::Translation, &id) {
-            return Err(ToolError::new(
-                "exists",
-                format!(
-                    "line {} of scene '{}' already has a translation ({}{}); change it with translation_update_line",
-                    args.line,
-                    lines.scene,
-                    shorten(existing.text("target"), 120),
-                    origin_tag(existing, "target")
-                ),
-            )
-            .with_details(json!({"translation": existing.flat()})));
+pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
+    let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
+    let translations = translations_of(cx.bible(), &lines.scene);
+    let (scene, total) = (&lines.scene, lines.lines.len());
+    let from = a.num("from_line").unwrap_or(1).max(1) as usize;
+    if total > 0 && from > total {
+        let message =
+            format!("scene '{scene}' has lines 1 to {total}; 'from_line' {from} is past the end");
+        return Err(ToolError::new("out_of_range", message));
+    }
+    let (mut shown, mut untranslated, mut body) = (Vec::new(), Vec::new(), String::new());
+    for (n, source) in (1u64..).zip(&lines.lines) {
+        let t = translations.get(&n).copied();
+        let t = t.filter(|t| !is_empty_value(Some(t.get("target"))));
+        if t.is_none() {
+            untranslated.push(n);
         }
-        let fields = vec![
-            ("scene".to_string(), json!(lines.scene)),
-            ("line".to_string(), json!(args.line)),
-            ("source".to_string(), json!(source)),
-            ("target".to_string(), json!(target)),
-        ];
-        let flat = cx.bible_create(Kind::Translation, &id, fields)?;
-        let translated = translations_of(cx.bible(), &lines.scene)
-            .iter()
-            .filter(|(n, t)| {
-                **n as usize <= lines.lines.len() && !is_empty_value(Some(t.get("target")))
-            })
-            .count();
-        Ok(json!({
-            "text": format!(
-                "Saved the translation of line {} of scene '{}':\nsource: {}\ntarget: {}\nThe scene has {translated} of {} lines translated.",
-                args.line, lines.scene, source, target, lines.lines.len()
+        if (n as usize) < from || shown.len() >= MAX_SCENE_LINES {
+            continue;
+        }
+        w!(body, "\n{n}. {source}");
+        let stale = t.is_some_and(|t| t.text("source") != source);
+        match t {
+            Some(t) => w!(
+                body,
+                "\n   → {}{}",
+                t.text("target"),
+                origin_tag(t, "target")
             ),
-            "translation": flat,
-            "translated": translated,
-            "total": lines.lines.len(),
-        }))
+            None => body.push_str("\n   → (untranslated)"),
+        }
+        if let Some(t) = t.filter(|_| stale) {
+            let was = preview(t.text("source"), 200);
+            w!(
+                body,
+                "\n   ! the manuscript line changed since this translation (it was: {was})"
+            );
+        }
+        let (target, origin) = (t.map(|t| t.get("target")), t.map(|t| t.origin("target")));
+        shown.push(json!({
+            "line": n, "source": source, "target": target, "target_origin": origin,
+            "stale": stale, "translated": t.is_some(),
+        }));
     }
-}
-
-/// `translation_update_line`.
-pub struct TranslationUpdateLine;
-
-impl ToolSpec for TranslationUpdateLine {
-    type Args = LineArgs;
-    const NAME: &'static str = "translation_update_line";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Change the saved translation of one line of a scene. Changing a translation the writer wrote asks the writer's approval first (approval_required, nothing changed).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let target = non_blank(&args.target, "target")?;
-        let scene = cx
-            .bible()
-            .require(Kind::Scene, args.scene.trim())?
-            .id
-            .clone();
-        let id = translation_id(&scene, args.line);
-        let Some(before) = cx.bible().get(Kind::Translation, &id).map(|t| t.version) else {
-            return Err(ToolError::not_found(format!(
-                "line {} of scene '{scene}' has no translation yet; save one with translation_create_line",
-                args.line
-            )));
-        };
-        // The manuscript line now, when the scene still has it (to say if it changed).
-        let current = scene_lines(cx.project(), cx.bible(), &scene)
-            .ok()
-            .and_then(|l| l.line(args.line).ok().map(str::to_string));
-        cx.bible_update(
-            Kind::Translation,
-            &id,
-            vec![("target".to_string(), json!(target))],
-        )?;
-        let entity = cx.bible().require(Kind::Translation, &id)?;
-        let stored = entity.text("source");
-        let source_changed = current.as_deref().is_some_and(|c| c != stored);
-        let mut text = format!(
-            "{} the translation of line {} of scene '{scene}':\nsource: {stored}\ntarget: {target}",
-            if entity.version != before {
-                "Updated"
-            } else {
-                "No change to"
-            },
-            args.line
+    let orphan = |n: &u64| *n == 0 || *n as usize > total;
+    let orphans: Vec<u64> = translations.keys().copied().filter(orphan).collect();
+    let (done, left) = (total - untranslated.len(), untranslated.len());
+    let (title, (start, end)) = (&lines.chapter_title, lines.span);
+    let mut text = format!(
+        "Scene '{scene}' (chapter '{title}', chars {start}-{end}): {total} lines, {done} translated, {left} untranslated"
+    );
+    if !untranslated.is_empty() {
+        w!(text, " (lines {})", numbers(&untranslated));
+    }
+    w!(text, ".{body}");
+    let next = from + shown.len();
+    if next <= total {
+        w!(
+            text,
+            "\n(lines {next} to {total} not shown; call again with from_line {next})"
         );
-        match &current {
-            Some(c) if source_changed => text.push_str(&format!(
-                "\nNote: the manuscript line has changed since this translation was made; it now reads: {c}"
-            )),
-            None => text.push_str("\nNote: the scene no longer has this line in the manuscript."),
-            _ => {}
-        }
-        Ok(json!({
-            "text": text,
-            "changed": entity.version != before,
-            "source_changed": source_changed,
-            "manuscript_line": current,
-            "translation": entity.flat(),
-        }))
     }
-}
-
-/// Arguments of `translation_read_scene`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadSceneArgs {
-    /// The scene's id.
-    pub scene: String,
-    /// The first line to show (default 1).
-    #[serde(default, alias = "fromLine")]
-    pub from_line: Option<u64>,
-}
-
-/// `translation_read_scene`.
-pub struct TranslationReadScene;
-
-impl ToolSpec for TranslationReadScene {
-    type Args = ReadSceneArgs;
-    const NAME: &'static str = "translation_read_scene";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a scene line by line for translation: each line's number, its source text and its translation (with who wrote it), and which lines are untranslated. Shows up to 200 lines from 'from_line'.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let lines = scene_lines(cx.project(), cx.bible(), &args.scene)?;
-        let translations = translations_of(cx.bible(), &lines.scene);
-        let total = lines.lines.len();
-        let from = args.from_line.unwrap_or(1).max(1) as usize;
-        if total > 0 && from > total {
-            return Err(ToolError::new(
-                "out_of_range",
-                format!(
-                    "scene '{}' has lines 1 to {total}; 'from_line' {from} is past the end",
-                    lines.scene
-                ),
-            ));
-        }
-        let mut shown = Vec::new();
-        let mut untranslated = Vec::new();
-        let mut body = String::new();
-        for (i, source) in lines.lines.iter().enumerate() {
-            let n = i as u64 + 1;
-            let t = translations
-                .get(&n)
-                .filter(|t| !is_empty_value(Some(t.get("target"))));
-            if t.is_none() {
-                untranslated.push(n);
-            }
-            if (i + 1) < from || shown.len() >= MAX_SCENE_LINES {
-                continue;
-            }
-            body.push_str(&format!("\n{n}. {source}"));
-            match t {
-                Some(t) => {
-                    body.push_str(&format!(
-                        "\n   → {}{}",
-                        t.text("target"),
-                        origin_tag(t, "target")
-                    ));
-                    if t.text("source") != source {
-                        body.push_str(&format!(
-                            "\n   ! the manuscript line changed since this translation (it was: {})",
-                            shorten(t.text("source"), 200)
-                        ));
-                    }
-                }
-                None => body.push_str("\n   → (untranslated)"),
-            }
-            shown.push(json!({
-                "line": n,
-                "source": source,
-                "target": t.map(|t| t.get("target").clone()),
-                "target_origin": t.and_then(|t| t.origin("target")),
-                "stale": t.is_some_and(|t| t.text("source") != source),
-                "translated": t.is_some(),
-            }));
-        }
-        let orphans: Vec<u64> = translations
-            .keys()
-            .copied()
-            .filter(|n| *n == 0 || *n as usize > total)
-            .collect();
-        let translated = total - untranslated.len();
-        let mut text = format!(
-            "Scene '{}' (chapter '{}', chars {}-{}): {total} lines, {translated} translated, {} untranslated",
-            lines.scene,
-            lines.chapter_title,
-            lines.span.0,
-            lines.span.1,
-            untranslated.len()
+    if !orphans.is_empty() {
+        let list = numbers(&orphans);
+        w!(
+            text,
+            "\nTranslations saved for lines the scene no longer has: {list}."
         );
-        if !untranslated.is_empty() {
-            text.push_str(&format!(
-                " (lines {})",
-                untranslated
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        text.push('.');
-        text.push_str(&body);
-        let last_shown = from - 1 + shown.len();
-        if last_shown < total {
-            text.push_str(&format!(
-                "\n(lines {} to {total} not shown; call again with from_line {})",
-                last_shown + 1,
-                last_shown + 1
-            ));
-        }
-        if !orphans.is_empty() {
-            text.push_str(&format!(
-                "\nTranslations saved for lines the scene no longer has: {}.",
-                orphans
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        Ok(json!({
-            "text": text,
-            "scene": lines.scene,
-            "chapter": lines.chapter_id,
-            "total": total,
-            "translated": translated,
-            "untranslated": untranslated,
-            "lines": shown,
-            "orphans": orphans,
-        }))
     }
+    Ok(json!({
+        "text": text, "scene": scene, "chapter": lines.chapter_id, "total": total, "translated": done,
+        "untranslated": untranslated, "lines": shown, "orphans": orphans,
+    }))
 }
 
-// ---------------------------------------------------------------------------------------
 // QA checks.
 
-/// How serious a QA finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// For information.
-    Info,
-    /// Should be fixed.
-    Warning,
-    /// Must be fixed.
-    Error,
-}
-
-impl Severity {
-    fn name(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-/// A QA record to create.
-struct Finding<'m> {
+/// A QA check under way: the call, the check (`style`, `consistency` or `review`), the scene
+/// and the line's source (when a line is given).
+struct Check<'c> {
+    a: &'c Args,
     check: &'static str,
-    scene: &'m str,
-    line: Option<u64>,
-    severity: Severity,
-    message: String,
+    scene: String,
+    source: Option<String>,
 }
 
-/// Create the QA record of a finding; returns its flat view and a line about it.
-fn record(cx: &mut EditContext<'_>, finding: Finding<'_>) -> Result<(Value, String), ToolError> {
-    let hint = match finding.line {
-        Some(line) => format!("{}-{}-{line}", finding.check, finding.scene),
-        None => format!("{}-{}", finding.check, finding.scene),
-    };
-    let id = cx.bible().fresh_id(Kind::Qa, &hint);
-    let mut fields = vec![
-        ("check".to_string(), json!(finding.check)),
-        ("scene".to_string(), json!(finding.scene)),
-        ("severity".to_string(), json!(finding.severity.name())),
-        ("message".to_string(), json!(finding.message)),
-    ];
-    if let Some(line) = finding.line {
-        fields.push(("line".to_string(), json!(line)));
+impl<'c> Check<'c> {
+    fn new(a: &'c Args, cx: &Cx, check: &'static str) -> Res<Self> {
+        let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
+        let line = |n: u64| lines.line(n).map(str::to_string);
+        let source = a.num("line").map(line).transpose()?;
+        let scene = lines.scene;
+        Ok(Self {
+            a,
+            check,
+            scene,
+            source,
+        })
     }
-    let flat = cx.bible_create(Kind::Qa, &id, fields)?;
-    let place = match finding.line {
-        Some(line) => format!("line {line} of scene '{}'", finding.scene),
-        None => format!("scene '{}'", finding.scene),
-    };
-    let line = format!(
-        "Recorded {} QA '{id}' ({}) on {place}: {}",
-        finding.check,
-        finding.severity.name(),
-        finding.message
-    );
-    Ok((flat, line))
-}
 
-/// Check the scene and line of a QA call: the scene's lines and the line's source.
-fn check_place(
-    cx: &EditContext<'_>,
-    scene: &str,
-    line: Option<u64>,
-) -> Result<(SceneLines, Option<String>), ToolError> {
-    let lines = scene_lines(cx.project(), cx.bible(), scene)?;
-    let source = match line {
-        Some(n) => Some(lines.line(n)?.to_string()),
-        None => None,
-    };
-    Ok((lines, source))
-}
+    /// The message given (trimmed), if any.
+    fn message(&self) -> Option<&str> {
+        trimmed(self.a, "message").filter(|m| !m.is_empty())
+    }
 
-/// The saved translation of a line, or a `not_found` error saying what to do.
-fn target_of(
-    cx: &EditContext<'_>,
-    scene: &str,
-    line: u64,
-    check: &str,
-) -> Result<String, ToolError> {
-    cx.bible()
-        .get(Kind::Translation, &translation_id(scene, line))
-        .map(|t| t.text("target").to_string())
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| {
+    /// The saved translation of `line`, or a `not_found` error saying what to do with `verb`.
+    fn target(&self, cx: &Cx, line: u64, verb: &str) -> Res<String> {
+        let (scene, bible) = (&self.scene, cx.bible());
+        let t = bible.get(Translation, &translation_id(scene, line));
+        let t = t.map(|t| t.text("target"));
+        let target = t.filter(|t| !t.trim().is_empty()).map(str::to_string);
+        target.ok_or_else(|| {
             ToolError::not_found(format!(
-                "line {line} of scene '{scene}' has no translation to {check}; save one with translation_create_line first"
+                "line {line} of scene '{scene}' has no translation to {verb}; save one with translation_create_line first"
             ))
         })
+    }
+
+    /// Record the finding (the message, and what a measurement `found`, if it did) on `line`,
+    /// unless there is neither; answer with the record, the `report` and the measured `facts`.
+    fn finish(
+        &self,
+        cx: &mut Cx,
+        line: Option<u64>,
+        found: Option<String>,
+        report: &str,
+        facts: Value,
+    ) -> Out {
+        let finding = match (self.message(), found) {
+            (Some(m), Some(found)) => Some(format!("{m}\n{found}")),
+            (m, found) => found.or(m.map(str::to_string)),
+        };
+        let Some(message) = finding else {
+            let report = format!("{report} No QA record was made.");
+            return Ok(self.answer(Value::Null, report, facts));
+        };
+        let (check, scene) = (self.check, &self.scene);
+        let severity = self.a.opt("severity").unwrap_or("warning");
+        let at = line.map(|line| format!("-{line}")).unwrap_or_default();
+        let place = line
+            .map(|line| format!("line {line} of "))
+            .unwrap_or_default();
+        let hint = format!("{check}-{scene}{at}");
+        let place = format!("{place}scene '{scene}'");
+        let id = cx.bible().fresh_id(Qa, &hint);
+        let mut fields = vec![("check", json!(check)), ("scene", json!(scene))];
+        fields.extend([("severity", json!(severity)), ("message", json!(message))]);
+        fields.extend(line.map(|line| ("line", json!(line))));
+        let fields = fields.into_iter().map(|(f, v)| (f.to_string(), v));
+        let fields = fields.collect();
+        let record = cx.bible_create(Qa, &id, fields)?;
+        let made = format!("Recorded {check} QA '{id}' ({severity}) on {place}: {message}");
+        let text = match report {
+            "" => made,
+            _ => format!("{made}\n{report}"),
+        };
+        Ok(self.answer(record, text, facts))
+    }
+
+    fn answer(&self, record: Value, text: String, facts: Value) -> Value {
+        let mut out = json!({"text": text, "record": record});
+        if let (Value::Object(out), Value::Object(facts)) = (&mut out, facts) {
+            out.extend(facts);
+        }
+        out
+    }
+
+    /// A finding without a measurement: the message is required (`missing` says so).
+    fn plain(&self, cx: &mut Cx, missing: &str) -> Out {
+        if self.message().is_none() {
+            return Err(ToolError::invalid_args(missing));
+        }
+        self.finish(cx, self.a.num("line"), None, "", json!({}))
+    }
 }
 
-fn given_message(message: Option<String>) -> Option<String> {
-    message
-        .map(|m| m.trim().to_string())
-        .filter(|m| !m.is_empty())
-}
-
-/// The result of a check call: the record made (if any), with text.
-fn check_result(made: Option<(Value, String)>, report: String, extra: Value) -> Value {
-    let (record, line) = match made {
-        Some((record, line)) => (record, line),
-        None => (Value::Null, String::new()),
+pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
+    let check = Check::new(a, cx, "style")?;
+    if !a.flag("check_line_length") {
+        let missing =
+            "give a 'message' (the finding), or set check_line_length to measure the line";
+        return check.plain(cx, missing);
+    }
+    let needs = "check_line_length needs the 'line' whose translation to measure";
+    let line = a.num("line").ok_or(ToolError::invalid_args(needs))?;
+    let target = check.target(cx, line, "measure")?;
+    let ui = cx.bible().get(UiSettings, "ui");
+    let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
+    let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
+    let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
+    let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
+    let Some(limit) = limit else {
+        if check.message().is_none() {
+            return Err(ToolError::not_found(
+                "the UI settings have no line_length_limit, so there is nothing to measure against (ui_read_settings shows them); give a 'message' to record a finding anyway",
+            ));
+        }
+        let report = "The line length was not checked: the UI settings have no line_length_limit.";
+        let facts = json!({"line_length": {"checked": false}});
+        return check.finish(cx, Some(line), None, report, facts);
     };
-    let text = [line, report]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut out = json!({"text": text, "record": record});
-    if let (Value::Object(out), Value::Object(extra)) = (&mut out, extra) {
-        out.extend(extra);
+    let mut problems = Vec::new();
+    for (i, n) in (1..).zip(&display).filter(|(_, n)| **n as u64 > limit) {
+        let over = format!("{n} characters long, over the UI limit of {limit}");
+        problems.push(match count {
+            1 => format!("the translation is {over}"),
+            _ => format!("display line {i} of the translation is {over}"),
+        });
     }
-    out
+    if let Some(per_box) = per_box.filter(|p| count as u64 > *p) {
+        let lines = format!("{count} display lines, more than the {per_box} a text box holds");
+        problems.push(format!("the translation has {lines}"));
+    }
+    let exceeded = !problems.is_empty();
+    let facts = json!({"line_length": {
+        "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
+        "display_lines": count, "exceeded": exceeded,
+    }});
+    let problems = problems.join("; ");
+    let fits = per_box.map_or("", |_| " and it fits its text box");
+    let report = match exceeded {
+        true => format!("The translation does not fit: {problems}."),
+        false => format!(
+            "The translation fits: its longest line is {longest} of {limit} characters{fits}."
+        ),
+    };
+    let found = exceeded.then(|| format!("Line length: {problems}."));
+    check.finish(cx, Some(line), found, &report, facts)
 }
 
-/// Arguments of `translation_create_style_check`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct StyleCheckArgs {
-    /// The scene's id.
-    pub scene: String,
-    /// The line's number in the scene (omit for a finding about the whole scene).
-    #[serde(default)]
-    pub line: Option<u64>,
-    /// How serious: info, warning (default) or error.
-    #[serde(default)]
-    pub severity: Option<Severity>,
-    /// The finding: what breaks the style guide and how to fix it.
-    #[serde(default)]
-    pub message: Option<String>,
-    /// Also measure the line's translation against the UI settings' line_length_limit (and
-    /// lines_per_box) and report if it does not fit.
-    #[serde(default, alias = "checkLineLength")]
-    pub check_line_length: Option<bool>,
-}
-
-/// `translation_create_style_check`.
-pub struct TranslationCreateStyleCheck;
-
-impl ToolSpec for TranslationCreateStyleCheck {
-    type Args = StyleCheckArgs;
-    const NAME: &'static str = "translation_create_style_check";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Record a style QA finding on a scene or one of its lines (severity info, warning or error, and a message). With check_line_length, also measures the line's translation against the UI settings' line_length_limit and lines_per_box and records it if it does not fit (no record when it fits and no message is given).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let (lines, _) = check_place(cx, &args.scene, args.line)?;
-        let message = given_message(args.message);
-        let severity = args.severity.unwrap_or(Severity::Warning);
-        if !args.check_line_length.unwrap_or(false) {
-            let message = message.ok_or_else(|| {
-                ToolError::invalid_args(
-                    "give a 'message' (the finding), or set check_line_length to measure the line",
-                )
-            })?;
-            let made = record(
-                cx,
-                Finding {
-                    check: "style",
-                    scene: &lines.scene,
-                    line: args.line,
-                    severity,
-                    message,
-                },
-            )?;
-            return Ok(check_result(Some(made), String::new(), json!({})));
+pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
+    let check = Check::new(a, cx, "consistency")?;
+    if !a.flag("check_glossary") {
+        let missing = "give a 'message' (the finding), or set check_glossary to check the line against the glossary";
+        return check.plain(cx, missing);
+    }
+    let (Some(line), Some(source)) = (a.num("line"), &check.source) else {
+        let message = "check_glossary needs the 'line' whose translation to check";
+        return Err(ToolError::invalid_args(message));
+    };
+    let target = check.target(cx, line, "check")?.to_lowercase();
+    let (source, mut used, mut missing) = (source.to_lowercase(), Vec::new(), Vec::new());
+    for e in cx.bible().list(Glossary) {
+        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
+        if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
+            continue;
         }
-        let line = args.line.ok_or_else(|| {
-            ToolError::invalid_args(
-                "check_line_length needs the 'line' whose translation to measure",
-            )
-        })?;
-        let target = target_of(cx, &lines.scene, line, "measure")?;
-        let ui = cx.bible().get(Kind::UiSettings, "ui");
-        let limit = ui.and_then(|u| u.get("line_length_limit").as_u64());
-        let per_box = ui.and_then(|u| u.get("lines_per_box").as_u64());
-        let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
-        let longest = display.iter().copied().max().unwrap_or(0);
-        let Some(limit) = limit else {
-            let Some(message) = message else {
-                return Err(ToolError::not_found(
-                    "the UI settings have no line_length_limit, so there is nothing to measure against (ui_read_settings shows them); give a 'message' to record a finding anyway",
-                ));
-            };
-            let made = record(
-                cx,
-                Finding {
-                    check: "style",
-                    scene: &lines.scene,
-                    line: Some(line),
-                    severity,
-                    message,
-                },
-            )?;
-            return Ok(check_result(
-                Some(made),
-                "The line length was not checked: the UI settings have no line_length_limit."
-                    .into(),
-                json!({"line_length": {"checked": false}}),
-            ));
-        };
-        let mut problems = Vec::new();
-        for (i, n) in display.iter().enumerate() {
-            if *n as u64 > limit {
-                problems.push(if display.len() == 1 {
-                    format!("the translation is {n} characters long, over the UI limit of {limit}")
-                } else {
-                    format!(
-                        "display line {} of the translation is {n} characters long, over the UI limit of {limit}",
-                        i + 1
-                    )
-                });
-            }
-        }
-        if let Some(per_box) = per_box {
-            if display.len() as u64 > per_box {
-                problems.push(format!(
-                    "the translation has {} display lines, more than the {per_box} a text box holds",
-                    display.len()
-                ));
-            }
-        }
-        let exceeded = !problems.is_empty();
-        let facts = json!({"line_length": {
-            "checked": true,
-            "limit": limit,
-            "lines_per_box": per_box,
-            "longest": longest,
-            "display_lines": display.len(),
-            "exceeded": exceeded,
-        }});
-        let combined = match (message, exceeded) {
-            (Some(m), true) => Some(format!("{m}\nLine length: {}.", problems.join("; "))),
-            (None, true) => Some(format!("Line length: {}.", problems.join("; "))),
-            (Some(m), false) => Some(m),
-            (None, false) => None,
-        };
-        let report = if exceeded {
-            format!("The translation does not fit: {}.", problems.join("; "))
-        } else {
-            format!(
-                "The translation fits: its longest line is {longest} of {limit} characters{}.",
-                if per_box.is_some() {
-                    " and it fits its text box"
-                } else {
-                    ""
-                }
-            )
-        };
-        let made = match combined {
-            Some(message) => Some(record(
-                cx,
-                Finding {
-                    check: "style",
-                    scene: &lines.scene,
-                    line: Some(line),
-                    severity,
-                    message,
-                },
-            )?),
-            None => None,
-        };
-        let report = if made.is_none() {
-            format!("{report} No QA record was made.")
-        } else {
-            report
-        };
-        Ok(check_result(made, report, facts))
-    }
-}
-
-/// Arguments of `translation_create_consistency_check`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ConsistencyCheckArgs {
-    /// The scene's id.
-    pub scene: String,
-    /// The line's number in the scene (omit for a finding about the whole scene).
-    #[serde(default)]
-    pub line: Option<u64>,
-    /// How serious: info, warning (default) or error.
-    #[serde(default)]
-    pub severity: Option<Severity>,
-    /// The finding: what is inconsistent (with the glossary, the bible or other lines).
-    #[serde(default)]
-    pub message: Option<String>,
-    /// Also check the line's translation against the glossary: every glossary term in the
-    /// source line should appear translated as the glossary says. Records what is missing
-    /// (no record when nothing is and no message is given).
-    #[serde(default, alias = "checkGlossary")]
-    pub check_glossary: Option<bool>,
-}
-
-/// `translation_create_consistency_check`.
-pub struct TranslationCreateConsistencyCheck;
-
-impl ToolSpec for TranslationCreateConsistencyCheck {
-    type Args = ConsistencyCheckArgs;
-    const NAME: &'static str = "translation_create_consistency_check";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Record a consistency QA finding on a scene or one of its lines (terms, names or facts translated inconsistently; severity info, warning or error, and a message). With check_glossary, also checks the line's translation uses the glossary's translation of every glossary term in its source, and records what is missing.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let (lines, source) = check_place(cx, &args.scene, args.line)?;
-        let message = given_message(args.message);
-        let severity = args.severity.unwrap_or(Severity::Warning);
-        let mut report = String::new();
-        let mut facts = json!({});
-        let message = if args.check_glossary.unwrap_or(false) {
-            let (Some(line), Some(source)) = (args.line, source) else {
-                return Err(ToolError::invalid_args(
-                    "check_glossary needs the 'line' whose translation to check",
-                ));
-            };
-            let target = target_of(cx, &lines.scene, line, "check")?.to_lowercase();
-            let source = source.to_lowercase();
-            let mut used = Vec::new();
-            let mut missing = Vec::new();
-            for e in cx.bible().list(Kind::Glossary) {
-                let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-                if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
-                    continue;
-                }
-                used.push(e.id.clone());
-                if !target.contains(&tgt.to_lowercase()) {
-                    missing.push(format!(
-                        "'{src}' should be translated as '{tgt}' (glossary '{}')",
-                        e.id
-                    ));
-                }
-            }
-            report = if used.is_empty() {
-                "No glossary term appears in the source line.".into()
-            } else if missing.is_empty() {
-                format!(
-                    "The translation uses the glossary's translation of every term in the line ({}).",
-                    used.join(", ")
-                )
-            } else {
-                format!("Glossary terms not followed: {}.", missing.join("; "))
-            };
-            facts = json!({"glossary": {"terms": used, "missing": missing}});
-            match (message, missing.is_empty()) {
-                (Some(m), false) => Some(format!("{m}\nGlossary: {}.", missing.join("; "))),
-                (None, false) => Some(format!("Glossary: {}.", missing.join("; "))),
-                (m, true) => m,
-            }
-        } else {
-            Some(message.ok_or_else(|| {
-                ToolError::invalid_args(
-                    "give a 'message' (the finding), or set check_glossary to check the line against the glossary",
-                )
-            })?)
-        };
-        let made = match message {
-            Some(message) => Some(record(
-                cx,
-                Finding {
-                    check: "consistency",
-                    scene: &lines.scene,
-                    line: args.line,
-                    severity,
-                    message,
-                },
-            )?),
-            None => {
-                report.push_str(" No QA record was made.");
-                None
-            }
-        };
-        Ok(check_result(made, report, facts))
-    }
-}
-
-/// Arguments of `translation_create_review_check`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReviewCheckArgs {
-    /// The scene's id.
-    pub scene: String,
-    /// The line's number in the scene (omit for a finding about the whole scene).
-    #[serde(default)]
-    pub line: Option<u64>,
-    /// How serious: info, warning (default) or error.
-    #[serde(default)]
-    pub severity: Option<Severity>,
-    /// The review comment: what is wrong (meaning, tone, naturalness) and a better version.
-    pub message: String,
-}
-
-/// `translation_create_review_check`.
-pub struct TranslationCreateReviewCheck;
-
-impl ToolSpec for TranslationCreateReviewCheck {
-    type Args = ReviewCheckArgs;
-    const NAME: &'static str = "translation_create_review_check";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Record a review QA finding on a scene or one of its lines: a reviewer's comment on meaning, tone or naturalness (severity info, warning or error, and a message).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let message = non_blank(&args.message, "message")?;
-        let (lines, _) = check_place(cx, &args.scene, args.line)?;
-        let made = record(
-            cx,
-            Finding {
-                check: "review",
-                scene: &lines.scene,
-                line: args.line,
-                severity: args.severity.unwrap_or(Severity::Warning),
-                message,
-            },
-        )?;
-        Ok(check_result(Some(made), String::new(), json!({})))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Context documents.
-
-/// `contextdoc_list_all`.
-pub struct ContextdocListAll;
-
-impl ToolSpec for ContextdocListAll {
-    type Args = NoArgs;
-    const NAME: &'static str = "contextdoc_list_all";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "List the context documents (reference texts the writer provided: background, previous volumes, notes): id, title, length and opening. Read one with contextdoc_read_doc. Agents read them but never change them.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(_: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let docs: Vec<&Entity> = cx.bible().list(Kind::Contextdoc).collect();
-        let mut text = if docs.is_empty() {
-            "There are no context documents.".to_string()
-        } else {
-            format!("{} context document(s):", docs.len())
-        };
-        let mut list = Vec::new();
-        for d in &docs {
-            let body = d.text("text");
-            let chars = body.chars().count();
-            let opening = shorten(&body.split_whitespace().collect::<Vec<_>>().join(" "), 160);
-            text.push_str(&format!(
-                "\n- {}: {} ({chars} chars){}",
-                d.id,
-                d.text("title"),
-                if opening.is_empty() {
-                    String::new()
-                } else {
-                    format!(" — {opening}")
-                }
-            ));
-            list.push(json!({
-                "id": d.id,
-                "title": d.text("title"),
-                "chars": chars,
-                "opening": opening,
-                "version": d.version,
-            }));
-        }
-        Ok(json!({"text": text, "docs": list}))
-    }
-}
-
-/// Arguments of `contextdoc_read_doc`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadDocArgs {
-    /// The document's id (contextdoc_list_all shows ids).
-    pub id: String,
-    /// Where to start reading, in characters (default 0; long documents come in parts of
-    /// 20000 characters).
-    #[serde(default)]
-    pub offset: Option<u64>,
-}
-
-/// `contextdoc_read_doc`.
-pub struct ContextdocReadDoc;
-
-impl ToolSpec for ContextdocReadDoc {
-    type Args = ReadDocArgs;
-    const NAME: &'static str = "contextdoc_read_doc";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a context document by id: its title and text (in parts of 20000 characters: 'offset' reads on).";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let doc = cx.bible().require(Kind::Contextdoc, args.id.trim())?;
-        let body = doc.text("text");
-        let total = body.chars().count();
-        let offset = args.offset.unwrap_or(0) as usize;
-        if offset > total {
-            return Err(ToolError::new(
-                "out_of_range",
-                format!(
-                    "'offset' {offset} is past the end of '{}' ({total} characters)",
-                    doc.id
-                ),
+        used.push(e.id.clone());
+        if !target.contains(&tgt.to_lowercase()) {
+            let id = &e.id;
+            missing.push(format!(
+                "'{src}' should be translated as '{tgt}' (glossary '{id}')"
             ));
         }
-        let part: String = body.chars().skip(offset).take(DOC_CHUNK_CHARS).collect();
-        let end = offset + part.chars().count();
-        let next = (end < total).then_some(end);
-        let mut text = format!(
-            "Context document '{}': {}{} ({total} chars{})\n\n{part}",
-            doc.id,
-            doc.text("title"),
-            origin_tag(doc, "text"),
-            if offset > 0 || next.is_some() {
-                format!(", showing {offset}-{end}")
-            } else {
-                String::new()
-            }
-        );
-        if let Some(next) = next {
-            text.push_str(&format!("\n\n(continues: read on with offset {next})"));
-        }
-        Ok(json!({
-            "text": text,
-            "id": doc.id,
-            "title": doc.text("title"),
-            "content": part,
-            "offset": offset,
-            "next_offset": next,
-            "total_chars": total,
-        }))
     }
+    let (not_followed, terms) = (missing.join("; "), used.join(", "));
+    let report = match (used.is_empty(), missing.is_empty()) {
+        (true, _) => "No glossary term appears in the source line.".into(),
+        (false, true) => format!(
+            "The translation uses the glossary's translation of every term in the line ({terms})."
+        ),
+        (false, false) => format!("Glossary terms not followed: {not_followed}."),
+    };
+    let found = (!missing.is_empty()).then(|| format!("Glossary: {not_followed}."));
+    let facts = json!({"glossary": {"terms": used, "missing": missing}});
+    check.finish(cx, Some(line), found, &report, facts)
 }
 
-// ---------------------------------------------------------------------------------------
-// Status.
+pub(super) fn review_check(a: &Call, cx: &mut Cx) -> Out {
+    non_blank(a, "message")?;
+    let check = Check::new(a, cx, "review")?;
+    check.finish(cx, a.num("line"), None, "", json!({}))
+}
 
-/// `context_read_status`.
-pub struct ContextReadStatus;
+// Context documents and status.
 
-impl ToolSpec for ContextReadStatus {
-    type Args = NoArgs;
-    const NAME: &'static str = "context_read_status";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "A status summary of the story bible: how many entities of each kind, translation progress per scene (translated of total lines) and QA findings by severity and check. A good first call.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
+pub(super) fn list_docs(_: &Call, cx: &mut Cx) -> Out {
+    let docs: Vec<&Entity> = cx.bible().list(Contextdoc).collect();
+    let mut text = format!("{} context document(s):", docs.len());
+    if docs.is_empty() {
+        text = "There are no context documents.".to_string();
+    }
+    let mut list = Vec::new();
+    for d in &docs {
+        let (id, body, title) = (&d.id, d.text("text"), d.text("title"));
+        let chars = body.chars().count();
+        let opening = preview(&join(body.split_whitespace(), " "), 160);
+        let shown = format!(" — {opening}");
+        let shown = if opening.is_empty() { "" } else { &shown };
+        w!(text, "\n- {id}: {title} ({chars} chars){shown}");
+        list.push(json!({"id": id, "title": title, "chars": chars, "opening": opening, "version": d.version}));
+    }
+    Ok(json!({"text": text, "docs": list}))
+}
 
-    fn run(_: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let bible = cx.bible();
-        let counts: BTreeMap<&str, usize> = Kind::ALL
-            .iter()
-            .map(|k| (k.name(), bible.list(*k).count()))
-            .collect();
-        let mut text = format!(
-            "Story bible: {}.",
-            Kind::ALL
-                .iter()
-                .map(|k| format!("{} {}", counts[k.name()], k.name()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let mut scenes = Vec::new();
-        let (mut all_done, mut all_total) = (0usize, 0usize);
-        if counts["scene"] > 0 {
-            text.push_str("\nTranslation progress:");
-        }
-        for scene in bible.list(Kind::Scene) {
-            match scene_lines(cx.project(), bible, &scene.id) {
-                Ok(lines) => {
-                    let total = lines.lines.len();
-                    let done = translations_of(bible, &scene.id)
-                        .iter()
-                        .filter(|(n, t)| {
-                            **n >= 1
-                                && **n as usize <= total
-                                && !is_empty_value(Some(t.get("target")))
-                        })
-                        .count();
-                    all_done += done;
-                    all_total += total;
-                    let pct = (done * 100).checked_div(total).unwrap_or(100);
-                    text.push_str(&format!("\n- {}: {done}/{total} lines ({pct}%)", scene.id));
-                    scenes.push(json!({"scene": scene.id, "translated": done, "total": total}));
-                }
-                Err(e) => {
-                    text.push_str(&format!("\n- {}: lines unknown ({})", scene.id, e.message));
-                    scenes.push(json!({"scene": scene.id, "error": e.message}));
-                }
+pub(super) fn read_doc(a: &Call, cx: &mut Cx) -> Out {
+    let doc = cx.bible().require(Contextdoc, a.text("id").trim())?;
+    let (id, body, title) = (&doc.id, doc.text("text"), doc.text("title"));
+    let (total, offset) = (body.chars().count(), a.num("offset").unwrap_or(0) as usize);
+    if offset > total {
+        let message = format!("'offset' {offset} is past the end of '{id}' ({total} characters)");
+        return Err(ToolError::new("out_of_range", message));
+    }
+    let part: String = body.chars().skip(offset).take(DOC_CHUNK_CHARS).collect();
+    let end = offset + part.chars().count();
+    let next = (end < total).then_some(end);
+    let showing = format!(", showing {offset}-{end}");
+    let showing = if offset > 0 || next.is_some() {
+        &showing
+    } else {
+        ""
+    };
+    let origin = origin_tag(doc, "text");
+    let mut text =
+        format!("Context document '{id}': {title}{origin} ({total} chars{showing})\n\n{part}");
+    if let Some(next) = next {
+        w!(text, "\n\n(continues: read on with offset {next})");
+    }
+    Ok(json!({
+        "text": text, "id": id, "title": title, "content": part, "offset": offset,
+        "next_offset": next, "total_chars": total,
+    }))
+}
+
+pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
+    let bible = cx.bible();
+    let all = Kind::ALL;
+    let count = |k: &Kind| (k.name(), bible.list(*k).count());
+    let counts: BTreeMap<&str, usize> = all.iter().map(count).collect();
+    let each = all.map(|k| format!("{} {k}", counts[k.name()]));
+    let mut text = format!("Story bible: {}.", each.join(", "));
+    let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
+    if counts["scene"] > 0 {
+        text.push_str("\nTranslation progress:");
+    }
+    for id in bible.list(Scene).map(|s| &s.id) {
+        match scene_lines(cx.project(), bible, id) {
+            Ok(lines) => {
+                let total = lines.lines.len();
+                let done = translated(bible, id, 1, total);
+                (all_done, all_total) = (all_done + done, all_total + total);
+                let pct = (done * 100).checked_div(total).unwrap_or(100);
+                w!(text, "\n- {id}: {done}/{total} lines ({pct}%)");
+                scenes.push(json!({"scene": id, "translated": done, "total": total}));
+            }
+            Err(e) => {
+                w!(text, "\n- {id}: lines unknown ({})", e.message);
+                scenes.push(json!({"scene": id, "error": e.message}));
             }
         }
-        if counts["scene"] > 0 {
-            text.push_str(&format!(
-                "\nIn all: {all_done}/{all_total} lines translated."
-            ));
-        }
-        let mut by_severity: BTreeMap<String, usize> = BTreeMap::new();
-        let mut by_check: BTreeMap<String, usize> = BTreeMap::new();
-        for qa in bible.list(Kind::Qa) {
-            let severity = match qa.text("severity") {
-                "" => "unspecified",
-                s => s,
-            };
-            *by_severity.entry(severity.to_string()).or_default() += 1;
-            *by_check.entry(qa.text("check").to_string()).or_default() += 1;
-        }
-        let join = |m: &BTreeMap<String, usize>| {
-            m.iter()
-                .map(|(k, n)| format!("{n} {k}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        if by_severity.is_empty() {
-            text.push_str("\nQA: no findings.");
-        } else {
-            text.push_str(&format!(
-                "\nQA findings by severity: {}; by check: {}.",
-                join(&by_severity),
-                join(&by_check)
-            ));
-        }
-        Ok(json!({
-            "text": text,
-            "counts": counts,
-            "translation": {"scenes": scenes, "translated": all_done, "total": all_total},
-            "qa": {"by_severity": by_severity, "by_check": by_check},
-        }))
     }
+    if counts["scene"] > 0 {
+        w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
+    }
+    let (mut by_severity, mut by_check) = (BTreeMap::new(), BTreeMap::new());
+    for qa in bible.list(Qa) {
+        let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
+        let severity = severity.unwrap_or("unspecified");
+        *by_severity.entry(severity).or_insert(0) += 1;
+        *by_check.entry(qa.text("check")).or_insert(0) += 1;
+    }
+    let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
+    match by_severity.is_empty() {
+        true => text.push_str("\nQA: no findings."),
+        false => {
+            let (severity, check) = (list(&by_severity), list(&by_check));
+            w!(
+                text,
+                "\nQA findings by severity: {severity}; by check: {check}."
+            );
+        }
+    }
+    Ok(json!({
+        "text": text, "counts": counts,
+        "translation": {"scenes": scenes, "translated": all_done, "total": all_total},
+        "qa": {"by_severity": by_severity, "by_check": by_check},
+    }))
 }

@@ -1,75 +1,36 @@
-//! Story-bible tools for the story itself: scenes, characters, locations and routes
-//! (`{data}_{crud}_{thing}`), and the knowledge tools `query_lore` and `get_character_info`.
+//! The story: scenes, characters, locations and routes, and the knowledge tools `query_lore`
+//! and `get_character_info`: the generic CRUD tools, and the handlers of the others.
 //!
-//! - Scenes: `scene_read_metadata`, `scene_read_overview`, `scene_read_redacted`,
-//!   `scene_update_summary`, `scene_update_tags`, `scene_update_primary_characters`,
-//!   `scene_update_locations`. Scenes are created by the writer (in the page) or by other
-//!   tools; agents cannot create or delete them here.
-//! - Characters: `character_read_entry`, `character_create_entry`,
-//!   `character_update_name_tgt`, `character_update_pronouns`, `character_update_notes`,
-//!   `character_delete_entry`.
-//! - Locations: `location_read_entry`, `location_create_entry`, `location_update_name_tgt`,
-//!   `location_update_description`, `location_delete_entry`.
-//! - Routes: `route_read_entry`, `route_create_entry`, `route_update_synopsis`,
-//!   `route_update_primary_characters`, `route_delete_entry`.
-//! - Knowledge: `query_lore` (term search over characters, locations, routes and scene
-//!   summaries) and `get_character_info` (an entry and its appearances in the manuscript).
-//!
-//! Every write goes through the edit context's bible write path, which applies the approval
-//! policy (an agent's change to what the writer wrote gets `approval_required` and changes
-//! nothing), conflict detection and provenance. Characters and locations can be named by
-//! id, name or alias (any case); an unknown name gets `not_found` naming the closest ids.
-//!
-//! `scene_update_summary` writes a scene's summary once per agent run (a run's single-use
-//! guard `scene_update_summary:<id>`, taken only by a write that succeeded): a second write in
-//! the same run fails with `already_written` and is rolled back unless `overwrite` is true.
-//! Text values are trimmed and an empty one clears the field; list values name existing
-//! entities, which are resolved to ids (`scene_update_primary_characters` also reports which
-//! characters the scene's text mentions).
-//!
-//! Read tools return `{"text": ...}` (formatted for a model, each field with its origin, as
-//! `notes (human): ...`) plus structured data (`entry`: the flat view of the entity).
-//!
-//! # Reading order and redaction
+//! Characters and locations are named by id, name or alias (any case); an unknown name gets
+//! `not_found` naming the closest ids. Text values are trimmed and an empty one clears the
+//! field; reference lists name existing entries and are stored as ids. `scene_update_summary`
+//! writes a scene's summary once per agent run (the run's single-use guard
+//! `scene_update_summary:<id>`, taken only by a write that succeeded): a second write in the
+//! same run fails with `already_written` unless `overwrite` is true. Reads return `text` (each
+//! field with its origin, as `notes (human): ...`) and data (`entry`: the entity's flat view).
 //!
 //! Scenes are in *reading order*: by chapter (in the project's order), then by the start of
-//! their span (a scene without a span covers its whole chapter), then by end, then by id. A
-//! scene whose chapter is not in the project comes last.
-//!
-//! `scene_read_redacted` shows a scene as a first-time reader knows it when they reach the end
-//! of the scene, having read the manuscript from the start of the first chapter up to the end
-//! of the scene's span and nothing more. The rule:
-//!
-//! 1. A *name* (a character's or location's `name_src`, `name_tgt` or alias) is *seen* when it
-//!    occurs as a whole word (case-sensitive, as [`mentions`] detects names) in that read
-//!    text. A character or location is *introduced* when at least one of its names is seen.
-//! 2. In everything shown (the scene's text excerpt, its summary and tags, and the summaries
-//!    and tags of the earlier scenes shown), every mention of a name that is not seen yet is
-//!    replaced by `[not yet introduced]` (the text excerpt itself lies before the end of the
-//!    scene, so its names are normally all seen).
-//! 3. Characters and locations are shown by their seen names only (the longest one seen),
-//!    never by id; one that is not introduced is shown as `[not yet introduced]` (in the
-//!    scene's `primary_characters` and `locations`, too). Their pronouns are shown for
-//!    introduced characters.
-//! 4. Never shown: character notes, location descriptions, entity ids of characters and
-//!    locations, routes (their synopses cover whole branches) and every unseen name.
-//! 5. Other scenes are shown (id, chapter, summary, tags, redacted as above) only if the reader
-//!    has finished them: they end at or before this scene's end in reading order. Every other
-//!    scene is *later* and hidden; only their number is given.
+//! their span (a scene without a span covers its whole chapter), then by end, then by id; a
+//! scene whose chapter is not in the project comes last. `scene_read_redacted` shows a scene
+//! as a first-time reader knows it at its end, having read the manuscript up to there: a
+//! *name* (a character's or location's `name_src`, `name_tgt` or alias) is *seen* when it
+//! occurs there as a whole word (case-sensitive, as [`mentions`] finds names). Every mention
+//! of an unseen name in what is shown (the scene's text, summary and tags, and those of the
+//! earlier scenes) reads `[not yet introduced]`; characters and locations show as their
+//! longest seen name (never by id), with pronouns for characters. Character notes, location
+//! descriptions, routes and ids are never shown; scenes that end later are only counted.
 
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::{decl, join, preview, show, strings, Call, Cx, Out, Res, Val};
 use crate::bible::mentions::{self, names_of};
-use crate::bible::{is_empty_value, Bible, Entity, Kind};
-use crate::commands::Category;
+use crate::bible::{Bible, Entity, Kind, Kind::*};
+use crate::names::closest;
 use crate::project::{Chapter, Project};
-use crate::session::EditContext;
-use crate::tools::editing::preview;
-use crate::tools::{ToolError, ToolRegistry, ToolSpec};
+use crate::tools::ToolError;
 
 /// What stands for a name a reader has not met yet in `scene_read_redacted`.
 pub const NOT_YET_INTRODUCED: &str = "[not yet introduced]";
@@ -80,129 +41,44 @@ pub const DEFAULT_EXCERPT_CHARS: usize = 2_000;
 /// Most characters of a scene's text a scene read shows.
 pub const MAX_EXCERPT_CHARS: usize = 50_000;
 
-/// Register these tools.
-pub fn register(registry: &mut ToolRegistry) {
-    registry.add::<SceneReadMetadata>();
-    registry.add::<SceneReadOverview>();
-    registry.add::<SceneReadRedacted>();
-    registry.add::<SceneUpdateSummary>();
-    registry.add::<SceneUpdateTags>();
-    registry.add::<SceneUpdatePrimaryCharacters>();
-    registry.add::<SceneUpdateLocations>();
-    registry.add::<CharacterReadEntry>();
-    registry.add::<CharacterCreateEntry>();
-    registry.add::<CharacterUpdateNameTgt>();
-    registry.add::<CharacterUpdatePronouns>();
-    registry.add::<CharacterUpdateNotes>();
-    registry.add::<CharacterDeleteEntry>();
-    registry.add::<LocationReadEntry>();
-    registry.add::<LocationCreateEntry>();
-    registry.add::<LocationUpdateNameTgt>();
-    registry.add::<LocationUpdateDescription>();
-    registry.add::<LocationDeleteEntry>();
-    registry.add::<RouteReadEntry>();
-    registry.add::<RouteCreateEntry>();
-    registry.add::<RouteUpdateSynopsis>();
-    registry.add::<RouteUpdatePrimaryCharacters>();
-    registry.add::<RouteDeleteEntry>();
-    registry.add::<QueryLore>();
-    registry.add::<GetCharacterInfo>();
-}
-
-// ---------------------------------------------------------------------------------------
-// Formatting
-// ---------------------------------------------------------------------------------------
-
-/// A field's value as text: lists joined with commas, a span as `chars a–b`, empty values
-/// as `(empty)`.
-fn show_value(value: &Value) -> String {
-    if is_empty_value(Some(value)) {
-        return "(empty)".into();
-    }
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-            .collect::<Vec<_>>()
-            .join(", "),
-        Value::Object(map) if map.contains_key("start") => format!(
-            "chars {}–{}",
-            map.get("start").unwrap_or(&Value::Null),
-            map.get("end").unwrap_or(&Value::Null)
-        ),
-        other => other.to_string(),
-    }
-}
+const NAMES: &str = ", name or alias";
 
 /// `field (origin): value`, or `field: value` for a field never written.
-fn field_line(entity: &Entity, field: &str) -> String {
-    let value = show_value(entity.get(field));
-    match entity.origin(field) {
+fn field_line(e: &Entity, field: &str) -> String {
+    let value = show(e.get(field), '–');
+    match e.origin(field) {
         Some(origin) => format!("{field} ({origin}): {value}"),
         None => format!("{field}: {value}"),
     }
 }
 
-fn title_case(kind: Kind) -> String {
-    let name = kind.name();
-    let mut chars = name.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
-    })
-}
-
 /// An entity as text: a heading line and one line per field, with origins.
-fn entity_text(entity: &Entity) -> String {
-    let mut out = format!(
-        "{} '{}' (version {})",
-        title_case(entity.kind),
-        entity.id,
-        entity.version
-    );
-    for spec in entity.kind.fields() {
-        out.push('\n');
-        out.push_str(&field_line(entity, spec.name));
+fn entity_text(e: &Entity) -> String {
+    let (kind, id, version) = (e.kind.name(), &e.id, e.version);
+    let title = kind[..1].to_uppercase() + &kind[1..];
+    let mut out = format!("{title} '{id}' (version {version})");
+    for spec in e.kind.fields() {
+        w!(out, "\n{}", field_line(e, spec.name));
     }
     out
 }
 
 /// The name to show for an entity: its source name, or its id.
-fn display_name(entity: &Entity) -> &str {
-    let name = entity.text("name_src");
-    if name.trim().is_empty() {
-        &entity.id
-    } else {
-        name
+fn display_name(e: &Entity) -> &str {
+    match e.text("name_src") {
+        name if name.trim().is_empty() => &e.id,
+        name => name,
     }
 }
 
-/// The first `max` chars of `text`, and whether it was cut.
-fn excerpt(text: &str, max: usize) -> (String, bool) {
-    let total = text.chars().count();
-    if total <= max {
-        (text.to_string(), false)
-    } else {
-        (text.chars().take(max).collect(), true)
-    }
+/// `'id' (Name)`.
+fn labeled(e: &Entity) -> String {
+    format!("'{}' ({})", e.id, display_name(e))
 }
 
-/// A one-line snippet of `text` around the char range `start..end`.
-fn snippet(chapter: &Chapter, start: usize, end: usize, around: usize) -> String {
-    let from = start.saturating_sub(around);
-    let to = end + around;
-    let mut s = chapter.slice(from, to).replace(['\n', '\r'], " ");
-    if from > 0 {
-        s.insert(0, '…');
-    }
-    if to < chapter.len_chars() {
-        s.push('…');
-    }
-    s
-}
-
-fn excerpt_limit(max_chars: Option<u64>) -> Result<usize, ToolError> {
-    match max_chars {
+/// The scene reads' `max_chars`.
+fn excerpt_limit(a: &Call) -> Res<usize> {
+    match a.num("max_chars") {
         None => Ok(DEFAULT_EXCERPT_CHARS),
         Some(n) if (1..=MAX_EXCERPT_CHARS as u64).contains(&n) => Ok(n as usize),
         Some(n) => Err(ToolError::invalid_args(format!(
@@ -211,704 +87,524 @@ fn excerpt_limit(max_chars: Option<u64>) -> Result<usize, ToolError> {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Resolution of ids and names
-// ---------------------------------------------------------------------------------------
+/// The first `limit` chars of a scene's text, whether it was cut, and both as
+/// `\nText (N chars[, first L shown]):\n<excerpt>[…]`.
+fn text_block(body: &str, limit: usize) -> (String, String, bool) {
+    let shown: String = body.chars().take(limit).collect();
+    let total = body.chars().count();
+    let cut = total > limit;
+    let first = cut.then(|| format!(", first {limit} shown"));
+    let (first, more) = (first.unwrap_or_default(), if cut { "…" } else { "" });
+    let block = format!("\nText ({total} chars{first}):\n{shown}{more}");
+    (block, shown, cut)
+}
 
-/// The tool that lists entities of a kind (for error messages).
-fn lister(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Scene => "scene_read_overview",
-        Kind::Character => "character_read_entry",
-        Kind::Location => "location_read_entry",
-        Kind::Route => "route_read_entry",
-        _ => "the bible tools",
+// Resolution of ids and names.
+
+fn or_names(kind: Kind) -> &'static str {
+    if decl(kind).named {
+        NAMES
+    } else {
+        ""
     }
 }
 
-/// Whether entities of `kind` are known by names besides their id.
-fn named(kind: Kind) -> bool {
-    matches!(kind, Kind::Character | Kind::Location)
-}
-
-/// The entity of `kind` named by `query`: its id, or (for characters and locations) one of
-/// its names or aliases, in any case. Errors name the closest ids.
-fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Result<&'b Entity, ToolError> {
+/// The entity of `kind` named by `query`: its id, or (for named kinds) one of its names or
+/// aliases, in any case. Errors name the closest ids.
+fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Res<&'b Entity> {
     let q = query.trim();
     if q.is_empty() {
-        return Err(ToolError::invalid_args(format!(
+        let message = format!(
             "the {kind} must not be empty; give its id{}",
-            if named(kind) { ", name or alias" } else { "" }
-        )));
+            or_names(kind)
+        );
+        return Err(ToolError::invalid_args(message));
     }
     if let Some(e) = bible.get(kind, q) {
         return Ok(e);
     }
-    let lower = q.to_lowercase();
-    let matches: Vec<&Entity> = bible
-        .list(kind)
-        .filter(|e| {
-            e.id.to_lowercase() == lower
-                || (named(kind) && names_of(e).iter().any(|n| n.to_lowercase() == lower))
-        })
-        .collect();
-    match matches.len() {
-        1 => return Ok(matches[0]),
-        0 => {}
+    let (lower, named) = (q.to_lowercase(), decl(kind).named);
+    let is = |n: &str| n.to_lowercase() == lower;
+    let found = |e: &&Entity| is(&e.id) || named && names_of(e).iter().any(|n| is(n));
+    let matches: Vec<&Entity> = bible.list(kind).filter(found).collect();
+    match matches[..] {
+        [one] => Ok(one),
+        [] => Err(not_found(bible, kind, q)),
         _ => {
-            let list: Vec<String> = matches
-                .iter()
-                .map(|e| format!("'{}' ({})", e.id, display_name(e)))
-                .collect();
-            return Err(ToolError::invalid_args(format!(
-                "'{}' names several {kind}s: {}; pass the id of the one you mean",
-                preview(q, 80),
-                list.join(", ")
-            ))
-            .with_details(
-                json!({ "candidates": matches.iter().map(|e| &e.id).collect::<Vec<_>>() }),
-            ));
+            let q = preview(q, 80);
+            let list = join(matches.iter().map(|e| labeled(e)), ", ");
+            let message =
+                format!("'{q}' names several {kind}s: {list}; pass the id of the one you mean");
+            let ids: Vec<&String> = matches.iter().map(|e| &e.id).collect();
+            Err(ToolError::invalid_args(message).with_details(json!({ "candidates": ids })))
         }
     }
-    Err(not_found(bible, kind, q))
 }
 
 /// `not_found` for a name of `kind`, naming the closest ids (by id, name or alias).
 fn not_found(bible: &Bible, kind: Kind, query: &str) -> ToolError {
-    let shown = preview(query, 80);
+    let (shown, named) = (preview(query, 80), decl(kind).named);
     if bible.list(kind).next().is_none() {
-        return ToolError::not_found(format!(
-            "no {kind} '{shown}': the story bible has no {kind}s yet{}",
-            match kind {
-                Kind::Character | Kind::Location | Kind::Route =>
-                    format!("; {kind}_create_entry adds one"),
-                _ => String::new(),
-            }
-        ));
+        let adds = matches!(kind, Character | Location | Route);
+        let adds = adds.then(|| format!("; {kind}_create_entry adds one"));
+        let adds = adds.unwrap_or_default();
+        let message = format!("no {kind} '{shown}': the story bible has no {kind}s yet{adds}");
+        return ToolError::not_found(message);
     }
     // Candidates: ids and names, each mapped back to its id.
-    let mut candidates: Vec<(String, String)> = Vec::new();
+    let mut candidates: Vec<(String, &str)> = Vec::new();
     for e in bible.list(kind) {
-        candidates.push((e.id.clone(), e.id.clone()));
-        if named(kind) {
-            for n in names_of(e) {
-                candidates.push((n, e.id.clone()));
-            }
+        candidates.push((e.id.clone(), &e.id));
+        if named {
+            candidates.extend(names_of(e).into_iter().map(|n| (n, e.id.as_str())));
         }
     }
-    let close = if query.chars().count() <= 200 {
-        crate::names::closest(query, candidates.iter().map(|(n, _)| n.as_str()), 6)
+    let names = candidates.iter().map(|c| c.0.as_str());
+    let few = query.chars().count() <= 200;
+    let close = if few {
+        closest(query, names, 6)
     } else {
         Vec::new()
     };
     let mut ids: Vec<&str> = Vec::new();
     for name in close {
-        if let Some((_, id)) = candidates.iter().find(|(n, _)| n == name) {
-            if !ids.contains(&id.as_str()) {
-                ids.push(id);
-            }
-        }
+        let found = candidates.iter().find(|(n, _)| n == name);
+        let id = found.map(|c| c.1).filter(|id| !ids.contains(id));
+        ids.extend(id);
     }
     ids.truncate(3);
-    let hint = if ids.is_empty() {
-        String::new()
-    } else {
-        let shown: Vec<String> = ids
-            .iter()
-            .map(|id| match bible.get(kind, id) {
-                Some(e) if named(kind) => format!("'{id}' ({})", display_name(e)),
-                _ => format!("'{id}'"),
-            })
-            .collect();
-        format!(" (did you mean {}?)", shown.join(" or "))
-    };
-    ToolError::not_found(format!(
-        "no {kind} with id{} '{shown}'{hint}; {} lists them",
-        if named(kind) { ", name or alias" } else { "" },
-        lister(kind)
-    ))
-    .with_details(json!({ "closest": ids }))
+    let mut hints = Vec::new();
+    for id in &ids {
+        hints.push(match bible.get(kind, id) {
+            Some(e) if named => labeled(e),
+            _ => format!("'{id}'"),
+        });
+    }
+    let hint = format!(" (did you mean {}?)", hints.join(" or "));
+    let hint = if ids.is_empty() { "" } else { &hint };
+    let (names, lister) = (or_names(kind), decl(kind).lister);
+    let message = format!("no {kind} with id{names} '{shown}'{hint}; {lister} lists them");
+    ToolError::not_found(message).with_details(json!({ "closest": ids }))
 }
 
-/// Resolve a list of names to ids (in order, without duplicates). Every unknown name is
-/// reported at once.
-fn resolve_all(bible: &Bible, kind: Kind, names: &[String]) -> Result<Vec<String>, ToolError> {
-    let mut ids: Vec<String> = Vec::new();
-    let mut problems: Vec<String> = Vec::new();
-    for name in names {
-        if name.trim().is_empty() {
-            continue;
-        }
-        match resolve(bible, kind, name) {
-            Ok(e) => {
-                if !ids.contains(&e.id) {
-                    ids.push(e.id.clone());
-                }
-            }
+/// Resolve names to ids (in order, without duplicates), every unknown one reported at once;
+/// with `exact`, only exact ids count.
+fn resolve_all(bible: &Bible, kind: Kind, names: &[String], exact: bool) -> Out {
+    let (mut ids, mut problems): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for name in names.iter().map(|n| if exact { n.trim() } else { n }) {
+        let found = match bible.get(kind, name) {
+            _ if name.trim().is_empty() => continue,
+            Some(e) if exact => Ok(e),
+            None if exact => Err(not_found(bible, kind, name)),
+            _ => resolve(bible, kind, name),
+        };
+        match found {
+            Ok(e) if !ids.contains(&e.id) => ids.push(e.id.clone()),
+            Ok(_) => {}
             Err(error) => problems.push(error.message),
         }
     }
-    if !problems.is_empty() {
-        let code = if problems.iter().all(|p| p.starts_with("no ")) {
-            "not_found"
-        } else {
-            "invalid_args"
-        };
-        return Err(ToolError::new(
-            code,
-            format!(
-                "{} Nothing was changed. Use existing {kind}s (or create them first with {kind}_create_entry).",
-                problems.join(" ")
-            ),
-        ));
+    let missing = problems.iter().all(|p| p.starts_with("no "));
+    let problems = problems.join(" ");
+    if problems.is_empty() {
+        return Ok(json!(ids));
+    } else if exact {
+        return Err(ToolError::not_found(format!(
+            "{problems} Nothing was changed."
+        )));
     }
-    Ok(ids)
+    Err(ToolError::new(if missing { "not_found" } else { "invalid_args" }, format!(
+        "{problems} Nothing was changed. Use existing {kind}s (or create them first with {kind}_create_entry)."
+    )))
 }
 
-/// A text value as given for a field: trimmed; empty clears the field (`null`).
-fn text_value(s: &str) -> Value {
-    let t = s.trim();
-    if t.is_empty() {
-        Value::Null
-    } else {
-        json!(t)
+/// The value of `field` of `kind` from the argument `arg`, as the kind's declaration says the
+/// field holds it (text: trimmed, and `null` when empty).
+fn value_of(bible: &Bible, kind: Kind, field: &str, a: &Call, arg: &str) -> Out {
+    let val = decl(kind).fields.iter().find(|(f, _)| *f == field);
+    match val.map_or(Val::Text, |(_, v)| *v) {
+        Val::Text if a.text(arg).trim().is_empty() => Ok(Value::Null),
+        Val::Text => Ok(json!(a.text(arg).trim())),
+        Val::List => Ok(json!(a.list(arg))),
+        Val::Ref(k) => resolve_all(bible, k, &a.list(arg), false),
+        Val::Ids(k) => resolve_all(bible, k, &a.list(arg), true),
     }
 }
 
-/// Change one field through the bible's write path and describe the result.
-fn update_one(
-    cx: &mut EditContext<'_>,
-    kind: Kind,
-    id: &str,
-    field: &str,
-    value: Value,
-) -> Result<Value, ToolError> {
-    let previous = cx.bible().require(kind, id)?.get(field).clone();
+// The generic tools.
+
+/// `{kind}_update_{field}`: set `field` of the entry the first argument names from the second.
+pub(super) fn update_field(a: &Call, cx: &mut Cx, field: &str) -> Out {
+    let kind = a.tool.kind;
+    let id = resolve(cx.bible(), kind, a.text(a.tool.arg(0)))?.id.clone();
+    let value = value_of(cx.bible(), kind, field, a, a.tool.arg(1))?;
+    let previous = cx.bible().require(kind, &id)?.get(field).clone();
     // Normalized first, so that an approval request shows the value that would be stored.
     let value = crate::bible::check_value(kind, field, value)?;
-    let entry = cx.bible_update(kind, id, vec![(field.to_string(), value)])?;
-    let entity = cx.bible().require(kind, id)?;
-    let now = entity.get(field).clone();
-    let changed = now != previous;
-    let text = if changed {
-        format!(
-            "Updated {field} of {kind} '{id}'.\nBefore: {}\nNow: {}",
-            show_value(&previous),
-            field_line(entity, field)
-        )
-    } else {
-        format!(
-            "{field} of {kind} '{id}' already had that value; nothing changed.\n{}",
-            field_line(entity, field)
-        )
+    let entry = cx.bible_update(kind, &id, vec![(field.to_string(), value)])?;
+    let entity = cx.bible().require(kind, &id)?;
+    let (now, line) = (entity.get(field).clone(), field_line(entity, field));
+    let (changed, before) = (now != previous, show(&previous, '–'));
+    let text = match changed {
+        true => format!("Updated {field} of {kind} '{id}'.\nBefore: {before}\nNow: {line}"),
+        false => {
+            format!("{field} of {kind} '{id}' already had that value; nothing changed.\n{line}")
+        }
     };
     Ok(json!({
-        "text": text,
-        "id": id,
-        "field": field,
-        "previous": previous,
-        "value": now,
-        "changed": changed,
-        "entry": entry,
+        "text": text, "id": id, "field": field, "previous": previous, "value": now,
+        "changed": changed, "entry": entry,
     }))
 }
 
-/// Where entities refer to `(kind, id)`: scenes and routes that list it.
+/// Where entities refer to `(kind, id)`: the scenes and routes that list it.
 fn references(bible: &Bible, kind: Kind, id: &str) -> Vec<(Kind, String, &'static str)> {
-    let mut out = Vec::new();
-    let fields: &[(Kind, &'static str)] = match kind {
-        Kind::Character => &[
-            (Kind::Scene, "primary_characters"),
-            (Kind::Route, "primary_characters"),
-        ],
-        Kind::Location => &[(Kind::Scene, "locations")],
-        Kind::Scene => &[(Kind::Route, "scene_ids")],
+    let chars = "primary_characters";
+    let fields: &[(Kind, &str)] = match kind {
+        Character => &[(Scene, chars), (Route, chars)],
+        Location => &[(Scene, "locations")],
+        Scene => &[(Route, "scene_ids")],
         _ => &[],
     };
+    let mut out = Vec::new();
     for (k, field) in fields {
-        for e in bible.list(*k) {
-            if e.list(field).contains(&id) {
-                out.push((*k, e.id.clone(), *field));
-            }
-        }
+        let listing = bible.list(*k).filter(|e| e.list(field).contains(&id));
+        out.extend(listing.map(|e| (*k, e.id.clone(), *field)));
     }
     out
 }
 
-/// Delete an entity through the bible's write path and describe what was deleted.
-fn delete_one(cx: &mut EditContext<'_>, kind: Kind, query: &str) -> Result<Value, ToolError> {
+/// The scenes and the routes that list `(kind, id)`; `\nListed in scenes: ...` and
+/// `\nListed in routes: ...` are added to `text` for those there are.
+fn listed_in(bible: &Bible, kind: Kind, id: &str, text: &mut String) -> [Vec<String>; 2] {
+    let refs = references(bible, kind, id);
+    [(Scene, "scenes"), (Route, "routes")].map(|(k, what)| {
+        let of_kind = refs.iter().filter(|r| r.0 == k);
+        let ids: Vec<String> = of_kind.map(|r| r.1.clone()).collect();
+        if !ids.is_empty() {
+            w!(text, "\nListed in {what}: {}", ids.join(", "));
+        }
+        ids
+    })
+}
+
+/// `{kind}_delete_entry`: delete an entity and describe what was deleted.
+pub(super) fn delete_one(cx: &mut Cx, kind: Kind, query: &str) -> Out {
     let id = resolve(cx.bible(), kind, query)?.id.clone();
     let deleted = cx.bible_delete(kind, &id)?;
     let refs = references(cx.bible(), kind, &id);
     let mut text = format!("Deleted {kind} '{id}'. It was:\n{}", entity_text(&deleted));
+    let list = refs.iter().map(|(k, i, f)| format!("{k} '{i}' ({f})"));
+    let list = join(list, ", ");
     if !refs.is_empty() {
-        let list: Vec<String> = refs
-            .iter()
-            .map(|(k, i, f)| format!("{k} '{i}' ({f})"))
-            .collect();
-        text.push_str(&format!(
-            "\nWarning: still listed by {}; update those if it should go from them too.",
-            list.join(", ")
-        ));
+        let update = "update those if it should go from them too";
+        w!(text, "\nWarning: still listed by {list}; {update}.");
     }
-    Ok(json!({
-        "text": text,
-        "deleted": deleted.flat(),
-        "referencedBy": refs.iter().map(|(k, i, f)| json!({"kind": k, "id": i, "field": f})).collect::<Vec<_>>(),
-    }))
+    let entry = |(k, i, f): &(Kind, String, &str)| json!({"kind": k, "id": i, "field": f});
+    let refs: Vec<Value> = refs.iter().map(entry).collect();
+    Ok(json!({ "text": text, "deleted": deleted.flat(), "referencedBy": refs }))
 }
 
 /// A one-line summary of an entity for lists.
-fn brief(entity: &Entity) -> String {
-    match entity.kind {
-        Kind::Character => {
-            let mut s = format!("{} — {}", entity.id, display_name(entity));
-            let aliases = entity.list("aliases");
-            if !aliases.is_empty() {
-                s.push_str(&format!(" (aliases: {})", aliases.join(", ")));
-            }
-            if !entity.text("pronouns").is_empty() {
-                s.push_str(&format!(" [{}]", entity.text("pronouns")));
-            }
-            s
-        }
-        Kind::Location => {
-            let mut s = format!("{} — {}", entity.id, display_name(entity));
-            if !entity.text("description").is_empty() {
-                s.push_str(&format!(": {}", preview(entity.text("description"), 100)));
-            }
-            s
-        }
-        Kind::Route => format!(
-            "{}: {}",
-            entity.id,
-            if entity.text("synopsis").is_empty() {
-                "(no synopsis)".to_string()
-            } else {
-                preview(entity.text("synopsis"), 120)
-            }
-        ),
-        _ => entity.id.clone(),
+fn brief(e: &Entity) -> String {
+    let (id, mut s) = (&e.id, format!("{} — {}", e.id, display_name(e)));
+    let (aliases, pronouns) = (e.list("aliases"), e.text("pronouns"));
+    let (description, synopsis) = (e.text("description"), e.text("synopsis"));
+    match e.kind {
+        Character if !aliases.is_empty() => w!(s, " (aliases: {})", aliases.join(", ")),
+        Location if !description.is_empty() => w!(s, ": {}", preview(description, 100)),
+        Route if synopsis.is_empty() => return format!("{id}: (no synopsis)"),
+        Route => return format!("{id}: {}", preview(synopsis, 120)),
+        Character | Location => {}
+        _ => return id.clone(),
     }
+    if e.kind == Character && !pronouns.is_empty() {
+        w!(s, " [{pronouns}]");
+    }
+    s
 }
 
-/// Read one entity of `kind` by id or name, or list them all.
-fn read_entry(cx: &EditContext<'_>, kind: Kind, query: Option<&str>) -> Result<Value, ToolError> {
+/// `{kind}_read_entry`: one entity of `kind` by id or name, or a list of them all.
+pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
     let bible = cx.bible();
-    match query.filter(|q| !q.trim().is_empty()) {
-        None => {
-            let all: Vec<&Entity> = bible.list(kind).collect();
-            let text = if all.is_empty() {
-                format!("The story bible has no {kind}s yet; {kind}_create_entry adds one.")
-            } else {
-                let mut t = format!(
-                    "{} {kind}{}:",
-                    all.len(),
-                    if all.len() == 1 { "" } else { "s" }
-                );
-                for e in &all {
-                    t.push_str(&format!("\n- {}", brief(e)));
-                }
-                t.push_str(&format!(
-                    "\nPass one's id to {} for the whole entry.",
-                    lister(kind)
-                ));
-                t
-            };
-            Ok(json!({
-                "text": text,
-                "count": all.len(),
-                "entries": all.iter().map(|e| e.flat()).collect::<Vec<_>>(),
-            }))
+    let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
+        let all: Vec<&Entity> = bible.list(kind).collect();
+        let (n, lister) = (all.len(), decl(kind).lister);
+        let mut text = format!("{n} {kind}{}:", if n == 1 { "" } else { "s" });
+        for e in &all {
+            w!(text, "\n- {}", brief(e));
         }
-        Some(q) => {
-            let entity = resolve(bible, kind, q)?;
-            let mut text = entity_text(entity);
-            let mut extra = serde_json::Map::new();
-            match kind {
-                Kind::Character | Kind::Location => {
-                    let refs = references(bible, kind, &entity.id);
-                    let scenes: Vec<&str> = refs
-                        .iter()
-                        .filter(|(k, _, _)| *k == Kind::Scene)
-                        .map(|(_, i, _)| i.as_str())
-                        .collect();
-                    let routes: Vec<&str> = refs
-                        .iter()
-                        .filter(|(k, _, _)| *k == Kind::Route)
-                        .map(|(_, i, _)| i.as_str())
-                        .collect();
-                    if !scenes.is_empty() {
-                        text.push_str(&format!("\nListed in scenes: {}", scenes.join(", ")));
-                    }
-                    if !routes.is_empty() {
-                        text.push_str(&format!("\nListed in routes: {}", routes.join(", ")));
-                    }
-                    extra.insert("scenes".into(), json!(scenes));
-                    extra.insert("routes".into(), json!(routes));
-                }
-                Kind::Route => {
-                    let names: Vec<String> = entity
-                        .list("primary_characters")
-                        .iter()
-                        .map(|id| match bible.get(Kind::Character, id) {
-                            Some(c) => format!("{id} ({})", display_name(c)),
-                            None => format!("{id} (not in the bible)"),
-                        })
-                        .collect();
-                    if !names.is_empty() {
-                        text.push_str(&format!("\nCharacters: {}", names.join(", ")));
-                    }
-                    let missing: Vec<&str> = entity
-                        .list("scene_ids")
-                        .into_iter()
-                        .filter(|s| bible.get(Kind::Scene, s).is_none())
-                        .collect();
-                    if !missing.is_empty() {
-                        text.push_str(&format!(
-                            "\nScenes not in the bible: {}",
-                            missing.join(", ")
-                        ));
-                    }
-                }
-                _ => {}
-            }
-            let mut out = json!({ "text": text, "id": entity.id, "entry": entity.flat() });
-            if let Value::Object(map) = &mut out {
-                map.extend(extra);
-            }
-            Ok(out)
+        w!(text, "\nPass one's id to {lister} for the whole entry.");
+        if all.is_empty() {
+            text = format!("The story bible has no {kind}s yet; {kind}_create_entry adds one.");
+        }
+        let entries: Vec<Value> = all.iter().map(|e| e.flat()).collect();
+        return Ok(json!({ "text": text, "count": all.len(), "entries": entries }));
+    };
+    let e = resolve(bible, kind, q)?;
+    let mut text = entity_text(e);
+    let mut out = json!({ "id": e.id, "entry": e.flat() });
+    if matches!(kind, Character | Location) {
+        let [scenes, routes] = listed_in(bible, kind, &e.id, &mut text);
+        (out["scenes"], out["routes"]) = (json!(scenes), json!(routes));
+    } else if kind == Route {
+        let names = listed(bible, Character, &e.list("primary_characters"));
+        if !names.is_empty() {
+            w!(text, "\nCharacters: {}", names.join(", "));
+        }
+        let scenes = e.list("scene_ids").into_iter();
+        let missing: Vec<&str> = scenes.filter(|s| bible.get(Scene, s).is_none()).collect();
+        if !missing.is_empty() {
+            w!(text, "\nScenes not in the bible: {}", missing.join(", "));
         }
     }
+    out["text"] = json!(text);
+    Ok(out)
 }
 
-// ---------------------------------------------------------------------------------------
-// Scenes: placement in reading order
-// ---------------------------------------------------------------------------------------
+/// `{kind}_create_entry`: the first required argument is the entry's title (a name, or a
+/// route's synopsis), which must not be empty; the others but `id` are fields, taken as the
+/// kind's declaration says. The id is the one given, or made from the title (a route's from
+/// its first four words). Named kinds warn about names another entry of the kind has.
+pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
+    let (kind, d, args) = (a.tool.kind, decl(a.tool.kind), a.tool.args);
+    let title_arg = args.iter().find(|a| a.required).map_or("", |a| a.name);
+    let title = a.text(title_arg).trim();
+    if title.is_empty() {
+        let hint = format!("'{title_arg}' must not be empty; {}", d.title_hint);
+        return Err(ToolError::invalid_args(hint));
+    }
+    let mut fields = vec![(title_arg.to_string(), json!(title))];
+    let fields_args = args.iter().map(|a| a.name).filter(|n| *n != "id");
+    for arg in fields_args.filter(|n| *n != title_arg) {
+        let value = value_of(cx.bible(), kind, arg, a, arg)?;
+        if !value.is_null() && value != json!([]) {
+            fields.push((arg.to_string(), value));
+        }
+    }
+    let (mut names, aliases) = (vec![title], a.list("aliases"));
+    names.extend(a.opt("name_tgt"));
+    names.extend(aliases.iter().map(|s| s.as_str()));
+    let mut warnings = Vec::new();
+    let names = names.iter().map(|n| n.trim()).filter(|n| !n.is_empty());
+    for name in names.filter(|_| d.named) {
+        let lower = name.to_lowercase();
+        for e in cx.bible().list(kind) {
+            if names_of(e).iter().any(|n| n.to_lowercase() == lower) {
+                let e = labeled(e);
+                warnings.push(format!("'{name}' is already a name of {kind} {e}"));
+            }
+        }
+    }
+    let hint = match d.named {
+        true => title.to_string(),
+        false => join(title.split_whitespace().take(4), " "),
+    };
+    let id = match a.opt("id").map(str::trim).filter(|s| !s.is_empty()) {
+        Some(id) => id.to_string(),
+        None => cx.bible().fresh_id(kind, &hint),
+    };
+    let entry = cx.bible_create(kind, &id, fields)?;
+    let created = entity_text(cx.bible().require(kind, &id)?);
+    let mut text = format!("Created {kind} '{id}'.\n{created}");
+    for w in &warnings {
+        w!(text, "\nWarning: {w}");
+    }
+    Ok(json!({ "text": text, "id": id, "entry": entry, "warnings": warnings }))
+}
 
-/// A scene placed in the manuscript.
+// Scenes: placement in reading order.
+
+/// A scene placed in the manuscript: its chapter's index (if the chapter is in the project),
+/// and its span.
 struct Placed<'a> {
     scene: &'a Entity,
-    /// Index of its chapter, if the chapter is in the project.
     chapter: Option<usize>,
     start: usize,
     end: usize,
 }
 
 impl Placed<'_> {
-    /// The scene's start in reading order.
-    fn key(&self) -> (usize, usize, usize, &str) {
-        (
-            self.chapter.unwrap_or(usize::MAX),
-            self.start,
-            self.end,
-            self.scene.id.as_str(),
-        )
-    }
-
     /// Where the scene ends in reading order.
     fn end_key(&self) -> (usize, usize) {
         (self.chapter.unwrap_or(usize::MAX), self.end)
     }
 
     fn where_text(&self, project: &Project) -> String {
-        match self.chapter {
-            Some(i) => {
-                let c = &project.chapters[i];
-                format!(
-                    "chapter {} “{}” ({}), chars {}–{}",
-                    i + 1,
-                    c.title,
-                    c.id,
-                    self.start,
-                    self.end
-                )
-            }
-            None => format!(
-                "chapter '{}' (not in the project)",
-                preview(self.scene.text("chapter"), 60)
-            ),
-        }
+        let Some(i) = self.chapter else {
+            let chapter = preview(self.scene.text("chapter"), 60);
+            return format!("chapter '{chapter}' (not in the project)");
+        };
+        let (c, n, start, end) = (&project.chapters[i], i + 1, self.start, self.end);
+        format!("chapter {n} “{}” ({}), chars {start}–{end}", c.title, c.id)
     }
 
     /// The scene's text ("" when its chapter is not in the project).
     fn text(&self, project: &Project) -> String {
-        self.chapter
-            .map(|i| project.chapters[i].slice(self.start, self.end))
-            .unwrap_or_default()
+        let chapter = self.chapter.map(|i| &project.chapters[i]);
+        let text = |c: &Chapter| c.slice(self.start, self.end);
+        chapter.map(text).unwrap_or_default()
     }
-}
 
-/// The chapter a scene names (by id, else number or title) and its index.
-fn scene_chapter<'p>(project: &'p Project, scene: &Entity) -> Option<(usize, &'p Chapter)> {
-    let name = scene.text("chapter").trim();
-    if name.is_empty() {
-        return None;
+    fn number(&self) -> Option<usize> {
+        self.chapter.map(|i| i + 1)
     }
-    let chapter = project
-        .chapter(name)
-        .or_else(|| project.find_chapter(name).ok())?;
-    Some((project.chapter_index(&chapter.id)?, chapter))
+
+    /// The scene's facts: id, chapter number, span and entry.
+    fn json(&self) -> Value {
+        let (id, n, start, end) = (&self.scene.id, self.number(), self.start, self.end);
+        json!({"id": id, "chapterNumber": n, "start": start, "end": end, "entry": self.scene.flat()})
+    }
 }
 
 fn place<'a>(project: &Project, scene: &'a Entity) -> Placed<'a> {
     let span = scene.get("span");
-    let span_of = |key: &str| {
-        span.get(key)
-            .and_then(Value::as_u64)
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    let at = |key: &str| span.get(key).and_then(Value::as_u64);
+    let at = |key: &str| at(key).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    // The chapter a scene names (by id, else number or title).
+    let name = scene.text("chapter").trim();
+    let by_number = || project.find_chapter(name).ok();
+    let found = project.chapter(name).or_else(by_number);
+    let chapter = found.filter(|_| !name.is_empty());
+    let index = chapter.and_then(|c| Some((project.chapter_index(&c.id)?, c.len_chars())));
+    let (start, end) = (at("start").unwrap_or(0), at("end"));
+    let (chapter, end) = match index {
+        Some((i, len)) => (Some(i), end.unwrap_or(len).min(len)),
+        None => (None, end.unwrap_or(0)),
     };
-    match scene_chapter(project, scene) {
-        Some((index, chapter)) => {
-            let len = chapter.len_chars();
-            let end = span_of("end").unwrap_or(len).min(len);
-            let start = span_of("start").unwrap_or(0).min(end);
-            Placed {
-                scene,
-                chapter: Some(index),
-                start,
-                end,
-            }
-        }
-        None => Placed {
-            scene,
-            chapter: None,
-            start: span_of("start").unwrap_or(0),
-            end: span_of("end").unwrap_or(0),
-        },
+    let start = start.min(if chapter.is_some() { end } else { start });
+    Placed {
+        scene,
+        chapter,
+        start,
+        end,
     }
 }
 
 /// The ids of every scene in reading order (by chapter, then start).
 pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
-    scenes_in_order(bible, project)
-        .into_iter()
-        .map(|p| p.scene.id.clone())
-        .collect()
+    let scenes = scenes_in_order(bible, project).into_iter();
+    scenes.map(|p| p.scene.id.clone()).collect()
 }
 
 /// Every scene in reading order.
 fn scenes_in_order<'a>(bible: &'a Bible, project: &Project) -> Vec<Placed<'a>> {
-    let mut all: Vec<Placed<'a>> = bible.list(Kind::Scene).map(|s| place(project, s)).collect();
-    all.sort_by(|a, b| a.key().cmp(&b.key()));
+    let mut all: Vec<Placed<'a>> = bible.list(Scene).map(|s| place(project, s)).collect();
+    all.sort_by_key(|p| (p.end_key().0, p.start, p.end, p.scene.id.clone()));
     all
 }
 
-/// Names of the entities of `kind` listed by a scene, as `id (Name)`.
-fn listed(bible: &Bible, kind: Kind, ids: &[&str]) -> Vec<String> {
-    ids.iter()
-        .map(|id| match bible.get(kind, id) {
-            Some(e) => format!("{id} ({})", display_name(e)),
-            None => format!("{id} (not in the bible)"),
-        })
-        .collect()
+/// Entities of `kind` by id, as `id (Name)`.
+fn listed<T: AsRef<str>>(bible: &Bible, kind: Kind, ids: &[T]) -> Vec<String> {
+    let show = |id: &str| match bible.get(kind, id) {
+        Some(e) => format!("{id} ({})", display_name(e)),
+        None => format!("{id} (not in the bible)"),
+    };
+    ids.iter().map(|id| show(id.as_ref())).collect()
 }
 
 /// A scene's metadata as text, with its place in the manuscript.
 fn scene_text(bible: &Bible, project: &Project, placed: &Placed<'_>) -> String {
     let scene = placed.scene;
-    let mut text = entity_text(scene);
-    text.push_str(&format!("\nWhere: {}", placed.where_text(project)));
-    let chars = listed(bible, Kind::Character, &scene.list("primary_characters"));
-    if !chars.is_empty() {
-        text.push_str(&format!("\nCharacters: {}", chars.join(", ")));
-    }
-    let locs = listed(bible, Kind::Location, &scene.list("locations"));
-    if !locs.is_empty() {
-        text.push_str(&format!("\nLocations: {}", locs.join(", ")));
+    let mut text = entity_text(scene) + &format!("\nWhere: {}", placed.where_text(project));
+    let lists = [("Characters", Character), ("Locations", Location)];
+    for ((label, kind), field) in lists.into_iter().zip(["primary_characters", "locations"]) {
+        let names = listed(bible, kind, &scene.list(field));
+        if !names.is_empty() {
+            w!(text, "\n{label}: {}", names.join(", "));
+        }
     }
     text
 }
 
-fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Result<Placed<'a>, ToolError> {
-    let scene = resolve(bible, Kind::Scene, id)?;
-    Ok(place(project, scene))
+fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Res<Placed<'a>> {
+    Ok(place(project, resolve(bible, Scene, id)?))
 }
 
-// ---------------------------------------------------------------------------------------
-// Scene tools
-// ---------------------------------------------------------------------------------------
+// Scene tools.
 
-/// Arguments naming a scene.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneArgs {
-    /// The scene's id (scene_read_overview without a scene lists them).
-    #[serde(alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: String,
+pub(super) fn scene_metadata(a: &Call, cx: &mut Cx) -> Out {
+    let (bible, project) = (cx.bible(), cx.project());
+    let placed = find_scene(bible, project, a.text("scene"))?;
+    let mut out = placed.json();
+    out["text"] = json!(scene_text(bible, project, &placed));
+    Ok(out)
 }
 
-/// `scene_read_metadata`.
-pub struct SceneReadMetadata;
-
-impl ToolSpec for SceneReadMetadata {
-    type Args = SceneArgs;
-    const NAME: &'static str = "scene_read_metadata";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a scene's story-bible entry: chapter, span (char offsets in the chapter), summary, tags, primary characters and locations, each with its origin (human, import or agent:<name>:<date>), and the entry's version. scene_read_overview adds the scene's text.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let (bible, project) = (cx.bible(), cx.project());
-        let placed = find_scene(bible, project, &args.scene)?;
-        Ok(json!({
-            "text": scene_text(bible, project, &placed),
-            "id": placed.scene.id,
-            "chapterNumber": placed.chapter.map(|i| i + 1),
-            "start": placed.start,
-            "end": placed.end,
-            "entry": placed.scene.flat(),
-        }))
-    }
-}
-
-/// Arguments of `scene_read_overview`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneOverviewArgs {
-    /// The scene's id. Omit to list every scene briefly in reading order.
-    #[serde(default, alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: Option<String>,
-    /// Most characters of the scene's text to show, 1 to 50000; default 2000.
-    #[serde(default, alias = "maxChars")]
-    #[schemars(range(min = 1, max = 50000))]
-    pub max_chars: Option<u64>,
-}
-
-/// `scene_read_overview`.
-pub struct SceneReadOverview;
-
-impl ToolSpec for SceneReadOverview {
-    type Args = SceneOverviewArgs;
-    const NAME: &'static str = "scene_read_overview";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Without a scene: list every scene of the story bible in reading order (id, chapter, span, summary). With a scene id: its metadata (with origins), the characters and locations mentioned in its text, and the text itself (the first max_chars characters, default 2000).";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let limit = excerpt_limit(args.max_chars)?;
-        let (bible, project) = (cx.bible(), cx.project());
-        let Some(id) = args.scene.filter(|s| !s.trim().is_empty()) else {
-            let all = scenes_in_order(bible, project);
-            if all.is_empty() {
-                return Ok(json!({
-                    "text": "The story bible has no scenes yet. The writer creates scenes in the page (a chapter and a span of it).",
-                    "count": 0,
-                    "scenes": [],
-                }));
-            }
-            let mut text = format!("{} scenes in reading order:", all.len());
-            let mut list = Vec::new();
-            for (n, p) in all.iter().enumerate() {
-                let summary = p.scene.text("summary");
-                text.push_str(&format!(
-                    "\n{}. {} — {}: {}",
-                    n + 1,
-                    p.scene.id,
-                    p.where_text(project),
-                    if summary.trim().is_empty() {
-                        "(no summary)".to_string()
-                    } else {
-                        preview(summary, 200)
-                    }
-                ));
-                list.push(json!({
-                    "id": p.scene.id,
-                    "chapter": p.scene.text("chapter"),
-                    "chapterNumber": p.chapter.map(|i| i + 1),
-                    "start": p.start,
-                    "end": p.end,
-                    "summary": p.scene.get("summary"),
-                }));
-            }
-            return Ok(json!({ "text": text, "count": list.len(), "scenes": list }));
-        };
-        let placed = find_scene(bible, project, &id)?;
-        let body = placed.text(project);
-        let mut text = scene_text(bible, project, &placed);
-        let chars = mentions::mentioned_ids(bible, &body, Kind::Character);
-        let locs = mentions::mentioned_ids(bible, &body, Kind::Location);
-        let listed_chars = placed.scene.list("primary_characters");
-        let unlisted: Vec<&String> = chars
-            .iter()
-            .filter(|c| !listed_chars.contains(&c.as_str()))
-            .collect();
-        text.push_str(&format!(
-            "\nMentioned in its text: characters: {}; locations: {}",
-            if chars.is_empty() {
-                "none".to_string()
-            } else {
-                listed(
-                    bible,
-                    Kind::Character,
-                    &chars.iter().map(String::as_str).collect::<Vec<_>>(),
-                )
-                .join(", ")
-            },
-            if locs.is_empty() {
-                "none".to_string()
-            } else {
-                listed(
-                    bible,
-                    Kind::Location,
-                    &locs.iter().map(String::as_str).collect::<Vec<_>>(),
-                )
-                .join(", ")
-            }
-        ));
-        let (shown, cut) = excerpt(&body, limit);
-        let total = body.chars().count();
-        if placed.chapter.is_some() {
-            text.push_str(&format!(
-                "\nText ({} chars{}):\n{}{}",
-                total,
-                if cut {
-                    format!(", first {limit} shown")
-                } else {
-                    String::new()
-                },
-                shown,
-                if cut { "…" } else { "" }
-            ));
+pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
+    let limit = excerpt_limit(a)?;
+    let (bible, project) = (cx.bible(), cx.project());
+    let Some(id) = a.opt("scene").filter(|s| !s.trim().is_empty()) else {
+        let all = scenes_in_order(bible, project);
+        if all.is_empty() {
+            return Ok(json!({
+                "text": "The story bible has no scenes yet. The writer creates scenes in the page (a chapter and a span of it).",
+                "count": 0,
+                "scenes": [],
+            }));
         }
-        Ok(json!({
-            "text": text,
-            "id": placed.scene.id,
-            "chapterNumber": placed.chapter.map(|i| i + 1),
-            "start": placed.start,
-            "end": placed.end,
-            "entry": placed.scene.flat(),
-            "mentionedCharacters": chars,
-            "mentionedLocations": locs,
-            "mentionedButNotListed": unlisted,
-            "excerpt": shown,
-            "truncated": cut,
-        }))
+        let mut text = format!("{} scenes in reading order:", all.len());
+        let mut list = Vec::new();
+        for (n, p) in (1..).zip(&all) {
+            let (id, place, summary) =
+                (&p.scene.id, p.where_text(project), p.scene.text("summary"));
+            let summary = match summary.trim() {
+                "" => "(no summary)".to_string(),
+                _ => preview(summary, 200),
+            };
+            w!(text, "\n{n}. {id} — {place}: {summary}");
+            list.push(json!({
+                "id": id, "chapter": p.scene.text("chapter"), "chapterNumber": p.number(),
+                "start": p.start, "end": p.end, "summary": p.scene.get("summary"),
+            }));
+        }
+        return Ok(json!({ "text": text, "count": list.len(), "scenes": list }));
+    };
+    let placed = find_scene(bible, project, id)?;
+    let body = placed.text(project);
+    let mut text = scene_text(bible, project, &placed);
+    let chars = mentions::mentioned_ids(bible, &body, Character);
+    let locs = mentions::mentioned_ids(bible, &body, Location);
+    let listed_chars = placed.scene.list("primary_characters");
+    let unlisted = |c: &&String| !listed_chars.contains(&c.as_str());
+    let unlisted: Vec<&String> = chars.iter().filter(unlisted).collect();
+    let names = |kind: Kind, ids: &[String]| match ids.is_empty() {
+        true => "none".to_string(),
+        false => listed(bible, kind, ids).join(", "),
+    };
+    let (c, l) = (names(Character, &chars), names(Location, &locs));
+    w!(
+        text,
+        "\nMentioned in its text: characters: {c}; locations: {l}"
+    );
+    let (block, shown, cut) = text_block(&body, limit);
+    if placed.chapter.is_some() {
+        text.push_str(&block);
     }
+    let mut out = placed.json();
+    (out["text"], out["excerpt"], out["truncated"]) = (json!(text), json!(shown), json!(cut));
+    (out["mentionedCharacters"], out["mentionedLocations"]) = (json!(chars), json!(locs));
+    out["mentionedButNotListed"] = json!(unlisted);
+    Ok(out)
 }
 
-/// What a first-time reader knows at the end of a scene (see the module docs).
+/// What a first-time reader knows at the end of a scene: (kind, id, name) of every seen name.
 struct Reader<'a> {
     bible: &'a Bible,
-    /// (kind, id, name) of every seen name.
     seen: BTreeSet<(Kind, String, String)>,
 }
 
 impl<'a> Reader<'a> {
     /// The reader who has read `project` up to char `end` of chapter `chapter`.
     fn new(bible: &'a Bible, project: &Project, chapter: usize, end: usize) -> Self {
-        let mut read: Vec<String> = project.chapters[..chapter]
-            .iter()
-            .map(|c| c.text().to_string())
-            .collect();
+        let before = &project.chapters[..chapter];
+        let mut read: Vec<String> = before.iter().map(|c| c.text().to_string()).collect();
         read.push(project.chapters[chapter].slice(0, end));
         let mut seen = BTreeSet::new();
-        for kind in [Kind::Character, Kind::Location] {
-            for e in bible.list(kind) {
-                for name in names_of(e) {
-                    if read.iter().any(|t| mentions::contains_word(t, &name)) {
-                        seen.insert((kind, e.id.clone(), name));
-                    }
+        for e in bible.list(Character).chain(bible.list(Location)) {
+            for name in names_of(e) {
+                if read.iter().any(|t| mentions::contains_word(t, &name)) {
+                    seen.insert((e.kind, e.id.clone(), name));
                 }
             }
         }
@@ -917,45 +613,31 @@ impl<'a> Reader<'a> {
 
     /// The seen names of an entity, longest first.
     fn seen_names(&self, kind: Kind, id: &str) -> Vec<String> {
-        self.bible
-            .get(kind, id)
-            .map(|e| {
-                names_of(e)
-                    .into_iter()
-                    .filter(|n| self.seen.contains(&(kind, id.to_string(), n.clone())))
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut names = self.bible.get(kind, id).map(names_of).unwrap_or_default();
+        names.retain(|n| self.seen.contains(&(kind, id.to_string(), n.clone())));
+        names
     }
 
-    /// How the reader knows an entity: its longest seen name, or the placeholder.
-    fn display(&self, kind: Kind, id: &str) -> String {
-        self.seen_names(kind, id)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| NOT_YET_INTRODUCED.to_string())
+    /// How the reader knows each of the entities `ids`: its longest seen name, or the
+    /// placeholder.
+    fn display(&self, kind: Kind, ids: &[&str]) -> Vec<String> {
+        let name = |id: &&str| self.seen_names(kind, id).into_iter().next();
+        let placeholder = || NOT_YET_INTRODUCED.to_string();
+        let known = |id: &&str| name(id).unwrap_or_else(placeholder);
+        ids.iter().map(known).collect()
     }
 
     /// `text` with every mention of an unseen name replaced by the placeholder.
     fn redact(&self, text: &str) -> String {
         let found = mentions::detect(self.bible, text);
-        let hidden: Vec<&mentions::Mention> = found
-            .iter()
-            .filter(|m| !self.seen.contains(&(m.kind, m.id.clone(), m.name.clone())))
-            .collect();
-        if hidden.is_empty() {
-            return text.to_string();
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut next = hidden.into_iter().peekable();
-        let mut skip_to = 0;
+        let unseen =
+            |m: &&mentions::Mention| !self.seen.contains(&(m.kind, m.id.clone(), m.name.clone()));
+        let mut next = found.iter().filter(unseen).peekable();
+        let (mut out, mut skip_to) = (String::with_capacity(text.len()), 0);
         for (i, c) in text.chars().enumerate() {
-            if let Some(m) = next.peek() {
-                if i == m.start {
-                    out.push_str(NOT_YET_INTRODUCED);
-                    skip_to = m.end;
-                    next.next();
-                }
+            if let Some(m) = next.next_if(|m| m.start == i) {
+                out.push_str(NOT_YET_INTRODUCED);
+                skip_to = m.end;
             }
             if i >= skip_to {
                 out.push(c);
@@ -968,996 +650,142 @@ impl<'a> Reader<'a> {
         items.iter().map(|s| self.redact(s)).collect()
     }
 
-    /// An entity list field (ids) as the reader knows it.
-    fn display_list(&self, kind: Kind, ids: &[&str]) -> Vec<String> {
-        ids.iter().map(|id| self.display(kind, id)).collect()
+    /// Every entity of `kind` the reader has met, with the names they know.
+    fn known(&self, kind: Kind) -> Vec<(&'a Entity, Vec<String>)> {
+        let known = |e: &'a Entity| (e, self.seen_names(kind, &e.id));
+        let known = self.bible.list(kind).map(known);
+        known.filter(|(_, names)| !names.is_empty()).collect()
     }
 }
 
-/// Arguments of `scene_read_redacted`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneRedactedArgs {
-    /// The scene's id.
-    #[serde(alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: String,
-    /// Most characters of the scene's text to show, 1 to 50000; default 2000.
-    #[serde(default, alias = "maxChars")]
-    #[schemars(range(min = 1, max = 50000))]
-    pub max_chars: Option<u64>,
+/// `(none)` for a blank text.
+fn or_none(s: &str) -> String {
+    let none = s.trim().is_empty();
+    if none { "(none)" } else { s }.to_string()
 }
 
-/// `scene_read_redacted`.
-pub struct SceneReadRedacted;
-
-impl ToolSpec for SceneReadRedacted {
-    type Args = SceneRedactedArgs;
-    const NAME: &'static str = "scene_read_redacted";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a scene as a first-time reader knows it at the end of the scene, having read the manuscript from the start up to the scene's end and nothing more (use it to judge a scene without spoilers). A name of a character or location is seen if it occurs (whole word, case-sensitive) in that text; every unseen name is replaced by [not yet introduced] in the scene's text, summary and tags, characters and locations are shown by seen names only (never by id; one with no seen name is [not yet introduced]). Earlier scenes (those ending at or before this scene's end) are shown with their summaries and tags, redacted the same way; later scenes are hidden (only their number is given). Character notes, location descriptions and routes are never shown.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let limit = excerpt_limit(args.max_chars)?;
-        let (bible, project) = (cx.bible(), cx.project());
-        let placed = find_scene(bible, project, &args.scene)?;
-        let Some(chapter) = placed.chapter else {
-            return Err(ToolError::not_found(format!(
-                "scene '{}' is in chapter '{}', which is not in the project, so it has no place in reading order; the writer must fix its chapter",
-                placed.scene.id,
-                preview(placed.scene.text("chapter"), 60)
-            )));
-        };
-        let reader = Reader::new(bible, project, chapter, placed.end);
-        let scene = placed.scene;
-        let summary = reader.redact(scene.text("summary"));
-        let tags = reader.redact_list(&scene.list("tags"));
-        let characters = reader.display_list(Kind::Character, &scene.list("primary_characters"));
-        let locations = reader.display_list(Kind::Location, &scene.list("locations"));
-        let body = reader.redact(&placed.text(project));
-        let (shown, cut) = excerpt(&body, limit);
-        let ch = &project.chapters[chapter];
-
-        let all = scenes_in_order(bible, project);
-        let mut earlier = Vec::new();
-        let mut later = 0usize;
-        for p in &all {
-            if p.scene.id == scene.id {
-                continue;
-            }
-            if p.chapter.is_some() && p.end_key() <= placed.end_key() {
-                earlier.push(p);
-            } else {
-                later += 1;
-            }
-        }
-
-        let or_none = |s: &str| {
-            if s.trim().is_empty() {
-                "(none)".to_string()
-            } else {
-                s.to_string()
-            }
-        };
-        let join_or_none = |v: &[String]| {
-            if v.is_empty() {
-                "(none)".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        let mut text = format!(
-            "Scene '{}' as a first-time reader knows it at its end (chapter {} “{}”, chars {}–{}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {}\ntags: {}\nprimary_characters: {}\nlocations: {}",
-            scene.id,
-            chapter + 1,
-            ch.title,
-            placed.start,
-            placed.end,
-            or_none(&summary),
-            join_or_none(&tags),
-            join_or_none(&characters),
-            join_or_none(&locations),
-        );
-        text.push_str(&format!(
-            "\nText ({} chars{}):\n{}{}",
-            body.chars().count(),
-            if cut {
-                format!(", first {limit} shown")
-            } else {
-                String::new()
-            },
-            shown,
-            if cut { "…" } else { "" }
-        ));
-
-        let mut earlier_json = Vec::new();
-        if earlier.is_empty() {
-            text.push_str("\nEarlier scenes: none.");
-        } else {
-            text.push_str("\nEarlier scenes:");
-            for p in &earlier {
-                let s = reader.redact(p.scene.text("summary"));
-                let t = reader.redact_list(&p.scene.list("tags"));
-                text.push_str(&format!(
-                    "\n- {} (chapter {}): {}{}",
-                    p.scene.id,
-                    p.chapter.map_or(0, |i| i + 1),
-                    or_none(&s),
-                    if t.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [tags: {}]", t.join(", "))
-                    }
-                ));
-                earlier_json.push(json!({
-                    "id": p.scene.id,
-                    "chapterNumber": p.chapter.map(|i| i + 1),
-                    "summary": s,
-                    "tags": t,
-                }));
-            }
-        }
-        text.push_str(&format!("\nLater scenes hidden: {later}."));
-
-        let mut known_characters = Vec::new();
-        for c in bible.list(Kind::Character) {
-            let names = reader.seen_names(Kind::Character, &c.id);
-            if names.is_empty() {
-                continue;
-            }
-            let pronouns = c.text("pronouns").trim().to_string();
-            known_characters.push(json!({
-                "name": names[0],
-                "names": names,
-                "pronouns": if pronouns.is_empty() { Value::Null } else { json!(pronouns) },
-            }));
-        }
-        let mut known_locations = Vec::new();
-        for l in bible.list(Kind::Location) {
-            let names = reader.seen_names(Kind::Location, &l.id);
-            if !names.is_empty() {
-                known_locations.push(json!({ "name": names[0], "names": names }));
-            }
-        }
-        let describe = |v: &Value| {
-            let names: Vec<String> = v["names"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default();
-            match v["pronouns"].as_str() {
-                Some(p) => format!("{} [{p}]", names.join(" / ")),
-                None => names.join(" / "),
-            }
-        };
-        text.push_str(&format!(
-            "\nCharacters the reader has met: {}",
-            join_or_none(&known_characters.iter().map(describe).collect::<Vec<_>>())
-        ));
-        text.push_str(&format!(
-            "\nLocations the reader knows: {}",
-            join_or_none(&known_locations.iter().map(describe).collect::<Vec<_>>())
-        ));
-
-        Ok(json!({
-            "text": text,
-            "scene": {
-                "id": scene.id,
-                "chapterNumber": chapter + 1,
-                "start": placed.start,
-                "end": placed.end,
-                "summary": summary,
-                "tags": tags,
-                "primary_characters": characters,
-                "locations": locations,
-            },
-            "excerpt": shown,
-            "truncated": cut,
-            "earlierScenes": earlier_json,
-            "laterScenesHidden": later,
-            "characters": known_characters,
-            "locations": known_locations,
-        }))
+/// `(none)` for an empty list, else the items joined with commas.
+fn none_or<T: AsRef<str>>(v: &[T]) -> String {
+    let none = "(none)".to_string();
+    if v.is_empty() {
+        none
+    } else {
+        join(v, ", ")
     }
 }
 
-/// Arguments of `scene_update_summary`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneSummaryArgs {
-    /// The scene's id.
-    #[serde(alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: String,
-    /// The new summary (replaces the old; empty clears it).
-    pub summary: String,
-    /// An agent writes a scene's summary once per run; pass true to write it again in the
-    /// same run. Default false.
-    #[serde(default)]
-    pub overwrite: bool,
-}
-
-/// `scene_update_summary`.
-pub struct SceneUpdateSummary;
-
-impl ToolSpec for SceneUpdateSummary {
-    type Args = SceneSummaryArgs;
-    const NAME: &'static str = "scene_update_summary";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a scene's summary (replacing it; empty clears it). Within one run an agent writes each scene's summary once: a second write fails with already_written unless overwrite is true. A summary the writer wrote needs the writer's approval to change (approval_required; nothing changes until approved).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Scene, &args.scene)?.id.clone();
-        // Write first: a write that fails (approval, conflict) does not use up the guard. If
-        // the guard was already taken, the error rolls the write back.
-        let result = update_one(cx, Kind::Scene, &id, "summary", text_value(&args.summary))?;
-        if !cx.take_guard(&format!("scene_update_summary:{id}"))
-            && !cx.may_overwrite(args.overwrite)
-        {
-            return Err(ToolError::new(
-                "already_written",
-                format!(
-                    "the summary of scene '{id}' was already written in this run; nothing was changed. Pass overwrite: true to replace it again."
-                ),
-            )
-            .with_details(json!({ "id": id, "current": result["previous"] })));
-        }
-        Ok(result)
-    }
-}
-
-/// Arguments of `scene_update_tags`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneTagsArgs {
-    /// The scene's id.
-    #[serde(alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: String,
-    /// The scene's tags (replacing the old ones; an empty list clears them).
-    pub tags: Vec<String>,
-}
-
-/// `scene_update_tags`.
-pub struct SceneUpdateTags;
-
-impl ToolSpec for SceneUpdateTags {
-    type Args = SceneTagsArgs;
-    const NAME: &'static str = "scene_update_tags";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a scene's tags (the whole list, replacing the old one; duplicates and empty tags are dropped). Tags the writer set need the writer's approval to change.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Scene, &args.scene)?.id.clone();
-        update_one(cx, Kind::Scene, &id, "tags", json!(args.tags))
-    }
-}
-
-/// Arguments of `scene_update_primary_characters`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneCharactersArgs {
-    /// The scene's id.
-    #[serde(alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: String,
-    /// The scene's primary characters: ids, names or aliases of characters in the story
-    /// bible (the whole list, replacing the old one).
-    #[serde(alias = "primary_characters", alias = "primaryCharacters")]
-    pub characters: Vec<String>,
-}
-
-/// `scene_update_primary_characters`.
-pub struct SceneUpdatePrimaryCharacters;
-
-impl ToolSpec for SceneUpdatePrimaryCharacters {
-    type Args = SceneCharactersArgs;
-    const NAME: &'static str = "scene_update_primary_characters";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a scene's primary characters (the whole list; ids, names or aliases of characters in the story bible, stored as ids). Every character must exist. The result says which of them are mentioned in the scene's text and warns about those that are not.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Scene, &args.scene)?.id.clone();
-        let ids = resolve_all(cx.bible(), Kind::Character, &args.characters)?;
-        let mut result = update_one(cx, Kind::Scene, &id, "primary_characters", json!(ids))?;
-        let (bible, project) = (cx.bible(), cx.project());
-        let placed = find_scene(bible, project, &id)?;
-        let body = placed.text(project);
-        let present = mentions::mentioned_ids(bible, &body, Kind::Character);
-        let (mentioned, missing): (Vec<&String>, Vec<&String>) =
-            ids.iter().partition(|c| present.contains(c));
-        if let Value::Object(map) = &mut result {
-            let mut text = map["text"].as_str().unwrap_or("").to_string();
-            text.push_str(&format!(
-                "\nMentioned in the scene's text: {}",
-                if mentioned.is_empty() {
-                    "none".to_string()
-                } else {
-                    mentioned
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            ));
-            if !missing.is_empty() {
-                let warning = format!(
-                    "Warning: not mentioned in the scene's text (by any name or alias): {}. Check that they belong in this scene, or add the name they go by as an alias.",
-                    missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                );
-                text.push('\n');
-                text.push_str(&warning);
-                map.insert("warning".into(), json!(warning));
-            }
-            map.insert("text".into(), json!(text));
-            map.insert("mentioned".into(), json!(mentioned));
-            map.insert("notMentioned".into(), json!(missing));
-        }
-        Ok(result)
-    }
-}
-
-/// Arguments of `scene_update_locations`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SceneLocationsArgs {
-    /// The scene's id.
-    #[serde(alias = "id", alias = "scene_id", alias = "sceneId")]
-    pub scene: String,
-    /// The scene's locations: ids, names or aliases of locations in the story bible (the
-    /// whole list, replacing the old one).
-    pub locations: Vec<String>,
-}
-
-/// `scene_update_locations`.
-pub struct SceneUpdateLocations;
-
-impl ToolSpec for SceneUpdateLocations {
-    type Args = SceneLocationsArgs;
-    const NAME: &'static str = "scene_update_locations";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a scene's locations (the whole list; ids or names of locations in the story bible, stored as ids). Every location must exist (location_create_entry adds one).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Scene, &args.scene)?.id.clone();
-        let ids = resolve_all(cx.bible(), Kind::Location, &args.locations)?;
-        update_one(cx, Kind::Scene, &id, "locations", json!(ids))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Characters
-// ---------------------------------------------------------------------------------------
-
-/// Arguments naming a character, or none to list them.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterReadArgs {
-    /// The character's id, name or alias. Omit to list every character.
-    #[serde(default, alias = "id", alias = "name")]
-    pub character: Option<String>,
-}
-
-/// `character_read_entry`.
-pub struct CharacterReadEntry;
-
-impl ToolSpec for CharacterReadEntry {
-    type Args = CharacterReadArgs;
-    const NAME: &'static str = "character_read_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a character's story-bible entry by id, name or alias (any case): name_src, name_tgt, aliases, pronouns and notes, each with its origin, plus the scenes and routes that list the character. Without a character, list every character briefly.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        read_entry(cx, Kind::Character, args.character.as_deref())
-    }
-}
-
-/// Warnings for a new character or location whose names another entity of the kind has.
-fn name_clashes(bible: &Bible, kind: Kind, names: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        let lower = name.to_lowercase();
-        for e in bible.list(kind) {
-            if names_of(e).iter().any(|n| n.to_lowercase() == lower) {
-                out.push(format!(
-                    "'{name}' is already a name of {kind} '{}' ({})",
-                    e.id,
-                    display_name(e)
-                ));
-            }
-        }
-    }
-    out
-}
-
-/// The id for a new entity: the one given (trimmed) or a fresh one from `hint`.
-fn new_id(bible: &Bible, kind: Kind, given: Option<&str>, hint: &str) -> String {
-    match given.map(str::trim).filter(|s| !s.is_empty()) {
-        Some(id) => id.to_string(),
-        None => bible.fresh_id(kind, hint),
-    }
-}
-
-/// Create an entity and describe it, with warnings.
-fn create_one(
-    cx: &mut EditContext<'_>,
-    kind: Kind,
-    id: &str,
-    fields: Vec<(String, Value)>,
-    warnings: Vec<String>,
-) -> Result<Value, ToolError> {
-    let fields: Vec<(String, Value)> = fields.into_iter().filter(|(_, v)| !v.is_null()).collect();
-    let entry = cx.bible_create(kind, id, fields)?;
-    let entity = cx.bible().require(kind, id)?;
-    let mut text = format!("Created {kind} '{id}'.\n{}", entity_text(entity));
-    for w in &warnings {
-        text.push_str(&format!("\nWarning: {w}"));
-    }
-    Ok(json!({ "text": text, "id": id, "entry": entry, "warnings": warnings }))
-}
-
-/// Arguments of `character_create_entry`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterCreateArgs {
-    /// The character's name in the source text (as it appears in the manuscript).
-    #[serde(alias = "nameSrc", alias = "name")]
-    pub name_src: String,
-    /// The name in the target language of a translation.
-    #[serde(default, alias = "nameTgt")]
-    pub name_tgt: Option<String>,
-    /// Other names the character goes by in the text (nicknames, titles, first name alone).
-    #[serde(default)]
-    pub aliases: Option<Vec<String>>,
-    /// Pronouns, such as "she/her".
-    #[serde(default)]
-    pub pronouns: Option<String>,
-    /// Notes: role, traits, relationships, arc.
-    #[serde(default)]
-    pub notes: Option<String>,
-    /// The id to give it; default: made from the name (such as "mara-vell").
-    #[serde(default)]
-    pub id: Option<String>,
-}
-
-/// `character_create_entry`.
-pub struct CharacterCreateEntry;
-
-impl ToolSpec for CharacterCreateEntry {
-    type Args = CharacterCreateArgs;
-    const NAME: &'static str = "character_create_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Add a character to the story bible: name_src (required), name_tgt, aliases, pronouns, notes; the id is made from the name unless given. By default an agent's new character needs the writer's approval (approval_required; the call is applied once the writer approves). Warns when another character already has one of the names.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let name = args.name_src.trim();
-        if name.is_empty() {
-            return Err(ToolError::invalid_args(
-                "'name_src' must not be empty; give the character's name as it appears in the text",
-            ));
-        }
-        let aliases = args.aliases.unwrap_or_default();
-        let mut names: Vec<&str> = vec![name];
-        names.extend(args.name_tgt.as_deref());
-        names.extend(aliases.iter().map(String::as_str));
-        let warnings = name_clashes(cx.bible(), Kind::Character, &names);
-        let id = new_id(cx.bible(), Kind::Character, args.id.as_deref(), name);
-        let fields = vec![
-            ("name_src".to_string(), json!(name)),
-            (
-                "name_tgt".into(),
-                text_value(args.name_tgt.as_deref().unwrap_or("")),
-            ),
-            (
-                "aliases".into(),
-                if aliases.is_empty() {
-                    Value::Null
-                } else {
-                    json!(aliases)
-                },
-            ),
-            (
-                "pronouns".into(),
-                text_value(args.pronouns.as_deref().unwrap_or("")),
-            ),
-            (
-                "notes".into(),
-                text_value(args.notes.as_deref().unwrap_or("")),
-            ),
-        ];
-        create_one(cx, Kind::Character, &id, fields, warnings)
-    }
-}
-
-/// Arguments of `character_update_name_tgt`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterNameTgtArgs {
-    /// The character's id, name or alias.
-    #[serde(alias = "id")]
-    pub character: String,
-    /// The name in the target language (empty clears it).
-    #[serde(alias = "nameTgt")]
-    pub name_tgt: String,
-}
-
-/// `character_update_name_tgt`.
-pub struct CharacterUpdateNameTgt;
-
-impl ToolSpec for CharacterUpdateNameTgt {
-    type Args = CharacterNameTgtArgs;
-    const NAME: &'static str = "character_update_name_tgt";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a character's target-language name (empty clears it). The character is named by id, name or alias. Changing what the writer wrote needs the writer's approval (approval_required; nothing changes until approved).";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Character, &args.character)?
-            .id
-            .clone();
-        update_one(
-            cx,
-            Kind::Character,
-            &id,
-            "name_tgt",
-            text_value(&args.name_tgt),
-        )
-    }
-}
-
-/// Arguments of `character_update_pronouns`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterPronounsArgs {
-    /// The character's id, name or alias.
-    #[serde(alias = "id")]
-    pub character: String,
-    /// The pronouns, such as "she/her" (empty clears them).
-    pub pronouns: String,
-}
-
-/// `character_update_pronouns`.
-pub struct CharacterUpdatePronouns;
-
-impl ToolSpec for CharacterUpdatePronouns {
-    type Args = CharacterPronounsArgs;
-    const NAME: &'static str = "character_update_pronouns";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a character's pronouns (such as \"she/her\"; empty clears them). The character is named by id, name or alias. Changing what the writer wrote needs the writer's approval.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Character, &args.character)?
-            .id
-            .clone();
-        update_one(
-            cx,
-            Kind::Character,
-            &id,
-            "pronouns",
-            text_value(&args.pronouns),
-        )
-    }
-}
-
-/// Arguments of `character_update_notes`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterNotesArgs {
-    /// The character's id, name or alias.
-    #[serde(alias = "id")]
-    pub character: String,
-    /// The whole new notes, replacing the old (to add to them, read them first and pass the
-    /// full text; empty clears them).
-    pub notes: String,
-}
-
-/// `character_update_notes`.
-pub struct CharacterUpdateNotes;
-
-impl ToolSpec for CharacterUpdateNotes {
-    type Args = CharacterNotesArgs;
-    const NAME: &'static str = "character_update_notes";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Replace a character's notes (role, traits, relationships, arc) with the text given; to add to them, read them first and pass the whole new text. The character is named by id, name or alias. Notes the writer wrote need the writer's approval to change.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Character, &args.character)?
-            .id
-            .clone();
-        update_one(cx, Kind::Character, &id, "notes", text_value(&args.notes))
-    }
-}
-
-/// Arguments naming one character.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterArgs {
-    /// The character's id, name or alias.
-    #[serde(alias = "id", alias = "name")]
-    pub character: String,
-}
-
-/// `character_delete_entry`.
-pub struct CharacterDeleteEntry;
-
-impl ToolSpec for CharacterDeleteEntry {
-    type Args = CharacterArgs;
-    const NAME: &'static str = "character_delete_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Delete a character from the story bible (by id, name or alias). By default an agent's delete always needs the writer's approval. Returns the deleted entry and the scenes and routes that still list it.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        delete_one(cx, Kind::Character, &args.character)
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Locations
-// ---------------------------------------------------------------------------------------
-
-/// Arguments naming a location, or none to list them.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct LocationReadArgs {
-    /// The location's id or name. Omit to list every location.
-    #[serde(default, alias = "id", alias = "name")]
-    pub location: Option<String>,
-}
-
-/// `location_read_entry`.
-pub struct LocationReadEntry;
-
-impl ToolSpec for LocationReadEntry {
-    type Args = LocationReadArgs;
-    const NAME: &'static str = "location_read_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a location's story-bible entry by id or name (any case): name_src, name_tgt and description, each with its origin, plus the scenes that list it. Without a location, list every location briefly.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        read_entry(cx, Kind::Location, args.location.as_deref())
-    }
-}
-
-/// Arguments of `location_create_entry`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct LocationCreateArgs {
-    /// The location's name in the source text.
-    #[serde(alias = "nameSrc", alias = "name")]
-    pub name_src: String,
-    /// The name in the target language of a translation.
-    #[serde(default, alias = "nameTgt")]
-    pub name_tgt: Option<String>,
-    /// What the place is like and what happens there.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// The id to give it; default: made from the name.
-    #[serde(default)]
-    pub id: Option<String>,
-}
-
-/// `location_create_entry`.
-pub struct LocationCreateEntry;
-
-impl ToolSpec for LocationCreateEntry {
-    type Args = LocationCreateArgs;
-    const NAME: &'static str = "location_create_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Add a location to the story bible: name_src (required), name_tgt, description; the id is made from the name unless given. Warns when another location already has the name.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let name = args.name_src.trim();
-        if name.is_empty() {
-            return Err(ToolError::invalid_args(
-                "'name_src' must not be empty; give the location's name as it appears in the text",
-            ));
-        }
-        let mut names: Vec<&str> = vec![name];
-        names.extend(args.name_tgt.as_deref());
-        let warnings = name_clashes(cx.bible(), Kind::Location, &names);
-        let id = new_id(cx.bible(), Kind::Location, args.id.as_deref(), name);
-        let fields = vec![
-            ("name_src".to_string(), json!(name)),
-            (
-                "name_tgt".into(),
-                text_value(args.name_tgt.as_deref().unwrap_or("")),
-            ),
-            (
-                "description".into(),
-                text_value(args.description.as_deref().unwrap_or("")),
-            ),
-        ];
-        create_one(cx, Kind::Location, &id, fields, warnings)
-    }
-}
-
-/// Arguments of `location_update_name_tgt`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct LocationNameTgtArgs {
-    /// The location's id or name.
-    #[serde(alias = "id")]
-    pub location: String,
-    /// The name in the target language (empty clears it).
-    #[serde(alias = "nameTgt")]
-    pub name_tgt: String,
-}
-
-/// `location_update_name_tgt`.
-pub struct LocationUpdateNameTgt;
-
-impl ToolSpec for LocationUpdateNameTgt {
-    type Args = LocationNameTgtArgs;
-    const NAME: &'static str = "location_update_name_tgt";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a location's target-language name (empty clears it). The location is named by id or name. Changing what the writer wrote needs the writer's approval.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Location, &args.location)?
-            .id
-            .clone();
-        update_one(
-            cx,
-            Kind::Location,
-            &id,
-            "name_tgt",
-            text_value(&args.name_tgt),
-        )
-    }
-}
-
-/// Arguments of `location_update_description`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct LocationDescriptionArgs {
-    /// The location's id or name.
-    #[serde(alias = "id")]
-    pub location: String,
-    /// The whole new description, replacing the old (empty clears it).
-    pub description: String,
-}
-
-/// `location_update_description`.
-pub struct LocationUpdateDescription;
-
-impl ToolSpec for LocationUpdateDescription {
-    type Args = LocationDescriptionArgs;
-    const NAME: &'static str = "location_update_description";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Replace a location's description with the text given (to add to it, read it first and pass the whole new text; empty clears it). The location is named by id or name. A description the writer wrote needs the writer's approval to change.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Location, &args.location)?
-            .id
-            .clone();
-        update_one(
-            cx,
-            Kind::Location,
-            &id,
-            "description",
-            text_value(&args.description),
-        )
-    }
-}
-
-/// Arguments naming one location.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct LocationArgs {
-    /// The location's id or name.
-    #[serde(alias = "id", alias = "name")]
-    pub location: String,
-}
-
-/// `location_delete_entry`.
-pub struct LocationDeleteEntry;
-
-impl ToolSpec for LocationDeleteEntry {
-    type Args = LocationArgs;
-    const NAME: &'static str = "location_delete_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Delete a location from the story bible (by id or name). By default an agent's delete always needs the writer's approval. Returns the deleted entry and the scenes that still list it.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        delete_one(cx, Kind::Location, &args.location)
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Routes
-// ---------------------------------------------------------------------------------------
-
-/// Arguments naming a route, or none to list them.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RouteReadArgs {
-    /// The route's id. Omit to list every route.
-    #[serde(default, alias = "id")]
-    pub route: Option<String>,
-}
-
-/// `route_read_entry`.
-pub struct RouteReadEntry;
-
-impl ToolSpec for RouteReadEntry {
-    type Args = RouteReadArgs;
-    const NAME: &'static str = "route_read_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Read a route's story-bible entry (a branch of an interactive story): synopsis, primary characters and scene ids, each with its origin. Without a route, list every route briefly.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        read_entry(cx, Kind::Route, args.route.as_deref())
-    }
-}
-
-/// Check that every scene id exists; errors name the closest.
-fn check_scenes(bible: &Bible, ids: &[String]) -> Result<Vec<String>, ToolError> {
-    let mut out: Vec<String> = Vec::new();
-    let mut problems = Vec::new();
-    for id in ids.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        match bible.get(Kind::Scene, id) {
-            Some(_) => {
-                if !out.iter().any(|o| o == id) {
-                    out.push(id.to_string());
-                }
-            }
-            None => problems.push(not_found(bible, Kind::Scene, id).message),
-        }
-    }
-    if !problems.is_empty() {
+pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
+    let limit = excerpt_limit(a)?;
+    let (bible, project) = (cx.bible(), cx.project());
+    let placed = find_scene(bible, project, a.text("scene"))?;
+    let (scene, id, start, end) = (placed.scene, &placed.scene.id, placed.start, placed.end);
+    let Some(chapter) = placed.chapter else {
+        let chapter = preview(scene.text("chapter"), 60);
         return Err(ToolError::not_found(format!(
-            "{} Nothing was changed.",
-            problems.join(" ")
+            "scene '{id}' is in chapter '{chapter}', which is not in the project, so it has no place in reading order; the writer must fix its chapter"
         )));
+    };
+    let reader = Reader::new(bible, project, chapter, end);
+    let summary = reader.redact(scene.text("summary"));
+    let tags = reader.redact_list(&scene.list("tags"));
+    let characters = reader.display(Character, &scene.list("primary_characters"));
+    let locations = reader.display(Location, &scene.list("locations"));
+    let (block, shown, cut) = text_block(&reader.redact(&placed.text(project)), limit);
+    let all = scenes_in_order(bible, project);
+    let others = all.iter().filter(|p| p.scene.id != *id);
+    let (earlier, later): (Vec<&Placed>, Vec<&Placed>) =
+        others.partition(|p| p.chapter.is_some() && p.end_key() <= placed.end_key());
+    let (title, n) = (&project.chapters[chapter].title, chapter + 1);
+    let (s, t) = (or_none(&summary), none_or(&tags));
+    let (c, l) = (none_or(&characters), none_or(&locations));
+    let mut text = format!(
+        "Scene '{id}' as a first-time reader knows it at its end (chapter {n} “{title}”, chars {start}–{end}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {s}\ntags: {t}\nprimary_characters: {c}\nlocations: {l}{block}"
+    );
+    let none = if earlier.is_empty() { " none." } else { "" };
+    w!(text, "\nEarlier scenes:{none}");
+    let mut earlier_json = Vec::new();
+    for p in &earlier {
+        let s = reader.redact(p.scene.text("summary"));
+        let t = reader.redact_list(&p.scene.list("tags"));
+        let tags = format!(" [tags: {}]", t.join(", "));
+        let tags = if t.is_empty() { "" } else { &tags };
+        let (id, n, summary) = (&p.scene.id, p.number().unwrap_or(0), or_none(&s));
+        w!(text, "\n- {id} (chapter {n}): {summary}{tags}");
+        earlier_json.push(json!({"id": id, "chapterNumber": p.number(), "summary": s, "tags": t}));
     }
-    Ok(out)
-}
-
-/// Arguments of `route_create_entry`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RouteCreateArgs {
-    /// The id to give it; default: made from the synopsis's first words.
-    #[serde(default)]
-    pub id: Option<String>,
-    /// What happens on this route.
-    pub synopsis: String,
-    /// Its primary characters: ids, names or aliases of characters in the story bible.
-    #[serde(default, alias = "primaryCharacters", alias = "characters")]
-    pub primary_characters: Option<Vec<String>>,
-    /// Ids of its scenes (scenes in the story bible).
-    #[serde(default, alias = "sceneIds", alias = "scenes")]
-    pub scene_ids: Option<Vec<String>>,
-}
-
-/// `route_create_entry`.
-pub struct RouteCreateEntry;
-
-impl ToolSpec for RouteCreateEntry {
-    type Args = RouteCreateArgs;
-    const NAME: &'static str = "route_create_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Add a route (a branch of an interactive story) to the story bible: synopsis (required), primary_characters (ids or names of existing characters), scene_ids (existing scenes); the id is made from the synopsis unless given. By default an agent's new route needs the writer's approval.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let synopsis = args.synopsis.trim();
-        if synopsis.is_empty() {
-            return Err(ToolError::invalid_args(
-                "'synopsis' must not be empty; say what happens on this route",
-            ));
-        }
-        let characters = resolve_all(
-            cx.bible(),
-            Kind::Character,
-            &args.primary_characters.unwrap_or_default(),
-        )?;
-        let scenes = check_scenes(cx.bible(), &args.scene_ids.unwrap_or_default())?;
-        let hint: String = synopsis
-            .split_whitespace()
-            .take(4)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let id = new_id(cx.bible(), Kind::Route, args.id.as_deref(), &hint);
-        let list = |v: Vec<String>| {
-            if v.is_empty() {
-                Value::Null
-            } else {
-                json!(v)
-            }
-        };
-        let fields = vec![
-            ("synopsis".to_string(), json!(synopsis)),
-            ("primary_characters".into(), list(characters)),
-            ("scene_ids".into(), list(scenes)),
-        ];
-        create_one(cx, Kind::Route, &id, fields, Vec::new())
+    w!(text, "\nLater scenes hidden: {}.", later.len());
+    let (mut met, mut known_characters) = (Vec::new(), Vec::new());
+    for (c, names) in reader.known(Character) {
+        let (name, pronouns) = (names.join(" / "), c.text("pronouns").trim());
+        met.push(if pronouns.is_empty() {
+            name
+        } else {
+            format!("{name} [{pronouns}]")
+        });
+        let pronouns = Some(pronouns).filter(|p| !p.is_empty());
+        known_characters.push(json!({"name": names[0], "names": names, "pronouns": pronouns}));
     }
+    let known_locations = reader.known(Location);
+    let places = known_locations.iter().map(|(_, names)| names.join(" / "));
+    let places: Vec<String> = places.collect();
+    w!(text, "\nCharacters the reader has met: {}", none_or(&met));
+    w!(text, "\nLocations the reader knows: {}", none_or(&places));
+    let place = |(_, names): &(_, Vec<String>)| json!({"name": names[0], "names": names});
+    let known_locations: Vec<Value> = known_locations.iter().map(place).collect();
+    Ok(json!({
+        "text": text,
+        "scene": {
+            "id": id, "chapterNumber": n, "start": start, "end": end, "summary": summary,
+            "tags": tags, "primary_characters": characters, "locations": locations,
+        },
+        "excerpt": shown, "truncated": cut, "earlierScenes": earlier_json,
+        "laterScenesHidden": later.len(), "characters": known_characters, "locations": known_locations,
+    }))
 }
 
-/// Arguments of `route_update_synopsis`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RouteSynopsisArgs {
-    /// The route's id.
-    #[serde(alias = "id")]
-    pub route: String,
-    /// The whole new synopsis, replacing the old (empty clears it).
-    pub synopsis: String,
-}
-
-/// `route_update_synopsis`.
-pub struct RouteUpdateSynopsis;
-
-impl ToolSpec for RouteUpdateSynopsis {
-    type Args = RouteSynopsisArgs;
-    const NAME: &'static str = "route_update_synopsis";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Replace a route's synopsis (empty clears it). A synopsis the writer wrote needs the writer's approval to change.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Route, &args.route)?.id.clone();
-        update_one(cx, Kind::Route, &id, "synopsis", text_value(&args.synopsis))
+/// `scene_update_summary`: written first (a write that fails, for approval or a conflict, does
+/// not use up the guard); if the guard was already taken, the error rolls the write back.
+pub(super) fn update_summary(a: &Call, cx: &mut Cx) -> Out {
+    let result = update_field(a, cx, "summary")?;
+    let id = result["id"].as_str().unwrap_or("");
+    let first = cx.take_guard(&format!("scene_update_summary:{id}"));
+    if first || cx.may_overwrite(a.flag("overwrite")) {
+        return Ok(result);
     }
+    let details = json!({ "id": id, "current": result["previous"] });
+    let message = format!("the summary of scene '{id}' was already written in this run; nothing was changed. Pass overwrite: true to replace it again.");
+    Err(ToolError::new("already_written", message).with_details(details))
 }
 
-/// Arguments of `route_update_primary_characters`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RouteCharactersArgs {
-    /// The route's id.
-    #[serde(alias = "id")]
-    pub route: String,
-    /// Its primary characters: ids, names or aliases of characters in the story bible (the
-    /// whole list, replacing the old one).
-    #[serde(alias = "primary_characters", alias = "primaryCharacters")]
-    pub characters: Vec<String>,
-}
-
-/// `route_update_primary_characters`.
-pub struct RouteUpdatePrimaryCharacters;
-
-impl ToolSpec for RouteUpdatePrimaryCharacters {
-    type Args = RouteCharactersArgs;
-    const NAME: &'static str = "route_update_primary_characters";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Set a route's primary characters (the whole list; ids, names or aliases of existing characters, stored as ids). A list the writer set needs the writer's approval to change.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let id = resolve(cx.bible(), Kind::Route, &args.route)?.id.clone();
-        let ids = resolve_all(cx.bible(), Kind::Character, &args.characters)?;
-        update_one(cx, Kind::Route, &id, "primary_characters", json!(ids))
+/// `scene_update_primary_characters`: also says which of them the scene's text mentions.
+pub(super) fn update_scene_characters(a: &Call, cx: &mut Cx) -> Out {
+    let mut result = update_field(a, cx, "primary_characters")?;
+    let (bible, project) = (cx.bible(), cx.project());
+    let placed = find_scene(bible, project, result["id"].as_str().unwrap_or(""))?;
+    let present = mentions::mentioned_ids(bible, &placed.text(project), Character);
+    let ids = strings(&result["value"]).into_iter();
+    let (mentioned, missing): (Vec<String>, Vec<String>) = ids.partition(|c| present.contains(c));
+    let shown = if mentioned.is_empty() {
+        "none".to_string()
+    } else {
+        mentioned.join(", ")
+    };
+    let before = result["text"].as_str().unwrap_or("");
+    let mut text = format!("{before}\nMentioned in the scene's text: {shown}");
+    if !missing.is_empty() {
+        let warning = format!(
+            "Warning: not mentioned in the scene's text (by any name or alias): {}. Check that they belong in this scene, or add the name they go by as an alias.",
+            missing.join(", ")
+        );
+        w!(text, "\n{warning}");
+        result["warning"] = json!(warning);
     }
+    (result["mentioned"], result["notMentioned"]) = (json!(mentioned), json!(missing));
+    result["text"] = json!(text);
+    Ok(result)
 }
 
-/// Arguments naming one route.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RouteArgs {
-    /// The route's id.
-    #[serde(alias = "id")]
-    pub route: String,
-}
-
-/// `route_delete_entry`.
-pub struct RouteDeleteEntry;
-
-impl ToolSpec for RouteDeleteEntry {
-    type Args = RouteArgs;
-    const NAME: &'static str = "route_delete_entry";
-    const CATEGORY: Category = Category::Bible;
-    const DESCRIPTION: &'static str = "Delete a route from the story bible (its scenes stay). By default an agent's delete always needs the writer's approval. Returns the deleted entry.";
-    const REVERSIBLE: bool = false;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        delete_one(cx, Kind::Route, &args.route)
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Knowledge
-// ---------------------------------------------------------------------------------------
+// Knowledge.
 
 /// Words a lore query ignores (unless it has no other).
 const STOP_WORDS: &[&str] = &[
@@ -1966,22 +794,21 @@ const STOP_WORDS: &[&str] = &[
     "where", "which", "who", "whom", "why", "with",
 ];
 
-/// The kinds `query_lore` searches, in the order ties are ranked.
-const LORE_KINDS: [Kind; 4] = [Kind::Character, Kind::Location, Kind::Route, Kind::Scene];
-
-fn lore_rank(kind: Kind) -> usize {
-    LORE_KINDS
-        .iter()
-        .position(|k| *k == kind)
-        .unwrap_or(LORE_KINDS.len())
-}
+/// The kinds `query_lore` searches, in the order ties are ranked, with the fields it searches
+/// in each (the names first: they count most).
+#[rustfmt::skip]
+const LORE: [(Kind, &[&str], &[&str]); 4] = [
+    (Character, &["name_src", "name_tgt", "aliases"], &["pronouns", "notes"]),
+    (Location, &["name_src", "name_tgt"], &["description"]),
+    (Route, &[], &["synopsis", "primary_characters"]),
+    (Scene, &[], &["summary", "tags", "primary_characters", "locations"]),
+];
 
 /// Lowercase words of a text.
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let split = |c: char| !c.is_alphanumeric();
+    let words = text.split(split).filter(|w| !w.is_empty());
+    words.map(str::to_lowercase).collect()
 }
 
 /// Whether a query term matches a word: equal, or (for terms of 3+ chars) a prefix of it
@@ -1990,320 +817,157 @@ fn term_matches(term: &str, word: &str) -> bool {
     word == term || (term.chars().count() >= 3 && word.starts_with(term))
 }
 
-/// The fields `query_lore` searches, per kind, and whether each is a name.
-fn lore_fields(kind: Kind) -> &'static [(&'static str, bool)] {
-    match kind {
-        Kind::Character => &[
-            ("name_src", true),
-            ("name_tgt", true),
-            ("aliases", true),
-            ("pronouns", false),
-            ("notes", false),
-        ],
-        Kind::Location => &[
-            ("name_src", true),
-            ("name_tgt", true),
-            ("description", false),
-        ],
-        Kind::Route => &[("synopsis", false), ("primary_characters", false)],
-        Kind::Scene => &[
-            ("summary", false),
-            ("tags", false),
-            ("primary_characters", false),
-            ("locations", false),
-        ],
-        _ => &[],
+/// A lore hit: its kind's rank, the entity, the terms it matched, its score and best field.
+type Hit<'a> = (usize, &'a Entity, Vec<String>, u64, &'static str);
+
+/// How an entity matches `terms` (and the whole `phrase`), if it does.
+fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> Option<Hit<'a>> {
+    let (mut matched, mut score, mut best) = (Vec::<String>::new(), 0u64, (0u64, ""));
+    let id_words = words(&e.id);
+    for term in terms {
+        if id_words.iter().any(|w| term_matches(term, w)) && !matched.contains(term) {
+            matched.push(term.clone());
+            score += 2;
+        }
     }
-}
-
-fn field_string(entity: &Entity, field: &str) -> String {
-    match entity.get(field) {
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => String::new(),
-    }
-}
-
-/// Arguments of `query_lore`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct QueryLoreArgs {
-    /// Words to look for, such as a name, a place, an object or a question ("who owns the
-    /// lighthouse").
-    pub query: String,
-    /// Most hits to return, 1 to 50; default 10.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u64>,
-}
-
-/// `query_lore`.
-pub struct QueryLore;
-
-impl ToolSpec for QueryLore {
-    type Args = QueryLoreArgs;
-    const NAME: &'static str = "query_lore";
-    const CATEGORY: Category = Category::Knowledge;
-    const DESCRIPTION: &'static str = "Search the story bible's lore: characters (names, aliases, pronouns, notes), locations (names, descriptions), routes (synopses) and scene summaries and tags. Case-insensitive word matching (a word of 3+ letters also matches longer words it begins); hits are ranked by how many query words they match, names counting most. Returns the hits with the matching field.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let limit = match args.limit {
-            None => 10,
-            Some(n) if (1..=50).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(ToolError::invalid_args(format!(
-                    "'limit' must be 1 to 50, got {n}"
-                )))
-            }
+    let (_, names, others) = LORE[rank];
+    let names = names.iter().map(|f| (*f, 5));
+    let fields = names.chain(others.iter().map(|f| (*f, 1)));
+    for (field, weight) in fields {
+        let text = match e.get(field) {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => join(items.iter().filter_map(Value::as_str), ", "),
+            _ => continue,
         };
-        let mut terms: Vec<String> = Vec::new();
-        for w in words(&args.query) {
-            if !terms.contains(&w) {
-                terms.push(w);
+        let (ws, mut field_score) = (words(&text), 0u64);
+        for term in terms {
+            let n = ws.iter().filter(|w| term_matches(term, w)).count() as u64;
+            if n > 0 && !matched.contains(term) {
+                matched.push(term.clone());
             }
+            field_score += if n > 0 { weight + n.min(5) } else { 0 };
         }
-        let content: Vec<String> = terms
-            .iter()
-            .filter(|t| !STOP_WORDS.contains(&t.as_str()))
-            .cloned()
-            .collect();
-        if !content.is_empty() {
-            terms = content;
+        let phrase_found = phrase.contains(' ') && text.to_lowercase().contains(phrase);
+        if !text.is_empty() && phrase_found {
+            field_score += 5;
         }
-        terms.truncate(32);
-        if terms.is_empty() {
-            return Err(ToolError::invalid_args(
-                "'query' has no words to look for; give a name, a place, an object or a few words",
-            ));
+        score += field_score;
+        if field_score > best.0 {
+            best = (field_score, field);
         }
-        let phrase = args.query.trim().to_lowercase();
-        let bible = cx.bible();
-        struct Hit<'a> {
-            entity: &'a Entity,
-            matched: Vec<String>,
-            score: u64,
-            field: &'static str,
+    }
+    (!matched.is_empty()).then_some((rank, e, matched, score, best.1))
+}
+
+pub(super) fn query_lore(a: &Call, cx: &mut Cx) -> Out {
+    let limit = match a.num("limit") {
+        None => 10,
+        Some(n) if (1..=50).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(ToolError::invalid_args(format!(
+                "'limit' must be 1 to 50, got {n}"
+            )))
         }
-        let mut hits: Vec<Hit<'_>> = Vec::new();
-        for kind in LORE_KINDS {
-            for entity in bible.list(kind) {
-                let mut matched: Vec<String> = Vec::new();
-                let mut score = 0u64;
-                let mut best: (u64, &'static str) = (0, "");
-                let id_words = words(&entity.id);
-                for term in &terms {
-                    if id_words.iter().any(|w| term_matches(term, w)) && !matched.contains(term) {
-                        matched.push(term.clone());
-                        score += 2;
-                    }
-                }
-                for (field, is_name) in lore_fields(kind) {
-                    let text = field_string(entity, field);
-                    if text.is_empty() {
-                        continue;
-                    }
-                    let ws = words(&text);
-                    let mut field_score = 0u64;
-                    for term in &terms {
-                        let n = ws.iter().filter(|w| term_matches(term, w)).count() as u64;
-                        if n > 0 {
-                            if !matched.contains(term) {
-                                matched.push(term.clone());
-                            }
-                            field_score += if *is_name { 5 } else { 1 } + n.min(5);
-                        }
-                    }
-                    if phrase.contains(' ') && text.to_lowercase().contains(&phrase) {
-                        field_score += 5;
-                    }
-                    score += field_score;
-                    if field_score > best.0 {
-                        best = (field_score, field);
-                    }
-                }
-                if !matched.is_empty() {
-                    hits.push(Hit {
-                        entity,
-                        matched,
-                        score,
-                        field: best.1,
-                    });
-                }
-            }
+    };
+    let query = a.text("query");
+    let mut terms: Vec<String> = Vec::new();
+    for w in words(query) {
+        if !terms.contains(&w) {
+            terms.push(w);
         }
-        hits.sort_by(|a, b| {
-            b.matched
-                .len()
-                .cmp(&a.matched.len())
-                .then(b.score.cmp(&a.score))
-                .then(lore_rank(a.entity.kind).cmp(&lore_rank(b.entity.kind)))
-                .then(a.entity.id.cmp(&b.entity.id))
-        });
-        let total = hits.len();
-        hits.truncate(limit);
-        if hits.is_empty() {
-            return Ok(json!({
-                "text": format!("Nothing in the story bible matches \"{}\". Try other or fewer words, or a name.", preview(args.query.trim(), 80)),
-                "count": 0,
-                "total": 0,
-                "hits": [],
-                "terms": terms,
-            }));
-        }
-        let mut text = format!(
-            "{} of {} hits for \"{}\" (terms: {}):",
-            hits.len(),
-            total,
-            preview(args.query.trim(), 80),
-            terms.join(", ")
+    }
+    if terms.iter().any(|t| !STOP_WORDS.contains(&t.as_str())) {
+        terms.retain(|t| !STOP_WORDS.contains(&t.as_str()));
+    }
+    terms.truncate(32);
+    if terms.is_empty() {
+        return Err(ToolError::invalid_args(
+            "'query' has no words to look for; give a name, a place, an object or a few words",
+        ));
+    }
+    let (phrase, bible) = (query.trim().to_lowercase(), cx.bible());
+    let mut hits: Vec<Hit> = Vec::new();
+    for (rank, (kind, ..)) in LORE.iter().enumerate() {
+        let hit = |e| lore_hit(rank, e, &terms, &phrase);
+        hits.extend(bible.list(*kind).filter_map(hit));
+    }
+    // Most terms matched first, then the best score, the kind's rank and the id.
+    hits.sort_by_key(|h| (Reverse((h.2.len(), h.3)), h.0, h.1.id.clone()));
+    let total = hits.len();
+    hits.truncate(limit);
+    let (shown, list) = (preview(query.trim(), 80), terms.join(", "));
+    if hits.is_empty() {
+        let text = format!(
+            "Nothing in the story bible matches \"{shown}\". Try other or fewer words, or a name."
         );
-        let mut list = Vec::new();
-        for (n, hit) in hits.iter().enumerate() {
-            let e = hit.entity;
-            let label = match e.kind {
-                Kind::Character | Kind::Location => {
-                    format!("{} '{}' ({})", e.kind, e.id, display_name(e))
-                }
-                _ => format!("{} '{}'", e.kind, e.id),
-            };
-            let detail = if hit.field.is_empty() {
-                String::new()
-            } else {
-                let line = field_line(e, hit.field);
-                format!(" — {}", preview(&line, 300))
-            };
-            text.push_str(&format!(
-                "\n{}. {label}: matched {}{detail}",
-                n + 1,
-                hit.matched.join(", ")
-            ));
-            list.push(json!({
-                "kind": e.kind,
-                "id": e.id,
-                "matched": hit.matched,
-                "score": hit.score,
-                "field": if hit.field.is_empty() { Value::Null } else { json!(hit.field) },
-                "entry": e.flat(),
-            }));
-        }
-        Ok(json!({
-            "text": text,
-            "count": list.len(),
-            "total": total,
-            "hits": list,
-            "terms": terms,
-        }))
+        return Ok(json!({"text": text, "count": 0, "total": 0, "hits": [], "terms": terms}));
     }
+    let mut text = format!(
+        "{} of {total} hits for \"{shown}\" (terms: {list}):",
+        hits.len()
+    );
+    let mut list = Vec::new();
+    for (n, (_, e, matched, score, field)) in (1..).zip(&hits) {
+        let (kind, id, terms) = (e.kind, &e.id, matched.join(", "));
+        let label = match kind {
+            Character | Location => format!("{kind} '{id}' ({})", display_name(e)),
+            _ => format!("{kind} '{id}'"),
+        };
+        let detail = format!(" — {}", preview(&field_line(e, field), 300));
+        let detail = if field.is_empty() { "" } else { &detail };
+        w!(text, "\n{n}. {label}: matched {terms}{detail}");
+        let (field, entry) = (Some(field).filter(|f| !f.is_empty()), e.flat());
+        list.push(json!({"kind": kind, "id": id, "matched": matched, "score": score, "field": field, "entry": entry}));
+    }
+    Ok(json!({ "text": text, "count": list.len(), "total": total, "hits": list, "terms": terms }))
 }
 
-/// Arguments of `get_character_info`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CharacterInfoArgs {
-    /// The character's id, name or alias.
-    #[serde(alias = "id", alias = "name")]
-    pub character: String,
+pub(super) fn character_info(a: &Call, cx: &mut Cx) -> Out {
+    let (bible, project) = (cx.bible(), cx.project());
+    let e = resolve(bible, Character, a.text("character"))?;
+    let (id, names, mut text) = (e.id.as_str(), names_of(e), entity_text(e));
+    let [scenes, routes] = listed_in(bible, Character, id, &mut text);
+    let (mut lines, mut appearances, mut total) = (String::new(), Vec::new(), 0usize);
+    for (number, chapter) in (1usize..).zip(&project.chapters) {
+        let found = mentions::of_entity(bible, &chapter.text().to_string(), Character, id);
+        let Some(first) = found.first() else {
+            continue;
+        };
+        let (count, s) = (found.len(), if found.len() == 1 { "" } else { "s" });
+        let (start, end, name) = (first.start, first.end, &first.name);
+        let (title, chapter_id, snippet) =
+            (&chapter.title, &chapter.id, snippet(chapter, start, end));
+        w!(lines, "\n- chapter {number} “{title}” ({chapter_id}): {count} mention{s}; first at char {start} as \"{name}\": {snippet}");
+        total += count;
+        appearances.push(json!({
+            "chapter": chapter_id, "chapterNumber": number, "chapterTitle": title, "mentions": count,
+            "firstMention": {"start": start, "end": end, "name": name, "snippet": snippet},
+        }));
+    }
+    let (n, of) = (appearances.len(), project.chapters.len());
+    if n == 0 {
+        let quoted = join(names.iter().map(|n| format!("\"{n}\"")), " or ");
+        w!(
+            text,
+            "\nAppearances: none; no chapter mentions {quoted} as a whole word."
+        );
+    } else {
+        w!(
+            text,
+            "\nAppearances ({total} mentions in {n} of {of} chapters):{lines}"
+        );
+    }
+    Ok(json!({
+        "text": text, "id": id, "entry": e.flat(), "names": names, "scenes": scenes,
+        "routes": routes, "totalMentions": total, "appearances": appearances,
+    }))
 }
 
-/// `get_character_info`.
-pub struct GetCharacterInfo;
-
-impl ToolSpec for GetCharacterInfo {
-    type Args = CharacterInfoArgs;
-    const NAME: &'static str = "get_character_info";
-    const CATEGORY: Category = Category::Knowledge;
-    const DESCRIPTION: &'static str = "Everything known about a character (by id, name or alias): the story-bible entry with origins, the scenes and routes that list them, and their appearances in the manuscript: for each chapter, how many times any of their names or aliases is mentioned (whole word, case-sensitive) and where the first mention is, with a snippet.";
-    const REVERSIBLE: bool = false;
-    const READ_ONLY: bool = true;
-
-    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let (bible, project) = (cx.bible(), cx.project());
-        let entity = resolve(bible, Kind::Character, &args.character)?;
-        let id = entity.id.as_str();
-        let mut text = entity_text(entity);
-        let refs = references(bible, Kind::Character, id);
-        let scenes: Vec<&str> = refs
-            .iter()
-            .filter(|(k, _, _)| *k == Kind::Scene)
-            .map(|(_, i, _)| i.as_str())
-            .collect();
-        let routes: Vec<&str> = refs
-            .iter()
-            .filter(|(k, _, _)| *k == Kind::Route)
-            .map(|(_, i, _)| i.as_str())
-            .collect();
-        if !scenes.is_empty() {
-            text.push_str(&format!("\nListed in scenes: {}", scenes.join(", ")));
-        }
-        if !routes.is_empty() {
-            text.push_str(&format!("\nListed in routes: {}", routes.join(", ")));
-        }
-        let mut appearances = Vec::new();
-        let mut total = 0usize;
-        for (i, chapter) in project.chapters.iter().enumerate() {
-            let found =
-                mentions::of_entity(bible, &chapter.text().to_string(), Kind::Character, id);
-            let Some(first) = found.first() else {
-                continue;
-            };
-            total += found.len();
-            appearances.push(json!({
-                "chapter": chapter.id,
-                "chapterNumber": i + 1,
-                "chapterTitle": chapter.title,
-                "mentions": found.len(),
-                "firstMention": {
-                    "start": first.start,
-                    "end": first.end,
-                    "name": first.name,
-                    "snippet": snippet(chapter, first.start, first.end, 60),
-                },
-            }));
-        }
-        let names = names_of(entity);
-        if appearances.is_empty() {
-            text.push_str(&format!(
-                "\nAppearances: none; no chapter mentions {} as a whole word.",
-                names
-                    .iter()
-                    .map(|n| format!("\"{n}\""))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            ));
-        } else {
-            text.push_str(&format!(
-                "\nAppearances ({} mentions in {} of {} chapters):",
-                total,
-                appearances.len(),
-                project.chapters.len()
-            ));
-            for a in &appearances {
-                text.push_str(&format!(
-                    "\n- chapter {} “{}” ({}): {} mention{}; first at char {} as \"{}\": {}",
-                    a["chapterNumber"],
-                    a["chapterTitle"].as_str().unwrap_or(""),
-                    a["chapter"].as_str().unwrap_or(""),
-                    a["mentions"],
-                    if a["mentions"] == 1 { "" } else { "s" },
-                    a["firstMention"]["start"],
-                    a["firstMention"]["name"].as_str().unwrap_or(""),
-                    a["firstMention"]["snippet"].as_str().unwrap_or("")
-                ));
-            }
-        }
-        Ok(json!({
-            "text": text,
-            "id": id,
-            "entry": entity.flat(),
-            "names": names,
-            "scenes": scenes,
-            "routes": routes,
-            "totalMentions": total,
-            "appearances": appearances,
-        }))
-    }
+/// A one-line snippet of a chapter's text around the char range `start..end`.
+fn snippet(chapter: &Chapter, start: usize, end: usize) -> String {
+    let (from, to) = (start.saturating_sub(60), end + 60);
+    let s = chapter.slice(from, to).replace(['\n', '\r'], " ");
+    let before = if from > 0 { "…" } else { "" };
+    let after = if to < chapter.len_chars() { "…" } else { "" };
+    format!("{before}{s}{after}")
 }

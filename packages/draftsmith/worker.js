@@ -24,7 +24,10 @@
 // Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
 // when another tab saved it (the behaviour before wave 2).
 
+// Both resolved relative to this module (not to the page), in a form bundlers follow: Vite
+// copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
+const WASM_URL = new URL('./pkg/draftsmith_bg.wasm', import.meta.url).href;
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
@@ -211,8 +214,8 @@ async function boot() {
   try {
     // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
-    const glue = await import(url);
-    await glue.default();
+    const glue = await import(/* @vite-ignore */ url);
+    await glue.default({ module_or_path: WASM_URL });
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE);
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };
@@ -231,6 +234,7 @@ async function boot() {
 // tab's. Resolves to the response's JSON text, or null with a message when the core failed.
 async function runOnCore(text, client, project) {
   await ready;
+  await restoring;
   if (core === null) {
     return { text: null, failure: `the draftsmith core is not loaded: ${bootError}` };
   }
@@ -247,7 +251,63 @@ async function runOnCore(text, client, project) {
   );
   const answered = await Promise.race([served, failed]);
   instance.delete(seq);
+  if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text);
   return answered;
+}
+
+// The key and extra headers the writer holds in memory only (not remembered): shared with
+// the other tabs' workers, so that when the writing tab closes, the tab that takes over
+// still has them, for the same provider and base URL only (a key never follows a change
+// of either, as in the core).
+let secrets = null;
+let restoring = Promise.resolve();
+
+function noteSecrets(text, responseText) {
+  let request, response;
+  try {
+    request = JSON.parse(text);
+    response = JSON.parse(responseText);
+  } catch {
+    return;
+  }
+  if (!request || request.type !== 'set_settings' || !response || response.ok !== true) return;
+  const params = request.params || {};
+  const now = response.result || {};
+  const next = { ...(secrets || {}) };
+  if ('apiKey' in params) next.apiKey = params.apiKey;
+  if ('extraHeaders' in params) next.extraHeaders = params.extraHeaders;
+  if (!now.hasKey) delete next.apiKey;
+  if (!(now.extraHeaderNames || []).length) delete next.extraHeaders;
+  next.provider = now.provider;
+  next.baseUrl = now.baseUrl;
+  secrets = !now.rememberKey && (next.apiKey || next.extraHeaders) ? next : null;
+  if (CHANNEL) broadcast({ t: 'secrets', secrets });
+}
+
+// Taking over: put back what the old writer held in memory, unless the settings moved on.
+async function restoreSecrets() {
+  const held = secrets;
+  if (!held) return;
+  const now = await internal('get_settings', {});
+  if (!now || now.hasKey || now.rememberKey) return;
+  if (now.provider !== held.provider || now.baseUrl !== held.baseUrl) return;
+  const patch = {};
+  if (held.apiKey) patch.apiKey = held.apiKey;
+  if (held.extraHeaders) patch.extraHeaders = held.extraHeaders;
+  await internal('set_settings', patch);
+}
+
+// Each worker holds a lock named after itself for its life; the writer waits on the lock of
+// each tab it serves and, once that tab is gone, drops the core's client for it.
+const TAB_LOCK = (instance) => `draftsmith-tab:${instance}`;
+const watchedTabs = new Set();
+function watchTab(instance) {
+  if (!LOCKS || watchedTabs.has(instance)) return;
+  watchedTabs.add(instance);
+  LOCKS.request(TAB_LOCK(instance), () => {
+    watchedTabs.delete(instance);
+    if (core !== null) core.forget_client(instance);
+  }).catch(() => watchedTabs.delete(instance));
 }
 
 async function serve(message) {
@@ -264,6 +324,12 @@ async function serve(message) {
     return;
   }
   await elected;
+  if (message.type === 'worker_status') {
+    // This worker, not the core: whether it writes, and for how many other tabs.
+    await ready;
+    post({ kind: 'response', id, ok: true, result: { role, clients: role === 'writer' && core !== null ? core.client_count() : 0 } });
+    return;
+  }
   if (role === 'follower') {
     relay({ id, text, message });
     return;
@@ -344,6 +410,7 @@ async function serveRelayed(message) {
   if (taken.has(key)) return;
   taken.add(key);
   broadcast({ t: 'ack', to: message.from, by: INSTANCE, seq: message.seq });
+  watchTab(message.from);
   const { text, failure } = await runOnCore(message.text, message.from, message.project || null);
   broadcast({ t: 'response', to: message.from, seq: message.seq, text, failure });
   // Answered: the requester forgets it, so it is never sent again.
@@ -354,7 +421,10 @@ function becomeWriter() {
   const was = role;
   role = 'writer';
   if (CHANNEL) broadcast({ t: 'writer', from: INSTANCE });
-  if (was === 'follower') writerChanged(INSTANCE);
+  if (was === 'follower') {
+    restoring = restoreSecrets().catch(() => {});
+    writerChanged(INSTANCE);
+  }
 }
 
 function elect() {
@@ -368,6 +438,7 @@ function elect() {
         return hold();
       }
       role = 'follower';
+      if (CHANNEL) broadcast({ t: 'hello', from: INSTANCE });
       resolve();
       LOCKS.request(WRITER_LOCK, () => {
         becomeWriter();
@@ -392,9 +463,11 @@ async function internal(type, params) {
   await ready;
   if (core === null) return;
   try {
-    await core.handle(JSON.stringify({ id: `internal-${++internalId}`, type, params }));
+    const response = JSON.parse(await core.handle(JSON.stringify({ id: `internal-${++internalId}`, type, params })));
+    return response && response.ok ? response.result : undefined;
   } catch (err) {
     // A panic is reported through the panic event.
+    return undefined;
   }
 }
 
@@ -423,6 +496,12 @@ if (CHANNEL) {
         break;
       case 'writer':
         if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);
+        break;
+      case 'secrets':
+        if (role !== 'writer') secrets = message.secrets || null;
+        break;
+      case 'hello':
+        if (role === 'writer' && secrets && message.from !== INSTANCE) broadcast({ t: 'secrets', secrets });
         break;
       case 'shared': {
         // No writer lock: every tab writes; reload what another tab saved.
@@ -456,3 +535,5 @@ self.addEventListener('error', (event) => {
 
 ready = boot();
 elected = elect();
+// Held for this worker's life: the writer learns from it when this tab is gone.
+if (LOCKS) LOCKS.request(TAB_LOCK(INSTANCE), () => new Promise(() => {})).catch(() => {});

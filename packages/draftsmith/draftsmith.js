@@ -21,8 +21,11 @@ export class Draftsmith {
    * @param {import('./draftsmith').StartOptions} [options]
    */
   static start(options = {}) {
-    const workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url);
-    const worker = new Worker(workerUrl, { type: 'module', name: 'draftsmith' });
+    const workerUrl = options.workerUrl ?? 'worker.js';
+    // Written out so that bundlers (Vite) see the worker beside this module and bundle it.
+    const worker = options.workerUrl
+      ? new Worker(options.workerUrl, { type: 'module', name: 'draftsmith' })
+      : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
     const client = new Draftsmith(worker, options);
     const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
@@ -160,6 +163,15 @@ export class Draftsmith {
    */
   checkpoint(id, options) {
     return this.request('checkpoint', id === undefined ? {} : { id }, options);
+  }
+
+  /**
+   * This tab's worker (not the core): `role` is `writer` when it applies and saves the
+   * projects for every tab, `follower` when it relays to the tab that does; `clients` is how
+   * many other tabs a writer serves (a closed tab's client is dropped).
+   */
+  workerStatus(options) {
+    return this.request('worker_status', {}, options);
   }
 
   /** Create a project and make it the open one. */

@@ -203,8 +203,13 @@ export interface Suggestion {
   text: string;
   /** The note's type (notes only). */
   noteType?: NoteType;
-  /** What the monitor found. */
-  finding?: 'mention' | 'misspelling' | 'contradiction';
+  /**
+   * What the monitor found: a mention, a misspelt name, a contradicted rule, a mention an edit
+   * removed or changed (`lineText` is the line as it read before), or a watched character's or
+   * location's story-bible entry an agent changed (`word` names the fields, `lineText` their
+   * new values; no chapter or line).
+   */
+  finding?: 'mention' | 'misspelling' | 'contradiction' | 'changed' | 'entry_changed';
   /** The watched entity it is about. */
   entity?: { id: string; name: string; type: string };
   /** The chapter (id), its number and title, the line (1-based) and the line's text, as found. */
@@ -921,6 +926,12 @@ export declare class Draftsmith {
    * `storage_error` event; it stays pending).
    */
   checkpoint(id?: string, options?: RequestOptions): Promise<CheckpointResult>;
+  /**
+   * This tab's worker (not the core): `writer` when it applies and saves the projects for
+   * every tab, `follower` when it relays to the tab that does; `clients`: how many other tabs a
+   * writer serves (a closed tab's client is dropped).
+   */
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

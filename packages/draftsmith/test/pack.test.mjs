@@ -1,0 +1,55 @@
+// The package as npm packs it (after scripts/package.sh): exactly the files meant to ship,
+// every `exports` target among them, its version the crate's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const PACKAGE = fileURLToPath(new URL('../', import.meta.url));
+const manifest = JSON.parse(readFileSync(`${PACKAGE}package.json`, 'utf8'));
+
+const SHIPPED = [
+  'README.md',
+  'package.json',
+  'draftsmith.js',
+  'draftsmith.d.ts',
+  'worker.js',
+  'sync.js',
+  'sync.d.ts',
+  'codemirror.js',
+  'codemirror.d.ts',
+  'prosemirror.js',
+  'prosemirror.d.ts',
+  'pkg/draftsmith.js',
+  'pkg/draftsmith.d.ts',
+  'pkg/draftsmith_bg.wasm',
+  'pkg/draftsmith_bg.wasm.d.ts',
+].sort();
+
+test('npm pack --dry-run lists exactly the files meant to ship', () => {
+  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: PACKAGE, encoding: 'utf8' }));
+  assert.deepEqual(packed.files.map((f) => f.path).sort(), SHIPPED);
+  assert.equal(packed.name, 'draftsmith');
+});
+
+test('every export, the types and the entry points are files that ship', () => {
+  const targets = [];
+  const walk = (value) => {
+    if (typeof value === 'string') targets.push(value);
+    else for (const v of Object.values(value)) walk(v);
+  };
+  walk(manifest.exports);
+  targets.push(manifest.types, manifest.main, manifest.module);
+  for (const target of targets) assert.ok(SHIPPED.includes(target.replace(/^\.\//, '')), `${target} ships`);
+  for (const name of ['.', './sync', './codemirror', './prosemirror']) {
+    assert.ok(manifest.exports[name].types, `${name} has types`);
+  }
+  assert.equal(manifest.sideEffects, false);
+  assert.equal(manifest.type, 'module');
+});
+
+test('the package version is the crate version', () => {
+  const toml = readFileSync(new URL('../../../Cargo.toml', import.meta.url), 'utf8');
+  assert.equal(manifest.version, toml.match(/^version\s*=\s*"([^"]+)"/m)[1]);
+});

@@ -1,0 +1,82 @@
+//! Stable sorting through one instantiation of the standard library's sort.
+//!
+//! Each `slice::sort_by` call with its own closure (or element type) makes the compiler emit
+//! another copy of the standard library's stable sort, about 4 KB of wasm each. These helpers
+//! sort a list of positions with one comparator behind `&dyn`, so every call shares one copy,
+//! and then move the elements into place. The order is the same as `sort_by`'s: stable,
+//! equal elements keep their order.
+
+use std::cmp::Ordering;
+
+/// Sort `v` stably by `cmp` (as `v.sort_by(cmp)`).
+pub fn by<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    if v.len() < 2 {
+        return;
+    }
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    {
+        let items = &*v;
+        sort_positions(&mut order, &|a, b| cmp(&items[a], &items[b]));
+    }
+    permute(v, &mut order);
+}
+
+/// Sort `v` stably by `key` (as `v.sort_by_key(key)`: the key is computed per comparison).
+pub fn by_key<T, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
+    by(v, |a, b| key(a).cmp(&key(b)));
+}
+
+/// Sort `v` stably (as `v.sort()`).
+pub fn sort<T: Ord>(v: &mut [T]) {
+    by(v, T::cmp);
+}
+
+/// The one instantiation of the standard sort: positions, compared through `cmp`.
+#[inline(never)]
+fn sort_positions(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {
+    order.sort_by(|&a, &b| cmp(a, b));
+}
+
+/// Put `v` in `order` (`order[k]` is the position in `v` of the element that goes to `k`),
+/// in place, following each cycle of the permutation once.
+fn permute<T>(v: &mut [T], order: &mut [usize]) {
+    for start in 0..order.len() {
+        let mut at = start;
+        while order[at] != start {
+            let from = order[at];
+            v.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn sorts_like_the_standard_stable_sort(v in proptest::collection::vec((0u8..8, any::<u16>()), 0..200)) {
+            let mut ours = v.clone();
+            let mut std = v.clone();
+            by_key(&mut ours, |x| x.0);
+            std.sort_by_key(|x| x.0);
+            prop_assert_eq!(&ours, &std);
+            let mut ours = v.clone();
+            let mut std = v;
+            sort(&mut ours);
+            std.sort();
+            prop_assert_eq!(ours, std);
+        }
+    }
+
+    #[test]
+    fn sorts_a_part_of_a_list_and_moves_owned_values() {
+        let mut v: Vec<String> = ["d", "c", "b", "a"].iter().map(|s| s.to_string()).collect();
+        by(&mut v[1..], |a, b| a.cmp(b));
+        assert_eq!(v, ["d", "a", "b", "c"]);
+    }
+}

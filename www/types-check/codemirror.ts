@@ -1,0 +1,53 @@
+// Uses the CodeMirror binding and the sync engine as an embedder would; checked by
+// `tsc --noEmit` with the rest (the demo's own @codemirror packages stand in for the app's).
+import { EditorView, keymap } from '@codemirror/view';
+import { Draftsmith } from '../../packages/draftsmith/draftsmith.js';
+import { ChapterSync, isFromCore, CORE_EVENT, charToUtf16 } from '../../packages/draftsmith/codemirror.js';
+import { SyncEngine, transform, apply, type SyncConflict, type Replacement } from '../../packages/draftsmith/sync.js';
+
+export async function bind(parent: HTMLElement): Promise<void> {
+  const client = await Draftsmith.start();
+  const chapter = await client.getChapter();
+  let sync: ChapterSync | null = null;
+  const view = new EditorView({
+    doc: chapter.text,
+    parent,
+    extensions: [
+      EditorView.updateListener.of((update) => {
+        const typed: boolean = sync?.update(update) ?? false;
+        if (typed && update.transactions.some(isFromCore)) console.log('both');
+      }),
+      keymap.of([{ key: 'Mod-z', run: () => (void sync?.undo({ origin: 'agent' }), true) }]),
+    ],
+  });
+  sync = new ChapterSync({
+    client,
+    view,
+    chapter: chapter.id,
+    version: chapter.version,
+    text: chapter.text,
+    onConflict: (c: SyncConflict) => console.log(c.text, c.coreText, c.version),
+  });
+  await sync.whenSynced();
+  view.dispatch({ selection: { anchor: charToUtf16(chapter.text, 3) }, userEvent: CORE_EVENT });
+  const synced: boolean = sync.synced;
+  const version: number = sync.version;
+  sync.close();
+  // The engine alone, for another editor.
+  let shown = chapter.text;
+  const engine = new SyncEngine({
+    client,
+    chapter: chapter.id,
+    version: chapter.version,
+    text: chapter.text,
+    editor: {
+      text: () => shown,
+      apply: (changes: Replacement[]) => {
+        for (const c of [...changes].reverse()) shown = shown.slice(0, c.from) + c.insert + shown.slice(c.to);
+      },
+    },
+  });
+  engine.localUtf16([{ from: 0, to: 0, insert: 'Hi ' }]);
+  const rebased: string = apply('ab', transform([{ insert: 'x' }], [{ retain: 1 }, { insert: 'y' }]));
+  void [synced, version, rebased];
+}
