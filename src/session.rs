@@ -25,14 +25,14 @@ use serde_json::{json, Value};
 
 use crate::bible::{Actor, Bible, Entity, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};
-use crate::commands::{Command, Effect, Entry, FileEffect, History, Moved, Origin, OriginFilter};
+use crate::commands::{Effect, Entry, FileEffect, History, Moved, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
 use crate::files::{Files, FreeFile};
 use crate::memory::Memory;
 use crate::policy::{self, Action, FieldChange, Grant, Policies};
 use crate::project::changeset::{Assoc, ChangeSet, Op};
 use crate::project::{Chapter, EditError, Project, UiState};
-use crate::tools::{ResultMeta, ToolError, ToolRegistry, ToolResult};
+use crate::tools::{Command, ResultMeta, ToolError, ToolRegistry, ToolResult};
 
 /// A tool call to execute.
 #[derive(Debug, Clone, PartialEq)]

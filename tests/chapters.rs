@@ -8,12 +8,13 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use draftsmith::commands::{Command, Origin};
+use draftsmith::commands::Origin;
 use draftsmith::core::Env;
 use draftsmith::project::changeset::ChangeSet;
 use draftsmith::project::{Chapter, Project};
 use draftsmith::session::{EditContext, Session};
 use draftsmith::store::{Batch, MemoryStore, Store, StoreError, StoreFuture, Table};
+use draftsmith::tools::Command;
 use draftsmith::tools::ToolError;
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;

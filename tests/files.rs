@@ -8,12 +8,13 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use draftsmith::commands::{Command, Origin, OriginFilter};
+use draftsmith::commands::{Origin, OriginFilter};
 use draftsmith::core::Env;
 use draftsmith::project::changeset::ChangeSet;
 use draftsmith::project::{Chapter, Project};
 use draftsmith::session::{EditContext, Session, ToolCall};
 use draftsmith::store::{Batch, MemoryStore, Store, StoreFuture, Table};
+use draftsmith::tools::Command;
 use draftsmith::tools::{ToolError, ToolRegistry, FILES, VOICE_SAFE};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;

@@ -7,11 +7,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use draftsmith::commands::{Command, Origin, OriginFilter};
+use draftsmith::commands::{Origin, OriginFilter};
 use draftsmith::project::changeset::ChangeSet;
 use draftsmith::project::{Chapter, Highlight};
 use draftsmith::session::EditContext;
 use draftsmith::tools::generation::{finish, plan, Finish, Finished};
+use draftsmith::tools::Command;
 use draftsmith::tools::ToolError;
 use serde_json::{json, Value};
 

@@ -9,10 +9,11 @@
 use std::collections::HashMap;
 
 use draftsmith::commands::history::Applied;
-use draftsmith::commands::{Command, Origin, OriginFilter};
+use draftsmith::commands::{Origin, OriginFilter};
 use draftsmith::project::changeset::{ChangeSet, Op};
 use draftsmith::project::{Chapter, Project};
 use draftsmith::session::{EditContext, Session, ToolCall};
+use draftsmith::tools::Command;
 use draftsmith::tools::{ToolError, ToolRegistry};
 use draftsmith::{ManualClock, SequentialIds};
 use proptest::prelude::*;

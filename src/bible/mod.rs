@@ -9,8 +9,8 @@
 //! last written, which conflict detection reads ([`Bible::concurrent`]).
 //!
 //! This module holds the data and its plain operations. Who may change what, and when a
-//! change needs the writer's approval, is [`crate::policy`]; the tools that read and change
-//! the bible are [`crate::tools::bible`].
+//! change needs the writer's approval, is decided a floor above (the policy module); the
+//! tools that read and change the bible sit above that (the tools' `bible` module).
 
 pub mod mentions;
 

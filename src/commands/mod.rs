@@ -1,24 +1,19 @@
-//! Commands: every mutation of a project is a [`Command`] run through the one edit path
-//! ([`crate::session::Session`]), recorded in the [`History`] with its [`Origin`].
-//!
-//! The [`CommandRegistry`] knows, per tool name, the command's category, description,
-//! whether it is reversible, and a factory that builds the command from JSON arguments.
+//! Commands: every mutation of a project is a command run through the one edit path (the
+//! session, a floor above), recorded in the [`History`] with its [`Origin`]. This floor holds
+//! what the history and the stores need of them: origins, undo scopes, tool categories and
+//! the history itself; the command trait and its registry live with the tools.
 
 pub mod history;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use self::history::{
     Effect, Entry, EntryKind, FileEffect, FileSet, FileState, History, HistoryChanges,
     HistoryLimits, HistoryState, Moved,
 };
-use crate::session::EditContext;
-use crate::tools::ToolError;
 
 /// Who made a change.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -126,72 +121,4 @@ pub enum Category {
     Memory,
     /// The story bible (scenes, characters, locations, routes, glossary, translations...).
     Bible,
-}
-
-/// A command built from a tool call's arguments, ready to run through the edit path.
-pub trait Command {
-    /// Run it. Edits go through `cx`; if this returns an error, every edit it made is
-    /// rolled back by the caller.
-    fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
-}
-
-/// Builds a command from the tool's name and JSON arguments, or says which argument is wrong.
-pub type CommandFactory = fn(&str, Value) -> Result<Box<dyn Command>, ToolError>;
-
-/// What the registry knows about one command.
-#[derive(Clone)]
-pub struct CommandMeta {
-    /// The tool name, such as `update_manuscript`.
-    pub name: &'static str,
-    /// Category.
-    pub category: Category,
-    /// What it does, for the model.
-    pub description: &'static str,
-    /// Whether its edits can be undone (ui commands and reads are not).
-    pub reversible: bool,
-    /// Builds the command from arguments.
-    pub factory: CommandFactory,
-}
-
-impl fmt::Debug for CommandMeta {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CommandMeta")
-            .field("name", &self.name)
-            .field("category", &self.category)
-            .field("reversible", &self.reversible)
-            .finish()
-    }
-}
-
-/// Command metadata by tool name.
-#[derive(Debug, Clone, Default)]
-pub struct CommandRegistry {
-    commands: BTreeMap<&'static str, CommandMeta>,
-}
-
-impl CommandRegistry {
-    /// Add (or replace) a command.
-    pub fn register(&mut self, meta: CommandMeta) {
-        self.commands.insert(meta.name, meta);
-    }
-
-    /// The command named `name`.
-    pub fn get(&self, name: &str) -> Option<&CommandMeta> {
-        self.commands.get(name)
-    }
-
-    /// All commands, by name.
-    pub fn iter(&self) -> impl Iterator<Item = &CommandMeta> {
-        self.commands.values()
-    }
-
-    /// How many commands there are.
-    pub fn len(&self) -> usize {
-        self.commands.len()
-    }
-
-    /// True when there are none.
-    pub fn is_empty(&self) -> bool {
-        self.commands.is_empty()
-    }
 }

@@ -20,7 +20,7 @@
 //!
 //! **Authors and the trash.** Every note carries its [`MemoryNote::author`]: the writer
 //! (`user`, also what a stored note without one loads as), an agent (`agent:<name>`) or an
-//! `import`. Who may change what is the policy's business ([`crate::policy`]); this module only
+//! `import`. Who may change what is the business of the policy, a floor above; this module only
 //! records it. Deleting a note is soft ([`Memory::delete_note`]): the note stays, marked with
 //! [`MemoryNote::deleted_ms`], but no longer shows anywhere (search, the context block,
 //! listings: [`MemoryNote::visible_from`] is false), and it can be restored

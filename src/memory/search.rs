@@ -697,7 +697,7 @@ impl Memory {
 
     /// Rebuild the search index from scratch. Needed only after changing [`Memory::notes`]
     /// directly or deserializing a memory, and only for speed: searches are correct either
-    /// way. [`crate::session::Session::with_memory`] calls it.
+    /// way. The session calls it when it takes a memory in.
     pub fn reindex(&mut self) {
         self.index = NoteIndex::build(&self.notes);
     }

@@ -9,7 +9,7 @@
 //!   their origin and written as new change records (with their tags, so a resent change is
 //!   still recognized). If the stored changes since the version this core last saw are no
 //!   longer all in the store (the other writer checkpointed far ahead), the chapter as this
-//!   core had it is kept as a new chapter, "<title> (unsaved copy)", next to the stored one:
+//!   core had it is kept as a new chapter, "`<title> (unsaved copy)`", next to the stored one:
 //!   nothing is lost, and the writer sees both;
 //! - **chapters** this core added are inserted after the chapter they followed here; one it
 //!   deleted goes unless the other writer changed it since (then it stays); one the other

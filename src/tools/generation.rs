@@ -66,8 +66,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::editing::preview;
+use super::Command;
 use super::{parse_args, ToolError, ToolRegistry, ToolSpec};
-use crate::commands::{Category, Command};
+use crate::commands::Category;
 use crate::project::changeset::{ChangeSet, Op};
 use crate::project::{Chapter, Project};
 use crate::session::{EditContext, Session};

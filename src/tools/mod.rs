@@ -20,6 +20,7 @@
 pub mod analysis;
 pub mod args;
 pub mod bible;
+pub mod command;
 pub mod editing;
 pub mod files;
 pub mod generation;
@@ -39,7 +40,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::commands::{Category, Command, CommandFactory, CommandMeta, CommandRegistry};
+pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
+use crate::commands::Category;
 use crate::session::EditContext;
 
 pub use self::schema::CatalogFormat;
