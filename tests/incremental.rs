@@ -80,6 +80,16 @@ fn puts(batch: &Batch, table: Table) -> Vec<&Value> {
         .collect()
 }
 
+/// Which batches (1-based) wrote a chapter record: a checkpoint.
+fn checkpoint_batches(batches: &[Batch]) -> Vec<usize> {
+    batches
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !puts(b, Table::Chapters).is_empty())
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
 #[test]
 fn a_keystroke_writes_its_change_and_history_not_the_chapter_or_the_project() {
     // A chapter of about a megabyte: the keystroke's batch stays small.
@@ -169,12 +179,7 @@ fn a_chapter_is_checkpointed_every_n_changes_and_loads_from_checkpoint_plus_chan
         page.type_at(&ch, 6 + i, "a");
     }
     let batches = store.take_batches();
-    let checkpoints: Vec<usize> = batches
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| !puts(b, Table::Chapters).is_empty())
-        .map(|(i, _)| i + 1)
-        .collect();
+    let checkpoints = checkpoint_batches(&batches);
     assert_eq!(
         checkpoints,
         vec![n],
@@ -231,12 +236,7 @@ fn a_long_chapter_is_checkpointed_after_proportionally_more_changes() {
         page.type_at(&ch, i, "a");
     }
     let batches = store.take_batches();
-    let checkpoints: Vec<usize> = batches
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| !puts(b, Table::Chapters).is_empty())
-        .map(|(i, _)| i + 1)
-        .collect();
+    let checkpoints = checkpoint_batches(&batches);
     assert_eq!(checkpoints, vec![every]);
 }
 

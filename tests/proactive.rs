@@ -295,34 +295,22 @@ fn removing_or_changing_a_watched_mention_and_undo_are_observed() {
 
     // The writer backspaces over the end of her name and retypes it: nothing, while the word
     // at the caret is still the start of the name.
-    let backspace = |at: usize| {
+    // The writer's change at the start of chapter 1: `ops(len)`, `len` its length in chars.
+    let writer_change = |ops: &dyn Fn(usize) -> Value| {
         let (text, version) = p.chapter(&one);
-        let len = text.chars().count();
+        let changes = ops(text.chars().count());
         p.ok(
             "apply_user_change",
-            json!({"chapter": one, "baseVersion": version,
-                   "changes": [{"retain": at}, {"delete": 1}, {"retain": len - at - 1}]}),
+            json!({"chapter": one, "baseVersion": version, "changes": changes}),
         );
     };
-    backspace(3);
+    writer_change(&|len| json!([{"retain": 3}, {"delete": 1}, {"retain": len - 4}]));
     assert!(p.suggestion_events().is_empty());
-    let (text, version) = p.chapter(&one);
-    let len = text.chars().count();
-    p.ok(
-        "apply_user_change",
-        json!({"chapter": one, "baseVersion": version,
-               "changes": [{"retain": 3}, {"insert": "a"}, {"retain": len - 3}]}),
-    );
+    writer_change(&|len| json!([{"retain": 3}, {"insert": "a"}, {"retain": len - 3}]));
     assert!(p.suggestion_events().is_empty());
     // The writer replaces her name with "She": the changed mention is reported (the pending
     // suggestion for this chapter is updated).
-    let (text, version) = p.chapter(&one);
-    let len = text.chars().count();
-    p.ok(
-        "apply_user_change",
-        json!({"chapter": one, "baseVersion": version,
-               "changes": [{"delete": 4}, {"insert": "She"}, {"retain": len - 4}]}),
-    );
+    writer_change(&|len| json!([{"delete": 4}, {"insert": "She"}, {"retain": len - 4}]));
     let events = p.suggestion_events();
     assert_eq!(events.len(), 1, "{events:#?}");
     assert_eq!(events[0]["suggestion"]["finding"], "changed");

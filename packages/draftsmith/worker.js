@@ -263,6 +263,8 @@ let secrets = null;
 let restoring = Promise.resolve();
 
 function noteSecrets(text, responseText) {
+  // Every request passes here (keystrokes too): only settings changes are parsed.
+  if (!text.includes('"type":"set_settings"')) return;
   let request, response;
   try {
     request = JSON.parse(text);

@@ -879,19 +879,13 @@ impl Core {
                         (json!({ "note": note.id }), json!({ "note": note }))
                     }
                 };
-                let decided = {
-                    let mut proactive = self.proactive.borrow_mut();
-                    let state = proactive.projects.entry(project.clone()).or_default();
-                    let Some(x) = state.suggestions.iter_mut().find(|x| x.id == suggestion.id)
-                    else {
-                        return Err(MemoryError::Invalid("the suggestion is gone".into()).into());
-                    };
-                    x.state = SuggestionState::Accepted;
-                    x.decided_ms = Some(now);
-                    x.updated_ms = now;
-                    x.accepted_as = Some(made);
-                    x.clone()
-                };
+                let decided = self.decide(
+                    &project,
+                    &suggestion.id,
+                    SuggestionState::Accepted,
+                    Some(made),
+                    now,
+                )?;
                 self.emit(
                     "suggestion",
                     json!({ "project": project, "action": "accepted", "suggestion": decided }),
@@ -916,6 +910,34 @@ impl Core {
         Ok(result)
     }
 
+    /// Mark suggestion `id` of `project` decided (`state`, with what accepting it made);
+    /// the suggestion as it is now.
+    fn decide(
+        &self,
+        project: &str,
+        id: &str,
+        state: SuggestionState,
+        made: Option<Value>,
+        now: u64,
+    ) -> Result<Suggestion, Error> {
+        let mut proactive = self.proactive.borrow_mut();
+        let list = &mut proactive
+            .projects
+            .entry(project.to_string())
+            .or_default()
+            .suggestions;
+        let Some(x) = list.iter_mut().find(|x| x.id == id) else {
+            return Err(MemoryError::Invalid("the suggestion is gone".into()).into());
+        };
+        x.state = state;
+        x.decided_ms = Some(now);
+        x.updated_ms = now;
+        if made.is_some() {
+            x.accepted_as = made;
+        }
+        Ok(x.clone())
+    }
+
     /// Serve `dismiss_suggestion {id}`: a pending suggestion is set aside (a monitor finding
     /// with the same key is not raised again).
     pub(super) async fn dismiss_suggestion(&self, p: SuggestionRef) -> Result<Value, Error> {
@@ -925,18 +947,13 @@ impl Core {
         let now = self.env.clock.now_ms();
         let result = self
             .mutate(|_| {
-                let decided = {
-                    let mut proactive = self.proactive.borrow_mut();
-                    let state = proactive.projects.entry(project.clone()).or_default();
-                    let Some(x) = state.suggestions.iter_mut().find(|x| x.id == suggestion.id)
-                    else {
-                        return Err(MemoryError::Invalid("the suggestion is gone".into()).into());
-                    };
-                    x.state = SuggestionState::Dismissed;
-                    x.decided_ms = Some(now);
-                    x.updated_ms = now;
-                    x.clone()
-                };
+                let decided = self.decide(
+                    &project,
+                    &suggestion.id,
+                    SuggestionState::Dismissed,
+                    None,
+                    now,
+                )?;
                 self.emit(
                     "suggestion",
                     json!({ "project": project, "action": "dismissed", "suggestion": decided }),

@@ -622,6 +622,51 @@ pub fn normalize_tags(tags: &[String]) -> Result<Vec<String>, MemoryError> {
     Ok(out)
 }
 
+/// A new note's fields, checked: its text, tags and importance are valid.
+struct Checked {
+    scope: Scope,
+    note_type: NoteType,
+    text: String,
+    tags: Vec<String>,
+    importance: u8,
+}
+
+impl Checked {
+    fn of(input: NewNote) -> Result<Self, MemoryError> {
+        Ok(Self {
+            text: required_text("text", &input.text)?,
+            tags: normalize_tags(&input.tags)?,
+            importance: check_importance(input.importance.unwrap_or(DEFAULT_IMPORTANCE))?,
+            scope: input.scope,
+            note_type: input.note_type,
+        })
+    }
+
+    /// The note, version 1, written by `author` at `now_ms` (in `project` when its scope is
+    /// the project's).
+    fn into_note(self, id: String, project: &str, author: Origin, now_ms: u64) -> MemoryNote {
+        MemoryNote {
+            id,
+            project: match self.scope {
+                Scope::Project => Some(project.to_string()),
+                Scope::Global => None,
+            },
+            text: self.text,
+            note_type: self.note_type,
+            scope: self.scope,
+            tags: self.tags,
+            importance: self.importance,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            version: 1,
+            previous: Vec::new(),
+            author,
+            deleted_ms: None,
+            deleted_by: None,
+        }
+    }
+}
+
 impl Memory {
     /// An empty memory.
     pub fn new() -> Self {
@@ -809,29 +854,10 @@ impl Memory {
         now_ms: u64,
         ids: &dyn IdSource,
     ) -> Result<&MemoryNote, MemoryError> {
-        let text = required_text("text", &input.text)?;
-        let tags = normalize_tags(&input.tags)?;
-        let importance = check_importance(input.importance.unwrap_or(DEFAULT_IMPORTANCE))?;
+        let checked = Checked::of(input)?;
         let id = self.fresh_id(ids);
-        self.notes.push(MemoryNote {
-            id,
-            project: match input.scope {
-                Scope::Project => Some(project.to_string()),
-                Scope::Global => None,
-            },
-            text,
-            note_type: input.note_type,
-            scope: input.scope,
-            tags,
-            importance,
-            created_ms: now_ms,
-            updated_ms: now_ms,
-            version: 1,
-            previous: Vec::new(),
-            author,
-            deleted_ms: None,
-            deleted_by: None,
-        });
+        self.notes
+            .push(checked.into_note(id, project, author, now_ms));
         self.index.pushed(&self.notes);
         let last = self.notes.len() - 1;
         Ok(&self.notes[last])
@@ -850,14 +876,11 @@ impl Memory {
         now_ms: u64,
         ids: &dyn IdSource,
     ) -> Result<Vec<String>, (usize, MemoryError)> {
-        let mut checked = Vec::with_capacity(inputs.len());
-        for (i, input) in inputs.into_iter().enumerate() {
-            let text = required_text("text", &input.text).map_err(|e| (i, e))?;
-            let tags = normalize_tags(&input.tags).map_err(|e| (i, e))?;
-            let importance = check_importance(input.importance.unwrap_or(DEFAULT_IMPORTANCE))
-                .map_err(|e| (i, e))?;
-            checked.push((input.scope, input.note_type, text, tags, importance));
-        }
+        let checked = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, input)| Checked::of(input).map_err(|e| (i, e)))
+            .collect::<Result<Vec<_>, _>>()?;
         let fresh: Vec<String> = {
             let taken: search::FxHashSet<&str> = self
                 .notes
@@ -876,26 +899,9 @@ impl Memory {
             order
         };
         self.notes.reserve(checked.len());
-        for (id, (scope, note_type, text, tags, importance)) in fresh.iter().zip(checked) {
-            self.notes.push(MemoryNote {
-                id: id.clone(),
-                project: match scope {
-                    Scope::Project => Some(project.to_string()),
-                    Scope::Global => None,
-                },
-                text,
-                note_type,
-                scope,
-                tags,
-                importance,
-                created_ms: now_ms,
-                updated_ms: now_ms,
-                version: 1,
-                previous: Vec::new(),
-                author: Origin::User,
-                deleted_ms: None,
-                deleted_by: None,
-            });
+        for (id, checked) in fresh.iter().zip(checked) {
+            self.notes
+                .push(checked.into_note(id.clone(), project, Origin::User, now_ms));
         }
         Ok(fresh)
     }

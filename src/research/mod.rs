@@ -260,43 +260,27 @@ impl Research {
             .notes
             .iter()
             .position(|n| n.normalized == page.normalized);
-        let (note, updated) = match at {
+        // Researched again: the same note (id, creation), one more fetch.
+        let (id, created_ms, fetches, updated) = match at {
             Some(i) => {
                 let old = self.notes.remove(i);
                 self.index.remove(i);
-                (
-                    ResearchNote {
-                        id: old.id,
-                        created_ms: old.created_ms,
-                        fetches: old.fetches.saturating_add(1),
-                        project: project.to_string(),
-                        url: page.url,
-                        normalized: page.normalized,
-                        title: page.title,
-                        text: page.text,
-                        description: page.description,
-                        fetched_ms: now_ms,
-                        asked_by: asked_by.to_string(),
-                    },
-                    true,
-                )
+                (old.id, old.created_ms, old.fetches.saturating_add(1), true)
             }
-            None => (
-                ResearchNote {
-                    id: new_id(),
-                    project: project.to_string(),
-                    url: page.url,
-                    normalized: page.normalized,
-                    title: page.title,
-                    text: page.text,
-                    description: page.description,
-                    fetched_ms: now_ms,
-                    created_ms: now_ms,
-                    asked_by: asked_by.to_string(),
-                    fetches: 1,
-                },
-                false,
-            ),
+            None => (new_id(), now_ms, 1, false),
+        };
+        let note = ResearchNote {
+            id,
+            created_ms,
+            fetches,
+            project: project.to_string(),
+            url: page.url,
+            normalized: page.normalized,
+            title: page.title,
+            text: page.text,
+            description: page.description,
+            fetched_ms: now_ms,
+            asked_by: asked_by.to_string(),
         };
         self.index.push(terms_of(&note));
         self.notes.push(note.clone());
