@@ -243,7 +243,7 @@ fn free_file<'c>(cx: &'c EditContext<'_>, path: &str) -> Result<&'c FreeFile, To
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadFileArgs {
     /// The file, relative to data/: manuscripts/NN-title.md (a chapter, named by its
-    /// number), `bible/<kind>/<id>.json` (a story-bible entry) or a file under plans/ or notes/.
+    /// number), bible/<kind>/<id>.json (a story-bible entry) or a file under plans/ or notes/.
     pub path: String,
 }
 
@@ -293,7 +293,7 @@ impl ToolSpec for ReadFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileArgs {
     /// The file, relative to data/: manuscripts/NN-title.md (an existing chapter),
-    /// `bible/<kind>/<id>.json` (a story-bible entry) or any file under plans/ or notes/
+    /// bible/<kind>/<id>.json (a story-bible entry) or any file under plans/ or notes/
     /// (its folders are created as needed).
     pub path: String,
     /// The whole new content. It replaces the file completely (for a bible entry: the JSON
