@@ -50,6 +50,7 @@ pub mod settings;
 pub mod sort;
 pub mod store;
 pub mod tools;
+pub mod value;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

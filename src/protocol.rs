@@ -12,7 +12,8 @@
 //!   A message so malformed that its `id` cannot be read gets a response with `"id": null`.
 //! - **Event** (worker → page), pushed at any time: `{"kind": "event", "type": "...", "data": ...}`.
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ProtocolError;
@@ -25,7 +26,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A request id chosen by the page: a number or a non-empty string.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(untagged)]
 pub enum RequestId {
     /// A numeric id (the JS client uses increasing integers).
@@ -135,7 +136,7 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
 pub use crate::names::json_kind;
 
 /// Stable error codes the page can branch on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The message could not be decoded.
@@ -163,7 +164,7 @@ pub enum ErrorCode {
 }
 
 /// The error half of a response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct ErrorBody {
     /// Stable code.
     pub code: ErrorCode,

@@ -7,7 +7,8 @@
 //! Everything else (provider, base URL, model, run options) is stored in the database's
 //! `meta` table under the global project, so it survives a reload.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::llm::{ProviderConfig, ProviderKind};
@@ -25,7 +26,7 @@ pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RESEARCH_PER_RUN: usize = 10;
 
 /// The model settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
     /// The wire format; `None` until a model is configured.
@@ -85,7 +86,7 @@ pub struct Settings {
 // --- Proactive memory (issue 18) ---
 
 /// The idle thinker's settings (`idleThinking`). It thinks only with a model configured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase", default)]
 pub struct IdleThinking {
     /// Whether it may think at all (it also needs a model).
@@ -107,7 +108,7 @@ impl Default for IdleThinking {
 }
 
 /// A change to [`IdleThinking`]: fields left out keep their value.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IdleThinkingPatch {
     #[serde(default)]
@@ -192,7 +193,7 @@ impl Default for Settings {
 }
 
 /// A change to the settings: fields left out keep their value.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SettingsPatch {
     #[serde(default)]
@@ -269,19 +270,16 @@ pub fn url_origin(url: &str) -> Option<String> {
 }
 
 /// A field that is present, `null` included.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn present(value: Value) -> Result<Option<Value>, crate::value::Error> {
+    Ok(Some(value))
 }
 
 /// `null` as `None`, else a value of `T`.
-fn nullable<T: serde::de::DeserializeOwned>(
-    field: &str,
-    value: Value,
-) -> Result<Option<T>, String> {
+fn nullable<T: FromValue>(field: &str, value: Value) -> Result<Option<T>, String> {
     if value.is_null() {
         return Ok(None);
     }
-    serde_json::from_value(value)
+    crate::value::from_value(value)
         .map(Some)
         .map_err(|e| format!("'{field}': {e}"))
 }
@@ -628,11 +626,11 @@ impl Settings {
     /// Settings from a stored record (unknown or broken fields fall back to defaults).
     pub fn from_record(record: &Value) -> Settings {
         let mut settings: Settings =
-            serde_json::from_value(record["settings"].clone()).unwrap_or_default();
+            crate::value::from_value(record["settings"].clone()).unwrap_or_default();
         if settings.remember_key {
             settings.api_key = record["apiKey"].as_str().map(str::to_string);
             settings.extra_headers =
-                serde_json::from_value(record["extraHeaders"].clone()).unwrap_or_default();
+                crate::value::from_value(record["extraHeaders"].clone()).unwrap_or_default();
         }
         settings
     }
@@ -664,7 +662,7 @@ mod tests {
     use super::*;
 
     fn patch(v: Value) -> SettingsPatch {
-        serde_json::from_value(v).unwrap()
+        crate::value::from_value(v).unwrap()
     }
 
     #[test]
@@ -763,12 +761,12 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(serde_json::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
+        assert!(crate::value::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
         for bad in [
             json!({"idleThinking": {"often": true}}),
             json!({"bedsidePlan": "yes"}),
         ] {
-            assert!(serde_json::from_value::<SettingsPatch>(bad).is_err());
+            assert!(crate::value::from_value::<SettingsPatch>(bad).is_err());
         }
         let idle = s
             .patched(

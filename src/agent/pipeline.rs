@@ -16,12 +16,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 
 use super::AgentSpec;
 
 /// A phase of the pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Scene metadata, route outlines, then the curators.
@@ -89,7 +90,7 @@ pub const CHECKERS: [&str; 3] = [
 ];
 
 /// What a unit works on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Target {
     /// One scene (by id).
@@ -110,7 +111,7 @@ impl Target {
 }
 
 /// One planned unit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 pub struct UnitPlan {
     /// `<phase>:<agent>:<target>`.
     pub id: String,

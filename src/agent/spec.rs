@@ -14,7 +14,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::commands::Category;
@@ -47,7 +48,7 @@ const MAX_TOOLS: usize = 200;
 const MAX_SUB_AGENTS: usize = 16;
 
 /// An agent: who it is, what it may do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentSpec {
     /// Name: lowercase letters, digits and `_` (its edits have origin `agent:<name>`).
@@ -93,7 +94,7 @@ fn default_max_steps() -> usize {
 }
 
 /// A sub-agent an agent may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubAgent {
     /// The agent's name.
@@ -118,7 +119,7 @@ impl SubAgent {
 }
 
 /// How an agent calls its sub-agents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Delegation {
     /// One routing tool per sub-agent, taking the action dictionary; the sub-agent answers
@@ -131,7 +132,7 @@ pub enum Delegation {
 }
 
 /// Model settings of one agent, over the writer's settings.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelSettings {
     /// The wire format (`openai`, `anthropic`, `gemini`); must be the configured one, whose

@@ -8,7 +8,8 @@ pub mod history;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 
 pub use self::history::{
     Effect, Entry, EntryKind, FileEffect, FileSet, FileState, History, HistoryChanges,
@@ -63,9 +64,16 @@ impl Serialize for Origin {
     }
 }
 
-impl<'de> Deserialize<'de> for Origin {
+impl<'de> serde::Deserialize<'de> for Origin {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl crate::value::FromValue for Origin {
+    fn from_value(value: serde_json::Value) -> Result<Self, crate::value::Error> {
+        let s = String::from_value(value)?;
         s.parse().map_err(serde::de::Error::custom)
     }
 }
@@ -102,7 +110,7 @@ impl FromStr for OriginFilter {
 }
 
 /// Tool and command categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     /// Moving around the manuscript.

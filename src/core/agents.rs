@@ -10,7 +10,7 @@
 //! one) is kept per project and agent, in memory and in the `meta` table
 //! (`conversation:<project>:<agent>`), so it survives a reload.
 
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Value};
 
 use super::{invalid, Core};
@@ -20,14 +20,14 @@ use crate::llm::{Message, Role};
 use crate::store::{Batch, Table};
 
 /// `define_agent` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct DefineAgent {
     agent: Value,
 }
 
 /// `delete_agent` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct DeleteAgent {
     name: String,
@@ -43,7 +43,7 @@ fn conversation_key(project: &str, agent: &str) -> String {
 
 /// Read an agent definition, with a clear error.
 pub(super) fn parse_agent(value: Value) -> Result<AgentSpec, String> {
-    serde_json::from_value(value).map_err(|e| format!("not an agent definition: {e}"))
+    crate::value::from_value(value).map_err(|e| format!("not an agent definition: {e}"))
 }
 
 impl Core {
@@ -200,7 +200,7 @@ impl Core {
             .get(Table::Meta, &conversation_key(project, agent))
             .await?;
         let messages: Vec<Message> = stored
-            .and_then(|r| serde_json::from_value(r["messages"].clone()).ok())
+            .and_then(|r| crate::value::from_value(r["messages"].clone()).ok())
             .unwrap_or_default();
         self.conversations
             .borrow_mut()

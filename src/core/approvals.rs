@@ -24,7 +24,7 @@
 //! cards after a reload). `abort_run` on a paused run cancels its waiting calls (they get
 //! `aborted` results) and ends it.
 
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Value};
 
 use super::run::PausedRun;
@@ -152,7 +152,7 @@ pub(super) fn card_digest(record: &Value) -> String {
 }
 
 /// `approve` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ApproveParams {
     call_id: String,
@@ -172,7 +172,7 @@ pub(super) struct ApproveParams {
     digest: Option<String>,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(FromValue, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Approve,
@@ -180,7 +180,7 @@ enum Decision {
 }
 
 /// `list_approvals` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ListApprovals {
     /// Only this run's.
@@ -525,8 +525,8 @@ impl Core {
                 return Ok(None);
             }
             let rev = record["rev"].clone();
-            let mut paused: PausedRun =
-                serde_json::from_value(record["paused"].clone()).map_err(|e| {
+            let mut paused: PausedRun = crate::value::from_value(record["paused"].clone())
+                .map_err(|e| {
                     Error::Store(StoreError::Invalid {
                         table: "meta",
                         reason: e.to_string(),
@@ -690,7 +690,7 @@ impl Core {
             Err(e) => return Err(e.into()),
         }
         self.cancel_pending(&project, run).await?;
-        if let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) {
+        if let Ok(paused) = crate::value::from_value::<PausedRun>(record["paused"].clone()) {
             let agent = paused.root.spec.name.clone();
             let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
             let messages = paused.root.complete_aborted();

@@ -7,7 +7,7 @@
 //! `conflict` and changes nothing, so the writer never overwrites what they have not seen.
 //! Each change is saved as one batch and announced with `bible_changed`.
 
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Map, Value};
 
 use super::{invalid, Core, Touched};
@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::tools::ToolError;
 
 /// `bible_list` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BibleList {
     /// Only this kind.
@@ -26,7 +26,7 @@ pub(super) struct BibleList {
 }
 
 /// `bible_save` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BibleSave {
     kind: String,
@@ -41,7 +41,7 @@ pub(super) struct BibleSave {
 }
 
 /// `bible_delete` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BibleDelete {
     kind: String,

@@ -15,10 +15,7 @@
 //! chapter's title and text come back in the result, so the page can offer to restore it with
 //! `add_chapter` (as a new chapter: a new id, version 0, no history).
 
-use std::fmt;
-
-use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Value};
 
 use super::{invalid, project_json, Core, Touched};
@@ -32,27 +29,21 @@ const MAX_TITLE_CHARS: usize = 300;
 /// A chapter reference in params: an id, a number or a title as a string, or a number.
 struct ChapterRef(String);
 
-impl<'de> Deserialize<'de> for ChapterRef {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct RefVisitor;
-        impl Visitor<'_> for RefVisitor {
-            type Value = ChapterRef;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a chapter: its id, number or title as a string, or its number")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ChapterRef, E> {
-                Ok(ChapterRef(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ChapterRef, E> {
-                Ok(ChapterRef(v.to_string()))
-            }
+impl FromValue for ChapterRef {
+    fn from_value(value: Value) -> Result<Self, crate::value::Error> {
+        match value {
+            Value::String(s) => Ok(ChapterRef(s)),
+            Value::Number(n) if n.is_u64() => Ok(ChapterRef(n.to_string())),
+            other => Err(crate::value::invalid_type(
+                &other,
+                "a chapter: its id, number or title as a string, or its number",
+            )),
         }
-        d.deserialize_any(RefVisitor)
     }
 }
 
 /// `add_chapter` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AddChapter {
     #[serde(default)]
@@ -64,7 +55,7 @@ pub(super) struct AddChapter {
 }
 
 /// `rename_chapter` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RenameChapter {
     chapter: ChapterRef,
@@ -72,7 +63,7 @@ pub(super) struct RenameChapter {
 }
 
 /// `move_chapter` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 pub(super) struct MoveChapter {
     chapter: ChapterRef,
@@ -80,7 +71,7 @@ pub(super) struct MoveChapter {
 }
 
 /// `delete_chapter` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DeleteChapter {
     chapter: ChapterRef,

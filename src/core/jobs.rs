@@ -27,9 +27,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use crate::value::FromValue;
 use futures_util::future::{self, Either, LocalBoxFuture};
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::run::{PausedRun, RunParams, Start};
@@ -54,7 +55,7 @@ pub const DEFAULT_CONCURRENCY: usize = 3;
 const RESULT_TEXT_CHARS: usize = 2_000;
 
 /// A job's or a unit's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum State {
     Queued,
@@ -73,7 +74,7 @@ impl State {
 }
 
 /// One unit of a job.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Unit {
     id: String,
@@ -94,7 +95,7 @@ pub(super) struct Unit {
 }
 
 /// What a job does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum JobKind {
     /// A rentl pipeline.
@@ -106,7 +107,7 @@ pub(super) enum JobKind {
 }
 
 /// A job, as saved.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Job {
     id: String,
@@ -275,7 +276,7 @@ pub(super) struct JobRt {
 }
 
 /// `start_job` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct StartJob {
     kind: JobKind,
@@ -300,14 +301,14 @@ pub(super) struct StartJob {
 }
 
 /// Params naming a job.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct JobRef {
     job: String,
 }
 
 /// `job_unit` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct UnitRef {
     job: String,
@@ -505,7 +506,7 @@ impl Core {
                 if let Some(preset) = &p.preset {
                     params["preset"] = json!(preset);
                 }
-                let run: RunParams = serde_json::from_value(params.clone())
+                let run: RunParams = crate::value::from_value(params.clone())
                     .map_err(|e| invalid("start_job", &e.to_string()))?;
                 let settings = self.settings.borrow().clone();
                 let spec = self.entry_spec(&catalog, &settings, &run)?;
@@ -653,7 +654,7 @@ impl Core {
             return;
         }
         for record in records.iter().filter(|r| r["kind"] == "job") {
-            let Ok(mut job) = serde_json::from_value::<Job>(record["job"].clone()) else {
+            let Ok(mut job) = crate::value::from_value::<Job>(record["job"].clone()) else {
                 continue;
             };
             if job.state.settled() || self.jobs.borrow().contains_key(&job.id) {
@@ -874,7 +875,7 @@ impl Core {
                 (pipeline::unit_spec(&spec, allow_overwrite), prompt)
             }
             JobKind::Run | JobKind::Research => {
-                let run: RunParams = serde_json::from_value(params.clone())
+                let run: RunParams = crate::value::from_value(params.clone())
                     .map_err(|e| invalid("job", &e.to_string()))?;
                 let spec = self.entry_spec(&catalog, &settings, &run)?;
                 (
@@ -1145,7 +1146,7 @@ impl Core {
             .get(Table::Meta, &job_key(&project, job))
             .await?
             .ok_or_else(|| no_job(job))?;
-        serde_json::from_value(record["job"].clone())
+        crate::value::from_value(record["job"].clone())
             .map_err(|e| invalid("job", &format!("the stored job cannot be read: {e}")))
     }
 
@@ -1161,7 +1162,7 @@ impl Core {
             .into_iter()
             .filter(|r| r["kind"] == "job")
         {
-            if let Ok(job) = serde_json::from_value::<Job>(record["job"].clone()) {
+            if let Ok(job) = crate::value::from_value::<Job>(record["job"].clone()) {
                 jobs.insert(job.id.clone(), job);
             }
         }
@@ -1267,7 +1268,7 @@ impl Core {
                     &super::approvals::paused_key(&project, &unit.run),
                 )
                 .await?
-                .and_then(|r| serde_json::from_value::<PausedRun>(r["paused"].clone()).ok())
+                .and_then(|r| crate::value::from_value::<PausedRun>(r["paused"].clone()).ok())
             {
                 Some(paused) => json!(transcript_view(&paused.root.messages)),
                 None => json!([]),

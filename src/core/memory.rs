@@ -5,7 +5,7 @@
 //! writer may restore any of them; a restore, like every note write, purges the notes whose
 //! 30 days are over, and its save deletes their records.
 
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Value};
 
 use super::{Core, Touched};
@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::memory::{MemoryError, MemoryNote};
 
 /// `memory_restore` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 pub(super) struct MemoryRestore {
     /// The deleted note.

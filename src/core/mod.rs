@@ -30,8 +30,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Map, Value};
 
 use crate::commands::history::Applied;
@@ -1703,12 +1702,15 @@ fn parse_origin(request: &str, origin: Option<&str>) -> Result<Origin, Error> {
 }
 
 /// Parse a request's params into a typed struct, naming the field that does not fit.
-fn params<T: DeserializeOwned>(request: &str, params: &Map<String, Value>) -> Result<T, Error> {
-    serde_json::from_value(Value::Object(params.clone()))
+fn params<T: crate::value::FromValue>(
+    request: &str,
+    params: &Map<String, Value>,
+) -> Result<T, Error> {
+    crate::value::from_value(Value::Object(params.clone()))
         .map_err(|err| invalid(request, &err.to_string()))
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct NewChapter {
     #[serde(default)]
     title: String,
@@ -1716,24 +1718,24 @@ struct NewChapter {
     text: String,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct CreateProject {
     name: String,
     #[serde(default)]
     chapters: Vec<NewChapter>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct OpenProject {
     id: String,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct WriteNotes {
     notes: Vec<crate::memory::NewNote>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct MemoryContext {
     #[serde(default)]
     request: String,
@@ -1741,25 +1743,25 @@ struct MemoryContext {
     budget: Option<usize>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct ProjectRef {
     #[serde(default)]
     id: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct ImportProject {
     document: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct RenameProject {
     #[serde(default)]
     id: Option<String>,
     name: String,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct GetChapter {
     #[serde(default)]
     chapter: Option<String>,
@@ -1767,7 +1769,7 @@ struct GetChapter {
     since: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase")]
 struct Execute {
     tool: String,
@@ -1779,7 +1781,7 @@ struct Execute {
     call_id: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase")]
 struct UserChange {
     chapter: String,
@@ -1793,7 +1795,7 @@ struct UserChange {
     tag: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct Undo {
     #[serde(default)]
     origin: Option<String>,
@@ -1801,7 +1803,7 @@ struct Undo {
     by: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 struct ListTools {
     #[serde(default)]
     format: Option<String>,
@@ -1811,7 +1813,7 @@ struct ListTools {
 
 /// `debug_panic {message?}`: panics on purpose, so that tests and embedders can check that a
 /// panic in the worker reaches the page as an error event and the worker recovers.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 struct FailSaves {
     count: u64,

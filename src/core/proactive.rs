@@ -39,7 +39,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Value};
 
 use super::generate::NestedError;
@@ -97,21 +97,21 @@ struct ProjectState {
     thinking: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, FromValue)]
 struct Budget {
     day: u64,
     calls: u32,
 }
 
 /// `accept_suggestion` and `dismiss_suggestion` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SuggestionRef {
     id: String,
 }
 
 /// `suggestions` params.
-#[derive(Deserialize, Default)]
+#[derive(FromValue, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListSuggestions {
     /// Also the accepted and dismissed ones.
@@ -120,7 +120,7 @@ pub(super) struct ListSuggestions {
 }
 
 /// `writer_idle` params.
-#[derive(Deserialize, Default)]
+#[derive(FromValue, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct WriterIdle {
     /// How long the page saw no typing (informative: the core checks with its own clock).
@@ -207,7 +207,7 @@ impl Core {
             match record["kind"].as_str() {
                 Some("suggestion") => {
                     if let Ok(s) =
-                        serde_json::from_value::<Suggestion>(record["suggestion"].clone())
+                        crate::value::from_value::<Suggestion>(record["suggestion"].clone())
                     {
                         // What this core made before the load wins.
                         if !state.suggestions.iter().any(|k| k.id == s.id) {
@@ -217,7 +217,7 @@ impl Core {
                 }
                 Some("analysis") => {
                     let list: Vec<AnalysisFigures> =
-                        serde_json::from_value(record["analyses"].clone()).unwrap_or_default();
+                        crate::value::from_value(record["analyses"].clone()).unwrap_or_default();
                     for figures in list {
                         state
                             .analyses

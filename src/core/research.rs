@@ -18,8 +18,8 @@
 //! The notes of a project are loaded from the store once (`meta` records `research:…`) and
 //! kept in memory (`Shared::research`).
 
+use crate::value::FromValue;
 use futures_util::future::{self, Either};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{invalid, Core, Touched};
@@ -52,7 +52,7 @@ pub(super) enum StepError {
 }
 
 /// `research_delete` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct DeleteResearch {
     id: String,
@@ -602,7 +602,7 @@ impl Core {
     ) -> Result<Vec<ResearchNote>, Error> {
         let mut out: Vec<ResearchNote> = Vec::new();
         for (i, value) in notes.iter().enumerate() {
-            let mut note: ResearchNote = serde_json::from_value(value.clone())
+            let mut note: ResearchNote = crate::value::from_value(value.clone())
                 .map_err(|e| invalid("import_project", &format!("research note {i}: {e}")))?;
             note.project = project.to_string();
             if note.id.trim().is_empty()

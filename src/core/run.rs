@@ -7,7 +7,7 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
-use serde::Deserialize;
+use crate::value::FromValue;
 use serde_json::{json, Value};
 
 use super::tree::{Frame, Node, Tree};
@@ -28,7 +28,7 @@ const MAX_CONVERSATION_MESSAGES: usize = 60;
 
 /// A run paused for the writer's approval, as saved: the tree's root frame (the older,
 /// single-agent records have the same fields) and what the whole tree shares.
-#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PausedRun {
     pub(super) project: String,
@@ -67,7 +67,7 @@ pub(super) struct RunHandle {
 }
 
 /// `run` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct RunParams {
     prompt: String,
@@ -94,14 +94,14 @@ pub(super) struct RunParams {
 
 /// The agent a run starts with: a name (a preset's agent or a defined one that talks to the
 /// writer), or the assistant under another name and prompt.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(untagged)]
 pub(super) enum AgentChoice {
     Name(String),
     Custom(AgentParams),
 }
 
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct AgentParams {
     #[serde(default)]
@@ -111,7 +111,7 @@ pub(super) struct AgentParams {
 }
 
 /// `abort_run` params.
-#[derive(Deserialize)]
+#[derive(FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct AbortParams {
     /// The run; all runs when absent.

@@ -16,8 +16,9 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use crate::value::FromValue;
 use futures_util::future::LocalBoxFuture;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::Core;
@@ -34,7 +35,7 @@ use crate::settings::Settings;
 use crate::tools::{ToolError, ToolResult};
 
 /// One level of a paused tree: an agent's conversation and the calls it waits for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Frame {
     pub(super) spec: AgentSpec,

@@ -17,7 +17,8 @@ pub mod path;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 
 use crate::commands::{FileSet, FileState, Origin};
 
@@ -27,7 +28,7 @@ pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 pub const MAX_FILES: usize = 1_000;
 
 /// One free file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct FreeFile {
     /// Its path relative to `data/` (such as `plans/outline.md`).

@@ -15,13 +15,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{FinishReason, InvalidToolCall, StreamEvent, ToolCall, Usage};
 
 /// A model's whole answer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
 pub struct Answer {
     /// The text, all deltas concatenated.
     pub text: String,

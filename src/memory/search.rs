@@ -25,7 +25,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 
 use super::{Memory, MemoryNote, Scope};
 
@@ -43,7 +44,7 @@ pub const MAX_LIMIT: usize = 100;
 pub const MAX_QUERY_TERMS: usize = 64;
 
 /// A memory search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchQuery {
     /// Words to rank by (BM25); `None` or blank ranks by importance and recency.
@@ -124,7 +125,7 @@ impl SearchQuery {
 }
 
 /// One search result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The note.

@@ -13,7 +13,8 @@
 //! This module holds the data and the thinker's prompt and parser; the core keeps the
 //! suggestions (as `meta` records) and serves the requests.
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{shorten, NoteType};
@@ -26,7 +27,7 @@ pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_TEXT_CHARS: usize = 1_000;
 
 /// Who made a suggestion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionSource {
     /// The watched-entity monitor, after an edit.
@@ -36,7 +37,7 @@ pub enum SuggestionSource {
 }
 
 /// What accepting a suggestion makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionKind {
     /// A goal (the title, with the text as its description).
@@ -46,7 +47,7 @@ pub enum SuggestionKind {
 }
 
 /// Where a suggestion stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionState {
     /// Waiting for the writer.
@@ -58,7 +59,7 @@ pub enum SuggestionState {
 }
 
 /// The watched entity a monitor suggestion is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRef {
     /// Its id.
@@ -71,7 +72,7 @@ pub struct EntityRef {
 }
 
 /// One suggestion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Suggestion {
     /// Unique id.
@@ -232,7 +233,7 @@ pub fn parse_proposals(answer: &str) -> Result<Vec<Proposal>, String> {
             item.get("noteType")
                 .or_else(|| item.get("note_type"))
                 .cloned()
-                .and_then(|v| serde_json::from_value::<NoteType>(v).ok())
+                .and_then(|v| crate::value::from_value::<NoteType>(v).ok())
                 .unwrap_or(NoteType::Plan)
         });
         out.push(Proposal {

@@ -32,7 +32,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
@@ -44,7 +45,7 @@ use crate::tools::ToolError;
 pub const DEFAULT_WINDOW_MS: u64 = 30_000;
 
 /// How careful a tool is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Never asks.
@@ -132,7 +133,7 @@ pub fn default_mode(tool: &str) -> Mode {
 }
 
 /// The configured policies: per-tool modes over the defaults, and the recent-update window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
     /// Modes by tool name, over [`default_mode`].
@@ -168,11 +169,13 @@ impl Policies {
 
 /// The writer's approval of one call: the versions of the entities the writer saw when
 /// deciding (by [`Entity::key`]-style `kind/id`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromValue)]
 pub struct Grant {
     /// `kind/id` → version at the time of the request (0: the entity did not exist).
     pub versions: BTreeMap<String, u64>,
 }
+
+crate::deserialize_via_value!(Grant);
 
 impl Grant {
     /// The key of an entity in a grant.
@@ -187,7 +190,7 @@ impl Grant {
 }
 
 /// One field an approval is about.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct FieldChange {
     /// Field name.
     pub field: String,

@@ -10,11 +10,15 @@
 //! `{"insert": "text"}`. Operations may stop short of the end of the document; the rest is
 //! retained.
 
+use crate::value::FromValue;
 use ropey::Rope;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+// Callers outside the crate (tests) read change sets with serde.
+crate::deserialize_via_value!(ChangeSet);
 
 /// One operation of a change set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// Keep the next `n` chars.
@@ -67,7 +71,7 @@ pub enum ChangeError {
 
 /// A change to a whole document. Normalized: no empty operations, adjacent operations of
 /// the same kind merged, and an insert always before an adjacent delete.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromValue)]
 #[serde(into = "Vec<Op>", from = "Vec<Op>")]
 pub struct ChangeSet {
     ops: Vec<Op>,
@@ -555,9 +559,9 @@ mod tests {
             json,
             r#"[{"retain":2},{"insert":"ab"},{"delete":2},{"retain":6}]"#
         );
-        let back: ChangeSet = serde_json::from_str(&json).unwrap();
+        let back: ChangeSet = crate::value::from_str(&json).unwrap();
         assert_eq!(back, change);
-        let short: ChangeSet = serde_json::from_str(r#"[{"retain":1},{"insert":"z"}]"#).unwrap();
+        let short: ChangeSet = crate::value::from_str(r#"[{"retain":1},{"insert":"z"}]"#).unwrap();
         assert_eq!(short.clone().fit(5).unwrap().len_before(), 5);
         assert!(matches!(
             short.fit(0),

@@ -14,10 +14,14 @@ pub mod search;
 use std::cell::Cell;
 use std::collections::VecDeque;
 
+use crate::value::FromValue;
 use ropey::Rope;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use self::changeset::{Assoc, ChangeError, ChangeSet};
+
+// Callers outside the crate (tests) read projects with serde.
+crate::deserialize_via_value!(Project);
 
 /// How many recent changes each chapter keeps for rebasing writer edits.
 pub const REBASE_LOG_LEN: usize = 4096;
@@ -69,7 +73,7 @@ pub enum EditError {
 }
 
 /// One chapter: an id, a title and text, with a version bumped by every change.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, FromValue)]
 pub struct Chapter {
     /// Stable id.
     pub id: String,
@@ -325,7 +329,7 @@ fn ceil_boundary(s: &str, i: usize) -> usize {
 }
 
 /// A highlight shown in the editor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct Highlight {
     /// Chapter id.
     pub chapter: String,
@@ -341,7 +345,7 @@ pub struct Highlight {
 }
 
 /// Editor UI state held in the core, changed by the ui tools and reported as `ui` events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct UiState {
     /// The chapter shown in the editor.
     pub active_chapter: Option<String>,
@@ -448,7 +452,7 @@ impl Default for UiState {
 }
 
 /// A writing project: ordered chapters and the editor's UI state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct Project {
     /// Stable id.
     pub id: String,

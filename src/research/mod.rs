@@ -20,7 +20,8 @@ pub mod url;
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use crate::value::FromValue;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::memory::search::{tokenize, BM25_B, BM25_K1};
@@ -35,7 +36,7 @@ pub const PREVIEW_CHARS: usize = 500;
 pub const TITLE_WEIGHT: u32 = 2;
 
 /// A page read for the project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchNote {
     /// Its id.
@@ -129,7 +130,7 @@ impl ResearchNote {
         if record.get("kind").and_then(Value::as_str) != Some("research") {
             return None;
         }
-        serde_json::from_value(record.get("note")?.clone()).ok()
+        crate::value::from_value(record.get("note")?.clone()).ok()
     }
 
     fn bytes(&self) -> usize {

@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::editing::preview;
@@ -39,7 +39,7 @@ pub const ADVERBS_PER_100_WORDS: f64 = 3.0;
 const LIST_MAX: usize = 15;
 
 /// What a critique concentrates on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Focus {
     // Word choice: repetition, adverbs, passive voice (default).
@@ -54,7 +54,7 @@ pub enum Focus {
 }
 
 /// Arguments of `get_critique_for_selection`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct CritiqueArgs {
     /// prose (default), pacing, dialogue or clarity.
     #[serde(default)]
@@ -210,7 +210,7 @@ impl ToolSpec for CritiqueSelection {
 }
 
 /// A section of `run_analysis`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Section {
     // Scene-by-scene pacing figures.
@@ -224,7 +224,7 @@ pub enum Section {
 }
 
 /// Arguments of `run_analysis`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct RunAnalysisArgs {
     /// pacing, characters, plot or setting.
     pub section: Section,

@@ -3,8 +3,8 @@
 //!
 //! `update_manuscript`, `append_to_manuscript`, `insert_text`, `delete_text`.
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -110,7 +110,7 @@ fn replace(
 }
 
 /// Arguments of `update_manuscript`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateManuscriptArgs {
     /// The exact text to replace, copied from the manuscript. Its first occurrence is
@@ -162,7 +162,7 @@ impl ToolSpec for UpdateManuscript {
 }
 
 /// Arguments of `append_to_manuscript`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppendArgs {
     /// The text to append. It starts a new paragraph unless `sameParagraph` is true.
@@ -216,7 +216,7 @@ impl ToolSpec for AppendToManuscript {
 }
 
 /// Where to insert relative to the anchor.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     // Before the anchor text.
@@ -227,7 +227,7 @@ pub enum Placement {
 }
 
 /// Arguments of `insert_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InsertTextArgs {
     /// The text to insert.
@@ -279,7 +279,7 @@ impl ToolSpec for InsertText {
 }
 
 /// Arguments of `delete_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteTextArgs {
     /// The exact text to delete (its first occurrence), copied from the manuscript.

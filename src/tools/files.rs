@@ -33,8 +33,8 @@
 //!   recorded in the call's history entry (the file before and after), so plain undo takes
 //!   it back (removing a file the call created) with the rest of the agent's turn.
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -240,7 +240,7 @@ fn free_file<'c>(cx: &'c EditContext<'_>, path: &str) -> Result<&'c FreeFile, To
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `read_file`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct ReadFileArgs {
     /// The file, relative to data/: manuscripts/NN-title.md (a chapter, named by its
     /// number), bible/<kind>/<id>.json (a story-bible entry) or a file under plans/ or notes/.
@@ -290,7 +290,7 @@ impl ToolSpec for ReadFile {
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `write_file`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct WriteFileArgs {
     /// The file, relative to data/: manuscripts/NN-title.md (an existing chapter),
     /// bible/<kind>/<id>.json (a story-bible entry) or any file under plans/ or notes/
@@ -321,7 +321,7 @@ impl ToolSpec for WriteFile {
 }
 
 /// Arguments of `edit_file`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct EditFileArgs {
     /// The file, relative to data/ (as for read_file).
     pub path: String,
@@ -577,7 +577,7 @@ fn write_entity(
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `list_files`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct ListFilesArgs {
     /// The folder, relative to data/: "" for the root (manuscripts/, bible/, plans/,
     /// notes/), "manuscripts", "bible", "bible/character", "plans", "notes/ideas"...
@@ -767,7 +767,7 @@ fn default_directory() -> String {
 }
 
 /// Arguments of `search_code`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct SearchCodeArgs {
     /// The text to find (a literal string, case-insensitive), or a regular expression when
     /// `regex` is true.

@@ -17,8 +17,8 @@
 //! back for 30 days. An agent may restore only what an agent deleted. Every call that changes a
 //! note also purges the deleted notes whose 30 days are over.
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -181,7 +181,7 @@ fn purge(cx: &mut EditContext<'_>) {
 }
 
 /// Arguments of `write_memory_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteNoteArgs {
     /// The note: one fact, observation, plan, preference or issue, in a sentence or a short
@@ -236,7 +236,7 @@ impl ToolSpec for WriteMemoryNote {
 }
 
 /// Arguments of `search_memory`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchMemoryArgs {
     /// Words to look for; hits are ranked by relevance. Omit to list notes by importance and
@@ -311,7 +311,7 @@ impl ToolSpec for SearchMemory {
 }
 
 /// Arguments of `update_memory_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateNoteArgs {
     /// The note's id (from write_memory_note or search_memory).
@@ -362,7 +362,7 @@ impl ToolSpec for UpdateMemoryNote {
 }
 
 /// Arguments of `delete_memory_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct DeleteNoteArgs {
     /// The note's id (from write_memory_note or search_memory).
     pub id: String,
@@ -403,7 +403,7 @@ impl ToolSpec for DeleteMemoryNote {
 }
 
 /// Arguments of `restore_memory_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct RestoreNoteArgs {
     /// The deleted note's id (from delete_memory_note's result).
     pub id: String,
@@ -454,7 +454,7 @@ impl ToolSpec for RestoreMemoryNote {
 }
 
 /// Arguments of `create_goal`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateGoalArgs {
     /// A short title, such as "Finish the chapter 3 draft".
@@ -496,7 +496,7 @@ impl ToolSpec for CreateGoal {
 }
 
 /// Arguments of `update_goal`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateGoalArgs {
     /// The goal's id (from create_goal or the memory block).
@@ -549,7 +549,7 @@ impl ToolSpec for UpdateGoal {
 }
 
 /// Arguments of `watch_entity`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchEntityArgs {
     /// The entity's name, as the manuscript calls it.
@@ -589,7 +589,7 @@ impl ToolSpec for WatchEntity {
 }
 
 /// Arguments of `evolve_bedside_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct EvolveBedsideArgs {
     /// The whole new plan: current focus, open threads, next steps (at most 8000
     /// characters). It replaces the old text, which is kept as an earlier version.

@@ -35,14 +35,17 @@ pub mod validate;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
 use crate::commands::Category;
 use crate::session::EditContext;
+
+// Callers outside the crate (tests) read result metadata with serde.
+crate::deserialize_via_value!(ResultMeta);
 
 pub use self::schema::CatalogFormat;
 
@@ -63,7 +66,7 @@ pub const FILES: &str = "files";
 pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
 
 /// A tool call's error, written for the model: what was wrong and what would work.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
@@ -117,7 +120,7 @@ impl From<crate::project::EditError> for ToolError {
 }
 
 /// Success or error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The call did what it was asked.
@@ -129,7 +132,7 @@ pub enum Status {
 /// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
 /// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
 /// tool result carries both.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
 #[serde(into = "MetaWire", from = "MetaWire")]
 pub struct ResultMeta {
     /// Wall time the call took (from the injected clock), in ms.
@@ -143,7 +146,7 @@ pub struct ResultMeta {
 }
 
 /// [`ResultMeta`] as it is written in JSON.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, FromValue)]
 struct MetaWire {
     #[serde(default)]
     execution_time_ms: u64,
@@ -183,7 +186,7 @@ impl From<MetaWire> for ResultMeta {
 }
 
 /// The one shape of every tool result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct ToolResult {
     /// Success or error.
     pub status: Status,
@@ -221,7 +224,7 @@ impl ToolResult {
 /// Declares a tool: its name, category, description, arguments and behaviour.
 pub trait ToolSpec: 'static {
     /// Typed arguments; their JSON Schema is what the model sees.
-    type Args: DeserializeOwned + JsonSchema + 'static;
+    type Args: ToolArgs + JsonSchema + 'static;
     /// Stable name (approval wiring keys off it).
     const NAME: &'static str;
     /// Category.
@@ -264,12 +267,77 @@ fn build_command<T: ToolSpec>(_: &str, args: Value) -> Result<Box<dyn Command>, 
     }))
 }
 
+/// A tool's argument type, read from the call's arguments object. The built-in tools' types
+/// derive [`FromValue`](crate::value::FromValue) (one shared, small path in the wasm) and are
+/// listed in [`from_value_args!`]; a tool declared elsewhere (an embedding app's, a test's) may
+/// keep serde's `Deserialize`.
+pub trait ToolArgs: Sized {
+    /// Read the arguments, with serde's messages.
+    fn from_args(args: Value) -> Result<Self, serde_json::Error>;
+}
+
+impl<T: serde::de::DeserializeOwned> ToolArgs for T {
+    fn from_args(args: Value) -> Result<Self, serde_json::Error> {
+        serde_json::from_value(args)
+    }
+}
+
+/// [`ToolArgs`] through [`FromValue`](crate::value::FromValue).
+macro_rules! from_value_args {
+    ($($ty:ty),* $(,)?) => {$(
+        impl ToolArgs for $ty {
+            fn from_args(args: Value) -> Result<Self, serde_json::Error> {
+                crate::value::FromValue::from_value(args)
+            }
+        }
+    )*};
+}
+
+from_value_args!(
+    navigation::NavigateArgs,
+    navigation::JumpToChapterArgs,
+    navigation::JumpToSceneArgs,
+    navigation::ScrollArgs,
+    reading::ListChaptersArgs,
+    reading::ReadChapterArgs,
+    reading::SearchManuscriptArgs,
+    generation::RewriteSelectionArgs,
+    generation::ContinueWritingArgs,
+    generation::SuggestDialogueArgs,
+    analysis::CritiqueArgs,
+    analysis::RunAnalysisArgs,
+    ui::SwitchPanelArgs,
+    ui::ToggleZenArgs,
+    ui::HighlightArgs,
+    ui::RangeArgs,
+    files::ReadFileArgs,
+    files::WriteFileArgs,
+    files::EditFileArgs,
+    files::ListFilesArgs,
+    files::SearchCodeArgs,
+    editing::UpdateManuscriptArgs,
+    editing::AppendArgs,
+    editing::InsertTextArgs,
+    editing::DeleteTextArgs,
+    memory::WriteNoteArgs,
+    memory::SearchMemoryArgs,
+    memory::UpdateNoteArgs,
+    memory::DeleteNoteArgs,
+    memory::RestoreNoteArgs,
+    memory::CreateGoalArgs,
+    memory::UpdateGoalArgs,
+    memory::WatchEntityArgs,
+    memory::EvolveBedsideArgs,
+    research::ResearchUrlArgs,
+    research::SearchResearchArgs,
+);
+
 /// Parse tool arguments into their typed struct. `null` counts as `{}`; anything but an
 /// object is rejected. The executor has already checked them against the tool's schema
 /// ([`validate`]), so a failure here is rare; its message still names what was wrong.
-pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+pub fn parse_args<T: ToolArgs>(args: Value) -> Result<T, ToolError> {
     let args = object_args(args)?;
-    serde_json::from_value(Value::Object(args)).map_err(|err| {
+    T::from_args(Value::Object(args)).map_err(|err| {
         ToolError::invalid_args(format!(
             "invalid arguments: {}",
             plain_types(&err.to_string())

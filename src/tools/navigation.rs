@@ -16,8 +16,8 @@
 //!
 //! Without a `chapter`, chapters are searched starting at the active one.
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::editing::preview;
@@ -37,7 +37,7 @@ pub fn register(registry: &mut ToolRegistry) {
 }
 
 /// How `navigate_to_text` searches.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchType {
     // The query as written.
@@ -52,7 +52,7 @@ pub enum SearchType {
 }
 
 /// Arguments of `navigate_to_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NavigateArgs {
     /// What to find: a passage, a line of dialogue, or a character's name.
@@ -406,7 +406,7 @@ fn find_mention(
 }
 
 /// Arguments of `jump_to_chapter`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct JumpToChapterArgs {
     /// The chapter: "3", "Chapter 3", "three", "third", a roman numeral, its title or part
     /// of its title, or its id.
@@ -441,7 +441,7 @@ impl ToolSpec for JumpToChapter {
 }
 
 /// Which way to jump.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     // The next scene after the cursor (default).
@@ -452,7 +452,7 @@ pub enum Direction {
 }
 
 /// A scene type to look for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SceneFilter {
     // Any scene (default).
@@ -482,7 +482,7 @@ impl SceneFilter {
 }
 
 /// Arguments of `jump_to_scene`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JumpToSceneArgs {
     /// next (default) or previous, from the cursor.
@@ -587,7 +587,7 @@ impl ToolSpec for JumpToScene {
 }
 
 /// Arguments of `scroll_to_position`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct ScrollArgs {
     /// Position in chars from the chapter start.
     pub position: usize,

@@ -15,9 +15,9 @@
 //! before a newline is not shown. `read_chapter` shows each line as `<number>│ <text>`: the
 //! number (right-aligned), the bar `│` and the one space after it are not part of the text.
 
+use crate::value::FromValue;
 use ropey::Rope;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -75,7 +75,7 @@ fn number_of(project: &Project, chapter: &Chapter) -> usize {
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `list_chapters` (none).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, FromValue, JsonSchema)]
 pub struct ListChaptersArgs {}
 
 /// `list_chapters`.
@@ -123,7 +123,7 @@ impl ToolSpec for ListChapters {
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `read_chapter`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, FromValue, JsonSchema)]
 pub struct ReadChapterArgs {
     /// The chapter: id, number ("3") or title. Defaults to the active chapter (the one open
     /// in the editor).
@@ -294,7 +294,7 @@ fn read(
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `search_manuscript`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct SearchManuscriptArgs {
     /// What to find: text as written (the default), or a regular expression with regex: true.
     pub query: String,

@@ -6,16 +6,17 @@
 //! function declarations take an OpenAPI subset, so its copy also drops
 //! `additionalProperties` and `default`.
 
+use crate::value::FromValue;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::ToolDefinition;
 
 /// A provider's format: OpenAI-compatible, Anthropic or Gemini. It decides the tool catalog's
 /// shape (below) and, as `llm::ProviderKind`, the request and stream formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum CatalogFormat {
     /// `[{"type": "function", "function": {name, description, parameters}}]`

@@ -2,8 +2,9 @@
 //! `highlight_text`, `set_selection`). They are not reversible and not in the history; the
 //! page hears of every change through a `ui` event.
 
+use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::editing::locate;
@@ -24,7 +25,7 @@ pub fn register(registry: &mut ToolRegistry) {
 }
 
 /// A side panel of the editor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Panel {
     // The chat with the agent.
@@ -46,7 +47,7 @@ pub enum Panel {
 }
 
 /// Arguments of `switch_panel`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct SwitchPanelArgs {
     /// The panel to show.
     pub panel: Panel,
@@ -71,7 +72,7 @@ impl ToolSpec for SwitchPanel {
 }
 
 /// Arguments of `toggle_zen_mode`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct ToggleZenArgs {
     /// Turn zen mode on (true) or off (false); omit to toggle.
     #[serde(default)]
@@ -97,7 +98,7 @@ impl ToolSpec for ToggleZenMode {
 }
 
 /// How a highlight looks.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HighlightStyle {
     // A problem.
@@ -110,7 +111,7 @@ pub enum HighlightStyle {
 }
 
 /// A target range: exact text, or start and end.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RangeArgs {
     /// Exact text from the manuscript (its first occurrence). Give this or start and end.
@@ -158,7 +159,7 @@ fn resolve_range(
 }
 
 /// Arguments of `highlight_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromValue, JsonSchema)]
 pub struct HighlightArgs {
     /// What to highlight.
     #[serde(flatten)]

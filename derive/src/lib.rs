@@ -1,0 +1,439 @@
+//! `#[derive(FromValue)]`: draftsmith's types read from a `serde_json::Value` through a few
+//! shared, non-generic helpers (`crate::value` in draftsmith) instead of a serde visitor per
+//! type. The derive reads the type's `#[serde(...)]` attributes, so the same attributes
+//! describe both directions:
+//!
+//! - containers: `rename_all` (`camelCase`, `snake_case`, `lowercase`, `kebab-case`,
+//!   `SCREAMING_SNAKE_CASE`), `deny_unknown_fields`, `default`, `tag`, `tag` with `content`,
+//!   `untagged`;
+//! - fields and variants: `rename`, `alias`, `default`, `default = "path"`, `skip`,
+//!   `skip_deserializing`; serialization-only attributes are ignored.
+//!
+//! Anything else (`flatten`, `with`, `deserialize_with`, `from`, generics …) is a compile
+//! error: such a type stays on serde (`serde_from_value!` in draftsmith).
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::{Data, DeriveInput, Fields, Ident, LitStr};
+
+/// Derive `crate::value::FromValue` from the type's serde attributes.
+#[proc_macro_derive(FromValue, attributes(serde))]
+pub fn derive_from_value(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as DeriveInput);
+    match expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+fn error<T>(span: Span, message: &str) -> syn::Result<T> {
+    Err(syn::Error::new(span, format!("FromValue: {message}")))
+}
+
+/// The serde attributes the derive understands.
+#[derive(Default)]
+struct Attrs {
+    rename_all: Option<String>,
+    rename: Option<String>,
+    aliases: Vec<String>,
+    deny_unknown: bool,
+    /// `default`: `Some(None)`; `default = "path"`: `Some(Some(path))`.
+    default: Option<Option<syn::Path>>,
+    skip: bool,
+    tag: Option<String>,
+    content: Option<String>,
+    untagged: bool,
+    /// `from = "Type"`: read as that type, then converted.
+    from: Option<syn::Type>,
+    flatten: bool,
+    /// `deserialize_with = "path"` or `with = "module"`: a serde function, called with the
+    /// `Value` as its deserializer.
+    with: Option<syn::Path>,
+}
+
+fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
+    let mut out = Attrs::default();
+    for attr in list.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            let name = meta
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            let string = |meta: &syn::meta::ParseNestedMeta| -> syn::Result<String> {
+                Ok(meta.value()?.parse::<LitStr>()?.value())
+            };
+            match name.as_str() {
+                "rename_all" => out.rename_all = Some(string(&meta)?),
+                "rename" => out.rename = Some(string(&meta)?),
+                "alias" => out.aliases.push(string(&meta)?),
+                "deny_unknown_fields" => out.deny_unknown = true,
+                "default" if meta.input.peek(syn::Token![=]) => {
+                    out.default = Some(Some(syn::parse_str(&string(&meta)?)?));
+                }
+                "default" => out.default = Some(None),
+                "skip" | "skip_deserializing" => out.skip = true,
+                "tag" => out.tag = Some(string(&meta)?),
+                "content" => out.content = Some(string(&meta)?),
+                "untagged" => out.untagged = true,
+                "from" => out.from = Some(syn::parse_str(&string(&meta)?)?),
+                "into" => {
+                    string(&meta)?;
+                }
+                "flatten" => out.flatten = true,
+                "deserialize_with" => out.with = Some(syn::parse_str(&string(&meta)?)?),
+                "with" => {
+                    let module: syn::Path = syn::parse_str(&string(&meta)?)?;
+                    out.with = Some(syn::parse_quote!(#module::deserialize));
+                }
+                "skip_serializing" => {}
+                "skip_serializing_if" | "serialize_with" => {
+                    string(&meta)?;
+                }
+                _ => return Err(meta.error(format!("FromValue: unsupported `{name}`"))),
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+/// serde's `rename_all` for a field (from snake_case).
+fn rename_field(rule: Option<&str>, field: &str) -> syn::Result<String> {
+    let pascal = || {
+        let (mut out, mut up) = (String::new(), true);
+        for c in field.chars() {
+            if c == '_' {
+                up = true;
+            } else if up {
+                out.push(c.to_ascii_uppercase());
+                up = false;
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    Ok(match rule {
+        None | Some("snake_case") | Some("lowercase") => field.to_string(),
+        Some("camelCase") => {
+            let p = pascal();
+            p[..1].to_ascii_lowercase() + &p[1..]
+        }
+        Some("PascalCase") => pascal(),
+        Some("kebab-case") => field.replace('_', "-"),
+        Some("SCREAMING_SNAKE_CASE") => field.to_ascii_uppercase(),
+        Some(other) => return error(Span::call_site(), &format!("unsupported rule {other}")),
+    })
+}
+
+/// serde's `rename_all` for a variant (from PascalCase).
+fn rename_variant(rule: Option<&str>, variant: &str) -> syn::Result<String> {
+    let snake = || {
+        let mut out = String::new();
+        for (i, c) in variant.char_indices() {
+            if i > 0 && c.is_uppercase() {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    };
+    Ok(match rule {
+        None | Some("PascalCase") => variant.to_string(),
+        Some("snake_case") => snake(),
+        Some("lowercase") => variant.to_ascii_lowercase(),
+        Some("camelCase") => variant[..1].to_ascii_lowercase() + &variant[1..],
+        Some("kebab-case") => snake().replace('_', "-"),
+        Some("SCREAMING_SNAKE_CASE") => snake().to_ascii_uppercase(),
+        Some(other) => return error(Span::call_site(), &format!("unsupported rule {other}")),
+    })
+}
+
+/// A name and its aliases as serde lists them (sorted, without repeats).
+fn accepted(name: &str, aliases: &[String]) -> Vec<String> {
+    let mut all: Vec<String> = aliases.to_vec();
+    all.push(name.to_string());
+    all.sort();
+    all.dedup();
+    all
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
+    if !input.generics.params.is_empty() {
+        return error(input.ident.span(), "generic types are not supported");
+    }
+    let ident = &input.ident;
+    let container = attrs(&input.attrs)?;
+    if let Some(from) = &container.from {
+        return Ok(quote! {
+            impl crate::value::FromValue for #ident {
+                fn from_value(value: serde_json::Value) -> ::core::result::Result<Self, crate::value::Error> {
+                    <#from as crate::value::FromValue>::from_value(value).map(::core::convert::From::from)
+                }
+            }
+        });
+    }
+    if container.flatten {
+        return error(ident.span(), "flatten on a container");
+    }
+    let body = match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(_) => {
+                let shape = format!("struct {ident}");
+                let (read, build) = named(&data.fields, &container, &shape, quote!(Self))?;
+                quote! { #read #build }
+            }
+            Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+                quote! { crate::value::FromValue::from_value(value).map(Self) }
+            }
+            _ => return error(ident.span(), "only structs with named fields or newtypes"),
+        },
+        Data::Enum(data) => enumeration(ident, data, &container)?,
+        Data::Union(_) => return error(ident.span(), "unions are not supported"),
+    };
+    Ok(quote! {
+        impl crate::value::FromValue for #ident {
+            fn from_value(value: serde_json::Value) -> ::core::result::Result<Self, crate::value::Error> {
+                #body
+            }
+        }
+    })
+}
+
+/// The statements that read named fields from `value` into locals, and the expression that
+/// builds `path { … }` from them.
+fn named(
+    fields: &Fields,
+    container: &Attrs,
+    expecting: &str,
+    path: Tokens,
+) -> syn::Result<(Tokens, Tokens)> {
+    let rule = container.rename_all.as_deref();
+    let (mut names, mut owners, mut main, mut defaults) = (vec![], vec![], vec![], vec![]);
+    let (mut locals, mut arms, mut inits) = (vec![], vec![], vec![]);
+    let mut index = 0u8;
+    let mut flatten = false;
+    for field in fields {
+        let Some(ident) = &field.ident else {
+            return error(Span::call_site(), "unnamed field");
+        };
+        let attrs = attrs(&field.attrs)?;
+        if attrs.tag.is_some() || attrs.untagged || attrs.rename_all.is_some() {
+            return error(ident.span(), "unsupported field attribute");
+        }
+        let ty = &field.ty;
+        if attrs.skip {
+            inits.push(quote! { #ident: ::core::default::Default::default() });
+            continue;
+        }
+        if attrs.flatten {
+            if flatten {
+                return error(ident.span(), "more than one flattened field");
+            }
+            flatten = true;
+            inits.push(quote! {
+                #ident: <#ty as crate::value::FromValue>::from_value(serde_json::Value::Object(__rest))?
+            });
+            continue;
+        }
+        let raw = ident.to_string();
+        let raw = raw.trim_start_matches("r#");
+        let name = match &attrs.rename {
+            Some(name) => name.clone(),
+            None => rename_field(rule, raw)?,
+        };
+        for n in accepted(&name, &attrs.aliases) {
+            names.push(n);
+            owners.push(index);
+        }
+        let local = format_ident!("__f{}", index);
+        let i = usize::from(index);
+        locals.push(
+            quote! { let mut #local: ::core::option::Option<#ty> = ::core::option::Option::None; },
+        );
+        let read = match &attrs.with {
+            Some(function) => quote! { #function(v)? },
+            None => quote! { <#ty as crate::value::FromValue>::from_value(v)? },
+        };
+        arms.push(quote! { #i => #local = ::core::option::Option::Some(#read), });
+        let missing = match (&attrs.default, &container.default) {
+            (Some(Some(function)), _) => quote! { #function() },
+            (Some(None), _) => quote! { ::core::default::Default::default() },
+            (None, Some(_)) => quote! { __default.#ident },
+            (None, None) if attrs.with.is_some() => {
+                quote! { return ::core::result::Result::Err(crate::value::missing(#name)) }
+            }
+            (None, None) => quote! { <#ty as crate::value::FromValue>::missing(#name)? },
+        };
+        defaults.push(attrs.default.is_some() || container.default.is_some());
+        inits.push(quote! {
+            #ident: match #local {
+                ::core::option::Option::Some(v) => v,
+                ::core::option::Option::None => #missing,
+            }
+        });
+        main.push(name);
+        index = index
+            .checked_add(1)
+            .ok_or_else(|| syn::Error::new(ident.span(), "FromValue: too many fields"))?;
+    }
+    let deny = container.deny_unknown;
+    let default = match &container.default {
+        Some(None) => quote! { let __default: Self = ::core::default::Default::default(); },
+        Some(Some(function)) => quote! { let __default: Self = #function(); },
+        None => quote! {},
+    };
+    let read = quote! {
+        static SHAPE: crate::value::Struct = crate::value::Struct {
+            expecting: #expecting,
+            names: &[#(#names),*],
+            owners: &[#(#owners),*],
+            fields: &[#(#main),*],
+            defaults: &[#(#defaults),*],
+            deny_unknown: #deny,
+            flatten: #flatten,
+        };
+        #(#locals)*
+        #[allow(unused_variables)]
+        let __rest = crate::value::read_struct(value, &SHAPE, &mut |i, v| {
+            match i {
+                #(#arms)*
+                _ => {}
+            }
+            ::core::result::Result::Ok(())
+        })?;
+        #default
+    };
+    let build = quote! { ::core::result::Result::Ok(#path { #(#inits),* }) };
+    Ok((read, build))
+}
+
+enum Tagging {
+    External,
+    Internal(String),
+    Adjacent(String, String),
+    Untagged,
+}
+
+fn enumeration(ident: &Ident, data: &syn::DataEnum, container: &Attrs) -> syn::Result<Tokens> {
+    let tagging = match (&container.tag, &container.content, container.untagged) {
+        (None, None, false) => Tagging::External,
+        (Some(tag), None, false) => Tagging::Internal(tag.clone()),
+        (Some(tag), Some(content), false) => Tagging::Adjacent(tag.clone(), content.clone()),
+        (None, None, true) => Tagging::Untagged,
+        _ => return error(ident.span(), "unsupported enum representation"),
+    };
+    if container.deny_unknown || container.default.is_some() {
+        return error(ident.span(), "unsupported enum attribute");
+    }
+    let rule = container.rename_all.as_deref();
+    let (mut names, mut owners, mut arms) = (vec![], vec![], vec![]);
+    let mut untagged = vec![];
+    let mut index = 0u8;
+    for variant in &data.variants {
+        let attrs = attrs(&variant.attrs)?;
+        if attrs.skip || attrs.default.is_some() || attrs.tag.is_some() {
+            return error(variant.ident.span(), "unsupported variant attribute");
+        }
+        let v = &variant.ident;
+        let name = match &attrs.rename {
+            Some(name) => name.clone(),
+            None => rename_variant(rule, &v.to_string())?,
+        };
+        let expecting = format!("struct variant {ident}::{v}");
+        // How the variant is built from its data `d` (a Value).
+        let build = match &variant.fields {
+            Fields::Unit => None,
+            Fields::Unnamed(f) if f.unnamed.len() == 1 => {
+                Some(quote! { crate::value::FromValue::from_value(d).map(Self::#v) })
+            }
+            Fields::Named(_) => {
+                let (read, build) = named(&variant.fields, &attrs, &expecting, quote!(Self::#v))?;
+                Some(quote! {{ let value = d; #read #build }})
+            }
+            Fields::Unnamed(_) => return error(v.span(), "tuple variants are not supported"),
+        };
+        let body = match (&tagging, build) {
+            (Tagging::External, None) => {
+                quote! {{ crate::value::unit_variant(d)?; ::core::result::Result::Ok(Self::#v) }}
+            }
+            (Tagging::External, Some(build)) => {
+                let what = match &variant.fields {
+                    Fields::Named(_) => "struct variant",
+                    _ => "newtype variant",
+                };
+                quote! {{ let d = crate::value::variant_data(d, #what)?; #build }}
+            }
+            (Tagging::Internal(_) | Tagging::Adjacent(..), None) => {
+                quote! {{ let _ = d; ::core::result::Result::Ok(Self::#v) }}
+            }
+            (Tagging::Internal(_), Some(build)) => build,
+            (Tagging::Adjacent(_, content), Some(build)) => {
+                quote! {{ let d = crate::value::adjacent_data(d, #content)?; #build }}
+            }
+            (Tagging::Untagged, None) => {
+                untagged.push(quote! {
+                    if crate::value::unit(value.clone()).is_ok() {
+                        return ::core::result::Result::Ok(Self::#v);
+                    }
+                });
+                quote! {}
+            }
+            (Tagging::Untagged, Some(build)) => {
+                untagged.push(quote! {
+                    let built = (|d: serde_json::Value| -> ::core::result::Result<Self, crate::value::Error> {
+                        #build
+                    })(value.clone());
+                    if let ::core::result::Result::Ok(built) = built {
+                        return ::core::result::Result::Ok(built);
+                    }
+                });
+                quote! {}
+            }
+        };
+        arms.push(body);
+        for n in accepted(&name, &attrs.aliases) {
+            names.push(n);
+            owners.push(index);
+        }
+        index = index
+            .checked_add(1)
+            .ok_or_else(|| syn::Error::new(v.span(), "FromValue: too many variants"))?;
+    }
+    let expecting = match &tagging {
+        Tagging::External => format!("enum {ident}"),
+        Tagging::Internal(_) => format!("internally tagged enum {ident}"),
+        Tagging::Adjacent(..) => format!("adjacently tagged enum {ident}"),
+        Tagging::Untagged => {
+            let name = ident.to_string();
+            return Ok(quote! {
+                #(#untagged)*
+                ::core::result::Result::Err(crate::value::no_variant(#name))
+            });
+        }
+    };
+    let pick = match &tagging {
+        Tagging::Internal(tag) => quote! { crate::value::read_tagged(value, #tag, &VARIANTS)? },
+        Tagging::Adjacent(tag, content) => {
+            quote! { crate::value::read_adjacent(value, #tag, #content, &VARIANTS)? }
+        }
+        _ => quote! { crate::value::read_variant(value, &VARIANTS)? },
+    };
+    // The last arm catches every index (the helpers only return declared ones).
+    let last = arms.pop();
+    let indices = (0..arms.len()).map(|i| quote! { #i });
+    Ok(quote! {
+        static VARIANTS: crate::value::Variants = crate::value::Variants {
+            expecting: #expecting,
+            names: &[#(#names),*],
+            owners: &[#(#owners),*],
+        };
+        let (i, d) = #pick;
+        match i {
+            #(#indices => #arms)*
+            _ => #last
+        }
+    })
+}

@@ -1,0 +1,667 @@
+//! Reading typed data from a `serde_json::Value` through one shared, non-generic path.
+//!
+//! Every request's params, tool's arguments and stored record arrives as a `Value`. Deriving
+//! serde's `Deserialize` for each of those types and calling `serde_json::from_value` makes the
+//! compiler emit a deserializer per type and per visitor method (`deserialize_any`,
+//! `visit_map`, `visit_seq`, `next_value_seed` …): hundreds of kilobytes of near-identical wasm.
+//! `#[derive(FromValue)]` (from the `draftsmith-derive` crate, compile time only) instead
+//! generates a short [`FromValue`] impl per type that calls the helpers here: [`read_struct`]
+//! walks an object's fields and [`read_variant`], [`read_tagged`], [`read_adjacent`] pick an
+//! enum's variant. The derive reads the type's existing `#[serde(...)]` attributes (renames,
+//! aliases, defaults, `deny_unknown_fields`, `skip`, tags), so a type keeps one description for
+//! both directions, and its errors are serde's own (built with `serde::de::Error`), byte for
+//! byte what `serde_json::from_value` says.
+//!
+//! A type the derive does not cover (`flatten`, `with`, `from`) keeps serde and gets a
+//! [`FromValue`] impl through [`serde_from_value!`](crate::serde_from_value), so a derived
+//! type can still contain it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub use draftsmith_derive::FromValue;
+use serde::de::{Error as _, Unexpected};
+use serde_json::{Map, Value};
+
+/// What went wrong: serde_json's error, with serde's messages.
+pub type Error = serde_json::Error;
+
+/// A type read from a `serde_json::Value`, as serde would deserialize it with
+/// `serde_json::from_value`.
+pub trait FromValue: Sized {
+    /// Read a value of this type.
+    fn from_value(value: Value) -> Result<Self, Error>;
+
+    /// What a struct field of this type is when the field is absent and has no default: an
+    /// error, except for `Option`, which is `None` (as with serde).
+    fn missing(field: &'static str) -> Result<Self, Error> {
+        Err(Error::missing_field(field))
+    }
+}
+
+/// Read a `T` from a `Value` (the counterpart of `serde_json::from_value`).
+pub fn from_value<T: FromValue>(value: Value) -> Result<T, Error> {
+    T::from_value(value)
+}
+
+/// Read a `T` from JSON text: parsed into a `Value` first, so JSON text needs no deserializer
+/// per type either. Errors in the text say where (`at line …`); errors in the data do not.
+pub fn from_str<T: FromValue>(text: &str) -> Result<T, Error> {
+    T::from_value(serde_json::from_str(text)?)
+}
+
+/// Implement [`FromValue`] through serde for a type the derive does not cover.
+#[macro_export]
+macro_rules! serde_from_value {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::value::FromValue for $ty {
+            fn from_value(value: serde_json::Value) -> Result<Self, $crate::value::Error> {
+                serde_json::from_value(value)
+            }
+        }
+    )*};
+}
+
+/// Implement serde's `Deserialize` through [`FromValue`] (the input read into a `Value`
+/// first), for public types that callers outside the crate read with serde. Nothing in the
+/// crate itself uses these impls, so they cost the wasm nothing.
+#[macro_export]
+macro_rules! deserialize_via_value {
+    ($($ty:ty),* $(,)?) => {$(
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let value = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+                <$ty as $crate::value::FromValue>::from_value(value)
+                    .map_err(<D::Error as serde::de::Error>::custom)
+            }
+        }
+    )*};
+}
+
+/// How serde names a `Value` in an "invalid type" message.
+pub fn unexpected(value: &Value) -> Unexpected<'_> {
+    match value {
+        Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => Unexpected::Unsigned(u),
+            (_, Some(i), _) => Unexpected::Signed(i),
+            (_, _, f) => Unexpected::Float(f.unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// serde's "missing field …".
+#[cold]
+pub fn missing(field: &'static str) -> Error {
+    Error::missing_field(field)
+}
+
+/// serde's "invalid type: …, expected …".
+#[cold]
+pub fn invalid_type(value: &Value, expected: &str) -> Error {
+    Error::invalid_type(unexpected(value), &expected)
+}
+
+/// The shape of a struct with named fields, as the derive declares it.
+#[derive(Debug)]
+pub struct Struct {
+    /// What serde says it expected: "struct Name" or "struct variant Enum::Variant".
+    pub expecting: &'static str,
+    /// Every accepted name (each field's name and aliases, sorted per field): serde's `FIELDS`.
+    pub names: &'static [&'static str],
+    /// The field each of `names` belongs to.
+    pub owners: &'static [u8],
+    /// Each field's own name.
+    pub fields: &'static [&'static str],
+    /// Whether each field has a default (read from an array, a missing one is an error).
+    pub defaults: &'static [bool],
+    /// Whether a name that is no field's is an error (`deny_unknown_fields`).
+    pub deny_unknown: bool,
+    /// Whether the names that are no field's are kept for a flattened field.
+    pub flatten: bool,
+}
+
+/// Walk a struct's fields in `value` as serde does: each field's value goes to `set` with the
+/// field's index, in the object's order; a name given twice (also through an alias), an
+/// unknown name under `deny_unknown_fields` and anything but an object (or an array, one
+/// element per field) are errors. Absent fields are left to the caller. Returns the entries
+/// that are no field's when the struct has a flattened field (else none).
+pub fn read_struct(
+    value: Value,
+    shape: &Struct,
+    set: &mut dyn FnMut(usize, Value) -> Result<(), Error>,
+) -> Result<Map<String, Value>, Error> {
+    let mut rest = Map::new();
+    match value {
+        Value::Object(map) => {
+            let mut seen = vec![false; shape.fields.len()];
+            for (key, value) in map {
+                let Some(at) = shape.names.iter().position(|n| *n == key) else {
+                    if shape.flatten {
+                        rest.insert(key, value);
+                    } else if shape.deny_unknown {
+                        return Err(Error::unknown_field(&key, shape.names));
+                    }
+                    continue;
+                };
+                let field = usize::from(shape.owners[at]);
+                if std::mem::replace(&mut seen[field], true) {
+                    return Err(Error::duplicate_field(shape.fields[field]));
+                }
+                set(field, value)?;
+            }
+            Ok(rest)
+        }
+        Value::Array(items) => {
+            let len = items.len();
+            let mut items = items.into_iter();
+            for (field, has_default) in shape.defaults.iter().enumerate() {
+                match items.next() {
+                    Some(item) => set(field, item)?,
+                    None if *has_default => {}
+                    None => {
+                        let n = shape.fields.len();
+                        let expected = match n {
+                            1 => format!("{} with 1 element", shape.expecting),
+                            _ => format!("{} with {n} elements", shape.expecting),
+                        };
+                        return Err(Error::invalid_length(field, &expected.as_str()));
+                    }
+                }
+            }
+            match items.next() {
+                Some(_) => Err(Error::invalid_length(len, &"fewer elements in array")),
+                None => Ok(rest),
+            }
+        }
+        other => Err(invalid_type(&other, shape.expecting)),
+    }
+}
+
+/// The variants of an enum, as the derive declares them.
+#[derive(Debug)]
+pub struct Variants {
+    /// What serde says it expected for the whole enum, e.g. "internally tagged enum Name".
+    pub expecting: &'static str,
+    /// Every accepted name (each variant's name and aliases): serde's `VARIANTS`.
+    pub names: &'static [&'static str],
+    /// The variant each of `names` belongs to.
+    pub owners: &'static [u8],
+}
+
+impl Variants {
+    fn find(&self, name: &str) -> Result<usize, Error> {
+        match self.names.iter().position(|n| *n == name) {
+            Some(at) => Ok(usize::from(self.owners[at])),
+            None => Err(Error::unknown_variant(name, self.names)),
+        }
+    }
+}
+
+/// An externally tagged enum's variant: a string names a variant without data, an object of
+/// one entry a variant and its data.
+pub fn read_variant(value: Value, variants: &Variants) -> Result<(usize, Option<Value>), Error> {
+    match value {
+        Value::String(name) => Ok((variants.find(&name)?, None)),
+        Value::Object(map) if map.len() == 1 => {
+            let Some((name, data)) = map.into_iter().next() else {
+                return Err(Error::invalid_value(
+                    Unexpected::Map,
+                    &"map with a single key",
+                ));
+            };
+            Ok((variants.find(&name)?, Some(data)))
+        }
+        Value::Object(_) => Err(Error::invalid_value(
+            Unexpected::Map,
+            &"map with a single key",
+        )),
+        other => Err(invalid_type(&other, "string or map")),
+    }
+}
+
+/// The data of an externally tagged unit variant: none, or `null`.
+pub fn unit_variant(data: Option<Value>) -> Result<(), Error> {
+    match data {
+        None | Some(Value::Null) => Ok(()),
+        Some(other) => Err(invalid_type(&other, "unit")),
+    }
+}
+
+/// The data of an externally tagged variant with data (`what`: "newtype variant" or "struct
+/// variant").
+pub fn variant_data(data: Option<Value>, what: &str) -> Result<Value, Error> {
+    match data {
+        None => Err(Error::invalid_type(Unexpected::UnitVariant, &what)),
+        Some(d) if what == "struct variant" && !(d.is_object() || d.is_array()) => {
+            Err(invalid_type(&d, what))
+        }
+        Some(d) => Ok(d),
+    }
+}
+
+/// An internally tagged enum's variant (`#[serde(tag = "…")]`): the variant named by the
+/// `tag` entry, and the other entries for its fields.
+pub fn read_tagged(
+    value: Value,
+    tag: &'static str,
+    variants: &Variants,
+) -> Result<(usize, Value), Error> {
+    let Value::Object(map) = value else {
+        return Err(invalid_type(&value, variants.expecting));
+    };
+    let mut variant = None;
+    let mut rest = Map::new();
+    for (key, value) in map {
+        if key != tag {
+            rest.insert(key, value);
+        } else if variant.is_some() {
+            return Err(Error::duplicate_field(tag));
+        } else {
+            variant = Some(variant_name(&value, variants)?);
+        }
+    }
+    match variant {
+        Some(variant) => Ok((variant, Value::Object(rest))),
+        None => Err(Error::missing_field(tag)),
+    }
+}
+
+fn variant_name(value: &Value, variants: &Variants) -> Result<usize, Error> {
+    match value {
+        Value::String(name) => variants.find(name),
+        other => Err(invalid_type(other, "variant identifier")),
+    }
+}
+
+/// An adjacently tagged enum's variant (`#[serde(tag = "…", content = "…")]`): the variant
+/// named by the `tag` entry and its data in the `content` entry, if any.
+pub fn read_adjacent(
+    value: Value,
+    tag: &'static str,
+    content: &'static str,
+    variants: &Variants,
+) -> Result<(usize, Option<Value>), Error> {
+    let Value::Object(map) = value else {
+        return Err(invalid_type(&value, variants.expecting));
+    };
+    let (mut variant, mut data) = (None, None);
+    for (key, value) in map {
+        if key == tag {
+            if variant.is_some() {
+                return Err(Error::duplicate_field(tag));
+            }
+            variant = Some(variant_name(&value, variants)?);
+        } else if key == content {
+            if data.is_some() {
+                return Err(Error::duplicate_field(content));
+            }
+            data = Some(value);
+        }
+    }
+    match variant {
+        Some(variant) => Ok((variant, data)),
+        None => Err(Error::missing_field(tag)),
+    }
+}
+
+/// The data of an adjacently tagged variant with data.
+pub fn adjacent_data(data: Option<Value>, content: &'static str) -> Result<Value, Error> {
+    data.ok_or_else(|| Error::missing_field(content))
+}
+
+/// serde's error when no variant of an untagged enum fits.
+#[cold]
+pub fn no_variant(name: &str) -> Error {
+    Error::custom(format_args!(
+        "data did not match any variant of untagged enum {name}"
+    ))
+}
+
+/// `null`, as an untagged unit variant.
+pub fn unit(value: Value) -> Result<(), Error> {
+    match value {
+        Value::Null => Ok(()),
+        other => Err(invalid_type(&other, "unit")),
+    }
+}
+
+impl FromValue for Value {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        Ok(value)
+    }
+}
+
+impl FromValue for String {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::String(s) => Ok(s),
+            other => Err(invalid_type(&other, "a string")),
+        }
+    }
+}
+
+impl FromValue for bool {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Bool(b) => Ok(b),
+            other => Err(invalid_type(&other, "a boolean")),
+        }
+    }
+}
+
+/// An integer as serde reads one into a type named `expected` that holds `min..=max`.
+fn integer(value: &Value, expected: &'static str, min: i128, max: i128) -> Result<i128, Error> {
+    let n = match value {
+        Value::Number(n) => n,
+        other => return Err(invalid_type(other, expected)),
+    };
+    let (v, unexpected) = match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => (i128::from(u), Unexpected::Unsigned(u)),
+        (_, Some(i)) => (i128::from(i), Unexpected::Signed(i)),
+        _ => return Err(invalid_type(value, expected)),
+    };
+    match min <= v && v <= max {
+        true => Ok(v),
+        false => Err(Error::invalid_value(unexpected, &expected)),
+    }
+}
+
+macro_rules! integers {
+    ($($ty:ident),*) => {$(
+        impl FromValue for $ty {
+            fn from_value(value: Value) -> Result<Self, Error> {
+                let n = integer(&value, stringify!($ty), $ty::MIN as i128, $ty::MAX as i128)?;
+                Ok(n as $ty)
+            }
+        }
+    )*};
+}
+integers!(u8, u16, u32, u64, usize, i32, i64);
+
+impl FromValue for f64 {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value.as_f64() {
+            Some(f) => Ok(f),
+            None => Err(invalid_type(&value, "f64")),
+        }
+    }
+}
+
+impl FromValue for f32 {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value.as_f64() {
+            Some(f) => Ok(f as f32),
+            None => Err(invalid_type(&value, "f32")),
+        }
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Null => Ok(None),
+            other => T::from_value(other).map(Some),
+        }
+    }
+
+    fn missing(_: &'static str) -> Result<Self, Error> {
+        Ok(None)
+    }
+}
+
+impl<T: FromValue> FromValue for Box<T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        T::from_value(value).map(Box::new)
+    }
+}
+
+impl<T: FromValue> FromValue for Vec<T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Array(items) => items.into_iter().map(T::from_value).collect(),
+            other => Err(invalid_type(&other, "a sequence")),
+        }
+    }
+}
+
+impl<T: FromValue + Ord> FromValue for BTreeSet<T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Array(items) => items.into_iter().map(T::from_value).collect(),
+            other => Err(invalid_type(&other, "a sequence")),
+        }
+    }
+}
+
+impl FromValue for serde_json::Number {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Number(n) => Ok(n),
+            other => Err(invalid_type(&other, "a JSON number")),
+        }
+    }
+}
+
+impl<A: FromValue, B: FromValue> FromValue for (A, B) {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        const EXPECTED: &str = "a tuple of size 2";
+        let Value::Array(items) = value else {
+            return Err(invalid_type(&value, EXPECTED));
+        };
+        let len = items.len();
+        let mut items = items.into_iter();
+        let a = A::from_value(
+            items
+                .next()
+                .ok_or_else(|| Error::invalid_length(0, &EXPECTED))?,
+        )?;
+        let b = B::from_value(
+            items
+                .next()
+                .ok_or_else(|| Error::invalid_length(1, &EXPECTED))?,
+        )?;
+        match items.next() {
+            Some(_) => Err(Error::invalid_length(len, &"fewer elements in array")),
+            None => Ok((a, b)),
+        }
+    }
+}
+
+/// An object's entries, or serde's error for anything else.
+fn entries(value: Value) -> Result<Map<String, Value>, Error> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(invalid_type(&other, "a map")),
+    }
+}
+
+impl FromValue for Map<String, Value> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        entries(value)
+    }
+}
+
+impl<T: FromValue> FromValue for BTreeMap<String, T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        let map = entries(value)?;
+        map.into_iter()
+            .map(|(k, v)| Ok((k, T::from_value(v)?)))
+            .collect()
+    }
+}
+
+impl<T: FromValue> FromValue for HashMap<String, T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        let map = entries(value)?;
+        map.into_iter()
+            .map(|(k, v)| Ok((k, T::from_value(v)?)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    /// The same type read both ways gives the same value or the same message.
+    fn same<T>(value: Value)
+    where
+        T: FromValue + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug,
+    {
+        let ours = T::from_value(value.clone()).map_err(|e| e.to_string());
+        let serde = serde_json::from_value::<T>(value.clone()).map_err(|e| e.to_string());
+        assert_eq!(ours, serde, "for {value}");
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Strict {
+        scene_id: String,
+        #[serde(default, alias = "max_count")]
+        max_count: Option<u32>,
+        #[serde(default)]
+        tags: Vec<String>,
+        #[serde(rename = "type", default)]
+        kind: Kind,
+        #[serde(skip)]
+        cache: u8,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    struct Loose {
+        name: String,
+        count: Option<usize>,
+        #[serde(default = "seven")]
+        seven: i64,
+        flag: bool,
+        ratio: f64,
+        extra: BTreeMap<String, Value>,
+    }
+
+    fn seven() -> i64 {
+        7
+    }
+
+    #[derive(Debug, Default, PartialEq, Deserialize, FromValue)]
+    #[serde(rename_all = "snake_case")]
+    enum Kind {
+        #[default]
+        PlainText,
+        #[serde(alias = "dlg")]
+        Dialogue,
+        Other(String),
+        Span {
+            start: u64,
+        },
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Tagged {
+        Stop,
+        Move { to: u32 },
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+    enum Adjacent {
+        Writer,
+        Agent(String),
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u64),
+        Text(String),
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    struct Wrapper(Vec<u8>);
+
+    #[test]
+    fn derived_types_read_as_serde_reads_them() {
+        for v in [
+            json!({"sceneId": "a"}),
+            json!({"sceneId": "a", "maxCount": 3, "tags": ["x"], "type": "dialogue"}),
+            json!({"sceneId": "a", "max_count": 3, "maxCount": 4}),
+            json!({"sceneId": "a", "type": "dlg"}),
+            json!({"sceneId": "a", "type": {"span": {"start": 2}}}),
+            json!({"sceneId": "a", "type": {"span": {"start": -2}}}),
+            json!({"sceneId": "a", "type": {"span": 1}}),
+            json!({"sceneId": "a", "type": {"other": "x"}}),
+            json!({"sceneId": "a", "type": "other"}),
+            json!({"sceneId": "a", "type": "span"}),
+            json!({"sceneId": "a", "type": {"a": 1, "b": 2}}),
+            json!({"sceneId": "a", "type": "nope"}),
+            json!({"sceneId": "a", "type": 3}),
+            json!({"sceneId": "a", "type": {"plain_text": 1}}),
+            json!({"sceneId": "a", "type": {"plain_text": null}}),
+            json!({"sceneId": "a", "cache": 1}),
+            json!({"sceneId": "a", "other": 1}),
+            json!({"sceneId": 1.5}),
+            json!({"sceneId": null}),
+            json!({"maxCount": -1}),
+            json!({"sceneId": "a", "maxCount": 5_000_000_000u64}),
+            json!({"sceneId": "a", "tags": "x"}),
+            json!({"sceneId": "a", "tags": [1]}),
+            json!(["a", 2]),
+            json!(["a", 2, [], "dialogue", 9]),
+            json!([]),
+            json!("text"),
+            json!(null),
+        ] {
+            same::<Strict>(v);
+        }
+        for v in [
+            json!({"name": "n", "flag": true, "ratio": 1, "extra": {}}),
+            json!({"name": "n", "count": 3, "flag": true, "ratio": 0.5, "extra": {"a": [1]}}),
+            json!({"name": "n", "flag": true, "ratio": "x", "extra": {}}),
+            json!({"name": "n", "flag": 1, "ratio": 1, "extra": {}}),
+            json!({"name": "n", "flag": true, "ratio": 1, "extra": []}),
+            json!({"name": "n", "flag": true, "ratio": 1}),
+            json!({"name": "n", "seven": 9, "count": 2.0, "flag": true, "ratio": 1, "extra": {}}),
+            json!({"name": "n", "seven": u64::MAX, "flag": true, "ratio": 1, "extra": {}}),
+            json!({"flag": true}),
+            json!(["n"]),
+            json!(["n", null, 1, false, 2.5, {}]),
+            json!(3),
+        ] {
+            same::<Loose>(v);
+        }
+        for v in [
+            json!({"type": "stop"}),
+            json!({"type": "move", "to": 3}),
+            json!({"type": "move"}),
+            json!({"type": "move", "to": "x"}),
+            json!({"type": "jump"}),
+            json!({"type": 1}),
+            json!({"to": 3}),
+            json!("stop"),
+        ] {
+            same::<Tagged>(v);
+        }
+        for v in [
+            json!({"kind": "writer"}),
+            json!({"kind": "agent", "id": "a"}),
+            json!({"kind": "agent"}),
+            json!({"kind": "agent", "id": 1}),
+            json!({"kind": "nobody"}),
+            json!({"id": "a"}),
+        ] {
+            same::<Adjacent>(v);
+        }
+        for v in [json!(1), json!("a"), json!(null), json!([1])] {
+            same::<Either>(v);
+        }
+        for v in [json!([1, 2]), json!([256]), json!("x")] {
+            same::<Wrapper>(v);
+        }
+    }
+}
