@@ -422,7 +422,14 @@ impl<T: FromValue> FromValue for Box<T> {
 impl<T: FromValue> FromValue for Vec<T> {
     fn from_value(value: Value) -> Result<Self, Error> {
         match value {
-            Value::Array(items) => items.into_iter().map(T::from_value).collect(),
+            Value::Array(items) => {
+                // A plain loop: `collect` into a `Result` instantiates more code per type.
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(T::from_value(item)?);
+                }
+                Ok(out)
+            }
             other => Err(invalid_type(&other, "a sequence")),
         }
     }
@@ -430,10 +437,11 @@ impl<T: FromValue> FromValue for Vec<T> {
 
 impl<T: FromValue + Ord> FromValue for BTreeSet<T> {
     fn from_value(value: Value) -> Result<Self, Error> {
-        match value {
-            Value::Array(items) => items.into_iter().map(T::from_value).collect(),
-            other => Err(invalid_type(&other, "a sequence")),
+        let mut out = BTreeSet::new();
+        for item in Vec::<T>::from_value(value)? {
+            out.insert(item);
         }
+        Ok(out)
     }
 }
 
@@ -485,21 +493,25 @@ impl FromValue for Map<String, Value> {
     }
 }
 
+// Inserted one by one: collecting a `BTreeMap` sorts a vector first, an instantiation of the
+// sort per value type.
 impl<T: FromValue> FromValue for BTreeMap<String, T> {
     fn from_value(value: Value) -> Result<Self, Error> {
-        let map = entries(value)?;
-        map.into_iter()
-            .map(|(k, v)| Ok((k, T::from_value(v)?)))
-            .collect()
+        let mut out = BTreeMap::new();
+        for (k, v) in entries(value)? {
+            out.insert(k, T::from_value(v)?);
+        }
+        Ok(out)
     }
 }
 
 impl<T: FromValue> FromValue for HashMap<String, T> {
     fn from_value(value: Value) -> Result<Self, Error> {
-        let map = entries(value)?;
-        map.into_iter()
-            .map(|(k, v)| Ok((k, T::from_value(v)?)))
-            .collect()
+        let mut out = HashMap::new();
+        for (k, v) in entries(value)? {
+            out.insert(k, T::from_value(v)?);
+        }
+        Ok(out)
     }
 }
 
