@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
-use crate::bible::{is_empty_value, Bible, Entity, Kind, Kind::*};
+use crate::bible::translation::{self, by_line, is_done, translated, translation_id};
+use crate::bible::{glossary, Bible, Entity, Kind, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
 use crate::session::Session;
@@ -56,10 +57,6 @@ fn entity_block(e: &Entity) -> String {
         }
     }
     out
-}
-
-fn eq_ci(a: &str, b: &str) -> bool {
-    a.trim().to_lowercase() == b.trim().to_lowercase()
 }
 
 /// A required, non-blank text argument, trimmed.
@@ -144,41 +141,12 @@ pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLi
     })
 }
 
-/// The id of a scene's translated line.
-pub fn translation_id(scene: &str, line: u64) -> String {
-    format!("{scene}:{line}")
-}
-
-/// The translations of a scene, by line.
-fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
-    let of_scene = bible.list(Translation).filter(|t| t.text("scene") == scene);
-    let by_line = |t: &'b Entity| Some((t.get("line").as_u64()?, t));
-    of_scene.filter_map(by_line).collect()
-}
-
-/// How many translations of a scene's lines `first` to `last` have a target.
-fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
-    let translations = translations_of(bible, scene);
-    let done = |t: &Entity| !is_empty_value(Some(t.get("target")));
-    let lines = translations.range(first..);
-    lines
-        .filter(|(n, t)| **n as usize <= last && done(t))
-        .count()
-}
-
 // Glossary.
 
 pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
     let query = a.text("query").trim().to_lowercase();
     let limit = a.num("limit").unwrap_or(50).clamp(1, 500) as usize;
-    let has = |e: &Entity, f: &str| e.text(f).to_lowercase().contains(&query);
-    let found = |e: &&Entity| {
-        query.is_empty() || ["term_src", "term_tgt", "notes"].iter().any(|f| has(e, f))
-    };
-    let mut found: Vec<&Entity> = cx.bible().list(Glossary).filter(found).collect();
-    // Exact term matches first, then by id.
-    let exact = |e: &Entity| eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query);
-    found.sort_by_key(|e| (!exact(e), e.id.clone()));
+    let mut found = glossary::search(cx.bible(), &query);
     let total = found.len();
     found.truncate(limit);
     let y = if total == 1 { "y" } else { "ies" };
@@ -229,8 +197,7 @@ fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
 
 pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
     let term = non_blank(a, "term_src")?;
-    let same = |e: &&Entity| eq_ci(e.text("term_src"), &term);
-    if let Some(existing) = cx.bible().list(Glossary).find(same) {
+    if let Some(existing) = glossary::by_term(cx.bible(), &term) {
         let (shown, id) = (preview(&term, 80), &existing.id);
         let message = format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)");
         let details = json!({"entry": existing.flat()});
@@ -267,18 +234,6 @@ pub(super) fn update_entry(a: &Call, cx: &mut Cx) -> Out {
     Ok(json!({"text": text, "changed": changed, "entry": e.flat()}))
 }
 
-/// Append `part` to `notes` as its own paragraph, unless it is empty or already there.
-fn add_note(notes: &mut String, part: &str) {
-    let part = part.trim();
-    if part.is_empty() || notes.contains(part) {
-        return;
-    }
-    if !notes.is_empty() {
-        notes.push_str("\n\n");
-    }
-    notes.push_str(part);
-}
-
 /// `glossary_merge_entries`: all or nothing, and one approval covers the whole merge.
 pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
     let keep_id = a.text("keep").trim().to_string();
@@ -304,21 +259,7 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
         merged.push(cx.bible().require(Glossary, id)?.clone());
     }
 
-    // The combined entry.
-    let mut notes = keep.text("notes").trim().to_string();
-    let mut term_tgt = keep.text("term_tgt").trim().to_string();
-    for e in &merged {
-        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-        if !eq_ci(src, keep.text("term_src")) {
-            add_note(&mut notes, &format!("Also written: {src}"));
-        }
-        if !tgt.is_empty() && term_tgt.is_empty() {
-            term_tgt = tgt.to_string();
-        } else if !tgt.is_empty() && !eq_ci(tgt, &term_tgt) {
-            add_note(&mut notes, &format!("Also translated as: {tgt}"));
-        }
-        add_note(&mut notes, e.text("notes"));
-    }
+    let (term_tgt, notes) = glossary::merged(&keep, &merged);
     let mut changes = Vec::new();
     for (field, value) in [("term_tgt", &term_tgt), ("notes", &notes)] {
         if keep.text(field) != value {
@@ -614,7 +555,7 @@ pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
 
 pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
-    let translations = translations_of(cx.bible(), &lines.scene);
+    let translations = by_line(cx.bible(), &lines.scene);
     let (scene, total) = (&lines.scene, lines.lines.len());
     let from = a.num("from_line").unwrap_or(1).max(1) as usize;
     if total > 0 && from > total {
@@ -625,7 +566,7 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
     let (mut shown, mut untranslated, mut body) = (Vec::new(), Vec::new(), String::new());
     for (n, source) in (1u64..).zip(&lines.lines) {
         let t = translations.get(&n).copied();
-        let t = t.filter(|t| !is_empty_value(Some(t.get("target"))));
+        let t = t.filter(|t| is_done(t));
         if t.is_none() {
             untranslated.push(n);
         }
@@ -801,8 +742,6 @@ pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
     let ui = cx.bible().get(UiSettings, "ui");
     let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
     let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
-    let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
-    let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
     let Some(limit) = limit else {
         if check.message().is_none() {
             return Err(ToolError::not_found(
@@ -813,24 +752,13 @@ pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
         let facts = json!({"line_length": {"checked": false}});
         return check.finish(cx, Some(line), None, report, facts);
     };
-    let mut problems = Vec::new();
-    for (i, n) in (1..).zip(&display).filter(|(_, n)| **n as u64 > limit) {
-        let over = format!("{n} characters long, over the UI limit of {limit}");
-        problems.push(match count {
-            1 => format!("the translation is {over}"),
-            _ => format!("display line {i} of the translation is {over}"),
-        });
-    }
-    if let Some(per_box) = per_box.filter(|p| count as u64 > *p) {
-        let lines = format!("{count} display lines, more than the {per_box} a text box holds");
-        problems.push(format!("the translation has {lines}"));
-    }
-    let exceeded = !problems.is_empty();
+    let fit = translation::fit(&target, limit, per_box);
+    let (longest, count, exceeded) = (fit.longest, fit.lines, !fit.problems.is_empty());
     let facts = json!({"line_length": {
         "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
         "display_lines": count, "exceeded": exceeded,
     }});
-    let problems = problems.join("; ");
+    let problems = fit.problems.join("; ");
     let fits = per_box.map_or("", |_| " and it fits its text box");
     let report = match exceeded {
         true => format!("The translation does not fit: {problems}."),
@@ -852,21 +780,17 @@ pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
         let message = "check_glossary needs the 'line' whose translation to check";
         return Err(ToolError::invalid_args(message));
     };
-    let target = check.target(cx, line, "check")?.to_lowercase();
-    let (source, mut used, mut missing) = (source.to_lowercase(), Vec::new(), Vec::new());
-    for e in cx.bible().list(Glossary) {
-        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-        if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
-            continue;
-        }
-        used.push(e.id.clone());
-        if !target.contains(&tgt.to_lowercase()) {
-            let id = &e.id;
-            missing.push(format!(
-                "'{src}' should be translated as '{tgt}' (glossary '{id}')"
-            ));
-        }
-    }
+    let target = check.target(cx, line, "check")?;
+    let terms = glossary::terms_in(cx.bible(), source, &target);
+    let used: Vec<&str> = terms.iter().map(|(e, _)| e.id.as_str()).collect();
+    let not_followed = terms
+        .iter()
+        .filter(|(_, followed)| !followed)
+        .map(|(e, _)| {
+            let (src, tgt, id) = (e.text("term_src").trim(), e.text("term_tgt").trim(), &e.id);
+            format!("'{src}' should be translated as '{tgt}' (glossary '{id}')")
+        });
+    let missing: Vec<String> = not_followed.collect();
     let (not_followed, terms) = (missing.join("; "), used.join(", "));
     let report = match (used.is_empty(), missing.is_empty()) {
         (true, _) => "No glossary term appears in the source line.".into(),
@@ -966,13 +890,7 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     if counts["scene"] > 0 {
         w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
     }
-    let (mut by_severity, mut by_check) = (BTreeMap::new(), BTreeMap::new());
-    for qa in bible.list(Qa) {
-        let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
-        let severity = severity.unwrap_or("unspecified");
-        *by_severity.entry(severity).or_insert(0) += 1;
-        *by_check.entry(qa.text("check")).or_insert(0) += 1;
-    }
+    let [by_severity, by_check] = translation::qa_counts(bible);
     let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
     match by_severity.is_empty() {
         true => text.push_str("\nQA: no findings."),
