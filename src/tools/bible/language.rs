@@ -59,21 +59,6 @@ fn entity_block(e: &Entity) -> String {
     out
 }
 
-/// A required, non-blank text argument, trimmed.
-fn non_blank(a: &Args, name: &str) -> Res<String> {
-    match a.text(name).trim() {
-        "" => Err(ToolError::invalid_args(format!(
-            "'{name}' must not be empty"
-        ))),
-        value => Ok(value.to_string()),
-    }
-}
-
-/// A text argument, trimmed, if given.
-fn trimmed<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
-    a.opt(name).map(str::trim)
-}
-
 fn numbers(ns: &[u64]) -> String {
     join(ns.iter().map(u64::to_string), ", ")
 }
@@ -191,19 +176,19 @@ pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
 
 /// The fields among `names` given as arguments, trimmed.
 fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
-    let value = |f: &&str| Some((f.to_string(), json!(trimmed(a, f)?)));
+    let value = |f: &&str| Some((f.to_string(), json!(a.trimmed(f)?)));
     names.iter().filter_map(value).collect()
 }
 
 pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
-    let term = non_blank(a, "term_src")?;
+    let term = a.non_blank("term_src")?;
     if let Some(existing) = glossary::by_term(cx.bible(), &term) {
         let (shown, id) = (preview(&term, 80), &existing.id);
         let message = format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)");
         let details = json!({"entry": existing.flat()});
         return Err(ToolError::new("exists", message).with_details(details));
     }
-    let id = match trimmed(a, "id").filter(|id| !id.is_empty()) {
+    let id = match a.trimmed("id").filter(|id| !id.is_empty()) {
         Some(id) => id.to_string(),
         None => cx.bible().fresh_id(Glossary, &term),
     };
@@ -488,7 +473,7 @@ pub(super) fn mtl_suggestion_sync(a: &Call, cx: &mut Cx) -> Out {
 // Translations.
 
 pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
-    let target = non_blank(a, "target")?;
+    let target = a.non_blank("target")?;
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let line = a.num("line").unwrap_or(0);
     let source = lines.line(line)?.to_string();
@@ -519,7 +504,7 @@ pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
-    let target = non_blank(a, "target")?;
+    let target = a.non_blank("target")?;
     let scene = cx.bible().require(Scene, a.text("scene").trim())?;
     let (scene, line) = (scene.id.clone(), a.num("line").unwrap_or(0));
     let id = translation_id(&scene, line);
@@ -655,7 +640,7 @@ impl<'c> Check<'c> {
 
     /// The message given (trimmed), if any.
     fn message(&self) -> Option<&str> {
-        trimmed(self.a, "message").filter(|m| !m.is_empty())
+        self.a.trimmed("message").filter(|m| !m.is_empty())
     }
 
     /// The saved translation of `line`, or a `not_found` error saying what to do with `verb`.
@@ -805,7 +790,7 @@ pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn review_check(a: &Call, cx: &mut Cx) -> Out {
-    non_blank(a, "message")?;
+    a.non_blank("message")?;
     let check = Check::new(a, cx, "review")?;
     check.finish(cx, a.num("line"), None, "", json!({}))
 }

@@ -70,15 +70,10 @@ fn labeled(e: &Entity) -> String {
     format!("'{}' ({})", e.id, display_name(e))
 }
 
-/// The scene reads' `max_chars`.
-fn excerpt_limit(a: &Call) -> Res<usize> {
-    match a.num("max_chars") {
-        None => Ok(DEFAULT_EXCERPT_CHARS),
-        Some(n) if (1..=MAX_EXCERPT_CHARS as u64).contains(&n) => Ok(n as usize),
-        Some(n) => Err(ToolError::invalid_args(format!(
-            "'max_chars' must be 1 to {MAX_EXCERPT_CHARS}, got {n}"
-        ))),
-    }
+/// The scene reads' `max_chars` (its declaration bounds it by [`MAX_EXCERPT_CHARS`]).
+fn excerpt_limit(a: &Call) -> usize {
+    a.num("max_chars")
+        .map_or(DEFAULT_EXCERPT_CHARS, |n| n as usize)
 }
 
 /// The first `limit` chars of a scene's text, whether it was cut, and both as
@@ -370,7 +365,7 @@ pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
         true => title.to_string(),
         false => join(title.split_whitespace().take(4), " "),
     };
-    let id = match a.opt("id").map(str::trim).filter(|s| !s.is_empty()) {
+    let id = match a.trimmed("id").filter(|s| !s.is_empty()) {
         Some(id) => id.to_string(),
         None => cx.bible().fresh_id(kind, &hint),
     };
@@ -439,7 +434,7 @@ pub(super) fn scene_metadata(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
-    let limit = excerpt_limit(a)?;
+    let limit = excerpt_limit(a);
     let (bible, project) = (cx.bible(), cx.project());
     let Some(id) = a.opt("scene").filter(|s| !s.trim().is_empty()) else {
         let all = in_reading_order(bible, project);
@@ -512,7 +507,7 @@ fn none_or<T: AsRef<str>>(v: &[T]) -> String {
 }
 
 pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
-    let limit = excerpt_limit(a)?;
+    let limit = excerpt_limit(a);
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
     let (scene, id, start, end) = (placed.scene, &placed.scene.id, placed.start, placed.end);
@@ -625,15 +620,7 @@ pub(super) fn update_scene_characters(a: &Call, cx: &mut Cx) -> Out {
 // Knowledge.
 
 pub(super) fn query_lore(a: &Call, cx: &mut Cx) -> Out {
-    let limit = match a.num("limit") {
-        None => 10,
-        Some(n) if (1..=50).contains(&n) => n as usize,
-        Some(n) => {
-            return Err(ToolError::invalid_args(format!(
-                "'limit' must be 1 to 50, got {n}"
-            )))
-        }
-    };
+    let limit = a.num("limit").unwrap_or(10) as usize;
     let (query, terms) = (a.text("query"), lore::terms(a.text("query")));
     if terms.is_empty() {
         return Err(ToolError::invalid_args(
