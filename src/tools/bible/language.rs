@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
+use crate::bible::scenes::Placed;
 use crate::bible::translation::{self, by_line, is_done, translated, translation_id};
 use crate::bible::{glossary, Bible, Entity, Kind, Kind::*};
 use crate::policy::{self, Action, Grant};
@@ -99,29 +100,24 @@ impl SceneLines {
     }
 }
 
-/// The lines of scene `scene`: `not_found` for an unknown scene or a chapter no longer in the
-/// project.
+/// The lines of scene `scene`, [placed](Placed) in the project: `not_found` for an unknown
+/// scene or a chapter no longer in the project.
 pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLines> {
     let entity = bible.require(Scene, scene.trim())?;
-    let chapter_ref = entity.text("chapter").trim();
-    let chapter = project.find_chapter(chapter_ref).map_err(|_| {
-        let (id, chapter) = (&entity.id, preview(chapter_ref, 80));
+    let placed = Placed::new(project, entity);
+    let Some(chapter) = placed.chapter.map(|i| &project.chapters[i]) else {
+        let (id, chapter) = (&entity.id, preview(entity.text("chapter").trim(), 80));
         let message =
             format!("scene '{id}' belongs to chapter '{chapter}', which is not in the project");
-        ToolError::not_found(message)
-    })?;
-    let (len, span) = (chapter.len_chars(), entity.get("span"));
-    let at = |key: &str| span.get(key).and_then(Value::as_u64);
-    let (start, end) = (at("start").unwrap_or(0), at("end").unwrap_or(len as u64));
-    let end = usize::try_from(end).unwrap_or(len).min(len);
-    let start = usize::try_from(start).unwrap_or(len).min(end);
-    let text = chapter.text().slice(start..end).to_string();
+        return Err(ToolError::not_found(message));
+    };
+    let text = placed.text(project);
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     Ok(SceneLines {
         scene: entity.id.clone(),
         chapter_id: chapter.id.clone(),
         chapter_title: chapter.title.clone(),
-        span: (start, end),
+        span: (placed.start, placed.end),
         lines: lines.map(str::to_string).collect(),
     })
 }

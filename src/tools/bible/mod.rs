@@ -390,6 +390,14 @@ fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>, by: &str) -> String {
     items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(by)
 }
 
+/// The items joined with commas, or `none` when there are none.
+fn list_or<T: AsRef<str>>(items: &[T], none: &str) -> String {
+    match items {
+        [] => none.to_string(),
+        _ => join(items, ", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@
 
 use serde_json::{json, Value};
 
-use super::{decl, join, preview, show, strings, Call, Cx, Out, Res, Val};
+use super::{decl, join, list_or, preview, show, strings, Call, Cx, Out, Res, Val, KINDS};
 use crate::bible::mentions::{self, names_of};
 use crate::bible::scenes::{self, in_reading_order, Placed, Reader, NOT_YET_INTRODUCED};
 use crate::bible::{lore, Bible, Entity, Kind, Kind::*};
@@ -222,19 +222,18 @@ pub(super) fn update_field(a: &Call, cx: &mut Cx, field: &str) -> Out {
     }))
 }
 
-/// Where entities refer to `(kind, id)`: the scenes and routes that list it.
+/// Where entities refer to `(kind, id)`: the entries whose declared references to `kind`
+/// ([`Val::Ref`], [`Val::Ids`]) list it, with the field.
 fn references(bible: &Bible, kind: Kind, id: &str) -> Vec<(Kind, String, &'static str)> {
-    let chars = "primary_characters";
-    let fields: &[(Kind, &str)] = match kind {
-        Character => &[(Scene, chars), (Route, chars)],
-        Location => &[(Scene, "locations")],
-        Scene => &[(Route, "scene_ids")],
-        _ => &[],
-    };
     let mut out = Vec::new();
-    for (k, field) in fields {
-        let listing = bible.list(*k).filter(|e| e.list(field).contains(&id));
-        out.extend(listing.map(|e| (*k, e.id.clone(), *field)));
+    for (d, (field, val)) in KINDS
+        .iter()
+        .flat_map(|d| d.fields.iter().map(move |f| (d, f)))
+    {
+        if matches!(val, Val::Ref(k) | Val::Ids(k) if *k == kind) {
+            let listing = bible.list(d.kind).filter(|e| e.list(field).contains(&id));
+            out.extend(listing.map(|e| (d.kind, e.id.clone(), *field)));
+        }
     }
     out
 }
@@ -470,10 +469,7 @@ pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
     let listed_chars = placed.scene.list("primary_characters");
     let unlisted = |c: &&String| !listed_chars.contains(&c.as_str());
     let unlisted: Vec<&String> = chars.iter().filter(unlisted).collect();
-    let names = |kind: Kind, ids: &[String]| match ids.is_empty() {
-        true => "none".to_string(),
-        false => listed(bible, kind, ids).join(", "),
-    };
+    let names = |kind: Kind, ids: &[String]| list_or(&listed(bible, kind, ids), "none");
     let (c, l) = (names(Character, &chars), names(Location, &locs));
     w!(
         text,
@@ -494,16 +490,6 @@ pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
 fn or_none(s: &str) -> String {
     let none = s.trim().is_empty();
     if none { "(none)" } else { s }.to_string()
-}
-
-/// `(none)` for an empty list, else the items joined with commas.
-fn none_or<T: AsRef<str>>(v: &[T]) -> String {
-    let none = "(none)".to_string();
-    if v.is_empty() {
-        none
-    } else {
-        join(v, ", ")
-    }
 }
 
 pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
@@ -528,8 +514,11 @@ pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
     let (earlier, later): (Vec<&Placed>, Vec<&Placed>) =
         others.partition(|p| p.chapter.is_some() && p.end_key() <= placed.end_key());
     let (title, n) = (&project.chapters[chapter].title, chapter + 1);
-    let (s, t) = (or_none(&summary), none_or(&tags));
-    let (c, l) = (none_or(&characters), none_or(&locations));
+    let (s, t) = (or_none(&summary), list_or(&tags, "(none)"));
+    let (c, l) = (
+        list_or(&characters, "(none)"),
+        list_or(&locations, "(none)"),
+    );
     let mut text = format!(
         "Scene '{id}' as a first-time reader knows it at its end (chapter {n} “{title}”, chars {start}–{end}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {s}\ntags: {t}\nprimary_characters: {c}\nlocations: {l}{block}"
     );
@@ -560,8 +549,16 @@ pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
     let known_locations = reader.known(Location);
     let places = known_locations.iter().map(|(_, names)| names.join(" / "));
     let places: Vec<String> = places.collect();
-    w!(text, "\nCharacters the reader has met: {}", none_or(&met));
-    w!(text, "\nLocations the reader knows: {}", none_or(&places));
+    w!(
+        text,
+        "\nCharacters the reader has met: {}",
+        list_or(&met, "(none)")
+    );
+    w!(
+        text,
+        "\nLocations the reader knows: {}",
+        list_or(&places, "(none)")
+    );
     let place = |(_, names): &(_, Vec<String>)| json!({"name": names[0], "names": names});
     let known_locations: Vec<Value> = known_locations.iter().map(place).collect();
     Ok(json!({
@@ -597,11 +594,7 @@ pub(super) fn update_scene_characters(a: &Call, cx: &mut Cx) -> Out {
     let present = mentions::mentioned_ids(bible, &placed.text(project), Character);
     let ids = strings(&result["value"]).into_iter();
     let (mentioned, missing): (Vec<String>, Vec<String>) = ids.partition(|c| present.contains(c));
-    let shown = if mentioned.is_empty() {
-        "none".to_string()
-    } else {
-        mentioned.join(", ")
-    };
+    let shown = list_or(&mentioned, "none");
     let before = result["text"].as_str().unwrap_or("");
     let mut text = format!("{before}\nMentioned in the scene's text: {shown}");
     if !missing.is_empty() {
