@@ -75,6 +75,13 @@ impl Placed<'_> {
         chapter.map(text).unwrap_or_default()
     }
 
+    /// The scene's lines: the non-empty lines of its text, trimmed.
+    pub fn lines(&self, project: &Project) -> Vec<String> {
+        let text = self.text(project);
+        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        lines.map(str::to_string).collect()
+    }
+
     /// Its chapter's number (from 1), if the chapter is in the project.
     pub fn number(&self) -> Option<usize> {
         self.chapter.map(|i| i + 1)
@@ -229,6 +236,7 @@ mod tests {
         assert_eq!((all[0].chapter, all[0].number()), (Some(0), Some(1)));
         assert_eq!((all[1].start, all[1].end), (17, 28));
         assert_eq!(all[1].text(&project), "Tom waited.");
+        assert_eq!(all[0].lines(&project), ["Mara rode north."]);
         assert_eq!((all[3].chapter, all[3].text(&project).as_str()), (None, ""));
         assert!(all[2].end_key() < all[3].end_key());
     }

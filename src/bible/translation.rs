@@ -1,8 +1,10 @@
-//! Translations and their QA as data: a scene's translations by line, how many of its lines
-//! are translated, how a translation fits the UI's text boxes, and the QA findings counted.
+//! Translations and their QA as data: a scene's translations by line, its lines as a
+//! translator sees them, how a translation fits the UI's text boxes, and the QA findings
+//! counted.
 //!
-//! A translation is the entity `<scene>:<line>` (lines numbered from 1), with the line's
-//! `source` when it was made and its `target`.
+//! A translation is the entity `<scene>:<line>` (lines numbered from 1, as
+//! [`Placed::lines`](super::scenes::Placed::lines) gives them), with the line's `source` when
+//! it was made and its `target`. A line is translated when its translation has a target.
 
 use std::collections::BTreeMap;
 
@@ -27,13 +29,61 @@ pub fn is_done(t: &Entity) -> bool {
     !is_empty_value(Some(t.get("target")))
 }
 
-/// How many of a scene's lines `first` to `last` have a translation with a target.
-pub fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
+/// A line of a scene as a translator sees it.
+#[derive(Debug)]
+pub struct Line<'b, 's> {
+    /// Its number, from 1.
+    pub number: u64,
+    /// Its text in the manuscript now.
+    pub source: &'s str,
+    /// Its translation, if it has one with a target.
+    pub translation: Option<&'b Entity>,
+    /// Whether the translation was made from another text of the line.
+    pub stale: bool,
+}
+
+/// A scene's lines with their translations.
+#[derive(Debug)]
+pub struct View<'b, 's> {
+    /// Every line, in order.
+    pub lines: Vec<Line<'b, 's>>,
+    /// The numbers of the lines without a translation.
+    pub untranslated: Vec<u64>,
+    /// The line numbers with a saved translation that the scene does not have.
+    pub orphans: Vec<u64>,
+}
+
+impl View<'_, '_> {
+    /// How many lines are translated.
+    pub fn translated(&self) -> usize {
+        self.lines.len() - self.untranslated.len()
+    }
+}
+
+/// The lines of scene `scene` (`lines[0]` is line 1) with its translations.
+pub fn view<'b, 's>(bible: &'b Bible, scene: &str, lines: &'s [String]) -> View<'b, 's> {
     let translations = by_line(bible, scene);
-    let lines = translations.range(first..);
-    lines
-        .filter(|(n, t)| **n as usize <= last && is_done(t))
-        .count()
+    let line = |(number, source): (u64, &'s String)| {
+        let translation = translations.get(&number).copied().filter(|t| is_done(t));
+        let stale = translation.is_some_and(|t| t.text("source") != source);
+        let source = source.as_str();
+        Line {
+            number,
+            source,
+            translation,
+            stale,
+        }
+    };
+    let lines: Vec<Line> = (1u64..).zip(lines).map(line).collect();
+    let untranslated = lines.iter().filter(|l| l.translation.is_none());
+    let untranslated = untranslated.map(|l| l.number).collect();
+    let orphan = |n: &u64| *n == 0 || *n as usize > lines.len();
+    let orphans = translations.keys().copied().filter(orphan).collect();
+    View {
+        lines,
+        untranslated,
+        orphans,
+    }
 }
 
 /// How a translation fits the UI: its display lines (its lines as written) against the longest
@@ -90,12 +140,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn translations_are_counted_by_line() {
+    fn a_scene_is_viewed_line_by_line_with_its_translations() {
         let mut b = Bible::new();
-        for (line, target) in [(1, "One."), (2, ""), (3, "Three."), (9, "Gone.")] {
+        for (line, source, target) in [
+            (1, "Uno.", "One."),
+            (2, "Dos.", ""),
+            (3, "Tres", "Three."),
+            (9, "", "Gone."),
+        ] {
             let fields = vec![
                 ("scene".into(), json!("s1")),
                 ("line".into(), json!(line)),
+                ("source".into(), json!(source)),
                 ("target".into(), json!(target)),
             ];
             b.create(
@@ -112,9 +168,18 @@ mod tests {
             [1, 2, 3, 9]
         );
         assert!(by_line(&b, "s2").is_empty());
-        assert_eq!(translated(&b, "s1", 1, 3), 2);
-        assert_eq!(translated(&b, "s1", 2, 9), 2);
-        assert_eq!(b.get(Kind::Translation, "s1:3").map(is_done), Some(true));
+        let lines = ["Uno.", "Dos.", "Tres.", "Cuatro."].map(String::from);
+        let v = view(&b, "s1", &lines);
+        let done = v.lines.iter().map(|l| l.translation.map(|t| t.id.as_str()));
+        assert_eq!(
+            done.collect::<Vec<_>>(),
+            [Some("s1:1"), None, Some("s1:3"), None]
+        );
+        let stale = v.lines.iter().map(|l| l.stale);
+        assert_eq!(stale.collect::<Vec<_>>(), [false, false, true, false]);
+        assert_eq!((v.untranslated, v.orphans), (vec![2, 4], vec![9]));
+        assert_eq!(view(&b, "s1", &lines).translated(), 2);
+        assert_eq!(view(&b, "s2", &lines).untranslated, [1, 2, 3, 4]);
     }
 
     #[test]

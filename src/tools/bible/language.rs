@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
 use crate::bible::scenes::Placed;
-use crate::bible::translation::{self, by_line, is_done, translated, translation_id};
+use crate::bible::translation::{self, translation_id};
 use crate::bible::{glossary, Bible, Entity, Kind, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
@@ -111,14 +111,12 @@ pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLi
             format!("scene '{id}' belongs to chapter '{chapter}', which is not in the project");
         return Err(ToolError::not_found(message));
     };
-    let text = placed.text(project);
-    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     Ok(SceneLines {
         scene: entity.id.clone(),
         chapter_id: chapter.id.clone(),
         chapter_title: chapter.title.clone(),
         span: (placed.start, placed.end),
-        lines: lines.map(str::to_string).collect(),
+        lines: placed.lines(project),
     })
 }
 
@@ -490,7 +488,7 @@ pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
     let fields = fields.into_iter().chain([("target", json!(target))]);
     let fields = fields.map(|(f, v)| (f.to_string(), v)).collect();
     let flat = cx.bible_create(Translation, &id, fields)?;
-    let done = translated(cx.bible(), scene, 0, total);
+    let done = translation::view(cx.bible(), scene, &lines.lines).translated();
     Ok(json!({
         "text": format!(
             "Saved the translation of line {line} of scene '{scene}':\nsource: {source}\ntarget: {target}\nThe scene has {done} of {total} lines translated."
@@ -536,7 +534,6 @@ pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
 
 pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
-    let translations = by_line(cx.bible(), &lines.scene);
     let (scene, total) = (&lines.scene, lines.lines.len());
     let from = a.num("from_line").unwrap_or(1).max(1) as usize;
     if total > 0 && from > total {
@@ -544,18 +541,11 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
             format!("scene '{scene}' has lines 1 to {total}; 'from_line' {from} is past the end");
         return Err(ToolError::new("out_of_range", message));
     }
-    let (mut shown, mut untranslated, mut body) = (Vec::new(), Vec::new(), String::new());
-    for (n, source) in (1u64..).zip(&lines.lines) {
-        let t = translations.get(&n).copied();
-        let t = t.filter(|t| is_done(t));
-        if t.is_none() {
-            untranslated.push(n);
-        }
-        if (n as usize) < from || shown.len() >= MAX_SCENE_LINES {
-            continue;
-        }
+    let view = translation::view(cx.bible(), scene, &lines.lines);
+    let (mut shown, mut body) = (Vec::new(), String::new());
+    for line in view.lines.iter().skip(from - 1).take(MAX_SCENE_LINES) {
+        let (n, source, t, stale) = (line.number, line.source, line.translation, line.stale);
         w!(body, "\n{n}. {source}");
-        let stale = t.is_some_and(|t| t.text("source") != source);
         match t {
             Some(t) => w!(
                 body,
@@ -578,15 +568,14 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
             "stale": stale, "translated": t.is_some(),
         }));
     }
-    let orphan = |n: &u64| *n == 0 || *n as usize > total;
-    let orphans: Vec<u64> = translations.keys().copied().filter(orphan).collect();
-    let (done, left) = (total - untranslated.len(), untranslated.len());
+    let (untranslated, orphans) = (&view.untranslated, &view.orphans);
+    let (done, left) = (view.translated(), untranslated.len());
     let (title, (start, end)) = (&lines.chapter_title, lines.span);
     let mut text = format!(
         "Scene '{scene}' (chapter '{title}', chars {start}-{end}): {total} lines, {done} translated, {left} untranslated"
     );
     if !untranslated.is_empty() {
-        w!(text, " (lines {})", numbers(&untranslated));
+        w!(text, " (lines {})", numbers(untranslated));
     }
     w!(text, ".{body}");
     let next = from + shown.len();
@@ -597,7 +586,7 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
         );
     }
     if !orphans.is_empty() {
-        let list = numbers(&orphans);
+        let list = numbers(orphans);
         w!(
             text,
             "\nTranslations saved for lines the scene no longer has: {list}."
@@ -856,7 +845,7 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
         match scene_lines(cx.project(), bible, id) {
             Ok(lines) => {
                 let total = lines.lines.len();
-                let done = translated(bible, id, 1, total);
+                let done = translation::view(bible, id, &lines.lines).translated();
                 (all_done, all_total) = (all_done + done, all_total + total);
                 let pct = (done * 100).checked_div(total).unwrap_or(100);
                 w!(text, "\n- {id}: {done}/{total} lines ({pct}%)");
