@@ -176,15 +176,15 @@ fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
 
 pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
     let term = a.non_blank("term_src")?;
-    if let Some(existing) = glossary::by_term(cx.bible(), &term) {
-        let (shown, id) = (preview(&term, 80), &existing.id);
+    if let Some(existing) = glossary::by_term(cx.bible(), term) {
+        let (shown, id) = (preview(term, 80), &existing.id);
         let message = format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)");
         let details = json!({"entry": existing.flat()});
         return Err(ToolError::new("exists", message).with_details(details));
     }
     let id = match a.trimmed("id").filter(|id| !id.is_empty()) {
         Some(id) => id.to_string(),
-        None => cx.bible().fresh_id(Glossary, &term),
+        None => cx.bible().fresh_id(Glossary, term),
     };
     let mut fields = vec![("term_src".to_string(), json!(term))];
     fields.extend(given(a, &["term_tgt", "notes"]));
