@@ -15,7 +15,7 @@
 //! and tags, and those of the earlier scenes) reads [`NOT_YET_INTRODUCED`]; characters and
 //! locations show as their longest seen name (never by id), with pronouns for characters.
 //! Character notes, location descriptions, routes and ids are never shown; scenes that end
-//! later are only counted. `query_lore` ranks what [`lore::search`] finds.
+//! later are only counted. `query_lore` shows what [`lore::search`] finds, best first.
 
 use serde_json::{json, Value};
 
