@@ -631,13 +631,10 @@ impl Core {
                 .filter(|r| r["kind"] == "approval" && r["state"] == "done")
                 .filter(|r| r["run"] == paused.run_id.as_str())
                 .filter_map(|r| {
-                    let call = r["callId"].as_str()?;
+                    let call = r["callId"].as_str().filter(|c| paused.root.waits_for(c))?;
+                    // The text the deciding worker would have recorded.
                     let result: ToolResult = serde_json::from_value(r["result"].clone()).ok()?;
-                    paused
-                        .root
-                        .waits_for(call)
-                        .then(|| (call.to_string(), serde_json::to_string(&result).ok()))
-                        .and_then(|(call, text)| Some((call, text?)))
+                    Some((call.to_string(), serde_json::to_string(&result).ok()?))
                 })
                 .collect();
             if !resuming && results.is_empty() {

@@ -27,7 +27,7 @@ use draftsmith::llm::HttpRequest;
 use draftsmith::store::faulty::{Crash, Faulty, YieldOnce};
 use draftsmith::store::{MemoryStore, Store, Table};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
-use futures::future::{self, LocalBoxFuture};
+use futures_util::future::{self, LocalBoxFuture};
 use serde_json::{json, Value};
 
 /// Steps in the session (after creating the project).
@@ -190,14 +190,7 @@ pub async fn step(core: &Core, i: usize) -> Result<(), Value> {
     match i % 10 {
         0 => {
             // An agent run: the model appends the sentence and says it is done.
-            let run = request(
-                core,
-                "run",
-                json!({"prompt": format!("{APPEND}Step {i}."), "runId": format!("run-{i}"),
-                       "newConversation": true}),
-            )
-            .await?;
-            check_run(&run, "finished")
+            agent_run(core, i, format!("{APPEND}Step {i}."), "finished").await
         }
         1 => {
             let chapter = request(core, "get_chapter", json!({"chapter": "1"})).await?;
@@ -249,14 +242,13 @@ pub async fn step(core: &Core, i: usize) -> Result<(), Value> {
         6 if i % 20 == 6 => {
             // An agent run overwrites the writer's notes: it pauses for approval (step 7
             // approves, and the run goes on to its end).
-            let run = request(
+            agent_run(
                 core,
-                "run",
-                json!({"prompt": format!("{NOTES}Loves the sea (step {i})."), "runId": format!("run-{i}"),
-                       "newConversation": true}),
+                i,
+                format!("{NOTES}Loves the sea (step {i})."),
+                "paused",
             )
-            .await?;
-            check_run(&run, "paused")
+            .await
         }
         6 => {
             // An agent's direct call overwrites the writer's notes: it waits for approval.
@@ -316,7 +308,14 @@ pub async fn step(core: &Core, i: usize) -> Result<(), Value> {
     }
 }
 
-fn check_run(run: &Value, status: &str) -> Result<(), Value> {
+/// Start agent run `run-<i>` on `prompt`; it must end with `status`.
+async fn agent_run(core: &Core, i: usize, prompt: String, status: &str) -> Result<(), Value> {
+    let run = request(
+        core,
+        "run",
+        json!({"prompt": prompt, "runId": format!("run-{i}"), "newConversation": true}),
+    )
+    .await?;
     if run["status"] == status {
         Ok(())
     } else {
