@@ -323,7 +323,7 @@ impl Core {
     }
 
     /// A core for background work on `project` (no client: its events reach every page).
-    fn background(&self, project: &str) -> Core {
+    pub(super) fn background(&self, project: &str) -> Core {
         Core {
             shared: Rc::clone(&self.shared),
             current: RefCell::new(Some(project.to_string())),
