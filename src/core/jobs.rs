@@ -558,7 +558,7 @@ impl Core {
         scope: Option<&Value>,
     ) -> Result<(Vec<String>, Vec<String>), Error> {
         self.with_project(project, |s| {
-            let all_scenes = crate::tools::bible::story::scene_ids_in_order(&s.bible, &s.project);
+            let all_scenes = crate::bible::scenes::scene_ids_in_order(&s.bible, &s.project);
             let routes: Vec<(String, Vec<String>)> = s
                 .bible
                 .list(Kind::Route)

@@ -21,13 +21,10 @@ use serde_json::{json, Value};
 
 use super::{decl, join, list_or, preview, show, strings, Call, Cx, Out, Res, Val, KINDS};
 use crate::bible::mentions::{self, names_of};
-use crate::bible::scenes::{self, in_reading_order, Placed, Reader, NOT_YET_INTRODUCED};
+use crate::bible::scenes::{in_reading_order, Placed, Reader, NOT_YET_INTRODUCED};
 use crate::bible::{lore, Bible, Entity, Kind, Kind::*};
 use crate::project::{Chapter, Project};
 use crate::tools::ToolError;
-
-/// The ids of every scene in reading order ([`scenes::scene_ids_in_order`]).
-pub use scenes::scene_ids_in_order;
 
 /// Default number of characters of a scene's text shown by the scene reads.
 pub const DEFAULT_EXCERPT_CHARS: usize = 2_000;
