@@ -1,5 +1,6 @@
-//! Mention detection: where the names and aliases of the bible's characters and locations
-//! appear in a text, as whole words.
+//! Names: where the names and aliases of the bible's characters and locations appear in a
+//! text, as whole words ([`detect`]); and which entities a name given by a model means
+//! ([`named`]), or comes closest to ([`closest_ids`]).
 
 use super::{Bible, Entity, Kind};
 
@@ -138,6 +139,40 @@ pub fn mentioned_ids(bible: &Bible, text: &str, kind: Kind) -> Vec<String> {
     ids
 }
 
+/// The entities of `kind` that `query` names: those whose id it is, or (`by_names`) one of
+/// whose names or aliases it is, in any case.
+pub fn named<'b>(bible: &'b Bible, kind: Kind, query: &str, by_names: bool) -> Vec<&'b Entity> {
+    let lower = query.to_lowercase();
+    let is = |n: &str| n.to_lowercase() == lower;
+    let found = |e: &&Entity| is(&e.id) || by_names && names_of(e).iter().any(|n| is(n));
+    bible.list(kind).filter(found).collect()
+}
+
+/// The ids of at most 3 entities of `kind` whose id (or, `by_names`, one of whose names or
+/// aliases) is closest to `query`, closest first; none for a query over 200 chars.
+pub fn closest_ids<'b>(bible: &'b Bible, kind: Kind, query: &str, by_names: bool) -> Vec<&'b str> {
+    if query.chars().count() > 200 {
+        return Vec::new();
+    }
+    // Candidates: ids and names, each mapped back to its id.
+    let mut candidates: Vec<(String, &str)> = Vec::new();
+    for e in bible.list(kind) {
+        candidates.push((e.id.clone(), &e.id));
+        if by_names {
+            candidates.extend(names_of(e).into_iter().map(|n| (n, e.id.as_str())));
+        }
+    }
+    let names = candidates.iter().map(|c| c.0.as_str());
+    let mut ids: Vec<&str> = Vec::new();
+    for name in crate::names::closest(query, names, 6) {
+        let found = candidates.iter().find(|(n, _)| n == name);
+        let id = found.map(|c| c.1).filter(|id| !ids.contains(id));
+        ids.extend(id);
+    }
+    ids.truncate(3);
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +208,26 @@ mod tests {
         assert!(contains_word("so Mara.", "Mara") && !contains_word("Maran", "Mara"));
         assert_eq!(mentioned_ids(&b, text, Kind::Character), ["mara"]);
         assert_eq!(of_entity(&b, text, Kind::Character, "mara").len(), 3);
+    }
+
+    #[test]
+    fn names_find_entities_by_id_name_or_alias() {
+        let mut b = Bible::new();
+        for (id, name, alias) in [("mara", "Mara Vell", "Captain"), ("tom", "Tom", "Captain")] {
+            let fields = vec![
+                ("name_src".into(), json!(name)),
+                ("aliases".into(), json!([alias])),
+            ];
+            b.create(Kind::Character, id, fields, &Actor::Human, 0)
+                .unwrap();
+        }
+        let ids = |found: Vec<&Entity>| found.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(named(&b, Kind::Character, "MARA vell", true)), ["mara"]);
+        assert_eq!(ids(named(&b, Kind::Character, "captain", true)).len(), 2);
+        assert!(named(&b, Kind::Character, "Mara Vell", false).is_empty());
+        assert_eq!(ids(named(&b, Kind::Character, "TOM", false)), ["tom"]);
+        assert_eq!(closest_ids(&b, Kind::Character, "Mara Vel", true), ["mara"]);
+        assert_eq!(closest_ids(&b, Kind::Character, "mra", false), ["mara"]);
+        assert!(closest_ids(&b, Kind::Character, &"m".repeat(201), true).is_empty());
     }
 }

@@ -10,9 +10,17 @@
 //!
 //! This module holds the data and its plain operations. Who may change what, and when a
 //! change needs the writer's approval, is decided a floor above (the policy module); the
-//! tools that read and change the bible sit above that (the tools' `bible` module).
+//! tools that read and change the bible sit above that (the tools' `bible` module). What the
+//! bible knows beyond single entities is in its submodules: names and where they are mentioned
+//! ([`mentions`]), scenes in reading order and what a reader knows ([`scenes`]), lore search
+//! ([`lore`]), the glossary's terms and merges ([`glossary`]), and translations and their QA
+//! ([`translation`]).
 
+pub mod glossary;
+pub mod lore;
 pub mod mentions;
+pub mod scenes;
+pub mod translation;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -524,7 +524,9 @@ impl History {
                 None => ids.next_id(),
             },
         };
-        self.sealed = false;
+        // Only the writer's typing can be typed onto: after anything else the newest group
+        // is sealed already (so the end of an agent's turn has no seal to write).
+        self.sealed = !(entry.origin == Origin::User && entry.kind == EntryKind::Edit);
         self.clear_redo();
         self.bytes += entry.weight();
         self.push_undo(entry);

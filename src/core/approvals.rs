@@ -438,6 +438,7 @@ impl Core {
                     interrupt_on: Vec::new(),
                     no_overwrite: false,
                     who: None,
+                    card_with_pause: false,
                 };
                 let (result, edits) = self
                     .execute_call_with(&project, call, origin, None, ctx)
@@ -604,12 +605,119 @@ impl Core {
             .await
     }
 
-    /// Save a paused run.
-    pub(super) async fn save_paused(&self, paused: &PausedRun) -> Result<(), Error> {
-        let mut batch = Batch::new();
-        batch.put_value(Table::Meta, paused_record(paused));
-        self.env.store.commit(batch).await?;
+    /// Carry on the chat runs an earlier worker left between a decision and the run's end
+    /// (when this core loads the project; `records` are its `meta` records). A decided call
+    /// whose result its paused run never recorded gets it now, and a run whose waiting calls
+    /// all have results (recorded now, or `resuming` when that worker stopped) resumes in the
+    /// background. One writer per project makes the earlier worker a dead one. A job's units
+    /// are its job's (see `wake_jobs`).
+    pub(super) fn wake_runs(&self, project: &str, records: &[Value]) {
+        let Some(spawn) = self.spawner.borrow().clone() else {
+            return;
+        };
+        for record in records.iter().filter(|r| r["kind"] == "paused_run") {
+            let resuming = record["state"] == "resuming";
+            if !resuming && record["state"] != "paused" {
+                continue;
+            }
+            let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) else {
+                continue;
+            };
+            if super::jobs::job_of_run(&paused.run_id).is_some() {
+                continue;
+            }
+            let results: Vec<(String, String)> = records
+                .iter()
+                .filter(|r| r["kind"] == "approval" && r["state"] == "done")
+                .filter(|r| r["run"] == paused.run_id.as_str())
+                .filter_map(|r| {
+                    let call = r["callId"].as_str().filter(|c| paused.root.waits_for(c))?;
+                    // The text the deciding worker would have recorded.
+                    let result: ToolResult = serde_json::from_value(r["result"].clone()).ok()?;
+                    Some((call.to_string(), serde_json::to_string(&result).ok()?))
+                })
+                .collect();
+            if !resuming && results.is_empty() {
+                continue;
+            }
+            let core = self.background(project);
+            let rev = record["rev"].clone();
+            spawn(Box::pin(async move {
+                let _ = core.wake_run(paused, rev, resuming, results).await;
+            }));
+        }
+    }
+
+    /// Record `results` in a paused run an earlier worker left, and resume it when it is
+    /// ready (a `resuming` one is claimed first, so that it resumes once).
+    async fn wake_run(
+        &self,
+        paused: PausedRun,
+        rev: Value,
+        resuming: bool,
+        results: Vec<(String, String)>,
+    ) -> Result<(), Error> {
+        let (project, run) = (paused.project.clone(), paused.run_id.clone());
+        let mut ready = None;
+        if resuming {
+            let key = paused_key(&project, &run);
+            let mut claimed = paused_record(&paused);
+            claimed["state"] = json!("resuming");
+            claimed["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
+            let mut batch = Batch::new();
+            batch.expect(Table::Meta, key, "rev", rev);
+            batch.put_value(Table::Meta, claimed);
+            self.env.store.commit(batch).await?;
+            ready = Some(paused);
+        }
+        for (call, text) in results {
+            if let Some(complete) = self.record_run_result(&project, &run, &call, text).await? {
+                ready = Some(complete);
+            }
+        }
+        if let Some(paused) = ready {
+            self.resume(paused).await?;
+        }
         Ok(())
+    }
+
+    /// Save a paused run, with the approval cards its calls asked for in the same batch.
+    pub(super) async fn save_paused(&self, paused: &PausedRun) -> Result<(), Error> {
+        let cards = self.take_cards(&paused.run_id);
+        let mut batch = Batch::new();
+        for card in &cards {
+            batch.put_value(Table::Meta, card.clone());
+        }
+        batch.put_value(Table::Meta, paused_record(paused));
+        if let Err(e) = self.env.store.commit(batch).await {
+            for card in &cards {
+                self.unlock(&paused.project, card["callId"].as_str().unwrap_or_default());
+            }
+            return Err(e.into());
+        }
+        for card in &cards {
+            self.emit_approvals_changed(&paused.project, Some(card));
+        }
+        Ok(())
+    }
+
+    /// The approval cards a run's calls asked for since its last pause (see
+    /// `CallCtx::card_with_pause`), taken.
+    fn take_cards(&self, run: &str) -> Vec<Value> {
+        let mut cards = self.cards.borrow_mut();
+        let (mine, others) = std::mem::take(&mut *cards)
+            .into_iter()
+            .partition(|(r, _)| r == run);
+        *cards = others;
+        mine.into_iter().map(|(_, card)| card).collect()
+    }
+
+    /// Drop the cards a run asked for and never saved (it ended without pausing): what they
+    /// locked is free again.
+    pub(super) fn drop_cards(&self, project: &str, run: &str) {
+        for card in self.take_cards(run) {
+            self.unlock(project, card["callId"].as_str().unwrap_or_default());
+        }
     }
 
     /// The paused runs of a project.

@@ -324,7 +324,7 @@ impl Core {
     }
 
     /// A core for background work on `project` (no client: its events reach every page).
-    fn background(&self, project: &str) -> Core {
+    pub(super) fn background(&self, project: &str) -> Core {
         Core {
             shared: Rc::clone(&self.shared),
             current: RefCell::new(Some(project.to_string())),
@@ -559,7 +559,7 @@ impl Core {
         scope: Option<&Value>,
     ) -> Result<(Vec<String>, Vec<String>), Error> {
         self.with_project(project, |s| {
-            let all_scenes = crate::tools::bible::story::scene_ids_in_order(&s.bible, &s.project);
+            let all_scenes = crate::bible::scenes::scene_ids_in_order(&s.bible, &s.project);
             let routes: Vec<(String, Vec<String>)> = s
                 .bible
                 .list(Kind::Route)

@@ -244,6 +244,11 @@ struct CallCtx {
     /// The agent, path and session of the call in its run's tree (kept with a pending
     /// approval, so the events of its decision name them too).
     who: Option<Value>,
+    /// A call its run's drive makes: a card it needs waits (in `Shared::cards`) for the
+    /// run's pause, which saves the cards and the paused run in one batch, so a worker that
+    /// dies between them leaves neither a card no run will hear of nor a run waiting for a
+    /// card that does not exist.
+    card_with_pause: bool,
 }
 
 /// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
@@ -270,6 +275,9 @@ pub struct Shared {
     early_aborts: RefCell<std::collections::BTreeSet<String>>,
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
     guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
+    /// Approval cards of running chat runs, by run, saved with the run's pause (see
+    /// `CallCtx::card_with_pause`).
+    cards: RefCell<Vec<(String, Value)>>,
     /// Each project's conversation with each agent a run started with (without the system
     /// prompt), by project and agent.
     conversations: RefCell<BTreeMap<(String, String), Vec<crate::llm::Message>>>,
@@ -331,6 +339,7 @@ impl Core {
             runs: RefCell::new(BTreeMap::new()),
             early_aborts: RefCell::new(std::collections::BTreeSet::new()),
             guards: RefCell::new(BTreeMap::new()),
+            cards: RefCell::new(Vec::new()),
             conversations: RefCell::new(BTreeMap::new()),
             defined_agents: RefCell::new(BTreeMap::new()),
             open_sessions: Cell::new(0),
@@ -807,6 +816,7 @@ impl Core {
             {
                 self.load_proactive(&p.id, &records);
                 self.wake_jobs(&p.id, &records);
+                self.wake_runs(&p.id, &records);
             }
         }
         Ok(summary)
@@ -1323,8 +1333,15 @@ impl Core {
                         record["who"] = who.clone();
                     }
                     approvals::lock(s, &record);
-                    requested = Some(record.clone());
-                    meta_puts.push(record);
+                    match &ctx.run {
+                        Some(run) if ctx.card_with_pause && ctx.hold.is_none() => {
+                            self.cards.borrow_mut().push((run.clone(), record));
+                        }
+                        _ => {
+                            requested = Some(record.clone());
+                            meta_puts.push(record);
+                        }
+                    }
                 } else if let Some(mut record) = ctx.approval.clone() {
                     record["state"] = json!("done");
                     record["result"] = serde_json::to_value(&outcome.result).unwrap_or_default();

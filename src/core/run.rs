@@ -454,6 +454,7 @@ impl Core {
             Ok(end) => end,
             Err(e) => {
                 self.guards.borrow_mut().remove(&run_id);
+                self.drop_cards(&project, &run_id);
                 let message = e.to_string();
                 self.emit_run(
                     &run_id,
@@ -497,6 +498,7 @@ impl Core {
             return Ok(result);
         }
         self.guards.borrow_mut().remove(&run_id);
+        self.drop_cards(&project, &run_id);
         if matches!(outcome.end, RunEnd::Aborted) {
             // Calls that waited for approval when the run was aborted are no longer asked.
             self.cancel_pending(&project, &run_id).await?;
@@ -567,6 +569,7 @@ impl Core {
             interrupt_on: interrupt_on.to_vec(),
             no_overwrite: tree.no_overwrite,
             who: Some(who.clone()),
+            card_with_pause: true,
             ..Default::default()
         };
         let asked = call.clone();

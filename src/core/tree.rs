@@ -95,6 +95,16 @@ impl Frame {
         false
     }
 
+    /// Whether waiting call `call_id` (for the writer's approval) still has no result
+    /// anywhere in the tree.
+    pub(super) fn waits_for(&self, call_id: &str) -> bool {
+        self.pending.iter().any(|c| {
+            c.id == call_id
+                && !self.children.contains_key(call_id)
+                && !self.results.contains_key(call_id)
+        }) || self.children.values().any(|child| child.waits_for(call_id))
+    }
+
     /// Whether every waiting call in the tree has its result (the tree can resume).
     pub(super) fn ready(&self) -> bool {
         self.pending.iter().all(|c| match self.children.get(&c.id) {

@@ -22,7 +22,8 @@ pub enum Ty {
     Flag,
     /// A list of strings.
     Strs,
-    /// A non-negative integer from a minimum to a maximum (0: no maximum).
+    /// A non-negative integer from a minimum to a maximum (0: no maximum); [`parse`] checks
+    /// the range.
     Num(u64, u64),
     /// One of these strings.
     OneOf(&'static [S]),
@@ -96,6 +97,21 @@ impl Args {
         self.opt(name).unwrap_or("")
     }
 
+    /// A string argument, trimmed, if given.
+    pub fn trimmed(&self, name: &str) -> Option<&str> {
+        self.opt(name).map(str::trim)
+    }
+
+    /// A string argument that must not be blank, trimmed.
+    pub fn non_blank(&self, name: &str) -> Result<&str, ToolError> {
+        match self.text(name).trim() {
+            "" => Err(ToolError::invalid_args(format!(
+                "'{name}' must not be empty"
+            ))),
+            value => Ok(value),
+        }
+    }
+
     /// A number argument, if given.
     pub fn num(&self, name: &str) -> Option<u64> {
         self.get(name).and_then(Value::as_u64)
@@ -124,8 +140,9 @@ pub fn strings(value: &Value) -> Vec<String> {
 /// Parse a call's arguments through their declaration, as serde parses a typed argument
 /// struct: `null` is `{}`, aliases count, unknown names are ignored, a name given twice, a
 /// missing required argument, a wrong type and `null` for a required argument or a flag are
-/// errors, with serde's messages. The executor has already checked the arguments against the
-/// schema, so a failure here is rare.
+/// errors, with serde's messages; then a number out of its declared range is an error saying
+/// the range. The executor has already checked the arguments against the schema, so a failure
+/// here is rare.
 pub fn parse(args: &'static [Arg], value: Value) -> Result<Args, ToolError> {
     let bad =
         |m: String| ToolError::invalid_args(format!("invalid arguments: {}", plain_types(&m)));
@@ -144,10 +161,23 @@ pub fn parse(args: &'static [Arg], value: Value) -> Result<Args, ToolError> {
             given.push((arg.name, value));
         }
     }
-    match args.iter().zip(seen).find(|(a, seen)| a.required && !seen) {
-        Some((arg, _)) => Err(bad(format!("missing field `{}`", arg.name))),
-        None => Ok(Args { given }),
+    if let Some((arg, _)) = args.iter().zip(seen).find(|(a, seen)| a.required && !seen) {
+        return Err(bad(format!("missing field `{}`", arg.name)));
     }
+    let given = Args { given };
+    for arg in args {
+        let Ty::Num(min, max) = arg.ty else { continue };
+        let outside = |n: &u64| *n < min || (max > 0 && *n > max);
+        if let Some(n) = given.num(arg.name).filter(outside) {
+            let range = match max {
+                0 => format!("at least {min}"),
+                _ => format!("{min} to {max}"),
+            };
+            let message = format!("'{}' must be {range}, got {n}", arg.name);
+            return Err(ToolError::invalid_args(message));
+        }
+    }
+    Ok(given)
 }
 
 /// Whether `value` has type `ty`, or serde's message.
@@ -260,5 +290,37 @@ mod tests {
         assert_eq!(schema["required"], json!(["scene"]));
         assert_eq!(schema["properties"]["limit"]["maximum"], 5);
         assert_eq!(schema["properties"]["overwrite"]["default"], false);
+    }
+
+    #[test]
+    fn numbers_are_checked_against_their_declared_range() {
+        for limit in [0, 6] {
+            let error = parse(&ARGS, json!({"scene": "s", "limit": limit})).unwrap_err();
+            assert_eq!(error.code, "invalid_args");
+            assert_eq!(
+                error.message,
+                format!("'limit' must be 1 to 5, got {limit}")
+            );
+        }
+        let ok = parse(&ARGS, json!({"scene": "s", "limit": 5})).unwrap();
+        assert_eq!(ok.num("limit"), Some(5));
+        // The range is checked after the rest, as a tool's own check was.
+        let missing = parse(&ARGS, json!({"limit": 9})).unwrap_err().message;
+        assert_eq!(missing, "invalid arguments: missing field `scene`");
+    }
+
+    #[test]
+    fn text_arguments_are_trimmed_and_may_be_required_not_blank() {
+        let args = parse(&ARGS, json!({"scene": "  s1 "})).unwrap();
+        assert_eq!(
+            (args.trimmed("scene"), args.trimmed("severity")),
+            (Some("s1"), None)
+        );
+        assert_eq!(args.non_blank("scene").unwrap(), "s1");
+        let blank = parse(&ARGS, json!({"scene": " "})).unwrap();
+        assert_eq!(
+            blank.non_blank("scene").unwrap_err().message,
+            "'scene' must not be empty"
+        );
     }
 }

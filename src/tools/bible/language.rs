@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
-use crate::bible::{is_empty_value, Bible, Entity, Kind, Kind::*};
+use crate::bible::scenes::Placed;
+use crate::bible::translation::{self, translation_id};
+use crate::bible::{glossary, Bible, Entity, Kind, Kind::*};
 use crate::policy::{self, Action, Grant};
 use crate::project::Project;
 use crate::session::Session;
@@ -58,25 +60,6 @@ fn entity_block(e: &Entity) -> String {
     out
 }
 
-fn eq_ci(a: &str, b: &str) -> bool {
-    a.trim().to_lowercase() == b.trim().to_lowercase()
-}
-
-/// A required, non-blank text argument, trimmed.
-fn non_blank(a: &Args, name: &str) -> Res<String> {
-    match a.text(name).trim() {
-        "" => Err(ToolError::invalid_args(format!(
-            "'{name}' must not be empty"
-        ))),
-        value => Ok(value.to_string()),
-    }
-}
-
-/// A text argument, trimmed, if given.
-fn trimmed<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
-    a.opt(name).map(str::trim)
-}
-
 fn numbers(ns: &[u64]) -> String {
     join(ns.iter().map(u64::to_string), ", ")
 }
@@ -117,53 +100,24 @@ impl SceneLines {
     }
 }
 
-/// The lines of scene `scene`: `not_found` for an unknown scene or a chapter no longer in the
-/// project.
+/// The lines of scene `scene`, [placed](Placed) in the project: `not_found` for an unknown
+/// scene or a chapter no longer in the project.
 pub fn scene_lines(project: &Project, bible: &Bible, scene: &str) -> Res<SceneLines> {
     let entity = bible.require(Scene, scene.trim())?;
-    let chapter_ref = entity.text("chapter").trim();
-    let chapter = project.find_chapter(chapter_ref).map_err(|_| {
-        let (id, chapter) = (&entity.id, preview(chapter_ref, 80));
+    let placed = Placed::new(project, entity);
+    let Some(chapter) = placed.chapter.map(|i| &project.chapters[i]) else {
+        let (id, chapter) = (&entity.id, preview(entity.text("chapter").trim(), 80));
         let message =
             format!("scene '{id}' belongs to chapter '{chapter}', which is not in the project");
-        ToolError::not_found(message)
-    })?;
-    let (len, span) = (chapter.len_chars(), entity.get("span"));
-    let at = |key: &str| span.get(key).and_then(Value::as_u64);
-    let (start, end) = (at("start").unwrap_or(0), at("end").unwrap_or(len as u64));
-    let end = usize::try_from(end).unwrap_or(len).min(len);
-    let start = usize::try_from(start).unwrap_or(len).min(end);
-    let text = chapter.text().slice(start..end).to_string();
-    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        return Err(ToolError::not_found(message));
+    };
     Ok(SceneLines {
         scene: entity.id.clone(),
         chapter_id: chapter.id.clone(),
         chapter_title: chapter.title.clone(),
-        span: (start, end),
-        lines: lines.map(str::to_string).collect(),
+        span: (placed.start, placed.end),
+        lines: placed.lines(project),
     })
-}
-
-/// The id of a scene's translated line.
-pub fn translation_id(scene: &str, line: u64) -> String {
-    format!("{scene}:{line}")
-}
-
-/// The translations of a scene, by line.
-fn translations_of<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
-    let of_scene = bible.list(Translation).filter(|t| t.text("scene") == scene);
-    let by_line = |t: &'b Entity| Some((t.get("line").as_u64()?, t));
-    of_scene.filter_map(by_line).collect()
-}
-
-/// How many translations of a scene's lines `first` to `last` have a target.
-fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
-    let translations = translations_of(bible, scene);
-    let done = |t: &Entity| !is_empty_value(Some(t.get("target")));
-    let lines = translations.range(first..);
-    lines
-        .filter(|(n, t)| **n as usize <= last && done(t))
-        .count()
 }
 
 // Glossary.
@@ -171,14 +125,7 @@ fn translated(bible: &Bible, scene: &str, first: u64, last: usize) -> usize {
 pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
     let query = a.text("query").trim().to_lowercase();
     let limit = a.num("limit").unwrap_or(50).clamp(1, 500) as usize;
-    let has = |e: &Entity, f: &str| e.text(f).to_lowercase().contains(&query);
-    let found = |e: &&Entity| {
-        query.is_empty() || ["term_src", "term_tgt", "notes"].iter().any(|f| has(e, f))
-    };
-    let mut found: Vec<&Entity> = cx.bible().list(Glossary).filter(found).collect();
-    // Exact term matches first, then by id.
-    let exact = |e: &Entity| eq_ci(e.text("term_src"), &query) || eq_ci(e.text("term_tgt"), &query);
-    found.sort_by_key(|e| (!exact(e), e.id.clone()));
+    let mut found = glossary::search(cx.bible(), &query);
     let total = found.len();
     found.truncate(limit);
     let y = if total == 1 { "y" } else { "ies" };
@@ -223,22 +170,21 @@ pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
 
 /// The fields among `names` given as arguments, trimmed.
 fn given(a: &Args, names: &[&str]) -> Vec<(String, Value)> {
-    let value = |f: &&str| Some((f.to_string(), json!(trimmed(a, f)?)));
+    let value = |f: &&str| Some((f.to_string(), json!(a.trimmed(f)?)));
     names.iter().filter_map(value).collect()
 }
 
 pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
-    let term = non_blank(a, "term_src")?;
-    let same = |e: &&Entity| eq_ci(e.text("term_src"), &term);
-    if let Some(existing) = cx.bible().list(Glossary).find(same) {
-        let (shown, id) = (preview(&term, 80), &existing.id);
+    let term = a.non_blank("term_src")?;
+    if let Some(existing) = glossary::by_term(cx.bible(), term) {
+        let (shown, id) = (preview(term, 80), &existing.id);
         let message = format!("the glossary already has an entry for '{shown}': '{id}'; change it with glossary_update_entry (or merge duplicates with glossary_merge_entries)");
         let details = json!({"entry": existing.flat()});
         return Err(ToolError::new("exists", message).with_details(details));
     }
-    let id = match trimmed(a, "id").filter(|id| !id.is_empty()) {
+    let id = match a.trimmed("id").filter(|id| !id.is_empty()) {
         Some(id) => id.to_string(),
-        None => cx.bible().fresh_id(Glossary, &term),
+        None => cx.bible().fresh_id(Glossary, term),
     };
     let mut fields = vec![("term_src".to_string(), json!(term))];
     fields.extend(given(a, &["term_tgt", "notes"]));
@@ -267,18 +213,6 @@ pub(super) fn update_entry(a: &Call, cx: &mut Cx) -> Out {
     Ok(json!({"text": text, "changed": changed, "entry": e.flat()}))
 }
 
-/// Append `part` to `notes` as its own paragraph, unless it is empty or already there.
-fn add_note(notes: &mut String, part: &str) {
-    let part = part.trim();
-    if part.is_empty() || notes.contains(part) {
-        return;
-    }
-    if !notes.is_empty() {
-        notes.push_str("\n\n");
-    }
-    notes.push_str(part);
-}
-
 /// `glossary_merge_entries`: all or nothing, and one approval covers the whole merge.
 pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
     let keep_id = a.text("keep").trim().to_string();
@@ -304,21 +238,7 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
         merged.push(cx.bible().require(Glossary, id)?.clone());
     }
 
-    // The combined entry.
-    let mut notes = keep.text("notes").trim().to_string();
-    let mut term_tgt = keep.text("term_tgt").trim().to_string();
-    for e in &merged {
-        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-        if !eq_ci(src, keep.text("term_src")) {
-            add_note(&mut notes, &format!("Also written: {src}"));
-        }
-        if !tgt.is_empty() && term_tgt.is_empty() {
-            term_tgt = tgt.to_string();
-        } else if !tgt.is_empty() && !eq_ci(tgt, &term_tgt) {
-            add_note(&mut notes, &format!("Also translated as: {tgt}"));
-        }
-        add_note(&mut notes, e.text("notes"));
-    }
+    let (term_tgt, notes) = glossary::merged(&keep, &merged);
     let mut changes = Vec::new();
     for (field, value) in [("term_tgt", &term_tgt), ("notes", &notes)] {
         if keep.text(field) != value {
@@ -547,7 +467,7 @@ pub(super) fn mtl_suggestion_sync(a: &Call, cx: &mut Cx) -> Out {
 // Translations.
 
 pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
-    let target = non_blank(a, "target")?;
+    let target = a.non_blank("target")?;
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
     let line = a.num("line").unwrap_or(0);
     let source = lines.line(line)?.to_string();
@@ -568,7 +488,7 @@ pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
     let fields = fields.into_iter().chain([("target", json!(target))]);
     let fields = fields.map(|(f, v)| (f.to_string(), v)).collect();
     let flat = cx.bible_create(Translation, &id, fields)?;
-    let done = translated(cx.bible(), scene, 0, total);
+    let done = translation::view(cx.bible(), scene, &lines.lines).translated();
     Ok(json!({
         "text": format!(
             "Saved the translation of line {line} of scene '{scene}':\nsource: {source}\ntarget: {target}\nThe scene has {done} of {total} lines translated."
@@ -578,7 +498,7 @@ pub(super) fn create_line(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
-    let target = non_blank(a, "target")?;
+    let target = a.non_blank("target")?;
     let scene = cx.bible().require(Scene, a.text("scene").trim())?;
     let (scene, line) = (scene.id.clone(), a.num("line").unwrap_or(0));
     let id = translation_id(&scene, line);
@@ -614,7 +534,6 @@ pub(super) fn update_line(a: &Call, cx: &mut Cx) -> Out {
 
 pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
     let lines = scene_lines(cx.project(), cx.bible(), a.text("scene"))?;
-    let translations = translations_of(cx.bible(), &lines.scene);
     let (scene, total) = (&lines.scene, lines.lines.len());
     let from = a.num("from_line").unwrap_or(1).max(1) as usize;
     if total > 0 && from > total {
@@ -622,18 +541,11 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
             format!("scene '{scene}' has lines 1 to {total}; 'from_line' {from} is past the end");
         return Err(ToolError::new("out_of_range", message));
     }
-    let (mut shown, mut untranslated, mut body) = (Vec::new(), Vec::new(), String::new());
-    for (n, source) in (1u64..).zip(&lines.lines) {
-        let t = translations.get(&n).copied();
-        let t = t.filter(|t| !is_empty_value(Some(t.get("target"))));
-        if t.is_none() {
-            untranslated.push(n);
-        }
-        if (n as usize) < from || shown.len() >= MAX_SCENE_LINES {
-            continue;
-        }
+    let view = translation::view(cx.bible(), scene, &lines.lines);
+    let (mut shown, mut body) = (Vec::new(), String::new());
+    for line in view.lines.iter().skip(from - 1).take(MAX_SCENE_LINES) {
+        let (n, source, t, stale) = (line.number, line.source, line.translation, line.stale);
         w!(body, "\n{n}. {source}");
-        let stale = t.is_some_and(|t| t.text("source") != source);
         match t {
             Some(t) => w!(
                 body,
@@ -656,15 +568,14 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
             "stale": stale, "translated": t.is_some(),
         }));
     }
-    let orphan = |n: &u64| *n == 0 || *n as usize > total;
-    let orphans: Vec<u64> = translations.keys().copied().filter(orphan).collect();
-    let (done, left) = (total - untranslated.len(), untranslated.len());
+    let (untranslated, orphans) = (&view.untranslated, &view.orphans);
+    let (done, left) = (view.translated(), untranslated.len());
     let (title, (start, end)) = (&lines.chapter_title, lines.span);
     let mut text = format!(
         "Scene '{scene}' (chapter '{title}', chars {start}-{end}): {total} lines, {done} translated, {left} untranslated"
     );
     if !untranslated.is_empty() {
-        w!(text, " (lines {})", numbers(&untranslated));
+        w!(text, " (lines {})", numbers(untranslated));
     }
     w!(text, ".{body}");
     let next = from + shown.len();
@@ -675,7 +586,7 @@ pub(super) fn read_scene(a: &Call, cx: &mut Cx) -> Out {
         );
     }
     if !orphans.is_empty() {
-        let list = numbers(&orphans);
+        let list = numbers(orphans);
         w!(
             text,
             "\nTranslations saved for lines the scene no longer has: {list}."
@@ -714,7 +625,7 @@ impl<'c> Check<'c> {
 
     /// The message given (trimmed), if any.
     fn message(&self) -> Option<&str> {
-        trimmed(self.a, "message").filter(|m| !m.is_empty())
+        self.a.trimmed("message").filter(|m| !m.is_empty())
     }
 
     /// The saved translation of `line`, or a `not_found` error saying what to do with `verb`.
@@ -801,8 +712,6 @@ pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
     let ui = cx.bible().get(UiSettings, "ui");
     let setting = |name: &str| ui.and_then(|u| u.get(name).as_u64());
     let (limit, per_box) = (setting("line_length_limit"), setting("lines_per_box"));
-    let display: Vec<usize> = target.lines().map(|l| l.chars().count()).collect();
-    let (longest, count) = (display.iter().copied().max().unwrap_or(0), display.len());
     let Some(limit) = limit else {
         if check.message().is_none() {
             return Err(ToolError::not_found(
@@ -813,24 +722,13 @@ pub(super) fn style_check(a: &Call, cx: &mut Cx) -> Out {
         let facts = json!({"line_length": {"checked": false}});
         return check.finish(cx, Some(line), None, report, facts);
     };
-    let mut problems = Vec::new();
-    for (i, n) in (1..).zip(&display).filter(|(_, n)| **n as u64 > limit) {
-        let over = format!("{n} characters long, over the UI limit of {limit}");
-        problems.push(match count {
-            1 => format!("the translation is {over}"),
-            _ => format!("display line {i} of the translation is {over}"),
-        });
-    }
-    if let Some(per_box) = per_box.filter(|p| count as u64 > *p) {
-        let lines = format!("{count} display lines, more than the {per_box} a text box holds");
-        problems.push(format!("the translation has {lines}"));
-    }
-    let exceeded = !problems.is_empty();
+    let fit = translation::fit(&target, limit, per_box);
+    let (longest, count, exceeded) = (fit.longest, fit.lines, !fit.problems.is_empty());
     let facts = json!({"line_length": {
         "checked": true, "limit": limit, "lines_per_box": per_box, "longest": longest,
         "display_lines": count, "exceeded": exceeded,
     }});
-    let problems = problems.join("; ");
+    let problems = fit.problems.join("; ");
     let fits = per_box.map_or("", |_| " and it fits its text box");
     let report = match exceeded {
         true => format!("The translation does not fit: {problems}."),
@@ -852,21 +750,17 @@ pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
         let message = "check_glossary needs the 'line' whose translation to check";
         return Err(ToolError::invalid_args(message));
     };
-    let target = check.target(cx, line, "check")?.to_lowercase();
-    let (source, mut used, mut missing) = (source.to_lowercase(), Vec::new(), Vec::new());
-    for e in cx.bible().list(Glossary) {
-        let (src, tgt) = (e.text("term_src").trim(), e.text("term_tgt").trim());
-        if src.is_empty() || tgt.is_empty() || !source.contains(&src.to_lowercase()) {
-            continue;
-        }
-        used.push(e.id.clone());
-        if !target.contains(&tgt.to_lowercase()) {
-            let id = &e.id;
-            missing.push(format!(
-                "'{src}' should be translated as '{tgt}' (glossary '{id}')"
-            ));
-        }
-    }
+    let target = check.target(cx, line, "check")?;
+    let terms = glossary::terms_in(cx.bible(), source, &target);
+    let used: Vec<&str> = terms.iter().map(|(e, _)| e.id.as_str()).collect();
+    let not_followed = terms
+        .iter()
+        .filter(|(_, followed)| !followed)
+        .map(|(e, _)| {
+            let (src, tgt, id) = (e.text("term_src").trim(), e.text("term_tgt").trim(), &e.id);
+            format!("'{src}' should be translated as '{tgt}' (glossary '{id}')")
+        });
+    let missing: Vec<String> = not_followed.collect();
     let (not_followed, terms) = (missing.join("; "), used.join(", "));
     let report = match (used.is_empty(), missing.is_empty()) {
         (true, _) => "No glossary term appears in the source line.".into(),
@@ -881,7 +775,7 @@ pub(super) fn consistency_check(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn review_check(a: &Call, cx: &mut Cx) -> Out {
-    non_blank(a, "message")?;
+    a.non_blank("message")?;
     let check = Check::new(a, cx, "review")?;
     check.finish(cx, a.num("line"), None, "", json!({}))
 }
@@ -951,7 +845,7 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
         match scene_lines(cx.project(), bible, id) {
             Ok(lines) => {
                 let total = lines.lines.len();
-                let done = translated(bible, id, 1, total);
+                let done = translation::view(bible, id, &lines.lines).translated();
                 (all_done, all_total) = (all_done + done, all_total + total);
                 let pct = (done * 100).checked_div(total).unwrap_or(100);
                 w!(text, "\n- {id}: {done}/{total} lines ({pct}%)");
@@ -966,13 +860,7 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     if counts["scene"] > 0 {
         w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
     }
-    let (mut by_severity, mut by_check) = (BTreeMap::new(), BTreeMap::new());
-    for qa in bible.list(Qa) {
-        let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
-        let severity = severity.unwrap_or("unspecified");
-        *by_severity.entry(severity).or_insert(0) += 1;
-        *by_check.entry(qa.text("check")).or_insert(0) += 1;
-    }
+    let [by_severity, by_check] = translation::qa_counts(bible);
     let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
     match by_severity.is_empty() {
         true => text.push_str("\nQA: no findings."),

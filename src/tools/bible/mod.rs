@@ -162,7 +162,7 @@ mod args {
     use super::super::args::{opt, req, Arg, Ty, Ty::*};
     const SEV: Ty = OneOf(&super::SEVERITIES);
     pub const SCENE: Arg = req("scene", Str, "The scene's id.").or(&["id", "scene_id", "sceneId"]);
-    pub const MAX_CHARS: Arg = opt("max_chars", Num(1, 50000), "Most characters of the scene's text to show, 1 to 50000; default 2000.").or(&["maxChars"]);
+    pub const MAX_CHARS: Arg = opt("max_chars", Num(1, super::story::MAX_EXCERPT_CHARS as u64), "Most characters of the scene's text to show, 1 to 50000; default 2000.").or(&["maxChars"]);
     pub const CHARACTER: Arg = req("character", Str, "The character's id, name or alias.").or(&["id"]);
     pub const LOCATION: Arg = req("location", Str, "The location's id or name.").or(&["id"]);
     pub const ROUTE: Arg = req("route", Str, "The route's id.").or(&["id"]);
@@ -388,6 +388,14 @@ fn show(value: &Value, dash: char) -> String {
 fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>, by: &str) -> String {
     let items: Vec<T> = items.into_iter().collect();
     items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(by)
+}
+
+/// The items joined with commas, or `none` when there are none.
+fn list_or<T: AsRef<str>>(items: &[T], none: &str) -> String {
+    match items {
+        [] => none.to_string(),
+        _ => join(items, ", "),
+    }
 }
 
 #[cfg(test)]

@@ -9,31 +9,22 @@
 //! same run fails with `already_written` unless `overwrite` is true. Reads return `text` (each
 //! field with its origin, as `notes (human): ...`) and data (`entry`: the entity's flat view).
 //!
-//! Scenes are in *reading order*: by chapter (in the project's order), then by the start of
-//! their span (a scene without a span covers its whole chapter), then by end, then by id; a
-//! scene whose chapter is not in the project comes last. `scene_read_redacted` shows a scene
-//! as a first-time reader knows it at its end, having read the manuscript up to there: a
-//! *name* (a character's or location's `name_src`, `name_tgt` or alias) is *seen* when it
-//! occurs there as a whole word (case-sensitive, as [`mentions`] finds names). Every mention
-//! of an unseen name in what is shown (the scene's text, summary and tags, and those of the
-//! earlier scenes) reads `[not yet introduced]`; characters and locations show as their
-//! longest seen name (never by id), with pronouns for characters. Character notes, location
-//! descriptions, routes and ids are never shown; scenes that end later are only counted.
-
-use std::cmp::Reverse;
-use std::collections::BTreeSet;
+//! Scenes are listed in reading order ([`scenes`]). `scene_read_redacted` shows a scene as a
+//! first-time reader knows it at its end, having read the manuscript up to there (a
+//! [`Reader`]): every mention of an unseen name in what is shown (the scene's text, summary
+//! and tags, and those of the earlier scenes) reads [`NOT_YET_INTRODUCED`]; characters and
+//! locations show as their longest seen name (never by id), with pronouns for characters.
+//! Character notes, location descriptions, routes and ids are never shown; scenes that end
+//! later are only counted. `query_lore` shows what [`lore::search`] finds, best first.
 
 use serde_json::{json, Value};
 
-use super::{decl, join, preview, show, strings, Call, Cx, Out, Res, Val};
+use super::{decl, join, list_or, preview, show, strings, Call, Cx, Out, Res, Val, KINDS};
 use crate::bible::mentions::{self, names_of};
-use crate::bible::{Bible, Entity, Kind, Kind::*};
-use crate::names::closest;
+use crate::bible::scenes::{in_reading_order, Placed, Reader, NOT_YET_INTRODUCED};
+use crate::bible::{lore, Bible, Entity, Kind, Kind::*};
 use crate::project::{Chapter, Project};
 use crate::tools::ToolError;
-
-/// What stands for a name a reader has not met yet in `scene_read_redacted`.
-pub const NOT_YET_INTRODUCED: &str = "[not yet introduced]";
 
 /// Default number of characters of a scene's text shown by the scene reads.
 pub const DEFAULT_EXCERPT_CHARS: usize = 2_000;
@@ -76,15 +67,10 @@ fn labeled(e: &Entity) -> String {
     format!("'{}' ({})", e.id, display_name(e))
 }
 
-/// The scene reads' `max_chars`.
-fn excerpt_limit(a: &Call) -> Res<usize> {
-    match a.num("max_chars") {
-        None => Ok(DEFAULT_EXCERPT_CHARS),
-        Some(n) if (1..=MAX_EXCERPT_CHARS as u64).contains(&n) => Ok(n as usize),
-        Some(n) => Err(ToolError::invalid_args(format!(
-            "'max_chars' must be 1 to {MAX_EXCERPT_CHARS}, got {n}"
-        ))),
-    }
+/// The scene reads' `max_chars` (its declaration bounds it by [`MAX_EXCERPT_CHARS`]).
+fn excerpt_limit(a: &Call) -> usize {
+    a.num("max_chars")
+        .map_or(DEFAULT_EXCERPT_CHARS, |n| n as usize)
 }
 
 /// The first `limit` chars of a scene's text, whether it was cut, and both as
@@ -123,10 +109,7 @@ fn resolve<'b>(bible: &'b Bible, kind: Kind, query: &str) -> Res<&'b Entity> {
     if let Some(e) = bible.get(kind, q) {
         return Ok(e);
     }
-    let (lower, named) = (q.to_lowercase(), decl(kind).named);
-    let is = |n: &str| n.to_lowercase() == lower;
-    let found = |e: &&Entity| is(&e.id) || named && names_of(e).iter().any(|n| is(n));
-    let matches: Vec<&Entity> = bible.list(kind).filter(found).collect();
+    let matches = mentions::named(bible, kind, q, decl(kind).named);
     match matches[..] {
         [one] => Ok(one),
         [] => Err(not_found(bible, kind, q)),
@@ -151,28 +134,7 @@ fn not_found(bible: &Bible, kind: Kind, query: &str) -> ToolError {
         let message = format!("no {kind} '{shown}': the story bible has no {kind}s yet{adds}");
         return ToolError::not_found(message);
     }
-    // Candidates: ids and names, each mapped back to its id.
-    let mut candidates: Vec<(String, &str)> = Vec::new();
-    for e in bible.list(kind) {
-        candidates.push((e.id.clone(), &e.id));
-        if named {
-            candidates.extend(names_of(e).into_iter().map(|n| (n, e.id.as_str())));
-        }
-    }
-    let names = candidates.iter().map(|c| c.0.as_str());
-    let few = query.chars().count() <= 200;
-    let close = if few {
-        closest(query, names, 6)
-    } else {
-        Vec::new()
-    };
-    let mut ids: Vec<&str> = Vec::new();
-    for name in close {
-        let found = candidates.iter().find(|(n, _)| n == name);
-        let id = found.map(|c| c.1).filter(|id| !ids.contains(id));
-        ids.extend(id);
-    }
-    ids.truncate(3);
+    let ids = mentions::closest_ids(bible, kind, query, named);
     let mut hints = Vec::new();
     for id in &ids {
         hints.push(match bible.get(kind, id) {
@@ -257,19 +219,18 @@ pub(super) fn update_field(a: &Call, cx: &mut Cx, field: &str) -> Out {
     }))
 }
 
-/// Where entities refer to `(kind, id)`: the scenes and routes that list it.
+/// Where entities refer to `(kind, id)`: the entries whose declared references to `kind`
+/// ([`Val::Ref`], [`Val::Ids`]) list it, with the field.
 fn references(bible: &Bible, kind: Kind, id: &str) -> Vec<(Kind, String, &'static str)> {
-    let chars = "primary_characters";
-    let fields: &[(Kind, &str)] = match kind {
-        Character => &[(Scene, chars), (Route, chars)],
-        Location => &[(Scene, "locations")],
-        Scene => &[(Route, "scene_ids")],
-        _ => &[],
-    };
     let mut out = Vec::new();
-    for (k, field) in fields {
-        let listing = bible.list(*k).filter(|e| e.list(field).contains(&id));
-        out.extend(listing.map(|e| (*k, e.id.clone(), *field)));
+    for (d, (field, val)) in KINDS
+        .iter()
+        .flat_map(|d| d.fields.iter().map(move |f| (d, f)))
+    {
+        if matches!(val, Val::Ref(k) | Val::Ids(k) if *k == kind) {
+            let listing = bible.list(d.kind).filter(|e| e.list(field).contains(&id));
+            out.extend(listing.map(|e| (d.kind, e.id.clone(), *field)));
+        }
     }
     out
 }
@@ -400,7 +361,7 @@ pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
         true => title.to_string(),
         false => join(title.split_whitespace().take(4), " "),
     };
-    let id = match a.opt("id").map(str::trim).filter(|s| !s.is_empty()) {
+    let id = match a.trimmed("id").filter(|s| !s.is_empty()) {
         Some(id) => id.to_string(),
         None => cx.bible().fresh_id(kind, &hint),
     };
@@ -413,85 +374,22 @@ pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
     Ok(json!({ "text": text, "id": id, "entry": entry, "warnings": warnings }))
 }
 
-// Scenes: placement in reading order.
+// Scenes, placed in the manuscript and in reading order ([`scenes`]).
 
-/// A scene placed in the manuscript: its chapter's index (if the chapter is in the project),
-/// and its span.
-struct Placed<'a> {
-    scene: &'a Entity,
-    chapter: Option<usize>,
-    start: usize,
-    end: usize,
-}
-
-impl Placed<'_> {
-    /// Where the scene ends in reading order.
-    fn end_key(&self) -> (usize, usize) {
-        (self.chapter.unwrap_or(usize::MAX), self.end)
-    }
-
-    fn where_text(&self, project: &Project) -> String {
-        let Some(i) = self.chapter else {
-            let chapter = preview(self.scene.text("chapter"), 60);
-            return format!("chapter '{chapter}' (not in the project)");
-        };
-        let (c, n, start, end) = (&project.chapters[i], i + 1, self.start, self.end);
-        format!("chapter {n} “{}” ({}), chars {start}–{end}", c.title, c.id)
-    }
-
-    /// The scene's text ("" when its chapter is not in the project).
-    fn text(&self, project: &Project) -> String {
-        let chapter = self.chapter.map(|i| &project.chapters[i]);
-        let text = |c: &Chapter| c.slice(self.start, self.end);
-        chapter.map(text).unwrap_or_default()
-    }
-
-    fn number(&self) -> Option<usize> {
-        self.chapter.map(|i| i + 1)
-    }
-
-    /// The scene's facts: id, chapter number, span and entry.
-    fn json(&self) -> Value {
-        let (id, n, start, end) = (&self.scene.id, self.number(), self.start, self.end);
-        json!({"id": id, "chapterNumber": n, "start": start, "end": end, "entry": self.scene.flat()})
-    }
-}
-
-fn place<'a>(project: &Project, scene: &'a Entity) -> Placed<'a> {
-    let span = scene.get("span");
-    let at = |key: &str| span.get(key).and_then(Value::as_u64);
-    let at = |key: &str| at(key).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    // The chapter a scene names (by id, else number or title).
-    let name = scene.text("chapter").trim();
-    let by_number = || project.find_chapter(name).ok();
-    let found = project.chapter(name).or_else(by_number);
-    let chapter = found.filter(|_| !name.is_empty());
-    let index = chapter.and_then(|c| Some((project.chapter_index(&c.id)?, c.len_chars())));
-    let (start, end) = (at("start").unwrap_or(0), at("end"));
-    let (chapter, end) = match index {
-        Some((i, len)) => (Some(i), end.unwrap_or(len).min(len)),
-        None => (None, end.unwrap_or(0)),
+/// Where a scene is, as text.
+fn where_text(p: &Placed, project: &Project) -> String {
+    let Some(i) = p.chapter else {
+        let chapter = preview(p.scene.text("chapter"), 60);
+        return format!("chapter '{chapter}' (not in the project)");
     };
-    let start = start.min(if chapter.is_some() { end } else { start });
-    Placed {
-        scene,
-        chapter,
-        start,
-        end,
-    }
+    let (c, n, start, end) = (&project.chapters[i], i + 1, p.start, p.end);
+    format!("chapter {n} “{}” ({}), chars {start}–{end}", c.title, c.id)
 }
 
-/// The ids of every scene in reading order (by chapter, then start).
-pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
-    let scenes = scenes_in_order(bible, project).into_iter();
-    scenes.map(|p| p.scene.id.clone()).collect()
-}
-
-/// Every scene in reading order.
-fn scenes_in_order<'a>(bible: &'a Bible, project: &Project) -> Vec<Placed<'a>> {
-    let mut all: Vec<Placed<'a>> = bible.list(Scene).map(|s| place(project, s)).collect();
-    all.sort_by_key(|p| (p.end_key().0, p.start, p.end, p.scene.id.clone()));
-    all
+/// A scene's facts: id, chapter number, span and entry.
+fn placed_json(p: &Placed) -> Value {
+    let (id, n, start, end) = (&p.scene.id, p.number(), p.start, p.end);
+    json!({"id": id, "chapterNumber": n, "start": start, "end": end, "entry": p.scene.flat()})
 }
 
 /// Entities of `kind` by id, as `id (Name)`.
@@ -506,7 +404,7 @@ fn listed<T: AsRef<str>>(bible: &Bible, kind: Kind, ids: &[T]) -> Vec<String> {
 /// A scene's metadata as text, with its place in the manuscript.
 fn scene_text(bible: &Bible, project: &Project, placed: &Placed<'_>) -> String {
     let scene = placed.scene;
-    let mut text = entity_text(scene) + &format!("\nWhere: {}", placed.where_text(project));
+    let mut text = entity_text(scene) + &format!("\nWhere: {}", where_text(placed, project));
     let lists = [("Characters", Character), ("Locations", Location)];
     for ((label, kind), field) in lists.into_iter().zip(["primary_characters", "locations"]) {
         let names = listed(bible, kind, &scene.list(field));
@@ -518,7 +416,7 @@ fn scene_text(bible: &Bible, project: &Project, placed: &Placed<'_>) -> String {
 }
 
 fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Res<Placed<'a>> {
-    Ok(place(project, resolve(bible, Scene, id)?))
+    Ok(Placed::new(project, resolve(bible, Scene, id)?))
 }
 
 // Scene tools.
@@ -526,16 +424,16 @@ fn find_scene<'a>(bible: &'a Bible, project: &Project, id: &str) -> Res<Placed<'
 pub(super) fn scene_metadata(a: &Call, cx: &mut Cx) -> Out {
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
-    let mut out = placed.json();
+    let mut out = placed_json(&placed);
     out["text"] = json!(scene_text(bible, project, &placed));
     Ok(out)
 }
 
 pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
-    let limit = excerpt_limit(a)?;
+    let limit = excerpt_limit(a);
     let (bible, project) = (cx.bible(), cx.project());
     let Some(id) = a.opt("scene").filter(|s| !s.trim().is_empty()) else {
-        let all = scenes_in_order(bible, project);
+        let all = in_reading_order(bible, project);
         if all.is_empty() {
             return Ok(json!({
                 "text": "The story bible has no scenes yet. The writer creates scenes in the page (a chapter and a span of it).",
@@ -547,7 +445,7 @@ pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
         let mut list = Vec::new();
         for (n, p) in (1..).zip(&all) {
             let (id, place, summary) =
-                (&p.scene.id, p.where_text(project), p.scene.text("summary"));
+                (&p.scene.id, where_text(p, project), p.scene.text("summary"));
             let summary = match summary.trim() {
                 "" => "(no summary)".to_string(),
                 _ => preview(summary, 200),
@@ -568,10 +466,7 @@ pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
     let listed_chars = placed.scene.list("primary_characters");
     let unlisted = |c: &&String| !listed_chars.contains(&c.as_str());
     let unlisted: Vec<&String> = chars.iter().filter(unlisted).collect();
-    let names = |kind: Kind, ids: &[String]| match ids.is_empty() {
-        true => "none".to_string(),
-        false => listed(bible, kind, ids).join(", "),
-    };
+    let names = |kind: Kind, ids: &[String]| list_or(&listed(bible, kind, ids), "none");
     let (c, l) = (names(Character, &chars), names(Location, &locs));
     w!(
         text,
@@ -581,81 +476,11 @@ pub(super) fn scene_overview(a: &Call, cx: &mut Cx) -> Out {
     if placed.chapter.is_some() {
         text.push_str(&block);
     }
-    let mut out = placed.json();
+    let mut out = placed_json(&placed);
     (out["text"], out["excerpt"], out["truncated"]) = (json!(text), json!(shown), json!(cut));
     (out["mentionedCharacters"], out["mentionedLocations"]) = (json!(chars), json!(locs));
     out["mentionedButNotListed"] = json!(unlisted);
     Ok(out)
-}
-
-/// What a first-time reader knows at the end of a scene: (kind, id, name) of every seen name.
-struct Reader<'a> {
-    bible: &'a Bible,
-    seen: BTreeSet<(Kind, String, String)>,
-}
-
-impl<'a> Reader<'a> {
-    /// The reader who has read `project` up to char `end` of chapter `chapter`.
-    fn new(bible: &'a Bible, project: &Project, chapter: usize, end: usize) -> Self {
-        let before = &project.chapters[..chapter];
-        let mut read: Vec<String> = before.iter().map(|c| c.text().to_string()).collect();
-        read.push(project.chapters[chapter].slice(0, end));
-        let mut seen = BTreeSet::new();
-        for e in bible.list(Character).chain(bible.list(Location)) {
-            for name in names_of(e) {
-                if read.iter().any(|t| mentions::contains_word(t, &name)) {
-                    seen.insert((e.kind, e.id.clone(), name));
-                }
-            }
-        }
-        Self { bible, seen }
-    }
-
-    /// The seen names of an entity, longest first.
-    fn seen_names(&self, kind: Kind, id: &str) -> Vec<String> {
-        let mut names = self.bible.get(kind, id).map(names_of).unwrap_or_default();
-        names.retain(|n| self.seen.contains(&(kind, id.to_string(), n.clone())));
-        names
-    }
-
-    /// How the reader knows each of the entities `ids`: its longest seen name, or the
-    /// placeholder.
-    fn display(&self, kind: Kind, ids: &[&str]) -> Vec<String> {
-        let name = |id: &&str| self.seen_names(kind, id).into_iter().next();
-        let placeholder = || NOT_YET_INTRODUCED.to_string();
-        let known = |id: &&str| name(id).unwrap_or_else(placeholder);
-        ids.iter().map(known).collect()
-    }
-
-    /// `text` with every mention of an unseen name replaced by the placeholder.
-    fn redact(&self, text: &str) -> String {
-        let found = mentions::detect(self.bible, text);
-        let unseen =
-            |m: &&mentions::Mention| !self.seen.contains(&(m.kind, m.id.clone(), m.name.clone()));
-        let mut next = found.iter().filter(unseen).peekable();
-        let (mut out, mut skip_to) = (String::with_capacity(text.len()), 0);
-        for (i, c) in text.chars().enumerate() {
-            if let Some(m) = next.next_if(|m| m.start == i) {
-                out.push_str(NOT_YET_INTRODUCED);
-                skip_to = m.end;
-            }
-            if i >= skip_to {
-                out.push(c);
-            }
-        }
-        out
-    }
-
-    fn redact_list(&self, items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| self.redact(s)).collect()
-    }
-
-    /// Every entity of `kind` the reader has met, with the names they know.
-    fn known(&self, kind: Kind) -> Vec<(&'a Entity, Vec<String>)> {
-        let known = |e: &'a Entity| (e, self.seen_names(kind, &e.id));
-        let known = self.bible.list(kind).map(known);
-        known.filter(|(_, names)| !names.is_empty()).collect()
-    }
 }
 
 /// `(none)` for a blank text.
@@ -664,18 +489,8 @@ fn or_none(s: &str) -> String {
     if none { "(none)" } else { s }.to_string()
 }
 
-/// `(none)` for an empty list, else the items joined with commas.
-fn none_or<T: AsRef<str>>(v: &[T]) -> String {
-    let none = "(none)".to_string();
-    if v.is_empty() {
-        none
-    } else {
-        join(v, ", ")
-    }
-}
-
 pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
-    let limit = excerpt_limit(a)?;
+    let limit = excerpt_limit(a);
     let (bible, project) = (cx.bible(), cx.project());
     let placed = find_scene(bible, project, a.text("scene"))?;
     let (scene, id, start, end) = (placed.scene, &placed.scene.id, placed.start, placed.end);
@@ -691,13 +506,16 @@ pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
     let characters = reader.display(Character, &scene.list("primary_characters"));
     let locations = reader.display(Location, &scene.list("locations"));
     let (block, shown, cut) = text_block(&reader.redact(&placed.text(project)), limit);
-    let all = scenes_in_order(bible, project);
+    let all = in_reading_order(bible, project);
     let others = all.iter().filter(|p| p.scene.id != *id);
     let (earlier, later): (Vec<&Placed>, Vec<&Placed>) =
         others.partition(|p| p.chapter.is_some() && p.end_key() <= placed.end_key());
     let (title, n) = (&project.chapters[chapter].title, chapter + 1);
-    let (s, t) = (or_none(&summary), none_or(&tags));
-    let (c, l) = (none_or(&characters), none_or(&locations));
+    let (s, t) = (or_none(&summary), list_or(&tags, "(none)"));
+    let (c, l) = (
+        list_or(&characters, "(none)"),
+        list_or(&locations, "(none)"),
+    );
     let mut text = format!(
         "Scene '{id}' as a first-time reader knows it at its end (chapter {n} “{title}”, chars {start}–{end}). Names the reader has not met yet are shown as {NOT_YET_INTRODUCED}; later scenes, character notes, location descriptions and routes are hidden.\nsummary: {s}\ntags: {t}\nprimary_characters: {c}\nlocations: {l}{block}"
     );
@@ -728,8 +546,16 @@ pub(super) fn scene_redacted(a: &Call, cx: &mut Cx) -> Out {
     let known_locations = reader.known(Location);
     let places = known_locations.iter().map(|(_, names)| names.join(" / "));
     let places: Vec<String> = places.collect();
-    w!(text, "\nCharacters the reader has met: {}", none_or(&met));
-    w!(text, "\nLocations the reader knows: {}", none_or(&places));
+    w!(
+        text,
+        "\nCharacters the reader has met: {}",
+        list_or(&met, "(none)")
+    );
+    w!(
+        text,
+        "\nLocations the reader knows: {}",
+        list_or(&places, "(none)")
+    );
     let place = |(_, names): &(_, Vec<String>)| json!({"name": names[0], "names": names});
     let known_locations: Vec<Value> = known_locations.iter().map(place).collect();
     Ok(json!({
@@ -765,11 +591,7 @@ pub(super) fn update_scene_characters(a: &Call, cx: &mut Cx) -> Out {
     let present = mentions::mentioned_ids(bible, &placed.text(project), Character);
     let ids = strings(&result["value"]).into_iter();
     let (mentioned, missing): (Vec<String>, Vec<String>) = ids.partition(|c| present.contains(c));
-    let shown = if mentioned.is_empty() {
-        "none".to_string()
-    } else {
-        mentioned.join(", ")
-    };
+    let shown = list_or(&mentioned, "none");
     let before = result["text"].as_str().unwrap_or("");
     let mut text = format!("{before}\nMentioned in the scene's text: {shown}");
     if !missing.is_empty() {
@@ -787,112 +609,15 @@ pub(super) fn update_scene_characters(a: &Call, cx: &mut Cx) -> Out {
 
 // Knowledge.
 
-/// Words a lore query ignores (unless it has no other).
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "has",
-    "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "to", "was", "what", "when",
-    "where", "which", "who", "whom", "why", "with",
-];
-
-/// The kinds `query_lore` searches, in the order ties are ranked, with the fields it searches
-/// in each (the names first: they count most).
-#[rustfmt::skip]
-const LORE: [(Kind, &[&str], &[&str]); 4] = [
-    (Character, &["name_src", "name_tgt", "aliases"], &["pronouns", "notes"]),
-    (Location, &["name_src", "name_tgt"], &["description"]),
-    (Route, &[], &["synopsis", "primary_characters"]),
-    (Scene, &[], &["summary", "tags", "primary_characters", "locations"]),
-];
-
-/// Lowercase words of a text.
-fn words(text: &str) -> Vec<String> {
-    let split = |c: char| !c.is_alphanumeric();
-    let words = text.split(split).filter(|w| !w.is_empty());
-    words.map(str::to_lowercase).collect()
-}
-
-/// Whether a query term matches a word: equal, or (for terms of 3+ chars) a prefix of it
-/// ("sail" matches "sailor").
-fn term_matches(term: &str, word: &str) -> bool {
-    word == term || (term.chars().count() >= 3 && word.starts_with(term))
-}
-
-/// A lore hit: its kind's rank, the entity, the terms it matched, its score and best field.
-type Hit<'a> = (usize, &'a Entity, Vec<String>, u64, &'static str);
-
-/// How an entity matches `terms` (and the whole `phrase`), if it does.
-fn lore_hit<'a>(rank: usize, e: &'a Entity, terms: &[String], phrase: &str) -> Option<Hit<'a>> {
-    let (mut matched, mut score, mut best) = (Vec::<String>::new(), 0u64, (0u64, ""));
-    let id_words = words(&e.id);
-    for term in terms {
-        if id_words.iter().any(|w| term_matches(term, w)) && !matched.contains(term) {
-            matched.push(term.clone());
-            score += 2;
-        }
-    }
-    let (_, names, others) = LORE[rank];
-    let names = names.iter().map(|f| (*f, 5));
-    let fields = names.chain(others.iter().map(|f| (*f, 1)));
-    for (field, weight) in fields {
-        let text = match e.get(field) {
-            Value::String(s) => s.clone(),
-            Value::Array(items) => join(items.iter().filter_map(Value::as_str), ", "),
-            _ => continue,
-        };
-        let (ws, mut field_score) = (words(&text), 0u64);
-        for term in terms {
-            let n = ws.iter().filter(|w| term_matches(term, w)).count() as u64;
-            if n > 0 && !matched.contains(term) {
-                matched.push(term.clone());
-            }
-            field_score += if n > 0 { weight + n.min(5) } else { 0 };
-        }
-        let phrase_found = phrase.contains(' ') && text.to_lowercase().contains(phrase);
-        if !text.is_empty() && phrase_found {
-            field_score += 5;
-        }
-        score += field_score;
-        if field_score > best.0 {
-            best = (field_score, field);
-        }
-    }
-    (!matched.is_empty()).then_some((rank, e, matched, score, best.1))
-}
-
 pub(super) fn query_lore(a: &Call, cx: &mut Cx) -> Out {
-    let limit = match a.num("limit") {
-        None => 10,
-        Some(n) if (1..=50).contains(&n) => n as usize,
-        Some(n) => {
-            return Err(ToolError::invalid_args(format!(
-                "'limit' must be 1 to 50, got {n}"
-            )))
-        }
-    };
-    let query = a.text("query");
-    let mut terms: Vec<String> = Vec::new();
-    for w in words(query) {
-        if !terms.contains(&w) {
-            terms.push(w);
-        }
-    }
-    if terms.iter().any(|t| !STOP_WORDS.contains(&t.as_str())) {
-        terms.retain(|t| !STOP_WORDS.contains(&t.as_str()));
-    }
-    terms.truncate(32);
+    let limit = a.num("limit").unwrap_or(10) as usize;
+    let (query, terms) = (a.text("query"), lore::terms(a.text("query")));
     if terms.is_empty() {
         return Err(ToolError::invalid_args(
             "'query' has no words to look for; give a name, a place, an object or a few words",
         ));
     }
-    let (phrase, bible) = (query.trim().to_lowercase(), cx.bible());
-    let mut hits: Vec<Hit> = Vec::new();
-    for (rank, (kind, ..)) in LORE.iter().enumerate() {
-        let hit = |e| lore_hit(rank, e, &terms, &phrase);
-        hits.extend(bible.list(*kind).filter_map(hit));
-    }
-    // Most terms matched first, then the best score, the kind's rank and the id.
-    hits.sort_by_key(|h| (Reverse((h.2.len(), h.3)), h.0, h.1.id.clone()));
+    let mut hits = lore::search(cx.bible(), query);
     let total = hits.len();
     hits.truncate(limit);
     let (shown, list) = (preview(query.trim(), 80), terms.join(", "));
@@ -907,16 +632,17 @@ pub(super) fn query_lore(a: &Call, cx: &mut Cx) -> Out {
         hits.len()
     );
     let mut list = Vec::new();
-    for (n, (_, e, matched, score, field)) in (1..).zip(&hits) {
+    for (n, hit) in (1..).zip(&hits) {
+        let (e, matched, field) = (hit.entity, &hit.matched, hit.field);
         let (kind, id, terms) = (e.kind, &e.id, matched.join(", "));
         let label = match kind {
             Character | Location => format!("{kind} '{id}' ({})", display_name(e)),
             _ => format!("{kind} '{id}'"),
         };
-        let detail = format!(" — {}", preview(&field_line(e, field), 300));
-        let detail = if field.is_empty() { "" } else { &detail };
+        let detail = field.map(|f| format!(" — {}", preview(&field_line(e, f), 300)));
+        let detail = detail.unwrap_or_default();
         w!(text, "\n{n}. {label}: matched {terms}{detail}");
-        let (field, entry) = (Some(field).filter(|f| !f.is_empty()), e.flat());
+        let (score, entry) = (hit.score, e.flat());
         list.push(json!({"kind": kind, "id": id, "matched": matched, "score": score, "field": field, "entry": entry}));
     }
     Ok(json!({ "text": text, "count": list.len(), "total": total, "hits": list, "terms": terms }))
