@@ -620,7 +620,7 @@ impl Core {
             if !resuming && record["state"] != "paused" {
                 continue;
             }
-            let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) else {
+            let Ok(paused) = crate::value::from_value::<PausedRun>(record["paused"].clone()) else {
                 continue;
             };
             if super::jobs::job_of_run(&paused.run_id).is_some() {
@@ -633,7 +633,7 @@ impl Core {
                 .filter_map(|r| {
                     let call = r["callId"].as_str().filter(|c| paused.root.waits_for(c))?;
                     // The text the deciding worker would have recorded.
-                    let result: ToolResult = serde_json::from_value(r["result"].clone()).ok()?;
+                    let result: ToolResult = crate::value::from_value(r["result"].clone()).ok()?;
                     Some((call.to_string(), serde_json::to_string(&result).ok()?))
                 })
                 .collect();
