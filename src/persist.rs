@@ -267,9 +267,6 @@ pub fn head_key(chapter: &str) -> String {
     format!("head:{chapter}")
 }
 
-// The story bible's records stay on serde for now (src/bible is being reworked).
-crate::serde_from_value!(Entity);
-
 fn parse<T: FromValue>(table: Table, value: Value) -> Result<T, StoreError> {
     crate::value::from_value(value).map_err(|e| StoreError::Invalid {
         table: table.name(),

@@ -26,13 +26,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::commands::Origin;
+use crate::value::FromValue;
 
 /// The kinds of story-bible entity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A scene: a span of a chapter with a summary, tags, characters and locations.
@@ -379,7 +380,7 @@ pub fn date_of(ms: u64) -> String {
 }
 
 /// When and by whom a field was last written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
 pub struct Stamp {
     /// Time (ms).
     pub at: u64,
@@ -396,7 +397,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// One story-bible entity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 pub struct Entity {
     /// Kind.
     pub kind: Kind,

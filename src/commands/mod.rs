@@ -64,13 +64,6 @@ impl Serialize for Origin {
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Origin {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = <String as serde::Deserialize>::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
 impl crate::value::FromValue for Origin {
     fn from_value(value: serde_json::Value) -> Result<Self, crate::value::Error> {
         let s = String::from_value(value)?;
