@@ -12,9 +12,9 @@
 //! both directions, and its errors are serde's own (built with `serde::de::Error`), byte for
 //! byte what `serde_json::from_value` says.
 //!
-//! A type the derive does not cover (`flatten`, `with`, `from`) keeps serde and gets a
-//! [`FromValue`] impl through [`serde_from_value!`](crate::serde_from_value), so a derived
-//! type can still contain it.
+//! A type the derive does not cover (a generic type, an attribute it does not know) keeps
+//! serde and gets a [`FromValue`] impl through [`serde_from_value!`](crate::serde_from_value),
+//! so a derived type can still contain it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

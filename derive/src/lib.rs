@@ -6,11 +6,13 @@
 //! - containers: `rename_all` (`camelCase`, `snake_case`, `lowercase`, `kebab-case`,
 //!   `SCREAMING_SNAKE_CASE`), `deny_unknown_fields`, `default`, `tag`, `tag` with `content`,
 //!   `untagged`;
+//! - containers also: `from` (read the other type, then convert);
 //! - fields and variants: `rename`, `alias`, `default`, `default = "path"`, `skip`,
-//!   `skip_deserializing`; serialization-only attributes are ignored.
+//!   `skip_deserializing`, `flatten` (one per struct), `with` and `deserialize_with` (serde's
+//!   function, fed a `Value`); serialization-only attributes are ignored.
 //!
-//! Anything else (`flatten`, `with`, `deserialize_with`, `from`, generics …) is a compile
-//! error: such a type stays on serde (`serde_from_value!` in draftsmith).
+//! Anything else (generic types, other attributes) is a compile error: such a type stays on
+//! serde (`serde_from_value!` in draftsmith).
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
