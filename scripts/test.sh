@@ -49,6 +49,17 @@ count_cargo() { # layer logfile
   passed[$1]=$((passed[$1] + p)); failed[$1]=$((failed[$1] + f))
 }
 
+node_tests() { # node_tests LAYER LABEL DIR FILES...: node's test runner (TAP), counted into LAYER
+  local layer=$1 label=$2 dir=$3; shift 3
+  (cd "$dir" && node --test --test-reporter=tap --test-concurrency=1 "$@") 2>&1 | tee "$logs/$layer.log"
+  local status=${PIPESTATUS[0]}
+  passed[$layer]=$(grep -E '^# pass ' "$logs/$layer.log" | awk '{print $3}' | tail -1)
+  failed[$layer]=$(grep -E '^# fail ' "$logs/$layer.log" | awk '{print $3}' | tail -1)
+  passed[$layer]=${passed[$layer]:-0}; failed[$layer]=${failed[$layer]:-0}
+  [ "$status" = 0 ] || fail "$label"
+  [ "${passed[$layer]}" -gt 0 ] || fail "$label (none ran)"
+}
+
 step "cargo fmt --check" cargo fmt --all --check
 step "clippy (native)" cargo clippy --quiet --all-targets -- -D warnings
 step "clippy (wasm32)" cargo clippy --quiet --all-targets --target "$target" -- -D warnings
@@ -85,21 +96,9 @@ step "package (npm pack into packages/)" scripts/package.sh
 step "build the Tiptap example against the tarball" scripts/build-example.sh
 
 echo "==> package tests (node: change sets, the sync engine against the headless core, the ProseMirror mapping, the packed files)"
-(node --test --test-reporter=tap --test-concurrency=1 packages/draftsmith/test/*.test.mjs) 2>&1 | tee "$logs/package.log"
-status=${PIPESTATUS[0]}
-passed[package]=$(grep -E '^# pass ' "$logs/package.log" | awk '{print $3}' | tail -1)
-failed[package]=$(grep -E '^# fail ' "$logs/package.log" | awk '{print $3}' | tail -1)
-passed[package]=${passed[package]:-0}; failed[package]=${failed[package]:-0}
-[ "$status" = 0 ] || fail "package tests"
-[ "${passed[package]}" -gt 0 ] || fail "package tests (none ran)"
+node_tests package "package tests" . packages/draftsmith/test/*.test.mjs
 
 echo "==> end-to-end tests (playwright-core, /usr/bin/chromium)"
-(cd www && node --test --test-reporter=tap --test-concurrency=1 e2e/) 2>&1 | tee "$logs/e2e.log"
-status=${PIPESTATUS[0]}
-passed[e2e]=$(grep -E '^# pass ' "$logs/e2e.log" | awk '{print $3}' | tail -1)
-failed[e2e]=$(grep -E '^# fail ' "$logs/e2e.log" | awk '{print $3}' | tail -1)
-passed[e2e]=${passed[e2e]:-0}; failed[e2e]=${failed[e2e]:-0}
-[ "$status" = 0 ] || fail "e2e tests"
-[ "${passed[e2e]}" -gt 0 ] || fail "e2e tests (none ran)"
+node_tests e2e "e2e tests" www e2e/
 
 summary
