@@ -309,6 +309,8 @@ impl<'a> EditContext<'a> {
             }
         }
         let current = self.bible.get(kind, id).map_or(Value::Null, Entity::flat);
+        let mut changes = serde_json::Map::new();
+        changes.extend(proposed.iter().cloned());
         Err(ToolError::new(
             "conflict",
             format!(
@@ -317,7 +319,7 @@ impl<'a> EditContext<'a> {
         )
         .with_details(json!({
             "current": current,
-            "proposed": proposed.iter().cloned().collect::<serde_json::Map<String, Value>>(),
+            "proposed": Value::Object(changes),
         })))
     }
 

@@ -551,12 +551,12 @@ impl Settings {
         agent: Option<&str>,
         interrupt_on: &[String],
     ) -> crate::policy::Policies {
-        let mut modes: std::collections::BTreeMap<String, crate::policy::Mode> = self
-            .approval_policies
-            .iter()
-            .filter(|(k, _)| !k.contains('/'))
-            .map(|(k, m)| (k.clone(), *m))
-            .collect();
+        let mut modes = crate::sort::map(
+            self.approval_policies
+                .iter()
+                .filter(|(k, _)| !k.contains('/'))
+                .map(|(k, m)| (k.clone(), *m)),
+        );
         if let Some(agent) = agent {
             for (key, mode) in &self.approval_policies {
                 if let Some(tool) = key

@@ -5,8 +5,22 @@
 //! sort a list of positions with one comparator behind `&dyn`, so every call shares one copy,
 //! and then move the elements into place. The order is the same as `sort_by`'s: stable,
 //! equal elements keep their order.
+//!
+//! Collecting pairs into a `BTreeMap` sorts them first, with another copy of the sort per pair
+//! type; [`map`] inserts them one by one instead, which shares the map's own `insert`.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// Collect `pairs` into a map (as `collect()`: of equal keys, the last value wins), inserting
+/// each pair rather than sorting them all first.
+pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
+}
 
 /// Sort `v` stably by `cmp` (as `v.sort_by(cmp)`).
 pub fn by<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
@@ -69,6 +83,15 @@ mod tests {
             let mut std = v;
             sort(&mut ours);
             std.sort();
+            prop_assert_eq!(ours, std);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn map_collects_like_collect(v in proptest::collection::vec((0u8..16, any::<u16>()), 0..100)) {
+            let ours = map(v.iter().copied());
+            let std: BTreeMap<u8, u16> = v.into_iter().collect();
             prop_assert_eq!(ours, std);
         }
     }

@@ -531,10 +531,18 @@ pub struct Catalog {
 impl Catalog {
     /// The presets' agents, and `defined`.
     pub fn new(defined: impl IntoIterator<Item = AgentSpec>) -> Self {
+        Self::of(defined.into_iter().collect())
+    }
+
+    /// [`Catalog::new`] for one list (one copy of the code for every caller's iterator).
+    fn of(defined: Vec<AgentSpec>) -> Self {
         let (presets, agents) = super::presets::all();
+        let by_name = |agents: Vec<AgentSpec>| {
+            crate::sort::map(agents.into_iter().map(|a| (a.name.clone(), a)))
+        };
         Self {
-            builtin: agents.into_iter().map(|a| (a.name.clone(), a)).collect(),
-            defined: defined.into_iter().map(|a| (a.name.clone(), a)).collect(),
+            builtin: by_name(agents),
+            defined: by_name(defined),
             presets,
         }
     }

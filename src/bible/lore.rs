@@ -133,7 +133,7 @@ pub fn search<'a>(bible: &'a Bible, query: &str) -> Vec<Hit<'a>> {
         hits.extend(bible.list(*kind).filter_map(found));
     }
     // Most terms matched first, then the best score, the kind's rank and the id.
-    hits.sort_by_key(|h| {
+    crate::sort::by_key(&mut hits, |h| {
         (
             Reverse((h.matched.len(), h.score)),
             h.rank,

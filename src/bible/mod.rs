@@ -730,23 +730,15 @@ impl Bible {
             kind,
             id: id.to_string(),
             version,
-            origins: checked
-                .keys()
-                .map(|k| (k.clone(), origin.clone()))
-                .collect(),
-            stamps: checked
-                .keys()
-                .map(|k| {
-                    (
-                        k.clone(),
-                        Stamp {
-                            at: now,
-                            origin: origin.clone(),
-                            version,
-                        },
-                    )
-                })
-                .collect(),
+            origins: crate::sort::map(checked.keys().map(|k| (k.clone(), origin.clone()))),
+            stamps: crate::sort::map(checked.keys().map(|k| {
+                let stamp = Stamp {
+                    at: now,
+                    origin: origin.clone(),
+                    version,
+                };
+                (k.clone(), stamp)
+            })),
             fields: BTreeMap::new(),
         };
         entity.fields = checked;

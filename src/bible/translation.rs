@@ -21,7 +21,7 @@ pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
         .list(Kind::Translation)
         .filter(|t| t.text("scene") == scene);
     let by_line = |t: &'b Entity| Some((t.get("line").as_u64()?, t));
-    of_scene.filter_map(by_line).collect()
+    crate::sort::map(of_scene.filter_map(by_line))
 }
 
 /// Whether a translation has a target.

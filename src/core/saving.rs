@@ -399,11 +399,11 @@ impl Core {
                         session: open.session.clone(),
                         stored: Stored::default(),
                         pending,
-                        feeds: open
-                            .feeds
-                            .iter()
-                            .map(|(c, f)| (c.clone(), f.iter().cloned().collect()))
-                            .collect(),
+                        feeds: crate::sort::map(
+                            open.feeds
+                                .iter()
+                                .map(|(c, f)| (c.clone(), f.iter().cloned().collect())),
+                        ),
                         copies: Vec::new(),
                         overridden: vec![
                             "the project was deleted elsewhere; this tab's copy was written again"
@@ -454,11 +454,8 @@ impl Core {
 
 /// The change feeds as kept in memory: the newest [`FEED_LEN`] changes of each chapter.
 fn recent(feeds: BTreeMap<String, Vec<ChangeRecord>>) -> BTreeMap<String, VecDeque<ChangeRecord>> {
-    feeds
-        .into_iter()
-        .map(|(chapter, mut feed)| {
-            let skip = feed.len().saturating_sub(FEED_LEN);
-            (chapter, feed.drain(skip..).collect())
-        })
-        .collect()
+    crate::sort::map(feeds.into_iter().map(|(chapter, mut feed)| {
+        let skip = feed.len().saturating_sub(FEED_LEN);
+        (chapter, feed.drain(skip..).collect())
+    }))
 }

@@ -468,10 +468,11 @@ impl Core {
             let frame = match &outcome.end {
                 RunEnd::Paused { pending } => {
                     let mut stash = tree.paused.borrow_mut();
-                    let children = pending
-                        .iter()
-                        .filter_map(|c| stash.remove(&c.id).map(|f| (c.id.clone(), f)))
-                        .collect();
+                    let children = crate::sort::map(
+                        pending
+                            .iter()
+                            .filter_map(|c| stash.remove(&c.id).map(|f| (c.id.clone(), f))),
+                    );
                     Some(Frame {
                         spec: node.spec.clone(),
                         path: node.path.clone(),

@@ -138,7 +138,7 @@ fn align(ia: &[u32], ib: &[u32]) -> Vec<(usize, usize)> {
             .map(|c| (c.2, c.3))
             .collect();
         if !unique.is_empty() {
-            unique.sort_unstable();
+            crate::sort::sort(&mut unique);
             let (mut pa, mut pb) = (a0, b0);
             for (i, j) in increasing(&unique) {
                 todo.push((pa, i, pb, j));
@@ -150,7 +150,7 @@ fn align(ia: &[u32], ib: &[u32]) -> Vec<(usize, usize)> {
             lcs(&ia[a0..a1], &ib[b0..b1], a0, b0, &mut pairs);
         }
     }
-    pairs.sort_unstable();
+    crate::sort::sort(&mut pairs);
     pairs
 }
 

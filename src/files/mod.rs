@@ -134,7 +134,7 @@ impl Files {
     /// Files loaded from the store or an export.
     pub fn from_files(files: impl IntoIterator<Item = FreeFile>) -> Self {
         Self {
-            files: files.into_iter().map(|f| (f.path.clone(), f)).collect(),
+            files: crate::sort::map(files.into_iter().map(|f| (f.path.clone(), f))),
         }
     }
 

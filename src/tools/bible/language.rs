@@ -834,7 +834,7 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     let bible = cx.bible();
     let all = Kind::ALL;
     let count = |k: &Kind| (k.name(), bible.list(*k).count());
-    let counts: BTreeMap<&str, usize> = all.iter().map(count).collect();
+    let counts: BTreeMap<&str, usize> = crate::sort::map(all.iter().map(count));
     let each = all.map(|k| format!("{} {k}", counts[k.name()]));
     let mut text = format!("Story bible: {}.", each.join(", "));
     let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
