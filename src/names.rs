@@ -27,6 +27,11 @@ pub fn closest<'a, I>(name: &str, candidates: I, max: usize) -> Vec<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
+    closest_in(name, candidates.into_iter().collect(), max)
+}
+
+/// [`closest`] over a list (one copy of the code for every caller's iterator).
+fn closest_in<'a>(name: &str, candidates: Vec<&'a str>, max: usize) -> Vec<&'a str> {
     // Lowercased char by char, as `edit_distance` compares.
     let lowercase = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<String>();
     let lower = lowercase(name);
@@ -63,7 +68,12 @@ pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> String
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let close = closest(name, candidates, 3);
+    hint(name, candidates.into_iter().collect())
+}
+
+/// [`did_you_mean`] over a list.
+fn hint(name: &str, candidates: Vec<&str>) -> String {
+    let close = closest_in(name, candidates, 3);
     if close.is_empty() {
         String::new()
     } else {

@@ -648,11 +648,15 @@ impl Core {
         current: &str,
         f: impl FnOnce(&mut Session) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut sessions = self.sessions.borrow_mut();
-        let open = sessions
-            .get_mut(current)
-            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
-        f(&mut open.session)
+        f(&mut *self.session_mut(current)?)
+    }
+
+    /// The session of open project `current` (one copy for every [`Core::with_project`]).
+    fn session_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Session>, Error> {
+        std::cell::RefMut::filter_map(self.sessions.borrow_mut(), |sessions| {
+            sessions.get_mut(current).map(|open| &mut open.session)
+        })
+        .map_err(|_| Error::NoProject(format!("project '{current}' is not open")))
     }
 
     /// Run `f` on an open project (its session and change feeds), for reads.
@@ -1724,7 +1728,13 @@ fn params<T: crate::value::FromValue>(
     params: &Map<String, Value>,
 ) -> Result<T, Error> {
     crate::value::from_value(Value::Object(params.clone()))
-        .map_err(|err| invalid(request, &err.to_string()))
+        .map_err(|err| params_error(request, err))
+}
+
+/// [`params`]' error (one copy for every params type).
+#[inline(never)]
+fn params_error(request: &str, err: crate::value::Error) -> Error {
+    invalid(request, &err.to_string())
 }
 
 #[derive(FromValue)]

@@ -337,12 +337,16 @@ from_value_args!(
 /// ([`validate`]), so a failure here is rare; its message still names what was wrong.
 pub fn parse_args<T: ToolArgs>(args: Value) -> Result<T, ToolError> {
     let args = object_args(args)?;
-    T::from_args(Value::Object(args)).map_err(|err| {
-        ToolError::invalid_args(format!(
-            "invalid arguments: {}",
-            plain_types(&err.to_string())
-        ))
-    })
+    T::from_args(Value::Object(args)).map_err(args_error)
+}
+
+/// [`parse_args`]'s error (one copy for every argument type).
+#[inline(never)]
+fn args_error(err: serde_json::Error) -> ToolError {
+    ToolError::invalid_args(format!(
+        "invalid arguments: {}",
+        plain_types(&err.to_string())
+    ))
 }
 
 /// The arguments as an object: `null` is `{}`, other non-objects and oversized strings are
