@@ -52,6 +52,8 @@ pub mod store;
 pub mod tools;
 pub mod value;
 
+mod json;
+
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 

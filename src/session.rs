@@ -21,7 +21,8 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use crate::json::json;
+use serde_json::Value;
 
 use crate::bible::{Actor, Bible, Entity, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};

@@ -7,9 +7,10 @@
 //! Everything else (provider, base URL, model, run options) is stored in the database's
 //! `meta` table under the global project, so it survives a reload.
 
+use crate::json::json;
 use crate::value::FromValue;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::llm::{ProviderConfig, ProviderKind};
 use crate::persist::GLOBAL_PROJECT;

@@ -25,9 +25,10 @@ pub mod spec;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 
+use crate::json::json;
 use futures_util::future::{self, Either, LocalBoxFuture};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use self::abort::AbortSignal;
 pub use self::spec::{

@@ -14,9 +14,10 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::json::json;
 use crate::value::FromValue;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::commands::Category;
 use crate::tools::{ToolDefinition, ToolRegistry};

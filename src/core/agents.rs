@@ -10,8 +10,9 @@
 //! one) is kept per project and agent, in memory and in the `meta` table
 //! (`conversation:<project>:<agent>`), so it survives a reload.
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{invalid, Core};
 use crate::agent::{AgentSpec, Catalog};

@@ -24,8 +24,9 @@
 //! cards after a reload). `abort_run` on a paused run cancels its waiting calls (they get
 //! `aborted` results) and ends it.
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::run::PausedRun;
 use super::{CallCtx, Core};

@@ -7,8 +7,9 @@
 //! `conflict` and changes nothing, so the writer never overwrites what they have not seen.
 //! Each change is saved as one batch and announced with `bible_changed`.
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{invalid, Core, Touched};
 use crate::bible::{is_empty_value, Actor, BibleError, Entity, Kind};

@@ -15,8 +15,9 @@
 //! chapter's title and text come back in the result, so the page can offer to restore it with
 //! `add_chapter` (as a new chapter: a new id, version 0, no history).
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{invalid, project_json, Core, Touched};
 use crate::error::Error;

@@ -12,8 +12,9 @@
 //!
 //! A failure at any step is the call's error result and changes nothing.
 
+use crate::json::json;
 use futures_util::future::{self, Either};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{Core, Touched};
 use crate::agent::AbortSignal;

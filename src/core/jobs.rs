@@ -27,11 +27,12 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use crate::json::json;
 use crate::value::FromValue;
 use futures_util::future::{self, Either, LocalBoxFuture};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::run::{PausedRun, RunParams, Start};
 use super::saving::Notify;

@@ -5,8 +5,9 @@
 //! writer may restore any of them; a restore, like every note write, purges the notes whose
 //! 30 days are over, and its save deletes their records.
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{Core, Touched};
 use crate::error::Error;

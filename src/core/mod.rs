@@ -30,8 +30,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::commands::history::Applied;
 use crate::commands::{Category, Entry, Moved, Origin, OriginFilter};

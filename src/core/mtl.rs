@@ -9,8 +9,9 @@
 //! saves a translation with `translation_create_line`). A failure at any step is the call's
 //! error result; every call is audited.
 
+use crate::json::json;
 use futures_util::future::{self, Either, LocalBoxFuture};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{Core, Touched};
 use crate::agent::AbortSignal;

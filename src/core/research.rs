@@ -18,9 +18,10 @@
 //! The notes of a project are loaded from the store once (`meta` records `research:…`) and
 //! kept in memory (`Shared::research`).
 
+use crate::json::json;
 use crate::value::FromValue;
 use futures_util::future::{self, Either};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{invalid, Core, Touched};
 use crate::agent::AbortSignal;

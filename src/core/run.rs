@@ -7,8 +7,9 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
+use crate::json::json;
 use crate::value::FromValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::tree::{Frame, Node, Tree};
 use super::{invalid, Core, Touched};

@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use serde_json::json;
+use crate::json::json;
 
 use super::Core;
 use crate::persist::merge::{self, Ours};

@@ -16,10 +16,11 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use crate::json::json;
 use crate::value::FromValue;
 use futures_util::future::LocalBoxFuture;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::Core;
 use crate::agent::spec::task_message;

@@ -18,7 +18,8 @@
 //!   [`FinishReason::ToolCalls`] when the answer called tools), `usageMetadata` (cumulative;
 //!   thinking tokens count as output), or an `error` object. Thought parts are skipped.
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
 use super::{

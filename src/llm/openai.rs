@@ -20,7 +20,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
 use super::{

@@ -673,7 +673,7 @@ mod tests {
         let json = serde_json::to_value(named("ping", "x")).ok();
         assert_eq!(
             json,
-            Some(serde_json::json!({"event": "ping", "data": "x", "id": null, "retry_ms": null}))
+            Some(crate::json::json!({"event": "ping", "data": "x", "id": null, "retry_ms": null}))
         );
     }
 }

@@ -32,9 +32,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::json::json;
 use crate::value::FromValue;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
 use crate::commands::Origin;

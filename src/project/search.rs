@@ -1311,7 +1311,7 @@ mod tests {
         }
         assert_eq!(
             serde_json::to_value(parse_chapter_ref("ch 2")).ok(),
-            Some(serde_json::json!({"number": 2}))
+            Some(crate::json::json!({"number": 2}))
         );
     }
 

@@ -20,9 +20,10 @@ pub mod url;
 
 use std::collections::HashMap;
 
+use crate::json::json;
 use crate::value::FromValue;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::memory::search::{tokenize, BM25_B, BM25_K1};
 

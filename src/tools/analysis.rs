@@ -11,9 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::editing::preview;
 use super::{ToolError, ToolRegistry, ToolSpec};

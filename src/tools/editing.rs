@@ -3,9 +3,10 @@
 //!
 //! `update_manuscript`, `append_to_manuscript`, `insert_text`, `delete_text`.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;

@@ -33,9 +33,10 @@
 //!   recorded in the call's history entry (the file before and after), so plain undo takes
 //!   it back (removing a file the call created) with the rest of the agent's turn.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::bible::{check_value, Entity, Kind};

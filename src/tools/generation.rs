@@ -61,9 +61,10 @@
 //! Continuations are joined to the text before them with a space (or, when the answer began
 //! with a line break, as a new paragraph), and followed by a space when a word follows.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::editing::preview;
 use super::Command;

@@ -17,9 +17,10 @@
 //! back for 30 days. An agent may restore only what an agent deleted. Every call that changes a
 //! note also purges the deleted notes whose 30 days are over.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;

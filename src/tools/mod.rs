@@ -35,10 +35,11 @@ pub mod validate;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
 use crate::commands::Category;

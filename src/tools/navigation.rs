@@ -16,9 +16,10 @@
 //!
 //! Without a `chapter`, chapters are searched starting at the active one.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::editing::preview;
 use super::{ToolError, ToolRegistry, ToolSpec};

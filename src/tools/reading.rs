@@ -15,10 +15,11 @@
 //! before a newline is not shown. `read_chapter` shows each line as `<number>│ <text>`: the
 //! number (right-aligned), the bar `│` and the one space after it are not part of the text.
 
+use crate::json::json;
 use crate::value::FromValue;
 use ropey::Rope;
 use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;

@@ -6,11 +6,12 @@
 //! function declarations take an OpenAPI subset, so its copy also drops
 //! `additionalProperties` and `default`.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::ToolDefinition;
 

@@ -2,10 +2,11 @@
 //! `highlight_text`, `set_selection`). They are not reversible and not in the history; the
 //! page hears of every change through a `ui` event.
 
+use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::editing::locate;
 use super::{ToolError, ToolRegistry, ToolSpec};

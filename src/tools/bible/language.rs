@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use crate::json::json;
+use serde_json::Value;
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};
 use crate::bible::scenes::Placed;
