@@ -24,6 +24,12 @@ pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V>
 
 /// Sort `v` stably by `cmp` (as `v.sort_by(cmp)`).
 pub fn by<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    by_dyn(v, &cmp);
+}
+
+/// [`by`] with the comparator behind `&dyn`: one copy per element type, not per comparator.
+#[inline(never)]
+fn by_dyn<T>(v: &mut [T], cmp: &dyn Fn(&T, &T) -> Ordering) {
     if v.len() < 2 {
         return;
     }

@@ -421,17 +421,34 @@ impl<T: FromValue> FromValue for Box<T> {
 
 impl<T: FromValue> FromValue for Vec<T> {
     fn from_value(value: Value) -> Result<Self, Error> {
-        match value {
-            Value::Array(items) => {
-                // A plain loop: `collect` into a `Result` instantiates more code per type.
-                let mut out = Vec::with_capacity(items.len());
-                for item in items {
-                    out.push(T::from_value(item)?);
-                }
-                Ok(out)
+        let mut out = Vec::new();
+        each_item(value, &mut |item, len| {
+            if out.capacity() == 0 {
+                out.reserve_exact(len);
             }
-            other => Err(invalid_type(&other, "a sequence")),
+            out.push(T::from_value(item)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// An array's items, each to `item` with the array's length; serde's error for anything but
+/// an array. One copy of the loop for every item type (`collect` into a `Result` would
+/// instantiate still more per type).
+fn each_item(
+    value: Value,
+    item: &mut dyn FnMut(Value, usize) -> Result<(), Error>,
+) -> Result<(), Error> {
+    match value {
+        Value::Array(items) => {
+            let len = items.len();
+            for each in items {
+                item(each, len)?;
+            }
+            Ok(())
         }
+        other => Err(invalid_type(&other, "a sequence")),
     }
 }
 
