@@ -178,7 +178,6 @@ pub(crate) use json_expect_expr_comma;
 
 #[cfg(test)]
 mod tests {
-    use super::json;
     use serde_json::Value;
 
     /// Ours builds what serde_json's builds, for every form of the syntax.

@@ -27,7 +27,8 @@ mod saving;
 mod tree;
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+
+use litemap::LiteMap;
 use std::rc::Rc;
 
 use crate::json::json;
@@ -267,23 +268,23 @@ pub struct Llm {
 pub struct Shared {
     env: Env,
     registry: ToolRegistry,
-    sessions: RefCell<BTreeMap<String, Open>>,
+    sessions: RefCell<LiteMap<String, Open>>,
     llm: RefCell<Option<Rc<Llm>>>,
     settings: RefCell<Settings>,
     settings_loaded: Cell<bool>,
-    runs: RefCell<BTreeMap<String, run::RunHandle>>,
+    runs: RefCell<LiteMap<String, run::RunHandle>>,
     /// Run ids aborted before their run began.
     early_aborts: RefCell<std::collections::BTreeSet<String>>,
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
-    guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
+    guards: RefCell<LiteMap<String, std::collections::BTreeSet<String>>>,
     /// Approval cards of running chat runs, by run, saved with the run's pause (see
     /// `CallCtx::card_with_pause`).
     cards: RefCell<Vec<(String, Value)>>,
     /// Each project's conversation with each agent a run started with (without the system
     /// prompt), by project and agent.
-    conversations: RefCell<BTreeMap<(String, String), Vec<crate::llm::Message>>>,
+    conversations: RefCell<LiteMap<(String, String), Vec<crate::llm::Message>>>,
     /// Each project's defined agents (loaded once from the store).
-    defined_agents: RefCell<BTreeMap<String, Vec<crate::agent::AgentSpec>>>,
+    defined_agents: RefCell<LiteMap<String, Vec<crate::agent::AgentSpec>>>,
     /// Sub-agent sessions alive now (a finished run leaves none).
     open_sessions: Cell<usize>,
     /// Numbers sub-agent sessions.
@@ -297,13 +298,13 @@ pub struct Shared {
     /// Runs background work (jobs), when the embedder gave a way.
     spawner: RefCell<Option<jobs::Spawner>>,
     /// The jobs alive in this core, by job id.
-    jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
+    jobs: RefCell<LiteMap<String, Rc<jobs::JobRt>>>,
     /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
     proactive: proactive::ProactiveCell,
     /// Each project's research notes (loaded once from the store).
-    research: RefCell<BTreeMap<String, crate::research::Research>>,
+    research: RefCell<LiteMap<String, crate::research::Research>>,
     /// `research_url` calls made so far by each run going on.
-    research_runs: RefCell<BTreeMap<String, usize>>,
+    research_runs: RefCell<LiteMap<String, usize>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -333,26 +334,26 @@ impl Core {
         let shared = Shared {
             env,
             registry: ToolRegistry::standard(),
-            sessions: RefCell::new(BTreeMap::new()),
+            sessions: RefCell::new(LiteMap::new()),
             llm: RefCell::new(None),
             settings: RefCell::new(Settings::default()),
             settings_loaded: Cell::new(false),
-            runs: RefCell::new(BTreeMap::new()),
+            runs: RefCell::new(LiteMap::new()),
             early_aborts: RefCell::new(std::collections::BTreeSet::new()),
-            guards: RefCell::new(BTreeMap::new()),
+            guards: RefCell::new(LiteMap::new()),
             cards: RefCell::new(Vec::new()),
-            conversations: RefCell::new(BTreeMap::new()),
-            defined_agents: RefCell::new(BTreeMap::new()),
+            conversations: RefCell::new(LiteMap::new()),
+            defined_agents: RefCell::new(LiteMap::new()),
             open_sessions: Cell::new(0),
             session_seq: Cell::new(0),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
             deciding: RefCell::new(std::collections::BTreeSet::new()),
             spawner: RefCell::new(None),
-            jobs: RefCell::new(BTreeMap::new()),
+            jobs: RefCell::new(LiteMap::new()),
             proactive: RefCell::default(),
-            research: RefCell::new(BTreeMap::new()),
-            research_runs: RefCell::new(BTreeMap::new()),
+            research: RefCell::new(LiteMap::new()),
+            research_runs: RefCell::new(LiteMap::new()),
         };
         Self {
             shared: Rc::new(shared),

@@ -79,7 +79,7 @@ const BUDGET_KEY: &str = "thinker";
 /// What the core keeps of proactive memory, for every open project.
 #[derive(Default)]
 pub(super) struct Proactive {
-    projects: BTreeMap<String, ProjectState>,
+    projects: litemap::LiteMap<String, ProjectState>,
     /// The thinker's calls today (loaded once).
     budget: Option<Budget>,
     /// The monitor of the last project edited, with the fingerprint of what it was built from.

@@ -19,8 +19,6 @@
 //!   block starts, or the stop reason is not `max_tokens`. A block cut off stays open and the
 //!   assembler rejects it.
 
-use std::collections::BTreeMap;
-
 use crate::json::json;
 use serde_json::{Map, Value};
 
@@ -174,7 +172,7 @@ fn error_event(value: &Value) -> StreamEvent {
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicStream {
     /// Neutral call index by content block index, for `tool_use` blocks.
-    tools: BTreeMap<u64, usize>,
+    tools: litemap::LiteMap<u64, usize>,
     /// Calls seen.
     calls: usize,
     /// A closed `tool_use` block not yet known to be complete.

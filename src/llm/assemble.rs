@@ -13,8 +13,6 @@
 //! call goes to [`Answer::invalid_tool_calls`] with the reason, as do calls whose arguments
 //! are not JSON or not an object. Empty arguments count as `{}`.
 
-use std::collections::BTreeMap;
-
 use crate::value::FromValue;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -52,7 +50,7 @@ struct PendingCall {
 #[derive(Debug, Clone, Default)]
 pub struct Assembler {
     text: String,
-    calls: BTreeMap<usize, PendingCall>,
+    calls: litemap::LiteMap<usize, PendingCall>,
     finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
     error: Option<String>,

@@ -18,8 +18,6 @@
 //!   used), some send a whole call in one fragment, or reuse index 0 with a new `id` for the
 //!   next call (a new call).
 
-use std::collections::BTreeMap;
-
 use crate::json::json;
 use serde_json::{Map, Value};
 
@@ -123,7 +121,7 @@ struct Slot {
 #[derive(Debug, Clone, Default)]
 pub struct OpenAiStream {
     /// Calls by their wire `index`.
-    slots: BTreeMap<u64, Slot>,
+    slots: litemap::LiteMap<u64, Slot>,
     /// Neutral indices of calls not yet finished.
     open: Vec<usize>,
     /// Calls seen.

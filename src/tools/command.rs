@@ -3,7 +3,6 @@
 //! [`EditContext`]); the [`CommandRegistry`] knows, per tool name, the command's category,
 //! description, whether it is reversible, and its factory.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -50,7 +49,7 @@ impl fmt::Debug for CommandMeta {
 /// Command metadata by tool name.
 #[derive(Debug, Clone, Default)]
 pub struct CommandRegistry {
-    commands: BTreeMap<&'static str, CommandMeta>,
+    commands: litemap::LiteMap<&'static str, CommandMeta>,
 }
 
 impl CommandRegistry {

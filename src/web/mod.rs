@@ -98,7 +98,7 @@ fn install_panic_hook() {
 pub struct WorkerCore {
     core: Rc<Core>,
     /// The other tabs this worker writes for, by client id (see [`WorkerCore::handle_for`]).
-    clients: RefCell<std::collections::BTreeMap<String, Rc<Core>>>,
+    clients: RefCell<litemap::LiteMap<String, Rc<Core>>>,
 }
 
 #[wasm_bindgen]
@@ -128,7 +128,7 @@ impl WorkerCore {
             .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local));
         Ok(WorkerCore {
             core: Rc::new(core),
-            clients: RefCell::new(std::collections::BTreeMap::new()),
+            clients: RefCell::new(litemap::LiteMap::new()),
         })
     }
 
@@ -153,8 +153,8 @@ impl WorkerCore {
             Some(id) => Rc::clone(
                 self.clients
                     .borrow_mut()
-                    .entry(id)
-                    .or_insert_with_key(|id| Rc::new(self.core.client(id.clone()))),
+                    .entry(id.clone())
+                    .or_insert_with(|| Rc::new(self.core.client(id))),
             ),
         };
         wasm_bindgen_futures::future_to_promise(async move {
