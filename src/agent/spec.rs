@@ -12,7 +12,7 @@
 //! with its final text.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::json::json;
 use crate::value::FromValue;
@@ -524,8 +524,8 @@ pub struct Preset {
 /// The agents a run can reach: the presets' agents and the ones the app defined.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    builtin: BTreeMap<String, AgentSpec>,
-    defined: BTreeMap<String, AgentSpec>,
+    builtin: litemap::LiteMap<String, AgentSpec>,
+    defined: litemap::LiteMap<String, AgentSpec>,
     presets: Vec<Preset>,
 }
 
@@ -539,7 +539,11 @@ impl Catalog {
     fn of(defined: Vec<AgentSpec>) -> Self {
         let (presets, agents) = super::presets::all();
         let by_name = |agents: Vec<AgentSpec>| {
-            crate::sort::map(agents.into_iter().map(|a| (a.name.clone(), a)))
+            let mut map = litemap::LiteMap::new();
+            for agent in agents {
+                map.insert(agent.name.clone(), agent);
+            }
+            map
         };
         Self {
             builtin: by_name(agents),

@@ -558,7 +558,7 @@ pub struct Bible {
     last_version: u64,
     /// Locks held by calls waiting for the writer's approval: by entity, each call with the
     /// fields it would change (none listed: the whole entity, as for a delete or a merge).
-    locks: BTreeMap<(Kind, String), Vec<Lock>>,
+    locks: litemap::LiteMap<(Kind, String), Vec<Lock>>,
 }
 
 impl Bible {
@@ -625,7 +625,7 @@ impl Bible {
 
     /// Release the locks a call holds.
     pub fn unlock(&mut self, call: &str) {
-        for held in self.locks.values_mut() {
+        for (_, held) in self.locks.iter_mut() {
             held.retain(|(c, _)| c != call);
         }
         self.locks.retain(|_, held| !held.is_empty());

@@ -24,7 +24,6 @@
 //! gives one.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::json::json;
@@ -271,7 +270,7 @@ pub(super) struct JobRt {
     paused: Cell<bool>,
     cancelled: Cell<bool>,
     /// The abort signal of each unit running now, by unit id.
-    aborts: RefCell<BTreeMap<String, AbortSignal>>,
+    aborts: RefCell<litemap::LiteMap<String, AbortSignal>>,
     /// Units that paused for approval (their paused-run record is closed when they end).
     paused_units: RefCell<std::collections::BTreeSet<String>>,
 }
@@ -637,7 +636,7 @@ impl Core {
             cancelled: Cell::new(false),
             job: RefCell::new(job),
             notify: Rc::new(Notify::default()),
-            aborts: RefCell::new(BTreeMap::new()),
+            aborts: RefCell::new(litemap::LiteMap::new()),
             paused_units: RefCell::new(waiting),
         });
         self.jobs.borrow_mut().insert(id.clone(), rt);
@@ -1154,7 +1153,7 @@ impl Core {
     /// Serve `list_jobs`: the project's jobs, newest first.
     pub(super) async fn list_jobs(&self) -> Result<Value, Error> {
         let project = self.current()?;
-        let mut jobs: BTreeMap<String, Job> = BTreeMap::new();
+        let mut jobs: litemap::LiteMap<String, Job> = litemap::LiteMap::new();
         for record in self
             .env
             .store
@@ -1173,7 +1172,7 @@ impl Core {
                 jobs.insert(job.id.clone(), job.clone());
             }
         }
-        let mut list: Vec<Job> = jobs.into_values().collect();
+        let mut list: Vec<Job> = jobs.into_iter().map(|(_, job)| job).collect();
         crate::sort::by(&mut list, |a, b| {
             b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id))
         });
