@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use litemap::LiteMap;
+
 use super::{is_empty_value, Bible, Entity, Kind};
 
 /// The id of a scene's translated line.
@@ -16,12 +18,17 @@ pub fn translation_id(scene: &str, line: u64) -> String {
 }
 
 /// The translations of a scene, by line.
-pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
+pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> LiteMap<u64, &'b Entity> {
     let of_scene = bible
         .list(Kind::Translation)
         .filter(|t| t.text("scene") == scene);
-    let by_line = |t: &'b Entity| Some((t.get("line").as_u64()?, t));
-    crate::sort::map(of_scene.filter_map(by_line))
+    let mut by_line = LiteMap::new();
+    for t in of_scene {
+        if let Some(line) = t.get("line").as_u64() {
+            by_line.insert(line, t);
+        }
+    }
+    by_line
 }
 
 /// Whether a translation has a target.
