@@ -16,6 +16,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use litemap::LiteMap;
+
 use crate::json::json;
 use crate::value::FromValue;
 use futures_util::future::LocalBoxFuture;
@@ -114,6 +116,16 @@ impl Frame {
         })
     }
 
+    /// The paused sub-agents, taken out to be removed one by one (a sorted vector: removing
+    /// from the B-tree would cost its removal code for this one map type).
+    fn take_children(&mut self) -> LiteMap<String, Frame> {
+        let mut children = LiteMap::new();
+        for (id, child) in std::mem::take(&mut self.children) {
+            children.insert(id, child);
+        }
+        children
+    }
+
     /// Every call id of the tree's conversations (so new ones stay unique).
     fn call_ids(&self, into: &mut std::collections::BTreeSet<String>) {
         for m in &self.messages {
@@ -127,8 +139,9 @@ impl Frame {
     /// Give every waiting call without a result an `aborted` result, down the tree, and
     /// return the root's conversation completed.
     pub(super) fn complete_aborted(mut self) -> Vec<Message> {
+        let mut children = self.take_children();
         for call in self.pending.clone() {
-            if let Some(child) = self.children.remove(&call.id) {
+            if let Some(child) = children.remove(&call.id) {
                 let _ = child.complete_aborted();
                 self.results.insert(
                     call.id.clone(),
@@ -209,7 +222,7 @@ pub(super) struct Tree {
     pub(super) settings: Settings,
     pub(super) provider: ProviderConfig,
     /// Paused sub-agents of the levels now running, by routing call id.
-    paused: RefCell<BTreeMap<String, Frame>>,
+    paused: RefCell<LiteMap<String, Frame>>,
     /// The tree's undo group: every edit of every agent in it joins it (kept across a pause).
     pub(super) group: RefCell<String>,
     /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
@@ -238,7 +251,7 @@ impl Tree {
             catalog,
             settings,
             provider,
-            paused: RefCell::new(BTreeMap::new()),
+            paused: RefCell::new(LiteMap::new()),
             group: RefCell::new(String::new()),
             hold: None,
             no_overwrite: false,
@@ -511,8 +524,9 @@ impl Core {
             let node = Node::of(&frame);
             let mut still_paused = BTreeMap::new();
             let mut files = std::mem::take(&mut frame.files_changed);
+            let mut children = frame.take_children();
             for call in frame.pending.clone() {
-                let Some(child) = frame.children.remove(&call.id) else {
+                let Some(child) = children.remove(&call.id) else {
                     continue;
                 };
                 let child_node = Node::of(&child);
@@ -531,6 +545,9 @@ impl Core {
                         );
                     }
                 }
+            }
+            for (id, child) in children {
+                frame.children.insert(id, child);
             }
             if !still_paused.is_empty() {
                 frame.children = still_paused;
