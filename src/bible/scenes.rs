@@ -12,8 +12,6 @@
 //! occurs in that text as a whole word (case-sensitive, as [`mentions`] finds names), and the
 //! reader knows an entity by its seen names only.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use super::mentions::{self, names_of};
@@ -109,7 +107,8 @@ pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
 #[derive(Debug)]
 pub struct Reader<'a> {
     bible: &'a Bible,
-    seen: BTreeSet<(Kind, String, String)>,
+    /// Kept as a sorted vector (litemap): the names arrive mostly in order.
+    seen: litemap::LiteMap<(Kind, String, String), ()>,
 }
 
 impl<'a> Reader<'a> {
@@ -118,14 +117,14 @@ impl<'a> Reader<'a> {
         let before = &project.chapters[..chapter];
         let mut read: Vec<String> = before.iter().map(|c| c.text().to_string()).collect();
         read.push(project.chapters[chapter].slice(0, end));
-        let mut seen = BTreeSet::new();
+        let mut seen = litemap::LiteMap::new();
         for e in bible
             .list(Kind::Character)
             .chain(bible.list(Kind::Location))
         {
             for name in names_of(e) {
                 if read.iter().any(|t| mentions::contains_word(t, &name)) {
-                    seen.insert((e.kind, e.id.clone(), name));
+                    seen.insert((e.kind, e.id.clone(), name), ());
                 }
             }
         }
@@ -135,7 +134,7 @@ impl<'a> Reader<'a> {
     /// The seen names of an entity, longest first.
     pub fn seen_names(&self, kind: Kind, id: &str) -> Vec<String> {
         let mut names = self.bible.get(kind, id).map(names_of).unwrap_or_default();
-        names.retain(|n| self.seen.contains(&(kind, id.to_string(), n.clone())));
+        names.retain(|n| self.seen.contains_key(&(kind, id.to_string(), n.clone())));
         names
     }
 
@@ -151,8 +150,11 @@ impl<'a> Reader<'a> {
     /// `text` with every mention of an unseen name replaced by [`NOT_YET_INTRODUCED`].
     pub fn redact(&self, text: &str) -> String {
         let found = mentions::detect(self.bible, text);
-        let unseen =
-            |m: &&mentions::Mention| !self.seen.contains(&(m.kind, m.id.clone(), m.name.clone()));
+        let unseen = |m: &&mentions::Mention| {
+            !self
+                .seen
+                .contains_key(&(m.kind, m.id.clone(), m.name.clone()))
+        };
         let mut next = found.iter().filter(unseen).peekable();
         let (mut out, mut skip_to) = (String::with_capacity(text.len()), 0);
         for (i, c) in text.chars().enumerate() {
