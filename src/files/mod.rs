@@ -15,8 +15,6 @@
 pub mod diff;
 pub mod path;
 
-use std::collections::BTreeMap;
-
 use crate::value::FromValue;
 use serde::Serialize;
 
@@ -122,7 +120,9 @@ pub enum Listed<'a> {
 /// A project's free files, by path.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Files {
-    files: BTreeMap<String, FreeFile>,
+    /// At most [`MAX_FILES`] (and the ones loaded), in a sorted vector (litemap): far less
+    /// wasm than a B-tree for this one map type.
+    files: litemap::LiteMap<String, FreeFile>,
 }
 
 impl Files {
@@ -133,9 +133,11 @@ impl Files {
 
     /// Files loaded from the store or an export.
     pub fn from_files(files: impl IntoIterator<Item = FreeFile>) -> Self {
-        Self {
-            files: crate::sort::map(files.into_iter().map(|f| (f.path.clone(), f))),
+        let mut by_path = litemap::LiteMap::new();
+        for file in files {
+            by_path.insert(file.path.clone(), file);
         }
+        Self { files: by_path }
     }
 
     /// The file at `path`.
@@ -161,8 +163,10 @@ impl Files {
     /// The files under folder `dir` (at any depth), by path.
     pub fn under<'a>(&'a self, dir: &str) -> impl Iterator<Item = &'a FreeFile> + 'a {
         let prefix = format!("{dir}/");
+        let (Ok(start) | Err(start)) = self.files.find_index(prefix.as_str());
         self.files
-            .range(prefix.clone()..)
+            .iter()
+            .skip(start)
             .take_while(move |(p, _)| p.starts_with(&prefix))
             .map(|(_, f)| f)
     }
