@@ -60,9 +60,16 @@ let relaySeq = 0;
 // Writer: relayed requests already taken (so a resent one is not run twice).
 const taken = new Set();
 
+// One message to the page: with the events queued before it, as one `batch` (one postMessage
+// instead of one per event: each costs a structured clone and a hop to the page's thread).
 function post(message) {
-  flushPageEvents();
-  self.postMessage(message);
+  const events = takePageEvents();
+  if (events.length === 0) {
+    self.postMessage(message);
+  } else {
+    events.push(message);
+    self.postMessage({ kind: 'batch', messages: events });
+  }
 }
 
 // The core emits a request's events as it runs, before it waits for IndexedDB: this page gets
@@ -76,20 +83,33 @@ function deliverSoon(event) {
 }
 
 function flushPageEvents() {
-  if (pageEvents.length === 0) return;
+  const events = takePageEvents();
+  if (events.length === 1) self.postMessage(events[0]);
+  else if (events.length > 1) self.postMessage({ kind: 'batch', messages: events });
+}
+
+// The queued events this page is to get, in order (see `forPage`).
+function takePageEvents() {
+  if (pageEvents.length === 0) return pageEvents;
   const queued = pageEvents;
   pageEvents = [];
-  for (const event of queued) deliver(event);
+  const events = [];
+  for (const event of queued) {
+    const delivered = forPage(event);
+    if (delivered) events.push(delivered);
+  }
+  return events;
 }
 
 // Events for other tabs wait for the end of the current task (they go out while this worker
 // waits for IndexedDB, or right after its own page's answer), so that the writer's page is not
 // kept waiting for them. Anything else sent on the channel sends them first: every tab hears
 // events and answers in the order they happened.
+// What is queued goes out as one `batch` message (one postMessage, not one per event).
 let broadcasts = [];
 function broadcast(message) {
+  broadcasts.push(message);
   flushBroadcasts();
-  CHANNEL.postMessage(message);
 }
 
 function broadcastSoon(message) {
@@ -101,7 +121,7 @@ function flushBroadcasts() {
   if (broadcasts.length === 0) return;
   const queued = broadcasts;
   broadcasts = [];
-  for (const message of queued) CHANNEL.postMessage(message);
+  CHANNEL.postMessage(queued.length === 1 ? queued[0] : { t: 'batch', messages: queued });
 }
 
 function postEvent(type, data) {
@@ -142,19 +162,18 @@ function track(request, response) {
   }
 }
 
-// An event of the core for this page, if it concerns the page's project. An event caused by
-// another tab's request says `remote: true` in its data.
-function deliver(event) {
+// An event of the core as this page gets it, or null if it concerns another project. An
+// event caused by another tab's request says `remote: true` in its data.
+function forPage(event) {
   const mine = role === 'follower' ? event.client === INSTANCE : !event.client;
   if (!mine && event.data && typeof event.data === 'object' && !Array.isArray(event.data)) {
     event = { ...event, data: { ...event.data, remote: true } };
   }
   if (event.type === 'project_deleted' && event.data && event.data.id === pageProject) {
     pageProject = null;
-    post(event);
-    return;
+    return event;
   }
-  if (!event.project || event.project === pageProject) post(event);
+  return !event.project || event.project === pageProject ? event : null;
 }
 
 function onCoreEvent(json) {
@@ -474,54 +493,59 @@ async function internal(type, params) {
 }
 
 if (CHANNEL) {
-  CHANNEL.onmessage = (event) => {
-    const message = event.data;
-    if (!message || typeof message !== 'object') return;
-    switch (message.t) {
-      case 'request':
-        if (role === 'writer') serveRelayed(message);
-        else if (role === 'electing') elected.then(() => role === 'writer' && serveRelayed(message));
-        break;
-      case 'ack':
-        if (message.to === INSTANCE && relayed.has(message.seq)) relayed.get(message.seq).acked = message.by;
-        break;
-      case 'response': {
-        if (message.to !== INSTANCE) break;
-        const entry = relayed.get(message.seq);
-        if (!entry) break;
-        relayed.delete(message.seq);
-        answer(entry.id, entry.message, message.text, message.failure);
-        break;
-      }
-      case 'event':
-        if (role === 'follower' && message.event) deliver(message.event);
-        break;
-      case 'writer':
-        if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);
-        break;
-      case 'secrets':
-        if (role !== 'writer') secrets = message.secrets || null;
-        break;
-      case 'hello':
-        if (role === 'writer' && secrets && message.from !== INSTANCE) broadcast({ t: 'secrets', secrets });
-        break;
-      case 'shared': {
-        // No writer lock: every tab writes; reload what another tab saved.
-        if (LOCKS || message.from === INSTANCE) break;
-        // An audit-only save (a read-only tool call) changes nothing another tab shows.
-        if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
-          internal('reload_project', { id: message.data.project });
-        } else if (message.type === 'projects_changed') {
-          postEvent('projects_changed', { remote: true });
-        } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
-          postEvent(message.type, { ...message.data, remote: true });
-        }
-        break;
-      }
-      default:
-        break;
+  CHANNEL.onmessage = (event) => heard(event.data);
+}
+
+// A message from another tab's worker (a `batch` holds several, in order).
+function heard(message) {
+  if (!message || typeof message !== 'object') return;
+  switch (message.t) {
+    case 'batch':
+      if (Array.isArray(message.messages)) message.messages.forEach(heard);
+      break;
+    case 'request':
+      if (role === 'writer') serveRelayed(message);
+      else if (role === 'electing') elected.then(() => role === 'writer' && serveRelayed(message));
+      break;
+    case 'ack':
+      if (message.to === INSTANCE && relayed.has(message.seq)) relayed.get(message.seq).acked = message.by;
+      break;
+    case 'response': {
+      if (message.to !== INSTANCE) break;
+      const entry = relayed.get(message.seq);
+      if (!entry) break;
+      relayed.delete(message.seq);
+      answer(entry.id, entry.message, message.text, message.failure);
+      break;
     }
-  };
+    case 'event':
+      if (role === 'follower' && message.event) deliverSoon(message.event);
+      break;
+    case 'writer':
+      if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);
+      break;
+    case 'secrets':
+      if (role !== 'writer') secrets = message.secrets || null;
+      break;
+    case 'hello':
+      if (role === 'writer' && secrets && message.from !== INSTANCE) broadcast({ t: 'secrets', secrets });
+      break;
+    case 'shared': {
+      // No writer lock: every tab writes; reload what another tab saved.
+      if (LOCKS || message.from === INSTANCE) break;
+      // An audit-only save (a read-only tool call) changes nothing another tab shows.
+      if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
+        internal('reload_project', { id: message.data.project });
+      } else if (message.type === 'projects_changed') {
+        postEvent('projects_changed', { remote: true });
+      } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
+        postEvent(message.type, { ...message.data, remote: true });
+      }
+      break;
+    }
+    default:
+      break;
+  }
 }
 
 self.addEventListener('messageerror', () => {

@@ -249,6 +249,25 @@ impl Store for MemoryStore {
                             .insert(key.clone(), value.clone());
                         undo.push((*table, key, old));
                     }
+                    Op::Insert { table, value } => {
+                        let key = match record_key(*table, value) {
+                            Ok(key) => key.to_string(),
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        };
+                        let rows = tables.entry(*table).or_default();
+                        if rows.contains_key(&key) {
+                            failure = Some(StoreError::Conflict(format!(
+                                "'{key}' in '{}' exists already",
+                                table.name()
+                            )));
+                            break;
+                        }
+                        rows.insert(key.clone(), value.clone());
+                        undo.push((*table, key, None));
+                    }
                     Op::Delete { table, key } => {
                         let old = tables.entry(*table).or_default().remove(key);
                         undo.push((*table, key.clone(), old));
