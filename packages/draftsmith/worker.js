@@ -185,7 +185,7 @@ function onCoreEvent(json) {
   }
   deliverSoon(event);
   if (CHANNEL && role === 'writer' && LOCKS) {
-    broadcastSoon({ t: 'event', event });
+    if (peers === null || peers.size > 0) broadcastSoon({ t: 'event', event });
   } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
     broadcastSoon({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
   }
@@ -319,9 +319,28 @@ async function restoreSecrets() {
 }
 
 // Each worker holds a lock named after itself for its life; the writer waits on the lock of
-// each tab it serves and, once that tab is gone, drops the core's client for it.
-const TAB_LOCK = (instance) => `draftsmith-tab:${instance}`;
+// each other tab (those it serves, those that said hello, those whose locks it found on
+// taking over) and, once that tab is gone, drops the core's client for it.
+const TAB_PREFIX = `draftsmith:${DATABASE}:tab:`;
+const TAB_LOCK = (instance) => `${TAB_PREFIX}${instance}`;
 const watchedTabs = new Set();
+// Writer: the other tabs' workers, which hear its events over the channel; when there are
+// none, events are not broadcast (a postMessage per keystroke that nobody reads). `null`
+// while not known yet: events are broadcast.
+let peers = null;
+async function findPeers() {
+  peers = null;
+  try {
+    const { held = [], pending = [] } = await LOCKS.query();
+    for (const lock of [...held, ...pending]) {
+      const name = lock.name || '';
+      if (name.startsWith(TAB_PREFIX) && name !== TAB_LOCK(INSTANCE)) watchTab(name.slice(TAB_PREFIX.length));
+    }
+    if (role === 'writer') peers = watchedTabs;
+  } catch {
+    // Not known: go on broadcasting.
+  }
+}
 function watchTab(instance) {
   if (!LOCKS || watchedTabs.has(instance)) return;
   watchedTabs.add(instance);
@@ -442,6 +461,7 @@ function becomeWriter() {
   const was = role;
   role = 'writer';
   if (CHANNEL) broadcast({ t: 'writer', from: INSTANCE });
+  if (LOCKS) findPeers();
   if (was === 'follower') {
     restoring = restoreSecrets().catch(() => {});
     writerChanged(INSTANCE);
@@ -528,7 +548,10 @@ function heard(message) {
       if (role !== 'writer') secrets = message.secrets || null;
       break;
     case 'hello':
-      if (role === 'writer' && secrets && message.from !== INSTANCE) broadcast({ t: 'secrets', secrets });
+      if (role === 'writer' && message.from !== INSTANCE) {
+        watchTab(message.from);
+        if (secrets) broadcast({ t: 'secrets', secrets });
+      }
       break;
     case 'shared': {
       // No writer lock: every tab writes; reload what another tab saved.
