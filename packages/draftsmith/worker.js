@@ -73,13 +73,14 @@ function post(message) {
 }
 
 // The core emits a request's events as it runs, before it waits for IndexedDB: this page gets
-// them once the core has handed its writes to IndexedDB (a microtask later), so that passing
-// them on does not delay the write. Anything posted to the page posts them first, so the page
-// hears events and answers in the order they happened.
+// them at the end of the current task (while IndexedDB writes), so that passing them on does
+// not delay the write. Anything posted to the page posts them first, in the same message, so
+// the page hears events and answers in the order they happened, and the events of a request's
+// end (such as `saved`) go with its response: one postMessage, not two.
 let pageEvents = [];
 function deliverSoon(event) {
   pageEvents.push(event);
-  if (pageEvents.length === 1) queueMicrotask(flushPageEvents);
+  if (pageEvents.length === 1) setTimeout(flushPageEvents, 0);
 }
 
 function flushPageEvents() {
@@ -90,7 +91,7 @@ function flushPageEvents() {
 
 // The queued events this page is to get, in order (see `forPage`).
 function takePageEvents() {
-  if (pageEvents.length === 0) return pageEvents;
+  if (pageEvents.length === 0) return [];
   const queued = pageEvents;
   pageEvents = [];
   const events = [];
@@ -394,10 +395,12 @@ function answer(id, message, responseText, failure) {
   if (response.id === null && id !== null) {
     response.id = id;
   }
-  // Events of the request go first, to the project the page showed when they were emitted.
-  flushPageEvents();
+  // Events of the request go first, to the project the page showed when they were emitted,
+  // in the same message.
+  const events = takePageEvents();
   track(message, response);
-  post(response);
+  events.push(response);
+  self.postMessage(events.length === 1 ? response : { kind: 'batch', messages: events });
 }
 
 // Follower: send a page request to the writer.
