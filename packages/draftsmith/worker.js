@@ -104,9 +104,9 @@ function takePageEvents() {
 
 // Events for other tabs wait for the end of the current task (they go out while this worker
 // waits for IndexedDB, or right after its own page's answer), so that the writer's page is not
-// kept waiting for them. Anything else sent on the channel sends them first: every tab hears
-// events and answers in the order they happened.
-// What is queued goes out as one `batch` message (one postMessage, not one per event).
+// kept waiting for them. Anything else sent on the channel sends them first, in the same
+// `batch` message (one postMessage, not one per event): every tab hears events and answers in
+// the order they happened.
 let broadcasts = [];
 function broadcast(message) {
   broadcasts.push(message);
