@@ -11,6 +11,15 @@ fn ids(records: &[Value]) -> Vec<&str> {
     records.iter().filter_map(|r| r["id"].as_str()).collect()
 }
 
+/// The `text` field of a stored record, if there is such a record.
+async fn text_of(store: &dyn Store, table: Table, key: &str) -> Option<Value> {
+    store
+        .get(table, key)
+        .await
+        .expect("get")
+        .map(|r| r["text"].clone())
+}
+
 /// Put, get, overwrite and delete, with non-ASCII text and nested values.
 pub async fn put_get_overwrite_delete(store: &dyn Store) {
     let text = "“Hello,” she said. — «Oui.» 🐉 Café\u{0}end";
@@ -37,11 +46,7 @@ pub async fn put_get_overwrite_delete(store: &dyn Store) {
     );
     store.commit(batch).await.expect("overwrite");
     assert_eq!(
-        store
-            .get(Table::Chapters, "c1")
-            .await
-            .expect("get")
-            .map(|r| r["text"].clone()),
+        text_of(store, Table::Chapters, "c1").await,
         Some(json!("v2"))
     );
     let mut batch = Batch::new();
@@ -128,11 +133,7 @@ pub async fn aborted_batches_leave_the_previous_state(store: &dyn Store) {
     let err = store.commit(batch).await.expect_err("aborted");
     assert!(matches!(err, StoreError::Aborted(_)), "{err:?}");
     assert_eq!(
-        store
-            .get(Table::Chapters, "a1")
-            .await
-            .expect("get")
-            .map(|r| r["text"].clone()),
+        text_of(store, Table::Chapters, "a1").await,
         Some(json!("old"))
     );
     assert_eq!(store.get(Table::History, "h1").await.expect("get"), None);
@@ -260,11 +261,7 @@ pub async fn inserts_refuse_a_taken_key(store: &dyn Store) {
     first.insert_value(Table::Changes, record("i1/1", "one"));
     store.commit(first).await.expect("a new key is inserted");
     assert_eq!(
-        store
-            .get(Table::Changes, "i1/1")
-            .await
-            .expect("get")
-            .map(|r| r["text"].clone()),
+        text_of(store, Table::Changes, "i1/1").await,
         Some(json!("one"))
     );
     for with_expectation in [false, true] {
@@ -305,11 +302,7 @@ pub async fn inserts_refuse_a_taken_key(store: &dyn Store) {
                 );
             }
             assert_eq!(
-                store
-                    .get(Table::Changes, "i1/1")
-                    .await
-                    .expect("get")
-                    .map(|r| r["text"].clone()),
+                text_of(store, Table::Changes, "i1/1").await,
                 Some(json!("one")),
                 "case {at} ({with_expectation}): the stored record changed"
             );

@@ -235,21 +235,7 @@ impl Store for MemoryStore {
                     break;
                 }
                 match op {
-                    Op::Put { table, value } => {
-                        let key = match record_key(*table, value) {
-                            Ok(key) => key.to_string(),
-                            Err(e) => {
-                                failure = Some(e);
-                                break;
-                            }
-                        };
-                        let old = tables
-                            .entry(*table)
-                            .or_default()
-                            .insert(key.clone(), value.clone());
-                        undo.push((*table, key, old));
-                    }
-                    Op::Insert { table, value } => {
+                    Op::Put { table, value } | Op::Insert { table, value } => {
                         let key = match record_key(*table, value) {
                             Ok(key) => key.to_string(),
                             Err(e) => {
@@ -258,15 +244,15 @@ impl Store for MemoryStore {
                             }
                         };
                         let rows = tables.entry(*table).or_default();
-                        if rows.contains_key(&key) {
+                        if matches!(op, Op::Insert { .. }) && rows.contains_key(&key) {
                             failure = Some(StoreError::Conflict(format!(
                                 "'{key}' in '{}' exists already",
                                 table.name()
                             )));
                             break;
                         }
-                        rows.insert(key.clone(), value.clone());
-                        undo.push((*table, key, None));
+                        let old = rows.insert(key.clone(), value.clone());
+                        undo.push((*table, key, old));
                     }
                     Op::Delete { table, key } => {
                         let old = tables.entry(*table).or_default().remove(key);
