@@ -18,8 +18,8 @@
 //!   `file`: path, content, mod time, origin).
 //!
 //! **Incremental chapters.** A keystroke (or an agent's edit, an undo) writes its change
-//! record, the chapter's head and its history entry (and the history state when more than
-//! its next entry number changed): a few hundred bytes, whatever the chapter's size. The
+//! record and its history entry (and the history state when more than its next entry number
+//! changed): a few hundred bytes, whatever the chapter's size. The
 //! chapter record is rewritten (a checkpoint of the whole text) only every
 //! [`pending::checkpoint_every`] changes (100 for a chapter of up to 64 K chars, up to
 //! 1,000 for long ones), when the chapter is added or renamed, and on
@@ -43,9 +43,13 @@
 //! **Versioned writes.** Every write of a versioned record checks, in the same transaction
 //! ([`crate::store::Op::Expect`]), the revision this core last saw of it, and writes the next
 //! one: the project record, the history state, story-bible entities and free files carry a
-//! `rev` field; a chapter's checkpoint carries a `rev`, and its change records are covered by
-//! its head record (`meta/head:{chapter}`: the newest version its stored changes reach),
-//! which every write of the chapter's changes or checkpoint checks and moves on. Records
+//! `rev` field; a chapter's checkpoint carries a `rev`. Every write of a chapter checks its
+//! head record (`meta/head:{chapter}`: the version of its newest checkpoint, which a
+//! checkpoint moves on and a deletion removes) and that the change after the newest one
+//! this core saw is not stored yet: change records that continue the stored ones are
+//! inserted ([`crate::store::Op::Insert`], refused when another writer wrote that version
+//! first), and a write without them reads that record. So appending a change (a keystroke)
+//! writes two records and reads one. Records
 //! written before revisions have none, which the first check expects. A stale write (another
 //! writer got there first) is refused whole ([`crate::store::StoreError::Conflict`]); the core
 //! then reads the project again and merges what it had not saved into it ([`merge`]) before

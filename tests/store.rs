@@ -32,6 +32,10 @@ mod expectations_first {
                 table,
                 value: json!({"id": key, "rev": rev}),
             }),
+            (table.clone(), key.clone(), 0u64..3).prop_map(|(table, key, rev)| Op::Insert {
+                table,
+                value: json!({"id": key, "rev": rev}),
+            }),
             (table.clone(), key.clone()).prop_map(|(table, key)| Op::Delete {
                 table,
                 key: key.into(),
@@ -62,7 +66,7 @@ mod expectations_first {
             setup in prop::collection::vec(op(), 0..6),
             ops in prop::collection::vec(op(), 0..10),
         ) {
-            let setup: Vec<Op> = setup.into_iter().filter(|o| !matches!(o, Op::Expect { .. })).collect();
+            let setup: Vec<Op> = setup.into_iter().filter(|o| matches!(o, Op::Put { .. } | Op::Delete { .. })).collect();
             let (a, b) = (MemoryStore::new(), MemoryStore::new());
             for store in [&a, &b] {
                 block_on(store.commit(Batch { ops: setup.clone(), abort_after: None })).expect("setup");
@@ -88,19 +92,24 @@ mod expectations_first {
         batch.expect(Table::Meta, "x", "rev", json!(1));
         batch.put_value(Table::Meta, json!({"id": "h", "rev": 2}));
         batch.expect(Table::Projects, "p", "rev", Value::Null);
+        batch.insert_value(Table::Changes, json!({"id": "c"}));
+        batch.expect(Table::Changes, "c", "rev", Value::Null);
         let kinds: Vec<String> = batch
             .expectations_first()
             .ops
             .iter()
             .map(|op| match op {
                 Op::Put { value, .. } => format!("put {}", value["id"].as_str().unwrap_or("")),
+                Op::Insert { value, .. } => {
+                    format!("insert {}", value["id"].as_str().unwrap_or(""))
+                }
                 Op::Delete { key, .. } => format!("delete {key}"),
                 Op::Expect { key, .. } => format!("expect {key}"),
             })
             .collect();
         assert_eq!(
             kinds,
-            ["expect h", "expect p", "put x", "expect x", "put h"]
+            ["expect h", "expect p", "put x", "expect x", "put h", "insert c", "expect c"]
         );
     }
 }

@@ -102,16 +102,27 @@ fn a_stale_write_is_refused_by_the_store_and_nothing_of_it_is_written() {
     let store = disk();
     let (a, b, id, ch) = two_workers(&store);
     a.ok("apply_user_change", typing(&ch[0], 0, 0, "A: "));
-    // What B would write, based on what B read: the store refuses it whole.
+    // What B would write, based on what B read: the store refuses it whole. The head is
+    // where B saw it (appending a change does not move it), but version 1's change record
+    // is A's, and B's is an insert.
     let head = block_on(store.inner().get(Table::Meta, &format!("head:{}", ch[0])))
         .unwrap()
         .unwrap();
-    assert_eq!(head["version"], 1);
+    assert_eq!(head["version"], 0);
+    let change = format!("{}/{:020}", ch[0], 1);
+    let a_change = block_on(store.inner().get(Table::Changes, &change))
+        .unwrap()
+        .unwrap();
+    assert_eq!(a_change["tag"], "A: ");
     let mut stale = Batch::new();
     stale.expect(Table::Meta, format!("head:{}", ch[0]), "version", json!(0));
-    stale.put_value(
+    stale.insert_value(
         Table::Changes,
-        json!({"id": format!("{}/{:020}", ch[0], 1), "project": id}),
+        json!({"id": change, "project": id, "tag": " B."}),
+    );
+    stale.put_value(
+        Table::History,
+        json!({"id": "b-entry", "project": id, "entry": {}}),
     );
     let before = store.inner().to_json();
     assert!(matches!(
@@ -382,4 +393,31 @@ fn unsaved_work_in_a_project_deleted_elsewhere_is_written_again() {
     let there = fresh(&store, &id);
     assert_eq!(there.text(&ch[1]), "Still here. Morning came.");
     assert_eq!(there.text(&ch[0]), "The lamp was dark.");
+}
+
+#[test]
+fn a_chapter_deleted_by_a_writer_that_missed_the_others_last_change_keeps_that_change() {
+    let store = disk();
+    let (a, _, id, ch) = two_workers(&store);
+    // A's first keystroke in chapter two also writes the history's state; C loads after it.
+    a.ok("apply_user_change", typing(&ch[1], 0, 0, "So"));
+    let c = Page::on(&store, "c", 3_000);
+    c.ok("open_project", json!({ "id": id }));
+    // A's next keystroke, in the same typing group, writes only its change (version 2,
+    // the head does not move) and its history entry.
+    a.ok("apply_user_change", typing(&ch[1], 1, 2, ". "));
+    // C, which has not seen it, deletes chapter two: that write reads the change after the
+    // newest one it knows, finds A's, and is refused; C merges, and a chapter the other
+    // writer changed meanwhile is kept (typing is never lost to a deletion that did not see
+    // it).
+    c.kinds();
+    c.ok("delete_chapter", json!({"chapter": ch[1]}));
+    let events = c.kinds();
+    assert!(
+        events.contains(&"project_reloaded".to_string()),
+        "{events:?}"
+    );
+    assert_eq!(c.text(&ch[1]), "So. Morning came.");
+    let there = fresh(&store, &id);
+    assert_eq!(there.text(&ch[1]), "So. Morning came.");
 }

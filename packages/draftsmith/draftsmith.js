@@ -641,6 +641,9 @@ export class Draftsmith {
       else entry.reject(new DraftsmithError(message.error?.code ?? 'internal', message.error?.message ?? 'unknown error'));
     } else if (message.kind === 'event') {
       this._dispatch(message.type, message.data);
+    } else if (message.kind === 'batch' && Array.isArray(message.messages)) {
+      // Several messages in one (events and the response that follows them), in order.
+      for (const inner of message.messages) this._receive(inner);
     }
   }
 

@@ -60,36 +60,57 @@ let relaySeq = 0;
 // Writer: relayed requests already taken (so a resent one is not run twice).
 const taken = new Set();
 
+// One message to the page: with the events queued before it, as one `batch` (one postMessage
+// instead of one per event: each costs a structured clone and a hop to the page's thread).
 function post(message) {
-  flushPageEvents();
-  self.postMessage(message);
+  const events = takePageEvents();
+  if (events.length === 0) {
+    self.postMessage(message);
+  } else {
+    events.push(message);
+    self.postMessage({ kind: 'batch', messages: events });
+  }
 }
 
 // The core emits a request's events as it runs, before it waits for IndexedDB: this page gets
-// them once the core has handed its writes to IndexedDB (a microtask later), so that passing
-// them on does not delay the write. Anything posted to the page posts them first, so the page
-// hears events and answers in the order they happened.
+// them at the end of the current task (while IndexedDB writes), so that passing them on does
+// not delay the write. Anything posted to the page posts them first, in the same message, so
+// the page hears events and answers in the order they happened, and the events of a request's
+// end (such as `saved`) go with its response: one postMessage, not two.
 let pageEvents = [];
 function deliverSoon(event) {
   pageEvents.push(event);
-  if (pageEvents.length === 1) queueMicrotask(flushPageEvents);
+  if (pageEvents.length === 1) setTimeout(flushPageEvents, 0);
 }
 
 function flushPageEvents() {
-  if (pageEvents.length === 0) return;
+  const events = takePageEvents();
+  if (events.length === 1) self.postMessage(events[0]);
+  else if (events.length > 1) self.postMessage({ kind: 'batch', messages: events });
+}
+
+// The queued events this page is to get, in order (see `forPage`).
+function takePageEvents() {
+  if (pageEvents.length === 0) return [];
   const queued = pageEvents;
   pageEvents = [];
-  for (const event of queued) deliver(event);
+  const events = [];
+  for (const event of queued) {
+    const delivered = forPage(event);
+    if (delivered) events.push(delivered);
+  }
+  return events;
 }
 
 // Events for other tabs wait for the end of the current task (they go out while this worker
 // waits for IndexedDB, or right after its own page's answer), so that the writer's page is not
-// kept waiting for them. Anything else sent on the channel sends them first: every tab hears
-// events and answers in the order they happened.
+// kept waiting for them. Anything else sent on the channel sends them first, in the same
+// `batch` message (one postMessage, not one per event): every tab hears events and answers in
+// the order they happened.
 let broadcasts = [];
 function broadcast(message) {
+  broadcasts.push(message);
   flushBroadcasts();
-  CHANNEL.postMessage(message);
 }
 
 function broadcastSoon(message) {
@@ -101,7 +122,7 @@ function flushBroadcasts() {
   if (broadcasts.length === 0) return;
   const queued = broadcasts;
   broadcasts = [];
-  for (const message of queued) CHANNEL.postMessage(message);
+  CHANNEL.postMessage(queued.length === 1 ? queued[0] : { t: 'batch', messages: queued });
 }
 
 function postEvent(type, data) {
@@ -142,19 +163,18 @@ function track(request, response) {
   }
 }
 
-// An event of the core for this page, if it concerns the page's project. An event caused by
-// another tab's request says `remote: true` in its data.
-function deliver(event) {
+// An event of the core as this page gets it, or null if it concerns another project. An
+// event caused by another tab's request says `remote: true` in its data.
+function forPage(event) {
   const mine = role === 'follower' ? event.client === INSTANCE : !event.client;
   if (!mine && event.data && typeof event.data === 'object' && !Array.isArray(event.data)) {
     event = { ...event, data: { ...event.data, remote: true } };
   }
   if (event.type === 'project_deleted' && event.data && event.data.id === pageProject) {
     pageProject = null;
-    post(event);
-    return;
+    return event;
   }
-  if (!event.project || event.project === pageProject) post(event);
+  return !event.project || event.project === pageProject ? event : null;
 }
 
 function onCoreEvent(json) {
@@ -166,7 +186,7 @@ function onCoreEvent(json) {
   }
   deliverSoon(event);
   if (CHANNEL && role === 'writer' && LOCKS) {
-    broadcastSoon({ t: 'event', event });
+    if (peers === null || peers.size > 0) broadcastSoon({ t: 'event', event });
   } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
     broadcastSoon({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
   }
@@ -300,9 +320,28 @@ async function restoreSecrets() {
 }
 
 // Each worker holds a lock named after itself for its life; the writer waits on the lock of
-// each tab it serves and, once that tab is gone, drops the core's client for it.
-const TAB_LOCK = (instance) => `draftsmith-tab:${instance}`;
+// each other tab (those it serves, those that said hello, those whose locks it found on
+// taking over) and, once that tab is gone, drops the core's client for it.
+const TAB_PREFIX = `draftsmith:${DATABASE}:tab:`;
+const TAB_LOCK = (instance) => `${TAB_PREFIX}${instance}`;
 const watchedTabs = new Set();
+// Writer: the other tabs' workers, which hear its events over the channel; when there are
+// none, events are not broadcast (a postMessage per keystroke that nobody reads). `null`
+// while not known yet: events are broadcast.
+let peers = null;
+async function findPeers() {
+  peers = null;
+  try {
+    const { held = [], pending = [] } = await LOCKS.query();
+    for (const lock of [...held, ...pending]) {
+      const name = lock.name || '';
+      if (name.startsWith(TAB_PREFIX) && name !== TAB_LOCK(INSTANCE)) watchTab(name.slice(TAB_PREFIX.length));
+    }
+    if (role === 'writer') peers = watchedTabs;
+  } catch {
+    // Not known: go on broadcasting.
+  }
+}
 function watchTab(instance) {
   if (!LOCKS || watchedTabs.has(instance)) return;
   watchedTabs.add(instance);
@@ -356,10 +395,12 @@ function answer(id, message, responseText, failure) {
   if (response.id === null && id !== null) {
     response.id = id;
   }
-  // Events of the request go first, to the project the page showed when they were emitted.
-  flushPageEvents();
+  // Events of the request go first, to the project the page showed when they were emitted,
+  // in the same message.
+  const events = takePageEvents();
   track(message, response);
-  post(response);
+  events.push(response);
+  self.postMessage(events.length === 1 ? response : { kind: 'batch', messages: events });
 }
 
 // Follower: send a page request to the writer.
@@ -423,6 +464,7 @@ function becomeWriter() {
   const was = role;
   role = 'writer';
   if (CHANNEL) broadcast({ t: 'writer', from: INSTANCE });
+  if (LOCKS) findPeers();
   if (was === 'follower') {
     restoring = restoreSecrets().catch(() => {});
     writerChanged(INSTANCE);
@@ -474,54 +516,62 @@ async function internal(type, params) {
 }
 
 if (CHANNEL) {
-  CHANNEL.onmessage = (event) => {
-    const message = event.data;
-    if (!message || typeof message !== 'object') return;
-    switch (message.t) {
-      case 'request':
-        if (role === 'writer') serveRelayed(message);
-        else if (role === 'electing') elected.then(() => role === 'writer' && serveRelayed(message));
-        break;
-      case 'ack':
-        if (message.to === INSTANCE && relayed.has(message.seq)) relayed.get(message.seq).acked = message.by;
-        break;
-      case 'response': {
-        if (message.to !== INSTANCE) break;
-        const entry = relayed.get(message.seq);
-        if (!entry) break;
-        relayed.delete(message.seq);
-        answer(entry.id, entry.message, message.text, message.failure);
-        break;
-      }
-      case 'event':
-        if (role === 'follower' && message.event) deliver(message.event);
-        break;
-      case 'writer':
-        if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);
-        break;
-      case 'secrets':
-        if (role !== 'writer') secrets = message.secrets || null;
-        break;
-      case 'hello':
-        if (role === 'writer' && secrets && message.from !== INSTANCE) broadcast({ t: 'secrets', secrets });
-        break;
-      case 'shared': {
-        // No writer lock: every tab writes; reload what another tab saved.
-        if (LOCKS || message.from === INSTANCE) break;
-        // An audit-only save (a read-only tool call) changes nothing another tab shows.
-        if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
-          internal('reload_project', { id: message.data.project });
-        } else if (message.type === 'projects_changed') {
-          postEvent('projects_changed', { remote: true });
-        } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
-          postEvent(message.type, { ...message.data, remote: true });
-        }
-        break;
-      }
-      default:
-        break;
+  CHANNEL.onmessage = (event) => heard(event.data);
+}
+
+// A message from another tab's worker (a `batch` holds several, in order).
+function heard(message) {
+  if (!message || typeof message !== 'object') return;
+  switch (message.t) {
+    case 'batch':
+      if (Array.isArray(message.messages)) message.messages.forEach(heard);
+      break;
+    case 'request':
+      if (role === 'writer') serveRelayed(message);
+      else if (role === 'electing') elected.then(() => role === 'writer' && serveRelayed(message));
+      break;
+    case 'ack':
+      if (message.to === INSTANCE && relayed.has(message.seq)) relayed.get(message.seq).acked = message.by;
+      break;
+    case 'response': {
+      if (message.to !== INSTANCE) break;
+      const entry = relayed.get(message.seq);
+      if (!entry) break;
+      relayed.delete(message.seq);
+      answer(entry.id, entry.message, message.text, message.failure);
+      break;
     }
-  };
+    case 'event':
+      if (role === 'follower' && message.event) deliverSoon(message.event);
+      break;
+    case 'writer':
+      if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);
+      break;
+    case 'secrets':
+      if (role !== 'writer') secrets = message.secrets || null;
+      break;
+    case 'hello':
+      if (role === 'writer' && message.from !== INSTANCE) {
+        watchTab(message.from);
+        if (secrets) broadcast({ t: 'secrets', secrets });
+      }
+      break;
+    case 'shared': {
+      // No writer lock: every tab writes; reload what another tab saved.
+      if (LOCKS || message.from === INSTANCE) break;
+      // An audit-only save (a read-only tool call) changes nothing another tab shows.
+      if (message.type === 'saved' && message.data && message.data.project && message.data.changed !== false) {
+        internal('reload_project', { id: message.data.project });
+      } else if (message.type === 'projects_changed') {
+        postEvent('projects_changed', { remote: true });
+      } else if (message.type === 'memory_changed' || message.type === 'approvals_changed' || message.type === 'approval_decided') {
+        postEvent(message.type, { ...message.data, remote: true });
+      }
+      break;
+    }
+    default:
+      break;
+  }
 }
 
 self.addEventListener('messageerror', () => {

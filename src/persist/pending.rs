@@ -103,7 +103,9 @@ pub struct StoredChapter {
     pub changes: Option<(u64, u64)>,
     /// Its checkpoint record's revision (`None`: a record written before revisions).
     pub rev: Option<u64>,
-    /// The version its head record names (`None`: no head record yet).
+    /// The version its head record names (`None`: no head record yet): the chapter's
+    /// version at its newest checkpoint (or first save). Change records appended since do
+    /// not move it; each of them is inserted, which fails if another writer wrote it first.
     pub head: Option<u64>,
 }
 
@@ -551,13 +553,23 @@ pub fn batch(
     for (chapter, records) in changes {
         let known = stored.chapters.get(chapter).copied();
         // Every write of a chapter checks that its head is where this core last saw it:
-        // another writer's change or checkpoint moved it.
+        // another writer's checkpoint moved it, or its deletion removed it.
         batch.expect(
             Table::Meta,
             head_key(chapter),
             "version",
             expected(known.and_then(|k| k.head)),
         );
+        // And that no other writer appended the change after the newest one this core saw
+        // (appends do not move the head): its change records are inserted when they continue
+        // the stored ones, and otherwise that record is read.
+        let mut next = known.map_or(0, |k| k.newest()) + 1;
+        let appends = known.is_some()
+            && project.chapter(chapter).is_some()
+            && records.first().is_some_and(|r| r.version == next);
+        if let (Some(_), false) = (known, appends) {
+            batch.expect(Table::Changes, change_key(chapter, next), "id", Value::Null);
+        }
         let Some(current) = project.chapter(chapter) else {
             // Deleted: its record, its head and every change record it may have.
             batch.expect(
@@ -577,30 +589,33 @@ pub fn batch(
             receipt.chapters.push((chapter.to_string(), None));
             continue;
         };
-        let mut next = known.map_or(0, |k| k.newest()) + 1;
         let mut contiguous = known.is_some();
         for record in &records {
             contiguous &= record.version == next;
             next = record.version + 1;
-            batch.put_value(
-                Table::Changes,
-                json!({
-                    "id": change_key(chapter, record.version),
-                    "project": id,
-                    "chapter": chapter,
-                    "version": record.version,
-                    "changeset": record.changeset,
-                    "origin": record.origin,
-                    "tag": record.tag,
-                }),
-            );
+            let value = json!({
+                "id": change_key(chapter, record.version),
+                "project": id,
+                "chapter": chapter,
+                "version": record.version,
+                "changeset": record.changeset,
+                "origin": record.origin,
+                "tag": record.tag,
+            });
+            // A record that continues the stored ones cannot be there yet, unless another
+            // writer wrote it; one after a gap may replace a damaged store's leftover.
+            if contiguous {
+                batch.insert_value(Table::Changes, value);
+            } else {
+                batch.put_value(Table::Changes, value);
+            }
         }
         let version = current.version();
         let oldest = known.and_then(|k| k.changes.map(|(o, _)| o));
         let newest_change = records.last().map(|r| r.version);
         let mut after = StoredChapter {
             rev: known.and_then(|k| k.rev),
-            head: Some(version),
+            head: known.and_then(|k| k.head),
             checkpoint: known.map_or(0, |k| k.checkpoint),
             changes: match (oldest, newest_change) {
                 (Some(o), Some(n)) => Some((o, n)),
@@ -643,10 +658,15 @@ pub fn batch(
                 None => None,
             };
         }
-        batch.put_value(
-            Table::Meta,
-            json!({"id": head_key(chapter), "project": id, "chapter": chapter, "version": version}),
-        );
+        // The head moves with a checkpoint (and is written once for a chapter that has
+        // none): appending changes leaves it, so a keystroke writes two records.
+        if checkpoint || after.head.is_none() {
+            batch.put_value(
+                Table::Meta,
+                json!({"id": head_key(chapter), "project": id, "chapter": chapter, "version": version}),
+            );
+            after.head = Some(version);
+        }
         receipt.chapters.push((chapter.to_string(), Some(after)));
     }
     let undo = entries_named(session.history.entries(), pending.keys.keys());

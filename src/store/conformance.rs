@@ -11,6 +11,15 @@ fn ids(records: &[Value]) -> Vec<&str> {
     records.iter().filter_map(|r| r["id"].as_str()).collect()
 }
 
+/// The `text` field of a stored record, if there is such a record.
+async fn text_of(store: &dyn Store, table: Table, key: &str) -> Option<Value> {
+    store
+        .get(table, key)
+        .await
+        .expect("get")
+        .map(|r| r["text"].clone())
+}
+
 /// Put, get, overwrite and delete, with non-ASCII text and nested values.
 pub async fn put_get_overwrite_delete(store: &dyn Store) {
     let text = "“Hello,” she said. — «Oui.» 🐉 Café\u{0}end";
@@ -37,11 +46,7 @@ pub async fn put_get_overwrite_delete(store: &dyn Store) {
     );
     store.commit(batch).await.expect("overwrite");
     assert_eq!(
-        store
-            .get(Table::Chapters, "c1")
-            .await
-            .expect("get")
-            .map(|r| r["text"].clone()),
+        text_of(store, Table::Chapters, "c1").await,
         Some(json!("v2"))
     );
     let mut batch = Batch::new();
@@ -128,11 +133,7 @@ pub async fn aborted_batches_leave_the_previous_state(store: &dyn Store) {
     let err = store.commit(batch).await.expect_err("aborted");
     assert!(matches!(err, StoreError::Aborted(_)), "{err:?}");
     assert_eq!(
-        store
-            .get(Table::Chapters, "a1")
-            .await
-            .expect("get")
-            .map(|r| r["text"].clone()),
+        text_of(store, Table::Chapters, "a1").await,
         Some(json!("old"))
     );
     assert_eq!(store.get(Table::History, "h1").await.expect("get"), None);
@@ -249,6 +250,66 @@ pub async fn expectations_guard_the_whole_batch(store: &dyn Store) {
     }
 }
 
+/// An insert writes a record that is not there yet; when its key is taken (stored before,
+/// or put earlier in the same batch), the batch fails with a conflict and none of its writes
+/// land, whether or not the batch also has expectations (IndexedDB: with none, the
+/// transaction is committed before the insert's answer comes).
+pub async fn inserts_refuse_a_taken_key(store: &dyn Store) {
+    let record = |id: &str, text: &str| json!({"id": id, "project": "i1", "text": text});
+    let mut first = Batch::new();
+    first.put_value(Table::History, record("ih0", "before"));
+    first.insert_value(Table::Changes, record("i1/1", "one"));
+    store.commit(first).await.expect("a new key is inserted");
+    assert_eq!(
+        text_of(store, Table::Changes, "i1/1").await,
+        Some(json!("one"))
+    );
+    for with_expectation in [false, true] {
+        let cases: [&dyn Fn(&mut Batch); 2] = [
+            // Stored before.
+            &|b| b.insert_value(Table::Changes, record("i1/1", "again")),
+            // Put earlier in the same batch.
+            &|b| {
+                b.put_value(Table::Changes, record("i1/2", "put"));
+                b.insert_value(Table::Changes, record("i1/2", "inserted"));
+            },
+        ];
+        for (at, taken) in cases.iter().enumerate() {
+            let mut batch = Batch::new();
+            if with_expectation {
+                batch.expect(Table::Meta, "i-absent", "rev", Value::Null);
+            }
+            batch.put_value(Table::History, record("ih1", "written before"));
+            taken(&mut batch);
+            batch.put_value(
+                Table::Notes,
+                json!({"id": "in1", "project": "i1", "tags": []}),
+            );
+            let err = store.commit(batch).await.expect_err("the key is taken");
+            assert!(
+                matches!(err, StoreError::Conflict(_)),
+                "case {at} ({with_expectation}): {err:?}"
+            );
+            for (table, key) in [
+                (Table::History, "ih1"),
+                (Table::Changes, "i1/2"),
+                (Table::Notes, "in1"),
+            ] {
+                assert_eq!(
+                    store.get(table, key).await.expect("get"),
+                    None,
+                    "case {at} ({with_expectation}): {key} landed"
+                );
+            }
+            assert_eq!(
+                text_of(store, Table::Changes, "i1/1").await,
+                Some(json!("one")),
+                "case {at} ({with_expectation}): the stored record changed"
+            );
+        }
+    }
+}
+
 /// A record of about a megabyte round-trips.
 pub async fn large_records_round_trip(store: &dyn Store) {
     let text: String = "Mara climbed the stair. “Who’s there?” 🐉\n".repeat(24_000);
@@ -340,6 +401,7 @@ pub async fn run_all(store: &dyn Store) {
     invalid_batches_write_nothing(store).await;
     aborted_batches_leave_the_previous_state(store).await;
     expectations_guard_the_whole_batch(store).await;
+    inserts_refuse_a_taken_key(store).await;
     large_records_round_trip(store).await;
     many_writes_land_whole_or_not_at_all(store).await;
 }

@@ -235,7 +235,7 @@ impl Store for MemoryStore {
                     break;
                 }
                 match op {
-                    Op::Put { table, value } => {
+                    Op::Put { table, value } | Op::Insert { table, value } => {
                         let key = match record_key(*table, value) {
                             Ok(key) => key.to_string(),
                             Err(e) => {
@@ -243,10 +243,15 @@ impl Store for MemoryStore {
                                 break;
                             }
                         };
-                        let old = tables
-                            .entry(*table)
-                            .or_default()
-                            .insert(key.clone(), value.clone());
+                        let rows = tables.entry(*table).or_default();
+                        if matches!(op, Op::Insert { .. }) && rows.contains_key(&key) {
+                            failure = Some(StoreError::Conflict(format!(
+                                "'{key}' in '{}' exists already",
+                                table.name()
+                            )));
+                            break;
+                        }
+                        let old = rows.insert(key.clone(), value.clone());
                         undo.push((*table, key, old));
                     }
                     Op::Delete { table, key } => {

@@ -202,6 +202,17 @@ pub enum Op {
         /// The record.
         value: Value,
     },
+    /// Add a record that must not exist yet (keyed by its `id`): if the table holds a record
+    /// with its key when the insert is reached, the batch fails with
+    /// [`StoreError::Conflict`] and nothing of it is written. A compare-and-set that needs
+    /// no read (IndexedDB's `add`): a chapter's change record of a version is inserted, so
+    /// two writers can never both write the change that follows the same version.
+    Insert {
+        /// Table.
+        table: Table,
+        /// The record.
+        value: Value,
+    },
     /// Delete a record by key (no error if absent).
     Delete {
         /// Table.
@@ -226,6 +237,16 @@ pub enum Op {
 }
 
 impl Op {
+    /// The table the operation reads or writes.
+    pub fn table(&self) -> Table {
+        match self {
+            Op::Put { table, .. }
+            | Op::Insert { table, .. }
+            | Op::Delete { table, .. }
+            | Op::Expect { table, .. } => *table,
+        }
+    }
+
     /// Whether a record (or its absence) meets an [`Op::Expect`].
     pub fn expectation_holds(record: Option<&Value>, field: &str, equals: &Value) -> bool {
         record.and_then(|r| r.get(field)).unwrap_or(&Value::Null) == equals
@@ -261,6 +282,11 @@ impl Batch {
     /// Add a put of a JSON record.
     pub fn put_value(&mut self, table: Table, value: Value) {
         self.ops.push(Op::Put { table, value });
+    }
+
+    /// Add an insert of a JSON record that must not exist yet (see [`Op::Insert`]).
+    pub fn insert_value(&mut self, table: Table, value: Value) {
+        self.ops.push(Op::Insert { table, value });
     }
 
     /// Add a precondition (see [`Op::Expect`]).
@@ -309,7 +335,7 @@ impl Batch {
                 Op::Expect { table, key, .. } if !written.contains(&(*table, key.as_str())) => {
                     first.push(at)
                 }
-                Op::Put { table, value } => {
+                Op::Put { table, value } | Op::Insert { table, value } => {
                     if let Ok(key) = record_key(*table, value) {
                         written.insert((*table, key));
                     }
@@ -338,15 +364,7 @@ impl Batch {
 
     /// The tables this batch writes.
     pub fn tables(&self) -> Vec<Table> {
-        let mut tables: Vec<Table> = self
-            .ops
-            .iter()
-            .map(|op| match op {
-                Op::Put { table, .. } | Op::Delete { table, .. } | Op::Expect { table, .. } => {
-                    *table
-                }
-            })
-            .collect();
+        let mut tables: Vec<Table> = self.ops.iter().map(Op::table).collect();
         crate::sort::sort(&mut tables);
         tables.dedup();
         tables
@@ -355,7 +373,7 @@ impl Batch {
     /// Check every record before anything is written.
     pub fn validate(&self) -> Result<(), StoreError> {
         for op in &self.ops {
-            if let Op::Put { table, value } = op {
+            if let Op::Put { table, value } | Op::Insert { table, value } = op {
                 record_key(*table, value)?;
             }
         }

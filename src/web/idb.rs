@@ -6,7 +6,9 @@
 //! ([`web_sys`] rather than rexie, which hides its database): every request of the batch is
 //! placed at once, in order, with no callback but for the [`Op::Expect`] reads, and the
 //! transaction is committed as soon as those have been checked. So a keystroke's batch
-//! costs one round trip to the database, not one per record.
+//! costs one round trip to the database, not one per record. An [`Op::Insert`] is an `add`,
+//! whose `ConstraintError` (the key is taken) aborts the transaction and is reported as a
+//! conflict.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -265,11 +267,7 @@ impl IdbStore {
             };
             let mut puts = 0;
             for op in slice {
-                let table = match op {
-                    Op::Put { table, .. } | Op::Delete { table, .. } | Op::Expect { table, .. } => {
-                        *table
-                    }
-                };
+                let table = op.table();
                 let store = match stores.get(&table) {
                     Some(store) => store.clone(),
                     None => match tx.object_store(table.name()) {
@@ -287,6 +285,11 @@ impl IdbStore {
                     Op::Put { .. } => {
                         puts += 1;
                         store.put(&records.get(puts - 1)).map(|_| ())
+                    }
+                    // A record with its key aborts the transaction (a `ConstraintError`).
+                    Op::Insert { .. } => {
+                        puts += 1;
+                        store.add(&records.get(puts - 1)).map(|_| ())
                     }
                     Op::Delete { key, .. } => store.delete(&JsValue::from_str(key)).map(|_| ()),
                     Op::Expect {
@@ -335,6 +338,11 @@ impl IdbStore {
         match outcome {
             Ok(_) => Ok(()),
             Err(_) => Err(match tx.error() {
+                // An insert's record was there already: another writer got there first.
+                Some(error) if error.name() == "ConstraintError" => StoreError::Conflict(format!(
+                    "a record to insert exists already ({})",
+                    error.message()
+                )),
                 Some(error) => storage_error(js_text(&error)),
                 None => StoreError::Aborted("the browser aborted the transaction".into()),
             }),
@@ -351,7 +359,7 @@ fn records_of(ops: &[Op]) -> Result<js_sys::Array, StoreError> {
     let mut text: Vec<u8> = Vec::with_capacity(2 + ops.len() * 1_500);
     text.push(b'[');
     for op in ops {
-        if let Op::Put { value, .. } = op {
+        if let Op::Put { value, .. } | Op::Insert { value, .. } = op {
             if text.len() > 1 {
                 text.push(b',');
             }

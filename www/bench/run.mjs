@@ -63,6 +63,9 @@ try {
         console.log(`keystroke: ${label} chapter, one char through the worker and saved: p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms = ${r.ratio}x the raw put (target <= 3x)`);
         ratio(`keystroke saved, ${label} chapter, p50`, `${r.p50Ms} ms`, `raw put ${keys.rawPutP50Ms} ms`, r.ratio, 'target <= 3x');
       }
+      const f = keys.jsWorker;
+      console.log(`keystroke: the floor, a plain JS worker doing the same transaction (1 read, 2 writes) and answer: p50 ${f.p50Ms} ms, p95 ${f.p95Ms} ms = ${f.ratio}x the raw put`);
+      ratio('keystroke, plain JS worker (floor), p50', `${f.p50Ms} ms`, `raw put ${keys.rawPutP50Ms} ms`, f.ratio, 'same transaction, no core');
     }
   }
   if (ratios.length) {

@@ -53,9 +53,12 @@ test('raw messages the client would never send still get a response', async () =
     const seen = [];
     const done = new Promise((resolve) => {
       worker.addEventListener('message', (e) => {
-        if (e.data.kind === 'response') {
-          seen.push(e.data);
-          if (seen.length === 4) resolve();
+        // Events and the response after them may come as one `batch`.
+        for (const message of e.data.kind === 'batch' ? e.data.messages : [e.data]) {
+          if (message.kind === 'response') {
+            seen.push(message);
+            if (seen.length === 4) resolve();
+          }
         }
       });
     });

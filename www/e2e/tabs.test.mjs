@@ -105,9 +105,10 @@ test('two tabs: 50 agent appends in each at once plus typing in both; all of it 
 
 test('closing the writing tab mid-run: the other tab takes over and nothing is lost', async () => {
   const context = await env.browser.newContext();
-  const a = await tab(context); // the first tab writes for both
+  const a = await tab(context); // the first tab writes for all
   const b = await tab(context);
-  await sharedProject([a, b], 'Opening.');
+  const c = await tab(context); // only watches
+  await sharedProject([a, b, c], 'Opening.');
   // B's agent appends once, then its model stalls: the run is still going when A closes.
   const name = `tabs-${Date.now()}`;
   const base = env.url.replace(/\/$/, '');
@@ -135,14 +136,24 @@ test('closing the writing tab mid-run: the other tab takes over and nothing is l
   await caretAtEndOfLine(b, 1);
   await b.keyboard.type(' Typed in B.');
   await settled(b);
+  await c.evaluate(() => {
+    window.heard = [];
+    window.draftsmith.on('edit', (e) => window.heard.push(JSON.stringify(e.changeset)));
+  });
   await a.close({ runBeforeUnload: false });
   await b.getByTestId('status').filter({ hasText: 'this tab now saves' }).waitFor({ timeout: 20_000 });
   assert.equal(await b.evaluate(() => window.runEnd), 'interrupted');
   await b.keyboard.type(' After the close.');
   const seen = await settled(b);
+  // The tab that only watches hears the new writer's typing as edit events (the new writer
+  // counts it among the tabs it broadcasts to: found alive when it took over, or by its
+  // requests; a writer alone broadcasts nothing).
+  await c.waitForFunction((seen) => window.draftsmithApp.view.state.doc.toString() === seen, seen, { timeout: 10_000 });
+  assert.ok((await c.evaluate(() => window.heard)).some((e) => e.includes('After')), 'C heard the typing after the close');
   await b.close();
-  const c = await tab(context);
-  const text = await coreText(c);
+  await c.close();
+  const d = await tab(context);
+  const text = await coreText(d);
   assert.equal(text, seen);
   assert.match(text, /^Opening\. Typed in A\. Typed in B\. After the close\.\n\nBefore the close\.$/);
   await context.close();
