@@ -60,9 +60,10 @@ pub mod pending;
 
 use std::collections::BTreeMap;
 
+use crate::json::json;
 use crate::value::FromValue;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::bible::{Bible, Entity};
 use crate::commands::history::Applied;

@@ -295,13 +295,13 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
         Some(false) => {
             session.project.name = mine.project.name.clone();
             // Chapters both have take the slots they fill, in this core's order.
-            let order: BTreeMap<&str, usize> = mine
-                .project
-                .chapters
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.id.as_str(), i))
-                .collect();
+            let order: BTreeMap<&str, usize> = crate::sort::map(
+                mine.project
+                    .chapters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.id.as_str(), i)),
+            );
             let slots: Vec<usize> = (0..session.project.chapters.len())
                 .filter(|i| order.contains_key(session.project.chapters[*i].id.as_str()))
                 .collect();

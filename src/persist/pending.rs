@@ -18,7 +18,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use crate::json::json;
+use serde_json::Value;
 
 use super::{
     chapter_record, entity_record, file_record, goal_record, head_key, history_state_key,
@@ -455,8 +456,8 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
         id: impl Fn(&T) -> &str,
         key: impl Fn(String) -> Key,
     ) -> Vec<Key> {
-        let old: BTreeMap<&str, &T> = before.iter().map(|t| (id(t), t)).collect();
-        let new: BTreeMap<&str, &T> = after.iter().map(|t| (id(t), t)).collect();
+        let old: BTreeMap<&str, &T> = crate::sort::map(before.iter().map(|t| (id(t), t)));
+        let new: BTreeMap<&str, &T> = crate::sort::map(after.iter().map(|t| (id(t), t)));
         let mut keys: Vec<Key> = new
             .iter()
             .filter(|(k, v)| old.get(*k) != Some(*v))

@@ -16,7 +16,8 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+use serde_json::{Map, Value};
 
 use super::{record_key, Batch, Op, Store, StoreError, StoreFuture, Table};
 

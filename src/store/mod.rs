@@ -23,8 +23,9 @@ mod memory;
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::json::json;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use self::memory::MemoryStore;
 
