@@ -63,13 +63,15 @@ const taken = new Set();
 // One message to the page: with the events queued before it, as one `batch` (one postMessage
 // instead of one per event: each costs a structured clone and a hop to the page's thread).
 function post(message) {
-  const events = takePageEvents();
-  if (events.length === 0) {
-    self.postMessage(message);
-  } else {
-    events.push(message);
-    self.postMessage({ kind: 'batch', messages: events });
-  }
+  const messages = takePageEvents();
+  messages.push(message);
+  send(messages);
+}
+
+// Post messages to the page: one as it is, several as one `batch`.
+function send(messages) {
+  if (messages.length === 1) self.postMessage(messages[0]);
+  else if (messages.length > 1) self.postMessage({ kind: 'batch', messages });
 }
 
 // The core emits a request's events as it runs, before it waits for IndexedDB: this page gets
@@ -84,9 +86,7 @@ function deliverSoon(event) {
 }
 
 function flushPageEvents() {
-  const events = takePageEvents();
-  if (events.length === 1) self.postMessage(events[0]);
-  else if (events.length > 1) self.postMessage({ kind: 'batch', messages: events });
+  send(takePageEvents());
 }
 
 // The queued events this page is to get, in order (see `forPage`).
@@ -397,10 +397,10 @@ function answer(id, message, responseText, failure) {
   }
   // Events of the request go first, to the project the page showed when they were emitted,
   // in the same message.
-  const events = takePageEvents();
+  const messages = takePageEvents();
   track(message, response);
-  events.push(response);
-  self.postMessage(events.length === 1 ? response : { kind: 'batch', messages: events });
+  messages.push(response);
+  send(messages);
 }
 
 // Follower: send a page request to the writer.

@@ -564,14 +564,15 @@ pub fn batch(
         // And that no other writer appended the change after the newest one this core saw
         // (appends do not move the head): its change records are inserted when they continue
         // the stored ones, and otherwise that record is read.
+        let current = project.chapter(chapter);
         let mut next = known.map_or(0, |k| k.newest()) + 1;
         let appends = known.is_some()
-            && project.chapter(chapter).is_some()
+            && current.is_some()
             && records.first().is_some_and(|r| r.version == next);
         if let (Some(_), false) = (known, appends) {
             batch.expect(Table::Changes, change_key(chapter, next), "id", Value::Null);
         }
-        let Some(current) = project.chapter(chapter) else {
+        let Some(current) = current else {
             // Deleted: its record, its head and every change record it may have.
             batch.expect(
                 Table::Chapters,
