@@ -408,10 +408,10 @@ function relay(entry) {
   const seq = ++relaySeq;
   entry.acked = false;
   relayed.set(seq, entry);
-  send(seq, entry);
+  sendRelayed(seq, entry);
 }
 
-function send(seq, entry) {
+function sendRelayed(seq, entry) {
   entry.sent = Date.now();
   broadcast({ t: 'request', from: INSTANCE, seq, text: entry.text, project: pageProject });
 }
@@ -422,7 +422,7 @@ setInterval(() => {
   if (role !== 'follower') return;
   const now = Date.now();
   for (const [seq, entry] of relayed) {
-    if (!entry.acked && now - entry.sent > 2000) send(seq, entry);
+    if (!entry.acked && now - entry.sent > 2000) sendRelayed(seq, entry);
   }
 }, 1000);
 
@@ -437,7 +437,7 @@ function writerChanged(writer) {
         relayed.delete(seq);
         runOnCore(entry.text, null, pageProject).then(({ text, failure }) => answer(entry.id, entry.message, text, failure));
       } else {
-        send(seq, entry);
+        sendRelayed(seq, entry);
       }
     } else {
       relayed.delete(seq);
