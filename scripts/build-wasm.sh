@@ -8,8 +8,28 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 target=wasm32-unknown-unknown
 
+# The release build rebuilds std with the crate's profile (`-Zbuild-std`: opt-level "z" and LTO
+# reach std too, where the shipped std is built for speed) and without panic locations
+# (`-Zlocation-detail=none`: a panic still reports its message, not the file and line; the dev
+# build keeps them). Both need a nightly toolchain with rust-src and the wasm32 std, which are
+# installed here when missing; without them (offline) the build falls back to stable, larger.
+# DRAFTSMITH_STABLE=1 forces the stable build.
+nightly_ready() {
+  [ -z "${DRAFTSMITH_STABLE:-}" ] || return 1
+  rustup run nightly rustc --version >/dev/null 2>&1 ||
+    rustup toolchain install nightly --profile minimal >/dev/null 2>&1 || return 1
+  rustup component add rust-src --toolchain nightly >/dev/null 2>&1 &&
+    rustup target add "$target" --toolchain nightly >/dev/null 2>&1
+}
+
 if [ "$profile" = release ]; then
-  cargo build --quiet --lib --release --target "$target"
+  if nightly_ready; then
+    RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none" \
+      cargo +nightly build --quiet --lib --release --target "$target" -Zbuild-std=std,panic_abort
+  else
+    echo "build-wasm: no nightly toolchain with rust-src: building std-less-optimized release on stable" >&2
+    cargo build --quiet --lib --release --target "$target"
+  fi
   dir=release
 else
   cargo build --quiet --lib --target "$target"
