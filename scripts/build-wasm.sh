@@ -24,7 +24,7 @@ nightly_ready() {
 
 if [ "$profile" = release ]; then
   if nightly_ready; then
-    RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none" \
+    RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none -Zunstable-options -Csymbol-mangling-version=legacy" \
       cargo +nightly build --quiet --lib --release --target "$target" -Zbuild-std=std,panic_abort
   else
     echo "build-wasm: no nightly toolchain with rust-src: building std-less-optimized release on stable" >&2
