@@ -9,7 +9,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 target=wasm32-unknown-unknown
 
 # The release build rebuilds std with the crate's profile (`-Zbuild-std`: opt-level "z" and LTO
-# reach std too, where the shipped std is built for speed) and without panic locations
+# reach std too, where the shipped std is built for speed), with std's smaller variants of its
+# algorithms (`optimize_for_size`: sorts, formatting) and without panic locations
 # (`-Zlocation-detail=none`: a panic still reports its message, not the file and line; the dev
 # build keeps them). Both need a nightly toolchain with rust-src and the wasm32 std, which are
 # installed here when missing; without them (offline) the build falls back to stable, larger.
@@ -25,9 +26,10 @@ nightly_ready() {
 if [ "$profile" = release ]; then
   if nightly_ready; then
     RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none -Zunstable-options -Csymbol-mangling-version=legacy" \
-      cargo +nightly build --quiet --lib --release --target "$target" -Zbuild-std=std,panic_abort
+      cargo +nightly build --quiet --lib --release --target "$target" -Zbuild-std=std,panic_abort \
+      -Zbuild-std-features=optimize_for_size
   else
-    echo "build-wasm: no nightly toolchain with rust-src: building std-less-optimized release on stable" >&2
+    echo "build-wasm: no nightly toolchain with rust-src here: the release is built on stable (larger, with panic locations)" >&2
     cargo build --quiet --lib --release --target "$target"
   fi
   dir=release
