@@ -148,14 +148,23 @@ test('closing the writing tab mid-run: the other tab takes over and nothing is l
   // The tab that only watches hears the new writer's typing as edit events (the new writer
   // counts it among the tabs it broadcasts to: found alive when it took over, or by its
   // requests; a writer alone broadcasts nothing).
+  // C may catch up on the first words through its resync (its editor resyncs on
+  // `writer_changed`, replaying the core's changes, which are not edit events), so the typing
+  // it must hear as edits comes once it shows the same text. Each key may be its own edit:
+  // C must hear every inserted character, in order.
   await c.waitForFunction((seen) => window.draftsmithApp.view.state.doc.toString() === seen, seen, { timeout: 10_000 });
-  assert.ok((await c.evaluate(() => window.heard)).some((e) => e.includes('After')), 'C heard the typing after the close');
+  await c.evaluate(() => { window.heard = []; });
+  await b.keyboard.type(' Later.');
+  const later = await settled(b);
+  await c.waitForFunction((later) => window.draftsmithApp.view.state.doc.toString() === later, later, { timeout: 10_000 });
+  const inserted = await c.evaluate(() => window.heard.map((e) => JSON.parse(e).map((op) => op.insert || '').join('')).join(''));
+  assert.equal(inserted, ' Later.', 'C heard the new writer\'s typing as edit events');
   await b.close();
   await c.close();
   const d = await tab(context);
   const text = await coreText(d);
-  assert.equal(text, seen);
-  assert.match(text, /^Opening\. Typed in A\. Typed in B\. After the close\.\n\nBefore the close\.$/);
+  assert.equal(text, later);
+  assert.match(text, /^Opening\. Typed in A\. Typed in B\. After the close\. Later\.\n\nBefore the close\.$/);
   await context.close();
 });
 
