@@ -16,6 +16,7 @@
 //! They do not cause a save of their own; they are written with the next save that asks for
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
+use crate::sort::Groups;
 use std::collections::BTreeMap;
 
 use crate::json::json;
@@ -456,19 +457,12 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
         id: impl Fn(&T) -> &str,
         key: impl Fn(String) -> Key,
     ) -> Vec<Key> {
-        let old: BTreeMap<&str, &T> = crate::sort::map(before.iter().map(|t| (id(t), t)));
-        let new: BTreeMap<&str, &T> = crate::sort::map(after.iter().map(|t| (id(t), t)));
-        let mut keys: Vec<Key> = new
-            .iter()
-            .filter(|(k, v)| old.get(*k) != Some(*v))
-            .map(|(k, _)| key(k.to_string()))
-            .collect();
-        keys.extend(
-            old.keys()
-                .filter(|k| !new.contains_key(*k))
-                .map(|k| key(k.to_string())),
-        );
-        keys
+        let old: Vec<&str> = before.iter().map(&id).collect();
+        let new: Vec<&str> = after.iter().map(&id).collect();
+        differing(&old, &new, &|o, n| before[o] == after[n])
+            .into_iter()
+            .map(|k| key(k.to_string()))
+            .collect()
     }
     let mut keys = diff(&before.notes, &memory.notes, |n| &n.id, Key::Note);
     keys.extend(diff(&before.goals, &memory.goals, |g| &g.id, Key::Goal));
@@ -481,32 +475,76 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
     keys
 }
 
+/// The ids (of items with ids `old` before and `new` after) whose item changed or was added,
+/// sorted, then those removed, sorted. Of equal ids the last item counts; `same(o, n)` says
+/// whether old item `o` equals new item `n`.
+fn differing<'s>(
+    old: &[&'s str],
+    new: &[&'s str],
+    same: &dyn Fn(usize, usize) -> bool,
+) -> Vec<&'s str> {
+    let (old_ids, new_ids) = (Groups::new(old), Groups::new(new));
+    let mut ids: Vec<&str> = new_ids
+        .iter()
+        .filter(|(k, at)| match (old_ids.get(k).last(), at.last()) {
+            (Some(&o), Some(&n)) => !same(o, n),
+            _ => true,
+        })
+        .map(|(k, _)| k)
+        .collect();
+    ids.extend(
+        old_ids
+            .iter()
+            .filter(|(k, _)| new_ids.get(k).is_empty())
+            .map(|(k, _)| k),
+    );
+    ids
+}
+
+/// The undo entries that the history-entry keys of a save name, by id ([`entries_named`]).
+struct Named<'e, 'k> {
+    wanted: Groups<'k>,
+    /// By group of `wanted`.
+    found: Vec<Option<&'e crate::commands::Entry>>,
+}
+
+impl<'e> Named<'e, '_> {
+    fn get(&self, id: &str) -> Option<&'e crate::commands::Entry> {
+        self.wanted.find(id).and_then(|g| self.found[g])
+    }
+}
+
 /// The undo entries (of `entries`, oldest first) that history-entry keys among `keys` name,
 /// by id. The entries a save writes are nearly always the newest, so they are looked for
 /// from the top, stopping once all are found: a keystroke does not index the whole history.
 fn entries_named<'e, 'k>(
     entries: &'e [crate::commands::Entry],
     keys: impl Iterator<Item = &'k Key>,
-) -> BTreeMap<&'e str, &'e crate::commands::Entry> {
-    let wanted: std::collections::BTreeSet<&str> = keys
+) -> Named<'e, 'k> {
+    let ids: Vec<&str> = keys
         .filter_map(|key| match key {
             Key::HistoryEntry(id) => Some(id.as_str()),
             _ => None,
         })
         .collect();
-    let mut found = BTreeMap::new();
-    if wanted.is_empty() {
-        return found;
+    let wanted = Groups::new(&ids);
+    let mut found = vec![None; wanted.len()];
+    let mut left = wanted.len();
+    if left == 0 {
+        return Named { wanted, found };
     }
     for entry in entries.iter().rev() {
-        if wanted.contains(entry.id.as_str()) {
-            found.insert(entry.id.as_str(), entry);
-            if found.len() == wanted.len() {
+        if let Some(g) = wanted.find(&entry.id) {
+            if found[g].is_none() {
+                left -= 1;
+            }
+            found[g] = Some(entry);
+            if left == 0 {
                 break;
             }
         }
     }
-    found
+    Named { wanted, found }
 }
 
 /// The batch that writes everything pending (lazy marks only when `lazy`), with the
@@ -537,21 +575,22 @@ pub fn batch(
         revs: Vec::new(),
     };
     // Chapters: marked ones and those with changes to write.
-    let mut changes: BTreeMap<&str, Vec<&ChangeRecord>> = BTreeMap::new();
+    // By chapter (sorted): a marked chapter with no change, and each change, in order.
+    let (mut names, mut appended): (Vec<&str>, Vec<Option<&ChangeRecord>>) = Default::default();
     for key in pending.keys.keys() {
         if let Key::Chapter(chapter) = key {
-            changes.entry(chapter.as_str()).or_default();
+            names.push(chapter);
+            appended.push(None);
         }
     }
     for (_, append) in &pending.appends {
         if let Append::Change(change) = append {
-            changes
-                .entry(change.chapter.as_str())
-                .or_default()
-                .push(change);
+            names.push(&change.chapter);
+            appended.push(Some(change));
         }
     }
-    for (chapter, records) in changes {
+    for (chapter, at) in Groups::new(&names).iter() {
+        let records: Vec<&ChangeRecord> = at.iter().filter_map(|&i| appended[i]).collect();
         let known = stored.chapters.get(chapter).copied();
         // Every write of a chapter checks that its head is where this core last saw it:
         // another writer's checkpoint moved it, or its deletion removed it.
@@ -708,7 +747,7 @@ pub fn batch(
             }
             // Written above, with the chapter's changes.
             Key::Chapter(_) => {}
-            Key::HistoryEntry(entry) => match undo.get(entry.as_str()) {
+            Key::HistoryEntry(entry) => match undo.get(entry) {
                 Some(e) => batch.put_value(
                     Table::History,
                     json!({"id": e.id, "project": id, "entry": e}),
