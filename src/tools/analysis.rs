@@ -485,13 +485,15 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
                     mean("dialogue_ratio") * 100.0
                 ));
             } else {
-                let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-                for s in &scenes {
-                    *kinds
-                        .entry(s["kind"].as_str().unwrap_or("mixed"))
-                        .or_insert(0) += 1;
-                }
-                let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                let kinds: Vec<&str> = scenes
+                    .iter()
+                    .map(|s| s["kind"].as_str().unwrap_or("mixed"))
+                    .collect();
+                let kinds = crate::sort::Groups::new(&kinds);
+                let kinds: Vec<String> = kinds
+                    .iter()
+                    .map(|(k, at)| format!("{k} {}", at.len()))
+                    .collect();
                 if !kinds.is_empty() {
                     line.push_str(&format!("; scenes: {}", kinds.join(", ")));
                 }
