@@ -495,14 +495,15 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
-    let missing: std::collections::BTreeSet<String> = session
-        .history
-        .entries()
-        .iter()
+    let mut missing = std::collections::BTreeSet::new();
+    for fx in (session.history.entries().iter())
         .chain(session.history.redo_runs().iter().flatten())
-        .flat_map(|e| e.effects.iter().map(|fx| fx.chapter.clone()))
-        .filter(|id| session.project.chapter(id).is_none())
-        .collect();
+        .flat_map(|e| e.effects.iter())
+    {
+        if session.project.chapter(&fx.chapter).is_none() {
+            missing.insert(fx.chapter.clone());
+        }
+    }
     for chapter in missing {
         session.history.forget_chapter(&chapter);
     }
@@ -726,7 +727,8 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     let mut seen = std::collections::BTreeSet::new();
     for entity in &doc.bible {
         let id_ok = !entity.id.trim().is_empty() && !entity.id.contains('/');
-        if !id_ok || !seen.insert((entity.kind, entity.id.clone())) {
+        // `kind/id` (an id has no '/'): one set type for every set of names.
+        if !id_ok || !seen.insert(format!("{}/{}", entity.kind, entity.id)) {
             return Err(format!(
                 "the export's story bible has a bad or repeated {} id '{}'",
                 entity.kind, entity.id
@@ -749,7 +751,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             crate::files::path::resolve(&file.path, crate::files::path::Want::File),
             Ok(crate::files::path::DataPath::Free { ref path }) if *path == file.path
         );
-        if !free || !paths.insert(file.path.as_str()) {
+        if !free || !paths.insert(file.path.clone()) {
             return Err(format!(
                 "the export's file '{}' is not a file path under plans/ or notes/, or is repeated",
                 crate::files::path::shown(&file.path)
