@@ -58,7 +58,7 @@
 pub mod merge;
 pub mod pending;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::json::json;
 use crate::value::FromValue;
@@ -290,7 +290,8 @@ pub struct Loaded {
     /// What the store holds of each chapter.
     pub stored: pending::Stored,
     /// Each chapter's stored change records, oldest first (those behind its checkpoint too).
-    pub feeds: BTreeMap<String, Vec<ChangeRecord>>,
+    /// (A `VecDeque`, as the open project keeps them: one map type in the wasm.)
+    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
     /// What was wrong with the stored data (a change record that does not continue its
     /// chapter), for the page to show; the project loads anyway.
     pub problems: Vec<String>,
@@ -416,13 +417,13 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             }
         }
     }
-    let mut records: BTreeMap<String, Vec<ChangeRecord>> = BTreeMap::new();
+    let mut records: BTreeMap<String, VecDeque<ChangeRecord>> = BTreeMap::new();
     for v in store
         .get_by_index(Table::Changes, "project", json!(id))
         .await?
     {
         let c: ChangeRecord = parse(Table::Changes, v)?;
-        records.entry(c.chapter.clone()).or_default().push(c);
+        records.entry(c.chapter.clone()).or_default().push_back(c);
     }
     let mut chapters = Vec::with_capacity(record.chapters.len());
     let mut feeds = BTreeMap::new();
@@ -431,13 +432,13 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         if let Some((c, rev)) = checkpoints.remove(chapter_id) {
             let head = heads.get(chapter_id).copied();
             let (chapter, feed, known, problem) =
-                rebuild(c, rev, head, records.remove(chapter_id).unwrap_or_default());
+                rebuild(c, rev, head, records.remove(chapter_id).unwrap_or_default().into());
             if let Some(problem) = problem {
                 problems.push(problem);
                 repair.push(chapter.id.clone());
             }
             stored.chapters.insert(chapter.id.clone(), known);
-            feeds.insert(chapter.id.clone(), feed);
+            feeds.insert(chapter.id.clone(), VecDeque::from(feed));
             chapters.push(chapter);
         }
     }

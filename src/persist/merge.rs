@@ -65,7 +65,7 @@ pub struct Merged {
     /// What is still to be written: this core's unsaved work, as re-applied.
     pub pending: Pending,
     /// The chapters' change feeds.
-    pub feeds: BTreeMap<String, Vec<ChangeRecord>>,
+    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
     /// Chapters added as "(unsaved copy)" because their unsaved changes could not be
     /// transformed onto the stored ones (their ids).
     pub copies: Vec<String>,
@@ -178,7 +178,7 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
                 .find_map(|c| session.project.chapter_index(&c.id))
                 .map_or(0, |i| i + 1);
             if session.project.insert_chapter(at, chapter.clone()).is_ok() {
-                let feed = ours.feeds.get(id).map(|f| f.iter().cloned().collect());
+                let feed = ours.feeds.get(id).cloned();
                 feeds.insert(id.to_string(), feed.unwrap_or_default());
                 pending.mark(Key::Chapter(id.to_string()));
                 pending.mark(Key::Project);
@@ -271,7 +271,7 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
                     feeds
                         .entry(id.to_string())
                         .or_default()
-                        .push(record.clone());
+                        .push_back(record.clone());
                     pending.append(Append::Change(record));
                 }
             }
