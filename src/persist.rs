@@ -389,15 +389,20 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     };
     note_rev(Table::Projects, &record);
     let record: ProjectRecord = parse(Table::Projects, record)?;
-    let mut checkpoints: BTreeMap<String, (ChapterRecord, Option<u64>)> = BTreeMap::new();
+    // The chapter records with their revs, each taken once; found by id through
+    // `sort::Groups` (of equal ids, the last).
+    let (mut checkpoint_ids, mut checkpoints) = (Vec::new(), Vec::new());
     for v in store
         .get_by_index(Table::Chapters, "project", json!(id))
         .await?
     {
         let r = rev(&v);
         let c: ChapterRecord = parse(Table::Chapters, v)?;
-        checkpoints.insert(c.id.clone(), (c, r));
+        checkpoint_ids.push(c.id.clone());
+        checkpoints.push(Some((c, r)));
     }
+    let checkpoint_ids: Vec<&str> = checkpoint_ids.iter().map(String::as_str).collect();
+    let checkpoint_of = crate::sort::Groups::new(&checkpoint_ids);
     // The project's meta records: chapter heads and the history state.
     let mut heads: BTreeMap<String, u64> = BTreeMap::new();
     let mut state = HistoryState::default();
@@ -429,7 +434,8 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let mut feeds = BTreeMap::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
-        if let Some((c, rev)) = checkpoints.remove(chapter_id) {
+        let at = checkpoint_of.get(chapter_id).last().copied();
+        if let Some((c, rev)) = at.and_then(|i| checkpoints[i].take()) {
             let head = heads.get(chapter_id).copied();
             let (chapter, feed, known, problem) =
                 rebuild(c, rev, head, records.remove(chapter_id).unwrap_or_default().into());
