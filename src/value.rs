@@ -522,6 +522,26 @@ impl<T: FromValue> FromValue for BTreeMap<String, T> {
     }
 }
 
+/// Serialize a [`litemap::LiteMap`] (a sorted vector) as the JSON object a `BTreeMap` with
+/// the same entries would be (`#[serde(serialize_with = "crate::value::object")]`): small
+/// maps kept in records use it, so each is not a B-tree type of its own in the wasm.
+pub fn object<S: serde::Serializer, V: serde::Serialize>(
+    map: &litemap::LiteMap<String, V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(map.iter())
+}
+
+impl<T: FromValue> FromValue for litemap::LiteMap<String, T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        let mut out = litemap::LiteMap::new();
+        for (k, v) in entries(value)? {
+            out.insert(k, T::from_value(v)?);
+        }
+        Ok(out)
+    }
+}
+
 impl<T: FromValue> FromValue for HashMap<String, T> {
     fn from_value(value: Value) -> Result<Self, Error> {
         let mut out = HashMap::new();
