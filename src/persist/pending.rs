@@ -190,7 +190,9 @@ pub struct Pending {
 /// What a hold keeps back: keys (with whether only lazily) and appends.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Held {
-    keys: BTreeMap<Key, bool>,
+    /// Marks whose `seq` is always 0 (the map type [`Pending`]'s own keys use: a map of
+    /// flags would be another B-tree type in the wasm).
+    keys: BTreeMap<Key, Mark>,
     appends: Vec<Append>,
 }
 
@@ -279,8 +281,8 @@ impl Pending {
     pub fn hold(&mut self, hold: &str, marked: Pending) {
         let held = self.held.entry(hold.to_string()).or_default();
         for (key, mark) in marked.keys {
-            let lazy = held.keys.get(&key).is_none_or(|l| *l) && mark.lazy;
-            held.keys.insert(key, lazy);
+            let lazy = held.keys.get(&key).is_none_or(|m| m.lazy) && mark.lazy;
+            held.keys.insert(key, Mark { seq: 0, lazy });
         }
         held.appends
             .extend(marked.appends.into_iter().map(|(_, a)| a));
@@ -298,8 +300,8 @@ impl Pending {
             return false;
         };
         let any = !held.is_empty();
-        for (key, lazy) in held.keys {
-            if lazy {
+        for (key, mark) in held.keys {
+            if mark.lazy {
                 self.mark_lazy(key);
             } else {
                 self.mark(key);
