@@ -17,6 +17,7 @@
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
 use crate::sort::Groups;
+use litemap::LiteMap;
 use std::collections::BTreeMap;
 
 use crate::json::json;
@@ -183,8 +184,9 @@ pub struct Pending {
     keys: BTreeMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
-    /// released, with the unit's progress mark, in one batch ([`Pending::release`]).
-    held: BTreeMap<String, Held>,
+    /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
+    /// one per running unit: a sorted vector, no B-tree type of its own in the wasm.)
+    held: LiteMap<String, Held>,
 }
 
 /// What a hold keeps back: keys (with whether only lazily) and appends.
@@ -319,13 +321,16 @@ impl Pending {
     }
 
     /// Take every hold (to carry them over when the pending set is replaced after a merge).
-    pub fn take_held(&mut self) -> BTreeMap<String, Held> {
+    pub fn take_held(&mut self) -> LiteMap<String, Held> {
         std::mem::take(&mut self.held)
     }
 
     /// Put back holds taken with [`Pending::take_held`].
-    pub fn restore_held(&mut self, held: BTreeMap<String, Held>) {
-        self.held.extend(held);
+    pub fn restore_held(&mut self, held: LiteMap<String, Held>) {
+        // One by one (`extend` would sort, with a copy of the sort of its own).
+        for (name, h) in held {
+            self.held.insert(name, h);
+        }
     }
 
     /// Mark the records the history's change journal names (and clear the journal).
