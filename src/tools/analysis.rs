@@ -371,20 +371,21 @@ impl ToolSpec for RunAnalysis {
             }
             Section::Characters => {
                 let mut total: BTreeMap<String, usize> = BTreeMap::new();
-                let mut by_chapter: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+                // Each name's JSON array (a map of `Value`s: a type the crate has anyway).
+                let mut by_chapter: BTreeMap<String, Value> = BTreeMap::new();
                 for (i, text) in &chapters {
                     for (name, n) in name_candidates(text) {
                         *total.entry(name.clone()).or_insert(0) += n;
-                        by_chapter
-                            .entry(name)
-                            .or_default()
-                            .push(json!({"chapterNumber": i + 1, "mentions": n}));
+                        let list = by_chapter.entry(name).or_insert_with(|| json!([]));
+                        if let Value::Array(list) = list {
+                            list.push(json!({"chapterNumber": i + 1, "mentions": n}));
+                        }
                     }
                 }
                 let names: Vec<Value> = top(total, 2)
                     .into_iter()
                     .map(|(name, n)| {
-                        let chapters = by_chapter.remove(&name).unwrap_or_default();
+                        let chapters = by_chapter.remove(&name).unwrap_or_else(|| json!([]));
                         json!({"name": name, "mentions": n, "chapters": chapters})
                     })
                     .collect();
