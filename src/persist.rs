@@ -384,7 +384,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
     let mut note_rev = |table: Table, v: &Value| {
         if let (Some(key), Some(r)) = (v["id"].as_str(), rev(v)) {
-            stored.revs.insert((table, key.to_string()), r);
+            stored.revs.insert(pending::rev_key(table, key), r);
         }
     };
     note_rev(Table::Projects, &record);
@@ -437,8 +437,12 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         let at = checkpoint_of.get(chapter_id).last().copied();
         if let Some((c, rev)) = at.and_then(|i| checkpoints[i].take()) {
             let head = heads.get(chapter_id).copied();
-            let (chapter, feed, known, problem) =
-                rebuild(c, rev, head, records.remove(chapter_id).unwrap_or_default().into());
+            let (chapter, feed, known, problem) = rebuild(
+                c,
+                rev,
+                head,
+                records.remove(chapter_id).unwrap_or_default().into(),
+            );
             if let Some(problem) = problem {
                 problems.push(problem);
                 repair.push(chapter.id.clone());

@@ -126,9 +126,16 @@ pub struct Stored {
     /// By chapter id.
     pub chapters: BTreeMap<String, StoredChapter>,
     /// The revision of each versioned record (the project record, the history state,
-    /// story-bible entities, free files), by table and key. A record absent here is absent
-    /// from the store or has no revision yet.
-    pub revs: BTreeMap<(Table, String), u64>,
+    /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
+    /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
+    /// of its own in the wasm). A record absent here is absent from the store or has no
+    /// revision yet.
+    pub revs: BTreeMap<String, u64>,
+}
+
+/// The key of a record's revision in [`Stored::revs`] (table names have no '/').
+pub fn rev_key(table: Table, key: &str) -> String {
+    format!("{}/{key}", table.name())
 }
 
 impl Stored {
@@ -148,10 +155,10 @@ impl Stored {
                 None => self.chapters.remove(chapter),
             };
         }
-        for (key, rev) in &receipt.revs {
+        for ((table, key), rev) in &receipt.revs {
             match rev {
-                Some(rev) => self.revs.insert(key.clone(), *rev),
-                None => self.revs.remove(key),
+                Some(rev) => self.revs.insert(rev_key(*table, key), *rev),
+                None => self.revs.remove(&rev_key(*table, key)),
             };
         }
     }
@@ -159,7 +166,7 @@ impl Stored {
     /// The revision this core last saw of a record (`None`: absent, or written before
     /// revisions).
     pub fn rev(&self, table: Table, key: &str) -> Option<u64> {
-        self.revs.get(&(table, key.to_string())).copied()
+        self.revs.get(&rev_key(table, key)).copied()
     }
 }
 
