@@ -422,14 +422,19 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             }
         }
     }
-    let mut records: BTreeMap<String, VecDeque<ChangeRecord>> = BTreeMap::new();
+    // The change records, each taken once by its chapter (through `sort::Groups`).
+    let mut records: Vec<Option<ChangeRecord>> = Vec::new();
     for v in store
         .get_by_index(Table::Changes, "project", json!(id))
         .await?
     {
-        let c: ChangeRecord = parse(Table::Changes, v)?;
-        records.entry(c.chapter.clone()).or_default().push_back(c);
+        records.push(Some(parse(Table::Changes, v)?));
     }
+    let record_chapters: Vec<String> = (records.iter().flatten())
+        .map(|c| c.chapter.clone())
+        .collect();
+    let record_chapters: Vec<&str> = record_chapters.iter().map(String::as_str).collect();
+    let records_of = crate::sort::Groups::new(&record_chapters);
     let mut chapters = Vec::with_capacity(record.chapters.len());
     let mut feeds = BTreeMap::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
@@ -437,12 +442,10 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         let at = checkpoint_of.get(chapter_id).last().copied();
         if let Some((c, rev)) = at.and_then(|i| checkpoints[i].take()) {
             let head = heads.get(chapter_id).copied();
-            let (chapter, feed, known, problem) = rebuild(
-                c,
-                rev,
-                head,
-                records.remove(chapter_id).unwrap_or_default().into(),
-            );
+            let records: Vec<ChangeRecord> = (records_of.get(chapter_id).iter())
+                .filter_map(|&i| records[i].take())
+                .collect();
+            let (chapter, feed, known, problem) = rebuild(c, rev, head, records);
             if let Some(problem) = problem {
                 problems.push(problem);
                 repair.push(chapter.id.clone());

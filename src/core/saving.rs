@@ -399,7 +399,15 @@ impl Core {
                         session: open.session.clone(),
                         stored: Stored::default(),
                         pending,
-                        feeds: open.feeds.clone(),
+                        feeds: {
+                            // Entry by entry: cloning the map would add the B-tree's
+                            // clone for this one type.
+                            let mut feeds = BTreeMap::new();
+                            for (chapter, feed) in &open.feeds {
+                                feeds.insert(chapter.clone(), feed.clone());
+                            }
+                            feeds
+                        },
                         copies: Vec::new(),
                         overridden: vec![
                             "the project was deleted elsewhere; this tab's copy was written again"
@@ -453,8 +461,9 @@ fn recent(
     mut feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
 ) -> BTreeMap<String, VecDeque<ChangeRecord>> {
     for feed in feeds.values_mut() {
-        let skip = feed.len().saturating_sub(FEED_LEN);
-        feed.drain(..skip);
+        while feed.len() > FEED_LEN {
+            feed.pop_front();
+        }
     }
     feeds
 }
