@@ -834,3 +834,36 @@ pub fn batch(
     }
     Ok((batch, receipt))
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `differing` says what the maps of ids to items (of equal ids, the last) it
+        /// replaced said: changed or added ids, sorted, then removed ones, sorted.
+        #[test]
+        fn differing_ids_are_those_of_maps_by_id(
+            old in proptest::collection::vec(("[a-d]", 0u8..3), 0..12),
+            new in proptest::collection::vec(("[a-d]", 0u8..3), 0..12),
+        ) {
+            let map = |v: &[(String, u8)]| -> BTreeMap<String, u8> {
+                v.iter().cloned().collect()
+            };
+            let (old_map, new_map) = (map(&old), map(&new));
+            let mut expected: Vec<&str> = new_map
+                .iter()
+                .filter(|(k, v)| old_map.get(*k) != Some(*v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            expected.extend(
+                old_map.keys().filter(|k| !new_map.contains_key(*k)).map(String::as_str),
+            );
+            let old_ids: Vec<&str> = old.iter().map(|(k, _)| k.as_str()).collect();
+            let new_ids: Vec<&str> = new.iter().map(|(k, _)| k.as_str()).collect();
+            let got = differing(&old_ids, &new_ids, &|o, n| old[o].1 == new[n].1);
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
