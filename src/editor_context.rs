@@ -444,14 +444,13 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
     if characters.is_empty() {
         return Vec::new();
     }
-    let mut listed: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut listed: Vec<&str> = Vec::new();
     for kind in [Kind::Scene, Kind::Route] {
         for entity in bible.list(kind) {
-            for id in entity.list("primary_characters") {
-                *listed.entry(id).or_default() += 1;
-            }
+            listed.extend(entity.list("primary_characters"));
         }
     }
+    let listed = crate::sort::Groups::new(&listed);
     let mut mentioned: BTreeMap<String, usize> = BTreeMap::new();
     if let Some(chapter) = active {
         let text = chapter.text().to_string();
@@ -465,7 +464,7 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
         .iter()
         .map(|c| {
             (
-                listed.get(c.id.as_str()).copied().unwrap_or(0),
+                listed.get(&c.id).len(),
                 mentioned.get(&c.id).copied().unwrap_or(0),
                 c.id.as_str(),
                 c.text("name_src").to_string(),

@@ -58,7 +58,7 @@
 pub mod merge;
 pub mod pending;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::json::json;
 use crate::value::FromValue;
@@ -290,7 +290,8 @@ pub struct Loaded {
     /// What the store holds of each chapter.
     pub stored: pending::Stored,
     /// Each chapter's stored change records, oldest first (those behind its checkpoint too).
-    pub feeds: BTreeMap<String, Vec<ChangeRecord>>,
+    /// (A `VecDeque`, as the open project keeps them: one map type in the wasm.)
+    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
     /// What was wrong with the stored data (a change record that does not continue its
     /// chapter), for the page to show; the project loads anyway.
     pub problems: Vec<String>,
@@ -383,20 +384,25 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
     let mut note_rev = |table: Table, v: &Value| {
         if let (Some(key), Some(r)) = (v["id"].as_str(), rev(v)) {
-            stored.revs.insert((table, key.to_string()), r);
+            stored.revs.insert(pending::rev_key(table, key), r);
         }
     };
     note_rev(Table::Projects, &record);
     let record: ProjectRecord = parse(Table::Projects, record)?;
-    let mut checkpoints: BTreeMap<String, (ChapterRecord, Option<u64>)> = BTreeMap::new();
+    // The chapter records with their revs, each taken once; found by id through
+    // `sort::Groups` (of equal ids, the last).
+    let (mut checkpoint_ids, mut checkpoints) = (Vec::new(), Vec::new());
     for v in store
         .get_by_index(Table::Chapters, "project", json!(id))
         .await?
     {
         let r = rev(&v);
         let c: ChapterRecord = parse(Table::Chapters, v)?;
-        checkpoints.insert(c.id.clone(), (c, r));
+        checkpoint_ids.push(c.id.clone());
+        checkpoints.push(Some((c, r)));
     }
+    let checkpoint_ids: Vec<&str> = checkpoint_ids.iter().map(String::as_str).collect();
+    let checkpoint_of = crate::sort::Groups::new(&checkpoint_ids);
     // The project's meta records: chapter heads and the history state.
     let mut heads: BTreeMap<String, u64> = BTreeMap::new();
     let mut state = HistoryState::default();
@@ -416,28 +422,36 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             }
         }
     }
-    let mut records: BTreeMap<String, Vec<ChangeRecord>> = BTreeMap::new();
+    // The change records, each taken once by its chapter (through `sort::Groups`).
+    let mut records: Vec<Option<ChangeRecord>> = Vec::new();
     for v in store
         .get_by_index(Table::Changes, "project", json!(id))
         .await?
     {
-        let c: ChangeRecord = parse(Table::Changes, v)?;
-        records.entry(c.chapter.clone()).or_default().push(c);
+        records.push(Some(parse(Table::Changes, v)?));
     }
+    let record_chapters: Vec<String> = (records.iter().flatten())
+        .map(|c| c.chapter.clone())
+        .collect();
+    let record_chapters: Vec<&str> = record_chapters.iter().map(String::as_str).collect();
+    let records_of = crate::sort::Groups::new(&record_chapters);
     let mut chapters = Vec::with_capacity(record.chapters.len());
     let mut feeds = BTreeMap::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
-        if let Some((c, rev)) = checkpoints.remove(chapter_id) {
+        let at = checkpoint_of.get(chapter_id).last().copied();
+        if let Some((c, rev)) = at.and_then(|i| checkpoints[i].take()) {
             let head = heads.get(chapter_id).copied();
-            let (chapter, feed, known, problem) =
-                rebuild(c, rev, head, records.remove(chapter_id).unwrap_or_default());
+            let records: Vec<ChangeRecord> = (records_of.get(chapter_id).iter())
+                .filter_map(|&i| records[i].take())
+                .collect();
+            let (chapter, feed, known, problem) = rebuild(c, rev, head, records);
             if let Some(problem) = problem {
                 problems.push(problem);
                 repair.push(chapter.id.clone());
             }
             stored.chapters.insert(chapter.id.clone(), known);
-            feeds.insert(chapter.id.clone(), feed);
+            feeds.insert(chapter.id.clone(), VecDeque::from(feed));
             chapters.push(chapter);
         }
     }
@@ -495,14 +509,15 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
-    let missing: std::collections::BTreeSet<String> = session
-        .history
-        .entries()
-        .iter()
+    let mut missing = std::collections::BTreeSet::new();
+    for fx in (session.history.entries().iter())
         .chain(session.history.redo_runs().iter().flatten())
-        .flat_map(|e| e.effects.iter().map(|fx| fx.chapter.clone()))
-        .filter(|id| session.project.chapter(id).is_none())
-        .collect();
+        .flat_map(|e| e.effects.iter())
+    {
+        if session.project.chapter(&fx.chapter).is_none() {
+            missing.insert(fx.chapter.clone());
+        }
+    }
     for chapter in missing {
         session.history.forget_chapter(&chapter);
     }
@@ -726,7 +741,8 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     let mut seen = std::collections::BTreeSet::new();
     for entity in &doc.bible {
         let id_ok = !entity.id.trim().is_empty() && !entity.id.contains('/');
-        if !id_ok || !seen.insert((entity.kind, entity.id.clone())) {
+        // `kind/id` (an id has no '/'): one set type for every set of names.
+        if !id_ok || !seen.insert(format!("{}/{}", entity.kind, entity.id)) {
             return Err(format!(
                 "the export's story bible has a bad or repeated {} id '{}'",
                 entity.kind, entity.id
@@ -749,7 +765,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             crate::files::path::resolve(&file.path, crate::files::path::Want::File),
             Ok(crate::files::path::DataPath::Free { ref path }) if *path == file.path
         );
-        if !free || !paths.insert(file.path.as_str()) {
+        if !free || !paths.insert(file.path.clone()) {
             return Err(format!(
                 "the export's file '{}' is not a file path under plans/ or notes/, or is repeated",
                 crate::files::path::shown(&file.path)
@@ -786,11 +802,10 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
         // Whatever the document says wrote a field, it came from outside: every field is an
         // import's (so an agent cannot overwrite an imported field without the writer, the
         // way it could if the document called the writer's field an agent's).
-        e.origins = e
-            .fields
-            .keys()
-            .map(|field| (field.clone(), "import".to_string()))
-            .collect();
+        e.origins = litemap::LiteMap::new();
+        for field in e.fields.keys() {
+            e.origins.insert(field.clone(), "import".to_string());
+        }
         e
     }));
     let mut memory = Memory::new();

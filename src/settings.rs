@@ -58,8 +58,10 @@ pub struct Settings {
     pub connect_timeout_ms: u64,
     /// How long a stream may go without a byte (ms).
     pub idle_timeout_ms: u64,
-    /// Approval policies by tool name (over the defaults of [`crate::policy`]).
-    pub approval_policies: std::collections::BTreeMap<String, crate::policy::Mode>,
+    /// Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
+    /// vector, saved as a JSON object).
+    #[serde(serialize_with = "crate::value::object")]
+    pub approval_policies: litemap::LiteMap<String, crate::policy::Mode>,
     /// The recent-update window of conflict detection (ms).
     pub recent_update_window_ms: u64,
     /// A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
@@ -552,12 +554,12 @@ impl Settings {
         agent: Option<&str>,
         interrupt_on: &[String],
     ) -> crate::policy::Policies {
-        let mut modes = crate::sort::map(
-            self.approval_policies
-                .iter()
-                .filter(|(k, _)| !k.contains('/'))
-                .map(|(k, m)| (k.clone(), *m)),
-        );
+        let mut modes = litemap::LiteMap::new();
+        for (k, m) in self.approval_policies.iter() {
+            if !k.contains('/') {
+                modes.insert(k.clone(), *m);
+            }
+        }
         if let Some(agent) = agent {
             for (key, mode) in &self.approval_policies {
                 if let Some(tool) = key

@@ -8,6 +8,11 @@
 //!
 //! Collecting pairs into a `BTreeMap` sorts them first, with another copy of the sort per pair
 //! type; [`map`] inserts them one by one instead, which shares the map's own `insert`.
+//!
+//! Each `BTreeMap<K, V>` type costs 4-11 KB of wasm of its own (insert, split, merge,
+//! search, iteration, drop). The temporary maps keyed by borrowed strings (counting,
+//! grouping, lookups inside one function) are [`Groups`] instead: one sorted vector of
+//! positions for all of them.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -20,6 +25,65 @@ pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V>
         map.insert(k, v);
     }
     map
+}
+
+/// Strings grouped: each distinct string once, in sorted order, with the positions (in the
+/// list it was built from) where it occurs, in order. What a `BTreeMap<&str, Vec<usize>>`
+/// filled by pushing each position under its string holds; counts, the last position of
+/// each string and groups of records by key all read it.
+#[derive(Debug, Clone, Default)]
+pub struct Groups<'a> {
+    /// The positions, sorted by their string (stably: equal strings in position order).
+    order: Vec<usize>,
+    /// Each distinct string, sorted, with where its positions start in `order`.
+    starts: Vec<(&'a str, usize)>,
+}
+
+impl<'a> Groups<'a> {
+    /// Group the positions of `keys` by string.
+    pub fn new(keys: &[&'a str]) -> Self {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        sort_positions(&mut order, &|a, b| keys[a].cmp(keys[b]));
+        let mut starts: Vec<(&'a str, usize)> = Vec::new();
+        for (at, &i) in order.iter().enumerate() {
+            if starts.last().is_none_or(|(k, _)| *k != keys[i]) {
+                starts.push((keys[i], at));
+            }
+        }
+        Groups { order, starts }
+    }
+
+    /// How many distinct strings there are.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The number of `key`'s group (its rank among the distinct strings), if it occurs.
+    pub fn find(&self, key: &str) -> Option<usize> {
+        self.starts.binary_search_by(|(k, _)| (*k).cmp(key)).ok()
+    }
+
+    /// The positions where `key` occurs, in order (none when it does not).
+    pub fn get(&self, key: &str) -> &[usize] {
+        self.find(key).map_or(&[], |g| self.group(g).1)
+    }
+
+    /// Group number `g` (below [`Groups::len`]): its string and positions.
+    pub fn group(&self, g: usize) -> (&'a str, &[usize]) {
+        let end = self.starts.get(g + 1).map_or(self.order.len(), |s| s.1);
+        let (key, start) = self.starts[g];
+        (key, &self.order[start..end])
+    }
+
+    /// Every group, sorted by string.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &[usize])> + '_ {
+        (0..self.starts.len()).map(|g| self.group(g))
+    }
 }
 
 /// Sort `v` stably by `cmp` (as `v.sort_by(cmp)`).
@@ -99,6 +163,25 @@ mod tests {
             let ours = map(v.iter().copied());
             let std: BTreeMap<u8, u16> = v.into_iter().collect();
             prop_assert_eq!(ours, std);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn groups_hold_what_a_map_of_positions_holds(v in proptest::collection::vec("[a-d]{0,2}", 0..60)) {
+            let keys: Vec<&str> = v.iter().map(String::as_str).collect();
+            let mut std: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for (i, k) in keys.iter().enumerate() {
+                std.entry(k).or_default().push(i);
+            }
+            let groups = Groups::new(&keys);
+            let ours: Vec<(&str, Vec<usize>)> = groups.iter().map(|(k, at)| (k, at.to_vec())).collect();
+            let std_pairs: Vec<(&str, Vec<usize>)> = std.clone().into_iter().collect();
+            prop_assert_eq!(ours, std_pairs);
+            prop_assert_eq!(groups.len(), std.len());
+            for k in ["", "a", "ab", "dd", "e"] {
+                prop_assert_eq!(groups.get(k), std.get(k).map_or(&[][..], |v| &v[..]));
+            }
         }
     }
 

@@ -522,6 +522,26 @@ impl<T: FromValue> FromValue for BTreeMap<String, T> {
     }
 }
 
+/// Serialize a [`litemap::LiteMap`] (a sorted vector) as the JSON object a `BTreeMap` with
+/// the same entries would be (`#[serde(serialize_with = "crate::value::object")]`): small
+/// maps kept in records use it, so each is not a B-tree type of its own in the wasm.
+pub fn object<S: serde::Serializer, V: serde::Serialize>(
+    map: &litemap::LiteMap<String, V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(map.iter())
+}
+
+impl<T: FromValue> FromValue for litemap::LiteMap<String, T> {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        let mut out = litemap::LiteMap::new();
+        for (k, v) in entries(value)? {
+            out.insert(k, T::from_value(v)?);
+        }
+        Ok(out)
+    }
+}
+
 impl<T: FromValue> FromValue for HashMap<String, T> {
     fn from_value(value: Value) -> Result<Self, Error> {
         let mut out = HashMap::new();
@@ -535,7 +555,7 @@ impl<T: FromValue> FromValue for HashMap<String, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::Deserialize;
+    use serde::{Deserialize, Serialize};
     use serde_json::json;
 
     /// The same type read both ways gives the same value or the same message.
@@ -692,5 +712,37 @@ mod tests {
         for v in [json!([1, 2]), json!([256]), json!("x")] {
             same::<Wrapper>(v);
         }
+    }
+
+    #[test]
+    fn a_lite_map_is_saved_and_read_as_the_json_object_of_a_btree_map() {
+        #[derive(Serialize)]
+        struct Lite {
+            #[serde(serialize_with = "object")]
+            map: litemap::LiteMap<String, u64>,
+        }
+        #[derive(Serialize)]
+        struct Tree {
+            map: BTreeMap<String, u64>,
+        }
+        let pairs = [("b", 2), ("a", 1), ("ä", 3), ("A", 4)];
+        let (mut lite, mut tree) = (litemap::LiteMap::new(), BTreeMap::new());
+        for (k, v) in pairs {
+            lite.insert(k.to_string(), v);
+            tree.insert(k.to_string(), v);
+        }
+        let (lite, tree) = (Lite { map: lite }, Tree { map: tree });
+        assert_eq!(
+            serde_json::to_string(&lite).unwrap(),
+            serde_json::to_string(&tree).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_string(&lite).unwrap(),
+            r#"{"map":{"A":4,"a":1,"b":2,"ä":3}}"#
+        );
+        let back: litemap::LiteMap<String, u64> = from_value(json!({"b": 2, "a": 1})).unwrap();
+        let back: Vec<(&String, &u64)> = back.iter().collect();
+        assert_eq!(back, [(&"a".to_string(), &1), (&"b".to_string(), &2)]);
+        assert!(from_value::<litemap::LiteMap<String, u64>>(json!([1])).is_err());
     }
 }

@@ -353,14 +353,14 @@ impl AgentSpec {
         let mut asked = BTreeSet::new();
         for tool in &self.interrupt_on {
             check_tool_name(tool)?;
-            if !asked.insert(tool.as_str()) {
+            if !asked.insert(tool.to_string()) {
                 return Err(format!("'interruptOn' lists '{tool}' twice"));
             }
         }
         let mut seen = BTreeSet::new();
         for link in &self.sub_agents {
             check_name(&link.agent, "a sub-agent's 'agent'")?;
-            if !seen.insert(link.agent.as_str()) {
+            if !seen.insert(link.agent.to_string()) {
                 return Err(format!("sub-agent '{}' is listed twice", link.agent));
             }
             for name in [&link.tool, &link.reply_tool].into_iter().flatten() {
@@ -627,7 +627,11 @@ impl Catalog {
         if let Some(cycle) = with.cycle_through(&spec.name) {
             return Err(format!("sub-agents form a cycle: {}", cycle.join(" → ")));
         }
-        let mut names: BTreeSet<String> = spec.tools.iter().cloned().collect();
+        // Inserted one by one: `collect` sorts first, with a copy of the sort of its own.
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for tool in &spec.tools {
+            names.insert(tool.clone());
+        }
         let routing = spec.routing_tools(&with);
         for tool in &routing {
             if !names.insert(tool.name.to_string()) || tool_exists(&tool.name) {

@@ -22,6 +22,7 @@ pub mod mentions;
 pub mod scenes;
 pub mod translation;
 
+use litemap::LiteMap;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -409,12 +410,13 @@ pub struct Entity {
     /// Field values.
     #[serde(default)]
     pub fields: BTreeMap<String, Value>,
-    /// Field origins.
-    #[serde(default)]
-    pub origins: BTreeMap<String, String>,
+    /// Field origins (a few per entity: sorted vectors, saved as JSON objects, and no
+    /// B-tree types of their own in the wasm).
+    #[serde(default, serialize_with = "crate::value::object")]
+    pub origins: LiteMap<String, String>,
     /// The last write of each field.
-    #[serde(default)]
-    pub stamps: BTreeMap<String, Stamp>,
+    #[serde(default, serialize_with = "crate::value::object")]
+    pub stamps: LiteMap<String, Stamp>,
 }
 
 /// Whether a value counts as empty (absent, null, "", []).
@@ -731,17 +733,19 @@ impl Bible {
             kind,
             id: id.to_string(),
             version,
-            origins: crate::sort::map(checked.keys().map(|k| (k.clone(), origin.clone()))),
-            stamps: crate::sort::map(checked.keys().map(|k| {
-                let stamp = Stamp {
-                    at: now,
-                    origin: origin.clone(),
-                    version,
-                };
-                (k.clone(), stamp)
-            })),
+            origins: LiteMap::new(),
+            stamps: LiteMap::new(),
             fields: BTreeMap::new(),
         };
+        for k in checked.keys() {
+            entity.origins.insert(k.clone(), origin.clone());
+            let stamp = Stamp {
+                at: now,
+                origin: origin.clone(),
+                version,
+            };
+            entity.stamps.insert(k.clone(), stamp);
+        }
         entity.fields = checked;
         let key = (kind, id.to_string());
         self.entities.insert(key.clone(), entity);

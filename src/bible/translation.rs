@@ -6,8 +6,6 @@
 //! [`Placed::lines`](super::scenes::Placed::lines) gives them), with the line's `source` when
 //! it was made and its `target`. A line is translated when its translation has a target.
 
-use std::collections::BTreeMap;
-
 use litemap::LiteMap;
 
 use super::{is_empty_value, Bible, Entity, Kind};
@@ -129,15 +127,19 @@ pub fn fit(target: &str, limit: u64, per_box: Option<u64>) -> Fit {
 }
 
 /// The QA findings counted by severity (`unspecified` when none is set) and by check.
-pub fn qa_counts(bible: &Bible) -> [BTreeMap<&str, usize>; 2] {
-    let (mut by_severity, mut by_check) = (BTreeMap::new(), BTreeMap::new());
+/// Each group's positions are the findings' places in `bible.list(Kind::Qa)`: its length is
+/// the count.
+pub fn qa_counts(bible: &Bible) -> [crate::sort::Groups<'_>; 2] {
+    let (mut severities, mut checks) = (Vec::new(), Vec::new());
     for qa in bible.list(Kind::Qa) {
         let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
-        let severity = severity.unwrap_or("unspecified");
-        *by_severity.entry(severity).or_insert(0) += 1;
-        *by_check.entry(qa.text("check")).or_insert(0) += 1;
+        severities.push(severity.unwrap_or("unspecified"));
+        checks.push(qa.text("check"));
     }
-    [by_severity, by_check]
+    [
+        crate::sort::Groups::new(&severities),
+        crate::sort::Groups::new(&checks),
+    ]
 }
 
 #[cfg(test)]
@@ -224,10 +226,16 @@ mod tests {
             b.create(Kind::Qa, id, fields, &Actor::Human, 0).unwrap();
         }
         let [by_severity, by_check] = qa_counts(&b);
+        let counts = |g: &crate::sort::Groups| -> Vec<(String, usize)> {
+            g.iter().map(|(k, at)| (k.to_string(), at.len())).collect()
+        };
+        let pairs = |v: &[(&str, usize)]| -> Vec<(String, usize)> {
+            v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+        };
         assert_eq!(
-            by_severity,
-            BTreeMap::from([("error", 2), ("unspecified", 1)])
+            counts(&by_severity),
+            pairs(&[("error", 2), ("unspecified", 1)])
         );
-        assert_eq!(by_check, BTreeMap::from([("review", 1), ("style", 2)]));
+        assert_eq!(counts(&by_check), pairs(&[("review", 1), ("style", 2)]));
     }
 }

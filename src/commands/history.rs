@@ -30,7 +30,7 @@
 //! The history is bounded by a number of groups and an estimate of its memory; the oldest
 //! groups are dropped first.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::value::FromValue;
 use serde::Serialize;
@@ -920,22 +920,21 @@ impl History {
             .unwrap_or_default();
 
         // Per chapter, the effects from the first target on, in order, flagged as targets.
-        let mut per_chapter: BTreeMap<&str, Vec<(bool, &Effect)>> = BTreeMap::new();
+        let (mut chapters, mut all): (Vec<&str>, Vec<(bool, &Effect)>) = Default::default();
         for entry in &self.undo[first..] {
             let target = is_target(entry);
             for fx in &entry.effects {
-                per_chapter
-                    .entry(fx.chapter.as_str())
-                    .or_default()
-                    .push((target, fx));
+                chapters.push(&fx.chapter);
+                all.push((target, fx));
             }
         }
         let mut changes: Vec<(String, ChangeSet)> = Vec::new();
-        for (chapter, effects) in &per_chapter {
+        for (chapter, at) in crate::sort::Groups::new(&chapters).iter() {
+            let effects: Vec<(bool, &Effect)> = at.iter().map(|&i| all[i]).collect();
             if !effects.iter().any(|(target, _)| *target) {
                 continue;
             }
-            let revert = revert_change(effects).map_err(|source| HistoryError::Mismatch {
+            let revert = revert_change(&effects).map_err(|source| HistoryError::Mismatch {
                 chapter: chapter.to_string(),
                 source,
             })?;
@@ -1206,7 +1205,7 @@ mod tests {
     /// Free files in a map; `blocked` paths refuse a file (as a folder there would).
     #[derive(Default)]
     struct Map {
-        files: BTreeMap<String, FileState>,
+        files: std::collections::BTreeMap<String, FileState>,
         blocked: Vec<String>,
     }
 

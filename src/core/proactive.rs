@@ -36,7 +36,6 @@
 //!   are kept.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::json::json;
@@ -90,7 +89,8 @@ pub(super) struct Proactive {
 struct ProjectState {
     loaded: bool,
     suggestions: Vec<Suggestion>,
-    analyses: BTreeMap<String, AnalysisFigures>,
+    /// By section (four at most: a sorted vector, no B-tree type of its own in the wasm).
+    analyses: litemap::LiteMap<String, AnalysisFigures>,
     /// When the writer last typed in the project (by the core's clock).
     last_edit_ms: u64,
     /// The fingerprint of the thinker's last prompt.
@@ -156,7 +156,7 @@ fn suggestion_record(s: &Suggestion) -> Value {
     })
 }
 
-fn analysis_record(project: &str, analyses: &BTreeMap<String, AnalysisFigures>) -> Value {
+fn analysis_record(project: &str, analyses: &litemap::LiteMap<String, AnalysisFigures>) -> Value {
     json!({
         "id": format!("analysis:{project}"),
         "project": project,

@@ -399,11 +399,15 @@ impl Core {
                         session: open.session.clone(),
                         stored: Stored::default(),
                         pending,
-                        feeds: crate::sort::map(
-                            open.feeds
-                                .iter()
-                                .map(|(c, f)| (c.clone(), f.iter().cloned().collect())),
-                        ),
+                        feeds: {
+                            // Entry by entry: cloning the map would add the B-tree's
+                            // clone for this one type.
+                            let mut feeds = BTreeMap::new();
+                            for (chapter, feed) in &open.feeds {
+                                feeds.insert(chapter.clone(), feed.clone());
+                            }
+                            feeds
+                        },
                         copies: Vec::new(),
                         overridden: vec![
                             "the project was deleted elsewhere; this tab's copy was written again"
@@ -453,9 +457,13 @@ impl Core {
 }
 
 /// The change feeds as kept in memory: the newest [`FEED_LEN`] changes of each chapter.
-fn recent(feeds: BTreeMap<String, Vec<ChangeRecord>>) -> BTreeMap<String, VecDeque<ChangeRecord>> {
-    crate::sort::map(feeds.into_iter().map(|(chapter, mut feed)| {
-        let skip = feed.len().saturating_sub(FEED_LEN);
-        (chapter, feed.drain(skip..).collect())
-    }))
+fn recent(
+    mut feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
+) -> BTreeMap<String, VecDeque<ChangeRecord>> {
+    for feed in feeds.values_mut() {
+        while feed.len() > FEED_LEN {
+            feed.pop_front();
+        }
+    }
+    feeds
 }

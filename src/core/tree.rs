@@ -14,7 +14,6 @@
 //! as one record, so the tree survives a reload and resumes once, where it paused.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 use litemap::LiteMap;
 
@@ -64,11 +63,12 @@ pub(super) struct Frame {
     /// The calls waiting: for the writer's approval, or for a paused sub-agent.
     pub(super) pending: Vec<ToolCall>,
     /// Results of waiting calls decided so far (call id → result text).
-    #[serde(default)]
-    pub(super) results: BTreeMap<String, String>,
-    /// The paused sub-agents, by the routing call that runs them.
-    #[serde(default)]
-    pub(super) children: BTreeMap<String, Frame>,
+    #[serde(default, serialize_with = "crate::value::object")]
+    pub(super) results: LiteMap<String, String>,
+    /// The paused sub-agents, by the routing call that runs them (a few: a sorted vector, no
+    /// B-tree type of its own in the wasm; saved as the same JSON object).
+    #[serde(default, serialize_with = "crate::value::object")]
+    pub(super) children: LiteMap<String, Frame>,
     /// Files this agent (and its sub-agents) changed so far.
     #[serde(default)]
     pub(super) files_changed: Vec<String>,
@@ -87,7 +87,7 @@ impl Frame {
             return true;
         }
         let mut text = Some(text);
-        for child in self.children.values_mut() {
+        for (_, child) in self.children.iter_mut() {
             if let Some(t) = text.take() {
                 if child.record(call_id, t.clone()) {
                     return true;
@@ -116,14 +116,9 @@ impl Frame {
         })
     }
 
-    /// The paused sub-agents, taken out to be removed one by one (a sorted vector: removing
-    /// from the B-tree would cost its removal code for this one map type).
+    /// The paused sub-agents, taken out to be removed one by one.
     fn take_children(&mut self) -> LiteMap<String, Frame> {
-        let mut children = LiteMap::new();
-        for (id, child) in std::mem::take(&mut self.children) {
-            children.insert(id, child);
-        }
-        children
+        std::mem::take(&mut self.children)
     }
 
     /// Every call id of the tree's conversations (so new ones stay unique).
@@ -482,11 +477,12 @@ impl Core {
             let frame = match &outcome.end {
                 RunEnd::Paused { pending } => {
                     let mut stash = tree.paused.borrow_mut();
-                    let children = crate::sort::map(
-                        pending
-                            .iter()
-                            .filter_map(|c| stash.remove(&c.id).map(|f| (c.id.clone(), f))),
-                    );
+                    let mut children = LiteMap::new();
+                    for c in pending {
+                        if let Some(f) = stash.remove(&c.id) {
+                            children.insert(c.id.clone(), f);
+                        }
+                    }
                     Some(Frame {
                         spec: node.spec.clone(),
                         path: node.path.clone(),
@@ -498,7 +494,7 @@ impl Core {
                         steps: outcome.steps,
                         usage: outcome.usage,
                         pending: pending.clone(),
-                        results: BTreeMap::new(),
+                        results: LiteMap::new(),
                         children,
                         files_changed: files.clone(),
                     })
@@ -522,7 +518,7 @@ impl Core {
     ) -> LocalBoxFuture<'a, NodeEnd> {
         Box::pin(async move {
             let node = Node::of(&frame);
-            let mut still_paused = BTreeMap::new();
+            let mut still_paused = LiteMap::new();
             let mut files = std::mem::take(&mut frame.files_changed);
             let mut children = frame.take_children();
             for call in frame.pending.clone() {

@@ -65,7 +65,7 @@ pub struct Merged {
     /// What is still to be written: this core's unsaved work, as re-applied.
     pub pending: Pending,
     /// The chapters' change feeds.
-    pub feeds: BTreeMap<String, Vec<ChangeRecord>>,
+    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
     /// Chapters added as "(unsaved copy)" because their unsaved changes could not be
     /// transformed onto the stored ones (their ids).
     pub copies: Vec<String>,
@@ -122,13 +122,17 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
     let project_id = mine.project.id.clone();
 
     // This core's unsaved chapter changes, by chapter, in order.
-    let mut unsaved: BTreeMap<&str, Vec<&ChangeRecord>> = BTreeMap::new();
+    let (mut unsaved_in, mut unsaved): (Vec<&str>, Vec<&ChangeRecord>) = Default::default();
     for append in ours.pending.appends() {
         match append {
-            Append::Change(change) => unsaved.entry(&change.chapter).or_default().push(change),
+            Append::Change(change) => {
+                unsaved_in.push(&change.chapter);
+                unsaved.push(change);
+            }
             other => pending.append(other.clone()),
         }
     }
+    let unsaved_in = crate::sort::Groups::new(&unsaved_in);
 
     // Chapters this core deleted (it knew them stored; they are gone here).
     for (id, known) in &ours.stored.chapters {
@@ -157,7 +161,7 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
     for (index, chapter) in mine.project.chapters.iter().enumerate() {
         let id = chapter.id.as_str();
         let known = ours.stored.chapters.get(id);
-        let changes = unsaved.get(id).cloned().unwrap_or_default();
+        let changes: Vec<&ChangeRecord> = unsaved_in.get(id).iter().map(|&i| unsaved[i]).collect();
         let renamed = ours.pending.has(&Key::Chapter(id.to_string()));
         let there = session
             .project
@@ -174,7 +178,7 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
                 .find_map(|c| session.project.chapter_index(&c.id))
                 .map_or(0, |i| i + 1);
             if session.project.insert_chapter(at, chapter.clone()).is_ok() {
-                let feed = ours.feeds.get(id).map(|f| f.iter().cloned().collect());
+                let feed = ours.feeds.get(id).cloned();
                 feeds.insert(id.to_string(), feed.unwrap_or_default());
                 pending.mark(Key::Chapter(id.to_string()));
                 pending.mark(Key::Project);
@@ -267,7 +271,7 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
                     feeds
                         .entry(id.to_string())
                         .or_default()
-                        .push(record.clone());
+                        .push_back(record.clone());
                     pending.append(Append::Change(record));
                 }
             }
@@ -295,22 +299,22 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
         Some(false) => {
             session.project.name = mine.project.name.clone();
             // Chapters both have take the slots they fill, in this core's order.
-            let order: BTreeMap<&str, usize> = crate::sort::map(
-                mine.project
-                    .chapters
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (c.id.as_str(), i)),
-            );
+            let ids: Vec<&str> = mine
+                .project
+                .chapters
+                .iter()
+                .map(|c| c.id.as_str())
+                .collect();
+            let order = crate::sort::Groups::new(&ids);
             let slots: Vec<usize> = (0..session.project.chapters.len())
-                .filter(|i| order.contains_key(session.project.chapters[*i].id.as_str()))
+                .filter(|i| !order.get(&session.project.chapters[*i].id).is_empty())
                 .collect();
             let mut ordered: Vec<Chapter> = slots
                 .iter()
                 .map(|i| session.project.chapters[*i].clone())
                 .collect();
             crate::sort::by_key(&mut ordered, |c| {
-                order.get(c.id.as_str()).copied().unwrap_or(usize::MAX)
+                order.get(&c.id).last().copied().unwrap_or(usize::MAX)
             });
             for (slot, chapter) in slots.into_iter().zip(ordered) {
                 session.project.chapters[slot] = chapter;

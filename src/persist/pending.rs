@@ -16,6 +16,8 @@
 //! They do not cause a save of their own; they are written with the next save that asks for
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
+use crate::sort::Groups;
+use litemap::LiteMap;
 use std::collections::BTreeMap;
 
 use crate::json::json;
@@ -124,9 +126,16 @@ pub struct Stored {
     /// By chapter id.
     pub chapters: BTreeMap<String, StoredChapter>,
     /// The revision of each versioned record (the project record, the history state,
-    /// story-bible entities, free files), by table and key. A record absent here is absent
-    /// from the store or has no revision yet.
-    pub revs: BTreeMap<(Table, String), u64>,
+    /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
+    /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
+    /// of its own in the wasm). A record absent here is absent from the store or has no
+    /// revision yet.
+    pub revs: BTreeMap<String, u64>,
+}
+
+/// The key of a record's revision in [`Stored::revs`] (table names have no '/').
+pub fn rev_key(table: Table, key: &str) -> String {
+    format!("{}/{key}", table.name())
 }
 
 impl Stored {
@@ -146,10 +155,10 @@ impl Stored {
                 None => self.chapters.remove(chapter),
             };
         }
-        for (key, rev) in &receipt.revs {
+        for ((table, key), rev) in &receipt.revs {
             match rev {
-                Some(rev) => self.revs.insert(key.clone(), *rev),
-                None => self.revs.remove(key),
+                Some(rev) => self.revs.insert(rev_key(*table, key), *rev),
+                None => self.revs.remove(&rev_key(*table, key)),
             };
         }
     }
@@ -157,7 +166,7 @@ impl Stored {
     /// The revision this core last saw of a record (`None`: absent, or written before
     /// revisions).
     pub fn rev(&self, table: Table, key: &str) -> Option<u64> {
-        self.revs.get(&(table, key.to_string())).copied()
+        self.revs.get(&rev_key(table, key)).copied()
     }
 }
 
@@ -182,14 +191,17 @@ pub struct Pending {
     keys: BTreeMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
-    /// released, with the unit's progress mark, in one batch ([`Pending::release`]).
-    held: BTreeMap<String, Held>,
+    /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
+    /// one per running unit: a sorted vector, no B-tree type of its own in the wasm.)
+    held: LiteMap<String, Held>,
 }
 
 /// What a hold keeps back: keys (with whether only lazily) and appends.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Held {
-    keys: BTreeMap<Key, bool>,
+    /// Marks whose `seq` is always 0 (the map type [`Pending`]'s own keys use: a map of
+    /// flags would be another B-tree type in the wasm).
+    keys: BTreeMap<Key, Mark>,
     appends: Vec<Append>,
 }
 
@@ -278,8 +290,8 @@ impl Pending {
     pub fn hold(&mut self, hold: &str, marked: Pending) {
         let held = self.held.entry(hold.to_string()).or_default();
         for (key, mark) in marked.keys {
-            let lazy = held.keys.get(&key).is_none_or(|l| *l) && mark.lazy;
-            held.keys.insert(key, lazy);
+            let lazy = held.keys.get(&key).is_none_or(|m| m.lazy) && mark.lazy;
+            held.keys.insert(key, Mark { seq: 0, lazy });
         }
         held.appends
             .extend(marked.appends.into_iter().map(|(_, a)| a));
@@ -297,8 +309,8 @@ impl Pending {
             return false;
         };
         let any = !held.is_empty();
-        for (key, lazy) in held.keys {
-            if lazy {
+        for (key, mark) in held.keys {
+            if mark.lazy {
                 self.mark_lazy(key);
             } else {
                 self.mark(key);
@@ -316,13 +328,16 @@ impl Pending {
     }
 
     /// Take every hold (to carry them over when the pending set is replaced after a merge).
-    pub fn take_held(&mut self) -> BTreeMap<String, Held> {
+    pub fn take_held(&mut self) -> LiteMap<String, Held> {
         std::mem::take(&mut self.held)
     }
 
     /// Put back holds taken with [`Pending::take_held`].
-    pub fn restore_held(&mut self, held: BTreeMap<String, Held>) {
-        self.held.extend(held);
+    pub fn restore_held(&mut self, held: LiteMap<String, Held>) {
+        // One by one (`extend` would sort, with a copy of the sort of its own).
+        for (name, h) in held {
+            self.held.insert(name, h);
+        }
     }
 
     /// Mark the records the history's change journal names (and clear the journal).
@@ -456,19 +471,12 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
         id: impl Fn(&T) -> &str,
         key: impl Fn(String) -> Key,
     ) -> Vec<Key> {
-        let old: BTreeMap<&str, &T> = crate::sort::map(before.iter().map(|t| (id(t), t)));
-        let new: BTreeMap<&str, &T> = crate::sort::map(after.iter().map(|t| (id(t), t)));
-        let mut keys: Vec<Key> = new
-            .iter()
-            .filter(|(k, v)| old.get(*k) != Some(*v))
-            .map(|(k, _)| key(k.to_string()))
-            .collect();
-        keys.extend(
-            old.keys()
-                .filter(|k| !new.contains_key(*k))
-                .map(|k| key(k.to_string())),
-        );
-        keys
+        let old: Vec<&str> = before.iter().map(&id).collect();
+        let new: Vec<&str> = after.iter().map(&id).collect();
+        differing(&old, &new, &|o, n| before[o] == after[n])
+            .into_iter()
+            .map(|k| key(k.to_string()))
+            .collect()
     }
     let mut keys = diff(&before.notes, &memory.notes, |n| &n.id, Key::Note);
     keys.extend(diff(&before.goals, &memory.goals, |g| &g.id, Key::Goal));
@@ -481,32 +489,76 @@ pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> 
     keys
 }
 
+/// The ids (of items with ids `old` before and `new` after) whose item changed or was added,
+/// sorted, then those removed, sorted. Of equal ids the last item counts; `same(o, n)` says
+/// whether old item `o` equals new item `n`.
+fn differing<'s>(
+    old: &[&'s str],
+    new: &[&'s str],
+    same: &dyn Fn(usize, usize) -> bool,
+) -> Vec<&'s str> {
+    let (old_ids, new_ids) = (Groups::new(old), Groups::new(new));
+    let mut ids: Vec<&str> = new_ids
+        .iter()
+        .filter(|(k, at)| match (old_ids.get(k).last(), at.last()) {
+            (Some(&o), Some(&n)) => !same(o, n),
+            _ => true,
+        })
+        .map(|(k, _)| k)
+        .collect();
+    ids.extend(
+        old_ids
+            .iter()
+            .filter(|(k, _)| new_ids.get(k).is_empty())
+            .map(|(k, _)| k),
+    );
+    ids
+}
+
+/// The undo entries that the history-entry keys of a save name, by id ([`entries_named`]).
+struct Named<'e, 'k> {
+    wanted: Groups<'k>,
+    /// By group of `wanted`.
+    found: Vec<Option<&'e crate::commands::Entry>>,
+}
+
+impl<'e> Named<'e, '_> {
+    fn get(&self, id: &str) -> Option<&'e crate::commands::Entry> {
+        self.wanted.find(id).and_then(|g| self.found[g])
+    }
+}
+
 /// The undo entries (of `entries`, oldest first) that history-entry keys among `keys` name,
 /// by id. The entries a save writes are nearly always the newest, so they are looked for
 /// from the top, stopping once all are found: a keystroke does not index the whole history.
 fn entries_named<'e, 'k>(
     entries: &'e [crate::commands::Entry],
     keys: impl Iterator<Item = &'k Key>,
-) -> BTreeMap<&'e str, &'e crate::commands::Entry> {
-    let wanted: std::collections::BTreeSet<&str> = keys
+) -> Named<'e, 'k> {
+    let ids: Vec<&str> = keys
         .filter_map(|key| match key {
             Key::HistoryEntry(id) => Some(id.as_str()),
             _ => None,
         })
         .collect();
-    let mut found = BTreeMap::new();
-    if wanted.is_empty() {
-        return found;
+    let wanted = Groups::new(&ids);
+    let mut found = vec![None; wanted.len()];
+    let mut left = wanted.len();
+    if left == 0 {
+        return Named { wanted, found };
     }
     for entry in entries.iter().rev() {
-        if wanted.contains(entry.id.as_str()) {
-            found.insert(entry.id.as_str(), entry);
-            if found.len() == wanted.len() {
+        if let Some(g) = wanted.find(&entry.id) {
+            if found[g].is_none() {
+                left -= 1;
+            }
+            found[g] = Some(entry);
+            if left == 0 {
                 break;
             }
         }
     }
-    found
+    Named { wanted, found }
 }
 
 /// The batch that writes everything pending (lazy marks only when `lazy`), with the
@@ -537,21 +589,22 @@ pub fn batch(
         revs: Vec::new(),
     };
     // Chapters: marked ones and those with changes to write.
-    let mut changes: BTreeMap<&str, Vec<&ChangeRecord>> = BTreeMap::new();
+    // By chapter (sorted): a marked chapter with no change, and each change, in order.
+    let (mut names, mut appended): (Vec<&str>, Vec<Option<&ChangeRecord>>) = Default::default();
     for key in pending.keys.keys() {
         if let Key::Chapter(chapter) = key {
-            changes.entry(chapter.as_str()).or_default();
+            names.push(chapter);
+            appended.push(None);
         }
     }
     for (_, append) in &pending.appends {
         if let Append::Change(change) = append {
-            changes
-                .entry(change.chapter.as_str())
-                .or_default()
-                .push(change);
+            names.push(&change.chapter);
+            appended.push(Some(change));
         }
     }
-    for (chapter, records) in changes {
+    for (chapter, at) in Groups::new(&names).iter() {
+        let records: Vec<&ChangeRecord> = at.iter().filter_map(|&i| appended[i]).collect();
         let known = stored.chapters.get(chapter).copied();
         // Every write of a chapter checks that its head is where this core last saw it:
         // another writer's checkpoint moved it, or its deletion removed it.
@@ -708,7 +761,7 @@ pub fn batch(
             }
             // Written above, with the chapter's changes.
             Key::Chapter(_) => {}
-            Key::HistoryEntry(entry) => match undo.get(entry.as_str()) {
+            Key::HistoryEntry(entry) => match undo.get(entry) {
                 Some(e) => batch.put_value(
                     Table::History,
                     json!({"id": e.id, "project": id, "entry": e}),
@@ -780,4 +833,37 @@ pub fn batch(
         }
     }
     Ok((batch, receipt))
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `differing` says what the maps of ids to items (of equal ids, the last) it
+        /// replaced said: changed or added ids, sorted, then removed ones, sorted.
+        #[test]
+        fn differing_ids_are_those_of_maps_by_id(
+            old in proptest::collection::vec(("[a-d]", 0u8..3), 0..12),
+            new in proptest::collection::vec(("[a-d]", 0u8..3), 0..12),
+        ) {
+            let map = |v: &[(String, u8)]| -> BTreeMap<String, u8> {
+                v.iter().cloned().collect()
+            };
+            let (old_map, new_map) = (map(&old), map(&new));
+            let mut expected: Vec<&str> = new_map
+                .iter()
+                .filter(|(k, v)| old_map.get(*k) != Some(*v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            expected.extend(
+                old_map.keys().filter(|k| !new_map.contains_key(*k)).map(String::as_str),
+            );
+            let old_ids: Vec<&str> = old.iter().map(|(k, _)| k.as_str()).collect();
+            let new_ids: Vec<&str> = new.iter().map(|(k, _)| k.as_str()).collect();
+            let got = differing(&old_ids, &new_ids, &|o, n| old[o].1 == new[n].1);
+            prop_assert_eq!(got, expected);
+        }
+    }
 }

@@ -137,9 +137,10 @@ pub fn default_mode(tool: &str) -> Mode {
 #[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
-    /// Modes by tool name, over [`default_mode`].
-    #[serde(default)]
-    pub modes: BTreeMap<String, Mode>,
+    /// Modes by tool name, over [`default_mode`] (a few: a sorted vector, saved as a JSON
+    /// object, and no B-tree type of its own in the wasm).
+    #[serde(default, serialize_with = "crate::value::object")]
+    pub modes: litemap::LiteMap<String, Mode>,
     /// The recent-update window of conflict detection (ms).
     #[serde(default = "default_window")]
     pub window_ms: u64,
@@ -152,7 +153,7 @@ fn default_window() -> u64 {
 impl Default for Policies {
     fn default() -> Self {
         Self {
-            modes: BTreeMap::new(),
+            modes: litemap::LiteMap::new(),
             window_ms: DEFAULT_WINDOW_MS,
         }
     }

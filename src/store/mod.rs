@@ -328,25 +328,35 @@ impl Batch {
         if self.abort_after.is_some() {
             return self;
         }
-        let mut written: std::collections::BTreeSet<(Table, &str)> = Default::default();
+        // Every write: its position and table, and its key (grouped by key).
+        let (mut writes, mut keys): (Vec<(usize, Table)>, Vec<&str>) = Default::default();
+        for (at, op) in self.ops.iter().enumerate() {
+            let key = match op {
+                Op::Put { table, value } | Op::Insert { table, value } => {
+                    record_key(*table, value).ok().map(|key| (*table, key))
+                }
+                Op::Delete { table, key } => Some((*table, key.as_str())),
+                Op::Expect { .. } => None,
+            };
+            if let Some((table, key)) = key {
+                writes.push((at, table));
+                keys.push(key);
+            }
+        }
+        let written = crate::sort::Groups::new(&keys);
         let mut first = Vec::new();
         let mut rest = Vec::new();
         for (at, op) in self.ops.iter().enumerate() {
+            let before = |table: Table, key: &str| {
+                written
+                    .get(key)
+                    .iter()
+                    .take_while(|&&w| writes[w].0 < at)
+                    .any(|&w| writes[w].1 == table)
+            };
             match op {
-                Op::Expect { table, key, .. } if !written.contains(&(*table, key.as_str())) => {
-                    first.push(at)
-                }
-                Op::Put { table, value } | Op::Insert { table, value } => {
-                    if let Ok(key) = record_key(*table, value) {
-                        written.insert((*table, key));
-                    }
-                    rest.push(at);
-                }
-                Op::Delete { table, key } => {
-                    written.insert((*table, key.as_str()));
-                    rest.push(at);
-                }
-                Op::Expect { .. } => rest.push(at),
+                Op::Expect { table, key, .. } if !before(*table, key) => first.push(at),
+                _ => rest.push(at),
             }
         }
         if first.iter().enumerate().all(|(i, at)| i == *at) {

@@ -371,20 +371,21 @@ impl ToolSpec for RunAnalysis {
             }
             Section::Characters => {
                 let mut total: BTreeMap<String, usize> = BTreeMap::new();
-                let mut by_chapter: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+                // Each name's JSON array (a map of `Value`s: a type the crate has anyway).
+                let mut by_chapter: BTreeMap<String, Value> = BTreeMap::new();
                 for (i, text) in &chapters {
                     for (name, n) in name_candidates(text) {
                         *total.entry(name.clone()).or_insert(0) += n;
-                        by_chapter
-                            .entry(name)
-                            .or_default()
-                            .push(json!({"chapterNumber": i + 1, "mentions": n}));
+                        let list = by_chapter.entry(name).or_insert_with(|| json!([]));
+                        if let Value::Array(list) = list {
+                            list.push(json!({"chapterNumber": i + 1, "mentions": n}));
+                        }
                     }
                 }
                 let names: Vec<Value> = top(total, 2)
                     .into_iter()
                     .map(|(name, n)| {
-                        let chapters = by_chapter.remove(&name).unwrap_or_default();
+                        let chapters = by_chapter.remove(&name).unwrap_or_else(|| json!([]));
                         json!({"name": name, "mentions": n, "chapters": chapters})
                     })
                     .collect();
@@ -485,13 +486,15 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
                     mean("dialogue_ratio") * 100.0
                 ));
             } else {
-                let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-                for s in &scenes {
-                    *kinds
-                        .entry(s["kind"].as_str().unwrap_or("mixed"))
-                        .or_insert(0) += 1;
-                }
-                let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                let kinds: Vec<&str> = scenes
+                    .iter()
+                    .map(|s| s["kind"].as_str().unwrap_or("mixed"))
+                    .collect();
+                let kinds = crate::sort::Groups::new(&kinds);
+                let kinds: Vec<String> = kinds
+                    .iter()
+                    .map(|(k, at)| format!("{k} {}", at.len()))
+                    .collect();
                 if !kinds.is_empty() {
                     line.push_str(&format!("; scenes: {}", kinds.join(", ")));
                 }

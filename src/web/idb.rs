@@ -11,7 +11,6 @@
 //! conflict.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, JSON};
@@ -252,7 +251,8 @@ impl IdbStore {
             reads: Vec::new(),
             tx: tx.clone(),
         };
-        let mut stores: BTreeMap<Table, web_sys::IdbObjectStore> = BTreeMap::new();
+        // A handful of tables: found by a scan (no map type of its own in the wasm).
+        let mut stores: Vec<(Table, web_sys::IdbObjectStore)> = Vec::new();
         let mut refused = None;
         // The requests are placed a slice at a time, each slice's records converted just
         // before (as one JSON array, parsed by one `JSON.parse`: not a call, and a string, per
@@ -268,11 +268,11 @@ impl IdbStore {
             let mut puts = 0;
             for op in slice {
                 let table = op.table();
-                let store = match stores.get(&table) {
-                    Some(store) => store.clone(),
+                let store = match stores.iter().find(|(t, _)| *t == table) {
+                    Some((_, store)) => store.clone(),
                     None => match tx.object_store(table.name()) {
                         Ok(store) => {
-                            stores.insert(table, store.clone());
+                            stores.push((table, store.clone()));
                             store
                         }
                         Err(e) => {

@@ -8,6 +8,7 @@
 //! (and answers `translation_check_mtl_available` from its settings) in `src/core/mtl.rs`,
 //! planning it with [`mtl_plan`]. Agents never change context documents: they only read them.
 
+use crate::sort::Groups;
 use std::collections::BTreeMap;
 
 use crate::json::json;
@@ -834,12 +835,15 @@ pub(super) fn read_doc(a: &Call, cx: &mut Cx) -> Out {
 pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     let bible = cx.bible();
     let all = Kind::ALL;
-    let count = |k: &Kind| (k.name(), bible.list(*k).count());
-    let counts: BTreeMap<&str, usize> = crate::sort::map(all.iter().map(count));
-    let each = all.map(|k| format!("{} {k}", counts[k.name()]));
+    let mut counts = serde_json::Map::new();
+    for k in all {
+        counts.insert(k.name().to_string(), json!(bible.list(k).count()));
+    }
+    let each = all.map(|k| format!("{} {k}", bible.list(k).count()));
+    let scene_count = bible.list(Scene).count();
     let mut text = format!("Story bible: {}.", each.join(", "));
     let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
-    if counts["scene"] > 0 {
+    if scene_count > 0 {
         text.push_str("\nTranslation progress:");
     }
     for id in bible.list(Scene).map(|s| &s.id) {
@@ -858,11 +862,19 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
             }
         }
     }
-    if counts["scene"] > 0 {
+    if scene_count > 0 {
         w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
     }
     let [by_severity, by_check] = translation::qa_counts(bible);
-    let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
+    let list = |m: &Groups| join(m.iter().map(|(k, at)| format!("{} {k}", at.len())), ", ");
+    // As JSON objects, by name.
+    let counted = |m: &Groups| {
+        let mut object = serde_json::Map::new();
+        for (k, at) in m.iter() {
+            object.insert(k.to_string(), json!(at.len()));
+        }
+        Value::Object(object)
+    };
     match by_severity.is_empty() {
         true => text.push_str("\nQA: no findings."),
         false => {
@@ -876,6 +888,6 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     Ok(json!({
         "text": text, "counts": counts,
         "translation": {"scenes": scenes, "translated": all_done, "total": all_total},
-        "qa": {"by_severity": by_severity, "by_check": by_check},
+        "qa": {"by_severity": counted(&by_severity), "by_check": counted(&by_check)},
     }))
 }
