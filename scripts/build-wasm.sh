@@ -29,7 +29,7 @@ if [ "$profile" = release ]; then
       cargo +nightly build --quiet --lib --release --target "$target" -Zbuild-std=std,panic_abort \
       -Zbuild-std-features=optimize_for_size
   else
-    echo "build-wasm: no nightly toolchain with rust-src here: the release is built on stable (larger, with panic locations)" >&2
+    echo "build-wasm: the release is built on stable (no nightly with rust-src here, or DRAFTSMITH_STABLE set): larger, with panic locations" >&2
     cargo build --quiet --lib --release --target "$target"
   fi
   dir=release
