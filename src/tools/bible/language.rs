@@ -835,12 +835,15 @@ pub(super) fn read_doc(a: &Call, cx: &mut Cx) -> Out {
 pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
     let bible = cx.bible();
     let all = Kind::ALL;
-    let mut counts = serde_json::Map::new();
+    let (mut counts, mut each, mut scene_count) = (serde_json::Map::new(), Vec::new(), 0);
     for k in all {
-        counts.insert(k.name().to_string(), json!(bible.list(k).count()));
+        let n = bible.list(k).count();
+        counts.insert(k.name().to_string(), json!(n));
+        each.push(format!("{n} {k}"));
+        if k == Scene {
+            scene_count = n;
+        }
     }
-    let each = all.map(|k| format!("{} {k}", bible.list(k).count()));
-    let scene_count = bible.list(Scene).count();
     let mut text = format!("Story bible: {}.", each.join(", "));
     let (mut scenes, mut all_done, mut all_total) = (Vec::new(), 0usize, 0usize);
     if scene_count > 0 {
