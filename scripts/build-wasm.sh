@@ -24,12 +24,14 @@ nightly_ready() {
 }
 
 if [ "$profile" = release ]; then
-  if nightly_ready; then
+  # A nightly that no longer takes these flags (the channel is not pinned) falls back too.
+  if nightly_ready &&
     RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none -Zunstable-options -Csymbol-mangling-version=legacy" \
       cargo +nightly build --quiet --lib --release --target "$target" -Zbuild-std=std,panic_abort \
-      -Zbuild-std-features=optimize_for_size
+      -Zbuild-std-features=optimize_for_size; then
+    :
   else
-    echo "build-wasm: the release is built on stable (no nightly with rust-src here, or DRAFTSMITH_STABLE set): larger, with panic locations" >&2
+    echo "build-wasm: the release is built on stable (no nightly with rust-src here, its build failed, or DRAFTSMITH_STABLE set): larger, with panic locations" >&2
     cargo build --quiet --lib --release --target "$target"
   fi
   dir=release
