@@ -554,12 +554,11 @@ impl Settings {
         agent: Option<&str>,
         interrupt_on: &[String],
     ) -> crate::policy::Policies {
-        let mut modes = litemap::LiteMap::new();
-        for (k, m) in self.approval_policies.iter() {
-            if !k.contains('/') {
-                modes.insert(k.clone(), *m);
-            }
-        }
+        let mut modes = crate::sort::lite(
+            (self.approval_policies.iter())
+                .filter(|(k, _)| !k.contains('/'))
+                .map(|(k, m)| (k.clone(), *m)),
+        );
         if let Some(agent) = agent {
             for (key, mode) in &self.approval_policies {
                 if let Some(tool) = key

@@ -27,6 +27,17 @@ pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V>
     map
 }
 
+/// Collect `pairs` into a [`litemap::LiteMap`] (a sorted vector, for maps of a few entries),
+/// as [`map`] does: inserting each pair (`collect` and `extend` sort with a copy of the sort
+/// of their own); of equal keys, the last value wins.
+pub fn lite<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> litemap::LiteMap<K, V> {
+    let mut map = litemap::LiteMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
+}
+
 /// Strings grouped: each distinct string once, in sorted order, with the positions (in the
 /// list it was built from) where it occurs, in order. What a `BTreeMap<&str, Vec<usize>>`
 /// filled by pushing each position under its string holds; counts, the last position of

@@ -539,11 +539,7 @@ impl Catalog {
     fn of(defined: Vec<AgentSpec>) -> Self {
         let (presets, agents) = super::presets::all();
         let by_name = |agents: Vec<AgentSpec>| {
-            let mut map = litemap::LiteMap::new();
-            for agent in agents {
-                map.insert(agent.name.clone(), agent);
-            }
-            map
+            crate::sort::lite(agents.into_iter().map(|agent| (agent.name.clone(), agent)))
         };
         Self {
             builtin: by_name(agents),

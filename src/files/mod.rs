@@ -133,11 +133,9 @@ impl Files {
 
     /// Files loaded from the store or an export.
     pub fn from_files(files: impl IntoIterator<Item = FreeFile>) -> Self {
-        let mut by_path = litemap::LiteMap::new();
-        for file in files {
-            by_path.insert(file.path.clone(), file);
+        Self {
+            files: crate::sort::lite(files.into_iter().map(|file| (file.path.clone(), file))),
         }
-        Self { files: by_path }
     }
 
     /// The file at `path`.
