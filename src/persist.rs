@@ -404,7 +404,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let checkpoint_ids: Vec<&str> = checkpoint_ids.iter().map(String::as_str).collect();
     let checkpoint_of = crate::sort::Groups::new(&checkpoint_ids);
     // The project's meta records: chapter heads and the history state.
-    let mut heads: BTreeMap<String, u64> = BTreeMap::new();
+    let mut heads: litemap::LiteMap<String, u64> = litemap::LiteMap::new();
     let mut state = HistoryState::default();
     for mut v in store
         .get_by_index(Table::Meta, "project", json!(id))

@@ -5,7 +5,7 @@
 //! bible-aware character mentions.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use draftsmith::bible::{Actor, Kind};
 use draftsmith::commands::Origin;
@@ -588,7 +588,7 @@ fn deletes_go_through_under_a_permissive_policy_or_a_grant() {
         let mut t = T::story();
         let version = t.s.bible.get(kind, id).unwrap().version;
         let grant = Grant {
-            versions: BTreeMap::from([(format!("{}/{id}", kind.name()), version)]),
+            versions: draftsmith::sort::lite([(format!("{}/{id}", kind.name()), version)]),
         };
         let r = t.call_with(
             lore(),
@@ -624,7 +624,7 @@ fn deletes_go_through_under_a_permissive_policy_or_a_grant() {
             .unwrap();
         let before = t.s.bible.clone();
         let grant = Grant {
-            versions: BTreeMap::from([(format!("{}/{id}", kind.name()), old)]),
+            versions: draftsmith::sort::lite([(format!("{}/{id}", kind.name()), old)]),
         };
         let r = t.call_with(
             lore(),
@@ -725,7 +725,7 @@ fn creates_follow_their_policies() {
 
     // Approved: a grant for the absent entity (version 0) lets it through, as the agent.
     let grant = Grant {
-        versions: BTreeMap::from([("character/old-bram".to_string(), 0)]),
+        versions: draftsmith::sort::lite([("character/old-bram".to_string(), 0)]),
     };
     let r = t.call_with(
         lore(),

@@ -129,8 +129,11 @@ pub struct Stored {
     /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
     /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
     /// of its own in the wasm). A record absent here is absent from the store or has no
-    /// revision yet.
-    pub revs: BTreeMap<String, u64>,
+    /// revision yet. A sorted vector, not a B-tree type of its own in the wasm: loading
+    /// inserts each table's records in key order (appends, mostly), and a batch's receipt
+    /// inserts only the records it created, so a project of thousands of records moves a
+    /// few hundred KB at most per new record.
+    pub revs: LiteMap<String, u64>,
 }
 
 /// The key of a record's revision in [`Stored::revs`] (table names have no '/').
