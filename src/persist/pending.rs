@@ -18,7 +18,6 @@
 
 use crate::sort::Groups;
 use litemap::LiteMap;
-use std::collections::BTreeMap;
 
 use crate::json::json;
 use serde_json::Value;
@@ -123,8 +122,9 @@ impl StoredChapter {
 /// What this core knows the store holds of a project.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stored {
-    /// By chapter id.
-    pub chapters: BTreeMap<String, StoredChapter>,
+    /// By chapter id (a sorted vector, not a B-tree type of its own in the wasm: a
+    /// chapter is added once, when it is created or loaded).
+    pub chapters: LiteMap<String, StoredChapter>,
     /// The revision of each versioned record (the project record, the history state,
     /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
     /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
@@ -849,6 +849,7 @@ pub fn batch(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     proptest! {
         /// `differing` says what the maps of ids to items (of equal ids, the last) it
