@@ -58,7 +58,7 @@
 pub mod merge;
 pub mod pending;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::json::json;
 use crate::value::FromValue;
@@ -279,6 +279,11 @@ fn parse<T: FromValue>(table: Table, value: Value) -> Result<T, StoreError> {
     })
 }
 
+/// Change feeds by chapter id: a sorted vector, not a B-tree type of its own in the wasm
+/// (a chapter is added once, when it is loaded or first changed; a keystroke's change finds
+/// its chapter's feed by binary search).
+pub type Feeds = litemap::LiteMap<String, VecDeque<ChangeRecord>>;
+
 /// A project as loaded from the store: its session, and what the core needs to go on saving
 /// it and to serve its change feeds.
 #[derive(Debug, Clone)]
@@ -291,7 +296,7 @@ pub struct Loaded {
     pub stored: pending::Stored,
     /// Each chapter's stored change records, oldest first (those behind its checkpoint too).
     /// (A `VecDeque`, as the open project keeps them: one map type in the wasm.)
-    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
+    pub feeds: Feeds,
     /// What was wrong with the stored data (a change record that does not continue its
     /// chapter), for the page to show; the project loads anyway.
     pub problems: Vec<String>,
@@ -436,7 +441,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let record_chapters: Vec<&str> = record_chapters.iter().map(String::as_str).collect();
     let records_of = crate::sort::Groups::new(&record_chapters);
     let mut chapters = Vec::with_capacity(record.chapters.len());
-    let mut feeds = BTreeMap::new();
+    let mut feeds = Feeds::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
         let at = checkpoint_of.get(chapter_id).last().copied();
