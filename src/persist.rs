@@ -514,7 +514,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
-    let mut missing = std::collections::BTreeSet::new();
+    let mut missing = crate::sort::StrSet::new();
     for fx in (session.history.entries().iter())
         .chain(session.history.redo_runs().iter().flatten())
         .flat_map(|e| e.effects.iter())
@@ -743,7 +743,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     {
         return Err("a memory item of the export belongs to another project".into());
     }
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = crate::sort::StrSet::new();
     for entity in &doc.bible {
         let id_ok = !entity.id.trim().is_empty() && !entity.id.contains('/');
         // `kind/id` (an id has no '/'): one set type for every set of names.
@@ -764,7 +764,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             ));
         }
     }
-    let mut paths = std::collections::BTreeSet::new();
+    let mut paths = crate::sort::StrSet::new();
     for file in &doc.files {
         let free = matches!(
             crate::files::path::resolve(&file.path, crate::files::path::Want::File),

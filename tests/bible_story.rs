@@ -5,7 +5,7 @@
 //! bible-aware character mentions.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::BTreeSet;
+use draftsmith::sort::StrSet;
 
 use draftsmith::bible::{Actor, Kind};
 use draftsmith::commands::Origin;
@@ -875,14 +875,8 @@ fn a_concurrent_update_by_another_agent_is_refused_within_the_window() {
 #[test]
 fn an_agent_writes_a_scene_summary_once_per_run() {
     let mut t = T::bare();
-    let mut guards = BTreeSet::new();
-    fn summary(
-        t: &mut T,
-        guards: &mut BTreeSet<String>,
-        scene: &str,
-        text: &str,
-        overwrite: bool,
-    ) -> Value {
+    let mut guards = StrSet::new();
+    fn summary(t: &mut T, guards: &mut StrSet, scene: &str, text: &str, overwrite: bool) -> Value {
         t.call_with(
             lore(),
             "scene_update_summary",

@@ -28,7 +28,6 @@
 //!   core's own unsaved history entries, undo groups and redo runs go: their changes are
 //!   in the re-applied ones).
 
-
 use super::pending::{Append, Key, Pending, Stored};
 use super::{ChangeRecord, Feeds, Loaded};
 use crate::bible::{entity_key, Entity};
