@@ -213,6 +213,63 @@ impl serde::Serialize for StrSet {
     }
 }
 
+/// Counts of strings, sorted by string: what a `BTreeMap<String, usize>` of counts holds.
+/// The counts are kept as JSON numbers in a `BTreeMap<String, Value>`, the map type of
+/// serde_json's objects that the wasm has anyway, so counting adds no B-tree type of its
+/// own (about 7 KB); lookups and inserts stay O(log n) for the tens of thousands of distinct
+/// words of a manuscript.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts(BTreeMap<String, serde_json::Value>);
+
+impl Counts {
+    /// No counts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add `n` to the count of `key` (copied only when it is new).
+    pub fn add(&mut self, key: &str, n: usize) {
+        match self.0.get_mut(key) {
+            Some(count) => *count = (count_of(count) + n).into(),
+            None => {
+                self.0.insert(key.to_string(), n.into());
+            }
+        }
+    }
+
+    /// The count of `key` (0 when it has none).
+    pub fn get(&self, key: &str) -> usize {
+        self.0.get(key).map_or(0, count_of)
+    }
+
+    /// How many distinct strings there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A count kept by [`Counts`].
+fn count_of(v: &serde_json::Value) -> usize {
+    v.as_u64().unwrap_or(0) as usize
+}
+
+impl IntoIterator for Counts {
+    type Item = (String, usize);
+    type IntoIter = std::iter::Map<
+        std::collections::btree_map::IntoIter<String, serde_json::Value>,
+        fn((String, serde_json::Value)) -> (String, usize),
+    >;
+    /// The strings with their counts, sorted by string.
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().map(|(k, v)| (k, count_of(&v)))
+    }
+}
+
 /// Sort `v` stably by `cmp` (as `v.sort_by(cmp)`).
 pub fn by<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
     by_dyn(v, &cmp);
@@ -357,6 +414,26 @@ mod tests {
             prop_assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&std).unwrap());
             let back: StrSet = std.iter().rev().cloned().collect();
             prop_assert_eq!(back, ours);
+        }
+    }
+
+    proptest! {
+        /// `Counts` holds what a `BTreeMap<String, usize>` of counts holds after the same
+        /// additions.
+        #[test]
+        fn counts_hold_what_a_map_of_counts_holds(adds in proptest::collection::vec(("[a-d]{0,2}", 0usize..1000), 0..60)) {
+            let mut ours = Counts::new();
+            let mut std: BTreeMap<String, usize> = BTreeMap::new();
+            for (k, n) in adds {
+                ours.add(&k, n);
+                *std.entry(k).or_default() += n;
+                prop_assert_eq!(ours.len(), std.len());
+            }
+            for k in ["", "a", "ab", "dd", "e"] {
+                prop_assert_eq!(ours.get(k), std.get(k).copied().unwrap_or(0));
+            }
+            prop_assert_eq!(ours.is_empty(), std.is_empty());
+            prop_assert_eq!(ours.into_iter().collect::<Vec<_>>(), std.into_iter().collect::<Vec<_>>());
         }
     }
 
