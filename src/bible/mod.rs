@@ -993,6 +993,7 @@ mod tests {
         assert!(check_value(Kind::Character, "notes", json!(3)).is_err());
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     mod sorted_entities {
         use super::*;
         use proptest::prelude::*;
