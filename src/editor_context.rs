@@ -26,8 +26,6 @@
 //! the block is empty. Only the text shown is copied out of the chapter, so the cost does not
 //! grow with a long selection or paragraph.
 
-use std::collections::BTreeMap;
-
 use ropey::Rope;
 
 use crate::bible::{mentions, Bible, Kind};
@@ -451,12 +449,12 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
         }
     }
     let listed = crate::sort::Groups::new(&listed);
-    let mut mentioned: BTreeMap<String, usize> = BTreeMap::new();
+    let mut mentioned = crate::sort::Counts::new();
     if let Some(chapter) = active {
         let text = chapter.text().to_string();
         for m in mentions::detect(bible, &text) {
             if m.kind == Kind::Character {
-                *mentioned.entry(m.id).or_default() += 1;
+                mentioned.add(&m.id, 1);
             }
         }
     }
@@ -465,7 +463,7 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
         .map(|c| {
             (
                 listed.get(&c.id).len(),
-                mentioned.get(&c.id).copied().unwrap_or(0),
+                mentioned.get(&c.id),
                 c.id.as_str(),
                 c.text("name_src").to_string(),
             )

@@ -58,7 +58,7 @@
 pub mod merge;
 pub mod pending;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::json::json;
 use crate::value::FromValue;
@@ -279,6 +279,11 @@ fn parse<T: FromValue>(table: Table, value: Value) -> Result<T, StoreError> {
     })
 }
 
+/// Change feeds by chapter id: a sorted vector, not a B-tree type of its own in the wasm
+/// (a chapter is added once, when it is loaded or first changed; a keystroke's change finds
+/// its chapter's feed by binary search).
+pub type Feeds = litemap::LiteMap<String, VecDeque<ChangeRecord>>;
+
 /// A project as loaded from the store: its session, and what the core needs to go on saving
 /// it and to serve its change feeds.
 #[derive(Debug, Clone)]
@@ -291,7 +296,7 @@ pub struct Loaded {
     pub stored: pending::Stored,
     /// Each chapter's stored change records, oldest first (those behind its checkpoint too).
     /// (A `VecDeque`, as the open project keeps them: one map type in the wasm.)
-    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
+    pub feeds: Feeds,
     /// What was wrong with the stored data (a change record that does not continue its
     /// chapter), for the page to show; the project loads anyway.
     pub problems: Vec<String>,
@@ -404,7 +409,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let checkpoint_ids: Vec<&str> = checkpoint_ids.iter().map(String::as_str).collect();
     let checkpoint_of = crate::sort::Groups::new(&checkpoint_ids);
     // The project's meta records: chapter heads and the history state.
-    let mut heads: BTreeMap<String, u64> = BTreeMap::new();
+    let mut heads: litemap::LiteMap<String, u64> = litemap::LiteMap::new();
     let mut state = HistoryState::default();
     for mut v in store
         .get_by_index(Table::Meta, "project", json!(id))
@@ -436,7 +441,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let record_chapters: Vec<&str> = record_chapters.iter().map(String::as_str).collect();
     let records_of = crate::sort::Groups::new(&record_chapters);
     let mut chapters = Vec::with_capacity(record.chapters.len());
-    let mut feeds = BTreeMap::new();
+    let mut feeds = Feeds::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
         let at = checkpoint_of.get(chapter_id).last().copied();
@@ -509,7 +514,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
-    let mut missing = std::collections::BTreeSet::new();
+    let mut missing = crate::sort::StrSet::new();
     for fx in (session.history.entries().iter())
         .chain(session.history.redo_runs().iter().flatten())
         .flat_map(|e| e.effects.iter())
@@ -738,7 +743,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     {
         return Err("a memory item of the export belongs to another project".into());
     }
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = crate::sort::StrSet::new();
     for entity in &doc.bible {
         let id_ok = !entity.id.trim().is_empty() && !entity.id.contains('/');
         // `kind/id` (an id has no '/'): one set type for every set of names.
@@ -759,7 +764,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             ));
         }
     }
-    let mut paths = std::collections::BTreeSet::new();
+    let mut paths = crate::sort::StrSet::new();
     for file in &doc.files {
         let free = matches!(
             crate::files::path::resolve(&file.path, crate::files::path::Want::File),

@@ -19,7 +19,7 @@
 //! snapshotted: the memory tools validate everything before they change the memory, in one
 //! step, so a failing memory call has changed nothing (see [`crate::memory`]).
 
-use std::collections::BTreeSet;
+use crate::sort::StrSet;
 
 use crate::json::json;
 use serde_json::Value;
@@ -70,7 +70,7 @@ pub struct CallExtras<'a> {
     /// The writer's approval of this call.
     pub grant: Option<&'a Grant>,
     /// Keys of single-use writes already made in this run.
-    pub guards: Option<&'a mut BTreeSet<String>>,
+    pub guards: Option<&'a mut StrSet>,
     /// The machine-translation endpoint of the settings (`None` or empty: none).
     pub mtl_endpoint: Option<&'a str>,
     /// The undo group the call's edits join (an agent run's tree), whatever its origin.
@@ -102,7 +102,7 @@ pub struct EditContext<'a> {
     actor: Actor,
     policies: Policies,
     grant: Option<&'a Grant>,
-    guards: Option<&'a mut BTreeSet<String>>,
+    guards: Option<&'a mut StrSet>,
     no_overwrite: bool,
     mtl_endpoint: Option<&'a str>,
     bible_undo: Vec<BibleUndo>,

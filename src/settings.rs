@@ -69,8 +69,9 @@ pub struct Settings {
     pub mtl_endpoint: String,
     // -- Asynchronous tools and research (issue 18). --
     /// Timeouts of asynchronous tools by tool name (ms); others get
-    /// [`DEFAULT_TOOL_TIMEOUT_MS`].
-    pub tool_timeouts_ms: std::collections::BTreeMap<String, u64>,
+    /// [`DEFAULT_TOOL_TIMEOUT_MS`]. (A sorted vector, saved as a JSON object.)
+    #[serde(serialize_with = "crate::value::object")]
+    pub tool_timeouts_ms: litemap::LiteMap<String, u64>,
     /// The fetch proxy of `research_url`: a URL template whose `{url}` is replaced by the
     /// page's address, percent-encoded (`http://127.0.0.1:8080/proxy?url={url}`); empty:
     /// pages are fetched directly (most sites then fail for want of CORS headers).

@@ -462,6 +462,12 @@ impl<T: FromValue + Ord> FromValue for BTreeSet<T> {
     }
 }
 
+impl FromValue for crate::sort::StrSet {
+    fn from_value(value: Value) -> Result<Self, Error> {
+        Ok(Vec::<String>::from_value(value)?.into_iter().collect())
+    }
+}
+
 impl FromValue for serde_json::Number {
     fn from_value(value: Value) -> Result<Self, Error> {
         match value {

@@ -352,8 +352,8 @@ pub struct History {
 /// for persistence, not history state: two histories are equal whatever their journals.
 #[derive(Debug, Clone, Default)]
 struct Journal {
-    dirty: std::collections::BTreeSet<String>,
-    removed: std::collections::BTreeSet<String>,
+    dirty: crate::sort::StrSet,
+    removed: crate::sort::StrSet,
     /// The state apart from the undo entries (redo runs, open group, seal) changed.
     state: bool,
     /// The state [`History::take_changes`] last reported, with `next_seq` 0 when the newest
@@ -689,7 +689,7 @@ impl History {
     /// starts a new group).
     pub fn forget_chapter(&mut self, chapter: &str) -> Forgotten {
         let mut forgotten = Forgotten::default();
-        let mut dropped: std::collections::BTreeSet<String> = Default::default();
+        let mut dropped: crate::sort::StrSet = Default::default();
         let mut kept = Vec::with_capacity(self.undo.len());
         for mut entry in std::mem::take(&mut self.undo) {
             let before = entry.effects.len();

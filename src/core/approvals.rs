@@ -844,10 +844,7 @@ fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
 
 /// Marks an approval as being decided by this core until dropped (see
 /// [`Core::approval_records`]).
-struct Deciding<'a>(
-    &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
-    String,
-);
+struct Deciding<'a>(&'a std::cell::RefCell<crate::sort::StrSet>, String);
 
 impl Drop for Deciding<'_> {
     fn drop(&mut self) {

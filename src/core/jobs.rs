@@ -272,7 +272,7 @@ pub(super) struct JobRt {
     /// The abort signal of each unit running now, by unit id.
     aborts: RefCell<litemap::LiteMap<String, AbortSignal>>,
     /// Units that paused for approval (their paused-run record is closed when they end).
-    paused_units: RefCell<std::collections::BTreeSet<String>>,
+    paused_units: RefCell<crate::sort::StrSet>,
 }
 
 /// `start_job` params.

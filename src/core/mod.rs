@@ -274,9 +274,9 @@ pub struct Shared {
     settings_loaded: Cell<bool>,
     runs: RefCell<LiteMap<String, run::RunHandle>>,
     /// Run ids aborted before their run began.
-    early_aborts: RefCell<std::collections::BTreeSet<String>>,
+    early_aborts: RefCell<crate::sort::StrSet>,
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
-    guards: RefCell<LiteMap<String, std::collections::BTreeSet<String>>>,
+    guards: RefCell<LiteMap<String, crate::sort::StrSet>>,
     /// Approval cards of running chat runs, by run, saved with the run's pause (see
     /// `CallCtx::card_with_pause`).
     cards: RefCell<Vec<(String, Value)>>,
@@ -294,7 +294,7 @@ pub struct Shared {
     /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
     fail_switch: RefCell<Option<FailSwitch>>,
     /// Approval records this core is deciding now (see `approval_records`).
-    deciding: RefCell<std::collections::BTreeSet<String>>,
+    deciding: RefCell<crate::sort::StrSet>,
     /// Runs background work (jobs), when the embedder gave a way.
     spawner: RefCell<Option<jobs::Spawner>>,
     /// The jobs alive in this core, by job id.
@@ -339,7 +339,7 @@ impl Core {
             settings: RefCell::new(Settings::default()),
             settings_loaded: Cell::new(false),
             runs: RefCell::new(LiteMap::new()),
-            early_aborts: RefCell::new(std::collections::BTreeSet::new()),
+            early_aborts: RefCell::new(crate::sort::StrSet::new()),
             guards: RefCell::new(LiteMap::new()),
             cards: RefCell::new(Vec::new()),
             conversations: RefCell::new(LiteMap::new()),
@@ -348,7 +348,7 @@ impl Core {
             session_seq: Cell::new(0),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
-            deciding: RefCell::new(std::collections::BTreeSet::new()),
+            deciding: RefCell::new(crate::sort::StrSet::new()),
             spawner: RefCell::new(None),
             jobs: RefCell::new(LiteMap::new()),
             proactive: RefCell::default(),

@@ -9,7 +9,6 @@
 //! that a failed save left, in one batch.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -20,7 +19,7 @@ use crate::json::json;
 use super::Core;
 use crate::persist::merge::{self, Ours};
 use crate::persist::pending::{self, Key, Pending, Stored};
-use crate::persist::{ChangeRecord, Loaded};
+use crate::persist::{ChangeRecord, Feeds, Loaded};
 use crate::project::UiState;
 use crate::session::Session;
 use crate::store::{StoreError, Table};
@@ -79,7 +78,7 @@ pub(super) struct Open {
     pub(super) session: Session,
     pub(super) created_ms: u64,
     /// Each chapter's recent changes, oldest first (at most [`FEED_LEN`]).
-    pub(super) feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
+    pub(super) feeds: Feeds,
     /// What is still to be written.
     pub(super) pending: Pending,
     /// What the store holds of the project's chapters.
@@ -122,7 +121,7 @@ impl Open {
             ui_saved: ui_essentials(&session.project.ui),
             session,
             created_ms,
-            feeds: BTreeMap::new(),
+            feeds: Feeds::new(),
             pending: Pending::new(),
             stored,
             problems: Vec::new(),
@@ -399,15 +398,7 @@ impl Core {
                         session: open.session.clone(),
                         stored: Stored::default(),
                         pending,
-                        feeds: {
-                            // Entry by entry: cloning the map would add the B-tree's
-                            // clone for this one type.
-                            let mut feeds = BTreeMap::new();
-                            for (chapter, feed) in &open.feeds {
-                                feeds.insert(chapter.clone(), feed.clone());
-                            }
-                            feeds
-                        },
+                        feeds: open.feeds.clone(),
                         copies: Vec::new(),
                         overridden: vec![
                             "the project was deleted elsewhere; this tab's copy was written again"
@@ -457,10 +448,8 @@ impl Core {
 }
 
 /// The change feeds as kept in memory: the newest [`FEED_LEN`] changes of each chapter.
-fn recent(
-    mut feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
-) -> BTreeMap<String, VecDeque<ChangeRecord>> {
-    for feed in feeds.values_mut() {
+fn recent(mut feeds: Feeds) -> Feeds {
+    for (_, feed) in feeds.iter_mut() {
         while feed.len() > FEED_LEN {
             feed.pop_front();
         }

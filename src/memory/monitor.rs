@@ -38,7 +38,7 @@
 //! one. Names are matched with the crate's bounded [`Pattern`] matcher (compiled once per
 //! monitor: the caller keeps a monitor while the watched list stays the same).
 
-use std::collections::BTreeSet;
+use crate::sort::StrSet;
 
 use ropey::Rope;
 
@@ -248,7 +248,7 @@ struct Target {
 pub struct Monitor {
     targets: Vec<Target>,
     /// Lowercase words that are real names: never misspellings.
-    known: BTreeSet<String>,
+    known: StrSet,
 }
 
 /// A word of a line: its text and its chars in the chapter.
@@ -265,12 +265,11 @@ impl Monitor {
         watched: impl IntoIterator<Item = &'a WatchedEntity>,
         known_names: &[String],
     ) -> Self {
-        let mut known = BTreeSet::new();
-        for name in known_names {
-            for word in words_of(name) {
-                known.insert(word.to_lowercase());
-            }
-        }
+        // The bible's names (thousands, perhaps) at once: one sort.
+        let mut known: StrSet = (known_names.iter())
+            .flat_map(|name| words_of(name))
+            .map(|word| word.to_lowercase())
+            .collect();
         let mut targets = Vec::new();
         for entity in watched {
             let name = entity.name.trim();

@@ -28,10 +28,8 @@
 //!   core's own unsaved history entries, undo groups and redo runs go: their changes are
 //!   in the re-applied ones).
 
-use std::collections::{BTreeMap, VecDeque};
-
 use super::pending::{Append, Key, Pending, Stored};
-use super::{ChangeRecord, Loaded};
+use super::{ChangeRecord, Feeds, Loaded};
 use crate::bible::{entity_key, Entity};
 use crate::commands::history::Grouping;
 use crate::commands::{Effect, Entry, Origin};
@@ -52,7 +50,7 @@ pub struct Ours<'a> {
     /// What it last knew the store held.
     pub stored: &'a Stored,
     /// Its chapters' change feeds.
-    pub feeds: &'a BTreeMap<String, VecDeque<ChangeRecord>>,
+    pub feeds: &'a Feeds,
 }
 
 /// The merged project: the new state of the open project.
@@ -65,7 +63,7 @@ pub struct Merged {
     /// What is still to be written: this core's unsaved work, as re-applied.
     pub pending: Pending,
     /// The chapters' change feeds.
-    pub feeds: BTreeMap<String, VecDeque<ChangeRecord>>,
+    pub feeds: Feeds,
     /// Chapters added as "(unsaved copy)" because their unsaved changes could not be
     /// transformed onto the stored ones (their ids).
     pub copies: Vec<String>,

@@ -18,7 +18,6 @@
 
 use crate::sort::Groups;
 use litemap::LiteMap;
-use std::collections::BTreeMap;
 
 use crate::json::json;
 use serde_json::Value;
@@ -123,14 +122,18 @@ impl StoredChapter {
 /// What this core knows the store holds of a project.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stored {
-    /// By chapter id.
-    pub chapters: BTreeMap<String, StoredChapter>,
+    /// By chapter id (a sorted vector, not a B-tree type of its own in the wasm: a
+    /// chapter is added once, when it is created or loaded).
+    pub chapters: LiteMap<String, StoredChapter>,
     /// The revision of each versioned record (the project record, the history state,
     /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
     /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
     /// of its own in the wasm). A record absent here is absent from the store or has no
-    /// revision yet.
-    pub revs: BTreeMap<String, u64>,
+    /// revision yet. A sorted vector, not a B-tree type of its own in the wasm: loading
+    /// inserts each table's records in key order (appends, mostly), and a batch's receipt
+    /// inserts only the records it created, so a project of thousands of records moves a
+    /// few hundred KB at most per new record.
+    pub revs: LiteMap<String, u64>,
 }
 
 /// The key of a record's revision in [`Stored::revs`] (table names have no '/').
@@ -188,7 +191,11 @@ struct Mark {
 pub struct Pending {
     /// Counts marks and appends; a batch covers everything up to the count when it was built.
     seq: u64,
-    keys: BTreeMap<Key, Mark>,
+    /// A sorted vector, not a B-tree type of its own in the wasm. A keystroke marks a key
+    /// that is mostly pending already (a binary search); a save drops what it wrote, so few
+    /// keys stay pending; [`Pending::everything`] marks the kinds of key in their order, so
+    /// its inserts append, but within the chapters, undo entries and notes.
+    keys: LiteMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
     /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
@@ -200,8 +207,8 @@ pub struct Pending {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Held {
     /// Marks whose `seq` is always 0 (the map type [`Pending`]'s own keys use: a map of
-    /// flags would be another B-tree type in the wasm).
-    keys: BTreeMap<Key, Mark>,
+    /// flags would be another map type in the wasm).
+    keys: LiteMap<Key, Mark>,
     appends: Vec<Append>,
 }
 
@@ -297,7 +304,10 @@ impl Pending {
             .extend(marked.appends.into_iter().map(|(_, a)| a));
         for (name, more) in marked.held {
             let held = self.held.entry(name).or_default();
-            held.keys.extend(more.keys);
+            // One by one (`extend` would sort, with a copy of the sort of its own).
+            for (key, mark) in more.keys {
+                held.keys.insert(key, mark);
+            }
             held.appends.extend(more.appends);
         }
     }
@@ -393,7 +403,7 @@ impl Pending {
     /// the count continuing from `seq`: what replaces a project's pending set after a
     /// merge, so that every save waiting for the old set waits for this one.
     pub fn settled(mut self, seq: u64) -> Self {
-        for mark in self.keys.values_mut() {
+        for (_, mark) in self.keys.iter_mut() {
             mark.seq = 0;
         }
         for (s, _) in &mut self.appends {
@@ -839,6 +849,7 @@ pub fn batch(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     proptest! {
         /// `differing` says what the maps of ids to items (of equal ids, the last) it

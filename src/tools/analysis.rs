@@ -21,6 +21,7 @@ use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;
 use crate::project::analysis::{self, Hint};
 use crate::session::EditContext;
+use crate::sort::Counts;
 
 /// Register the analysis tools.
 pub fn register(registry: &mut ToolRegistry) {
@@ -248,8 +249,8 @@ const NOT_NAMES: &[&str] = &[
 ];
 
 /// Capitalized words not at the start of a sentence: candidate names, with counts.
-fn name_candidates(text: &str) -> BTreeMap<String, usize> {
-    let mut counts = BTreeMap::new();
+fn name_candidates(text: &str) -> Counts {
+    let mut counts = Counts::new();
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let word: String = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
@@ -261,7 +262,7 @@ fn name_candidates(text: &str) -> BTreeMap<String, usize> {
             && word.chars().count() > 1
             && !NOT_NAMES.contains(&word.as_str())
         {
-            *counts.entry(word).or_insert(0) += 1;
+            counts.add(&word, 1);
         }
         sentence_start = raw.ends_with(['.', '!', '?', '…', '"', '”', '»', ':']);
     }
@@ -269,14 +270,14 @@ fn name_candidates(text: &str) -> BTreeMap<String, usize> {
 }
 
 /// Capitalized phrases right after a place preposition.
-fn place_candidates(text: &str) -> BTreeMap<String, usize> {
+fn place_candidates(text: &str) -> Counts {
     const PREPOSITIONS: &[&str] = &[
         "in", "at", "to", "from", "into", "toward", "towards", "near", "inside", "outside",
         "across", "through", "beyond", "past", "under", "over", "around", "along", "behind",
         "beneath", "within", "onto", "off",
     ];
     let words: Vec<&str> = text.split_whitespace().collect();
-    let mut counts = BTreeMap::new();
+    let mut counts = Counts::new();
     for i in 0..words.len() {
         if !PREPOSITIONS.contains(&words[i].to_lowercase().as_str()) {
             continue;
@@ -299,13 +300,13 @@ fn place_candidates(text: &str) -> BTreeMap<String, usize> {
             }
         }
         if !phrase.is_empty() {
-            *counts.entry(phrase.join(" ")).or_insert(0) += 1;
+            counts.add(&phrase.join(" "), 1);
         }
     }
     counts
 }
 
-fn top(counts: BTreeMap<String, usize>, min: usize) -> Vec<(String, usize)> {
+fn top(counts: Counts, min: usize) -> Vec<(String, usize)> {
     let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= min).collect();
     crate::sort::by(&mut list, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     list.truncate(30);
@@ -370,12 +371,12 @@ impl ToolSpec for RunAnalysis {
                 json!({ "chapters": per_chapter })
             }
             Section::Characters => {
-                let mut total: BTreeMap<String, usize> = BTreeMap::new();
+                let mut total = Counts::new();
                 // Each name's JSON array (a map of `Value`s: a type the crate has anyway).
                 let mut by_chapter: BTreeMap<String, Value> = BTreeMap::new();
                 for (i, text) in &chapters {
                     for (name, n) in name_candidates(text) {
-                        *total.entry(name.clone()).or_insert(0) += n;
+                        total.add(&name, n);
                         let list = by_chapter.entry(name).or_insert_with(|| json!([]));
                         if let Value::Array(list) = list {
                             list.push(json!({"chapterNumber": i + 1, "mentions": n}));
@@ -392,10 +393,10 @@ impl ToolSpec for RunAnalysis {
                 json!({ "characters": names, "note": "Capitalized words not at a sentence start; story-bible characters refine this once they exist." })
             }
             Section::Setting => {
-                let mut total: BTreeMap<String, usize> = BTreeMap::new();
+                let mut total = Counts::new();
                 for (_, text) in &chapters {
                     for (place, n) in place_candidates(text) {
-                        *total.entry(place).or_insert(0) += n;
+                        total.add(&place, n);
                     }
                 }
                 let places: Vec<Value> = top(total, 1)

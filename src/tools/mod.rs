@@ -32,7 +32,6 @@ pub mod schema;
 pub mod ui;
 pub mod validate;
 
-use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use crate::json::json;
@@ -446,7 +445,8 @@ fn builtin_name(d: &ToolDefinition) -> &'static str {
 pub struct ToolRegistry {
     commands: CommandRegistry,
     definitions: Vec<ToolDefinition>,
-    toolsets: BTreeMap<String, Vec<&'static str>>,
+    /// By name: a few (the built-in ones and the writer's), a sorted vector.
+    toolsets: litemap::LiteMap<String, Vec<&'static str>>,
 }
 
 impl ToolRegistry {

@@ -9,7 +9,6 @@
 //! planning it with [`mtl_plan`]. Agents never change context documents: they only read them.
 
 use crate::sort::Groups;
-use std::collections::BTreeMap;
 
 use crate::json::json;
 use serde_json::Value;
@@ -251,12 +250,12 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
     // What the writer must approve, should any step need approval: every entry the merge
     // touches, at its version now; and, for the writer's card, the kept entry's field changes
     // and every entry it deletes, with all their fields (whoever wrote them).
-    let mut versions = BTreeMap::new();
+    let mut versions = serde_json::Map::new();
     let (mut asks, mut touched) = (Vec::new(), Vec::new());
     let (mode, actor) = (cx.policies().mode(a.tool.name), cx.actor());
     let names: Vec<&str> = changes.iter().map(|(f, _)| f.as_str()).collect();
     for (i, e) in std::iter::once(&keep).chain(&merged).enumerate() {
-        versions.insert(Grant::key(Glossary, &e.id), e.version);
+        versions.insert(Grant::key(Glossary, &e.id), json!(e.version));
         let (action, verb) = [(Action::Update, "update"), (Action::Delete, "delete")][i.min(1)];
         let fields = if i == 0 { &names[..] } else { &[] };
         let asked = policy::needs_approval(mode, action, actor, Some(e), fields);
@@ -285,7 +284,8 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
         if let Some(Value::Object(details)) = &mut error.details {
             let proposed = json!({"term_tgt": term_tgt, "notes": notes});
             let merge = json!({"keep": keep.id, "merge": ids, "proposed": proposed});
-            let (versions, asks, touched) = (json!(versions), json!(asks), json!(touched));
+            let (versions, asks, touched) =
+                (Value::Object(versions.clone()), json!(asks), json!(touched));
             details.insert("versions".into(), versions);
             details.insert("entries".into(), asks);
             details.insert("changes".into(), touched);
