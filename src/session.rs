@@ -70,7 +70,7 @@ pub struct CallExtras<'a> {
     /// The writer's approval of this call.
     pub grant: Option<&'a Grant>,
     /// Keys of single-use writes already made in this run.
-    pub guards: Option<&'a mut StrSet>,
+    pub guards: Option<&'a mut (dyn Guards + 'static)>,
     /// The machine-translation endpoint of the settings (`None` or empty: none).
     pub mtl_endpoint: Option<&'a str>,
     /// The undo group the call's edits join (an agent run's tree), whatever its origin.
@@ -78,6 +78,25 @@ pub struct CallExtras<'a> {
     /// The run may not overwrite what it wrote already (a job without `allowOverwrite`): a
     /// tool's `overwrite` argument is ignored, so single-use guards hold.
     pub no_overwrite: bool,
+}
+
+/// The keys of a run's single-use writes ([`CallExtras::guards`]): a [`StrSet`] in the core,
+/// or any set of strings a caller keeps.
+pub trait Guards {
+    /// Add `key`: true when it was not there yet.
+    fn take(&mut self, key: &str) -> bool;
+}
+
+impl Guards for StrSet {
+    fn take(&mut self, key: &str) -> bool {
+        self.insert(key.to_string())
+    }
+}
+
+impl Guards for std::collections::BTreeSet<String> {
+    fn take(&mut self, key: &str) -> bool {
+        self.insert(key.to_string())
+    }
 }
 
 /// A rolled-back bible change: the entity as it was before the command first touched it.
@@ -102,7 +121,7 @@ pub struct EditContext<'a> {
     actor: Actor,
     policies: Policies,
     grant: Option<&'a Grant>,
-    guards: Option<&'a mut StrSet>,
+    guards: Option<&'a mut (dyn Guards + 'static)>,
     no_overwrite: bool,
     mtl_endpoint: Option<&'a str>,
     bible_undo: Vec<BibleUndo>,
@@ -259,7 +278,7 @@ impl<'a> EditContext<'a> {
     /// time in a run, false after. Outside a run every call may write.
     pub fn take_guard(&mut self, key: &str) -> bool {
         match self.guards.as_deref_mut() {
-            Some(guards) => guards.insert(key.to_string()),
+            Some(guards) => guards.take(key),
             None => true,
         }
     }

@@ -5,6 +5,7 @@
 //! provenance.
 #![cfg(not(target_arch = "wasm32"))]
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use draftsmith::agent::AbortSignal;
@@ -577,7 +578,7 @@ fn a_grant_lets_the_approved_call_through_and_a_stale_one_is_a_conflict() {
     );
     let version = data["details"]["version"].as_u64().unwrap();
     let grant = Grant {
-        versions: draftsmith::sort::lite([("glossary/kaze".to_string(), version)]),
+        versions: BTreeMap::from([("glossary/kaze".to_string(), version)]),
     };
     // The writer changed another field after being asked: the approval of term_tgt holds
     // (checked on a copy, so the test goes on from the same state).
@@ -638,7 +639,7 @@ fn a_grant_lets_the_approved_call_through_and_a_stale_one_is_a_conflict() {
     // A grant for the current version lets it through, with the agent's provenance.
     let version = t.s.bible.get(Kind::Glossary, "kaze").unwrap().version;
     let grant = Grant {
-        versions: draftsmith::sort::lite([("glossary/kaze".to_string(), version)]),
+        versions: BTreeMap::from([("glossary/kaze".to_string(), version)]),
     };
     let out = t.call_with(
         "glossary_update_entry",

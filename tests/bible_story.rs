@@ -5,7 +5,7 @@
 //! bible-aware character mentions.
 #![cfg(not(target_arch = "wasm32"))]
 
-use draftsmith::sort::StrSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use draftsmith::bible::{Actor, Kind};
 use draftsmith::commands::Origin;
@@ -588,7 +588,7 @@ fn deletes_go_through_under_a_permissive_policy_or_a_grant() {
         let mut t = T::story();
         let version = t.s.bible.get(kind, id).unwrap().version;
         let grant = Grant {
-            versions: draftsmith::sort::lite([(format!("{}/{id}", kind.name()), version)]),
+            versions: BTreeMap::from([(format!("{}/{id}", kind.name()), version)]),
         };
         let r = t.call_with(
             lore(),
@@ -624,7 +624,7 @@ fn deletes_go_through_under_a_permissive_policy_or_a_grant() {
             .unwrap();
         let before = t.s.bible.clone();
         let grant = Grant {
-            versions: draftsmith::sort::lite([(format!("{}/{id}", kind.name()), old)]),
+            versions: BTreeMap::from([(format!("{}/{id}", kind.name()), old)]),
         };
         let r = t.call_with(
             lore(),
@@ -725,7 +725,7 @@ fn creates_follow_their_policies() {
 
     // Approved: a grant for the absent entity (version 0) lets it through, as the agent.
     let grant = Grant {
-        versions: draftsmith::sort::lite([("character/old-bram".to_string(), 0)]),
+        versions: BTreeMap::from([("character/old-bram".to_string(), 0)]),
     };
     let r = t.call_with(
         lore(),
@@ -875,8 +875,14 @@ fn a_concurrent_update_by_another_agent_is_refused_within_the_window() {
 #[test]
 fn an_agent_writes_a_scene_summary_once_per_run() {
     let mut t = T::bare();
-    let mut guards = StrSet::new();
-    fn summary(t: &mut T, guards: &mut StrSet, scene: &str, text: &str, overwrite: bool) -> Value {
+    let mut guards = BTreeSet::new();
+    fn summary(
+        t: &mut T,
+        guards: &mut BTreeSet<String>,
+        scene: &str,
+        text: &str,
+        overwrite: bool,
+    ) -> Value {
         t.call_with(
             lore(),
             "scene_update_summary",

@@ -1310,7 +1310,9 @@ impl Core {
                     crate::session::CallExtras {
                         policies: Some(&policies),
                         grant: ctx.grant.as_ref(),
-                        guards: guards.as_mut(),
+                        guards: guards
+                            .as_mut()
+                            .map(|g| g as &mut (dyn crate::session::Guards + 'static)),
                         mtl_endpoint: None,
                         group: ctx.group.as_deref(),
                         no_overwrite: ctx.no_overwrite,

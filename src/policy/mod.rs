@@ -28,6 +28,7 @@
 //! update of a field another origin wrote less than that long ago gets
 //! `CONCURRENT UPDATE DETECTED` and changes nothing.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -172,10 +173,8 @@ impl Policies {
 /// deciding (by [`Entity::key`]-style `kind/id`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromValue)]
 pub struct Grant {
-    /// `kind/id` → version at the time of the request (0: the entity did not exist). (A
-    /// sorted vector, saved as a JSON object: the entities of one call.)
-    #[serde(serialize_with = "crate::value::object")]
-    pub versions: litemap::LiteMap<String, u64>,
+    /// `kind/id` → version at the time of the request (0: the entity did not exist).
+    pub versions: BTreeMap<String, u64>,
 }
 
 crate::deserialize_via_value!(Grant);
