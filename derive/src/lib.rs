@@ -259,7 +259,11 @@ fn named(
             Some(function) => quote! { #function(v)? },
             None => quote! { <#ty as crate::value::FromValue>::from_value(v)? },
         };
-        arms.push(quote! { #i => #local = ::core::option::Option::Some(#read), });
+        // `read_struct` hands each field over once (a repeated name is an error), so the slot
+        // is empty: forgetting the `None` it held spares the drop code of each field's type.
+        arms.push(quote! {
+            #i => ::core::mem::forget(::core::mem::replace(&mut #local, ::core::option::Option::Some(#read))),
+        });
         let missing = match (&attrs.default, &container.default) {
             (Some(Some(function)), _) => quote! { #function() },
             (Some(None), _) => quote! { ::core::default::Default::default() },
