@@ -31,11 +31,32 @@ pub trait FromValue: Sized {
     /// Read a value of this type.
     fn from_value(value: Value) -> Result<Self, Error>;
 
-    /// What a struct field of this type is when the field is absent and has no default: an
-    /// error, except for `Option`, which is `None` (as with serde).
-    fn missing(field: &'static str) -> Result<Self, Error> {
-        Err(Error::missing_field(field))
+    /// Whether a struct field of this type may be absent without a default: only an
+    /// `Option` may, and is then `None` (as with serde); for any other type it is an error.
+    const OPTIONAL: bool = false;
+
+    /// The value of an absent field of this type without a default: `Some(None)` for an
+    /// `Option`, else none.
+    fn absent() -> Option<Self> {
+        None
     }
+}
+
+/// The value of a struct field of type `T` that was absent and has no default: `None` for an
+/// `Option`. For any other type [`read_struct`] has already refused the input.
+#[inline]
+pub fn absent<T: FromValue>() -> T {
+    match T::absent() {
+        Some(value) => value,
+        None => never_absent(),
+    }
+}
+
+/// A field [`read_struct`] requires was absent: it cannot be, as `read_struct` refused it.
+#[cold]
+#[inline(never)]
+pub fn never_absent() -> ! {
+    panic!("FromValue: a required field was absent after read_struct checked it")
 }
 
 /// Read a `T` from a `Value` (the counterpart of `serde_json::from_value`).
@@ -118,6 +139,9 @@ pub struct Struct {
     pub fields: &'static [&'static str],
     /// Whether each field has a default (read from an array, a missing one is an error).
     pub defaults: &'static [bool],
+    /// Whether each field must be given: no default and not an `Option` (serde's "missing
+    /// field" when it is absent).
+    pub required: &'static [bool],
     /// Whether a name that is no field's is an error (`deny_unknown_fields`).
     pub deny_unknown: bool,
     /// Whether the names that are no field's are kept for a flattened field.
@@ -126,8 +150,9 @@ pub struct Struct {
 
 /// Walk a struct's fields in `value` as serde does: each field's value goes to `set` with the
 /// field's index, in the object's order; a name given twice (also through an alias), an
-/// unknown name under `deny_unknown_fields` and anything but an object (or an array, one
-/// element per field) are errors. Absent fields are left to the caller. Returns the entries
+/// unknown name under `deny_unknown_fields`, anything but an object (or an array, one
+/// element per field) and, after the walk, the first absent `required` field are errors. The
+/// other absent fields are left to the caller. Returns the entries
 /// that are no field's when the struct has a flattened field (else none).
 pub fn read_struct(
     value: Value,
@@ -153,7 +178,11 @@ pub fn read_struct(
                 }
                 set(field, value)?;
             }
-            Ok(rest)
+            let absent = (shape.required.iter().zip(&seen)).position(|(r, s)| *r && !s);
+            match absent {
+                Some(field) => Err(missing(shape.fields[field])),
+                None => Ok(rest),
+            }
         }
         Value::Array(items) => {
             let len = items.len();
@@ -408,8 +437,10 @@ impl<T: FromValue> FromValue for Option<T> {
         }
     }
 
-    fn missing(_: &'static str) -> Result<Self, Error> {
-        Ok(None)
+    const OPTIONAL: bool = true;
+
+    fn absent() -> Option<Self> {
+        Some(None)
     }
 }
 
@@ -663,6 +694,8 @@ mod tests {
             json!({"sceneId": 1.5}),
             json!({"sceneId": null}),
             json!({"maxCount": -1}),
+            json!({}),
+            json!({"tags": ["x"], "maxCount": 2}),
             json!({"sceneId": "a", "maxCount": 5_000_000_000u64}),
             json!({"sceneId": "a", "tags": "x"}),
             json!({"sceneId": "a", "tags": [1]}),
@@ -684,6 +717,9 @@ mod tests {
             json!({"name": "n", "seven": 9, "count": 2.0, "flag": true, "ratio": 1, "extra": {}}),
             json!({"name": "n", "seven": u64::MAX, "flag": true, "ratio": 1, "extra": {}}),
             json!({"flag": true}),
+            json!({}),
+            json!({"ratio": 1, "extra": {}}),
+            json!({"ratio": "x", "extra": {}}),
             json!(["n"]),
             json!(["n", null, 1, false, 2.5, {}]),
             json!(3),

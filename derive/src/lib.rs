@@ -215,6 +215,7 @@ fn named(
     let rule = container.rename_all.as_deref();
     let (mut names, mut owners, mut main, mut defaults) = (vec![], vec![], vec![], vec![]);
     let (mut locals, mut arms, mut inits) = (vec![], vec![], vec![]);
+    let mut required_flags = vec![];
     let mut index = 0u8;
     let mut flatten = false;
     for field in fields {
@@ -264,15 +265,25 @@ fn named(
         arms.push(quote! {
             #i => ::core::mem::forget(::core::mem::replace(&mut #local, ::core::option::Option::Some(#read))),
         });
-        let missing = match (&attrs.default, &container.default) {
-            (Some(Some(function)), _) => quote! { #function() },
-            (Some(None), _) => quote! { ::core::default::Default::default() },
-            (None, Some(_)) => quote! { __default.#ident },
+        // An absent field without a default is an error that `read_struct` reports (after the
+        // walk, in the fields' order, as serde does), except for an `Option`, which is `None`:
+        // so here it is `None` or cannot happen, and building the value has no error paths.
+        let (missing, required) = match (&attrs.default, &container.default) {
+            (Some(Some(function)), _) => (quote! { #function() }, quote! { false }),
+            (Some(None), _) => (
+                quote! { ::core::default::Default::default() },
+                quote! { false },
+            ),
+            (None, Some(_)) => (quote! { __default.#ident }, quote! { false }),
             (None, None) if attrs.with.is_some() => {
-                quote! { return ::core::result::Result::Err(crate::value::missing(#name)) }
+                (quote! { crate::value::never_absent() }, quote! { true })
             }
-            (None, None) => quote! { <#ty as crate::value::FromValue>::missing(#name)? },
+            (None, None) => (
+                quote! { crate::value::absent::<#ty>() },
+                quote! { !<#ty as crate::value::FromValue>::OPTIONAL },
+            ),
         };
+        required_flags.push(required);
         defaults.push(attrs.default.is_some() || container.default.is_some());
         inits.push(quote! {
             #ident: match #local {
@@ -298,6 +309,7 @@ fn named(
             owners: &[#(#owners),*],
             fields: &[#(#main),*],
             defaults: &[#(#defaults),*],
+            required: &[#(#required_flags),*],
             deny_unknown: #deny,
             flatten: #flatten,
         };
