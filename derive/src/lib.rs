@@ -197,6 +197,8 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     };
     Ok(quote! {
         impl crate::value::FromValue for #ident {
+            // A field's slot is forgotten whatever its type (see `named`).
+            #[allow(clippy::forget_non_drop)]
             fn from_value(value: serde_json::Value) -> ::core::result::Result<Self, crate::value::Error> {
                 #body
             }
@@ -263,7 +265,7 @@ fn named(
         // `read_struct` hands each field over once (a repeated name is an error), so the slot
         // is empty: forgetting the `None` it held spares the drop code of each field's type.
         arms.push(quote! {
-            #i => ::core::mem::forget(::core::mem::replace(&mut #local, ::core::option::Option::Some(#read))),
+            #i => ::core::mem::forget(::core::option::Option::replace(&mut #local, #read)),
         });
         // An absent field without a default is an error that `read_struct` reports (after the
         // walk, in the fields' order, as serde does), except for an `Option`, which is `None`:
