@@ -112,16 +112,26 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
 /// The wait a server asked for: `retry-after-ms`, else `Retry-After` (seconds, possibly
 /// fractional, or an HTTP date relative to `now_ms`; a date in the past means no wait).
 pub fn server_wait_ms(headers: &[(String, String)], now_ms: u64) -> Option<u64> {
-    if let Some(ms) = header(headers, "retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+    if let Some(ms) = header(headers, "retry-after-ms").and_then(number) {
         if ms.is_finite() && ms >= 0.0 {
             return Some(ms.ceil() as u64);
         }
     }
     let value = header(headers, "retry-after")?;
-    if let Ok(seconds) = value.parse::<f64>() {
+    if let Some(seconds) = number(value) {
         return (seconds.is_finite() && seconds >= 0.0).then(|| (seconds * 1000.0).ceil() as u64);
     }
     http_date_ms(value).map(|at| at.saturating_sub(now_ms))
+}
+
+/// A header's number (`120`, `1.5`, `2e3`), read as JSON reads one: serde_json's exact
+/// parser is in the wasm anyway, and `str::parse::<f64>` would add core's (with its own
+/// tables, about 8 KB).
+fn number(value: &str) -> Option<f64> {
+    match serde_json::from_str(value) {
+        Ok(serde_json::Value::Number(n)) => n.as_f64(),
+        _ => None,
+    }
 }
 
 /// Parse an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to milliseconds since the epoch.
@@ -210,6 +220,14 @@ mod tests {
             Some(0)
         );
         assert_eq!(server_wait_ms(&h(&[("Retry-After", "-1")]), 0), None);
+        // Numbers as JSON writes them; anything else is no number (nor a date).
+        assert_eq!(
+            server_wait_ms(&h(&[("Retry-After", "1e1")]), 0),
+            Some(10_000)
+        );
+        assert_eq!(server_wait_ms(&h(&[("retry-after-ms", "2.5")]), 0), Some(3));
+        assert_eq!(server_wait_ms(&h(&[("Retry-After", "soon")]), 0), None);
+        assert_eq!(server_wait_ms(&h(&[("Retry-After", "[1]")]), 0), None);
         assert_eq!(server_wait_ms(&h(&[]), 0), None);
     }
 
