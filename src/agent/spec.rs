@@ -476,7 +476,7 @@ pub fn task_message(
             };
             format!(
                 "ACTION FROM {} AGENT:\nAction Type: {}\nPlayer Input: {}\nTarget: {}\nContext: {}\nCampaign ID: {}\nGame State: {}\n\nProcess this action according to your role. {answer}",
-                caller.to_uppercase(),
+                caller.to_ascii_uppercase(),
                 field("action_type"),
                 field("player_input"),
                 field("target"),
@@ -488,7 +488,7 @@ pub fn task_message(
         Delegation::AssignTask => {
             let mut text = format!(
                 "TASK FROM THE {}:\n{}",
-                caller.to_uppercase(),
+                caller.to_ascii_uppercase(),
                 field("task_description")
             );
             let file = field("target_file");

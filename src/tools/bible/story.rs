@@ -47,7 +47,7 @@ fn field_line(e: &Entity, field: &str) -> String {
 /// An entity as text: a heading line and one line per field, with origins.
 fn entity_text(e: &Entity) -> String {
     let (kind, id, version) = (e.kind.name(), &e.id, e.version);
-    let title = kind[..1].to_uppercase() + &kind[1..];
+    let title = kind[..1].to_ascii_uppercase() + &kind[1..];
     let mut out = format!("{title} '{id}' (version {version})");
     for spec in e.kind.fields() {
         w!(out, "\n{}", field_line(e, spec.name));
