@@ -387,9 +387,11 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     };
     let mut stored = pending::Stored::default();
     let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
+    // The revisions, put into `stored` at the end in one merge.
+    let mut revs = Vec::new();
     let mut note_rev = |table: Table, v: &Value| {
         if let (Some(key), Some(r)) = (v["id"].as_str(), rev(v)) {
-            stored.revs.insert(pending::rev_key(table, key), r);
+            revs.push((pending::rev_key(table, key), Some(r)));
         }
     };
     note_rev(Table::Projects, &record);
@@ -505,6 +507,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         note_rev(Table::Files, &v);
         files.push(parse(Table::Files, v["file"].take())?);
     }
+    crate::sort::lite_update(&mut stored.revs, revs);
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);

@@ -38,6 +38,54 @@ pub fn lite<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> litemap::Lite
     map
 }
 
+/// Apply `updates` to `map`: each a value to set, or `None` to remove the key; of equal keys
+/// the last wins. A few updates are inserted one by one; more are sorted once and merged
+/// with the map in one pass, O(n + k log k), where inserting each would move the map's tail
+/// once per update (O(n·k): seconds for the thousands of records of a large project saved
+/// or loaded whole, with keys that are random ids).
+pub fn lite_update<K: Ord, V>(map: &mut litemap::LiteMap<K, V>, mut updates: Vec<(K, Option<V>)>) {
+    if updates.len() <= 16 {
+        for (key, value) in updates {
+            match value {
+                Some(value) => {
+                    map.insert(key, value);
+                }
+                None => {
+                    map.remove(&key);
+                }
+            }
+        }
+        return;
+    }
+    by(&mut updates, |a, b| a.0.cmp(&b.0));
+    let mut merged = litemap::LiteMap::with_capacity(map.len() + updates.len());
+    // The keys come in increasing order, so each is appended (an insert only if not).
+    let mut push = |k: K, v: V| {
+        if let Some((k, v)) = merged.try_append(k, v) {
+            merged.insert(k, v);
+        }
+    };
+    let mut old = std::mem::take(map).into_iter().peekable();
+    let mut new = updates.into_iter().peekable();
+    while let Some((key, value)) = new.next() {
+        // Of equal keys in the (stably sorted) updates, only the last counts.
+        if new.peek().is_some_and(|(next, _)| *next == key) {
+            continue;
+        }
+        while let Some((k, v)) = old.next_if(|(k, _)| *k < key) {
+            push(k, v);
+        }
+        old.next_if(|(k, _)| *k == key);
+        if let Some(value) = value {
+            push(key, value);
+        }
+    }
+    for (k, v) in old {
+        push(k, v);
+    }
+    *map = merged;
+}
+
 /// Strings grouped: each distinct string once, in sorted order, with the positions (in the
 /// list it was built from) where it occurs, in order. What a `BTreeMap<&str, Vec<usize>>`
 /// filled by pushing each position under its string holds; counts, the last position of
@@ -418,6 +466,27 @@ mod tests {
     }
 
     proptest! {
+        /// `lite_update` leaves what a `BTreeMap` holds after the same inserts and removes,
+        /// one by one, for few updates and for many (the merge), with repeated keys.
+        #[test]
+        fn lite_update_holds_what_a_btreemap_holds(
+            start in proptest::collection::vec(("[a-f]{1,2}", 0u32..100), 0..40),
+            updates in proptest::collection::vec(("[a-f]{1,2}", proptest::option::of(0u32..100)), 0..60),
+        ) {
+            let mut expected: BTreeMap<String, u32> = start.iter().cloned().collect();
+            let mut map = lite(start);
+            for (k, v) in &updates {
+                match v {
+                    Some(v) => expected.insert(k.clone(), *v),
+                    None => expected.remove(k),
+                };
+            }
+            lite_update(&mut map, updates);
+            let got: Vec<(String, u32)> = map.into_iter().collect();
+            let want: Vec<(String, u32)> = expected.into_iter().collect();
+            prop_assert_eq!(got, want);
+        }
+
         /// `Counts` holds what a `BTreeMap<String, usize>` of counts holds after the same
         /// additions.
         #[test]

@@ -129,10 +129,9 @@ pub struct Stored {
     /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
     /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
     /// of its own in the wasm). A record absent here is absent from the store or has no
-    /// revision yet. A sorted vector, not a B-tree type of its own in the wasm: loading
-    /// inserts each table's records in key order (appends, mostly), and a batch's receipt
-    /// inserts only the records it created, so a project of thousands of records moves a
-    /// few hundred KB at most per new record.
+    /// revision yet. A sorted vector, not a B-tree type of its own in the wasm: loading and
+    /// a batch's receipt put their revisions in with [`crate::sort::lite_update`] (one
+    /// merge when there are many), and a keystroke's save adds a record or two.
     pub revs: LiteMap<String, u64>,
 }
 
@@ -152,18 +151,15 @@ impl Stored {
 
     /// What a committed batch changed.
     pub fn apply(&mut self, receipt: &Receipt) {
+        // A project has tens or hundreds of chapters: one by one.
         for (chapter, stored) in &receipt.chapters {
             match stored {
                 Some(stored) => self.chapters.insert(chapter.clone(), *stored),
                 None => self.chapters.remove(chapter),
             };
         }
-        for ((table, key), rev) in &receipt.revs {
-            match rev {
-                Some(rev) => self.revs.insert(rev_key(*table, key), *rev),
-                None => self.revs.remove(&rev_key(*table, key)),
-            };
-        }
+        let revs = (receipt.revs.iter()).map(|((table, key), rev)| (rev_key(*table, key), *rev));
+        crate::sort::lite_update(&mut self.revs, revs.collect());
     }
 
     /// The revision this core last saw of a record (`None`: absent, or written before
@@ -193,8 +189,7 @@ pub struct Pending {
     seq: u64,
     /// A sorted vector, not a B-tree type of its own in the wasm. A keystroke marks a key
     /// that is mostly pending already (a binary search); a save drops what it wrote, so few
-    /// keys stay pending; [`Pending::everything`] marks the kinds of key in their order, so
-    /// its inserts append, but within the chapters, undo entries and notes.
+    /// keys stay pending; [`Pending::everything`] marks every key in one merge.
     keys: LiteMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
@@ -227,37 +222,60 @@ impl Pending {
 
     /// Everything of a session pending: what a new (or imported) project writes.
     pub fn everything(session: &Session) -> Self {
-        let mut pending = Self::new();
         let project = &session.project.id;
-        pending.mark(Key::Project);
-        for chapter in &session.project.chapters {
-            pending.mark(Key::Chapter(chapter.id.clone()));
-        }
-        for entry in session.history.entries() {
-            pending.mark(Key::HistoryEntry(entry.id.clone()));
-        }
-        pending.mark(Key::HistoryState);
+        let mut keys = vec![Key::Project];
+        keys.extend(
+            session
+                .project
+                .chapters
+                .iter()
+                .map(|c| Key::Chapter(c.id.clone())),
+        );
+        keys.extend(
+            session
+                .history
+                .entries()
+                .iter()
+                .map(|e| Key::HistoryEntry(e.id.clone())),
+        );
+        keys.push(Key::HistoryState);
         // Deleted notes too: they are kept (and restorable) for 30 days.
-        for note in session
+        let notes = session
             .memory
             .notes
             .iter()
-            .filter(|n| n.belongs_to(project))
-        {
-            pending.mark(Key::Note(note.id.clone()));
-        }
-        for goal in session.memory.project_goals(project) {
-            pending.mark(Key::Goal(goal.id.clone()));
-        }
-        for entity in session.memory.project_watched(project) {
-            pending.mark(Key::Watched(entity.id.clone()));
-        }
-        for entity in session.bible.all() {
-            pending.mark(Key::Bible(entity.kind, entity.id.clone()));
-        }
-        for file in session.files.all() {
-            pending.mark(Key::File(file.path.clone()));
-        }
+            .filter(|n| n.belongs_to(project));
+        keys.extend(notes.map(|n| Key::Note(n.id.clone())));
+        keys.extend(
+            session
+                .memory
+                .project_goals(project)
+                .map(|g| Key::Goal(g.id.clone())),
+        );
+        let watched = session.memory.project_watched(project);
+        keys.extend(watched.map(|w| Key::Watched(w.id.clone())));
+        keys.extend(
+            session
+                .bible
+                .all()
+                .map(|e| Key::Bible(e.kind, e.id.clone())),
+        );
+        keys.extend(session.files.all().map(|f| Key::File(f.path.clone())));
+        // Marked as `mark` marks them, in one merge (their ids are random: one by one, each
+        // insert would move the keys after it).
+        let mut pending = Self::new();
+        let marks = (keys.into_iter())
+            .map(|key| {
+                (
+                    key,
+                    Some(Mark {
+                        seq: pending.next(),
+                        lazy: false,
+                    }),
+                )
+            })
+            .collect();
+        crate::sort::lite_update(&mut pending.keys, marks);
         pending
     }
 
