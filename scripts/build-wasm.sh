@@ -48,9 +48,15 @@ if [ "$profile" = release ]; then
   # `--low-memory-unused`: the lowest 1 KB of memory is the
   # bottom of Rust's 1 MB stack (wasm32 puts the stack first), which no pointer arithmetic
   # reaches, so constant offsets fold into loads and stores.
-  www/node_modules/.bin/wasm-opt -Oz --flatten --rereloop -Oz -Oz --low-memory-unused --enable-bulk-memory \
+  # First the functions are sorted by their stem (scripts/order-functions.mjs renames them,
+  # `--reorder-functions-by-name` sorts), so related code sits within gzip's window: -19 KB
+  # gzip -9 for the same code. wasm-opt drops the names when it writes.
+  node scripts/order-functions.mjs www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.ordered.wasm
+  www/node_modules/.bin/wasm-opt --reorder-functions-by-name -Oz --flatten --rereloop -Oz -Oz \
+    --low-memory-unused --enable-bulk-memory \
     --enable-nontrapping-float-to-int --enable-sign-ext --enable-reference-types --enable-multivalue \
-    -o www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.wasm
+    -o www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.ordered.wasm
+  rm www/pkg/draftsmith_bg.ordered.wasm
   mv www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.wasm
 fi
 echo "build-wasm: www/pkg ($profile)"

@@ -681,7 +681,9 @@ impl Core {
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
         let current = self.current()?;
-        self.mutate_in(&current, f).await
+        let value = self.mutate_now(&current, None, f)?;
+        self.settle(&current).await;
+        Ok(value)
     }
 
     /// [`Core::mutate`] on project `current` (open, but not necessarily the page's).
@@ -690,7 +692,9 @@ impl Core {
         current: &str,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        self.mutate_held(current, None, f).await
+        let value = self.mutate_now(current, None, f)?;
+        self.settle(current).await;
+        Ok(value)
     }
 
     /// [`Core::mutate_in`] for a job's unit: with a `hold`, what the mutation touched waits
@@ -702,27 +706,42 @@ impl Core {
         hold: Option<&str>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let value = {
-            let mut sessions = self.sessions.borrow_mut();
-            let open = sessions
-                .get_mut(current)
-                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
-            let (value, touched) = f(&mut open.session)?;
-            match hold {
-                None => mark_touched(open, touched),
-                Some(hold) => {
-                    let pending = std::mem::take(&mut open.pending);
-                    mark_touched(open, touched);
-                    let marked = std::mem::replace(&mut open.pending, pending);
-                    open.pending.hold(hold, marked);
-                }
-            }
-            value
-        };
-        // A failed save is reported to the page (`storage_error`) and stays pending; the
-        // change itself is kept in memory.
-        let _ = self.flush(current, false).await;
+        let value = self.mutate_now(current, hold, f)?;
+        self.settle(current).await;
         Ok(value)
+    }
+
+    /// The synchronous part of the `mutate` family: run `f` on project `current`'s session
+    /// and mark what it touched as pending (under `hold`, if given). The saving is left to
+    /// [`Core::settle`], so each mutation's future holds only its value across the save, and
+    /// the save's code is not repeated per closure.
+    fn mutate_now<T>(
+        &self,
+        current: &str,
+        hold: Option<&str>,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<T, Error> {
+        let mut sessions = self.sessions.borrow_mut();
+        let open = sessions
+            .get_mut(current)
+            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+        let (value, touched) = f(&mut open.session)?;
+        match hold {
+            None => mark_touched(open, touched),
+            Some(hold) => {
+                let pending = std::mem::take(&mut open.pending);
+                mark_touched(open, touched);
+                let marked = std::mem::replace(&mut open.pending, pending);
+                open.pending.hold(hold, marked);
+            }
+        }
+        Ok(value)
+    }
+
+    /// Save what a mutation left pending. A failed save is reported to the page
+    /// (`storage_error`) and stays pending; the change itself is kept in memory.
+    async fn settle(&self, current: &str) {
+        let _ = self.flush(current, false).await;
     }
 
     async fn create_project(&self, p: CreateProject) -> Result<Value, Error> {

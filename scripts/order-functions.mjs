@@ -1,0 +1,103 @@
+// Renames a wasm module's functions so that binaryen's `--reorder-functions-by-name` puts
+// related code side by side: every function is named after its rank in the order of its
+// "stem" (its demangled path with the generic arguments collapsed and the hash dropped), so
+// the instantiations of one generic function, a type's trait impls and a module's async
+// closures end up next to each other. gzip only finds repeats within a 32 KB window, and the
+// linker's order scatters them: sorted this way the release wasm is about 19 KB smaller with
+// gzip -9 (2.7 %, measured 2026-11-24), for the same code.
+//   node scripts/order-functions.mjs <in.wasm> <out.wasm>
+// The module must have a `name` section (wasm-bindgen keeps the one cargo's build has). Only
+// function names are kept in the output, and `wasm-opt` drops them when it writes.
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const [input, output] = process.argv.slice(2);
+if (!input || !output) {
+  console.error('usage: node scripts/order-functions.mjs <in.wasm> <out.wasm>');
+  process.exit(2);
+}
+const bytes = readFileSync(input);
+let pos = 8;
+const leb = () => {
+  let result = 0, shift = 0, b;
+  do {
+    b = bytes[pos++];
+    result += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (b & 0x80);
+  return result;
+};
+const encode = (n) => {
+  const out = [];
+  do {
+    let b = n % 128;
+    n = Math.floor(n / 128);
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return Buffer.from(out);
+};
+const utf8 = (s) => Buffer.from(s, 'utf8');
+const withLength = (buf) => Buffer.concat([encode(buf.length), buf]);
+
+const parts = [bytes.subarray(0, 8)];
+const names = new Map();
+let nameSection = -1;
+while (pos < bytes.length) {
+  const start = pos;
+  const id = bytes[pos++];
+  const size = leb();
+  const end = pos + size;
+  if (id === 0) {
+    const n = leb();
+    const title = bytes.toString('utf8', pos, pos + n);
+    pos += n;
+    if (title === 'name') {
+      while (pos < end) {
+        const sub = bytes[pos++];
+        const subEnd = leb() + pos;
+        if (sub === 1) {
+          const count = leb();
+          for (let i = 0; i < count; i++) {
+            const index = leb();
+            const len = leb();
+            names.set(index, bytes.toString('utf8', pos, pos + len));
+            pos += len;
+          }
+        }
+        pos = subEnd;
+      }
+      nameSection = parts.length;
+      parts.push(null);
+      pos = end;
+      continue;
+    }
+  }
+  parts.push(bytes.subarray(start, end));
+  pos = end;
+}
+if (nameSection < 0 || names.size === 0) {
+  console.error(`order-functions: ${input} has no function names`);
+  process.exit(1);
+}
+
+/** A function's stem: generic arguments collapsed to `_`, the hash dropped. */
+const stem = (name) => {
+  let s = name.replace(/::h[0-9a-f]{16}$/, '');
+  for (let prev = ''; prev !== s;) {
+    prev = s;
+    s = s.replace(/<[^<>]*>/g, '_');
+  }
+  return s;
+};
+const order = [...names]
+  .map(([index, name]) => ({ index, key: stem(name), name }))
+  .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+const width = String(order.length).length;
+const renamed = order
+  .map((f, rank) => ({ index: f.index, name: `f${String(rank).padStart(width, '0')}` }))
+  .sort((a, b) => a.index - b.index);
+const entries = renamed.map((f) => Buffer.concat([encode(f.index), withLength(utf8(f.name))]));
+const functionNames = Buffer.concat([encode(renamed.length), ...entries]);
+const payload = Buffer.concat([withLength(utf8('name')), Buffer.from([1]), withLength(functionNames)]);
+parts[nameSection] = Buffer.concat([Buffer.from([0]), withLength(payload)]);
+writeFileSync(output, Buffer.concat(parts));
