@@ -184,12 +184,20 @@ pub struct Response {
 impl Response {
     /// Encode as the JSON text the worker posts to the page.
     pub fn to_json(&self) -> String {
+        self.to_json_with_id(None)
+    }
+
+    /// [`Response::to_json`], with the id written as `id_text` (a JSON number exactly as the
+    /// request wrote it; see [`id_text`]) instead of from [`Response::id`].
+    pub fn to_json_with_id(&self, id_text: Option<&str>) -> String {
         let mut object = Map::new();
         object.insert("kind".into(), Value::from("response"));
-        object.insert(
-            "id".into(),
-            serde_json::to_value(&self.id).unwrap_or(Value::Null),
-        );
+        if id_text.is_none() {
+            object.insert(
+                "id".into(),
+                serde_json::to_value(&self.id).unwrap_or(Value::Null),
+            );
+        }
         match &self.outcome {
             Ok(result) => {
                 object.insert("ok".into(), Value::Bool(true));
@@ -203,8 +211,107 @@ impl Response {
                 );
             }
         }
-        Value::Object(object).to_string()
+        let text = Value::Object(object).to_string();
+        match id_text {
+            // `text` is an object with at least "kind": `{"kind":…`.
+            Some(id) => format!("{{\"id\":{id},{}", &text[1..]),
+            None => text,
+        }
     }
+}
+
+/// The text of a request's numeric `id` as the request wrote it (`2.50`, `1e2`,
+/// `0.1000000000000000055511151231257827`), for echoing a non-integer id exactly: the core
+/// reads JSON numbers as `f64` without the exact (and large) float parser, which may round
+/// a number of more than 15 significant digits to a neighbouring `f64`. The page's
+/// `JSON.parse` of the echoed text gives back exactly the number it sent. `text` is a
+/// message that parsed as JSON; of a repeated `id` the last counts, as when it was decoded.
+/// `None` when the message is no object or its `id` is no number.
+pub fn id_text(text: &str) -> Option<&str> {
+    let b = text.as_bytes();
+    let ws = |mut i: usize| {
+        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    };
+    // The end of the string starting at `i` (just past its closing quote).
+    let string_end = |mut i: usize| -> Option<usize> {
+        i += 1;
+        loop {
+            match b.get(i)? {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+    };
+    // The end of the value starting at `i`.
+    let value_end = |mut i: usize| -> Option<usize> {
+        match b.get(i)? {
+            b'"' => string_end(i),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match b.get(i)? {
+                        b'"' => i = string_end(i)?,
+                        b'{' | b'[' => {
+                            depth += 1;
+                            i += 1;
+                        }
+                        b'}' | b']' => {
+                            depth -= 1;
+                            i += 1;
+                            if depth == 0 {
+                                return Some(i);
+                            }
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            _ => {
+                while !matches!(
+                    b.get(i),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    i += 1;
+                }
+                Some(i)
+            }
+        }
+    };
+    let mut i = ws(0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut found = None;
+    loop {
+        i = ws(i);
+        match b.get(i)? {
+            b'}' => break,
+            b',' => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let key_end = string_end(i)?;
+        let key = &text[i..key_end];
+        let is_id = key == "\"id\""
+            || (key.contains('\\') && serde_json::from_str::<String>(key).ok()? == "id");
+        i = ws(key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = ws(i + 1);
+        i = value_end(start)?;
+        if is_id {
+            found = Some(&text[start..i]);
+        }
+    }
+    found.filter(|id| id.starts_with(|c: char| c == '-' || c.is_ascii_digit()))
 }
 
 /// An event pushed to the page (defined in [`crate::env`], where the event sink is).

@@ -65,6 +65,40 @@ fn string_ids_and_null_params_are_accepted() {
 }
 
 #[test]
+fn float_ids_are_echoed_as_written() {
+    // The core reads numbers without the exact float parser; the page must still get back
+    // the very number it sent, so a non-integer id is echoed as its text. The texts here are
+    // not the shortest form of their number, so re-writing a parsed f64 would change them.
+    for id in [
+        "2.50",
+        "-1E2",
+        "1e-7",
+        "0.1000000000000000055511151231257827",
+        "9007199254740993.5",
+    ] {
+        for text in [
+            format!(r#"{{"id": {id}, "type": "hello"}}"#),
+            format!(r#"{{"params": {{"id": 1.5, "s": "}}\"{{"}}, "type": "hello", "id":{id} }}"#),
+            format!(r#"{{"id": 3.25, "type": "no_such_request", "\u0069d": {id}}}"#),
+            format!(r#"{{"id": {id}, "type": 5}}"#),
+        ] {
+            let out = block_on(core().handle_text(&text));
+            assert!(
+                out.starts_with(&format!(r#"{{"id":{id},"#)),
+                "{text} gave {out}"
+            );
+            let value: Value = serde_json::from_str(&out).expect("response is JSON");
+            assert_eq!(value["kind"], "response", "{out}");
+        }
+    }
+    // Integer and string ids are written as before.
+    let out = block_on(core().handle_text(r#"{"id": 7, "type": "hello"}"#));
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["id"], 7);
+    assert_eq!(draftsmith::protocol::id_text(r#"{"id": "a", "x": 1.5}"#), None);
+    assert_eq!(draftsmith::protocol::id_text(r#"[1.5]"#), None);
+}
+
+#[test]
 fn unreadable_messages_get_malformed_with_null_id() {
     let c = core();
     for text in [

@@ -44,7 +44,9 @@ use crate::persist::pending::{Append, Key};
 use crate::persist::{self, AuditRecord};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project};
-use crate::protocol::{decode_request, ErrorBody, Event, Request, Response, PROTOCOL_VERSION};
+use crate::protocol::{
+    decode_request, ErrorBody, Event, Request, RequestId, Response, PROTOCOL_VERSION,
+};
 use crate::session::{Session, ToolCall};
 use crate::settings::Settings;
 use crate::store::{Store, Table};
@@ -423,7 +425,12 @@ impl Core {
                 outcome: Err(error_body(&Error::from(decode.error))),
             },
         };
-        response.to_json()
+        // A non-integer id is echoed as the page wrote it (see `protocol::id_text`).
+        let id_text = match &response.id {
+            Some(RequestId::Number(n)) if n.is_f64() => crate::protocol::id_text(text),
+            _ => None,
+        };
+        response.to_json_with_id(id_text)
     }
 
     /// [`Core::handle_text`] for a page that shows `project`: if this client does not have
