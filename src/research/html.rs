@@ -717,21 +717,35 @@ impl Blocks {
                 "p" | "pre" | "blockquote" | "td" | "li" | "div" | "dd" | "article" | "section"
             )
         };
-        let mut scores: HashMap<usize, f64> = HashMap::new();
-        let mut chars: HashMap<usize, (usize, usize)> = HashMap::new();
-        let mut good_text: HashMap<usize, usize> = HashMap::new();
+        // Per container (ids are dense, in the order the walk opened them).
+        #[derive(Clone, Copy, Default)]
+        struct Stat {
+            /// The paragraph score, if any paragraph scored for it.
+            score: Option<f64>,
+            /// Chars of text, and of link text, inside.
+            chars: usize,
+            links: usize,
+            /// Chars of good paragraph text inside.
+            good: usize,
+        }
+        let count = self
+            .list
+            .iter()
+            .flat_map(|b| b.containers.iter())
+            .max()
+            .map_or(0, |last| last + 1);
+        let mut stats = vec![Stat::default(); count];
         for b in &self.list {
             let len = b.text.chars().count();
             for c in &b.containers {
-                let e = chars.entry(*c).or_default();
-                e.0 += len;
-                e.1 += b.link_chars;
+                stats[*c].chars += len;
+                stats[*c].links += b.link_chars;
             }
             if !paragraph(b) || len < 25 || b.link_chars * 2 > len {
                 continue;
             }
             for c in &b.containers {
-                *good_text.entry(*c).or_default() += len;
+                stats[*c].good += len;
             }
             let commas = b.text.matches([',', '，', '、']).count() as f64;
             let score = 1.0 + commas + (len as f64 / 100.0).min(3.0);
@@ -741,18 +755,18 @@ impl Blocks {
                     1 => 2.0,
                     _ => 3.0 * level as f64,
                 };
-                *scores.entry(*c).or_default() += score / divider;
+                *stats[*c].score.get_or_insert(0.0) += score / divider;
             }
         }
         // The container with the best paragraph score; then the innermost container that
         // holds most (3/4) of the good paragraph text of the best one's outermost container,
         // so an article split into several inner containers is kept whole.
-        let best = scores
+        let best = stats
             .iter()
-            .map(|(c, s)| {
-                let (total, links) = chars.get(c).copied().unwrap_or((1, 0));
-                let density = links as f64 / total.max(1) as f64;
-                (*c, s * (1.0 - density))
+            .enumerate()
+            .filter_map(|(c, stat)| {
+                let density = stat.links as f64 / stat.chars.max(1) as f64;
+                Some((c, stat.score? * (1.0 - density)))
             })
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
             .map(|(top, _)| {
@@ -765,7 +779,7 @@ impl Blocks {
                         b.containers[..=at].to_vec()
                     })
                     .unwrap_or_default();
-                let good = |c: usize| good_text.get(&c).copied().unwrap_or(0);
+                let good = |c: usize| stats[c].good;
                 let outer = chain.iter().map(|c| good(*c)).max().unwrap_or(0);
                 chain
                     .iter()
