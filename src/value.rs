@@ -602,6 +602,14 @@ pub fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
     object.insert(key.to_owned(), value);
 }
 
+/// Insert `key: value` written as JSON (a derived [`ToValue`]'s field): the field's own
+/// `to_value` called through its vtable, so each field is one call with no `Value` on the
+/// caller's stack.
+#[inline(never)]
+pub fn field(object: &mut Map<String, Value>, key: &str, value: &dyn ToValue) {
+    put(object, key, value.to_value());
+}
+
 /// A string `Value`: a unit variant's name, an enum written as a string.
 #[inline(never)]
 pub fn text(name: &str) -> Value {

@@ -134,7 +134,10 @@ fn object(
                 Some(name) => name.clone(),
                 None => rename_field(rule, raw)?,
             };
-            quote! { crate::value::put(&mut map, #name, #value); }
+            match &attrs.ser_with {
+                Some(_) => quote! { crate::value::put(&mut map, #name, #value); },
+                None => quote! { crate::value::field(&mut map, #name, #access); },
+            }
         };
         puts.push(match &attrs.skip_if {
             Some(function) => quote! { if !#function(#access) { #put } },
