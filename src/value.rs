@@ -15,6 +15,14 @@
 //! A type the derive does not cover (a generic type, an attribute it does not know) keeps
 //! serde and gets a [`FromValue`] impl through [`serde_from_value!`](crate::serde_from_value),
 //! so a derived type can still contain it.
+//!
+//! The other direction is [`ToValue`]: `#[derive(ToValue)]` writes a type as the `Value`
+//! serde's derived `Serialize` wrote (`serde_json::to_value`), from the same attributes, one
+//! call to [`field`] per field; the crate's `json!` and records go through it, so serde's
+//! serializer into `Value` is not in the wasm. Derived types keep a `Serialize` that
+//! serializes that `Value` (for tests and callers outside the crate): its text lists an
+//! object's keys sorted, where serde's derive listed them in declaration order, so text that
+//! must keep that order is written apart (`ToolResult::to_text`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -851,6 +859,9 @@ impl<T: ToValue, H> ToValue for HashMap<String, T, H> {
         Value::Object(object)
     }
 }
+
+#[cfg(test)]
+mod to_tests;
 
 #[cfg(test)]
 mod tests {
