@@ -221,7 +221,7 @@ impl ToolResult {
 
     /// The result as the JSON text a conversation keeps (sent to the model, saved with the
     /// run): the text serde's derived `Serialize` wrote, byte for byte, with the fields in
-    /// declaration order (`status`, `data`, `meta`, and the meta's as [`MetaWire`] declares
+    /// declaration order (`status`, `data`, `meta`, and the meta's as `MetaWire` declares
     /// them), where the text of [`ToValue::to_value`] would list them sorted. The objects
     /// inside `data` are a `Value`'s, sorted as they always were.
     pub fn to_text(&self) -> String {
