@@ -860,7 +860,8 @@ impl<T: ToValue, H> ToValue for HashMap<String, T, H> {
     }
 }
 
-#[cfg(test)]
+// Native only: proptest is a native dev-dependency.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod to_tests;
 
 #[cfg(test)]
