@@ -5,22 +5,19 @@
 //! of the value it returns. With hundreds of `json!` objects that inline code is a large part
 //! of the wasm. This `json!` takes the same syntax and builds the same `Value`s, but each
 //! entry is one call to [`put`] and each interpolated value one call to [`to`] (one copy per
-//! value type, not per use). The crate's modules use it with `use crate::json::json;`.
+//! value type, not per use), which writes it through [`ToValue`] (the `Value` serde's
+//! `Serialize` gave, without serde's serializer). The crate's modules use it with
+//! `use crate::json::json;`.
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// Insert `key: value` into an object being built by [`json!`].
+pub(crate) use crate::value::put;
+use crate::value::ToValue;
+
+/// An interpolated value, as serde_json's `json!` converts it.
 #[inline(never)]
-pub(crate) fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
-    object.insert(key.to_owned(), value);
-}
-
-/// An interpolated value, as serde_json's `json!` converts it (and with its panic if the
-/// value cannot be serialized).
-#[inline(never)]
-pub(crate) fn to<T: Serialize + ?Sized>(value: &T) -> Value {
-    serde_json::json!(value)
+pub(crate) fn to<T: ToValue + ?Sized>(value: &T) -> Value {
+    value.to_value()
 }
 
 /// Construct a `serde_json::Value` from a JSON literal, exactly as `serde_json::json!` does
@@ -152,7 +149,7 @@ macro_rules! json_internal {
             object
         })
     };
-    // Any Serialize value: numbers, strings, variables, expressions.
+    // Any ToValue value: numbers, strings, variables, expressions.
     ($other:expr) => {
         $crate::json::to(&$other)
     };

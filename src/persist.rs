@@ -61,8 +61,7 @@ pub mod pending;
 use std::collections::VecDeque;
 
 use crate::json::json;
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use crate::bible::{Bible, Entity};
@@ -76,7 +75,7 @@ use crate::session::Session;
 use crate::store::{Batch, Store, StoreError, Table};
 
 /// The stored form of a project.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectRecord {
     /// Project id.
@@ -94,7 +93,7 @@ pub struct ProjectRecord {
 }
 
 /// The stored form of a chapter.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterRecord {
     /// Chapter id.
@@ -112,7 +111,7 @@ pub struct ChapterRecord {
 /// One applied chapter change, as the change feed ([`ChangeRecord::feed_json`]) and the
 /// `changes` table keep it: the chapter's version after it, the change set, who made it and
 /// the page's tag (for the writer's changes).
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeRecord {
     /// Chapter id.
@@ -159,7 +158,7 @@ impl ChangeRecord {
 
 /// One tool call in the audit log. Arguments are kept only as a digest: the log holds no
 /// text, and never a key.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
     /// Record id.
@@ -593,7 +592,7 @@ pub const EXPORT_VERSION: u32 = 1;
 /// bible and the free files of the `data/` view. Importing it reproduces the project
 /// exactly. Fields added after version 1 (memory, bible, files) default to empty, so older
 /// exports stay importable.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportDocument {
     /// Always [`EXPORT_FORMAT`].

@@ -12,8 +12,7 @@
 //!   A message so malformed that its `id` cannot be read gets a response with `"id": null`.
 //! - **Event** (worker → page), pushed at any time: `{"kind": "event", "type": "...", "data": ...}`.
 
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::{Map, Value};
 
 use crate::error::ProtocolError;
@@ -26,7 +25,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A request id chosen by the page: a number or a non-empty string.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(untagged)]
 pub enum RequestId {
     /// A numeric id (the JS client uses increasing integers).
@@ -136,7 +135,7 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
 pub use crate::names::json_kind;
 
 /// Stable error codes the page can branch on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The message could not be decoded.
@@ -164,7 +163,7 @@ pub enum ErrorCode {
 }
 
 /// The error half of a response.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct ErrorBody {
     /// Stable code.
     pub code: ErrorCode,
@@ -193,10 +192,7 @@ impl Response {
         let mut object = Map::new();
         object.insert("kind".into(), Value::from("response"));
         if id_text.is_none() {
-            object.insert(
-                "id".into(),
-                serde_json::to_value(&self.id).unwrap_or(Value::Null),
-            );
+            object.insert("id".into(), self.id.to_value());
         }
         match &self.outcome {
             Ok(result) => {
@@ -205,10 +201,7 @@ impl Response {
             }
             Err(error) => {
                 object.insert("ok".into(), Value::Bool(false));
-                object.insert(
-                    "error".into(),
-                    serde_json::to_value(error).unwrap_or(Value::Null),
-                );
+                object.insert("error".into(), error.to_value());
             }
         }
         let text = Value::Object(object).to_string();

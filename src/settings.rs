@@ -8,8 +8,7 @@
 //! `meta` table under the global project, so it survives a reload.
 
 use crate::json::json;
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::{Map, Value};
 
 use crate::llm::{ProviderConfig, ProviderKind};
@@ -27,7 +26,7 @@ pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RESEARCH_PER_RUN: usize = 10;
 
 /// The model settings.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
     /// The wire format; `None` until a model is configured.
@@ -60,7 +59,6 @@ pub struct Settings {
     pub idle_timeout_ms: u64,
     /// Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
     /// vector, saved as a JSON object).
-    #[serde(serialize_with = "crate::value::object")]
     pub approval_policies: litemap::LiteMap<String, crate::policy::Mode>,
     /// The recent-update window of conflict detection (ms).
     pub recent_update_window_ms: u64,
@@ -70,7 +68,6 @@ pub struct Settings {
     // -- Asynchronous tools and research (issue 18). --
     /// Timeouts of asynchronous tools by tool name (ms); others get
     /// [`DEFAULT_TOOL_TIMEOUT_MS`]. (A sorted vector, saved as a JSON object.)
-    #[serde(serialize_with = "crate::value::object")]
     pub tool_timeouts_ms: litemap::LiteMap<String, u64>,
     /// The fetch proxy of `research_url`: a URL template whose `{url}` is replaced by the
     /// page's address, percent-encoded (`http://127.0.0.1:8080/proxy?url={url}`); empty:
@@ -90,7 +87,7 @@ pub struct Settings {
 // --- Proactive memory (issue 18) ---
 
 /// The idle thinker's settings (`idleThinking`). It thinks only with a model configured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase", default)]
 pub struct IdleThinking {
     /// Whether it may think at all (it also needs a model).
@@ -601,7 +598,7 @@ impl Settings {
 
     /// What the page may see: everything but the key and header values.
     pub fn public(&self) -> Value {
-        let mut value = serde_json::to_value(self).unwrap_or_else(|_| json!({}));
+        let mut value = self.to_value();
         value["hasKey"] = json!(self.api_key.is_some());
         value["extraHeaderNames"] = json!(self
             .extra_headers
@@ -617,7 +614,7 @@ impl Settings {
         let mut record = json!({
             "id": SETTINGS_KEY,
             "project": GLOBAL_PROJECT,
-            "settings": serde_json::to_value(self).unwrap_or_else(|_| json!({})),
+            "settings": self.to_value(),
         });
         if self.remember_key {
             record["apiKey"] = json!(self.api_key);

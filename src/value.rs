@@ -15,10 +15,18 @@
 //! A type the derive does not cover (a generic type, an attribute it does not know) keeps
 //! serde and gets a [`FromValue`] impl through [`serde_from_value!`](crate::serde_from_value),
 //! so a derived type can still contain it.
+//!
+//! The other direction is [`ToValue`]: `#[derive(ToValue)]` writes a type as the `Value`
+//! serde's derived `Serialize` wrote (`serde_json::to_value`), from the same attributes, one
+//! call to [`field`] per field; the crate's `json!` and records go through it, so serde's
+//! serializer into `Value` is not in the wasm. Derived types keep a `Serialize` that
+//! serializes that `Value` (for tests and callers outside the crate): its text lists an
+//! object's keys sorted, where serde's derive listed them in declaration order, so text that
+//! must keep that order is written apart (`ToolResult::to_text`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-pub use draftsmith_derive::FromValue;
+pub use draftsmith_derive::{FromValue, ToValue};
 use serde::de::{Error as _, Unexpected};
 use serde_json::{Map, Value};
 
@@ -559,16 +567,6 @@ impl<T: FromValue> FromValue for BTreeMap<String, T> {
     }
 }
 
-/// Serialize a [`litemap::LiteMap`] (a sorted vector) as the JSON object a `BTreeMap` with
-/// the same entries would be (`#[serde(serialize_with = "crate::value::object")]`): small
-/// maps kept in records use it, so each is not a B-tree type of its own in the wasm.
-pub fn object<S: serde::Serializer, V: serde::Serialize>(
-    map: &litemap::LiteMap<String, V>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.collect_map(map.iter())
-}
-
 impl<T: FromValue> FromValue for litemap::LiteMap<String, T> {
     fn from_value(value: Value) -> Result<Self, Error> {
         let mut out = litemap::LiteMap::new();
@@ -589,10 +587,287 @@ impl<T: FromValue> FromValue for HashMap<String, T> {
     }
 }
 
+/// A type written as a `serde_json::Value`: the `Value` that `serde_json::to_value` built
+/// from serde's `Serialize` for it (the counterpart of [`FromValue`]).
+///
+/// `#[derive(ToValue)]` implements it from the type's `#[serde(...)]` attributes with one
+/// call to [`put`] per field, and implements serde's `Serialize` through it.
+pub trait ToValue {
+    /// The value as JSON.
+    fn to_value(&self) -> Value;
+}
+
+/// Write a `T` as a `Value` (the counterpart of `serde_json::to_value`, which cannot fail
+/// here).
+pub fn to_value<T: ToValue + ?Sized>(value: &T) -> Value {
+    value.to_value()
+}
+
+/// Insert `key: value` into an object being built (a derived [`ToValue`], the crate's
+/// `json!`): one shared function instead of the inlined key copy, insert and drop per entry.
+#[inline(never)]
+pub fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
+    object.insert(key.to_owned(), value);
+}
+
+/// Insert `key: value` written as JSON (a derived [`ToValue`]'s field): the field's own
+/// `to_value` called through its vtable, so each field is one call with no `Value` on the
+/// caller's stack.
+#[inline(never)]
+pub fn field(object: &mut Map<String, Value>, key: &str, value: &dyn ToValue) {
+    put(object, key, value.to_value());
+}
+
+/// A string `Value`: a unit variant's name, an enum written as a string.
+#[inline(never)]
+pub fn text(name: &str) -> Value {
+    Value::String(name.to_owned())
+}
+
+/// An externally tagged variant with data: `{name: data}`.
+#[inline(never)]
+pub fn variant(name: &str, data: Value) -> Value {
+    let mut object = Map::new();
+    put(&mut object, name, data);
+    Value::Object(object)
+}
+
+/// An internally tagged variant (`#[serde(tag = "…")]`) without fields or with a newtype's
+/// `data`: `{tag: name}` followed by the entries of `data`'s object, as serde writes them
+/// (a later entry of the same name replaces an earlier one in a `Value`). serde refuses data
+/// that is not an object; here it is left out.
+#[inline(never)]
+pub fn tagged(tag: &str, name: &str, data: Option<Value>) -> Value {
+    let mut object = Map::new();
+    put(&mut object, tag, text(name));
+    if let Some(data) = data {
+        flatten(&mut object, data);
+    }
+    Value::Object(object)
+}
+
+/// An adjacently tagged variant (`#[serde(tag = "…", content = "…")]`): `{tag: name}` for a
+/// unit variant, `{tag: name, content: data}` for one with data.
+#[inline(never)]
+pub fn adjacent(tag: &str, name: &str, content: &str, data: Option<Value>) -> Value {
+    let mut object = Map::new();
+    put(&mut object, tag, text(name));
+    if let Some(data) = data {
+        put(&mut object, content, data);
+    }
+    Value::Object(object)
+}
+
+/// A flattened field's entries (`#[serde(flatten)]`) added to its struct's object. serde
+/// writes nothing for `None` or a unit and refuses anything but a map; here anything but an
+/// object adds nothing.
+#[inline(never)]
+pub fn flatten(object: &mut Map<String, Value>, value: Value) {
+    if let Value::Object(entries) = value {
+        for (key, value) in entries {
+            object.insert(key, value);
+        }
+    }
+}
+
+/// Implement serde's `Serialize` through [`ToValue`] (the built `Value` serialized), for a
+/// type whose `ToValue` is written by hand: callers outside the crate and tests serialize it
+/// with serde; nothing in the crate does, so it costs the wasm nothing.
+#[macro_export]
+macro_rules! serialize_via_value {
+    ($($ty:ty),* $(,)?) => {$(
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(&$crate::value::ToValue::to_value(self), s)
+            }
+        }
+    )*};
+}
+
+impl ToValue for Value {
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        text(self)
+    }
+}
+
+impl ToValue for String {
+    fn to_value(&self) -> Value {
+        text(self)
+    }
+}
+
+impl ToValue for std::borrow::Cow<'_, str> {
+    fn to_value(&self) -> Value {
+        text(self)
+    }
+}
+
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl ToValue for () {
+    fn to_value(&self) -> Value {
+        Value::Null
+    }
+}
+
+impl ToValue for char {
+    fn to_value(&self) -> Value {
+        Value::String(self.to_string())
+    }
+}
+
+// Numbers as serde_json's value serializer writes them: a float that is not finite is `null`.
+macro_rules! numbers {
+    ($($ty:ident),*) => {$(
+        impl ToValue for $ty {
+            fn to_value(&self) -> Value {
+                Value::from(*self)
+            }
+        }
+    )*};
+}
+numbers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+
+impl ToValue for serde_json::Number {
+    fn to_value(&self) -> Value {
+        Value::Number(self.clone())
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for &mut T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for Box<T> {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        match self {
+            Some(value) => value.to_value(),
+            None => Value::Null,
+        }
+    }
+}
+
+impl<T: ToValue> ToValue for [T] {
+    fn to_value(&self) -> Value {
+        let mut items = Vec::with_capacity(self.len());
+        for item in self {
+            items.push(item.to_value());
+        }
+        Value::Array(items)
+    }
+}
+
+impl<T: ToValue, const N: usize> ToValue for [T; N] {
+    fn to_value(&self) -> Value {
+        self.as_slice().to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Vec<T> {
+    fn to_value(&self) -> Value {
+        self.as_slice().to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for std::collections::VecDeque<T> {
+    fn to_value(&self) -> Value {
+        Value::Array(self.iter().map(T::to_value).collect())
+    }
+}
+
+impl<T: ToValue> ToValue for BTreeSet<T> {
+    fn to_value(&self) -> Value {
+        Value::Array(self.iter().map(T::to_value).collect())
+    }
+}
+
+impl ToValue for crate::sort::StrSet {
+    fn to_value(&self) -> Value {
+        let mut items = Vec::with_capacity(self.len());
+        for item in self {
+            items.push(text(item));
+        }
+        Value::Array(items)
+    }
+}
+
+impl<A: ToValue, B: ToValue> ToValue for (A, B) {
+    fn to_value(&self) -> Value {
+        Value::Array(vec![self.0.to_value(), self.1.to_value()])
+    }
+}
+
+impl ToValue for Map<String, Value> {
+    fn to_value(&self) -> Value {
+        Value::Object(self.clone())
+    }
+}
+
+impl<T: ToValue> ToValue for BTreeMap<String, T> {
+    fn to_value(&self) -> Value {
+        let mut object = Map::new();
+        for (key, value) in self {
+            put(&mut object, key, value.to_value());
+        }
+        Value::Object(object)
+    }
+}
+
+/// A [`litemap::LiteMap`] (a sorted vector) is the JSON object a `BTreeMap` with the same
+/// entries would be: small maps kept in records use it, so each is not a B-tree type of its
+/// own in the wasm.
+impl<T: ToValue> ToValue for litemap::LiteMap<String, T> {
+    fn to_value(&self) -> Value {
+        let mut object = Map::new();
+        for (key, value) in self.iter() {
+            put(&mut object, key, value.to_value());
+        }
+        Value::Object(object)
+    }
+}
+
+impl<T: ToValue, H> ToValue for HashMap<String, T, H> {
+    fn to_value(&self) -> Value {
+        let mut object = Map::new();
+        for (key, value) in self {
+            put(&mut object, key, value.to_value());
+        }
+        Value::Object(object)
+    }
+}
+
+// Native only: proptest is a native dev-dependency.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod to_tests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::{Deserialize, Serialize};
+    use serde::Deserialize;
     use serde_json::json;
 
     /// The same type read both ways gives the same value or the same message.
@@ -758,12 +1033,11 @@ mod tests {
 
     #[test]
     fn a_lite_map_is_saved_and_read_as_the_json_object_of_a_btree_map() {
-        #[derive(Serialize)]
+        #[derive(ToValue)]
         struct Lite {
-            #[serde(serialize_with = "object")]
             map: litemap::LiteMap<String, u64>,
         }
-        #[derive(Serialize)]
+        #[derive(ToValue)]
         struct Tree {
             map: BTreeMap<String, u64>,
         }

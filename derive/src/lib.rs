@@ -13,6 +13,11 @@
 //!
 //! Anything else (generic types, other attributes) is a compile error: such a type stays on
 //! serde (`serde_from_value!` in draftsmith).
+//!
+//! `#[derive(ToValue)]` (`to_value.rs`) is the other direction: the `Value` serde's derived
+//! `Serialize` gave, built through shared helpers, from the same attributes.
+
+mod to_value;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -24,6 +29,17 @@ use syn::{Data, DeriveInput, Fields, Ident, LitStr};
 pub fn derive_from_value(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as DeriveInput);
     match expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// Derive `crate::value::ToValue` (and serde's `Serialize` through it) from the type's serde
+/// attributes (see `to_value.rs`).
+#[proc_macro_derive(ToValue, attributes(serde))]
+pub fn derive_to_value(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as DeriveInput);
+    match to_value::expand(&input) {
         Ok(tokens) => tokens.into(),
         Err(err) => err.to_compile_error().into(),
     }
@@ -52,6 +68,15 @@ struct Attrs {
     /// `deserialize_with = "path"` or `with = "module"`: a serde function, called with the
     /// `Value` as its deserializer.
     with: Option<syn::Path>,
+    /// `skip` or `skip_serializing`: left out when written (`ToValue`).
+    skip_ser: bool,
+    /// `skip_serializing_if = "path"`: left out when written if `path(&field)` is true.
+    skip_if: Option<syn::Path>,
+    /// `serialize_with = "path"` or `with = "module"` (`module::to_value`): the function
+    /// `fn(&T) -> Value` that writes the field (`ToValue`).
+    ser_with: Option<syn::Path>,
+    /// `into = "Type"`: converted (from a clone) into that type, which is written.
+    into: Option<syn::Type>,
 }
 
 fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
@@ -75,24 +100,23 @@ fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
                     out.default = Some(Some(syn::parse_str(&string(&meta)?)?));
                 }
                 "default" => out.default = Some(None),
-                "skip" | "skip_deserializing" => out.skip = true,
+                "skip" => (out.skip, out.skip_ser) = (true, true),
+                "skip_deserializing" => out.skip = true,
+                "skip_serializing" => out.skip_ser = true,
                 "tag" => out.tag = Some(string(&meta)?),
                 "content" => out.content = Some(string(&meta)?),
                 "untagged" => out.untagged = true,
                 "from" => out.from = Some(syn::parse_str(&string(&meta)?)?),
-                "into" => {
-                    string(&meta)?;
-                }
+                "into" => out.into = Some(syn::parse_str(&string(&meta)?)?),
                 "flatten" => out.flatten = true,
                 "deserialize_with" => out.with = Some(syn::parse_str(&string(&meta)?)?),
                 "with" => {
                     let module: syn::Path = syn::parse_str(&string(&meta)?)?;
                     out.with = Some(syn::parse_quote!(#module::deserialize));
+                    out.ser_with = Some(syn::parse_quote!(#module::to_value));
                 }
-                "skip_serializing" => {}
-                "skip_serializing_if" | "serialize_with" => {
-                    string(&meta)?;
-                }
+                "skip_serializing_if" => out.skip_if = Some(syn::parse_str(&string(&meta)?)?),
+                "serialize_with" => out.ser_with = Some(syn::parse_str(&string(&meta)?)?),
                 _ => return Err(meta.error(format!("FromValue: unsupported `{name}`"))),
             }
             Ok(())

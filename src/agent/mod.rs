@@ -26,8 +26,8 @@ use crate::sort::StrSet;
 use std::cell::{Cell, RefCell};
 
 use crate::json::json;
+use crate::value::ToValue;
 use futures_util::future::{self, Either, LocalBoxFuture};
-use serde::Serialize;
 use serde_json::Value;
 
 pub use self::abort::AbortSignal;
@@ -43,7 +43,7 @@ use crate::llm::{
 use crate::tools::{ToolDefinition, ToolResult};
 
 /// What a run reports as it goes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RunEvent {
     /// More of the model's text.
@@ -99,7 +99,7 @@ pub enum RunEvent {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RunEnd {
     /// The model answered without tool calls.
@@ -124,7 +124,7 @@ pub enum RunEnd {
 }
 
 /// A finished run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct RunOutcome {
     /// How it ended.
     pub end: RunEnd,
@@ -250,7 +250,7 @@ pub fn complete_paused(
         let text = results
             .get(&call.id)
             .cloned()
-            .unwrap_or_else(|| serde_json::to_string(&aborted_result()).unwrap_or_default());
+            .unwrap_or_else(|| aborted_result().to_text());
         messages.push(Message::tool_result(call, text));
     }
     // Order the turn's results as the calls were made.
@@ -557,10 +557,7 @@ pub async fn continue_agent(
                     pending.push(call.clone());
                     continue;
                 }
-                messages.push(Message::tool_result(
-                    call,
-                    serde_json::to_string(&result).unwrap_or_default(),
-                ));
+                messages.push(Message::tool_result(call, result.to_text()));
             }
             i = end;
         }

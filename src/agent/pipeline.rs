@@ -16,13 +16,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 
 use super::AgentSpec;
 
 /// A phase of the pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Scene metadata, route outlines, then the curators.
@@ -90,7 +89,7 @@ pub const CHECKERS: [&str; 3] = [
 ];
 
 /// What a unit works on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Target {
     /// One scene (by id).
@@ -111,7 +110,7 @@ impl Target {
 }
 
 /// One planned unit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 pub struct UnitPlan {
     /// `<phase>:<agent>:<target>`.
     pub id: String,

@@ -28,14 +28,13 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::json::json;
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::commands::Origin;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 
 /// The kinds of story-bible entity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A scene: a span of a chapter with a summary, tags, characters and locations.
@@ -382,7 +381,7 @@ pub fn date_of(ms: u64) -> String {
 }
 
 /// When and by whom a field was last written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 pub struct Stamp {
     /// Time (ms).
     pub at: u64,
@@ -399,7 +398,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// One story-bible entity.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct Entity {
     /// Kind.
     pub kind: Kind,
@@ -412,10 +411,10 @@ pub struct Entity {
     pub fields: BTreeMap<String, Value>,
     /// Field origins (a few per entity: sorted vectors, saved as JSON objects, and no
     /// B-tree types of their own in the wasm).
-    #[serde(default, serialize_with = "crate::value::object")]
+    #[serde(default)]
     pub origins: LiteMap<String, String>,
     /// The last write of each field.
-    #[serde(default, serialize_with = "crate::value::object")]
+    #[serde(default)]
     pub stamps: LiteMap<String, Stamp>,
 }
 

@@ -32,8 +32,7 @@
 
 use std::collections::VecDeque;
 
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 
 use super::{Origin, OriginFilter};
 use crate::env::IdSource;
@@ -47,7 +46,7 @@ crate::deserialize_via_value!(History);
 pub const TYPING_GAP_MS: u64 = 500;
 
 /// One chapter change and its inverse.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct Effect {
     /// Chapter id.
     pub chapter: String,
@@ -65,7 +64,7 @@ impl Effect {
 }
 
 /// A free file as the history keeps it (the file of the `data/` view without its path).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct FileState {
     /// Its text.
@@ -83,7 +82,7 @@ impl FileState {
 }
 
 /// One free file's change: the file before and after it (`None`: absent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 pub struct FileEffect {
     /// Its path in the `data/` view (such as `plans/ch3.md`).
     pub path: String,
@@ -115,7 +114,7 @@ pub trait FileSet {
 }
 
 /// What kind of entry this is.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EntryKind {
     /// A command's edits.
@@ -135,7 +134,7 @@ pub enum EntryKind {
 }
 
 /// One recorded command.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct Entry {
     /// Entry id.
     pub id: String,
@@ -239,7 +238,7 @@ pub enum Grouping {
 }
 
 /// Bounds on the history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 pub struct HistoryLimits {
     /// Most undo groups kept.
     pub max_groups: usize,
@@ -322,7 +321,7 @@ pub enum HistoryError {
 }
 
 /// The undo history of one project.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
 pub struct History {
     undo: Vec<Entry>,
     /// Runs of entries, each in the order they were applied; the last run is redone first.
@@ -370,7 +369,7 @@ impl PartialEq for Journal {
 
 /// The history's state apart from its undo entries (which are stored one record each): the
 /// redo runs, the open group and the limits.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryState {
     /// Runs that can be redone.

@@ -8,8 +8,7 @@ pub mod history;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 
 pub use self::history::{
     Effect, Entry, EntryKind, FileEffect, FileSet, FileState, History, HistoryChanges,
@@ -58,11 +57,13 @@ impl FromStr for Origin {
     }
 }
 
-impl Serialize for Origin {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+impl ToValue for Origin {
+    fn to_value(&self) -> serde_json::Value {
+        serde_json::Value::String(self.to_string())
     }
 }
+
+crate::serialize_via_value!(Origin);
 
 impl crate::value::FromValue for Origin {
     fn from_value(value: serde_json::Value) -> Result<Self, crate::value::Error> {
@@ -103,7 +104,7 @@ impl FromStr for OriginFilter {
 }
 
 /// Tool and command categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     /// Moving around the manuscript.

@@ -11,7 +11,7 @@
 //! (`conversation:<project>:<agent>`), so it survives a reload.
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::{invalid, Core};
@@ -176,7 +176,7 @@ impl Core {
             .iter()
             .find(|p| p.agents.contains(&spec.name))
             .map(|p| p.name.clone());
-        let mut value = serde_json::to_value(spec).unwrap_or_default();
+        let mut value = spec.to_value();
         value["builtin"] = json!(builtin);
         value["preset"] = json!(preset);
         value["toolbox"] = json!(toolbox);
@@ -268,10 +268,7 @@ impl Core {
     /// The project's defined agents, for its export.
     pub(super) async fn agents_for_export(&self, project: &str) -> Result<Vec<Value>, Error> {
         let catalog = self.catalog(project).await?;
-        Ok(catalog
-            .defined()
-            .map(|a| serde_json::to_value(a).unwrap_or_default())
-            .collect())
+        Ok(catalog.defined().map(|a| a.to_value()).collect())
     }
 
     /// Check the agents of an imported document before anything is stored: each must be a

@@ -25,7 +25,7 @@
 //! `aborted` results) and ends it.
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::run::PausedRun;
@@ -398,7 +398,7 @@ impl Core {
             Decision::Reject => {
                 let result = denied(&call.name, p.reason.as_deref());
                 claimed["state"] = json!("done");
-                claimed["result"] = serde_json::to_value(&result).unwrap_or_default();
+                claimed["result"] = result.to_value();
                 let mut batch = Batch::new();
                 batch.put_value(Table::Meta, claimed);
                 self.env.store.commit(batch).await?;
@@ -495,7 +495,7 @@ impl Core {
             return Ok(answer);
         }
         if let Some(run) = run {
-            let text = serde_json::to_string(&result).unwrap_or_default();
+            let text = result.to_text();
             if let Some(paused) = self
                 .record_run_result(&project, &run, &p.call_id, text)
                 .await?
@@ -538,7 +538,7 @@ impl Core {
             let complete = paused.root.ready();
             let mut next = record.clone();
             next["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
-            next["paused"] = serde_json::to_value(&paused).unwrap_or_default();
+            next["paused"] = paused.to_value();
             if complete {
                 next["state"] = json!("resuming");
             }
@@ -635,7 +635,7 @@ impl Core {
                     let call = r["callId"].as_str().filter(|c| paused.root.waits_for(c))?;
                     // The text the deciding worker would have recorded.
                     let result: ToolResult = crate::value::from_value(r["result"].clone()).ok()?;
-                    Some((call.to_string(), serde_json::to_string(&result).ok()?))
+                    Some((call.to_string(), result.to_text()))
                 })
                 .collect();
             if !resuming && results.is_empty() {

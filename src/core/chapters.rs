@@ -16,7 +16,7 @@
 //! `add_chapter` (as a new chapter: a new id, version 0, no history).
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::{invalid, project_json, Core, Touched};
@@ -189,10 +189,7 @@ impl Core {
             let project = project_json(&s.project);
             self.emit("chapters_changed", project.clone());
             if s.project.ui != ui_before {
-                self.emit(
-                    "ui",
-                    serde_json::to_value(&s.project.ui).unwrap_or_default(),
-                );
+                self.emit("ui", s.project.ui.to_value());
             }
             if forgotten.changed() {
                 self.emit_history(s);

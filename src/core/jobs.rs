@@ -27,10 +27,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use futures_util::future::{self, Either, LocalBoxFuture};
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use serde::Serialize;
 use serde_json::Value;
 
 use super::run::{PausedRun, RunParams, Start};
@@ -55,7 +54,7 @@ pub const DEFAULT_CONCURRENCY: usize = 3;
 const RESULT_TEXT_CHARS: usize = 2_000;
 
 /// A job's or a unit's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum State {
     Queued,
@@ -74,7 +73,7 @@ impl State {
 }
 
 /// One unit of a job.
-#[derive(Debug, Clone, Serialize, FromValue)]
+#[derive(Debug, Clone, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Unit {
     id: String,
@@ -95,7 +94,7 @@ pub(super) struct Unit {
 }
 
 /// What a job does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum JobKind {
     /// A rentl pipeline.
@@ -107,7 +106,7 @@ pub(super) enum JobKind {
 }
 
 /// A job, as saved.
-#[derive(Debug, Clone, Serialize, FromValue)]
+#[derive(Debug, Clone, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Job {
     id: String,

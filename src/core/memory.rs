@@ -6,7 +6,7 @@
 //! 30 days are over, and its save deletes their records.
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::{Core, Touched};
@@ -24,7 +24,7 @@ pub(super) struct MemoryRestore {
 /// A deleted note as the page lists it: the note, with when it was deleted, by whom, and
 /// until when it can be restored.
 fn trash_json(note: &MemoryNote) -> Value {
-    let mut value = serde_json::to_value(note).unwrap_or(Value::Null);
+    let mut value = note.to_value();
     if let Value::Object(map) = &mut value {
         map.remove("previous");
         map.insert("restorableUntilMs".into(), json!(note.purge_ms()));

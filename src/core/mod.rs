@@ -32,7 +32,7 @@ use litemap::LiteMap;
 use std::rc::Rc;
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::{Map, Value};
 
 use crate::commands::history::Applied;
@@ -934,7 +934,7 @@ impl Core {
         };
         doc.agents = self.agents_for_export(&id).await?;
         doc.research = self.research_for_export(&id).await?;
-        Ok(serde_json::to_value(doc).unwrap_or_default())
+        Ok(doc.to_value())
     }
 
     async fn export_markdown(&self, p: ProjectRef) -> Result<Value, Error> {
@@ -1213,7 +1213,7 @@ impl Core {
                         ..crate::tools::ResultMeta::default()
                     },
                 );
-                return Ok(serde_json::to_value(&result).unwrap_or_default());
+                return Ok(result.to_value());
             }
         }
         // A call that may wait for approval needs an id to approve it by.
@@ -1227,7 +1227,7 @@ impl Core {
             args: p.args,
         };
         let (result, _) = self.execute_call(&current, call, origin, None).await?;
-        Ok(serde_json::to_value(&result).unwrap_or_default())
+        Ok(result.to_value())
     }
 
     /// Execute one tool call on project `project` as `origin` through the edit path: saved,
@@ -1378,7 +1378,7 @@ impl Core {
                     }
                 } else if let Some(mut record) = ctx.approval.clone() {
                     record["state"] = json!("done");
-                    record["result"] = serde_json::to_value(&outcome.result).unwrap_or_default();
+                    record["result"] = outcome.result.to_value();
                     meta_puts.push(record);
                 }
                 let (value, mut touched) = self.after_call(
@@ -1451,10 +1451,7 @@ impl Core {
             self.emit_history(s);
         }
         if outcome.ui_changed {
-            self.emit(
-                "ui",
-                serde_json::to_value(&s.project.ui).unwrap_or_default(),
-            );
+            self.emit("ui", s.project.ui.to_value());
         }
         let audit = self.audit_record(
             &s.project.id,

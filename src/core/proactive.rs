@@ -39,7 +39,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::generate::NestedError;
@@ -98,7 +98,7 @@ struct ProjectState {
     thinking: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, Default, ToValue, FromValue)]
 struct Budget {
     day: u64,
     calls: u32,

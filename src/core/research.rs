@@ -19,7 +19,7 @@
 //! kept in memory (`Shared::research`).
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use futures_util::future::{self, Either};
 use serde_json::Value;
 
@@ -586,12 +586,7 @@ impl Core {
             .research
             .borrow()
             .get(project)
-            .map(|n| {
-                n.list()
-                    .into_iter()
-                    .map(|note| serde_json::to_value(note).unwrap_or_default())
-                    .collect()
-            })
+            .map(|n| n.list().into_iter().map(|note| note.to_value()).collect())
             .unwrap_or_default())
     }
 

@@ -8,7 +8,7 @@
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::tree::{Frame, Node, Tree};
@@ -29,7 +29,7 @@ const MAX_CONVERSATION_MESSAGES: usize = 60;
 
 /// A run paused for the writer's approval, as saved: the tree's root frame (the older,
 /// single-agent records have the same fields) and what the whole tree shares.
-#[derive(Debug, Clone, serde::Serialize, FromValue)]
+#[derive(Debug, Clone, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PausedRun {
     pub(super) project: String,
@@ -592,10 +592,7 @@ impl Core {
                         chapter: edit.chapter,
                         version: edit.version,
                     };
-                    self.emit_run(
-                        run_id,
-                        tagged(serde_json::to_value(&event).unwrap_or_default()),
-                    );
+                    self.emit_run(run_id, tagged(event.to_value()));
                 }
                 result
             }

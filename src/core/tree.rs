@@ -18,9 +18,8 @@ use std::cell::RefCell;
 use litemap::LiteMap;
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use futures_util::future::LocalBoxFuture;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::Core;
@@ -37,7 +36,7 @@ use crate::settings::Settings;
 use crate::tools::{ToolError, ToolResult};
 
 /// One level of a paused tree: an agent's conversation and the calls it waits for.
-#[derive(Debug, Clone, Serialize, FromValue)]
+#[derive(Debug, Clone, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Frame {
     pub(super) spec: AgentSpec,
@@ -63,11 +62,11 @@ pub(super) struct Frame {
     /// The calls waiting: for the writer's approval, or for a paused sub-agent.
     pub(super) pending: Vec<ToolCall>,
     /// Results of waiting calls decided so far (call id → result text).
-    #[serde(default, serialize_with = "crate::value::object")]
+    #[serde(default)]
     pub(super) results: LiteMap<String, String>,
     /// The paused sub-agents, by the routing call that runs them (a few: a sorted vector, no
     /// B-tree type of its own in the wasm; saved as the same JSON object).
-    #[serde(default, serialize_with = "crate::value::object")]
+    #[serde(default)]
     pub(super) children: LiteMap<String, Frame>,
     /// Files this agent (and its sub-agents) changed so far.
     #[serde(default)]
@@ -138,10 +137,8 @@ impl Frame {
         for call in self.pending.clone() {
             if let Some(child) = children.remove(&call.id) {
                 let _ = child.complete_aborted();
-                self.results.insert(
-                    call.id.clone(),
-                    serde_json::to_string(&agent::aborted_result()).unwrap_or_default(),
-                );
+                self.results
+                    .insert(call.id.clone(), agent::aborted_result().to_text());
             }
         }
         agent::complete_paused(&mut self.messages, &self.pending, &self.results);
@@ -440,7 +437,7 @@ impl Core {
             let now = || self.env.clock.now_ms();
             let mut jitter = || self.next_jitter();
             let mut on_event = |event: RunEvent| {
-                let data = serde_json::to_value(&event).unwrap_or_default();
+                let data = event.to_value();
                 let mut data = super::run::redacted(settings, data);
                 if let (Some(data), Some(tags)) = (data.as_object_mut(), node.tags().as_object()) {
                     for (k, v) in tags {
@@ -535,10 +532,7 @@ impl Core {
                         still_paused.insert(call.id.clone(), *child);
                     }
                     SubResult::Done(result) => {
-                        frame.results.insert(
-                            call.id.clone(),
-                            serde_json::to_string(&result).unwrap_or_default(),
-                        );
+                        frame.results.insert(call.id.clone(), result.to_text());
                     }
                 }
             }

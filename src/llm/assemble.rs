@@ -13,14 +13,13 @@
 //! call goes to [`Answer::invalid_tool_calls`] with the reason, as do calls whose arguments
 //! are not JSON or not an object. Empty arguments count as `{}`.
 
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::{Map, Value};
 
 use super::{FinishReason, InvalidToolCall, StreamEvent, ToolCall, Usage};
 
 /// A model's whole answer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
 pub struct Answer {
     /// The text, all deltas concatenated.
     pub text: String,

@@ -42,9 +42,8 @@ pub mod monitor;
 pub mod search;
 pub mod suggest;
 
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
-use serde::Serialize;
 
 use crate::commands::Origin;
 use crate::env::IdSource;
@@ -76,7 +75,7 @@ pub const TRASH_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
 pub const BEDSIDE_DEFAULT_TEXT: &str = "No plan yet. Rewrite this note with evolve_bedside_note to keep the current plan, open threads and next steps.";
 
 /// What kind of thing a note records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToValue, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteType {
     /// Something true about the story or the project.
@@ -105,7 +104,7 @@ impl NoteType {
 }
 
 /// Where a note is visible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, ToValue, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Only in its own project (the default).
@@ -126,7 +125,7 @@ impl Scope {
 }
 
 /// An earlier text of a note.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct NoteVersion {
     /// The text as it was.
@@ -138,7 +137,7 @@ pub struct NoteVersion {
 }
 
 /// One note in memory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryNote {
     /// Unique id.
@@ -225,7 +224,7 @@ impl MemoryNote {
 /// A new note. On the wire (`write_memory_notes`) its fields are `text`, `noteType`, `scope`,
 /// `tags` and `importance`; any other field is refused with that list (so the agents' tool
 /// spelling `type` is not silently dropped).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewNote {
     /// The content.
@@ -257,7 +256,7 @@ impl NewNote {
 }
 
 /// Changes to a note; `None` keeps the current value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct NotePatch {
     /// New content.
@@ -284,7 +283,7 @@ impl NotePatch {
 }
 
 /// Where a goal stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, ToValue, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalStatus {
     /// Being worked on (the default). Only active goals appear in the context block.
@@ -311,7 +310,7 @@ impl GoalStatus {
 }
 
 /// A goal of a project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Goal {
     /// Unique id.
@@ -334,7 +333,7 @@ pub struct Goal {
 }
 
 /// A new goal.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct NewGoal {
     /// A short title.
@@ -351,7 +350,7 @@ pub struct NewGoal {
 }
 
 /// Changes to a goal; `None` keeps the current value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct GoalPatch {
     /// New title.
@@ -369,7 +368,7 @@ pub struct GoalPatch {
 }
 
 /// What kind of thing a watched entity is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToValue, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntityType {
     /// A person in the story.
@@ -408,7 +407,7 @@ impl EntityType {
     PartialOrd,
     Ord,
     Default,
-    Serialize,
+    ToValue,
     FromValue,
     JsonSchema,
 )]
@@ -435,7 +434,7 @@ impl Priority {
 }
 
 /// An entity the agent keeps an eye on (for consistency checks).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchedEntity {
     /// Unique id.
@@ -455,7 +454,7 @@ pub struct WatchedEntity {
 }
 
 /// An entity to watch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct NewWatch {
     /// The entity's name.
@@ -499,7 +498,7 @@ impl MemoryError {
 
 /// A project's memory (plus the global notes it can see). It may hold several projects;
 /// every query names the project it looks from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Memory {
     /// Notes of every project, and the global ones, in writing order.

@@ -39,6 +39,7 @@
 //! monitor: the caller keeps a monitor while the watched list stays the same).
 
 use crate::sort::StrSet;
+use crate::value::ToValue;
 
 use ropey::Rope;
 
@@ -114,7 +115,7 @@ const NOT_NAMES: &[&str] = &[
 ];
 
 /// What a finding is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ToValue)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// A watched entity was mentioned.

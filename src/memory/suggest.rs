@@ -13,8 +13,7 @@
 //! This module holds the data and the thinker's prompt and parser; the core keeps the
 //! suggestions (as `meta` records) and serves the requests.
 
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use super::{shorten, NoteType};
@@ -27,7 +26,7 @@ pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_TEXT_CHARS: usize = 1_000;
 
 /// Who made a suggestion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionSource {
     /// The watched-entity monitor, after an edit.
@@ -37,7 +36,7 @@ pub enum SuggestionSource {
 }
 
 /// What accepting a suggestion makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionKind {
     /// A goal (the title, with the text as its description).
@@ -47,7 +46,7 @@ pub enum SuggestionKind {
 }
 
 /// Where a suggestion stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionState {
     /// Waiting for the writer.
@@ -59,7 +58,7 @@ pub enum SuggestionState {
 }
 
 /// The watched entity a monitor suggestion is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRef {
     /// Its id.
@@ -72,7 +71,7 @@ pub struct EntityRef {
 }
 
 /// One suggestion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Suggestion {
     /// Unique id.

@@ -17,6 +17,7 @@
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
 use crate::sort::Groups;
+use crate::value::ToValue;
 use litemap::LiteMap;
 
 use crate::json::json;
@@ -713,12 +714,7 @@ pub fn batch(
             let known_rev = known.and_then(|k| k.rev);
             batch.expect(Table::Chapters, chapter, "rev", expected(known_rev));
             let rev = known_rev.unwrap_or(0) + 1;
-            let mut value = serde_json::to_value(chapter_record(id, current)).map_err(|e| {
-                StoreError::Invalid {
-                    table: Table::Chapters.name(),
-                    reason: e.to_string(),
-                }
-            })?;
+            let mut value = chapter_record(id, current).to_value();
             value["rev"] = json!(rev);
             batch.put_value(Table::Chapters, value);
             after.rev = Some(rev);
@@ -780,11 +776,7 @@ pub fn batch(
         }
         match key {
             Key::Project => {
-                let record = serde_json::to_value(project_record(project, created_ms, now_ms))
-                    .map_err(|e| StoreError::Invalid {
-                        table: Table::Projects.name(),
-                        reason: e.to_string(),
-                    })?;
+                let record = project_record(project, created_ms, now_ms).to_value();
                 put_versioned(&mut batch, &mut receipt, stored, Table::Projects, record);
             }
             // Written above, with the chapter's changes.
@@ -855,7 +847,7 @@ pub fn batch(
     for (_, append) in &pending.appends {
         match append {
             Append::Change(_) => {}
-            Append::Audit(record) => batch.put(Table::Audit, record)?,
+            Append::Audit(record) => batch.put(Table::Audit, record),
             Append::Meta(record) => batch.put_value(Table::Meta, record.clone()),
             Append::MetaDelete(key) => batch.delete(Table::Meta, key.clone()),
         }

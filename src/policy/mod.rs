@@ -33,8 +33,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::json::json;
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
@@ -46,7 +45,7 @@ use crate::tools::ToolError;
 pub const DEFAULT_WINDOW_MS: u64 = 30_000;
 
 /// How careful a tool is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Never asks.
@@ -134,12 +133,12 @@ pub fn default_mode(tool: &str) -> Mode {
 }
 
 /// The configured policies: per-tool modes over the defaults, and the recent-update window.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
     /// Modes by tool name, over [`default_mode`] (a few: a sorted vector, saved as a JSON
     /// object, and no B-tree type of its own in the wasm).
-    #[serde(default, serialize_with = "crate::value::object")]
+    #[serde(default)]
     pub modes: litemap::LiteMap<String, Mode>,
     /// The recent-update window of conflict detection (ms).
     #[serde(default = "default_window")]
@@ -171,7 +170,7 @@ impl Policies {
 
 /// The writer's approval of one call: the versions of the entities the writer saw when
 /// deciding (by [`Entity::key`]-style `kind/id`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, ToValue, FromValue)]
 pub struct Grant {
     /// `kind/id` → version at the time of the request (0: the entity did not exist).
     pub versions: BTreeMap<String, u64>,
@@ -192,7 +191,7 @@ impl Grant {
 }
 
 /// One field an approval is about.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct FieldChange {
     /// Field name.
     pub field: String,

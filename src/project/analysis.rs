@@ -21,14 +21,14 @@
 //!   Every paragraph end also ends a sentence. Only sentences containing a word count.
 //! - **Averages of empty input are `0.0`**, never NaN.
 
-use serde::Serialize;
+use crate::value::ToValue;
 
 // ---------------------------------------------------------------------------------------------
 // Public types
 // ---------------------------------------------------------------------------------------------
 
 /// Counts and averages over a text.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, ToValue)]
 pub struct TextStats {
     /// Number of chars (Unicode scalar values), whitespace included.
     pub chars: usize,
@@ -45,7 +45,7 @@ pub struct TextStats {
 }
 
 /// How a stretch of dialogue is marked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue)]
 #[serde(rename_all = "snake_case")]
 pub enum QuoteStyle {
     /// Straight double quotes: `"…"`.
@@ -59,7 +59,7 @@ pub enum QuoteStyle {
 }
 
 /// A span of spoken text, quote marks (or the opening dash) included.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct DialogueSpan {
     /// Char offset of the opening mark.
     pub start: usize,
@@ -70,7 +70,7 @@ pub struct DialogueSpan {
 }
 
 /// The dominant mode of a passage; see [`classify`] for the rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue)]
 #[serde(rename_all = "snake_case")]
 pub enum SceneKind {
     /// Mostly speech.
@@ -84,7 +84,7 @@ pub enum SceneKind {
 }
 
 /// Rhythm measures of a passage.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, ToValue)]
 pub struct Pacing {
     /// Mean words per sentence (`0.0` without sentences).
     pub avg_sentence_words: f64,
@@ -101,7 +101,7 @@ pub struct Pacing {
 }
 
 /// A scene of a chapter, as split by [`scenes`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct Scene {
     /// Position among the returned scenes, from 0.
     pub index: usize,
@@ -121,7 +121,7 @@ pub struct Scene {
 }
 
 /// A word and how often it occurs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct WordCount {
     /// The word, lowercased (typographic apostrophes folded to `'`).
     pub word: String,
@@ -130,7 +130,7 @@ pub struct WordCount {
 }
 
 /// A critique hint anchored to a range of the text.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct Hint {
     /// Char offset of the first char of the flagged text.
     pub start: usize,

@@ -10,15 +10,14 @@
 //! `{"insert": "text"}`. Operations may stop short of the end of the document; the rest is
 //! retained.
 
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use ropey::Rope;
-use serde::Serialize;
 
 // Callers outside the crate (tests) read change sets with serde.
 crate::deserialize_via_value!(ChangeSet);
 
 /// One operation of a change set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// Keep the next `n` chars.
@@ -71,7 +70,7 @@ pub enum ChangeError {
 
 /// A change to a whole document. Normalized: no empty operations, adjacent operations of
 /// the same kind merged, and an insert always before an adjacent delete.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, ToValue, FromValue)]
 #[serde(into = "Vec<Op>", from = "Vec<Op>")]
 pub struct ChangeSet {
     ops: Vec<Op>,

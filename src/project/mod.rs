@@ -14,9 +14,8 @@ pub mod search;
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use ropey::Rope;
-use serde::Serialize;
 
 use self::changeset::{Assoc, ChangeError, ChangeSet};
 
@@ -73,7 +72,7 @@ pub enum EditError {
 }
 
 /// One chapter: an id, a title and text, with a version bumped by every change.
-#[derive(Debug, Clone, Serialize, FromValue)]
+#[derive(Debug, Clone, ToValue, FromValue)]
 pub struct Chapter {
     /// Stable id.
     pub id: String,
@@ -92,10 +91,11 @@ pub struct Chapter {
 
 mod rope_text {
     use ropey::Rope;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserialize, Deserializer};
 
-    pub fn serialize<S: Serializer>(rope: &Rope, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(rope)
+    /// The text as one JSON string (`#[derive(ToValue)]`'s `with`).
+    pub fn to_value(rope: &Rope) -> serde_json::Value {
+        serde_json::Value::String(rope.to_string())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rope, D::Error> {
@@ -329,7 +329,7 @@ fn ceil_boundary(s: &str, i: usize) -> usize {
 }
 
 /// A highlight shown in the editor.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct Highlight {
     /// Chapter id.
     pub chapter: String,
@@ -345,7 +345,7 @@ pub struct Highlight {
 }
 
 /// Editor UI state held in the core, changed by the ui tools and reported as `ui` events.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct UiState {
     /// The chapter shown in the editor.
     pub active_chapter: Option<String>,
@@ -452,7 +452,7 @@ impl Default for UiState {
 }
 
 /// A writing project: ordered chapters and the editor's UI state.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct Project {
     /// Stable id.
     pub id: String,

@@ -30,7 +30,7 @@
 //! "Chapter 3", "ch. 3", "chapter three", "the third chapter", "Chapter XII"); anything else is
 //! a title, which [`match_title`] resolves against the chapter titles.
 
-use serde::Serialize;
+use crate::value::ToValue;
 
 /// The default `min_score` for [`find_fuzzy`]: up to one edit per four chars of the normalized
 /// query.
@@ -46,7 +46,7 @@ pub const MAX_FUZZY_QUERY_CHARS: usize = 2_000;
 pub const TITLE_MIN_SCORE: f64 = 0.75;
 
 /// A span of the searched text that matches a query.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct Match {
     /// First char of the match (char offset into the searched text).
     pub start: usize,
@@ -155,7 +155,7 @@ pub fn closest(text: &str, query: &str) -> Option<Match> {
 }
 
 /// How a chapter was named: by number or by (part of) its title.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, ToValue)]
 #[serde(rename_all = "snake_case")]
 pub enum ChapterRef {
     /// A chapter number as written (chapters are numbered from 1 by convention; `0` is passed

@@ -21,8 +21,7 @@ pub mod url;
 use std::collections::HashMap;
 
 use crate::json::json;
-use crate::value::FromValue;
-use serde::Serialize;
+use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
 use crate::memory::search::{tokenize, BM25_B, BM25_K1};
@@ -37,7 +36,7 @@ pub const PREVIEW_CHARS: usize = 500;
 pub const TITLE_WEIGHT: u32 = 2;
 
 /// A page read for the project.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchNote {
     /// Its id.
@@ -188,7 +187,7 @@ fn terms_of(note: &ResearchNote) -> (HashMap<String, u32>, u32) {
 }
 
 /// A search hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct Hit {
     /// The note's id.
     pub id: String,

@@ -24,7 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::json::json;
-use serde::Serialize;
+use crate::value::ToValue;
 use serde_json::Value;
 
 pub use self::memory::MemoryStore;
@@ -270,14 +270,9 @@ impl Batch {
         Self::default()
     }
 
-    /// Add a put of a serializable record.
-    pub fn put(&mut self, table: Table, record: &impl Serialize) -> Result<(), StoreError> {
-        let value = serde_json::to_value(record).map_err(|e| StoreError::Invalid {
-            table: table.name(),
-            reason: e.to_string(),
-        })?;
-        self.ops.push(Op::Put { table, value });
-        Ok(())
+    /// Add a put of a record, written as JSON.
+    pub fn put(&mut self, table: Table, record: &impl ToValue) {
+        self.put_value(table, record.to_value());
     }
 
     /// Add a put of a JSON record.

@@ -18,7 +18,7 @@
 //! note also purges the deleted notes whose 30 days are over.
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
 use serde_json::Value;
 
@@ -57,7 +57,7 @@ impl From<MemoryError> for ToolError {
 /// A note as a tool result: its fields (camelCase) without the earlier texts, which the
 /// bedside note reports as a count (`previousVersions`).
 fn note_json(note: &MemoryNote) -> Value {
-    let mut value = serde_json::to_value(note).unwrap_or(Value::Null);
+    let mut value = note.to_value();
     if let Value::Object(map) = &mut value {
         map.remove("previous");
         if note.is_bedside() {
@@ -68,11 +68,11 @@ fn note_json(note: &MemoryNote) -> Value {
 }
 
 fn goal_json(goal: &Goal) -> Value {
-    serde_json::to_value(goal).unwrap_or(Value::Null)
+    goal.to_value()
 }
 
 fn entity_json(entity: &WatchedEntity) -> Value {
-    serde_json::to_value(entity).unwrap_or(Value::Null)
+    entity.to_value()
 }
 
 /// `importance` as given (any non-negative integer) to 1..=5, or an error naming the value.

@@ -35,9 +35,8 @@ pub mod validate;
 use std::marker::PhantomData;
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::Value;
 
 pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
@@ -66,7 +65,7 @@ pub const FILES: &str = "files";
 pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
 
 /// A tool call's error, written for the model: what was wrong and what would work.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
@@ -120,7 +119,7 @@ impl From<crate::project::EditError> for ToolError {
 }
 
 /// Success or error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The call did what it was asked.
@@ -132,7 +131,7 @@ pub enum Status {
 /// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
 /// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
 /// tool result carries both.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
 #[serde(into = "MetaWire", from = "MetaWire")]
 pub struct ResultMeta {
     /// Wall time the call took (from the injected clock), in ms.
@@ -146,7 +145,7 @@ pub struct ResultMeta {
 }
 
 /// [`ResultMeta`] as it is written in JSON.
-#[derive(Serialize, FromValue)]
+#[derive(ToValue, FromValue)]
 struct MetaWire {
     #[serde(default)]
     execution_time_ms: u64,
@@ -186,7 +185,7 @@ impl From<MetaWire> for ResultMeta {
 }
 
 /// The one shape of every tool result.
-#[derive(Debug, Clone, PartialEq, Serialize, FromValue)]
+#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
 pub struct ToolResult {
     /// Success or error.
     pub status: Status,
@@ -210,7 +209,7 @@ impl ToolResult {
     pub fn error(error: &ToolError, meta: ResultMeta) -> Self {
         Self {
             status: Status::Error,
-            data: serde_json::to_value(error).unwrap_or(Value::Null),
+            data: error.to_value(),
             meta,
         }
     }
@@ -218,6 +217,34 @@ impl ToolResult {
     /// True for a success.
     pub fn is_success(&self) -> bool {
         self.status == Status::Success
+    }
+
+    /// The result as the JSON text a conversation keeps (sent to the model, saved with the
+    /// run): the text serde's derived `Serialize` wrote, byte for byte, with the fields in
+    /// declaration order (`status`, `data`, `meta`, and the meta's as `MetaWire` declares
+    /// them), where the text of [`ToValue::to_value`] would list them sorted. The objects
+    /// inside `data` are a `Value`'s, sorted as they always were.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let meta = &self.meta;
+        let status = match self.status {
+            Status::Success => "success",
+            Status::Error => "error",
+        };
+        let time = meta.execution_time_ms;
+        let mut text = format!(
+            r#"{{"status":"{status}","data":{},"meta":{{"execution_time_ms":{time},"execution_time":{time}"#,
+            self.data
+        );
+        // Writing into a `String` cannot fail.
+        if let Some(id) = &meta.command_id {
+            let _ = write!(text, r#","command_id":{}"#, Value::from(id.as_str()));
+        }
+        if let Some(bytes) = meta.bytes_written {
+            let _ = write!(text, r#","bytes_written":{bytes}"#);
+        }
+        text.push_str("}}");
+        text
     }
 }
 
@@ -412,7 +439,7 @@ fn oversized_string(value: &Value, path: &str) -> Option<String> {
 }
 
 /// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, ToValue)]
 pub struct ToolDefinition {
     /// Name (generated tools, such as an agent's routing tools, own theirs).
     pub name: std::borrow::Cow<'static, str>,

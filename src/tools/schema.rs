@@ -7,17 +7,16 @@
 //! `additionalProperties` and `default`.
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::ToolDefinition;
 
 /// A provider's format: OpenAI-compatible, Anthropic or Gemini. It decides the tool catalog's
 /// shape (below) and, as `llm::ProviderKind`, the request and stream formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
 #[serde(rename_all = "snake_case")]
 pub enum CatalogFormat {
     /// `[{"type": "function", "function": {name, description, parameters}}]`

@@ -3,9 +3,8 @@
 //! page hears of every change through a `ui` event.
 
 use crate::json::json;
-use crate::value::FromValue;
+use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::editing::locate;
@@ -26,7 +25,7 @@ pub fn register(registry: &mut ToolRegistry) {
 }
 
 /// A side panel of the editor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Panel {
     // The chat with the agent.
@@ -66,7 +65,7 @@ impl ToolSpec for SwitchPanel {
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let name = serde_json::to_value(args.panel).unwrap_or(Value::Null);
+        let name = args.panel.to_value();
         cx.ui().panel = name.as_str().unwrap_or("chat").to_string();
         Ok(json!({ "panel": name }))
     }
@@ -99,7 +98,7 @@ impl ToolSpec for ToggleZenMode {
 }
 
 /// How a highlight looks.
-#[derive(Debug, Clone, Copy, Default, Serialize, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, ToValue, FromValue, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HighlightStyle {
     // A problem.
@@ -185,10 +184,8 @@ impl ToolSpec for HighlightText {
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let (chapter, start, end) = resolve_range(cx, &args.range)?;
-        let style = serde_json::to_value(args.style)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "info".into());
+        let style =
+            (args.style.to_value().as_str().map(str::to_string)).unwrap_or_else(|| "info".into());
         let highlight = Highlight {
             chapter: chapter.clone(),
             start,
