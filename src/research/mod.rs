@@ -18,13 +18,11 @@
 pub mod html;
 pub mod url;
 
-use std::collections::HashMap;
-
 use crate::json::json;
 use crate::value::{FromValue, ToValue};
 use serde_json::Value;
 
-use crate::memory::search::{tokenize, BM25_B, BM25_K1};
+use crate::memory::search::{tokenize, FxHashMap, BM25_B, BM25_K1};
 
 /// Most research notes kept per project (the oldest fetched go first).
 pub const MAX_NOTES: usize = 200;
@@ -169,11 +167,11 @@ pub struct Upserted {
 pub struct Research {
     notes: Vec<ResearchNote>,
     /// Per note (same order): term counts and length in terms.
-    index: Vec<(HashMap<String, u32>, u32)>,
+    index: Vec<(FxHashMap<String, u32>, u32)>,
 }
 
-fn terms_of(note: &ResearchNote) -> (HashMap<String, u32>, u32) {
-    let mut counts: HashMap<String, u32> = HashMap::new();
+fn terms_of(note: &ResearchNote) -> (FxHashMap<String, u32>, u32) {
+    let mut counts: FxHashMap<String, u32> = FxHashMap::default();
     let mut len = 0;
     for t in tokenize(&note.title) {
         *counts.entry(t).or_default() += TITLE_WEIGHT;
