@@ -1139,7 +1139,7 @@ fn effects_of(
     project: &Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Effect>, HistoryError> {
-    let mut scratch: litemap::LiteMap<&str, ropey::Rope> = litemap::LiteMap::new();
+    let mut scratch: litemap::LiteMap<&str, crate::project::Text> = litemap::LiteMap::new();
     let mut effects = Vec::new();
     for (chapter, change) in changes {
         let rope = match scratch.get_mut(chapter.as_str()) {

@@ -10,8 +10,8 @@
 //! `{"insert": "text"}`. Operations may stop short of the end of the document; the rest is
 //! retained.
 
+use super::Text;
 use crate::value::FromValue;
-use ropey::Rope;
 use serde::Serialize;
 
 // Callers outside the crate (tests) read change sets with serde.
@@ -281,7 +281,7 @@ impl ChangeSet {
     }
 
     /// Apply to `rope`. Checks the length first, so a failed apply changes nothing.
-    pub fn apply(&self, rope: &mut Rope) -> Result<(), ChangeError> {
+    pub fn apply(&self, rope: &mut Text) -> Result<(), ChangeError> {
         if rope.len_chars() != self.len_before {
             return Err(ChangeError::LengthMismatch {
                 expected: self.len_before,
@@ -304,13 +304,13 @@ impl ChangeSet {
 
     /// Apply to a string (convenience for tests and small texts).
     pub fn apply_str(&self, text: &str) -> Result<String, ChangeError> {
-        let mut rope = Rope::from_str(text);
+        let mut rope = Text::from_str(text);
         self.apply(&mut rope)?;
         Ok(rope.to_string())
     }
 
     /// The change that undoes this one, given the document it applies to.
-    pub fn invert(&self, original: &Rope) -> Result<ChangeSet, ChangeError> {
+    pub fn invert(&self, original: &Text) -> Result<ChangeSet, ChangeError> {
         if original.len_chars() != self.len_before {
             return Err(ChangeError::LengthMismatch {
                 expected: self.len_before,
@@ -534,7 +534,7 @@ mod tests {
         let len = text.chars().count();
         let change = ChangeSet::replace(len, 5, 7, "with").unwrap();
         assert_eq!(change.apply_str(text).unwrap(), "Café with lait 🐉 done");
-        let rope = Rope::from_str(text);
+        let rope = Text::from_str(text);
         let inverse = change.invert(&rope).unwrap();
         let after = change.apply_str(text).unwrap();
         assert_eq!(inverse.apply_str(&after).unwrap(), text);
@@ -572,7 +572,7 @@ mod tests {
     #[test]
     fn apply_rejects_wrong_length_and_changes_nothing() {
         let change = ChangeSet::replace(3, 0, 1, "x").unwrap();
-        let mut rope = Rope::from_str("abcd");
+        let mut rope = Text::from_str("abcd");
         assert!(change.apply(&mut rope).is_err());
         assert_eq!(rope.to_string(), "abcd");
     }

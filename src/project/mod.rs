@@ -1,7 +1,8 @@
-//! The manuscript: a project's ordered chapters, their rope text and versions, change sets,
+//! The manuscript: a project's ordered chapters, their text and versions, change sets,
 //! structure analysis and text search.
 //!
-//! Text lives in a [`ropey::Rope`], so edits cost O(log n) on multi-megabyte chapters. Every
+//! Text lives in a [`Text`] (chunks of a few KB), so edits cost a chunk and a pass over the
+//! chunk list, not the whole text, on multi-megabyte chapters. Every
 //! change to a chapter goes through [`Chapter::apply`], which bumps the chapter's version and
 //! keeps a bounded log of recent changes so that a writer's change based on an older version
 //! can be rebased ([`Chapter::rebase`]) instead of dropped.
@@ -10,15 +11,16 @@ pub mod analysis;
 pub mod changeset;
 pub mod pattern;
 pub mod search;
+pub mod text;
 
 use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::value::FromValue;
-use ropey::Rope;
 use serde::Serialize;
 
 use self::changeset::{Assoc, ChangeError, ChangeSet};
+pub use self::text::Text;
 
 // Callers outside the crate (tests) read projects with serde.
 crate::deserialize_via_value!(Project);
@@ -80,7 +82,7 @@ pub struct Chapter {
     /// Title, such as "The Lighthouse".
     pub title: String,
     #[serde(with = "rope_text")]
-    text: Rope,
+    text: Text,
     version: u64,
     /// Recent changes: `log[i]` took the chapter from version `version - log.len() + i`.
     #[serde(skip)]
@@ -91,7 +93,7 @@ pub struct Chapter {
 }
 
 mod rope_text {
-    use ropey::Rope;
+    use super::Text as Rope;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(rope: &Rope, s: S) -> Result<S::Ok, S::Error> {
@@ -119,7 +121,7 @@ impl Chapter {
         Self {
             id: id.into(),
             title: title.into(),
-            text: Rope::from_str(text),
+            text: Text::from_str(text),
             version: 0,
             log: VecDeque::new(),
             words: Cell::new(None),
@@ -161,7 +163,7 @@ impl Chapter {
     }
 
     /// The text.
-    pub fn text(&self) -> &Rope {
+    pub fn text(&self) -> &Text {
         &self.text
     }
 
@@ -264,7 +266,7 @@ impl Chapter {
     }
 
     /// The first exact occurrence of `query`, as a char range, searched chunk by chunk in the
-    /// rope without copying the chapter. `None` for an empty query.
+    /// text without copying the chapter. `None` for an empty query.
     pub fn find(&self, query: &str) -> Option<(usize, usize)> {
         if query.is_empty() {
             return None;
