@@ -626,11 +626,13 @@ fn count_mentions(target: &Target, text: &Text, regions: &[(usize, usize)]) -> u
 /// The word of `text` that ends at `at` (at most 64 chars back), "" when none does.
 fn word_before(text: &Text, at: usize) -> String {
     let at = at.min(text.len_chars());
-    let mut start = at;
-    while start > 0 && at - start < 64 && is_word_char(text.char(start - 1)) {
-        start -= 1;
-    }
-    text.slice(start..at).to_string()
+    let before: Vec<char> = text.slice(at.saturating_sub(64)..at).chars().collect();
+    let word = before
+        .iter()
+        .rev()
+        .take_while(|c| is_word_char(**c))
+        .count();
+    before[before.len() - word..].iter().collect()
 }
 
 /// The first (keyword, contradiction word) pair of `words` (indices) within the window, in one

@@ -1,13 +1,15 @@
-//! [`Text`]: a chapter's text, in chunks of a few KB that know their counts, so that an edit
-//! costs the size of one chunk plus one pass over the chunk list (not the whole text), and a
-//! clone shares the chunks until one is edited.
+//! [`Text`]: a chapter's text, in chunks of at most 1 KB that know their counts, with a
+//! Fenwick tree of those counts, so that finding a position costs O(log n) plus a scan of one
+//! chunk, and an edit O(log n) plus the chunk's size (a chunk that grows past 1 KB is split,
+//! one that shrinks below 256 bytes is merged with the next, and the tree is rebuilt: once per
+//! few hundred chars typed or deleted). A clone shares the chunks until one is edited.
 //!
 //! It replaced `ropey::Rope` and keeps the names and the meaning of the part of its API the
-//! crate used, with ropey's default line breaks as this crate built it (without its
-//! `cr_lines` and `unicode_lines` features): only `\n` ends a line, and the line break
-//! belongs to the line it ends, so a text has one line more than it has `\n`s (a text that
-//! ends with `\n` ends with an empty line; an empty text has one empty line). Positions are
-//! chars (Unicode scalar values) unless a name says bytes or lines.
+//! crate used, with ropey's line breaks as this crate built it (without its `cr_lines` and
+//! `unicode_lines` features): only `\n` ends a line, and the line break belongs to the line
+//! it ends, so a text has one line more than it has `\n`s (a text that ends with `\n` ends
+//! with an empty line; an empty text has one empty line). Positions are chars (Unicode
+//! scalar values) unless a name says bytes or lines.
 //!
 //! Where ropey panics on a position past the end, [`Text`] clamps it to the end (and
 //! [`Text::char`] gives `'\0'`): a panic in the worker is a bug, a clamped read is visible.
@@ -18,14 +20,15 @@ use std::ops::{Add, Bound, RangeBounds, Sub};
 use std::sync::Arc;
 
 /// A chunk longer than this many bytes is split.
-const MAX_BYTES: usize = 4096;
+const MAX_BYTES: usize = 1024;
 /// A chunk shorter than this is merged with the next one (when there is one).
-const MIN_BYTES: usize = 1024;
-/// The size of the chunks a split makes (at least `2 * MIN_BYTES`, so that each piece of a
-/// split is at least `MIN_BYTES`, and at most `MAX_BYTES`).
-const SPLIT_BYTES: usize = 2560;
+const MIN_BYTES: usize = 256;
+/// The size of the chunks a split makes: at least `2 * MIN_BYTES` (so that each piece of a
+/// split is at least `MIN_BYTES`), at most `MAX_BYTES`.
+const SPLIT_BYTES: usize = 640;
 
 /// Counts of bytes, chars and line breaks: of a chunk, or of the text before a position.
+/// The arithmetic wraps, so that the tree can add a chunk's shrinking as a "negative" delta.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 struct Pos {
     byte: usize,
@@ -38,7 +41,7 @@ impl Pos {
         Pos {
             byte: s.len(),
             char: s.chars().count(),
-            line: s.bytes().filter(|&b| b == b'\n').count(),
+            line: newlines(s.as_bytes()),
         }
     }
 
@@ -55,9 +58,9 @@ impl Add for Pos {
     type Output = Pos;
     fn add(self, o: Pos) -> Pos {
         Pos {
-            byte: self.byte + o.byte,
-            char: self.char + o.char,
-            line: self.line + o.line,
+            byte: self.byte.wrapping_add(o.byte),
+            char: self.char.wrapping_add(o.char),
+            line: self.line.wrapping_add(o.line),
         }
     }
 }
@@ -66,9 +69,9 @@ impl Sub for Pos {
     type Output = Pos;
     fn sub(self, o: Pos) -> Pos {
         Pos {
-            byte: self.byte - o.byte,
-            char: self.char - o.char,
-            line: self.line - o.line,
+            byte: self.byte.wrapping_sub(o.byte),
+            char: self.char.wrapping_sub(o.char),
+            line: self.line.wrapping_sub(o.line),
         }
     }
 }
@@ -86,9 +89,6 @@ enum Key {
 #[derive(Clone)]
 struct Chunk {
     text: Arc<String>,
-    /// Counts of the text before it.
-    start: Pos,
-    /// Its own counts.
     len: Pos,
 }
 
@@ -96,36 +96,38 @@ struct Chunk {
 #[derive(Clone, Default)]
 pub struct Text {
     chunks: Vec<Chunk>,
+    /// A Fenwick tree of the chunks' counts: `tree[i]` (from 1) sums the counts of the
+    /// `i & -i` chunks that end with chunk `i - 1`.
+    tree: Vec<Pos>,
+    /// The counts of the whole text.
+    len: Pos,
 }
 
 impl Text {
     /// The text of `s`.
     #[allow(clippy::should_implement_trait)] // ropey's name; it cannot fail
     pub fn from_str(s: &str) -> Text {
-        let mut text = Text { chunks: split(s) };
-        text.restart(0);
+        let mut text = Text {
+            chunks: split(s),
+            ..Text::default()
+        };
+        text.build();
         text
-    }
-
-    fn len(&self) -> Pos {
-        self.chunks
-            .last()
-            .map_or(Pos::default(), |c| c.start + c.len)
     }
 
     /// Length in bytes (UTF-8).
     pub fn len_bytes(&self) -> usize {
-        self.len().byte
+        self.len.byte
     }
 
     /// Length in chars.
     pub fn len_chars(&self) -> usize {
-        self.len().char
+        self.len.char
     }
 
     /// Lines: one more than the `\n`s.
     pub fn len_lines(&self) -> usize {
-        self.len().line + 1
+        self.len.line + 1
     }
 
     /// The chars, in order.
@@ -140,42 +142,53 @@ impl Text {
 
     /// The char at `char_idx` (`'\0'` past the end).
     pub fn char(&self, char_idx: usize) -> char {
-        // The chunk that holds it: the last one that starts at or before it.
-        let i = self
-            .chunks
-            .partition_point(|c| c.start.char <= char_idx)
-            .saturating_sub(1);
+        let (i, off, _) = self.seek(Key::Char, char_idx, 1);
         self.chunks
             .get(i)
-            .and_then(|c| c.text.chars().nth(char_idx - c.start.char))
+            .and_then(|c| c.text[off..].chars().next())
             .unwrap_or('\0')
     }
 
     /// The char at byte `byte_idx` (the char a byte inside a char belongs to).
     pub fn byte_to_char(&self, byte_idx: usize) -> usize {
-        self.seek(Key::Byte, byte_idx).2.char
+        self.seek(Key::Byte, byte_idx, 0).2.char
     }
 
     /// The byte where char `char_idx` starts.
     pub fn char_to_byte(&self, char_idx: usize) -> usize {
-        self.seek(Key::Char, char_idx).2.byte
+        self.seek(Key::Char, char_idx, 0).2.byte
     }
 
     /// The line (from 0) of char `char_idx`: how many `\n`s come before it.
     pub fn char_to_line(&self, char_idx: usize) -> usize {
-        self.seek(Key::Char, char_idx).2.line
+        self.seek(Key::Char, char_idx, 0).2.line
     }
 
     /// The char where line `line_idx` starts (`len_chars()` for `len_lines()`).
     pub fn line_to_char(&self, line_idx: usize) -> usize {
-        self.seek(Key::Line, line_idx).2.char
+        self.seek(Key::Line, line_idx, 0).2.char
     }
 
     /// Line `line_idx`, with its `\n` if it has one.
     pub fn line(&self, line_idx: usize) -> TextSlice<'_> {
-        let from = self.seek(Key::Line, line_idx).2;
-        let to = self.seek(Key::Line, line_idx.saturating_add(1)).2;
+        // Two seeks rather than a scan for the line's end: a line may be a whole chapter.
+        let from = self.seek(Key::Line, line_idx, 0).2;
+        let to = self.seek(Key::Line, line_idx.saturating_add(1), 0).2;
         self.view(from, to)
+    }
+
+    /// The line that starts at `from`, and where the next one starts (`None` after the last):
+    /// one scan, for [`Lines`].
+    fn line_at(&self, from: Pos) -> (TextSlice<'_>, Option<Pos>) {
+        let mut to = from;
+        for piece in self.pieces(from.byte, usize::MAX) {
+            if let Some(b) = piece.find('\n') {
+                to = to + Pos::of(&piece[..=b]);
+                return (self.view(from, to), Some(to));
+            }
+            to = to + Pos::of(piece);
+        }
+        (self.view(from, to), None)
     }
 
     /// The lines, each with its `\n` if it has one: [`Text::len_lines`] of them.
@@ -189,7 +202,10 @@ impl Text {
     /// The chars of `char_range`.
     pub fn slice(&self, char_range: impl RangeBounds<usize>) -> TextSlice<'_> {
         let (from, to) = self.range(char_range);
-        self.view(self.seek(Key::Char, from).2, self.seek(Key::Char, to).2)
+        self.view(
+            self.seek(Key::Char, from, 0).2,
+            self.seek(Key::Char, to, 0).2,
+        )
     }
 
     /// Insert `s` before char `char_idx`.
@@ -201,11 +217,11 @@ impl Text {
             *self = Text::from_str(s);
             return;
         }
-        let (i, off, _) = self.seek(Key::Char, char_idx);
+        let (i, off, _) = self.seek(Key::Char, char_idx, 0);
+        let added = Pos::of(s);
         let chunk = &mut self.chunks[i];
         Arc::make_mut(&mut chunk.text).insert_str(off, s);
-        chunk.len = chunk.len + Pos::of(s);
-        self.fix(i);
+        self.grew(i, added);
     }
 
     /// Remove the chars of `char_range`.
@@ -214,25 +230,27 @@ impl Text {
         if from == to {
             return;
         }
-        let (i, a, _) = self.seek(Key::Char, from);
-        let (j, b, _) = self.seek(Key::Char, to);
+        // `from` at the start of a chunk is taken there, so that a short range between two
+        // chunk boundaries is inside one chunk.
+        let (i, a, _) = self.seek(Key::Char, from, 1);
+        let (j, b, _) = self.seek(Key::Char, to, 0);
         if i == j {
             let chunk = &mut self.chunks[i];
             let text = Arc::make_mut(&mut chunk.text);
-            chunk.len = chunk.len - Pos::of(&text[a..b]);
+            let gone = Pos::of(&text[a..b]);
             text.replace_range(a..b, "");
-        } else {
-            let first = &mut self.chunks[i];
-            let text = Arc::make_mut(&mut first.text);
-            first.len = first.len - Pos::of(&text[a..]);
-            text.truncate(a);
-            let last = &mut self.chunks[j];
-            let text = Arc::make_mut(&mut last.text);
-            last.len = last.len - Pos::of(&text[..b]);
-            text.replace_range(..b, "");
-            self.chunks.drain(i + 1..j);
+            self.grew(i, Pos::default() - gone);
+            return;
         }
+        let first = &mut self.chunks[i];
+        Arc::make_mut(&mut first.text).truncate(a);
+        first.len = Pos::of(&first.text);
+        let last = &mut self.chunks[j];
+        Arc::make_mut(&mut last.text).replace_range(..b, "");
+        last.len = Pos::of(&last.text);
+        self.chunks.drain(i + 1..j);
         self.fix(i);
+        self.build();
     }
 
     /// `(from, to)` of a char range, clamped to the text.
@@ -253,38 +271,83 @@ impl Text {
         (from, to)
     }
 
+    /// The last chunk that starts before position `n` (counted in `key`; the first chunk
+    /// for 0, the last past the end), and the counts before it: a descent of the tree.
+    fn find(&self, key: Key, n: usize) -> (usize, Pos) {
+        let m = self.chunks.len();
+        let (mut i, mut at) = (0, Pos::default());
+        let mut step = (m + 1).next_power_of_two() / 2;
+        while step > 0 {
+            if let Some(node) = self.tree.get(i + step) {
+                let next = at + *node;
+                if next.get(key) < n {
+                    i += step;
+                    at = next;
+                }
+            }
+            step /= 2;
+        }
+        if i == m && m > 0 {
+            i -= 1;
+            at = at - self.chunks[i].len;
+        }
+        (i, at)
+    }
+
     /// Where position `n` (counted in `key`, clamped to the end) is: its chunk, its byte in
-    /// the chunk and its counts. A position between two chunks is the end of the first.
-    fn seek(&self, key: Key, n: usize) -> (usize, usize, Pos) {
-        let i = self
-            .chunks
-            .partition_point(|c| c.start.get(key) < n)
-            .saturating_sub(1);
+    /// the chunk and the counts before it. A position between two chunks is the end of the
+    /// first, or with `bias` 1 (for chars) the start of the second.
+    fn seek(&self, key: Key, n: usize, bias: usize) -> (usize, usize, Pos) {
+        let (i, start) = self.find(key, n.saturating_add(bias));
         let Some(chunk) = self.chunks.get(i) else {
             return (0, 0, Pos::default());
         };
         let s = chunk.text.as_str();
-        let want = n - chunk.start.get(key);
-        let off = match key {
+        let want = n.saturating_sub(start.get(key));
+        // The counts of the chunk before the position: what the key counted is known.
+        let part = match key {
             Key::Byte => {
-                let mut b = want.min(s.len());
-                while !s.is_char_boundary(b) {
-                    b -= 1;
+                let mut off = want.min(s.len());
+                while !s.is_char_boundary(off) {
+                    off -= 1;
                 }
-                b
+                Pos::of(&s[..off])
             }
-            Key::Char => s.char_indices().nth(want).map_or(s.len(), |(b, _)| b),
-            Key::Line => match want.checked_sub(1) {
-                None => 0,
-                Some(k) => s
-                    .bytes()
-                    .enumerate()
-                    .filter(|&(_, c)| c == b'\n')
-                    .nth(k)
-                    .map_or(s.len(), |(b, _)| b + 1),
-            },
+            Key::Char => {
+                // Index loops: at opt-level "z" iterator adapters are calls per byte.
+                let bytes = s.as_bytes();
+                let mut part = Pos::default();
+                while part.byte < bytes.len() {
+                    let c = bytes[part.byte];
+                    // Not a UTF-8 continuation byte: a char starts here.
+                    if (c as i8) >= -0x40 {
+                        if part.char == want {
+                            break;
+                        }
+                        part.char += 1;
+                    }
+                    part.line += usize::from(c == b'\n');
+                    part.byte += 1;
+                }
+                part
+            }
+            Key::Line => {
+                let mut part = Pos::default();
+                while part.line < want {
+                    match s[part.byte..].find('\n') {
+                        Some(b) => part.byte += b + 1,
+                        None => {
+                            part.byte = s.len();
+                            break;
+                        }
+                    }
+                    part.line += 1;
+                }
+                part.char = s[..part.byte].chars().count();
+                part
+            }
         };
-        (i, off, chunk.start + Pos::of(&s[..off]))
+        (i, part.byte, start + part)
     }
 
     fn view(&self, from: Pos, to: Pos) -> TextSlice<'_> {
@@ -298,55 +361,98 @@ impl Text {
 
     /// The parts of the chunks between bytes `from` and `to`.
     fn pieces(&self, from: usize, to: usize) -> impl Iterator<Item = &str> + '_ {
-        let first = self
-            .chunks
-            .partition_point(|c| c.start.byte + c.len.byte <= from);
-        self.chunks[first..]
+        let (i, start) = self.find(Key::Byte, from.saturating_add(1));
+        let mut at = start.byte;
+        self.chunks
+            .get(i..)
+            .unwrap_or_default()
             .iter()
-            .take_while(move |c| c.start.byte < to)
-            .map(move |c| {
+            .map_while(move |c| {
+                if at >= to {
+                    return None;
+                }
                 let s = c.text.as_str();
-                let end = (to - c.start.byte).min(s.len());
-                &s[from.saturating_sub(c.start.byte).min(end)..end]
+                let end = (to - at).min(s.len());
+                let piece = &s[from.saturating_sub(at).min(end)..end];
+                at += s.len();
+                Some(piece)
             })
     }
 
-    /// After an edit of chunk `i`: split it if too long, merge it with the next one if too
-    /// short, drop it if empty, and count the starts again from it.
-    fn fix(&mut self, i: usize) {
-        let end = (i + 2).min(self.chunks.len());
-        let window = &self.chunks[i..end];
-        if window
-            .iter()
-            .any(|c| c.len.byte > MAX_BYTES || c.len.byte < MIN_BYTES)
-        {
-            let mut s = String::new();
-            for c in window {
-                s.push_str(&c.text);
+    /// Chunk `i` changed by `delta`: count it, and split it or merge it when it needs to.
+    fn grew(&mut self, i: usize, delta: Pos) {
+        self.chunks[i].len = self.chunks[i].len + delta;
+        self.len = self.len + delta;
+        if self.fix(i) {
+            self.build();
+        } else {
+            let mut k = i + 1;
+            while let Some(node) = self.tree.get_mut(k) {
+                *node = *node + delta;
+                k += k & k.wrapping_neg();
             }
-            self.chunks.splice(i..end, split(&s));
         }
-        self.restart(i);
     }
 
-    /// Count the starts of the chunks from `i` on.
-    fn restart(&mut self, i: usize) {
-        let mut at = match i.checked_sub(1).and_then(|p| self.chunks.get(p)) {
-            Some(c) => c.start + c.len,
-            None => Pos::default(),
+    /// Split chunk `i` if too long, merge it with the next one if too short, drop it if
+    /// empty (also the next one, which an edit across chunks may have shortened). Says
+    /// whether the chunks changed (then the tree needs [`Text::build`]).
+    fn fix(&mut self, i: usize) -> bool {
+        let end = (i + 2).min(self.chunks.len());
+        let window = &self.chunks[i..end];
+        let pair = window.len() == 2;
+        let bad = |c: &Chunk| {
+            c.len.byte > MAX_BYTES || c.len.byte == 0 || (pair && c.len.byte < MIN_BYTES)
         };
-        for c in self.chunks.iter_mut().skip(i) {
-            c.start = at;
-            at = at + c.len;
+        if !window.iter().any(bad) {
+            return false;
+        }
+        let mut s = String::new();
+        for c in window {
+            s.push_str(&c.text);
+        }
+        self.chunks.splice(i..end, split(&s));
+        true
+    }
+
+    /// Build the tree and the whole text's counts from the chunks' counts.
+    fn build(&mut self) {
+        let m = self.chunks.len();
+        self.tree.clear();
+        self.tree.resize(m + 1, Pos::default());
+        self.len = Pos::default();
+        for i in 1..=m {
+            let len = self.chunks[i - 1].len;
+            self.len = self.len + len;
+            let node = self.tree[i] + len;
+            self.tree[i] = node;
+            let parent = i + (i & i.wrapping_neg());
+            if let Some(p) = self.tree.get_mut(parent) {
+                *p = *p + node;
+            }
         }
     }
 }
 
+/// How many `\n`s `s` has.
+fn newlines(s: &[u8]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < s.len() {
+        n += usize::from(s[i] == b'\n');
+        i += 1;
+    }
+    n
+}
+
 /// `s` in chunks of about [`SPLIT_BYTES`] (one chunk when it fits in [`MAX_BYTES`]; none
-/// when empty), cut at char boundaries; their starts are left to [`Text::restart`].
+/// when empty), cut at char boundaries.
 fn split(s: &str) -> Vec<Chunk> {
-    let pieces = s.len().div_ceil(SPLIT_BYTES).max(1);
-    let pieces = if s.len() <= MAX_BYTES { 1 } else { pieces };
+    let pieces = if s.len() <= MAX_BYTES {
+        1
+    } else {
+        s.len().div_ceil(SPLIT_BYTES)
+    };
     let mut chunks = Vec::with_capacity(pieces);
     let mut from = 0;
     for k in 1..=pieces {
@@ -358,7 +464,6 @@ fn split(s: &str) -> Vec<Chunk> {
             let text = &s[from..to];
             chunks.push(Chunk {
                 text: Arc::new(text.to_string()),
-                start: Pos::default(),
                 len: Pos::of(text),
             });
             from = to;
@@ -369,7 +474,7 @@ fn split(s: &str) -> Vec<Chunk> {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Text) -> bool {
-        if self.len() != other.len() {
+        if self.len != other.len {
             return false;
         }
         let (mut a, mut b) = (self.chunks(), other.chunks());
@@ -463,19 +568,8 @@ impl<'a> Iterator for Lines<'a> {
     type Item = TextSlice<'a>;
 
     fn next(&mut self) -> Option<TextSlice<'a>> {
-        let from = self.at?;
-        let mut to = from;
-        self.at = None;
-        for piece in self.text.pieces(from.byte, usize::MAX) {
-            match piece.find('\n') {
-                Some(b) => {
-                    to = to + Pos::of(&piece[..=b]);
-                    self.at = Some(to);
-                    break;
-                }
-                None => to = to + Pos::of(piece),
-            }
-        }
-        Some(self.text.view(from, to))
+        let (line, next) = self.text.line_at(self.at?);
+        self.at = next;
+        Some(line)
     }
 }
