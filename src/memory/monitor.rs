@@ -34,7 +34,7 @@
 //! **Cost.** For each changed region the scan reads the region's lines, but at most
 //! [`SCAN_CONTEXT_CHARS`] chars on each side of the region, and at most [`MAX_SCAN_CHARS`]
 //! chars per edit in all (a huge paste is scanned in its first part only). Line numbers come
-//! from the rope's index, so a keystroke in a 5 MB chapter costs about as much as in a short
+//! from the text's index, so a keystroke in a 5 MB chapter costs about as much as in a short
 //! one. Names are matched with the crate's bounded [`Pattern`] matcher (compiled once per
 //! monitor: the caller keeps a monitor while the watched list stays the same).
 

@@ -2,7 +2,7 @@
 //! operations over chars (Unicode scalar values), covering the whole document.
 //!
 //! A change set knows the length it applies to ([`ChangeSet::len_before`]) and produces
-//! ([`ChangeSet::len_after`]). It can be applied to a rope, inverted against the text it was
+//! ([`ChangeSet::len_after`]). It can be applied to a [`Text`], inverted against the text it was
 //! applied to, composed with a following change, transformed over a concurrent change (to
 //! rebase a writer's edit made on an older version), and used to map positions.
 //!

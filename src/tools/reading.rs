@@ -51,7 +51,7 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.add::<SearchManuscript>();
 }
 
-/// The text of line `index` (0-based) of a rope, without its newline (or a `\r` before it).
+/// The text of line `index` (0-based) of a text, without its newline (or a `\r` before it).
 fn line_text(rope: &Text, index: usize) -> String {
     without_newline(rope.line(index).to_string())
 }
