@@ -261,3 +261,32 @@ fn positions_past_the_end_are_clamped() {
     text.remove(4..99);
     assert_eq!(text.to_string(), "ab\nc");
 }
+
+/// `Chapter::find` searches the text piece by piece: a match across any two chunks (where
+/// its windows end) is found, at the right place.
+#[test]
+fn chapter_find_finds_matches_across_chunks() {
+    use draftsmith::project::Chapter;
+    let filler = "x".repeat(30_000);
+    let query = "abba cab ab";
+    let mut ends = Vec::new();
+    let mut end = 0;
+    for chunk in Text::from_str(&filler).chunks() {
+        end += chunk.len();
+        ends.push(end);
+    }
+    assert!(ends.len() > 20, "{} chunks", ends.len());
+    for &e in &ends[..ends.len() - 1] {
+        for o in 1..query.len() {
+            let at = e - o;
+            // The same length, so the same chunks (the text is ASCII).
+            let text = format!("{}{query}{}", &filler[..at], &filler[at + query.len()..]);
+            let chapter = Chapter::new("c", "C", &text);
+            assert_eq!(
+                chapter.find(query),
+                Some((at, at + query.len())),
+                "across byte {e}"
+            );
+        }
+    }
+}

@@ -25,6 +25,9 @@ pub use self::text::Text;
 // Callers outside the crate (tests) read projects with serde.
 crate::deserialize_via_value!(Project);
 
+/// [`Chapter::find`] searches the text in windows of at least this many bytes.
+const FIND_WINDOW_BYTES: usize = 4096;
+
 /// How many recent changes each chapter keeps for rebasing writer edits.
 pub const REBASE_LOG_LEN: usize = 4096;
 
@@ -265,8 +268,10 @@ impl Chapter {
         Ok(change)
     }
 
-    /// The first exact occurrence of `query`, as a char range, searched chunk by chunk in the
-    /// text without copying the chapter. `None` for an empty query.
+    /// The first exact occurrence of `query`, as a char range, searched in windows of a few KB
+    /// of the text (each starting with the end of the one before, for a match across them)
+    /// rather than in one copy of the chapter, or chunk by chunk (a search per chunk costs
+    /// more than copying the chunk). `None` for an empty query.
     pub fn find(&self, query: &str) -> Option<(usize, usize)> {
         if query.is_empty() {
             return None;
@@ -281,35 +286,22 @@ impl Chapter {
             return text.find(query).map(found_at);
         }
         let keep = query.len() - 1;
-        // The last `keep` bytes seen (at a char boundary), and where they start.
-        let mut tail = String::new();
-        let mut tail_start = 0;
-        let mut chunk_start = 0;
-        for chunk in self.text.chunks() {
-            if !tail.is_empty() {
-                // A match that starts in earlier chunks and ends in this one.
-                let head = &chunk[..ceil_boundary(chunk, keep.min(chunk.len()))];
-                let window = format!("{tail}{head}");
-                if let Some(b) = window.find(query).filter(|b| *b < tail.len()) {
-                    return Some(found_at(tail_start + b));
-                }
+        let mut window = String::new();
+        // Where the window starts in the text, in bytes.
+        let mut window_start = 0;
+        let mut chunks = self.text.chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            window.push_str(chunk);
+            if window.len() < FIND_WINDOW_BYTES && chunks.peek().is_some() {
+                continue;
             }
-            if let Some(b) = chunk.find(query) {
-                return Some(found_at(chunk_start + b));
+            if let Some(b) = window.find(query) {
+                return Some(found_at(window_start + b));
             }
-            if chunk.len() >= keep {
-                // Only the chunk's own end can start a straddling match.
-                let cut = ceil_boundary(chunk, chunk.len() - keep);
-                tail.clear();
-                tail.push_str(&chunk[cut..]);
-                tail_start = chunk_start + cut;
-            } else {
-                tail.push_str(chunk);
-                let cut = ceil_boundary(&tail, tail.len().saturating_sub(keep));
-                tail_start = chunk_start + chunk.len() - (tail.len() - cut);
-                tail.drain(..cut);
-            }
-            chunk_start += chunk.len();
+            // Only the window's last `keep` bytes can start a match that ends further on.
+            let cut = ceil_boundary(&window, window.len() - keep.min(window.len()));
+            window_start += cut;
+            window.drain(..cut);
         }
         None
     }

@@ -85,10 +85,14 @@ enum Key {
     Line,
 }
 
+/// Where a position is: its chunk, its byte in the chunk, and the counts before it.
+type Found = (usize, usize, Pos);
+
 /// One chunk: never empty.
 #[derive(Clone)]
 struct Chunk {
-    text: Arc<String>,
+    /// One allocation (a chunk is read far more than edited; an edit makes a new one).
+    text: Arc<str>,
     len: Pos,
 }
 
@@ -137,7 +141,7 @@ impl Text {
 
     /// The text as consecutive string slices (none empty).
     pub fn chunks(&self) -> impl Iterator<Item = &str> + '_ {
-        self.chunks.iter().map(|c| c.text.as_str())
+        self.chunks.iter().map(|c| &*c.text)
     }
 
     /// The char at `char_idx` (`'\0'` past the end).
@@ -172,40 +176,45 @@ impl Text {
     /// Line `line_idx`, with its `\n` if it has one.
     pub fn line(&self, line_idx: usize) -> TextSlice<'_> {
         // Two seeks rather than a scan for the line's end: a line may be a whole chapter.
-        let from = self.seek(Key::Line, line_idx, 0).2;
+        let (i, off, from) = self.seek(Key::Line, line_idx, 0);
         let to = self.seek(Key::Line, line_idx.saturating_add(1), 0).2;
-        self.view(from, to)
+        self.view(i, off, from, to)
     }
 
-    /// The line that starts at `from`, and where the next one starts (`None` after the last):
-    /// one scan, for [`Lines`].
-    fn line_at(&self, from: Pos) -> (TextSlice<'_>, Option<Pos>) {
+    /// The line that starts at `from`, byte `off` of chunk `i`, and where the next one starts
+    /// (`None` after the last): one scan, for [`Lines`].
+    fn line_at(&self, (i, off, from): Found) -> (TextSlice<'_>, Option<Found>) {
         let mut to = from;
-        for piece in self.pieces(from.byte, usize::MAX) {
-            if let Some(b) = piece.find('\n') {
-                to = to + Pos::of(&piece[..=b]);
-                return (self.view(from, to), Some(to));
+        let (mut k, mut start) = (i, from.byte - off);
+        while let Some(chunk) = self.chunks.get(k) {
+            let s = &chunk.text[to.byte - start..];
+            if let Some(b) = s.find('\n') {
+                to.byte += b + 1;
+                to.char += s[..=b].chars().count();
+                to.line += 1;
+                return (self.view(i, off, from, to), Some((k, to.byte - start, to)));
             }
-            to = to + Pos::of(piece);
+            to.byte += s.len();
+            to.char += s.chars().count();
+            start += chunk.text.len();
+            k += 1;
         }
-        (self.view(from, to), None)
+        (self.view(i, off, from, to), None)
     }
 
     /// The lines, each with its `\n` if it has one: [`Text::len_lines`] of them.
     pub fn lines(&self) -> Lines<'_> {
         Lines {
             text: self,
-            at: Some(Pos::default()),
+            at: Some((0, 0, Pos::default())),
         }
     }
 
     /// The chars of `char_range`.
     pub fn slice(&self, char_range: impl RangeBounds<usize>) -> TextSlice<'_> {
         let (from, to) = self.range(char_range);
-        self.view(
-            self.seek(Key::Char, from, 0).2,
-            self.seek(Key::Char, to, 0).2,
-        )
+        let (i, off, at) = self.seek(Key::Char, from, 0);
+        self.view(i, off, at, self.seek(Key::Char, to, 0).2)
     }
 
     /// Insert `s` before char `char_idx`.
@@ -218,10 +227,8 @@ impl Text {
             return;
         }
         let (i, off, _) = self.seek(Key::Char, char_idx, 0);
-        let added = Pos::of(s);
-        let chunk = &mut self.chunks[i];
-        Arc::make_mut(&mut chunk.text).insert_str(off, s);
-        self.grew(i, added);
+        self.edit(i, off, off, s);
+        self.grew(i, Pos::of(s));
     }
 
     /// Remove the chars of `char_range`.
@@ -235,19 +242,15 @@ impl Text {
         let (i, a, _) = self.seek(Key::Char, from, 1);
         let (j, b, _) = self.seek(Key::Char, to, 0);
         if i == j {
-            let chunk = &mut self.chunks[i];
-            let text = Arc::make_mut(&mut chunk.text);
-            let gone = Pos::of(&text[a..b]);
-            text.replace_range(a..b, "");
+            let gone = self.edit(i, a, b, "");
             self.grew(i, Pos::default() - gone);
             return;
         }
-        let first = &mut self.chunks[i];
-        Arc::make_mut(&mut first.text).truncate(a);
-        first.len = Pos::of(&first.text);
-        let last = &mut self.chunks[j];
-        Arc::make_mut(&mut last.text).replace_range(..b, "");
-        last.len = Pos::of(&last.text);
+        let end = self.chunks[i].len.byte;
+        for (k, a, b) in [(i, a, end), (j, 0, b)] {
+            let gone = self.edit(k, a, b, "");
+            self.chunks[k].len = self.chunks[k].len - gone;
+        }
         self.chunks.drain(i + 1..j);
         self.fix(i);
         self.build();
@@ -297,12 +300,12 @@ impl Text {
     /// Where position `n` (counted in `key`, clamped to the end) is: its chunk, its byte in
     /// the chunk and the counts before it. A position between two chunks is the end of the
     /// first, or with `bias` 1 (for chars) the start of the second.
-    fn seek(&self, key: Key, n: usize, bias: usize) -> (usize, usize, Pos) {
+    fn seek(&self, key: Key, n: usize, bias: usize) -> Found {
         let (i, start) = self.find(key, n.saturating_add(bias));
         let Some(chunk) = self.chunks.get(i) else {
             return (0, 0, Pos::default());
         };
-        let s = chunk.text.as_str();
+        let s = &*chunk.text;
         let want = n.saturating_sub(start.get(key));
         // The counts of the chunk before the position: what the key counted is known.
         let part = match key {
@@ -350,33 +353,25 @@ impl Text {
         (i, part.byte, start + part)
     }
 
-    fn view(&self, from: Pos, to: Pos) -> TextSlice<'_> {
+    /// The text from `from` (byte `off` of chunk `i`) to `to`.
+    fn view(&self, i: usize, off: usize, from: Pos, to: Pos) -> TextSlice<'_> {
         TextSlice {
             text: self,
+            chunk: i,
+            chunk_start: from.byte - off,
             from: from.byte,
             to: to.byte.max(from.byte),
             chars: to.char.saturating_sub(from.char),
         }
     }
 
-    /// The parts of the chunks between bytes `from` and `to`.
-    fn pieces(&self, from: usize, to: usize) -> impl Iterator<Item = &str> + '_ {
-        let (i, start) = self.find(Key::Byte, from.saturating_add(1));
-        let mut at = start.byte;
-        self.chunks
-            .get(i..)
-            .unwrap_or_default()
-            .iter()
-            .map_while(move |c| {
-                if at >= to {
-                    return None;
-                }
-                let s = c.text.as_str();
-                let end = (to - at).min(s.len());
-                let piece = &s[from.saturating_sub(at).min(end)..end];
-                at += s.len();
-                Some(piece)
-            })
+    /// Replace bytes `a..b` of chunk `i` by `with` (its counts are left to the caller), and
+    /// return the counts of what went.
+    fn edit(&mut self, i: usize, a: usize, b: usize, with: &str) -> Pos {
+        let chunk = &mut self.chunks[i];
+        let gone = Pos::of(&chunk.text[a..b]);
+        chunk.text = Arc::from([&chunk.text[..a], with, &chunk.text[b..]].concat());
+        gone
     }
 
     /// Chunk `i` changed by `delta`: count it, and split it or merge it when it needs to.
@@ -463,7 +458,7 @@ fn split(s: &str) -> Vec<Chunk> {
         if to > from {
             let text = &s[from..to];
             chunks.push(Chunk {
-                text: Arc::new(text.to_string()),
+                text: Arc::from(text),
                 len: Pos::of(text),
             });
             from = to;
@@ -517,6 +512,9 @@ impl fmt::Debug for Text {
 #[derive(Clone, Copy)]
 pub struct TextSlice<'a> {
     text: &'a Text,
+    /// The chunk where it starts, and the byte where that chunk starts.
+    chunk: usize,
+    chunk_start: usize,
     /// Bytes of the text.
     from: usize,
     to: usize,
@@ -541,7 +539,18 @@ impl<'a> TextSlice<'a> {
 
     /// The slice as consecutive string slices.
     pub fn chunks(&self) -> impl Iterator<Item = &'a str> + 'a {
-        self.text.pieces(self.from, self.to)
+        let (from, to, mut at) = (self.from, self.to, self.chunk_start);
+        let chunks = self.text.chunks.get(self.chunk..).unwrap_or_default();
+        chunks.iter().map_while(move |c| {
+            if at >= to {
+                return None;
+            }
+            let s = &*c.text;
+            let end = (to - at).min(s.len());
+            let piece = &s[from.saturating_sub(at).min(end)..end];
+            at += s.len();
+            Some(piece)
+        })
     }
 }
 
@@ -561,7 +570,7 @@ impl fmt::Debug for TextSlice<'_> {
 pub struct Lines<'a> {
     text: &'a Text,
     /// Where the next line starts; `None` after the last.
-    at: Option<Pos>,
+    at: Option<Found>,
 }
 
 impl<'a> Iterator for Lines<'a> {
