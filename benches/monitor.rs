@@ -26,10 +26,10 @@ mod native {
     use draftsmith::core::Env;
     use draftsmith::memory::monitor::Monitor;
     use draftsmith::memory::{EntityType, Priority, WatchedEntity};
+    use draftsmith::project::Text;
     use draftsmith::store::MemoryStore;
     use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
     use futures::executor::block_on;
-    use ropey::Rope;
     use serde_json::{json, Value};
 
     const KEYS: usize = 400;
@@ -160,7 +160,7 @@ mod native {
             .find(|i| with_line.is_char_boundary(*i))
             .unwrap_or(0);
         with_line.insert_str(mid, TYPED);
-        let rope = Rope::from_str(&with_line);
+        let rope = Text::from_str(&with_line);
         let at = with_line[..mid].chars().count() + 11; // after "Then Marra "
         let runs = 2_000;
         let mut times = Vec::with_capacity(runs);

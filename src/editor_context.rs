@@ -26,7 +26,7 @@
 //! the block is empty. Only the text shown is copied out of the chapter, so the cost does not
 //! grow with a long selection or paragraph.
 
-use ropey::Rope;
+use crate::project::Text;
 
 use crate::bible::{mentions, Bible, Kind};
 use crate::memory::context::{estimate_tokens, CHARS_PER_TOKEN};
@@ -317,7 +317,7 @@ fn texts(project: &Project, chapter: &Chapter, room: usize) -> (String, String) 
 
 /// `start..end` of the text if it has at most `keep` chars; else its first and last parts
 /// with ` […] ` between them (at most `keep` chars in all). The flag says whether it was cut.
-fn trim_middle(rope: &Rope, start: usize, end: usize, keep: usize) -> (String, bool) {
+fn trim_middle(rope: &Text, start: usize, end: usize, keep: usize) -> (String, bool) {
     if end - start <= keep {
         return (rope.slice(start..end).to_string(), false);
     }
@@ -332,7 +332,7 @@ fn trim_middle(rope: &Rope, start: usize, end: usize, keep: usize) -> (String, b
 /// cursor's line, or on a blank line the paragraph before it (else after it). At most
 /// [`PARAGRAPH_LINES`] lines are looked at each way. Returns `(first line, last line, start
 /// char, end char)`, the end before the last line's newline.
-fn paragraph_range(rope: &Rope, cursor: usize) -> Option<(usize, usize, usize, usize)> {
+fn paragraph_range(rope: &Text, cursor: usize) -> Option<(usize, usize, usize, usize)> {
     let lines = rope.len_lines();
     let blank = |i: usize| rope.line(i).chars().all(char::is_whitespace);
     let at = rope.char_to_line(cursor);
@@ -367,7 +367,7 @@ fn paragraph_range(rope: &Rope, cursor: usize) -> Option<(usize, usize, usize, u
 
 /// At most `keep` chars of `start..end` around `mark` (or from the start), with `…` where it
 /// was cut and [`CURSOR_MARK`] at `mark`.
-fn window(rope: &Rope, start: usize, end: usize, mark: Option<usize>, keep: usize) -> String {
+fn window(rope: &Text, start: usize, end: usize, mark: Option<usize>, keep: usize) -> String {
     let center = mark.unwrap_or(start);
     let (mut from, mut to) = (start, end);
     if end - start > keep {

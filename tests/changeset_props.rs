@@ -2,8 +2,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use draftsmith::project::changeset::{Assoc, ChangeSet, Op};
+use draftsmith::project::Text;
 use proptest::prelude::*;
-use ropey::Rope;
 
 fn arb_text() -> impl Strategy<Value = String> {
     prop::collection::vec(
@@ -66,7 +66,7 @@ fn doc_and_two_concurrent() -> impl Strategy<Value = (String, ChangeSet, ChangeS
 proptest! {
     #[test]
     fn apply_then_invert_is_identity((text, change) in doc_and_change()) {
-        let rope = Rope::from_str(&text);
+        let rope = Text::from_str(&text);
         let after = change.apply_str(&text).unwrap();
         prop_assert_eq!(after.chars().count(), change.len_after());
         let inverse = change.invert(&rope).unwrap();

@@ -8,8 +8,8 @@ use draftsmith::memory::bedside::{compose, split, STATUS_HEADING};
 use draftsmith::memory::monitor::{changed_regions, FindingKind, Monitor, MAX_FINDINGS};
 use draftsmith::memory::{EntityType, Priority, WatchedEntity, MAX_NOTE_CHARS};
 use draftsmith::project::changeset::ChangeSet;
+use draftsmith::project::Text;
 use proptest::prelude::*;
-use ropey::Rope;
 
 fn watched() -> Vec<WatchedEntity> {
     [
@@ -71,7 +71,7 @@ proptest! {
         let end = (at + deleted).min(len);
         let change = ChangeSet::replace(len, at, end, &inserted).unwrap();
         let after = change.apply_str(&before).unwrap();
-        let rope = Rope::from_str(&after);
+        let rope = Text::from_str(&after);
         let regions = changed_regions(&change);
         let caret = typing.then(|| change.touched_range().map(|(_, e)| e)).flatten();
         let monitor = Monitor::new(&watched(), &[]);

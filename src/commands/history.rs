@@ -1132,32 +1132,40 @@ fn revert_change(effects: &[(bool, &Effect)]) -> Result<ChangeSet, ChangeError> 
     Ok(total.unwrap_or_default())
 }
 
-/// The effects (with inverses) that `changes` would have, computed on a scratch copy of each
-/// chapter's text so that nothing changes if a later change does not fit.
+/// The effects (with inverses) that `changes` would have, computed so that nothing changes
+/// if a later change does not fit: a chapter changed again later in `changes` on a scratch
+/// copy of its text, else on its text itself, only read (a change that inverts applies).
 fn effects_of(
     project: &Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Effect>, HistoryError> {
-    let mut scratch: litemap::LiteMap<&str, ropey::Rope> = litemap::LiteMap::new();
+    let mut scratch: litemap::LiteMap<&str, crate::project::Text> = litemap::LiteMap::new();
     let mut effects = Vec::new();
-    for (chapter, change) in changes {
-        let rope = match scratch.get_mut(chapter.as_str()) {
-            Some(rope) => rope,
-            None => {
-                let text = project
-                    .chapter(chapter)
-                    .ok_or_else(|| HistoryError::MissingChapter(chapter.clone()))?
-                    .text()
-                    .clone();
-                scratch.entry(chapter.as_str()).or_insert(text)
-            }
-        };
+    for (k, (chapter, change)) in changes.iter().enumerate() {
         let mismatch = |source| HistoryError::Mismatch {
             chapter: chapter.clone(),
             source,
         };
-        let inverse = change.invert(rope).map_err(mismatch)?;
-        change.apply(rope).map_err(mismatch)?;
+        let inverse = match scratch.get_mut(chapter.as_str()) {
+            Some(rope) => {
+                let inverse = change.invert(rope).map_err(mismatch)?;
+                change.apply(rope).map_err(mismatch)?;
+                inverse
+            }
+            None => {
+                let text = project
+                    .chapter(chapter)
+                    .ok_or_else(|| HistoryError::MissingChapter(chapter.clone()))?
+                    .text();
+                let inverse = change.invert(text).map_err(mismatch)?;
+                if changes[k + 1..].iter().any(|(c, _)| c == chapter) {
+                    let mut rope = text.clone();
+                    change.apply(&mut rope).map_err(mismatch)?;
+                    scratch.insert(chapter.as_str(), rope);
+                }
+                inverse
+            }
+        };
         effects.push(Effect {
             chapter: chapter.clone(),
             change: change.clone(),

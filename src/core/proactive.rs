@@ -344,18 +344,19 @@ impl Core {
             }
         }
         for (chapter, change, inverse) in by_chapter {
-            let Some(text) = s.project.chapter(&chapter).map(|c| c.text().clone()) else {
+            let Some(text) = s.project.chapter(&chapter).map(|c| c.text()) else {
                 continue;
             };
             let regions = changed_regions(&change);
-            let mut findings = monitor.scan(&text, &regions, caret);
+            let mut findings = monitor.scan(text, &regions, caret);
             // Mentions the edits removed or altered: only when they took text away.
             let took = |c: &ChangeSet| c.ops().iter().any(|op| matches!(op, Op::Insert(_)));
             if let Some(inverse) = inverse.filter(|inverse| took(inverse)) {
+                // The clone shares the text's chunks but those the inverse touches.
                 let mut old = text.clone();
                 if inverse.apply(&mut old).is_ok() {
                     let removed = changed_regions(&inverse);
-                    findings.extend(monitor.scan_removed(&old, &removed, &text, &regions, caret));
+                    findings.extend(monitor.scan_removed(&old, &removed, text, &regions, caret));
                 }
             }
             for finding in findings {

@@ -34,14 +34,14 @@
 //! **Cost.** For each changed region the scan reads the region's lines, but at most
 //! [`SCAN_CONTEXT_CHARS`] chars on each side of the region, and at most [`MAX_SCAN_CHARS`]
 //! chars per edit in all (a huge paste is scanned in its first part only). Line numbers come
-//! from the rope's index, so a keystroke in a 5 MB chapter costs about as much as in a short
+//! from the text's index, so a keystroke in a 5 MB chapter costs about as much as in a short
 //! one. Names are matched with the crate's bounded [`Pattern`] matcher (compiled once per
 //! monitor: the caller keeps a monitor while the watched list stays the same).
 
 use crate::sort::StrSet;
 use crate::value::ToValue;
 
-use ropey::Rope;
+use crate::project::Text;
 
 use super::{EntityType, Priority, WatchedEntity};
 use crate::project::changeset::{ChangeSet, Op};
@@ -329,7 +329,7 @@ impl Monitor {
     /// At most [`MAX_FINDINGS`], one per kind, entity and spelling, in text order.
     pub fn scan(
         &self,
-        text: &Rope,
+        text: &Text,
         regions: &[(usize, usize)],
         caret: Option<usize>,
     ) -> Vec<Finding> {
@@ -362,9 +362,9 @@ impl Monitor {
     /// reported.
     pub fn scan_removed(
         &self,
-        old: &Rope,
+        old: &Text,
         removed: &[(usize, usize)],
-        new: &Rope,
+        new: &Text,
         changed: &[(usize, usize)],
         caret: Option<usize>,
     ) -> Vec<Finding> {
@@ -436,7 +436,7 @@ impl Monitor {
         segment: &str,
         offset: usize,
         line: usize,
-        text: &Rope,
+        text: &Text,
         regions: &[(usize, usize)],
         caret: Option<usize>,
         findings: &mut Vec<Finding>,
@@ -555,7 +555,7 @@ impl Monitor {
 
 /// The lines of `text` (cut to [`SCAN_CONTEXT_CHARS`] around `regions`) to read, as
 /// `(line, start, end)` char ranges, merged where they meet.
-fn spans_of(text: &Rope, regions: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
+fn spans_of(text: &Text, regions: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
     let len = text.len_chars();
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for &(start, end) in regions {
@@ -606,7 +606,7 @@ fn whole_names(
 
 /// How many times `target`'s name stands in the lines around `regions` of `text` (at most
 /// [`MAX_SCAN_CHARS`] read).
-fn count_mentions(target: &Target, text: &Rope, regions: &[(usize, usize)]) -> usize {
+fn count_mentions(target: &Target, text: &Text, regions: &[(usize, usize)]) -> usize {
     let mut budget = MAX_SCAN_CHARS;
     let mut count = 0;
     for (_, from, to) in spans_of(text, regions) {
@@ -625,13 +625,15 @@ fn count_mentions(target: &Target, text: &Rope, regions: &[(usize, usize)]) -> u
 }
 
 /// The word of `text` that ends at `at` (at most 64 chars back), "" when none does.
-fn word_before(text: &Rope, at: usize) -> String {
+fn word_before(text: &Text, at: usize) -> String {
     let at = at.min(text.len_chars());
-    let mut start = at;
-    while start > 0 && at - start < 64 && is_word_char(text.char(start - 1)) {
-        start -= 1;
-    }
-    text.slice(start..at).to_string()
+    let before: Vec<char> = text.slice(at.saturating_sub(64)..at).chars().collect();
+    let word = before
+        .iter()
+        .rev()
+        .take_while(|c| is_word_char(**c))
+        .count();
+    before[before.len() - word..].iter().collect()
 }
 
 /// The first (keyword, contradiction word) pair of `words` (indices) within the window, in one
@@ -722,7 +724,7 @@ fn split_words(segment: &str, offset: usize) -> Vec<Word> {
 }
 
 /// The char just past the end of `line`'s text (before its line break).
-fn line_end(text: &Rope, line: usize) -> usize {
+fn line_end(text: &Text, line: usize) -> usize {
     let next = if line + 1 < text.len_lines() {
         text.line_to_char(line + 1)
     } else {
@@ -736,7 +738,7 @@ fn line_end(text: &Rope, line: usize) -> usize {
 }
 
 /// `line`'s text, cut to about [`LINE_TEXT_CHARS`] around `at` (with … where cut).
-fn line_excerpt(text: &Rope, line: usize, at: usize) -> String {
+fn line_excerpt(text: &Text, line: usize, at: usize) -> String {
     let (start, end) = (text.line_to_char(line), line_end(text, line));
     if end - start <= LINE_TEXT_CHARS {
         return text.slice(start..end).to_string().trim().to_string();
@@ -801,7 +803,7 @@ mod tests {
         let at = after.rfind(typed).unwrap();
         let start = after[..at].chars().count();
         let end = start + typed.chars().count();
-        let rope = Rope::from_str(after);
+        let rope = Text::from_str(after);
         monitor.scan(&rope, &[(start, end)], caret.then_some(end))
     }
 
@@ -816,7 +818,7 @@ mod tests {
         let at = old.find(gone).unwrap();
         let start = old[..at].chars().count();
         let new = format!("{}{with}{}", &old[..at], &old[at + gone.len()..]);
-        let (before, after) = (Rope::from_str(old), Rope::from_str(&new));
+        let (before, after) = (Text::from_str(old), Text::from_str(&new));
         let end = start + with.chars().count();
         monitor.scan_removed(
             &before,
@@ -942,7 +944,7 @@ mod tests {
             "y ".repeat(10_000)
         );
         // An edit far from the line that names her finds nothing.
-        let rope = Rope::from_str(&text);
+        let rope = Text::from_str(&text);
         assert!(m.scan(&rope, &[(5, 6)], None).is_empty());
         let at = text.find("Mara").unwrap();
         let found = m.scan(&rope, &[(at, at + 4)], None);

@@ -2,7 +2,7 @@
 //! operations over chars (Unicode scalar values), covering the whole document.
 //!
 //! A change set knows the length it applies to ([`ChangeSet::len_before`]) and produces
-//! ([`ChangeSet::len_after`]). It can be applied to a rope, inverted against the text it was
+//! ([`ChangeSet::len_after`]). It can be applied to a [`Text`], inverted against the text it was
 //! applied to, composed with a following change, transformed over a concurrent change (to
 //! rebase a writer's edit made on an older version), and used to map positions.
 //!
@@ -10,8 +10,8 @@
 //! `{"insert": "text"}`. Operations may stop short of the end of the document; the rest is
 //! retained.
 
+use super::Text;
 use crate::value::{FromValue, ToValue};
-use ropey::Rope;
 
 // Callers outside the crate (tests) read change sets with serde.
 crate::deserialize_via_value!(ChangeSet);
@@ -280,7 +280,7 @@ impl ChangeSet {
     }
 
     /// Apply to `rope`. Checks the length first, so a failed apply changes nothing.
-    pub fn apply(&self, rope: &mut Rope) -> Result<(), ChangeError> {
+    pub fn apply(&self, rope: &mut Text) -> Result<(), ChangeError> {
         if rope.len_chars() != self.len_before {
             return Err(ChangeError::LengthMismatch {
                 expected: self.len_before,
@@ -303,13 +303,13 @@ impl ChangeSet {
 
     /// Apply to a string (convenience for tests and small texts).
     pub fn apply_str(&self, text: &str) -> Result<String, ChangeError> {
-        let mut rope = Rope::from_str(text);
+        let mut rope = Text::from_str(text);
         self.apply(&mut rope)?;
         Ok(rope.to_string())
     }
 
     /// The change that undoes this one, given the document it applies to.
-    pub fn invert(&self, original: &Rope) -> Result<ChangeSet, ChangeError> {
+    pub fn invert(&self, original: &Text) -> Result<ChangeSet, ChangeError> {
         if original.len_chars() != self.len_before {
             return Err(ChangeError::LengthMismatch {
                 expected: self.len_before,
@@ -533,7 +533,7 @@ mod tests {
         let len = text.chars().count();
         let change = ChangeSet::replace(len, 5, 7, "with").unwrap();
         assert_eq!(change.apply_str(text).unwrap(), "Café with lait 🐉 done");
-        let rope = Rope::from_str(text);
+        let rope = Text::from_str(text);
         let inverse = change.invert(&rope).unwrap();
         let after = change.apply_str(text).unwrap();
         assert_eq!(inverse.apply_str(&after).unwrap(), text);
@@ -571,7 +571,7 @@ mod tests {
     #[test]
     fn apply_rejects_wrong_length_and_changes_nothing() {
         let change = ChangeSet::replace(3, 0, 1, "x").unwrap();
-        let mut rope = Rope::from_str("abcd");
+        let mut rope = Text::from_str("abcd");
         assert!(change.apply(&mut rope).is_err());
         assert_eq!(rope.to_string(), "abcd");
     }

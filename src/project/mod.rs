@@ -1,7 +1,8 @@
-//! The manuscript: a project's ordered chapters, their rope text and versions, change sets,
+//! The manuscript: a project's ordered chapters, their text and versions, change sets,
 //! structure analysis and text search.
 //!
-//! Text lives in a [`ropey::Rope`], so edits cost O(log n) on multi-megabyte chapters. Every
+//! Text lives in a [`Text`] (chunks of a few KB), so edits cost a chunk and a pass over the
+//! chunk list, not the whole text, on multi-megabyte chapters. Every
 //! change to a chapter goes through [`Chapter::apply`], which bumps the chapter's version and
 //! keeps a bounded log of recent changes so that a writer's change based on an older version
 //! can be rebased ([`Chapter::rebase`]) instead of dropped.
@@ -10,17 +11,21 @@ pub mod analysis;
 pub mod changeset;
 pub mod pattern;
 pub mod search;
+pub mod text;
 
 use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::value::{FromValue, ToValue};
-use ropey::Rope;
 
 use self::changeset::{Assoc, ChangeError, ChangeSet};
+pub use self::text::Text;
 
 // Callers outside the crate (tests) read projects with serde.
 crate::deserialize_via_value!(Project);
+
+/// [`Chapter::find`] searches the text in windows of at least this many bytes.
+const FIND_WINDOW_BYTES: usize = 4096;
 
 /// How many recent changes each chapter keeps for rebasing writer edits.
 pub const REBASE_LOG_LEN: usize = 4096;
@@ -78,8 +83,8 @@ pub struct Chapter {
     pub id: String,
     /// Title, such as "The Lighthouse".
     pub title: String,
-    #[serde(with = "rope_text")]
-    text: Rope,
+    #[serde(with = "text_json")]
+    text: Text,
     version: u64,
     /// Recent changes: `log[i]` took the chapter from version `version - log.len() + i`.
     #[serde(skip)]
@@ -89,18 +94,18 @@ pub struct Chapter {
     words: Cell<Option<(u64, usize)>>,
 }
 
-mod rope_text {
-    use ropey::Rope;
+mod text_json {
+    use super::Text;
     use serde::{Deserialize, Deserializer};
 
     /// The text as one JSON string (`#[derive(ToValue)]`'s `with`).
-    pub fn to_value(rope: &Rope) -> serde_json::Value {
-        serde_json::Value::String(rope.to_string())
+    pub fn to_value(text: &Text) -> serde_json::Value {
+        serde_json::Value::String(text.to_string())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rope, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
         let text = String::deserialize(d)?;
-        Ok(Rope::from_str(&text))
+        Ok(Text::from_str(&text))
     }
 }
 
@@ -119,7 +124,7 @@ impl Chapter {
         Self {
             id: id.into(),
             title: title.into(),
-            text: Rope::from_str(text),
+            text: Text::from_str(text),
             version: 0,
             log: VecDeque::new(),
             words: Cell::new(None),
@@ -161,7 +166,7 @@ impl Chapter {
     }
 
     /// The text.
-    pub fn text(&self) -> &Rope {
+    pub fn text(&self) -> &Text {
         &self.text
     }
 
@@ -263,8 +268,10 @@ impl Chapter {
         Ok(change)
     }
 
-    /// The first exact occurrence of `query`, as a char range, searched chunk by chunk in the
-    /// rope without copying the chapter. `None` for an empty query.
+    /// The first exact occurrence of `query`, as a char range, searched in windows of a few KB
+    /// of the text (each starting with the end of the one before, for a match across them)
+    /// rather than in one copy of the chapter, or chunk by chunk (a search per chunk costs
+    /// more than copying the chunk). `None` for an empty query.
     pub fn find(&self, query: &str) -> Option<(usize, usize)> {
         if query.is_empty() {
             return None;
@@ -279,35 +286,22 @@ impl Chapter {
             return text.find(query).map(found_at);
         }
         let keep = query.len() - 1;
-        // The last `keep` bytes seen (at a char boundary), and where they start.
-        let mut tail = String::new();
-        let mut tail_start = 0;
-        let mut chunk_start = 0;
-        for chunk in self.text.chunks() {
-            if !tail.is_empty() {
-                // A match that starts in earlier chunks and ends in this one.
-                let head = &chunk[..ceil_boundary(chunk, keep.min(chunk.len()))];
-                let window = format!("{tail}{head}");
-                if let Some(b) = window.find(query).filter(|b| *b < tail.len()) {
-                    return Some(found_at(tail_start + b));
-                }
+        let mut window = String::new();
+        // Where the window starts in the text, in bytes.
+        let mut window_start = 0;
+        let mut chunks = self.text.chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            window.push_str(chunk);
+            if window.len() < FIND_WINDOW_BYTES && chunks.peek().is_some() {
+                continue;
             }
-            if let Some(b) = chunk.find(query) {
-                return Some(found_at(chunk_start + b));
+            if let Some(b) = window.find(query) {
+                return Some(found_at(window_start + b));
             }
-            if chunk.len() >= keep {
-                // Only the chunk's own end can start a straddling match.
-                let cut = ceil_boundary(chunk, chunk.len() - keep);
-                tail.clear();
-                tail.push_str(&chunk[cut..]);
-                tail_start = chunk_start + cut;
-            } else {
-                tail.push_str(chunk);
-                let cut = ceil_boundary(&tail, tail.len().saturating_sub(keep));
-                tail_start = chunk_start + chunk.len() - (tail.len() - cut);
-                tail.drain(..cut);
-            }
-            chunk_start += chunk.len();
+            // Only the window's last `keep` bytes can start a match that ends further on.
+            let cut = ceil_boundary(&window, window.len() - keep.min(window.len()));
+            window_start += cut;
+            window.drain(..cut);
         }
         None
     }

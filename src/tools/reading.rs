@@ -16,8 +16,8 @@
 //! number (right-aligned), the bar `│` and the one space after it are not part of the text.
 
 use crate::json::json;
+use crate::project::Text;
 use crate::value::FromValue;
-use ropey::Rope;
 use schemars::JsonSchema;
 use serde_json::Value;
 
@@ -51,8 +51,8 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.add::<SearchManuscript>();
 }
 
-/// The text of line `index` (0-based) of a rope, without its newline (or a `\r` before it).
-fn line_text(rope: &Rope, index: usize) -> String {
+/// The text of line `index` (0-based) of a text, without its newline (or a `\r` before it).
+fn line_text(rope: &Text, index: usize) -> String {
     without_newline(rope.line(index).to_string())
 }
 
