@@ -94,7 +94,10 @@ fn float_ids_are_echoed_as_written() {
     // Integer and string ids are written as before.
     let out = block_on(core().handle_text(r#"{"id": 7, "type": "hello"}"#));
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["id"], 7);
-    assert_eq!(draftsmith::protocol::id_text(r#"{"id": "a", "x": 1.5}"#), None);
+    assert_eq!(
+        draftsmith::protocol::id_text(r#"{"id": "a", "x": 1.5}"#),
+        None
+    );
     assert_eq!(draftsmith::protocol::id_text(r#"[1.5]"#), None);
 }
 
