@@ -14,6 +14,10 @@
 //! Where ropey panics on a position past the end, [`Text`] clamps it to the end (and
 //! [`Text::char`] gives `'\0'`): a panic in the worker is a bug, a clamped read is visible.
 //! `tests/text_props.rs` checks it against ropey.
+//!
+//! Measured on the release wasm (2026-11-24): 1,692,385 B, 687,943 B gzip -9 with ropey
+//! (40 KB of its code and str_indices' before wasm-opt), 1,652,019 B, 669,133 B gzip -9 with
+//! this module (6 KB of code): −40,366 B raw, −18,810 B gzip -9.
 
 use std::fmt;
 use std::ops::{Add, Bound, RangeBounds, Sub};
