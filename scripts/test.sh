@@ -81,8 +81,12 @@ for _ in $(seq 1 100); do grep -q "draftsmith demo" "$logs/mock.log" && break; s
 grep -q "draftsmith demo" "$logs/mock.log" || { cat "$logs/mock.log"; fail "starting the mock LLM server on port $MOCK_PORT"; }
 web_tests=()
 for f in tests/web_*.rs; do web_tests+=(--test "$(basename "$f" .rs)"); done
-cargo test --target "$target" "${web_tests[@]}" 2>&1 | tee "$logs/browser.log"
+# Chromium under chromedriver leaves a profile directory (about 80 MB) in $TMPDIR per session
+# when the runner ends it: they go in a directory of their own, removed afterwards.
+browser_tmp=$(mktemp -d)
+TMPDIR="$browser_tmp" cargo test --target "$target" "${web_tests[@]}" 2>&1 | tee "$logs/browser.log"
 status=${PIPESTATUS[0]}
+rm -rf "$browser_tmp"
 count_cargo browser "$logs/browser.log"
 [ "$status" = 0 ] || fail "browser tests"
 [ "${passed[browser]}" -gt 0 ] || fail "browser tests (none ran)"
