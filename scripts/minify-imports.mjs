@@ -8,6 +8,7 @@
 //   node scripts/minify-imports.mjs <dir with draftsmith_bg.wasm and draftsmith.js>
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Reader, leb128, withLength } from './wasm-bytes.mjs';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -20,30 +21,8 @@ const bytes = readFileSync(wasmPath);
 let glue = readFileSync(gluePath, 'utf8');
 const MODULE = './draftsmith_bg.js';
 
-let pos = 8;
-const leb = () => {
-  let result = 0, shift = 0, b;
-  do {
-    b = bytes[pos++];
-    result += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-  } while (b & 0x80);
-  return result;
-};
-const encode = (n) => {
-  const out = [];
-  do {
-    let b = n % 128;
-    n = Math.floor(n / 128);
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return Buffer.from(out);
-};
-const name = (s) => {
-  const b = Buffer.from(s, 'utf8');
-  return Buffer.concat([encode(b.length), b]);
-};
+const r = new Reader(bytes);
+const name = (s) => withLength(Buffer.from(s, 'utf8'));
 /** The n-th short name: a … z, ba … zz, baa … (no name starts with `a` after the first). */
 const short = (n) => {
   let s = '';
@@ -60,34 +39,24 @@ const fail = (why) => {
 
 const out = [bytes.subarray(0, 8)];
 const renames = [];
-while (pos < bytes.length) {
-  const start = pos;
-  const id = bytes[pos++];
-  const size = leb();
-  const end = pos + size;
+while (r.pos < bytes.length) {
+  const start = r.pos;
+  const id = bytes[r.pos++];
+  const size = r.leb();
+  const end = r.pos + size;
   if (id !== 2) {
     out.push(bytes.subarray(start, end));
-    pos = end;
+    r.pos = end;
     continue;
   }
-  const count = leb();
-  const entries = [encode(count)];
+  const count = r.leb();
+  const entries = [leb128(count)];
   for (let i = 0; i < count; i++) {
-    const mlen = leb();
-    const module = bytes.toString('utf8', pos, pos + mlen);
-    pos += mlen;
-    const flen = leb();
-    const field = bytes.toString('utf8', pos, pos + flen);
-    pos += flen;
-    const descStart = pos;
-    const kind = bytes[pos++];
-    if (kind === 0) leb();
-    else if (kind === 1) { pos++; const flags = leb(); leb(); if (flags & 1) leb(); }
-    else if (kind === 2) { const flags = leb(); leb(); if (flags & 1) leb(); }
-    else if (kind === 3) pos += 2;
-    else if (kind === 4) { pos++; leb(); }
-    else fail(`import kind ${kind} is not known`);
-    const desc = bytes.subarray(descStart, pos);
+    const module = r.str();
+    const field = r.str();
+    const descStart = r.pos;
+    r.importDesc();
+    const desc = bytes.subarray(descStart, r.pos);
     if (module === MODULE) {
       const to = short(renames.length);
       renames.push([field, to]);
@@ -96,9 +65,9 @@ while (pos < bytes.length) {
       entries.push(name(module), name(field), desc);
     }
   }
-  if (pos !== end) fail('the import section did not parse to its end');
+  if (r.pos !== end) fail('the import section did not parse to its end');
   const body = Buffer.concat(entries);
-  out.push(Buffer.from([2]), encode(body.length), body);
+  out.push(Buffer.from([2]), leb128(body.length), body);
 }
 if (renames.length === 0) fail(`no imports from "${MODULE}" (already minified?)`);
 

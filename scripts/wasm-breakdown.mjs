@@ -4,6 +4,7 @@
 // wasm-opt, so they rank what to cut rather than add up to the shipped size.
 //   node scripts/wasm-breakdown.mjs <file.wasm> [top]
 import { readFileSync } from 'node:fs';
+import { Reader } from './wasm-bytes.mjs';
 
 const [file, topArg] = process.argv.slice(2);
 if (!file) {
@@ -12,70 +13,50 @@ if (!file) {
 }
 const top = Number(topArg ?? 25);
 const bytes = readFileSync(file);
-let pos = 8;
-const leb = () => {
-  let result = 0, shift = 0, b;
-  do {
-    b = bytes[pos++];
-    result += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-  } while (b & 0x80);
-  return result;
-};
-const str = () => {
-  const n = leb();
-  const s = bytes.toString('utf8', pos, pos + n);
-  pos += n;
-  return s;
-};
+const r = new Reader(bytes);
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 const sections = [];
 let importedFuncs = 0;
 const bodies = [];
 const names = new Map();
-while (pos < bytes.length) {
-  const id = bytes[pos++];
-  const size = leb();
-  const end = pos + size;
+while (r.pos < bytes.length) {
+  const id = bytes[r.pos++];
+  const size = r.leb();
+  const end = r.pos + size;
   let label = SECTIONS[id] ?? `section ${id}`;
   if (id === 0) {
-    const name = str();
+    const name = r.str();
     label = `custom "${name}"`;
     if (name === 'name') {
-      while (pos < end) {
-        const sub = bytes[pos++];
-        const subSize = leb();
-        const subEnd = pos + subSize;
+      while (r.pos < end) {
+        const sub = bytes[r.pos++];
+        const subSize = r.leb();
+        const subEnd = r.pos + subSize;
         if (sub === 1) {
-          const count = leb();
-          for (let i = 0; i < count; i++) names.set(leb(), str());
+          const count = r.leb();
+          for (let i = 0; i < count; i++) names.set(r.leb(), r.str());
         }
-        pos = subEnd;
+        r.pos = subEnd;
       }
     }
   } else if (id === 2) {
-    const count = leb();
+    const count = r.leb();
     for (let i = 0; i < count; i++) {
-      str();
-      str();
-      const kind = bytes[pos++];
-      if (kind === 0) { leb(); importedFuncs++; }
-      else if (kind === 1) { pos++; const flags = leb(); leb(); if (flags & 1) leb(); }
-      else if (kind === 2) { const flags = leb(); leb(); if (flags & 1) leb(); }
-      else if (kind === 3) { pos += 2; }
-      else if (kind === 4) { pos++; leb(); }
+      r.str();
+      r.str();
+      if (r.importDesc() === 0) importedFuncs++;
     }
   } else if (id === 10) {
-    const count = leb();
+    const count = r.leb();
     for (let i = 0; i < count; i++) {
-      const n = leb();
+      const n = r.leb();
       bodies.push({ index: importedFuncs + i, size: n });
-      pos += n;
+      r.pos += n;
     }
   }
   sections.push({ label, size });
-  pos = end;
+  r.pos = end;
 }
 
 /** A Rust symbol demangled enough to group it: legacy `_ZN...E` paths and readable names. */

@@ -1,0 +1,59 @@
+// The pieces of the wasm binary format that the size scripts read and write
+// (scripts/wasm-breakdown.mjs, order-functions.mjs, minify-imports.mjs).
+
+/** A reader over a module's bytes, starting just after the 8-byte header. */
+export class Reader {
+  constructor(bytes) {
+    this.bytes = bytes;
+    this.pos = 8;
+  }
+
+  /** An unsigned LEB128 number. */
+  leb() {
+    let result = 0, shift = 0, b;
+    do {
+      b = this.bytes[this.pos++];
+      result += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b & 0x80);
+    return result;
+  }
+
+  /** A name: its length, then its UTF-8 bytes. */
+  str() {
+    const n = this.leb();
+    const s = this.bytes.toString('utf8', this.pos, this.pos + n);
+    this.pos += n;
+    return s;
+  }
+
+  /** Skip an import's descriptor (after its module and field names); returns its kind
+   * (0 function, 1 table, 2 memory, 3 global, 4 tag). */
+  importDesc() {
+    const kind = this.bytes[this.pos++];
+    if (kind === 0) this.leb();
+    else if (kind === 1) { this.pos++; const flags = this.leb(); this.leb(); if (flags & 1) this.leb(); }
+    else if (kind === 2) { const flags = this.leb(); this.leb(); if (flags & 1) this.leb(); }
+    else if (kind === 3) this.pos += 2;
+    else if (kind === 4) { this.pos++; this.leb(); }
+    else throw new Error(`import kind ${kind} is not known`);
+    return kind;
+  }
+}
+
+/** `n` as unsigned LEB128. */
+export function leb128(n) {
+  const out = [];
+  do {
+    let b = n % 128;
+    n = Math.floor(n / 128);
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return Buffer.from(out);
+}
+
+/** `buf` after its length, as the format writes names and sections. */
+export function withLength(buf) {
+  return Buffer.concat([leb128(buf.length), buf]);
+}
