@@ -591,7 +591,7 @@ impl<T: FromValue> FromValue for HashMap<String, T> {
 /// from serde's `Serialize` for it (the counterpart of [`FromValue`]).
 ///
 /// `#[derive(ToValue)]` implements it from the type's `#[serde(...)]` attributes with one
-/// call to [`put`] per field, and implements serde's `Serialize` through it.
+/// call to [`field`] per field, and implements serde's `Serialize` through it.
 pub trait ToValue {
     /// The value as JSON.
     fn to_value(&self) -> Value;
