@@ -10,7 +10,7 @@
 //!   `with = "module"` (`module::to_value`), both naming a function `fn(&T) -> Value`, as
 //!   serde's would have written the field; deserialization-only attributes are ignored.
 //!
-//! Each field is one call to `value::put` with the field's own `ToValue`. The derive also
+//! Each field is one call to `value::field` with the field's own `ToValue`. The derive also
 //! implements serde's `Serialize` by serializing the built `Value`, for callers that use serde
 //! (tests, code outside the crate): nothing in the crate calls it, so it costs the wasm
 //! nothing. An object of a `Value` lists its keys sorted, so `serde_json::to_string` of such a
