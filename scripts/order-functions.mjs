@@ -22,8 +22,8 @@ const r = new Reader(bytes);
 const utf8 = (s) => Buffer.from(s, 'utf8');
 
 const parts = [bytes.subarray(0, 8)];
-const names = new Map();
-const sizes = new Map(); // function index -> body size
+let names = new Map();
+let sizes = new Map(); // function index -> body size
 let imported = 0;
 let nameSection = -1;
 while (r.pos < bytes.length) {
@@ -32,36 +32,12 @@ while (r.pos < bytes.length) {
   const size = r.leb();
   const end = r.pos + size;
   if (id === 0 && r.str() === 'name') {
-    while (r.pos < end) {
-      const sub = bytes[r.pos++];
-      const subEnd = r.leb() + r.pos;
-      if (sub === 1) {
-        const count = r.leb();
-        for (let i = 0; i < count; i++) {
-          const index = r.leb();
-          names.set(index, r.str());
-        }
-      }
-      r.pos = subEnd;
-    }
+    names = r.functionNames(end);
     nameSection = parts.length;
     parts.push(null);
   } else {
-    if (id === 2) {
-      const count = r.leb();
-      for (let i = 0; i < count; i++) {
-        r.str();
-        r.str();
-        if (r.importDesc() === 0) imported++;
-      }
-    } else if (id === 10) {
-      const count = r.leb();
-      for (let i = 0; i < count; i++) {
-        const n = r.leb();
-        sizes.set(imported + i, n);
-        r.pos += n;
-      }
-    }
+    if (id === 2) imported = r.functionImports();
+    else if (id === 10) sizes = r.bodySizes(imported);
     parts.push(bytes.subarray(start, end));
   }
   r.pos = end;

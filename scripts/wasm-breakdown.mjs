@@ -19,7 +19,7 @@ const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'gl
 const sections = [];
 let importedFuncs = 0;
 const bodies = [];
-const names = new Map();
+let names = new Map();
 while (r.pos < bytes.length) {
   const id = bytes[r.pos++];
   const size = r.leb();
@@ -28,32 +28,11 @@ while (r.pos < bytes.length) {
   if (id === 0) {
     const name = r.str();
     label = `custom "${name}"`;
-    if (name === 'name') {
-      while (r.pos < end) {
-        const sub = bytes[r.pos++];
-        const subSize = r.leb();
-        const subEnd = r.pos + subSize;
-        if (sub === 1) {
-          const count = r.leb();
-          for (let i = 0; i < count; i++) names.set(r.leb(), r.str());
-        }
-        r.pos = subEnd;
-      }
-    }
+    if (name === 'name') names = r.functionNames(end);
   } else if (id === 2) {
-    const count = r.leb();
-    for (let i = 0; i < count; i++) {
-      r.str();
-      r.str();
-      if (r.importDesc() === 0) importedFuncs++;
-    }
+    importedFuncs = r.functionImports();
   } else if (id === 10) {
-    const count = r.leb();
-    for (let i = 0; i < count; i++) {
-      const n = r.leb();
-      bodies.push({ index: importedFuncs + i, size: n });
-      r.pos += n;
-    }
+    for (const [index, n] of r.bodySizes(importedFuncs)) bodies.push({ index, size: n });
   }
   sections.push({ label, size });
   r.pos = end;

@@ -39,6 +39,47 @@ export class Reader {
     else throw new Error(`import kind ${kind} is not known`);
     return kind;
   }
+
+  /** The rest of an import section (from its count): how many functions it imports. */
+  functionImports() {
+    let functions = 0;
+    const count = this.leb();
+    for (let i = 0; i < count; i++) {
+      this.str();
+      this.str();
+      if (this.importDesc() === 0) functions++;
+    }
+    return functions;
+  }
+
+  /** The rest of a code section (from its count): each body's size by function index, the
+   * first body being function `first` (the number of imported functions). */
+  bodySizes(first) {
+    const sizes = new Map();
+    const count = this.leb();
+    for (let i = 0; i < count; i++) {
+      const n = this.leb();
+      sizes.set(first + i, n);
+      this.pos += n;
+    }
+    return sizes;
+  }
+
+  /** The rest of a `name` section (after its title), up to `end`: the function names by
+   * index. */
+  functionNames(end) {
+    const names = new Map();
+    while (this.pos < end) {
+      const sub = this.bytes[this.pos++];
+      const subEnd = this.leb() + this.pos;
+      if (sub === 1) {
+        const count = this.leb();
+        for (let i = 0; i < count; i++) names.set(this.leb(), this.str());
+      }
+      this.pos = subEnd;
+    }
+    return names;
+  }
 }
 
 /** `n` as unsigned LEB128. */
