@@ -31,6 +31,7 @@ pub mod agent;
 pub mod bible;
 pub mod commands;
 pub mod core;
+mod decimal;
 pub mod editor_context;
 pub mod env;
 pub mod error;

@@ -293,7 +293,7 @@ pub fn id_text(text: &str) -> Option<&str> {
         let key_end = string_end(i)?;
         let key = &text[i..key_end];
         let is_id = key == "\"id\""
-            || (key.contains('\\') && serde_json::from_str::<String>(key).ok()? == "id");
+            || (key.contains('\\') && serde_json::from_str::<Value>(key).ok()? == "id");
         i = ws(key_end);
         if b.get(i) != Some(&b':') {
             return None;

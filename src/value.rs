@@ -27,7 +27,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub use draftsmith_derive::{FromValue, ToValue};
-use serde::de::{Error as _, Unexpected};
+use serde::de::Error as _;
 use serde_json::{Map, Value};
 
 /// What went wrong: serde_json's error, with serde's messages.
@@ -106,20 +106,33 @@ macro_rules! deserialize_via_value {
     )*};
 }
 
-/// How serde names a `Value` in an "invalid type" message.
-pub fn unexpected(value: &Value) -> Unexpected<'_> {
+/// How serde_json names a `Value` in an "invalid type" message (its `JsonUnexpected`):
+/// "null", "boolean `true`", "integer `5`", "floating point `1.5`", "string \"a\"",
+/// "sequence", "map". Written here rather than through serde's `Unexpected`, whose `Display`
+/// would bring core's float formatting into the wasm (`crate::decimal`); the float is written
+/// by serde_json's own float writer, as serde_json writes it.
+pub fn unexpected(value: &Value) -> String {
     match value {
-        Value::Null => Unexpected::Unit,
-        Value::Bool(b) => Unexpected::Bool(*b),
-        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-            (Some(u), _, _) => Unexpected::Unsigned(u),
-            (_, Some(i), _) => Unexpected::Signed(i),
-            (_, _, f) => Unexpected::Float(f.unwrap_or(f64::NAN)),
-        },
-        Value::String(s) => Unexpected::Str(s),
-        Value::Array(_) => Unexpected::Seq,
-        Value::Object(_) => Unexpected::Map,
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
+        Value::Number(n) => format!("integer `{n}`"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "sequence".into(),
+        Value::Object(_) => "map".into(),
     }
+}
+
+/// serde's "invalid type: {found}, expected {expected}".
+#[cold]
+fn wrong_type(found: &str, expected: &str) -> Error {
+    Error::custom(format_args!("invalid type: {found}, expected {expected}"))
+}
+
+/// serde's "invalid value: {found}, expected {expected}".
+#[cold]
+fn wrong_value(found: &str, expected: &str) -> Error {
+    Error::custom(format_args!("invalid value: {found}, expected {expected}"))
 }
 
 /// serde's "missing field …".
@@ -131,7 +144,7 @@ pub fn missing(field: &'static str) -> Error {
 /// serde's "invalid type: …, expected …".
 #[cold]
 pub fn invalid_type(value: &Value, expected: &str) -> Error {
-    Error::invalid_type(unexpected(value), &expected)
+    wrong_type(&unexpected(value), expected)
 }
 
 /// The shape of a struct with named fields, as the derive declares it.
@@ -245,17 +258,11 @@ pub fn read_variant(value: Value, variants: &Variants) -> Result<(usize, Option<
         Value::String(name) => Ok((variants.find(&name)?, None)),
         Value::Object(map) if map.len() == 1 => {
             let Some((name, data)) = map.into_iter().next() else {
-                return Err(Error::invalid_value(
-                    Unexpected::Map,
-                    &"map with a single key",
-                ));
+                return Err(wrong_value("map", "map with a single key"));
             };
             Ok((variants.find(&name)?, Some(data)))
         }
-        Value::Object(_) => Err(Error::invalid_value(
-            Unexpected::Map,
-            &"map with a single key",
-        )),
+        Value::Object(_) => Err(wrong_value("map", "map with a single key")),
         other => Err(invalid_type(&other, "string or map")),
     }
 }
@@ -272,7 +279,7 @@ pub fn unit_variant(data: Option<Value>) -> Result<(), Error> {
 /// variant").
 pub fn variant_data(data: Option<Value>, what: &str) -> Result<Value, Error> {
     match data {
-        None => Err(Error::invalid_type(Unexpected::UnitVariant, &what)),
+        None => Err(wrong_type("unit variant", what)),
         Some(d) if what == "struct variant" && !(d.is_object() || d.is_array()) => {
             Err(invalid_type(&d, what))
         }
@@ -396,14 +403,14 @@ fn integer(value: &Value, expected: &'static str, min: i128, max: i128) -> Resul
         Value::Number(n) => n,
         other => return Err(invalid_type(other, expected)),
     };
-    let (v, unexpected) = match (n.as_u64(), n.as_i64()) {
-        (Some(u), _) => (i128::from(u), Unexpected::Unsigned(u)),
-        (_, Some(i)) => (i128::from(i), Unexpected::Signed(i)),
+    let v = match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => i128::from(u),
+        (_, Some(i)) => i128::from(i),
         _ => return Err(invalid_type(value, expected)),
     };
     match min <= v && v <= max {
         true => Ok(v),
-        false => Err(Error::invalid_value(unexpected, &expected)),
+        false => Err(wrong_value(&format!("integer `{n}`"), expected)),
     }
 }
 
@@ -967,6 +974,13 @@ mod tests {
             json!({"sceneId": "a", "cache": 1}),
             json!({"sceneId": "a", "other": 1}),
             json!({"sceneId": 1.5}),
+            // Floats in messages: serde_json's float writer, not core's (crate::decimal).
+            json!({"sceneId": 1e21}),
+            json!({"sceneId": 2.0}),
+            json!({"sceneId": -0.0}),
+            json!({"sceneId": 1.5e-7}),
+            json!({"sceneId": "a", "maxCount": 1.0}),
+            json!({"sceneId": "a", "maxCount": 123456789.125}),
             json!({"sceneId": null}),
             json!({"maxCount": -1}),
             json!({}),

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::decimal::Fixed;
 use crate::json::json;
 use crate::value::FromValue;
 use schemars::JsonSchema;
@@ -122,8 +123,9 @@ impl ToolSpec for CritiqueSelection {
                 let per_100 = adverbs.len() as f64 * 100.0 / words;
                 if per_100 > ADVERBS_PER_100_WORDS {
                     suggestions.push(format!(
-                        "{} -ly adverbs ({per_100:.1} per 100 words); a stronger verb often says it better.",
-                        adverbs.len()
+                        "{} -ly adverbs ({} per 100 words); a stronger verb often says it better.",
+                        adverbs.len(),
+                        Fixed(per_100, 1)
                     ));
                 }
                 if !passive.is_empty() {
@@ -140,14 +142,14 @@ impl ToolSpec for CritiqueSelection {
             Focus::Pacing => {
                 if pacing.avg_sentence_words > SLOW_AVG_SENTENCE_WORDS {
                     suggestions.push(format!(
-                        "Sentences average {:.0} words; shorter ones would quicken the pace.",
-                        pacing.avg_sentence_words
+                        "Sentences average {} words; shorter ones would quicken the pace.",
+                        Fixed(pacing.avg_sentence_words, 0)
                     ));
                 }
                 if pacing.short_sentence_ratio > CHOPPY_SHORT_RATIO {
                     suggestions.push(format!(
-                        "{:.0}% of sentences are very short; vary the rhythm unless the choppiness is deliberate.",
-                        pacing.short_sentence_ratio * 100.0
+                        "{}% of sentences are very short; vary the rhythm unless the choppiness is deliberate.",
+                        Fixed(pacing.short_sentence_ratio * 100.0, 0)
                     ));
                 }
                 if pacing.sentence_words_stddev < 3.0 && stats.sentences >= 4 {
@@ -186,8 +188,8 @@ impl ToolSpec for CritiqueSelection {
                 let passive = analysis::passive_hints(&text);
                 if pacing.avg_sentence_words > LONG_SENTENCE_WORDS {
                     suggestions.push(format!(
-                        "Sentences average {:.0} words; split the longest ones.",
-                        pacing.avg_sentence_words
+                        "Sentences average {} words; split the longest ones.",
+                        Fixed(pacing.avg_sentence_words, 0)
                     ));
                 }
                 if stats.avg_word_chars > 6.0 {
@@ -482,9 +484,9 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
                         / weight.max(1.0)
                 };
                 line.push_str(&format!(
-                    "; {:.1} words per sentence; dialogue {:.0}%",
-                    mean("avg_sentence_words"),
-                    mean("dialogue_ratio") * 100.0
+                    "; {} words per sentence; dialogue {}%",
+                    Fixed(mean("avg_sentence_words"), 1),
+                    Fixed(mean("dialogue_ratio") * 100.0, 0)
                 ));
             } else {
                 let kinds: Vec<&str> = scenes

@@ -51,8 +51,11 @@ pub const EMBEDDED_SCHEMAS: &str = include_str!("schemas.json");
 /// file does not know (the `schemas` test keeps that from happening to built-in tools).
 pub fn embedded_parameters(name: &str) -> Value {
     thread_local! {
-        static SCHEMAS: Map<String, Value> =
-            serde_json::from_str(EMBEDDED_SCHEMAS).unwrap_or_default();
+        // Read as a `Value`, the one type the wasm parses JSON text into.
+        static SCHEMAS: Map<String, Value> = match serde_json::from_str(EMBEDDED_SCHEMAS) {
+            Ok(Value::Object(all)) => all,
+            _ => Map::new(),
+        };
     }
     SCHEMAS
         .with(|all| all.get(name).cloned())
