@@ -347,6 +347,13 @@ pub fn sort<T: Ord>(v: &mut [T]) {
     by(v, T::cmp);
 }
 
+/// Positions `0..n` sorted stably by `cmp` (the one shared sort: no copy of it per caller).
+pub fn positions(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    sort_positions(&mut order, cmp);
+    order
+}
+
 /// The one instantiation of the standard sort: positions, compared through `cmp`.
 #[inline(never)]
 fn sort_positions(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {

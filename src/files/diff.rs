@@ -8,8 +8,6 @@
 //! sentence only, and the writer's later typing elsewhere, undo and origin-scoped undo all
 //! work as for any other edit. A middle too large to compare becomes one replacement.
 
-use std::collections::HashMap;
-
 use crate::project::changeset::ChangeSet;
 
 /// The largest longest-common-subsequence table made (old lines × new lines of a part with
@@ -74,17 +72,20 @@ fn lines_diff(change: &mut ChangeSet, old: &[char], new: &[char]) {
     let a = lines(old);
     let b = lines(new);
     // Lines as small ids (equal lines, equal ids), so each comparison is one integer
-    // comparison, however long the lines.
-    let mut interned: HashMap<&[char], u32> = HashMap::new();
-    let mut ia = Vec::with_capacity(a.len());
-    let mut ib = Vec::with_capacity(b.len());
-    for (lines, ids) in [(&a, &mut ia), (&b, &mut ib)] {
-        for line in lines.iter() {
-            let next = interned.len() as u32;
-            ids.push(*interned.entry(line).or_insert(next));
+    // comparison, however long the lines: the lines of both sides sorted by content, each
+    // run of equal lines one id (through the shared sort: no hash map type of its own).
+    let all: Vec<&[char]> = a.iter().chain(&b).copied().collect();
+    let order = crate::sort::positions(all.len(), &|x, y| all[x].cmp(all[y]));
+    let mut ids = vec![0u32; all.len()];
+    let mut distinct = 0;
+    for (k, &at) in order.iter().enumerate() {
+        if k > 0 && all[order[k - 1]] != all[at] {
+            distinct += 1;
         }
+        ids[at] = distinct;
     }
-    let pairs = align(&ia, &ib);
+    let (ia, ib) = ids.split_at(a.len());
+    let pairs = align(ia, ib, distinct as usize + 1);
     let (mut i, mut j) = (0, 0);
     let run = |from: &[&[char]]| -> Vec<char> { from.concat() };
     for (pi, pj) in pairs.into_iter().chain(std::iter::once((a.len(), b.len()))) {
@@ -103,8 +104,11 @@ fn lines_diff(change: &mut ChangeSet, old: &[char], new: &[char]) {
 /// anchors), recursively between them; where no anchor is left, a longest common
 /// subsequence when the part is small enough (at most [`MAX_CELLS`] line pairs), else
 /// nothing (the part is replaced whole).
-fn align(ia: &[u32], ib: &[u32]) -> Vec<(usize, usize)> {
+fn align(ia: &[u32], ib: &[u32], ids: usize) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
+    // Per line id, in the part at hand: (count in old, count in new, position in old,
+    // position in new); reset after each part.
+    let mut seen = vec![(0u32, 0u32, 0usize, 0usize); ids];
     let mut todo = vec![(0, ia.len(), 0, ib.len())];
     while let Some((mut a0, mut a1, mut b0, mut b1)) = todo.pop() {
         while a0 < a1 && b0 < b1 && ia[a0] == ib[b0] {
@@ -120,23 +124,26 @@ fn align(ia: &[u32], ib: &[u32]) -> Vec<(usize, usize)> {
         if a0 == a1 || b0 == b1 {
             continue;
         }
-        // (count in old, count in new, position in old, position in new)
-        let mut seen: HashMap<u32, (u32, u32, usize, usize)> = HashMap::new();
-        for (i, id) in ia.iter().enumerate().take(a1).skip(a0) {
-            let e = seen.entry(*id).or_insert((0, 0, 0, 0));
+        for (i, &id) in ia.iter().enumerate().take(a1).skip(a0) {
+            let e = &mut seen[id as usize];
             e.0 += 1;
             e.2 = i;
         }
-        for (j, id) in ib.iter().enumerate().take(b1).skip(b0) {
-            let e = seen.entry(*id).or_insert((0, 0, 0, 0));
+        for (j, &id) in ib.iter().enumerate().take(b1).skip(b0) {
+            let e = &mut seen[id as usize];
             e.1 += 1;
             e.3 = j;
         }
-        let mut unique: Vec<(usize, usize)> = seen
-            .values()
+        // Each id once: the unique ones are those of the old side seen once on each side.
+        let mut unique: Vec<(usize, usize)> = ia[a0..a1]
+            .iter()
+            .map(|&id| seen[id as usize])
             .filter(|c| c.0 == 1 && c.1 == 1)
             .map(|c| (c.2, c.3))
             .collect();
+        for &id in ia[a0..a1].iter().chain(&ib[b0..b1]) {
+            seen[id as usize] = (0, 0, 0, 0);
+        }
         if !unique.is_empty() {
             crate::sort::sort(&mut unique);
             let (mut pa, mut pb) = (a0, b0);

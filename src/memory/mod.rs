@@ -885,18 +885,20 @@ impl Memory {
             .map(|(i, input)| Checked::of(input).map_err(|e| (i, e)))
             .collect::<Result<Vec<_>, _>>()?;
         let fresh: Vec<String> = {
-            let taken: search::FxHashSet<&str> = self
+            // Sets as maps of the two hash map types the crate has (`&str → u32`, `String →
+            // u32`), not types of their own.
+            let taken: search::FxHashMap<&str, u32> = self
                 .notes
                 .iter()
-                .map(|n| n.id.as_str())
-                .chain(self.goals.iter().map(|g| g.id.as_str()))
-                .chain(self.watched.iter().map(|w| w.id.as_str()))
+                .map(|n| (n.id.as_str(), 0))
+                .chain(self.goals.iter().map(|g| (g.id.as_str(), 0)))
+                .chain(self.watched.iter().map(|w| (w.id.as_str(), 0)))
                 .collect();
-            let mut fresh = search::FxHashSet::<String>::default();
+            let mut fresh = search::FxHashMap::<String, u32>::default();
             let mut order = Vec::with_capacity(checked.len());
             for _ in 0..checked.len() {
-                let id = fresh_id_among(ids, |id| taken.contains(id) || fresh.contains(id));
-                fresh.insert(id.clone());
+                let id = fresh_id_among(ids, |id| taken.contains_key(id) || fresh.contains_key(id));
+                fresh.insert(id.clone(), 0);
                 order.push(id);
             }
             order

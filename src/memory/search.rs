@@ -336,10 +336,9 @@ impl Hasher for FxHasher {
 }
 
 /// A hash map with [`FxHasher`] (for keys that are not chosen by an adversary: terms, ids).
+/// Each key and value type is a copy of the hash table's code in the wasm, so the crate keeps
+/// to two: `String → u32` and `&str → u32` (sets are maps to 0, positions are `u32`).
 pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-/// A hash set with [`FxHasher`].
-pub(crate) type FxHashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// Term → term id.
 type Dictionary = FxHashMap<String, u32>;
@@ -537,7 +536,8 @@ impl NoteIndex {
             .into_iter()
             .map(Some)
             .collect();
-        let mut positions: Option<HashMap<String, usize>> = None;
+        // The `Dictionary` type (a position fits a u32): no hash map type of its own.
+        let mut positions: Option<Dictionary> = None;
         let mut next = 0; // the first old entry not yet passed
         let mut entries = Vec::with_capacity(notes.len());
         for note in notes {
@@ -547,11 +547,11 @@ impl NoteIndex {
                     .get_or_insert_with(|| {
                         old.iter()
                             .enumerate()
-                            .filter_map(|(i, e)| e.as_ref().map(|e| (e.id.clone(), i)))
+                            .filter_map(|(i, e)| e.as_ref().map(|e| (e.id.clone(), i as u32)))
                             .collect()
                     })
                     .get(&note.id)
-                    .copied(),
+                    .map(|&at| at as usize),
             };
             let reused = found.and_then(|at| {
                 next = next.max(at + 1);

@@ -756,18 +756,17 @@ pub fn batch(
         .keys()
         .filter(|k| matches!(k, Key::Note(_)))
         .count();
-    let notes_by_id: Option<crate::memory::search::FxHashMap<&str, &crate::memory::MemoryNote>> =
+    // Positions in the notes (the `&str → u32` hash map type the crate has anyway).
+    let notes = &session.memory.notes;
+    let notes_by_id: Option<crate::memory::search::FxHashMap<&str, u32>> =
         (note_keys > 8).then(|| {
-            session
-                .memory
-                .notes
-                .iter()
+            (notes.iter().enumerate())
                 .rev() // the first of equal ids wins, as in `Memory::note`
-                .map(|n| (n.id.as_str(), n))
+                .map(|(i, n)| (n.id.as_str(), i as u32))
                 .collect()
         });
     let note = |id: &str| match &notes_by_id {
-        Some(map) => map.get(id).copied(),
+        Some(map) => map.get(id).map(|&i| &notes[i as usize]),
         None => session.memory.note(id),
     };
     for (key, mark) in &pending.keys {

@@ -23,8 +23,6 @@
 //! links and short are left out), one block per paragraph, separated by blank lines.
 //! A page without such blocks gives all its remaining text.
 
-use std::collections::HashMap;
-
 /// Most characters of main text kept (a longer text is cut at a paragraph).
 pub const MAX_TEXT_CHARS: usize = 200_000;
 
@@ -193,7 +191,8 @@ struct Meta {
 impl Meta {
     /// Read `<meta>` tags (from the raw HTML's head) and JSON-LD.
     fn of(html: &str, ld_json: &[String]) -> Meta {
-        let mut values: HashMap<String, String> = HashMap::new();
+        // Few entries: pairs in a `Vec`, the first of a key kept (no hash map type for them).
+        let mut values: Vec<(String, String)> = Vec::new();
         let bytes = html.as_bytes();
         let mut i = 0;
         while let Some(at) = find_ci(bytes, i, "<meta") {
@@ -203,15 +202,16 @@ impl Meta {
                 .map_or(bytes.len(), |p| at + p + 1);
             let tag = &html[at..end];
             let attrs = attributes(tag);
-            let key = attrs
-                .get("property")
-                .or_else(|| attrs.get("name"))
+            let key = get(&attrs, "property")
+                .or_else(|| get(&attrs, "name"))
                 .map(|k| k.to_ascii_lowercase());
-            if let (Some(key), Some(content)) = (key, attrs.get("content")) {
+            if let (Some(key), Some(content)) = (key, get(&attrs, "content")) {
                 let content = normalize_space(&decode_entities(content));
                 if !content.is_empty() {
                     for k in key.split_whitespace() {
-                        values.entry(k.to_string()).or_insert(content.clone());
+                        if get(&values, k).is_none() {
+                            values.push((k.to_string(), content.clone()));
+                        }
                     }
                 }
             }
@@ -248,12 +248,12 @@ impl Meta {
                     "twitter:title",
                 ]
                 .iter()
-                .find_map(|k| values.get(*k).cloned())
+                .find_map(|k| get(&values, k).cloned())
             })
             .filter(|t| !t.is_empty());
         let description = ["og:description", "description", "twitter:description"]
             .iter()
-            .find_map(|k| values.get(*k).cloned());
+            .find_map(|k| get(&values, k).cloned());
         Meta {
             declared_title,
             description,
@@ -270,9 +270,15 @@ fn is_article(t: &serde_json::Value) -> bool {
     }
 }
 
-/// The attributes of one tag's text (`<meta a="b" c='d' e=f>`), names lower-cased.
-fn attributes(tag: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
+/// The value of `key` among `pairs`.
+fn get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a String> {
+    pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// The attributes of one tag's text (`<meta a="b" c='d' e=f>`), names lower-cased; the first
+/// of a repeated name is kept.
+fn attributes(tag: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
     let body = tag
         .trim_start_matches('<')
         .trim_end_matches('>')
@@ -310,8 +316,8 @@ fn attributes(tag: &str) -> HashMap<String, String> {
         } else {
             String::new()
         };
-        if !name.is_empty() {
-            out.entry(name).or_insert(value);
+        if !name.is_empty() && get(&out, &name).is_none() {
+            out.push((name, value));
         }
     }
     out
