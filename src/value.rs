@@ -60,6 +60,17 @@ pub fn absent<T: FromValue>() -> T {
     }
 }
 
+/// Read a struct field's value into its empty slot (what a derived `FromValue` does for each
+/// field read by its type). Not inlined, so each field type has one copy of it, not each
+/// field: the derived readers are a call per field.
+#[inline(never)]
+pub fn slot<T: FromValue>(slot: &mut Option<T>, value: Value) -> Result<(), Error> {
+    let value = T::from_value(value)?;
+    // The slot is empty (each field is handed over once): no drop code for the `None`.
+    std::mem::forget(slot.replace(value));
+    Ok(())
+}
+
 /// A field [`read_struct`] requires was absent: it cannot be, as `read_struct` refused it.
 #[cold]
 #[inline(never)]

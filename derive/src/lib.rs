@@ -282,14 +282,15 @@ fn named(
         locals.push(
             quote! { let mut #local: ::core::option::Option<#ty> = ::core::option::Option::None; },
         );
-        let read = match &attrs.with {
-            Some(function) => quote! { #function(v)? },
-            None => quote! { <#ty as crate::value::FromValue>::from_value(v)? },
-        };
         // `read_struct` hands each field over once (a repeated name is an error), so the slot
         // is empty: forgetting the `None` it held spares the drop code of each field's type.
-        arms.push(quote! {
-            #i => ::core::mem::forget(::core::option::Option::replace(&mut #local, #read)),
+        // A field read by its type goes through `crate::value::slot`, one copy per field type
+        // (not per field) in the wasm.
+        arms.push(match &attrs.with {
+            Some(function) => quote! {
+                #i => ::core::mem::forget(::core::option::Option::replace(&mut #local, #function(v)?)),
+            },
+            None => quote! { #i => crate::value::slot(&mut #local, v)?, },
         });
         // An absent field without a default is an error that `read_struct` reports (after the
         // walk, in the fields' order, as serde does), except for an `Option`, which is `None`:
