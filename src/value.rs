@@ -63,9 +63,11 @@ pub fn absent<T: FromValue>() -> T {
 /// Read a struct field's value into its empty slot (what a derived `FromValue` does for each
 /// field read by its type). Not inlined, so each field type has one copy of it, not each
 /// field: the derived readers are a call per field.
+/// The value comes by reference (and is taken here), so that each field's call passes a
+/// pointer rather than a copy of the `Value`.
 #[inline(never)]
-pub fn slot<T: FromValue>(slot: &mut Option<T>, value: Value) -> Result<(), Error> {
-    let value = T::from_value(value)?;
+pub fn slot<T: FromValue>(slot: &mut Option<T>, value: &mut Value) -> Result<(), Error> {
+    let value = T::from_value(std::mem::take(value))?;
     // The slot is empty (each field is handed over once): no drop code for the `None`.
     std::mem::forget(slot.replace(value));
     Ok(())
@@ -181,7 +183,7 @@ pub struct Struct {
 }
 
 /// Walk a struct's fields in `value` as serde does: each field's value goes to `set` with the
-/// field's index, in the object's order; a name given twice (also through an alias), an
+/// field's index, in the object's order (by reference: `set` takes it); a name given twice (also through an alias), an
 /// unknown name under `deny_unknown_fields`, anything but an object (or an array, one
 /// element per field) and, after the walk, the first absent `required` field are errors. The
 /// other absent fields are left to the caller. Returns the entries
@@ -189,13 +191,13 @@ pub struct Struct {
 pub fn read_struct(
     value: Value,
     shape: &Struct,
-    set: &mut dyn FnMut(usize, Value) -> Result<(), Error>,
+    set: &mut dyn FnMut(usize, &mut Value) -> Result<(), Error>,
 ) -> Result<Map<String, Value>, Error> {
     let mut rest = Map::new();
     match value {
         Value::Object(map) => {
             let mut seen = vec![false; shape.fields.len()];
-            for (key, value) in map {
+            for (key, mut value) in map {
                 let Some(at) = shape.names.iter().position(|n| *n == key) else {
                     if shape.flatten {
                         rest.insert(key, value);
@@ -208,7 +210,7 @@ pub fn read_struct(
                 if std::mem::replace(&mut seen[field], true) {
                     return Err(Error::duplicate_field(shape.fields[field]));
                 }
-                set(field, value)?;
+                set(field, &mut value)?;
             }
             let absent = (shape.required.iter().zip(&seen)).position(|(r, s)| *r && !s);
             match absent {
@@ -221,7 +223,7 @@ pub fn read_struct(
             let mut items = items.into_iter();
             for (field, has_default) in shape.defaults.iter().enumerate() {
                 match items.next() {
-                    Some(item) => set(field, item)?,
+                    Some(mut item) => set(field, &mut item)?,
                     None if *has_default => {}
                     None => {
                         let n = shape.fields.len();

@@ -288,7 +288,10 @@ fn named(
         // (not per field) in the wasm.
         arms.push(match &attrs.with {
             Some(function) => quote! {
-                #i => ::core::mem::forget(::core::option::Option::replace(&mut #local, #function(v)?)),
+                #i => ::core::mem::forget(::core::option::Option::replace(
+                    &mut #local,
+                    #function(::core::mem::take(v))?,
+                )),
             },
             None => quote! { #i => crate::value::slot(&mut #local, v)?, },
         });
