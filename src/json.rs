@@ -4,14 +4,15 @@
 //! `String`, `to_value(&v).unwrap()` with its own panic location, `Map::insert` and the drop
 //! of the value it returns. With hundreds of `json!` objects that inline code is a large part
 //! of the wasm. This `json!` takes the same syntax and builds the same `Value`s, but each
-//! entry is one call to [`put`] and each interpolated value one call to [`to`] (one copy per
-//! value type, not per use), which writes it through [`ToValue`] (the `Value` serde's
-//! `Serialize` gave, without serde's serializer). The crate's modules use it with
+//! entry is one call: [`field`] for an interpolated value (written into the entry through its
+//! [`ToValue`] vtable: the `Value` serde's `Serialize` gave, without serde's serializer), [`put`]
+//! for a literal; an interpolated value outside an object is one call to [`to`] (one copy per
+//! value type, not per use). The crate's modules use it with
 //! `use crate::json::json;`.
 
 use serde_json::Value;
 
-pub(crate) use crate::value::put;
+pub(crate) use crate::value::{field, put};
 use crate::value::ToValue;
 
 /// An interpolated value, as serde_json's `json!` converts it.
@@ -70,6 +71,18 @@ macro_rules! json_internal {
     // The inside of an object {...}: each entry is put into the map variable. Two copies of
     // the input tokens: one to match on, one to point errors at.
     (@object $object:ident () () ()) => {};
+    // An interpolated value: written into the entry through its `ToValue` vtable (one call,
+    // no `Value` on the caller's stack).
+    (@object $object:ident [$($key:tt)+] (@to $value:expr) , $($rest:tt)*) => {
+        $crate::json::field(&mut $object, ::core::convert::AsRef::<str>::as_ref(&($($key)+)), &$value);
+        $crate::json::json_internal!(@object $object () ($($rest)*) ($($rest)*));
+    };
+    (@object $object:ident [$($key:tt)+] (@to $value:expr) $unexpected:tt $($rest:tt)*) => {
+        $crate::json::json_unexpected!($unexpected);
+    };
+    (@object $object:ident [$($key:tt)+] (@to $value:expr)) => {
+        $crate::json::field(&mut $object, ::core::convert::AsRef::<str>::as_ref(&($($key)+)), &$value);
+    };
     (@object $object:ident [$($key:tt)+] ($value:expr) , $($rest:tt)*) => {
         $crate::json::put(&mut $object, ::core::convert::AsRef::<str>::as_ref(&($($key)+)), $value);
         $crate::json::json_internal!(@object $object () ($($rest)*) ($($rest)*));
@@ -96,10 +109,10 @@ macro_rules! json_internal {
         $crate::json::json_internal!(@object $object [$($key)+] ($crate::json::json_internal!({$($map)*})) $($rest)*);
     };
     (@object $object:ident ($($key:tt)+) (: $value:expr , $($rest:tt)*) $copy:tt) => {
-        $crate::json::json_internal!(@object $object [$($key)+] ($crate::json::json_internal!($value)) , $($rest)*);
+        $crate::json::json_internal!(@object $object [$($key)+] (@to $value) , $($rest)*);
     };
     (@object $object:ident ($($key:tt)+) (: $value:expr) $copy:tt) => {
-        $crate::json::json_internal!(@object $object [$($key)+] ($crate::json::json_internal!($value)));
+        $crate::json::json_internal!(@object $object [$($key)+] (@to $value));
     };
     (@object $object:ident ($($key:tt)+) (:) $copy:tt) => {
         $crate::json::json_internal!();
