@@ -31,24 +31,25 @@ pub enum ProtocolError {
     },
 }
 
-/// The crate-wide error.
+/// The crate-wide error. The errors of the parts are boxed, so an `Error` is 16 bytes in the
+/// wasm instead of 56: results are moved around a lot, and each move is inline code.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// A protocol error.
     #[error(transparent)]
-    Protocol(#[from] ProtocolError),
+    Protocol(Box<ProtocolError>),
     /// A manuscript error (unknown chapter, a change that does not fit, a stale version).
     #[error(transparent)]
-    Edit(#[from] crate::project::EditError),
+    Edit(Box<crate::project::EditError>),
     /// Undo or redo could not run.
     #[error(transparent)]
-    History(#[from] crate::commands::history::HistoryError),
+    History(Box<crate::commands::history::HistoryError>),
     /// A memory call that could not be done (invalid input, unknown id).
     #[error(transparent)]
-    Memory(#[from] crate::memory::MemoryError),
+    Memory(Box<crate::memory::MemoryError>),
     /// A tool-level error outside a tool call (such as an unknown toolset).
     #[error(transparent)]
-    Tool(#[from] crate::tools::ToolError),
+    Tool(Box<crate::tools::ToolError>),
     /// No project is open, or the named one does not exist.
     #[error("{0}")]
     NoProject(String),
@@ -60,25 +61,49 @@ pub enum Error {
     Busy(String),
     /// Storage failed (nothing of the failed write was kept).
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(Box<crate::store::StoreError>),
 }
+
+/// `From` each part's error (boxed), as `#[from]` would give it unboxed.
+macro_rules! from_boxed {
+    ($($variant:ident($ty:ty)),* $(,)?) => {$(
+        impl From<$ty> for Error {
+            fn from(error: $ty) -> Self {
+                Error::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+
+from_boxed!(
+    Protocol(ProtocolError),
+    Edit(crate::project::EditError),
+    History(crate::commands::history::HistoryError),
+    Memory(crate::memory::MemoryError),
+    Tool(crate::tools::ToolError),
+    Store(crate::store::StoreError),
+);
 
 impl Error {
     /// The stable code the page sees for this error.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::Protocol(ProtocolError::Malformed(_)) => ErrorCode::Malformed,
-            Error::Protocol(ProtocolError::UnknownRequest { .. }) => ErrorCode::UnknownRequest,
-            Error::Protocol(ProtocolError::InvalidParams { .. }) => ErrorCode::InvalidParams,
-            Error::Edit(e) => match e {
+            Error::Protocol(e) => match **e {
+                ProtocolError::Malformed(_) => ErrorCode::Malformed,
+                ProtocolError::UnknownRequest { .. } => ErrorCode::UnknownRequest,
+                ProtocolError::InvalidParams { .. } => ErrorCode::InvalidParams,
+            },
+            Error::Edit(e) => match **e {
                 crate::project::EditError::NoSuchChapter { .. } => ErrorCode::NotFound,
                 crate::project::EditError::FutureVersion { .. }
                 | crate::project::EditError::StaleVersion { .. } => ErrorCode::Conflict,
                 _ => ErrorCode::InvalidParams,
             },
             Error::History(_) => ErrorCode::Internal,
-            Error::Memory(crate::memory::MemoryError::NotFound { .. }) => ErrorCode::NotFound,
-            Error::Memory(_) => ErrorCode::InvalidParams,
+            Error::Memory(e) => match **e {
+                crate::memory::MemoryError::NotFound { .. } => ErrorCode::NotFound,
+                _ => ErrorCode::InvalidParams,
+            },
             Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
             Error::Tool(e)
                 if matches!(e.code.as_str(), "conflict" | "exists" | "already_decided") =>
@@ -89,9 +114,11 @@ impl Error {
             Error::NoProject(_) => ErrorCode::NoProject,
             Error::NoModel(_) => ErrorCode::NoModel,
             Error::Busy(_) => ErrorCode::Busy,
-            Error::Store(crate::store::StoreError::Quota(_)) => ErrorCode::QuotaExceeded,
-            Error::Store(crate::store::StoreError::Conflict(_)) => ErrorCode::Conflict,
-            Error::Store(_) => ErrorCode::StorageFailed,
+            Error::Store(e) => match **e {
+                crate::store::StoreError::Quota(_) => ErrorCode::QuotaExceeded,
+                crate::store::StoreError::Conflict(_) => ErrorCode::Conflict,
+                _ => ErrorCode::StorageFailed,
+            },
         }
     }
 }

@@ -12,8 +12,8 @@
 
 use serde_json::Value;
 
-pub(crate) use crate::value::{field, put};
 use crate::value::ToValue;
+pub(crate) use crate::value::{field, put};
 
 /// An interpolated value, as serde_json's `json!` converts it.
 #[inline(never)]

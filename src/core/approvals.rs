@@ -316,7 +316,7 @@ impl Core {
         let Some(record) = matching.iter().find(|r| r["state"] == "pending").copied() else {
             return Err(match matching.first() {
                 Some(r) => already_decided(&p.call_id, r["state"].as_str().unwrap_or("decided")),
-                None => Error::Tool(ToolError::not_found(format!(
+                None => Error::from(ToolError::not_found(format!(
                     "no call '{}' waits for approval in this project",
                     p.call_id.chars().take(100).collect::<String>()
                 ))),
@@ -324,7 +324,7 @@ impl Core {
         };
         if let Some(seen) = &p.digest {
             if *seen != card_digest(record) {
-                return Err(Error::Tool(ToolError::new(
+                return Err(Error::from(ToolError::new(
                     "conflict",
                     format!(
                         "the call waiting as '{}' is not the card that was shown (its digest differs); nothing was decided; list the approvals again",
@@ -529,7 +529,7 @@ impl Core {
             let rev = record["rev"].clone();
             let mut paused: PausedRun = crate::value::from_value(record["paused"].clone())
                 .map_err(|e| {
-                    Error::Store(StoreError::Invalid {
+                    Error::from(StoreError::Invalid {
                         table: "meta",
                         reason: e.to_string(),
                     })
@@ -816,7 +816,7 @@ impl Core {
 }
 
 fn already_decided(call_id: &str, state: &str) -> Error {
-    Error::Tool(ToolError::new(
+    Error::from(ToolError::new(
         "already_decided",
         format!(
             "the call '{}' was already {state}; it runs at most once",

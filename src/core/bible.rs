@@ -57,7 +57,7 @@ fn kind_of(request: &str, kind: &str) -> Result<Kind, Error> {
 }
 
 fn bible_error(e: BibleError) -> Error {
-    Error::Tool(ToolError::from(e))
+    Error::from(ToolError::from(e))
 }
 
 fn check_base(entity: &Entity, base: Option<u64>) -> Result<(), Error> {

@@ -555,7 +555,7 @@ impl Core {
             .get_mut(&project)
             .and_then(|n| n.delete(&p.id));
         let Some(note) = gone else {
-            return Err(Error::Tool(ToolError::not_found(format!(
+            return Err(Error::from(ToolError::not_found(format!(
                 "no research note '{}' in this project; research_list shows them",
                 p.id.chars().take(80).collect::<String>()
             ))));

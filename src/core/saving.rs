@@ -301,7 +301,7 @@ impl Core {
                                 rebases += 1;
                                 if let Err(e) = self.rebase(project).await {
                                     break Err(match e {
-                                        crate::error::Error::Store(e) => e,
+                                        crate::error::Error::Store(e) => *e,
                                         other => StoreError::Failed(other.to_string()),
                                     });
                                 }
