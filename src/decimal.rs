@@ -102,7 +102,8 @@ fn plain(x: f64) -> String {
     }
 }
 
-#[cfg(test)]
+// Native only: proptest is a native dev-dependency.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -201,15 +201,7 @@ fn check(ty: Ty, value: &Value) -> Result<(), String> {
         }
         (Ty::OneOf(_), _) => (value.is_string(), "string or map"),
     };
-    let unexpected = match value {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => format!("boolean `{b}`"),
-        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
-        Value::Number(n) => format!("integer `{n}`"),
-        Value::String(s) => format!("string {s:?}"),
-        Value::Array(_) => "sequence".to_string(),
-        Value::Object(_) => "map".to_string(),
-    };
+    let unexpected = crate::value::unexpected(value);
     match ok {
         true => Ok(()),
         false => Err(format!("invalid type: {unexpected}, expected {expected}")),
