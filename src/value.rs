@@ -63,6 +63,7 @@ pub fn absent<T: FromValue>() -> T {
 /// Read a struct field's value into its empty slot (what a derived `FromValue` does for each
 /// field read by its type). Not inlined, so each field type has one copy of it, not each
 /// field: the derived readers are a call per field.
+///
 /// The value comes by reference (and is taken here), so that each field's call passes a
 /// pointer rather than a copy of the `Value`.
 #[inline(never)]
@@ -183,11 +184,11 @@ pub struct Struct {
 }
 
 /// Walk a struct's fields in `value` as serde does: each field's value goes to `set` with the
-/// field's index, in the object's order (by reference: `set` takes it); a name given twice (also through an alias), an
-/// unknown name under `deny_unknown_fields`, anything but an object (or an array, one
-/// element per field) and, after the walk, the first absent `required` field are errors. The
-/// other absent fields are left to the caller. Returns the entries
-/// that are no field's when the struct has a flattened field (else none).
+/// field's index, in the object's order (by reference: `set` takes it); a name given twice
+/// (also through an alias), an unknown name under `deny_unknown_fields`, anything but an
+/// object (or an array, one element per field) and, after the walk, the first absent
+/// `required` field are errors. The other absent fields are left to the caller. Returns the
+/// entries that are no field's when the struct has a flattened field (else none).
 pub fn read_struct(
     value: Value,
     shape: &Struct,
