@@ -486,7 +486,9 @@ fn split(s: &str) -> Vec<Chunk> {
     let mut chunks = Vec::with_capacity(pieces);
     let mut from = 0;
     for k in 1..=pieces {
-        let mut to = s.len() * k / pieces;
+        // In u64: on wasm32 `len * k` overflows from about 1.7 MB of text (and wrapped
+        // silently in the release build, cutting the text short).
+        let mut to = (s.len() as u64 * k as u64 / pieces as u64) as usize;
         while !s.is_char_boundary(to) {
             to += 1;
         }
