@@ -154,12 +154,7 @@ async fn a_five_megabyte_chapter_is_kept_whole() {
         "params": {"name": "Long", "chapters": [{"title": "One", "text": text}]}});
     let r: serde_json::Value =
         serde_json::from_str(&core.handle_text(&request.to_string()).await).unwrap();
-    assert_eq!(
-        r["ok"],
-        true,
-        "{}",
-        &r.to_string()[..300.min(r.to_string().len())]
-    );
+    assert_eq!(r["ok"], true, "{}", r["error"]);
     let chapter = r["result"]["chapters"][0]["id"]
         .as_str()
         .unwrap()
