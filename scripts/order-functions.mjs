@@ -10,7 +10,7 @@
 // The module must have a `name` section (wasm-bindgen keeps the one cargo's build has). Only
 // function names are kept in the output, and `wasm-opt` drops them when it writes.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Reader, leb128, withLength } from './wasm-bytes.mjs';
+import { Reader, nameSection as writeNames } from './wasm-bytes.mjs';
 
 const [input, output] = process.argv.slice(2);
 if (!input || !output) {
@@ -19,7 +19,6 @@ if (!input || !output) {
 }
 const bytes = readFileSync(input);
 const r = new Reader(bytes);
-const utf8 = (s) => Buffer.from(s, 'utf8');
 
 const parts = [bytes.subarray(0, 8)];
 let names = new Map();
@@ -63,8 +62,5 @@ const width = String(order.length).length;
 const renamed = order
   .map((f, rank) => ({ index: f.index, name: `f${String(rank).padStart(width, '0')}` }))
   .sort((a, b) => a.index - b.index);
-const entries = renamed.map((f) => Buffer.concat([leb128(f.index), withLength(utf8(f.name))]));
-const functionNames = Buffer.concat([leb128(renamed.length), ...entries]);
-const payload = Buffer.concat([withLength(utf8('name')), Buffer.from([1]), withLength(functionNames)]);
-parts[nameSection] = Buffer.concat([Buffer.from([0]), withLength(payload)]);
+parts[nameSection] = writeNames(renamed.map((f) => [f.index, f.name]));
 writeFileSync(output, Buffer.concat(parts));

@@ -14,7 +14,7 @@
 // About -6 KB gzip -9 of the release wasm (measured 2026-11-24, 6,806 functions).
 //   node scripts/order-similar.mjs <in.wasm> <out.wasm>
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Reader, leb128, withLength } from './wasm-bytes.mjs';
+import { Reader, nameSection } from './wasm-bytes.mjs';
 
 const [input, output] = process.argv.slice(2);
 if (!input || !output) {
@@ -29,7 +29,7 @@ const ROWS = 2; //   all the values of one band agree
 const bytes = readFileSync(input);
 const r = new Reader(bytes);
 let imported = 0;
-const bodies = [];
+let bodies = [];
 while (r.pos < bytes.length) {
   const id = bytes[r.pos++];
   const size = r.leb();
@@ -42,12 +42,7 @@ while (r.pos < bytes.length) {
   } else if (id === 2) {
     imported = r.functionImports();
   } else if (id === 10) {
-    const count = r.leb();
-    for (let i = 0; i < count; i++) {
-      const n = r.leb();
-      bodies.push(bytes.subarray(r.pos, r.pos + n));
-      r.pos += n;
-    }
+    bodies = r.bodies();
   }
   r.pos = end;
 }
@@ -121,9 +116,4 @@ for (let at = 0, current = 0; at < count; at++) {
 }
 
 const width = String(count).length;
-const entries = rank.map((at, f) =>
-  Buffer.concat([leb128(imported + f), withLength(Buffer.from(`f${String(at).padStart(width, '0')}`))]),
-);
-const functionNames = Buffer.concat([leb128(count), ...entries]);
-const payload = Buffer.concat([withLength(Buffer.from('name')), Buffer.from([1]), withLength(functionNames)]);
-writeFileSync(output, Buffer.concat([bytes, Buffer.from([0]), withLength(payload)]));
+writeFileSync(output, Buffer.concat([bytes, nameSection(rank.map((at, f) => [imported + f, `f${String(at).padStart(width, '0')}`]))]));

@@ -65,6 +65,18 @@ export class Reader {
     return sizes;
   }
 
+  /** The rest of a code section (from its count): each function's body, in order. */
+  bodies() {
+    const bodies = [];
+    const count = this.leb();
+    for (let i = 0; i < count; i++) {
+      const n = this.leb();
+      bodies.push(this.bytes.subarray(this.pos, this.pos + n));
+      this.pos += n;
+    }
+    return bodies;
+  }
+
   /** The rest of a `name` section (after its title), up to `end`: the function names by
    * index. */
   functionNames(end) {
@@ -97,4 +109,13 @@ export function leb128(n) {
 /** `buf` after its length, as the format writes names and sections. */
 export function withLength(buf) {
   return Buffer.concat([leb128(buf.length), buf]);
+}
+
+/** A `name` section (with its section id and length) naming functions: `names` is a list of
+ * [function index, name] pairs in index order. */
+export function nameSection(names) {
+  const entries = names.map(([index, name]) => Buffer.concat([leb128(index), withLength(Buffer.from(name, 'utf8'))]));
+  const functionNames = Buffer.concat([leb128(names.length), ...entries]);
+  const payload = Buffer.concat([withLength(Buffer.from('name', 'utf8')), Buffer.from([1]), withLength(functionNames)]);
+  return Buffer.concat([Buffer.from([0]), withLength(payload)]);
 }
