@@ -225,6 +225,15 @@ impl Extend<String> for StrSet {
     }
 }
 
+impl From<Vec<String>> for StrSet {
+    /// The set of `strings` (sorted once and deduplicated).
+    fn from(mut strings: Vec<String>) -> Self {
+        sort(&mut strings);
+        strings.dedup();
+        Self(strings)
+    }
+}
+
 impl FromIterator<String> for StrSet {
     fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
         let mut set = Self::new();

@@ -141,14 +141,15 @@ impl Job {
         let count = |s: State| self.units.iter().filter(|u| u.state == s).count();
         let mut phases: Vec<Value> = Vec::new();
         for phase in Phase::ALL {
-            let of: Vec<&Unit> = self
-                .units
-                .iter()
-                .filter(|u| u.phase == Some(phase))
-                .collect();
-            if !of.is_empty() {
-                let done = of.iter().filter(|u| u.state == State::Done).count();
-                phases.push(json!({"name": phase.name(), "done": done, "total": of.len()}));
+            let (mut done, mut total) = (0, 0);
+            for u in &self.units {
+                if u.phase == Some(phase) {
+                    total += 1;
+                    done += usize::from(u.state == State::Done);
+                }
+            }
+            if total > 0 {
+                phases.push(json!({"name": phase.name(), "done": done, "total": total}));
             }
         }
         if phases.is_empty() {
@@ -160,12 +161,12 @@ impl Job {
             phases
                 .push(json!({"name": name, "done": count(State::Done), "total": self.units.len()}));
         }
-        let current: Vec<&str> = self
-            .units
-            .iter()
-            .filter(|u| u.state == State::Running)
-            .map(|u| u.id.as_str())
-            .collect();
+        let mut current: Vec<&str> = Vec::new();
+        for u in &self.units {
+            if u.state == State::Running {
+                current.push(&u.id);
+            }
+        }
         let mut view = json!({
             "id": self.id,
             "project": self.project,
@@ -187,7 +188,11 @@ impl Job {
             view["error"] = json!(error);
         }
         if units {
-            view["units"] = json!(self.units.iter().map(Unit::view).collect::<Vec<_>>());
+            let mut list = Vec::with_capacity(self.units.len());
+            for u in &self.units {
+                list.push(u.view());
+            }
+            view["units"] = Value::Array(list);
         }
         view
     }
@@ -407,25 +412,22 @@ impl Core {
                     })?;
                 }
                 let params = json!({ "urls": urls, "concurrency": concurrency });
-                let units = urls
-                    .iter()
-                    .enumerate()
-                    .map(|(i, url)| {
-                        let unit = format!("page{}", i + 1);
-                        Unit {
-                            run: unit_run(&id, &unit),
-                            id: unit,
-                            phase: None,
-                            stage: 0,
-                            agent: "writer".into(),
-                            target: Target::Project,
-                            state: State::Queued,
-                            result: None,
-                            error: None,
-                            url: Some(url.trim().to_string()),
-                        }
-                    })
-                    .collect();
+                let mut units = Vec::with_capacity(urls.len());
+                for (i, url) in urls.iter().enumerate() {
+                    let unit = format!("page{}", i + 1);
+                    units.push(Unit {
+                        run: unit_run(&id, &unit),
+                        id: unit,
+                        phase: None,
+                        stage: 0,
+                        agent: "writer".into(),
+                        target: Target::Project,
+                        state: State::Queued,
+                        result: None,
+                        error: None,
+                        url: Some(url.trim().to_string()),
+                    });
+                }
                 (params, units)
             }
             JobKind::Pipeline => {
@@ -474,9 +476,9 @@ impl Core {
                     "allowOverwrite": p.allow_overwrite,
                     "concurrency": concurrency,
                 });
-                let units = planned
-                    .into_iter()
-                    .map(|u| Unit {
+                let mut units = Vec::with_capacity(planned.len());
+                for u in planned {
+                    units.push(Unit {
                         run: unit_run(&id, &u.id),
                         id: u.id,
                         phase: Some(u.phase),
@@ -487,8 +489,8 @@ impl Core {
                         result: None,
                         error: None,
                         url: None,
-                    })
-                    .collect();
+                    });
+                }
                 (params, units)
             }
             JobKind::Run => {
@@ -559,24 +561,28 @@ impl Core {
     ) -> Result<(Vec<String>, Vec<String>), Error> {
         self.with_project(project, |s| {
             let all_scenes = crate::bible::scenes::scene_ids_in_order(&s.bible, &s.project);
-            let routes: Vec<(String, Vec<String>)> = s
-                .bible
-                .list(Kind::Route)
-                .map(|e| {
-                    (
-                        e.id.clone(),
-                        e.list("scene_ids")
-                            .into_iter()
-                            .map(str::to_string)
-                            .collect(),
-                    )
-                })
-                .collect();
+            let mut routes: Vec<(String, Vec<String>)> = Vec::new();
+            for e in s.bible.list(Kind::Route) {
+                let mut ids = Vec::new();
+                for id in e.list("scene_ids") {
+                    ids.push(id.to_string());
+                }
+                routes.push((e.id.clone(), ids));
+            }
             let bad = |what: &str| invalid("start_job", what);
+            let route_ids = |routes: Vec<(String, Vec<String>)>, scenes: Option<&[String]>| {
+                let mut ids = Vec::new();
+                for (r, of) in routes {
+                    if scenes.is_none_or(|scenes| of.iter().any(|i| scenes.contains(i))) {
+                        ids.push(r);
+                    }
+                }
+                ids
+            };
             match scope {
-                None => Ok((all_scenes, routes.into_iter().map(|(r, _)| r).collect())),
+                None => Ok((all_scenes, route_ids(routes, None))),
                 Some(Value::String(all)) if all == "all" => {
-                    Ok((all_scenes, routes.into_iter().map(|(r, _)| r).collect()))
+                    Ok((all_scenes, route_ids(routes, None)))
                 }
                 Some(Value::Object(o)) if o.len() == 1 && o.contains_key("route") => {
                     let route = o["route"].as_str().unwrap_or_default();
@@ -586,7 +592,8 @@ impl Core {
                             route.chars().take(80).collect::<String>()
                         )));
                     };
-                    let scenes = all_scenes.into_iter().filter(|s| ids.contains(s)).collect();
+                    let mut scenes = all_scenes;
+                    scenes.retain(|s| ids.contains(s));
                     Ok((scenes, vec![route.to_string()]))
                 }
                 Some(Value::Object(o)) if o.len() == 1 && o.contains_key("scenes") => {
@@ -606,11 +613,7 @@ impl Core {
                             scenes.push(id.to_string());
                         }
                     }
-                    let routes = routes
-                        .into_iter()
-                        .filter(|(_, ids)| ids.iter().any(|i| scenes.contains(i)))
-                        .map(|(r, _)| r)
-                        .collect();
+                    let routes = route_ids(routes, Some(&scenes));
                     Ok((scenes, routes))
                 }
                 Some(_) => Err(bad(
@@ -623,12 +626,12 @@ impl Core {
     /// Keep a job alive in this core and start its driver.
     fn launch(&self, job: Job) {
         let id = job.id.clone();
-        let waiting = job
-            .units
-            .iter()
-            .filter(|u| u.state == State::WaitingApproval)
-            .map(|u| u.id.clone())
-            .collect();
+        let mut waiting = Vec::new();
+        for u in &job.units {
+            if u.state == State::WaitingApproval {
+                waiting.push(u.id.clone());
+            }
+        }
         let project = job.project.clone();
         let rt = Rc::new(JobRt {
             paused: Cell::new(job.state == State::Paused),
@@ -636,7 +639,7 @@ impl Core {
             job: RefCell::new(job),
             notify: Rc::new(Notify::default()),
             aborts: RefCell::new(litemap::LiteMap::new()),
-            paused_units: RefCell::new(waiting),
+            paused_units: RefCell::new(waiting.into()),
         });
         self.jobs.borrow_mut().insert(id.clone(), rt);
         let spawner = self.spawner.borrow().clone();
@@ -725,12 +728,17 @@ impl Core {
                         .iter()
                         .filter(|u| u.state == State::Running)
                         .count();
-                    job.units
-                        .iter()
-                        .filter(|u| u.state == State::Queued && Some(u.stage) == stage)
-                        .take(job.concurrency.saturating_sub(busy))
-                        .map(|u| u.id.clone())
-                        .collect()
+                    let free = job.concurrency.saturating_sub(busy);
+                    let mut starting = Vec::new();
+                    for u in &job.units {
+                        if starting.len() < free
+                            && u.state == State::Queued
+                            && Some(u.stage) == stage
+                        {
+                            starting.push(u.id.clone());
+                        }
+                    }
+                    starting
                 };
                 for unit in starting {
                     self.set_unit(&rt, &unit, State::Running, None, None);
@@ -1109,13 +1117,12 @@ impl Core {
 
     /// Stop the jobs of a project being deleted (their units are aborted; nothing is saved).
     pub(super) fn forget_jobs(&self, project: &str) {
-        let gone: Vec<Rc<JobRt>> = self
-            .jobs
-            .borrow()
-            .values()
-            .filter(|rt| rt.job.borrow().project == project)
-            .cloned()
-            .collect();
+        let mut gone: Vec<Rc<JobRt>> = Vec::new();
+        for rt in self.jobs.borrow().values() {
+            if rt.job.borrow().project == project {
+                gone.push(Rc::clone(rt));
+            }
+        }
         for rt in gone {
             rt.cancelled.set(true);
             for abort in rt.aborts.borrow().values() {
@@ -1171,11 +1178,18 @@ impl Core {
                 jobs.insert(job.id.clone(), job.clone());
             }
         }
-        let mut list: Vec<Job> = jobs.into_iter().map(|(_, job)| job).collect();
+        let mut list: Vec<Job> = Vec::with_capacity(jobs.len());
+        for (_, job) in jobs {
+            list.push(job);
+        }
         crate::sort::by(&mut list, |a, b| {
             b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id))
         });
-        Ok(json!({"jobs": list.iter().map(|j| j.view(false)).collect::<Vec<_>>()}))
+        let mut views = Vec::with_capacity(list.len());
+        for job in &list {
+            views.push(job.view(false));
+        }
+        Ok(json!({ "jobs": views }))
     }
 
     /// Serve `pause_job`: no new unit starts; running units finish.
@@ -1223,11 +1237,13 @@ impl Core {
             for u in job.units.iter_mut().filter(|u| u.state == State::Queued) {
                 u.state = State::Cancelled;
             }
-            job.units
-                .iter()
-                .filter(|u| u.state == State::WaitingApproval)
-                .map(|u| (u.id.clone(), u.run.clone()))
-                .collect()
+            let mut waiting = Vec::new();
+            for u in &job.units {
+                if u.state == State::WaitingApproval {
+                    waiting.push((u.id.clone(), u.run.clone()));
+                }
+            }
+            waiting
         };
         for (unit, run) in waiting {
             self.abort_paused(&run).await?;
@@ -1279,10 +1295,12 @@ impl Core {
 
 /// A run's messages as the page shows them (the system prompt left out).
 fn transcript_view(messages: &[Message]) -> Vec<Value> {
-    messages
-        .iter()
-        .filter(|m| m.role != Role::System)
-        .map(|m| {
+    let mut views = Vec::with_capacity(messages.len());
+    for m in messages {
+        if m.role == Role::System {
+            continue;
+        }
+        views.push({
             let role = match m.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
@@ -1294,11 +1312,11 @@ fn transcript_view(messages: &[Message]) -> Vec<Value> {
                 v["text"] = json!(m.text);
             }
             if !m.tool_calls.is_empty() {
-                v["toolCalls"] = json!(m
-                    .tool_calls
-                    .iter()
-                    .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
-                    .collect::<Vec<_>>());
+                let mut calls = Vec::with_capacity(m.tool_calls.len());
+                for c in &m.tool_calls {
+                    calls.push(json!({"id": c.id, "name": c.name, "arguments": c.arguments}));
+                }
+                v["toolCalls"] = Value::Array(calls);
             }
             if let Some(id) = &m.tool_call_id {
                 v["toolCallId"] = json!(id);
@@ -1307,6 +1325,7 @@ fn transcript_view(messages: &[Message]) -> Vec<Value> {
                 v["name"] = json!(name);
             }
             v
-        })
-        .collect()
+        });
+    }
+    views
 }
