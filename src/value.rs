@@ -245,6 +245,181 @@ pub fn read_struct(
     }
 }
 
+/// One field of a struct that a derived `FromValue` reads through [`read_fields`]: where it
+/// is, and the functions (shared by every field of its type) that read it, fill it in when it
+/// is absent, and drop it.
+pub struct Field {
+    /// The field's offset in the struct.
+    pub offset: usize,
+    /// Read the field from a `Value` (taken) into its place: written into uninitialised
+    /// memory ([`write_at`]), or assigned over the struct's default ([`assign_at`]).
+    pub read: unsafe fn(&mut Value, *mut u8) -> Result<(), Error>,
+    /// Fill in the field when it was absent ([`write_absent`], [`write_default`], or
+    /// [`keep`] where the struct's default stays).
+    pub absent: unsafe fn(*mut u8),
+    /// Drop the field in place (its type's [`drop_at`]).
+    pub drop: unsafe fn(*mut u8),
+}
+
+/// How a derived `FromValue` builds a struct: its fields (those named in [`Struct`] first,
+/// in its order, then the flattened one if any, then the skipped ones), and, for a struct
+/// with a container `default`, the functions that write its default and drop it whole.
+pub struct Layout {
+    /// The fields.
+    pub fields: &'static [Field],
+    /// With `#[serde(default)]` on the struct: it starts as its default (the first function
+    /// writes it) and is dropped whole on an error (the second).
+    pub init: Option<(unsafe fn(*mut u8), unsafe fn(*mut u8))>,
+}
+
+/// Read a struct described by `shape` and `layout` from `value` into `out`, as serde would:
+/// [`read_struct`] walks the fields, each one is read into its place, the flattened one (if
+/// any) takes the names that are no field's, and the absent ones are filled in. On an error,
+/// what was written is dropped and `out` is left uninitialised.
+///
+/// # Safety
+/// `out` must point to memory for the struct that `layout` describes (aligned, not
+/// initialised), each field's offset and functions must be those of its type, and the
+/// first `shape.fields.len()` fields must be the named ones in `shape`'s order. On `Ok`, the
+/// struct is initialised.
+pub unsafe fn read_fields(
+    value: Value,
+    shape: &Struct,
+    layout: &Layout,
+    out: *mut u8,
+) -> Result<(), Error> {
+    if let Some((init, _)) = layout.init {
+        // SAFETY: the caller's: `out` is the uninitialised struct.
+        unsafe { init(out) };
+    }
+    let fields = layout.fields;
+    let mut written = vec![false; fields.len()];
+    let read = |i: usize, value: &mut Value, written: &mut [bool]| {
+        let field = &fields[i];
+        // SAFETY: the caller's: the field's place and its type's reader.
+        unsafe { (field.read)(value, out.add(field.offset))? };
+        written[i] = true;
+        Ok(())
+    };
+    let walked =
+        read_struct(value, shape, &mut |i, value| read(i, value, &mut written)).and_then(|rest| {
+            match shape.flatten {
+                true => read(shape.fields.len(), &mut Value::Object(rest), &mut written),
+                false => Ok(()),
+            }
+        });
+    match walked {
+        Ok(()) => {
+            for (field, written) in fields.iter().zip(&written) {
+                if !written {
+                    // SAFETY: the caller's; an absent required field was an error above.
+                    unsafe { (field.absent)(out.add(field.offset)) };
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            match layout.init {
+                // SAFETY: the struct was whole (its default, some fields assigned).
+                Some((_, drop)) => unsafe { drop(out) },
+                None => {
+                    for (field, written) in fields.iter().zip(&written) {
+                        if *written {
+                            // SAFETY: this field was written, and is dropped once.
+                            unsafe { (field.drop)(out.add(field.offset)) };
+                        }
+                    }
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// [`Field::read`] for a field of type `T` in an uninitialised struct.
+///
+/// # Safety
+/// `p` is an aligned, uninitialised `T`.
+pub unsafe fn write_at<T: FromValue>(value: &mut Value, p: *mut u8) -> Result<(), Error> {
+    let value = T::from_value(std::mem::take(value))?;
+    // SAFETY: the caller's.
+    unsafe { p.cast::<T>().write(value) };
+    Ok(())
+}
+
+/// [`Field::read`] for a field of type `T` of a struct that starts as its default.
+///
+/// # Safety
+/// `p` is an initialised `T`.
+pub unsafe fn assign_at<T: FromValue>(value: &mut Value, p: *mut u8) -> Result<(), Error> {
+    let value = T::from_value(std::mem::take(value))?;
+    // SAFETY: the caller's.
+    unsafe { *p.cast::<T>() = value };
+    Ok(())
+}
+
+/// [`Field::absent`] for a field without a default: `None` for an `Option` (any other type
+/// was required, and its absence an error before).
+///
+/// # Safety
+/// `p` is an aligned, uninitialised `T`.
+pub unsafe fn write_absent<T: FromValue>(p: *mut u8) {
+    // SAFETY: the caller's.
+    unsafe { p.cast::<T>().write(absent::<T>()) }
+}
+
+/// [`Field::absent`] for a field with `#[serde(default)]` (or skipped).
+///
+/// # Safety
+/// `p` is an aligned, uninitialised `T`.
+pub unsafe fn write_default<T: Default>(p: *mut u8) {
+    // SAFETY: the caller's.
+    unsafe { p.cast::<T>().write(T::default()) }
+}
+
+/// [`Field::absent`] for a field with `#[serde(default)]` (or skipped) in a struct that
+/// starts as its default.
+///
+/// # Safety
+/// `p` is an initialised `T`.
+pub unsafe fn assign_default<T: Default>(p: *mut u8) {
+    // SAFETY: the caller's.
+    unsafe { *p.cast::<T>() = T::default() }
+}
+
+/// [`Field::absent`] where the struct's default stays, or for a field that is never absent
+/// (a flattened one).
+///
+/// # Safety
+/// None: it does nothing.
+pub unsafe fn keep(_: *mut u8) {}
+
+/// [`Field::absent`] for a required field read by a `with` function: never called, as its
+/// absence is an error before.
+///
+/// # Safety
+/// None: it never returns.
+pub unsafe fn never(_: *mut u8) {
+    never_absent()
+}
+
+/// [`Field::read`] for a skipped field, which no name reaches: never called.
+///
+/// # Safety
+/// None: it never returns.
+pub unsafe fn unread(_: &mut Value, _: *mut u8) -> Result<(), Error> {
+    never_absent()
+}
+
+/// [`Field::drop`] for a field of type `T`.
+///
+/// # Safety
+/// `p` is an initialised `T`, dropped here and not used again.
+pub unsafe fn drop_at<T>(p: *mut u8) {
+    // SAFETY: the caller's.
+    unsafe { std::ptr::drop_in_place(p.cast::<T>()) }
+}
+
 /// The variants of an enum, as the derive declares them.
 #[derive(Debug)]
 pub struct Variants {
@@ -1057,6 +1232,169 @@ mod tests {
         for v in [json!([1, 2]), json!([256]), json!("x")] {
             same::<Wrapper>(v);
         }
+    }
+
+    /// A container default, a field's own default, a skipped field: what each absent field
+    /// becomes, and the errors, as serde.
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(default, rename_all = "camelCase")]
+    struct Defaults {
+        name: String,
+        #[serde(default = "seven")]
+        seven: i64,
+        tags: Vec<String>,
+        max_count: Option<u32>,
+        #[serde(skip)]
+        cache: Vec<u8>,
+    }
+
+    impl Default for Defaults {
+        fn default() -> Self {
+            Self {
+                name: "untitled".into(),
+                seven: 1,
+                tags: vec!["draft".into()],
+                max_count: Some(9),
+                cache: vec![1],
+            }
+        }
+    }
+
+    fn shout<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        String::deserialize(d).map(|s| s.to_uppercase())
+    }
+
+    /// A flattened field and a field read by a `with` function.
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    struct Flat {
+        id: String,
+        #[serde(deserialize_with = "shout")]
+        loud: String,
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+
+    #[test]
+    fn defaults_flatten_and_with_read_as_serde_reads_them() {
+        for v in [
+            json!({}),
+            json!({"name": "n"}),
+            json!({"name": "n", "seven": 3, "tags": [], "maxCount": null}),
+            json!({"tags": ["a", "b"], "maxCount": 2}),
+            json!({"cache": [5]}),
+            json!({"name": 1}),
+            json!({"name": "n", "tags": [1]}),
+            json!({"seven": "x"}),
+            json!(["n", 2]),
+            json!([]),
+            json!(null),
+        ] {
+            same::<Defaults>(v);
+        }
+        for v in [
+            json!({"id": "a", "loud": "quiet"}),
+            json!({"id": "a", "loud": "quiet", "x": 1, "y": [true]}),
+            json!({"loud": "quiet", "x": 1}),
+            json!({"id": "a", "x": 1}),
+            json!({"id": "a", "loud": 5}),
+            json!({"id": 1, "loud": "q"}),
+            json!("text"),
+        ] {
+            same::<Flat>(v);
+        }
+    }
+
+    thread_local! {
+        /// How many `Counted` values are alive.
+        static LIVE: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A field type that counts its live values.
+    #[derive(Debug)]
+    struct Counted(#[allow(dead_code)] String);
+
+    impl Counted {
+        fn new(s: String) -> Self {
+            LIVE.with(|l| l.set(l.get() + 1));
+            Self(s)
+        }
+    }
+
+    impl Default for Counted {
+        fn default() -> Self {
+            Self::new("default".into())
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            LIVE.with(|l| l.set(l.get() - 1));
+        }
+    }
+
+    impl FromValue for Counted {
+        fn from_value(value: Value) -> Result<Self, Error> {
+            String::from_value(value).map(Self::new)
+        }
+    }
+
+    #[derive(Debug, FromValue)]
+    struct Fields {
+        #[allow(dead_code)]
+        a: Counted,
+        #[allow(dead_code)]
+        b: Counted,
+        #[allow(dead_code)]
+        n: u32,
+        #[serde(skip)]
+        #[allow(dead_code)]
+        skipped: Option<Counted>,
+    }
+
+    #[derive(Debug, Default, FromValue)]
+    #[serde(default)]
+    struct DefaultFields {
+        #[allow(dead_code)]
+        a: Counted,
+        #[allow(dead_code)]
+        b: Counted,
+        #[allow(dead_code)]
+        n: u32,
+    }
+
+    /// A struct is built in place, field by field: when reading fails part way, the fields
+    /// already read (or the whole default) are dropped, once each.
+    #[test]
+    fn fields_read_before_an_error_are_dropped_once() {
+        let live = || LIVE.with(|l| l.get());
+        for v in [
+            json!({"a": "x", "b": "y", "n": "bad"}),
+            json!({"a": "x", "b": "y"}),
+            json!({"a": "x", "b": 2, "n": 1}),
+            json!({"n": 1, "a": "x"}),
+            json!(["x", "y", -1]),
+            json!(["x"]),
+        ] {
+            assert!(Fields::from_value(v.clone()).is_err(), "for {v}");
+            assert_eq!(live(), 0, "for {v}");
+            // With the struct's default, a missing field is no error.
+            let read = DefaultFields::from_value(v.clone());
+            let missing_only = [
+                json!({"a": "x", "b": "y"}),
+                json!({"n": 1, "a": "x"}),
+                json!(["x"]),
+            ];
+            assert_eq!(read.is_err(), !missing_only.contains(&v), "for {v}");
+            drop(read);
+            assert_eq!(live(), 0, "for {v}");
+        }
+        let read = Fields::from_value(json!({"a": "x", "b": "y", "n": 1})).unwrap();
+        assert_eq!(live(), 2);
+        drop(read);
+        let read = DefaultFields::from_value(json!({"b": "y"})).unwrap();
+        assert_eq!(live(), 2);
+        drop(read);
+        assert_eq!(live(), 0);
     }
 
     #[test]

@@ -208,8 +208,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         Data::Struct(data) => match &data.fields {
             Fields::Named(_) => {
                 let shape = format!("struct {ident}");
-                let (read, build) = named(&data.fields, &container, &shape, quote!(Self))?;
-                quote! { #read #build }
+                table(ident, &data.fields, &container, &shape)?
             }
             Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
                 quote! { crate::value::FromValue::from_value(value).map(Self) }
@@ -227,6 +226,197 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 #body
             }
         }
+    })
+}
+
+/// The body that reads a struct with named fields through `crate::value::read_fields`: a
+/// table of its fields (offset, and the shared functions that read, fill in and drop a field
+/// of each type) instead of code per field. Each field is written in place into the struct
+/// being built, so nothing is moved when it is done. (Struct variants of enums, whose fields
+/// have no stable offsets, are read by [`named`].)
+fn table(
+    ident: &Ident,
+    fields: &Fields,
+    container: &Attrs,
+    expecting: &str,
+) -> syn::Result<Tokens> {
+    let rule = container.rename_all.as_deref();
+    let (mut names, mut owners, mut main, mut defaults) = (vec![], vec![], vec![], vec![]);
+    let mut required_flags = vec![];
+    // Named fields first (their index is their place in `names`' owners), then the
+    // flattened field, then the skipped ones.
+    let (mut read, mut extra, mut skipped) = (vec![], vec![], vec![]);
+    let assign = container.default.is_some();
+    let mut index = 0u8;
+    for field in fields {
+        let Some(field_ident) = &field.ident else {
+            return error(Span::call_site(), "unnamed field");
+        };
+        let attrs = attrs(&field.attrs)?;
+        if attrs.tag.is_some() || attrs.untagged || attrs.rename_all.is_some() {
+            return error(field_ident.span(), "unsupported field attribute");
+        }
+        let ty = &field.ty;
+        if mentions_self(quote!(#ty)) {
+            return error(field_ident.span(), "a field's type may not name `Self`");
+        }
+        let offset = quote! { ::core::mem::offset_of!(#ident, #field_ident) };
+        let drop = quote! { crate::value::drop_at::<#ty> };
+        // Write into the uninitialised field, or (with a container default, where the struct
+        // starts as its default) assign, dropping the default.
+        let (write_read, write_default) = if assign {
+            (
+                quote! { crate::value::assign_at::<#ty> },
+                quote! { crate::value::assign_default::<#ty> },
+            )
+        } else {
+            (
+                quote! { crate::value::write_at::<#ty> },
+                quote! { crate::value::write_default::<#ty> },
+            )
+        };
+        if attrs.skip {
+            // As serde: a skipped field is its type's default, or the struct's default's.
+            let absent = if assign {
+                quote! { crate::value::keep }
+            } else {
+                write_default.clone()
+            };
+            skipped.push(quote! {
+                crate::value::Field { offset: #offset, read: crate::value::unread, absent: #absent, drop: #drop }
+            });
+            continue;
+        }
+        if attrs.flatten {
+            if !extra.is_empty() {
+                return error(field_ident.span(), "more than one flattened field");
+            }
+            extra.push(quote! {
+                crate::value::Field { offset: #offset, read: #write_read, absent: crate::value::keep, drop: #drop }
+            });
+            continue;
+        }
+        let raw = field_ident.to_string();
+        let raw = raw.trim_start_matches("r#");
+        let name = match &attrs.rename {
+            Some(name) => name.clone(),
+            None => rename_field(rule, raw)?,
+        };
+        for n in accepted(&name, &attrs.aliases) {
+            names.push(n);
+            owners.push(index);
+        }
+        let reader = match &attrs.with {
+            Some(function) => {
+                let store = if assign {
+                    quote! { *p.cast::<#ty>() = value; }
+                } else {
+                    quote! { p.cast::<#ty>().write(value); }
+                };
+                quote! {{
+                    unsafe fn read(v: &mut serde_json::Value, p: *mut u8) -> ::core::result::Result<(), crate::value::Error> {
+                        let value: #ty = #function(::core::mem::take(v))?;
+                        // SAFETY: as `crate::value::write_at`.
+                        unsafe { #store }
+                        ::core::result::Result::Ok(())
+                    }
+                    read
+                }}
+            }
+            None => write_read.clone(),
+        };
+        // What an absent field becomes: its default, `None` for an `Option`, or (with a
+        // container default) what the struct's default has. A required field's absence is
+        // an error `read_fields` reports before.
+        let (absent, required) = match (&attrs.default, &container.default) {
+            (Some(Some(function)), _) => {
+                let store = if assign {
+                    quote! { *p.cast::<#ty>() = #function(); }
+                } else {
+                    quote! { p.cast::<#ty>().write(#function()); }
+                };
+                (
+                    quote! {{
+                        unsafe fn absent(p: *mut u8) {
+                            // SAFETY: as `crate::value::write_default`.
+                            unsafe { #store }
+                        }
+                        absent
+                    }},
+                    quote! { false },
+                )
+            }
+            (Some(None), _) => (write_default.clone(), quote! { false }),
+            (None, Some(_)) => (quote! { crate::value::keep }, quote! { false }),
+            (None, None) if attrs.with.is_some() => {
+                (quote! { crate::value::never }, quote! { true })
+            }
+            (None, None) => (
+                quote! { crate::value::write_absent::<#ty> },
+                quote! { !<#ty as crate::value::FromValue>::OPTIONAL },
+            ),
+        };
+        required_flags.push(required);
+        defaults.push(attrs.default.is_some() || container.default.is_some());
+        read.push(quote! {
+            crate::value::Field { offset: #offset, read: #reader, absent: #absent, drop: #drop }
+        });
+        main.push(name);
+        index = index
+            .checked_add(1)
+            .ok_or_else(|| syn::Error::new(field_ident.span(), "FromValue: too many fields"))?;
+    }
+    let flatten = !extra.is_empty();
+    let deny = container.deny_unknown;
+    let init = match &container.default {
+        None => quote! { ::core::option::Option::None },
+        Some(function) => {
+            let function = match function {
+                Some(function) => quote! { #function },
+                None => quote! { <#ident as ::core::default::Default>::default },
+            };
+            quote! {{
+                unsafe fn init(p: *mut u8) {
+                    // SAFETY: `p` is the struct being built, aligned and uninitialised.
+                    unsafe { p.cast::<#ident>().write(#function()) }
+                }
+                ::core::option::Option::Some((init, crate::value::drop_at::<#ident>))
+            }}
+        }
+    };
+    let count = read.len() + extra.len() + skipped.len();
+    Ok(quote! {
+        static SHAPE: crate::value::Struct = crate::value::Struct {
+            expecting: #expecting,
+            names: &[#(#names),*],
+            owners: &[#(#owners),*],
+            fields: &[#(#main),*],
+            defaults: &[#(#defaults),*],
+            required: &[#(#required_flags),*],
+            deny_unknown: #deny,
+            flatten: #flatten,
+        };
+        static FIELDS: [crate::value::Field; #count] = [#(#read,)* #(#extra,)* #(#skipped,)*];
+        static LAYOUT: crate::value::Layout = crate::value::Layout {
+            fields: &FIELDS,
+            init: #init,
+        };
+        let mut out = ::core::mem::MaybeUninit::<#ident>::uninit();
+        // SAFETY: `LAYOUT` describes this struct's fields (their offsets and types); when
+        // `read_fields` succeeds, it has initialised each of them.
+        unsafe {
+            crate::value::read_fields(value, &SHAPE, &LAYOUT, out.as_mut_ptr().cast())?;
+            ::core::result::Result::Ok(out.assume_init())
+        }
+    })
+}
+
+/// Whether tokens name `Self` (which a table's statics cannot).
+fn mentions_self(tokens: Tokens) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "Self",
+        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+        _ => false,
     })
 }
 
