@@ -256,9 +256,9 @@ pub struct Field {
     pub read: unsafe fn(&mut Value, *mut u8) -> Result<(), Error>,
     /// Fill in the field when it was absent ([`write_absent`], [`write_default`], or
     /// [`keep`] where the struct's default stays).
-    pub absent: unsafe fn(*mut u8),
+    pub absent: Place,
     /// Drop the field in place (its type's [`drop_at`]).
-    pub drop: unsafe fn(*mut u8),
+    pub drop: Place,
 }
 
 /// How a derived `FromValue` builds a struct: its fields (those named in [`Struct`] first,
@@ -269,8 +269,11 @@ pub struct Layout {
     pub fields: &'static [Field],
     /// With `#[serde(default)]` on the struct: it starts as its default (the first function
     /// writes it) and is dropped whole on an error (the second).
-    pub init: Option<(unsafe fn(*mut u8), unsafe fn(*mut u8))>,
+    pub init: Option<(Place, Place)>,
 }
+
+/// A function on a place in memory (a struct's or a field's): see [`Field`] and [`Layout`].
+pub type Place = unsafe fn(*mut u8);
 
 /// Read a struct described by `shape` and `layout` from `value` into `out`, as serde would:
 /// [`read_struct`] walks the fields, each one is read into its place, the flattened one (if
