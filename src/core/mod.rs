@@ -159,6 +159,20 @@ struct Touched {
     release: Option<String>,
 }
 
+/// [`mark_touched`], under `hold` if given: what the mutation touched then waits under the
+/// hold instead of being pending now.
+fn mark_held(open: &mut Open, touched: Touched, hold: Option<&str>) {
+    match hold {
+        None => mark_touched(open, touched),
+        Some(hold) => {
+            let pending = std::mem::take(&mut open.pending);
+            mark_touched(open, touched);
+            let marked = std::mem::replace(&mut open.pending, pending);
+            open.pending.hold(hold, marked);
+        }
+    }
+}
+
 /// Mark what a mutation touched as pending for the project's next save.
 fn mark_touched(open: &mut Open, touched: Touched) {
     open.record_changes(&touched.changes);
@@ -728,21 +742,18 @@ impl Core {
         hold: Option<&str>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let mut sessions = self.sessions.borrow_mut();
-        let open = sessions
-            .get_mut(current)
-            .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+        let mut open = self.open_mut(current)?;
         let (value, touched) = f(&mut open.session)?;
-        match hold {
-            None => mark_touched(open, touched),
-            Some(hold) => {
-                let pending = std::mem::take(&mut open.pending);
-                mark_touched(open, touched);
-                let marked = std::mem::replace(&mut open.pending, pending);
-                open.pending.hold(hold, marked);
-            }
-        }
+        mark_held(&mut open, touched, hold);
         Ok(value)
+    }
+
+    /// Open project `current`, for a mutation (one copy for every [`Core::mutate_now`]).
+    fn open_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Open>, Error> {
+        std::cell::RefMut::filter_map(self.sessions.borrow_mut(), |sessions| {
+            sessions.get_mut(current)
+        })
+        .map_err(|_| Error::NoProject(format!("project '{current}' is not open")))
     }
 
     /// Save what a mutation left pending. A failed save is reported to the page
