@@ -52,6 +52,7 @@ pub mod sort;
 pub mod store;
 pub mod tools;
 pub mod value;
+pub mod words;
 
 mod json;
 

@@ -12,10 +12,12 @@ use std::cmp::Reverse;
 
 use serde_json::Value;
 
+use crate::words::{words, Words};
+
 use super::{Bible, Entity, Kind, Kind::*};
 
 /// Words a lore query ignores (unless it has no other).
-const STOP_WORDS: &[&str] = &[
+const STOP_WORDS: Words = words![
     "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "has",
     "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "to", "was", "what", "when",
     "where", "which", "who", "whom", "why", "with",
@@ -67,8 +69,8 @@ pub fn terms(query: &str) -> Vec<String> {
             terms.push(w);
         }
     }
-    if terms.iter().any(|t| !STOP_WORDS.contains(&t.as_str())) {
-        terms.retain(|t| !STOP_WORDS.contains(&t.as_str()));
+    if terms.iter().any(|t| !STOP_WORDS.contains(t)) {
+        terms.retain(|t| !STOP_WORDS.contains(t));
     }
     terms.truncate(32);
     terms
@@ -148,6 +150,12 @@ mod tests {
     use super::*;
     use crate::bible::Actor;
     use serde_json::json;
+
+    /// The list searched by bisection ([`Words::contains`]) is sorted.
+    #[test]
+    fn searched_word_list_is_sorted() {
+        assert!(STOP_WORDS.is_sorted(), "{STOP_WORDS:?}");
+    }
 
     #[test]
     fn hits_are_ranked_by_terms_then_score_then_kind() {

@@ -40,6 +40,7 @@
 
 use crate::sort::StrSet;
 use crate::value::ToValue;
+use crate::words::{words, Words};
 
 use crate::project::Text;
 
@@ -61,57 +62,57 @@ pub const LINE_TEXT_CHARS: usize = 240;
 
 /// Words that, near a watched rule's keyword, suggest the text goes against the rule.
 /// Compared lowercase, with ’ read as '. "no longer" and "no more" are caught by "no".
-pub const CONTRADICTION_WORDS: &[&str] = &[
-    "never",
-    "not",
-    "no",
-    "nor",
-    "neither",
-    "without",
-    "despite",
-    "cannot",
-    "can't",
-    "couldn't",
-    "won't",
-    "wouldn't",
-    "isn't",
-    "wasn't",
+pub const CONTRADICTION_WORDS: Words = words![
     "aren't",
-    "weren't",
-    "don't",
-    "doesn't",
-    "didn't",
-    "hasn't",
-    "haven't",
-    "hadn't",
-    "unlike",
-    "except",
-    "instead",
-    "impossible",
-    "unable",
-    "forgot",
-    "forgotten",
     "broke",
     "broken",
-    "ignored",
+    "can't",
+    "cannot",
+    "couldn't",
     "defied",
+    "despite",
+    "didn't",
+    "doesn't",
+    "don't",
+    "except",
+    "forgot",
+    "forgotten",
+    "hadn't",
+    "hasn't",
+    "haven't",
+    "ignored",
+    "impossible",
+    "instead",
+    "isn't",
+    "neither",
+    "never",
+    "no",
+    "nor",
+    "not",
+    "unable",
+    "unlike",
+    "wasn't",
+    "weren't",
+    "without",
+    "won't",
+    "wouldn't",
 ];
 
 /// Common words that are not a rule's keyword.
-const COMMON_WORDS: &[&str] = &[
+const COMMON_WORDS: Words = words![
     "about", "after", "again", "also", "always", "been", "before", "being", "from", "have", "into",
-    "just", "like", "more", "most", "must", "only", "other", "over", "some", "such", "than",
-    "that", "their", "them", "then", "there", "these", "they", "this", "those", "under", "upon",
-    "very", "were", "what", "when", "where", "which", "while", "will", "with", "would", "your",
-    "rule", "rules",
+    "just", "like", "more", "most", "must", "only", "other", "over", "rule", "rules", "some",
+    "such", "than", "that", "their", "them", "then", "there", "these", "they", "this", "those",
+    "under", "upon", "very", "were", "what", "when", "where", "which", "while", "will", "with",
+    "would", "your",
 ];
 
 /// Capitalised words that are never a misspelt name.
-const NOT_NAMES: &[&str] = &[
-    "The", "And", "But", "She", "Her", "His", "They", "Then", "There", "When", "What", "Where",
-    "Who", "Why", "How", "This", "That", "These", "Those", "Not", "Yes", "Mrs", "Miss", "Sir",
-    "Lady", "Lord", "One", "Now", "Still", "Even", "Only", "Many", "Much", "More", "Most", "Some",
-    "Once", "Chapter",
+const NOT_NAMES: Words = words![
+    "And", "But", "Chapter", "Even", "Her", "His", "How", "Lady", "Lord", "Many", "Miss", "More",
+    "Most", "Mrs", "Much", "Not", "Now", "Once", "One", "Only", "She", "Sir", "Some", "Still",
+    "That", "The", "Then", "There", "These", "They", "This", "Those", "What", "When", "Where",
+    "Who", "Why", "Yes",
 ];
 
 /// What a finding is about.
@@ -290,13 +291,13 @@ impl Monitor {
                 let all: Vec<String> = words_of(name).iter().map(|w| w.to_lowercase()).collect();
                 let strong: Vec<String> = all
                     .iter()
-                    .filter(|w| w.chars().count() >= 4 && !COMMON_WORDS.contains(&w.as_str()))
-                    .filter(|w| !CONTRADICTION_WORDS.contains(&w.as_str()))
+                    .filter(|w| w.chars().count() >= 4 && !COMMON_WORDS.contains(w.as_str()))
+                    .filter(|w| !CONTRADICTION_WORDS.contains(w.as_str()))
                     .cloned()
                     .collect();
                 if strong.is_empty() {
                     all.into_iter()
-                        .filter(|w| !CONTRADICTION_WORDS.contains(&w.as_str()))
+                        .filter(|w| !CONTRADICTION_WORDS.contains(w.as_str()))
                         .collect()
                 } else {
                     strong
@@ -529,7 +530,7 @@ impl Monitor {
         let Some(first) = word.chars().next() else {
             return false;
         };
-        if !first.is_uppercase() || word.chars().count() < 3 || NOT_NAMES.contains(&word) {
+        if !first.is_uppercase() || word.chars().count() < 3 || NOT_NAMES.contains(word) {
             return false;
         }
         let lower = word.to_lowercase();
@@ -673,7 +674,7 @@ fn contradiction(
         let from = k.saturating_sub(CONTRADICTION_WINDOW);
         let to = (k + CONTRADICTION_WINDOW).min(lower.len().saturating_sub(1));
         for c in from..=to {
-            if c == k || !CONTRADICTION_WORDS.contains(&lower[c].as_str()) {
+            if c == k || !CONTRADICTION_WORDS.contains(lower[c].as_str()) {
                 continue;
             }
             let (a, b) = (&words[k], &words[c]);
@@ -785,6 +786,14 @@ fn push_region(regions: &mut Vec<(usize, usize)>, start: usize, end: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lists searched by bisection ([`Words::contains`]) are sorted.
+    #[test]
+    fn searched_word_lists_are_sorted() {
+        for list in [CONTRADICTION_WORDS, COMMON_WORDS, NOT_NAMES] {
+            assert!(list.is_sorted(), "{list:?}");
+        }
+    }
 
     fn watched(name: &str, entity_type: EntityType) -> WatchedEntity {
         WatchedEntity {

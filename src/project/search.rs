@@ -31,6 +31,7 @@
 //! a title, which [`match_title`] resolves against the chapter titles.
 
 use crate::value::ToValue;
+use crate::words::{words, Words};
 
 /// The default `min_score` for [`find_fuzzy`]: up to one edit per four chars of the normalized
 /// query.
@@ -748,7 +749,7 @@ fn best_span(norm: &str, query: &[char]) -> Option<(usize, usize, usize)> {
 // Chapter references
 // ---------------------------------------------------------------------------------------------
 
-const SMALL: [&str; 19] = [
+const SMALL: Words = words![
     "one",
     "two",
     "three",
@@ -770,7 +771,7 @@ const SMALL: [&str; 19] = [
     "nineteen",
 ];
 
-const SMALL_ORDINAL: [&str; 19] = [
+const SMALL_ORDINAL: Words = words![
     "first",
     "second",
     "third",
@@ -792,11 +793,10 @@ const SMALL_ORDINAL: [&str; 19] = [
     "nineteenth",
 ];
 
-const TENS: [&str; 8] = [
-    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
+const TENS: Words =
+    words!["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",];
 
-const TENS_ORDINAL: [&str; 8] = [
+const TENS_ORDINAL: Words = words![
     "twentieth",
     "thirtieth",
     "fortieth",
@@ -878,24 +878,18 @@ fn parse_number(s: &str, roman_max: usize) -> Option<usize> {
 
 /// A unit or teen word (`one` … `nineteen`, `first` … `nineteenth`): (value, is ordinal).
 fn small_word(token: &str) -> Option<(usize, bool)> {
-    if let Some(i) = SMALL.iter().position(|w| *w == token) {
+    if let Some(i) = SMALL.position(token) {
         return Some((i + 1, false));
     }
-    SMALL_ORDINAL
-        .iter()
-        .position(|w| *w == token)
-        .map(|i| (i + 1, true))
+    SMALL_ORDINAL.position(token).map(|i| (i + 1, true))
 }
 
 /// A tens word (`twenty` … `ninety`, `twentieth` … `ninetieth`): (value, is ordinal).
 fn tens_word(token: &str) -> Option<(usize, bool)> {
-    if let Some(i) = TENS.iter().position(|w| *w == token) {
+    if let Some(i) = TENS.position(token) {
         return Some((20 + 10 * i, false));
     }
-    TENS_ORDINAL
-        .iter()
-        .position(|w| *w == token)
-        .map(|i| (20 + 10 * i, true))
+    TENS_ORDINAL.position(token).map(|i| (20 + 10 * i, true))
 }
 
 /// Number words below 1000: `[unit|a] hundred[th] [and] [tens[-unit] | unit | teen]`; an

@@ -23,6 +23,8 @@
 //! links and short are left out), one block per paragraph, separated by blank lines.
 //! A page without such blocks gives all its remaining text.
 
+use crate::words::{words, Words};
+
 /// Most characters of main text kept (a longer text is cut at a paragraph).
 pub const MAX_TEXT_CHARS: usize = 200_000;
 
@@ -90,7 +92,7 @@ pub fn extract(html: &str) -> Extracted {
 // Before parsing: the elements whose content is not markup.
 
 /// Elements whose whole content is cut before parsing.
-const CUT: [&str; 10] = [
+const CUT: Words = words![
     "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "textarea",
     "select",
 ];
@@ -146,7 +148,7 @@ fn strip_raw_elements(html: &str) -> Stripped {
             .iter()
             .position(|b| *b == b'>')
             .map_or(bytes.len(), |p| at + p + 1);
-        let self_closed = open_end >= 2 && bytes[open_end - 2] == b'/' && *name == "svg";
+        let self_closed = open_end >= 2 && bytes[open_end - 2] == b'/' && name == "svg";
         let close = if self_closed {
             None
         } else {
@@ -163,7 +165,7 @@ fn strip_raw_elements(html: &str) -> Stripped {
             None if self_closed => (open_end, open_end),
             None => (bytes.len(), bytes.len()),
         };
-        if *name == "script" {
+        if name == "script" {
             let open = &html[at..open_end.min(html.len())];
             if open.to_ascii_lowercase().contains("ld+json") {
                 cut.push(html[open_end.min(content_end)..content_end].to_string());
@@ -384,121 +386,120 @@ fn clean_title(raw: &str, h1: Option<&str>) -> String {
 // The walk: a flat sequence of text blocks, each with its containers.
 
 /// Elements (and their content) that are never main text.
-const SKIP: [&str; 14] = [
-    "head", "nav", "header", "footer", "aside", "form", "button", "input", "dialog", "menu",
-    "label", "map", "canvas", "video",
+const SKIP: Words = words![
+    "aside", "button", "canvas", "dialog", "footer", "form", "head", "header", "input", "label",
+    "map", "menu", "nav", "video",
 ];
 
 /// Elements that start and end a block of text.
-const BLOCK: [&str; 34] = [
-    "p",
+const BLOCK: Words = words![
+    "address",
+    "article",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "dd",
+    "details",
     "div",
+    "dl",
+    "dt",
+    "figcaption",
+    "figure",
     "h1",
     "h2",
     "h3",
     "h4",
     "h5",
     "h6",
+    "hr",
+    "html",
     "li",
-    "ul",
+    "main",
     "ol",
-    "dl",
-    "dt",
-    "dd",
-    "table",
-    "tr",
-    "td",
-    "th",
-    "caption",
-    "blockquote",
+    "p",
     "pre",
     "section",
-    "article",
-    "main",
-    "figure",
-    "figcaption",
-    "address",
-    "center",
-    "hr",
-    "body",
-    "html",
-    "details",
     "summary",
+    "table",
     "tbody",
+    "td",
+    "th",
+    "tr",
+    "ul",
 ];
 
 /// Elements that hold blocks and collect their scores.
-const CONTAINER: [&str; 10] = [
-    "div",
+const CONTAINER: Words = words![
     "article",
-    "section",
-    "main",
-    "td",
-    "body",
     "blockquote",
+    "body",
     "center",
+    "div",
     "font",
+    "main",
+    "section",
     "span",
+    "td",
 ];
 
 /// Class or id words that mark boilerplate.
-const JUNK: [&str; 38] = [
+const JUNK: Words = words![
+    "advert",
+    "author-bio",
+    "banner",
+    "breadcrumb",
+    "byline",
     "comment",
+    "cookie",
+    "disqus",
     "footer",
     "footnote",
-    "nav",
+    "hidden",
+    "jump",
+    "login",
+    "masthead",
     "menu",
-    "sidebar",
+    "modal",
+    "mw-jump",
+    "nav",
+    "newsletter",
+    "outbrain",
+    "pagination",
+    "popup",
+    "print",
+    "promo",
+    "rail",
+    "related",
     "share",
     "sharing",
+    "sidebar",
+    "signup",
+    "skip",
     "social",
     "sponsor",
-    "promo",
-    "related",
     "subscribe",
-    "newsletter",
-    "cookie",
-    "banner",
-    "popup",
-    "modal",
-    "breadcrumb",
-    "pagination",
-    "advert",
-    "masthead",
-    "widget",
-    "skip",
-    "toolbar",
-    "signup",
-    "login",
-    "print",
-    "hidden",
-    "outbrain",
     "taboola",
-    "disqus",
     "tags",
-    "byline",
-    "author-bio",
-    "rail",
-    "jump",
-    "mw-jump",
+    "toolbar",
+    "widget",
 ];
 
 /// Class or id words that mark content (they outweigh a junk word).
-const CONTENT: [&str; 9] = [
-    "article", "content", "main", "post", "entry", "body", "story", "text", "blog",
-];
+const CONTENT: Words =
+    words!["article", "content", "main", "post", "entry", "body", "story", "text", "blog",];
 
 /// ARIA roles of boilerplate.
-const JUNK_ROLES: [&str; 9] = [
-    "navigation",
+const JUNK_ROLES: Words = words![
+    "alert",
     "banner",
-    "contentinfo",
     "complementary",
+    "contentinfo",
+    "dialog",
     "menu",
     "menubar",
+    "navigation",
     "search",
-    "dialog",
-    "alert",
 ];
 
 /// One block of text, as read.
@@ -550,7 +551,7 @@ fn is_junk(tag: &tl::HTMLTag<'_>) -> bool {
             return true;
         }
     }
-    if get("role").is_some_and(|r| JUNK_ROLES.contains(&r.as_str())) {
+    if get("role").is_some_and(|r| JUNK_ROLES.contains(r.as_str())) {
         return true;
     }
     let names = format!(
@@ -565,8 +566,8 @@ fn is_junk(tag: &tl::HTMLTag<'_>) -> bool {
     let whole = names.as_str();
     let junk = JUNK
         .iter()
-        .any(|j| words.contains(j) || (j.contains('-') && whole.contains(j)));
-    junk && !CONTENT.iter().any(|c| words.contains(c))
+        .any(|j| words.contains(&j) || (j.contains('-') && whole.contains(j)));
+    junk && !CONTENT.iter().any(|c| words.contains(&c))
 }
 
 impl Walk<'_, '_> {
@@ -605,7 +606,7 @@ impl Walk<'_, '_> {
                     return;
                 }
                 let structural = matches!(name.as_str(), "html" | "body" | "main" | "article");
-                if SKIP.contains(&name.as_str()) || (!structural && is_junk(tag)) {
+                if SKIP.contains(&name) || (!structural && is_junk(tag)) {
                     // Its words stay apart from the text around it.
                     self.space();
                     return;
@@ -620,11 +621,11 @@ impl Walk<'_, '_> {
                     self.blocks.pending.push('\n');
                     return;
                 }
-                let block = BLOCK.contains(&name.as_str());
+                let block = BLOCK.contains(&name);
                 if block {
                     self.flush();
                 }
-                let container = CONTAINER.contains(&name.as_str());
+                let container = CONTAINER.contains(&name);
                 if container {
                     self.containers.push(self.next_container);
                     self.next_container += 1;
@@ -961,6 +962,14 @@ pub fn decode_bytes(bytes: &[u8], content_type: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lists searched by bisection ([`Words::contains`]) are sorted.
+    #[test]
+    fn searched_word_lists_are_sorted() {
+        for list in [JUNK, BLOCK, SKIP, CONTAINER, JUNK_ROLES] {
+            assert!(list.is_sorted(), "{list:?}");
+        }
+    }
 
     #[test]
     fn entities_and_raw_text() {

@@ -9,6 +9,7 @@
 //!   local result, with [`super::generation::interpretation_plan`]; the local figures do not
 //!   depend on it.
 
+use crate::words::{words, Words};
 use std::collections::BTreeMap;
 
 use crate::decimal::Fixed;
@@ -242,12 +243,12 @@ pub struct RunAnalysisArgs {
 }
 
 /// Words that start with a capital letter but are not names.
-const NOT_NAMES: &[&str] = &[
-    "I", "The", "A", "An", "And", "But", "Or", "He", "She", "It", "They", "We", "You", "His",
-    "Her", "Their", "Its", "This", "That", "These", "Those", "Then", "There", "When", "What",
-    "Where", "Who", "Why", "How", "If", "In", "On", "At", "To", "Of", "For", "With", "As", "By",
-    "From", "Not", "No", "Yes", "Oh", "My", "Our", "Your", "Chapter", "Mr", "Mrs", "Ms", "Dr",
-    "Sir", "Lady", "Lord", "One", "Two", "All", "So", "Now", "Still", "Even", "Only",
+const NOT_NAMES: Words = words![
+    "A", "All", "An", "And", "As", "At", "But", "By", "Chapter", "Dr", "Even", "For", "From", "He",
+    "Her", "His", "How", "I", "If", "In", "It", "Its", "Lady", "Lord", "Mr", "Mrs", "Ms", "My",
+    "No", "Not", "Now", "Of", "Oh", "On", "One", "Only", "Or", "Our", "She", "Sir", "So", "Still",
+    "That", "The", "Their", "Then", "There", "These", "They", "This", "Those", "To", "Two", "We",
+    "What", "When", "Where", "Who", "Why", "With", "Yes", "You", "Your",
 ];
 
 /// Capitalized words not at the start of a sentence: candidate names, with counts.
@@ -262,7 +263,7 @@ fn name_candidates(text: &str) -> Counts {
             && !opens_quote
             && word.chars().next().is_some_and(char::is_uppercase)
             && word.chars().count() > 1
-            && !NOT_NAMES.contains(&word.as_str())
+            && !NOT_NAMES.contains(word.as_str())
         {
             counts.add(&word, 1);
         }
@@ -271,17 +272,19 @@ fn name_candidates(text: &str) -> Counts {
     counts
 }
 
+/// Place prepositions, before a capitalized phrase that may be a place.
+const PREPOSITIONS: Words = words![
+    "across", "along", "around", "at", "behind", "beneath", "beyond", "from", "in", "inside",
+    "into", "near", "off", "onto", "outside", "over", "past", "through", "to", "toward", "towards",
+    "under", "within",
+];
+
 /// Capitalized phrases right after a place preposition.
 fn place_candidates(text: &str) -> Counts {
-    const PREPOSITIONS: &[&str] = &[
-        "in", "at", "to", "from", "into", "toward", "towards", "near", "inside", "outside",
-        "across", "through", "beyond", "past", "under", "over", "around", "along", "behind",
-        "beneath", "within", "onto", "off",
-    ];
     let words: Vec<&str> = text.split_whitespace().collect();
     let mut counts = Counts::new();
     for i in 0..words.len() {
-        if !PREPOSITIONS.contains(&words[i].to_lowercase().as_str()) {
+        if !PREPOSITIONS.contains(words[i].to_lowercase().as_str()) {
             continue;
         }
         let mut j = i + 1;
@@ -291,7 +294,7 @@ fn place_candidates(text: &str) -> Counts {
         let mut phrase = Vec::new();
         while let Some(w) = words.get(j) {
             let clean = w.trim_matches(|c: char| !c.is_alphanumeric());
-            if clean.chars().next().is_some_and(char::is_uppercase) && !NOT_NAMES.contains(&clean) {
+            if clean.chars().next().is_some_and(char::is_uppercase) && !NOT_NAMES.contains(clean) {
                 phrase.push(clean.to_string());
                 if clean.len() != w.len() {
                     break; // punctuation ends the phrase
@@ -509,4 +512,17 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
         _ => return None,
     };
     Some((section, scope, line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lists searched by bisection ([`Words::contains`]) are sorted.
+    #[test]
+    fn searched_word_lists_are_sorted() {
+        for list in [NOT_NAMES, PREPOSITIONS] {
+            assert!(list.is_sorted(), "{list:?}");
+        }
+    }
 }
