@@ -1277,6 +1277,35 @@ mod tests {
         rest: BTreeMap<String, Value>,
     }
 
+    /// serde's list of expected names with one name, and with none.
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(deny_unknown_fields)]
+    struct One {
+        only: u8,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    #[serde(deny_unknown_fields)]
+    struct Empty {}
+
+    #[derive(Debug, PartialEq, Deserialize, FromValue)]
+    enum Single {
+        Alone,
+    }
+
+    #[test]
+    fn unknown_names_are_listed_as_serde_lists_them() {
+        for v in [json!({"only": 1}), json!({"other": 1}), json!({"only": 1, "x": 2})] {
+            same::<One>(v);
+        }
+        for v in [json!({}), json!({"x": 1}), json!([])] {
+            same::<Empty>(v);
+        }
+        for v in [json!("Alone"), json!("alone"), json!({"Other": null})] {
+            same::<Single>(v);
+        }
+    }
+
     #[test]
     fn defaults_flatten_and_with_read_as_serde_reads_them() {
         for v in [
