@@ -1295,7 +1295,11 @@ mod tests {
 
     #[test]
     fn unknown_names_are_listed_as_serde_lists_them() {
-        for v in [json!({"only": 1}), json!({"other": 1}), json!({"only": 1, "x": 2})] {
+        for v in [
+            json!({"only": 1}),
+            json!({"other": 1}),
+            json!({"only": 1, "x": 2}),
+        ] {
             same::<One>(v);
         }
         for v in [json!({}), json!({"x": 1}), json!([])] {

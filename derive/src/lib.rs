@@ -21,7 +21,7 @@ mod to_value;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use syn::{Data, DeriveInput, Fields, Ident, LitStr};
 
 /// Derive `crate::value::FromValue` from the type's serde attributes.
@@ -207,6 +207,13 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let body = match &input.data {
         Data::Struct(data) => match &data.fields {
             Fields::Named(_) => {
+                // Fields are written in place through aligned pointers: not in a packed struct.
+                if input.attrs.iter().any(|a| {
+                    a.path().is_ident("repr")
+                        && a.meta.to_token_stream().to_string().contains("packed")
+                }) {
+                    return error(ident.span(), "packed structs are not supported");
+                }
                 let shape = format!("struct {ident}");
                 table(ident, &data.fields, &container, &shape)?
             }
