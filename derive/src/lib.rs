@@ -11,8 +11,14 @@
 //!   `skip_deserializing`, `flatten` (one per struct), `with` and `deserialize_with` (serde's
 //!   function, fed a `Value`); serialization-only attributes are ignored.
 //!
-//! Anything else (generic types, other attributes) is a compile error: such a type stays on
-//! serde (`serde_from_value!` in draftsmith).
+//! Anything else (generic types, packed structs, other attributes) is a compile error: such a
+//! type stays on serde (`serde_from_value!` in draftsmith).
+//!
+//! A struct with named fields is read through a static table of its fields (`value::Field`:
+//! the field's offset and the functions, one per field type, that read it, fill it in when
+//! absent and drop it) into the struct in place (`value::read_fields`, the crate's only
+//! unsafe code, which `make test` runs under Miri). An enum's struct variant, whose fields
+//! have no stable offsets, is read into locals and then built.
 //!
 //! `#[derive(ToValue)]` (`to_value.rs`) is the other direction: the `Value` serde's derived
 //! `Serialize` gave, built through shared helpers, from the same attributes.
