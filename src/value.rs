@@ -1374,27 +1374,24 @@ mod tests {
         }
     }
 
+    /// Fields read only to be dropped.
     #[derive(Debug, FromValue)]
+    #[allow(dead_code)]
     struct Fields {
-        #[allow(dead_code)]
         a: Counted,
-        #[allow(dead_code)]
         b: Counted,
-        #[allow(dead_code)]
         n: u32,
         #[serde(skip)]
-        #[allow(dead_code)]
         skipped: Option<Counted>,
     }
 
+    /// The same, starting as the struct's default.
     #[derive(Debug, Default, FromValue)]
     #[serde(default)]
+    #[allow(dead_code)]
     struct DefaultFields {
-        #[allow(dead_code)]
         a: Counted,
-        #[allow(dead_code)]
         b: Counted,
-        #[allow(dead_code)]
         n: u32,
     }
 

@@ -192,6 +192,89 @@ fn accepted(name: &str, aliases: &[String]) -> Vec<String> {
     all
 }
 
+/// A named field's identifier and serde attributes (container-only ones refused).
+fn named_field(field: &syn::Field) -> syn::Result<(&Ident, Attrs)> {
+    let Some(ident) = &field.ident else {
+        return error(Span::call_site(), "unnamed field");
+    };
+    let attrs = attrs(&field.attrs)?;
+    if attrs.tag.is_some() || attrs.untagged || attrs.rename_all.is_some() {
+        return error(ident.span(), "unsupported field attribute");
+    }
+    Ok((ident, attrs))
+}
+
+/// A `crate::value::Struct` being declared: its fields' names and flags, in order.
+#[derive(Default)]
+struct Shape {
+    /// Every accepted name, per field (its name and aliases, sorted).
+    names: Vec<String>,
+    /// The field each of `names` belongs to.
+    owners: Vec<u8>,
+    /// Each field's own name.
+    main: Vec<String>,
+    /// Whether each field has a default.
+    defaults: Vec<bool>,
+    /// Whether each field is required (an expression: an `Option`'s is not).
+    required: Vec<Tokens>,
+}
+
+impl Shape {
+    /// Add named field number `index`: its serde name (its `rename`, or its identifier under
+    /// `rename_all`) and aliases, whether it has a default (its own or the container's), and
+    /// whether it is `required`.
+    fn add(
+        &mut self,
+        ident: &Ident,
+        attrs: &Attrs,
+        container: &Attrs,
+        index: u8,
+        required: Tokens,
+    ) -> syn::Result<()> {
+        let raw = ident.to_string();
+        let name = match &attrs.rename {
+            Some(name) => name.clone(),
+            None => rename_field(
+                container.rename_all.as_deref(),
+                raw.trim_start_matches("r#"),
+            )?,
+        };
+        for n in accepted(&name, &attrs.aliases) {
+            self.names.push(n);
+            self.owners.push(index);
+        }
+        self.main.push(name);
+        self.defaults
+            .push(attrs.default.is_some() || container.default.is_some());
+        self.required.push(required);
+        Ok(())
+    }
+
+    /// The `static SHAPE` declaring it.
+    fn declare(&self, expecting: &str, container: &Attrs, flatten: bool) -> Tokens {
+        let Shape {
+            names,
+            owners,
+            main,
+            defaults,
+            required,
+        } = self;
+        let deny = container.deny_unknown;
+        quote! {
+            static SHAPE: crate::value::Struct = crate::value::Struct {
+                expecting: #expecting,
+                names: &[#(#names),*],
+                owners: &[#(#owners),*],
+                fields: &[#(#main),*],
+                defaults: &[#(#defaults),*],
+                required: &[#(#required),*],
+                deny_unknown: #deny,
+                flatten: #flatten,
+            };
+        }
+    }
+}
+
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     if !input.generics.params.is_empty() {
         return error(input.ident.span(), "generic types are not supported");
@@ -253,22 +336,14 @@ fn table(
     container: &Attrs,
     expecting: &str,
 ) -> syn::Result<Tokens> {
-    let rule = container.rename_all.as_deref();
-    let (mut names, mut owners, mut main, mut defaults) = (vec![], vec![], vec![], vec![]);
-    let mut required_flags = vec![];
+    let mut shape = Shape::default();
     // Named fields first (their index is their place in `names`' owners), then the
     // flattened field, then the skipped ones.
     let (mut read, mut extra, mut skipped) = (vec![], vec![], vec![]);
     let assign = container.default.is_some();
     let mut index = 0u8;
     for field in fields {
-        let Some(field_ident) = &field.ident else {
-            return error(Span::call_site(), "unnamed field");
-        };
-        let attrs = attrs(&field.attrs)?;
-        if attrs.tag.is_some() || attrs.untagged || attrs.rename_all.is_some() {
-            return error(field_ident.span(), "unsupported field attribute");
-        }
+        let (field_ident, attrs) = named_field(field)?;
         let ty = &field.ty;
         if mentions_self(quote!(#ty)) {
             return error(field_ident.span(), "a field's type may not name `Self`");
@@ -308,16 +383,6 @@ fn table(
                 crate::value::Field { offset: #offset, read: #write_read, absent: crate::value::keep, drop: #drop }
             });
             continue;
-        }
-        let raw = field_ident.to_string();
-        let raw = raw.trim_start_matches("r#");
-        let name = match &attrs.rename {
-            Some(name) => name.clone(),
-            None => rename_field(rule, raw)?,
-        };
-        for n in accepted(&name, &attrs.aliases) {
-            names.push(n);
-            owners.push(index);
         }
         let reader = match &attrs.with {
             Some(function) => {
@@ -369,18 +434,15 @@ fn table(
                 quote! { !<#ty as crate::value::FromValue>::OPTIONAL },
             ),
         };
-        required_flags.push(required);
-        defaults.push(attrs.default.is_some() || container.default.is_some());
+        shape.add(field_ident, &attrs, container, index, required)?;
         read.push(quote! {
             crate::value::Field { offset: #offset, read: #reader, absent: #absent, drop: #drop }
         });
-        main.push(name);
         index = index
             .checked_add(1)
             .ok_or_else(|| syn::Error::new(field_ident.span(), "FromValue: too many fields"))?;
     }
-    let flatten = !extra.is_empty();
-    let deny = container.deny_unknown;
+    let shape = shape.declare(expecting, container, !extra.is_empty());
     let init = match &container.default {
         None => quote! { ::core::option::Option::None },
         Some(function) => {
@@ -399,16 +461,7 @@ fn table(
     };
     let count = read.len() + extra.len() + skipped.len();
     Ok(quote! {
-        static SHAPE: crate::value::Struct = crate::value::Struct {
-            expecting: #expecting,
-            names: &[#(#names),*],
-            owners: &[#(#owners),*],
-            fields: &[#(#main),*],
-            defaults: &[#(#defaults),*],
-            required: &[#(#required_flags),*],
-            deny_unknown: #deny,
-            flatten: #flatten,
-        };
+        #shape
         static FIELDS: [crate::value::Field; #count] = [#(#read,)* #(#extra,)* #(#skipped,)*];
         static LAYOUT: crate::value::Layout = crate::value::Layout {
             fields: &FIELDS,
@@ -441,20 +494,12 @@ fn named(
     expecting: &str,
     path: Tokens,
 ) -> syn::Result<(Tokens, Tokens)> {
-    let rule = container.rename_all.as_deref();
-    let (mut names, mut owners, mut main, mut defaults) = (vec![], vec![], vec![], vec![]);
+    let mut shape = Shape::default();
     let (mut locals, mut arms, mut inits) = (vec![], vec![], vec![]);
-    let mut required_flags = vec![];
     let mut index = 0u8;
     let mut flatten = false;
     for field in fields {
-        let Some(ident) = &field.ident else {
-            return error(Span::call_site(), "unnamed field");
-        };
-        let attrs = attrs(&field.attrs)?;
-        if attrs.tag.is_some() || attrs.untagged || attrs.rename_all.is_some() {
-            return error(ident.span(), "unsupported field attribute");
-        }
+        let (ident, attrs) = named_field(field)?;
         let ty = &field.ty;
         if attrs.skip {
             inits.push(quote! { #ident: ::core::default::Default::default() });
@@ -469,16 +514,6 @@ fn named(
                 #ident: <#ty as crate::value::FromValue>::from_value(serde_json::Value::Object(__rest))?
             });
             continue;
-        }
-        let raw = ident.to_string();
-        let raw = raw.trim_start_matches("r#");
-        let name = match &attrs.rename {
-            Some(name) => name.clone(),
-            None => rename_field(rule, raw)?,
-        };
-        for n in accepted(&name, &attrs.aliases) {
-            names.push(n);
-            owners.push(index);
         }
         let local = format_ident!("__f{}", index);
         let i = usize::from(index);
@@ -516,36 +551,25 @@ fn named(
                 quote! { !<#ty as crate::value::FromValue>::OPTIONAL },
             ),
         };
-        required_flags.push(required);
-        defaults.push(attrs.default.is_some() || container.default.is_some());
+        shape.add(ident, &attrs, container, index, required)?;
         inits.push(quote! {
             #ident: match #local {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => #missing,
             }
         });
-        main.push(name);
         index = index
             .checked_add(1)
             .ok_or_else(|| syn::Error::new(ident.span(), "FromValue: too many fields"))?;
     }
-    let deny = container.deny_unknown;
+    let shape = shape.declare(expecting, container, flatten);
     let default = match &container.default {
         Some(None) => quote! { let __default: Self = ::core::default::Default::default(); },
         Some(Some(function)) => quote! { let __default: Self = #function(); },
         None => quote! {},
     };
     let read = quote! {
-        static SHAPE: crate::value::Struct = crate::value::Struct {
-            expecting: #expecting,
-            names: &[#(#names),*],
-            owners: &[#(#owners),*],
-            fields: &[#(#main),*],
-            defaults: &[#(#defaults),*],
-            required: &[#(#required_flags),*],
-            deny_unknown: #deny,
-            flatten: #flatten,
-        };
+        #shape
         #(#locals)*
         #[allow(unused_variables)]
         let __rest = crate::value::read_struct(value, &SHAPE, &mut |i, v| {
