@@ -219,7 +219,8 @@ pub fn read_struct(
                 None => Ok(rest),
             }
         }
-        Value::Array(items) => {
+        // serde reads a struct with a flattened field as a map only.
+        Value::Array(items) if !shape.flatten => {
             let len = items.len();
             let mut items = items.into_iter();
             for (field, has_default) in shape.defaults.iter().enumerate() {
@@ -1334,6 +1335,8 @@ mod tests {
             json!({"id": "a", "x": 1}),
             json!({"id": "a", "loud": 5}),
             json!({"id": 1, "loud": "q"}),
+            // serde reads a struct with a flattened field from a map only.
+            json!(["a", "quiet"]),
             json!("text"),
         ] {
             same::<Flat>(v);
@@ -1397,6 +1400,73 @@ mod tests {
 
     /// A struct is built in place, field by field: when reading fails part way, the fields
     /// already read (or the whole default) are dropped, once each.
+    /// Random objects (and a few other values) of the structs' names, aliases and others,
+    /// with values of every JSON kind: each struct read as serde reads it, value or message.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                (-3i64..300).prop_map(Value::from),
+                Just(json!(u64::MAX)),
+                prop_oneof![Just(1.5), Just(-0.0), Just(2.0), Just(1e21)].prop_map(Value::from),
+                "[a-z]{0,3}".prop_map(Value::from),
+                prop_oneof![
+                    Just("dialogue"),
+                    Just("dlg"),
+                    Just("plain_text"),
+                    Just("quiet")
+                ]
+                .prop_map(Value::from),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            leaf().prop_recursive(2, 12, 3, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                    proptest::collection::btree_map("[a-z]{1,2}", inner, 0..3)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// An object of some of `names` (each with a random value), or now and then another
+        /// value (an array of values, a string, null).
+        fn input(names: &'static [&'static str]) -> impl Strategy<Value = Value> {
+            let object = proptest::collection::vec((0..names.len(), value()), 0..6).prop_map(
+                move |entries| {
+                    let map = entries.into_iter().map(|(i, v)| (names[i].to_string(), v));
+                    Value::Object(map.collect())
+                },
+            );
+            prop_oneof![
+                8 => object,
+                1 => proptest::collection::vec(value(), 0..6).prop_map(Value::Array),
+                1 => leaf(),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn structs_read_as_serde_reads_them(
+                strict in input(&["sceneId", "maxCount", "max_count", "tags", "type", "cache", "other"]),
+                loose in input(&["name", "count", "seven", "flag", "ratio", "extra", "other"]),
+                defaults in input(&["name", "seven", "tags", "maxCount", "cache", "other"]),
+                flat in input(&["id", "loud", "x", "y"]),
+            ) {
+                same::<Strict>(strict);
+                same::<Loose>(loose);
+                same::<Defaults>(defaults);
+                same::<Flat>(flat);
+            }
+        }
+    }
+
     #[test]
     fn fields_read_before_an_error_are_dropped_once() {
         let live = || LIVE.with(|l| l.get());
