@@ -487,7 +487,7 @@ const JUNK: Words = words![
 
 /// Class or id words that mark content (they outweigh a junk word).
 const CONTENT: Words =
-    words!["article", "content", "main", "post", "entry", "body", "story", "text", "blog",];
+    words!["article", "content", "main", "post", "entry", "body", "story", "text", "blog"];
 
 /// ARIA roles of boilerplate.
 const JUNK_ROLES: Words = words![
