@@ -15,12 +15,10 @@ target=wasm32-unknown-unknown
 # build keeps them). Both need a nightly toolchain with rust-src and the wasm32 std, which are
 # installed here when missing; without them (offline) the build falls back to stable, larger.
 # DRAFTSMITH_STABLE=1 forces the stable build.
+. scripts/nightly.sh
 nightly_ready() {
   [ -z "${DRAFTSMITH_STABLE:-}" ] || return 1
-  rustup run nightly rustc --version >/dev/null 2>&1 ||
-    rustup toolchain install nightly --profile minimal >/dev/null 2>&1 || return 1
-  rustup component add rust-src --toolchain nightly >/dev/null 2>&1 &&
-    rustup target add "$target" --toolchain nightly >/dev/null 2>&1
+  nightly_with rust-src && rustup target add "$target" --toolchain nightly >/dev/null 2>&1
 }
 
 if [ "$profile" = release ]; then

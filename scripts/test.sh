@@ -75,10 +75,8 @@ count_cargo native "$logs/native.log"
 # place, field by field) under Miri, which checks each read, write and drop. Miri needs a
 # nightly with its component; where neither can be installed (offline), the step says so.
 echo "==> unsafe code under Miri (value::tests)"
-if { rustup run nightly rustc --version >/dev/null 2>&1 ||
-     rustup toolchain install nightly --profile minimal >/dev/null 2>&1; } &&
-   { cargo +nightly miri --version >/dev/null 2>&1 ||
-     rustup component add miri --toolchain nightly >/dev/null 2>&1; }; then
+. scripts/nightly.sh
+if nightly_with miri; then
   cargo +nightly miri test --lib -- value::tests --skip value::tests::props 2>&1 | tee "$logs/miri.log"
   status=${PIPESTATUS[0]}
   count_cargo native "$logs/miri.log"

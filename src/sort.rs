@@ -236,9 +236,7 @@ impl From<Vec<String>> for StrSet {
 
 impl FromIterator<String> for StrSet {
     fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
-        let mut set = Self::new();
-        set.extend(iter);
-        set
+        Self::from(iter.into_iter().collect::<Vec<_>>())
     }
 }
 

@@ -186,8 +186,8 @@ pub struct Struct {
 /// Walk a struct's fields in `value` as serde does: each field's value goes to `set` with the
 /// field's index, in the object's order (by reference: `set` takes it); a name given twice
 /// (also through an alias), an unknown name under `deny_unknown_fields`, anything but an
-/// object (or an array, one element per field) and, after the walk, the first absent
-/// `required` field are errors. The other absent fields are left to the caller. Returns the
+/// object (or, for a struct without a flattened field, an array, one element per field) and,
+/// after the walk, the first absent `required` field are errors. The other absent fields are left to the caller. Returns the
 /// entries that are no field's when the struct has a flattened field (else none).
 pub fn read_struct(
     value: Value,

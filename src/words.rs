@@ -27,16 +27,6 @@ impl Words {
         self.0.split_terminator(' ')
     }
 
-    /// How many words there are.
-    pub fn len(self) -> usize {
-        self.0.bytes().filter(|b| *b == b' ').count()
-    }
-
-    /// True when there are none.
-    pub fn is_empty(self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Where `word` is in the list (by a walk, for lists in an order of their own).
     pub fn position(self, word: &str) -> Option<usize> {
         self.iter().position(|w| w == word)
@@ -67,7 +57,9 @@ impl Words {
         false
     }
 
-    /// Whether the words are sorted, without repeats (what [`Words::contains`] needs).
+    /// Whether the words are sorted, without repeats (what [`Words::contains`] needs; each
+    /// module's tests check its searched lists).
+    #[cfg(test)]
     pub fn is_sorted(self) -> bool {
         let words: Vec<&str> = self.iter().collect();
         words.windows(2).all(|w| w[0] < w[1])
@@ -85,11 +77,13 @@ mod tests {
         assert_eq!(list, Words("a bc d "));
         assert_eq!(list.iter().collect::<Vec<_>>(), ["a", "bc", "d"]);
         assert_eq!(
-            (list.len(), list.position("d"), list.position("x")),
+            (list.iter().count(), list.position("d"), list.position("x")),
             (3, Some(2), None)
         );
         assert!(list.is_sorted() && !words!["b", "a"].is_sorted() && !words!["a", "a"].is_sorted());
-        assert!(words![].is_empty() && !words![].contains("") && !words![].contains("a"));
+        let empty = words![];
+        assert!(empty == Words("") && empty.iter().count() == 0);
+        assert!(!empty.contains("") && !empty.contains("a"));
     }
 
     proptest! {
