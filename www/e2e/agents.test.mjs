@@ -4,7 +4,7 @@
 // approval card of a sub-agent naming that agent.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openReady, ARTIFACTS } from './harness.mjs';
+import { launch, openReady, ARTIFACTS, waitUntil } from './harness.mjs';
 
 let env;
 before(async () => {
@@ -147,8 +147,8 @@ test('TextCraft: "plan chapter 3 and draft it" writes plans/ch3.md, the narrator
   // The whole tree was one undo group: one plain undo takes back the architect's plan, the
   // narrator's draft and the editor's fix together.
   await page.getByTestId('undo').click();
-  await page.waitForFunction(async () => (await window.draftsmith.getChapter('3')).text === '(to be written)', null, { timeout: 10_000 });
-  await page.waitForFunction(async () => (await window.draftsmith.execute('read_file', { path: 'plans/ch3.md' })).status === 'error', null, { timeout: 10_000 });
+  await waitUntil(page, async () => (await window.draftsmith.getChapter('3')).text === '(to be written)', null, { timeout: 10_000 });
+  await waitUntil(page, async () => (await window.draftsmith.execute('read_file', { path: 'plans/ch3.md' })).status === 'error', null, { timeout: 10_000 });
   const history = await page.evaluate(() => window.draftsmith.history());
   assert.deepEqual([...new Set(history.redo.map((e) => e.origin))].sort(), ['agent:architect', 'agent:editor', 'agent:narrator']);
   assert.equal(new Set(history.redo.map((e) => e.group)).size, 1);

@@ -61,3 +61,21 @@ export async function openReady(env, page) {
     throw new Error(`core never became ready; console:\n${page.consoleLog.join('\n')}\n${err.message}`);
   }
 }
+
+/**
+ * Wait until `predicate(arg)`, evaluated in the page, resolves truthy; polls every `polling`
+ * ms and throws after `timeout` ms. For async predicates: Playwright's `waitForFunction` takes
+ * the promise an async predicate returns as a truthy result and so does not wait at all.
+ */
+export async function waitUntil(page, predicate, arg, { timeout = 10_000, polling = 200 } = {}) {
+  if (predicate.constructor.name !== 'AsyncFunction') {
+    throw new Error('waitUntil is for async predicates; use page.waitForFunction for others');
+  }
+  const end = Date.now() + timeout;
+  for (;;) {
+    const value = await page.evaluate(predicate, arg);
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`waited ${timeout} ms for ${predicate}`);
+    await new Promise((resolve) => setTimeout(resolve, polling));
+  }
+}

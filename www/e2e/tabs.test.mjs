@@ -2,7 +2,7 @@
 // the writing tab closing mid-run, a full quota, and a core panic while typing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openReady } from './harness.mjs';
+import { launch, openReady, waitUntil } from './harness.mjs';
 
 let env;
 before(async () => {
@@ -18,11 +18,9 @@ const coreText = (page) => page.evaluate(async () => (await window.draftsmith.ge
 /** Wait until the page has sent everything typed and the core agrees with the editor. */
 async function settled(page) {
   await page.waitForFunction(() => window.draftsmithApp.sync?.synced, null, { timeout: 20_000 });
-  await page.waitForFunction(
-    async () => window.draftsmithApp.view.state.doc.toString() === (await window.draftsmith.getChapter()).text,
-    null,
-    { timeout: 20_000, polling: 200 },
-  );
+  await waitUntil(page, async () => window.draftsmithApp.view.state.doc.toString() === (await window.draftsmith.getChapter()).text, null, {
+    timeout: 20_000,
+  });
   return editorText(page);
 }
 
@@ -245,13 +243,13 @@ test('the tab that takes over keeps the key held in memory only, and a closed ta
     `${base}/mock/${name}/v1`,
   );
   assert.equal((await a.evaluate(() => window.draftsmith.workerStatus())).role, 'writer');
-  await a.waitForFunction(async () => (await window.draftsmith.workerStatus()).clients === 2, null, { timeout: 10_000, polling: 200 });
+  await waitUntil(a, async () => (await window.draftsmith.workerStatus()).clients === 2, null, { timeout: 10_000 });
   // C closes: A drops its client.
   await c.close({ runBeforeUnload: false });
-  await a.waitForFunction(async () => (await window.draftsmith.workerStatus()).clients === 1, null, { timeout: 10_000, polling: 200 });
+  await waitUntil(a, async () => (await window.draftsmith.workerStatus()).clients === 1, null, { timeout: 10_000 });
   // A closes: B writes now, and still has the key.
   await a.close({ runBeforeUnload: false });
-  await b.waitForFunction(async () => (await window.draftsmith.workerStatus()).role === 'writer', null, { timeout: 20_000, polling: 200 });
+  await waitUntil(b, async () => (await window.draftsmith.workerStatus()).role === 'writer', null, { timeout: 20_000 });
   const settings = await b.evaluate(() => window.draftsmith.settings.get());
   assert.equal(settings.hasKey, true);
   assert.equal(settings.rememberKey, false);
