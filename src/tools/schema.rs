@@ -47,13 +47,67 @@ impl std::str::FromStr for CatalogFormat {
 /// `UPDATE_SCHEMAS=1 cargo test --test schemas` rewrites it.
 pub const EMBEDDED_SCHEMAS: &str = include_str!("schemas.json");
 
+/// [`EMBEDDED_SCHEMAS`] without the whitespace between its tokens, made at compile time: the
+/// file stays indented for review, and the wasm holds 29 KB instead of 41 KB (−0.3 KB gzip).
+static MINIFIED_SCHEMAS: [u8; minified_len(EMBEDDED_SCHEMAS.as_bytes())] =
+    minified(EMBEDDED_SCHEMAS.as_bytes());
+
+/// One byte of a walk over JSON text: whether it is kept (whitespace between tokens is not),
+/// and whether the walk is then in a string, and just after a backslash in it.
+const fn json_step(b: u8, in_string: bool, escaped: bool) -> (bool, bool, bool) {
+    if in_string {
+        match (escaped, b) {
+            (true, _) => (true, true, false),
+            (false, b'\\') => (true, true, true),
+            (false, b'"') => (true, false, false),
+            _ => (true, true, false),
+        }
+    } else {
+        match b {
+            b' ' | b'\n' | b'\r' | b'\t' => (false, false, false),
+            b'"' => (true, true, false),
+            _ => (true, false, false),
+        }
+    }
+}
+
+/// The length of JSON text without the whitespace between its tokens.
+const fn minified_len(text: &[u8]) -> usize {
+    let (mut i, mut n, mut in_string, mut escaped) = (0, 0, false, false);
+    while i < text.len() {
+        let (keep, s, e) = json_step(text[i], in_string, escaped);
+        (in_string, escaped) = (s, e);
+        if keep {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// JSON text without the whitespace between its tokens (`N` from [`minified_len`]).
+const fn minified<const N: usize>(text: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (mut i, mut n, mut in_string, mut escaped) = (0, 0, false, false);
+    while i < text.len() {
+        let (keep, s, e) = json_step(text[i], in_string, escaped);
+        (in_string, escaped) = (s, e);
+        if keep {
+            out[n] = text[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
 /// The embedded parameters schema of a built-in tool; an empty object schema for a name the
 /// file does not know (the `schemas` test keeps that from happening to built-in tools).
 pub fn embedded_parameters(name: &str) -> Value {
     thread_local! {
         // Read as a `Value`, the one type the wasm parses JSON text into.
-        static SCHEMAS: Map<String, Value> = match serde_json::from_str(EMBEDDED_SCHEMAS) {
-            Ok(Value::Object(all)) => all,
+        static SCHEMAS: Map<String, Value> = match std::str::from_utf8(&MINIFIED_SCHEMAS).map(serde_json::from_str) {
+            Ok(Ok(Value::Object(all))) => all,
             _ => Map::new(),
         };
     }
@@ -204,5 +258,41 @@ pub fn catalog(format: CatalogFormat, tools: &[&ToolDefinition]) -> Value {
                 .collect();
             json!({ "functionDeclarations": declarations })
         }
+    }
+}
+
+#[cfg(test)]
+mod minify_tests {
+    use super::*;
+
+    fn minify(text: &str) -> String {
+        const MAX: usize = 64;
+        let n = minified_len(text.as_bytes());
+        let full: [u8; MAX] = minified(text.as_bytes());
+        String::from_utf8(full[..n].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn whitespace_between_tokens_goes_and_strings_keep_theirs() {
+        let text =
+            "{\n  \"a b\": [ 1,\t2 ],\r\n  \"q\\\" \\\\\": \" x \\\" y \\\\\" , \"é \": null }\n";
+        assert_eq!(
+            minify(text),
+            r#"{"a b":[1,2],"q\" \\":" x \" y \\","é ":null}"#
+        );
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&minify(text)).unwrap(),
+            parsed
+        );
+    }
+
+    #[test]
+    fn the_embedded_file_minified_is_its_compact_form() {
+        let parsed: Value = serde_json::from_str(EMBEDDED_SCHEMAS).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&MINIFIED_SCHEMAS).unwrap(),
+            serde_json::to_string(&parsed).unwrap()
+        );
     }
 }
