@@ -48,7 +48,7 @@ impl std::str::FromStr for CatalogFormat {
 pub const EMBEDDED_SCHEMAS: &str = include_str!("schemas.json");
 
 /// [`EMBEDDED_SCHEMAS`] without the whitespace between its tokens, made at compile time: the
-/// file stays indented for review, and the wasm holds 29 KB instead of 41 KB (−0.3 KB gzip).
+/// file stays indented for review, and the wasm holds 29 KB instead of 41 KB (−0.16 KB gzip).
 static MINIFIED_SCHEMAS: [u8; minified_len(EMBEDDED_SCHEMAS.as_bytes())] =
     minified(EMBEDDED_SCHEMAS.as_bytes());
 
