@@ -71,13 +71,17 @@ const fn json_step(b: u8, in_string: bool, escaped: bool) -> (bool, bool, bool) 
     }
 }
 
-/// The length of JSON text without the whitespace between its tokens.
-const fn minified_len(text: &[u8]) -> usize {
+/// JSON text without the whitespace between its tokens, written into `out` as far as it
+/// holds; returns the whole length (so an empty `out` only counts).
+const fn minify_into(text: &[u8], out: &mut [u8]) -> usize {
     let (mut i, mut n, mut in_string, mut escaped) = (0, 0, false, false);
     while i < text.len() {
         let (keep, s, e) = json_step(text[i], in_string, escaped);
         (in_string, escaped) = (s, e);
         if keep {
+            if n < out.len() {
+                out[n] = text[i];
+            }
             n += 1;
         }
         i += 1;
@@ -85,19 +89,15 @@ const fn minified_len(text: &[u8]) -> usize {
     n
 }
 
+/// The length of JSON text without the whitespace between its tokens.
+const fn minified_len(text: &[u8]) -> usize {
+    minify_into(text, &mut [])
+}
+
 /// JSON text without the whitespace between its tokens (`N` from [`minified_len`]).
 const fn minified<const N: usize>(text: &[u8]) -> [u8; N] {
     let mut out = [0u8; N];
-    let (mut i, mut n, mut in_string, mut escaped) = (0, 0, false, false);
-    while i < text.len() {
-        let (keep, s, e) = json_step(text[i], in_string, escaped);
-        (in_string, escaped) = (s, e);
-        if keep {
-            out[n] = text[i];
-            n += 1;
-        }
-        i += 1;
-    }
+    minify_into(text, &mut out);
     out
 }
 
