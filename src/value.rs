@@ -187,8 +187,9 @@ pub struct Struct {
 /// field's index, in the object's order (by reference: `set` takes it); a name given twice
 /// (also through an alias), an unknown name under `deny_unknown_fields`, anything but an
 /// object (or, for a struct without a flattened field, an array, one element per field) and,
-/// after the walk, the first absent `required` field are errors. The other absent fields are left to the caller. Returns the
-/// entries that are no field's when the struct has a flattened field (else none).
+/// after the walk, the first absent `required` field are errors. The other absent fields are
+/// left to the caller. Returns the entries that are no field's when the struct has a
+/// flattened field (else none).
 pub fn read_struct(
     value: Value,
     shape: &Struct,
@@ -1398,8 +1399,6 @@ mod tests {
         n: u32,
     }
 
-    /// A struct is built in place, field by field: when reading fails part way, the fields
-    /// already read (or the whole default) are dropped, once each.
     /// Random objects (and a few other values) of the structs' names, aliases and others,
     /// with values of every JSON kind: each struct read as serde reads it, value or message.
     #[cfg(not(target_arch = "wasm32"))]
@@ -1467,6 +1466,8 @@ mod tests {
         }
     }
 
+    /// A struct is built in place, field by field: when reading fails part way, the fields
+    /// already read (or the whole default) are dropped, once each.
     #[test]
     fn fields_read_before_an_error_are_dropped_once() {
         let live = || LIVE.with(|l| l.get());

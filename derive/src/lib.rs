@@ -384,13 +384,18 @@ fn table(
             });
             continue;
         }
+        // The statement that puts `value` into the field at `p`: assigned over the default,
+        // or written into the uninitialised field.
+        let store = |value: Tokens| {
+            if assign {
+                quote! { *p.cast::<#ty>() = #value; }
+            } else {
+                quote! { p.cast::<#ty>().write(#value); }
+            }
+        };
         let reader = match &attrs.with {
             Some(function) => {
-                let store = if assign {
-                    quote! { *p.cast::<#ty>() = value; }
-                } else {
-                    quote! { p.cast::<#ty>().write(value); }
-                };
+                let store = store(quote! { value });
                 quote! {{
                     unsafe fn read(v: &mut serde_json::Value, p: *mut u8) -> ::core::result::Result<(), crate::value::Error> {
                         let value: #ty = #function(::core::mem::take(v))?;
@@ -408,11 +413,7 @@ fn table(
         // an error `read_fields` reports before.
         let (absent, required) = match (&attrs.default, &container.default) {
             (Some(Some(function)), _) => {
-                let store = if assign {
-                    quote! { *p.cast::<#ty>() = #function(); }
-                } else {
-                    quote! { p.cast::<#ty>().write(#function()); }
-                };
+                let store = store(quote! { #function() });
                 (
                     quote! {{
                         unsafe fn absent(p: *mut u8) {
