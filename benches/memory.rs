@@ -182,6 +182,53 @@ mod native {
             .collect()
     }
 
+    /// A memory tool called through the core (`execute`, saved to the in-memory store) with
+    /// the fixture's notes in memory: what an agent's `write_memory_note` costs beside the
+    /// note itself.
+    fn core_tool_calls(memory: &Memory) {
+        use draftsmith::core::Env;
+        use draftsmith::store::MemoryStore;
+        use draftsmith::{Core, ManualClock, RecordingSink};
+        use futures::executor::block_on;
+        use serde_json::{json, Value};
+        use std::rc::Rc;
+
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_700_000_000_000)),
+            ids: Rc::new(SequentialIds::new("c")),
+            events: Rc::new(RecordingSink::default()),
+            store: Rc::new(MemoryStore::default()),
+        });
+        let send = |kind: &str, params: Value| -> Value {
+            let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+            let response: Value = serde_json::from_str(&block_on(core.handle_text(&text)))
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(response["ok"], true, "{kind}: {response}");
+            response["result"].clone()
+        };
+        send("create_project", json!({"name": "Bench"}));
+        let notes: Vec<Value> = memory
+            .notes
+            .iter()
+            .filter(|n| !n.is_bedside())
+            .map(|n| json!({"text": n.text, "noteType": "fact", "tags": n.tags}))
+            .collect();
+        for batch in notes.chunks(500) {
+            send("write_memory_notes", json!({ "notes": batch }));
+        }
+        report(
+            "write_memory_note through the core",
+            time(|i| {
+                let args = json!({"text": format!("Mara keeps the key {i}."), "type": "fact"});
+                let result = send(
+                    "execute",
+                    json!({"tool": "write_memory_note", "args": args, "origin": "agent:bench"}),
+                );
+                assert_eq!(result["status"], "success", "{result}");
+            }),
+        );
+    }
+
     pub fn run() {
         let start = Instant::now();
         let mut memory = fixture();
@@ -258,6 +305,7 @@ mod native {
                 black_box(memory.search("p", &q));
             }),
         );
+        core_tool_calls(&memory);
         let request = "Rewrite the scene where Mara climbs the lighthouse stairs in the storm \
                        and finds her brother's letter; keep the harbour at night, the lamp and \
                        the promise she made to Jonas in chapter three.";

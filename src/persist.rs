@@ -194,7 +194,8 @@ pub fn digest(text: &str) -> String {
 /// The project key of global notes (visible from every project).
 pub const GLOBAL_PROJECT: &str = "*";
 
-/// The memory items as they were before a memory tool ran, to save only what it changed.
+/// The memory items as they were before a memory tool ran: debug builds (the tests) check
+/// that the changes [`Memory`] recorded cover every difference, so none goes unsaved.
 #[derive(Debug, Clone, Default)]
 pub struct MemorySnapshot {
     notes: Vec<MemoryNote>,
@@ -212,9 +213,16 @@ impl MemorySnapshot {
         }
     }
 
-    /// Whether `memory` differs from this snapshot.
-    pub fn differs(&self, memory: &Memory) -> bool {
-        self.notes != memory.notes || self.goals != memory.goals || self.watched != memory.watched
+    /// Panics unless `changes` (recorded by `memory` since this copy) names every item that
+    /// differs between this copy and `memory`.
+    pub fn check(&self, memory: &Memory, changes: &[crate::memory::Changed]) {
+        let recorded: Vec<pending::Key> = changes.iter().cloned().map(pending::Key::from).collect();
+        for key in pending::memory_keys(self, memory) {
+            assert!(
+                recorded.contains(&key),
+                "memory item {key:?} changed but was not recorded (recorded: {recorded:?})"
+            );
+        }
     }
 }
 

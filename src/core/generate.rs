@@ -184,6 +184,7 @@ impl Core {
             }
             Ok(Finished::Command(command)) => {
                 self.mutate_held(project, hold, |s| {
+                    s.memory.track_changes();
                     let outcome = s.execute_command_with(
                         call_id.clone(),
                         &name,
@@ -196,7 +197,8 @@ impl Core {
                             ..Default::default()
                         },
                     );
-                    self.after_call(s, &name, call_id, digest, origin, outcome, None)
+                    let memory = s.memory.take_changes();
+                    self.after_call(s, &name, call_id, digest, origin, outcome, memory)
                 })
                 .await
             }

@@ -36,7 +36,7 @@ use crate::value::{FromValue, ToValue};
 use serde_json::{Map, Value};
 
 use crate::commands::history::Applied;
-use crate::commands::{Category, Entry, Moved, Origin, OriginFilter};
+use crate::commands::{Entry, Moved, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
@@ -143,8 +143,8 @@ struct Touched {
     /// The chapter changes applied (for the change feed and their records).
     changes: Vec<persist::ChangeRecord>,
     audit: Option<AuditRecord>,
-    /// The memory before a memory tool ran (its changes are saved).
-    memory_before: Option<persist::MemorySnapshot>,
+    /// Memory items changed (saved, or deleted when gone).
+    memory: Vec<crate::memory::Changed>,
     /// Notes written in bulk (saved as they are).
     notes_written: Vec<String>,
     /// Story-bible entities changed (saved, or deleted when gone).
@@ -213,10 +213,8 @@ fn mark_touched(open: &mut Open, touched: Touched) {
         pending.mark(Key::Chapter(chapter));
     }
     pending.take_history(&mut open.session);
-    if let Some(before) = &touched.memory_before {
-        for key in persist::pending::memory_keys(before, &open.session.memory) {
-            pending.mark(key);
-        }
+    for item in touched.memory {
+        pending.mark(Key::from(item));
     }
     for note in touched.notes_written {
         pending.mark(Key::Note(note));
@@ -1324,10 +1322,11 @@ impl Core {
             .borrow()
             .policies_for(agent, &ctx.interrupt_on);
         let args_digest = persist::digest(&call.args.to_string());
+        #[cfg(debug_assertions)]
         let memory_tool = self
             .registry
             .definition(&call.name)
-            .is_some_and(|d| d.category == Category::Memory && !d.read_only);
+            .is_some_and(|d| d.category == crate::commands::Category::Memory && !d.read_only);
         let (tool, call_id) = (call.name.clone(), call.id.clone());
         let mut guards = ctx
             .run
@@ -1337,6 +1336,11 @@ impl Core {
         let hold = ctx.hold.clone();
         let done = self
             .mutate_held(project, hold.as_deref(), |s| {
+                // Whatever memory the tool changes is saved.
+                s.memory.track_changes();
+                // Debug builds (the tests) check that against a copy of the memory tools'
+                // memory before.
+                #[cfg(debug_assertions)]
                 let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
                 let outcome = s.execute_with(
                     &self.registry,
@@ -1355,6 +1359,11 @@ impl Core {
                         no_overwrite: ctx.no_overwrite,
                     },
                 );
+                let memory_changed = s.memory.take_changes();
+                #[cfg(debug_assertions)]
+                if let Some(before) = memory_before {
+                    before.check(&s.memory, &memory_changed);
+                }
                 let mut meta_puts = Vec::new();
                 let needs_approval = approvals::is_approval_required(&outcome.result)
                     && matches!(origin, Origin::Agent(_));
@@ -1399,7 +1408,7 @@ impl Core {
                     args_digest,
                     origin.clone(),
                     outcome,
-                    memory_before,
+                    memory_changed,
                 )?;
                 touched.meta_puts.extend(meta_puts);
                 Ok((value, touched))
@@ -1452,7 +1461,7 @@ impl Core {
         args_digest: String,
         origin: Origin,
         outcome: crate::session::Outcome,
-        memory_before: Option<persist::MemorySnapshot>,
+        memory: Vec<crate::memory::Changed>,
     ) -> Result<((ToolResult, Vec<Applied>), Touched), Error> {
         if !outcome.edits.is_empty() {
             self.emit_edits(&outcome.edits, &origin);
@@ -1472,7 +1481,7 @@ impl Core {
             &origin,
             &outcome.result,
         );
-        if memory_before.as_ref().is_some_and(|m| m.differs(&s.memory)) {
+        if !memory.is_empty() {
             self.emit(
                 "memory_changed",
                 json!({ "project": s.project.id, "tool": tool }),
@@ -1486,7 +1495,7 @@ impl Core {
             ui: outcome.ui_changed || !outcome.edits.is_empty(),
             changes: persist::ChangeRecord::of(&outcome.edits, &origin, None),
             audit,
-            memory_before,
+            memory,
             bible: outcome.bible.clone(),
             files: outcome.files.clone(),
             ..Touched::default()

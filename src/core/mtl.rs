@@ -154,6 +154,7 @@ impl Core {
             // A read: the normal edit path, with the endpoint to see.
             return self
                 .mutate_held(project, hold, |s| {
+                    s.memory.track_changes();
                     let outcome = s.execute_with(
                         &self.registry,
                         call,
@@ -165,7 +166,8 @@ impl Core {
                             ..CallExtras::default()
                         },
                     );
-                    self.after_call(s, &name, call_id, digest, origin, outcome, None)
+                    let memory = s.memory.take_changes();
+                    self.after_call(s, &name, call_id, digest, origin, outcome, memory)
                 })
                 .await;
         }

@@ -53,7 +53,9 @@ use crate::memory::suggest::{
     parse_proposals, same_title, thinker_prompt, EntityRef, Suggestion, SuggestionKind,
     SuggestionSource, SuggestionState, ThinkerInput, THINKER_SYSTEM,
 };
-use crate::memory::{GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority};
+use crate::memory::{
+    Changed, GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority,
+};
 use crate::persist::GLOBAL_PROJECT;
 use crate::project::changeset::{ChangeSet, Op};
 use crate::session::Session;
@@ -841,8 +843,7 @@ impl Core {
         let result = self
             .mutate(|s| {
                 let ids = self.env.ids.as_ref();
-                let memory_before = crate::persist::MemorySnapshot::of(&s.memory);
-                let (made, value) = match suggestion.kind {
+                let (changed, made, value) = match suggestion.kind {
                     SuggestionKind::Goal => {
                         let goal = s.memory.create_goal(
                             &project,
@@ -856,7 +857,11 @@ impl Core {
                             now,
                             ids,
                         )?;
-                        (json!({ "goal": goal.id }), json!({ "goal": goal }))
+                        (
+                            Changed::Goal(goal.id.clone()),
+                            json!({ "goal": goal.id }),
+                            json!({ "goal": goal }),
+                        )
                     }
                     SuggestionKind::Note => {
                         let mut tags = vec!["suggestion".to_string()];
@@ -878,7 +883,11 @@ impl Core {
                             now,
                             ids,
                         )?;
-                        (json!({ "note": note.id }), json!({ "note": note }))
+                        (
+                            Changed::Note(note.id.clone()),
+                            json!({ "note": note.id }),
+                            json!({ "note": note }),
+                        )
                     }
                 };
                 let decided = self.decide(
@@ -901,7 +910,7 @@ impl Core {
                 Ok((
                     result,
                     Touched {
-                        memory_before: Some(memory_before),
+                        memory: vec![changed],
                         meta_puts: vec![suggestion_record(&decided)],
                         ..Touched::default()
                     },

@@ -515,7 +515,38 @@ pub struct Memory {
     /// [`Memory::reindex`] to make searches fast again (they are correct either way).
     #[serde(skip)]
     index: search::NoteIndex,
+    /// The items changed while tracking (see [`Memory::track_changes`]): not serialized,
+    /// ignored by `==`.
+    #[serde(skip)]
+    changes: Changes,
 }
+
+/// A memory item a method changed, added or removed, by id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Changed {
+    /// A note.
+    Note(String),
+    /// A goal.
+    Goal(String),
+    /// A watched entity.
+    Watched(String),
+}
+
+/// The items changed since [`Memory::track_changes`], each once, in the order of their first
+/// change. Not tracking, nothing is recorded (so memory written in bulk collects nothing).
+#[derive(Debug, Clone, Default)]
+struct Changes {
+    tracking: bool,
+    items: Vec<Changed>,
+}
+
+impl PartialEq for Changes {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Changes {}
 
 /// A new id from `ids` for which `taken` is false (and not empty): the next ids first, then,
 /// after eight taken ones, ids with a counter appended.
@@ -721,6 +752,32 @@ impl Memory {
         fresh_id_among(ids, |id| self.id_taken(id))
     }
 
+    /// Start recording which items the methods here change (forgetting what was recorded):
+    /// [`Memory::take_changes`] then says what to save, without a copy of the memory to
+    /// compare with. Items changed directly through the public fields are not recorded.
+    pub fn track_changes(&mut self) {
+        self.changes = Changes {
+            tracking: true,
+            items: Vec::new(),
+        };
+    }
+
+    /// The items changed, added or removed since [`Memory::track_changes`] (each once), and
+    /// stop recording.
+    pub fn take_changes(&mut self) -> Vec<Changed> {
+        std::mem::take(&mut self.changes).items
+    }
+
+    /// Record that an item changed (when tracking).
+    fn changed(&mut self, item: impl FnOnce() -> Changed) {
+        if self.changes.tracking {
+            let item = item();
+            if !self.changes.items.contains(&item) {
+                self.changes.items.push(item);
+            }
+        }
+    }
+
     fn not_found<'a>(
         kind: &'static str,
         id: &str,
@@ -799,6 +856,7 @@ impl Memory {
             deleted_by: None,
         });
         self.index.pushed(&self.notes);
+        self.changed(|| Changed::Note(id.clone()));
         id
     }
 
@@ -832,6 +890,8 @@ impl Memory {
             note.version = note.version.saturating_add(1);
             note.updated_ms = now_ms;
             self.index.replaced(&self.notes, i);
+            let id = self.notes[i].id.clone();
+            self.changed(|| Changed::Note(id));
         }
         Ok(&self.notes[i])
     }
@@ -859,6 +919,7 @@ impl Memory {
     ) -> Result<&MemoryNote, MemoryError> {
         let checked = Checked::of(input)?;
         let id = self.fresh_id(ids);
+        self.changed(|| Changed::Note(id.clone()));
         self.notes
             .push(checked.into_note(id, project, author, now_ms));
         self.index.pushed(&self.notes);
@@ -907,6 +968,9 @@ impl Memory {
         for (id, checked) in fresh.iter().zip(checked) {
             self.notes
                 .push(checked.into_note(id.clone(), project, Origin::User, now_ms));
+        }
+        for id in &fresh {
+            self.changed(|| Changed::Note(id.clone()));
         }
         Ok(fresh)
     }
@@ -978,6 +1042,7 @@ impl Memory {
             note.version = note.version.saturating_add(1);
             note.updated_ms = now_ms;
             self.index.replaced(&self.notes, i);
+            self.changed(|| Changed::Note(id.to_string()));
         }
         Ok(&self.notes[i])
     }
@@ -1018,6 +1083,7 @@ impl Memory {
         let note = &mut self.notes[i];
         note.deleted_ms = Some(now_ms);
         note.deleted_by = Some(by.clone());
+        self.changed(|| Changed::Note(id.to_string()));
         Ok(&self.notes[i])
     }
 
@@ -1052,6 +1118,7 @@ impl Memory {
         }
         note.deleted_ms = None;
         note.deleted_by = None;
+        self.changed(|| Changed::Note(id.to_string()));
         Ok(&self.notes[i])
     }
 
@@ -1070,6 +1137,9 @@ impl Memory {
             !expired
         });
         self.index.sync(&self.notes);
+        for id in &purged {
+            self.changed(|| Changed::Note(id.clone()));
+        }
         purged
     }
 
@@ -1079,6 +1149,7 @@ impl Memory {
         let i = self.note_index(id)?;
         let note = self.notes.remove(i);
         self.index.removed(&self.notes, i, &note.id);
+        self.changed(|| Changed::Note(note.id.clone()));
         Ok(note)
     }
 
@@ -1123,6 +1194,7 @@ impl Memory {
         };
         let progress = check_progress(input.progress.unwrap_or(default_progress))?;
         let id = self.fresh_id(ids);
+        self.changed(|| Changed::Goal(id.clone()));
         self.goals.push(Goal {
             id,
             project: project.to_string(),
@@ -1167,19 +1239,27 @@ impl Memory {
             (None, _) => None,
         };
         let goal = &mut self.goals[i];
+        let mut changed = goal.updated_ms != now_ms;
         if let Some(title) = title {
+            changed |= goal.title != title;
             goal.title = title;
         }
         if let Some(description) = description {
+            changed |= goal.description != description;
             goal.description = description;
         }
         if let Some(status) = patch.status {
+            changed |= goal.status != status;
             goal.status = status;
         }
         if let Some(progress) = progress {
+            changed |= goal.progress != progress;
             goal.progress = progress;
         }
         goal.updated_ms = now_ms;
+        if changed {
+            self.changed(|| Changed::Goal(id.to_string()));
+        }
         Ok(&self.goals[i])
     }
 
@@ -1202,13 +1282,17 @@ impl Memory {
         });
         if let Some(i) = existing {
             let entry = &mut self.watched[i];
-            entry.reason = reason;
-            if let Some(priority) = input.priority {
+            let priority = input.priority.unwrap_or(entry.priority);
+            if entry.reason != reason || entry.priority != priority {
+                entry.reason = reason;
                 entry.priority = priority;
+                let id = entry.id.clone();
+                self.changed(|| Changed::Watched(id));
             }
             return Ok(&self.watched[i]);
         }
         let id = self.fresh_id(ids);
+        self.changed(|| Changed::Watched(id.clone()));
         self.watched.push(WatchedEntity {
             id,
             project: project.to_string(),

@@ -29,7 +29,7 @@ use super::{
 };
 use crate::bible::{entity_key, Kind};
 use crate::files::file_key;
-use crate::memory::Memory;
+use crate::memory::{Changed, Memory};
 use crate::session::Session;
 use crate::store::{Batch, StoreError, Table};
 
@@ -492,6 +492,16 @@ fn delete_versioned(
     receipt.revs.push(((table, key), None));
 }
 
+impl From<Changed> for Key {
+    fn from(item: Changed) -> Self {
+        match item {
+            Changed::Note(id) => Key::Note(id),
+            Changed::Goal(id) => Key::Goal(id),
+            Changed::Watched(id) => Key::Watched(id),
+        }
+    }
+}
+
 /// The ids of memory items that differ between two memories (changed, added or removed).
 pub fn memory_keys(before: &super::MemorySnapshot, memory: &Memory) -> Vec<Key> {
     fn diff<T: PartialEq>(
@@ -857,6 +867,7 @@ pub fn batch(
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use crate::commands::Origin;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
@@ -884,6 +895,208 @@ mod tests {
             let new_ids: Vec<&str> = new.iter().map(|(k, _)| k.as_str()).collect();
             let got = differing(&old_ids, &new_ids, &|o, n| old[o].1 == new[n].1);
             prop_assert_eq!(got, expected);
+        }
+
+        /// What `Memory` records while tracking is what differs from a copy taken before,
+        /// whatever its methods did (some of them changing nothing, some failing): the save
+        /// writes every change without comparing copies. Over one call it is exactly the
+        /// items that differ; over several, each item once (an item changed and changed back,
+        /// or added and removed, is recorded though it is the same at both ends).
+        #[test]
+        fn recorded_memory_changes_are_the_differences(
+            before in proptest::collection::vec(memory_op(), 0..12),
+            tracked in proptest::collection::vec(memory_op(), 0..12),
+        ) {
+            let ids = crate::env::SequentialIds::new("m");
+            let mut memory = Memory::default();
+            let mut now = 1_000;
+            for op in &before {
+                apply(&mut memory, op, &mut now, &ids);
+            }
+            prop_assert!(memory.take_changes().is_empty(), "nothing is recorded untracked");
+            let sorted = |mut keys: Vec<Key>| {
+                keys.sort_by_key(|k| format!("{k:?}"));
+                keys
+            };
+            // One call at a time, on a copy.
+            let (mut each, mut each_now) = (memory.clone(), now);
+            for op in &tracked {
+                let copy = super::super::MemorySnapshot::of(&each);
+                each.track_changes();
+                apply(&mut each, op, &mut each_now, &ids);
+                let recorded: Vec<Key> = each.take_changes().into_iter().map(Key::from).collect();
+                prop_assert_eq!(sorted(recorded), sorted(memory_keys(&copy, &each)), "{:?}", op);
+            }
+            // All the calls at once.
+            let copy = super::super::MemorySnapshot::of(&memory);
+            memory.track_changes();
+            for op in &tracked {
+                apply(&mut memory, op, &mut now, &ids);
+            }
+            let recorded = sorted(memory.take_changes().into_iter().map(Key::from).collect());
+            for key in memory_keys(&copy, &memory) {
+                prop_assert!(recorded.contains(&key), "{:?} changed, not recorded", key);
+            }
+            let mut once = recorded.clone();
+            once.dedup();
+            prop_assert_eq!(once.len(), recorded.len(), "each item recorded once");
+        }
+    }
+
+    /// A call of one of `Memory`'s changing methods, with arguments from small sets (so that
+    /// some calls change nothing and some name items that do not exist).
+    #[derive(Debug, Clone)]
+    enum MemoryOp {
+        Write(u8),
+        WriteMany(u8),
+        Update(u8, Option<u8>, Option<u8>, bool),
+        Delete(u8),
+        Restore(u8),
+        Purge,
+        Remove(u8),
+        Bedside,
+        Evolve(u8),
+        CreateGoal(u8),
+        UpdateGoal(u8, Option<u8>, Option<bool>),
+        Watch(u8, u8, Option<bool>),
+        Later(bool),
+    }
+
+    fn memory_op() -> impl Strategy<Value = MemoryOp> {
+        prop_oneof![
+            (0u8..3).prop_map(MemoryOp::Write),
+            (0u8..3).prop_map(MemoryOp::WriteMany),
+            (
+                0u8..6,
+                proptest::option::of(0u8..3),
+                proptest::option::of(1u8..4),
+                any::<bool>()
+            )
+                .prop_map(|(n, t, i, user)| MemoryOp::Update(n, t, i, user)),
+            (0u8..6).prop_map(MemoryOp::Delete),
+            (0u8..6).prop_map(MemoryOp::Restore),
+            Just(MemoryOp::Purge),
+            (0u8..6).prop_map(MemoryOp::Remove),
+            Just(MemoryOp::Bedside),
+            (0u8..3).prop_map(MemoryOp::Evolve),
+            (0u8..3).prop_map(MemoryOp::CreateGoal),
+            (
+                0u8..4,
+                proptest::option::of(0u8..3),
+                proptest::option::of(any::<bool>())
+            )
+                .prop_map(|(g, t, done)| MemoryOp::UpdateGoal(g, t, done)),
+            (0u8..2, 0u8..2, proptest::option::of(any::<bool>()))
+                .prop_map(|(n, r, high)| MemoryOp::Watch(n, r, high)),
+            any::<bool>().prop_map(MemoryOp::Later),
+        ]
+    }
+
+    fn apply(memory: &mut Memory, op: &MemoryOp, now: &mut u64, ids: &dyn crate::env::IdSource) {
+        use crate::memory::{
+            EntityType, GoalPatch, GoalStatus, NewGoal, NewNote, NewWatch, NotePatch, NoteType,
+            Priority, Scope, TRASH_RETENTION_MS,
+        };
+        let texts = ["a lamp", "the sea", "grey"];
+        let new_note = |t: u8| NewNote {
+            text: texts[usize::from(t) % 3].to_string(),
+            note_type: NoteType::Fact,
+            scope: Scope::Project,
+            tags: Vec::new(),
+            importance: None,
+        };
+        let note_id = |memory: &Memory, n: u8| {
+            memory
+                .notes
+                .get(usize::from(n))
+                .map_or("none".to_string(), |n| n.id.clone())
+        };
+        let goal_id = |memory: &Memory, g: u8| {
+            memory
+                .goals
+                .get(usize::from(g))
+                .map_or("none".to_string(), |g| g.id.clone())
+        };
+        // Errors are part of the test: a failing call changes and records nothing.
+        match *op {
+            MemoryOp::Write(t) => {
+                let _ = memory.write_note("p", new_note(t), *now, ids);
+            }
+            MemoryOp::WriteMany(count) => {
+                let _ = memory.write_notes("p", (0..count).map(new_note).collect(), *now, ids);
+            }
+            MemoryOp::Update(n, text, importance, user) => {
+                let id = note_id(memory, n);
+                let patch = NotePatch {
+                    text: text.map(|t| texts[usize::from(t)].to_string()),
+                    note_type: None,
+                    tags: None,
+                    importance,
+                };
+                let by = if user {
+                    Origin::User
+                } else {
+                    Origin::Agent("a".into())
+                };
+                let _ = memory.update_note_by(&id, patch, &by, *now);
+            }
+            MemoryOp::Delete(n) => {
+                let id = note_id(memory, n);
+                let _ = memory.delete_note(&id, &Origin::User, *now);
+            }
+            MemoryOp::Restore(n) => {
+                let id = note_id(memory, n);
+                let _ = memory.restore_note(&id, *now);
+            }
+            MemoryOp::Purge => {
+                memory.purge_expired(*now);
+            }
+            MemoryOp::Remove(n) => {
+                let id = note_id(memory, n);
+                let _ = memory.remove_note(&id);
+            }
+            MemoryOp::Bedside => {
+                memory.ensure_bedside("p", *now, ids);
+            }
+            MemoryOp::Evolve(t) => {
+                let _ = memory.evolve_bedside("p", texts[usize::from(t)], *now, ids);
+            }
+            MemoryOp::CreateGoal(t) => {
+                let goal = NewGoal {
+                    title: texts[usize::from(t)].to_string(),
+                    description: None,
+                    status: None,
+                    progress: None,
+                };
+                let _ = memory.create_goal("p", goal, *now, ids);
+            }
+            MemoryOp::UpdateGoal(g, title, done) => {
+                let id = goal_id(memory, g);
+                let patch = GoalPatch {
+                    title: title.map(|t| texts[usize::from(t)].to_string()),
+                    description: None,
+                    status: done.map(|d| {
+                        if d {
+                            GoalStatus::Completed
+                        } else {
+                            GoalStatus::Active
+                        }
+                    }),
+                    progress: None,
+                };
+                let _ = memory.update_goal(&id, patch, *now);
+            }
+            MemoryOp::Watch(name, reason, high) => {
+                let watch = NewWatch {
+                    name: ["Mara", "MARA", "Jonas"][usize::from(name)].to_string(),
+                    entity_type: EntityType::Character,
+                    reason: texts[usize::from(reason)].to_string(),
+                    priority: high.map(|h| if h { Priority::High } else { Priority::Low }),
+                };
+                let _ = memory.watch_entity("p", watch, *now, ids);
+            }
+            // A moment later, or long enough later for deleted notes to expire.
+            MemoryOp::Later(long) => *now += if long { TRASH_RETENTION_MS + 1 } else { 1 },
         }
     }
 }
