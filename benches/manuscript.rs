@@ -370,7 +370,7 @@ mod native {
         report("apply_user_change (1-char insert)", &label, times);
 
         // The reading tools: a page of a chapter, and searches over the whole manuscript.
-        let reads: [(&str, Value); 4] = [
+        let reads: [(&str, Value); 6] = [
             ("read_chapter (8,000 chars)", json!({"from_line": 100})),
             (
                 "search_manuscript, literal",
@@ -383,6 +383,15 @@ mod native {
             (
                 "search_manuscript, regex",
                 json!({"query": "lan(tern|ding)s?", "regex": true}),
+            ),
+            // Found in the first chapter, which it makes the active one.
+            (
+                "navigate_to_text, exact",
+                json!({"query": "Anchor 00031 holds the lamp"}),
+            ),
+            (
+                "navigate_to_text, fuzzy",
+                json!({"query": "anchor 00031 holds the lamp", "searchType": "fuzzy"}),
             ),
         ];
         for (metric, args) in reads {

@@ -76,6 +76,22 @@ struct Found {
     score: f64,
 }
 
+/// The chapters to search, in order. Each one's text is copied into one `str` only when it is
+/// searched (an exact search found in the active chapter copies no other chapter).
+struct Texts<'p> {
+    project: &'p Project,
+    order: Vec<usize>,
+}
+
+impl Texts<'_> {
+    /// Each chapter's index and text, in search order.
+    fn iter(&self) -> impl Iterator<Item = (usize, String)> + '_ {
+        self.order
+            .iter()
+            .map(|&i| (i, self.project.chapters[i].text().to_string()))
+    }
+}
+
 /// Chapter indices to search: the named one, or all starting at the active chapter.
 fn search_order(cx: &EditContext<'_>, chapter: Option<&str>) -> Result<Vec<usize>, ToolError> {
     let project = cx.project();
@@ -162,10 +178,7 @@ impl ToolSpec for NavigateToText {
         }
         let order = search_order(cx, args.chapter.as_deref())?;
         let project = cx.project();
-        let texts: Vec<(usize, String)> = order
-            .iter()
-            .map(|&i| (i, project.chapters[i].text().to_string()))
-            .collect();
+        let texts = Texts { project, order };
         let (found, extra) = match args.search_type {
             SearchType::Exact => (find_exact(&texts, &args.query), Value::Null),
             SearchType::Fuzzy => (find_fuzzy(&texts, query), Value::Null),
@@ -184,8 +197,8 @@ impl ToolSpec for NavigateToText {
                 "No {} match for \"{}\"{}.",
                 type_name.replace('_', " "),
                 preview(query, 80),
-                if order.len() == 1 {
-                    format!(" in chapter {}", order[0] + 1)
+                if texts.order.len() == 1 {
+                    format!(" in chapter {}", texts.order[0] + 1)
                 } else {
                     " in any chapter".into()
                 }
@@ -193,7 +206,7 @@ impl ToolSpec for NavigateToText {
             if args.search_type == SearchType::Exact {
                 if let Some((i, close)) = texts
                     .iter()
-                    .filter_map(|(i, t)| search::closest(t, query).map(|m| (*i, m)))
+                    .filter_map(|(i, t)| search::closest(&t, query).map(|m| (i, m)))
                     .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
                 {
                     error.message.push_str(&format!(
@@ -217,10 +230,10 @@ impl ToolSpec for NavigateToText {
     }
 }
 
-fn find_exact(texts: &[(usize, String)], query: &str) -> Option<Found> {
+fn find_exact(texts: &Texts<'_>, query: &str) -> Option<Found> {
     texts.iter().find_map(|(i, text)| {
-        search::find_exact_from(text, query, 0).map(|m| Found {
-            chapter: *i,
+        search::find_exact_from(&text, query, 0).map(|m| Found {
+            chapter: i,
             start: m.start,
             end: m.end,
             score: 1.0,
@@ -228,13 +241,13 @@ fn find_exact(texts: &[(usize, String)], query: &str) -> Option<Found> {
     })
 }
 
-fn find_fuzzy(texts: &[(usize, String)], query: &str) -> Option<Found> {
+fn find_fuzzy(texts: &Texts<'_>, query: &str) -> Option<Found> {
     let mut best: Option<Found> = None;
-    for (i, text) in texts {
-        if let Some(m) = search::find_fuzzy(text, query, search::DEFAULT_MIN_SCORE) {
+    for (i, text) in texts.iter() {
+        if let Some(m) = search::find_fuzzy(&text, query, search::DEFAULT_MIN_SCORE) {
             if best.as_ref().is_none_or(|b| m.score > b.score) {
                 best = Some(Found {
-                    chapter: *i,
+                    chapter: i,
                     start: m.start,
                     end: m.end,
                     score: m.score,
@@ -248,10 +261,10 @@ fn find_fuzzy(texts: &[(usize, String)], query: &str) -> Option<Found> {
     best
 }
 
-fn find_dialogue(texts: &[(usize, String)], query: &str) -> Option<Found> {
+fn find_dialogue(texts: &Texts<'_>, query: &str) -> Option<Found> {
     let mut best: Option<Found> = None;
-    for (i, text) in texts {
-        let spans = analysis::dialogue_spans(text);
+    for (i, text) in texts.iter() {
+        let spans = analysis::dialogue_spans(&text);
         if spans.is_empty() {
             continue;
         }
@@ -271,7 +284,7 @@ fn find_dialogue(texts: &[(usize, String)], query: &str) -> Option<Found> {
                 .unwrap_or(0.0);
             if score > 0.0 && best.as_ref().is_none_or(|b| score > b.score) {
                 best = Some(Found {
-                    chapter: *i,
+                    chapter: i,
                     start: span.start,
                     end: span.end,
                     score,
@@ -305,7 +318,7 @@ fn bible_character<'b>(bible: &'b Bible, query: &str) -> Option<&'b Entity> {
 fn find_bible_mention(
     project: &Project,
     bible: &Bible,
-    texts: &[(usize, String)],
+    texts: &Texts<'_>,
     query: &str,
 ) -> Option<(Option<Found>, Value)> {
     let entity = bible_character(bible, query)?;
@@ -314,11 +327,11 @@ fn find_bible_mention(
     let mut counts = Vec::new();
     let mut total = 0;
     let mut matched: Vec<String> = Vec::new();
-    for (i, text) in texts {
+    for (i, text) in texts.iter() {
         // Longest names first, so a shorter name inside a longer one is not counted twice.
         let mut hits: Vec<(usize, usize, &str)> = Vec::new();
         for name in &names {
-            for (start, end) in mentions::find_word(text, name) {
+            for (start, end) in mentions::find_word(&text, name) {
                 if !hits.iter().any(|(s, e, _)| start < *e && *s < end) {
                     hits.push((start, end, name));
                 }
@@ -335,14 +348,14 @@ fn find_bible_mention(
         }
         if first.is_none() {
             first = Some(Found {
-                chapter: *i,
+                chapter: i,
                 start: hits[0].0,
                 end: hits[0].1,
                 score: 1.0,
             });
         }
         total += hits.len();
-        counts.push(json!({"chapter": project.chapters[*i].id, "chapterNumber": i + 1, "mentions": hits.len()}));
+        counts.push(json!({"chapter": project.chapters[i].id, "chapterNumber": i + 1, "mentions": hits.len()}));
     }
     first.as_ref()?;
     Some((
@@ -357,30 +370,26 @@ fn find_bible_mention(
     ))
 }
 
-fn find_mention(
-    project: &Project,
-    texts: &[(usize, String)],
-    name: &str,
-) -> (Option<Found>, Value) {
+fn find_mention(project: &Project, texts: &Texts<'_>, name: &str) -> (Option<Found>, Value) {
     let search_with = |term: &str| -> (Option<Found>, Vec<Value>, usize) {
         let mut first = None;
         let mut counts = Vec::new();
         let mut total = 0;
-        for (i, text) in texts {
-            let hits = word_mentions(text, term);
+        for (i, text) in texts.iter() {
+            let hits = word_mentions(&text, term);
             if hits.is_empty() {
                 continue;
             }
             if first.is_none() {
                 first = Some(Found {
-                    chapter: *i,
+                    chapter: i,
                     start: hits[0].0,
                     end: hits[0].1,
                     score: 1.0,
                 });
             }
             total += hits.len();
-            counts.push(json!({"chapter": project.chapters[*i].id, "chapterNumber": i + 1, "mentions": hits.len()}));
+            counts.push(json!({"chapter": project.chapters[i].id, "chapterNumber": i + 1, "mentions": hits.len()}));
         }
         (first, counts, total)
     };
