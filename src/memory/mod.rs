@@ -532,8 +532,8 @@ pub enum Changed {
     Watched(String),
 }
 
-/// The items changed since [`Memory::track_changes`], each once, in the order of their first
-/// change. Not tracking, nothing is recorded (so memory written in bulk collects nothing).
+/// The items changed since [`Memory::track_changes`] (an item changed twice is there twice).
+/// Not tracking, nothing is recorded (so memory written in bulk collects nothing).
 #[derive(Debug, Clone, Default)]
 struct Changes {
     tracking: bool,
@@ -762,19 +762,19 @@ impl Memory {
         };
     }
 
-    /// The items changed, added or removed since [`Memory::track_changes`] (each once), and
-    /// stop recording.
+    /// The items changed, added or removed since [`Memory::track_changes`], sorted, each
+    /// once; and stop recording.
     pub fn take_changes(&mut self) -> Vec<Changed> {
-        std::mem::take(&mut self.changes).items
+        let mut items = std::mem::take(&mut self.changes).items;
+        crate::sort::sort(&mut items);
+        items.dedup();
+        items
     }
 
     /// Record that an item changed (when tracking).
     fn changed(&mut self, item: impl FnOnce() -> Changed) {
         if self.changes.tracking {
-            let item = item();
-            if !self.changes.items.contains(&item) {
-                self.changes.items.push(item);
-            }
+            self.changes.items.push(item());
         }
     }
 
