@@ -60,6 +60,9 @@ pub struct Outcome {
     pub bible: Vec<(Kind, String)>,
     /// Free files of the `data/` view the call changed (paths).
     pub files: Vec<String>,
+    /// Memory items the call changed (also when it failed after changing them: memory is not
+    /// rolled back).
+    pub memory: Vec<crate::memory::Changed>,
 }
 
 /// What a call runs under besides its origin: the approval policies, the writer's approval
@@ -719,6 +722,7 @@ impl Session {
         };
         let ui_before = self.project.ui.clone();
         let group = extras.group.map(str::to_string);
+        self.memory.track_changes();
         let parts = Parts {
             project: &mut self.project,
             memory: &mut self.memory,
@@ -732,7 +736,10 @@ impl Session {
             Err(error) => {
                 cx.rollback();
                 self.project.ui = ui_before;
-                return failed(&error, started, clock);
+                return Outcome {
+                    memory: self.memory.take_changes(),
+                    ..failed(&error, started, clock)
+                };
             }
         };
         let EditContext {
@@ -760,6 +767,7 @@ impl Session {
             .map(|(kind, id, _)| (kind, id))
             .collect();
         let ui_changed = ui_changed && self.project.ui != ui_before;
+        let memory = self.memory.take_changes();
         if effects.is_empty() && file_effects.is_empty() {
             return Outcome {
                 result: ToolResult::success(data, meta(None, bytes_written)),
@@ -767,6 +775,7 @@ impl Session {
                 ui_changed,
                 bible,
                 files,
+                memory,
             };
         }
         let bytes: usize = bytes_written
@@ -802,6 +811,7 @@ impl Session {
             ui_changed,
             bible,
             files,
+            memory,
         }
     }
 
@@ -929,6 +939,7 @@ fn failed(error: &ToolError, started: u64, clock: &dyn Clock) -> Outcome {
         ui_changed: false,
         bible: Vec::new(),
         files: Vec::new(),
+        memory: Vec::new(),
     }
 }
 

@@ -184,7 +184,6 @@ impl Core {
             }
             Ok(Finished::Command(command)) => {
                 self.mutate_held(project, hold, |s| {
-                    s.memory.track_changes();
                     let outcome = s.execute_command_with(
                         call_id.clone(),
                         &name,
@@ -197,8 +196,7 @@ impl Core {
                             ..Default::default()
                         },
                     );
-                    let memory = s.memory.take_changes();
-                    self.after_call(s, &name, call_id, digest, origin, outcome, memory)
+                    self.after_call(s, &name, call_id, digest, origin, outcome)
                 })
                 .await
             }

@@ -1336,10 +1336,8 @@ impl Core {
         let hold = ctx.hold.clone();
         let done = self
             .mutate_held(project, hold.as_deref(), |s| {
-                // Whatever memory the tool changes is saved.
-                s.memory.track_changes();
-                // Debug builds (the tests) check that against a copy of the memory tools'
-                // memory before.
+                // Debug builds (the tests) check the memory changes the outcome names against
+                // a copy of the memory tools' memory before.
                 #[cfg(debug_assertions)]
                 let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
                 let outcome = s.execute_with(
@@ -1359,10 +1357,9 @@ impl Core {
                         no_overwrite: ctx.no_overwrite,
                     },
                 );
-                let memory_changed = s.memory.take_changes();
                 #[cfg(debug_assertions)]
                 if let Some(before) = memory_before {
-                    before.check(&s.memory, &memory_changed);
+                    before.check(&s.memory, &outcome.memory);
                 }
                 let mut meta_puts = Vec::new();
                 let needs_approval = approvals::is_approval_required(&outcome.result)
@@ -1401,15 +1398,8 @@ impl Core {
                     record["result"] = outcome.result.to_value();
                     meta_puts.push(record);
                 }
-                let (value, mut touched) = self.after_call(
-                    s,
-                    &tool,
-                    call_id,
-                    args_digest,
-                    origin.clone(),
-                    outcome,
-                    memory_changed,
-                )?;
+                let (value, mut touched) =
+                    self.after_call(s, &tool, call_id, args_digest, origin.clone(), outcome)?;
                 touched.meta_puts.extend(meta_puts);
                 Ok((value, touched))
             })
@@ -1461,7 +1451,6 @@ impl Core {
         args_digest: String,
         origin: Origin,
         outcome: crate::session::Outcome,
-        memory: Vec<crate::memory::Changed>,
     ) -> Result<((ToolResult, Vec<Applied>), Touched), Error> {
         if !outcome.edits.is_empty() {
             self.emit_edits(&outcome.edits, &origin);
@@ -1481,7 +1470,7 @@ impl Core {
             &origin,
             &outcome.result,
         );
-        if !memory.is_empty() {
+        if !outcome.memory.is_empty() {
             self.emit(
                 "memory_changed",
                 json!({ "project": s.project.id, "tool": tool }),
@@ -1495,7 +1484,7 @@ impl Core {
             ui: outcome.ui_changed || !outcome.edits.is_empty(),
             changes: persist::ChangeRecord::of(&outcome.edits, &origin, None),
             audit,
-            memory,
+            memory: outcome.memory,
             bible: outcome.bible.clone(),
             files: outcome.files.clone(),
             ..Touched::default()

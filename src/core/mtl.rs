@@ -154,7 +154,6 @@ impl Core {
             // A read: the normal edit path, with the endpoint to see.
             return self
                 .mutate_held(project, hold, |s| {
-                    s.memory.track_changes();
                     let outcome = s.execute_with(
                         &self.registry,
                         call,
@@ -166,8 +165,7 @@ impl Core {
                             ..CallExtras::default()
                         },
                     );
-                    let memory = s.memory.take_changes();
-                    self.after_call(s, &name, call_id, digest, origin, outcome, memory)
+                    self.after_call(s, &name, call_id, digest, origin, outcome)
                 })
                 .await;
         }

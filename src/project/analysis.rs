@@ -301,7 +301,7 @@ pub fn repeated_words(text: &str, min_count: usize) -> Vec<WordCount> {
             continue;
         }
         lower_into(&mut buf, w);
-        if in_list(STOPWORDS, &buf) {
+        if STOPWORDS.contains(&buf) {
             continue;
         }
         counts.add(&buf, 1);
@@ -1003,11 +1003,6 @@ fn lower_into(buf: &mut String, w: &[char]) {
     }
 }
 
-/// Membership in a sorted word list.
-fn in_list(list: Words, w: &str) -> bool {
-    list.contains(w)
-}
-
 fn hint(c: &[char], s: usize, e: usize, kind: &str) -> Hint {
     Hint {
         start: s,
@@ -1021,17 +1016,17 @@ fn is_ly_adverb(w: &str) -> bool {
     w.ends_with("ly")
         && w.chars().count() >= 4
         && w.chars().all(|ch| ch.is_alphabetic() || ch == '-')
-        && !in_list(ADVERB_EXCEPTIONS, w)
+        && !ADVERB_EXCEPTIONS.contains(w)
 }
 
 fn is_participle(w: &str) -> bool {
-    if in_list(IRREGULAR_PARTICIPLES, w) {
+    if IRREGULAR_PARTICIPLES.contains(w) {
         return true;
     }
-    if !w.ends_with("ed") || w.chars().count() < 4 || in_list(ED_EXCEPTIONS, w) {
+    if !w.ends_with("ed") || w.chars().count() < 4 || ED_EXCEPTIONS.contains(w) {
         return false;
     }
-    !w.ends_with("eed") || in_list(EED_PARTICIPLES, w)
+    !w.ends_with("eed") || EED_PARTICIPLES.contains(w)
 }
 
 /// Whether only whitespace separates two words.
@@ -1042,7 +1037,7 @@ fn adjacent(c: &[char], a: Range, b: Range) -> bool {
 /// If a passive phrase starts at word `k`, the index of its last word.
 fn passive_at(c: &[char], ws: &[Range], k: usize, buf: &mut String) -> Option<usize> {
     lower_into(buf, &c[ws[k].0..ws[k].1]);
-    if !in_list(BE_FORMS, buf) {
+    if !BE_FORMS.contains(buf) {
         return None;
     }
     let mut m = k + 1;
@@ -1057,7 +1052,7 @@ fn passive_at(c: &[char], ws: &[Range], k: usize, buf: &mut String) -> Option<us
     if !next(m, buf) {
         return None;
     }
-    if in_list(PASSIVE_GAP_WORDS, buf) || is_ly_adverb(buf) {
+    if PASSIVE_GAP_WORDS.contains(buf) || is_ly_adverb(buf) {
         m += 1;
         if !next(m, buf) {
             return None;
@@ -1074,10 +1069,10 @@ fn passive_at(c: &[char], ws: &[Range], k: usize, buf: &mut String) -> Option<us
 
 /// Whether a lowercased word is a form of a physical action verb.
 fn is_action_word(w: &str) -> bool {
-    if in_list(ACTION_FORMS, w) || in_list(ACTION_BASES, w) {
+    if ACTION_FORMS.contains(w) || ACTION_BASES.contains(w) {
         return true;
     }
-    let base = |s: &str| in_list(ACTION_BASES, s);
+    let base = |s: &str| ACTION_BASES.contains(s);
     let base_or_undoubled = |s: &str| {
         if base(s) {
             return true;
