@@ -94,6 +94,79 @@ async fn a_version_1_database_is_upgraded_with_its_data() {
     IdbStore::delete(&name).await.expect("delete");
 }
 
+/// A database laid out otherwise than the schema (by another library, so not by the store's own
+/// upgrade code): a table the schema does not name, an index it does not name, an index
+/// under a schema name but over another field, and a table missing. Opening it brings it to
+/// the schema, keeping the records of the tables that stay.
+#[wasm_bindgen_test]
+async fn an_upgrade_brings_any_layout_to_the_schema() {
+    use rexie::{Index, ObjectStore, Rexie, TransactionMode};
+    let name = fresh_name();
+    let old = Rexie::builder(&name)
+        .version(4)
+        .add_object_store(ObjectStore::new("stale").key_path("id"))
+        .add_object_store(
+            ObjectStore::new("chapters")
+                .key_path("id")
+                .add_index(Index::new("project", "title"))
+                .add_index(Index::new("old", "text")),
+        )
+        .build()
+        .await
+        .expect("the old layout");
+    let tx = old
+        .transaction(&["chapters"], TransactionMode::ReadWrite)
+        .unwrap();
+    let record = js_record(r#"{"id": "c", "project": "p", "title": "One"}"#);
+    tx.store("chapters")
+        .unwrap()
+        .put(&record, None)
+        .await
+        .unwrap();
+    tx.done().await.unwrap();
+    old.close();
+
+    let store = IdbStore::open(&name).await.expect("upgraded");
+    let by_project = store
+        .get_by_index(Table::Chapters, "project", json!("p"))
+        .await
+        .expect("the project index reads the project field");
+    assert_eq!(by_project.len(), 1, "{by_project:?}");
+    assert_eq!(by_project[0]["title"], "One");
+    // Every table of the schema is there: a write to each lands.
+    let mut batch = Batch::new();
+    for table in Table::ALL {
+        batch.put_value(table, json!({"id": "x", "project": "p"}));
+    }
+    store.commit(batch).await.expect("every table exists");
+    store.close();
+
+    let check = Rexie::builder(&name).build().await.expect("reopen");
+    let mut names = check.store_names();
+    names.sort();
+    let mut expected: Vec<String> = Table::ALL.iter().map(|t| t.name().to_string()).collect();
+    expected.sort();
+    assert_eq!(names, expected, "the stale table is gone");
+    let tx = check
+        .transaction(&names, TransactionMode::ReadOnly)
+        .unwrap();
+    for table in Table::ALL {
+        let mut indexes = tx.store(table.name()).unwrap().index_names();
+        indexes.sort();
+        let mut declared: Vec<String> =
+            table.indexes().iter().map(|i| i.name.to_string()).collect();
+        declared.sort();
+        assert_eq!(indexes, declared, "{}", table.name());
+    }
+    drop(tx);
+    check.close();
+    IdbStore::delete(&name).await.expect("delete");
+}
+
+fn js_record(text: &str) -> wasm_bindgen::JsValue {
+    js_sys::JSON::parse(text).unwrap()
+}
+
 #[wasm_bindgen_test]
 async fn storage_estimate_is_reported() {
     let name = fresh_name();

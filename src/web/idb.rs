@@ -1,53 +1,49 @@
-//! [`IdbStore`]: the [`Store`] over IndexedDB, through rexie.
+//! [`IdbStore`]: the [`Store`] over IndexedDB, on [`web_sys`] directly.
 //!
 //! Records cross as JSON (`JSON.parse` / `JSON.stringify`), so they are plain objects in
-//! IndexedDB (key paths and indexes work) and no `Map`s appear. A batch is one readwrite
-//! transaction over the tables it touches, written through a second, plain connection
-//! ([`web_sys`] rather than rexie, which hides its database): every request of the batch is
-//! placed at once, in order, with no callback but for the [`Op::Expect`] reads, and the
-//! transaction is committed as soon as those have been checked. So a keystroke's batch
-//! costs one round trip to the database, not one per record. An [`Op::Insert`] is an `add`,
-//! whose `ConstraintError` (the key is taken) aborts the transaction and is reported as a
-//! conflict.
+//! IndexedDB (key paths and indexes work) and no `Map`s appear. One connection serves reads
+//! and writes; it closes itself when another connection asks for a newer version (its
+//! `versionchange` event), so another tab can upgrade the database. A batch is one readwrite
+//! transaction over the tables it touches: every request of the batch is placed at once, in
+//! order, with no callback but for the [`Op::Expect`] reads, and the transaction is committed
+//! as soon as those have been checked. So a keystroke's batch costs one round trip to the
+//! database, not one per record. An [`Op::Insert`] is an `add`, whose `ConstraintError` (the
+//! key is taken) aborts the transaction and is reported as a conflict.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, JSON};
-use rexie::{Index as IdbIndex, KeyRange, ObjectStore, Rexie, TransactionMode};
 use serde_json::Value;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbDatabase, IdbFactory, IdbIndexParameters, IdbObjectStore, IdbObjectStoreParameters,
+    IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode,
+};
 
 use crate::store::{
     migrate, schema, Batch, Op, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
 };
 
-/// IndexedDB storage. Dropping it closes its connections (so a later upgrade or delete of
-/// the database is not blocked).
+/// IndexedDB storage. Dropping it closes its connection (so a later upgrade or delete of the
+/// database is not blocked).
 pub struct IdbStore {
-    /// Opens and upgrades the database; reads.
-    db: Option<Rexie>,
-    /// Writes (see the module docs).
-    writer: Option<Writer>,
+    connection: Option<Connection>,
 }
 
-/// The plain connection batches are written through, and its `versionchange` handler
-/// (which closes it, as rexie does for its own, so another tab can upgrade the database).
-struct Writer {
-    db: web_sys::IdbDatabase,
+/// The open database and its `versionchange` handler, which closes it.
+struct Connection {
+    db: IdbDatabase,
     _on_version_change: Closure<dyn FnMut()>,
 }
 
 impl Drop for IdbStore {
     fn drop(&mut self) {
-        if let Some(db) = self.db.take() {
-            db.close();
-        }
-        if let Some(writer) = self.writer.take() {
-            writer.db.set_onversionchange(None);
-            writer.db.close();
+        if let Some(connection) = self.connection.take() {
+            connection.db.set_onversionchange(None);
+            connection.db.close();
         }
     }
 }
@@ -63,42 +59,92 @@ fn js_text(value: &JsValue) -> String {
     format!("{value:?}")
 }
 
-/// Open a plain connection to an existing database at its current version.
-async fn open_writer(name: &str) -> Result<Writer, StoreError> {
-    let factory: web_sys::IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+/// A JS exception as a storage error.
+fn js_error(value: JsValue) -> StoreError {
+    storage_error(js_text(&value))
+}
+
+/// The worker's (or window's) `indexedDB`.
+fn factory() -> Result<IdbFactory, StoreError> {
+    Reflect::get(&js_sys::global(), &"indexedDB".into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
-        .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))?;
-    let request = factory
-        .open(name)
-        .map_err(|e| StoreError::Failed(js_text(&e)))?;
-    let opened = Promise::new(&mut |resolve, reject| {
+        .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))
+}
+
+/// The result of a request once it has succeeded, or the error it failed with.
+async fn settled(request: &IdbRequest) -> Result<JsValue, StoreError> {
+    let answered = Promise::new(&mut |resolve, reject| {
         request.set_onsuccess(Some(&resolve));
         request.set_onerror(Some(&reject));
     });
-    let result = JsFuture::from(opened).await;
+    let outcome = JsFuture::from(answered).await;
     request.set_onsuccess(None);
     request.set_onerror(None);
-    if result.is_err() {
-        let reason = request
-            .error()
-            .ok()
-            .flatten()
-            .map_or_else(|| "unknown error".to_string(), |e| js_text(&e));
-        return Err(storage_error(reason));
+    match outcome {
+        Ok(_) => request.result().map_err(js_error),
+        Err(_) => {
+            Err(storage_error(request.error().ok().flatten().map_or_else(
+                || "unknown error".to_string(),
+                |e| js_text(&e),
+            )))
+        }
     }
-    let db: web_sys::IdbDatabase = request
-        .result()
-        .ok()
-        .and_then(|db| db.dyn_into().ok())
-        .ok_or_else(|| StoreError::Failed("opening IndexedDB gave no database".into()))?;
-    let to_close = db.clone();
-    let on_version_change = Closure::<dyn FnMut()>::new(move || to_close.close());
-    db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
-    Ok(Writer {
-        db,
-        _on_version_change: on_version_change,
-    })
+}
+
+/// Bring the database being opened to the tables and indexes of schema `version` (its
+/// `upgradeneeded` event): missing tables and indexes are created, an index declared
+/// differently is made anew, and tables and indexes the schema does not name are deleted.
+fn upgrade(request: &IdbOpenDbRequest, version: u32) -> Result<(), JsValue> {
+    let db: IdbDatabase = request.result()?.unchecked_into();
+    let tx = request
+        .transaction()
+        .ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
+    let tables = schema(version);
+    let existing = db.object_store_names();
+    let existing: Vec<String> = (0..existing.length())
+        .filter_map(|i| existing.get(i))
+        .collect();
+    for name in &existing {
+        if !tables.iter().any(|(t, _)| t.name() == name) {
+            db.delete_object_store(name)?;
+        }
+    }
+    for (table, indexes) in tables {
+        let store = if existing.iter().any(|n| n == table.name()) {
+            tx.object_store(table.name())?
+        } else {
+            let params = IdbObjectStoreParameters::new();
+            params.set_key_path(&JsValue::from_str("id"));
+            db.create_object_store_with_optional_parameters(table.name(), &params)?
+        };
+        let present = store.index_names();
+        for name in (0..present.length()).filter_map(|i| present.get(i)) {
+            let index = store.index(&name)?;
+            let same = indexes.iter().any(|ix| {
+                ix.name == name
+                    && index.key_path().ok().and_then(|k| k.as_string()).as_deref()
+                        == Some(ix.key_path)
+                    && index.multi_entry() == ix.multi_entry
+                    && !index.unique()
+            });
+            if !same {
+                store.delete_index(&name)?;
+            }
+        }
+        for ix in &indexes {
+            if !store.index_names().contains(ix.name) {
+                let params = IdbIndexParameters::new();
+                params.set_multi_entry(ix.multi_entry);
+                store.create_index_with_str_and_optional_parameters(
+                    ix.name,
+                    ix.key_path,
+                    &params,
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn to_js(value: &Value) -> Result<JsValue, StoreError> {
@@ -112,9 +158,8 @@ fn from_js(value: &JsValue) -> Result<Value, StoreError> {
     serde_json::from_str(&text).map_err(|e| StoreError::Failed(e.to_string()))
 }
 
-/// Map a rexie error, recognizing a full quota.
-fn storage_error(error: impl std::fmt::Debug) -> StoreError {
-    let text = format!("{error:?}");
+/// A storage error from its text, recognizing a full quota.
+fn storage_error(text: String) -> StoreError {
     if text.contains("QuotaExceeded") {
         StoreError::Quota(text)
     } else {
@@ -132,23 +177,36 @@ impl IdbStore {
     }
 
     /// Open the database with the tables of a given schema version and no data migration
-    /// (tests use this to write a version-1 database).
+    /// (tests use this to write a version-1 database). An upgrade that fails is aborted, and
+    /// the database stays as it was.
     pub async fn open_version(name: &str, version: u32) -> Result<IdbStore, StoreError> {
-        let mut builder = Rexie::builder(name).version(version);
-        for (table, indexes) in schema(version) {
-            let mut store = ObjectStore::new(table.name()).key_path("id");
-            for index in indexes {
-                store = store.add_index(
-                    IdbIndex::new(index.name, index.key_path).multi_entry(index.multi_entry),
-                );
+        let request = factory()?.open_with_u32(name, version).map_err(js_error)?;
+        let on_upgrade = Closure::<dyn FnMut()>::new({
+            let request = request.clone();
+            move || {
+                if let Err(e) = upgrade(&request, version) {
+                    web_sys::console::error_2(
+                        &"draftsmith: the database upgrade failed".into(),
+                        &e,
+                    );
+                    if let Some(tx) = request.transaction() {
+                        let _ = tx.abort();
+                    }
+                }
             }
-            builder = builder.add_object_store(store);
-        }
-        let db = builder.build().await.map_err(storage_error)?;
-        let writer = open_writer(name).await?;
+        });
+        request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+        let opened = settled(&request).await;
+        request.set_onupgradeneeded(None);
+        let db: IdbDatabase = opened?.unchecked_into();
+        let to_close = db.clone();
+        let on_version_change = Closure::<dyn FnMut()>::new(move || to_close.close());
+        db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
         Ok(IdbStore {
-            db: Some(db),
-            writer: Some(writer),
+            connection: Some(Connection {
+                db,
+                _on_version_change: on_version_change,
+            }),
         })
     }
 
@@ -157,15 +215,25 @@ impl IdbStore {
         drop(self);
     }
 
-    fn db(&self) -> Result<&Rexie, StoreError> {
-        self.db
+    fn db(&self) -> Result<&IdbDatabase, StoreError> {
+        self.connection
             .as_ref()
+            .map(|c| &c.db)
             .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
+    }
+
+    /// A table of a new read-only transaction.
+    fn reading(&self, table: Table) -> Result<IdbObjectStore, StoreError> {
+        self.db()?
+            .transaction_with_str(table.name())
+            .and_then(|tx| tx.object_store(table.name()))
+            .map_err(js_error)
     }
 
     /// Delete a database.
     pub async fn delete(name: &str) -> Result<(), StoreError> {
-        Rexie::delete(name).await.map_err(storage_error)
+        let request = factory()?.delete_database(name).map_err(js_error)?;
+        settled(&request).await.map(|_| ())
     }
 
     async fn read_all(
@@ -173,13 +241,9 @@ impl IdbStore {
         table: Table,
         index: Option<(&str, Value)>,
     ) -> Result<Vec<Value>, StoreError> {
-        let tx = self
-            .db()?
-            .transaction(&[table.name()], TransactionMode::ReadOnly)
-            .map_err(storage_error)?;
-        let store = tx.store(table.name()).map_err(storage_error)?;
-        let raw = match index {
-            None => store.get_all(None, None).await.map_err(storage_error)?,
+        let store = self.reading(table)?;
+        let request = match index {
+            None => store.get_all(),
             Some((name, value)) => {
                 if !table.indexes().iter().any(|i| i.name == name) {
                     return Err(StoreError::Failed(format!(
@@ -187,15 +251,18 @@ impl IdbStore {
                         table.name()
                     )));
                 }
-                let range = KeyRange::only(&to_js(&value)?).map_err(storage_error)?;
-                let index = store.index(name).map_err(storage_error)?;
-                index
-                    .get_all(Some(range), None)
-                    .await
-                    .map_err(storage_error)?
+                let key = to_js(&value)?;
+                store
+                    .index(name)
+                    .and_then(|index| index.get_all_with_key(&key))
             }
-        };
-        let mut records = raw.iter().map(from_js).collect::<Result<Vec<_>, _>>()?;
+        }
+        .map_err(js_error)?;
+        let raw: js_sys::Array = settled(&request).await?.unchecked_into();
+        let mut records = raw
+            .iter()
+            .map(|v| from_js(&v))
+            .collect::<Result<Vec<_>, _>>()?;
         // Index results come in index-key order; the contract is key order.
         crate::sort::by(&mut records, |a, b| a["id"].as_str().cmp(&b["id"].as_str()));
         Ok(records)
@@ -226,19 +293,15 @@ impl IdbStore {
             .iter()
             .filter(|op| matches!(op, Op::Expect { .. }))
             .count();
-        let db = &self
-            .writer
-            .as_ref()
-            .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))?
-            .db;
+        let db = self.db()?;
         let names: js_sys::Array = batch
             .tables()
             .iter()
             .map(|t| JsValue::from_str(t.name()))
             .collect();
         let tx = db
-            .transaction_with_str_sequence_and_mode(&names, web_sys::IdbTransactionMode::Readwrite)
-            .map_err(|e| storage_error(js_text(&e)))?;
+            .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
+            .map_err(js_error)?;
         let finished = Promise::new(&mut |resolve, reject| {
             tx.set_oncomplete(Some(&resolve));
             tx.set_onabort(Some(&reject));
@@ -252,7 +315,7 @@ impl IdbStore {
             tx: tx.clone(),
         };
         // A handful of tables: found by a scan (no map type of its own in the wasm).
-        let mut stores: Vec<(Table, web_sys::IdbObjectStore)> = Vec::new();
+        let mut stores: Vec<(Table, IdbObjectStore)> = Vec::new();
         let mut refused = None;
         // The requests are placed a slice at a time, each slice's records converted just
         // before (as one JSON array, parsed by one `JSON.parse`: not a call, and a string, per
@@ -343,7 +406,7 @@ impl IdbStore {
                     "a record to insert exists already ({})",
                     error.message()
                 )),
-                Some(error) => storage_error(js_text(&error)),
+                Some(error) => js_error(error.into()),
                 None => StoreError::Aborted("the browser aborted the transaction".into()),
             }),
         }
@@ -385,8 +448,8 @@ struct Checks {
 /// The reads of a batch in flight, with their handlers; dropping it detaches the handlers
 /// (so a write whose future is dropped early never calls a freed closure).
 struct Pending {
-    reads: Vec<(web_sys::IdbRequest, Closure<dyn FnMut()>)>,
-    tx: web_sys::IdbTransaction,
+    reads: Vec<(IdbRequest, Closure<dyn FnMut()>)>,
+    tx: IdbTransaction,
 }
 
 impl Drop for Pending {
@@ -401,7 +464,7 @@ impl Drop for Pending {
 
 /// Commit a transaction now, where the browser can (`IDBTransaction.commit`); elsewhere it
 /// commits by itself once its requests are done.
-fn commit_now(tx: &web_sys::IdbTransaction) {
+fn commit_now(tx: &IdbTransaction) {
     // web-sys marks `commit` deprecated only because it is missing from older browsers; a
     // browser without it throws, which is caught here, and the transaction commits by itself.
     #[allow(deprecated)]
@@ -413,8 +476,8 @@ fn commit_now(tx: &web_sys::IdbTransaction) {
 /// the batch has held. It runs while the transaction is active (a request's success event),
 /// so the abort always lands before the transaction could commit.
 fn expectation(
-    request: &web_sys::IdbRequest,
-    tx: &web_sys::IdbTransaction,
+    request: &IdbRequest,
+    tx: &IdbTransaction,
     checks: &Rc<RefCell<Checks>>,
     table: Table,
     field: String,
@@ -460,18 +523,15 @@ fn expectation(
 impl Store for IdbStore {
     fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
-            let tx = self
-                .db()?
-                .transaction(&[table.name()], TransactionMode::ReadOnly)
-                .map_err(storage_error)?;
-            let store = tx.store(table.name()).map_err(storage_error)?;
-            match store
-                .get(JsValue::from_str(key))
-                .await
-                .map_err(storage_error)?
-            {
-                Some(value) if !value.is_undefined() => Ok(Some(from_js(&value)?)),
-                _ => Ok(None),
+            let request = self
+                .reading(table)?
+                .get(&JsValue::from_str(key))
+                .map_err(js_error)?;
+            let value = settled(&request).await?;
+            if value.is_undefined() {
+                Ok(None)
+            } else {
+                from_js(&value).map(Some)
             }
         })
     }
@@ -510,7 +570,7 @@ impl Store for IdbStore {
             let Some(promise) = estimate else {
                 return Ok(None);
             };
-            let result = JsFuture::from(promise).await.map_err(storage_error)?;
+            let result = JsFuture::from(promise).await.map_err(js_error)?;
             let number = |k: &str| {
                 Reflect::get(&result, &k.into())
                     .ok()
