@@ -50,6 +50,7 @@ pub mod session;
 pub mod settings;
 pub mod sort;
 pub mod store;
+pub mod task;
 pub mod tools;
 pub mod value;
 pub mod words;

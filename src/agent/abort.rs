@@ -76,21 +76,19 @@ impl Future for Aborted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::future::{self, Either};
-    use futures_util::FutureExt;
+    use crate::task::{now_or_never, race, Either};
 
     #[test]
     fn aborting_wakes_a_waiting_future() {
         let signal = AbortSignal::new();
         let mut waiting = signal.aborted();
-        let waker = futures_util::task::noop_waker();
-        let mut cx = Context::from_waker(&waker);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
         assert!(Pin::new(&mut waiting).poll(&mut cx).is_pending());
         signal.clone().abort();
         assert!(Pin::new(&mut waiting).poll(&mut cx).is_ready());
         assert!(signal.is_aborted());
         // A race against a pending future is won by the abort.
-        let race = future::select(future::pending::<()>(), signal.aborted()).now_or_never();
-        assert!(matches!(race, Some(Either::Right(_))));
+        let won = now_or_never(race(std::future::pending::<()>(), signal.aborted()));
+        assert!(matches!(won, Some(Either::Right(()))));
     }
 }

@@ -26,8 +26,8 @@ use crate::sort::StrSet;
 use std::cell::{Cell, RefCell};
 
 use crate::json::json;
+use crate::task::{join_all, race, Either, LocalBoxFuture};
 use crate::value::ToValue;
-use futures_util::future::{self, Either, LocalBoxFuture};
 use serde_json::Value;
 
 pub use self::abort::AbortSignal;
@@ -424,8 +424,8 @@ pub async fn continue_agent(
                 jitter,
                 &mut forward,
             ));
-            match future::select(model_call, abort.aborted()).await {
-                Either::Left((called, _)) => Some(called),
+            match race(model_call, abort.aborted()).await {
+                Either::Left(called) => Some(called),
                 // Dropping the call drops its stream, which cancels the request.
                 Either::Right(_) => None,
             }
@@ -499,7 +499,7 @@ pub async fn continue_agent(
                     });
                 }
                 let running: Vec<_> = calls[i..end].iter().map(|(c, _)| execute(c)).collect();
-                future::join_all(running).await
+                join_all(running).await
             } else {
                 let (call, invalid) = &calls[i];
                 vec![match invalid {

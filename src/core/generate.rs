@@ -13,7 +13,7 @@
 //! A failure at any step is the call's error result and changes nothing.
 
 use crate::json::json;
-use futures_util::future::{self, Either};
+use crate::task::{or_pending, race, Either};
 use serde_json::Value;
 
 use super::{Core, Touched};
@@ -96,12 +96,8 @@ impl Core {
                 &mut jitter,
                 &mut ignore,
             ));
-            let aborted = match abort {
-                Some(signal) => Either::Left(signal.aborted()),
-                None => Either::Right(future::pending::<()>()),
-            };
-            match future::select(call, aborted).await {
-                Either::Left((called, _)) => called,
+            match race(call, or_pending(abort.map(AbortSignal::aborted))).await {
+                Either::Left(called) => called,
                 Either::Right(_) => return Err(NestedError::Aborted),
             }
         };

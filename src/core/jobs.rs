@@ -27,9 +27,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::json::json;
+use crate::task::{race, LocalBoxFuture, Unordered};
 use crate::value::{FromValue, ToValue};
-use futures_util::future::{self, Either, LocalBoxFuture};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
 use super::run::{PausedRun, RunParams, Start};
@@ -710,7 +709,7 @@ impl Core {
         let Some(rt) = self.jobs.borrow().get(id).cloned() else {
             return;
         };
-        let mut running: FuturesUnordered<LocalBoxFuture<'_, ()>> = FuturesUnordered::new();
+        let mut running = Unordered::new();
         loop {
             let wake = rt.notify.wait();
             // Start what may start.
@@ -798,9 +797,7 @@ impl Core {
             if running.is_empty() {
                 wake.await;
             } else {
-                match future::select(running.next(), wake).await {
-                    Either::Left(_) | Either::Right(_) => {}
-                }
+                race(running.next(), wake).await;
             }
         }
     }

@@ -10,7 +10,7 @@
 //! error result; every call is audited.
 
 use crate::json::json;
-use futures_util::future::{self, Either, LocalBoxFuture};
+use crate::task::{or_pending, race, Either, LocalBoxFuture};
 use serde_json::Value;
 
 use super::{Core, Touched};
@@ -38,8 +38,8 @@ pub enum MtlError {
 }
 
 async fn with_timeout<T>(sleeper: &dyn Sleeper, ms: u64, work: LocalBoxFuture<'_, T>) -> Option<T> {
-    match future::select(work, sleeper.sleep(ms)).await {
-        Either::Left((value, _)) => Some(value),
+    match race(work, sleeper.sleep(ms)).await {
+        Either::Left(value) => Some(value),
         Either::Right(_) => None,
     }
 }
@@ -296,13 +296,8 @@ pub async fn suggest(
         }
         suggestion_of(&body, &host)
     };
-    let work = std::pin::pin!(work);
-    let aborted = match abort {
-        Some(signal) => Either::Left(signal.aborted()),
-        None => Either::Right(future::pending::<()>()),
-    };
-    match future::select(work, aborted).await {
-        Either::Left((found, _)) => found.map_err(MtlError::Failed),
+    match race(work, or_pending(abort.map(AbortSignal::aborted))).await {
+        Either::Left(found) => found.map_err(MtlError::Failed),
         Either::Right(_) => Err(MtlError::Aborted),
     }
 }

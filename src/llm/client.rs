@@ -15,8 +15,8 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-use futures_util::future::{self, Either, LocalBoxFuture};
-use futures_util::FutureExt;
+use crate::task::{race, BoxedLocal, Either, LocalBoxFuture};
+use std::future;
 
 use super::retry::{Decision, Failure, RetryPolicy};
 use super::sse::SseParser;
@@ -180,8 +180,8 @@ pub async fn call_model(
 }
 
 async fn with_timeout<T>(sleeper: &dyn Sleeper, ms: u64, work: LocalBoxFuture<'_, T>) -> Option<T> {
-    match future::select(work, sleeper.sleep(ms)).await {
-        Either::Left((value, _)) => Some(value),
+    match race(work, sleeper.sleep(ms)).await {
+        Either::Left(value) => Some(value),
         Either::Right(_) => None,
     }
 }

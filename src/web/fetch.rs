@@ -9,8 +9,7 @@
 //! goes without following it, so every redirect is refused with an error that asks for the
 //! final address as the base URL.
 
-use futures_util::future::LocalBoxFuture;
-use futures_util::FutureExt;
+use crate::task::{BoxedLocal, LocalBoxFuture};
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;

@@ -26,9 +26,10 @@ use draftsmith::llm::client::{
 use draftsmith::llm::HttpRequest;
 use draftsmith::store::faulty::{Crash, Faulty, YieldOnce};
 use draftsmith::store::{MemoryStore, Store, Table};
+use draftsmith::task::{join_all, LocalBoxFuture};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
-use futures_util::future::{self, LocalBoxFuture};
 use serde_json::{json, Value};
+use std::future;
 
 /// Steps in the session (after creating the project).
 pub const STEPS: usize = 50;
@@ -138,7 +139,7 @@ pub async fn settle(background: &Background) {
         if work.is_empty() {
             return;
         }
-        future::join_all(work).await;
+        join_all(work).await;
     }
 }
 
