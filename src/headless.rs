@@ -182,7 +182,7 @@ pub fn load_store(path: &Path) -> Result<MemoryStore, HeadlessError> {
         reason,
     };
     let value: Value =
-        serde_json::from_slice(&text).map_err(|e| malformed(format!("not valid JSON ({e})")))?;
+        crate::json::parse_bytes(&text).map_err(|e| malformed(format!("not valid JSON ({e})")))?;
     MemoryStore::from_json(value).map_err(|e| malformed(e.to_string()))
 }
 

@@ -9,6 +9,14 @@
 //! for a literal; an interpolated value outside an object is one call to [`to`] (one copy per
 //! value type, not per use). The crate's modules use it with
 //! `use crate::json::json;`.
+//!
+//! JSON text is read into a `Value` by [`parse`] (`json/parse.rs`), the crate's own reader,
+//! instead of serde_json's deserializer.
+
+mod parse;
+pub(crate) use parse::parse;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use parse::parse_bytes;
 
 use serde_json::Value;
 

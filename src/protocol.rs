@@ -81,7 +81,7 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
         ));
     }
     let value: Value =
-        serde_json::from_str(text).map_err(|e| fail(None, format!("not valid JSON ({e})")))?;
+        crate::json::parse(text).map_err(|e| fail(None, format!("not valid JSON ({e})")))?;
     let Value::Object(mut object) = value else {
         return Err(fail(
             None,
@@ -292,8 +292,8 @@ pub fn id_text(text: &str) -> Option<&str> {
         }
         let key_end = string_end(i)?;
         let key = &text[i..key_end];
-        let is_id = key == "\"id\""
-            || (key.contains('\\') && serde_json::from_str::<Value>(key).ok()? == "id");
+        let is_id =
+            key == "\"id\"" || (key.contains('\\') && crate::json::parse(key).ok()? == "id");
         i = ws(key_end);
         if b.get(i) != Some(&b':') {
             return None;

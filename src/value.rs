@@ -89,7 +89,7 @@ pub fn from_value<T: FromValue>(value: Value) -> Result<T, Error> {
 /// Read a `T` from JSON text: parsed into a `Value` first, so JSON text needs no deserializer
 /// per type either. Errors in the text say where (`at line …`); errors in the data do not.
 pub fn from_str<T: FromValue>(text: &str) -> Result<T, Error> {
-    T::from_value(serde_json::from_str(text)?)
+    T::from_value(crate::json::parse(text)?)
 }
 
 /// Implement [`FromValue`] through serde for a type the derive does not cover.

@@ -85,7 +85,7 @@ async fn read_body(
 
 /// The endpoint's words in an error body: its `error` field, or the body, shortened.
 fn endpoint_message(body: &str) -> String {
-    let said = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+    let said = crate::json::parse(body).ok().and_then(|v| {
         v.get("error").map(|e| match e {
             Value::String(s) => s.clone(),
             Value::Object(o) => o
@@ -107,7 +107,7 @@ fn endpoint_message(body: &str) -> String {
 /// The suggestion in a 2xx answer: `translatedText` (and `detectedLanguage` if given).
 fn suggestion_of(body: &str, host: &str) -> Result<(String, Option<Value>), ToolError> {
     let shown: String = body.trim().chars().take(200).collect();
-    let value: Value = serde_json::from_str(body).map_err(|_| {
+    let value: Value = crate::json::parse(body).map_err(|_| {
         failed(format!(
             "The translation endpoint ({host}) did not answer with JSON; it sent: {shown}. Is 'mtlEndpoint' the URL of a LibreTranslate-compatible /translate route?"
         ))

@@ -614,7 +614,7 @@ pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
     if clean == text {
         data
     } else {
-        serde_json::from_str(&clean).unwrap_or(data)
+        crate::json::parse(&clean).unwrap_or(data)
     }
 }
 

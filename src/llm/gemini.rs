@@ -161,7 +161,7 @@ fn call_name(earlier: &[Message], id: Option<&str>) -> Option<String> {
 
 /// A tool result as a `functionResponse.response` object.
 fn response(text: &str) -> Value {
-    match serde_json::from_str::<Value>(text) {
+    match crate::json::parse(text) {
         Ok(object @ Value::Object(_)) => object,
         Ok(other) => json!({ "result": other }),
         Err(_) => json!({ "result": text }),
@@ -224,7 +224,7 @@ impl GeminiStream {
         if data.is_empty() {
             return Vec::new();
         }
-        match serde_json::from_str::<Value>(data) {
+        match crate::json::parse(data) {
             Ok(value) => {
                 let mut out = Vec::new();
                 self.response(&value, &mut out);
@@ -339,7 +339,7 @@ impl GeminiStream {
 /// `streamGenerateContent` returns without `alt=sse`). An error body becomes an
 /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
 pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = serde_json::from_str(body)
+    let value: Value = crate::json::parse(body)
         .map_err(|e| format!("the Gemini response is not JSON ({e}): {}", quote(body)))?;
     let mut stream = GeminiStream::new();
     let mut out = Vec::new();

@@ -150,7 +150,7 @@ impl OpenAiStream {
             self.done = true;
             return Vec::new();
         }
-        let value: Value = match serde_json::from_str(data) {
+        let value: Value = match crate::json::parse(data) {
             Ok(value) => value,
             Err(e) => {
                 self.failed = true;
@@ -320,7 +320,7 @@ impl OpenAiStream {
 /// The events of a whole (non-streamed) chat completion. An `error` body becomes an
 /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
 pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = serde_json::from_str(body)
+    let value: Value = crate::json::parse(body)
         .map_err(|e| format!("the OpenAI response is not JSON ({e}): {}", quote(body)))?;
     let mut stream = OpenAiStream::new();
     let mut out = Vec::new();

@@ -124,11 +124,11 @@ pub fn server_wait_ms(headers: &[(String, String)], now_ms: u64) -> Option<u64> 
     http_date_ms(value).map(|at| at.saturating_sub(now_ms))
 }
 
-/// A header's number (`120`, `1.5`, `2e3`), read as JSON reads one: serde_json's exact
-/// parser is in the wasm anyway, and `str::parse::<f64>` would add core's with its tables
-/// of powers (16.5 KB raw, 13 KB gzip -9 of wasm).
+/// A header's number (`120`, `1.5`, `2e3`), read as JSON reads one: the JSON reader is in the
+/// wasm anyway, and `str::parse::<f64>` would add core's with its tables of powers (16.5 KB
+/// raw, 13 KB gzip -9 of wasm).
 fn number(value: &str) -> Option<f64> {
-    match serde_json::from_str(value) {
+    match crate::json::parse(value) {
         Ok(serde_json::Value::Number(n)) => n.as_f64(),
         _ => None,
     }

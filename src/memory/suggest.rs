@@ -210,7 +210,7 @@ pub fn parse_proposals(answer: &str) -> Result<Vec<Proposal>, String> {
         .ok_or_else(|| "the answer's JSON array is not closed".to_string())?;
     // Read as a `Value` (the one type the wasm parses JSON text into); text from '[' to ']'
     // that parses is an array.
-    let parsed: Value = serde_json::from_str(&answer[start..=end])
+    let parsed: Value = crate::json::parse(&answer[start..=end])
         .map_err(|e| format!("the answer's JSON array does not parse: {e}"))?;
     let Value::Array(items) = parsed else {
         return Err("the answer's JSON array does not parse".into());

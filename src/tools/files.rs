@@ -474,7 +474,7 @@ fn write_entity(
     content: &str,
 ) -> Result<Value, ToolError> {
     let path = bible_path(kind, id);
-    let value: Value = serde_json::from_str(content).map_err(|e| {
+    let value: Value = crate::json::parse(content).map_err(|e| {
         ToolError::invalid_args(format!(
             "{path} must hold a JSON object (as read_file shows it), but this is not valid JSON: {e}"
         ))

@@ -106,7 +106,7 @@ const fn minified<const N: usize>(text: &[u8]) -> [u8; N] {
 pub fn embedded_parameters(name: &str) -> Value {
     thread_local! {
         // Read as a `Value`, the one type the wasm parses JSON text into.
-        static SCHEMAS: Map<String, Value> = match std::str::from_utf8(&MINIFIED_SCHEMAS).map(serde_json::from_str) {
+        static SCHEMAS: Map<String, Value> = match std::str::from_utf8(&MINIFIED_SCHEMAS).map(crate::json::parse) {
             Ok(Ok(Value::Object(all))) => all,
             _ => Map::new(),
         };
