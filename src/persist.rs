@@ -289,7 +289,7 @@ fn parse<T: FromValue>(table: Table, value: Value) -> Result<T, StoreError> {
 /// Change feeds by chapter id: a sorted vector, not a B-tree type of its own in the wasm
 /// (a chapter is added once, when it is loaded or first changed; a keystroke's change finds
 /// its chapter's feed by binary search).
-pub type Feeds = litemap::LiteMap<String, VecDeque<ChangeRecord>>;
+pub type Feeds = crate::map::VecMap<String, VecDeque<ChangeRecord>>;
 
 /// A project as loaded from the store: its session, and what the core needs to go on saving
 /// it and to serve its change feeds.
@@ -418,7 +418,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     let checkpoint_ids: Vec<&str> = checkpoint_ids.iter().map(String::as_str).collect();
     let checkpoint_of = crate::sort::Groups::new(&checkpoint_ids);
     // The project's meta records: chapter heads and the history state.
-    let mut heads: litemap::LiteMap<String, u64> = litemap::LiteMap::new();
+    let mut heads: crate::map::VecMap<String, u64> = crate::map::VecMap::new();
     let mut state = HistoryState::default();
     for mut v in store
         .get_by_index(Table::Meta, "project", json!(id))

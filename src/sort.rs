@@ -27,11 +27,10 @@ pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V>
     map
 }
 
-/// Collect `pairs` into a [`litemap::LiteMap`] (a sorted vector, for maps of a few entries),
-/// as [`map`] does: inserting each pair (`collect` and `extend` sort with a copy of the sort
-/// of their own); of equal keys, the last value wins.
-pub fn lite<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> litemap::LiteMap<K, V> {
-    let mut map = litemap::LiteMap::new();
+/// Collect `pairs` into a [`crate::map::VecMap`] (a sorted vector, for maps of a few entries),
+/// as [`map`] does: inserting each pair; of equal keys, the last value wins.
+pub fn lite<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> crate::map::VecMap<K, V> {
+    let mut map = crate::map::VecMap::new();
     for (k, v) in pairs {
         map.insert(k, v);
     }
@@ -43,7 +42,10 @@ pub fn lite<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> litemap::Lite
 /// with the map in one pass, O(n + k log k), where inserting each would move the map's tail
 /// once per update (O(n·k): seconds for the thousands of records of a large project saved
 /// or loaded whole, with keys that are random ids).
-pub fn lite_update<K: Ord, V>(map: &mut litemap::LiteMap<K, V>, mut updates: Vec<(K, Option<V>)>) {
+pub fn lite_update<K: Ord, V>(
+    map: &mut crate::map::VecMap<K, V>,
+    mut updates: Vec<(K, Option<V>)>,
+) {
     if updates.len() <= 16 {
         for (key, value) in updates {
             match value {
@@ -58,7 +60,7 @@ pub fn lite_update<K: Ord, V>(map: &mut litemap::LiteMap<K, V>, mut updates: Vec
         return;
     }
     by(&mut updates, |a, b| a.0.cmp(&b.0));
-    let mut merged = litemap::LiteMap::with_capacity(map.len() + updates.len());
+    let mut merged = crate::map::VecMap::with_capacity(map.len() + updates.len());
     // The keys come in increasing order, so each is appended (an insert only if not).
     let mut push = |k: K, v: V| {
         if let Some((k, v)) = merged.try_append(k, v) {

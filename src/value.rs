@@ -768,9 +768,9 @@ impl<T: FromValue> FromValue for BTreeMap<String, T> {
     }
 }
 
-impl<T: FromValue> FromValue for litemap::LiteMap<String, T> {
+impl<T: FromValue> FromValue for crate::map::VecMap<String, T> {
     fn from_value(value: Value) -> Result<Self, Error> {
-        let mut out = litemap::LiteMap::new();
+        let mut out = crate::map::VecMap::new();
         for (k, v) in entries(value)? {
             out.insert(k, T::from_value(v)?);
         }
@@ -1038,10 +1038,10 @@ impl<T: ToValue> ToValue for BTreeMap<String, T> {
     }
 }
 
-/// A [`litemap::LiteMap`] (a sorted vector) is the JSON object a `BTreeMap` with the same
+/// A [`crate::map::VecMap`] (a sorted vector) is the JSON object a `BTreeMap` with the same
 /// entries would be: small maps kept in records use it, so each is not a B-tree type of its
 /// own in the wasm.
-impl<T: ToValue> ToValue for litemap::LiteMap<String, T> {
+impl<T: ToValue> ToValue for crate::map::VecMap<String, T> {
     fn to_value(&self) -> Value {
         let mut object = Map::new();
         for (key, value) in self.iter() {
@@ -1505,14 +1505,14 @@ mod tests {
     fn a_lite_map_is_saved_and_read_as_the_json_object_of_a_btree_map() {
         #[derive(ToValue)]
         struct Lite {
-            map: litemap::LiteMap<String, u64>,
+            map: crate::map::VecMap<String, u64>,
         }
         #[derive(ToValue)]
         struct Tree {
             map: BTreeMap<String, u64>,
         }
         let pairs = [("b", 2), ("a", 1), ("ä", 3), ("A", 4)];
-        let (mut lite, mut tree) = (litemap::LiteMap::new(), BTreeMap::new());
+        let (mut lite, mut tree) = (crate::map::VecMap::new(), BTreeMap::new());
         for (k, v) in pairs {
             lite.insert(k.to_string(), v);
             tree.insert(k.to_string(), v);
@@ -1526,9 +1526,9 @@ mod tests {
             serde_json::to_string(&lite).unwrap(),
             r#"{"map":{"A":4,"a":1,"b":2,"ä":3}}"#
         );
-        let back: litemap::LiteMap<String, u64> = from_value(json!({"b": 2, "a": 1})).unwrap();
+        let back: crate::map::VecMap<String, u64> = from_value(json!({"b": 2, "a": 1})).unwrap();
         let back: Vec<(&String, &u64)> = back.iter().collect();
         assert_eq!(back, [(&"a".to_string(), &1), (&"b".to_string(), &2)]);
-        assert!(from_value::<litemap::LiteMap<String, u64>>(json!([1])).is_err());
+        assert!(from_value::<crate::map::VecMap<String, u64>>(json!([1])).is_err());
     }
 }

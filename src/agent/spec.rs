@@ -523,8 +523,8 @@ pub struct Preset {
 /// The agents a run can reach: the presets' agents and the ones the app defined.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    builtin: litemap::LiteMap<String, AgentSpec>,
-    defined: litemap::LiteMap<String, AgentSpec>,
+    builtin: crate::map::VecMap<String, AgentSpec>,
+    defined: crate::map::VecMap<String, AgentSpec>,
     presets: Vec<Preset>,
 }
 

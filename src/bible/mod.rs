@@ -22,7 +22,7 @@ pub mod mentions;
 pub mod scenes;
 pub mod translation;
 
-use litemap::LiteMap;
+use crate::map::VecMap;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -412,10 +412,10 @@ pub struct Entity {
     /// Field origins (a few per entity: sorted vectors, saved as JSON objects, and no
     /// B-tree types of their own in the wasm).
     #[serde(default)]
-    pub origins: LiteMap<String, String>,
+    pub origins: VecMap<String, String>,
     /// The last write of each field.
     #[serde(default)]
-    pub stamps: LiteMap<String, Stamp>,
+    pub stamps: VecMap<String, Stamp>,
 }
 
 /// Whether a value counts as empty (absent, null, "", []).
@@ -569,7 +569,7 @@ pub struct Bible {
     last_version: u64,
     /// Locks held by calls waiting for the writer's approval: by entity, each call with the
     /// fields it would change (none listed: the whole entity, as for a delete or a merge).
-    locks: litemap::LiteMap<(Kind, String), Vec<Lock>>,
+    locks: crate::map::VecMap<(Kind, String), Vec<Lock>>,
 }
 
 impl Bible {
@@ -754,8 +754,8 @@ impl Bible {
             kind,
             id: id.to_string(),
             version,
-            origins: LiteMap::new(),
-            stamps: LiteMap::new(),
+            origins: VecMap::new(),
+            stamps: VecMap::new(),
             fields: BTreeMap::new(),
         };
         for k in checked.keys() {
@@ -1033,8 +1033,8 @@ mod tests {
                 id: id.to_string(),
                 version,
                 fields: BTreeMap::new(),
-                origins: LiteMap::new(),
-                stamps: LiteMap::new(),
+                origins: VecMap::new(),
+                stamps: VecMap::new(),
             }
         }
 

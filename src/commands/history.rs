@@ -1139,7 +1139,7 @@ fn effects_of(
     project: &Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Effect>, HistoryError> {
-    let mut scratch: litemap::LiteMap<&str, crate::project::Text> = litemap::LiteMap::new();
+    let mut scratch: crate::map::VecMap<&str, crate::project::Text> = crate::map::VecMap::new();
     let mut effects = Vec::new();
     for (k, (chapter, change)) in changes.iter().enumerate() {
         let mismatch = |source| HistoryError::Mismatch {

@@ -273,7 +273,7 @@ pub(super) struct JobRt {
     paused: Cell<bool>,
     cancelled: Cell<bool>,
     /// The abort signal of each unit running now, by unit id.
-    aborts: RefCell<litemap::LiteMap<String, AbortSignal>>,
+    aborts: RefCell<crate::map::VecMap<String, AbortSignal>>,
     /// Units that paused for approval (their paused-run record is closed when they end).
     paused_units: RefCell<crate::sort::StrSet>,
 }
@@ -637,7 +637,7 @@ impl Core {
             cancelled: Cell::new(false),
             job: RefCell::new(job),
             notify: Rc::new(Notify::default()),
-            aborts: RefCell::new(litemap::LiteMap::new()),
+            aborts: RefCell::new(crate::map::VecMap::new()),
             paused_units: RefCell::new(waiting.into()),
         });
         self.jobs.borrow_mut().insert(id.clone(), rt);
@@ -1156,7 +1156,7 @@ impl Core {
     /// Serve `list_jobs`: the project's jobs, newest first.
     pub(super) async fn list_jobs(&self) -> Result<Value, Error> {
         let project = self.current()?;
-        let mut jobs: litemap::LiteMap<String, Job> = litemap::LiteMap::new();
+        let mut jobs: crate::map::VecMap<String, Job> = crate::map::VecMap::new();
         for record in self
             .env
             .store

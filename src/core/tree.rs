@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 
-use litemap::LiteMap;
+use crate::map::VecMap;
 
 use crate::json::json;
 use crate::task::LocalBoxFuture;
@@ -63,11 +63,11 @@ pub(super) struct Frame {
     pub(super) pending: Vec<ToolCall>,
     /// Results of waiting calls decided so far (call id → result text).
     #[serde(default)]
-    pub(super) results: LiteMap<String, String>,
+    pub(super) results: VecMap<String, String>,
     /// The paused sub-agents, by the routing call that runs them (a few: a sorted vector, no
     /// B-tree type of its own in the wasm; saved as the same JSON object).
     #[serde(default)]
-    pub(super) children: LiteMap<String, Frame>,
+    pub(super) children: VecMap<String, Frame>,
     /// Files this agent (and its sub-agents) changed so far.
     #[serde(default)]
     pub(super) files_changed: Vec<String>,
@@ -116,7 +116,7 @@ impl Frame {
     }
 
     /// The paused sub-agents, taken out to be removed one by one.
-    fn take_children(&mut self) -> LiteMap<String, Frame> {
+    fn take_children(&mut self) -> VecMap<String, Frame> {
         std::mem::take(&mut self.children)
     }
 
@@ -214,7 +214,7 @@ pub(super) struct Tree {
     pub(super) settings: Settings,
     pub(super) provider: ProviderConfig,
     /// Paused sub-agents of the levels now running, by routing call id.
-    paused: RefCell<LiteMap<String, Frame>>,
+    paused: RefCell<VecMap<String, Frame>>,
     /// The tree's undo group: every edit of every agent in it joins it (kept across a pause).
     pub(super) group: RefCell<String>,
     /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
@@ -243,7 +243,7 @@ impl Tree {
             catalog,
             settings,
             provider,
-            paused: RefCell::new(LiteMap::new()),
+            paused: RefCell::new(VecMap::new()),
             group: RefCell::new(String::new()),
             hold: None,
             no_overwrite: false,
@@ -474,7 +474,7 @@ impl Core {
             let frame = match &outcome.end {
                 RunEnd::Paused { pending } => {
                     let mut stash = tree.paused.borrow_mut();
-                    let mut children = LiteMap::new();
+                    let mut children = VecMap::new();
                     for c in pending {
                         if let Some(f) = stash.remove(&c.id) {
                             children.insert(c.id.clone(), f);
@@ -491,7 +491,7 @@ impl Core {
                         steps: outcome.steps,
                         usage: outcome.usage,
                         pending: pending.clone(),
-                        results: LiteMap::new(),
+                        results: VecMap::new(),
                         children,
                         files_changed: files.clone(),
                     })
@@ -515,7 +515,7 @@ impl Core {
     ) -> LocalBoxFuture<'a, NodeEnd> {
         Box::pin(async move {
             let node = Node::of(&frame);
-            let mut still_paused = LiteMap::new();
+            let mut still_paused = VecMap::new();
             let mut files = std::mem::take(&mut frame.files_changed);
             let mut children = frame.take_children();
             for call in frame.pending.clone() {

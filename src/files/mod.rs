@@ -119,9 +119,9 @@ pub enum Listed<'a> {
 /// A project's free files, by path.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Files {
-    /// At most [`MAX_FILES`] (and the ones loaded), in a sorted vector (litemap): far less
+    /// At most [`MAX_FILES`] (and the ones loaded), in a sorted vector (`VecMap`): far less
     /// wasm than a B-tree for this one map type.
-    files: litemap::LiteMap<String, FreeFile>,
+    files: crate::map::VecMap<String, FreeFile>,
 }
 
 impl Files {

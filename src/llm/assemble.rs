@@ -49,7 +49,7 @@ struct PendingCall {
 #[derive(Debug, Clone, Default)]
 pub struct Assembler {
     text: String,
-    calls: litemap::LiteMap<usize, PendingCall>,
+    calls: crate::map::VecMap<usize, PendingCall>,
     finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
     error: Option<String>,

@@ -16,9 +16,9 @@
 //! They do not cause a save of their own; they are written with the next save that asks for
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
+use crate::map::VecMap;
 use crate::sort::Groups;
 use crate::value::ToValue;
-use litemap::LiteMap;
 
 use crate::json::json;
 use serde_json::Value;
@@ -125,7 +125,7 @@ impl StoredChapter {
 pub struct Stored {
     /// By chapter id (a sorted vector, not a B-tree type of its own in the wasm: a
     /// chapter is added once, when it is created or loaded).
-    pub chapters: LiteMap<String, StoredChapter>,
+    pub chapters: VecMap<String, StoredChapter>,
     /// The revision of each versioned record (the project record, the history state,
     /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
     /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
@@ -133,7 +133,7 @@ pub struct Stored {
     /// revision yet. A sorted vector, not a B-tree type of its own in the wasm: loading and
     /// a batch's receipt put their revisions in with [`crate::sort::lite_update`] (one
     /// merge when there are many), and a keystroke's save adds a record or two.
-    pub revs: LiteMap<String, u64>,
+    pub revs: VecMap<String, u64>,
 }
 
 /// The key of a record's revision in [`Stored::revs`] (table names have no '/').
@@ -191,12 +191,12 @@ pub struct Pending {
     /// A sorted vector, not a B-tree type of its own in the wasm. A keystroke marks a key
     /// that is mostly pending already (a binary search); a save drops what it wrote, so few
     /// keys stay pending; [`Pending::everything`] marks every key in one merge.
-    keys: LiteMap<Key, Mark>,
+    keys: VecMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
     /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
     /// one per running unit: a sorted vector, no B-tree type of its own in the wasm.)
-    held: LiteMap<String, Held>,
+    held: VecMap<String, Held>,
 }
 
 /// What a hold keeps back: keys (with whether only lazily) and appends.
@@ -204,7 +204,7 @@ pub struct Pending {
 pub struct Held {
     /// Marks whose `seq` is always 0 (the map type [`Pending`]'s own keys use: a map of
     /// flags would be another map type in the wasm).
-    keys: LiteMap<Key, Mark>,
+    keys: VecMap<Key, Mark>,
     appends: Vec<Append>,
 }
 
@@ -357,12 +357,12 @@ impl Pending {
     }
 
     /// Take every hold (to carry them over when the pending set is replaced after a merge).
-    pub fn take_held(&mut self) -> LiteMap<String, Held> {
+    pub fn take_held(&mut self) -> VecMap<String, Held> {
         std::mem::take(&mut self.held)
     }
 
     /// Put back holds taken with [`Pending::take_held`].
-    pub fn restore_held(&mut self, held: LiteMap<String, Held>) {
+    pub fn restore_held(&mut self, held: VecMap<String, Held>) {
         // One by one (`extend` would sort, with a copy of the sort of its own).
         for (name, h) in held {
             self.held.insert(name, h);

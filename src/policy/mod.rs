@@ -139,7 +139,7 @@ pub struct Policies {
     /// Modes by tool name, over [`default_mode`] (a few: a sorted vector, saved as a JSON
     /// object, and no B-tree type of its own in the wasm).
     #[serde(default)]
-    pub modes: litemap::LiteMap<String, Mode>,
+    pub modes: crate::map::VecMap<String, Mode>,
     /// The recent-update window of conflict detection (ms).
     #[serde(default = "default_window")]
     pub window_ms: u64,
@@ -152,7 +152,7 @@ fn default_window() -> u64 {
 impl Default for Policies {
     fn default() -> Self {
         Self {
-            modes: litemap::LiteMap::new(),
+            modes: crate::map::VecMap::new(),
             window_ms: DEFAULT_WINDOW_MS,
         }
     }

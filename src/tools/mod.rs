@@ -473,7 +473,7 @@ pub struct ToolRegistry {
     commands: CommandRegistry,
     definitions: Vec<ToolDefinition>,
     /// By name: a few (the built-in ones and the writer's), a sorted vector.
-    toolsets: litemap::LiteMap<String, Vec<&'static str>>,
+    toolsets: crate::map::VecMap<String, Vec<&'static str>>,
 }
 
 impl ToolRegistry {

@@ -56,7 +56,7 @@ macro_rules! shapes {
             pub small: f32,
             // What the crate's lite maps had (`crate::value::object`): serde's copy below.
             #[serde(serialize_with = "object")]
-            pub lite: litemap::LiteMap<String, u64>,
+            pub lite: crate::map::VecMap<String, u64>,
             pub set: crate::sort::StrSet,
             pub tree: BTreeMap<String, Value>,
             pub sorted: BTreeSet<String>,
@@ -180,7 +180,7 @@ macro_rules! shapes {
 
         fn record(input: &Input) -> Record {
             let p = usize::from(input.pick);
-            let mut lite = litemap::LiteMap::new();
+            let mut lite = crate::map::VecMap::new();
             let mut tree = BTreeMap::new();
             let mut extra = Map::new();
             for (i, w) in input.words.iter().enumerate() {
@@ -288,7 +288,7 @@ mod with_serde {
 
     /// `crate::value::object` as it was before `ToValue`.
     fn object<S: serde::Serializer, V: serde::Serialize>(
-        map: &litemap::LiteMap<String, V>,
+        map: &crate::map::VecMap<String, V>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_map(map.iter())
@@ -309,7 +309,7 @@ mod with_serde {
 mod with_to_value {
     shapes!(crate::value::ToValue, crate::value::to_value);
 
-    fn object(map: &litemap::LiteMap<String, u64>) -> Value {
+    fn object(map: &crate::map::VecMap<String, u64>) -> Value {
         map.to_value()
     }
 

@@ -104,7 +104,7 @@ fn install_panic_hook() {
 pub struct WorkerCore {
     core: Rc<Core>,
     /// The other tabs this worker writes for, by client id (see [`WorkerCore::handle_for`]).
-    clients: RefCell<litemap::LiteMap<String, Rc<Core>>>,
+    clients: RefCell<crate::map::VecMap<String, Rc<Core>>>,
 }
 
 #[wasm_bindgen]
@@ -134,7 +134,7 @@ impl WorkerCore {
             .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local));
         Ok(WorkerCore {
             core: Rc::new(core),
-            clients: RefCell::new(litemap::LiteMap::new()),
+            clients: RefCell::new(crate::map::VecMap::new()),
         })
     }
 
