@@ -25,6 +25,7 @@ const DEPTH: u32 = 128;
 /// Read JSON text into a `Value`; whitespace may surround it, nothing else may follow it.
 pub fn parse(text: &str) -> Result<Value, Error> {
     let mut p = Parser {
+        text,
         b: text.as_bytes(),
         at: 0,
         depth: DEPTH,
@@ -51,6 +52,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Value, Error> {
 }
 
 struct Parser<'a> {
+    text: &'a str,
     b: &'a [u8],
     /// Bytes read so far.
     at: usize,
@@ -214,7 +216,7 @@ impl Parser<'_> {
 
     /// A string's contents and its closing quote (the opening one is read).
     fn string(&mut self) -> Result<String, Error> {
-        let mut out = Vec::new();
+        let mut out = String::new();
         loop {
             let start = self.at;
             while let Some(c) = self.peek() {
@@ -223,7 +225,8 @@ impl Parser<'_> {
                 }
                 self.at += 1;
             }
-            out.extend_from_slice(&self.b[start..self.at]);
+            // Cut at ASCII bytes only, so on character boundaries.
+            out.push_str(&self.text[start..self.at]);
             match self.next() {
                 Some(b'"') => break,
                 Some(b'\\') => self.escape(&mut out)?,
@@ -234,12 +237,11 @@ impl Parser<'_> {
                 None => return Err(self.fail("EOF while parsing a string")),
             }
         }
-        // The input is UTF-8 and every piece cut or pushed is whole characters.
-        String::from_utf8(out).map_err(|_| self.fail("invalid unicode code point"))
+        Ok(out)
     }
 
     /// One escape after its backslash.
-    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn escape(&mut self, out: &mut String) -> Result<(), Error> {
         let c = match self.next() {
             None => return Err(self.fail("EOF while parsing a string")),
             Some(c) => c,
@@ -267,12 +269,12 @@ impl Parser<'_> {
                     n = 0x1_0000 + ((n - 0xD800) << 10) + (low - 0xDC00);
                 }
                 let c = char::from_u32(n).ok_or_else(|| self.fail("invalid unicode code point"))?;
-                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                out.push(c);
                 return Ok(());
             }
             _ => return Err(self.fail("invalid escape")),
         };
-        out.push(byte);
+        out.push(char::from(byte));
         Ok(())
     }
 
