@@ -4,8 +4,8 @@
 //! 13 KB of the wasm (6 KB gzipped); this reader builds the `Value` directly. It takes what
 //! serde_json takes, with the same results, and fails where serde_json fails, with serde_json's
 //! messages and the line and column (in bytes, as serde_json counts them) where it stopped:
-//! "expected `,` or `]` at line 1 column 7". Nesting deeper than 128 arrays and objects is
-//! refused, as serde_json refuses it.
+//! "expected `,` or `]` at line 1 column 7". Arrays and objects nest 127 deep at most, as in
+//! serde_json (the 128th is refused).
 //!
 //! Numbers are read as serde_json reads them without its `float_roundtrip` feature, as the
 //! release build always did: an integer is a `u64`, or an `i64` when negative, as long as it
