@@ -209,6 +209,7 @@ impl<'a, K: Ord, V> Entry<'a, K, V> {
     }
 }
 
+/// Each pair inserted in turn: of equal keys, the last value wins.
 impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(pairs: I) -> Self {
         let mut map = Self::new();

@@ -817,7 +817,11 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
         // Whatever the document says wrote a field, it came from outside: every field is an
         // import's (so an agent cannot overwrite an imported field without the writer, the
         // way it could if the document called the writer's field an agent's).
-        e.origins = crate::sort::lite(e.fields.keys().map(|f| (f.clone(), "import".to_string())));
+        e.origins = e
+            .fields
+            .keys()
+            .map(|f| (f.clone(), "import".to_string()))
+            .collect();
         e
     }));
     let mut memory = Memory::new();

@@ -552,11 +552,10 @@ impl Settings {
         agent: Option<&str>,
         interrupt_on: &[String],
     ) -> crate::policy::Policies {
-        let mut modes = crate::sort::lite(
-            (self.approval_policies.iter())
-                .filter(|(k, _)| !k.contains('/'))
-                .map(|(k, m)| (k.clone(), *m)),
-        );
+        let mut modes: crate::map::VecMap<String, _> = (self.approval_policies.iter())
+            .filter(|(k, _)| !k.contains('/'))
+            .map(|(k, m)| (k.clone(), *m))
+            .collect();
         if let Some(agent) = agent {
             for (key, mode) in &self.approval_policies {
                 if let Some(tool) = key

@@ -27,16 +27,6 @@ pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V>
     map
 }
 
-/// Collect `pairs` into a [`crate::map::VecMap`] (a sorted vector, for maps of a few entries),
-/// as [`map`] does: inserting each pair; of equal keys, the last value wins.
-pub fn lite<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> crate::map::VecMap<K, V> {
-    let mut map = crate::map::VecMap::new();
-    for (k, v) in pairs {
-        map.insert(k, v);
-    }
-    map
-}
-
 /// Apply `updates` to `map`: each a value to set, or `None` to remove the key; of equal keys
 /// the last wins. A few updates are inserted one by one; more are sorted once and merged
 /// with the map in one pass, O(n + k log k), where inserting each would move the map's tail
@@ -490,7 +480,7 @@ mod tests {
             updates in proptest::collection::vec(("[a-f]{1,2}", proptest::option::of(0u32..100)), 0..60),
         ) {
             let mut expected: BTreeMap<String, u32> = start.iter().cloned().collect();
-            let mut map = lite(start);
+            let mut map: crate::map::VecMap<String, u32> = start.into_iter().collect();
             for (k, v) in &updates {
                 match v {
                     Some(v) => expected.insert(k.clone(), *v),

@@ -538,7 +538,10 @@ impl Catalog {
     fn of(defined: Vec<AgentSpec>) -> Self {
         let (presets, agents) = super::presets::all();
         let by_name = |agents: Vec<AgentSpec>| {
-            crate::sort::lite(agents.into_iter().map(|agent| (agent.name.clone(), agent)))
+            agents
+                .into_iter()
+                .map(|agent| (agent.name.clone(), agent))
+                .collect()
         };
         Self {
             builtin: by_name(agents),

@@ -133,7 +133,10 @@ impl Files {
     /// Files loaded from the store or an export.
     pub fn from_files(files: impl IntoIterator<Item = FreeFile>) -> Self {
         Self {
-            files: crate::sort::lite(files.into_iter().map(|file| (file.path.clone(), file))),
+            files: files
+                .into_iter()
+                .map(|file| (file.path.clone(), file))
+                .collect(),
         }
     }
 
