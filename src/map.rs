@@ -67,10 +67,6 @@ impl<K, V> VecMap<K, V> {
         self.pairs.is_empty()
     }
 
-    pub fn clear(&mut self) {
-        self.pairs.clear();
-    }
-
     /// The pairs in key order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> + ExactSizeIterator {
         self.pairs.iter().map(|(k, v)| (k, v))
@@ -92,14 +88,6 @@ impl<K, V> VecMap<K, V> {
 
     pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
         self.pairs.iter_mut().map(|(_, v)| v)
-    }
-
-    pub fn first(&self) -> Option<(&K, &V)> {
-        self.pairs.first().map(|(k, v)| (k, v))
-    }
-
-    pub fn last(&self) -> Option<(&K, &V)> {
-        self.pairs.last().map(|(k, v)| (k, v))
     }
 
     /// Keep the pairs for which `keep` is true.
@@ -276,8 +264,8 @@ mod tests {
         ours.retain(|_, v| *v % 2 == 0);
         tree.retain(|_, v| *v % 2 == 0);
         assert!(ours.iter().eq(tree.iter()));
-        assert_eq!(ours.first(), tree.first_key_value());
-        assert_eq!(ours.last(), tree.last_key_value());
+        assert_eq!(ours.iter().next(), tree.first_key_value());
+        assert_eq!(ours.iter().next_back(), tree.last_key_value());
     }
 
     #[test]

@@ -165,11 +165,10 @@ impl Parser<'_> {
             match self.next() {
                 Some(b']') => return Ok(Value::Array(items)),
                 Some(b',') => {
+                    // (At the end, the next value reports the EOF.)
                     self.space();
-                    match self.peek() {
-                        Some(b']') => return Err(self.fail_next("trailing comma")),
-                        None => return Err(self.fail_next("EOF while parsing a value")),
-                        Some(_) => {}
+                    if self.peek() == Some(b']') {
+                        return Err(self.fail_next("trailing comma"));
                     }
                 }
                 None => return Err(self.fail("EOF while parsing a list")),
