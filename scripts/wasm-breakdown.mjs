@@ -85,6 +85,22 @@ console.log(`\ncode by crate (${bodies.length} functions, ${kb(code).trim()}):`)
 for (const [crate, size] of [...byCrate].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   console.log(`  ${crate.padEnd(36)} ${kb(size)} ${(100 * size / code).toFixed(1).padStart(5)} %`);
 }
+// The crate's own code by module (two levels: `tools::bible`, `core::jobs`), which ranks
+// features rather than functions. Generic code of std instantiated on the crate's types is
+// counted under alloc and core above (legacy symbol names do not name the types).
+const byModule = new Map();
+for (const f of fns) {
+  const m = f.name.match(/draftsmith::((?:[a-z_][a-z0-9_]*::)*)/);
+  if (crateOf(f.name) !== 'draftsmith' || !m) continue;
+  const path = m[1].split('::').filter(Boolean).filter((s) => !/^_?</.test(s));
+  const key = path.slice(0, 2).join('::') || '(crate root)';
+  byModule.set(key, (byModule.get(key) ?? 0) + f.size);
+}
+const own = [...byModule.values()].reduce((a, b) => a + b, 0);
+console.log(`\ndraftsmith by module (${kb(own).trim()}):`);
+for (const [module, size] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  console.log(`  ${module.padEnd(36)} ${kb(size)} ${(100 * size / own).toFixed(1).padStart(5)} %`);
+}
 console.log(`\nlargest functions:`);
 for (const f of fns.sort((a, b) => b.size - a.size).slice(0, top)) {
   console.log(`  ${kb(f.size)}  ${f.name.slice(0, 110)}`);

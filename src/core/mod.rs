@@ -464,16 +464,24 @@ impl Core {
 
     /// Serve one decoded request.
     pub async fn handle(&self, request: Request) -> Response {
-        let outcome = self.dispatch(&request).await.map_err(|e| error_body(&e));
+        let Request {
+            id,
+            kind,
+            mut params,
+        } = request;
+        let outcome = self
+            .dispatch(&kind, &mut params)
+            .await
+            .map_err(|e| error_body(&e));
         Response {
-            id: Some(request.id),
+            id: Some(id),
             outcome,
         }
     }
 
-    async fn dispatch(&self, request: &Request) -> Result<Value, Error> {
-        let p = &request.params;
-        let kind = request.kind.as_str();
+    /// Serve request `kind`; its handler takes the parameters `p` (they are moved out, not
+    /// copied: a request may carry a whole manuscript or a batch of notes).
+    async fn dispatch(&self, kind: &str, p: &mut Map<String, Value>) -> Result<Value, Error> {
         match kind {
             "hello" => Ok(self.hello()),
             "create_project" => self.create_project(params(kind, p)?).await,
@@ -535,7 +543,7 @@ impl Core {
             "bible_list" => self.bible_list(params(kind, p)?),
             "bible_save" => self.bible_save(params(kind, p)?).await,
             "bible_delete" => self.bible_delete(params(kind, p)?).await,
-            "debug_panic" => debug_panic(request),
+            "debug_panic" => debug_panic(kind, p),
             "debug_fail_saves" => self.debug_fail_saves(params(kind, p)?),
             other => Err(ProtocolError::UnknownRequest {
                 name: other.to_string(),
@@ -1761,10 +1769,15 @@ fn parse_origin(request: &str, origin: Option<&str>) -> Result<Origin, Error> {
 /// Parse a request's params into a typed struct, naming the field that does not fit.
 fn params<T: crate::value::FromValue>(
     request: &str,
-    params: &Map<String, Value>,
+    params: &mut Map<String, Value>,
 ) -> Result<T, Error> {
-    crate::value::from_value(Value::Object(params.clone()))
-        .map_err(|err| params_error(request, err))
+    crate::value::from_value(take_params(params)).map_err(|err| params_error(request, err))
+}
+
+/// A request's parameters moved out of it (one copy for every params type).
+#[inline(never)]
+fn take_params(params: &mut Map<String, Value>) -> Value {
+    Value::Object(std::mem::take(params))
 }
 
 /// [`params`]' error (one copy for every params type).
@@ -1896,13 +1909,13 @@ impl Core {
     }
 }
 
-fn debug_panic(request: &Request) -> Result<Value, Error> {
-    let message = match request.params.get("message") {
+fn debug_panic(kind: &str, p: &Map<String, Value>) -> Result<Value, Error> {
+    let message = match p.get("message") {
         None => "debug_panic requested",
         Some(Value::String(s)) => s.as_str(),
         Some(other) => {
             return Err(invalid(
-                &request.kind,
+                kind,
                 &format!(
                     "'message' must be a string, got {}",
                     crate::protocol::json_kind(other)
