@@ -55,10 +55,8 @@ if [ "$profile" = release ]; then
   # with every request handler inside: +10 KB raw, -47.5 KB gzip -9 (measured 2026-11-24;
   # 10-30 are within 1 KB, 0 is -45 KB, 200 only -8.6 KB).
   node scripts/order-functions.mjs www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.ordered.wasm
-  www/node_modules/.bin/wasm-opt --reorder-functions-by-name --one-caller-inline-max-function-size=20 \
-    -Oz --flatten --rereloop -Oz -Oz \
-    --low-memory-unused --enable-bulk-memory \
-    --enable-nontrapping-float-to-int --enable-sign-ext --enable-reference-types --enable-multivalue \
+  . scripts/wasm-opt-flags.sh
+  www/node_modules/.bin/wasm-opt --reorder-functions-by-name "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
     -o www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.ordered.wasm
   # Then each function is followed by its nearest copy, byte for byte, where one is near
   # (scripts/order-similar.mjs): -6 KB gzip -9 (measured 2026-11-24). This wasm-opt runs no
@@ -68,9 +66,7 @@ if [ "$profile" = release ]; then
   # reads (-0.2 KB gzip -9).
   node scripts/order-similar.mjs www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.ordered.wasm
   www/node_modules/.bin/wasm-opt --reorder-functions-by-name --optimize-level=2 --shrink-level=2 \
-    --strip-producers --strip-target-features \
-    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-reference-types --enable-multivalue \
+    --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
     -o www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.ordered.wasm 2>&1 |
     { grep -v '^warning: no passes specified' || true; } >&2
   rm www/pkg/draftsmith_bg.ordered.wasm www/pkg/draftsmith_bg.opt.wasm

@@ -14,4 +14,13 @@ raw="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/draftsmith.wasm"
 if [ -f "$raw" ]; then
   echo
   node scripts/wasm-breakdown.mjs "$raw" "${SIZE_TOP:-15}"
+  # The crate's share after wasm-opt: the release passes again with the names kept (about a
+  # minute), then each part gzipped alone (scripts/wasm-floor.mjs).
+  . scripts/wasm-opt-flags.sh
+  named="$(mktemp -d)"
+  trap 'rm -rf "$named"' EXIT
+  wasm-bindgen --keep-debug --target web --out-dir "$named" "$raw"
+  www/node_modules/.bin/wasm-opt -g "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
+    -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
+  node scripts/wasm-floor.mjs "$named/named.wasm"
 fi

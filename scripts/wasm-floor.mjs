@@ -1,0 +1,61 @@
+// Prints how much of the shipped wasm is the crate's own, after wasm-opt: the release
+// pipeline's module with its function names kept (`wasm-opt -g`, same passes, same code bytes
+// as the shipped one). Functions are split into the crate's (any function whose name names the
+// crate: its own functions, its trait impls, and std's generics instantiated on its types) and
+// everything else (std's own code, regex_lite, serde_json, hashbrown, wasm-bindgen, js-sys);
+// each part's bodies are gzipped alone, in name order (near the shipped stem order), and so are
+// the data section and the crate's part with the data. That last number is what the wasm
+// would weigh if every function that is not the crate's weighed nothing: a floor that only
+// smaller code of the crate's own, or fewer features, goes below.
+//   node scripts/wasm-floor.mjs <named-optimized.wasm>
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { Reader } from './wasm-bytes.mjs';
+
+const [file] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: node scripts/wasm-floor.mjs <named-optimized.wasm>');
+  process.exit(2);
+}
+const bytes = readFileSync(file);
+const r = new Reader(bytes);
+let imported = 0;
+let bodies = [];
+let names = new Map();
+let data = Buffer.alloc(0);
+while (r.pos < bytes.length) {
+  const id = bytes[r.pos++];
+  const end = r.leb() + r.pos;
+  if (id === 0 && r.str() === 'name') names = r.functionNames(end);
+  else if (id === 2) imported = r.functionImports();
+  else if (id === 10) bodies = r.bodies();
+  else if (id === 11) data = bytes.subarray(r.pos, end);
+  r.pos = end;
+}
+if (!names.size) {
+  console.error(`${file} has no function names: build it with wasm-opt -g`);
+  process.exit(1);
+}
+
+// A name may be mangled (`10draftsmith`) or demangled: either way it holds the crate name.
+const ours = (name) => /draftsmith/.test(name);
+const fns = bodies
+  .map((body, i) => ({ name: names.get(imported + i) ?? '', body }))
+  .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+const gz = (bufs) => gzipSync(Buffer.concat(bufs), { level: 9 }).length;
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`.padStart(10);
+const part = (label, list) => {
+  const raw = list.reduce((a, f) => a + f.body.length, 0);
+  console.log(`  ${label.padEnd(44)} ${String(list.length).padStart(5)} fns ${kb(raw)} ${kb(gz(list.map((f) => f.body)))}`);
+};
+const own = fns.filter((f) => ours(f.name));
+const rest = fns.filter((f) => !ours(f.name));
+console.log(`\nafter wasm-opt, each part gzip -9 alone (${file}):`);
+console.log(`  ${''.padEnd(44)} ${''.padStart(9)} ${'raw'.padStart(10)} ${'gzip -9'.padStart(10)}`);
+part("the crate's functions (and std's on its types)", own);
+part('everything else', rest);
+part('all code', fns);
+console.log(`  ${'data'.padEnd(44)} ${''.padStart(9)} ${kb(data.length)} ${kb(gz([data]))}`);
+const floor = gz([...own.map((f) => f.body), data]);
+console.log(`  ${"the crate's functions and the data".padEnd(44)} ${''.padStart(9)} ${''.padStart(10)} ${kb(floor)}`);
+console.log(`  (what the wasm would weigh, gzip -9, if nothing else weighed anything)`);
