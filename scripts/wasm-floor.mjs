@@ -50,7 +50,7 @@ const part = (label, list) => {
 };
 const own = fns.filter((f) => ours(f.name));
 const rest = fns.filter((f) => !ours(f.name));
-console.log(`\nafter wasm-opt, each part gzip -9 alone (${file}):`);
+console.log(`\nafter wasm-opt (the release passes, names kept), each part gzip -9 alone:`);
 console.log(`  ${''.padEnd(44)} ${''.padStart(9)} ${'raw'.padStart(10)} ${'gzip -9'.padStart(10)}`);
 part("the crate's functions (and std's on its types)", own);
 part('everything else', rest);
