@@ -22,5 +22,5 @@ if [ -f "$raw" ]; then
   wasm-bindgen --keep-debug --target web --out-dir "$named" "$raw"
   www/node_modules/.bin/wasm-opt -g "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
     -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
-  node scripts/wasm-floor.mjs "$named/named.wasm"
+  node scripts/wasm-floor.mjs "$named/named.wasm" "${SIZE_TOP:-15}"
 fi

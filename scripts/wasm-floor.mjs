@@ -6,8 +6,9 @@
 // each part's bodies are gzipped alone, in name order (near the shipped stem order), and so are
 // the data section and the crate's part with the data. That last number is what the wasm
 // would weigh if every function that is not the crate's weighed nothing: a floor that only
-// smaller code of the crate's own, or fewer features, goes below.
-//   node scripts/wasm-floor.mjs <named-optimized.wasm>
+// smaller code of the crate's own, or fewer features, goes below. Then the crate's functions by
+// module (std's generics on a type count in the type's module), each gzipped alone.
+//   node scripts/wasm-floor.mjs <named-optimized.wasm> [top]
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { Reader } from './wasm-bytes.mjs';
@@ -59,3 +60,23 @@ console.log(`  ${'data'.padEnd(44)} ${''.padStart(9)} ${kb(data.length)} ${kb(gz
 const floor = gz([...own.map((f) => f.body), data]);
 console.log(`  ${"the crate's functions and the data".padEnd(44)} ${''.padStart(9)} ${''.padStart(10)} ${kb(floor)}`);
 console.log(`  (what the wasm would weigh, gzip -9, if nothing else weighed anything)`);
+
+// The crate's functions by module (first two path segments, as wasm-breakdown.mjs groups the
+// cargo build's), each module's gzipped alone: which features weigh what in the shipped gzip.
+const top = Number(process.argv[3] ?? 15);
+const byModule = new Map();
+for (const f of own) {
+  const m = f.name.match(/draftsmith::((?:[a-z_][a-z0-9_]*::)*)/);
+  const key = (m ? m[1].split('::').filter(Boolean).slice(0, 2).join('::') : '') || '(std on its types)';
+  if (!byModule.has(key)) byModule.set(key, []);
+  byModule.get(key).push(f);
+}
+const modules = [...byModule].map(([key, list]) => ({
+  key,
+  list,
+  gz: gz(list.map((f) => f.body)),
+}));
+console.log(`\nthe crate's functions by module after wasm-opt, gzip -9 alone:`);
+for (const { key, list, gz: size } of modules.sort((a, b) => b.gz - a.gz).slice(0, top)) {
+  part(key, list);
+}
