@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Prints the size of the release wasm (raw and gzip -9) and of the JS that ships with it.
+# Prints the size of the release wasm (raw, gzip -9, and brotli at its best quality, as a
+# server or CDN may send it) and of the JS that ships with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-row() { printf '%-28s %9s bytes  %9s gzip -9\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)"; }
+brotli() {
+  node -e 'const z = require("zlib"); const b = require("fs").readFileSync(process.argv[1]);
+    const p = z.constants; console.log(z.brotliCompressSync(b, { params: {
+      [p.BROTLI_PARAM_QUALITY]: 11, [p.BROTLI_PARAM_LGWIN]: 24, [p.BROTLI_PARAM_SIZE_HINT]: b.length } }).length)' "$1"
+}
+row() {
+  printf '%-28s %9s bytes  %9s gzip -9  %9s brotli\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)" "$(brotli "$2")"
+}
 row "draftsmith_bg.wasm" www/pkg/draftsmith_bg.wasm
 row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
 row "worker.js" packages/draftsmith/worker.js
