@@ -182,9 +182,10 @@ mod native {
             .collect()
     }
 
-    /// A memory tool called through the core (`execute`, saved to the in-memory store) with
+    /// Memory tools called through the core (`execute`, saved to the in-memory store) with
     /// the fixture's notes in memory: what an agent's `write_memory_note` costs beside the
-    /// note itself.
+    /// note itself, and its `search_memory` beside the search (the tool call, its audit
+    /// record and save, the hits as JSON).
     fn core_tool_calls(memory: &Memory) {
         use draftsmith::core::Env;
         use draftsmith::store::MemoryStore;
@@ -223,6 +224,22 @@ mod native {
                 let result = send(
                     "execute",
                     json!({"tool": "write_memory_note", "args": args, "origin": "agent:bench"}),
+                );
+                assert_eq!(result["status"], "success", "{result}");
+            }),
+        );
+        // The browser bench's search (`www/bench/memory.js`): two words, the top 10.
+        let words = [
+            "lamp", "harbour", "rain", "stairs", "boat", "flag", "sea", "night",
+        ];
+        report(
+            "search_memory through the core, 2 words, top 10",
+            time(|i| {
+                let query = format!("{} {}", words[i % words.len()], words[(i / 8 + 3) % 8]);
+                let args = json!({"query": query, "limit": 10});
+                let result = send(
+                    "execute",
+                    json!({"tool": "search_memory", "args": args, "origin": "agent:bench"}),
                 );
                 assert_eq!(result["status"], "success", "{result}");
             }),
