@@ -1,5 +1,5 @@
 //! Memory-scale timings: BM25 search and the context block over 10,000 notes of about 1 KB
-//! (10 MB of note text), with the index built per search.
+//! (10 MB of note text), with the index `Memory` keeps current (a search reads no note text).
 //!
 //! A plain `main` (no harness): it prints one line per metric and asserts nothing about time.
 //!
