@@ -235,7 +235,8 @@ mod native {
         report(
             "search_memory through the core, 2 words, top 10",
             time(|i| {
-                let query = format!("{} {}", words[i % words.len()], words[(i / 8 + 3) % 8]);
+                let n = words.len();
+                let query = format!("{} {}", words[i % n], words[(i / n + 3) % n]);
                 let args = json!({"query": query, "limit": 10});
                 let result = send(
                     "execute",

@@ -4,7 +4,7 @@
 // wasm-opt, so they rank what to cut rather than add up to the shipped size.
 //   node scripts/wasm-breakdown.mjs <file.wasm> [top]
 import { readFileSync } from 'node:fs';
-import { Reader } from './wasm-bytes.mjs';
+import { readModule, moduleOf } from './wasm-bytes.mjs';
 
 const [file, topArg] = process.argv.slice(2);
 if (!file) {
@@ -13,30 +13,14 @@ if (!file) {
 }
 const top = Number(topArg ?? 25);
 const bytes = readFileSync(file);
-const r = new Reader(bytes);
-
+const module = readModule(bytes);
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
-const sections = [];
-let importedFuncs = 0;
-const bodies = [];
-let names = new Map();
-while (r.pos < bytes.length) {
-  const id = bytes[r.pos++];
-  const size = r.leb();
-  const end = r.pos + size;
-  let label = SECTIONS[id] ?? `section ${id}`;
-  if (id === 0) {
-    const name = r.str();
-    label = `custom "${name}"`;
-    if (name === 'name') names = r.functionNames(end);
-  } else if (id === 2) {
-    importedFuncs = r.functionImports();
-  } else if (id === 10) {
-    for (const [index, n] of r.bodySizes(importedFuncs)) bodies.push({ index, size: n });
-  }
-  sections.push({ label, size });
-  r.pos = end;
-}
+const sections = module.sections.map((s) => ({
+  label: s.id === 0 ? `custom "${s.name}"` : SECTIONS[s.id] ?? `section ${s.id}`,
+  size: s.size,
+}));
+const { names } = module;
+const bodies = module.bodies.map((body, i) => ({ index: module.imported + i, size: body.length }));
 
 /** A Rust symbol demangled enough to group it: legacy `_ZN...E` paths and readable names. */
 function demangle(name) {
@@ -90,11 +74,8 @@ for (const [crate, size] of [...byCrate].sort((a, b) => b[1] - a[1]).slice(0, to
 // counted under alloc and core above (legacy symbol names do not name the types).
 const byModule = new Map();
 for (const f of fns) {
-  const m = f.name.match(/draftsmith::((?:[a-z_][a-z0-9_]*::)*)/);
-  if (crateOf(f.name) !== 'draftsmith' || !m) continue;
-  const path = m[1].split('::').filter(Boolean).filter((s) => !/^_?</.test(s));
-  const key = path.slice(0, 2).join('::') || '(crate root)';
-  byModule.set(key, (byModule.get(key) ?? 0) + f.size);
+  const key = crateOf(f.name) === 'draftsmith' && moduleOf(f.name);
+  if (key) byModule.set(key, (byModule.get(key) ?? 0) + f.size);
 }
 const own = [...byModule.values()].reduce((a, b) => a + b, 0);
 console.log(`\ndraftsmith by module (${kb(own).trim()}):`);

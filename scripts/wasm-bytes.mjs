@@ -1,5 +1,5 @@
 // The pieces of the wasm binary format that the size scripts read and write
-// (scripts/wasm-breakdown.mjs, order-functions.mjs, minify-imports.mjs).
+// (scripts/wasm-breakdown.mjs, wasm-floor.mjs, order-functions.mjs, minify-imports.mjs).
 
 /** A reader over a module's bytes, starting just after the 8-byte header. */
 export class Reader {
@@ -118,4 +118,36 @@ export function nameSection(names) {
   const functionNames = Buffer.concat([leb128(names.length), ...entries]);
   const payload = Buffer.concat([withLength(Buffer.from('name', 'utf8')), Buffer.from([1]), withLength(functionNames)]);
   return Buffer.concat([Buffer.from([0]), withLength(payload)]);
+}
+
+/** What the size reports read of a module: its sections in order (`{id, size}`, and `name`
+ * for a custom one), how many functions it imports, the function names by index (from a
+ * `name` section), each function body in order (body `i` is function `imported + i`), and the
+ * data section's bytes. */
+export function readModule(bytes) {
+  const r = new Reader(bytes);
+  const module = { sections: [], imported: 0, names: new Map(), bodies: [], data: Buffer.alloc(0) };
+  while (r.pos < bytes.length) {
+    const id = bytes[r.pos++];
+    const size = r.leb();
+    const end = r.pos + size;
+    const section = { id, size };
+    if (id === 0) {
+      section.name = r.str();
+      if (section.name === 'name') module.names = r.functionNames(end);
+    } else if (id === 2) module.imported = r.functionImports();
+    else if (id === 10) module.bodies = r.bodies();
+    else if (id === 11) module.data = bytes.subarray(r.pos, end);
+    module.sections.push(section);
+    r.pos = end;
+  }
+  return module;
+}
+
+/** The crate's module a readable function name names, two levels deep (`tools::bible`,
+ * `core::jobs`; `(crate root)` for the crate's top level), or null when it names none. */
+export function moduleOf(name) {
+  const m = name.match(/draftsmith::((?:[a-z_][a-z0-9_]*::)*)/);
+  if (!m) return null;
+  return m[1].split('::').filter(Boolean).slice(0, 2).join('::') || '(crate root)';
 }

@@ -12,28 +12,14 @@
 //   node scripts/wasm-floor.mjs <named-optimized.wasm> [top]
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { Reader } from './wasm-bytes.mjs';
+import { readModule, moduleOf } from './wasm-bytes.mjs';
 
-const [file] = process.argv.slice(2);
+const [file, topArg] = process.argv.slice(2);
 if (!file) {
   console.error('usage: node scripts/wasm-floor.mjs <named-optimized.wasm> [top]');
   process.exit(2);
 }
-const bytes = readFileSync(file);
-const r = new Reader(bytes);
-let imported = 0;
-let bodies = [];
-let names = new Map();
-let data = Buffer.alloc(0);
-while (r.pos < bytes.length) {
-  const id = bytes[r.pos++];
-  const end = r.leb() + r.pos;
-  if (id === 0 && r.str() === 'name') names = r.functionNames(end);
-  else if (id === 2) imported = r.functionImports();
-  else if (id === 10) bodies = r.bodies();
-  else if (id === 11) data = bytes.subarray(r.pos, end);
-  r.pos = end;
-}
+const { imported, names, bodies, data } = readModule(readFileSync(file));
 if (!names.size) {
   console.error(`${file} has no function names: build it with wasm-opt -g`);
   process.exit(1);
@@ -46,9 +32,9 @@ const fns = bodies
   .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 const gz = (bufs) => gzipSync(Buffer.concat(bufs), { level: 9 }).length;
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`.padStart(10);
-const part = (label, list) => {
+const part = (label, list, gzipped = gz(list.map((f) => f.body))) => {
   const raw = list.reduce((a, f) => a + f.body.length, 0);
-  console.log(`  ${label.padEnd(44)} ${String(list.length).padStart(5)} fns ${kb(raw)} ${kb(gz(list.map((f) => f.body)))}`);
+  console.log(`  ${label.padEnd(44)} ${String(list.length).padStart(5)} fns ${kb(raw)} ${kb(gzipped)}`);
 };
 const own = fns.filter((f) => ours(f.name));
 const rest = fns.filter((f) => !ours(f.name));
@@ -62,22 +48,17 @@ const floor = gz([...own.map((f) => f.body), data]);
 console.log(`  ${"the crate's functions and the data".padEnd(44)} ${''.padStart(9)} ${''.padStart(10)} ${kb(floor)}`);
 console.log(`  (what the wasm would weigh, gzip -9, if nothing else weighed anything)`);
 
-// The crate's functions by module (first two path segments, as wasm-breakdown.mjs groups the
-// cargo build's), each module's gzipped alone: which features weigh what in the shipped gzip.
-const top = Number(process.argv[3] ?? 15);
+// The crate's functions by module (as wasm-breakdown.mjs groups the cargo build's), each
+// module's gzipped alone: which features weigh what in the shipped gzip.
+const top = Number(topArg ?? 15);
 const byModule = new Map();
 for (const f of own) {
-  const m = f.name.match(/draftsmith::((?:[a-z_][a-z0-9_]*::)*)/);
-  const key = (m ? m[1].split('::').filter(Boolean).slice(0, 2).join('::') : '') || '(std on its types)';
+  const key = moduleOf(f.name) ?? '(crate root)';
   if (!byModule.has(key)) byModule.set(key, []);
   byModule.get(key).push(f);
 }
-const modules = [...byModule].map(([key, list]) => ({
-  key,
-  list,
-  gz: gz(list.map((f) => f.body)),
-}));
+const modules = [...byModule].map(([key, list]) => ({ key, list, gzipped: gz(list.map((f) => f.body)) }));
 console.log(`\nthe crate's functions by module after wasm-opt, gzip -9 alone:`);
-for (const { key, list, gz: size } of modules.sort((a, b) => b.gz - a.gz).slice(0, top)) {
-  part(key, list);
+for (const { key, list, gzipped } of modules.sort((a, b) => b.gzipped - a.gzipped).slice(0, top)) {
+  part(key, list, gzipped);
 }
