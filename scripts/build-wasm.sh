@@ -48,7 +48,7 @@ if [ "$profile" = release ]; then
   # reaches, so constant offsets fold into loads and stores.
   # First the functions are sorted by their stem (scripts/order-functions.mjs renames them,
   # `--reorder-functions-by-name` sorts), so related code sits within gzip's window: -19 KB
-  # gzip -9 for the same code. wasm-opt drops the names when it writes.
+  # gzip -9 for the same code. The names (rank, then the original) are kept (`-g`) for the split.
   # `--one-caller-inline-max-function-size=20`: a function with one caller is inlined into
   # it only when small (binaryen inlines every such function by default). The handlers stay
   # functions of their own, in stem order next to their likes, instead of one 217 KB future
@@ -56,22 +56,35 @@ if [ "$profile" = release ]; then
   # 10-30 are within 1 KB, 0 is -45 KB, 200 only -8.6 KB).
   node scripts/order-functions.mjs www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.ordered.wasm
   . scripts/wasm-opt-flags.sh
-  www/node_modules/.bin/wasm-opt --reorder-functions-by-name "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
+  www/node_modules/.bin/wasm-opt -g --reorder-functions-by-name "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
     -o www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.ordered.wasm
-  # Then each function is followed by its nearest copy, byte for byte, where one is near
-  # (scripts/order-similar.mjs): -6 KB gzip -9 (measured 2026-11-24). This wasm-opt runs no
-  # passes; the optimize and shrink levels make it write as the run above does (binaryen
-  # optimizes its stack IR when it writes only at those levels: without them, +2 KB raw).
-  # It also drops the `producers` and `target_features` custom sections, which no browser
-  # reads (-0.2 KB gzip -9).
-  node scripts/order-similar.mjs www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.ordered.wasm
-  www/node_modules/.bin/wasm-opt --reorder-functions-by-name --optimize-level=2 --shrink-level=2 \
-    --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
-    -o www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.ordered.wasm 2>&1 |
-    { grep -v '^warning: no passes specified' || true; } >&2
-  rm www/pkg/draftsmith_bg.ordered.wasm www/pkg/draftsmith_bg.opt.wasm
+  # Then the module is split in two (scripts/split-wasm.mjs): what the editor needs stays in
+  # draftsmith_bg.wasm, and the agents, their tools, the model providers and what only they
+  # call go to draftsmith_lazy.wasm, which the glue loads the first time one of them runs (or
+  # before, when the worker preloads it once it is ready).
+  node scripts/split-wasm.mjs www/pkg/draftsmith_bg.opt.wasm www/pkg/draftsmith_bg.main.wasm \
+    www/pkg/draftsmith_lazy.opt.wasm "$LAZY_FUNCTIONS"
+  mv www/pkg/draftsmith_bg.main.wasm www/pkg/draftsmith_bg.opt.wasm
+  # Then, in each module, each function is followed by its nearest copy, byte for byte, where
+  # one is near (scripts/order-similar.mjs): -6 KB gzip -9 (measured 2026-11-24). This wasm-opt
+  # runs no passes; the optimize and shrink levels make it write as the run above does
+  # (binaryen optimizes its stack IR when it writes only at those levels: without them, +2 KB
+  # raw). It also drops the `producers` and `target_features` custom sections, which no
+  # browser reads (-0.2 KB gzip -9).
+  for part in bg lazy; do
+    node scripts/order-similar.mjs "www/pkg/draftsmith_$part.opt.wasm" "www/pkg/draftsmith_$part.ordered.wasm"
+    www/node_modules/.bin/wasm-opt --reorder-functions-by-name --optimize-level=2 --shrink-level=2 \
+      --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
+      -o "www/pkg/draftsmith_$part.wasm" "www/pkg/draftsmith_$part.ordered.wasm" 2>&1 |
+      { grep -v '^warning: no passes specified' || true; } >&2
+    rm "www/pkg/draftsmith_$part.ordered.wasm" "www/pkg/draftsmith_$part.opt.wasm"
+  done
   # Short import names in the wasm and the glue (scripts/minify-imports.mjs): -2.1 KB gzip -9
   # of wasm and -1.7 KB of glue.
   node scripts/minify-imports.mjs www/pkg >/dev/null
+  # The glue learns to load the second module (scripts/lazy-glue.mjs).
+  node scripts/lazy-glue.mjs www/pkg
+else
+  rm -f www/pkg/draftsmith_lazy.wasm
 fi
 echo "build-wasm: www/pkg ($profile)"

@@ -8,7 +8,8 @@
 // first within a stem, rather than by name, gives 2.3 KB of that), for the same code.
 //   node scripts/order-functions.mjs <in.wasm> <out.wasm>
 // The module must have a `name` section (wasm-bindgen keeps the one cargo's build has). Only
-// function names are kept in the output, and `wasm-opt` drops them when it writes.
+// function names are kept in the output: the rank, a space, the original name (which
+// scripts/split-wasm.mjs matches after `wasm-opt -g`).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Reader, nameSection as writeNames } from './wasm-bytes.mjs';
 
@@ -60,7 +61,7 @@ const order = [...names]
   .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : b.size - a.size || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
 const width = String(order.length).length;
 const renamed = order
-  .map((f, rank) => ({ index: f.index, name: `f${String(rank).padStart(width, '0')}` }))
+  .map((f, rank) => ({ index: f.index, name: `f${String(rank).padStart(width, '0')} ${f.name}` }))
   .sort((a, b) => a.index - b.index);
 parts[nameSection] = writeNames(renamed.map((f) => [f.index, f.name]));
 writeFileSync(output, Buffer.concat(parts));

@@ -11,7 +11,14 @@ brotli() {
 row() {
   printf '%-28s %9s bytes  %9s gzip -9  %9s brotli\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)" "$(brotli "$2")"
 }
-row "draftsmith_bg.wasm" www/pkg/draftsmith_bg.wasm
+# The release wasm is two modules (scripts/split-wasm.mjs): the one the worker starts with, and
+# the one it loads when an agent, a tool or a model provider first runs (preloaded once ready).
+row "draftsmith_bg.wasm (start)" www/pkg/draftsmith_bg.wasm
+row "draftsmith_lazy.wasm (later)" www/pkg/draftsmith_lazy.wasm
+sum() { echo $(( $("$1" www/pkg/draftsmith_bg.wasm) + $("$1" www/pkg/draftsmith_lazy.wasm) )); }
+bytes() { wc -c <"$1"; }
+gzipped() { gzip -9c "$1" | wc -c; }
+printf '%-28s %9s bytes  %9s gzip -9  %9s brotli\n' "the two, each compressed" "$(sum bytes)" "$(sum gzipped)" "$(sum brotli)"
 row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
 row "worker.js" packages/draftsmith/worker.js
 row "draftsmith.js (client)" packages/draftsmith/draftsmith.js

@@ -12,6 +12,7 @@ const SHELL = [
   './worker.js',
   './pkg/draftsmith.js',
   './pkg/draftsmith_bg.wasm',
+  './pkg/draftsmith_lazy.wasm',
 ];
 
 self.addEventListener('install', (event) => {

@@ -929,9 +929,11 @@ export declare class Draftsmith {
   /**
    * This tab's worker (not the core): `writer` when it applies and saves the projects for
    * every tab, `follower` when it relays to the tab that does; `clients`: how many other tabs a
-   * writer serves (a closed tab's client is dropped).
+   * writer serves (a closed tab's client is dropped); `secondModule`: whether this worker's core
+   * has loaded the release's second wasm module (the agents, their tools and the model
+   * providers; loaded when one first runs), `none` for a build in one module.
    */
-  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number }>;
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; secondModule: 'none' | 'waiting' | 'loaded' }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */
