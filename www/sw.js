@@ -19,8 +19,8 @@ self.addEventListener('install', (event) => {
   event.waitUntil(
     caches
       .open(CACHE)
-      .then((cache) => cache.addAll(SHELL))
-      .catch(() => {})
+      // One by one: a file missing (the dev build has no draftsmith_lazy.wasm) skips only itself.
+      .then((cache) => Promise.all(SHELL.map((url) => cache.add(url).catch(() => {}))))
       .then(() => self.skipWaiting()),
   );
 });
