@@ -4,13 +4,14 @@
 //
 // In the main module each moved function keeps its index, type and every reference to it, but
 // its body becomes a stub: if the second module is not loaded yet, call the import `s.l` (the
-// loader, in the JS glue: see scripts/split-glue.mjs), then call the real function through the
+// loader, in the JS glue: see scripts/lazy-glue.mjs), then call the real function through the
 // table `split`, with the same arguments. The second module imports the main module's memory,
 // tables, globals and the functions its code calls (exported from the main module under short
 // names), defines the moved functions, and fills the table `split` with them when it is
 // instantiated; the loader then sets the main module's exported global `split_loaded` to 1.
 //   node scripts/split-wasm.mjs <named.wasm> <main.wasm> <lazy.wasm> <pattern>
-// The input must have function names (`wasm-opt -g`); the outputs have none.
+// The input must have function names (`wasm-opt -g`); the outputs have none, unless
+// SPLIT_KEEP_NAMES is set (for reading a stack trace: which stub loaded the second module).
 import { readFileSync, writeFileSync } from 'node:fs';
 import binaryen from '../www/node_modules/binaryen/index.js';
 import { readModule } from './wasm-bytes.mjs';
@@ -53,6 +54,32 @@ const defined = (module) => {
   return list;
 };
 const fns = defined(main);
+
+// The main module's exports by what they export; more are added for the second module.
+const exportName = new Map(); // internal name of a main module's element -> its export name
+for (let i = 0; i < main.getNumExports(); i++) {
+  const e = binaryen.getExportInfo(main.getExportByIndex(i));
+  exportName.set(`${e.kind}:${e.value}`, e.name);
+}
+let exportCount = 0;
+const exportOf = (kind, internal, add) => {
+  const key = `${kind}:${internal}`;
+  if (!exportName.has(key)) {
+    const name = `$${(exportCount++).toString(36)}`;
+    add(internal, name);
+    exportName.set(key, name);
+  }
+  return exportName.get(key);
+};
+
+// Every table is exported before the main module is pruned: binaryen empties a function that a
+// table holds but no call_indirect of its type in the module calls (`unreachable`), and some
+// of those calls are the moved code's. An exported table's functions may be called from
+// outside, so they keep their bodies (and the second module imports the tables anyway).
+for (let i = 0; i < main.getNumTables(); i++) {
+  const name = binaryen.getTableInfo(main.getTableByIndex(i)).name;
+  exportOf(binaryen.ExternalTable, name, (internal, as) => main.addTableExport(internal, as));
+}
 // Names are `<rank> <original name>` (scripts/order-functions.mjs): the pattern sees the original.
 const original = (name) => name.replace(/^f\d+ /, '');
 // A function smaller than MIN_BODY bytes keeps its body: a stub is about 20 bytes, so moving
@@ -87,6 +114,11 @@ const stubs = new Set(stubbed.map((f) => f.name));
 // The moved functions' bodies come from a second reading of the input (the main module's are gone).
 const source = binaryen.readBinary(bytes);
 const moved = defined(source).filter((f) => stubs.has(f.name) || !kept.has(f.name));
+// No function the main module keeps may have lost its body to the pruning (see the tables above).
+const trap = (f) => binaryen.getExpressionId(f.body) === binaryen.UnreachableId;
+const trapsBefore = new Set(defined(source).filter(trap).map((f) => f.name));
+const emptied = defined(main).filter((f) => trap(f) && !trapsBefore.has(f.name));
+if (emptied.length) fail(`the pruning emptied ${emptied.length} functions, as ${emptied[0].name}`);
 const movedNames = new Set(moved.map((f) => f.name));
 
 // The second module: the main module's memory, tables and globals, imported under their own
@@ -94,22 +126,6 @@ const movedNames = new Set(moved.map((f) => f.name));
 // not moved, imported too; those the moved code never calls are dropped below.
 const lazy = new binaryen.Module();
 lazy.setFeatures(features);
-const exportName = new Map(); // internal name of a main module's element -> its export name
-for (let i = 0; i < main.getNumExports(); i++) {
-  const e = binaryen.getExportInfo(main.getExportByIndex(i));
-  exportName.set(`${e.kind}:${e.value}`, e.name);
-}
-let exportCount = 0;
-const exportOf = (kind, internal, add) => {
-  const key = `${kind}:${internal}`;
-  if (!exportName.has(key)) {
-    const name = `$${(exportCount++).toString(36)}`;
-    add(internal, name);
-    exportName.set(key, name);
-  }
-  return exportName.get(key);
-};
-
 const memory = source.getMemoryInfo();
 lazy.setMemory(memory.initial, memory.max ?? -1, null, [], memory.shared, memory.is64, '0');
 lazy.addMemoryImport('0', 'p', exportOf(binaryen.ExternalMemory, '0', (i, n) => main.addMemoryExport(i, n)));
