@@ -2,12 +2,14 @@
 // (scripts/split-wasm.mjs). The main module imports `s.l`, which its stubs call the first
 // time a moved function runs: it instantiates the second module against the main one's
 // exports (memory, tables, globals, functions) and sets the main module's `split_loaded`.
-// The second module comes from `lazy_preload`'s compiled copy when that has finished, or else
-// is fetched then and there with a synchronous request (allowed in a worker, where the core
-// runs) and compiled synchronously (allowed off the main thread at any size).
+// `lazy_preload` loads it ahead, in the background (the worker calls it once the core is
+// ready); when a moved function runs before that has finished, the stub's call fetches it
+// then and there with a synchronous request and compiles it synchronously, which a worker
+// (where the core runs) may do at any size. A page's main thread may do neither: there,
+// `await lazy_preload()` before anything that needs the second module.
 // Exported beside wasm-bindgen's own:
 //   set_lazy_url(url)  where the second module is (default: draftsmith_lazy.wasm beside the glue)
-//   lazy_preload()     fetch and compile it now, in the background (a promise; never rejects)
+//   lazy_preload()     fetch, compile and instantiate it now (a promise; never rejects)
 //   lazy_loaded()      whether it is instantiated
 // A failure to load it throws `draftsmith: could not load draftsmith_lazy.wasm: …` through
 // the wasm call that needed it: the core instance is then unusable, and the worker starts a
@@ -37,7 +39,6 @@ if (glue.split(exports).length !== 2) fail("the glue's last line is not wasm-bin
 glue = glue.replace(
   exports,
   `let lazyUrl = new URL('draftsmith_lazy.wasm', import.meta.url);
-let lazyModule = null;
 let lazyInstance = null;
 let lazyFetch = null;
 
@@ -46,14 +47,17 @@ export function set_lazy_url(url) {
 }
 
 export function lazy_preload() {
-    if (lazyModule || lazyFetch) return lazyFetch ?? Promise.resolve();
-    lazyFetch = fetch(lazyUrl)
-        .then((response) => {
-            if (!response.ok) throw new Error(\`\${response.status} \${response.statusText}\`);
-            return response.arrayBuffer();
-        })
-        .then((bytes) => WebAssembly.compile(bytes))
-        .then((module) => { lazyModule = lazyModule ?? module; }, () => { lazyFetch = null; });
+    if (lazyInstance) return Promise.resolve();
+    if (!lazyFetch) {
+        lazyFetch = fetch(lazyUrl)
+            .then((response) => {
+                if (!response.ok) throw new Error(\`\${response.status} \${response.statusText}\`);
+                return response.arrayBuffer();
+            })
+            .then((bytes) => WebAssembly.compile(bytes))
+            .then((module) => lazyInstance ?? WebAssembly.instantiate(module, { p: wasm }))
+            .then(lazyLoaded, () => { lazyFetch = null; });
+    }
     return lazyFetch;
 }
 
@@ -61,8 +65,17 @@ export function lazy_loaded() {
     return lazyInstance !== null;
 }
 
+function lazyLoaded(instance) {
+    if (lazyInstance) return;
+    lazyInstance = instance;
+    wasm.split_loaded.value = 1;
+}
+
 function lazyBytes() {
     if (typeof XMLHttpRequest === 'function') {
+        if (typeof document !== 'undefined') {
+            throw new Error('a page cannot fetch it synchronously: await lazy_preload() before using agents, tools or providers there');
+        }
         const request = new XMLHttpRequest();
         request.open('GET', String(lazyUrl), false);
         request.responseType = 'arraybuffer';
@@ -76,12 +89,10 @@ function lazyBytes() {
 function __wbg_lazy_load() {
     if (lazyInstance) return;
     try {
-        lazyModule = lazyModule ?? new WebAssembly.Module(lazyBytes());
-        lazyInstance = new WebAssembly.Instance(lazyModule, { p: wasm });
+        lazyLoaded(new WebAssembly.Instance(new WebAssembly.Module(lazyBytes()), { p: wasm }));
     } catch (e) {
         throw new Error(\`draftsmith: could not load draftsmith_lazy.wasm: \${e && e.message || e}\`);
     }
-    wasm.split_loaded.value = 1;
 }
 
 ${exports}`,
@@ -91,7 +102,7 @@ const types = join(dir, 'draftsmith.d.ts');
 writeFileSync(types, `${readFileSync(types, 'utf8')}
 /** Where the second module is (default: draftsmith_lazy.wasm beside the glue); set it before init. */
 export function set_lazy_url(url: string | URL): void;
-/** Fetches and compiles the second module now, in the background; never rejects. */
+/** Fetches, compiles and instantiates the second module now; never rejects (lazy_loaded() tells). */
 export function lazy_preload(): Promise<void>;
 /** Whether the second module is instantiated (an agent, a tool or a model provider has run). */
 export function lazy_loaded(): boolean;
