@@ -931,7 +931,8 @@ export declare class Draftsmith {
    * every tab, `follower` when it relays to the tab that does; `clients`: how many other tabs a
    * writer serves (a closed tab's client is dropped); `secondModule`: whether this worker's core
    * has loaded the release's second wasm module (the agents, their tools and the model
-   * providers; loaded when one first runs), `none` for a build in one module.
+   * providers; loaded in the background once the core is ready, or by the first call that
+   * needs it), `none` for a build in one module.
    */
   workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; secondModule: 'none' | 'waiting' | 'loaded' }>;
   /** Create a project and make it the open one. */
