@@ -38,4 +38,10 @@ if [ -f "$raw" ]; then
   www/node_modules/.bin/wasm-opt -g "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
     -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
   node scripts/wasm-floor.mjs "$named/named.wasm" "${SIZE_TOP:-15}"
+  # The same for the module the worker starts with: the named module split as the release is
+  # (scripts/split-wasm.mjs, names kept), its first part through wasm-floor.mjs.
+  echo
+  echo "the module the worker starts with (draftsmith_bg.wasm), split from the names-kept module:"
+  SPLIT_KEEP_NAMES=1 node scripts/split-wasm.mjs "$named/named.wasm" "$named/start.wasm" "$named/lazy.wasm" "$LAZY_FUNCTIONS"
+  node scripts/wasm-floor.mjs "$named/start.wasm" "${SIZE_TOP:-15}"
 fi
