@@ -8,8 +8,8 @@ WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enab
 # providers, tool calls, research, jobs, trees, generation, machine translation, analysis,
 # importing a document and the agents' memory context; not what the
 # editor runs as the writer types and saves (the tool registry built at start, the memory and
-# the bible's data, the proactive monitor). Only the crate's
+# the bible's data, the proactive monitor, the settings). Only the crate's
 # functions and trait impls are named (not std's generics on their types, which wasm-opt may
 # have merged with others of the same code); whatever only moved code calls goes with it.
 # www/e2e/split.test.mjs checks that starting and editing do not load the second module.
-LAZY_FUNCTIONS='^<?draftsmith::(?!.*::(with_spawner|register|wake_[a-z_]+)::h)(agent|tools::(?!schema::)[a-z_]+::(?!h[0-9a-f]{16}$)|llm|research|policy|core::(research|jobs|tree|mtl|generate|run|agents|Core::(execute_call_with|after_call)::)|memory::(context|suggest|bedside)|persist::import_document|project::(analysis|search)|editor_context)'
+LAZY_FUNCTIONS='^<?draftsmith::(?!.*::(with_spawner|register|wake_[a-z_]+|ensure_settings|get_settings|set_settings)::(\{\{closure\}\}::)?h)(agent|tools::(?!schema::)[a-z_]+::(?!h[0-9a-f]{16}$)|llm|research|policy|core::(research|jobs|tree|mtl|generate|run|agents|Core::(execute_call_with|after_call)::)|memory::(context|suggest|bedside)|persist::import_document|project::(analysis|search)|editor_context)'
