@@ -45,14 +45,10 @@ const matches = new RegExp(pattern);
 // without whatever it no longer reaches: the functions only moved code calls move too.
 const main = binaryen.readBinary(bytes);
 const features = main.getFeatures();
-const defined = (module) => {
-  const list = [];
-  for (let i = 0; i < module.getNumFunctions(); i++) {
-    const info = binaryen.getFunctionInfo(module.getFunctionByIndex(i));
-    if (!info.module) list.push(info);
-  }
-  return list;
-};
+// A module's functions (imports have a `module`), and those it defines.
+const functions = (module) =>
+  Array.from({ length: module.getNumFunctions() }, (_, i) => binaryen.getFunctionInfo(module.getFunctionByIndex(i)));
+const defined = (module) => functions(module).filter((f) => !f.module);
 const fns = defined(main);
 
 // The main module's exports by what they export; more are added for the second module.
@@ -107,8 +103,7 @@ stubbed.forEach((f, slot) => {
   main.addFunction(f.name, f.params, f.results, [], body);
 });
 main.runPasses(['remove-unused-module-elements']);
-const present = new Set();
-for (let i = 0; i < main.getNumFunctions(); i++) present.add(binaryen.getFunctionInfo(main.getFunctionByIndex(i)).name);
+const present = new Set(functions(main).map((f) => f.name));
 const kept = new Set(defined(main).map((f) => f.name));
 const stubs = new Set(stubbed.map((f) => f.name));
 // The moved functions' bodies come from a second reading of the input (the main module's are gone).
@@ -138,8 +133,7 @@ for (let i = 0; i < source.getNumTables(); i++) {
 const globals = [];
 for (let i = 0; i < source.getNumGlobals(); i++) globals.push(binaryen.getGlobalInfo(source.getGlobalByIndex(i)));
 for (const g of globals) lazy.addGlobalImport(g.name, 'p', `g:${g.name}`, g.type, g.mutable);
-for (let i = 0; i < source.getNumFunctions(); i++) {
-  const f = binaryen.getFunctionInfo(source.getFunctionByIndex(i));
+for (const f of functions(source)) {
   if (!movedNames.has(f.name)) lazy.addFunctionImport(f.name, 'p', `f:${f.name}`, f.params, f.results);
 }
 for (const f of moved) {
@@ -157,11 +151,7 @@ lazy.runPasses(['remove-unused-module-elements']);
 if (!validates(lazy)) fail('the second module does not validate');
 
 // The names the second module imports by: the main module's exports, added where missing.
-const imports = { f: [], g: [], t: [] };
-for (let i = 0; i < lazy.getNumFunctions(); i++) {
-  const f = binaryen.getFunctionInfo(lazy.getFunctionByIndex(i));
-  if (f.module) imports.f.push(f);
-}
+const imports = { f: functions(lazy).filter((f) => f.module), g: [], t: [] };
 for (let i = 0; i < lazy.getNumGlobals(); i++) {
   const g = binaryen.getGlobalInfo(lazy.getGlobalByIndex(i));
   if (g.module) imports.g.push(g);
@@ -172,11 +162,7 @@ for (let i = 0; i < lazy.getNumTables(); i++) {
 }
 // A JS import that only moved code calls was dropped from the main module: it comes back, for
 // the second module to call through the main module's export.
-const sourceImports = new Map();
-for (let i = 0; i < source.getNumFunctions(); i++) {
-  const f = binaryen.getFunctionInfo(source.getFunctionByIndex(i));
-  if (f.module) sourceImports.set(f.name, f);
-}
+const sourceImports = new Map(functions(source).filter((f) => f.module).map((f) => [f.name, f]));
 for (const f of imports.f) {
   if (!present.has(f.name)) {
     const js = sourceImports.get(f.name) ?? fail(`${f.name} is neither kept nor moved`);
