@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # Builds the npm package from packages/draftsmith/ (make package): the wasm and its glue from
-# www/pkg/ (scripts/build-wasm.sh release, which also writes the second module
-# draftsmith_lazy.wasm; `make package` builds the release wasm first) are copied
+# www/pkg/ (scripts/build-wasm.sh release; `make package` builds the release wasm first) are copied
 # into packages/draftsmith/pkg/, then `npm pack` writes packages/draftsmith-<version>.tgz and
 # the copy examples/tiptap/draftsmith.tgz that the Tiptap example installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkg=packages/draftsmith
-for f in draftsmith.js draftsmith.d.ts draftsmith_bg.wasm draftsmith_bg.wasm.d.ts draftsmith_lazy.wasm; do
+for f in draftsmith.js draftsmith.d.ts draftsmith_bg.wasm draftsmith_bg.wasm.d.ts; do
   [ -f "www/pkg/$f" ] || { echo "package: www/pkg/$f is missing: run scripts/build-wasm.sh release (or make wasm) first" >&2; exit 1; }
 done
 rm -rf "$pkg/pkg"
 mkdir -p "$pkg/pkg"
 cp www/pkg/draftsmith.js www/pkg/draftsmith.d.ts www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.wasm.d.ts \
-  www/pkg/draftsmith_lazy.wasm "$pkg/pkg/"
+  "$pkg/pkg/"
 tarball=$(cd "$pkg" && npm pack --silent --pack-destination .. 2>/dev/null | tail -1)
 cp "packages/$tarball" examples/tiptap/draftsmith.tgz
 size=$(wc -c < "packages/$tarball")

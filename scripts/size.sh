@@ -1,47 +1,64 @@
 #!/usr/bin/env bash
-# Prints the size of the release wasm (raw, gzip -9, and brotli at its best quality, as a
-# server or CDN may send it) and of the JS that ships with it.
+# Prints the size of the release wasm (raw, gzip -9, and brotli at quality 11, as a server or
+# CDN may send it) against the budget, the JS that ships with it, and where the wasm's bytes go
+# by crate (twiggy over the same build with its function names kept).
+#   make size   (builds the release wasm first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+BUDGET=1500000   # bytes of gzip -9 for the release wasm
+
 brotli() {
   node -e 'const z = require("zlib"); const b = require("fs").readFileSync(process.argv[1]);
     const p = z.constants; console.log(z.brotliCompressSync(b, { params: {
       [p.BROTLI_PARAM_QUALITY]: 11, [p.BROTLI_PARAM_LGWIN]: 24, [p.BROTLI_PARAM_SIZE_HINT]: b.length } }).length)' "$1"
 }
 row() {
-  printf '%-28s %9s bytes  %9s gzip -9  %9s brotli\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)" "$(brotli "$2")"
+  printf '%-26s %9s bytes  %9s gzip -9  %9s brotli\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)" "$(brotli "$2")"
 }
-# The release wasm is two modules (scripts/split-wasm.mjs): the one the worker starts with, and
-# the one it loads when an agent, a tool or a model provider first runs (preloaded once ready).
-row "draftsmith_bg.wasm (start)" www/pkg/draftsmith_bg.wasm
-row "draftsmith_lazy.wasm (later)" www/pkg/draftsmith_lazy.wasm
-sum() { echo $(( $("$1" www/pkg/draftsmith_bg.wasm) + $("$1" www/pkg/draftsmith_lazy.wasm) )); }
-bytes() { wc -c <"$1"; }
-gzipped() { gzip -9c "$1" | wc -c; }
-printf '%-28s %9s bytes  %9s gzip -9  %9s brotli\n' "the two, each compressed" "$(sum bytes)" "$(sum gzipped)" "$(sum brotli)"
+wasm=www/pkg/draftsmith_bg.wasm
+row "draftsmith_bg.wasm" "$wasm"
 row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
 row "worker.js" packages/draftsmith/worker.js
 row "draftsmith.js (client)" packages/draftsmith/draftsmith.js
 row "sync.js (sync engine)" packages/draftsmith/sync.js
-# Where the bytes go: sections, code by crate, largest functions (from the cargo build's wasm,
-# whose name section wasm-bindgen and wasm-opt strip from the shipped one).
-raw="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/draftsmith.wasm"
-if [ -f "$raw" ]; then
-  echo
-  node scripts/wasm-breakdown.mjs "$raw" "${SIZE_TOP:-15}"
-  # The crate's share after wasm-opt: the release passes again with the names kept (about a
-  # minute), then each part gzipped alone (scripts/wasm-floor.mjs).
-  . scripts/wasm-opt-flags.sh
-  named="$(mktemp -d)"
-  trap 'rm -rf "$named"' EXIT
-  wasm-bindgen --keep-debug --target web --out-dir "$named" "$raw"
-  www/node_modules/.bin/wasm-opt -g "${WASM_OPT_PASSES[@]}" "${WASM_OPT_FEATURES[@]}" \
-    -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
-  node scripts/wasm-floor.mjs "$named/named.wasm" "${SIZE_TOP:-15}"
-  # The same for the module the worker starts with: the named module split as the release is
-  # (scripts/split-wasm.mjs, names kept), its first part through wasm-floor.mjs.
-  echo
-  echo "the module the worker starts with (draftsmith_bg.wasm), split from the names-kept module:"
-  SPLIT_KEEP_NAMES=1 node scripts/split-wasm.mjs "$named/named.wasm" "$named/start.wasm" "$named/lazy.wasm" "$LAZY_FUNCTIONS"
-  node scripts/wasm-floor.mjs "$named/start.wasm" "${SIZE_TOP:-15}"
+gz=$(gzip -9c "$wasm" | wc -c)
+if [ "$gz" -le "$BUDGET" ]; then
+  echo "budget: $gz of $BUDGET bytes gzip -9 ($(( gz * 100 / BUDGET ))%)"
+else
+  echo "budget: $gz bytes gzip -9 is OVER the $BUDGET budget"
 fi
+
+# By crate: the cargo build's wasm through wasm-bindgen and wasm-opt as the release is, with
+# the names kept (-g), then twiggy's size of each function summed by the crate it names.
+if ! command -v twiggy >/dev/null; then
+  echo "size: installing twiggy (once)"
+  cargo install --quiet twiggy --version 0.8.0
+fi
+named="$(mktemp -d)"
+trap 'rm -rf "$named"' EXIT
+wasm-bindgen --keep-debug --target web --out-dir "$named" \
+  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/draftsmith.wasm"
+www/node_modules/.bin/wasm-opt -g "${WASM_OPT_LEVEL:--O3}" \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-reference-types --enable-multivalue \
+  -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
+echo
+echo "by crate (twiggy top, raw bytes of the release module with names kept):"
+twiggy top -n 100000 --format csv "$named/named.wasm" | node -e '
+  const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").slice(1);
+  const sums = new Map();
+  for (const row of rows) {
+    const m = row.match(/^(\d+),[^,]*,(.*)$/);
+    if (!m) continue;
+    const name = m[2].replace(/^"|"$/g, "");
+    // The first path segment a function names is its crate; <T as Trait> names the type.
+    const path = name.replace(/^<+/, "").match(/^([A-Za-z_][A-Za-z0-9_]*)::/);
+    let crate = path ? path[1] : name.startsWith("data[") ? "(data)" : "(other)";
+    if (["core", "alloc", "std"].includes(crate)) crate = "std (core, alloc, std)";
+    sums.set(crate, (sums.get(crate) || 0) + Number(m[1]));
+  }
+  const total = [...sums.values()].reduce((a, b) => a + b, 0);
+  for (const [crate, bytes] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    console.log(`${String(bytes).padStart(10)}  ${(100 * bytes / total).toFixed(1).padStart(5)}%  ${crate}`);
+  }'

@@ -12,14 +12,13 @@ const SHELL = [
   './worker.js',
   './pkg/draftsmith.js',
   './pkg/draftsmith_bg.wasm',
-  './pkg/draftsmith_lazy.wasm',
 ];
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
     caches
       .open(CACHE)
-      // One by one: a file missing (the dev build has no draftsmith_lazy.wasm) skips only itself.
+      // One by one: a file missing skips only itself.
       .then((cache) => Promise.all(SHELL.map((url) => cache.add(url).catch(() => {}))))
       .then(() => self.skipWaiting()),
   );

@@ -929,12 +929,9 @@ export declare class Draftsmith {
   /**
    * This tab's worker (not the core): `writer` when it applies and saves the projects for
    * every tab, `follower` when it relays to the tab that does; `clients`: how many other tabs a
-   * writer serves (a closed tab's client is dropped); `secondModule`: whether this worker's core
-   * has loaded the release's second wasm module (the agents, their tools and the model
-   * providers; loaded in the background once the core is ready, or by the first call that
-   * needs it), `none` for a build in one module.
+   * writer serves (a closed tab's client is dropped).
    */
-  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; secondModule: 'none' | 'waiting' | 'loaded' }>;
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

@@ -28,11 +28,6 @@
 // copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
 const WASM_URL = new URL('./pkg/draftsmith_bg.wasm', import.meta.url).href;
-// The release's second module: the agents, their tools and the model providers, loaded by the
-// glue the first time one of them runs, and preloaded once the core is ready (the dev build
-// has none; its glue has no `set_lazy_url`).
-const LAZY_URL = new URL('./pkg/draftsmith_lazy.wasm', import.meta.url).href;
-const LAZY_FAILED = 'could not load draftsmith_lazy.wasm';
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
@@ -47,8 +42,6 @@ const SHARED_EVENTS = new Set(['saved', 'projects_changed', 'memory_changed', 'a
 const LOCAL_EVENTS = new Set(['ready', 'fatal']);
 
 let core = null;
-// The glue's `lazy_loaded` (null for a build in one module).
-let lazyLoaded = null;
 let generation = 0;
 let ready = null;
 let bootError = null;
@@ -242,14 +235,11 @@ async function boot() {
     // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
     const glue = await import(/* @vite-ignore */ url);
-    if (glue.set_lazy_url) glue.set_lazy_url(LAZY_URL);
-    lazyLoaded = glue.lazy_loaded ?? null;
     await glue.default({ module_or_path: WASM_URL });
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE);
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);
-    if (glue.lazy_preload) glue.lazy_preload();
     if (generation > 1 && CHANNEL && role === 'writer' && LOCKS) {
       broadcast({ t: 'event', event: { kind: 'event', type: 'core_restarted', data: ready } });
     }
@@ -279,9 +269,6 @@ async function runOnCore(text, client, project) {
     // A trap that surfaced here instead of through the panic event.
     (err) => {
       const message = String((err && err.message) || err);
-      // The second module could not be loaded (offline before it was ever cached): this
-      // instance stopped inside a call, so a fresh one takes over, as after a panic.
-      if (message.includes(LAZY_FAILED)) recoverFromPanic(message);
       return { text: null, failure: `the core failed unexpectedly: ${message}` };
     },
   );
@@ -382,12 +369,10 @@ async function serve(message) {
   }
   await elected;
   if (message.type === 'worker_status') {
-    // This worker, not the core: whether it writes, for how many other tabs, and whether its
-    // core has loaded the release's second module (the agents, their tools, the providers).
+    // This worker, not the core: whether it writes, and for how many other tabs.
     await ready;
     const clients = role === 'writer' && core !== null ? core.client_count() : 0;
-    const secondModule = !lazyLoaded ? 'none' : lazyLoaded() ? 'loaded' : 'waiting';
-    post({ kind: 'response', id, ok: true, result: { role, clients, secondModule } });
+    post({ kind: 'response', id, ok: true, result: { role, clients } });
     return;
   }
   if (role === 'follower') {
@@ -599,13 +584,7 @@ self.addEventListener('messageerror', () => {
 
 // After a panic the dead instance's scheduled work throws; that is already reported.
 self.addEventListener('error', (event) => {
-  if (core === null) {
-    event.preventDefault();
-  } else if (String(event.message).includes(LAZY_FAILED)) {
-    // The same, from a task the core ran on its own (a job, a timer).
-    event.preventDefault();
-    recoverFromPanic(event.message);
-  }
+  if (core === null) event.preventDefault();
 });
 
 ready = boot();

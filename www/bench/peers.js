@@ -11,7 +11,7 @@
 //   1–4 KB chunks; both must give the same text and tool calls.
 // `?starts=`, `?trips=`, `?streams=` change the repetitions.
 import { Draftsmith } from '../draftsmith.js';
-import init, { StreamBench, lazy_preload } from '../pkg/draftsmith.js';
+import init, { StreamBench } from '../pkg/draftsmith.js';
 import { createParser } from '../node_modules/eventsource-parser/dist/index.js';
 
 const params = new URLSearchParams(location.search);
@@ -253,9 +253,6 @@ function canonical(value) {
 
 async function streams() {
   await init();
-  // The stream parsers are in the release's second module, which a page (unlike the worker)
-  // cannot load synchronously on first use.
-  await lazy_preload();
   const random = rng(0x5353);
   const results = {};
   for (const [provider, make] of [['openai', openaiStream], ['anthropic', anthropicStream]]) {
