@@ -45,18 +45,20 @@ www/node_modules/.bin/wasm-opt -g "${WASM_OPT_LEVEL:--O3}" \
   -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
 echo
 echo "by crate (twiggy top, raw bytes of the release module with names kept):"
-twiggy top -n 100000 --format csv "$named/named.wasm" | node -e '
+twiggy top -n 1000000 --format csv "$named/named.wasm" | node -e '
+  // CSV rows: Name,ShallowSize,... (a name with a comma or a quote is quoted, "" inside).
   const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").slice(1);
   const sums = new Map();
   for (const row of rows) {
-    const m = row.match(/^(\d+),[^,]*,(.*)$/);
+    const m = row.match(/^("(?:[^"]|"")*"|[^,]*),(\d+),/);
     if (!m) continue;
-    const name = m[2].replace(/^"|"$/g, "");
-    // The first path segment a function names is its crate; <T as Trait> names the type.
+    const name = m[1].startsWith("\"") ? m[1].slice(1, -1).replace(/""/g, "\"") : m[1];
+    // The names kept for this breakdown are not in the shipped module.
+    if (/subsection|^custom section/.test(name)) continue;
     const path = name.replace(/^<+/, "").match(/^([A-Za-z_][A-Za-z0-9_]*)::/);
-    let crate = path ? path[1] : name.startsWith("data[") ? "(data)" : "(other)";
+    let crate = path ? path[1] : /^data|^"?data segment/.test(name) ? "(data)" : "(tables, imports, exports, other)";
     if (["core", "alloc", "std"].includes(crate)) crate = "std (core, alloc, std)";
-    sums.set(crate, (sums.get(crate) || 0) + Number(m[1]));
+    sums.set(crate, (sums.get(crate) || 0) + Number(m[2]));
   }
   const total = [...sums.values()].reduce((a, b) => a + b, 0);
   for (const [crate, bytes] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
