@@ -53,10 +53,7 @@ pub mod sort;
 pub mod store;
 pub mod task;
 pub mod tools;
-pub mod value;
 pub mod words;
-
-mod json;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
