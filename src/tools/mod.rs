@@ -217,30 +217,11 @@ impl ToolResult {
     }
 
     /// The result as the JSON text a conversation keeps (sent to the model, saved with the
-    /// run): the text serde's derived `Serialize` wrote, byte for byte, with the fields in
-    /// declaration order (`status`, `data`, `meta`, and the meta's as `MetaWire` declares
-    /// them). The objects inside `data` are a `Value`'s, sorted as they always were.
+    /// run): the fields in declaration order (`status`, `data`, `meta`, and the meta's as
+    /// `MetaWire` declares them); the objects inside `data` are a `Value`'s, keys sorted.
     pub fn to_text(&self) -> String {
-        use std::fmt::Write as _;
-        let meta = &self.meta;
-        let status = match self.status {
-            Status::Success => "success",
-            Status::Error => "error",
-        };
-        let time = meta.execution_time_ms;
-        let mut text = format!(
-            r#"{{"status":"{status}","data":{},"meta":{{"execution_time_ms":{time},"execution_time":{time}"#,
-            self.data
-        );
-        // Writing into a `String` cannot fail.
-        if let Some(id) = &meta.command_id {
-            let _ = write!(text, r#","command_id":{}"#, Value::from(id.as_str()));
-        }
-        if let Some(bytes) = meta.bytes_written {
-            let _ = write!(text, r#","bytes_written":{bytes}"#);
-        }
-        text.push_str("}}");
-        text
+        // Nothing in a result can fail to serialize: the fields are derived, `data` a `Value`.
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
