@@ -27,6 +27,8 @@
 //!   scripting and checks (`cargo run --example core`).
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
+#![forbid(unsafe_code)]
+
 pub mod agent;
 pub mod bible;
 pub mod commands;
