@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test layer and stops at the first failure:
-#   format, clippy (native and wasm32), native tests, the unsafe code under Miri (counted with
-#   the native tests), browser tests (headless Chromium, inside a dedicated worker), the npm
-#   package and the Tiptap example built from it, the package's node tests, end-to-end tests
-#   (playwright-core against the dev server and the example).
+#   format, clippy (native and wasm32), native tests, browser tests (headless Chromium, inside
+#   a dedicated worker), the npm package and the Tiptap example built from it, the package's
+#   node tests, end-to-end tests (playwright-core against the dev server and the example).
 # Ends with one summary line of counts per layer and a total line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,20 +69,6 @@ cargo test 2>&1 | tee "$logs/native.log"
 status=${PIPESTATUS[0]}
 count_cargo native "$logs/native.log"
 [ "$status" = 0 ] || fail "native tests"
-
-# The crate's only unsafe code (`value::read_fields`: a derived `FromValue` builds a struct in
-# place, field by field) under Miri, which checks each read, write and drop. Miri needs a
-# nightly with its component; where neither can be installed (offline), the step says so.
-echo "==> unsafe code under Miri (value::tests)"
-. scripts/nightly.sh
-if nightly_with miri; then
-  cargo +nightly miri test --lib -- value::tests --skip value::tests::props 2>&1 | tee "$logs/miri.log"
-  status=${PIPESTATUS[0]}
-  count_cargo native "$logs/miri.log"
-  [ "$status" = 0 ] || fail "Miri (value::tests)"
-else
-  echo "make test: Miri is not installed and could not be (offline?): its step is skipped"
-fi
 
 echo "==> browser tests (dedicated worker, headless Chromium)"
 # The model-call tests fetch from the dev server's mock LLM.
