@@ -145,7 +145,7 @@ impl Event {
 
     /// Encode as the JSON text the worker posts to the page.
     pub fn to_json(&self) -> String {
-        let mut event = crate::json::json!({"kind": "event", "type": self.kind, "data": self.data});
+        let mut event = serde_json::json!({"kind": "event", "type": self.kind, "data": self.data});
         if let Some(project) = &self.project {
             event["project"] = serde_json::Value::String(project.clone());
         }

@@ -122,3 +122,11 @@ impl Error {
         }
     }
 }
+
+/// A value as JSON, through its `Serialize`. serde_json refuses only a map whose keys are not
+/// strings and a `Serialize` impl that fails on its own; the crate's types are derived with
+/// string keys and do neither. A refusal would still not panic in the worker: the value is
+/// then the refusal's message, as a JSON string.
+pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_else(|e| serde_json::Value::String(e.to_string()))
+}

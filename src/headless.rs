@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::Value;
 
 use crate::core::{Core, Env};
@@ -182,7 +182,7 @@ pub fn load_store(path: &Path) -> Result<MemoryStore, HeadlessError> {
         reason,
     };
     let value: Value =
-        crate::json::parse_bytes(&text).map_err(|e| malformed(format!("not valid JSON ({e})")))?;
+        serde_json::from_slice(&text).map_err(|e| malformed(format!("not valid JSON ({e})")))?;
     MemoryStore::from_json(value).map_err(|e| malformed(e.to_string()))
 }
 

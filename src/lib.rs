@@ -27,6 +27,8 @@
 //!   scripting and checks (`cargo run --example core`).
 //! - `web` (wasm32 only): the worker entry, JS clock and ids.
 
+#![forbid(unsafe_code)]
+
 pub mod agent;
 pub mod bible;
 pub mod commands;
@@ -53,10 +55,7 @@ pub mod sort;
 pub mod store;
 pub mod task;
 pub mod tools;
-pub mod value;
 pub mod words;
-
-mod json;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

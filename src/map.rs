@@ -21,6 +21,22 @@ impl<K, V> Default for VecMap<K, V> {
     }
 }
 
+/// Written as the JSON object a `BTreeMap` with the same entries is.
+impl<K: serde::Serialize, V: serde::Serialize> serde::Serialize for VecMap<K, V> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+/// Read as a `BTreeMap` is (a repeated key keeps its last value).
+impl<'de, K: serde::Deserialize<'de> + Ord, V: serde::Deserialize<'de>> serde::Deserialize<'de>
+    for VecMap<K, V>
+{
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        std::collections::BTreeMap::<K, V>::deserialize(d).map(|map| map.into_iter().collect())
+    }
+}
+
 impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for VecMap<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()

@@ -60,8 +60,8 @@ pub mod pending;
 
 use std::collections::VecDeque;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use crate::bible::{Bible, Entity};
@@ -75,7 +75,7 @@ use crate::session::Session;
 use crate::store::{Batch, Store, StoreError, Table};
 
 /// The stored form of a project.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectRecord {
     /// Project id.
@@ -93,7 +93,7 @@ pub struct ProjectRecord {
 }
 
 /// The stored form of a chapter.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterRecord {
     /// Chapter id.
@@ -111,7 +111,7 @@ pub struct ChapterRecord {
 /// One applied chapter change, as the change feed ([`ChangeRecord::feed_json`]) and the
 /// `changes` table keep it: the chapter's version after it, the change set, who made it and
 /// the page's tag (for the writer's changes).
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeRecord {
     /// Chapter id.
@@ -158,7 +158,7 @@ impl ChangeRecord {
 
 /// One tool call in the audit log. Arguments are kept only as a digest: the log holds no
 /// text, and never a key.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
     /// Record id.
@@ -279,8 +279,8 @@ pub fn head_key(chapter: &str) -> String {
     format!("head:{chapter}")
 }
 
-fn parse<T: FromValue>(table: Table, value: Value) -> Result<T, StoreError> {
-    crate::value::from_value(value).map_err(|e| StoreError::Invalid {
+fn parse<T: serde::de::DeserializeOwned>(table: Table, value: Value) -> Result<T, StoreError> {
+    serde_json::from_value(value).map_err(|e| StoreError::Invalid {
         table: table.name(),
         reason: e.to_string(),
     })
@@ -600,7 +600,7 @@ pub const EXPORT_VERSION: u32 = 1;
 /// bible and the free files of the `data/` view. Importing it reproduces the project
 /// exactly. Fields added after version 1 (memory, bible, files) default to empty, so older
 /// exports stay importable.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportDocument {
     /// Always [`EXPORT_FORMAT`].
@@ -694,7 +694,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
         ));
     }
     let mut doc: ExportDocument =
-        crate::value::from_value(value).map_err(|e| format!("the export is malformed: {e}"))?;
+        serde_json::from_value(value).map_err(|e| format!("the export is malformed: {e}"))?;
     // Numbers the page must read exactly (JavaScript's safe integers), and counters that
     // must be able to go on counting.
     let too_big = |what: &str, n: u64| -> Result<(), String> {

@@ -12,7 +12,7 @@
 //!   A message so malformed that its `id` cannot be read gets a response with `"id": null`.
 //! - **Event** (worker → page), pushed at any time: `{"kind": "event", "type": "...", "data": ...}`.
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ProtocolError;
@@ -25,7 +25,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A request id chosen by the page: a number or a non-empty string.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// A numeric id (the JS client uses increasing integers).
@@ -81,7 +81,7 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
         ));
     }
     let value: Value =
-        crate::json::parse(text).map_err(|e| fail(None, format!("not valid JSON ({e})")))?;
+        serde_json::from_str(text).map_err(|e| fail(None, format!("not valid JSON ({e})")))?;
     let Value::Object(mut object) = value else {
         return Err(fail(
             None,
@@ -135,7 +135,7 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
 pub use crate::names::json_kind;
 
 /// Stable error codes the page can branch on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The message could not be decoded.
@@ -163,7 +163,7 @@ pub enum ErrorCode {
 }
 
 /// The error half of a response.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
     /// Stable code.
     pub code: ErrorCode,
@@ -192,7 +192,7 @@ impl Response {
         let mut object = Map::new();
         object.insert("kind".into(), Value::from("response"));
         if id_text.is_none() {
-            object.insert("id".into(), self.id.to_value());
+            object.insert("id".into(), crate::error::to_json(&self.id));
         }
         match &self.outcome {
             Ok(result) => {
@@ -201,7 +201,7 @@ impl Response {
             }
             Err(error) => {
                 object.insert("ok".into(), Value::Bool(false));
-                object.insert("error".into(), error.to_value());
+                object.insert("error".into(), crate::error::to_json(&error));
             }
         }
         let text = Value::Object(object).to_string();
@@ -292,8 +292,8 @@ pub fn id_text(text: &str) -> Option<&str> {
         }
         let key_end = string_end(i)?;
         let key = &text[i..key_end];
-        let is_id =
-            key == "\"id\"" || (key.contains('\\') && crate::json::parse(key).ok()? == "id");
+        let is_id = key == "\"id\""
+            || (key.contains('\\') && serde_json::from_str::<serde_json::Value>(key).ok()? == "id");
         i = ws(key_end);
         if b.get(i) != Some(&b':') {
             return None;

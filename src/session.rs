@@ -22,7 +22,7 @@
 use crate::sort::StrSet;
 
 use crate::decimal::Fixed;
-use crate::json::json;
+use serde_json::json;
 use serde_json::Value;
 
 use crate::bible::{Actor, Bible, Entity, Kind};

@@ -7,8 +7,8 @@
 //! Everything else (provider, base URL, model, run options) is stored in the database's
 //! `meta` table under the global project, so it survives a reload.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use crate::llm::{ProviderConfig, ProviderKind};
@@ -26,7 +26,7 @@ pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RESEARCH_PER_RUN: usize = 10;
 
 /// The model settings.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
     /// The wire format; `None` until a model is configured.
@@ -87,7 +87,7 @@ pub struct Settings {
 // --- Proactive memory (issue 18) ---
 
 /// The idle thinker's settings (`idleThinking`). It thinks only with a model configured.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct IdleThinking {
     /// Whether it may think at all (it also needs a model).
@@ -109,7 +109,7 @@ impl Default for IdleThinking {
 }
 
 /// A change to [`IdleThinking`]: fields left out keep their value.
-#[derive(Debug, Default, FromValue)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IdleThinkingPatch {
     #[serde(default)]
@@ -194,7 +194,7 @@ impl Default for Settings {
 }
 
 /// A change to the settings: fields left out keep their value.
-#[derive(Debug, Default, FromValue)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SettingsPatch {
     #[serde(default)]
@@ -271,16 +271,19 @@ pub fn url_origin(url: &str) -> Option<String> {
 }
 
 /// A field that is present, `null` included.
-fn present(value: Value) -> Result<Option<Value>, crate::value::Error> {
-    Ok(Some(value))
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// `null` as `None`, else a value of `T`.
-fn nullable<T: FromValue>(field: &str, value: Value) -> Result<Option<T>, String> {
+fn nullable<T: serde::de::DeserializeOwned>(
+    field: &str,
+    value: Value,
+) -> Result<Option<T>, String> {
     if value.is_null() {
         return Ok(None);
     }
-    crate::value::from_value(value)
+    serde_json::from_value(value)
         .map(Some)
         .map_err(|e| format!("'{field}': {e}"))
 }
@@ -597,7 +600,7 @@ impl Settings {
 
     /// What the page may see: everything but the key and header values.
     pub fn public(&self) -> Value {
-        let mut value = self.to_value();
+        let mut value = crate::error::to_json(self);
         value["hasKey"] = json!(self.api_key.is_some());
         value["extraHeaderNames"] = json!(self
             .extra_headers
@@ -613,7 +616,7 @@ impl Settings {
         let mut record = json!({
             "id": SETTINGS_KEY,
             "project": GLOBAL_PROJECT,
-            "settings": self.to_value(),
+            "settings": crate::error::to_json(self),
         });
         if self.remember_key {
             record["apiKey"] = json!(self.api_key);
@@ -625,11 +628,11 @@ impl Settings {
     /// Settings from a stored record (unknown or broken fields fall back to defaults).
     pub fn from_record(record: &Value) -> Settings {
         let mut settings: Settings =
-            crate::value::from_value(record["settings"].clone()).unwrap_or_default();
+            serde_json::from_value(record["settings"].clone()).unwrap_or_default();
         if settings.remember_key {
             settings.api_key = record["apiKey"].as_str().map(str::to_string);
             settings.extra_headers =
-                crate::value::from_value(record["extraHeaders"].clone()).unwrap_or_default();
+                serde_json::from_value(record["extraHeaders"].clone()).unwrap_or_default();
         }
         settings
     }
@@ -661,7 +664,7 @@ mod tests {
     use super::*;
 
     fn patch(v: Value) -> SettingsPatch {
-        crate::value::from_value(v).unwrap()
+        serde_json::from_value(v).unwrap()
     }
 
     #[test]
@@ -760,12 +763,12 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(crate::value::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
+        assert!(serde_json::from_value::<SettingsPatch>(json!({"baseURL": "x"})).is_err());
         for bad in [
             json!({"idleThinking": {"often": true}}),
             json!({"bedsidePlan": "yes"}),
         ] {
-            assert!(crate::value::from_value::<SettingsPatch>(bad).is_err());
+            assert!(serde_json::from_value::<SettingsPatch>(bad).is_err());
         }
         let idle = s
             .patched(

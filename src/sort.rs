@@ -260,6 +260,12 @@ impl serde::Serialize for StrSet {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for StrSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<String>::deserialize(d).map(|items| items.into_iter().collect())
+    }
+}
+
 /// Counts of strings, sorted by string: what a `BTreeMap<String, usize>` of counts holds.
 /// The counts are kept as JSON numbers in a `BTreeMap<String, Value>`, the map type of
 /// serde_json's objects that the wasm has anyway, so counting adds no B-tree type of its

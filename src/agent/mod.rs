@@ -25,9 +25,9 @@ pub mod spec;
 use crate::sort::StrSet;
 use std::cell::{Cell, RefCell};
 
-use crate::json::json;
 use crate::task::{join_all, race, Either, LocalBoxFuture};
-use crate::value::ToValue;
+use serde::Serialize;
+use serde_json::json;
 use serde_json::Value;
 
 pub use self::abort::AbortSignal;
@@ -43,7 +43,7 @@ use crate::llm::{
 use crate::tools::{ToolDefinition, ToolResult};
 
 /// What a run reports as it goes.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RunEvent {
     /// More of the model's text.
@@ -99,7 +99,7 @@ pub enum RunEvent {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RunEnd {
     /// The model answered without tool calls.
@@ -124,7 +124,7 @@ pub enum RunEnd {
 }
 
 /// A finished run.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunOutcome {
     /// How it ended.
     pub end: RunEnd,

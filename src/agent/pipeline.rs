@@ -16,12 +16,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use super::AgentSpec;
 
 /// A phase of the pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Scene metadata, route outlines, then the curators.
@@ -89,7 +89,7 @@ pub const CHECKERS: [&str; 3] = [
 ];
 
 /// What a unit works on.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Target {
     /// One scene (by id).
@@ -110,7 +110,7 @@ impl Target {
 }
 
 /// One planned unit.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitPlan {
     /// `<phase>:<agent>:<target>`.
     pub id: String,

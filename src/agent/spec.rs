@@ -14,8 +14,8 @@
 use crate::sort::StrSet;
 use std::borrow::Cow;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use crate::commands::Category;
@@ -48,7 +48,7 @@ const MAX_TOOLS: usize = 200;
 const MAX_SUB_AGENTS: usize = 16;
 
 /// An agent: who it is, what it may do.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentSpec {
     /// Name: lowercase letters, digits and `_` (its edits have origin `agent:<name>`).
@@ -94,7 +94,7 @@ fn default_max_steps() -> usize {
 }
 
 /// A sub-agent an agent may call.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubAgent {
     /// The agent's name.
@@ -119,7 +119,7 @@ impl SubAgent {
 }
 
 /// How an agent calls its sub-agents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Delegation {
     /// One routing tool per sub-agent, taking the action dictionary; the sub-agent answers
@@ -132,7 +132,7 @@ pub enum Delegation {
 }
 
 /// Model settings of one agent, over the writer's settings.
-#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelSettings {
     /// The wire format (`openai`, `anthropic`, `gemini`); must be the configured one, whose
@@ -502,7 +502,7 @@ pub fn task_message(
 
 /// A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its
 /// agents in pipelines.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preset {
     /// Name (`quill`, `dungeon_master`, `textcraft`, `rentl`).

@@ -27,14 +27,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use crate::commands::Origin;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 /// The kinds of story-bible entity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A scene: a span of a chapter with a summary, tags, characters and locations.
@@ -381,7 +381,7 @@ pub fn date_of(ms: u64) -> String {
 }
 
 /// When and by whom a field was last written.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     /// Time (ms).
     pub at: u64,
@@ -398,7 +398,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// One story-bible entity.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entity {
     /// Kind.
     pub kind: Kind,

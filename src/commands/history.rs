@@ -32,21 +32,18 @@
 
 use std::collections::VecDeque;
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use super::{Origin, OriginFilter};
 use crate::env::IdSource;
 use crate::project::changeset::{ChangeError, ChangeSet};
 use crate::project::{EditError, Project};
 
-// Callers outside the crate (tests) read histories with serde.
-crate::deserialize_via_value!(History);
-
 /// Writer edits less than this far apart (and adjacent) share one undo group.
 pub const TYPING_GAP_MS: u64 = 500;
 
 /// One chapter change and its inverse.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Effect {
     /// Chapter id.
     pub chapter: String,
@@ -64,7 +61,7 @@ impl Effect {
 }
 
 /// A free file as the history keeps it (the file of the `data/` view without its path).
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileState {
     /// Its text.
@@ -82,7 +79,7 @@ impl FileState {
 }
 
 /// One free file's change: the file before and after it (`None`: absent).
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileEffect {
     /// Its path in the `data/` view (such as `plans/ch3.md`).
     pub path: String,
@@ -114,7 +111,7 @@ pub trait FileSet {
 }
 
 /// What kind of entry this is.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EntryKind {
     /// A command's edits.
@@ -134,7 +131,7 @@ pub enum EntryKind {
 }
 
 /// One recorded command.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// Entry id.
     pub id: String,
@@ -238,7 +235,7 @@ pub enum Grouping {
 }
 
 /// Bounds on the history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryLimits {
     /// Most undo groups kept.
     pub max_groups: usize,
@@ -321,7 +318,7 @@ pub enum HistoryError {
 }
 
 /// The undo history of one project.
-#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct History {
     undo: Vec<Entry>,
     /// Runs of entries, each in the order they were applied; the last run is redone first.
@@ -369,7 +366,7 @@ impl PartialEq for Journal {
 
 /// The history's state apart from its undo entries (which are stored one record each): the
 /// redo runs, the open group and the limits.
-#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryState {
     /// Runs that can be redone.
@@ -1345,7 +1342,7 @@ mod tests {
             .collect();
         let entries: Vec<Entry> = json
             .iter()
-            .map(|j| crate::value::from_str(j).unwrap())
+            .map(|j| serde_json::from_str(j).unwrap())
             .collect();
         let mut loaded = History::from_parts(entries, state);
         assert_eq!(loaded, h);
@@ -1461,7 +1458,7 @@ mod tests {
     fn stored_entries_without_files_still_load_and_file_entries_survive_forgetting_a_chapter() {
         let ids = SequentialIds::new("g");
         let old = r#"{"id":"e1","group":"g1","origin":"user","description":"Typing","timestamp_ms":1,"tool_call_id":null,"command":null,"kind":{"type":"edit"},"effects":[],"reverted_by":null,"seq":0}"#;
-        let entry: Entry = crate::value::from_str(old).unwrap();
+        let entry: Entry = serde_json::from_str(old).unwrap();
         assert!(entry.files.is_empty());
         // Text-only entries are stored as before (no `files` key).
         assert!(!serde_json::to_string(&entry).unwrap().contains("files"));

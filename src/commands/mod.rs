@@ -8,15 +8,16 @@ pub mod history;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 pub use self::history::{
     Effect, Entry, EntryKind, FileEffect, FileSet, FileState, History, HistoryChanges,
     HistoryLimits, HistoryState, Moved,
 };
 
-/// Who made a change.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Who made a change. Written as its text (`user`, `import`, `agent:<name>`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Origin {
     /// The writer, in the page.
     User,
@@ -57,18 +58,16 @@ impl FromStr for Origin {
     }
 }
 
-impl ToValue for Origin {
-    fn to_value(&self) -> serde_json::Value {
-        serde_json::Value::String(self.to_string())
+impl From<Origin> for String {
+    fn from(origin: Origin) -> String {
+        origin.to_string()
     }
 }
 
-crate::serialize_via_value!(Origin);
-
-impl crate::value::FromValue for Origin {
-    fn from_value(value: serde_json::Value) -> Result<Self, crate::value::Error> {
-        let s = String::from_value(value)?;
-        s.parse().map_err(serde::de::Error::custom)
+impl TryFrom<String> for Origin {
+    type Error = BadOrigin;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
     }
 }
 
@@ -104,7 +103,7 @@ impl FromStr for OriginFilter {
 }
 
 /// Tool and command categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     /// Moving around the manuscript.

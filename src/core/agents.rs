@@ -10,8 +10,8 @@
 //! one) is kept per project and agent, in memory and in the `meta` table
 //! (`conversation:<project>:<agent>`), so it survives a reload.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{invalid, Core};
@@ -21,14 +21,14 @@ use crate::llm::{Message, Role};
 use crate::store::{Batch, Table};
 
 /// `define_agent` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct DefineAgent {
     agent: Value,
 }
 
 /// `delete_agent` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct DeleteAgent {
     name: String,
@@ -44,7 +44,7 @@ fn conversation_key(project: &str, agent: &str) -> String {
 
 /// Read an agent definition, with a clear error.
 pub(super) fn parse_agent(value: Value) -> Result<AgentSpec, String> {
-    crate::value::from_value(value).map_err(|e| format!("not an agent definition: {e}"))
+    serde_json::from_value(value).map_err(|e| format!("not an agent definition: {e}"))
 }
 
 impl Core {
@@ -176,7 +176,7 @@ impl Core {
             .iter()
             .find(|p| p.agents.contains(&spec.name))
             .map(|p| p.name.clone());
-        let mut value = spec.to_value();
+        let mut value = crate::error::to_json(&spec);
         value["builtin"] = json!(builtin);
         value["preset"] = json!(preset);
         value["toolbox"] = json!(toolbox);
@@ -201,7 +201,7 @@ impl Core {
             .get(Table::Meta, &conversation_key(project, agent))
             .await?;
         let messages: Vec<Message> = stored
-            .and_then(|r| crate::value::from_value(r["messages"].clone()).ok())
+            .and_then(|r| serde_json::from_value(r["messages"].clone()).ok())
             .unwrap_or_default();
         self.conversations
             .borrow_mut()
@@ -268,7 +268,10 @@ impl Core {
     /// The project's defined agents, for its export.
     pub(super) async fn agents_for_export(&self, project: &str) -> Result<Vec<Value>, Error> {
         let catalog = self.catalog(project).await?;
-        Ok(catalog.defined().map(|a| a.to_value()).collect())
+        Ok(catalog
+            .defined()
+            .map(|a| crate::error::to_json(&a))
+            .collect())
     }
 
     /// Check the agents of an imported document before anything is stored: each must be a

@@ -24,8 +24,8 @@
 //! cards after a reload). `abort_run` on a paused run cancels its waiting calls (they get
 //! `aborted` results) and ends it.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::run::PausedRun;
@@ -153,7 +153,7 @@ pub(super) fn card_digest(record: &Value) -> String {
 }
 
 /// `approve` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ApproveParams {
     call_id: String,
@@ -173,7 +173,7 @@ pub(super) struct ApproveParams {
     digest: Option<String>,
 }
 
-#[derive(FromValue, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Approve,
@@ -181,7 +181,7 @@ enum Decision {
 }
 
 /// `list_approvals` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ListApprovals {
     /// Only this run's.
@@ -398,7 +398,7 @@ impl Core {
             Decision::Reject => {
                 let result = denied(&call.name, p.reason.as_deref());
                 claimed["state"] = json!("done");
-                claimed["result"] = result.to_value();
+                claimed["result"] = crate::error::to_json(&result);
                 let mut batch = Batch::new();
                 batch.put_value(Table::Meta, claimed);
                 self.env.store.commit(batch).await?;
@@ -527,8 +527,8 @@ impl Core {
                 return Ok(None);
             }
             let rev = record["rev"].clone();
-            let mut paused: PausedRun = crate::value::from_value(record["paused"].clone())
-                .map_err(|e| {
+            let mut paused: PausedRun =
+                serde_json::from_value(record["paused"].clone()).map_err(|e| {
                     Error::from(StoreError::Invalid {
                         table: "meta",
                         reason: e.to_string(),
@@ -538,7 +538,7 @@ impl Core {
             let complete = paused.root.ready();
             let mut next = record.clone();
             next["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
-            next["paused"] = paused.to_value();
+            next["paused"] = crate::error::to_json(&paused);
             if complete {
                 next["state"] = json!("resuming");
             }
@@ -621,7 +621,7 @@ impl Core {
             if !resuming && record["state"] != "paused" {
                 continue;
             }
-            let Ok(paused) = crate::value::from_value::<PausedRun>(record["paused"].clone()) else {
+            let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) else {
                 continue;
             };
             if super::jobs::job_of_run(&paused.run_id).is_some() {
@@ -634,7 +634,7 @@ impl Core {
                 .filter_map(|r| {
                     let call = r["callId"].as_str().filter(|c| paused.root.waits_for(c))?;
                     // The text the deciding worker would have recorded.
-                    let result: ToolResult = crate::value::from_value(r["result"].clone()).ok()?;
+                    let result: ToolResult = serde_json::from_value(r["result"].clone()).ok()?;
                     Some((call.to_string(), result.to_text()))
                 })
                 .collect();
@@ -799,7 +799,7 @@ impl Core {
             Err(e) => return Err(e.into()),
         }
         self.cancel_pending(&project, run).await?;
-        if let Ok(paused) = crate::value::from_value::<PausedRun>(record["paused"].clone()) {
+        if let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) {
             let agent = paused.root.spec.name.clone();
             let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
             let messages = paused.root.complete_aborted();

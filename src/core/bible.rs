@@ -7,8 +7,8 @@
 //! `conflict` and changes nothing, so the writer never overwrites what they have not seen.
 //! Each change is saved as one batch and announced with `bible_changed`.
 
-use crate::json::json;
-use crate::value::FromValue;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::{invalid, Core, Touched};
@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::tools::ToolError;
 
 /// `bible_list` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BibleList {
     /// Only this kind.
@@ -27,7 +27,7 @@ pub(super) struct BibleList {
 }
 
 /// `bible_save` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BibleSave {
     kind: String,
@@ -42,7 +42,7 @@ pub(super) struct BibleSave {
 }
 
 /// `bible_delete` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BibleDelete {
     kind: String,

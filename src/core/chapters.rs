@@ -15,8 +15,8 @@
 //! chapter's title and text come back in the result, so the page can offer to restore it with
 //! `add_chapter` (as a new chapter: a new id, version 0, no history).
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{invalid, project_json, Core, Touched};
@@ -30,21 +30,30 @@ const MAX_TITLE_CHARS: usize = 300;
 /// A chapter reference in params: an id, a number or a title as a string, or a number.
 struct ChapterRef(String);
 
-impl FromValue for ChapterRef {
-    fn from_value(value: Value) -> Result<Self, crate::value::Error> {
-        match value {
-            Value::String(s) => Ok(ChapterRef(s)),
-            Value::Number(n) if n.is_u64() => Ok(ChapterRef(n.to_string())),
-            other => Err(crate::value::invalid_type(
-                &other,
-                "a chapter: its id, number or title as a string, or its number",
-            )),
+impl<'de> Deserialize<'de> for ChapterRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ChapterRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a chapter: its id, number or title as a string, or its number")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ChapterRef, E> {
+                Ok(ChapterRef(s.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<ChapterRef, E> {
+                Ok(ChapterRef(s))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ChapterRef, E> {
+                Ok(ChapterRef(n.to_string()))
+            }
         }
+        d.deserialize_any(Visitor)
     }
 }
 
 /// `add_chapter` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AddChapter {
     #[serde(default)]
@@ -56,7 +65,7 @@ pub(super) struct AddChapter {
 }
 
 /// `rename_chapter` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RenameChapter {
     chapter: ChapterRef,
@@ -64,7 +73,7 @@ pub(super) struct RenameChapter {
 }
 
 /// `move_chapter` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct MoveChapter {
     chapter: ChapterRef,
@@ -72,7 +81,7 @@ pub(super) struct MoveChapter {
 }
 
 /// `delete_chapter` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DeleteChapter {
     chapter: ChapterRef,
@@ -189,7 +198,7 @@ impl Core {
             let project = project_json(&s.project);
             self.emit("chapters_changed", project.clone());
             if s.project.ui != ui_before {
-                self.emit("ui", s.project.ui.to_value());
+                self.emit("ui", crate::error::to_json(&s.project.ui));
             }
             if forgotten.changed() {
                 self.emit_history(s);

@@ -12,8 +12,8 @@
 //!
 //! A failure at any step is the call's error result and changes nothing.
 
-use crate::json::json;
 use crate::task::{or_pending, race, Either};
+use serde_json::json;
 use serde_json::Value;
 
 use super::{Core, Touched};

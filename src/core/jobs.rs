@@ -26,9 +26,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use crate::json::json;
 use crate::task::{race, LocalBoxFuture, Unordered};
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use super::run::{PausedRun, RunParams, Start};
@@ -53,7 +53,7 @@ pub const DEFAULT_CONCURRENCY: usize = 3;
 const RESULT_TEXT_CHARS: usize = 2_000;
 
 /// A job's or a unit's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum State {
     Queued,
@@ -72,7 +72,7 @@ impl State {
 }
 
 /// One unit of a job.
-#[derive(Debug, Clone, ToValue, FromValue)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Unit {
     id: String,
@@ -93,7 +93,7 @@ pub(super) struct Unit {
 }
 
 /// What a job does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum JobKind {
     /// A rentl pipeline.
@@ -105,7 +105,7 @@ pub(super) enum JobKind {
 }
 
 /// A job, as saved.
-#[derive(Debug, Clone, ToValue, FromValue)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Job {
     id: String,
@@ -279,7 +279,7 @@ pub(super) struct JobRt {
 }
 
 /// `start_job` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct StartJob {
     kind: JobKind,
@@ -304,14 +304,14 @@ pub(super) struct StartJob {
 }
 
 /// Params naming a job.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct JobRef {
     job: String,
 }
 
 /// `job_unit` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct UnitRef {
     job: String,
@@ -506,7 +506,7 @@ impl Core {
                 if let Some(preset) = &p.preset {
                     params["preset"] = json!(preset);
                 }
-                let run: RunParams = crate::value::from_value(params.clone())
+                let run: RunParams = serde_json::from_value(params.clone())
                     .map_err(|e| invalid("start_job", &e.to_string()))?;
                 let settings = self.settings.borrow().clone();
                 let spec = self.entry_spec(&catalog, &settings, &run)?;
@@ -655,7 +655,7 @@ impl Core {
             return;
         }
         for record in records.iter().filter(|r| r["kind"] == "job") {
-            let Ok(mut job) = crate::value::from_value::<Job>(record["job"].clone()) else {
+            let Ok(mut job) = serde_json::from_value::<Job>(record["job"].clone()) else {
                 continue;
             };
             if job.state.settled() || self.jobs.borrow().contains_key(&job.id) {
@@ -879,7 +879,7 @@ impl Core {
                 (pipeline::unit_spec(&spec, allow_overwrite), prompt)
             }
             JobKind::Run | JobKind::Research => {
-                let run: RunParams = crate::value::from_value(params.clone())
+                let run: RunParams = serde_json::from_value(params.clone())
                     .map_err(|e| invalid("job", &e.to_string()))?;
                 let spec = self.entry_spec(&catalog, &settings, &run)?;
                 (
@@ -1149,7 +1149,7 @@ impl Core {
             .get(Table::Meta, &job_key(&project, job))
             .await?
             .ok_or_else(|| no_job(job))?;
-        crate::value::from_value(record["job"].clone())
+        serde_json::from_value(record["job"].clone())
             .map_err(|e| invalid("job", &format!("the stored job cannot be read: {e}")))
     }
 
@@ -1165,7 +1165,7 @@ impl Core {
             .into_iter()
             .filter(|r| r["kind"] == "job")
         {
-            if let Ok(job) = crate::value::from_value::<Job>(record["job"].clone()) {
+            if let Ok(job) = serde_json::from_value::<Job>(record["job"].clone()) {
                 jobs.insert(job.id.clone(), job);
             }
         }
@@ -1280,7 +1280,7 @@ impl Core {
                     &super::approvals::paused_key(&project, &unit.run),
                 )
                 .await?
-                .and_then(|r| crate::value::from_value::<PausedRun>(r["paused"].clone()).ok())
+                .and_then(|r| serde_json::from_value::<PausedRun>(r["paused"].clone()).ok())
             {
                 Some(paused) => json!(transcript_view(&paused.root.messages)),
                 None => json!([]),

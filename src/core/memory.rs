@@ -5,8 +5,8 @@
 //! writer may restore any of them; a restore, like every note write, purges the notes whose
 //! 30 days are over, and its save deletes their records.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{Core, Touched};
@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::memory::{MemoryError, MemoryNote};
 
 /// `memory_restore` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct MemoryRestore {
     /// The deleted note.
@@ -24,7 +24,7 @@ pub(super) struct MemoryRestore {
 /// A deleted note as the page lists it: the note, with when it was deleted, by whom, and
 /// until when it can be restored.
 fn trash_json(note: &MemoryNote) -> Value {
-    let mut value = note.to_value();
+    let mut value = crate::error::to_json(&note);
     if let Value::Object(map) = &mut value {
         map.remove("previous");
         map.insert("restorableUntilMs".into(), json!(note.purge_ms()));

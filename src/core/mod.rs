@@ -31,8 +31,8 @@ use std::cell::{Cell, RefCell};
 use crate::map::VecMap;
 use std::rc::Rc;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use crate::commands::history::Applied;
@@ -951,7 +951,7 @@ impl Core {
         };
         doc.agents = self.agents_for_export(&id).await?;
         doc.research = self.research_for_export(&id).await?;
-        Ok(doc.to_value())
+        Ok(crate::error::to_json(&doc))
     }
 
     async fn export_markdown(&self, p: ProjectRef) -> Result<Value, Error> {
@@ -1230,7 +1230,7 @@ impl Core {
                         ..crate::tools::ResultMeta::default()
                     },
                 );
-                return Ok(result.to_value());
+                return Ok(crate::error::to_json(&result));
             }
         }
         // A call that may wait for approval needs an id to approve it by.
@@ -1244,7 +1244,7 @@ impl Core {
             args: p.args,
         };
         let (result, _) = self.execute_call(&current, call, origin, None).await?;
-        Ok(result.to_value())
+        Ok(crate::error::to_json(&result))
     }
 
     /// Execute one tool call on project `project` as `origin` through the edit path: saved,
@@ -1403,7 +1403,7 @@ impl Core {
                     }
                 } else if let Some(mut record) = ctx.approval.clone() {
                     record["state"] = json!("done");
-                    record["result"] = outcome.result.to_value();
+                    record["result"] = crate::error::to_json(&outcome.result);
                     meta_puts.push(record);
                 }
                 let (value, mut touched) =
@@ -1468,7 +1468,7 @@ impl Core {
             self.emit_history(s);
         }
         if outcome.ui_changed {
-            self.emit("ui", s.project.ui.to_value());
+            self.emit("ui", crate::error::to_json(&s.project.ui));
         }
         let audit = self.audit_record(
             &s.project.id,
@@ -1767,11 +1767,11 @@ fn parse_origin(request: &str, origin: Option<&str>) -> Result<Origin, Error> {
 }
 
 /// Parse a request's params into a typed struct, naming the field that does not fit.
-fn params<T: crate::value::FromValue>(
+fn params<T: serde::de::DeserializeOwned>(
     request: &str,
     params: &mut Map<String, Value>,
 ) -> Result<T, Error> {
-    crate::value::from_value(take_params(params)).map_err(|err| params_error(request, err))
+    serde_json::from_value(take_params(params)).map_err(|err| params_error(request, err))
 }
 
 /// A request's parameters moved out of it (one copy for every params type).
@@ -1782,11 +1782,11 @@ fn take_params(params: &mut Map<String, Value>) -> Value {
 
 /// [`params`]' error (one copy for every params type).
 #[inline(never)]
-fn params_error(request: &str, err: crate::value::Error) -> Error {
+fn params_error(request: &str, err: serde_json::Error) -> Error {
     invalid(request, &err.to_string())
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct NewChapter {
     #[serde(default)]
     title: String,
@@ -1794,24 +1794,24 @@ struct NewChapter {
     text: String,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct CreateProject {
     name: String,
     #[serde(default)]
     chapters: Vec<NewChapter>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct OpenProject {
     id: String,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct WriteNotes {
     notes: Vec<crate::memory::NewNote>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct MemoryContext {
     #[serde(default)]
     request: String,
@@ -1819,25 +1819,25 @@ struct MemoryContext {
     budget: Option<usize>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct ProjectRef {
     #[serde(default)]
     id: Option<String>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct ImportProject {
     document: Value,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct RenameProject {
     #[serde(default)]
     id: Option<String>,
     name: String,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct GetChapter {
     #[serde(default)]
     chapter: Option<String>,
@@ -1845,7 +1845,7 @@ struct GetChapter {
     since: Option<u64>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Execute {
     tool: String,
@@ -1857,7 +1857,7 @@ struct Execute {
     call_id: Option<String>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UserChange {
     chapter: String,
@@ -1871,7 +1871,7 @@ struct UserChange {
     tag: Option<String>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct Undo {
     #[serde(default)]
     origin: Option<String>,
@@ -1879,7 +1879,7 @@ struct Undo {
     by: Option<String>,
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 struct ListTools {
     #[serde(default)]
     format: Option<String>,
@@ -1889,7 +1889,7 @@ struct ListTools {
 
 /// `debug_panic {message?}`: panics on purpose, so that tests and embedders can check that a
 /// panic in the worker reaches the page as an error event and the worker recovers.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FailSaves {
     count: u64,

@@ -9,8 +9,8 @@
 //! saves a translation with `translation_create_line`). A failure at any step is the call's
 //! error result; every call is audited.
 
-use crate::json::json;
 use crate::task::{or_pending, race, Either, LocalBoxFuture};
+use serde_json::json;
 use serde_json::Value;
 
 use super::{Core, Touched};
@@ -85,16 +85,18 @@ async fn read_body(
 
 /// The endpoint's words in an error body: its `error` field, or the body, shortened.
 fn endpoint_message(body: &str) -> String {
-    let said = crate::json::parse(body).ok().and_then(|v| {
-        v.get("error").map(|e| match e {
-            Value::String(s) => s.clone(),
-            Value::Object(o) => o
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| e.to_string(), str::to_string),
-            other => other.to_string(),
-        })
-    });
+    let said = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("error").map(|e| match e {
+                Value::String(s) => s.clone(),
+                Value::Object(o) => o
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| e.to_string(), str::to_string),
+                other => other.to_string(),
+            })
+        });
     let text = said.unwrap_or_else(|| body.trim().to_string());
     let text: String = text.chars().take(300).collect();
     if text.is_empty() {
@@ -107,7 +109,7 @@ fn endpoint_message(body: &str) -> String {
 /// The suggestion in a 2xx answer: `translatedText` (and `detectedLanguage` if given).
 fn suggestion_of(body: &str, host: &str) -> Result<(String, Option<Value>), ToolError> {
     let shown: String = body.trim().chars().take(200).collect();
-    let value: Value = crate::json::parse(body).map_err(|_| {
+    let value: Value = serde_json::from_str(body).map_err(|_| {
         failed(format!(
             "The translation endpoint ({host}) did not answer with JSON; it sent: {shown}. Is 'mtlEndpoint' the URL of a LibreTranslate-compatible /translate route?"
         ))

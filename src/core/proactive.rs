@@ -38,8 +38,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use super::generate::NestedError;
@@ -100,21 +100,21 @@ struct ProjectState {
     thinking: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 struct Budget {
     day: u64,
     calls: u32,
 }
 
 /// `accept_suggestion` and `dismiss_suggestion` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SuggestionRef {
     id: String,
 }
 
 /// `suggestions` params.
-#[derive(FromValue, Default)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListSuggestions {
     /// Also the accepted and dismissed ones.
@@ -123,7 +123,7 @@ pub(super) struct ListSuggestions {
 }
 
 /// `writer_idle` params.
-#[derive(FromValue, Default)]
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct WriterIdle {
     /// How long the page saw no typing (informative: the core checks with its own clock).
@@ -210,7 +210,7 @@ impl Core {
             match record["kind"].as_str() {
                 Some("suggestion") => {
                     if let Ok(s) =
-                        crate::value::from_value::<Suggestion>(record["suggestion"].clone())
+                        serde_json::from_value::<Suggestion>(record["suggestion"].clone())
                     {
                         // What this core made before the load wins.
                         if !state.suggestions.iter().any(|k| k.id == s.id) {
@@ -220,7 +220,7 @@ impl Core {
                 }
                 Some("analysis") => {
                     let list: Vec<AnalysisFigures> =
-                        crate::value::from_value(record["analyses"].clone()).unwrap_or_default();
+                        serde_json::from_value(record["analyses"].clone()).unwrap_or_default();
                     for figures in list {
                         state
                             .analyses

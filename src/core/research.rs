@@ -18,9 +18,9 @@
 //! The notes of a project are loaded from the store once (`meta` records `research:…`) and
 //! kept in memory (`Shared::research`).
 
-use crate::json::json;
 use crate::task::{or_pending, race, Either};
-use crate::value::{FromValue, ToValue};
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{invalid, Core, Touched};
@@ -53,7 +53,7 @@ pub(super) enum StepError {
 }
 
 /// `research_delete` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct DeleteResearch {
     id: String,
@@ -583,7 +583,12 @@ impl Core {
             .research
             .borrow()
             .get(project)
-            .map(|n| n.list().into_iter().map(|note| note.to_value()).collect())
+            .map(|n| {
+                n.list()
+                    .into_iter()
+                    .map(|note| crate::error::to_json(&note))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -595,7 +600,7 @@ impl Core {
     ) -> Result<Vec<ResearchNote>, Error> {
         let mut out: Vec<ResearchNote> = Vec::new();
         for (i, value) in notes.iter().enumerate() {
-            let mut note: ResearchNote = crate::value::from_value(value.clone())
+            let mut note: ResearchNote = serde_json::from_value(value.clone())
                 .map_err(|e| invalid("import_project", &format!("research note {i}: {e}")))?;
             note.project = project.to_string();
             if note.id.trim().is_empty()

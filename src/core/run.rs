@@ -7,8 +7,8 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use super::tree::{Frame, Node, Tree};
@@ -29,7 +29,7 @@ const MAX_CONVERSATION_MESSAGES: usize = 60;
 
 /// A run paused for the writer's approval, as saved: the tree's root frame (the older,
 /// single-agent records have the same fields) and what the whole tree shares.
-#[derive(Debug, Clone, ToValue, FromValue)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PausedRun {
     pub(super) project: String,
@@ -68,7 +68,7 @@ pub(super) struct RunHandle {
 }
 
 /// `run` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct RunParams {
     prompt: String,
@@ -95,14 +95,14 @@ pub(super) struct RunParams {
 
 /// The agent a run starts with: a name (a preset's agent or a defined one that talks to the
 /// writer), or the assistant under another name and prompt.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(untagged)]
 pub(super) enum AgentChoice {
     Name(String),
     Custom(AgentParams),
 }
 
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct AgentParams {
     #[serde(default)]
@@ -112,7 +112,7 @@ pub(super) struct AgentParams {
 }
 
 /// `abort_run` params.
-#[derive(FromValue)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct AbortParams {
     /// The run; all runs when absent.
@@ -592,7 +592,7 @@ impl Core {
                         chapter: edit.chapter,
                         version: edit.version,
                     };
-                    self.emit_run(run_id, tagged(event.to_value()));
+                    self.emit_run(run_id, tagged(crate::error::to_json(&event)));
                 }
                 result
             }
@@ -614,7 +614,7 @@ pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
     if clean == text {
         data
     } else {
-        crate::json::parse(&clean).unwrap_or(data)
+        serde_json::from_str::<serde_json::Value>(&clean).unwrap_or(data)
     }
 }
 

@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::json::json;
+use serde_json::json;
 
 use super::Core;
 use crate::persist::merge::{self, Ours};

@@ -17,9 +17,9 @@ use std::cell::RefCell;
 
 use crate::map::VecMap;
 
-use crate::json::json;
 use crate::task::LocalBoxFuture;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use super::Core;
@@ -36,7 +36,7 @@ use crate::settings::Settings;
 use crate::tools::{ToolError, ToolResult};
 
 /// One level of a paused tree: an agent's conversation and the calls it waits for.
-#[derive(Debug, Clone, ToValue, FromValue)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Frame {
     pub(super) spec: AgentSpec,
@@ -437,7 +437,7 @@ impl Core {
             let now = || self.env.clock.now_ms();
             let mut jitter = || self.next_jitter();
             let mut on_event = |event: RunEvent| {
-                let data = event.to_value();
+                let data = crate::error::to_json(&event);
                 let mut data = super::run::redacted(settings, data);
                 if let (Some(data), Some(tags)) = (data.as_object_mut(), node.tags().as_object()) {
                     for (k, v) in tags {

@@ -15,7 +15,7 @@
 pub mod diff;
 pub mod path;
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use crate::commands::{FileSet, FileState, Origin};
 
@@ -25,7 +25,7 @@ pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 pub const MAX_FILES: usize = 1_000;
 
 /// One free file.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FreeFile {
     /// Its path relative to `data/` (such as `plans/outline.md`).

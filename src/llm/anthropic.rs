@@ -19,7 +19,7 @@
 //!   block starts, or the stop reason is not `max_tokens`. A block cut off stays open and the
 //!   assembler rejects it.
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post, DEFAULT_MAX_TOKENS};
@@ -196,7 +196,7 @@ impl AnthropicStream {
         if data.is_empty() {
             return Vec::new();
         }
-        let value: Value = match crate::json::parse(data) {
+        let value: Value = match serde_json::from_str(data) {
             Ok(value) => value,
             Err(e) => {
                 self.failed = true;
@@ -345,7 +345,7 @@ impl AnthropicStream {
 /// The events of a whole (non-streamed) message. An error body becomes an
 /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
 pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = crate::json::parse(body)
+    let value: Value = serde_json::from_str(body)
         .map_err(|e| format!("the Anthropic response is not JSON ({e}): {}", quote(body)))?;
     if value.get("type").and_then(Value::as_str) == Some("error") || value.get("error").is_some() {
         return Ok(vec![error_event(&value)]);

@@ -13,13 +13,13 @@
 //! call goes to [`Answer::invalid_tool_calls`] with the reason, as do calls whose arguments
 //! are not JSON or not an object. Empty arguments count as `{}`.
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{FinishReason, InvalidToolCall, StreamEvent, ToolCall, Usage};
 
 /// A model's whole answer.
-#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Answer {
     /// The text, all deltas concatenated.
     pub text: String,
@@ -187,7 +187,7 @@ pub fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    match crate::json::parse(raw) {
+    match serde_json::from_str::<serde_json::Value>(raw) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(format!(
             "the arguments must be a JSON object, not {}",

@@ -18,7 +18,7 @@
 //!   [`FinishReason::ToolCalls`] when the answer called tools), `usageMetadata` (cumulative;
 //!   thinking tokens count as output), or an `error` object. Thought parts are skipped.
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
@@ -161,7 +161,7 @@ fn call_name(earlier: &[Message], id: Option<&str>) -> Option<String> {
 
 /// A tool result as a `functionResponse.response` object.
 fn response(text: &str) -> Value {
-    match crate::json::parse(text) {
+    match serde_json::from_str::<serde_json::Value>(text) {
         Ok(object @ Value::Object(_)) => object,
         Ok(other) => json!({ "result": other }),
         Err(_) => json!({ "result": text }),
@@ -224,7 +224,7 @@ impl GeminiStream {
         if data.is_empty() {
             return Vec::new();
         }
-        match crate::json::parse(data) {
+        match serde_json::from_str::<serde_json::Value>(data) {
             Ok(value) => {
                 let mut out = Vec::new();
                 self.response(&value, &mut out);
@@ -339,7 +339,7 @@ impl GeminiStream {
 /// `streamGenerateContent` returns without `alt=sse`). An error body becomes an
 /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
 pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = crate::json::parse(body)
+    let value: Value = serde_json::from_str(body)
         .map_err(|e| format!("the Gemini response is not JSON ({e}): {}", quote(body)))?;
     let mut stream = GeminiStream::new();
     let mut out = Vec::new();

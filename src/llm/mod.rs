@@ -27,14 +27,14 @@ pub mod request;
 pub mod retry;
 pub mod sse;
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::assemble::{Answer, Assembler};
 pub use self::request::{build_request, HttpRequest, ProviderConfig, ProviderKind, RequestOptions};
 
 /// Who speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Instructions for the model.
@@ -48,7 +48,7 @@ pub enum Role {
 }
 
 /// A tool call the model made.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call id (synthesized when the provider gives none).
     pub id: String,
@@ -61,7 +61,7 @@ pub struct ToolCall {
 /// A tool call whose arguments could not be used: not valid JSON at the end, not an object,
 /// or cut off (the stream ended or hit its length limit mid-arguments). It is never executed;
 /// the model and the page are told why.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvalidToolCall {
     /// The call id.
     pub id: String,
@@ -74,7 +74,7 @@ pub struct InvalidToolCall {
 }
 
 /// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
@@ -132,7 +132,7 @@ impl Message {
 }
 
 /// Tokens used by a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt (input) tokens.
     pub input_tokens: u64,
@@ -151,7 +151,7 @@ impl Usage {
 }
 
 /// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     /// It finished its answer.
@@ -167,7 +167,7 @@ pub enum FinishReason {
 }
 
 /// One event of a streamed answer, provider-neutral.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamEvent {
     /// More answer text.

@@ -18,7 +18,7 @@
 //!   used), some send a whole call in one fragment, or reuse index 0 with a new `id` for the
 //!   next call (a new call).
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
@@ -150,7 +150,7 @@ impl OpenAiStream {
             self.done = true;
             return Vec::new();
         }
-        let value: Value = match crate::json::parse(data) {
+        let value: Value = match serde_json::from_str(data) {
             Ok(value) => value,
             Err(e) => {
                 self.failed = true;
@@ -320,7 +320,7 @@ impl OpenAiStream {
 /// The events of a whole (non-streamed) chat completion. An `error` body becomes an
 /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
 pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = crate::json::parse(body)
+    let value: Value = serde_json::from_str(body)
         .map_err(|e| format!("the OpenAI response is not JSON ({e}): {}", quote(body)))?;
     let mut stream = OpenAiStream::new();
     let mut out = Vec::new();

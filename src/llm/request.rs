@@ -3,7 +3,7 @@
 //! The adapters only describe the request ([`HttpRequest`]: method, URL, headers, JSON body);
 //! sending it is the transport's business (`fetch` in the worker, anything natively).
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use super::{anthropic, gemini, openai, Message};
 use crate::tools::ToolDefinition;
@@ -13,7 +13,7 @@ use crate::tools::ToolDefinition;
 pub use crate::tools::schema::CatalogFormat as ProviderKind;
 
 /// Where and how to reach a model.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderConfig {
     /// The wire format.
     pub kind: ProviderKind,
@@ -32,7 +32,7 @@ pub struct ProviderConfig {
 }
 
 /// Per-call settings.
-#[derive(Debug, Clone, Copy, PartialEq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct RequestOptions {
     /// Ask for a server-sent-event stream.
     pub stream: bool,
@@ -48,7 +48,7 @@ pub struct RequestOptions {
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// An HTTP request to send.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HttpRequest {
     /// Always `POST`.
     pub method: String,

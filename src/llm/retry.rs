@@ -128,7 +128,7 @@ pub fn server_wait_ms(headers: &[(String, String)], now_ms: u64) -> Option<u64> 
 /// wasm anyway, and `str::parse::<f64>` would add core's with its tables of powers (16.5 KB
 /// raw, 13 KB gzip -9 of wasm).
 fn number(value: &str) -> Option<f64> {
-    match crate::json::parse(value) {
+    match serde_json::from_str::<serde_json::Value>(value) {
         Ok(serde_json::Value::Number(n)) => n.as_f64(),
         _ => None,
     }

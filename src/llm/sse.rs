@@ -42,7 +42,7 @@
 //! Linear in the bytes fed: each byte is scanned once and copied at most once (into the line
 //! buffer, when a line spans chunks); earlier input is never re-scanned.
 
-use crate::value::ToValue;
+use serde::Serialize;
 
 /// The most bytes kept of one line, and of one event's data: 16 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -51,7 +51,7 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// One dispatched event.
-#[derive(Debug, Clone, PartialEq, Eq, Default, ToValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SseEvent {
     /// The `event:` name; `None` when absent or empty (the spec's default type, `message`).
     pub event: Option<String>,
@@ -673,7 +673,7 @@ mod tests {
         let json = serde_json::to_value(named("ping", "x")).ok();
         assert_eq!(
             json,
-            Some(crate::json::json!({"event": "ping", "data": "x", "id": null, "retry_ms": null}))
+            Some(serde_json::json!({"event": "ping", "data": "x", "id": null, "retry_ms": null}))
         );
     }
 }

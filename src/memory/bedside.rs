@@ -11,7 +11,7 @@
 //! an older status into it). The same status twice gives the same text, so an update that
 //! changes nothing makes no new version.
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use super::{shorten, GoalStatus, Memory, MAX_NOTE_CHARS};
 
@@ -30,7 +30,7 @@ const MAX_GOALS: usize = 12;
 pub const PLAN_SYSTEM: &str = "You keep a novelist's bedside note: the running plan of their project. From the status below (goals with their progress, the latest analysis figures) and the current plan, write the next steps for the writer's next session: at most five short lines, each starting with \"- \". Plain text, no heading, no preamble.";
 
 /// The latest figures of one analysis section, as the status shows them.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AnalysisFigures {
     /// `pacing`, `characters`, `plot` or `setting`.

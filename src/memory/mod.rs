@@ -42,14 +42,11 @@ pub mod monitor;
 pub mod search;
 pub mod suggest;
 
-use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::commands::Origin;
 use crate::env::IdSource;
-
-// Callers outside the crate (tests, benches) read these with serde.
-crate::deserialize_via_value!(Memory, MemoryNote, EntityType);
 
 pub use self::context::{estimate_tokens, CHARS_PER_TOKEN};
 pub use self::search::{tokenize, SearchHit, SearchQuery};
@@ -75,7 +72,7 @@ pub const TRASH_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
 pub const BEDSIDE_DEFAULT_TEXT: &str = "No plan yet. Rewrite this note with evolve_bedside_note to keep the current plan, open threads and next steps.";
 
 /// What kind of thing a note records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToValue, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteType {
     /// Something true about the story or the project.
@@ -104,7 +101,7 @@ impl NoteType {
 }
 
 /// Where a note is visible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, ToValue, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Only in its own project (the default).
@@ -125,7 +122,7 @@ impl Scope {
 }
 
 /// An earlier text of a note.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NoteVersion {
     /// The text as it was.
@@ -137,7 +134,7 @@ pub struct NoteVersion {
 }
 
 /// One note in memory.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryNote {
     /// Unique id.
@@ -224,7 +221,7 @@ impl MemoryNote {
 /// A new note. On the wire (`write_memory_notes`) its fields are `text`, `noteType`, `scope`,
 /// `tags` and `importance`; any other field is refused with that list (so the agents' tool
 /// spelling `type` is not silently dropped).
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewNote {
     /// The content.
@@ -256,7 +253,7 @@ impl NewNote {
 }
 
 /// Changes to a note; `None` keeps the current value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotePatch {
     /// New content.
@@ -283,7 +280,7 @@ impl NotePatch {
 }
 
 /// Where a goal stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, ToValue, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalStatus {
     /// Being worked on (the default). Only active goals appear in the context block.
@@ -310,7 +307,7 @@ impl GoalStatus {
 }
 
 /// A goal of a project.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Goal {
     /// Unique id.
@@ -333,7 +330,7 @@ pub struct Goal {
 }
 
 /// A new goal.
-#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewGoal {
     /// A short title.
@@ -350,7 +347,7 @@ pub struct NewGoal {
 }
 
 /// Changes to a goal; `None` keeps the current value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GoalPatch {
     /// New title.
@@ -368,7 +365,7 @@ pub struct GoalPatch {
 }
 
 /// What kind of thing a watched entity is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToValue, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntityType {
     /// A person in the story.
@@ -407,8 +404,8 @@ impl EntityType {
     PartialOrd,
     Ord,
     Default,
-    ToValue,
-    FromValue,
+    Serialize,
+    Deserialize,
     JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
@@ -434,7 +431,7 @@ impl Priority {
 }
 
 /// An entity the agent keeps an eye on (for consistency checks).
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchedEntity {
     /// Unique id.
@@ -454,7 +451,7 @@ pub struct WatchedEntity {
 }
 
 /// An entity to watch.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewWatch {
     /// The entity's name.
@@ -498,7 +495,7 @@ impl MemoryError {
 
 /// A project's memory (plus the global notes it can see). It may hold several projects;
 /// every query names the project it looks from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Memory {
     /// Notes of every project, and the global ones, in writing order.

@@ -39,8 +39,8 @@
 //! monitor: the caller keeps a monitor while the watched list stays the same).
 
 use crate::sort::StrSet;
-use crate::value::ToValue;
 use crate::words::{words, Words};
+use serde::Serialize;
 
 use crate::project::Text;
 
@@ -116,7 +116,7 @@ const NOT_NAMES: Words = words![
 ];
 
 /// What a finding is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ToValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// A watched entity was mentioned.

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use super::{Memory, MemoryNote, Scope};
 
@@ -43,7 +43,7 @@ pub const MAX_LIMIT: usize = 100;
 pub const MAX_QUERY_TERMS: usize = 64;
 
 /// A memory search.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchQuery {
     /// Words to rank by (BM25); `None` or blank ranks by importance and recency.
@@ -124,7 +124,7 @@ impl SearchQuery {
 }
 
 /// One search result.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The note.

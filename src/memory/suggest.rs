@@ -13,7 +13,7 @@
 //! This module holds the data and the thinker's prompt and parser; the core keeps the
 //! suggestions (as `meta` records) and serves the requests.
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{shorten, NoteType};
@@ -26,7 +26,7 @@ pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_TEXT_CHARS: usize = 1_000;
 
 /// Who made a suggestion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionSource {
     /// The watched-entity monitor, after an edit.
@@ -36,7 +36,7 @@ pub enum SuggestionSource {
 }
 
 /// What accepting a suggestion makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionKind {
     /// A goal (the title, with the text as its description).
@@ -46,7 +46,7 @@ pub enum SuggestionKind {
 }
 
 /// Where a suggestion stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionState {
     /// Waiting for the writer.
@@ -58,7 +58,7 @@ pub enum SuggestionState {
 }
 
 /// The watched entity a monitor suggestion is about.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRef {
     /// Its id.
@@ -71,7 +71,7 @@ pub struct EntityRef {
 }
 
 /// One suggestion.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Suggestion {
     /// Unique id.
@@ -208,9 +208,8 @@ pub fn parse_proposals(answer: &str) -> Result<Vec<Proposal>, String> {
         .rfind(']')
         .filter(|&e| e > start)
         .ok_or_else(|| "the answer's JSON array is not closed".to_string())?;
-    // Read as a `Value` (the one type the wasm parses JSON text into); text from '[' to ']'
-    // that parses is an array.
-    let parsed: Value = crate::json::parse(&answer[start..=end])
+    // Text from '[' to ']' that parses is an array.
+    let parsed: Value = serde_json::from_str(&answer[start..=end])
         .map_err(|e| format!("the answer's JSON array does not parse: {e}"))?;
     let Value::Array(items) = parsed else {
         return Err("the answer's JSON array does not parse".into());
@@ -237,7 +236,7 @@ pub fn parse_proposals(answer: &str) -> Result<Vec<Proposal>, String> {
             item.get("noteType")
                 .or_else(|| item.get("note_type"))
                 .cloned()
-                .and_then(|v| crate::value::from_value::<NoteType>(v).ok())
+                .and_then(|v| serde_json::from_value::<NoteType>(v).ok())
                 .unwrap_or(NoteType::Plan)
         });
         out.push(Proposal {

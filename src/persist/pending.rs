@@ -18,9 +18,8 @@
 
 use crate::map::VecMap;
 use crate::sort::Groups;
-use crate::value::ToValue;
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{
@@ -724,7 +723,7 @@ pub fn batch(
             let known_rev = known.and_then(|k| k.rev);
             batch.expect(Table::Chapters, chapter, "rev", expected(known_rev));
             let rev = known_rev.unwrap_or(0) + 1;
-            let mut value = chapter_record(id, current).to_value();
+            let mut value = crate::error::to_json(&chapter_record(id, current));
             value["rev"] = json!(rev);
             batch.put_value(Table::Chapters, value);
             after.rev = Some(rev);
@@ -785,7 +784,7 @@ pub fn batch(
         }
         match key {
             Key::Project => {
-                let record = project_record(project, created_ms, now_ms).to_value();
+                let record = crate::error::to_json(&project_record(project, created_ms, now_ms));
                 put_versioned(&mut batch, &mut receipt, stored, Table::Projects, record);
             }
             // Written above, with the chapter's changes.

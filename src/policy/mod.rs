@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
@@ -45,7 +45,7 @@ use crate::tools::ToolError;
 pub const DEFAULT_WINDOW_MS: u64 = 30_000;
 
 /// How careful a tool is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Never asks.
@@ -133,7 +133,7 @@ pub fn default_mode(tool: &str) -> Mode {
 }
 
 /// The configured policies: per-tool modes over the defaults, and the recent-update window.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
     /// Modes by tool name, over [`default_mode`] (a few: a sorted vector, saved as a JSON
@@ -170,13 +170,11 @@ impl Policies {
 
 /// The writer's approval of one call: the versions of the entities the writer saw when
 /// deciding (by [`Entity::key`]-style `kind/id`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Grant {
     /// `kind/id` → version at the time of the request (0: the entity did not exist).
     pub versions: BTreeMap<String, u64>,
 }
-
-crate::deserialize_via_value!(Grant);
 
 impl Grant {
     /// The key of an entity in a grant.
@@ -191,7 +189,7 @@ impl Grant {
 }
 
 /// One field an approval is about.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldChange {
     /// Field name.
     pub field: String,

@@ -21,15 +21,15 @@
 //!   Every paragraph end also ends a sentence. Only sentences containing a word count.
 //! - **Averages of empty input are `0.0`**, never NaN.
 
-use crate::value::ToValue;
 use crate::words::{words, Words};
+use serde::Serialize;
 
 // ---------------------------------------------------------------------------------------------
 // Public types
 // ---------------------------------------------------------------------------------------------
 
 /// Counts and averages over a text.
-#[derive(Debug, Clone, Default, PartialEq, ToValue)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TextStats {
     /// Number of chars (Unicode scalar values), whitespace included.
     pub chars: usize,
@@ -46,7 +46,7 @@ pub struct TextStats {
 }
 
 /// How a stretch of dialogue is marked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QuoteStyle {
     /// Straight double quotes: `"…"`.
@@ -60,7 +60,7 @@ pub enum QuoteStyle {
 }
 
 /// A span of spoken text, quote marks (or the opening dash) included.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DialogueSpan {
     /// Char offset of the opening mark.
     pub start: usize,
@@ -71,7 +71,7 @@ pub struct DialogueSpan {
 }
 
 /// The dominant mode of a passage; see [`classify`] for the rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SceneKind {
     /// Mostly speech.
@@ -85,7 +85,7 @@ pub enum SceneKind {
 }
 
 /// Rhythm measures of a passage.
-#[derive(Debug, Clone, Default, PartialEq, ToValue)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Pacing {
     /// Mean words per sentence (`0.0` without sentences).
     pub avg_sentence_words: f64,
@@ -102,7 +102,7 @@ pub struct Pacing {
 }
 
 /// A scene of a chapter, as split by [`scenes`].
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scene {
     /// Position among the returned scenes, from 0.
     pub index: usize,
@@ -122,7 +122,7 @@ pub struct Scene {
 }
 
 /// A word and how often it occurs.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WordCount {
     /// The word, lowercased (typographic apostrophes folded to `'`).
     pub word: String,
@@ -131,7 +131,7 @@ pub struct WordCount {
 }
 
 /// A critique hint anchored to a range of the text.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hint {
     /// Char offset of the first char of the flagged text.
     pub start: usize,

@@ -11,13 +11,10 @@
 //! retained.
 
 use super::Text;
-use crate::value::{FromValue, ToValue};
-
-// Callers outside the crate (tests) read change sets with serde.
-crate::deserialize_via_value!(ChangeSet);
+use serde::{Deserialize, Serialize};
 
 /// One operation of a change set.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// Keep the next `n` chars.
@@ -70,7 +67,7 @@ pub enum ChangeError {
 
 /// A change to a whole document. Normalized: no empty operations, adjacent operations of
 /// the same kind merged, and an insert always before an adjacent delete.
-#[derive(Debug, Clone, PartialEq, Eq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(into = "Vec<Op>", from = "Vec<Op>")]
 pub struct ChangeSet {
     ops: Vec<Op>,
@@ -558,9 +555,9 @@ mod tests {
             json,
             r#"[{"retain":2},{"insert":"ab"},{"delete":2},{"retain":6}]"#
         );
-        let back: ChangeSet = crate::value::from_str(&json).unwrap();
+        let back: ChangeSet = serde_json::from_str(&json).unwrap();
         assert_eq!(back, change);
-        let short: ChangeSet = crate::value::from_str(r#"[{"retain":1},{"insert":"z"}]"#).unwrap();
+        let short: ChangeSet = serde_json::from_str(r#"[{"retain":1},{"insert":"z"}]"#).unwrap();
         assert_eq!(short.clone().fit(5).unwrap().len_before(), 5);
         assert!(matches!(
             short.fit(0),

@@ -16,13 +16,10 @@ pub mod text;
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
 
 use self::changeset::{Assoc, ChangeError, ChangeSet};
 pub use self::text::Text;
-
-// Callers outside the crate (tests) read projects with serde.
-crate::deserialize_via_value!(Project);
 
 /// [`Chapter::find`] searches the text in windows of at least this many bytes.
 const FIND_WINDOW_BYTES: usize = 4096;
@@ -77,7 +74,7 @@ pub enum EditError {
 }
 
 /// One chapter: an id, a title and text, with a version bumped by every change.
-#[derive(Debug, Clone, ToValue, FromValue)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Chapter {
     /// Stable id.
     pub id: String,
@@ -96,11 +93,11 @@ pub struct Chapter {
 
 mod text_json {
     use super::Text;
-    use serde::{Deserialize, Deserializer};
+    use serde::{Deserialize, Deserializer, Serializer};
 
-    /// The text as one JSON string (`#[derive(ToValue)]`'s `with`).
-    pub fn to_value(text: &Text) -> serde_json::Value {
-        serde_json::Value::String(text.to_string())
+    /// The text as one JSON string.
+    pub fn serialize<S: Serializer>(text: &Text, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(text)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
@@ -323,7 +320,7 @@ fn ceil_boundary(s: &str, i: usize) -> usize {
 }
 
 /// A highlight shown in the editor.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Highlight {
     /// Chapter id.
     pub chapter: String,
@@ -339,7 +336,7 @@ pub struct Highlight {
 }
 
 /// Editor UI state held in the core, changed by the ui tools and reported as `ui` events.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UiState {
     /// The chapter shown in the editor.
     pub active_chapter: Option<String>,
@@ -446,7 +443,7 @@ impl Default for UiState {
 }
 
 /// A writing project: ordered chapters and the editor's UI state.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Project {
     /// Stable id.
     pub id: String,

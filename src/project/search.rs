@@ -30,8 +30,8 @@
 //! "Chapter 3", "ch. 3", "chapter three", "the third chapter", "Chapter XII"); anything else is
 //! a title, which [`match_title`] resolves against the chapter titles.
 
-use crate::value::ToValue;
 use crate::words::{words, Words};
+use serde::Serialize;
 
 /// The default `min_score` for [`find_fuzzy`]: up to one edit per four chars of the normalized
 /// query.
@@ -47,7 +47,7 @@ pub const MAX_FUZZY_QUERY_CHARS: usize = 2_000;
 pub const TITLE_MIN_SCORE: f64 = 0.75;
 
 /// A span of the searched text that matches a query.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Match {
     /// First char of the match (char offset into the searched text).
     pub start: usize,
@@ -156,7 +156,7 @@ pub fn closest(text: &str, query: &str) -> Option<Match> {
 }
 
 /// How a chapter was named: by number or by (part of) its title.
-#[derive(Debug, Clone, PartialEq, Eq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChapterRef {
     /// A chapter number as written (chapters are numbered from 1 by convention; `0` is passed
@@ -1305,7 +1305,7 @@ mod tests {
         }
         assert_eq!(
             serde_json::to_value(parse_chapter_ref("ch 2")).ok(),
-            Some(crate::json::json!({"number": 2}))
+            Some(serde_json::json!({"number": 2}))
         );
     }
 

@@ -216,7 +216,7 @@ impl Meta {
             i = end;
         }
         let from_ld = ld_json.iter().find_map(|text| {
-            let value: serde_json::Value = crate::json::parse(text.trim()).ok()?;
+            let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
             let find = |v: &serde_json::Value| {
                 v.get("headline")
                     .or_else(|| {

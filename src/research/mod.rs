@@ -18,8 +18,8 @@
 pub mod html;
 pub mod url;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use crate::memory::search::{tokenize, FxHashMap, BM25_B, BM25_K1};
@@ -34,7 +34,7 @@ pub const PREVIEW_CHARS: usize = 500;
 pub const TITLE_WEIGHT: u32 = 2;
 
 /// A page read for the project.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchNote {
     /// Its id.
@@ -128,7 +128,7 @@ impl ResearchNote {
         if record.get("kind").and_then(Value::as_str) != Some("research") {
             return None;
         }
-        crate::value::from_value(record.get("note")?.clone()).ok()
+        serde_json::from_value(record.get("note")?.clone()).ok()
     }
 
     fn bytes(&self) -> usize {
@@ -185,7 +185,7 @@ fn terms_of(note: &ResearchNote) -> (FxHashMap<String, u32>, u32) {
 }
 
 /// A search hit.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
     /// The note's id.
     pub id: String,

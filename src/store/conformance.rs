@@ -3,7 +3,7 @@
 //! inside a dedicated worker. Each function expects an empty store and panics (fails the
 //! test) on the first broken promise.
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{migrate, Batch, Store, StoreError, Table, SCHEMA_RECORD, SCHEMA_VERSION};

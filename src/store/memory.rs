@@ -16,7 +16,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::{record_key, Batch, Op, Store, StoreError, StoreFuture, Table};

@@ -23,8 +23,8 @@ mod memory;
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::json::json;
-use crate::value::ToValue;
+use serde::Serialize;
+use serde_json::json;
 use serde_json::Value;
 
 pub use self::memory::MemoryStore;
@@ -271,8 +271,8 @@ impl Batch {
     }
 
     /// Add a put of a record, written as JSON.
-    pub fn put(&mut self, table: Table, record: &impl ToValue) {
-        self.put_value(table, record.to_value());
+    pub fn put(&mut self, table: Table, record: &impl Serialize) {
+        self.put_value(table, crate::error::to_json(record));
     }
 
     /// Add a put of a JSON record.

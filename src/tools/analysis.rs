@@ -13,9 +13,9 @@ use crate::words::{words, Words};
 use std::collections::BTreeMap;
 
 use crate::decimal::Fixed;
-use crate::json::json;
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::editing::preview;
@@ -43,7 +43,7 @@ pub const ADVERBS_PER_100_WORDS: f64 = 3.0;
 const LIST_MAX: usize = 15;
 
 /// What a critique concentrates on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Focus {
     // Word choice: repetition, adverbs, passive voice (default).
@@ -58,7 +58,7 @@ pub enum Focus {
 }
 
 /// Arguments of `get_critique_for_selection`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct CritiqueArgs {
     /// prose (default), pacing, dialogue or clarity.
     #[serde(default)]
@@ -215,7 +215,7 @@ impl ToolSpec for CritiqueSelection {
 }
 
 /// A section of `run_analysis`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Section {
     // Scene-by-scene pacing figures.
@@ -229,7 +229,7 @@ pub enum Section {
 }
 
 /// Arguments of `run_analysis`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunAnalysisArgs {
     /// pacing, characters, plot or setting.
     pub section: Section,

@@ -201,11 +201,25 @@ fn check(ty: Ty, value: &Value) -> Result<(), String> {
         }
         (Ty::OneOf(_), _) => (value.is_string(), "string or map"),
     };
-    let unexpected = crate::value::unexpected(value);
     match ok {
         true => Ok(()),
-        false => Err(format!("invalid type: {unexpected}, expected {expected}")),
+        false => Err(invalid_type(value, expected)),
     }
+}
+
+/// serde_json's "invalid type: …, expected …" for `value`, made by serde_json itself: a
+/// visitor that accepts nothing, asked for a string.
+fn invalid_type(value: &Value, expected: &str) -> String {
+    struct Expected<'a>(&'a str);
+    impl serde::de::Visitor<'_> for Expected<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    serde::Deserializer::deserialize_str(value, Expected(expected))
+        .err()
+        .map_or_else(String::new, |e| e.to_string())
 }
 
 /// The parameters schema of declared arguments, as the model sees it.

@@ -4,9 +4,9 @@
 //! `update_manuscript`, `append_to_manuscript`, `insert_text`, `delete_text`.
 
 use crate::decimal::Fixed;
-use crate::json::json;
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -112,7 +112,7 @@ fn replace(
 }
 
 /// Arguments of `update_manuscript`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateManuscriptArgs {
     /// The exact text to replace, copied from the manuscript. Its first occurrence is
@@ -164,7 +164,7 @@ impl ToolSpec for UpdateManuscript {
 }
 
 /// Arguments of `append_to_manuscript`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppendArgs {
     /// The text to append. It starts a new paragraph unless `sameParagraph` is true.
@@ -218,7 +218,7 @@ impl ToolSpec for AppendToManuscript {
 }
 
 /// Where to insert relative to the anchor.
-#[derive(Debug, Clone, Copy, Default, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     // Before the anchor text.
@@ -229,7 +229,7 @@ pub enum Placement {
 }
 
 /// Arguments of `insert_text`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InsertTextArgs {
     /// The text to insert.
@@ -281,7 +281,7 @@ impl ToolSpec for InsertText {
 }
 
 /// Arguments of `delete_text`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteTextArgs {
     /// The exact text to delete (its first occurrence), copied from the manuscript.

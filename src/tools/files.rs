@@ -34,9 +34,9 @@
 //!   it back (removing a file the call created) with the rest of the agent's turn.
 
 use crate::decimal::Fixed;
-use crate::json::json;
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -242,7 +242,7 @@ fn free_file<'c>(cx: &'c EditContext<'_>, path: &str) -> Result<&'c FreeFile, To
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `read_file`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadFileArgs {
     /// The file, relative to data/: manuscripts/NN-title.md (a chapter, named by its
     /// number), bible/<kind>/<id>.json (a story-bible entry) or a file under plans/ or notes/.
@@ -292,7 +292,7 @@ impl ToolSpec for ReadFile {
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `write_file`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileArgs {
     /// The file, relative to data/: manuscripts/NN-title.md (an existing chapter),
     /// bible/<kind>/<id>.json (a story-bible entry) or any file under plans/ or notes/
@@ -323,7 +323,7 @@ impl ToolSpec for WriteFile {
 }
 
 /// Arguments of `edit_file`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditFileArgs {
     /// The file, relative to data/ (as for read_file).
     pub path: String,
@@ -474,7 +474,7 @@ fn write_entity(
     content: &str,
 ) -> Result<Value, ToolError> {
     let path = bible_path(kind, id);
-    let value: Value = crate::json::parse(content).map_err(|e| {
+    let value: Value = serde_json::from_str(content).map_err(|e| {
         ToolError::invalid_args(format!(
             "{path} must hold a JSON object (as read_file shows it), but this is not valid JSON: {e}"
         ))
@@ -579,7 +579,7 @@ fn write_entity(
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `list_files`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListFilesArgs {
     /// The folder, relative to data/: "" for the root (manuscripts/, bible/, plans/,
     /// notes/), "manuscripts", "bible", "bible/character", "plans", "notes/ideas"...
@@ -769,7 +769,7 @@ fn default_directory() -> String {
 }
 
 /// Arguments of `search_code`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchCodeArgs {
     /// The text to find (a literal string, case-insensitive), or a regular expression when
     /// `regex` is true.

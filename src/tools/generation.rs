@@ -61,9 +61,9 @@
 //! Continuations are joined to the text before them with a space (or, when the answer began
 //! with a line break, as a new paragraph), and followed by a space when a word follows.
 
-use crate::json::json;
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::editing::preview;
@@ -223,7 +223,7 @@ impl std::fmt::Debug for Finished {
 // The tools (their schemas and descriptions; see `plan` for what they read).
 
 /// Arguments of `rewrite_selection`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RewriteSelectionArgs {
     /// What to do with the selected passage, such as "make it tenser", "cut it by half" or
@@ -255,7 +255,7 @@ impl ToolSpec for RewriteSelection {
 }
 
 /// How much `continue_writing` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Length {
     // One sentence (about 30 words).
@@ -293,7 +293,7 @@ impl Length {
 }
 
 /// Where `continue_writing` inserts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Position {
     // At the writer's cursor (the default).
@@ -304,7 +304,7 @@ pub enum Position {
 }
 
 /// Arguments of `continue_writing`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContinueWritingArgs {
     /// How much to write: sentence (about 30 words), paragraph (about 120 words) or page
@@ -338,7 +338,7 @@ impl ToolSpec for ContinueWriting {
 }
 
 /// Arguments of `suggest_dialogue`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SuggestDialogueArgs {
     /// Who speaks, such as "Mara".

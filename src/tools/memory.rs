@@ -17,9 +17,9 @@
 //! back for 30 days. An agent may restore only what an agent deleted. Every call that changes a
 //! note also purges the deleted notes whose 30 days are over.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -57,7 +57,7 @@ impl From<MemoryError> for ToolError {
 /// A note as a tool result: its fields (camelCase) without the earlier texts, which the
 /// bedside note reports as a count (`previousVersions`).
 fn note_json(note: &MemoryNote) -> Value {
-    let mut value = note.to_value();
+    let mut value = crate::error::to_json(&note);
     if let Value::Object(map) = &mut value {
         map.remove("previous");
         if note.is_bedside() {
@@ -68,11 +68,11 @@ fn note_json(note: &MemoryNote) -> Value {
 }
 
 fn goal_json(goal: &Goal) -> Value {
-    goal.to_value()
+    crate::error::to_json(&goal)
 }
 
 fn entity_json(entity: &WatchedEntity) -> Value {
-    entity.to_value()
+    crate::error::to_json(&entity)
 }
 
 /// `importance` as given (any non-negative integer) to 1..=5, or an error naming the value.
@@ -182,7 +182,7 @@ fn purge(cx: &mut EditContext<'_>) {
 }
 
 /// Arguments of `write_memory_note`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteNoteArgs {
     /// The note: one fact, observation, plan, preference or issue, in a sentence or a short
@@ -237,7 +237,7 @@ impl ToolSpec for WriteMemoryNote {
 }
 
 /// Arguments of `search_memory`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchMemoryArgs {
     /// Words to look for; hits are ranked by relevance. Omit to list notes by importance and
@@ -312,7 +312,7 @@ impl ToolSpec for SearchMemory {
 }
 
 /// Arguments of `update_memory_note`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateNoteArgs {
     /// The note's id (from write_memory_note or search_memory).
@@ -363,7 +363,7 @@ impl ToolSpec for UpdateMemoryNote {
 }
 
 /// Arguments of `delete_memory_note`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct DeleteNoteArgs {
     /// The note's id (from write_memory_note or search_memory).
     pub id: String,
@@ -404,7 +404,7 @@ impl ToolSpec for DeleteMemoryNote {
 }
 
 /// Arguments of `restore_memory_note`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct RestoreNoteArgs {
     /// The deleted note's id (from delete_memory_note's result).
     pub id: String,
@@ -455,7 +455,7 @@ impl ToolSpec for RestoreMemoryNote {
 }
 
 /// Arguments of `create_goal`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateGoalArgs {
     /// A short title, such as "Finish the chapter 3 draft".
@@ -497,7 +497,7 @@ impl ToolSpec for CreateGoal {
 }
 
 /// Arguments of `update_goal`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateGoalArgs {
     /// The goal's id (from create_goal or the memory block).
@@ -550,7 +550,7 @@ impl ToolSpec for UpdateGoal {
 }
 
 /// Arguments of `watch_entity`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchEntityArgs {
     /// The entity's name, as the manuscript calls it.
@@ -590,7 +590,7 @@ impl ToolSpec for WatchEntity {
 }
 
 /// Arguments of `evolve_bedside_note`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct EvolveBedsideArgs {
     /// The whole new plan: current focus, open threads, next steps (at most 8000
     /// characters). It replaces the old text, which is kept as an earlier version.

@@ -34,17 +34,14 @@ pub mod validate;
 
 use std::marker::PhantomData;
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
 use crate::commands::Category;
 use crate::session::EditContext;
-
-// Callers outside the crate (tests) read result metadata with serde.
-crate::deserialize_via_value!(ResultMeta);
 
 pub use self::schema::CatalogFormat;
 
@@ -65,7 +62,7 @@ pub const FILES: &str = "files";
 pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
 
 /// A tool call's error, written for the model: what was wrong and what would work.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
@@ -119,7 +116,7 @@ impl From<crate::project::EditError> for ToolError {
 }
 
 /// Success or error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The call did what it was asked.
@@ -131,7 +128,7 @@ pub enum Status {
 /// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
 /// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
 /// tool result carries both.
-#[derive(Debug, Clone, PartialEq, Default, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(into = "MetaWire", from = "MetaWire")]
 pub struct ResultMeta {
     /// Wall time the call took (from the injected clock), in ms.
@@ -145,7 +142,7 @@ pub struct ResultMeta {
 }
 
 /// [`ResultMeta`] as it is written in JSON.
-#[derive(ToValue, FromValue)]
+#[derive(Serialize, Deserialize)]
 struct MetaWire {
     #[serde(default)]
     execution_time_ms: u64,
@@ -185,7 +182,7 @@ impl From<MetaWire> for ResultMeta {
 }
 
 /// The one shape of every tool result.
-#[derive(Debug, Clone, PartialEq, ToValue, FromValue)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// Success or error.
     pub status: Status,
@@ -209,7 +206,7 @@ impl ToolResult {
     pub fn error(error: &ToolError, meta: ResultMeta) -> Self {
         Self {
             status: Status::Error,
-            data: error.to_value(),
+            data: crate::error::to_json(&error),
             meta,
         }
     }
@@ -220,31 +217,11 @@ impl ToolResult {
     }
 
     /// The result as the JSON text a conversation keeps (sent to the model, saved with the
-    /// run): the text serde's derived `Serialize` wrote, byte for byte, with the fields in
-    /// declaration order (`status`, `data`, `meta`, and the meta's as `MetaWire` declares
-    /// them), where the text of [`ToValue::to_value`] would list them sorted. The objects
-    /// inside `data` are a `Value`'s, sorted as they always were.
+    /// run): the fields in declaration order (`status`, `data`, `meta`, and the meta's as
+    /// `MetaWire` declares them); the objects inside `data` are a `Value`'s, keys sorted.
     pub fn to_text(&self) -> String {
-        use std::fmt::Write as _;
-        let meta = &self.meta;
-        let status = match self.status {
-            Status::Success => "success",
-            Status::Error => "error",
-        };
-        let time = meta.execution_time_ms;
-        let mut text = format!(
-            r#"{{"status":"{status}","data":{},"meta":{{"execution_time_ms":{time},"execution_time":{time}"#,
-            self.data
-        );
-        // Writing into a `String` cannot fail.
-        if let Some(id) = &meta.command_id {
-            let _ = write!(text, r#","command_id":{}"#, Value::from(id.as_str()));
-        }
-        if let Some(bytes) = meta.bytes_written {
-            let _ = write!(text, r#","bytes_written":{bytes}"#);
-        }
-        text.push_str("}}");
-        text
+        // Nothing in a result can fail to serialize: the fields are derived, `data` a `Value`.
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
@@ -294,10 +271,8 @@ fn build_command<T: ToolSpec>(_: &str, args: Value) -> Result<Box<dyn Command>, 
     }))
 }
 
-/// A tool's argument type, read from the call's arguments object. The built-in tools' types
-/// derive [`FromValue`](crate::value::FromValue) (one shared, small path in the wasm) and are
-/// listed in [`from_value_args!`]; a tool declared elsewhere (an embedding app's, a test's) may
-/// keep serde's `Deserialize`.
+/// A tool's argument type, read from the call's arguments object through serde's
+/// `Deserialize`.
 pub trait ToolArgs: Sized {
     /// Read the arguments, with serde's messages.
     fn from_args(args: Value) -> Result<Self, serde_json::Error>;
@@ -308,56 +283,6 @@ impl<T: serde::de::DeserializeOwned> ToolArgs for T {
         serde_json::from_value(args)
     }
 }
-
-/// [`ToolArgs`] through [`FromValue`](crate::value::FromValue).
-macro_rules! from_value_args {
-    ($($ty:ty),* $(,)?) => {$(
-        impl ToolArgs for $ty {
-            fn from_args(args: Value) -> Result<Self, serde_json::Error> {
-                crate::value::FromValue::from_value(args)
-            }
-        }
-    )*};
-}
-
-from_value_args!(
-    navigation::NavigateArgs,
-    navigation::JumpToChapterArgs,
-    navigation::JumpToSceneArgs,
-    navigation::ScrollArgs,
-    reading::ListChaptersArgs,
-    reading::ReadChapterArgs,
-    reading::SearchManuscriptArgs,
-    generation::RewriteSelectionArgs,
-    generation::ContinueWritingArgs,
-    generation::SuggestDialogueArgs,
-    analysis::CritiqueArgs,
-    analysis::RunAnalysisArgs,
-    ui::SwitchPanelArgs,
-    ui::ToggleZenArgs,
-    ui::HighlightArgs,
-    ui::RangeArgs,
-    files::ReadFileArgs,
-    files::WriteFileArgs,
-    files::EditFileArgs,
-    files::ListFilesArgs,
-    files::SearchCodeArgs,
-    editing::UpdateManuscriptArgs,
-    editing::AppendArgs,
-    editing::InsertTextArgs,
-    editing::DeleteTextArgs,
-    memory::WriteNoteArgs,
-    memory::SearchMemoryArgs,
-    memory::UpdateNoteArgs,
-    memory::DeleteNoteArgs,
-    memory::RestoreNoteArgs,
-    memory::CreateGoalArgs,
-    memory::UpdateGoalArgs,
-    memory::WatchEntityArgs,
-    memory::EvolveBedsideArgs,
-    research::ResearchUrlArgs,
-    research::SearchResearchArgs,
-);
 
 /// Parse tool arguments into their typed struct. `null` counts as `{}`; anything but an
 /// object is rejected. The executor has already checked them against the tool's schema
@@ -439,7 +364,7 @@ fn oversized_string(value: &Value, path: &str) -> Option<String> {
 }
 
 /// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq, ToValue)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
     /// Name (generated tools, such as an agent's routing tools, own theirs).
     pub name: std::borrow::Cow<'static, str>,

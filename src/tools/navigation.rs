@@ -17,9 +17,9 @@
 //! Without a `chapter`, chapters are searched starting at the active one.
 
 use crate::decimal::Fixed;
-use crate::json::json;
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::editing::preview;
@@ -39,7 +39,7 @@ pub fn register(registry: &mut ToolRegistry) {
 }
 
 /// How `navigate_to_text` searches.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchType {
     // The query as written.
@@ -54,7 +54,7 @@ pub enum SearchType {
 }
 
 /// Arguments of `navigate_to_text`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NavigateArgs {
     /// What to find: a passage, a line of dialogue, or a character's name.
@@ -417,7 +417,7 @@ fn find_mention(project: &Project, texts: &Texts<'_>, name: &str) -> (Option<Fou
 }
 
 /// Arguments of `jump_to_chapter`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct JumpToChapterArgs {
     /// The chapter: "3", "Chapter 3", "three", "third", a roman numeral, its title or part
     /// of its title, or its id.
@@ -452,7 +452,7 @@ impl ToolSpec for JumpToChapter {
 }
 
 /// Which way to jump.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     // The next scene after the cursor (default).
@@ -463,7 +463,7 @@ pub enum Direction {
 }
 
 /// A scene type to look for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SceneFilter {
     // Any scene (default).
@@ -493,7 +493,7 @@ impl SceneFilter {
 }
 
 /// Arguments of `jump_to_scene`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JumpToSceneArgs {
     /// next (default) or previous, from the cursor.
@@ -598,7 +598,7 @@ impl ToolSpec for JumpToScene {
 }
 
 /// Arguments of `scroll_to_position`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ScrollArgs {
     /// Position in chars from the chapter start.
     pub position: usize,

@@ -15,10 +15,10 @@
 //! before a newline is not shown. `read_chapter` shows each line as `<number>│ <text>`: the
 //! number (right-aligned), the bar `│` and the one space after it are not part of the text.
 
-use crate::json::json;
 use crate::project::Text;
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -76,7 +76,7 @@ fn number_of(project: &Project, chapter: &Chapter) -> usize {
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `list_chapters` (none).
-#[derive(Debug, Default, FromValue, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ListChaptersArgs {}
 
 /// `list_chapters`.
@@ -124,7 +124,7 @@ impl ToolSpec for ListChapters {
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `read_chapter`.
-#[derive(Debug, Default, FromValue, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ReadChapterArgs {
     /// The chapter: id, number ("3") or title. Defaults to the active chapter (the one open
     /// in the editor).
@@ -295,7 +295,7 @@ fn read(
 // ---------------------------------------------------------------------------------------
 
 /// Arguments of `search_manuscript`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchManuscriptArgs {
     /// What to find: text as written (the default), or a regular expression with regex: true.
     pub query: String,

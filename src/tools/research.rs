@@ -3,8 +3,8 @@
 //! the notes live there, and reading a page is an HTTP call. [`crate::session::Session`]
 //! alone answers them with `needs_network` after checking the arguments.
 
-use crate::value::FromValue;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
@@ -38,7 +38,7 @@ fn needs_network(name: &str) -> ToolError {
 }
 
 /// Arguments of `research_url`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ResearchUrlArgs {
     /// The page's full address: http:// or https://, a public host, no user name or
     /// password in it.
@@ -63,7 +63,7 @@ impl ToolSpec for ResearchUrl {
 }
 
 /// Arguments of `search_research`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchResearchArgs {
     /// Words to look for in the research notes' titles and texts.
     pub query: String,

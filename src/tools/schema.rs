@@ -6,17 +6,17 @@
 //! function declarations take an OpenAPI subset, so its copy also drops
 //! `additionalProperties` and `default`.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::ToolDefinition;
 
 /// A provider's format: OpenAI-compatible, Anthropic or Gemini. It decides the tool catalog's
 /// shape (below) and, as `llm::ProviderKind`, the request and stream formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CatalogFormat {
     /// `[{"type": "function", "function": {name, description, parameters}}]`
@@ -105,11 +105,8 @@ const fn minified<const N: usize>(text: &[u8]) -> [u8; N] {
 /// file does not know (the `schemas` test keeps that from happening to built-in tools).
 pub fn embedded_parameters(name: &str) -> Value {
     thread_local! {
-        // Read as a `Value`, the one type the wasm parses JSON text into.
-        static SCHEMAS: Map<String, Value> = match std::str::from_utf8(&MINIFIED_SCHEMAS).map(crate::json::parse) {
-            Ok(Ok(Value::Object(all))) => all,
-            _ => Map::new(),
-        };
+        static SCHEMAS: Map<String, Value> =
+            serde_json::from_slice(&MINIFIED_SCHEMAS).unwrap_or_default();
     }
     SCHEMAS
         .with(|all| all.get(name).cloned())

@@ -2,9 +2,9 @@
 //! `highlight_text`, `set_selection`). They are not reversible and not in the history; the
 //! page hears of every change through a `ui` event.
 
-use crate::json::json;
-use crate::value::{FromValue, ToValue};
 use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
 use super::editing::locate;
@@ -25,7 +25,7 @@ pub fn register(registry: &mut ToolRegistry) {
 }
 
 /// A side panel of the editor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToValue, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Panel {
     // The chat with the agent.
@@ -47,7 +47,7 @@ pub enum Panel {
 }
 
 /// Arguments of `switch_panel`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SwitchPanelArgs {
     /// The panel to show.
     pub panel: Panel,
@@ -65,14 +65,14 @@ impl ToolSpec for SwitchPanel {
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
-        let name = args.panel.to_value();
+        let name = crate::error::to_json(&args.panel);
         cx.ui().panel = name.as_str().unwrap_or("chat").to_string();
         Ok(json!({ "panel": name }))
     }
 }
 
 /// Arguments of `toggle_zen_mode`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ToggleZenArgs {
     /// Turn zen mode on (true) or off (false); omit to toggle.
     #[serde(default)]
@@ -98,7 +98,7 @@ impl ToolSpec for ToggleZenMode {
 }
 
 /// How a highlight looks.
-#[derive(Debug, Clone, Copy, Default, ToValue, FromValue, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HighlightStyle {
     // A problem.
@@ -111,7 +111,7 @@ pub enum HighlightStyle {
 }
 
 /// A target range: exact text, or start and end.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RangeArgs {
     /// Exact text from the manuscript (its first occurrence). Give this or start and end.
@@ -159,7 +159,7 @@ fn resolve_range(
 }
 
 /// Arguments of `highlight_text`.
-#[derive(Debug, FromValue, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct HighlightArgs {
     /// What to highlight.
     #[serde(flatten)]
@@ -184,8 +184,10 @@ impl ToolSpec for HighlightText {
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let (chapter, start, end) = resolve_range(cx, &args.range)?;
-        let style =
-            (args.style.to_value().as_str().map(str::to_string)).unwrap_or_else(|| "info".into());
+        let style = (crate::error::to_json(&args.style)
+            .as_str()
+            .map(str::to_string))
+        .unwrap_or_else(|| "info".into());
         let highlight = Highlight {
             chapter: chapter.clone(),
             start,

@@ -4,7 +4,7 @@
 //! decoders and assembler the worker already ships, in the same order as the model client
 //! (`src/llm/client.rs`): bytes → [`SseParser`] → [`ProviderStream`] → [`Assembler`].
 
-use crate::json::json;
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 use crate::llm::sse::SseParser;

@@ -155,7 +155,7 @@ fn from_js(value: &JsValue) -> Result<Value, StoreError> {
     let text: String = JSON::stringify(value)
         .map_err(|e| StoreError::Failed(format!("{e:?}")))?
         .into();
-    crate::json::parse(&text).map_err(|e| StoreError::Failed(e.to_string()))
+    serde_json::from_str(&text).map_err(|e| StoreError::Failed(e.to_string()))
 }
 
 /// A storage error from its text, recognizing a full quota.

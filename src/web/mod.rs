@@ -94,7 +94,7 @@ fn emit_json(json: &str) {
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
-        let event = Event::new("panic", crate::json::json!({ "message": info.to_string() }));
+        let event = Event::new("panic", serde_json::json!({ "message": info.to_string() }));
         emit_json(&event.to_json());
     }));
 }

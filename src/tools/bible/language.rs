@@ -10,7 +10,7 @@
 
 use crate::sort::Groups;
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{join, parse, preview, show, tool, Args, Call, Cx, Out, Res};

@@ -17,7 +17,7 @@
 //! Character notes, location descriptions, routes and ids are never shown; scenes that end
 //! later are only counted. `query_lore` shows what [`lore::search`] finds, best first.
 
-use crate::json::json;
+use serde_json::json;
 use serde_json::Value;
 
 use super::{decl, join, list_or, preview, show, strings, Call, Cx, Out, Res, Val, KINDS};
