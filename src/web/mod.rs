@@ -20,12 +20,6 @@ use crate::core::{Core, Env};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::protocol::Event;
 
-/// The allocator: talc in place of the standard library's dlmalloc, smaller and faster on
-/// wasm. The worker's wasm runs single-threaded (no `atomics` target feature).
-#[cfg(not(target_feature = "atomics"))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
 thread_local! {
     /// The page-bound emit function, reachable from the panic hook.
     static EMIT: RefCell<Option<Function>> = const { RefCell::new(None) };
