@@ -200,7 +200,8 @@ impl IdbStore {
         if batch.is_empty() {
             return Ok(());
         }
-        // Fault injection: place only the first `abort_after` requests, then abort.
+        // Fault injection: place only the first `abort_after` requests, and abort once they
+        // have answered.
         let placed = batch
             .abort_after
             .map_or(batch.ops.len(), |n| n.min(batch.ops.len()));
@@ -243,7 +244,7 @@ impl IdbStore {
             .into_iter()
             .find_map(Result::err);
         match refused {
-            Some(Refused::Expectation(refusal)) => {
+            Some(Refused::Abort(refusal)) => {
                 let _ = tx.abort().await;
                 Err(refusal)
             }
@@ -278,9 +279,9 @@ impl IdbStore {
 
 /// Why a request of a batch did not go through.
 enum Refused {
-    /// An expectation did not hold (or its record could not be read): the batch is
+    /// An expectation did not hold (or the request could not be made): the batch is
     /// refused, and the transaction must be aborted.
-    Expectation(StoreError),
+    Abort(StoreError),
     /// The request failed: the transaction aborts itself.
     Failed(StoreError),
 }
@@ -313,7 +314,7 @@ async fn request(
     let failed = |e: rexie::Error| Refused::Failed(rexie_error(e));
     let table = op.table().name();
     let store = store.ok_or_else(|| {
-        Refused::Failed(StoreError::Failed(format!("'{table}' is not in the batch")))
+        Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
     })?;
     match (op, record) {
         (Op::Put { .. }, Some(record)) => store.put(record, None).await.map(drop).map_err(failed),
@@ -322,7 +323,7 @@ async fn request(
             store.add(record, None).await.map(drop).map_err(failed)
         }
         (Op::Delete { key, .. }, _) => store.delete(JsValue::from_str(key)).await.map_err(failed),
-        (Op::Put { .. } | Op::Insert { .. }, None) => Err(Refused::Failed(StoreError::Failed(
+        (Op::Put { .. } | Op::Insert { .. }, None) => Err(Refused::Abort(StoreError::Failed(
             format!("a record to write to '{table}' is missing"),
         ))),
         (
@@ -332,14 +333,11 @@ async fn request(
             _,
         ) => {
             let found = store.get(JsValue::from_str(key)).await.map_err(failed)?;
-            let record = found
-                .map(from_js)
-                .transpose()
-                .map_err(Refused::Expectation)?;
+            let record = found.map(from_js).transpose().map_err(Refused::Abort)?;
             if Op::expectation_holds(record.as_ref(), field, equals) {
                 Ok(())
             } else {
-                Err(Refused::Expectation(StoreError::Conflict(format!(
+                Err(Refused::Abort(StoreError::Conflict(format!(
                     "'{table}' no longer has {field} = {equals}"
                 ))))
             }
