@@ -1,5 +1,6 @@
-//! [`FetchTransport`]: the [`LlmTransport`] over the worker's `fetch`, reading the response
-//! body as it arrives through its `ReadableStream`; and [`JsSleeper`] (`setTimeout`).
+//! [`FetchTransport`]: the [`LlmTransport`] over the worker's `fetch` (through gloo-net),
+//! reading the response body as it arrives through its `ReadableStream`; and [`JsSleeper`]
+//! (`setTimeout`).
 //!
 //! Dropping a response body (a timeout, or the run being cancelled) aborts the request
 //! through its `AbortController`, so no connection outlives its reader.
@@ -10,12 +11,12 @@
 //! final address as the base URL.
 
 use crate::task::{BoxedLocal, LocalBoxFuture};
+use gloo_net::http::{Method, RequestBuilder};
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, RequestRedirect,
-    Response, ResponseType, WorkerGlobalScope,
+    AbortController, ReadableStreamDefaultReader, RequestRedirect, ResponseType, WorkerGlobalScope,
 };
 
 use crate::llm::client::{ByteStream, HttpResponse, LlmTransport, Sleeper, TransportError};
@@ -30,13 +31,21 @@ fn js_error(value: JsValue) -> TransportError {
     TransportError::Network(message)
 }
 
+/// A gloo-net error as a transport error: a JS error's message, as `fetch` gave it.
+fn fetch_error(error: gloo_net::Error) -> TransportError {
+    TransportError::Network(match error {
+        gloo_net::Error::JsError(e) => e.message,
+        other => other.to_string(),
+    })
+}
+
 fn scope() -> Result<WorkerGlobalScope, TransportError> {
     js_sys::global()
         .dyn_into::<WorkerGlobalScope>()
         .map_err(|_| TransportError::Network("fetch is only available in a worker".into()))
 }
 
-/// Model calls over `fetch`.
+/// Model calls over `fetch` (through gloo-net).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FetchTransport;
 
@@ -80,27 +89,23 @@ impl LlmTransport for FetchTransport {
         request: &'a HttpRequest,
     ) -> LocalBoxFuture<'a, Result<HttpResponse, TransportError>> {
         async move {
+            let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| {
+                TransportError::Network(format!("'{}' is no HTTP method", request.method))
+            })?;
             let controller = AbortController::new().map_err(js_error)?;
-            let headers = Headers::new().map_err(js_error)?;
+            let mut builder = RequestBuilder::new(&request.url)
+                .method(method.clone())
+                .abort_signal(Some(&controller.signal()))
+                .redirect(RequestRedirect::Manual);
             for (name, value) in &request.headers {
-                headers.set(name, value).map_err(js_error)?;
+                builder = builder.header(name, value);
             }
-            let init = RequestInit::new();
-            init.set_method(&request.method);
-            init.set_headers(&headers);
-            let bodyless = matches!(request.method.to_ascii_uppercase().as_str(), "GET" | "HEAD");
-            if !bodyless {
-                init.set_body(&JsValue::from_str(&request.body));
-            }
-            init.set_signal(Some(&controller.signal()));
-            init.set_redirect(RequestRedirect::Manual);
-            let js_request =
-                Request::new_with_str_and_init(&request.url, &init).map_err(js_error)?;
-            let response: Response = JsFuture::from(scope()?.fetch_with_request(&js_request))
-                .await
-                .map_err(js_error)?
-                .dyn_into()
-                .map_err(js_error)?;
+            let built = if method == Method::GET || method == Method::HEAD {
+                builder.build()
+            } else {
+                builder.body(JsValue::from_str(&request.body))
+            };
+            let response = built.map_err(fetch_error)?.send().await.map_err(fetch_error)?;
             if response.type_() == ResponseType::Opaqueredirect
                 || (300..400).contains(&response.status())
             {
@@ -111,6 +116,7 @@ impl LlmTransport for FetchTransport {
                 )));
             }
             let mut response_headers = Vec::new();
+            let headers = response.headers();
             // `x-proxy-content-type`: the page's own type, when a research fetch proxy serves
             // it under a harmless one.
             for name in [
@@ -119,7 +125,7 @@ impl LlmTransport for FetchTransport {
                 "retry-after-ms",
                 "x-proxy-content-type",
             ] {
-                if let Ok(Some(value)) = response.headers().get(name) {
+                if let Some(value) = headers.get(name) {
                     response_headers.push((name.to_string(), value));
                 }
             }

@@ -1,27 +1,26 @@
-//! [`IdbStore`]: the [`Store`] over IndexedDB, on [`web_sys`] directly.
+//! [`IdbStore`]: the [`Store`] over IndexedDB, through [`rexie`].
 //!
-//! Records cross as JSON (`JSON.parse` / `JSON.stringify`), so they are plain objects in
-//! IndexedDB (key paths and indexes work) and no `Map`s appear. One connection serves reads
-//! and writes; it closes itself when another connection asks for a newer version (its
-//! `versionchange` event), so another tab can upgrade the database. A batch is one readwrite
-//! transaction over the tables it touches: every request of the batch is placed at once, in
-//! order, with no callback but for the [`Op::Expect`] reads, and the transaction is committed
-//! as soon as those have been checked. So a keystroke's batch costs one round trip to the
-//! database, not one per record. An [`Op::Insert`] is an `add`, whose `ConstraintError` (the
-//! key is taken) aborts the transaction and is reported as a conflict.
+//! Records cross as JS values made by `serde-wasm-bindgen` with its JSON-compatible
+//! serializer, so they are plain objects in IndexedDB (key paths and indexes work) and no
+//! `Map`s appear. One connection serves reads and writes; rexie's builder closes it when
+//! another connection asks for a newer version (its `versionchange` event), so another tab
+//! can upgrade the database. A batch is one readwrite transaction over the tables it
+//! touches: every request of the batch is placed at once, in order, and the batch has
+//! landed when the transaction completes. So a keystroke's batch costs one round trip to
+//! the database, not one per record. An [`Op::Insert`] is an `add`, whose `ConstraintError`
+//! (the key is taken) aborts the transaction and is reported as a conflict.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 
-use js_sys::{Promise, Reflect, JSON};
+use futures_util::future::{join_all, maybe_done, poll_fn};
+use js_sys::{Promise, Reflect};
+use rexie::{Index, KeyRange, ObjectStore, Rexie, TransactionMode};
+use serde::Serialize;
 use serde_json::Value;
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    IdbDatabase, IdbFactory, IdbIndexParameters, IdbObjectStore, IdbObjectStoreParameters,
-    IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode,
-};
 
 use crate::store::{
     migrate, schema, Batch, Op, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
@@ -30,132 +29,38 @@ use crate::store::{
 /// IndexedDB storage. Dropping it closes its connection (so a later upgrade or delete of the
 /// database is not blocked).
 pub struct IdbStore {
-    connection: Option<Connection>,
-}
-
-/// The open database and its `versionchange` handler, which closes it.
-struct Connection {
-    db: IdbDatabase,
-    _on_version_change: Closure<dyn FnMut()>,
+    db: Option<Rexie>,
 }
 
 impl Drop for IdbStore {
     fn drop(&mut self) {
-        if let Some(connection) = self.connection.take() {
-            connection.db.set_onversionchange(None);
-            connection.db.close();
+        if let Some(db) = self.db.take() {
+            db.close();
         }
     }
 }
 
-/// A JS exception or event as text.
-fn js_text(value: &JsValue) -> String {
-    if let Some(exception) = value.dyn_ref::<web_sys::DomException>() {
-        return format!("{}: {}", exception.name(), exception.message());
+/// A rexie error as text: the IndexedDB failure under it (such as `ConstraintError: …`), as
+/// rexie's own message says only "idb error".
+fn rexie_text(error: &rexie::Error) -> String {
+    match std::error::Error::source(error) {
+        Some(inner) => inner.to_string(),
+        None => error.to_string(),
     }
-    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
-        return String::from(error.to_string());
-    }
-    format!("{value:?}")
+}
+
+/// A rexie error as a storage error.
+fn rexie_error(error: rexie::Error) -> StoreError {
+    storage_error(rexie_text(&error))
 }
 
 /// A JS exception as a storage error.
 fn js_error(value: JsValue) -> StoreError {
-    storage_error(js_text(&value))
-}
-
-/// The worker's (or window's) `indexedDB`.
-fn factory() -> Result<IdbFactory, StoreError> {
-    Reflect::get(&js_sys::global(), &"indexedDB".into())
-        .ok()
-        .and_then(|f| f.dyn_into().ok())
-        .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))
-}
-
-/// The result of a request once it has succeeded, or the error it failed with.
-async fn settled(request: &IdbRequest) -> Result<JsValue, StoreError> {
-    let answered = Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&reject));
-    });
-    let outcome = JsFuture::from(answered).await;
-    request.set_onsuccess(None);
-    request.set_onerror(None);
-    match outcome {
-        Ok(_) => request.result().map_err(js_error),
-        Err(_) => {
-            Err(storage_error(request.error().ok().flatten().map_or_else(
-                || "unknown error".to_string(),
-                |e| js_text(&e),
-            )))
-        }
-    }
-}
-
-/// Bring the database being opened to the tables and indexes of schema `version` (its
-/// `upgradeneeded` event): missing tables and indexes are created, an index declared
-/// differently is made anew, and tables and indexes the schema does not name are deleted.
-fn upgrade(request: &IdbOpenDbRequest, version: u32) -> Result<(), JsValue> {
-    let db: IdbDatabase = request.result()?.unchecked_into();
-    let tx = request
-        .transaction()
-        .ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
-    let tables = schema(version);
-    let existing = db.object_store_names();
-    let existing: Vec<String> = (0..existing.length())
-        .filter_map(|i| existing.get(i))
-        .collect();
-    for name in &existing {
-        if !tables.iter().any(|(t, _)| t.name() == name) {
-            db.delete_object_store(name)?;
-        }
-    }
-    for (table, indexes) in tables {
-        let store = if existing.iter().any(|n| n == table.name()) {
-            tx.object_store(table.name())?
-        } else {
-            let params = IdbObjectStoreParameters::new();
-            params.set_key_path(&JsValue::from_str("id"));
-            db.create_object_store_with_optional_parameters(table.name(), &params)?
-        };
-        let present = store.index_names();
-        for name in (0..present.length()).filter_map(|i| present.get(i)) {
-            let index = store.index(&name)?;
-            let same = indexes.iter().any(|ix| {
-                ix.name == name
-                    && index.key_path().ok().and_then(|k| k.as_string()).as_deref()
-                        == Some(ix.key_path)
-                    && index.multi_entry() == ix.multi_entry
-                    && !index.unique()
-            });
-            if !same {
-                store.delete_index(&name)?;
-            }
-        }
-        for ix in &indexes {
-            if !store.index_names().contains(ix.name) {
-                let params = IdbIndexParameters::new();
-                params.set_multi_entry(ix.multi_entry);
-                store.create_index_with_str_and_optional_parameters(
-                    ix.name,
-                    ix.key_path,
-                    &params,
-                )?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn to_js(value: &Value) -> Result<JsValue, StoreError> {
-    JSON::parse(&value.to_string()).map_err(|e| StoreError::Failed(format!("{e:?}")))
-}
-
-fn from_js(value: &JsValue) -> Result<Value, StoreError> {
-    let text: String = JSON::stringify(value)
-        .map_err(|e| StoreError::Failed(format!("{e:?}")))?
-        .into();
-    serde_json::from_str(&text).map_err(|e| StoreError::Failed(e.to_string()))
+    let text = match value.dyn_ref::<js_sys::Error>() {
+        Some(error) => String::from(error.to_string()),
+        None => format!("{value:?}"),
+    };
+    storage_error(text)
 }
 
 /// A storage error from its text, recognizing a full quota.
@@ -165,6 +70,41 @@ fn storage_error(text: String) -> StoreError {
     } else {
         StoreError::Failed(text)
     }
+}
+
+/// A record as the plain JS object IndexedDB stores.
+fn to_js(value: &Value) -> Result<JsValue, StoreError> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| StoreError::Failed(e.to_string()))
+}
+
+/// A stored record as JSON.
+fn from_js(value: JsValue) -> Result<Value, StoreError> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| StoreError::Failed(e.to_string()))
+}
+
+/// The database builder for schema `version`: every table is keyed by `id`, with its indexes
+/// (never unique). Opening a database of an older version through it creates the missing
+/// tables and indexes, makes anew an index declared differently, and deletes the tables and
+/// indexes the schema does not name (rexie's builder does this in `upgradeneeded`).
+fn layout(name: &str, version: u32) -> rexie::RexieBuilder {
+    schema(version).into_iter().fold(
+        Rexie::builder(name).version(version),
+        |db, (table, indexes)| {
+            let store = indexes.iter().fold(
+                ObjectStore::new(table.name()).key_path("id"),
+                |store, ix| {
+                    store.add_index(
+                        Index::new(ix.name, ix.key_path)
+                            .unique(false)
+                            .multi_entry(ix.multi_entry),
+                    )
+                },
+            );
+            db.add_object_store(store)
+        },
+    )
 }
 
 impl IdbStore {
@@ -180,34 +120,8 @@ impl IdbStore {
     /// (tests use this to write a version-1 database). An upgrade that fails is aborted, and
     /// the database stays as it was.
     pub async fn open_version(name: &str, version: u32) -> Result<IdbStore, StoreError> {
-        let request = factory()?.open_with_u32(name, version).map_err(js_error)?;
-        let on_upgrade = Closure::<dyn FnMut()>::new({
-            let request = request.clone();
-            move || {
-                if let Err(e) = upgrade(&request, version) {
-                    web_sys::console::error_2(
-                        &"draftsmith: the database upgrade failed".into(),
-                        &e,
-                    );
-                    if let Some(tx) = request.transaction() {
-                        let _ = tx.abort();
-                    }
-                }
-            }
-        });
-        request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-        let opened = settled(&request).await;
-        request.set_onupgradeneeded(None);
-        let db: IdbDatabase = opened?.unchecked_into();
-        let to_close = db.clone();
-        let on_version_change = Closure::<dyn FnMut()>::new(move || to_close.close());
-        db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
-        Ok(IdbStore {
-            connection: Some(Connection {
-                db,
-                _on_version_change: on_version_change,
-            }),
-        })
+        let db = layout(name, version).build().await.map_err(rexie_error)?;
+        Ok(IdbStore { db: Some(db) })
     }
 
     /// Close the connection (dropping the store does the same).
@@ -215,25 +129,23 @@ impl IdbStore {
         drop(self);
     }
 
-    fn db(&self) -> Result<&IdbDatabase, StoreError> {
-        self.connection
+    fn db(&self) -> Result<&Rexie, StoreError> {
+        self.db
             .as_ref()
-            .map(|c| &c.db)
             .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
     }
 
     /// A table of a new read-only transaction.
-    fn reading(&self, table: Table) -> Result<IdbObjectStore, StoreError> {
+    fn reading(&self, table: Table) -> Result<rexie::Store, StoreError> {
         self.db()?
-            .transaction_with_str(table.name())
-            .and_then(|tx| tx.object_store(table.name()))
-            .map_err(js_error)
+            .transaction(&[table.name()], TransactionMode::ReadOnly)
+            .and_then(|tx| tx.store(table.name()))
+            .map_err(rexie_error)
     }
 
     /// Delete a database.
     pub async fn delete(name: &str) -> Result<(), StoreError> {
-        let request = factory()?.delete_database(name).map_err(js_error)?;
-        settled(&request).await.map(|_| ())
+        Rexie::delete(name).await.map_err(rexie_error)
     }
 
     async fn read_all(
@@ -242,8 +154,8 @@ impl IdbStore {
         index: Option<(&str, Value)>,
     ) -> Result<Vec<Value>, StoreError> {
         let store = self.reading(table)?;
-        let request = match index {
-            None => store.get_all(),
+        let raw = match index {
+            None => store.get_all(None, None).await,
             Some((name, value)) => {
                 if !table.indexes().iter().any(|i| i.name == name) {
                     return Err(StoreError::Failed(format!(
@@ -251,288 +163,197 @@ impl IdbStore {
                         table.name()
                     )));
                 }
-                let key = to_js(&value)?;
-                store
-                    .index(name)
-                    .and_then(|index| index.get_all_with_key(&key))
+                let key = KeyRange::only(&to_js(&value)?).map_err(rexie::Error::from);
+                match (store.index(name), key) {
+                    (Ok(index), Ok(key)) => index.get_all(Some(key), None).await,
+                    (Err(e), _) | (_, Err(e)) => Err(e),
+                }
             }
         }
-        .map_err(js_error)?;
-        let raw: js_sys::Array = settled(&request).await?.unchecked_into();
+        .map_err(rexie_error)?;
         let mut records = raw
-            .iter()
-            .map(|v| from_js(&v))
+            .into_iter()
+            .map(from_js)
             .collect::<Result<Vec<_>, _>>()?;
         // Index results come in index-key order; the contract is key order.
-        crate::sort::by(&mut records, |a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        records.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
         Ok(records)
     }
 
     /// Commit a batch as one readwrite transaction (see [`Store::commit`]).
     ///
-    /// Every request is placed at once (a slice at a time, with no wait in between), in the
-    /// batch's order (IndexedDB runs a transaction's requests in the order they were
-    /// placed). An [`Op::Expect`] is a read placed where it stands; when it answers, a failed expectation aborts the transaction, which undoes
-    /// every write placed with it. Once every expectation has held (at once when there is
-    /// none) the transaction is committed without waiting for the writes' answers: nothing
-    /// else is placed in it, and a write that fails aborts it all the same. The batch has
-    /// landed when the transaction completes, and not at all when it aborts.
+    /// Every request is placed at once, in the batch's order (IndexedDB runs a
+    /// transaction's requests in the order they were placed), and the batch waits for all of
+    /// their answers. An [`Op::Expect`] is a read placed where it stands; when one did not
+    /// hold, the transaction is aborted once every request has answered: in the success
+    /// event of the last answer (its waker's task is a microtask of that event), while the
+    /// transaction is still active, so the abort lands before it could commit and undoes
+    /// every write of the batch. Waiting for every answer first means that no request is
+    /// pending when the transaction is aborted (rexie would hand a pending request's
+    /// `AbortError` to a handler it has dropped). Otherwise the transaction commits by
+    /// itself once its requests are done; the batch has landed when it completes, and not at
+    /// all when it aborts.
     async fn write(&self, batch: Batch) -> Result<(), StoreError> {
-        // Reads first: the transaction commits once they have answered.
+        // Reads first (the order IndexedDB answers them in).
         let batch = batch.expectations_first();
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());
         }
-        // Fault injection: place only the first `abort_after` requests, then abort.
+        // Fault injection: place only the first `abort_after` requests, and abort once they
+        // have answered.
         let placed = batch
             .abort_after
             .map_or(batch.ops.len(), |n| n.min(batch.ops.len()));
-        let ops = &batch.ops[..placed];
-        let expectations = ops
-            .iter()
-            .filter(|op| matches!(op, Op::Expect { .. }))
-            .count();
-        let db = self.db()?;
-        let names: js_sys::Array = batch
-            .tables()
-            .iter()
-            .map(|t| JsValue::from_str(t.name()))
-            .collect();
-        let tx = db
-            .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
-            .map_err(js_error)?;
-        let finished = Promise::new(&mut |resolve, reject| {
-            tx.set_oncomplete(Some(&resolve));
-            tx.set_onabort(Some(&reject));
-        });
-        let checks = Rc::new(RefCell::new(Checks {
-            waiting: expectations,
-            refusal: None,
-        }));
-        let mut pending = Pending {
-            reads: Vec::new(),
-            tx: tx.clone(),
-        };
-        // A handful of tables: found by a scan (no map type of its own in the wasm).
-        let mut stores: Vec<(Table, IdbObjectStore)> = Vec::new();
-        let mut refused = None;
-        // The requests are placed a slice at a time, each slice's records converted just
-        // before (as one JSON array, parsed by one `JSON.parse`: not a call, and a string, per
-        // record), so that IndexedDB stores the first records while the next are converted.
-        'placing: for slice in ops.chunks(PLACE_AT_ONCE) {
-            let records = match records_of(slice) {
-                Ok(records) => records,
-                Err(e) => {
-                    refused = Some(e.to_string());
-                    break;
-                }
-            };
-            let mut puts = 0;
-            for op in slice {
-                let table = op.table();
-                let store = match stores.iter().find(|(t, _)| *t == table) {
-                    Some((_, store)) => store.clone(),
-                    None => match tx.object_store(table.name()) {
-                        Ok(store) => {
-                            stores.push((table, store.clone()));
-                            store
-                        }
-                        Err(e) => {
-                            refused = Some(js_text(&e));
-                            break 'placing;
-                        }
-                    },
-                };
-                let request = match op {
-                    Op::Put { .. } => {
-                        puts += 1;
-                        store.put(&records.get(puts - 1)).map(|_| ())
-                    }
-                    // A record with its key aborts the transaction (a `ConstraintError`).
-                    Op::Insert { .. } => {
-                        puts += 1;
-                        store.add(&records.get(puts - 1)).map(|_| ())
-                    }
-                    Op::Delete { key, .. } => store.delete(&JsValue::from_str(key)).map(|_| ()),
-                    Op::Expect {
-                        key, field, equals, ..
-                    } => store.get(&JsValue::from_str(key)).map(|request| {
-                        let on_success = expectation(
-                            &request,
-                            &tx,
-                            &checks,
-                            table,
-                            field.clone(),
-                            equals.clone(),
-                        );
-                        request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
-                        pending.reads.push((request, on_success));
-                    }),
-                };
-                if let Err(e) = request {
-                    refused = Some(js_text(&e));
-                    break 'placing;
-                }
-            }
-        }
         let cut_short = placed < batch.ops.len();
-        if refused.is_some() || cut_short {
-            let _ = tx.abort();
-        } else if expectations == 0 {
-            commit_now(&tx);
-        }
-        // Everything is placed: the records are freed while IndexedDB writes them.
-        drop(stores);
-        drop(batch);
-        let outcome = JsFuture::from(finished).await;
-        drop(pending);
-        if let Some(reason) = refused {
-            return Err(storage_error(reason));
-        }
-        if let Some(refusal) = checks.borrow_mut().refusal.take() {
-            return Err(refusal);
-        }
-        if cut_short {
-            return Err(StoreError::Aborted(format!(
-                "aborted after {placed} writes (fault injection)"
-            )));
-        }
-        match outcome {
-            Ok(_) => Ok(()),
-            Err(_) => Err(match tx.error() {
-                // An insert's record was there already: another writer got there first.
-                Some(error) if error.name() == "ConstraintError" => StoreError::Conflict(format!(
-                    "a record to insert exists already ({})",
-                    error.message()
-                )),
-                Some(error) => js_error(error.into()),
-                None => StoreError::Aborted("the browser aborted the transaction".into()),
-            }),
-        }
-    }
-}
-
-/// How many requests of a batch are placed at once (see [`IdbStore::write`]).
-const PLACE_AT_ONCE: usize = 64;
-
-/// The records that `ops` put, as JS objects, in order: written as one JSON array and
-/// parsed by one `JSON.parse`.
-fn records_of(ops: &[Op]) -> Result<js_sys::Array, StoreError> {
-    let mut text: Vec<u8> = Vec::with_capacity(2 + ops.len() * 1_500);
-    text.push(b'[');
-    for op in ops {
-        if let Op::Put { value, .. } | Op::Insert { value, .. } = op {
-            if text.len() > 1 {
-                text.push(b',');
-            }
-            serde_json::to_writer(&mut text, value)
-                .map_err(|e| StoreError::Failed(e.to_string()))?;
-        }
-    }
-    text.push(b']');
-    let text = String::from_utf8(text).map_err(|e| StoreError::Failed(e.to_string()))?;
-    let parsed = JSON::parse(&text).map_err(|e| StoreError::Failed(format!("{e:?}")))?;
-    Ok(js_sys::Array::from(&parsed))
-}
-
-/// What a batch's expectations found so far.
-struct Checks {
-    /// Expectations not yet checked.
-    waiting: usize,
-    /// Why the batch was refused: the first expectation that did not hold (a conflict), or
-    /// a record that could not be read.
-    refusal: Option<StoreError>,
-}
-
-/// The reads of a batch in flight, with their handlers; dropping it detaches the handlers
-/// (so a write whose future is dropped early never calls a freed closure).
-struct Pending {
-    reads: Vec<(IdbRequest, Closure<dyn FnMut()>)>,
-    tx: IdbTransaction,
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        for (request, _) in &self.reads {
-            request.set_onsuccess(None);
-        }
-        self.tx.set_oncomplete(None);
-        self.tx.set_onabort(None);
-    }
-}
-
-/// Commit a transaction now, where the browser can (`IDBTransaction.commit`); elsewhere it
-/// commits by itself once its requests are done.
-fn commit_now(tx: &IdbTransaction) {
-    // web-sys marks `commit` deprecated only because it is missing from older browsers; a
-    // browser without it throws, which is caught here, and the transaction commits by itself.
-    #[allow(deprecated)]
-    let _ = tx.commit();
-}
-
-/// The success handler of an expectation's read: it aborts the transaction if the record
-/// (or its absence) does not meet the expectation, and commits it once every expectation of
-/// the batch has held. It runs while the transaction is active (a request's success event),
-/// so the abort always lands before the transaction could commit.
-fn expectation(
-    request: &IdbRequest,
-    tx: &IdbTransaction,
-    checks: &Rc<RefCell<Checks>>,
-    table: Table,
-    field: String,
-    equals: Value,
-) -> Closure<dyn FnMut()> {
-    let (request, tx, checks) = (request.clone(), tx.clone(), Rc::clone(checks));
-    Closure::<dyn FnMut()>::new(move || {
-        let found = request
-            .result()
-            .ok()
-            .filter(|v| !v.is_undefined() && !v.is_null())
-            .map(|record| from_js(&record));
-        let verdict = match found {
-            None => Ok(Op::expectation_holds(None, &field, &equals)),
-            Some(Ok(record)) => Ok(Op::expectation_holds(Some(&record), &field, &equals)),
-            Some(Err(e)) => Err(e),
+        let ops = &batch.ops[..placed];
+        // The records, converted before the transaction starts (it commits by itself at the
+        // first pause between its requests).
+        let records = ops
+            .iter()
+            .map(|op| match op {
+                Op::Put { value, .. } | Op::Insert { value, .. } => to_js(value).map(Some),
+                Op::Delete { .. } | Op::Expect { .. } => Ok(None),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let tables = batch.tables();
+        let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
+        let tx = self
+            .db()?
+            .transaction(&names, TransactionMode::ReadWrite)
+            .map_err(rexie_error)?;
+        // A handful of tables: found by a scan.
+        let stores = tables
+            .iter()
+            .map(|&t| tx.store(t.name()).map(|store| (t, store)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(rexie_error)?;
+        let store_of = |table: Table| {
+            stores
+                .iter()
+                .find(|(t, _)| *t == table)
+                .map(|(_, store)| store)
         };
-        let mut state = checks.borrow_mut();
-        match verdict {
-            Ok(true) => {
-                state.waiting = state.waiting.saturating_sub(1);
-                if state.waiting == 0 && state.refusal.is_none() {
-                    commit_now(&tx);
-                }
+        let requests = ops
+            .iter()
+            .zip(&records)
+            .map(|(op, record)| Box::pin(request(op, record.as_ref(), store_of(op.table()))))
+            .collect();
+        let refused = all_at_once(requests)
+            .await
+            .into_iter()
+            .find_map(Result::err);
+        match refused {
+            Some(Refused::Abort(refusal)) => {
+                let _ = tx.abort().await;
+                Err(refusal)
             }
-            Ok(false) => {
-                state.refusal.get_or_insert_with(|| {
-                    StoreError::Conflict(format!(
-                        "'{}' no longer has {field} = {equals}",
-                        table.name()
-                    ))
-                });
-                let _ = tx.abort();
+            // The transaction aborts itself; the first request that failed says why (those
+            // after it fail with `AbortError`).
+            Some(Refused::Failed(error)) => {
+                let _ = tx.done().await;
+                Err(match error {
+                    // An insert's record was there already: another writer got there first.
+                    StoreError::Failed(text) if text.contains("ConstraintError") => {
+                        StoreError::Conflict(format!("a record to insert exists already ({text})"))
+                    }
+                    error => error,
+                })
             }
-            Err(error) => {
-                state.refusal.get_or_insert(error);
-                let _ = tx.abort();
+            None if cut_short => {
+                let _ = tx.abort().await;
+                Err(StoreError::Aborted(format!(
+                    "aborted after {placed} writes (fault injection)"
+                )))
+            }
+            None => match tx.done().await {
+                Ok(result) if result.is_committed() => Ok(()),
+                Ok(_) => Err(StoreError::Aborted(
+                    "the browser aborted the transaction".into(),
+                )),
+                Err(e) => Err(rexie_error(e)),
+            },
+        }
+    }
+}
+
+/// Why a request of a batch did not go through.
+enum Refused {
+    /// An expectation did not hold (or the request could not be made): the batch is
+    /// refused, and the transaction must be aborted.
+    Abort(StoreError),
+    /// The request failed: the transaction aborts itself.
+    Failed(StoreError),
+}
+
+/// Place every request now, in order (a first poll each: rexie's request futures place their
+/// request when first polled), then wait for all of their answers.
+async fn all_at_once<F: Future + Unpin>(requests: Vec<F>) -> Vec<F::Output> {
+    let mut requests: Vec<_> = requests.into_iter().map(maybe_done).collect();
+    poll_fn(|cx| {
+        for request in requests.iter_mut() {
+            let _ = Pin::new(request).poll(cx);
+        }
+        Poll::Ready(())
+    })
+    .await;
+    join_all(requests.iter_mut()).await;
+    requests
+        .iter_mut()
+        .filter_map(|request| Pin::new(request).take_output())
+        .collect()
+}
+
+/// Place one request of a batch; resolves when it has answered (and, for an
+/// [`Op::Expect`], been checked).
+async fn request(
+    op: &Op,
+    record: Option<&JsValue>,
+    store: Option<&rexie::Store>,
+) -> Result<(), Refused> {
+    let failed = |e: rexie::Error| Refused::Failed(rexie_error(e));
+    let table = op.table().name();
+    let store = store.ok_or_else(|| {
+        Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
+    })?;
+    match (op, record) {
+        (Op::Put { .. }, Some(record)) => store.put(record, None).await.map(drop).map_err(failed),
+        // A record with its key aborts the transaction (a `ConstraintError`).
+        (Op::Insert { .. }, Some(record)) => {
+            store.add(record, None).await.map(drop).map_err(failed)
+        }
+        (Op::Delete { key, .. }, _) => store.delete(JsValue::from_str(key)).await.map_err(failed),
+        (Op::Put { .. } | Op::Insert { .. }, None) => Err(Refused::Abort(StoreError::Failed(
+            format!("a record to write to '{table}' is missing"),
+        ))),
+        (
+            Op::Expect {
+                key, field, equals, ..
+            },
+            _,
+        ) => {
+            let found = store.get(JsValue::from_str(key)).await.map_err(failed)?;
+            let record = found.map(from_js).transpose().map_err(Refused::Abort)?;
+            if Op::expectation_holds(record.as_ref(), field, equals) {
+                Ok(())
+            } else {
+                Err(Refused::Abort(StoreError::Conflict(format!(
+                    "'{table}' no longer has {field} = {equals}"
+                ))))
             }
         }
-    })
+    }
 }
 
 impl Store for IdbStore {
     fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
-            let request = self
+            let found = self
                 .reading(table)?
-                .get(&JsValue::from_str(key))
-                .map_err(js_error)?;
-            let value = settled(&request).await?;
-            if value.is_undefined() {
-                Ok(None)
-            } else {
-                from_js(&value).map(Some)
-            }
+                .get(JsValue::from_str(key))
+                .await
+                .map_err(rexie_error)?;
+            found.map(from_js).transpose()
         })
     }
 
