@@ -201,7 +201,7 @@ impl Response {
             }
             Err(error) => {
                 object.insert("ok".into(), Value::Bool(false));
-                object.insert("error".into(), crate::error::to_json(&error));
+                object.insert("error".into(), crate::error::to_json(error));
             }
         }
         let text = Value::Object(object).to_string();

@@ -176,7 +176,7 @@ impl Core {
             .iter()
             .find(|p| p.agents.contains(&spec.name))
             .map(|p| p.name.clone());
-        let mut value = crate::error::to_json(&spec);
+        let mut value = crate::error::to_json(spec);
         value["builtin"] = json!(builtin);
         value["preset"] = json!(preset);
         value["toolbox"] = json!(toolbox);
@@ -268,10 +268,7 @@ impl Core {
     /// The project's defined agents, for its export.
     pub(super) async fn agents_for_export(&self, project: &str) -> Result<Vec<Value>, Error> {
         let catalog = self.catalog(project).await?;
-        Ok(catalog
-            .defined()
-            .map(|a| crate::error::to_json(&a))
-            .collect())
+        Ok(catalog.defined().map(crate::error::to_json).collect())
     }
 
     /// Check the agents of an imported document before anything is stored: each must be a

@@ -24,7 +24,7 @@ pub(super) struct MemoryRestore {
 /// A deleted note as the page lists it: the note, with when it was deleted, by whom, and
 /// until when it can be restored.
 fn trash_json(note: &MemoryNote) -> Value {
-    let mut value = crate::error::to_json(&note);
+    let mut value = crate::error::to_json(note);
     if let Value::Object(map) = &mut value {
         map.remove("previous");
         map.insert("restorableUntilMs".into(), json!(note.purge_ms()));

@@ -583,12 +583,7 @@ impl Core {
             .research
             .borrow()
             .get(project)
-            .map(|n| {
-                n.list()
-                    .into_iter()
-                    .map(|note| crate::error::to_json(&note))
-                    .collect()
-            })
+            .map(|n| n.list().into_iter().map(crate::error::to_json).collect())
             .unwrap_or_default())
     }
 

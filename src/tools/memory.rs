@@ -57,7 +57,7 @@ impl From<MemoryError> for ToolError {
 /// A note as a tool result: its fields (camelCase) without the earlier texts, which the
 /// bedside note reports as a count (`previousVersions`).
 fn note_json(note: &MemoryNote) -> Value {
-    let mut value = crate::error::to_json(&note);
+    let mut value = crate::error::to_json(note);
     if let Value::Object(map) = &mut value {
         map.remove("previous");
         if note.is_bedside() {
@@ -68,11 +68,11 @@ fn note_json(note: &MemoryNote) -> Value {
 }
 
 fn goal_json(goal: &Goal) -> Value {
-    crate::error::to_json(&goal)
+    crate::error::to_json(goal)
 }
 
 fn entity_json(entity: &WatchedEntity) -> Value {
-    crate::error::to_json(&entity)
+    crate::error::to_json(entity)
 }
 
 /// `importance` as given (any non-negative integer) to 1..=5, or an error naming the value.

@@ -206,7 +206,7 @@ impl ToolResult {
     pub fn error(error: &ToolError, meta: ResultMeta) -> Self {
         Self {
             status: Status::Error,
-            data: crate::error::to_json(&error),
+            data: crate::error::to_json(error),
             meta,
         }
     }
