@@ -12,9 +12,10 @@
 //! decode pages) in the encoding named by a byte order mark, the `Content-Type` or a
 //! `<meta charset>` ([`decode_bytes`]).
 //!
-//! Readability's work grows with the square of the page's nesting depth: ordinary pages nest a
-//! few dozen elements deep and read in milliseconds, while a page nesting thousands of
-//! elements takes seconds.
+//! The work grows with the square of the page's nesting depth (html5ever's tree building and
+//! Readability's scoring walk the open elements and the ancestors): ordinary pages nest a few
+//! dozen elements deep and read in milliseconds; a page nesting 2,000 elements takes seconds,
+//! one nesting 10,000 minutes.
 
 use dom_smoothie::{Config, Readability, TextMode};
 use encoding_rs::Encoding;
