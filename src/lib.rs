@@ -31,7 +31,6 @@ pub mod agent;
 pub mod bible;
 pub mod commands;
 pub mod core;
-mod decimal;
 pub mod editor_context;
 pub mod env;
 pub mod error;
@@ -54,7 +53,6 @@ pub mod store;
 pub mod task;
 pub mod tools;
 pub mod value;
-pub mod words;
 
 mod json;
 

@@ -24,8 +24,6 @@
 //! links and short are left out), one block per paragraph, separated by blank lines.
 //! A page without such blocks gives all its remaining text.
 
-use crate::words::{words, Words};
-
 /// Most characters of main text kept (a longer text is cut at a paragraph).
 pub const MAX_TEXT_CHARS: usize = 200_000;
 
@@ -88,7 +86,7 @@ pub fn extract(html: &str) -> Extracted {
 // Before parsing: the elements whose content is not markup.
 
 /// Elements whose whole content is cut before parsing.
-const CUT: Words = words![
+const CUT: &[&str] = &[
     "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "textarea",
     "select",
 ];
@@ -130,7 +128,7 @@ fn strip_raw_elements(html: &str) -> Stripped {
             i = end;
             continue;
         }
-        let name = CUT.iter().find(|name| {
+        let name = CUT.iter().copied().find(|name| {
             starts_with_ci(bytes, at + 1, name)
                 && bytes
                     .get(at + 1 + name.len())
@@ -382,13 +380,13 @@ fn clean_title(raw: &str, h1: Option<&str>) -> String {
 // The walk: a flat sequence of text blocks, each with its containers.
 
 /// Elements (and their content) that are never main text.
-const SKIP: Words = words![
+const SKIP: &[&str] = &[
     "aside", "button", "canvas", "dialog", "footer", "form", "head", "header", "input", "label",
     "map", "menu", "nav", "video",
 ];
 
 /// Elements that start and end a block of text.
-const BLOCK: Words = words![
+const BLOCK: &[&str] = &[
     "address",
     "article",
     "blockquote",
@@ -426,7 +424,7 @@ const BLOCK: Words = words![
 ];
 
 /// Elements that hold blocks and collect their scores.
-const CONTAINER: Words = words![
+const CONTAINER: &[&str] = &[
     "article",
     "blockquote",
     "body",
@@ -440,7 +438,7 @@ const CONTAINER: Words = words![
 ];
 
 /// Class or id words that mark boilerplate.
-const JUNK: Words = words![
+const JUNK: &[&str] = &[
     "advert",
     "author-bio",
     "banner",
@@ -482,11 +480,12 @@ const JUNK: Words = words![
 ];
 
 /// Class or id words that mark content (they outweigh a junk word).
-const CONTENT: Words =
-    words!["article", "content", "main", "post", "entry", "body", "story", "text", "blog"];
+const CONTENT: &[&str] = &[
+    "article", "content", "main", "post", "entry", "body", "story", "text", "blog",
+];
 
 /// ARIA roles of boilerplate.
-const JUNK_ROLES: Words = words![
+const JUNK_ROLES: &[&str] = &[
     "alert",
     "banner",
     "complementary",
@@ -522,7 +521,7 @@ struct Blocks {
 // Parsing.
 
 /// Elements that never have content (so a start tag is not left open).
-const VOID: Words = words![
+const VOID: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param",
     "source", "track", "wbr",
 ];
@@ -597,8 +596,8 @@ impl<'a> Dom<'a> {
                     .next()
                     .unwrap_or_default()
                     .to_ascii_lowercase();
-                let has_content =
-                    !tag.trim_end_matches('>').ends_with('/') && !VOID.contains(&name);
+                let has_content = !tag.trim_end_matches('>').ends_with('/')
+                    && VOID.binary_search(&name.as_str()).is_err();
                 let element = dom.add(
                     &open,
                     Node::Element {
@@ -690,7 +689,7 @@ fn is_junk(tag: &str) -> bool {
             return true;
         }
     }
-    if get("role").is_some_and(|r| JUNK_ROLES.contains(r.as_str())) {
+    if get("role").is_some_and(|r| JUNK_ROLES.binary_search(&r.as_str()).is_ok()) {
         return true;
     }
     let names = format!(
@@ -705,8 +704,8 @@ fn is_junk(tag: &str) -> bool {
     let whole = names.as_str();
     let junk = JUNK
         .iter()
-        .any(|j| words.contains(&j) || (j.contains('-') && whole.contains(j)));
-    junk && !CONTENT.iter().any(|c| words.contains(&c))
+        .any(|j| words.contains(j) || (j.contains('-') && whole.contains(j)));
+    junk && !CONTENT.iter().any(|c| words.contains(c))
 }
 
 impl Walk<'_, '_> {
@@ -742,7 +741,7 @@ impl Walk<'_, '_> {
                     return;
                 }
                 let structural = matches!(name, "html" | "body" | "main" | "article");
-                if SKIP.contains(name) || (!structural && is_junk(tag)) {
+                if SKIP.binary_search(&name).is_ok() || (!structural && is_junk(tag)) {
                     // Its words stay apart from the text around it.
                     self.space();
                     return;
@@ -757,11 +756,11 @@ impl Walk<'_, '_> {
                     self.blocks.pending.push('\n');
                     return;
                 }
-                let block = BLOCK.contains(name);
+                let block = BLOCK.binary_search(&name).is_ok();
                 if block {
                     self.flush();
                 }
-                let container = CONTAINER.contains(name);
+                let container = CONTAINER.binary_search(&name).is_ok();
                 if container {
                     self.containers.push(self.next_container);
                     self.next_container += 1;
@@ -1099,11 +1098,11 @@ pub fn decode_bytes(bytes: &[u8], content_type: Option<&str>) -> String {
 mod tests {
     use super::*;
 
-    /// The lists searched by bisection ([`Words::contains`]) are sorted.
+    /// The lists searched by `binary_search` are sorted, without repeats.
     #[test]
     fn searched_word_lists_are_sorted() {
         for list in [JUNK, BLOCK, SKIP, CONTAINER, JUNK_ROLES, VOID] {
-            assert!(list.is_sorted(), "{list:?}");
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
         }
     }
 
