@@ -50,7 +50,6 @@ pub mod session;
 pub mod settings;
 pub mod sort;
 pub mod store;
-pub mod task;
 pub mod tools;
 pub mod value;
 

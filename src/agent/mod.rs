@@ -26,8 +26,8 @@ use crate::sort::StrSet;
 use std::cell::{Cell, RefCell};
 
 use crate::json::json;
-use crate::task::{join_all, race, Either, LocalBoxFuture};
 use crate::value::ToValue;
+use futures_util::future::{join_all, select, Either, LocalBoxFuture};
 use serde_json::Value;
 
 pub use self::abort::AbortSignal;
@@ -424,8 +424,8 @@ pub async fn continue_agent(
                 jitter,
                 &mut forward,
             ));
-            match race(model_call, abort.aborted()).await {
-                Either::Left(called) => Some(called),
+            match select(model_call, abort.aborted()).await {
+                Either::Left((called, _)) => Some(called),
                 // Dropping the call drops its stream, which cancels the request.
                 Either::Right(_) => None,
             }

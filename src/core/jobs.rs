@@ -27,8 +27,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::json::json;
-use crate::task::{race, LocalBoxFuture, Unordered};
 use crate::value::{FromValue, ToValue};
+use futures_util::future::{select, LocalBoxFuture};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
 use super::run::{PausedRun, RunParams, Start};
@@ -709,7 +710,7 @@ impl Core {
         let Some(rt) = self.jobs.borrow().get(id).cloned() else {
             return;
         };
-        let mut running = Unordered::new();
+        let mut running = FuturesUnordered::new();
         loop {
             let wake = rt.notify.wait();
             // Start what may start.
@@ -797,7 +798,7 @@ impl Core {
             if running.is_empty() {
                 wake.await;
             } else {
-                race(running.next(), wake).await;
+                select(running.next(), std::pin::pin!(wake)).await;
             }
         }
     }

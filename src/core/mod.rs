@@ -1144,7 +1144,7 @@ impl Core {
                 open.session.memory.catch_up_index();
             }
         };
-        let _ = crate::task::join(self.flush(&current, false), index).await;
+        let _ = futures_util::future::join(self.flush(&current, false), index).await;
         Ok(value)
     }
 

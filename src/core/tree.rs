@@ -18,8 +18,8 @@ use std::cell::RefCell;
 use crate::map::VecMap;
 
 use crate::json::json;
-use crate::task::LocalBoxFuture;
 use crate::value::{FromValue, ToValue};
+use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
 use super::Core;
