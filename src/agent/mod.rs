@@ -265,7 +265,7 @@ pub fn complete_paused(
             .and_then(|id| order.iter().position(|o| o == id))
             .unwrap_or(usize::MAX)
     };
-    crate::sort::by_key(&mut messages[turn + 1..], position);
+    messages[turn + 1..].sort_by_key(position);
 }
 
 /// The result of a call that was not executed.

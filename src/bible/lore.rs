@@ -136,7 +136,7 @@ pub fn search<'a>(bible: &'a Bible, query: &str) -> Vec<Hit<'a>> {
         hits.extend(bible.list(*kind).filter_map(found));
     }
     // Most terms matched first, then the best score, the kind's rank and the id.
-    crate::sort::by_key(&mut hits, |h| {
+    hits.sort_by_key(|h| {
         (
             Reverse((h.matched.len(), h.score)),
             h.rank,

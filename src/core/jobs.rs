@@ -1180,9 +1180,7 @@ impl Core {
         for (_, job) in jobs {
             list.push(job);
         }
-        crate::sort::by(&mut list, |a, b| {
-            b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id))
-        });
+        list.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id)));
         let mut views = Vec::with_capacity(list.len());
         for job in &list {
             views.push(job.view(false));

@@ -311,7 +311,7 @@ pub fn repeated_words(text: &str, min_count: usize) -> Vec<WordCount> {
         .map(|(word, count)| WordCount { word, count })
         .collect();
     // The map is sorted by word already, and the sort is stable.
-    crate::sort::by_key(&mut out, |w| std::cmp::Reverse(w.count));
+    out.sort_by_key(|w| std::cmp::Reverse(w.count));
     out
 }
 

@@ -502,7 +502,7 @@ impl Peq {
         let blocks = pattern.len().div_ceil(64).max(1);
         let mut ascii = vec![0u64; 128 * blocks];
         let mut keys: Vec<char> = pattern.iter().copied().filter(|c| !c.is_ascii()).collect();
-        crate::sort::sort(&mut keys);
+        keys.sort();
         keys.dedup();
         let mut other = vec![0u64; keys.len() * blocks];
         for (i, &c) in pattern.iter().enumerate() {

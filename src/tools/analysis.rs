@@ -316,7 +316,7 @@ fn place_candidates(text: &str) -> Counts {
 
 fn top(counts: Counts, min: usize) -> Vec<(String, usize)> {
     let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= min).collect();
-    crate::sort::by(&mut list, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     list.truncate(30);
     list
 }

@@ -339,7 +339,7 @@ fn find_bible_mention(
         if hits.is_empty() {
             continue;
         }
-        crate::sort::sort(&mut hits);
+        hits.sort();
         for (_, _, name) in &hits {
             if !matched.iter().any(|m| m == name) {
                 matched.push(name.to_string());

@@ -264,7 +264,7 @@ impl IdbStore {
             .map(|v| from_js(&v))
             .collect::<Result<Vec<_>, _>>()?;
         // Index results come in index-key order; the contract is key order.
-        crate::sort::by(&mut records, |a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        records.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
         Ok(records)
     }
 
