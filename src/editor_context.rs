@@ -221,7 +221,7 @@ fn chapter_list(project: &Project, room: usize) -> String {
     };
     // Pick chapters outwards from the active one (the one before first) while they fit.
     let mut order: Vec<usize> = (0..n).collect();
-    crate::sort::by_key(&mut order, |&i| (i.abs_diff(active), i > active));
+    order.sort_by_key(|&i| (i.abs_diff(active), i > active));
     let mut picked: Vec<(usize, String)> = Vec::new();
     for i in order.into_iter().take(MAX_LISTED_CHAPTERS) {
         let line = entry(i);
@@ -235,7 +235,7 @@ fn chapter_list(project: &Project, room: usize) -> String {
     if picked.is_empty() {
         return String::new();
     }
-    crate::sort::by_key(&mut picked, |(i, _)| *i);
+    picked.sort_by_key(|(i, _)| *i);
     let mut out = String::from(title);
     for (_, line) in &picked {
         out.push_str(line);
@@ -469,9 +469,7 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
             )
         })
         .collect();
-    crate::sort::by(&mut ranked, |a, b| {
-        b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2))
-    });
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
     ranked
         .into_iter()
         .take(MAX_MAIN_CHARACTERS)

@@ -33,7 +33,6 @@ pub mod agent;
 pub mod bible;
 pub mod commands;
 pub mod core;
-mod decimal;
 pub mod editor_context;
 pub mod env;
 pub mod error;
@@ -53,9 +52,7 @@ pub mod session;
 pub mod settings;
 pub mod sort;
 pub mod store;
-pub mod task;
 pub mod tools;
-pub mod words;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

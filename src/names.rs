@@ -59,7 +59,7 @@ fn closest_in<'a>(name: &str, candidates: Vec<&'a str>, max: usize) -> Vec<&'a s
             (distance <= limit || contains).then_some((distance, order, candidate))
         })
         .collect();
-    crate::sort::sort(&mut scored);
+    scored.sort();
     scored.into_iter().take(max).map(|(_, _, c)| c).collect()
 }
 
@@ -145,7 +145,7 @@ mod tests {
                 (distance <= limit || contains).then_some((distance, order, candidate))
             })
             .collect();
-        crate::sort::sort(&mut scored);
+        scored.sort();
         scored.into_iter().take(max).map(|(_, _, c)| c).collect()
     }
 

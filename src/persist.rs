@@ -327,7 +327,7 @@ fn rebuild(
     pending::StoredChapter,
     Option<String>,
 ) {
-    crate::sort::by_key(&mut records, |r| r.version);
+    records.sort_by_key(|r| r.version);
     let checkpoint = record.version;
     let changes = match (records.first(), records.last()) {
         (Some(first), Some(last)) => Some((first.version, last.version)),
@@ -554,7 +554,7 @@ pub async fn list(store: &dyn Store) -> Result<Vec<ProjectRecord>, StoreError> {
         .into_iter()
         .map(|v| parse(Table::Projects, v))
         .collect::<Result<_, _>>()?;
-    crate::sort::by(&mut projects, |a, b| {
+    projects.sort_by(|a, b| {
         b.updated_ms
             .cmp(&a.updated_ms)
             .then_with(|| a.name.cmp(&b.name))

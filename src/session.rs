@@ -21,7 +21,6 @@
 
 use crate::sort::StrSet;
 
-use crate::decimal::Fixed;
 use serde_json::json;
 use serde_json::Value;
 
@@ -954,8 +953,8 @@ fn concurrent_update(
     ToolError::new(
         "concurrent_update",
         format!(
-            "CONCURRENT UPDATE DETECTED: '{}' of {kind} '{id}' was updated by {} {} s ago. Current value: {}. Proposed value: {}. Nothing was changed; read the entry again and decide whether your update still applies.",
-            c.field, c.by, Fixed(secs, 1), c.current, proposed
+            "CONCURRENT UPDATE DETECTED: '{}' of {kind} '{id}' was updated by {} {:.1} s ago. Current value: {}. Proposed value: {}. Nothing was changed; read the entry again and decide whether your update still applies.",
+            c.field, c.by, secs, c.current, proposed
         ),
     )
     .with_details(json!({

@@ -1,31 +1,8 @@
-//! Stable sorting through one instantiation of the standard library's sort.
-//!
-//! Each `slice::sort_by` call with its own closure (or element type) makes the compiler emit
-//! another copy of the standard library's stable sort, about 4 KB of wasm each. These helpers
-//! sort a list of positions with one comparator behind `&dyn`, so every call shares one copy,
-//! and then move the elements into place. The order is the same as `sort_by`'s: stable,
-//! equal elements keep their order.
-//!
-//! Collecting pairs into a `BTreeMap` sorts them first, with another copy of the sort per pair
-//! type; [`map`] inserts them one by one instead, which shares the map's own `insert`.
-//!
-//! Each `BTreeMap<K, V>` type costs 4-11 KB of wasm of its own (insert, split, merge,
-//! search, iteration, drop). The temporary maps keyed by borrowed strings (counting,
-//! grouping, lookups inside one function) are [`Groups`] instead: one sorted vector of
-//! positions for all of them. The sets of owned strings are one [`StrSet`].
+//! Collections keyed by strings: [`Groups`] (positions grouped by string), [`StrSet`] (a
+//! sorted vector of strings), [`Counts`] (counts of strings), and [`lite_update`] (bulk
+//! updates of a `VecMap`).
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
-
-/// Collect `pairs` into a map (as `collect()`: of equal keys, the last value wins), inserting
-/// each pair rather than sorting them all first.
-pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
-    let mut map = BTreeMap::new();
-    for (k, v) in pairs {
-        map.insert(k, v);
-    }
-    map
-}
 
 /// Apply `updates` to `map`: each a value to set, or `None` to remove the key; of equal keys
 /// the last wins. A few updates are inserted one by one; more are sorted once and merged
@@ -49,7 +26,7 @@ pub fn lite_update<K: Ord, V>(
         }
         return;
     }
-    by(&mut updates, |a, b| a.0.cmp(&b.0));
+    updates.sort_by(|a, b| a.0.cmp(&b.0));
     let mut merged = crate::map::VecMap::with_capacity(map.len() + updates.len());
     // The keys come in increasing order, so each is appended (an insert only if not).
     let mut push = |k: K, v: V| {
@@ -94,7 +71,7 @@ impl<'a> Groups<'a> {
     /// Group the positions of `keys` by string.
     pub fn new(keys: &[&'a str]) -> Self {
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        sort_positions(&mut order, &|a, b| keys[a].cmp(keys[b]));
+        order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
         let mut starts: Vec<(&'a str, usize)> = Vec::new();
         for (at, &i) in order.iter().enumerate() {
             if starts.last().is_none_or(|(k, _)| *k != keys[i]) {
@@ -211,7 +188,7 @@ impl Extend<String> for StrSet {
         let len = self.0.len();
         self.0.extend(iter);
         if self.0.len() > len {
-            sort(&mut self.0);
+            self.0.sort();
             self.0.dedup();
         }
     }
@@ -220,7 +197,7 @@ impl Extend<String> for StrSet {
 impl From<Vec<String>> for StrSet {
     /// The set of `strings` (sorted once and deduplicated).
     fn from(mut strings: Vec<String>) -> Self {
-        sort(&mut strings);
+        strings.sort();
         strings.dedup();
         Self(strings)
     }
@@ -323,92 +300,10 @@ impl IntoIterator for Counts {
     }
 }
 
-/// Sort `v` stably by `cmp` (as `v.sort_by(cmp)`).
-pub fn by<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
-    by_dyn(v, &cmp);
-}
-
-/// [`by`] with the comparator behind `&dyn`: one copy per element type, not per comparator.
-#[inline(never)]
-fn by_dyn<T>(v: &mut [T], cmp: &dyn Fn(&T, &T) -> Ordering) {
-    if v.len() < 2 {
-        return;
-    }
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    {
-        let items = &*v;
-        sort_positions(&mut order, &|a, b| cmp(&items[a], &items[b]));
-    }
-    permute(v, &mut order);
-}
-
-/// Sort `v` stably by `key` (as `v.sort_by_key(key)`: the key is computed per comparison).
-pub fn by_key<T, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
-    by(v, |a, b| key(a).cmp(&key(b)));
-}
-
-/// Sort `v` stably (as `v.sort()`).
-pub fn sort<T: Ord>(v: &mut [T]) {
-    by(v, T::cmp);
-}
-
-/// Positions `0..n` sorted stably by `cmp` (the one shared sort: no copy of it per caller).
-pub fn positions(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    sort_positions(&mut order, cmp);
-    order
-}
-
-/// The one instantiation of the standard sort: positions, compared through `cmp`.
-#[inline(never)]
-fn sort_positions(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {
-    order.sort_by(|&a, &b| cmp(a, b));
-}
-
-/// Put `v` in `order` (`order[k]` is the position in `v` of the element that goes to `k`),
-/// in place, following each cycle of the permutation once.
-fn permute<T>(v: &mut [T], order: &mut [usize]) {
-    for start in 0..order.len() {
-        let mut at = start;
-        while order[at] != start {
-            let from = order[at];
-            v.swap(at, from);
-            order[at] = at;
-            at = from;
-        }
-        order[at] = at;
-    }
-}
-
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn sorts_like_the_standard_stable_sort(v in proptest::collection::vec((0u8..8, any::<u16>()), 0..200)) {
-            let mut ours = v.clone();
-            let mut std = v.clone();
-            by_key(&mut ours, |x| x.0);
-            std.sort_by_key(|x| x.0);
-            prop_assert_eq!(&ours, &std);
-            let mut ours = v.clone();
-            let mut std = v;
-            sort(&mut ours);
-            std.sort();
-            prop_assert_eq!(ours, std);
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn map_collects_like_collect(v in proptest::collection::vec((0u8..16, any::<u16>()), 0..100)) {
-            let ours = map(v.iter().copied());
-            let std: BTreeMap<u8, u16> = v.into_iter().collect();
-            prop_assert_eq!(ours, std);
-        }
-    }
 
     proptest! {
         #[test]
@@ -516,12 +411,5 @@ mod tests {
             prop_assert_eq!(ours.is_empty(), std.is_empty());
             prop_assert_eq!(ours.into_iter().collect::<Vec<_>>(), std.into_iter().collect::<Vec<_>>());
         }
-    }
-
-    #[test]
-    fn sorts_a_part_of_a_list_and_moves_owned_values() {
-        let mut v: Vec<String> = ["d", "c", "b", "a"].iter().map(|s| s.to_string()).collect();
-        by(&mut v[1..], |a, b| a.cmp(b));
-        assert_eq!(v, ["d", "a", "b", "c"]);
     }
 }

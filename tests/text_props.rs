@@ -1,13 +1,10 @@
-//! Property tests of `project::Text` against `ropey::Rope` (with the features the crate built
-//! it with before: only `\n` ends a line), on random texts of multi-byte chars and every kind
-//! of line break, before and after random inserts and removes: every method the crate uses.
-//! Texts run to tens of KB, so that they span many chunks, and edits split and merge them.
+//! Property tests of `project::Text` (a `ropey::Rope` that clamps positions) against a plain
+//! `String`, on random texts of multi-byte chars and every kind of line break, before and after
+//! random inserts and removes: only `\n` ends a line, and positions past the end are clamped.
 #![cfg(not(target_arch = "wasm32"))]
 
 use draftsmith::project::Text;
 use proptest::prelude::*;
-use ropey::Rope;
-
 const ATOMS: &[&str] = &[
     "a", "b", " ", "é", "🐉", "“", "\n", "\r\n", "\r", "\n\n", "\u{0B}", "\u{0C}", "\u{85}",
     "\u{2028}", "\u{2029}",
@@ -43,119 +40,99 @@ fn arb_edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-/// Char positions worth checking: every one of a short text; else the ends, a stride
-/// through it, and around each chunk boundary.
-fn positions(text: &Text, len: usize) -> Vec<usize> {
+/// Char positions worth checking: every one of a short text and a few past its end; else
+/// the ends, a stride through it, and past the end.
+fn positions(len: usize) -> Vec<usize> {
     if len <= 300 {
-        return (0..=len).collect();
+        return (0..=len + 2).collect();
     }
     let mut at: Vec<usize> = (0..=len).step_by(len / 97 + 1).collect();
-    at.extend([0, 1, len - 1, len]);
-    let mut start = 0;
-    for chunk in text.chunks() {
-        start += chunk.chars().count();
-        for p in [
-            start.saturating_sub(2),
-            start.saturating_sub(1),
-            start,
-            start + 1,
-        ] {
-            at.push(p.min(len));
-        }
-    }
+    at.extend([0, 1, len - 1, len, len + 1, usize::MAX]);
     at
 }
 
-/// The same positions for lines (up to and with `len_lines`).
-fn line_positions(rope: &Rope) -> Vec<usize> {
-    let lines = rope.len_lines();
-    if lines <= 300 {
-        return (0..=lines).collect();
+/// The lines of `s` as ropey counts them: each with its `\n`, and one more after the last
+/// `\n` (empty when `s` ends with one).
+fn model_lines(s: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = s.split_inclusive('\n').collect();
+    if s.is_empty() || s.ends_with('\n') {
+        lines.push("");
     }
-    let mut at: Vec<usize> = (0..=lines).step_by(lines / 97 + 1).collect();
-    at.extend([0, 1, lines - 1, lines]);
-    at
+    lines
 }
 
-/// Everything the crate calls agrees.
-fn check(text: &Text, rope: &Rope) -> Result<(), TestCaseError> {
-    let whole = rope.to_string();
-    prop_assert_eq!(text.to_string(), whole.clone());
-    prop_assert_eq!(text.len_bytes(), rope.len_bytes());
-    prop_assert_eq!(text.len_chars(), rope.len_chars());
-    prop_assert_eq!(text.len_lines(), rope.len_lines());
-    prop_assert_eq!(text.chars().collect::<String>(), whole.clone());
-    prop_assert_eq!(text.chunks().collect::<String>(), whole.clone());
-    prop_assert!(text.chunks().all(|c| !c.is_empty()));
+/// Byte of char `c` of `s`, clamped to the end.
+fn byte_of(s: &str, c: usize) -> usize {
+    s.char_indices().nth(c).map_or(s.len(), |(b, _)| b)
+}
 
-    let len = rope.len_chars();
-    for c in positions(text, len) {
-        prop_assert_eq!(
-            text.char_to_byte(c),
-            rope.char_to_byte(c),
-            "char_to_byte({})",
-            c
-        );
+/// Everything the crate calls agrees with the string, positions past the end clamped.
+fn check(text: &Text, whole: &str) -> Result<(), TestCaseError> {
+    let len = whole.chars().count();
+    let lines = model_lines(whole);
+    prop_assert_eq!(text.to_string(), whole);
+    prop_assert_eq!(text.len_bytes(), whole.len());
+    prop_assert_eq!(text.len_chars(), len);
+    prop_assert_eq!(text.len_lines(), lines.len());
+    prop_assert_eq!(text.len_lines(), whole.matches('\n').count() + 1);
+    prop_assert!(text.chars().eq(whole.chars()));
+    prop_assert_eq!(text.chunks().collect::<String>(), whole);
+    for c in positions(len) {
+        let b = byte_of(whole, c);
+        prop_assert_eq!(text.char_to_byte(c), b, "char_to_byte({})", c);
         prop_assert_eq!(
             text.char_to_line(c),
-            rope.char_to_line(c),
+            whole[..b].matches('\n').count(),
             "char_to_line({})",
             c
         );
-        if c < len {
-            prop_assert_eq!(text.char(c), rope.char(c), "char({})", c);
-        }
-        for end in [c, (c + 1).min(len), (c + 7).min(len), (c + 3000).min(len)] {
-            let (ours, theirs) = (text.slice(c..end), rope.slice(c..end));
-            prop_assert_eq!(
-                ours.to_string(),
-                theirs.to_string(),
-                "slice({}..{})",
-                c,
-                end
-            );
-            prop_assert_eq!(ours.len_chars(), theirs.len_chars());
-            prop_assert_eq!(ours.len_bytes(), theirs.len_bytes());
-            prop_assert!(ours.chars().eq(theirs.chars()));
+        prop_assert_eq!(
+            text.char(c),
+            whole.chars().nth(c).unwrap_or('\0'),
+            "char({})",
+            c
+        );
+        for end in [
+            c,
+            c.saturating_add(1),
+            c.saturating_add(7),
+            c.saturating_add(3000),
+        ] {
+            let ours = text.slice(c..end);
+            let theirs = &whole[b..byte_of(whole, end)];
+            prop_assert_eq!(ours.to_string(), theirs, "slice({}..{})", c, end);
+            prop_assert_eq!(ours.len_chars(), theirs.chars().count());
+            prop_assert_eq!(ours.len_bytes(), theirs.len());
         }
     }
-    prop_assert_eq!(text.slice(..).to_string(), whole.clone());
-    for b in (0..=rope.len_bytes()).step_by(rope.len_bytes() / 311 + 1) {
-        for b in [b, b.saturating_sub(1), (b + 1).min(rope.len_bytes())] {
+    prop_assert_eq!(text.slice(..).to_string(), whole);
+    for b in (0..=whole.len() + 2).step_by(whole.len() / 311 + 1) {
+        for b in [b, b.saturating_sub(1), b + 1] {
+            let inside = (0..=b.min(whole.len()))
+                .rev()
+                .find(|&i| whole.is_char_boundary(i))
+                .unwrap_or(0);
             prop_assert_eq!(
                 text.byte_to_char(b),
-                rope.byte_to_char(b),
+                whole[..inside].chars().count(),
                 "byte_to_char({})",
                 b
             );
         }
     }
-    let lines = rope.len_lines();
-    for l in line_positions(rope) {
-        prop_assert_eq!(
-            text.line_to_char(l),
-            rope.line_to_char(l),
-            "line_to_char({})",
-            l
-        );
-        if l < lines {
-            let (ours, theirs) = (text.line(l), rope.line(l));
-            prop_assert_eq!(ours.to_string(), theirs.to_string(), "line({})", l);
-            prop_assert_eq!(ours.len_chars(), theirs.len_chars());
-            prop_assert!(ours.chars().eq(theirs.chars()));
-        }
+    let mut start = 0;
+    for (l, line) in lines.iter().enumerate() {
+        prop_assert_eq!(text.line_to_char(l), start, "line_to_char({})", l);
+        prop_assert_eq!(text.line(l).to_string(), *line, "line({})", l);
+        start += line.chars().count();
     }
-    let ours: Vec<(String, usize)> = text
-        .lines()
-        .map(|l| (l.to_string(), l.len_chars()))
-        .collect();
-    let theirs: Vec<(String, usize)> = rope
-        .lines()
-        .map(|l| (l.to_string(), l.len_chars()))
-        .collect();
-    prop_assert_eq!(ours, theirs);
-
-    prop_assert!(*text == Text::from_str(&whole));
+    for l in [lines.len(), lines.len() + 1, usize::MAX] {
+        prop_assert_eq!(text.line_to_char(l), len);
+        prop_assert_eq!(text.line(l).to_string(), "");
+    }
+    let ours: Vec<String> = text.lines().map(|l| l.to_string()).collect();
+    prop_assert_eq!(ours, lines);
+    prop_assert!(*text == Text::from_str(whole));
     prop_assert!(*text == text.clone());
     Ok(())
 }
@@ -164,71 +141,79 @@ fn at(per_mille: usize, len: usize) -> usize {
     len * per_mille / 1000
 }
 
+/// `s` with the chars `a..b` replaced by `with`.
+fn splice(s: &str, a: usize, b: usize, with: &str) -> String {
+    format!("{}{with}{}", &s[..byte_of(s, a)], &s[byte_of(s, b)..])
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
 
-    /// From a string, then after each of a run of inserts and removes, the text agrees with
-    /// ropey on everything the crate calls.
+    /// From a string, then after each of a run of inserts and removes (some past the end),
+    /// the text agrees with the string on everything the crate calls.
     #[test]
-    fn text_agrees_with_ropey_under_edits(
+    fn text_agrees_with_a_string_under_edits(
         start in arb_text(40, 700),
         edits in prop::collection::vec(arb_edit(), 0..10),
     ) {
         let mut text = Text::from_str(&start);
-        let mut rope = Rope::from_str(&start);
-        check(&text, &rope)?;
+        let mut model = start;
+        check(&text, &model)?;
         for edit in edits {
             let before = text.clone();
-            let len = rope.len_chars();
+            let len = model.chars().count();
+            // Per mille up to 1100: a tenth of the positions are past the end.
             match edit {
                 Edit::Insert(p, s) => {
-                    let p = at(p, len);
+                    let p = at(p * 11 / 10, len);
                     text.insert(p, &s);
-                    rope.insert(p, &s);
+                    model = splice(&model, p.min(len), p.min(len), &s);
                 }
                 Edit::Remove(a, b) => {
-                    let (a, b) = (at(a.min(b), len), at(a.max(b), len).min(len));
+                    let (a, b) = (at(a.min(b), len), at(a.max(b) * 11 / 10, len));
                     text.remove(a..b);
-                    rope.remove(a..b);
+                    model = splice(&model, a.min(len), b.min(len), "");
                 }
             }
-            check(&text, &rope)?;
-            // A clone shares chunks until edited: the edit did not reach it.
+            check(&text, &model)?;
+            // A clone does not see the edit.
             prop_assert_eq!(before.len_chars(), len);
-            prop_assert_eq!(before.to_string().chars().count(), len);
         }
     }
 
     /// Short texts: every position, every line, every range end.
     #[test]
-    fn short_texts_agree_with_ropey_everywhere(
+    fn short_texts_agree_with_a_string_everywhere(
         start in arb_text(30, 3),
         edits in prop::collection::vec(arb_edit(), 0..6),
     ) {
         let mut text = Text::from_str(&start);
-        let mut rope = Rope::from_str(&start);
+        let mut model = start;
         for edit in edits {
-            check(&text, &rope)?;
-            let len = rope.len_chars();
-            for a in 0..=len {
-                for b in a..=len {
-                    prop_assert_eq!(text.slice(a..b).to_string(), rope.slice(a..b).to_string());
+            check(&text, &model)?;
+            let len = model.chars().count();
+            for a in 0..=len + 1 {
+                for b in a..=len + 1 {
+                    prop_assert_eq!(
+                        text.slice(a..b).to_string(),
+                        &model[byte_of(&model, a)..byte_of(&model, b)]
+                    );
                 }
             }
             match edit {
                 Edit::Insert(p, s) => {
                     let s: String = s.chars().take(5).collect();
                     text.insert(at(p, len), &s);
-                    rope.insert(at(p, len), &s);
+                    model = splice(&model, at(p, len), at(p, len), &s);
                 }
                 Edit::Remove(a, b) => {
-                    let (a, b) = (at(a.min(b), len), at(a.max(b), len).min(len));
+                    let (a, b) = (at(a.min(b), len), at(a.max(b), len));
                     text.remove(a..b);
-                    rope.remove(a..b);
+                    model = splice(&model, a, b, "");
                 }
             }
         }
-        check(&text, &rope)?;
+        check(&text, &model)?;
     }
 
     /// Equality is by content, whatever the chunks: texts built differently compare equal
@@ -237,16 +222,15 @@ proptest! {
     fn equality_is_by_content(a in arb_text(20, 900), b in arb_text(20, 900), cut in 0..=1000usize) {
         let whole = Text::from_str(&a);
         // The same string, built from two pieces (other chunk boundaries).
-        let split = a.char_indices().nth(at(cut, a.chars().count())).map_or(a.len(), |(i, _)| i);
+        let split = byte_of(&a, at(cut, a.chars().count()));
         let mut built = Text::from_str(&a[split..]);
         built.insert(0, &a[..split]);
         prop_assert!(whole == built);
         prop_assert_eq!(whole == Text::from_str(&b), a == b);
-        prop_assert_eq!(Rope::from_str(&a) == Rope::from_str(&b), a == b);
     }
 }
 
-/// Past the end, ropey panics; `Text` clamps (and `char` gives `'\0'`).
+/// Past the end, `Text` clamps (and `char` gives `'\0'`) where ropey panics.
 #[test]
 fn positions_past_the_end_are_clamped() {
     let mut text = Text::from_str("ab\ncd");

@@ -16,11 +16,11 @@ use std::rc::Rc;
 use draftsmith::core::Env;
 use draftsmith::llm::client::{HttpResponse, LlmTransport, TransportError};
 use draftsmith::llm::HttpRequest;
-use draftsmith::task::LocalBoxFuture;
 use draftsmith::web::fetch::{FetchTransport, JsSleeper};
 use draftsmith::web::idb::IdbStore;
 use draftsmith::web::{JsClock, JsIds};
 use draftsmith::{Core, IdSource, RecordingSink};
+use futures_util::future::LocalBoxFuture;
 use serde_json::{json, Value};
 use wasm_bindgen_test::*;
 

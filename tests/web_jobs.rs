@@ -14,11 +14,11 @@ use draftsmith::llm::client::{HttpResponse, LlmTransport, Sleeper, TransportErro
 use draftsmith::llm::HttpRequest;
 use draftsmith::store::faulty::Faulty;
 use draftsmith::store::{Store, Table};
-use draftsmith::task::LocalBoxFuture;
 use draftsmith::web::fetch::{FetchTransport, JsSleeper};
 use draftsmith::web::idb::IdbStore;
 use draftsmith::web::{JsClock, JsIds};
 use draftsmith::{Core, IdSource, RecordingSink};
+use futures_util::future::LocalBoxFuture;
 use serde_json::{json, Value};
 use std::future;
 use wasm_bindgen_test::*;

@@ -76,7 +76,7 @@ impl Future for Aborted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{now_or_never, race, Either};
+    use futures_util::future::{select, Either, FutureExt};
 
     #[test]
     fn aborting_wakes_a_waiting_future() {
@@ -88,7 +88,7 @@ mod tests {
         assert!(Pin::new(&mut waiting).poll(&mut cx).is_ready());
         assert!(signal.is_aborted());
         // A race against a pending future is won by the abort.
-        let won = now_or_never(race(std::future::pending::<()>(), signal.aborted()));
-        assert!(matches!(won, Some(Either::Right(()))));
+        let won = select(std::future::pending::<()>(), signal.aborted()).now_or_never();
+        assert!(matches!(won, Some(Either::Right(((), _)))));
     }
 }

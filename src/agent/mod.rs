@@ -25,7 +25,7 @@ pub mod spec;
 use crate::sort::StrSet;
 use std::cell::{Cell, RefCell};
 
-use crate::task::{join_all, race, Either, LocalBoxFuture};
+use futures_util::future::{join_all, select, Either, LocalBoxFuture};
 use serde::Serialize;
 use serde_json::json;
 use serde_json::Value;
@@ -265,7 +265,7 @@ pub fn complete_paused(
             .and_then(|id| order.iter().position(|o| o == id))
             .unwrap_or(usize::MAX)
     };
-    crate::sort::by_key(&mut messages[turn + 1..], position);
+    messages[turn + 1..].sort_by_key(position);
 }
 
 /// The result of a call that was not executed.
@@ -424,8 +424,8 @@ pub async fn continue_agent(
                 jitter,
                 &mut forward,
             ));
-            match race(model_call, abort.aborted()).await {
-                Either::Left(called) => Some(called),
+            match select(model_call, abort.aborted()).await {
+                Either::Left((called, _)) => Some(called),
                 // Dropping the call drops its stream, which cancels the request.
                 Either::Right(_) => None,
             }

@@ -20,7 +20,7 @@ pub fn search<'b>(bible: &'b Bible, query: &str) -> Vec<&'b Entity> {
     let mut found: Vec<&Entity> = bible.list(Glossary).filter(found).collect();
     let exact =
         |e: &Entity| same_term(e.text("term_src"), query) || same_term(e.text("term_tgt"), query);
-    crate::sort::by_key(&mut found, |e| (!exact(e), e.id.clone()));
+    found.sort_by_key(|e| (!exact(e), e.id.clone()));
     found
 }
 

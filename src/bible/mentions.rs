@@ -34,7 +34,7 @@ pub fn names_of(entity: &Entity) -> Vec<String> {
     for alias in entity.list("aliases") {
         push(alias);
     }
-    crate::sort::by_key(&mut names, |n| std::cmp::Reverse(n.chars().count()));
+    names.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
     names
 }
 
@@ -106,9 +106,7 @@ pub fn detect(bible: &Bible, text: &str) -> Vec<Mention> {
             }
         }
     }
-    crate::sort::by(&mut found, |a, b| {
-        a.start.cmp(&b.start).then(b.end.cmp(&a.end))
-    });
+    found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     let mut out: Vec<Mention> = Vec::new();
     for m in found {
         if out.last().is_some_and(|last| m.start < last.end) {

@@ -583,7 +583,7 @@ impl Bible {
         let mut bible = Self::new();
         bible.entities = entities.into_iter().collect();
         bible.last_version = bible.entities.iter().map(|e| e.version).max().unwrap_or(0);
-        crate::sort::by(&mut bible.entities, |a, b| key_cmp(a, b.kind, &b.id));
+        bible.entities.sort_by(|a, b| key_cmp(a, b.kind, &b.id));
         // Of equal keys (adjacent, in load order) keep the last, as inserting each would.
         bible.entities.dedup_by(|later, earlier| {
             let same = later.kind == earlier.kind && later.id == earlier.id;

@@ -90,9 +90,7 @@ impl Placed<'_> {
 pub fn in_reading_order<'a>(bible: &'a Bible, project: &Project) -> Vec<Placed<'a>> {
     let place = |s| Placed::new(project, s);
     let mut all: Vec<Placed<'a>> = bible.list(Kind::Scene).map(place).collect();
-    crate::sort::by_key(&mut all, |p| {
-        (p.end_key().0, p.start, p.end, p.scene.id.clone())
-    });
+    all.sort_by_key(|p| (p.end_key().0, p.start, p.end, p.scene.id.clone()));
     all
 }
 

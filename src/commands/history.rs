@@ -608,7 +608,7 @@ impl History {
 
     /// Rebuild a history from stored undo entries (in any order) and its state.
     pub fn from_parts(mut entries: Vec<Entry>, state: HistoryState) -> Self {
-        crate::sort::by_key(&mut entries, |e| e.seq);
+        entries.sort_by_key(|e| e.seq);
         let next_seq = entries.last().map_or(0, |e| e.seq + 1).max(state.next_seq);
         let mut history = Self {
             undo: entries,

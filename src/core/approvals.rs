@@ -287,7 +287,7 @@ impl Core {
             .filter(|r| r["state"] == "pending")
             .filter(|r| run.is_none_or(|run| r["run"] == run))
             .collect();
-        crate::sort::by_key(&mut records, |r| r["createdMs"].as_u64().unwrap_or(0));
+        records.sort_by_key(|r| r["createdMs"].as_u64().unwrap_or(0));
         Ok(records.iter().map(approval_card).collect())
     }
 

@@ -12,7 +12,7 @@
 //!
 //! A failure at any step is the call's error result and changes nothing.
 
-use crate::task::{or_pending, race, Either};
+use futures_util::future::{select, Either};
 use serde_json::json;
 use serde_json::Value;
 
@@ -96,8 +96,12 @@ impl Core {
                 &mut jitter,
                 &mut ignore,
             ));
-            match race(call, or_pending(abort.map(AbortSignal::aborted))).await {
-                Either::Left(called) => called,
+            let aborted = match abort {
+                Some(signal) => Either::Left(signal.aborted()),
+                None => Either::Right(std::future::pending()),
+            };
+            match select(call, aborted).await {
+                Either::Left((called, _)) => called,
                 Either::Right(_) => return Err(NestedError::Aborted),
             }
         };

@@ -26,7 +26,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use crate::task::{race, LocalBoxFuture, Unordered};
+use futures_util::future::{select, LocalBoxFuture};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
@@ -709,7 +710,7 @@ impl Core {
         let Some(rt) = self.jobs.borrow().get(id).cloned() else {
             return;
         };
-        let mut running = Unordered::new();
+        let mut running = FuturesUnordered::new();
         loop {
             let wake = rt.notify.wait();
             // Start what may start.
@@ -797,7 +798,7 @@ impl Core {
             if running.is_empty() {
                 wake.await;
             } else {
-                race(running.next(), wake).await;
+                select(running.next(), std::pin::pin!(wake)).await;
             }
         }
     }
@@ -1179,9 +1180,7 @@ impl Core {
         for (_, job) in jobs {
             list.push(job);
         }
-        crate::sort::by(&mut list, |a, b| {
-            b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id))
-        });
+        list.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id)));
         let mut views = Vec::with_capacity(list.len());
         for job in &list {
             views.push(job.view(false));

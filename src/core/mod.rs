@@ -1144,7 +1144,7 @@ impl Core {
                 open.session.memory.catch_up_index();
             }
         };
-        let _ = crate::task::join(self.flush(&current, false), index).await;
+        let _ = futures_util::future::join(self.flush(&current, false), index).await;
         Ok(value)
     }
 
@@ -1714,7 +1714,7 @@ fn history_json(s: &Session) -> Result<Value, Error> {
 fn memory_json(s: &Session) -> Result<Value, Error> {
     let id = s.project.id.as_str();
     let mut notes: Vec<&crate::memory::MemoryNote> = s.memory.visible_notes(id).collect();
-    crate::sort::by_key(&mut notes, |n| std::cmp::Reverse(n.updated_ms));
+    notes.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
     Ok(json!({
         "bedside": s.memory.bedside(id),
         "goals": s.memory.project_goals(id).collect::<Vec<_>>(),

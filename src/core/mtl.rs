@@ -9,7 +9,7 @@
 //! saves a translation with `translation_create_line`). A failure at any step is the call's
 //! error result; every call is audited.
 
-use crate::task::{or_pending, race, Either, LocalBoxFuture};
+use futures_util::future::{select, Either, LocalBoxFuture};
 use serde_json::json;
 use serde_json::Value;
 
@@ -38,8 +38,8 @@ pub enum MtlError {
 }
 
 async fn with_timeout<T>(sleeper: &dyn Sleeper, ms: u64, work: LocalBoxFuture<'_, T>) -> Option<T> {
-    match race(work, sleeper.sleep(ms)).await {
-        Either::Left(value) => Some(value),
+    match select(work, sleeper.sleep(ms)).await {
+        Either::Left((value, _)) => Some(value),
         Either::Right(_) => None,
     }
 }
@@ -271,7 +271,7 @@ pub async fn suggest(
         })
         .to_string(),
     };
-    let work = async {
+    let work = std::pin::pin!(async {
         let sent = with_timeout(sleeper, connect_ms, transport.send(&request)).await;
         let mut response = match sent {
             None => {
@@ -297,9 +297,13 @@ pub async fn suggest(
             .with_details(json!({"status": response.status})));
         }
         suggestion_of(&body, &host)
+    });
+    let aborted = match abort {
+        Some(signal) => Either::Left(signal.aborted()),
+        None => Either::Right(std::future::pending()),
     };
-    match race(work, or_pending(abort.map(AbortSignal::aborted))).await {
-        Either::Left(found) => found.map_err(MtlError::Failed),
+    match select(work, aborted).await {
+        Either::Left((found, _)) => found.map_err(MtlError::Failed),
         Either::Right(_) => Err(MtlError::Aborted),
     }
 }

@@ -231,7 +231,7 @@ impl Core {
                 _ => {}
             }
         }
-        crate::sort::by_key(&mut state.suggestions, |s| s.created_ms);
+        state.suggestions.sort_by_key(|s| s.created_ms);
         state.loaded = true;
     }
 
@@ -999,7 +999,7 @@ impl Core {
             if settled.len() <= MAX_SETTLED {
                 return;
             }
-            crate::sort::sort(&mut settled);
+            settled.sort();
             let gone: Vec<String> = settled
                 .into_iter()
                 .take(state.suggestions.iter().filter(|s| !s.is_pending()).count() - MAX_SETTLED)
@@ -1215,7 +1215,7 @@ impl Core {
             .visible_notes(project)
             .filter(|n| n.note_type == NoteType::Observation)
             .collect();
-        crate::sort::by_key(&mut observations, |n| std::cmp::Reverse(n.updated_ms));
+        observations.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
         let input = ThinkerInput {
             project_name: &s.project.name,
             bedside: s.memory.bedside(project).map_or("", |n| n.text.as_str()),

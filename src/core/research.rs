@@ -18,7 +18,7 @@
 //! The notes of a project are loaded from the store once (`meta` records `research:…`) and
 //! kept in memory (`Shared::research`).
 
-use crate::task::{or_pending, race, Either};
+use futures_util::future::{select, Either};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
@@ -139,14 +139,15 @@ impl Core {
         if abort.is_some_and(AbortSignal::is_aborted) {
             return Err(StepError::Aborted);
         }
-        let stop = race(
-            llm.sleeper.sleep(ms),
-            or_pending(abort.map(AbortSignal::aborted)),
-        );
-        match race(step, stop).await {
-            Either::Left(done) => done.map_err(StepError::Failed),
-            Either::Right(Either::Left(())) => Err(StepError::Timeout(ms)),
-            Either::Right(Either::Right(())) => Err(StepError::Aborted),
+        let aborted = match abort {
+            Some(signal) => Either::Left(signal.aborted()),
+            None => Either::Right(std::future::pending()),
+        };
+        let stop = select(llm.sleeper.sleep(ms), aborted);
+        match select(std::pin::pin!(step), stop).await {
+            Either::Left((done, _)) => done.map_err(StepError::Failed),
+            Either::Right((Either::Left(_), _)) => Err(StepError::Timeout(ms)),
+            Either::Right((Either::Right(_), _)) => Err(StepError::Aborted),
         }
     }
 

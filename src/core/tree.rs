@@ -17,7 +17,7 @@ use std::cell::RefCell;
 
 use crate::map::VecMap;
 
-use crate::task::LocalBoxFuture;
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;

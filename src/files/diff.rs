@@ -73,9 +73,10 @@ fn lines_diff(change: &mut ChangeSet, old: &[char], new: &[char]) {
     let b = lines(new);
     // Lines as small ids (equal lines, equal ids), so each comparison is one integer
     // comparison, however long the lines: the lines of both sides sorted by content, each
-    // run of equal lines one id (through the shared sort: no hash map type of its own).
+    // run of equal lines one id.
     let all: Vec<&[char]> = a.iter().chain(&b).copied().collect();
-    let order = crate::sort::positions(all.len(), &|x, y| all[x].cmp(all[y]));
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by(|&x, &y| all[x].cmp(all[y]));
     let mut ids = vec![0u32; all.len()];
     let mut distinct = 0;
     for (k, &at) in order.iter().enumerate() {
@@ -145,7 +146,7 @@ fn align(ia: &[u32], ib: &[u32], ids: usize) -> Vec<(usize, usize)> {
             seen[id as usize] = (0, 0, 0, 0);
         }
         if !unique.is_empty() {
-            crate::sort::sort(&mut unique);
+            unique.sort();
             let (mut pa, mut pb) = (a0, b0);
             for (i, j) in increasing(&unique) {
                 todo.push((pa, i, pb, j));
@@ -157,7 +158,7 @@ fn align(ia: &[u32], ib: &[u32], ids: usize) -> Vec<(usize, usize)> {
             lcs(&ia[a0..a1], &ib[b0..b1], a0, b0, &mut pairs);
         }
     }
-    crate::sort::sort(&mut pairs);
+    pairs.sort();
     pairs
 }
 

@@ -15,7 +15,7 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-use crate::task::{race, BoxedLocal, Either, LocalBoxFuture};
+use futures_util::future::{select, Either, FutureExt, LocalBoxFuture};
 use std::future;
 
 use super::retry::{Decision, Failure, RetryPolicy};
@@ -180,8 +180,8 @@ pub async fn call_model(
 }
 
 async fn with_timeout<T>(sleeper: &dyn Sleeper, ms: u64, work: LocalBoxFuture<'_, T>) -> Option<T> {
-    match race(work, sleeper.sleep(ms)).await {
-        Either::Left(value) => Some(value),
+    match select(work, sleeper.sleep(ms)).await {
+        Either::Left((value, _)) => Some(value),
         Either::Right(_) => None,
     }
 }

@@ -158,7 +158,7 @@ impl Memory {
 
         // 3. Watched entities, high priority first (the sort is stable).
         let mut watched: Vec<_> = self.project_watched(project).collect();
-        crate::sort::by_key(&mut watched, |w| std::cmp::Reverse(w.priority));
+        watched.sort_by_key(|w| std::cmp::Reverse(w.priority));
         block.section(
             "Watched entities:",
             watched.into_iter().map(|w| {
@@ -190,7 +190,7 @@ impl Memory {
                 .visible_notes(project)
                 .filter(|n| !n.is_bedside() && !notes.iter().any(|m| m.id == n.id))
                 .collect();
-            crate::sort::by(&mut rest, |a, b| super::search::by_importance(a, b));
+            rest.sort_by(|a, b| super::search::by_importance(a, b));
             rest.truncate(CONTEXT_NOTES - notes.len());
             notes.extend(rest);
         }

@@ -763,7 +763,7 @@ impl Memory {
     /// once; and stop recording.
     pub fn take_changes(&mut self) -> Vec<Changed> {
         let mut items = std::mem::take(&mut self.changes).items;
-        crate::sort::sort(&mut items);
+        items.sort();
         items.dedup();
         items
     }
@@ -1158,7 +1158,7 @@ impl Memory {
             .iter()
             .filter(|n| n.is_deleted() && !n.is_expired(now_ms) && n.belongs_to(project))
             .collect();
-        crate::sort::by_key(&mut notes, |n| std::cmp::Reverse(n.deleted_ms));
+        notes.sort_by_key(|n| std::cmp::Reverse(n.deleted_ms));
         notes
     }
 

@@ -275,7 +275,7 @@ impl Terms {
         });
         let ids = terms.iter().map(|t| dictionary.get(t).copied()).collect();
         let mut sorted: Vec<usize> = (0..terms.len()).collect();
-        crate::sort::by(&mut sorted, |&a, &b| terms[a].cmp(&terms[b]));
+        sorted.sort_by(|&a, &b| terms[a].cmp(&terms[b]));
         Self { terms, ids, sorted }
     }
 

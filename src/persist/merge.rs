@@ -311,9 +311,7 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
                 .iter()
                 .map(|i| session.project.chapters[*i].clone())
                 .collect();
-            crate::sort::by_key(&mut ordered, |c| {
-                order.get(&c.id).last().copied().unwrap_or(usize::MAX)
-            });
+            ordered.sort_by_key(|c| order.get(&c.id).last().copied().unwrap_or(usize::MAX));
             for (slot, chapter) in slots.into_iter().zip(ordered) {
                 session.project.chapters[slot] = chapter;
             }

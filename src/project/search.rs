@@ -30,7 +30,6 @@
 //! "Chapter 3", "ch. 3", "chapter three", "the third chapter", "Chapter XII"); anything else is
 //! a title, which [`match_title`] resolves against the chapter titles.
 
-use crate::words::{words, Words};
 use serde::Serialize;
 
 /// The default `min_score` for [`find_fuzzy`]: up to one edit per four chars of the normalized
@@ -503,7 +502,7 @@ impl Peq {
         let blocks = pattern.len().div_ceil(64).max(1);
         let mut ascii = vec![0u64; 128 * blocks];
         let mut keys: Vec<char> = pattern.iter().copied().filter(|c| !c.is_ascii()).collect();
-        crate::sort::sort(&mut keys);
+        keys.sort();
         keys.dedup();
         let mut other = vec![0u64; keys.len() * blocks];
         for (i, &c) in pattern.iter().enumerate() {
@@ -749,7 +748,7 @@ fn best_span(norm: &str, query: &[char]) -> Option<(usize, usize, usize)> {
 // Chapter references
 // ---------------------------------------------------------------------------------------------
 
-const SMALL: Words = words![
+const SMALL: &[&str] = &[
     "one",
     "two",
     "three",
@@ -771,7 +770,7 @@ const SMALL: Words = words![
     "nineteen",
 ];
 
-const SMALL_ORDINAL: Words = words![
+const SMALL_ORDINAL: &[&str] = &[
     "first",
     "second",
     "third",
@@ -793,10 +792,11 @@ const SMALL_ORDINAL: Words = words![
     "nineteenth",
 ];
 
-const TENS: Words =
-    words!["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",];
+const TENS: &[&str] = &[
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+];
 
-const TENS_ORDINAL: Words = words![
+const TENS_ORDINAL: &[&str] = &[
     "twentieth",
     "thirtieth",
     "fortieth",
@@ -878,18 +878,24 @@ fn parse_number(s: &str, roman_max: usize) -> Option<usize> {
 
 /// A unit or teen word (`one` … `nineteen`, `first` … `nineteenth`): (value, is ordinal).
 fn small_word(token: &str) -> Option<(usize, bool)> {
-    if let Some(i) = SMALL.position(token) {
+    if let Some(i) = SMALL.iter().position(|w| *w == token) {
         return Some((i + 1, false));
     }
-    SMALL_ORDINAL.position(token).map(|i| (i + 1, true))
+    SMALL_ORDINAL
+        .iter()
+        .position(|w| *w == token)
+        .map(|i| (i + 1, true))
 }
 
 /// A tens word (`twenty` … `ninety`, `twentieth` … `ninetieth`): (value, is ordinal).
 fn tens_word(token: &str) -> Option<(usize, bool)> {
-    if let Some(i) = TENS.position(token) {
+    if let Some(i) = TENS.iter().position(|w| *w == token) {
         return Some((20 + 10 * i, false));
     }
-    TENS_ORDINAL.position(token).map(|i| (20 + 10 * i, true))
+    TENS_ORDINAL
+        .iter()
+        .position(|w| *w == token)
+        .map(|i| (20 + 10 * i, true))
 }
 
 /// Number words below 1000: `[unit|a] hundred[th] [and] [tens[-unit] | unit | teen]`; an

@@ -213,9 +213,7 @@ impl Research {
     /// Every note, newest fetched first.
     pub fn list(&self) -> Vec<&ResearchNote> {
         let mut all: Vec<&ResearchNote> = self.notes.iter().collect();
-        crate::sort::by(&mut all, |a, b| {
-            b.fetched_ms.cmp(&a.fetched_ms).then(b.id.cmp(&a.id))
-        });
+        all.sort_by(|a, b| b.fetched_ms.cmp(&a.fetched_ms).then(b.id.cmp(&a.id)));
         all
     }
 
@@ -314,7 +312,7 @@ impl Research {
     /// fetch), at most `limit`. A query with no searchable word finds nothing.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let mut terms = tokenize(query);
-        crate::sort::sort(&mut terms);
+        terms.sort();
         terms.dedup();
         if terms.is_empty() || self.notes.is_empty() {
             return Vec::new();
@@ -336,7 +334,7 @@ impl Research {
                 scored.push((score, note));
             }
         }
-        crate::sort::by(&mut scored, |a, b| {
+        scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
                 .then(b.1.fetched_ms.cmp(&a.1.fetched_ms))
                 .then(a.1.id.cmp(&b.1.id))

@@ -371,7 +371,7 @@ impl Batch {
     /// The tables this batch writes.
     pub fn tables(&self) -> Vec<Table> {
         let mut tables: Vec<Table> = self.ops.iter().map(Op::table).collect();
-        crate::sort::sort(&mut tables);
+        tables.sort();
         tables.dedup();
         tables
     }

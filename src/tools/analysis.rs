@@ -9,10 +9,8 @@
 //!   local result, with [`super::generation::interpretation_plan`]; the local figures do not
 //!   depend on it.
 
-use crate::words::{words, Words};
 use std::collections::BTreeMap;
 
-use crate::decimal::Fixed;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -124,9 +122,9 @@ impl ToolSpec for CritiqueSelection {
                 let per_100 = adverbs.len() as f64 * 100.0 / words;
                 if per_100 > ADVERBS_PER_100_WORDS {
                     suggestions.push(format!(
-                        "{} -ly adverbs ({} per 100 words); a stronger verb often says it better.",
+                        "{} -ly adverbs ({:.1} per 100 words); a stronger verb often says it better.",
                         adverbs.len(),
-                        Fixed(per_100, 1)
+                        per_100
                     ));
                 }
                 if !passive.is_empty() {
@@ -143,14 +141,14 @@ impl ToolSpec for CritiqueSelection {
             Focus::Pacing => {
                 if pacing.avg_sentence_words > SLOW_AVG_SENTENCE_WORDS {
                     suggestions.push(format!(
-                        "Sentences average {} words; shorter ones would quicken the pace.",
-                        Fixed(pacing.avg_sentence_words, 0)
+                        "Sentences average {:.0} words; shorter ones would quicken the pace.",
+                        pacing.avg_sentence_words
                     ));
                 }
                 if pacing.short_sentence_ratio > CHOPPY_SHORT_RATIO {
                     suggestions.push(format!(
-                        "{}% of sentences are very short; vary the rhythm unless the choppiness is deliberate.",
-                        Fixed(pacing.short_sentence_ratio * 100.0, 0)
+                        "{:.0}% of sentences are very short; vary the rhythm unless the choppiness is deliberate.",
+                        pacing.short_sentence_ratio * 100.0
                     ));
                 }
                 if pacing.sentence_words_stddev < 3.0 && stats.sentences >= 4 {
@@ -189,8 +187,8 @@ impl ToolSpec for CritiqueSelection {
                 let passive = analysis::passive_hints(&text);
                 if pacing.avg_sentence_words > LONG_SENTENCE_WORDS {
                     suggestions.push(format!(
-                        "Sentences average {} words; split the longest ones.",
-                        Fixed(pacing.avg_sentence_words, 0)
+                        "Sentences average {:.0} words; split the longest ones.",
+                        pacing.avg_sentence_words
                     ));
                 }
                 if stats.avg_word_chars > 6.0 {
@@ -243,7 +241,7 @@ pub struct RunAnalysisArgs {
 }
 
 /// Words that start with a capital letter but are not names.
-const NOT_NAMES: Words = words![
+const NOT_NAMES: &[&str] = &[
     "A", "All", "An", "And", "As", "At", "But", "By", "Chapter", "Dr", "Even", "For", "From", "He",
     "Her", "His", "How", "I", "If", "In", "It", "Its", "Lady", "Lord", "Mr", "Mrs", "Ms", "My",
     "No", "Not", "Now", "Of", "Oh", "On", "One", "Only", "Or", "Our", "She", "Sir", "So", "Still",
@@ -263,7 +261,7 @@ fn name_candidates(text: &str) -> Counts {
             && !opens_quote
             && word.chars().next().is_some_and(char::is_uppercase)
             && word.chars().count() > 1
-            && !NOT_NAMES.contains(word.as_str())
+            && NOT_NAMES.binary_search(&word.as_str()).is_err()
         {
             counts.add(&word, 1);
         }
@@ -273,7 +271,7 @@ fn name_candidates(text: &str) -> Counts {
 }
 
 /// Place prepositions, before a capitalized phrase that may be a place.
-const PREPOSITIONS: Words = words![
+const PREPOSITIONS: &[&str] = &[
     "across", "along", "around", "at", "behind", "beneath", "beyond", "from", "in", "inside",
     "into", "near", "off", "onto", "outside", "over", "past", "through", "to", "toward", "towards",
     "under", "within",
@@ -284,7 +282,10 @@ fn place_candidates(text: &str) -> Counts {
     let words: Vec<&str> = text.split_whitespace().collect();
     let mut counts = Counts::new();
     for i in 0..words.len() {
-        if !PREPOSITIONS.contains(words[i].to_lowercase().as_str()) {
+        if PREPOSITIONS
+            .binary_search(&words[i].to_lowercase().as_str())
+            .is_err()
+        {
             continue;
         }
         let mut j = i + 1;
@@ -294,7 +295,9 @@ fn place_candidates(text: &str) -> Counts {
         let mut phrase = Vec::new();
         while let Some(w) = words.get(j) {
             let clean = w.trim_matches(|c: char| !c.is_alphanumeric());
-            if clean.chars().next().is_some_and(char::is_uppercase) && !NOT_NAMES.contains(clean) {
+            if clean.chars().next().is_some_and(char::is_uppercase)
+                && NOT_NAMES.binary_search(&clean).is_err()
+            {
                 phrase.push(clean.to_string());
                 if clean.len() != w.len() {
                     break; // punctuation ends the phrase
@@ -313,7 +316,7 @@ fn place_candidates(text: &str) -> Counts {
 
 fn top(counts: Counts, min: usize) -> Vec<(String, usize)> {
     let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= min).collect();
-    crate::sort::by(&mut list, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     list.truncate(30);
     list
 }
@@ -487,9 +490,9 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
                         / weight.max(1.0)
                 };
                 line.push_str(&format!(
-                    "; {} words per sentence; dialogue {}%",
-                    Fixed(mean("avg_sentence_words"), 1),
-                    Fixed(mean("dialogue_ratio") * 100.0, 0)
+                    "; {:.1} words per sentence; dialogue {:.0}%",
+                    mean("avg_sentence_words"),
+                    mean("dialogue_ratio") * 100.0
                 ));
             } else {
                 let kinds: Vec<&str> = scenes
@@ -518,11 +521,11 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
 mod tests {
     use super::*;
 
-    /// The lists searched by bisection ([`Words::contains`]) are sorted.
+    /// The lists searched by `binary_search` are sorted, without repeats.
     #[test]
     fn searched_word_lists_are_sorted() {
         for list in [NOT_NAMES, PREPOSITIONS] {
-            assert!(list.is_sorted(), "{list:?}");
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
         }
     }
 }

@@ -3,7 +3,6 @@
 //!
 //! `update_manuscript`, `append_to_manuscript`, `insert_text`, `delete_text`.
 
-use crate::decimal::Fixed;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -59,9 +58,9 @@ pub(crate) fn locate(
     let mut details = json!({ "chapter": chapter.id });
     if let Some(close) = search::closest(&text, needle) {
         message.push_str(&format!(
-            " The closest text is \"{}\" (similarity {}); use the exact text from the chapter.",
+            " The closest text is \"{}\" (similarity {:.2}); use the exact text from the chapter.",
             preview(&close.text, 200),
-            Fixed(close.score, 2)
+            close.score
         ));
         details["closest"] = json!({
             "text": close.text, "start": close.start, "end": close.end, "score": close.score

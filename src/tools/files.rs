@@ -33,7 +33,6 @@
 //!   recorded in the call's history entry (the file before and after), so plain undo takes
 //!   it back (removing a file the call created) with the rest of the agent's turn.
 
-use crate::decimal::Fixed;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -395,9 +394,9 @@ fn text_not_found(path: &str, content: &str, needle: &str) -> ToolError {
     let mut details = json!({ "path": path });
     if let Some(close) = search::closest(content, needle) {
         message.push_str(&format!(
-            " The closest text is \"{}\" (similarity {}); copy it exactly.",
+            " The closest text is \"{}\" (similarity {:.2}); copy it exactly.",
             super::editing::preview(&close.text, 200),
-            Fixed(close.score, 2)
+            close.score
         ));
         details["closest"] = json!({"text": close.text, "score": close.score});
     }

@@ -16,7 +16,6 @@
 //!
 //! Without a `chapter`, chapters are searched starting at the active one.
 
-use crate::decimal::Fixed;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -210,10 +209,10 @@ impl ToolSpec for NavigateToText {
                     .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
                 {
                     error.message.push_str(&format!(
-                        " The closest text is \"{}\" in chapter {} (similarity {}); try searchType fuzzy.",
+                        " The closest text is \"{}\" in chapter {} (similarity {:.2}); try searchType fuzzy.",
                         preview(&close.text, 120),
                         i + 1,
-                        Fixed(close.score, 2)
+                        close.score
                     ));
                 }
             }
@@ -340,7 +339,7 @@ fn find_bible_mention(
         if hits.is_empty() {
             continue;
         }
-        crate::sort::sort(&mut hits);
+        hits.sort();
         for (_, _, name) in &hits {
             if !matched.iter().any(|m| m == name) {
                 matched.push(name.to_string());

@@ -10,7 +10,7 @@
 //! goes without following it, so every redirect is refused with an error that asks for the
 //! final address as the base URL.
 
-use crate::task::{BoxedLocal, LocalBoxFuture};
+use futures_util::future::{FutureExt, LocalBoxFuture};
 use gloo_net::http::{Method, RequestBuilder};
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};

@@ -26,8 +26,8 @@ use draftsmith::llm::client::{
 use draftsmith::llm::HttpRequest;
 use draftsmith::store::faulty::{Crash, Faulty, YieldOnce};
 use draftsmith::store::{MemoryStore, Store, Table};
-use draftsmith::task::{join_all, LocalBoxFuture};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use futures_util::future::{join_all, LocalBoxFuture};
 use serde_json::{json, Value};
 use std::future;
 
