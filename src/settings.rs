@@ -65,7 +65,7 @@ pub struct Settings {
     /// A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
     /// `{q, source, target, format}` and answering `{translatedText}`), if any.
     pub mtl_endpoint: String,
-    // -- Asynchronous tools and research (issue 18). --
+    // -- Asynchronous tools and research. --
     /// Timeouts of asynchronous tools by tool name (ms); others get
     /// [`DEFAULT_TOOL_TIMEOUT_MS`]. (A sorted vector, saved as a JSON object.)
     pub tool_timeouts_ms: crate::map::VecMap<String, u64>,
@@ -77,14 +77,14 @@ pub struct Settings {
     pub research_allow_private: bool,
     /// Most `research_url` calls per run.
     pub research_per_run: usize,
-    // --- Proactive memory (issue 18): the idle thinker and the bedside plan. ---
+    // --- Proactive memory: the idle thinker and the bedside plan. ---
     /// The idle thinker: when it may think, and how many model calls a day it may make.
     pub idle_thinking: IdleThinking,
     /// Add a short model-written plan to the bedside note's automatic update (opt-in).
     pub bedside_plan: bool,
 }
 
-// --- Proactive memory (issue 18) ---
+// --- Proactive memory ---
 
 /// The idle thinker's settings (`idleThinking`). It thinks only with a model configured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -182,7 +182,7 @@ impl Default for Settings {
             approval_policies: Default::default(),
             recent_update_window_ms: crate::policy::DEFAULT_WINDOW_MS,
             mtl_endpoint: String::new(),
-            // Proactive memory (issue 18).
+            // Proactive memory.
             idle_thinking: IdleThinking::default(),
             bedside_plan: false,
             tool_timeouts_ms: Default::default(),
@@ -231,7 +231,7 @@ pub struct SettingsPatch {
     recent_update_window_ms: Option<u64>,
     #[serde(default)]
     mtl_endpoint: Option<String>,
-    // Proactive memory (issue 18).
+    // Proactive memory.
     #[serde(default)]
     idle_thinking: Option<IdleThinkingPatch>,
     #[serde(default)]
@@ -480,7 +480,7 @@ impl Settings {
             }
             next.mtl_endpoint = url;
         }
-        // Proactive memory (issue 18).
+        // Proactive memory.
         next.patch_proactive(patch.idle_thinking, patch.bedside_plan)?;
         // -- Asynchronous tools and research. --
         if let Some(timeouts) = patch.tool_timeouts_ms {

@@ -27,7 +27,7 @@
 //! host lower-cased, an IPv4 host in dotted decimal, an IPv6 host in its canonical form, the
 //! default port dropped, the trailing dot of a host dropped, the fragment dropped, an empty
 //! path written `/`, backslashes in the path written `/`, and characters outside ASCII or
-//! unsafe in a URL percent-encoded. The trailing slash of a path other than the root is
+//! not allowed in a URL percent-encoded. The trailing slash of a path other than the root is
 //! kept as written: `/a` and `/a/` are different addresses to a server, so they are two notes.
 //! The query is kept as written.
 
@@ -419,11 +419,11 @@ fn parse_ipv4(host: &str) -> Option<Ipv4Addr> {
 fn encode(s: &str, query: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        let unsafe_byte = !b.is_ascii()
+        let escape = !b.is_ascii()
             || b < 0x21
             || matches!(b, b'"' | b'<' | b'>' | b'`' | b'{' | b'}')
             || (query && b == b'\'');
-        if unsafe_byte {
+        if escape {
             out.push_str(&format!("%{b:02X}"));
         } else {
             out.push(b as char);
