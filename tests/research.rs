@@ -683,6 +683,29 @@ fn a_page_larger_than_the_cap_is_read_only_up_to_it() {
     assert!(r["data"]["chars"].as_u64().unwrap() < 2 * 1024 * 1024);
 }
 
+#[test]
+fn a_page_nested_too_deep_is_refused_and_nothing_is_kept() {
+    let w = World::new();
+    w.project();
+    let deep = format!(
+        "{}<p>Hidden at the bottom of a well of tags, a paragraph.</p>",
+        "<div>".repeat(20_000)
+    );
+    w.net.page(
+        "https://deep.example/",
+        Answer::Page(200, "text/html", html("Deep page", &deep)),
+    );
+    let r = w.execute("research_url", json!({"url": "https://deep.example"}));
+    assert_eq!(r["data"]["code"], "too_deep", "{r}");
+    let message = r["data"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("nests 20004 elements deep, more than 256; it was not read"),
+        "{message}"
+    );
+    assert!(w.research_records().is_empty());
+    assert!(w.events("research_changed").is_empty());
+}
+
 /// A model that searches the research for what the writer asks about and cites the first
 /// hit's title and url, as its tool result gave them.
 fn searcher(body: &Value) -> Scripted {

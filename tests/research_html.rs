@@ -90,7 +90,7 @@ const CASES: &[Case] = &[
 fn each_page_gives_its_title_and_main_text() {
     let mut failures = Vec::new();
     for (name, title, inside, outside) in CASES {
-        let got = extract(&page(name));
+        let got = extract(&page(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         if got.title != *title {
             failures.push(format!("{name}: title {:?}, want {title:?}", got.title));
         }

@@ -311,7 +311,12 @@ impl Core {
                 description: None,
             }
         } else {
-            html::extract(&text)
+            html::extract(&text).map_err(|e| {
+                StepError::Failed(ToolError::new(
+                    e.code(),
+                    format!("{}: {e}. Try another page.", checked.url),
+                ))
+            })?
         };
         if read.text.trim().is_empty() {
             return Err(StepError::Failed(ToolError::new(
