@@ -276,7 +276,7 @@ pub(super) struct JobRt {
     /// The abort signal of each unit running now, by unit id.
     aborts: RefCell<crate::map::VecMap<String, AbortSignal>>,
     /// Units that paused for approval (their paused-run record is closed when they end).
-    paused_units: RefCell<crate::sort::StrSet>,
+    paused_units: RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// `start_job` params.
@@ -639,7 +639,7 @@ impl Core {
             job: RefCell::new(job),
             notify: Rc::new(Notify::default()),
             aborts: RefCell::new(crate::map::VecMap::new()),
-            paused_units: RefCell::new(waiting.into()),
+            paused_units: RefCell::new(waiting.into_iter().collect()),
         });
         self.jobs.borrow_mut().insert(id.clone(), rt);
         let spawner = self.spawner.borrow().clone();

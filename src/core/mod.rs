@@ -288,9 +288,9 @@ pub struct Shared {
     settings_loaded: Cell<bool>,
     runs: RefCell<VecMap<String, run::RunHandle>>,
     /// Run ids aborted before their run began.
-    early_aborts: RefCell<crate::sort::StrSet>,
+    early_aborts: RefCell<std::collections::BTreeSet<String>>,
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
-    guards: RefCell<VecMap<String, crate::sort::StrSet>>,
+    guards: RefCell<VecMap<String, std::collections::BTreeSet<String>>>,
     /// Approval cards of running chat runs, by run, saved with the run's pause (see
     /// `CallCtx::card_with_pause`).
     cards: RefCell<Vec<(String, Value)>>,
@@ -308,7 +308,7 @@ pub struct Shared {
     /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
     fail_switch: RefCell<Option<FailSwitch>>,
     /// Approval records this core is deciding now (see `approval_records`).
-    deciding: RefCell<crate::sort::StrSet>,
+    deciding: RefCell<std::collections::BTreeSet<String>>,
     /// Runs background work (jobs), when the embedder gave a way.
     spawner: RefCell<Option<jobs::Spawner>>,
     /// The jobs alive in this core, by job id.
@@ -353,7 +353,7 @@ impl Core {
             settings: RefCell::new(Settings::default()),
             settings_loaded: Cell::new(false),
             runs: RefCell::new(VecMap::new()),
-            early_aborts: RefCell::new(crate::sort::StrSet::new()),
+            early_aborts: RefCell::new(std::collections::BTreeSet::new()),
             guards: RefCell::new(VecMap::new()),
             cards: RefCell::new(Vec::new()),
             conversations: RefCell::new(VecMap::new()),
@@ -362,7 +362,7 @@ impl Core {
             session_seq: Cell::new(0),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
-            deciding: RefCell::new(crate::sort::StrSet::new()),
+            deciding: RefCell::new(std::collections::BTreeSet::new()),
             spawner: RefCell::new(None),
             jobs: RefCell::new(VecMap::new()),
             proactive: RefCell::default(),

@@ -121,7 +121,7 @@ impl Frame {
     }
 
     /// Every call id of the tree's conversations (so new ones stay unique).
-    fn call_ids(&self, into: &mut crate::sort::StrSet) {
+    fn call_ids(&self, into: &mut std::collections::BTreeSet<String>) {
         for m in &self.messages {
             into.extend(m.tool_calls.iter().map(|c| c.id.clone()));
         }

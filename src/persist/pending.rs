@@ -17,7 +17,7 @@
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
 use crate::map::VecMap;
-use crate::sort::Groups;
+use std::collections::BTreeMap;
 
 use serde_json::json;
 use serde_json::Value;
@@ -535,34 +535,34 @@ fn differing<'s>(
     new: &[&'s str],
     same: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<&'s str> {
-    let (old_ids, new_ids) = (Groups::new(old), Groups::new(new));
+    // Each id with the position of its last item.
+    let last = |ids: &[&'s str]| -> BTreeMap<&'s str, usize> {
+        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect()
+    };
+    let (old_ids, new_ids) = (last(old), last(new));
     let mut ids: Vec<&str> = new_ids
         .iter()
-        .filter(|(k, at)| match (old_ids.get(k).last(), at.last()) {
-            (Some(&o), Some(&n)) => !same(o, n),
-            _ => true,
-        })
-        .map(|(k, _)| k)
+        .filter(|&(k, &n)| old_ids.get(k).is_none_or(|&o| !same(o, n)))
+        .map(|(&k, _)| k)
         .collect();
     ids.extend(
         old_ids
-            .iter()
-            .filter(|(k, _)| new_ids.get(k).is_empty())
-            .map(|(k, _)| k),
+            .keys()
+            .filter(|k| !new_ids.contains_key(*k))
+            .copied(),
     );
     ids
 }
 
 /// The undo entries that the history-entry keys of a save name, by id ([`entries_named`]).
 struct Named<'e, 'k> {
-    wanted: Groups<'k>,
-    /// By group of `wanted`.
-    found: Vec<Option<&'e crate::commands::Entry>>,
+    /// Each wanted id, with its entry once found.
+    found: BTreeMap<&'k str, Option<&'e crate::commands::Entry>>,
 }
 
 impl<'e> Named<'e, '_> {
     fn get(&self, id: &str) -> Option<&'e crate::commands::Entry> {
-        self.wanted.find(id).and_then(|g| self.found[g])
+        self.found.get(id).copied().flatten()
     }
 }
 
@@ -573,30 +573,28 @@ fn entries_named<'e, 'k>(
     entries: &'e [crate::commands::Entry],
     keys: impl Iterator<Item = &'k Key>,
 ) -> Named<'e, 'k> {
-    let ids: Vec<&str> = keys
+    let mut found: BTreeMap<&str, Option<&crate::commands::Entry>> = keys
         .filter_map(|key| match key {
-            Key::HistoryEntry(id) => Some(id.as_str()),
+            Key::HistoryEntry(id) => Some((id.as_str(), None)),
             _ => None,
         })
         .collect();
-    let wanted = Groups::new(&ids);
-    let mut found = vec![None; wanted.len()];
-    let mut left = wanted.len();
+    let mut left = found.len();
     if left == 0 {
-        return Named { wanted, found };
+        return Named { found };
     }
     for entry in entries.iter().rev() {
-        if let Some(g) = wanted.find(&entry.id) {
-            if found[g].is_none() {
+        if let Some(slot) = found.get_mut(entry.id.as_str()) {
+            if slot.is_none() {
                 left -= 1;
             }
-            found[g] = Some(entry);
+            *slot = Some(entry);
             if left == 0 {
                 break;
             }
         }
     }
-    Named { wanted, found }
+    Named { found }
 }
 
 /// The batch that writes everything pending (lazy marks only when `lazy`), with the
@@ -641,7 +639,11 @@ pub fn batch(
             appended.push(Some(change));
         }
     }
-    for (chapter, at) in Groups::new(&names).iter() {
+    let mut by_chapter: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, name) in names.iter().enumerate() {
+        by_chapter.entry(*name).or_default().push(i);
+    }
+    for (&chapter, at) in &by_chapter {
         let records: Vec<&ChangeRecord> = at.iter().filter_map(|&i| appended[i]).collect();
         let known = stored.chapters.get(chapter).copied();
         // Every write of a chapter checks that its head is where this core last saw it:
