@@ -286,10 +286,9 @@ fn parse<T: serde::de::DeserializeOwned>(table: Table, value: Value) -> Result<T
     })
 }
 
-/// Change feeds by chapter id: a sorted vector, not a B-tree type of its own in the wasm
-/// (a chapter is added once, when it is loaded or first changed; a keystroke's change finds
-/// its chapter's feed by binary search).
-pub type Feeds = crate::map::VecMap<String, VecDeque<ChangeRecord>>;
+/// Change feeds by chapter id (a chapter is added once, when it is loaded or first
+/// changed).
+pub type Feeds = std::collections::BTreeMap<String, VecDeque<ChangeRecord>>;
 
 /// A project as loaded from the store: its session, and what the core needs to go on saving
 /// it and to serve its change feeds.
@@ -394,11 +393,11 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     };
     let mut stored = pending::Stored::default();
     let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
-    // The revisions, put into `stored` at the end in one merge.
+    // The revisions, put into `stored` at the end.
     let mut revs = Vec::new();
     let mut note_rev = |table: Table, v: &Value| {
         if let (Some(key), Some(r)) = (v["id"].as_str(), rev(v)) {
-            revs.push((pending::rev_key(table, key), Some(r)));
+            revs.push((pending::rev_key(table, key), r));
         }
     };
     note_rev(Table::Projects, &record);
@@ -419,7 +418,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         .map(|(i, id)| (id.as_str(), i))
         .collect();
     // The project's meta records: chapter heads and the history state.
-    let mut heads: crate::map::VecMap<String, u64> = crate::map::VecMap::new();
+    let mut heads: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut state = HistoryState::default();
     for mut v in store
         .get_by_index(Table::Meta, "project", json!(id))
@@ -519,7 +518,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         note_rev(Table::Files, &v);
         files.push(parse(Table::Files, v["file"].take())?);
     }
-    crate::sort::lite_update(&mut stored.revs, revs);
+    stored.revs.extend(revs);
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);

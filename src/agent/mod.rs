@@ -238,7 +238,7 @@ pub fn result_status(result: &ToolResult) -> &'static str {
 pub fn complete_paused(
     messages: &mut Vec<Message>,
     pending: &[ToolCall],
-    results: &crate::map::VecMap<String, String>,
+    results: &std::collections::BTreeMap<String, String>,
 ) {
     let Some(turn) = messages
         .iter()

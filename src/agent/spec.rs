@@ -523,8 +523,8 @@ pub struct Preset {
 /// The agents a run can reach: the presets' agents and the ones the app defined.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    builtin: crate::map::VecMap<String, AgentSpec>,
-    defined: crate::map::VecMap<String, AgentSpec>,
+    builtin: std::collections::BTreeMap<String, AgentSpec>,
+    defined: std::collections::BTreeMap<String, AgentSpec>,
     presets: Vec<Preset>,
 }
 

@@ -6,7 +6,6 @@
 //! [`Placed::lines`](super::scenes::Placed::lines) gives them), with the line's `source` when
 //! it was made and its `target`. A line is translated when its translation has a target.
 
-use crate::map::VecMap;
 use std::collections::BTreeMap;
 
 use super::{is_empty_value, Bible, Entity, Kind};
@@ -17,11 +16,11 @@ pub fn translation_id(scene: &str, line: u64) -> String {
 }
 
 /// The translations of a scene, by line.
-pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> VecMap<u64, &'b Entity> {
+pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
     let of_scene = bible
         .list(Kind::Translation)
         .filter(|t| t.text("scene") == scene);
-    let mut by_line = VecMap::new();
+    let mut by_line = BTreeMap::new();
     for t in of_scene {
         if let Some(line) = t.get("line").as_u64() {
             by_line.insert(line, t);

@@ -1140,7 +1140,8 @@ fn effects_of(
     project: &Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Effect>, HistoryError> {
-    let mut scratch: crate::map::VecMap<&str, crate::project::Text> = crate::map::VecMap::new();
+    let mut scratch: std::collections::BTreeMap<&str, crate::project::Text> =
+        std::collections::BTreeMap::new();
     let mut effects = Vec::new();
     for (k, (chapter, change)) in changes.iter().enumerate() {
         let mismatch = |source| HistoryError::Mismatch {
