@@ -32,6 +32,7 @@ use crate::bible::{mentions, Bible, Kind};
 use crate::memory::context::{estimate_tokens, CHARS_PER_TOKEN};
 use crate::names::thousands;
 use crate::project::{Chapter, Project};
+use std::collections::BTreeMap;
 
 /// The block's token budget in a run's system prompt.
 pub const EDITOR_CONTEXT_TOKENS: usize = 1_000;
@@ -448,13 +449,16 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
             listed.extend(entity.list("primary_characters"));
         }
     }
-    let listed = crate::sort::Groups::new(&listed);
-    let mut mentioned = crate::sort::Counts::new();
+    let mut listed_count: BTreeMap<&str, usize> = BTreeMap::new();
+    for id in listed {
+        *listed_count.entry(id).or_default() += 1;
+    }
+    let mut mentioned: BTreeMap<String, usize> = BTreeMap::new();
     if let Some(chapter) = active {
         let text = chapter.text().to_string();
         for m in mentions::detect(bible, &text) {
             if m.kind == Kind::Character {
-                mentioned.add(&m.id, 1);
+                *mentioned.entry(m.id).or_default() += 1;
             }
         }
     }
@@ -462,8 +466,8 @@ fn main_characters(bible: &Bible, active: Option<&Chapter>) -> Vec<(String, Stri
         .iter()
         .map(|c| {
             (
-                listed.get(&c.id).len(),
-                mentioned.get(&c.id),
+                listed_count.get(c.id.as_str()).copied().unwrap_or(0),
+                mentioned.get(c.id.as_str()).copied().unwrap_or(0),
                 c.id.as_str(),
                 c.text("name_src").to_string(),
             )

@@ -40,7 +40,6 @@ pub mod files;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
 pub mod llm;
-pub mod map;
 pub mod memory;
 pub mod names;
 pub mod persist;
@@ -50,7 +49,6 @@ pub mod protocol;
 pub mod research;
 pub mod session;
 pub mod settings;
-pub mod sort;
 pub mod store;
 pub mod tools;
 

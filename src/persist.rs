@@ -58,7 +58,7 @@
 pub mod merge;
 pub mod pending;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -286,10 +286,9 @@ fn parse<T: serde::de::DeserializeOwned>(table: Table, value: Value) -> Result<T
     })
 }
 
-/// Change feeds by chapter id: a sorted vector, not a B-tree type of its own in the wasm
-/// (a chapter is added once, when it is loaded or first changed; a keystroke's change finds
-/// its chapter's feed by binary search).
-pub type Feeds = crate::map::VecMap<String, VecDeque<ChangeRecord>>;
+/// Change feeds by chapter id (a chapter is added once, when it is loaded or first
+/// changed).
+pub type Feeds = std::collections::BTreeMap<String, VecDeque<ChangeRecord>>;
 
 /// A project as loaded from the store: its session, and what the core needs to go on saving
 /// it and to serve its change feeds.
@@ -394,17 +393,17 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     };
     let mut stored = pending::Stored::default();
     let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
-    // The revisions, put into `stored` at the end in one merge.
+    // The revisions, put into `stored` at the end.
     let mut revs = Vec::new();
     let mut note_rev = |table: Table, v: &Value| {
         if let (Some(key), Some(r)) = (v["id"].as_str(), rev(v)) {
-            revs.push((pending::rev_key(table, key), Some(r)));
+            revs.push((pending::rev_key(table, key), r));
         }
     };
     note_rev(Table::Projects, &record);
     let record: ProjectRecord = parse(Table::Projects, record)?;
     // The chapter records with their revs, each taken once; found by id through
-    // `sort::Groups` (of equal ids, the last).
+    // a map of ids to positions (of equal ids, the last).
     let (mut checkpoint_ids, mut checkpoints) = (Vec::new(), Vec::new());
     for v in store
         .get_by_index(Table::Chapters, "project", json!(id))
@@ -415,10 +414,11 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         checkpoint_ids.push(c.id.clone());
         checkpoints.push(Some((c, r)));
     }
-    let checkpoint_ids: Vec<&str> = checkpoint_ids.iter().map(String::as_str).collect();
-    let checkpoint_of = crate::sort::Groups::new(&checkpoint_ids);
+    let checkpoint_of: BTreeMap<&str, usize> = (checkpoint_ids.iter().enumerate())
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
     // The project's meta records: chapter heads and the history state.
-    let mut heads: crate::map::VecMap<String, u64> = crate::map::VecMap::new();
+    let mut heads: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut state = HistoryState::default();
     for mut v in store
         .get_by_index(Table::Meta, "project", json!(id))
@@ -436,7 +436,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             }
         }
     }
-    // The change records, each taken once by its chapter (through `sort::Groups`).
+    // The change records, each taken once by its chapter (through a map of chapters to positions).
     let mut records: Vec<Option<ChangeRecord>> = Vec::new();
     for v in store
         .get_by_index(Table::Changes, "project", json!(id))
@@ -448,17 +448,21 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         .map(|c| c.chapter.clone())
         .collect();
     let record_chapters: Vec<&str> = record_chapters.iter().map(String::as_str).collect();
-    let records_of = crate::sort::Groups::new(&record_chapters);
+    let mut records_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, key) in record_chapters.iter().enumerate() {
+        records_of.entry(*key).or_default().push(i);
+    }
     let mut chapters = Vec::with_capacity(record.chapters.len());
     let mut feeds = Feeds::new();
     let (mut problems, mut repair) = (Vec::new(), Vec::new());
     for chapter_id in &record.chapters {
-        let at = checkpoint_of.get(chapter_id).last().copied();
+        let at = checkpoint_of.get(chapter_id.as_str()).copied();
         if let Some((c, rev)) = at.and_then(|i| checkpoints[i].take()) {
             let head = heads.get(chapter_id).copied();
-            let records: Vec<ChangeRecord> = (records_of.get(chapter_id).iter())
-                .filter_map(|&i| records[i].take())
-                .collect();
+            let records: Vec<ChangeRecord> =
+                (records_of.get(chapter_id.as_str()).into_iter().flatten())
+                    .filter_map(|&i| records[i].take())
+                    .collect();
             let (chapter, feed, known, problem) = rebuild(c, rev, head, records);
             if let Some(problem) = problem {
                 problems.push(problem);
@@ -514,7 +518,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         note_rev(Table::Files, &v);
         files.push(parse(Table::Files, v["file"].take())?);
     }
-    crate::sort::lite_update(&mut stored.revs, revs);
+    stored.revs.extend(revs);
     let mut project = Project::new(record.id, record.name, chapters);
     project.ui = record.ui;
     let mut session = Session::with_memory(project, memory);
@@ -524,7 +528,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
     // next save writes the trimmed history.
-    let mut missing = crate::sort::StrSet::new();
+    let mut missing = std::collections::BTreeSet::new();
     for fx in (session.history.entries().iter())
         .chain(session.history.redo_runs().iter().flatten())
         .flat_map(|e| e.effects.iter())
@@ -753,7 +757,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
     {
         return Err("a memory item of the export belongs to another project".into());
     }
-    let mut seen = crate::sort::StrSet::new();
+    let mut seen = std::collections::BTreeSet::new();
     for entity in &doc.bible {
         let id_ok = !entity.id.trim().is_empty() && !entity.id.contains('/');
         // `kind/id` (an id has no '/'): one set type for every set of names.
@@ -774,7 +778,7 @@ pub fn import_document(value: Value) -> Result<(Session, u64), String> {
             ));
         }
     }
-    let mut paths = crate::sort::StrSet::new();
+    let mut paths = std::collections::BTreeSet::new();
     for file in &doc.files {
         let free = matches!(
             crate::files::path::resolve(&file.path, crate::files::path::Want::File),

@@ -19,7 +19,7 @@
 //! snapshotted: the memory tools validate everything before they change the memory, in one
 //! step, so a failing memory call has changed nothing (see [`crate::memory`]).
 
-use crate::sort::StrSet;
+use std::collections::BTreeSet;
 
 use serde_json::json;
 use serde_json::Value;
@@ -83,20 +83,14 @@ pub struct CallExtras<'a> {
     pub no_overwrite: bool,
 }
 
-/// The keys of a run's single-use writes ([`CallExtras::guards`]): a [`StrSet`] in the core,
+/// The keys of a run's single-use writes ([`CallExtras::guards`]): a `BTreeSet<String>` in the core,
 /// or any set of strings a caller keeps.
 pub trait Guards {
     /// Add `key`: true when it was not there yet.
     fn take(&mut self, key: &str) -> bool;
 }
 
-impl Guards for StrSet {
-    fn take(&mut self, key: &str) -> bool {
-        self.insert(key.to_string())
-    }
-}
-
-impl Guards for std::collections::BTreeSet<String> {
+impl Guards for BTreeSet<String> {
     fn take(&mut self, key: &str) -> bool {
         self.insert(key.to_string())
     }

@@ -59,7 +59,7 @@ pub struct Settings {
     pub idle_timeout_ms: u64,
     /// Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
     /// vector, saved as a JSON object).
-    pub approval_policies: crate::map::VecMap<String, crate::policy::Mode>,
+    pub approval_policies: std::collections::BTreeMap<String, crate::policy::Mode>,
     /// The recent-update window of conflict detection (ms).
     pub recent_update_window_ms: u64,
     /// A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
@@ -67,8 +67,8 @@ pub struct Settings {
     pub mtl_endpoint: String,
     // -- Asynchronous tools and research. --
     /// Timeouts of asynchronous tools by tool name (ms); others get
-    /// [`DEFAULT_TOOL_TIMEOUT_MS`]. (A sorted vector, saved as a JSON object.)
-    pub tool_timeouts_ms: crate::map::VecMap<String, u64>,
+    /// [`DEFAULT_TOOL_TIMEOUT_MS`]. (Saved as a JSON object.)
+    pub tool_timeouts_ms: std::collections::BTreeMap<String, u64>,
     /// The fetch proxy of `research_url`: a URL template whose `{url}` is replaced by the
     /// page's address, percent-encoded (`http://127.0.0.1:8080/proxy?url={url}`); empty:
     /// pages are fetched directly (most sites then fail for want of CORS headers).
@@ -555,7 +555,7 @@ impl Settings {
         agent: Option<&str>,
         interrupt_on: &[String],
     ) -> crate::policy::Policies {
-        let mut modes: crate::map::VecMap<String, _> = (self.approval_policies.iter())
+        let mut modes: std::collections::BTreeMap<String, _> = (self.approval_policies.iter())
             .filter(|(k, _)| !k.contains('/'))
             .map(|(k, m)| (k.clone(), *m))
             .collect();

@@ -22,8 +22,8 @@ pub mod pipeline;
 pub mod presets;
 pub mod spec;
 
-use crate::sort::StrSet;
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
 
 use futures_util::future::{join_all, select, Either, LocalBoxFuture};
 use serde::Serialize;
@@ -155,7 +155,7 @@ pub struct TreeState {
     /// Tokens used so far in the tree.
     pub usage: Cell<Usage>,
     /// Call ids taken in the tree.
-    pub call_ids: RefCell<StrSet>,
+    pub call_ids: RefCell<BTreeSet<String>>,
 }
 
 impl TreeState {
@@ -167,7 +167,7 @@ impl TreeState {
             token_budget,
             steps: Cell::new(steps),
             usage: Cell::new(usage),
-            call_ids: RefCell::new(StrSet::new()),
+            call_ids: RefCell::new(BTreeSet::new()),
         }
     }
 
@@ -238,7 +238,7 @@ pub fn result_status(result: &ToolResult) -> &'static str {
 pub fn complete_paused(
     messages: &mut Vec<Message>,
     pending: &[ToolCall],
-    results: &crate::map::VecMap<String, String>,
+    results: &std::collections::BTreeMap<String, String>,
 ) {
     let Some(turn) = messages
         .iter()
@@ -392,7 +392,7 @@ pub async fn continue_agent(
         let http = build_request(provider, &messages, tools, &request);
         // Call ids are made unique (in the conversation and the tree) as the calls are
         // proposed, so every event of a call names it by one id.
-        let mut taken: StrSet = tree.call_ids.borrow().clone();
+        let mut taken: BTreeSet<String> = tree.call_ids.borrow().clone();
         taken.extend(
             messages
                 .iter()
@@ -594,7 +594,7 @@ pub async fn continue_agent(
 fn unique_call_ids(
     calls: &mut [(ToolCall, Option<String>)],
     proposed: &mut Vec<(String, String)>,
-    taken: &mut StrSet,
+    taken: &mut BTreeSet<String>,
 ) {
     for (call, _) in calls.iter_mut() {
         if let Some(at) = proposed.iter().position(|(orig, _)| *orig == call.id) {
@@ -608,7 +608,7 @@ fn unique_call_ids(
 /// A call id not in `taken` (which gets it), and not empty: `id` itself when it is free,
 /// else `<id>_<n>` (letters, digits, `_` and `-` only). Two calls sharing an id could
 /// otherwise share one result, or one approval card could decide another call.
-fn fresh_id(id: &str, taken: &mut StrSet) -> String {
+fn fresh_id(id: &str, taken: &mut BTreeSet<String>) -> String {
     if !id.is_empty() && taken.insert(id.to_string()) {
         return id.to_string();
     }

@@ -11,8 +11,8 @@
 //! `assign_task(target_agent, task_description, target_file)` tool and the sub-agent answers
 //! with its final text.
 
-use crate::sort::StrSet;
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -349,14 +349,14 @@ impl AgentSpec {
         if self.interrupt_on.len() > MAX_TOOLS {
             return Err(format!("'interruptOn' lists more than {MAX_TOOLS} tools"));
         }
-        let mut asked = StrSet::new();
+        let mut asked = BTreeSet::new();
         for tool in &self.interrupt_on {
             check_tool_name(tool)?;
             if !asked.insert(tool.to_string()) {
                 return Err(format!("'interruptOn' lists '{tool}' twice"));
             }
         }
-        let mut seen = StrSet::new();
+        let mut seen = BTreeSet::new();
         for link in &self.sub_agents {
             check_name(&link.agent, "a sub-agent's 'agent'")?;
             if !seen.insert(link.agent.to_string()) {
@@ -523,8 +523,8 @@ pub struct Preset {
 /// The agents a run can reach: the presets' agents and the ones the app defined.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    builtin: crate::map::VecMap<String, AgentSpec>,
-    defined: crate::map::VecMap<String, AgentSpec>,
+    builtin: std::collections::BTreeMap<String, AgentSpec>,
+    defined: std::collections::BTreeMap<String, AgentSpec>,
     presets: Vec<Preset>,
 }
 
@@ -626,7 +626,7 @@ impl Catalog {
             return Err(format!("sub-agents form a cycle: {}", cycle.join(" → ")));
         }
         // Inserted one by one: `collect` sorts first, with a copy of the sort of its own.
-        let mut names: StrSet = StrSet::new();
+        let mut names: BTreeSet<String> = BTreeSet::new();
         for tool in &spec.tools {
             names.insert(tool.clone());
         }
@@ -651,7 +651,7 @@ impl Catalog {
             at: &str,
             start: &str,
             path: &mut Vec<String>,
-            seen: &mut StrSet,
+            seen: &mut BTreeSet<String>,
         ) -> bool {
             let Some(spec) = catalog.get(at) else {
                 return false;
@@ -670,7 +670,7 @@ impl Catalog {
             false
         }
         let mut path = vec![start.to_string()];
-        let mut seen = StrSet::new();
+        let mut seen = BTreeSet::new();
         visit(self, start, start, &mut path, &mut seen).then_some(path)
     }
 

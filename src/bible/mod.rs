@@ -22,7 +22,6 @@ pub mod mentions;
 pub mod scenes;
 pub mod translation;
 
-use crate::map::VecMap;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -409,13 +408,12 @@ pub struct Entity {
     /// Field values.
     #[serde(default)]
     pub fields: BTreeMap<String, Value>,
-    /// Field origins (a few per entity: sorted vectors, saved as JSON objects, and no
-    /// B-tree types of their own in the wasm).
+    /// Field origins (a few per entity, saved as a JSON object).
     #[serde(default)]
-    pub origins: VecMap<String, String>,
+    pub origins: BTreeMap<String, String>,
     /// The last write of each field.
     #[serde(default)]
-    pub stamps: VecMap<String, Stamp>,
+    pub stamps: BTreeMap<String, Stamp>,
 }
 
 /// Whether a value counts as empty (absent, null, "", []).
@@ -569,7 +567,7 @@ pub struct Bible {
     last_version: u64,
     /// Locks held by calls waiting for the writer's approval: by entity, each call with the
     /// fields it would change (none listed: the whole entity, as for a delete or a merge).
-    locks: crate::map::VecMap<(Kind, String), Vec<Lock>>,
+    locks: std::collections::BTreeMap<(Kind, String), Vec<Lock>>,
 }
 
 impl Bible {
@@ -754,8 +752,8 @@ impl Bible {
             kind,
             id: id.to_string(),
             version,
-            origins: VecMap::new(),
-            stamps: VecMap::new(),
+            origins: BTreeMap::new(),
+            stamps: BTreeMap::new(),
             fields: BTreeMap::new(),
         };
         for k in checked.keys() {
@@ -1033,8 +1031,8 @@ mod tests {
                 id: id.to_string(),
                 version,
                 fields: BTreeMap::new(),
-                origins: VecMap::new(),
-                stamps: VecMap::new(),
+                origins: BTreeMap::new(),
+                stamps: BTreeMap::new(),
             }
         }
 

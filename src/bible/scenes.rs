@@ -105,8 +105,8 @@ pub fn scene_ids_in_order(bible: &Bible, project: &Project) -> Vec<String> {
 #[derive(Debug)]
 pub struct Reader<'a> {
     bible: &'a Bible,
-    /// Kept as a sorted vector (`VecMap`): the names arrive mostly in order.
-    seen: crate::map::VecMap<(Kind, String, String), ()>,
+    /// The names seen so far.
+    seen: std::collections::BTreeMap<(Kind, String, String), ()>,
 }
 
 impl<'a> Reader<'a> {
@@ -115,7 +115,7 @@ impl<'a> Reader<'a> {
         let before = &project.chapters[..chapter];
         let mut read: Vec<String> = before.iter().map(|c| c.text().to_string()).collect();
         read.push(project.chapters[chapter].slice(0, end));
-        let mut seen = crate::map::VecMap::new();
+        let mut seen = std::collections::BTreeMap::new();
         for e in bible
             .list(Kind::Character)
             .chain(bible.list(Kind::Location))

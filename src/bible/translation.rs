@@ -6,7 +6,7 @@
 //! [`Placed::lines`](super::scenes::Placed::lines) gives them), with the line's `source` when
 //! it was made and its `target`. A line is translated when its translation has a target.
 
-use crate::map::VecMap;
+use std::collections::BTreeMap;
 
 use super::{is_empty_value, Bible, Entity, Kind};
 
@@ -16,11 +16,11 @@ pub fn translation_id(scene: &str, line: u64) -> String {
 }
 
 /// The translations of a scene, by line.
-pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> VecMap<u64, &'b Entity> {
+pub fn by_line<'b>(bible: &'b Bible, scene: &str) -> BTreeMap<u64, &'b Entity> {
     let of_scene = bible
         .list(Kind::Translation)
         .filter(|t| t.text("scene") == scene);
-    let mut by_line = VecMap::new();
+    let mut by_line = BTreeMap::new();
     for t in of_scene {
         if let Some(line) = t.get("line").as_u64() {
             by_line.insert(line, t);
@@ -127,19 +127,16 @@ pub fn fit(target: &str, limit: u64, per_box: Option<u64>) -> Fit {
 }
 
 /// The QA findings counted by severity (`unspecified` when none is set) and by check.
-/// Each group's positions are the findings' places in `bible.list(Kind::Qa)`: its length is
-/// the count.
-pub fn qa_counts(bible: &Bible) -> [crate::sort::Groups<'_>; 2] {
-    let (mut severities, mut checks) = (Vec::new(), Vec::new());
+pub fn qa_counts(bible: &Bible) -> [BTreeMap<&str, usize>; 2] {
+    let (mut severities, mut checks) = (BTreeMap::new(), BTreeMap::new());
     for qa in bible.list(Kind::Qa) {
         let severity = Some(qa.text("severity")).filter(|s| !s.is_empty());
-        severities.push(severity.unwrap_or("unspecified"));
-        checks.push(qa.text("check"));
+        *severities
+            .entry(severity.unwrap_or("unspecified"))
+            .or_default() += 1;
+        *checks.entry(qa.text("check")).or_default() += 1;
     }
-    [
-        crate::sort::Groups::new(&severities),
-        crate::sort::Groups::new(&checks),
-    ]
+    [severities, checks]
 }
 
 #[cfg(test)]
@@ -226,8 +223,8 @@ mod tests {
             b.create(Kind::Qa, id, fields, &Actor::Human, 0).unwrap();
         }
         let [by_severity, by_check] = qa_counts(&b);
-        let counts = |g: &crate::sort::Groups| -> Vec<(String, usize)> {
-            g.iter().map(|(k, at)| (k.to_string(), at.len())).collect()
+        let counts = |g: &BTreeMap<&str, usize>| -> Vec<(String, usize)> {
+            g.iter().map(|(k, n)| (k.to_string(), *n)).collect()
         };
         let pairs = |v: &[(&str, usize)]| -> Vec<(String, usize)> {
             v.iter().map(|(k, n)| (k.to_string(), *n)).collect()

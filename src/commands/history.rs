@@ -30,7 +30,7 @@
 //! The history is bounded by a number of groups and an estimate of its memory; the oldest
 //! groups are dropped first.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -348,8 +348,8 @@ pub struct History {
 /// for persistence, not history state: two histories are equal whatever their journals.
 #[derive(Debug, Clone, Default)]
 struct Journal {
-    dirty: crate::sort::StrSet,
-    removed: crate::sort::StrSet,
+    dirty: std::collections::BTreeSet<String>,
+    removed: std::collections::BTreeSet<String>,
     /// The state apart from the undo entries (redo runs, open group, seal) changed.
     state: bool,
     /// The state [`History::take_changes`] last reported, with `next_seq` 0 when the newest
@@ -685,7 +685,7 @@ impl History {
     /// starts a new group).
     pub fn forget_chapter(&mut self, chapter: &str) -> Forgotten {
         let mut forgotten = Forgotten::default();
-        let mut dropped: crate::sort::StrSet = Default::default();
+        let mut dropped: std::collections::BTreeSet<String> = Default::default();
         let mut kept = Vec::with_capacity(self.undo.len());
         for mut entry in std::mem::take(&mut self.undo) {
             let before = entry.effects.len();
@@ -925,7 +925,11 @@ impl History {
             }
         }
         let mut changes: Vec<(String, ChangeSet)> = Vec::new();
-        for (chapter, at) in crate::sort::Groups::new(&chapters).iter() {
+        let mut by_chapter: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, chapter) in chapters.iter().enumerate() {
+            by_chapter.entry(*chapter).or_default().push(i);
+        }
+        for (chapter, at) in by_chapter {
             let effects: Vec<(bool, &Effect)> = at.iter().map(|&i| all[i]).collect();
             if !effects.iter().any(|(target, _)| *target) {
                 continue;
@@ -1136,7 +1140,8 @@ fn effects_of(
     project: &Project,
     changes: &[(String, ChangeSet)],
 ) -> Result<Vec<Effect>, HistoryError> {
-    let mut scratch: crate::map::VecMap<&str, crate::project::Text> = crate::map::VecMap::new();
+    let mut scratch: std::collections::BTreeMap<&str, crate::project::Text> =
+        std::collections::BTreeMap::new();
     let mut effects = Vec::new();
     for (k, (chapter, change)) in changes.iter().enumerate() {
         let mismatch = |source| HistoryError::Mismatch {

@@ -844,7 +844,10 @@ fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
 
 /// Marks an approval as being decided by this core until dropped (see
 /// [`Core::approval_records`]).
-struct Deciding<'a>(&'a std::cell::RefCell<crate::sort::StrSet>, String);
+struct Deciding<'a>(
+    &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
+    String,
+);
 
 impl Drop for Deciding<'_> {
     fn drop(&mut self) {

@@ -274,9 +274,9 @@ pub(super) struct JobRt {
     paused: Cell<bool>,
     cancelled: Cell<bool>,
     /// The abort signal of each unit running now, by unit id.
-    aborts: RefCell<crate::map::VecMap<String, AbortSignal>>,
+    aborts: RefCell<std::collections::BTreeMap<String, AbortSignal>>,
     /// Units that paused for approval (their paused-run record is closed when they end).
-    paused_units: RefCell<crate::sort::StrSet>,
+    paused_units: RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// `start_job` params.
@@ -638,8 +638,8 @@ impl Core {
             cancelled: Cell::new(false),
             job: RefCell::new(job),
             notify: Rc::new(Notify::default()),
-            aborts: RefCell::new(crate::map::VecMap::new()),
-            paused_units: RefCell::new(waiting.into()),
+            aborts: RefCell::new(std::collections::BTreeMap::new()),
+            paused_units: RefCell::new(waiting.into_iter().collect()),
         });
         self.jobs.borrow_mut().insert(id.clone(), rt);
         let spawner = self.spawner.borrow().clone();
@@ -1157,7 +1157,7 @@ impl Core {
     /// Serve `list_jobs`: the project's jobs, newest first.
     pub(super) async fn list_jobs(&self) -> Result<Value, Error> {
         let project = self.current()?;
-        let mut jobs: crate::map::VecMap<String, Job> = crate::map::VecMap::new();
+        let mut jobs: std::collections::BTreeMap<String, Job> = std::collections::BTreeMap::new();
         for record in self
             .env
             .store

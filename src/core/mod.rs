@@ -28,7 +28,7 @@ mod tree;
 
 use std::cell::{Cell, RefCell};
 
-use crate::map::VecMap;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde::Deserialize;
@@ -282,23 +282,23 @@ pub struct Llm {
 pub struct Shared {
     env: Env,
     registry: ToolRegistry,
-    sessions: RefCell<VecMap<String, Open>>,
+    sessions: RefCell<BTreeMap<String, Open>>,
     llm: RefCell<Option<Rc<Llm>>>,
     settings: RefCell<Settings>,
     settings_loaded: Cell<bool>,
-    runs: RefCell<VecMap<String, run::RunHandle>>,
+    runs: RefCell<BTreeMap<String, run::RunHandle>>,
     /// Run ids aborted before their run began.
-    early_aborts: RefCell<crate::sort::StrSet>,
+    early_aborts: RefCell<std::collections::BTreeSet<String>>,
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
-    guards: RefCell<VecMap<String, crate::sort::StrSet>>,
+    guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
     /// Approval cards of running chat runs, by run, saved with the run's pause (see
     /// `CallCtx::card_with_pause`).
     cards: RefCell<Vec<(String, Value)>>,
     /// Each project's conversation with each agent a run started with (without the system
     /// prompt), by project and agent.
-    conversations: RefCell<VecMap<(String, String), Vec<crate::llm::Message>>>,
+    conversations: RefCell<BTreeMap<(String, String), Vec<crate::llm::Message>>>,
     /// Each project's defined agents (loaded once from the store).
-    defined_agents: RefCell<VecMap<String, Vec<crate::agent::AgentSpec>>>,
+    defined_agents: RefCell<BTreeMap<String, Vec<crate::agent::AgentSpec>>>,
     /// Sub-agent sessions alive now (a finished run leaves none).
     open_sessions: Cell<usize>,
     /// Numbers sub-agent sessions.
@@ -308,17 +308,17 @@ pub struct Shared {
     /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
     fail_switch: RefCell<Option<FailSwitch>>,
     /// Approval records this core is deciding now (see `approval_records`).
-    deciding: RefCell<crate::sort::StrSet>,
+    deciding: RefCell<std::collections::BTreeSet<String>>,
     /// Runs background work (jobs), when the embedder gave a way.
     spawner: RefCell<Option<jobs::Spawner>>,
     /// The jobs alive in this core, by job id.
-    jobs: RefCell<VecMap<String, Rc<jobs::JobRt>>>,
+    jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
     /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
     proactive: proactive::ProactiveCell,
     /// Each project's research notes (loaded once from the store).
-    research: RefCell<VecMap<String, crate::research::Research>>,
+    research: RefCell<BTreeMap<String, crate::research::Research>>,
     /// `research_url` calls made so far by each run going on.
-    research_runs: RefCell<VecMap<String, usize>>,
+    research_runs: RefCell<BTreeMap<String, usize>>,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -348,26 +348,26 @@ impl Core {
         let shared = Shared {
             env,
             registry: ToolRegistry::standard(),
-            sessions: RefCell::new(VecMap::new()),
+            sessions: RefCell::new(BTreeMap::new()),
             llm: RefCell::new(None),
             settings: RefCell::new(Settings::default()),
             settings_loaded: Cell::new(false),
-            runs: RefCell::new(VecMap::new()),
-            early_aborts: RefCell::new(crate::sort::StrSet::new()),
-            guards: RefCell::new(VecMap::new()),
+            runs: RefCell::new(BTreeMap::new()),
+            early_aborts: RefCell::new(std::collections::BTreeSet::new()),
+            guards: RefCell::new(BTreeMap::new()),
             cards: RefCell::new(Vec::new()),
-            conversations: RefCell::new(VecMap::new()),
-            defined_agents: RefCell::new(VecMap::new()),
+            conversations: RefCell::new(BTreeMap::new()),
+            defined_agents: RefCell::new(BTreeMap::new()),
             open_sessions: Cell::new(0),
             session_seq: Cell::new(0),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
             fail_switch: RefCell::new(None),
-            deciding: RefCell::new(crate::sort::StrSet::new()),
+            deciding: RefCell::new(std::collections::BTreeSet::new()),
             spawner: RefCell::new(None),
-            jobs: RefCell::new(VecMap::new()),
+            jobs: RefCell::new(BTreeMap::new()),
             proactive: RefCell::default(),
-            research: RefCell::new(VecMap::new()),
-            research_runs: RefCell::new(VecMap::new()),
+            research: RefCell::new(BTreeMap::new()),
+            research_runs: RefCell::new(BTreeMap::new()),
         };
         Self {
             shared: Rc::new(shared),

@@ -80,7 +80,7 @@ const BUDGET_KEY: &str = "thinker";
 /// What the core keeps of proactive memory, for every open project.
 #[derive(Default)]
 pub(super) struct Proactive {
-    projects: crate::map::VecMap<String, ProjectState>,
+    projects: std::collections::BTreeMap<String, ProjectState>,
     /// The thinker's calls today (loaded once).
     budget: Option<Budget>,
     /// The monitor of the last project edited, with the fingerprint of what it was built from.
@@ -91,8 +91,8 @@ pub(super) struct Proactive {
 struct ProjectState {
     loaded: bool,
     suggestions: Vec<Suggestion>,
-    /// By section (four at most: a sorted vector, no B-tree type of its own in the wasm).
-    analyses: crate::map::VecMap<String, AnalysisFigures>,
+    /// By section (four at most).
+    analyses: std::collections::BTreeMap<String, AnalysisFigures>,
     /// When the writer last typed in the project (by the core's clock).
     last_edit_ms: u64,
     /// The fingerprint of the thinker's last prompt.
@@ -158,7 +158,10 @@ fn suggestion_record(s: &Suggestion) -> Value {
     })
 }
 
-fn analysis_record(project: &str, analyses: &crate::map::VecMap<String, AnalysisFigures>) -> Value {
+fn analysis_record(
+    project: &str,
+    analyses: &std::collections::BTreeMap<String, AnalysisFigures>,
+) -> Value {
     json!({
         "id": format!("analysis:{project}"),
         "project": project,

@@ -38,7 +38,7 @@ pub(super) struct PausedRun {
     pub(super) root: Frame,
     /// The run's single-use guards.
     #[serde(default)]
-    pub(super) guards: crate::sort::StrSet,
+    pub(super) guards: std::collections::BTreeSet<String>,
     /// Model calls and tokens of the whole tree so far, and its bounds.
     #[serde(default)]
     pub(super) tree_steps: usize,
@@ -406,7 +406,7 @@ impl Core {
         &self,
         tree: Tree,
         start: Start,
-        guards: crate::sort::StrSet,
+        guards: std::collections::BTreeSet<String>,
     ) -> Result<Value, Error> {
         let (project, run_id) = (tree.project.clone(), tree.run_id.clone());
         let root_spec = match &start {

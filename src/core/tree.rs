@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 
-use crate::map::VecMap;
+use std::collections::BTreeMap;
 
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
@@ -63,11 +63,10 @@ pub(super) struct Frame {
     pub(super) pending: Vec<ToolCall>,
     /// Results of waiting calls decided so far (call id → result text).
     #[serde(default)]
-    pub(super) results: VecMap<String, String>,
-    /// The paused sub-agents, by the routing call that runs them (a few: a sorted vector, no
-    /// B-tree type of its own in the wasm; saved as the same JSON object).
+    pub(super) results: BTreeMap<String, String>,
+    /// The paused sub-agents, by the routing call that runs them (saved as a JSON object).
     #[serde(default)]
-    pub(super) children: VecMap<String, Frame>,
+    pub(super) children: BTreeMap<String, Frame>,
     /// Files this agent (and its sub-agents) changed so far.
     #[serde(default)]
     pub(super) files_changed: Vec<String>,
@@ -116,12 +115,12 @@ impl Frame {
     }
 
     /// The paused sub-agents, taken out to be removed one by one.
-    fn take_children(&mut self) -> VecMap<String, Frame> {
+    fn take_children(&mut self) -> BTreeMap<String, Frame> {
         std::mem::take(&mut self.children)
     }
 
     /// Every call id of the tree's conversations (so new ones stay unique).
-    fn call_ids(&self, into: &mut crate::sort::StrSet) {
+    fn call_ids(&self, into: &mut std::collections::BTreeSet<String>) {
         for m in &self.messages {
             into.extend(m.tool_calls.iter().map(|c| c.id.clone()));
         }
@@ -214,7 +213,7 @@ pub(super) struct Tree {
     pub(super) settings: Settings,
     pub(super) provider: ProviderConfig,
     /// Paused sub-agents of the levels now running, by routing call id.
-    paused: RefCell<VecMap<String, Frame>>,
+    paused: RefCell<BTreeMap<String, Frame>>,
     /// The tree's undo group: every edit of every agent in it joins it (kept across a pause).
     pub(super) group: RefCell<String>,
     /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
@@ -243,7 +242,7 @@ impl Tree {
             catalog,
             settings,
             provider,
-            paused: RefCell::new(VecMap::new()),
+            paused: RefCell::new(BTreeMap::new()),
             group: RefCell::new(String::new()),
             hold: None,
             no_overwrite: false,
@@ -474,7 +473,7 @@ impl Core {
             let frame = match &outcome.end {
                 RunEnd::Paused { pending } => {
                     let mut stash = tree.paused.borrow_mut();
-                    let mut children = VecMap::new();
+                    let mut children = BTreeMap::new();
                     for c in pending {
                         if let Some(f) = stash.remove(&c.id) {
                             children.insert(c.id.clone(), f);
@@ -491,7 +490,7 @@ impl Core {
                         steps: outcome.steps,
                         usage: outcome.usage,
                         pending: pending.clone(),
-                        results: VecMap::new(),
+                        results: BTreeMap::new(),
                         children,
                         files_changed: files.clone(),
                     })
@@ -515,7 +514,7 @@ impl Core {
     ) -> LocalBoxFuture<'a, NodeEnd> {
         Box::pin(async move {
             let node = Node::of(&frame);
-            let mut still_paused = VecMap::new();
+            let mut still_paused = BTreeMap::new();
             let mut files = std::mem::take(&mut frame.files_changed);
             let mut children = frame.take_children();
             for call in frame.pending.clone() {

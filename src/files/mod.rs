@@ -119,9 +119,8 @@ pub enum Listed<'a> {
 /// A project's free files, by path.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Files {
-    /// At most [`MAX_FILES`] (and the ones loaded), in a sorted vector (`VecMap`): far less
-    /// wasm than a B-tree for this one map type.
-    files: crate::map::VecMap<String, FreeFile>,
+    /// At most [`MAX_FILES`] (and the ones loaded), by path.
+    files: std::collections::BTreeMap<String, FreeFile>,
 }
 
 impl Files {
@@ -163,10 +162,12 @@ impl Files {
     /// The files under folder `dir` (at any depth), by path.
     pub fn under<'a>(&'a self, dir: &str) -> impl Iterator<Item = &'a FreeFile> + 'a {
         let prefix = format!("{dir}/");
-        let (Ok(start) | Err(start)) = self.files.find_index(prefix.as_str());
+        let from = (
+            std::ops::Bound::Included(prefix.as_str()),
+            std::ops::Bound::Unbounded,
+        );
         self.files
-            .iter()
-            .skip(start)
+            .range::<str, _>(from)
             .take_while(move |(p, _)| p.starts_with(&prefix))
             .map(|(_, f)| f)
     }

@@ -172,7 +172,7 @@ fn error_event(value: &Value) -> StreamEvent {
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicStream {
     /// Neutral call index by content block index, for `tool_use` blocks.
-    tools: crate::map::VecMap<u64, usize>,
+    tools: std::collections::BTreeMap<u64, usize>,
     /// Calls seen.
     calls: usize,
     /// A closed `tool_use` block not yet known to be complete.

@@ -49,7 +49,7 @@ struct PendingCall {
 #[derive(Debug, Clone, Default)]
 pub struct Assembler {
     text: String,
-    calls: crate::map::VecMap<usize, PendingCall>,
+    calls: std::collections::BTreeMap<usize, PendingCall>,
     finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
     error: Option<String>,

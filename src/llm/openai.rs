@@ -121,7 +121,7 @@ struct Slot {
 #[derive(Debug, Clone, Default)]
 pub struct OpenAiStream {
     /// Calls by their wire `index`.
-    slots: crate::map::VecMap<u64, Slot>,
+    slots: std::collections::BTreeMap<u64, Slot>,
     /// Neutral indices of calls not yet finished.
     open: Vec<usize>,
     /// Calls seen.

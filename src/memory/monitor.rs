@@ -38,8 +38,8 @@
 //! one. Names are matched with the crate's bounded [`Pattern`] matcher (compiled once per
 //! monitor: the caller keeps a monitor while the watched list stays the same).
 
-use crate::sort::StrSet;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 use crate::project::Text;
 
@@ -249,7 +249,7 @@ struct Target {
 pub struct Monitor {
     targets: Vec<Target>,
     /// Lowercase words that are real names: never misspellings.
-    known: StrSet,
+    known: BTreeSet<String>,
 }
 
 /// A word of a line: its text and its chars in the chapter.
@@ -267,7 +267,7 @@ impl Monitor {
         known_names: &[String],
     ) -> Self {
         // The bible's names (thousands, perhaps) at once: one sort.
-        let mut known: StrSet = (known_names.iter())
+        let mut known: BTreeSet<String> = (known_names.iter())
             .flat_map(|name| words_of(name))
             .map(|word| word.to_lowercase())
             .collect();

@@ -39,6 +39,7 @@ use crate::project::changeset::ChangeSet;
 use crate::project::Chapter;
 use crate::session::Session;
 use crate::store::Table;
+use std::collections::BTreeMap;
 
 /// This core's state of a project: its session, what it still has to write, what it
 /// knows the store held, and its chapters' change feeds.
@@ -130,7 +131,13 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
             other => pending.append(other.clone()),
         }
     }
-    let unsaved_in = crate::sort::Groups::new(&unsaved_in);
+    let unsaved_in = {
+        let mut by_chapter: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, chapter) in unsaved_in.iter().enumerate() {
+            by_chapter.entry(*chapter).or_default().push(i);
+        }
+        by_chapter
+    };
 
     // Chapters this core deleted (it knew them stored; they are gone here).
     for (id, known) in &ours.stored.chapters {
@@ -159,7 +166,9 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
     for (index, chapter) in mine.project.chapters.iter().enumerate() {
         let id = chapter.id.as_str();
         let known = ours.stored.chapters.get(id);
-        let changes: Vec<&ChangeRecord> = unsaved_in.get(id).iter().map(|&i| unsaved[i]).collect();
+        let changes: Vec<&ChangeRecord> = (unsaved_in.get(id).into_iter().flatten())
+            .map(|&i| unsaved[i])
+            .collect();
         let renamed = ours.pending.has(&Key::Chapter(id.to_string()));
         let there = session
             .project
@@ -303,15 +312,17 @@ pub fn merge(ours: Ours<'_>, theirs: Loaded, ids: &dyn IdSource, now_ms: u64) ->
                 .iter()
                 .map(|c| c.id.as_str())
                 .collect();
-            let order = crate::sort::Groups::new(&ids);
+            // Each id with its last position.
+            let order: BTreeMap<&str, usize> =
+                (ids.iter().enumerate()).map(|(i, &id)| (id, i)).collect();
             let slots: Vec<usize> = (0..session.project.chapters.len())
-                .filter(|i| !order.get(&session.project.chapters[*i].id).is_empty())
+                .filter(|i| order.contains_key(session.project.chapters[*i].id.as_str()))
                 .collect();
             let mut ordered: Vec<Chapter> = slots
                 .iter()
                 .map(|i| session.project.chapters[*i].clone())
                 .collect();
-            ordered.sort_by_key(|c| order.get(&c.id).last().copied().unwrap_or(usize::MAX));
+            ordered.sort_by_key(|c| order.get(c.id.as_str()).copied().unwrap_or(usize::MAX));
             for (slot, chapter) in slots.into_iter().zip(ordered) {
                 session.project.chapters[slot] = chapter;
             }

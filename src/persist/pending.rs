@@ -16,8 +16,7 @@
 //! They do not cause a save of their own; they are written with the next save that asks for
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
 
-use crate::map::VecMap;
-use crate::sort::Groups;
+use std::collections::BTreeMap;
 
 use serde_json::json;
 use serde_json::Value;
@@ -122,17 +121,12 @@ impl StoredChapter {
 /// What this core knows the store holds of a project.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stored {
-    /// By chapter id (a sorted vector, not a B-tree type of its own in the wasm: a
-    /// chapter is added once, when it is created or loaded).
-    pub chapters: VecMap<String, StoredChapter>,
+    /// By chapter id.
+    pub chapters: BTreeMap<String, StoredChapter>,
     /// The revision of each versioned record (the project record, the history state,
-    /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]; a string key:
-    /// a map type the crate has anyway, where a `(Table, String)` key would be a B-tree type
-    /// of its own in the wasm). A record absent here is absent from the store or has no
-    /// revision yet. A sorted vector, not a B-tree type of its own in the wasm: loading and
-    /// a batch's receipt put their revisions in with [`crate::sort::lite_update`] (one
-    /// merge when there are many), and a keystroke's save adds a record or two.
-    pub revs: VecMap<String, u64>,
+    /// story-bible entities, free files), by `<table>/<key>` ([`Stored::rev`]). A record
+    /// absent here is absent from the store or has no revision yet.
+    pub revs: BTreeMap<String, u64>,
 }
 
 /// The key of a record's revision in [`Stored::revs`] (table names have no '/').
@@ -158,8 +152,12 @@ impl Stored {
                 None => self.chapters.remove(chapter),
             };
         }
-        let revs = (receipt.revs.iter()).map(|((table, key), rev)| (rev_key(*table, key), *rev));
-        crate::sort::lite_update(&mut self.revs, revs.collect());
+        for ((table, key), rev) in &receipt.revs {
+            match rev {
+                Some(rev) => self.revs.insert(rev_key(*table, key), *rev),
+                None => self.revs.remove(&rev_key(*table, key)),
+            };
+        }
     }
 
     /// The revision this core last saw of a record (`None`: absent, or written before
@@ -187,15 +185,14 @@ struct Mark {
 pub struct Pending {
     /// Counts marks and appends; a batch covers everything up to the count when it was built.
     seq: u64,
-    /// A sorted vector, not a B-tree type of its own in the wasm. A keystroke marks a key
-    /// that is mostly pending already (a binary search); a save drops what it wrote, so few
-    /// keys stay pending; [`Pending::everything`] marks every key in one merge.
-    keys: VecMap<Key, Mark>,
+    /// A keystroke marks a key that is mostly pending already; a save drops what it wrote,
+    /// so few keys stay pending; [`Pending::everything`] marks every key.
+    keys: BTreeMap<Key, Mark>,
     appends: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
     /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
-    /// one per running unit: a sorted vector, no B-tree type of its own in the wasm.)
-    held: VecMap<String, Held>,
+    /// one per running unit.)
+    held: BTreeMap<String, Held>,
 }
 
 /// What a hold keeps back: keys (with whether only lazily) and appends.
@@ -203,7 +200,7 @@ pub struct Pending {
 pub struct Held {
     /// Marks whose `seq` is always 0 (the map type [`Pending`]'s own keys use: a map of
     /// flags would be another map type in the wasm).
-    keys: VecMap<Key, Mark>,
+    keys: BTreeMap<Key, Mark>,
     appends: Vec<Append>,
 }
 
@@ -261,21 +258,15 @@ impl Pending {
                 .map(|e| Key::Bible(e.kind, e.id.clone())),
         );
         keys.extend(session.files.all().map(|f| Key::File(f.path.clone())));
-        // Marked as `mark` marks them, in one merge (their ids are random: one by one, each
-        // insert would move the keys after it).
+        // Marked as `mark` marks them.
         let mut pending = Self::new();
-        let marks = (keys.into_iter())
-            .map(|key| {
-                (
-                    key,
-                    Some(Mark {
-                        seq: pending.next(),
-                        lazy: false,
-                    }),
-                )
-            })
-            .collect();
-        crate::sort::lite_update(&mut pending.keys, marks);
+        for key in keys {
+            let mark = Mark {
+                seq: pending.next(),
+                lazy: false,
+            };
+            pending.keys.insert(key, mark);
+        }
         pending
     }
 
@@ -356,12 +347,12 @@ impl Pending {
     }
 
     /// Take every hold (to carry them over when the pending set is replaced after a merge).
-    pub fn take_held(&mut self) -> VecMap<String, Held> {
+    pub fn take_held(&mut self) -> BTreeMap<String, Held> {
         std::mem::take(&mut self.held)
     }
 
     /// Put back holds taken with [`Pending::take_held`].
-    pub fn restore_held(&mut self, held: VecMap<String, Held>) {
+    pub fn restore_held(&mut self, held: BTreeMap<String, Held>) {
         // One by one (`extend` would sort, with a copy of the sort of its own).
         for (name, h) in held {
             self.held.insert(name, h);
@@ -535,34 +526,34 @@ fn differing<'s>(
     new: &[&'s str],
     same: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<&'s str> {
-    let (old_ids, new_ids) = (Groups::new(old), Groups::new(new));
+    // Each id with the position of its last item.
+    let last = |ids: &[&'s str]| -> BTreeMap<&'s str, usize> {
+        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect()
+    };
+    let (old_ids, new_ids) = (last(old), last(new));
     let mut ids: Vec<&str> = new_ids
         .iter()
-        .filter(|(k, at)| match (old_ids.get(k).last(), at.last()) {
-            (Some(&o), Some(&n)) => !same(o, n),
-            _ => true,
-        })
-        .map(|(k, _)| k)
+        .filter(|&(k, &n)| old_ids.get(k).is_none_or(|&o| !same(o, n)))
+        .map(|(&k, _)| k)
         .collect();
     ids.extend(
         old_ids
-            .iter()
-            .filter(|(k, _)| new_ids.get(k).is_empty())
-            .map(|(k, _)| k),
+            .keys()
+            .filter(|k| !new_ids.contains_key(*k))
+            .copied(),
     );
     ids
 }
 
 /// The undo entries that the history-entry keys of a save name, by id ([`entries_named`]).
 struct Named<'e, 'k> {
-    wanted: Groups<'k>,
-    /// By group of `wanted`.
-    found: Vec<Option<&'e crate::commands::Entry>>,
+    /// Each wanted id, with its entry once found.
+    found: BTreeMap<&'k str, Option<&'e crate::commands::Entry>>,
 }
 
 impl<'e> Named<'e, '_> {
     fn get(&self, id: &str) -> Option<&'e crate::commands::Entry> {
-        self.wanted.find(id).and_then(|g| self.found[g])
+        self.found.get(id).copied().flatten()
     }
 }
 
@@ -573,30 +564,28 @@ fn entries_named<'e, 'k>(
     entries: &'e [crate::commands::Entry],
     keys: impl Iterator<Item = &'k Key>,
 ) -> Named<'e, 'k> {
-    let ids: Vec<&str> = keys
+    let mut found: BTreeMap<&str, Option<&crate::commands::Entry>> = keys
         .filter_map(|key| match key {
-            Key::HistoryEntry(id) => Some(id.as_str()),
+            Key::HistoryEntry(id) => Some((id.as_str(), None)),
             _ => None,
         })
         .collect();
-    let wanted = Groups::new(&ids);
-    let mut found = vec![None; wanted.len()];
-    let mut left = wanted.len();
+    let mut left = found.len();
     if left == 0 {
-        return Named { wanted, found };
+        return Named { found };
     }
     for entry in entries.iter().rev() {
-        if let Some(g) = wanted.find(&entry.id) {
-            if found[g].is_none() {
+        if let Some(slot) = found.get_mut(entry.id.as_str()) {
+            if slot.is_none() {
                 left -= 1;
             }
-            found[g] = Some(entry);
+            *slot = Some(entry);
             if left == 0 {
                 break;
             }
         }
     }
-    Named { wanted, found }
+    Named { found }
 }
 
 /// The batch that writes everything pending (lazy marks only when `lazy`), with the
@@ -641,7 +630,11 @@ pub fn batch(
             appended.push(Some(change));
         }
     }
-    for (chapter, at) in Groups::new(&names).iter() {
+    let mut by_chapter: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, name) in names.iter().enumerate() {
+        by_chapter.entry(*name).or_default().push(i);
+    }
+    for (&chapter, at) in &by_chapter {
         let records: Vec<&ChangeRecord> = at.iter().filter_map(|&i| appended[i]).collect();
         let known = stored.chapters.get(chapter).copied();
         // Every write of a chapter checks that its head is where this core last saw it:

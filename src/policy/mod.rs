@@ -136,10 +136,9 @@ pub fn default_mode(tool: &str) -> Mode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
-    /// Modes by tool name, over [`default_mode`] (a few: a sorted vector, saved as a JSON
-    /// object, and no B-tree type of its own in the wasm).
+    /// Modes by tool name, over [`default_mode`] (saved as a JSON object).
     #[serde(default)]
-    pub modes: crate::map::VecMap<String, Mode>,
+    pub modes: std::collections::BTreeMap<String, Mode>,
     /// The recent-update window of conflict detection (ms).
     #[serde(default = "default_window")]
     pub window_ms: u64,
@@ -152,7 +151,7 @@ fn default_window() -> u64 {
 impl Default for Policies {
     fn default() -> Self {
         Self {
-            modes: crate::map::VecMap::new(),
+            modes: std::collections::BTreeMap::new(),
             window_ms: DEFAULT_WINDOW_MS,
         }
     }

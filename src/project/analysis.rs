@@ -22,6 +22,7 @@
 //! - **Averages of empty input are `0.0`**, never NaN.
 
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -292,7 +293,7 @@ pub fn pacing(text: &str) -> Pacing {
 /// words (`about`, `because`, `there`, `would`, `didn't`, …) are left out.
 pub fn repeated_words(text: &str, min_count: usize) -> Vec<WordCount> {
     let c: Vec<char> = text.chars().collect();
-    let mut counts = crate::sort::Counts::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut buf = String::new();
     for (s, e) in words(&c) {
         let w = &c[s..e];
@@ -303,7 +304,13 @@ pub fn repeated_words(text: &str, min_count: usize) -> Vec<WordCount> {
         if STOPWORDS.binary_search(&buf.as_str()).is_ok() {
             continue;
         }
-        counts.add(&buf, 1);
+        // The key is copied only when the word is new.
+        match counts.get_mut(buf.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(buf.clone(), 1);
+            }
+        }
     }
     let mut out: Vec<WordCount> = counts
         .into_iter()

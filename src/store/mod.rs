@@ -338,14 +338,15 @@ impl Batch {
                 keys.push(key);
             }
         }
-        let written = crate::sort::Groups::new(&keys);
+        let mut written: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (i, key) in keys.iter().enumerate() {
+            written.entry(*key).or_default().push(i);
+        }
         let mut first = Vec::new();
         let mut rest = Vec::new();
         for (at, op) in self.ops.iter().enumerate() {
             let before = |table: Table, key: &str| {
-                written
-                    .get(key)
-                    .iter()
+                (written.get(key).into_iter().flatten())
                     .take_while(|&&w| writes[w].0 < at)
                     .any(|&w| writes[w].1 == table)
             };

@@ -21,7 +21,6 @@ use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;
 use crate::project::analysis::{self, Hint};
 use crate::session::EditContext;
-use crate::sort::Counts;
 
 /// Register the analysis tools.
 pub fn register(registry: &mut ToolRegistry) {
@@ -250,8 +249,8 @@ const NOT_NAMES: &[&str] = &[
 ];
 
 /// Capitalized words not at the start of a sentence: candidate names, with counts.
-fn name_candidates(text: &str) -> Counts {
-    let mut counts = Counts::new();
+fn name_candidates(text: &str) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let word: String = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
@@ -263,7 +262,7 @@ fn name_candidates(text: &str) -> Counts {
             && word.chars().count() > 1
             && NOT_NAMES.binary_search(&word.as_str()).is_err()
         {
-            counts.add(&word, 1);
+            *counts.entry(word).or_default() += 1;
         }
         sentence_start = raw.ends_with(['.', '!', '?', '…', '"', '”', '»', ':']);
     }
@@ -278,9 +277,9 @@ const PREPOSITIONS: &[&str] = &[
 ];
 
 /// Capitalized phrases right after a place preposition.
-fn place_candidates(text: &str) -> Counts {
+fn place_candidates(text: &str) -> BTreeMap<String, usize> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    let mut counts = Counts::new();
+    let mut counts = BTreeMap::new();
     for i in 0..words.len() {
         if PREPOSITIONS
             .binary_search(&words[i].to_lowercase().as_str())
@@ -308,13 +307,13 @@ fn place_candidates(text: &str) -> Counts {
             }
         }
         if !phrase.is_empty() {
-            counts.add(&phrase.join(" "), 1);
+            *counts.entry(phrase.join(" ")).or_default() += 1;
         }
     }
     counts
 }
 
-fn top(counts: Counts, min: usize) -> Vec<(String, usize)> {
+fn top(counts: BTreeMap<String, usize>, min: usize) -> Vec<(String, usize)> {
     let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= min).collect();
     list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     list.truncate(30);
@@ -379,12 +378,12 @@ impl ToolSpec for RunAnalysis {
                 json!({ "chapters": per_chapter })
             }
             Section::Characters => {
-                let mut total = Counts::new();
+                let mut total: BTreeMap<String, usize> = BTreeMap::new();
                 // Each name's JSON array (a map of `Value`s: a type the crate has anyway).
                 let mut by_chapter: BTreeMap<String, Value> = BTreeMap::new();
                 for (i, text) in &chapters {
                     for (name, n) in name_candidates(text) {
-                        total.add(&name, n);
+                        *total.entry(name.clone()).or_default() += n;
                         let list = by_chapter.entry(name).or_insert_with(|| json!([]));
                         if let Value::Array(list) = list {
                             list.push(json!({"chapterNumber": i + 1, "mentions": n}));
@@ -401,10 +400,10 @@ impl ToolSpec for RunAnalysis {
                 json!({ "characters": names, "note": "Capitalized words not at a sentence start; story-bible characters refine this once they exist." })
             }
             Section::Setting => {
-                let mut total = Counts::new();
+                let mut total: BTreeMap<String, usize> = BTreeMap::new();
                 for (_, text) in &chapters {
                     for (place, n) in place_candidates(text) {
-                        total.add(&place, n);
+                        *total.entry(place).or_default() += n;
                     }
                 }
                 let places: Vec<Value> = top(total, 1)
@@ -499,11 +498,11 @@ pub fn headline(data: &Value) -> Option<(String, String, String)> {
                     .iter()
                     .map(|s| s["kind"].as_str().unwrap_or("mixed"))
                     .collect();
-                let kinds = crate::sort::Groups::new(&kinds);
-                let kinds: Vec<String> = kinds
-                    .iter()
-                    .map(|(k, at)| format!("{k} {}", at.len()))
-                    .collect();
+                let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+                for kind in kinds {
+                    *counts.entry(kind).or_default() += 1;
+                }
+                let kinds: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
                 if !kinds.is_empty() {
                     line.push_str(&format!("; scenes: {}", kinds.join(", ")));
                 }

@@ -49,7 +49,7 @@ impl fmt::Debug for CommandMeta {
 /// Command metadata by tool name.
 #[derive(Debug, Clone, Default)]
 pub struct CommandRegistry {
-    commands: crate::map::VecMap<&'static str, CommandMeta>,
+    commands: std::collections::BTreeMap<&'static str, CommandMeta>,
 }
 
 impl CommandRegistry {

@@ -397,8 +397,8 @@ fn builtin_name(d: &ToolDefinition) -> &'static str {
 pub struct ToolRegistry {
     commands: CommandRegistry,
     definitions: Vec<ToolDefinition>,
-    /// By name: a few (the built-in ones and the writer's), a sorted vector.
-    toolsets: crate::map::VecMap<String, Vec<&'static str>>,
+    /// By name: a few (the built-in ones and the writer's).
+    toolsets: std::collections::BTreeMap<String, Vec<&'static str>>,
 }
 
 impl ToolRegistry {

@@ -114,7 +114,7 @@ fn install_panic_hook() {
 pub struct WorkerCore {
     core: Rc<Core>,
     /// The other tabs this worker writes for, by client id (see [`WorkerCore::handle_for`]).
-    clients: RefCell<crate::map::VecMap<String, Rc<Core>>>,
+    clients: RefCell<std::collections::BTreeMap<String, Rc<Core>>>,
 }
 
 #[wasm_bindgen]
@@ -144,7 +144,7 @@ impl WorkerCore {
             .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local));
         Ok(WorkerCore {
             core: Rc::new(core),
-            clients: RefCell::new(crate::map::VecMap::new()),
+            clients: RefCell::new(std::collections::BTreeMap::new()),
         })
     }
 

@@ -8,7 +8,7 @@
 //! (and answers `translation_check_mtl_available` from its settings) in `src/core/mtl.rs`,
 //! planning it with [`mtl_plan`]. Agents never change context documents: they only read them.
 
-use crate::sort::Groups;
+use std::collections::BTreeMap;
 
 use serde_json::json;
 use serde_json::Value;
@@ -869,12 +869,12 @@ pub(super) fn status(_: &Call, cx: &mut Cx) -> Out {
         w!(text, "\nIn all: {all_done}/{all_total} lines translated.");
     }
     let [by_severity, by_check] = translation::qa_counts(bible);
-    let list = |m: &Groups| join(m.iter().map(|(k, at)| format!("{} {k}", at.len())), ", ");
+    let list = |m: &BTreeMap<&str, usize>| join(m.iter().map(|(k, n)| format!("{n} {k}")), ", ");
     // As JSON objects, by name.
-    let counted = |m: &Groups| {
+    let counted = |m: &BTreeMap<&str, usize>| {
         let mut object = serde_json::Map::new();
-        for (k, at) in m.iter() {
-            object.insert(k.to_string(), json!(at.len()));
+        for (k, n) in m {
+            object.insert(k.to_string(), json!(n));
         }
         Value::Object(object)
     };
