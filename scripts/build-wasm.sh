@@ -21,7 +21,7 @@ fi
 wasm-bindgen --target web --out-dir "$out" "${CARGO_TARGET_DIR:-target}/$target/$dir/draftsmith.wasm"
 if [ "$profile" = release ]; then
   # The features are those rustc's wasm32 target emits by default.
-  www/node_modules/.bin/wasm-opt "${WASM_OPT_LEVEL:--O3}" \
+  www/node_modules/.bin/wasm-opt "${WASM_OPT_LEVEL:--Os}" \
     --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-reference-types --enable-multivalue \
     -o "$out/draftsmith_bg.opt.wasm" "$out/draftsmith_bg.wasm"

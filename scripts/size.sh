@@ -39,7 +39,7 @@ named="$(mktemp -d)"
 trap 'rm -rf "$named"' EXIT
 wasm-bindgen --keep-debug --target web --out-dir "$named" \
   "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/draftsmith.wasm"
-www/node_modules/.bin/wasm-opt -g "${WASM_OPT_LEVEL:--O3}" \
+www/node_modules/.bin/wasm-opt -g "${WASM_OPT_LEVEL:--Os}" \
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-reference-types --enable-multivalue \
   -o "$named/named.wasm" "$named/draftsmith_bg.wasm"
