@@ -6,26 +6,34 @@
 //!
 //! ## The seam
 //! Everything outside `web` is plain Rust with no browser types. The core reaches the
-//! outside world through small traits: [`Clock`] and [`IdSource`] today, later `Store`
-//! (persistence) and `LlmTransport` (model calls). Native tests use the manual and
-//! sequential implementations from [`env`](mod@crate::env); the worker uses the JS ones in `web`.
+//! outside world through small traits: `Store` (persistence), `LlmTransport` (model and page
+//! fetches), [`Clock`] (time) and [`IdSource`] (ids). Native tests use the in-memory and
+//! scripted implementations; the worker uses the ones in `web` (rexie, gloo-net, JS time).
 //!
-//! ## Modules
+//! ## Modules, from the bottom layer up
+//! - [`project`]: the manuscript: chapters, their text (ropey), change sets, analysis, search.
+//! - [`store`]: the `Store` trait, the record schema and its versions, `MemoryStore`.
+//! - [`env`](mod@crate::env): injected time ([`Clock`]), ids ([`IdSource`]), the event sink ([`EventSink`]).
 //! - [`error`]: the crate [`Error`] and per-area error enums.
-//! - [`env`](mod@crate::env): injected time ([`Clock`]), ids ([`IdSource`]) and the event sink ([`EventSink`]).
+//! - [`commands`]: the undo history shared by the writer and the agents.
+//! - [`bible`]: the story bible's entities, with per-field provenance and versions.
+//! - [`memory`]: notes, goals, watched entities, the bedside note and their search.
+//! - [`files`]: the `data/` file view: free files and the path sandbox.
+//! - [`names`]: closest-name suggestions for unknown names in errors.
+//! - [`policy`]: when an agent's change needs the writer's approval.
+//! - [`session`]: one open project and its one exclusive edit path.
+//! - [`persist`]: sessions to and from store records.
+//! - [`settings`]: which model the agents call, and how.
+//! - [`tools`]: the typed tools agents call, their schemas and the executor.
+//! - [`research`]: web pages read for a project: URL checks, extraction, research notes.
+//! - [`editor_context`]: the `[EDITOR CONTEXT]` block of a run's system prompt.
+//! - [`llm`]: provider-neutral model calls, the provider adapters, SSE and tool-call assembly.
+//! - [`agent`]: agent specs and presets, the agent loop, pipelines.
 //! - [`protocol`]: the worker's message protocol: request decoding, responses, events.
 //! - [`core`]: [`Core`], which serves decoded requests.
-//! - [`editor_context`]: the `[EDITOR CONTEXT]` block of a run's system prompt (what the
-//!   writer sees: chapters, cursor, selection, paragraph, story bible, toolset).
-//! - [`memory`]: the agent's memory: notes, goals, watched entities, the bedside note, BM25
-//!   search and the `[AGENT MEMORY]` context block.
-//! - [`research`]: web pages read for a project: URL checks, HTML extraction, research
-//!   notes and their BM25 search.
-//! - [`files`]: the `data/` file view: free files (`plans/`, `notes/`) and the path sandbox.
-//! - [`names`]: closest-name suggestions for unknown names in errors.
-//! - `headless` (native only): the worker protocol as JSON lines on stdin and stdout, for
-//!   scripting and checks (`cargo run --example core`).
-//! - `web` (wasm32 only): the worker entry, JS clock and ids.
+//! - `headless` (native only): the worker protocol as JSON lines on stdin and stdout
+//!   (`cargo run --example core`).
+//! - `web` (wasm32 only): the worker entry, IndexedDB (rexie), fetch (gloo-net), JS time and ids.
 
 #![forbid(unsafe_code)]
 
