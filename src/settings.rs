@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::{Map, Value};
+use ts_rs::TS;
 
 use crate::llm::{ProviderConfig, ProviderKind};
 use crate::persist::GLOBAL_PROJECT;
@@ -109,8 +110,9 @@ impl Default for IdleThinking {
 }
 
 /// A change to [`IdleThinking`]: fields left out keep their value.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(optional_fields)]
 pub struct IdleThinkingPatch {
     #[serde(default)]
     enabled: Option<bool>,
@@ -194,55 +196,79 @@ impl Default for Settings {
 }
 
 /// A change to the settings: fields left out keep their value.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(optional_fields)]
 pub struct SettingsPatch {
+    /// `openai`, `anthropic` or `gemini`; '' forgets it.
     #[serde(default)]
     provider: Option<String>,
     #[serde(default)]
     base_url: Option<String>,
     #[serde(default)]
     model: Option<String>,
-    /// Present (even as `null`) or absent.
+    /// The API key; `null` or '' forgets it.
     #[serde(default, deserialize_with = "present")]
+    #[ts(type = "string | null", optional)]
     api_key: Option<Value>,
+    /// Extra request headers (replace the whole set).
     #[serde(default)]
+    #[ts(type = "Record<string, string>", optional)]
     extra_headers: Option<Map<String, Value>>,
+    /// Store the key (and headers) on this device.
     #[serde(default)]
     remember_key: Option<bool>,
     #[serde(default)]
     toolset: Option<String>,
+    /// 1 to 100.
     #[serde(default)]
     max_steps: Option<usize>,
     #[serde(default, deserialize_with = "present")]
+    #[ts(type = "number | null", optional)]
     token_budget: Option<Value>,
+    /// 0 to 2.
     #[serde(default, deserialize_with = "present")]
+    #[ts(type = "number | null", optional)]
     temperature: Option<Value>,
     #[serde(default, deserialize_with = "present")]
+    #[ts(type = "number | null", optional)]
     max_tokens: Option<Value>,
+    /// 1 000 to 600 000.
     #[serde(default)]
     connect_timeout_ms: Option<u64>,
+    /// 1 000 to 600 000.
     #[serde(default)]
     idle_timeout_ms: Option<u64>,
     /// Modes by tool name; a `null` mode goes back to the default.
     #[serde(default)]
+    #[ts(
+        type = "Record<string, 'permissive' | 'standard' | 'strict' | null>",
+        optional
+    )]
     approval_policies: Option<Map<String, Value>>,
+    /// At most 86 400 000 (a day).
     #[serde(default)]
     recent_update_window_ms: Option<u64>,
+    /// http:// or https://; '' forgets it.
     #[serde(default)]
     mtl_endpoint: Option<String>,
     // Proactive memory.
+    /// The idle thinker (fields left out keep their value).
     #[serde(default)]
     idle_thinking: Option<IdleThinkingPatch>,
+    /// Add a short model-written plan to the bedside note's automatic update.
     #[serde(default)]
     bedside_plan: Option<bool>,
     /// Timeouts by tool name (ms); a `null` goes back to the default.
     #[serde(default)]
+    #[ts(type = "Record<string, number | null>", optional)]
     tool_timeouts_ms: Option<Map<String, Value>>,
+    /// An http(s) URL template with `{url}`; '' fetches pages directly.
     #[serde(default)]
     research_proxy: Option<String>,
     #[serde(default)]
     research_allow_private: Option<bool>,
+    /// 1 to 100.
     #[serde(default)]
     research_per_run: Option<usize>,
 }

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use draftsmith::core::{Env, REQUEST_TYPES};
+use draftsmith::core::{Env, REQUESTS};
 use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
 use proptest::prelude::*;
@@ -47,7 +47,7 @@ fn hello_reports_version_profile_and_capabilities() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    assert_eq!(caps, REQUEST_TYPES);
+    assert_eq!(caps, REQUESTS);
     assert!(caps.contains(&"hello"));
 }
 

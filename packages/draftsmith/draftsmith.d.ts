@@ -1,5 +1,21 @@
 // Type declarations for the draftsmith JS client (./draftsmith.js).
 
+import type {
+  ChangeOp,
+  NewNote,
+  NoteScope,
+  NoteType,
+  RequestParams,
+  RequestType,
+  SettingsPatch,
+} from './protocol.js';
+
+// The protocol's request types and parameters, generated from the core's Rust types.
+export type * from './protocol.js';
+
+/** A change to a chapter's text: operations over its chars, in order. */
+export type ChangeSet = ChangeOp[];
+
 /** Stable error codes. */
 export type ErrorCode =
   | 'interrupted'
@@ -51,11 +67,6 @@ export interface Hello {
   /** The request types the core serves. */
   capabilities: string[];
 }
-
-/** One operation of a change set, over chars (Unicode scalar values). */
-export type ChangeOp = { retain: number } | { delete: number } | { insert: string };
-/** A change to a chapter; operations may stop short of the end (the rest is retained). */
-export type ChangeSet = ChangeOp[];
 
 /** Who made a change: 'user', 'import' or 'agent:<name>'. */
 export type Origin = 'user' | 'import' | `agent:${string}`;
@@ -134,12 +145,6 @@ export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; ca
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
-/** What kind of thing a memory note records. */
-export type NoteType = 'fact' | 'observation' | 'plan' | 'preference' | 'issue';
-
-/** Where a memory note is visible: its own project (the default) or every project. */
-export type NoteScope = 'project' | 'global';
-
 export interface MemoryNote {
   id: string;
   text: string;
@@ -168,20 +173,6 @@ export interface MemoryNote {
 
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
 export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: string; restorableUntilMs: number }
-
-/**
- * A note the writer adds (`memory.write`). The kind is `noteType`, as in `MemoryNote` (the
- * agents' `write_memory_note` tool names it `type`; the page's requests do not).
- */
-export interface NewNote {
-  text: string;
-  noteType: NoteType;
-  /** `project` when absent. */
-  scope?: NoteScope;
-  tags?: string[];
-  /** 1 to 5; 3 when absent. */
-  importance?: number;
-}
 
 /** What the memory panel shows. */
 export interface MemoryView {
@@ -302,48 +293,6 @@ export interface Settings {
  * `strict` always asks.
  */
 export type ApprovalPolicy = 'permissive' | 'standard' | 'strict';
-
-/** A change to the settings: fields left out keep their value. */
-export interface SettingsPatch {
-  provider?: ProviderKind | '';
-  baseUrl?: string;
-  model?: string;
-  /** The API key; `null` or '' forgets it. */
-  apiKey?: string | null;
-  /** Extra request headers (replace the whole set). */
-  extraHeaders?: Record<string, string>;
-  /** Store the key (and headers) on this device. */
-  rememberKey?: boolean;
-  toolset?: string;
-  /** 1 to 100. */
-  maxSteps?: number;
-  tokenBudget?: number | null;
-  /** 0 to 2. */
-  temperature?: number | null;
-  maxTokens?: number | null;
-  /** 1 000 to 600 000. */
-  connectTimeoutMs?: number;
-  /** 1 000 to 600 000. */
-  idleTimeoutMs?: number;
-  /** Policies by tool name; `null` goes back to the tool's default. */
-  approvalPolicies?: Record<string, ApprovalPolicy | null>;
-  /** At most 86 400 000 (a day). */
-  recentUpdateWindowMs?: number;
-  /** http:// or https://; '' forgets it. */
-  mtlEndpoint?: string;
-  /** The idle thinker (fields left out keep their value). */
-  idleThinking?: Partial<IdleThinking>;
-  /** Add a short model-written plan to the bedside note's automatic update. */
-  bedsidePlan?: boolean;
-  // -- Asynchronous tools and research. --
-  /** Timeouts by tool name, 1 000 to 600 000 ms; `null` goes back to 30 000. */
-  toolTimeoutsMs?: Record<string, number | null>;
-  /** An http(s) URL template with `{url}`; '' fetches pages directly. */
-  researchProxy?: string;
-  researchAllowPrivate?: boolean;
-  /** 1 to 100. */
-  researchPerRun?: number;
-}
 
 export interface Usage { input_tokens: number; output_tokens: number }
 
@@ -897,8 +846,8 @@ export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K
 export declare class Draftsmith {
   /** Start a worker and resolve once its core is ready. */
   static start(options?: StartOptions): Promise<Draftsmith>;
-  /** Send a request by type; resolves with its result. */
-  request<T = unknown>(type: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<T>;
+  /** Send a request by type with its typed parameters; resolves with its result. */
+  request<T = unknown, K extends RequestType = RequestType>(type: K, params?: RequestParams[K], options?: RequestOptions): Promise<T>;
   /** Version, build profile and capabilities of the core. */
   hello(options?: RequestOptions): Promise<Hello>;
   /** Whether the browser agreed to keep storage. */

@@ -13,6 +13,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::{invalid, Core};
 use crate::agent::{AgentSpec, Catalog};
@@ -21,15 +22,17 @@ use crate::llm::{Message, Role};
 use crate::store::{Batch, Table};
 
 /// `define_agent` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "DefineAgentParams", optional_fields)]
 pub(super) struct DefineAgent {
     agent: Value,
 }
 
 /// `delete_agent` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "DeleteAgentParams", optional_fields)]
 pub(super) struct DeleteAgent {
     name: String,
 }

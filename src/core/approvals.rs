@@ -27,6 +27,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::run::PausedRun;
 use super::{CallCtx, Core};
@@ -153,8 +154,9 @@ pub(super) fn card_digest(record: &Value) -> String {
 }
 
 /// `approve` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "ApproveParams", optional_fields)]
 pub(super) struct ApproveParams {
     call_id: String,
     decision: Decision,
@@ -173,7 +175,7 @@ pub(super) struct ApproveParams {
     digest: Option<String>,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, TS)]
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Approve,
@@ -181,8 +183,9 @@ enum Decision {
 }
 
 /// `list_approvals` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "ListApprovalsParams", optional_fields)]
 pub(super) struct ListApprovals {
     /// Only this run's.
     #[serde(default)]

@@ -10,6 +10,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
+use ts_rs::TS;
 
 use super::{invalid, Core, Touched};
 use crate::bible::{is_empty_value, Actor, BibleError, Entity, Kind};
@@ -18,8 +19,9 @@ use crate::error::Error;
 use crate::tools::ToolError;
 
 /// `bible_list` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "BibleListParams", optional_fields)]
 pub(super) struct BibleList {
     /// Only this kind.
     #[serde(default)]
@@ -27,8 +29,9 @@ pub(super) struct BibleList {
 }
 
 /// `bible_save` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "BibleSaveParams", optional_fields)]
 pub(super) struct BibleSave {
     kind: String,
     /// The entity; a new one (id made from its name) when absent.
@@ -42,8 +45,9 @@ pub(super) struct BibleSave {
 }
 
 /// `bible_delete` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "BibleDeleteParams", optional_fields)]
 pub(super) struct BibleDelete {
     kind: String,
     id: String,

@@ -18,6 +18,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::{invalid, project_json, Core, Touched};
 use crate::error::Error;
@@ -28,6 +29,8 @@ use crate::session::Session;
 const MAX_TITLE_CHARS: usize = 300;
 
 /// A chapter reference in params: an id, a number or a title as a string, or a number.
+#[derive(TS)]
+#[ts(type = "string | number")]
 struct ChapterRef(String);
 
 impl<'de> Deserialize<'de> for ChapterRef {
@@ -53,8 +56,9 @@ impl<'de> Deserialize<'de> for ChapterRef {
 }
 
 /// `add_chapter` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "AddChapterParams", optional_fields)]
 pub(super) struct AddChapter {
     #[serde(default)]
     title: Option<String>,
@@ -65,24 +69,27 @@ pub(super) struct AddChapter {
 }
 
 /// `rename_chapter` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "RenameChapterParams", optional_fields)]
 pub(super) struct RenameChapter {
     chapter: ChapterRef,
     title: String,
 }
 
 /// `move_chapter` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "MoveChapterParams", optional_fields)]
 pub(super) struct MoveChapter {
     chapter: ChapterRef,
     to: u64,
 }
 
 /// `delete_chapter` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "DeleteChapterParams", optional_fields)]
 pub(super) struct DeleteChapter {
     chapter: ChapterRef,
 }

@@ -31,6 +31,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::run::{PausedRun, RunParams, Start};
 use super::saving::Notify;
@@ -94,7 +95,7 @@ pub(super) struct Unit {
 }
 
 /// What a job does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum JobKind {
     /// A rentl pipeline.
@@ -280,8 +281,9 @@ pub(super) struct JobRt {
 }
 
 /// `start_job` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "StartJobParams", optional_fields)]
 pub(super) struct StartJob {
     kind: JobKind,
     #[serde(default)]
@@ -289,6 +291,7 @@ pub(super) struct StartJob {
     #[serde(default)]
     scope: Option<Value>,
     #[serde(default)]
+    #[ts(as = "Option<bool>", optional)]
     allow_overwrite: bool,
     #[serde(default)]
     concurrency: Option<usize>,
@@ -305,15 +308,17 @@ pub(super) struct StartJob {
 }
 
 /// Params naming a job.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "JobRefParams", optional_fields)]
 pub(super) struct JobRef {
     job: String,
 }
 
 /// `job_unit` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "JobUnitParams", optional_fields)]
 pub(super) struct UnitRef {
     job: String,
     unit: String,

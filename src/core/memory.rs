@@ -8,14 +8,16 @@
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::{Core, Touched};
 use crate::error::Error;
 use crate::memory::{MemoryError, MemoryNote};
 
 /// `memory_restore` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "MemoryRestoreParams", optional_fields)]
 pub(super) struct MemoryRestore {
     /// The deleted note.
     id: String,

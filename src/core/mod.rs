@@ -1,8 +1,9 @@
 //! [`Core`]: serves decoded requests from the page.
 //!
 //! The core is the only place that knows which request types exist; the worker entry in
-//! `src/web/` only moves JSON text in and out. Each request type is one entry of
-//! [`REQUEST_TYPES`], which is also what `hello` reports as the capability list.
+//! `src/web/` only moves JSON text in and out. The requests are declared once, in
+//! `requests.rs`: their names ([`REQUESTS`], `hello`'s capability list), their typed
+//! parameters, and the package's generated TypeScript declarations ([`typescript`]).
 //!
 //! Open projects are cached in memory; the [`Store`] is the source of truth. Every mutation
 //! goes through the open project's [`Session`], borrowed mutably for the length of one
@@ -21,6 +22,7 @@ mod jobs;
 mod memory;
 pub mod mtl;
 mod proactive;
+mod requests;
 mod research;
 mod run;
 mod saving;
@@ -34,6 +36,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
+use ts_rs::TS;
 
 use crate::commands::history::Applied;
 use crate::commands::{Entry, Moved, Origin, OriginFilter};
@@ -51,68 +54,10 @@ use crate::session::{Session, ToolCall};
 use crate::settings::Settings;
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
+use requests::Call;
+pub use requests::{typescript, REQUESTS};
 use saving::Open;
 pub use saving::FEED_LEN;
-
-/// The request types the core serves, in the order `hello` lists them.
-pub const REQUEST_TYPES: &[&str] = &[
-    "hello",
-    "create_project",
-    "open_project",
-    "list_projects",
-    "rename_project",
-    "delete_project",
-    "export_project",
-    "import_project",
-    "export_markdown",
-    "reload_project",
-    "checkpoint",
-    "memory",
-    "memory_context",
-    "write_memory_notes",
-    "memory_trash",
-    "memory_restore",
-    "suggestions",
-    "accept_suggestion",
-    "dismiss_suggestion",
-    "writer_idle",
-    "storage_estimate",
-    "get_chapter",
-    "add_chapter",
-    "rename_chapter",
-    "move_chapter",
-    "delete_chapter",
-    "execute",
-    "apply_user_change",
-    "undo",
-    "redo",
-    "close_group",
-    "history",
-    "list_tools",
-    "get_settings",
-    "set_settings",
-    "run",
-    "abort_run",
-    "start_job",
-    "job_status",
-    "list_jobs",
-    "pause_job",
-    "resume_job",
-    "cancel_job",
-    "job_unit",
-    "research_list",
-    "research_delete",
-    "define_agent",
-    "list_agents",
-    "delete_agent",
-    "list_approvals",
-    "approve",
-    "bible_list",
-    "bible_save",
-    "bible_delete",
-    "debug_panic",
-    "debug_fail_saves",
-];
 
 /// Tools whose calls are not audited when they edit nothing: cursor and selection moves.
 const UNAUDITED: &[&str] = &["set_selection"];
@@ -482,74 +427,69 @@ impl Core {
     /// Serve request `kind`; its handler takes the parameters `p` (they are moved out, not
     /// copied: a request may carry a whole manuscript or a batch of notes).
     async fn dispatch(&self, kind: &str, p: &mut Map<String, Value>) -> Result<Value, Error> {
-        match kind {
-            "hello" => Ok(self.hello()),
-            "create_project" => self.create_project(params(kind, p)?).await,
-            "open_project" => self.open_project(params(kind, p)?).await,
-            "list_projects" => self.list_projects().await,
-            "rename_project" => self.rename_project(params(kind, p)?).await,
-            "delete_project" => self.delete_project(params(kind, p)?).await,
-            "storage_estimate" => self.storage_estimate().await,
-            "reload_project" => self.reload_project(params(kind, p)?).await,
-            "checkpoint" => self.checkpoint(params(kind, p)?).await,
-            "memory" => self.with_session(|s| memory_json(s)),
-            "memory_context" => self.memory_context(params(kind, p)?),
-            "write_memory_notes" => self.write_memory_notes(params(kind, p)?).await,
-            "memory_trash" => self.memory_trash(),
-            "memory_restore" => self.memory_restore(params(kind, p)?).await,
-            "suggestions" => self.list_suggestions(params(kind, p)?).await,
-            "accept_suggestion" => self.accept_suggestion(params(kind, p)?).await,
-            "dismiss_suggestion" => self.dismiss_suggestion(params(kind, p)?).await,
-            "writer_idle" => self.writer_idle(params(kind, p)?).await,
-            "export_project" => self.export_project(params(kind, p)?).await,
-            "import_project" => self.import_project(params(kind, p)?).await,
-            "export_markdown" => self.export_markdown(params(kind, p)?).await,
-            "get_chapter" => self.get_chapter(params(kind, p)?),
-            "add_chapter" => self.add_chapter(params(kind, p)?).await,
-            "rename_chapter" => self.rename_chapter(params(kind, p)?).await,
-            "move_chapter" => self.move_chapter(params(kind, p)?).await,
-            "delete_chapter" => self.delete_chapter(params(kind, p)?).await,
-            "execute" => self.execute(params(kind, p)?).await,
-            "apply_user_change" => self.apply_user_change(params(kind, p)?).await,
-            "undo" => self.undo(params(kind, p)?).await,
-            "redo" => self.redo().await,
-            "close_group" => {
+        match Call::decode(kind, p)? {
+            Call::Hello(_) => Ok(self.hello()),
+            Call::CreateProject(p) => self.create_project(p).await,
+            Call::OpenProject(p) => self.open_project(p).await,
+            Call::ListProjects(_) => self.list_projects().await,
+            Call::RenameProject(p) => self.rename_project(p).await,
+            Call::DeleteProject(p) => self.delete_project(p).await,
+            Call::StorageEstimate(_) => self.storage_estimate().await,
+            Call::ReloadProject(p) => self.reload_project(p).await,
+            Call::Checkpoint(p) => self.checkpoint(p).await,
+            Call::Memory(_) => self.with_session(|s| memory_json(s)),
+            Call::MemoryContext(p) => self.memory_context(p),
+            Call::WriteMemoryNotes(p) => self.write_memory_notes(p).await,
+            Call::MemoryTrash(_) => self.memory_trash(),
+            Call::MemoryRestore(p) => self.memory_restore(p).await,
+            Call::Suggestions(p) => self.list_suggestions(p).await,
+            Call::AcceptSuggestion(p) => self.accept_suggestion(p).await,
+            Call::DismissSuggestion(p) => self.dismiss_suggestion(p).await,
+            Call::WriterIdle(p) => self.writer_idle(p).await,
+            Call::ExportProject(p) => self.export_project(p).await,
+            Call::ImportProject(p) => self.import_project(p).await,
+            Call::ExportMarkdown(p) => self.export_markdown(p).await,
+            Call::GetChapter(p) => self.get_chapter(p),
+            Call::AddChapter(p) => self.add_chapter(p).await,
+            Call::RenameChapter(p) => self.rename_chapter(p).await,
+            Call::MoveChapter(p) => self.move_chapter(p).await,
+            Call::DeleteChapter(p) => self.delete_chapter(p).await,
+            Call::Execute(p) => self.execute(p).await,
+            Call::ApplyUserChange(p) => self.apply_user_change(p).await,
+            Call::Undo(p) => self.undo(p).await,
+            Call::Redo(_) => self.redo().await,
+            Call::CloseGroup(_) => {
                 self.mutate(|s| {
                     s.history.close_group();
                     Ok((json!({}), Touched::default()))
                 })
                 .await
             }
-            "history" => self.with_session(|s| history_json(s)),
-            "list_tools" => self.list_tools(params(kind, p)?),
-            "get_settings" => self.get_settings().await,
-            "set_settings" => self.set_settings(params(kind, p)?).await,
-            "run" => self.run(params(kind, p)?).await,
-            "abort_run" => self.abort_run(params(kind, p)?).await,
-            "start_job" => self.start_job(params(kind, p)?).await,
-            "job_status" => self.job_status(params(kind, p)?).await,
-            "list_jobs" => self.list_jobs().await,
-            "pause_job" => self.pause_job(params(kind, p)?).await,
-            "resume_job" => self.resume_job(params(kind, p)?).await,
-            "cancel_job" => self.cancel_job(params(kind, p)?).await,
-            "job_unit" => self.job_unit(params(kind, p)?).await,
-            "research_list" => self.research_list().await,
-            "research_delete" => self.research_delete(params(kind, p)?).await,
-            "define_agent" => self.define_agent(params(kind, p)?).await,
-            "list_agents" => self.list_agents().await,
-            "delete_agent" => self.delete_agent(params(kind, p)?).await,
-            "list_approvals" => self.list_approvals(params(kind, p)?).await,
-            "approve" => self.approve(params(kind, p)?).await,
-            "bible_list" => self.bible_list(params(kind, p)?),
-            "bible_save" => self.bible_save(params(kind, p)?).await,
-            "bible_delete" => self.bible_delete(params(kind, p)?).await,
-            "debug_panic" => debug_panic(kind, p),
-            "debug_fail_saves" => self.debug_fail_saves(params(kind, p)?),
-            other => Err(ProtocolError::UnknownRequest {
-                name: other.to_string(),
-                hint: crate::names::did_you_mean(other, REQUEST_TYPES.iter().copied()),
-            }
-            .into()),
+            Call::History(_) => self.with_session(|s| history_json(s)),
+            Call::ListTools(p) => self.list_tools(p),
+            Call::GetSettings(_) => self.get_settings().await,
+            Call::SetSettings(p) => self.set_settings(p).await,
+            Call::Run(p) => self.run(p).await,
+            Call::AbortRun(p) => self.abort_run(p).await,
+            Call::StartJob(p) => self.start_job(p).await,
+            Call::JobStatus(p) => self.job_status(p).await,
+            Call::ListJobs(_) => self.list_jobs().await,
+            Call::PauseJob(p) => self.pause_job(p).await,
+            Call::ResumeJob(p) => self.resume_job(p).await,
+            Call::CancelJob(p) => self.cancel_job(p).await,
+            Call::JobUnit(p) => self.job_unit(p).await,
+            Call::ResearchList(_) => self.research_list().await,
+            Call::ResearchDelete(p) => self.research_delete(p).await,
+            Call::DefineAgent(p) => self.define_agent(p).await,
+            Call::ListAgents(_) => self.list_agents().await,
+            Call::DeleteAgent(p) => self.delete_agent(p).await,
+            Call::ListApprovals(p) => self.list_approvals(p).await,
+            Call::Approve(p) => self.approve(p).await,
+            Call::BibleList(p) => self.bible_list(p),
+            Call::BibleSave(p) => self.bible_save(p).await,
+            Call::BibleDelete(p) => self.bible_delete(p).await,
+            Call::DebugPanic(p) => debug_panic(kind, p),
+            Call::DebugFailSaves(p) => self.debug_fail_saves(p),
         }
     }
 
@@ -560,7 +500,7 @@ impl Core {
             "version": crate::VERSION,
             "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
             "protocol": PROTOCOL_VERSION,
-            "capabilities": REQUEST_TYPES,
+            "capabilities": REQUESTS,
         })
     }
 
@@ -1766,78 +1706,71 @@ fn parse_origin(request: &str, origin: Option<&str>) -> Result<Origin, Error> {
     }
 }
 
-/// Parse a request's params into a typed struct, naming the field that does not fit.
-fn params<T: serde::de::DeserializeOwned>(
-    request: &str,
-    params: &mut Map<String, Value>,
-) -> Result<T, Error> {
-    serde_json::from_value(take_params(params)).map_err(|err| params_error(request, err))
-}
-
-/// A request's parameters moved out of it (one copy for every params type).
-#[inline(never)]
-fn take_params(params: &mut Map<String, Value>) -> Value {
-    Value::Object(std::mem::take(params))
-}
-
-/// [`params`]' error (one copy for every params type).
-#[inline(never)]
-fn params_error(request: &str, err: serde_json::Error) -> Error {
-    invalid(request, &err.to_string())
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "NewChapter", optional_fields)]
 struct NewChapter {
     #[serde(default)]
+    #[ts(as = "Option<String>", optional)]
     title: String,
     #[serde(default)]
+    #[ts(as = "Option<String>", optional)]
     text: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "CreateProjectParams", optional_fields)]
 struct CreateProject {
     name: String,
     #[serde(default)]
+    #[ts(as = "Option<Vec<NewChapter>>", optional)]
     chapters: Vec<NewChapter>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "OpenProjectParams", optional_fields)]
 struct OpenProject {
     id: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "WriteMemoryNotesParams", optional_fields)]
 struct WriteNotes {
     notes: Vec<crate::memory::NewNote>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "MemoryContextParams", optional_fields)]
 struct MemoryContext {
     #[serde(default)]
+    #[ts(as = "Option<String>", optional)]
     request: String,
     #[serde(default)]
     budget: Option<usize>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "ProjectRefParams", optional_fields)]
 struct ProjectRef {
     #[serde(default)]
     id: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "ImportProjectParams", optional_fields)]
 struct ImportProject {
     document: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "RenameProjectParams", optional_fields)]
 struct RenameProject {
     #[serde(default)]
     id: Option<String>,
     name: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "GetChapterParams", optional_fields)]
 struct GetChapter {
     #[serde(default)]
     chapter: Option<String>,
@@ -1845,11 +1778,13 @@ struct GetChapter {
     since: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "ExecuteParams", optional_fields)]
 struct Execute {
     tool: String,
     #[serde(default)]
+    #[ts(as = "Option<Value>", optional)]
     args: Value,
     #[serde(default)]
     origin: Option<String>,
@@ -1857,13 +1792,15 @@ struct Execute {
     call_id: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "ApplyUserChangeParams", optional_fields)]
 struct UserChange {
     chapter: String,
     #[serde(alias = "base_version")]
     base_version: u64,
     #[serde(alias = "changeset")]
+    #[ts(as = "Vec<crate::project::changeset::Op>")]
     changes: ChangeSet,
     /// The page's label for this change, echoed in its `edit` event and the result (so an
     /// editor can tell its own change from others').
@@ -1871,7 +1808,8 @@ struct UserChange {
     tag: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "UndoParams", optional_fields)]
 struct Undo {
     #[serde(default)]
     origin: Option<String>,
@@ -1879,7 +1817,8 @@ struct Undo {
     by: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
+#[ts(rename = "ListToolsParams", optional_fields)]
 struct ListTools {
     #[serde(default)]
     format: Option<String>,
@@ -1889,8 +1828,9 @@ struct ListTools {
 
 /// `debug_panic {message?}`: panics on purpose, so that tests and embedders can check that a
 /// panic in the worker reaches the page as an error event and the worker recovers.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "DebugFailSavesParams", optional_fields)]
 struct FailSaves {
     count: u64,
 }
@@ -1909,8 +1849,8 @@ impl Core {
     }
 }
 
-fn debug_panic(kind: &str, p: &Map<String, Value>) -> Result<Value, Error> {
-    let message = match p.get("message") {
+fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<Value, Error> {
+    let message = match &p.message {
         None => "debug_panic requested",
         Some(Value::String(s)) => s.as_str(),
         Some(other) => {

@@ -41,6 +41,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::generate::NestedError;
 use super::{Core, Touched};
@@ -107,24 +108,28 @@ struct Budget {
 }
 
 /// `accept_suggestion` and `dismiss_suggestion` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "SuggestionRefParams", optional_fields)]
 pub(super) struct SuggestionRef {
     id: String,
 }
 
 /// `suggestions` params.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "SuggestionsParams", optional_fields)]
 pub(super) struct ListSuggestions {
     /// Also the accepted and dismissed ones.
     #[serde(default)]
+    #[ts(as = "Option<bool>", optional)]
     all: bool,
 }
 
 /// `writer_idle` params.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "WriterIdleParams", optional_fields)]
 pub(super) struct WriterIdle {
     /// How long the page saw no typing (informative: the core checks with its own clock).
     #[serde(default)]

@@ -22,6 +22,7 @@ use futures_util::future::{select, Either};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::{invalid, Core, Touched};
 use crate::agent::AbortSignal;
@@ -53,8 +54,9 @@ pub(super) enum StepError {
 }
 
 /// `research_delete` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "ResearchDeleteParams", optional_fields)]
 pub(super) struct DeleteResearch {
     id: String,
 }

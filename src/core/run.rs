@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::tree::{Frame, Node, Tree};
 use super::{invalid, Core, Touched};
@@ -68,8 +69,9 @@ pub(super) struct RunHandle {
 }
 
 /// `run` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "RunParams", optional_fields)]
 pub(super) struct RunParams {
     prompt: String,
     /// The page's id for the run (so it can match events before the response); one is
@@ -90,20 +92,22 @@ pub(super) struct RunParams {
     token_budget: Option<u64>,
     /// Forget the earlier conversation first.
     #[serde(default)]
+    #[ts(as = "Option<bool>", optional)]
     new_conversation: bool,
 }
 
 /// The agent a run starts with: a name (a preset's agent or a defined one that talks to the
 /// writer), or the assistant under another name and prompt.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(untagged)]
 pub(super) enum AgentChoice {
     Name(String),
     Custom(AgentParams),
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "CustomAgent", optional_fields)]
 pub(super) struct AgentParams {
     #[serde(default)]
     name: Option<String>,
@@ -112,8 +116,9 @@ pub(super) struct AgentParams {
 }
 
 /// `abort_run` params.
-#[derive(Deserialize)]
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "AbortRunParams", optional_fields)]
 pub(super) struct AbortParams {
     /// The run; all runs when absent.
     #[serde(default)]

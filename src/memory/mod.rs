@@ -44,6 +44,7 @@ pub mod suggest;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::commands::Origin;
 use crate::env::IdSource;
@@ -72,7 +73,7 @@ pub const TRASH_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
 pub const BEDSIDE_DEFAULT_TEXT: &str = "No plan yet. Rewrite this note with evolve_bedside_note to keep the current plan, open threads and next steps.";
 
 /// What kind of thing a note records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteType {
     /// Something true about the story or the project.
@@ -101,8 +102,11 @@ impl NoteType {
 }
 
 /// Where a note is visible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema, TS,
+)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "NoteScope")]
 pub enum Scope {
     /// Only in its own project (the default).
     #[default]
@@ -221,8 +225,9 @@ impl MemoryNote {
 /// A new note. On the wire (`write_memory_notes`) its fields are `text`, `noteType`, `scope`,
 /// `tags` and `importance`; any other field is refused with that list (so the agents' tool
 /// spelling `type` is not silently dropped).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(optional_fields)]
 pub struct NewNote {
     /// The content.
     pub text: String,
@@ -230,9 +235,11 @@ pub struct NewNote {
     pub note_type: NoteType,
     /// Where it is visible.
     #[serde(default)]
+    #[ts(as = "Option<Scope>", optional)]
     pub scope: Scope,
     /// Tags (normalized on write).
     #[serde(default)]
+    #[ts(as = "Option<Vec<String>>", optional)]
     pub tags: Vec<String>,
     /// 1 to 5; [`DEFAULT_IMPORTANCE`] when `None`.
     #[serde(default)]

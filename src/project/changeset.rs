@@ -12,10 +12,12 @@
 
 use super::Text;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// One operation of a change set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "ChangeOp")]
 pub enum Op {
     /// Keep the next `n` chars.
     Retain(usize),

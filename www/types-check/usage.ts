@@ -16,6 +16,7 @@ import type {
   JobParams,
   JobUnitDetail,
   JobView,
+  RequestType,
   TranscriptMessage,
   UnitView,
   MemoryView,
@@ -282,7 +283,7 @@ export async function everything(): Promise<void> {
   client.on('approval_decided', (data) => console.log(data.callId, data.decision, data.status));
   client.on('*', (data, type) => console.log(type, data));
   try {
-    await client.request('no_such_request');
+    await client.request('no_such_request' as RequestType);
   } catch (err) {
     if (err instanceof DraftsmithError) {
       const code: ErrorCode = err.code;

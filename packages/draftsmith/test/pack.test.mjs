@@ -14,6 +14,7 @@ const SHIPPED = [
   'package.json',
   'draftsmith.js',
   'draftsmith.d.ts',
+  'protocol.d.ts',
   'worker.js',
   'sync.js',
   'sync.d.ts',

@@ -1,0 +1,292 @@
+//! The requests the core serves, declared once.
+//!
+//! [`requests!`] below is the one list of request types. From it come:
+//! - [`Call`], a request decoded with its typed parameters, which `Core::dispatch` matches
+//!   exhaustively (a new request that dispatch does not serve does not compile);
+//! - [`REQUESTS`], the capability list `hello` reports and the names "did you mean" picks from;
+//! - [`typescript`], the package's `protocol.d.ts`: every request's name and parameter type,
+//!   generated from the same Rust types by ts-rs (`tests/protocol_types.rs` keeps the committed
+//!   file equal to it).
+
+use std::any::TypeId;
+use std::collections::BTreeSet;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use ts_rs::{Config, TypeVisitor, TS};
+
+use crate::error::{Error, ProtocolError};
+
+use super::{agents, approvals, bible, chapters, jobs, memory, proactive, research, run};
+
+/// Parameters of a request that takes none. Whatever the page sends is ignored.
+#[derive(Deserialize, TS)]
+#[ts(rename = "NoParams")]
+pub(super) struct NoParams {}
+
+/// `debug_panic` params: the panic's message (a string; checked before panicking).
+#[derive(Deserialize, TS)]
+#[ts(rename = "DebugPanicParams", optional_fields)]
+pub(super) struct DebugPanic {
+    #[serde(default)]
+    #[ts(type = "string", optional)]
+    pub(super) message: Option<Value>,
+}
+
+macro_rules! requests {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal ($params:ty), )*) => {
+        /// A request decoded with its typed parameters.
+        // A call lives for one dispatch; boxing the large params would buy nothing.
+        #[allow(clippy::large_enum_variant)]
+        pub(super) enum Call {
+            $( $(#[doc = $doc])* $variant($params), )*
+        }
+
+        /// The request types the core serves, in the order `hello` lists them.
+        pub const REQUESTS: &[&str] = &[$($name),*];
+
+        impl Call {
+            /// Decode request `kind` with parameters `params` (moved out, not copied: a request
+            /// may carry a whole manuscript). An unknown name gets `unknown_request` with the
+            /// closest known one; parameters of the wrong shape get `invalid_params`.
+            pub(super) fn decode(kind: &str, params: &mut Map<String, Value>) -> Result<Call, Error> {
+                match kind {
+                    $( $name => Ok(Call::$variant(decode_params(kind, params)?)), )*
+                    other => Err(ProtocolError::UnknownRequest {
+                        name: other.to_string(),
+                        hint: crate::names::did_you_mean(other, REQUESTS.iter().copied()),
+                    }
+                    .into()),
+                }
+            }
+        }
+
+        /// Every request's name with its parameters' TypeScript type, and the declarations
+        /// of the types those name.
+        fn declare(cfg: &Config, out: &mut Declarations) {
+            $(
+                out.request($name, &<$params as TS>::name(cfg), &[$($doc),*]);
+                out.visit::<$params>();
+            )*
+        }
+    };
+}
+
+requests! {
+    /// Who we are: name, version, build profile, protocol version and these capabilities.
+    Hello = "hello" (NoParams),
+    /// Create a project (with chapters) and make it the open one.
+    CreateProject = "create_project" (super::CreateProject),
+    /// Make an existing project the open one.
+    OpenProject = "open_project" (super::OpenProject),
+    /// Every stored project, most recently changed first.
+    ListProjects = "list_projects" (NoParams),
+    /// Rename a project (the open one by default).
+    RenameProject = "rename_project" (super::RenameProject),
+    /// Delete a project and everything in it.
+    DeleteProject = "delete_project" (super::OpenProject),
+    /// The project as one JSON document.
+    ExportProject = "export_project" (super::ProjectRef),
+    /// Import an exported document as a new project.
+    ImportProject = "import_project" (super::ImportProject),
+    /// The manuscript as Markdown.
+    ExportMarkdown = "export_markdown" (super::ProjectRef),
+    /// Read a project again from the store (another writer changed it).
+    ReloadProject = "reload_project" (super::OpenProject),
+    /// Save each changed chapter's whole text and the lazily saved state.
+    Checkpoint = "checkpoint" (super::ProjectRef),
+    /// The agent's memory: notes, goals, watched entities.
+    Memory = "memory" (NoParams),
+    /// The memory block a run's prompt would get for a request.
+    MemoryContext = "memory_context" (super::MemoryContext),
+    /// Write notes as the writer.
+    WriteMemoryNotes = "write_memory_notes" (super::WriteNotes),
+    /// The deleted notes that can still be restored.
+    MemoryTrash = "memory_trash" (NoParams),
+    /// Bring a deleted note back.
+    MemoryRestore = "memory_restore" (memory::MemoryRestore),
+    /// The proactive memory's suggestions.
+    Suggestions = "suggestions" (proactive::ListSuggestions),
+    /// A pending suggestion becomes a goal or a note.
+    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef),
+    /// Set a pending suggestion aside.
+    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef),
+    /// The writer stopped typing: the idle thinker may think.
+    WriterIdle = "writer_idle" (proactive::WriterIdle),
+    /// Storage use and quota.
+    StorageEstimate = "storage_estimate" (NoParams),
+    /// A chapter's text, or its changes since a version.
+    GetChapter = "get_chapter" (super::GetChapter),
+    /// Add a chapter.
+    AddChapter = "add_chapter" (chapters::AddChapter),
+    /// Rename a chapter.
+    RenameChapter = "rename_chapter" (chapters::RenameChapter),
+    /// Move a chapter to a position.
+    MoveChapter = "move_chapter" (chapters::MoveChapter),
+    /// Delete a chapter (never the last one).
+    DeleteChapter = "delete_chapter" (chapters::DeleteChapter),
+    /// Run one tool call.
+    Execute = "execute" (super::Execute),
+    /// The writer's change, made on a chapter version.
+    ApplyUserChange = "apply_user_change" (super::UserChange),
+    /// Undo the newest group (of an origin).
+    Undo = "undo" (super::Undo),
+    /// Redo the last undone group.
+    Redo = "redo" (NoParams),
+    /// End the open undo group.
+    CloseGroup = "close_group" (NoParams),
+    /// The undo history, newest first.
+    History = "history" (NoParams),
+    /// The tool catalog in a provider's format, or neutral definitions.
+    ListTools = "list_tools" (super::ListTools),
+    /// The model settings.
+    GetSettings = "get_settings" (NoParams),
+    /// Change the model settings.
+    SetSettings = "set_settings" (crate::settings::SettingsPatch),
+    /// Start an agent run on the open project.
+    Run = "run" (run::RunParams),
+    /// Abort a run.
+    AbortRun = "abort_run" (run::AbortParams),
+    /// Start a background job.
+    StartJob = "start_job" (jobs::StartJob),
+    /// A job with its units.
+    JobStatus = "job_status" (jobs::JobRef),
+    /// The open project's jobs.
+    ListJobs = "list_jobs" (NoParams),
+    /// Pause a job.
+    PauseJob = "pause_job" (jobs::JobRef),
+    /// Resume a paused job.
+    ResumeJob = "resume_job" (jobs::JobRef),
+    /// Cancel a job.
+    CancelJob = "cancel_job" (jobs::JobRef),
+    /// A job's unit and its transcript.
+    JobUnit = "job_unit" (jobs::UnitRef),
+    /// The open project's research notes.
+    ResearchList = "research_list" (NoParams),
+    /// Delete a research note.
+    ResearchDelete = "research_delete" (research::DeleteResearch),
+    /// Define or replace an agent of the open project.
+    DefineAgent = "define_agent" (agents::DefineAgent),
+    /// The presets and every agent.
+    ListAgents = "list_agents" (NoParams),
+    /// Delete an agent the open project defined.
+    DeleteAgent = "delete_agent" (agents::DeleteAgent),
+    /// Calls waiting for the writer's approval.
+    ListApprovals = "list_approvals" (approvals::ListApprovals),
+    /// Decide a call waiting for approval.
+    Approve = "approve" (approvals::ApproveParams),
+    /// The story bible's entities.
+    BibleList = "bible_list" (bible::BibleList),
+    /// Create or update a story-bible entity as the writer.
+    BibleSave = "bible_save" (bible::BibleSave),
+    /// Delete a story-bible entity.
+    BibleDelete = "bible_delete" (bible::BibleDelete),
+    /// Panic inside the core (tests of the worker's recovery).
+    DebugPanic = "debug_panic" (DebugPanic),
+    /// Make the next saves fail (tests of failed saves).
+    DebugFailSaves = "debug_fail_saves" (super::FailSaves),
+}
+
+/// A request's parameters, decoded into their type.
+fn decode_params<T: DeserializeOwned>(
+    request: &str,
+    params: &mut Map<String, Value>,
+) -> Result<T, Error> {
+    serde_json::from_value(take_params(params)).map_err(|err| params_error(request, err))
+}
+
+/// A request's parameters moved out of it (one copy for every params type).
+#[inline(never)]
+fn take_params(params: &mut Map<String, Value>) -> Value {
+    Value::Object(std::mem::take(params))
+}
+
+/// [`decode_params`]' error (one copy for every params type).
+#[inline(never)]
+fn params_error(request: &str, err: serde_json::Error) -> Error {
+    ProtocolError::InvalidParams {
+        request: request.to_string(),
+        reason: err.to_string(),
+    }
+    .into()
+}
+
+/// The TypeScript declarations of the protocol's requests: `RequestType`, `RequestParams`
+/// (each request's parameters by name) and every type they name. This is the text of the
+/// package's `protocol.d.ts`.
+pub fn typescript() -> String {
+    // JS numbers: the core's u64 values (versions, times in ms) stay below 2^53.
+    let cfg = Config::new().with_large_int("number");
+    let mut out = Declarations {
+        cfg: &cfg,
+        seen: BTreeSet::new(),
+        requests: Vec::new(),
+        types: Vec::new(),
+    };
+    declare(&cfg, &mut out);
+    let mut text = String::from(
+        "// Generated from src/core/requests.rs by ts-rs; do not edit.\n\
+         // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types\n\n",
+    );
+    text.push_str("/** The request types the core serves. */\n");
+    text.push_str("export type RequestType =\n");
+    for (name, _, _) in &out.requests {
+        text.push_str(&format!("  | '{name}'\n"));
+    }
+    text.push_str(";\n\n/** Each request's parameters, by request type. */\n");
+    text.push_str("export interface RequestParams {\n");
+    for (name, params, doc) in &out.requests {
+        if !doc.is_empty() {
+            text.push_str(&format!("  /** {doc} */\n"));
+        }
+        text.push_str(&format!("  {name}: {params};\n"));
+    }
+    text.push_str("}\n");
+    out.types.sort();
+    for (_, decl) in &out.types {
+        text.push('\n');
+        text.push_str("export ");
+        text.push_str(decl);
+        text.push('\n');
+    }
+    text
+}
+
+/// What [`typescript`] collects: the requests in order, and each named type once.
+struct Declarations<'a> {
+    cfg: &'a Config,
+    seen: BTreeSet<TypeId>,
+    requests: Vec<(&'static str, String, String)>,
+    types: Vec<(String, String)>,
+}
+
+impl Declarations<'_> {
+    fn request(&mut self, name: &'static str, params: &str, doc: &[&str]) {
+        let doc = doc
+            .iter()
+            .map(|line| line.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.requests.push((name, params.to_string(), doc));
+    }
+}
+
+impl TypeVisitor for Declarations<'_> {
+    fn visit<T: TS + 'static + ?Sized>(&mut self) {
+        if !self.seen.insert(TypeId::of::<T>()) {
+            return;
+        }
+        // Types declared inline (primitives, arrays, maps, `JsonValue`'s parts) have no output
+        // path; each declared type is written once, with the types it names.
+        // (`serde_json::Value` and ts-rs's own `JsonValue` are two Rust types of one name.)
+        if T::output_path().is_some() {
+            let name = T::ident(self.cfg);
+            if self.types.iter().all(|(known, _)| *known != name) {
+                let decl = T::decl_concrete(self.cfg);
+                self.types.push((name, decl));
+            }
+        }
+        T::visit_dependencies(self);
+    }
+}
