@@ -108,7 +108,7 @@ pub struct ChapterRecord {
     pub version: u64,
 }
 
-/// One applied chapter change, as the change feed ([`ChangeRecord::feed_json`]) and the
+/// One applied chapter change, as the change feed (`get_chapter`'s `changes`) and the
 /// `changes` table keep it: the chapter's version after it, the change set, who made it and
 /// the page's tag (for the writer's changes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,19 +140,6 @@ impl ChangeRecord {
                 tag: tag.map(str::to_string),
             })
             .collect()
-    }
-
-    /// `{version, changeset, origin, tag?}`: how `get_chapter` lists it.
-    pub fn feed_json(&self) -> Value {
-        let mut value = json!({
-            "version": self.version,
-            "changeset": self.changeset,
-            "origin": self.origin,
-        });
-        if let Some(tag) = &self.tag {
-            value["tag"] = json!(tag);
-        }
-        value
     }
 }
 

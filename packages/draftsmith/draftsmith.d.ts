@@ -2,10 +2,24 @@
 
 import type {
   ChangeOp,
+  ChapterChange,
+  ChapterSummary,
+  ChapterText,
+  CheckpointResult,
+  Hello,
+  HistoryEntry,
+  HistoryList,
+  MemoryNote,
+  MemoryView,
+  Origin,
+  ProjectListing,
+  ProjectSummary,
+  UiState,
   NewNote,
   NoteScope,
   NoteType,
   RequestParams,
+  RequestResults,
   RequestType,
   SettingsPatch,
 } from './protocol.js';
@@ -52,47 +66,10 @@ export interface StartOptions {
   persist?: boolean;
 }
 
-export interface ProjectListing { id: string; name: string; chapters: number; createdMs: number; updatedMs: number }
-
 export interface RequestOptions {
   /** This request's timeout in milliseconds; overrides StartOptions.timeoutMs. */
   timeoutMs?: number;
 }
-
-export interface Hello {
-  name: 'draftsmith';
-  version: string;
-  profile: 'debug' | 'release';
-  protocol: number;
-  /** The request types the core serves. */
-  capabilities: string[];
-}
-
-/** Who made a change: 'user', 'import' or 'agent:<name>'. */
-export type Origin = 'user' | 'import' | `agent:${string}`;
-
-export interface ChapterSummary { id: string; title: string; number: number; version: number; length: number }
-
-export interface UiState {
-  active_chapter: string | null;
-  cursor: number;
-  selection: [number, number] | null;
-  panel: string;
-  zen_mode: boolean;
-  highlights: { chapter: string; start: number; end: number; style: string; note?: string }[];
-  scroll: number;
-}
-
-export interface ProjectSummary { id: string; name: string; chapters: ChapterSummary[]; ui: UiState }
-
-export interface ChapterText {
-  id: string; title: string; number: number; text: string; version: number;
-  /** With `since`: the changes after that version, oldest first; null when not all are kept. */
-  changes?: ChapterChange[] | null;
-}
-
-/** One applied change of a chapter (`tag` is the writer's, when the page sent one). */
-export interface ChapterChange { version: number; changeset: ChangeSet; origin: string; tag?: string }
 
 /** The one shape of every tool result. */
 export interface ToolResult<T = unknown> {
@@ -110,9 +87,6 @@ export interface UserChangeResult extends AppliedChange {
   duplicate?: boolean;
 }
 
-/** What `checkpoint()` wrote: the ids of the chapters checkpointed, and whether it committed. */
-export interface CheckpointResult { checkpointed: string[]; saved: boolean }
-
 /**
  * What undo or redo did: the chapter changes applied, the free files (`plans/`, `notes/`) put
  * back (written or removed), and the free files left as a later write made them (`filesKept`,
@@ -127,60 +101,10 @@ export interface HistoryMove {
   canRedo: boolean;
 }
 
-export interface HistoryEntry {
-  id: string;
-  group: string;
-  origin: Origin;
-  description: string;
-  timestamp: number;
-  toolCallId: string | null;
-  command: string | null;
-  kind: { type: 'edit' } | { type: 'revert'; targets: string[] } | { type: 'restore'; revert: string; targets: string[] };
-  reverted: boolean;
-  /** The free files it wrote (paths). */
-  files: string[];
-}
-
-export interface HistoryList { entries: HistoryEntry[]; redo: HistoryEntry[]; canUndo: boolean; canRedo: boolean; memoryBytes: number }
-
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
-export interface MemoryNote {
-  id: string;
-  text: string;
-  /** What kind of note (the same field as in `NewNote`). */
-  noteType: NoteType;
-  scope: NoteScope;
-  /** Normalized: trimmed, lowercase, unique. */
-  tags: string[];
-  /** 1 (trivia) to 5 (essential). */
-  importance: number;
-  /** The project it belongs to; `null` for a global note. */
-  project: string | null;
-  createdMs: number;
-  updatedMs: number;
-  /** 1 when written, one more per change. */
-  version: number;
-  /** Earlier texts, oldest first (kept for the bedside note). */
-  previous: { text: string; updatedMs: number; version: number }[];
-  /** Who wrote it: `user` (the writer), `agent:<name>` or `import`. */
-  author: string;
-  /** When it was deleted (only for a note in the trash). */
-  deletedMs?: number;
-  /** Who deleted it (only for a note in the trash). */
-  deletedBy?: string;
-}
-
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
-export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: string; restorableUntilMs: number }
-
-/** What the memory panel shows. */
-export interface MemoryView {
-  bedside: MemoryNote | null;
-  goals: Record<string, unknown>[];
-  watched: Record<string, unknown>[];
-  notes: MemoryNote[];
-}
+export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
 
 /** A suggestion of the proactive memory, which the writer accepts or dismisses. */
 export interface Suggestion {
@@ -371,7 +295,6 @@ export type RunEvent = { run: string } & SubAgentOrigin & JobUnitOrigin & (
  * rejected by the writer (the model reads a result with code `denied`).
  */
 export type ToolCallStatus = 'success' | 'error' | 'aborted' | 'pending' | 'denied';
-
 
 /** The kinds of story-bible entities. */
 export type BibleKind =
@@ -846,8 +769,8 @@ export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K
 export declare class Draftsmith {
   /** Start a worker and resolve once its core is ready. */
   static start(options?: StartOptions): Promise<Draftsmith>;
-  /** Send a request by type with its typed parameters; resolves with its result. */
-  request<T = unknown, K extends RequestType = RequestType>(type: K, params?: RequestParams[K], options?: RequestOptions): Promise<T>;
+  /** Send a request by type with its typed parameters; resolves with its typed result. */
+  request<K extends RequestType>(type: K, params?: RequestParams[K], options?: RequestOptions): Promise<RequestResults[K]>;
   /** Version, build profile and capabilities of the core. */
   hello(options?: RequestOptions): Promise<Hello>;
   /** Whether the browser agreed to keep storage. */

@@ -177,6 +177,66 @@ export interface RequestParams {
   debug_fail_saves: DebugFailSavesParams;
 }
 
+/** Each request's result, by request type. */
+export interface RequestResults {
+  hello: Hello;
+  create_project: ProjectSummary;
+  open_project: ProjectSummary;
+  list_projects: ProjectList;
+  rename_project: JsonValue;
+  delete_project: Deleted;
+  export_project: JsonValue;
+  import_project: ProjectSummary;
+  export_markdown: Markdown;
+  reload_project: Reloaded;
+  checkpoint: CheckpointResult;
+  memory: MemoryView;
+  memory_context: MemoryBlock;
+  write_memory_notes: Written;
+  memory_trash: JsonValue;
+  memory_restore: JsonValue;
+  suggestions: JsonValue;
+  accept_suggestion: JsonValue;
+  dismiss_suggestion: JsonValue;
+  writer_idle: JsonValue;
+  storage_estimate: StorageEstimate;
+  get_chapter: ChapterText;
+  add_chapter: JsonValue;
+  rename_chapter: JsonValue;
+  move_chapter: JsonValue;
+  delete_chapter: JsonValue;
+  execute: JsonValue;
+  apply_user_change: JsonValue;
+  undo: JsonValue;
+  redo: JsonValue;
+  close_group: JsonValue;
+  history: HistoryList;
+  list_tools: JsonValue;
+  get_settings: JsonValue;
+  set_settings: JsonValue;
+  run: JsonValue;
+  abort_run: JsonValue;
+  start_job: JsonValue;
+  job_status: JsonValue;
+  list_jobs: JsonValue;
+  pause_job: JsonValue;
+  resume_job: JsonValue;
+  cancel_job: JsonValue;
+  job_unit: JsonValue;
+  research_list: JsonValue;
+  research_delete: JsonValue;
+  define_agent: JsonValue;
+  list_agents: JsonValue;
+  delete_agent: JsonValue;
+  list_approvals: JsonValue;
+  approve: JsonValue;
+  bible_list: JsonValue;
+  bible_save: JsonValue;
+  bible_delete: JsonValue;
+  debug_panic: JsonValue;
+  debug_fail_saves: JsonValue;
+}
+
 export type AbortRunParams = { 
 /**
  * The run; all runs when absent.
@@ -237,7 +297,84 @@ baseVersion?: number, };
 
 export type ChangeOp = { "retain": number } | { "delete": number } | { "insert": string };
 
+export type ChapterChange = { 
+/**
+ * The chapter's version after it.
+ */
+version: number, 
+/**
+ * The change.
+ */
+changeset: Array<ChangeOp>, 
+/**
+ * Who made it (`user`, `import`, `agent:<name>`).
+ */
+origin: string, 
+/**
+ * The page's label for it, when the page sent one.
+ */
+tag?: string, };
+
 export type ChapterRef = string | number;
+
+export type ChapterSummary = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * Its position, from 1.
+ */
+number: number, 
+/**
+ * Its version (one more per change).
+ */
+version: number, 
+/**
+ * Its length in chars.
+ */
+length: number, };
+
+export type ChapterText = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * Its position, from 1.
+ */
+number: number, 
+/**
+ * Its whole text.
+ */
+text: string, 
+/**
+ * Its version.
+ */
+version: number, 
+/**
+ * With `since`: the changes after that version, oldest first; `null` when the change
+ * feed no longer holds all of them.
+ */
+changes?: Array<ChapterChange> | null, };
+
+export type CheckpointResult = { 
+/**
+ * The ids of the chapters whose whole text was written.
+ */
+checkpointed: Array<string>, 
+/**
+ * `false` after a failed save (also a `storage_error` event; it stays pending).
+ */
+saved: boolean, };
 
 export type CreateProjectParams = { name: string, chapters?: Array<NewChapter>, };
 
@@ -255,9 +392,175 @@ export type DeleteAgentParams = { name: string, };
 
 export type DeleteChapterParams = { chapter: ChapterRef, };
 
+export type Deleted = { 
+/**
+ * The id (or name) of what was deleted.
+ */
+deleted: string, };
+
+export type EntityType = "character" | "item" | "rule" | "location" | "plot_thread";
+
 export type ExecuteParams = { tool: string, args?: JsonValue, origin?: string, callId?: string, };
 
 export type GetChapterParams = { chapter?: string, since?: number, };
+
+export type Goal = { 
+/**
+ * Unique id.
+ */
+id: string, 
+/**
+ * The project it belongs to.
+ */
+project: string, 
+/**
+ * A short title.
+ */
+title: string, 
+/**
+ * More detail (may be empty).
+ */
+description: string, 
+/**
+ * Where it stands.
+ */
+status: GoalStatus, 
+/**
+ * Percent done, 0 to 100.
+ */
+progress: number, 
+/**
+ * When it was created.
+ */
+createdMs: number, 
+/**
+ * When it last changed.
+ */
+updatedMs: number, };
+
+export type GoalStatus = "active" | "completed" | "paused" | "abandoned";
+
+export type Hello = { 
+/**
+ * Always `draftsmith`.
+ */
+name: 'draftsmith', 
+/**
+ * The crate's version.
+ */
+version: string, 
+/**
+ * The build profile.
+ */
+profile: Profile, 
+/**
+ * The protocol's version.
+ */
+protocol: number, 
+/**
+ * The request types the core serves.
+ */
+capabilities: Array<string>, };
+
+export type Highlight = { 
+/**
+ * Chapter id.
+ */
+chapter: string, 
+/**
+ * Char range start.
+ */
+start: number, 
+/**
+ * Char range end.
+ */
+end: number, 
+/**
+ * `warning`, `suggestion` or `info`.
+ */
+style: string, 
+/**
+ * Optional note shown with the highlight.
+ */
+note?: string, };
+
+export type HistoryEntry = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * The group it is undone with.
+ */
+group: string, 
+/**
+ * Who made it.
+ */
+origin: Origin, 
+/**
+ * What it did, for a person.
+ */
+description: string, 
+/**
+ * When (ms since the epoch).
+ */
+timestamp: number, 
+/**
+ * The tool call that made it.
+ */
+toolCallId: string | null, 
+/**
+ * The command (tool) that made it.
+ */
+command: string | null, 
+/**
+ * An edit, a revert or a restore.
+ */
+kind: HistoryEntryKind, 
+/**
+ * Whether a later entry reverted it.
+ */
+reverted: boolean, 
+/**
+ * The free files it wrote (paths).
+ */
+files: Array<string>, };
+
+export type HistoryEntryKind = { "type": "edit" } | { "type": "revert", 
+/**
+ * Ids of the reverted entries.
+ */
+targets: Array<string>, } | { "type": "restore", 
+/**
+ * The revert entry's id.
+ */
+revert: string, 
+/**
+ * Ids of the restored entries.
+ */
+targets: Array<string>, };
+
+export type HistoryList = { 
+/**
+ * The entries that can be undone, newest first.
+ */
+entries: Array<HistoryEntry>, 
+/**
+ * The entries that can be redone, the next one first.
+ */
+redo: Array<HistoryEntry>, 
+/**
+ * Whether there is anything to undo.
+ */
+canUndo: boolean, 
+/**
+ * Whether there is anything to redo.
+ */
+canRedo: boolean, 
+/**
+ * The history's size in memory, in bytes.
+ */
+memoryBytes: number, };
 
 export type IdleThinkingPatch = { enabled?: boolean, afterMs?: number, maxCallsPerDay?: number, };
 
@@ -279,13 +582,104 @@ runId?: string, };
 
 export type ListToolsParams = { format?: string, toolset?: string, };
 
+export type Markdown = { 
+/**
+ * The Markdown text.
+ */
+markdown: string, };
+
+export type MemoryBlock = { 
+/**
+ * The block's text.
+ */
+block: string, };
+
 export type MemoryContextParams = { request?: string, budget?: number, };
+
+export type MemoryNote = { 
+/**
+ * Unique id.
+ */
+id: string, 
+/**
+ * The project it belongs to; `None` for a global note.
+ */
+project: string | null, 
+/**
+ * The content (trimmed, 1 to [`MAX_NOTE_CHARS`] characters).
+ */
+text: string, 
+/**
+ * What kind of note.
+ */
+noteType: NoteType, 
+/**
+ * Where it is visible.
+ */
+scope: NoteScope, 
+/**
+ * Normalized tags: trimmed, lowercase, unique.
+ */
+tags: Array<string>, 
+/**
+ * 1 (trivia) to 5 (essential).
+ */
+importance: number, 
+/**
+ * When it was written.
+ */
+createdMs: number, 
+/**
+ * When it last changed.
+ */
+updatedMs: number, 
+/**
+ * 1 when written, one more per change.
+ */
+version: number, 
+/**
+ * Earlier texts, oldest first. Kept for the bedside note (at most
+ * [`MAX_BEDSIDE_VERSIONS`]); other notes keep only their current text.
+ */
+previous: Array<NoteVersion>, 
+/**
+ * Who wrote it: the writer (`user`), an agent (`agent:<name>`) or an `import`. A stored
+ * note from before authors were recorded loads as the writer's (the protected case).
+ */
+author: Origin, 
+/**
+ * When it was deleted (ms); `None` while it is live. A deleted note is in the trash: it
+ * shows nowhere but can be restored for [`TRASH_RETENTION_MS`].
+ */
+deletedMs?: number | null, 
+/**
+ * Who deleted it (with `deleted_ms`).
+ */
+deletedBy?: Origin | null, };
 
 export type MemoryRestoreParams = { 
 /**
  * The deleted note.
  */
 id: string, };
+
+export type MemoryView = { 
+/**
+ * The bedside note.
+ */
+bedside: MemoryNote | null, 
+/**
+ * The project's goals.
+ */
+goals: Array<Goal>, 
+/**
+ * The entities the monitor watches.
+ */
+watched: Array<WatchedEntity>, 
+/**
+ * The notes visible from the project, newest first (without the bedside note).
+ */
+notes: Array<MemoryNote>, };
 
 export type MoveChapterParams = { chapter: ChapterRef, to: number, };
 
@@ -319,9 +713,93 @@ export type NoteScope = "project" | "global";
 
 export type NoteType = "fact" | "observation" | "plan" | "preference" | "issue";
 
+export type NoteVersion = { 
+/**
+ * The text as it was.
+ */
+text: string, 
+/**
+ * When that text was written.
+ */
+updatedMs: number, 
+/**
+ * Its version number.
+ */
+version: number, };
+
 export type OpenProjectParams = { id: string, };
 
+export type Origin = 'user' | 'import' | `agent:${string}`;
+
+export type Priority = "low" | "medium" | "high";
+
+export type Profile = "debug" | "release";
+
+export type ProjectList = { 
+/**
+ * The projects.
+ */
+projects: Array<ProjectListing>, 
+/**
+ * This client's open project.
+ */
+current: string | null, };
+
+export type ProjectListing = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * How many chapters it has.
+ */
+chapters: number, 
+/**
+ * When it was created (ms since the epoch).
+ */
+createdMs: number, 
+/**
+ * When it last changed (ms since the epoch).
+ */
+updatedMs: number, };
+
 export type ProjectRefParams = { id?: string, };
+
+export type ProjectSummary = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its chapters, in order.
+ */
+chapters: Array<ChapterSummary>, 
+/**
+ * The editor's state.
+ */
+ui: UiState, 
+/**
+ * What was damaged in its stored data and could not be read (only when something was).
+ */
+problems?: Array<string>, };
+
+export type Reloaded = { 
+/**
+ * Read again from the store (or found deleted there).
+ */
+reloaded: boolean, 
+/**
+ * Not read again: this core has work that could not be saved first.
+ */
+unsaved?: boolean, };
 
 export type RenameChapterParams = { chapter: ChapterRef, title: string, };
 
@@ -421,6 +899,16 @@ prompt?: string, agent?: JsonValue, preset?: string,
  */
 urls?: Array<string>, };
 
+export type StorageEstimate = { 
+/**
+ * Bytes used.
+ */
+usage: number | null, 
+/**
+ * Bytes available in all.
+ */
+quota: number | null, };
+
 export type SuggestionRefParams = { id: string, };
 
 export type SuggestionsParams = { 
@@ -429,7 +917,67 @@ export type SuggestionsParams = {
  */
 all?: boolean, };
 
+export type UiState = { 
+/**
+ * The chapter shown in the editor.
+ */
+active_chapter: string | null, 
+/**
+ * Cursor position (chars) in the active chapter.
+ */
+cursor: number, 
+/**
+ * Selected char range in the active chapter.
+ */
+selection: [number, number] | null, 
+/**
+ * The side panel shown.
+ */
+panel: string, 
+/**
+ * Distraction-free mode.
+ */
+zen_mode: boolean, 
+/**
+ * Highlights shown in the editor.
+ */
+highlights: Array<Highlight>, 
+/**
+ * Position (chars) scrolled into view.
+ */
+scroll: number, };
+
 export type UndoParams = { origin?: string, by?: string, };
+
+export type WatchedEntity = { 
+/**
+ * Unique id.
+ */
+id: string, 
+/**
+ * The project it belongs to.
+ */
+project: string, 
+/**
+ * The entity's name.
+ */
+name: string, 
+/**
+ * What kind of entity.
+ */
+entityType: EntityType, 
+/**
+ * Why it is watched.
+ */
+reason: string, 
+/**
+ * How much it matters.
+ */
+priority: Priority, 
+/**
+ * When it was first watched.
+ */
+createdMs: number, };
 
 export type WriteMemoryNotesParams = { notes: Array<NewNote>, };
 
@@ -438,3 +986,9 @@ export type WriterIdleParams = {
  * How long the page saw no typing (informative: the core checks with its own clock).
  */
 idleMs?: number, };
+
+export type Written = { 
+/**
+ * Their ids, in the order given.
+ */
+written: Array<string>, };

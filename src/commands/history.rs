@@ -33,6 +33,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::{Origin, OriginFilter};
 use crate::env::IdSource;
@@ -111,8 +112,9 @@ pub trait FileSet {
 }
 
 /// What kind of entry this is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[ts(rename = "HistoryEntryKind")]
 pub enum EntryKind {
     /// A command's edits.
     Edit,

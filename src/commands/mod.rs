@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 pub use self::history::{
     Effect, Entry, EntryKind, FileEffect, FileSet, FileState, History, HistoryChanges,
@@ -16,8 +17,9 @@ pub use self::history::{
 };
 
 /// Who made a change. Written as its text (`user`, `import`, `agent:<name>`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(into = "String", try_from = "String")]
+#[ts(type = "'user' | 'import' | `agent:${string}`")]
 pub enum Origin {
     /// The writer, in the page.
     User,

@@ -24,6 +24,7 @@ pub mod mtl;
 mod proactive;
 mod requests;
 mod research;
+mod results;
 mod run;
 mod saving;
 mod tree;
@@ -39,7 +40,7 @@ use serde_json::{Map, Value};
 use ts_rs::TS;
 
 use crate::commands::history::Applied;
-use crate::commands::{Entry, Moved, Origin, OriginFilter};
+use crate::commands::{Moved, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
@@ -56,6 +57,7 @@ use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
 use requests::Call;
 pub use requests::{typescript, REQUESTS};
+use results::ProjectSummary;
 use saving::Open;
 pub use saving::FEED_LEN;
 
@@ -428,80 +430,84 @@ impl Core {
     /// copied: a request may carry a whole manuscript or a batch of notes).
     async fn dispatch(&self, kind: &str, p: &mut Map<String, Value>) -> Result<Value, Error> {
         match Call::decode(kind, p)? {
-            Call::Hello(_) => Ok(self.hello()),
-            Call::CreateProject(p) => self.create_project(p).await,
-            Call::OpenProject(p) => self.open_project(p).await,
-            Call::ListProjects(_) => self.list_projects().await,
-            Call::RenameProject(p) => self.rename_project(p).await,
-            Call::DeleteProject(p) => self.delete_project(p).await,
-            Call::StorageEstimate(_) => self.storage_estimate().await,
-            Call::ReloadProject(p) => self.reload_project(p).await,
-            Call::Checkpoint(p) => self.checkpoint(p).await,
-            Call::Memory(_) => self.with_session(|s| memory_json(s)),
-            Call::MemoryContext(p) => self.memory_context(p),
-            Call::WriteMemoryNotes(p) => self.write_memory_notes(p).await,
-            Call::MemoryTrash(_) => self.memory_trash(),
-            Call::MemoryRestore(p) => self.memory_restore(p).await,
-            Call::Suggestions(p) => self.list_suggestions(p).await,
-            Call::AcceptSuggestion(p) => self.accept_suggestion(p).await,
-            Call::DismissSuggestion(p) => self.dismiss_suggestion(p).await,
-            Call::WriterIdle(p) => self.writer_idle(p).await,
-            Call::ExportProject(p) => self.export_project(p).await,
-            Call::ImportProject(p) => self.import_project(p).await,
-            Call::ExportMarkdown(p) => self.export_markdown(p).await,
-            Call::GetChapter(p) => self.get_chapter(p),
-            Call::AddChapter(p) => self.add_chapter(p).await,
-            Call::RenameChapter(p) => self.rename_chapter(p).await,
-            Call::MoveChapter(p) => self.move_chapter(p).await,
-            Call::DeleteChapter(p) => self.delete_chapter(p).await,
-            Call::Execute(p) => self.execute(p).await,
-            Call::ApplyUserChange(p) => self.apply_user_change(p).await,
-            Call::Undo(p) => self.undo(p).await,
-            Call::Redo(_) => self.redo().await,
-            Call::CloseGroup(_) => {
+            Call::Hello(_, reply) => reply.send(Ok(self.hello())),
+            Call::CreateProject(p, reply) => reply.send(self.create_project(p).await),
+            Call::OpenProject(p, reply) => reply.send(self.open_project(p).await),
+            Call::ListProjects(_, reply) => reply.send(self.list_projects().await),
+            Call::RenameProject(p, reply) => reply.send(self.rename_project(p).await),
+            Call::DeleteProject(p, reply) => reply.send(self.delete_project(p).await),
+            Call::StorageEstimate(_, reply) => reply.send(self.storage_estimate().await),
+            Call::ReloadProject(p, reply) => reply.send(self.reload_project(p).await),
+            Call::Checkpoint(p, reply) => reply.send(self.checkpoint(p).await),
+            Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
+            Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
+            Call::WriteMemoryNotes(p, reply) => reply.send(self.write_memory_notes(p).await),
+            Call::MemoryTrash(_, reply) => reply.send(self.memory_trash()),
+            Call::MemoryRestore(p, reply) => reply.send(self.memory_restore(p).await),
+            Call::Suggestions(p, reply) => reply.send(self.list_suggestions(p).await),
+            Call::AcceptSuggestion(p, reply) => reply.send(self.accept_suggestion(p).await),
+            Call::DismissSuggestion(p, reply) => reply.send(self.dismiss_suggestion(p).await),
+            Call::WriterIdle(p, reply) => reply.send(self.writer_idle(p).await),
+            Call::ExportProject(p, reply) => reply.send(self.export_project(p).await),
+            Call::ImportProject(p, reply) => reply.send(self.import_project(p).await),
+            Call::ExportMarkdown(p, reply) => reply.send(self.export_markdown(p).await),
+            Call::GetChapter(p, reply) => reply.send(self.get_chapter(p)),
+            Call::AddChapter(p, reply) => reply.send(self.add_chapter(p).await),
+            Call::RenameChapter(p, reply) => reply.send(self.rename_chapter(p).await),
+            Call::MoveChapter(p, reply) => reply.send(self.move_chapter(p).await),
+            Call::DeleteChapter(p, reply) => reply.send(self.delete_chapter(p).await),
+            Call::Execute(p, reply) => reply.send(self.execute(p).await),
+            Call::ApplyUserChange(p, reply) => reply.send(self.apply_user_change(p).await),
+            Call::Undo(p, reply) => reply.send(self.undo(p).await),
+            Call::Redo(_, reply) => reply.send(self.redo().await),
+            Call::CloseGroup(_, reply) => reply.send(
                 self.mutate(|s| {
                     s.history.close_group();
                     Ok((json!({}), Touched::default()))
                 })
-                .await
-            }
-            Call::History(_) => self.with_session(|s| history_json(s)),
-            Call::ListTools(p) => self.list_tools(p),
-            Call::GetSettings(_) => self.get_settings().await,
-            Call::SetSettings(p) => self.set_settings(p).await,
-            Call::Run(p) => self.run(p).await,
-            Call::AbortRun(p) => self.abort_run(p).await,
-            Call::StartJob(p) => self.start_job(p).await,
-            Call::JobStatus(p) => self.job_status(p).await,
-            Call::ListJobs(_) => self.list_jobs().await,
-            Call::PauseJob(p) => self.pause_job(p).await,
-            Call::ResumeJob(p) => self.resume_job(p).await,
-            Call::CancelJob(p) => self.cancel_job(p).await,
-            Call::JobUnit(p) => self.job_unit(p).await,
-            Call::ResearchList(_) => self.research_list().await,
-            Call::ResearchDelete(p) => self.research_delete(p).await,
-            Call::DefineAgent(p) => self.define_agent(p).await,
-            Call::ListAgents(_) => self.list_agents().await,
-            Call::DeleteAgent(p) => self.delete_agent(p).await,
-            Call::ListApprovals(p) => self.list_approvals(p).await,
-            Call::Approve(p) => self.approve(p).await,
-            Call::BibleList(p) => self.bible_list(p),
-            Call::BibleSave(p) => self.bible_save(p).await,
-            Call::BibleDelete(p) => self.bible_delete(p).await,
-            Call::DebugPanic(p) => debug_panic(kind, p),
-            Call::DebugFailSaves(p) => self.debug_fail_saves(p),
+                .await,
+            ),
+            Call::History(_, reply) => reply.send(self.with_session(|s| history_json(s))),
+            Call::ListTools(p, reply) => reply.send(self.list_tools(p)),
+            Call::GetSettings(_, reply) => reply.send(self.get_settings().await),
+            Call::SetSettings(p, reply) => reply.send(self.set_settings(p).await),
+            Call::Run(p, reply) => reply.send(self.run(p).await),
+            Call::AbortRun(p, reply) => reply.send(self.abort_run(p).await),
+            Call::StartJob(p, reply) => reply.send(self.start_job(p).await),
+            Call::JobStatus(p, reply) => reply.send(self.job_status(p).await),
+            Call::ListJobs(_, reply) => reply.send(self.list_jobs().await),
+            Call::PauseJob(p, reply) => reply.send(self.pause_job(p).await),
+            Call::ResumeJob(p, reply) => reply.send(self.resume_job(p).await),
+            Call::CancelJob(p, reply) => reply.send(self.cancel_job(p).await),
+            Call::JobUnit(p, reply) => reply.send(self.job_unit(p).await),
+            Call::ResearchList(_, reply) => reply.send(self.research_list().await),
+            Call::ResearchDelete(p, reply) => reply.send(self.research_delete(p).await),
+            Call::DefineAgent(p, reply) => reply.send(self.define_agent(p).await),
+            Call::ListAgents(_, reply) => reply.send(self.list_agents().await),
+            Call::DeleteAgent(p, reply) => reply.send(self.delete_agent(p).await),
+            Call::ListApprovals(p, reply) => reply.send(self.list_approvals(p).await),
+            Call::Approve(p, reply) => reply.send(self.approve(p).await),
+            Call::BibleList(p, reply) => reply.send(self.bible_list(p)),
+            Call::BibleSave(p, reply) => reply.send(self.bible_save(p).await),
+            Call::BibleDelete(p, reply) => reply.send(self.bible_delete(p).await),
+            Call::DebugPanic(p, reply) => reply.send(debug_panic(kind, p)),
+            Call::DebugFailSaves(p, reply) => reply.send(self.debug_fail_saves(p)),
         }
     }
 
     /// The `hello` result: who we are and what we serve.
-    pub fn hello(&self) -> Value {
-        json!({
-            "name": "draftsmith",
-            "version": crate::VERSION,
-            "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
-            "protocol": PROTOCOL_VERSION,
-            "capabilities": REQUESTS,
-        })
+    pub fn hello(&self) -> results::Hello {
+        results::Hello {
+            name: "draftsmith",
+            version: crate::VERSION,
+            profile: if cfg!(debug_assertions) {
+                results::Profile::Debug
+            } else {
+                results::Profile::Release
+            },
+            protocol: PROTOCOL_VERSION,
+            capabilities: REQUESTS,
+        }
     }
 
     /// Send an event. It concerns the project its data names (`project`, or `id` for
@@ -708,7 +714,7 @@ impl Core {
         let _ = self.flush(current, false).await;
     }
 
-    async fn create_project(&self, p: CreateProject) -> Result<Value, Error> {
+    async fn create_project(&self, p: CreateProject) -> Result<ProjectSummary, Error> {
         let name = p.name.trim();
         if name.is_empty() {
             return Err(invalid("create_project", "'name' must not be empty"));
@@ -739,7 +745,7 @@ impl Core {
         session
             .memory
             .ensure_bedside(&id, now, self.env.ids.as_ref());
-        let summary = project_json(&session.project);
+        let summary = ProjectSummary::of(&session.project);
         // Nothing is created unless it is stored.
         let stored = self.store_new(&mut session, now, now).await?;
         self.sessions
@@ -768,7 +774,7 @@ impl Core {
         Ok(stored)
     }
 
-    async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
+    async fn open_project(&self, p: OpenProject) -> Result<ProjectSummary, Error> {
         let unsaved = self.sessions.borrow().get(&p.id).map(Open::unsaved);
         if unsaved == Some(true) {
             // Open already, with work a failed save left: try to save it again (a failure is
@@ -789,8 +795,8 @@ impl Core {
             .sessions
             .borrow()
             .get(&p.id)
-            .map(open_json)
-            .unwrap_or_default();
+            .map(open_summary)
+            .ok_or_else(|| Error::NoProject(format!("project '{}' is not open", p.id)))?;
         *self.current.borrow_mut() = Some(p.id.clone());
         if unsaved.is_none() {
             // Loaded now: one read of the project's `meta` records serves both. Unfinished
@@ -811,16 +817,22 @@ impl Core {
         Ok(summary)
     }
 
-    async fn list_projects(&self) -> Result<Value, Error> {
+    async fn list_projects(&self) -> Result<results::ProjectList, Error> {
         let projects = persist::list(self.env.store.as_ref()).await?;
-        let list: Vec<Value> = projects
-            .iter()
-            .map(|p| {
-                json!({"id": p.id, "name": p.name, "chapters": p.chapters.len(),
-                       "createdMs": p.created_ms, "updatedMs": p.updated_ms})
+        let projects = projects
+            .into_iter()
+            .map(|p| results::ProjectListing {
+                chapters: p.chapters.len(),
+                id: p.id,
+                name: p.name,
+                created_ms: p.created_ms,
+                updated_ms: p.updated_ms,
             })
             .collect();
-        Ok(json!({ "projects": list, "current": *self.current.borrow() }))
+        Ok(results::ProjectList {
+            projects,
+            current: self.current.borrow().clone(),
+        })
     }
 
     async fn rename_project(&self, p: RenameProject) -> Result<Value, Error> {
@@ -845,7 +857,7 @@ impl Core {
         Ok(result)
     }
 
-    async fn delete_project(&self, p: OpenProject) -> Result<Value, Error> {
+    async fn delete_project(&self, p: OpenProject) -> Result<results::Deleted, Error> {
         let known = self.sessions.borrow().contains_key(&p.id)
             || self.env.store.get(Table::Projects, &p.id).await?.is_some();
         if !known {
@@ -865,7 +877,7 @@ impl Core {
             *self.current.borrow_mut() = None;
         }
         self.emit_projects_changed();
-        Ok(json!({ "deleted": p.id }))
+        Ok(results::Deleted { deleted: p.id })
     }
 
     /// Make `id` (or the current project) the open one, and return its id.
@@ -894,12 +906,16 @@ impl Core {
         Ok(crate::error::to_json(&doc))
     }
 
-    async fn export_markdown(&self, p: ProjectRef) -> Result<Value, Error> {
+    async fn export_markdown(&self, p: ProjectRef) -> Result<results::Markdown, Error> {
         self.target_project(p.id).await?;
-        self.with_session(|s| Ok(json!({ "markdown": persist::markdown(&s.project) })))
+        self.with_session(|s| {
+            Ok(results::Markdown {
+                markdown: persist::markdown(&s.project),
+            })
+        })
     }
 
-    async fn import_project(&self, p: ImportProject) -> Result<Value, Error> {
+    async fn import_project(&self, p: ImportProject) -> Result<ProjectSummary, Error> {
         let agents = p
             .document
             .get("agents")
@@ -930,7 +946,7 @@ impl Core {
             .await?;
         self.store_imported_agents(&id, agents).await?;
         self.store_imported_research(&id, research).await?;
-        let summary = project_json(&session.project);
+        let summary = ProjectSummary::of(&session.project);
         self.sessions
             .borrow_mut()
             .insert(id.clone(), Open::new(session, created_ms, stored));
@@ -953,20 +969,24 @@ impl Core {
     /// pending is saved first, and if that save fails the cached copy stays (the result says
     /// `reloaded: false, unsaved: true`; the next save tries again). The page hears
     /// `project_reloaded` when it was open here.
-    async fn reload_project(&self, p: OpenProject) -> Result<Value, Error> {
+    async fn reload_project(&self, p: OpenProject) -> Result<results::Reloaded, Error> {
+        let not_now = |unsaved| results::Reloaded {
+            reloaded: false,
+            unsaved,
+        };
         // A few tries: a change made while the stored copy was being read is saved first too.
         for _ in 0..3 {
             let unsaved = match self.sessions.borrow().get(&p.id) {
-                None => return Ok(json!({ "reloaded": false })),
+                None => return Ok(not_now(None)),
                 Some(open) => open.unsaved(),
             };
             if unsaved && self.flush(&p.id, true).await.is_err() {
-                return Ok(json!({ "reloaded": false, "unsaved": true }));
+                return Ok(not_now(Some(true)));
             }
             let loaded = self.load_session(&p.id).await?;
             let mut sessions = self.sessions.borrow_mut();
             match sessions.get(&p.id) {
-                None => return Ok(json!({ "reloaded": false })),
+                None => return Ok(not_now(None)),
                 // Changed while we read: save that first, then read again.
                 Some(open) if open.unsaved() => continue,
                 Some(_) => {}
@@ -974,7 +994,7 @@ impl Core {
             match loaded {
                 Some(loaded) => {
                     let open = Open::loaded(loaded);
-                    let mut summary = open_json(&open);
+                    let mut summary = crate::error::to_json(&open_summary(&open));
                     summary["project"] = json!(p.id);
                     sessions.insert(p.id.clone(), open);
                     drop(sessions);
@@ -990,9 +1010,12 @@ impl Core {
                     self.emit("project_deleted", json!({ "id": p.id }));
                 }
             }
-            return Ok(json!({ "reloaded": true }));
+            return Ok(results::Reloaded {
+                reloaded: true,
+                unsaved: None,
+            });
         }
-        Ok(json!({ "reloaded": false, "unsaved": true }))
+        Ok(not_now(Some(true)))
     }
 
     /// `checkpoint {id?}`: write the whole text of every chapter of the project (the current
@@ -1000,7 +1023,7 @@ impl Core {
     /// lazily (the cursor and selection). The worker sends it when the writer is idle.
     /// Answers `{checkpointed: [chapter ids], saved}` (`saved: false` after a failed save,
     /// which is also reported as `storage_error`; it stays pending).
-    async fn checkpoint(&self, p: ProjectRef) -> Result<Value, Error> {
+    async fn checkpoint(&self, p: ProjectRef) -> Result<results::Checkpointed, Error> {
         let id = match p.id {
             Some(id) => id,
             None => self.current()?,
@@ -1029,12 +1052,15 @@ impl Core {
             due
         };
         let saved = self.flush(&id, true).await.is_ok();
-        Ok(json!({ "checkpointed": checkpointed, "saved": saved }))
+        Ok(results::Checkpointed {
+            checkpointed,
+            saved,
+        })
     }
 
     /// Write many notes at once (an import, or a benchmark): all of them or, if one is
     /// invalid, none, with an error naming which one. At most 1,000 per request.
-    async fn write_memory_notes(&self, p: WriteNotes) -> Result<Value, Error> {
+    async fn write_memory_notes(&self, p: WriteNotes) -> Result<results::Written, Error> {
         if p.notes.len() > 1_000 {
             return Err(invalid(
                 "write_memory_notes",
@@ -1065,7 +1091,9 @@ impl Core {
                     json!({ "project": project, "written": written.len() }),
                 );
             }
-            let result = json!({ "written": written });
+            let result = results::Written {
+                written: written.clone(),
+            };
             // Expired deleted notes go with this write (their records are deleted).
             let mut notes_written = written;
             notes_written.extend(s.memory.purge_expired(now));
@@ -1088,19 +1116,20 @@ impl Core {
         Ok(value)
     }
 
-    fn memory_context(&self, p: MemoryContext) -> Result<Value, Error> {
+    fn memory_context(&self, p: MemoryContext) -> Result<results::MemoryBlock, Error> {
         self.with_session(|s| {
             let block =
                 s.memory
                     .context_block(&s.project.id, &p.request, p.budget.unwrap_or(2_000));
-            Ok(json!({ "block": block }))
+            Ok(results::MemoryBlock { block })
         })
     }
 
-    async fn storage_estimate(&self) -> Result<Value, Error> {
-        Ok(match self.env.store.estimate().await? {
-            Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
-            None => json!({"usage": null, "quota": null}),
+    async fn storage_estimate(&self) -> Result<results::StorageEstimate, Error> {
+        let estimate = self.env.store.estimate().await?;
+        Ok(results::StorageEstimate {
+            usage: estimate.map(|(usage, _)| usage),
+            quota: estimate.map(|(_, quota)| quota),
         })
     }
 
@@ -1114,7 +1143,7 @@ impl Core {
     /// `get_chapter {chapter?, since?}`: the chapter's text and version; with `since`, also
     /// `changes`: the changes after version `since` (`{version, changeset, origin, tag?}`,
     /// oldest first), or `null` when the change feed no longer holds all of them.
-    fn get_chapter(&self, p: GetChapter) -> Result<Value, Error> {
+    fn get_chapter(&self, p: GetChapter) -> Result<results::ChapterText, Error> {
         let current = self.current()?;
         self.with_open(&current, |open| {
             let s = &open.session;
@@ -1126,20 +1155,27 @@ impl Core {
                     .ok_or_else(|| Error::NoProject("the project has no chapters".into()))?,
             };
             let number = s.project.chapter_index(&chapter.id).map_or(0, |i| i + 1);
-            let mut result = json!({
-                "id": chapter.id,
-                "title": chapter.title,
-                "number": number,
-                "text": chapter.text().to_string(),
-                "version": chapter.version(),
+            let changes = p.since.map(|since| {
+                open.changes_since(&chapter.id, since).map(|changes| {
+                    changes
+                        .into_iter()
+                        .map(|c| results::ChapterChange {
+                            version: c.version,
+                            changeset: c.changeset.clone(),
+                            origin: c.origin.clone(),
+                            tag: c.tag.clone(),
+                        })
+                        .collect()
+                })
             });
-            if let Some(since) = p.since {
-                result["changes"] = match open.changes_since(&chapter.id, since) {
-                    Some(changes) => changes.iter().map(|c| c.feed_json()).collect(),
-                    None => Value::Null,
-                };
-            }
-            Ok(result)
+            Ok(results::ChapterText {
+                id: chapter.id.clone(),
+                title: chapter.title.clone(),
+                number,
+                text: chapter.text().to_string(),
+                version: chapter.version(),
+                changes,
+            })
         })
     }
 
@@ -1624,67 +1660,52 @@ impl Core {
     }
 }
 
-fn entry_json(e: &Entry) -> Value {
-    json!({
-        "id": e.id,
-        "group": e.group,
-        "origin": e.origin,
-        "description": e.description,
-        "timestamp": e.timestamp_ms,
-        "toolCallId": e.tool_call_id,
-        "command": e.command,
-        "kind": e.kind,
-        "reverted": e.reverted_by.is_some(),
-        "files": e.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+fn history_json(s: &Session) -> Result<results::HistoryList, Error> {
+    let entry = results::HistoryEntry::of;
+    Ok(results::HistoryList {
+        entries: s.history.entries().iter().rev().map(entry).collect(),
+        redo: s
+            .history
+            .redo_runs()
+            .iter()
+            .rev()
+            .flatten()
+            .map(entry)
+            .collect(),
+        can_undo: s.history.can_undo(),
+        can_redo: s.history.can_redo(),
+        memory_bytes: s.history.memory_bytes(),
     })
-}
-
-fn history_json(s: &Session) -> Result<Value, Error> {
-    Ok(json!({
-        "entries": s.history.entries().iter().rev().map(entry_json).collect::<Vec<_>>(),
-        "redo": s.history.redo_runs().iter().rev().flatten().map(entry_json).collect::<Vec<_>>(),
-        "canUndo": s.history.can_undo(),
-        "canRedo": s.history.can_redo(),
-        "memoryBytes": s.history.memory_bytes(),
-    }))
 }
 
 /// Everything the memory panel shows: the bedside note, goals, watched entities and notes
 /// visible from the project (newest first).
-fn memory_json(s: &Session) -> Result<Value, Error> {
+fn memory_json(s: &Session) -> Result<results::MemoryView, Error> {
     let id = s.project.id.as_str();
     let mut notes: Vec<&crate::memory::MemoryNote> = s.memory.visible_notes(id).collect();
     notes.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
-    Ok(json!({
-        "bedside": s.memory.bedside(id),
-        "goals": s.memory.project_goals(id).collect::<Vec<_>>(),
-        "watched": s.memory.project_watched(id).collect::<Vec<_>>(),
-        "notes": notes.into_iter().filter(|n| !n.is_bedside()).collect::<Vec<_>>(),
-    }))
-}
-
-fn project_json(project: &Project) -> Value {
-    let chapters: Vec<Value> = project
-        .chapters
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            json!({"id": c.id, "title": c.title, "number": i + 1, "version": c.version(), "length": c.len_chars()})
-        })
-        .collect();
-    json!({
-        "id": project.id,
-        "name": project.name,
-        "chapters": chapters,
-        "ui": project.ui,
+    Ok(results::MemoryView {
+        bedside: s.memory.bedside(id).cloned(),
+        goals: s.memory.project_goals(id).cloned().collect(),
+        watched: s.memory.project_watched(id).cloned().collect(),
+        notes: notes
+            .into_iter()
+            .filter(|n| !n.is_bedside())
+            .cloned()
+            .collect(),
     })
 }
 
+/// A project's summary as JSON (for events and results not typed yet).
+fn project_json(project: &Project) -> Value {
+    crate::error::to_json(&ProjectSummary::of(project))
+}
+
 /// An open project's summary, with `problems` when its stored data was damaged.
-fn open_json(open: &Open) -> Value {
-    let mut summary = project_json(&open.session.project);
+fn open_summary(open: &Open) -> ProjectSummary {
+    let mut summary = ProjectSummary::of(&open.session.project);
     if !open.problems.is_empty() {
-        summary["problems"] = json!(open.problems);
+        summary.problems = Some(open.problems.clone());
     }
     summary
 }

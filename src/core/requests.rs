@@ -4,20 +4,24 @@
 //! - [`Call`], a request decoded with its typed parameters, which `Core::dispatch` matches
 //!   exhaustively (a new request that dispatch does not serve does not compile);
 //! - [`REQUESTS`], the capability list `hello` reports and the names "did you mean" picks from;
-//! - [`typescript`], the package's `protocol.d.ts`: every request's name and parameter type,
-//!   generated from the same Rust types by ts-rs (`tests/protocol_types.rs` keeps the committed
-//!   file equal to it).
+//! - [`typescript`], the package's `protocol.d.ts`: every request's name, parameter type and
+//!   result type, generated from the same Rust types by ts-rs (`tests/protocol_types.rs` keeps
+//!   the committed file equal to it).
+//!
+//! A request's result is the type its handler returns; [`Reply`] makes dispatch check it.
 
 use std::any::TypeId;
 use std::collections::BTreeSet;
+use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use ts_rs::{Config, TypeVisitor, TS};
 
 use crate::error::{Error, ProtocolError};
 
+use super::results::{self, ProjectSummary};
 use super::{agents, approvals, bible, chapters, jobs, memory, proactive, research, run};
 
 /// Parameters of a request that takes none. Whatever the page sends is ignored.
@@ -34,13 +38,24 @@ pub(super) struct DebugPanic {
     pub(super) message: Option<Value>,
 }
 
+/// Turns a handler's result into the response's JSON. A request's `Reply` takes exactly the
+/// result type its declaration names, so the handler, the response and `protocol.d.ts` agree.
+pub(super) struct Reply<R>(PhantomData<fn(R)>);
+
+impl<R: Serialize> Reply<R> {
+    /// The response's result (or error).
+    pub(super) fn send(self, result: Result<R, Error>) -> Result<Value, Error> {
+        result.map(|r| crate::error::to_json(&r))
+    }
+}
+
 macro_rules! requests {
-    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal ($params:ty), )*) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal ($params:ty) -> $result:ty, )*) => {
         /// A request decoded with its typed parameters.
         // A call lives for one dispatch; boxing the large params would buy nothing.
         #[allow(clippy::large_enum_variant)]
         pub(super) enum Call {
-            $( $(#[doc = $doc])* $variant($params), )*
+            $( $(#[doc = $doc])* $variant($params, Reply<$result>), )*
         }
 
         /// The request types the core serves, in the order `hello` lists them.
@@ -52,7 +67,7 @@ macro_rules! requests {
             /// closest known one; parameters of the wrong shape get `invalid_params`.
             pub(super) fn decode(kind: &str, params: &mut Map<String, Value>) -> Result<Call, Error> {
                 match kind {
-                    $( $name => Ok(Call::$variant(decode_params(kind, params)?)), )*
+                    $( $name => Ok(Call::$variant(decode_params(kind, params)?, Reply(PhantomData))), )*
                     other => Err(ProtocolError::UnknownRequest {
                         name: other.to_string(),
                         hint: crate::names::did_you_mean(other, REQUESTS.iter().copied()),
@@ -62,12 +77,18 @@ macro_rules! requests {
             }
         }
 
-        /// Every request's name with its parameters' TypeScript type, and the declarations
-        /// of the types those name.
+        /// Every request's name with its parameters' and result's TypeScript types, and the
+        /// declarations of the types those name.
         fn declare(cfg: &Config, out: &mut Declarations) {
             $(
-                out.request($name, &<$params as TS>::name(cfg), &[$($doc),*]);
+                out.request(
+                    $name,
+                    &<$params as TS>::name(cfg),
+                    &<$result as TS>::name(cfg),
+                    &[$($doc),*],
+                );
                 out.visit::<$params>();
+                out.visit::<$result>();
             )*
         }
     };
@@ -75,117 +96,117 @@ macro_rules! requests {
 
 requests! {
     /// Who we are: name, version, build profile, protocol version and these capabilities.
-    Hello = "hello" (NoParams),
+    Hello = "hello" (NoParams) -> results::Hello,
     /// Create a project (with chapters) and make it the open one.
-    CreateProject = "create_project" (super::CreateProject),
+    CreateProject = "create_project" (super::CreateProject) -> ProjectSummary,
     /// Make an existing project the open one.
-    OpenProject = "open_project" (super::OpenProject),
+    OpenProject = "open_project" (super::OpenProject) -> ProjectSummary,
     /// Every stored project, most recently changed first.
-    ListProjects = "list_projects" (NoParams),
+    ListProjects = "list_projects" (NoParams) -> results::ProjectList,
     /// Rename a project (the open one by default).
-    RenameProject = "rename_project" (super::RenameProject),
+    RenameProject = "rename_project" (super::RenameProject) -> Value,
     /// Delete a project and everything in it.
-    DeleteProject = "delete_project" (super::OpenProject),
+    DeleteProject = "delete_project" (super::OpenProject) -> results::Deleted,
     /// The project as one JSON document.
-    ExportProject = "export_project" (super::ProjectRef),
+    ExportProject = "export_project" (super::ProjectRef) -> Value,
     /// Import an exported document as a new project.
-    ImportProject = "import_project" (super::ImportProject),
+    ImportProject = "import_project" (super::ImportProject) -> ProjectSummary,
     /// The manuscript as Markdown.
-    ExportMarkdown = "export_markdown" (super::ProjectRef),
+    ExportMarkdown = "export_markdown" (super::ProjectRef) -> results::Markdown,
     /// Read a project again from the store (another writer changed it).
-    ReloadProject = "reload_project" (super::OpenProject),
+    ReloadProject = "reload_project" (super::OpenProject) -> results::Reloaded,
     /// Save each changed chapter's whole text and the lazily saved state.
-    Checkpoint = "checkpoint" (super::ProjectRef),
+    Checkpoint = "checkpoint" (super::ProjectRef) -> results::Checkpointed,
     /// The agent's memory: notes, goals, watched entities.
-    Memory = "memory" (NoParams),
+    Memory = "memory" (NoParams) -> results::MemoryView,
     /// The memory block a run's prompt would get for a request.
-    MemoryContext = "memory_context" (super::MemoryContext),
+    MemoryContext = "memory_context" (super::MemoryContext) -> results::MemoryBlock,
     /// Write notes as the writer.
-    WriteMemoryNotes = "write_memory_notes" (super::WriteNotes),
+    WriteMemoryNotes = "write_memory_notes" (super::WriteNotes) -> results::Written,
     /// The deleted notes that can still be restored.
-    MemoryTrash = "memory_trash" (NoParams),
+    MemoryTrash = "memory_trash" (NoParams) -> Value,
     /// Bring a deleted note back.
-    MemoryRestore = "memory_restore" (memory::MemoryRestore),
+    MemoryRestore = "memory_restore" (memory::MemoryRestore) -> Value,
     /// The proactive memory's suggestions.
-    Suggestions = "suggestions" (proactive::ListSuggestions),
+    Suggestions = "suggestions" (proactive::ListSuggestions) -> Value,
     /// A pending suggestion becomes a goal or a note.
-    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef),
+    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef) -> Value,
     /// Set a pending suggestion aside.
-    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef),
+    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef) -> Value,
     /// The writer stopped typing: the idle thinker may think.
-    WriterIdle = "writer_idle" (proactive::WriterIdle),
+    WriterIdle = "writer_idle" (proactive::WriterIdle) -> Value,
     /// Storage use and quota.
-    StorageEstimate = "storage_estimate" (NoParams),
+    StorageEstimate = "storage_estimate" (NoParams) -> results::StorageEstimate,
     /// A chapter's text, or its changes since a version.
-    GetChapter = "get_chapter" (super::GetChapter),
+    GetChapter = "get_chapter" (super::GetChapter) -> results::ChapterText,
     /// Add a chapter.
-    AddChapter = "add_chapter" (chapters::AddChapter),
+    AddChapter = "add_chapter" (chapters::AddChapter) -> Value,
     /// Rename a chapter.
-    RenameChapter = "rename_chapter" (chapters::RenameChapter),
+    RenameChapter = "rename_chapter" (chapters::RenameChapter) -> Value,
     /// Move a chapter to a position.
-    MoveChapter = "move_chapter" (chapters::MoveChapter),
+    MoveChapter = "move_chapter" (chapters::MoveChapter) -> Value,
     /// Delete a chapter (never the last one).
-    DeleteChapter = "delete_chapter" (chapters::DeleteChapter),
+    DeleteChapter = "delete_chapter" (chapters::DeleteChapter) -> Value,
     /// Run one tool call.
-    Execute = "execute" (super::Execute),
+    Execute = "execute" (super::Execute) -> Value,
     /// The writer's change, made on a chapter version.
-    ApplyUserChange = "apply_user_change" (super::UserChange),
+    ApplyUserChange = "apply_user_change" (super::UserChange) -> Value,
     /// Undo the newest group (of an origin).
-    Undo = "undo" (super::Undo),
+    Undo = "undo" (super::Undo) -> Value,
     /// Redo the last undone group.
-    Redo = "redo" (NoParams),
+    Redo = "redo" (NoParams) -> Value,
     /// End the open undo group.
-    CloseGroup = "close_group" (NoParams),
+    CloseGroup = "close_group" (NoParams) -> Value,
     /// The undo history, newest first.
-    History = "history" (NoParams),
+    History = "history" (NoParams) -> results::HistoryList,
     /// The tool catalog in a provider's format, or neutral definitions.
-    ListTools = "list_tools" (super::ListTools),
+    ListTools = "list_tools" (super::ListTools) -> Value,
     /// The model settings.
-    GetSettings = "get_settings" (NoParams),
+    GetSettings = "get_settings" (NoParams) -> Value,
     /// Change the model settings.
-    SetSettings = "set_settings" (crate::settings::SettingsPatch),
+    SetSettings = "set_settings" (crate::settings::SettingsPatch) -> Value,
     /// Start an agent run on the open project.
-    Run = "run" (run::RunParams),
+    Run = "run" (run::RunParams) -> Value,
     /// Abort a run.
-    AbortRun = "abort_run" (run::AbortParams),
+    AbortRun = "abort_run" (run::AbortParams) -> Value,
     /// Start a background job.
-    StartJob = "start_job" (jobs::StartJob),
+    StartJob = "start_job" (jobs::StartJob) -> Value,
     /// A job with its units.
-    JobStatus = "job_status" (jobs::JobRef),
+    JobStatus = "job_status" (jobs::JobRef) -> Value,
     /// The open project's jobs.
-    ListJobs = "list_jobs" (NoParams),
+    ListJobs = "list_jobs" (NoParams) -> Value,
     /// Pause a job.
-    PauseJob = "pause_job" (jobs::JobRef),
+    PauseJob = "pause_job" (jobs::JobRef) -> Value,
     /// Resume a paused job.
-    ResumeJob = "resume_job" (jobs::JobRef),
+    ResumeJob = "resume_job" (jobs::JobRef) -> Value,
     /// Cancel a job.
-    CancelJob = "cancel_job" (jobs::JobRef),
+    CancelJob = "cancel_job" (jobs::JobRef) -> Value,
     /// A job's unit and its transcript.
-    JobUnit = "job_unit" (jobs::UnitRef),
+    JobUnit = "job_unit" (jobs::UnitRef) -> Value,
     /// The open project's research notes.
-    ResearchList = "research_list" (NoParams),
+    ResearchList = "research_list" (NoParams) -> Value,
     /// Delete a research note.
-    ResearchDelete = "research_delete" (research::DeleteResearch),
+    ResearchDelete = "research_delete" (research::DeleteResearch) -> Value,
     /// Define or replace an agent of the open project.
-    DefineAgent = "define_agent" (agents::DefineAgent),
+    DefineAgent = "define_agent" (agents::DefineAgent) -> Value,
     /// The presets and every agent.
-    ListAgents = "list_agents" (NoParams),
+    ListAgents = "list_agents" (NoParams) -> Value,
     /// Delete an agent the open project defined.
-    DeleteAgent = "delete_agent" (agents::DeleteAgent),
+    DeleteAgent = "delete_agent" (agents::DeleteAgent) -> Value,
     /// Calls waiting for the writer's approval.
-    ListApprovals = "list_approvals" (approvals::ListApprovals),
+    ListApprovals = "list_approvals" (approvals::ListApprovals) -> Value,
     /// Decide a call waiting for approval.
-    Approve = "approve" (approvals::ApproveParams),
+    Approve = "approve" (approvals::ApproveParams) -> Value,
     /// The story bible's entities.
-    BibleList = "bible_list" (bible::BibleList),
+    BibleList = "bible_list" (bible::BibleList) -> Value,
     /// Create or update a story-bible entity as the writer.
-    BibleSave = "bible_save" (bible::BibleSave),
+    BibleSave = "bible_save" (bible::BibleSave) -> Value,
     /// Delete a story-bible entity.
-    BibleDelete = "bible_delete" (bible::BibleDelete),
+    BibleDelete = "bible_delete" (bible::BibleDelete) -> Value,
     /// Panic inside the core (tests of the worker's recovery).
-    DebugPanic = "debug_panic" (DebugPanic),
+    DebugPanic = "debug_panic" (DebugPanic) -> Value,
     /// Make the next saves fail (tests of failed saves).
-    DebugFailSaves = "debug_fail_saves" (super::FailSaves),
+    DebugFailSaves = "debug_fail_saves" (super::FailSaves) -> Value,
 }
 
 /// A request's parameters, decoded into their type.
@@ -231,16 +252,21 @@ pub fn typescript() -> String {
     );
     text.push_str("/** The request types the core serves. */\n");
     text.push_str("export type RequestType =\n");
-    for (name, _, _) in &out.requests {
+    for (name, _, _, _) in &out.requests {
         text.push_str(&format!("  | '{name}'\n"));
     }
     text.push_str(";\n\n/** Each request's parameters, by request type. */\n");
     text.push_str("export interface RequestParams {\n");
-    for (name, params, doc) in &out.requests {
+    for (name, params, _, doc) in &out.requests {
         if !doc.is_empty() {
             text.push_str(&format!("  /** {doc} */\n"));
         }
         text.push_str(&format!("  {name}: {params};\n"));
+    }
+    text.push_str("}\n\n/** Each request's result, by request type. */\n");
+    text.push_str("export interface RequestResults {\n");
+    for (name, _, result, _) in &out.requests {
+        text.push_str(&format!("  {name}: {result};\n"));
     }
     text.push_str("}\n");
     out.types.sort();
@@ -257,18 +283,19 @@ pub fn typescript() -> String {
 struct Declarations<'a> {
     cfg: &'a Config,
     seen: BTreeSet<TypeId>,
-    requests: Vec<(&'static str, String, String)>,
+    requests: Vec<(&'static str, String, String, String)>,
     types: Vec<(String, String)>,
 }
 
 impl Declarations<'_> {
-    fn request(&mut self, name: &'static str, params: &str, doc: &[&str]) {
+    fn request(&mut self, name: &'static str, params: &str, result: &str, doc: &[&str]) {
         let doc = doc
             .iter()
             .map(|line| line.trim())
             .collect::<Vec<_>>()
             .join(" ");
-        self.requests.push((name, params.to_string(), doc));
+        self.requests
+            .push((name, params.to_string(), result.to_string(), doc));
     }
 }
 

@@ -415,7 +415,7 @@ impl Core {
             open.pending.restore_held(held);
             open.feeds = recent(merged.feeds);
             open.ui_saved = ui_essentials(&open.session.project.ui);
-            let mut summary = super::open_json(open);
+            let mut summary = crate::error::to_json(&super::open_summary(open));
             summary["project"] = json!(project);
             summary["rebased"] = json!(true);
             if !merged.copies.is_empty() {

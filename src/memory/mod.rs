@@ -126,7 +126,7 @@ impl Scope {
 }
 
 /// An earlier text of a note.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct NoteVersion {
     /// The text as it was.
@@ -138,7 +138,7 @@ pub struct NoteVersion {
 }
 
 /// One note in memory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryNote {
     /// Unique id.
@@ -287,7 +287,9 @@ impl NotePatch {
 }
 
 /// Where a goal stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema, TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalStatus {
     /// Being worked on (the default). Only active goals appear in the context block.
@@ -314,7 +316,7 @@ impl GoalStatus {
 }
 
 /// A goal of a project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Goal {
     /// Unique id.
@@ -372,7 +374,7 @@ pub struct GoalPatch {
 }
 
 /// What kind of thing a watched entity is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EntityType {
     /// A person in the story.
@@ -414,6 +416,7 @@ impl EntityType {
     Serialize,
     Deserialize,
     JsonSchema,
+    TS,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
@@ -438,7 +441,7 @@ impl Priority {
 }
 
 /// An entity the agent keeps an eye on (for consistency checks).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchedEntity {
     /// Unique id.

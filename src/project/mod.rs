@@ -17,6 +17,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use self::changeset::{Assoc, ChangeError, ChangeSet};
 pub use self::text::Text;
@@ -320,7 +321,8 @@ fn ceil_boundary(s: &str, i: usize) -> usize {
 }
 
 /// A highlight shown in the editor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(optional_fields)]
 pub struct Highlight {
     /// Chapter id.
     pub chapter: String,
@@ -336,7 +338,7 @@ pub struct Highlight {
 }
 
 /// Editor UI state held in the core, changed by the ui tools and reported as `ui` events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct UiState {
     /// The chapter shown in the editor.
     pub active_chapter: Option<String>,

@@ -282,6 +282,12 @@ export async function everything(): Promise<void> {
   client.on('approvals_changed', (data) => console.log(data.project, data.requested?.callId));
   client.on('approval_decided', (data) => console.log(data.callId, data.decision, data.status));
   client.on('*', (data, type) => console.log(type, data));
+  // A request by type: its params and result are the generated protocol types.
+  const reopened: ProjectSummary = await client.request('open_project', { id: created.id });
+  const all = await client.request('list_projects');
+  console.log(reopened.chapters.length, all.projects[0]?.createdMs, all.current);
+  // @ts-expect-error: `open_project` takes `id`, not `name`.
+  await client.request('open_project', { name: 'Novel' });
   try {
     await client.request('no_such_request' as RequestType);
   } catch (err) {
