@@ -210,8 +210,9 @@ fn check(files: &[(&str, &str)], layers: &[&[&str]], allowed: &[(&str, &str)]) -
             .or_insert((r.file.clone(), r.line, shown(&r.target)));
     }
 
-    // (a) Top-level modules: nothing points up, nothing forms a cycle.
-    let mut top_edges: BTreeMap<(String, String), (String, usize, String)> = BTreeMap::new();
+    // (a) Top-level modules: nothing points up. A cycle between them takes an upward edge
+    // (reported here) or edges within one layer only (checked next).
+    let mut same_layer: BTreeMap<(String, String), (String, usize, String)> = BTreeMap::new();
     for ((from, to), at) in &edges {
         let (ft, tt) = (top_of(from), top_of(to));
         if ft == tt {
@@ -224,11 +225,12 @@ fn check(files: &[(&str, &str)], layers: &[&[&str]], allowed: &[(&str, &str)]) -
                      a higher layer: {}",
                     at.0, at.1, at.2
                 ));
+            } else if lt == lf {
+                same_layer.entry((ft, tt)).or_insert_with(|| at.clone());
             }
         }
-        top_edges.entry((ft, tt)).or_insert_with(|| at.clone());
     }
-    report_cycles(&top_edges, "top-level modules", &mut problems);
+    report_cycles(&same_layer, "top-level modules of one layer", &mut problems);
 
     // (b) File modules inside one top-level module: no cycles, except the allowed core edges,
     // each of which must still exist (a stale entry is to be deleted).
@@ -633,6 +635,42 @@ mod parser {
             .iter()
             .any(|l| l.contains("src/low/b.rs:1: `low::b` names `low::a`")));
         assert_eq!(p.len(), 3, "{p:?}");
+    }
+
+    #[test]
+    fn a_cycle_within_one_layer_is_reported() {
+        let files = [
+            ("lib.rs", ""),
+            ("a.rs", "use crate::b::B; pub struct A;"),
+            ("b.rs", "fn f() { let _ = crate::a::A; }"),
+        ];
+        let p = check(&files, &[&["a", "b"]], &[]);
+        assert_eq!(
+            p,
+            [
+                "cycle between top-level modules of one layer: a, b",
+                "  src/a.rs:1: `a` names `b`: crate::b::B",
+                "  src/b.rs:1: `b` names `a`: crate::a::A",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_core_edges_can_be_allowed_and_a_stale_one_is_reported() {
+        let files = [
+            ("lib.rs", ""),
+            ("low/mod.rs", ""),
+            ("low/a.rs", "use super::b::B;"),
+            ("low/b.rs", "use super::a::A;"),
+            ("high.rs", ""),
+        ];
+        let p = check(&files, LAYERS, &[("low::a", "low::b")]);
+        assert_eq!(p[0], "cycle between file modules: low::a, low::b", "{p:?}");
+        let p = check(&files[..1], &[], &[("core::run", "core::tree")]);
+        assert_eq!(
+            p,
+            ["ALLOWED_CORE_EDGES: `core::run` no longer names `core::tree`: delete the entry"]
+        );
     }
 
     #[test]
