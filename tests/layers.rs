@@ -9,7 +9,7 @@
 //!
 //! The check fails when
 //! - a top-level module names a module in a higher layer of [`LAYERS`], or top-level modules
-//!   name each other in a cycle;
+//!   of one layer name each other in a cycle (any other cycle takes an upward reference);
 //! - inside one top-level module, file modules name each other in a cycle. A module and its own
 //!   parent or children are one unit here (a parent declares and re-exports its children, which
 //!   use the parent's shared types), so only references between modules where neither contains
@@ -28,7 +28,9 @@ use syn::visit::{self, Visit};
 /// below; naming a module of a higher layer fails the check. Every top-level module of the
 /// crate is in exactly one layer. `docs/architecture.md` shows the same list.
 const LAYERS: &[&[&str]] = &[
+    // 1. Foundations: errors, names, the injected environment, the manuscript, the store.
     &["error", "names", "env", "provider", "project", "store"],
+    // 2. What a project holds.
     &[
         "commands",
         "bible",
@@ -37,12 +39,19 @@ const LAYERS: &[&[&str]] = &[
         "research",
         "editor_context",
     ],
+    // 3. Approvals.
     &["policy"],
+    // 4. The one edit path, and sessions to and from records.
     &["session", "persist"],
+    // 5. The tools agents call.
     &["tools"],
+    // 6. Model calls.
     &["llm"],
+    // 7. Agents and the model settings.
     &["agent", "settings"],
+    // 8. The core and its message protocol.
     &["core", "protocol"],
+    // 9. Entry points: the worker (wasm32) and the native JSON-lines core.
     &["web", "headless"],
 ];
 
