@@ -1,10 +1,15 @@
 //! Errors: one `thiserror` enum per area, converted into the crate [`Error`] with `#[from]`.
 //!
 //! Errors are converted to JS values only in `src/web/`; in the core they stay typed. Every
-//! error that reaches the page carries a stable [`ErrorCode`] and a message
-//! written for a person (or a model) to act on.
+//! error that reaches the page carries a stable code (`protocol::ErrorCode`, mapped by the
+//! protocol, which owns the codes) and a message written for a person (or a model) to act on.
+//!
+//! The errors live at the bottom of the layers, so every layer can name them: the areas
+//! re-export their own (`store::StoreError`, `commands::HistoryError`, `memory::MemoryError`,
+//! `tools::ToolError`).
 
-use crate::protocol::ErrorCode;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Errors of the worker's message protocol: a message that cannot be understood, or a request
 /// the core does not serve.
@@ -43,13 +48,13 @@ pub enum Error {
     Edit(Box<crate::project::EditError>),
     /// Undo or redo could not run.
     #[error(transparent)]
-    History(Box<crate::commands::history::HistoryError>),
+    History(Box<HistoryError>),
     /// A memory call that could not be done (invalid input, unknown id).
     #[error(transparent)]
-    Memory(Box<crate::memory::MemoryError>),
+    Memory(Box<MemoryError>),
     /// A tool-level error outside a tool call (such as an unknown toolset).
     #[error(transparent)]
-    Tool(Box<crate::tools::ToolError>),
+    Tool(Box<ToolError>),
     /// No project is open, or the named one does not exist.
     #[error("{0}")]
     NoProject(String),
@@ -61,7 +66,7 @@ pub enum Error {
     Busy(String),
     /// Storage failed (nothing of the failed write was kept).
     #[error(transparent)]
-    Store(Box<crate::store::StoreError>),
+    Store(Box<StoreError>),
 }
 
 /// `From` each part's error (boxed), as `#[from]` would give it unboxed.
@@ -78,48 +83,133 @@ macro_rules! from_boxed {
 from_boxed!(
     Protocol(ProtocolError),
     Edit(crate::project::EditError),
-    History(crate::commands::history::HistoryError),
-    Memory(crate::memory::MemoryError),
-    Tool(crate::tools::ToolError),
-    Store(crate::store::StoreError),
+    History(HistoryError),
+    Memory(MemoryError),
+    Tool(ToolError),
+    Store(StoreError),
 );
 
-impl Error {
-    /// The stable code the page sees for this error.
-    pub fn code(&self) -> ErrorCode {
+/// Why a store operation failed. The store is unchanged after a failed commit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The browser's storage quota is used up.
+    #[error("storage is full (quota exceeded): {0}")]
+    Quota(String),
+    /// A record is not an object with a non-empty string `id`.
+    #[error("invalid record for '{table}': {reason}")]
+    Invalid {
+        /// Table name.
+        table: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The transaction was aborted (nothing of it was written).
+    #[error("the write was aborted: {0}")]
+    Aborted(String),
+    /// An [`Op::Expect`](crate::store::Op::Expect) did not hold (nothing of the batch was
+    /// written).
+    #[error("the data changed meanwhile: {0}")]
+    Conflict(String),
+    /// Any other storage failure.
+    #[error("storage failed: {0}")]
+    Failed(String),
+}
+
+/// Why undo or redo could not run. The project is unchanged when this is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// A recorded change no longer fits its chapter (the history and the text disagree).
+    #[error("the history does not match chapter '{chapter}': {source}")]
+    Mismatch {
+        /// Chapter id.
+        chapter: String,
+        /// Why.
+        source: crate::project::changeset::ChangeError,
+    },
+    /// A recorded chapter is gone.
+    #[error("the history refers to chapter '{0}', which no longer exists")]
+    MissingChapter(String),
+}
+
+/// A memory call that could not be done; it changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// An argument is wrong; the message says which and what would work.
+    #[error("{0}")]
+    Invalid(String),
+    /// No note, goal or entity has the id.
+    #[error("no {kind} with id '{id}'{hint}")]
+    NotFound {
+        /// `note`, `goal` or `watched entity`.
+        kind: &'static str,
+        /// The id asked for (shortened if long).
+        id: String,
+        /// What would work: a close id, or how to find ids.
+        hint: String,
+    },
+}
+
+impl MemoryError {
+    /// The stable code: `invalid_args` or `not_found`.
+    pub fn code(&self) -> &'static str {
         match self {
-            Error::Protocol(e) => match **e {
-                ProtocolError::Malformed(_) => ErrorCode::Malformed,
-                ProtocolError::UnknownRequest { .. } => ErrorCode::UnknownRequest,
-                ProtocolError::InvalidParams { .. } => ErrorCode::InvalidParams,
-            },
-            Error::Edit(e) => match **e {
-                crate::project::EditError::NoSuchChapter { .. } => ErrorCode::NotFound,
-                crate::project::EditError::FutureVersion { .. }
-                | crate::project::EditError::StaleVersion { .. } => ErrorCode::Conflict,
-                _ => ErrorCode::InvalidParams,
-            },
-            Error::History(_) => ErrorCode::Internal,
-            Error::Memory(e) => match **e {
-                crate::memory::MemoryError::NotFound { .. } => ErrorCode::NotFound,
-                _ => ErrorCode::InvalidParams,
-            },
-            Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
-            Error::Tool(e)
-                if matches!(e.code.as_str(), "conflict" | "exists" | "already_decided") =>
-            {
-                ErrorCode::Conflict
-            }
-            Error::Tool(_) => ErrorCode::InvalidParams,
-            Error::NoProject(_) => ErrorCode::NoProject,
-            Error::NoModel(_) => ErrorCode::NoModel,
-            Error::Busy(_) => ErrorCode::Busy,
-            Error::Store(e) => match **e {
-                crate::store::StoreError::Quota(_) => ErrorCode::QuotaExceeded,
-                crate::store::StoreError::Conflict(_) => ErrorCode::Conflict,
-                _ => ErrorCode::StorageFailed,
-            },
+            MemoryError::Invalid(_) => "invalid_args",
+            MemoryError::NotFound { .. } => "not_found",
         }
+    }
+}
+
+/// A tool call's error, written for the model: what was wrong and what would work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
+    /// `out_of_range`, `conflict`, `failed`, `needs_model` (a generation tool run without
+    /// a model call), `security` (a file path the sandbox refused), `read_only`.
+    pub code: String,
+    /// What went wrong and what would work.
+    pub message: String,
+    /// Extra data (such as suggestions or the closest match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with a code and message.
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_string(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// `invalid_args`.
+    pub fn invalid_args(message: impl Into<String>) -> Self {
+        Self::new("invalid_args", message)
+    }
+
+    /// `not_found`.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new("not_found", message)
+    }
+
+    /// Attach details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl From<crate::project::EditError> for ToolError {
+    fn from(error: crate::project::EditError) -> Self {
+        use crate::project::EditError as E;
+        let code = match &error {
+            E::NoSuchChapter { .. } => "not_found",
+            E::BadChange { .. } | E::Invalid(_) => "invalid_args",
+            E::FutureVersion { .. } | E::StaleVersion { .. } => "conflict",
+        };
+        ToolError::new(code, error.to_string())
     }
 }
 

@@ -11,29 +11,40 @@
 //! scripted implementations; the worker uses the ones in `web` (rexie, gloo-net, JS time).
 //!
 //! ## Modules, from the bottom layer up
-//! - [`project`]: the manuscript: chapters, their text (ropey), change sets, analysis, search.
-//! - [`store`]: the `Store` trait, the record schema and its versions, `MemoryStore`.
-//! - [`env`](mod@crate::env): injected time ([`Clock`]), ids ([`IdSource`]), the event sink ([`EventSink`]).
-//! - [`error`]: the crate [`Error`] and per-area error enums.
-//! - [`commands`]: the undo history shared by the writer and the agents.
-//! - [`bible`]: the story bible's entities, with per-field provenance and versions.
-//! - [`memory`]: notes, goals, watched entities, the bedside note and their search.
-//! - [`files`]: the `data/` file view: free files and the path sandbox.
-//! - [`names`]: closest-name suggestions for unknown names in errors.
-//! - [`policy`]: when an agent's change needs the writer's approval.
-//! - [`session`]: one open project and its one exclusive edit path.
-//! - [`persist`]: sessions to and from store records.
-//! - [`settings`]: which model the agents call, and how.
-//! - [`tools`]: the typed tools agents call, their schemas and the executor.
-//! - [`research`]: web pages read for a project: URL checks, extraction, research notes.
-//! - [`editor_context`]: the `[EDITOR CONTEXT]` block of a run's system prompt.
-//! - [`llm`]: provider-neutral model calls, the provider adapters, SSE and tool-call assembly.
-//! - [`agent`]: agent specs and presets, the agent loop, pipelines.
-//! - [`protocol`]: the worker's message protocol: request decoding, responses, events.
-//! - [`core`]: [`Core`], which serves decoded requests.
-//! - `headless` (native only): the worker protocol as JSON lines on stdin and stdout
-//!   (`cargo run --example core`).
-//! - `web` (wasm32 only): the worker entry, IndexedDB (rexie), fetch (gloo-net), JS time and ids.
+//! A module names only modules of its own layer or the layers below; `tests/layers.rs` holds
+//! the order and checks it (and that no files form an import cycle).
+//!
+//! 1. Foundations:
+//!    - [`project`]: the manuscript: chapters, their text (ropey), change sets, analysis, search.
+//!    - [`store`]: the `Store` trait, the record schema and its versions, `MemoryStore`.
+//!    - [`env`](mod@crate::env): injected time ([`Clock`]), ids ([`IdSource`]), the event sink ([`EventSink`]).
+//!    - [`error`]: the crate [`Error`] and the per-area error enums.
+//!    - [`names`]: closest-name suggestions for unknown names in errors.
+//!    - [`provider`]: which wire format a model provider speaks.
+//! 2. What a project holds:
+//!    - [`commands`]: the undo history shared by the writer and the agents.
+//!    - [`bible`]: the story bible's entities, with per-field provenance and versions.
+//!    - [`memory`]: notes, goals, watched entities, the bedside note and their search.
+//!    - [`files`]: the `data/` file view: free files and the path sandbox.
+//!    - [`research`]: web pages read for a project: URL checks, extraction, research notes.
+//!    - [`editor_context`]: the `[EDITOR CONTEXT]` block of a run's system prompt.
+//! 3. [`policy`]: when an agent's change needs the writer's approval.
+//! 4. The edit path:
+//!    - [`session`]: one open project, its one exclusive edit path and the tool result shape.
+//!    - [`persist`]: sessions to and from store records.
+//! 5. [`tools`]: the typed tools agents call, their schemas and the registry.
+//! 6. [`llm`]: provider-neutral model calls, the provider adapters, SSE and tool-call assembly.
+//! 7. Agents:
+//!    - [`agent`]: agent specs and presets, the agent loop, pipelines.
+//!    - [`settings`]: which model the agents call, and how.
+//! 8. The core:
+//!    - [`protocol`]: the worker's message protocol: request decoding, responses, events, and
+//!      the stable error codes.
+//!    - [`core`]: [`Core`], which serves decoded requests.
+//! 9. Entry points:
+//!    - `headless` (native only): the worker protocol as JSON lines on stdin and stdout
+//!      (`cargo run --example core`).
+//!    - `web` (wasm32 only): the worker entry, IndexedDB (rexie), fetch (gloo-net), JS time and ids.
 
 #![forbid(unsafe_code)]
 
@@ -54,6 +65,7 @@ pub mod persist;
 pub mod policy;
 pub mod project;
 pub mod protocol;
+pub mod provider;
 pub mod research;
 pub mod session;
 pub mod settings;

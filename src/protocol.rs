@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::ProtocolError;
+use crate::error::{Error, ProtocolError};
 
 /// The protocol's version, reported by `hello`. Bumped on incompatible changes.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -309,3 +309,43 @@ pub fn id_text(text: &str) -> Option<&str> {
 
 /// An event pushed to the page (defined in [`crate::env`], where the event sink is).
 pub use crate::env::Event;
+
+/// The protocol's codes for the crate's errors.
+impl Error {
+    /// The stable code the page sees for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Protocol(e) => match **e {
+                ProtocolError::Malformed(_) => ErrorCode::Malformed,
+                ProtocolError::UnknownRequest { .. } => ErrorCode::UnknownRequest,
+                ProtocolError::InvalidParams { .. } => ErrorCode::InvalidParams,
+            },
+            Error::Edit(e) => match **e {
+                crate::project::EditError::NoSuchChapter { .. } => ErrorCode::NotFound,
+                crate::project::EditError::FutureVersion { .. }
+                | crate::project::EditError::StaleVersion { .. } => ErrorCode::Conflict,
+                _ => ErrorCode::InvalidParams,
+            },
+            Error::History(_) => ErrorCode::Internal,
+            Error::Memory(e) => match **e {
+                crate::error::MemoryError::NotFound { .. } => ErrorCode::NotFound,
+                _ => ErrorCode::InvalidParams,
+            },
+            Error::Tool(e) if e.code == "not_found" => ErrorCode::NotFound,
+            Error::Tool(e)
+                if matches!(e.code.as_str(), "conflict" | "exists" | "already_decided") =>
+            {
+                ErrorCode::Conflict
+            }
+            Error::Tool(_) => ErrorCode::InvalidParams,
+            Error::NoProject(_) => ErrorCode::NoProject,
+            Error::NoModel(_) => ErrorCode::NoModel,
+            Error::Busy(_) => ErrorCode::Busy,
+            Error::Store(e) => match **e {
+                crate::error::StoreError::Quota(_) => ErrorCode::QuotaExceeded,
+                crate::error::StoreError::Conflict(_) => ErrorCode::Conflict,
+                _ => ErrorCode::StorageFailed,
+            },
+        }
+    }
+}

@@ -9,6 +9,10 @@
 //! edits) and records its effect; if the command fails, every edit it made and every UI
 //! change is rolled back before the error result is returned.
 //!
+//! The session owns what runs on the edit path and what comes back: a [`Command`], found by
+//! name through a [`CommandSource`] (the tool registry is one), and one [`ToolResult`] per
+//! call ([`result`]).
+//!
 //! The session also holds the free files of the `data/` view ([`Files`]); a command writes
 //! them through [`EditContext::write_file`], and a failing command's file writes are rolled
 //! back with its other changes. A successful command's file writes are in its history entry
@@ -28,12 +32,16 @@ use crate::bible::{Actor, Bible, Entity, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};
 use crate::commands::{Effect, Entry, FileEffect, History, Moved, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
+use crate::error::ToolError;
 use crate::files::{Files, FreeFile};
 use crate::memory::Memory;
 use crate::policy::{self, Action, FieldChange, Grant, Policies};
 use crate::project::changeset::{Assoc, ChangeSet, Op};
 use crate::project::{Chapter, EditError, Project, UiState};
-use crate::tools::{Command, ResultMeta, ToolError, ToolRegistry, ToolResult};
+
+pub mod result;
+
+pub use self::result::{ResultMeta, Status, ToolResult};
 
 /// A tool call to execute.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +52,22 @@ pub struct ToolCall {
     pub name: String,
     /// Arguments (a JSON object).
     pub args: Value,
+}
+
+/// A command built from a tool call's arguments, ready to run through the edit path.
+pub trait Command {
+    /// Run it. Edits go through `cx`; if this returns an error, every edit it made is
+    /// rolled back by the caller.
+    fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
+}
+
+/// Where [`Session::execute`] gets the command a tool call names: the call's arguments are
+/// checked against the tool's schema, then the typed command is built. The tool registry
+/// (`tools::ToolRegistry`) is the one the crate uses.
+pub trait CommandSource {
+    /// The command for a call of `name` with `args`, or the error that says what is wrong
+    /// (an unknown tool, arguments that do not fit).
+    fn command(&self, name: &str, args: Value) -> Result<Box<dyn Command>, ToolError>;
 }
 
 /// What a tool call did.
@@ -618,7 +642,7 @@ impl Session {
     /// their edit with [`Session::execute_command`].
     pub fn execute(
         &mut self,
-        registry: &ToolRegistry,
+        registry: &dyn CommandSource,
         call: ToolCall,
         origin: Origin,
         clock: &dyn Clock,
@@ -632,7 +656,7 @@ impl Session {
     /// with `approval_required` (details: what would change) and changes nothing.
     pub fn execute_with(
         &mut self,
-        registry: &ToolRegistry,
+        registry: &dyn CommandSource,
         call: ToolCall,
         origin: Origin,
         clock: &dyn Clock,
@@ -641,9 +665,7 @@ impl Session {
     ) -> Outcome {
         let started = clock.now_ms();
         // Validate against the schema the model saw, then build the typed command.
-        let command = registry
-            .validate_call(&call.name, call.args)
-            .and_then(|(meta, args)| (meta.factory)(meta.name, Value::Object(args)));
+        let command = registry.command(&call.name, call.args);
         match command {
             // Policy (approvals by provenance) is checked by the bible's write path in the
             // edit context; the manuscript tools are all permitted.

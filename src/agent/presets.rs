@@ -5,9 +5,24 @@
 //! single-purpose subagents, each with exactly the toolbox rentl's catalog lists, run by the
 //! pipelines of [`PIPELINES`] as background jobs: the preset has no entry agent). Each prompt
 //! states the agent's role and its definition of done. Presets are plain [`AgentSpec`]
-//! records.
+//! records; [`Catalog::new`] puts them next to the agents an app defines.
 
-use super::spec::{AgentSpec, Delegation, Preset, SubAgent, DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT};
+use super::spec::{
+    AgentSpec, Catalog, Delegation, Preset, SubAgent, DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT,
+};
+
+impl Catalog {
+    /// The presets' agents, and `defined`.
+    pub fn new(defined: impl IntoIterator<Item = AgentSpec>) -> Self {
+        Self::of(defined.into_iter().collect())
+    }
+
+    /// [`Catalog::new`] for one list (one copy of the code for every caller's iterator).
+    fn of(defined: Vec<AgentSpec>) -> Self {
+        let (presets, agents) = all();
+        Catalog::with(presets, agents, defined)
+    }
+}
 
 fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> AgentSpec {
     AgentSpec {

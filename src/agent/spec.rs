@@ -520,7 +520,8 @@ pub struct Preset {
     pub pipelines: Vec<String>,
 }
 
-/// The agents a run can reach: the presets' agents and the ones the app defined.
+/// The agents a run can reach: the presets' agents and the ones the app defined. Built by
+/// [`Catalog::new`].
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     builtin: std::collections::BTreeMap<String, AgentSpec>,
@@ -529,14 +530,13 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The presets' agents, and `defined`.
-    pub fn new(defined: impl IntoIterator<Item = AgentSpec>) -> Self {
-        Self::of(defined.into_iter().collect())
-    }
-
-    /// [`Catalog::new`] for one list (one copy of the code for every caller's iterator).
-    fn of(defined: Vec<AgentSpec>) -> Self {
-        let (presets, agents) = super::presets::all();
+    /// The `presets`, their agents (`builtin`) and the app's `defined` agents.
+    /// [`Catalog::new`] (in `presets.rs`) passes the built-in presets.
+    pub(super) fn with(
+        presets: Vec<Preset>,
+        agents: Vec<AgentSpec>,
+        defined: Vec<AgentSpec>,
+    ) -> Self {
         let by_name = |agents: Vec<AgentSpec>| {
             agents
                 .into_iter()

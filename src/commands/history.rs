@@ -37,6 +37,7 @@ use ts_rs::TS;
 
 use super::{Origin, OriginFilter};
 use crate::env::IdSource;
+pub use crate::error::HistoryError;
 use crate::project::changeset::{ChangeError, ChangeSet};
 use crate::project::{EditError, Project};
 
@@ -301,22 +302,6 @@ impl Forgotten {
     pub fn changed(&self) -> bool {
         self.dropped + self.trimmed > 0
     }
-}
-
-/// Why undo or redo could not run. The project is unchanged when this is returned.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HistoryError {
-    /// A recorded change no longer fits its chapter (the history and the text disagree).
-    #[error("the history does not match chapter '{chapter}': {source}")]
-    Mismatch {
-        /// Chapter id.
-        chapter: String,
-        /// Why.
-        source: ChangeError,
-    },
-    /// A recorded chapter is gone.
-    #[error("the history refers to chapter '{0}', which no longer exists")]
-    MissingChapter(String),
 }
 
 /// The undo history of one project.

@@ -33,6 +33,26 @@ use crate::tools::ToolDefinition;
 /// The `anthropic-version` header sent.
 pub const API_VERSION: &str = "2023-06-01";
 
+/// The Anthropic Messages adapter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Anthropic;
+
+impl super::Provider for Anthropic {
+    fn build_request(
+        &self,
+        config: &ProviderConfig,
+        messages: &[Message],
+        tools: &[&ToolDefinition],
+        options: &RequestOptions,
+    ) -> HttpRequest {
+        build_request(config, messages, tools, options)
+    }
+
+    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
+        parse_response(body)
+    }
+}
+
 /// The request for an Anthropic message.
 pub fn build_request(
     config: &ProviderConfig,

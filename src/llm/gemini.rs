@@ -33,6 +33,26 @@ use crate::tools::ToolDefinition;
 /// whose real signature is not at hand.
 pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
+/// The Google Gemini adapter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gemini;
+
+impl super::Provider for Gemini {
+    fn build_request(
+        &self,
+        config: &ProviderConfig,
+        messages: &[Message],
+        tools: &[&ToolDefinition],
+        options: &RequestOptions,
+    ) -> HttpRequest {
+        build_request(config, messages, tools, options)
+    }
+
+    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
+        parse_response(body)
+    }
+}
+
 /// The request for a Gemini answer.
 pub fn build_request(
     config: &ProviderConfig,

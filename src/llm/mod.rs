@@ -10,7 +10,8 @@
 //!   builds (the transport that sends it lives elsewhere).
 //! - [`openai`], [`anthropic`], [`gemini`]: per provider, a request builder, a stream decoder
 //!   (already-parsed SSE events, [`SseMessage`], in; [`StreamEvent`]s out) and a parser of
-//!   whole (non-streamed) responses that yields the same events.
+//!   whole (non-streamed) responses that yields the same events. Each implements
+//!   [`Provider`]; [`provider`] picks one by [`ProviderKind`].
 //! - [`assemble`]: the [`Assembler`] that folds events into an
 //!   [`Answer`], whatever the provider and whether or not it streamed.
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
@@ -31,7 +32,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::assemble::{Answer, Assembler};
-pub use self::request::{build_request, HttpRequest, ProviderConfig, ProviderKind, RequestOptions};
+pub use self::request::{HttpRequest, ProviderConfig, ProviderKind, RequestOptions};
+use crate::tools::ToolDefinition;
 
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,14 +293,47 @@ impl ProviderStream {
     }
 }
 
+/// One provider's wire format, as each adapter implements it: the request it builds and the
+/// events of a whole (non-streamed) response. (Streamed answers are decoded by
+/// [`ProviderStream`].)
+pub trait Provider {
+    /// The HTTP request for a model call.
+    fn build_request(
+        &self,
+        config: &ProviderConfig,
+        messages: &[Message],
+        tools: &[&ToolDefinition],
+        options: &RequestOptions,
+    ) -> HttpRequest;
+
+    /// The events of a whole response body. An error object in the body becomes an
+    /// [`StreamEvent::Error`]; `Err` means the body is not JSON at all.
+    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String>;
+}
+
+/// The adapter for `kind`.
+pub fn provider(kind: ProviderKind) -> &'static dyn Provider {
+    match kind {
+        ProviderKind::Openai => &openai::OpenAi,
+        ProviderKind::Anthropic => &anthropic::Anthropic,
+        ProviderKind::Gemini => &gemini::Gemini,
+    }
+}
+
+/// The request for `config`'s provider.
+pub fn build_request(
+    config: &ProviderConfig,
+    messages: &[Message],
+    tools: &[&ToolDefinition],
+    options: &RequestOptions,
+) -> HttpRequest {
+    provider(config.kind).build_request(config, messages, tools, options)
+}
+
 /// The events of a whole (non-streamed) response body of `kind`. An error object in the body
 /// becomes an [`StreamEvent::Error`]; `Err` means the body is not JSON at all.
 pub fn parse_response(kind: ProviderKind, body: &str) -> Result<Vec<StreamEvent>, String> {
-    match kind {
-        ProviderKind::Openai => openai::parse_response(body),
-        ProviderKind::Anthropic => anthropic::parse_response(body),
-        ProviderKind::Gemini => gemini::parse_response(body),
-    }
+    provider(kind).parse_response(body)
 }
 
 /// At most this many bytes of a bad payload are quoted in an error message.

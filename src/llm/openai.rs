@@ -29,6 +29,26 @@ use super::{
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
 
+/// The OpenAI-compatible chat completions adapter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAi;
+
+impl super::Provider for OpenAi {
+    fn build_request(
+        &self,
+        config: &ProviderConfig,
+        messages: &[Message],
+        tools: &[&ToolDefinition],
+        options: &RequestOptions,
+    ) -> HttpRequest {
+        build_request(config, messages, tools, options)
+    }
+
+    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
+        parse_response(body)
+    }
+}
+
 /// The request for an OpenAI-compatible chat completion.
 pub fn build_request(
     config: &ProviderConfig,

@@ -5,12 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{anthropic, gemini, openai, Message};
-use crate::tools::ToolDefinition;
-
-/// Which wire format a provider speaks: the same three formats as the tool catalog, so one
-/// enum serves both.
-pub use crate::tools::schema::CatalogFormat as ProviderKind;
+pub use crate::provider::ProviderKind;
 
 /// Where and how to reach a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,20 +62,6 @@ impl HttpRequest {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
-    }
-}
-
-/// The request for `config`'s provider.
-pub fn build_request(
-    config: &ProviderConfig,
-    messages: &[Message],
-    tools: &[&ToolDefinition],
-    options: &RequestOptions,
-) -> HttpRequest {
-    match config.kind {
-        ProviderKind::Openai => openai::build_request(config, messages, tools, options),
-        ProviderKind::Anthropic => anthropic::build_request(config, messages, tools, options),
-        ProviderKind::Gemini => gemini::build_request(config, messages, tools, options),
     }
 }
 

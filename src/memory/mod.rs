@@ -48,6 +48,7 @@ use ts_rs::TS;
 
 use crate::commands::Origin;
 use crate::env::IdSource;
+pub use crate::error::MemoryError;
 
 pub use self::context::{estimate_tokens, CHARS_PER_TOKEN};
 pub use self::search::{tokenize, SearchHit, SearchQuery};
@@ -473,34 +474,6 @@ pub struct NewWatch {
     /// How much it matters; medium when `None` (an existing entry keeps its priority).
     #[serde(default)]
     pub priority: Option<Priority>,
-}
-
-/// A memory call that could not be done; it changed nothing.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MemoryError {
-    /// An argument is wrong; the message says which and what would work.
-    #[error("{0}")]
-    Invalid(String),
-    /// No note, goal or entity has the id.
-    #[error("no {kind} with id '{id}'{hint}")]
-    NotFound {
-        /// `note`, `goal` or `watched entity`.
-        kind: &'static str,
-        /// The id asked for (shortened if long).
-        id: String,
-        /// What would work: a close id, or how to find ids.
-        hint: String,
-    },
-}
-
-impl MemoryError {
-    /// The stable code: `invalid_args` or `not_found`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            MemoryError::Invalid(_) => "invalid_args",
-            MemoryError::NotFound { .. } => "not_found",
-        }
-    }
 }
 
 /// A project's memory (plus the global notes it can see). It may hold several projects;

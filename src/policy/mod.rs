@@ -38,8 +38,8 @@ use serde_json::Value;
 
 use crate::bible::{is_empty_value, is_protected_origin, Actor, Entity, Kind};
 use crate::commands::Origin;
+use crate::error::ToolError;
 use crate::memory::{MemoryNote, NotePatch, Scope};
-use crate::tools::ToolError;
 
 /// Default recent-update window (ms).
 pub const DEFAULT_WINDOW_MS: u64 = 30_000;

@@ -28,6 +28,7 @@ use serde_json::json;
 use serde_json::Value;
 
 pub use self::memory::MemoryStore;
+pub use crate::error::StoreError;
 
 /// The current schema version.
 pub const SCHEMA_VERSION: u32 = 5;
@@ -166,31 +167,6 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
         })
         .map(|t| (*t, t.indexes().to_vec()))
         .collect()
-}
-
-/// Why a store operation failed. The store is unchanged after a failed commit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// The browser's storage quota is used up.
-    #[error("storage is full (quota exceeded): {0}")]
-    Quota(String),
-    /// A record is not an object with a non-empty string `id`.
-    #[error("invalid record for '{table}': {reason}")]
-    Invalid {
-        /// Table name.
-        table: &'static str,
-        /// What was wrong.
-        reason: String,
-    },
-    /// The transaction was aborted (nothing of it was written).
-    #[error("the write was aborted: {0}")]
-    Aborted(String),
-    /// An [`Op::Expect`] did not hold (nothing of the batch was written).
-    #[error("the data changed meanwhile: {0}")]
-    Conflict(String),
-    /// Any other storage failure.
-    #[error("storage failed: {0}")]
-    Failed(String),
 }
 
 /// One write of a batch.

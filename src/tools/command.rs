@@ -1,6 +1,6 @@
 //! Commands as the tools build them: a [`Command`] is built from a tool call's JSON
 //! arguments by its [`CommandFactory`] and run through the one edit path (the session's
-//! [`EditContext`]); the [`CommandRegistry`] knows, per tool name, the command's category,
+//! `EditContext`); the [`CommandRegistry`] knows, per tool name, the command's category,
 //! description, whether it is reversible, and its factory.
 
 use std::fmt;
@@ -9,14 +9,7 @@ use serde_json::Value;
 
 use super::ToolError;
 use crate::commands::Category;
-use crate::session::EditContext;
-
-/// A command built from a tool call's arguments, ready to run through the edit path.
-pub trait Command {
-    /// Run it. Edits go through `cx`; if this returns an error, every edit it made is
-    /// rolled back by the caller.
-    fn execute(self: Box<Self>, cx: &mut EditContext<'_>) -> Result<Value, ToolError>;
-}
+pub use crate::session::Command;
 
 /// Builds a command from the tool's name and JSON arguments, or says which argument is wrong.
 pub type CommandFactory = fn(&str, Value) -> Result<Box<dyn Command>, ToolError>;

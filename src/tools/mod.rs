@@ -35,13 +35,15 @@ pub mod validate;
 use std::marker::PhantomData;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 use serde_json::Value;
 
 pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
 use crate::commands::Category;
-use crate::session::EditContext;
+pub use crate::error::ToolError;
+pub use crate::session::result::{ResultMeta, Status, ToolResult};
+use crate::session::{CommandSource, EditContext};
 
 pub use self::schema::CatalogFormat;
 
@@ -60,170 +62,6 @@ pub const FILES: &str = "files";
 
 /// The longest string argument accepted, in bytes (4 MiB). Longer ones are rejected.
 pub const MAX_STRING_ARG_BYTES: usize = 4 * 1024 * 1024;
-
-/// A tool call's error, written for the model: what was wrong and what would work.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[error("{message}")]
-pub struct ToolError {
-    /// Stable code: `unknown_tool`, `invalid_args`, `not_found`, `no_selection`,
-    /// `out_of_range`, `conflict`, `failed`, `needs_model` (a generation tool run without
-    /// a model call), `security` (a file path the sandbox refused), `read_only`.
-    pub code: String,
-    /// What went wrong and what would work.
-    pub message: String,
-    /// Extra data (such as suggestions or the closest match).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-}
-
-impl ToolError {
-    /// An error with a code and message.
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
-        Self {
-            code: code.to_string(),
-            message: message.into(),
-            details: None,
-        }
-    }
-
-    /// `invalid_args`.
-    pub fn invalid_args(message: impl Into<String>) -> Self {
-        Self::new("invalid_args", message)
-    }
-
-    /// `not_found`.
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new("not_found", message)
-    }
-
-    /// Attach details.
-    pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
-        self
-    }
-}
-
-impl From<crate::project::EditError> for ToolError {
-    fn from(error: crate::project::EditError) -> Self {
-        use crate::project::EditError as E;
-        let code = match &error {
-            E::NoSuchChapter { .. } => "not_found",
-            E::BadChange { .. } | E::Invalid(_) => "invalid_args",
-            E::FutureVersion { .. } | E::StaleVersion { .. } => "conflict",
-        };
-        ToolError::new(code, error.to_string())
-    }
-}
-
-/// Success or error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// The call did what it was asked.
-    Success,
-    /// The call failed and changed nothing.
-    Error,
-}
-
-/// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
-/// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
-/// tool result carries both.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(into = "MetaWire", from = "MetaWire")]
-pub struct ResultMeta {
-    /// Wall time the call took (from the injected clock), in ms.
-    pub execution_time_ms: u64,
-    /// The history entry the call created, if it edited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command_id: Option<String>,
-    /// Bytes of text the call inserted, if it edited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_written: Option<usize>,
-}
-
-/// [`ResultMeta`] as it is written in JSON.
-#[derive(Serialize, Deserialize)]
-struct MetaWire {
-    #[serde(default)]
-    execution_time_ms: u64,
-    #[serde(default)]
-    execution_time: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    command_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    bytes_written: Option<usize>,
-}
-
-impl From<ResultMeta> for MetaWire {
-    fn from(meta: ResultMeta) -> Self {
-        Self {
-            execution_time_ms: meta.execution_time_ms,
-            execution_time: Some(meta.execution_time_ms),
-            command_id: meta.command_id,
-            bytes_written: meta.bytes_written,
-        }
-    }
-}
-
-impl From<MetaWire> for ResultMeta {
-    fn from(wire: MetaWire) -> Self {
-        Self {
-            execution_time_ms: wire.execution_time.map_or(wire.execution_time_ms, |t| {
-                if wire.execution_time_ms == 0 {
-                    t
-                } else {
-                    wire.execution_time_ms
-                }
-            }),
-            command_id: wire.command_id,
-            bytes_written: wire.bytes_written,
-        }
-    }
-}
-
-/// The one shape of every tool result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
-    /// Success or error.
-    pub status: Status,
-    /// The result, or `{code, message, details?}` for an error.
-    pub data: Value,
-    /// Execution facts.
-    pub meta: ResultMeta,
-}
-
-impl ToolResult {
-    /// A success.
-    pub fn success(data: Value, meta: ResultMeta) -> Self {
-        Self {
-            status: Status::Success,
-            data,
-            meta,
-        }
-    }
-
-    /// An error.
-    pub fn error(error: &ToolError, meta: ResultMeta) -> Self {
-        Self {
-            status: Status::Error,
-            data: crate::error::to_json(error),
-            meta,
-        }
-    }
-
-    /// True for a success.
-    pub fn is_success(&self) -> bool {
-        self.status == Status::Success
-    }
-
-    /// The result as the JSON text a conversation keeps (sent to the model, saved with the
-    /// run): the fields in declaration order (`status`, `data`, `meta`, and the meta's as
-    /// `MetaWire` declares them); the objects inside `data` are a `Value`'s, keys sorted.
-    pub fn to_text(&self) -> String {
-        // Nothing in a result can fail to serialize: the fields are derived, `data` a `Value`.
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
 
 /// Declares a tool: its name, category, description, arguments and behaviour.
 pub trait ToolSpec: 'static {
@@ -310,7 +148,7 @@ pub fn object_args(args: Value) -> Result<serde_json::Map<String, Value>, ToolEr
         other => {
             return Err(ToolError::invalid_args(format!(
                 "arguments must be a JSON object, got {}",
-                crate::protocol::json_kind(&other)
+                crate::names::json_kind(&other)
             )))
         }
     };
@@ -605,6 +443,15 @@ impl ToolRegistry {
     /// The catalog of a toolset in a provider's format.
     pub fn catalog(&self, format: CatalogFormat, toolset: &str) -> Result<Value, ToolError> {
         Ok(schema::catalog(format, &self.toolset(toolset)?))
+    }
+}
+
+/// The session builds a tool call's command through the registry: the call is validated
+/// ([`ToolRegistry::validate_call`]), then the tool's factory builds the typed command.
+impl CommandSource for ToolRegistry {
+    fn command(&self, name: &str, args: Value) -> Result<Box<dyn Command>, ToolError> {
+        let (meta, args) = self.validate_call(name, args)?;
+        (meta.factory)(meta.name, Value::Object(args))
     }
 }
 

@@ -8,38 +8,13 @@
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::ToolDefinition;
 
-/// A provider's format: OpenAI-compatible, Anthropic or Gemini. It decides the tool catalog's
-/// shape (below) and, as `llm::ProviderKind`, the request and stream formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CatalogFormat {
-    /// `[{"type": "function", "function": {name, description, parameters}}]`
-    Openai,
-    /// `[{name, description, input_schema}]`
-    Anthropic,
-    /// `{"functionDeclarations": [{name, description, parameters}]}`
-    Gemini,
-}
-
-impl std::str::FromStr for CatalogFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "openai" => Ok(Self::Openai),
-            "anthropic" => Ok(Self::Anthropic),
-            "gemini" => Ok(Self::Gemini),
-            _ => Err(format!(
-                "unknown provider format '{s}'; use openai, anthropic or gemini"
-            )),
-        }
-    }
-}
+/// The tool catalog's formats are the providers' wire formats.
+pub use crate::provider::ProviderKind as CatalogFormat;
 
 /// The built-in tools' parameters schemas by tool name, as generated natively. The wasm build
 /// embeds them instead of generating them at start-up (smaller and faster); the `schemas`

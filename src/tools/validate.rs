@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::ToolError;
-use crate::protocol::json_kind;
+use crate::names::json_kind;
 
 /// Check `args` (an object) against an object schema.
 pub fn check_args(schema: &Value, args: &Map<String, Value>) -> Result<(), ToolError> {

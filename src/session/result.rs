@@ -1,0 +1,117 @@
+//! The one shape of every tool call's result: [`ToolResult`], `{status, data, meta}`. The
+//! session returns one for every call it runs, including the calls that fail.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// Success or error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The call did what it was asked.
+    Success,
+    /// The call failed and changed nothing.
+    Error,
+}
+
+/// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
+/// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
+/// tool result carries both.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(into = "MetaWire", from = "MetaWire")]
+pub struct ResultMeta {
+    /// Wall time the call took (from the injected clock), in ms.
+    pub execution_time_ms: u64,
+    /// The history entry the call created, if it edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
+    /// Bytes of text the call inserted, if it edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<usize>,
+}
+
+/// [`ResultMeta`] as it is written in JSON.
+#[derive(Serialize, Deserialize)]
+struct MetaWire {
+    #[serde(default)]
+    execution_time_ms: u64,
+    #[serde(default)]
+    execution_time: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes_written: Option<usize>,
+}
+
+impl From<ResultMeta> for MetaWire {
+    fn from(meta: ResultMeta) -> Self {
+        Self {
+            execution_time_ms: meta.execution_time_ms,
+            execution_time: Some(meta.execution_time_ms),
+            command_id: meta.command_id,
+            bytes_written: meta.bytes_written,
+        }
+    }
+}
+
+impl From<MetaWire> for ResultMeta {
+    fn from(wire: MetaWire) -> Self {
+        Self {
+            execution_time_ms: wire.execution_time.map_or(wire.execution_time_ms, |t| {
+                if wire.execution_time_ms == 0 {
+                    t
+                } else {
+                    wire.execution_time_ms
+                }
+            }),
+            command_id: wire.command_id,
+            bytes_written: wire.bytes_written,
+        }
+    }
+}
+
+/// The one shape of every tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Success or error.
+    pub status: Status,
+    /// The result, or `{code, message, details?}` for an error.
+    pub data: Value,
+    /// Execution facts.
+    pub meta: ResultMeta,
+}
+
+impl ToolResult {
+    /// A success.
+    pub fn success(data: Value, meta: ResultMeta) -> Self {
+        Self {
+            status: Status::Success,
+            data,
+            meta,
+        }
+    }
+
+    /// An error.
+    pub fn error(error: &ToolError, meta: ResultMeta) -> Self {
+        Self {
+            status: Status::Error,
+            data: crate::error::to_json(error),
+            meta,
+        }
+    }
+
+    /// True for a success.
+    pub fn is_success(&self) -> bool {
+        self.status == Status::Success
+    }
+
+    /// The result as the JSON text a conversation keeps (sent to the model, saved with the
+    /// run): the fields in declaration order (`status`, `data`, `meta`, and the meta's as
+    /// `MetaWire` declares them); the objects inside `data` are a `Value`'s, keys sorted.
+    pub fn to_text(&self) -> String {
+        // Nothing in a result can fail to serialize: the fields are derived, `data` a `Value`.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
