@@ -416,3 +416,105 @@ async fn a_database_written_by_the_store_at_version_5_is_read_back_whole() {
     drop(core);
     IdbStore::delete(&name).await.expect("delete");
 }
+
+/// Counts the exceptions reported to this worker's global `error` event (where an exception
+/// thrown by an IndexedDB event handler goes) while it is held.
+struct Uncaught {
+    seen: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+    listener: wasm_bindgen::closure::Closure<dyn FnMut(wasm_bindgen::JsValue)>,
+}
+
+impl Uncaught {
+    fn listen() -> Uncaught {
+        use wasm_bindgen::JsCast;
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = std::rc::Rc::clone(&seen);
+        let listener = wasm_bindgen::closure::Closure::<dyn FnMut(wasm_bindgen::JsValue)>::new(
+            move |event: wasm_bindgen::JsValue| {
+                let message = js_sys::Reflect::get(&event, &"message".into())
+                    .ok()
+                    .and_then(|m| m.as_string())
+                    .unwrap_or_default();
+                log.borrow_mut().push(message);
+            },
+        );
+        let global = js_sys::global();
+        let add: js_sys::Function = js_sys::Reflect::get(&global, &"addEventListener".into())
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        add.call2(&global, &"error".into(), listener.as_ref())
+            .unwrap();
+        Uncaught { seen, listener }
+    }
+
+    fn stop(self) -> Vec<String> {
+        use wasm_bindgen::JsCast;
+        let global = js_sys::global();
+        let remove: js_sys::Function = js_sys::Reflect::get(&global, &"removeEventListener".into())
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        remove
+            .call2(&global, &"error".into(), self.listener.as_ref())
+            .unwrap();
+        self.seen.take()
+    }
+}
+
+/// Resolves after `ms` milliseconds (a few tasks of the event loop).
+async fn pause(ms: i32) {
+    use wasm_bindgen::JsCast;
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        let set: js_sys::Function = js_sys::Reflect::get(&global, &"setTimeout".into())
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        set.call2(&global, &resolve, &ms.into()).unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn an_insert_conflict_throws_nothing_in_the_worker() {
+    let name = fresh_name();
+    let store = IdbStore::open(&name).await.expect("open");
+    let record = |text: &str| json!({"id": "c1/00000000000000000001", "project": "p", "chapter": "c1", "text": text});
+    let mut first = Batch::new();
+    first.insert_value(Table::Changes, record("one"));
+    store.commit(first).await.expect("first insert");
+    let uncaught = Uncaught::listen();
+    // The taken key alone, and between two other writes (those after it fail with
+    // `AbortError`).
+    for around in [false, true] {
+        let mut again = Batch::new();
+        if around {
+            again.put_value(Table::Meta, json!({"id": "m1", "value": 1}));
+        }
+        again.insert_value(Table::Changes, record("two"));
+        if around {
+            again.put_value(Table::Meta, json!({"id": "m2", "value": 2}));
+        }
+        let refused = store.commit(again).await;
+        assert!(
+            matches!(refused, Err(draftsmith::store::StoreError::Conflict(_))),
+            "{refused:?}"
+        );
+    }
+    // The transaction's `abort` events come after the conflicts were reported.
+    pause(50).await;
+    let thrown = uncaught.stop();
+    assert!(thrown.is_empty(), "thrown in the worker: {thrown:?}");
+    assert_eq!(
+        store
+            .get(Table::Changes, "c1/00000000000000000001")
+            .await
+            .unwrap()
+            .map(|r| r["text"].clone()),
+        Some(json!("one"))
+    );
+    assert_eq!(store.get(Table::Meta, "m1").await.unwrap(), None);
+    store.close();
+    IdbStore::delete(&name).await.expect("delete");
+}

@@ -249,9 +249,14 @@ impl IdbStore {
                 Err(refusal)
             }
             // The transaction aborts itself; the first request that failed says why (those
-            // after it fail with `AbortError`).
+            // after it fail with `AbortError`). It is not waited for: this runs between the
+            // listeners of the last request's `error` event, which goes on to the
+            // transaction, where it would settle rexie's `done()` and drop its handlers
+            // before the `abort` event comes (whose handler would then throw "closure
+            // invoked recursively or after being dropped"). Nothing can read the batch's
+            // writes meanwhile: a later transaction over its tables starts once it has ended.
             Some(Refused::Failed(error)) => {
-                let _ = tx.done().await;
+                drop(tx);
                 Err(match error {
                     // An insert's record was there already: another writer got there first.
                     StoreError::Failed(text) if text.contains("ConstraintError") => {

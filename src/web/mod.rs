@@ -9,18 +9,20 @@
 //! Messages and events cross as JSON text rather than as JS values made by
 //! serde-wasm-bindgen (which the IndexedDB records use), because text is faster for the
 //! messages the worker sees most. Per message, in headless Chromium with the release
-//! profile (text: `JSON.stringify` and `serde_json`, or `serde_json` and `JSON.parse`;
-//! value: `serde_wasm_bindgen` with its JSON-compatible serializer):
+//! profile (in: `JSON.stringify` then `serde_json`, or `serde_wasm_bindgen` reading the
+//! object; out: `serde_json` then `JSON.parse`, or `serde_wasm_bindgen` with its
+//! JSON-compatible serializer making the object), as `make bench-browser` prints them
+//! (`www/bench/messages.js`, over [`bench::MessageBench`]):
 //!
 //! | message | in: text / value | out: text / value |
 //! |---|---|---|
-//! | a `saved` event (165 B) | 5.8 / 23 µs | 5.2 / 15 µs |
-//! | a keystroke's request (156 B) | 25 / 62 µs | |
-//! | a response of 200 history entries (37 KB) | 2.0 / 6.6 ms | 0.5 / 3.5 ms |
-//! | a response with a 70 KB chapter text | 1.3 / 0.5 ms | 1.6 / 0.6 ms |
+//! | a `saved` event (172 B) | 5.3 / 7.4 µs | 4.9 / 8.9 µs |
+//! | a keystroke's request (176 B) | 9.8 / 20.5 µs | 9.0 / 16.8 µs |
+//! | a response of 200 history entries (52 KB) | 3.6 / 8.8 ms | 2.6 / 6.2 ms |
+//! | a response with a 70 KB chapter text | 0.50 / 0.51 ms | 0.30 / 0.068 ms |
 //!
-//! Only a message that is mostly one long string converts faster as a value; every
-//! keystroke sends a request and gets a response and events, all small.
+//! Only a message that is mostly one long string converts faster as a value, and only on
+//! its way out; every keystroke sends a request and gets a response and events, all small.
 
 pub mod bench;
 pub mod fetch;

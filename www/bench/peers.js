@@ -290,7 +290,7 @@ async function main() {
   const sse = await streams();
   const report = {
     isolated: self.crossOriginIsolated === true,
-    cold: { ...cold, ratio: +(cold.firstMs / cold.jsFirstMs).toFixed(1) },
+    cold: { ...cold, ratio: +(cold.firstMs / cold.jsFirstMs).toFixed(1), nextRatio: +(cold.nextMs / cold.jsNextMs).toFixed(1) },
     roundTrip: {
       trips: TRIPS,
       payloadBytes: trips.payloadBytes,
