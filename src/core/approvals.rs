@@ -249,7 +249,7 @@ impl Core {
     /// out, waits again: it reads as `pending`, as it was before the decision, with the stored
     /// state kept in `storedState` for the compare-and-set of the next decision.
     async fn approval_records(&self, project: &str) -> Result<Vec<Value>, Error> {
-        let deciding = self.deciding.borrow().clone();
+        let deciding = self.approvals.deciding();
         Ok(self
             .env
             .store
@@ -379,10 +379,9 @@ impl Core {
         let mut batch = Batch::new();
         batch.expect(Table::Meta, key.clone(), "state", stored_state);
         batch.put_value(Table::Meta, claimed.clone());
-        if !self.deciding.borrow_mut().insert(key.clone()) {
+        let Some(_deciding) = self.approvals.begin_deciding(key.clone()) else {
             return Err(already_decided(&p.call_id, "being decided"));
-        }
-        let _deciding = Deciding(&self.deciding, key.clone());
+        };
         match self.env.store.commit(batch).await {
             Ok(()) => {}
             Err(StoreError::Conflict(_)) => return Err(already_decided(&p.call_id, "decided")),
@@ -570,7 +569,7 @@ impl Core {
             group,
         } = paused;
         self.ensure_settings().await?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
         let catalog = self.catalog(&project).await?;
         self.emit_run(
@@ -613,7 +612,7 @@ impl Core {
     /// background. One writer per project makes the earlier worker a dead one. A job's units
     /// are its job's (see `wake_jobs`).
     pub(super) fn wake_runs(&self, project: &str, records: &[Value]) {
-        let Some(spawn) = self.spawner.borrow().clone() else {
+        let Some(spawn) = self.jobs.spawner() else {
             return;
         };
         for record in records.iter().filter(|r| r["kind"] == "paused_run") {
@@ -705,12 +704,7 @@ impl Core {
     /// The approval cards a run's calls asked for since its last pause (see
     /// `CallCtx::card_with_pause`), taken.
     fn take_cards(&self, run: &str) -> Vec<Value> {
-        let mut cards = self.cards.borrow_mut();
-        let (mine, others) = std::mem::take(&mut *cards)
-            .into_iter()
-            .partition(|(r, _)| r == run);
-        *cards = others;
-        mine.into_iter().map(|(_, card)| card).collect()
+        self.runs.take_cards(run)
     }
 
     /// Drop the cards a run asked for and never saved (it ended without pausing): what they
@@ -840,17 +834,4 @@ fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
         ),
         Default::default(),
     )
-}
-
-/// Marks an approval as being decided by this core until dropped (see
-/// [`Core::approval_records`]).
-struct Deciding<'a>(
-    &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
-    String,
-);
-
-impl Drop for Deciding<'_> {
-    fn drop(&mut self) {
-        self.0.borrow_mut().remove(&self.1);
-    }
 }

@@ -37,7 +37,7 @@ pub(super) enum NestedError {
 impl Core {
     /// Whether a model is configured (and this core can call one).
     pub(super) fn model_configured(&self) -> bool {
-        self.llm().is_some() && self.settings.borrow().provider_config().is_ok()
+        self.llm().is_some() && self.settings.read(|s| s.provider_config().is_ok())
     }
 
     /// One model call without tools: the plan's prompts in, the answer's text out.
@@ -62,7 +62,7 @@ impl Core {
         self.ensure_settings()
             .await
             .map_err(|e| NestedError::Failed(e.to_string()))?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(NestedError::Failed)?;
         let llm = self.llm().ok_or_else(|| {
             NestedError::Failed("this core was built without a way to call models".into())

@@ -20,15 +20,14 @@ mod generate;
 mod jobs;
 mod memory;
 pub mod mtl;
+mod parts;
 mod proactive;
 mod research;
 mod run;
 mod saving;
 mod tree;
 
-use std::cell::{Cell, RefCell};
-
-use std::collections::BTreeMap;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::Deserialize;
@@ -48,9 +47,9 @@ use crate::protocol::{
     decode_request, ErrorBody, Event, Request, RequestId, Response, PROTOCOL_VERSION,
 };
 use crate::session::{Session, ToolCall};
-use crate::settings::Settings;
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
+pub use parts::{FailSwitch, Llm, Spawner};
 use saving::Open;
 pub use saving::FEED_LEN;
 
@@ -267,58 +266,31 @@ struct CallCtx {
     card_with_pause: bool,
 }
 
-/// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
-pub type FailSwitch = Rc<dyn Fn(u64)>;
-
-/// How the core reaches models: a transport and a sleeper (for backoff and timeouts).
-pub struct Llm {
-    /// Sends model requests.
-    pub transport: Rc<dyn LlmTransport>,
-    /// Waits.
-    pub sleeper: Rc<dyn Sleeper>,
-}
-
-/// The state every client of one core shares: the store, the open projects, settings, runs.
+/// The state every client of one core shares: the environment, the tools, and the parts
+/// (see [`parts`]), each owning its own data.
 pub struct Shared {
     env: Env,
     registry: ToolRegistry,
-    sessions: RefCell<BTreeMap<String, Open>>,
-    llm: RefCell<Option<Rc<Llm>>>,
-    settings: RefCell<Settings>,
-    settings_loaded: Cell<bool>,
-    runs: RefCell<BTreeMap<String, run::RunHandle>>,
-    /// Run ids aborted before their run began.
-    early_aborts: RefCell<std::collections::BTreeSet<String>>,
-    /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
-    guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
-    /// Approval cards of running chat runs, by run, saved with the run's pause (see
-    /// `CallCtx::card_with_pause`).
-    cards: RefCell<Vec<(String, Value)>>,
-    /// Each project's conversation with each agent a run started with (without the system
-    /// prompt), by project and agent.
-    conversations: RefCell<BTreeMap<(String, String), Vec<crate::llm::Message>>>,
-    /// Each project's defined agents (loaded once from the store).
-    defined_agents: RefCell<BTreeMap<String, Vec<crate::agent::AgentSpec>>>,
-    /// Sub-agent sessions alive now (a finished run leaves none).
-    open_sessions: Cell<usize>,
-    /// Numbers sub-agent sessions.
-    session_seq: Cell<u64>,
-    jitter: Cell<u64>,
-    /// Fault injection for tests of failed saves (`debug_fail_saves`): makes the next `n`
-    /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
-    fail_switch: RefCell<Option<FailSwitch>>,
-    /// Approval records this core is deciding now (see `approval_records`).
-    deciding: RefCell<std::collections::BTreeSet<String>>,
-    /// Runs background work (jobs), when the embedder gave a way.
-    spawner: RefCell<Option<jobs::Spawner>>,
-    /// The jobs alive in this core, by job id.
-    jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
+    /// The open projects.
+    projects: parts::Projects,
+    /// The runs going on, their guards and approval cards.
+    runs: parts::Runs,
+    /// The approvals being decided.
+    approvals: parts::Approvals,
+    /// The jobs alive, and the way to run them.
+    jobs: parts::Jobs,
+    /// Defined agents, kept conversations, agent sessions.
+    agents: parts::Agents,
+    /// Research notes and per-run page counts.
+    research: parts::ResearchState,
     /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
-    proactive: proactive::ProactiveCell,
-    /// Each project's research notes (loaded once from the store).
-    research: RefCell<BTreeMap<String, crate::research::Research>>,
-    /// `research_url` calls made so far by each run going on.
-    research_runs: RefCell<BTreeMap<String, usize>>,
+    proactive: parts::ProactiveMemory,
+    /// The model settings in force.
+    settings: parts::SettingsState,
+    /// The way to call models.
+    model: parts::ModelClient,
+    /// Fault injection for tests of failed saves (`debug_fail_saves`).
+    faults: parts::Faults,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -348,26 +320,16 @@ impl Core {
         let shared = Shared {
             env,
             registry: ToolRegistry::standard(),
-            sessions: RefCell::new(BTreeMap::new()),
-            llm: RefCell::new(None),
-            settings: RefCell::new(Settings::default()),
-            settings_loaded: Cell::new(false),
-            runs: RefCell::new(BTreeMap::new()),
-            early_aborts: RefCell::new(std::collections::BTreeSet::new()),
-            guards: RefCell::new(BTreeMap::new()),
-            cards: RefCell::new(Vec::new()),
-            conversations: RefCell::new(BTreeMap::new()),
-            defined_agents: RefCell::new(BTreeMap::new()),
-            open_sessions: Cell::new(0),
-            session_seq: Cell::new(0),
-            jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
-            fail_switch: RefCell::new(None),
-            deciding: RefCell::new(std::collections::BTreeSet::new()),
-            spawner: RefCell::new(None),
-            jobs: RefCell::new(BTreeMap::new()),
-            proactive: RefCell::default(),
-            research: RefCell::new(BTreeMap::new()),
-            research_runs: RefCell::new(BTreeMap::new()),
+            projects: parts::Projects::default(),
+            runs: parts::Runs::default(),
+            approvals: parts::Approvals::default(),
+            jobs: parts::Jobs::default(),
+            agents: parts::Agents::default(),
+            research: parts::ResearchState::default(),
+            proactive: parts::ProactiveMemory::default(),
+            settings: parts::SettingsState::default(),
+            model: parts::ModelClient::default(),
+            faults: parts::Faults::default(),
         };
         Self {
             shared: Rc::new(shared),
@@ -378,7 +340,7 @@ impl Core {
 
     /// The same core, able to call models through `transport` (runs, generation tools).
     pub fn with_llm(self, transport: Rc<dyn LlmTransport>, sleeper: Rc<dyn Sleeper>) -> Self {
-        *self.shared.llm.borrow_mut() = Some(Rc::new(Llm { transport, sleeper }));
+        self.shared.model.set(Llm { transport, sleeper });
         self
     }
 
@@ -386,7 +348,7 @@ impl Core {
     /// `switch(n)` must make the next `n` commits of its environment's store fail (as a full
     /// quota), as [`crate::store::faulty::Faulty::fail_next`] does.
     pub fn with_fail_switch(self, switch: FailSwitch) -> Self {
-        *self.shared.fail_switch.borrow_mut() = Some(switch);
+        self.shared.faults.set(switch);
         self
     }
 
@@ -401,10 +363,10 @@ impl Core {
         }
     }
 
-    /// How many sub-agent sessions are alive now (each routing call opens one and ends it
-    /// when the sub-agent answers; a paused tree keeps none alive).
-    pub fn open_sessions(&self) -> usize {
-        self.open_sessions.get()
+    /// How many agent sessions are alive now (each routing call opens one for its sub-agent
+    /// and ends it when the sub-agent answers; a paused tree keeps none alive).
+    pub fn open_agent_sessions(&self) -> usize {
+        self.agents.open_sessions()
     }
 
     /// The project this client has open, if any.
@@ -414,7 +376,7 @@ impl Core {
 
     /// The way to call models, if this core has one.
     fn llm(&self) -> Option<Rc<Llm>> {
-        self.llm.borrow().clone()
+        self.model.get()
     }
 
     /// The environment (clock, ids, event sink).
@@ -682,10 +644,7 @@ impl Core {
 
     /// The session of open project `current` (one copy for every [`Core::with_project`]).
     fn session_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Session>, Error> {
-        std::cell::RefMut::filter_map(self.sessions.borrow_mut(), |sessions| {
-            sessions.get_mut(current).map(|open| &mut open.session)
-        })
-        .map_err(|_| Error::NoProject(format!("project '{current}' is not open")))
+        self.projects.session_mut(current)
     }
 
     /// Run `f` on an open project (its session and change feeds), for reads.
@@ -694,11 +653,9 @@ impl Core {
         project: &str,
         f: impl FnOnce(&Open) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let sessions = self.sessions.borrow();
-        let open = sessions
-            .get(project)
-            .ok_or_else(|| Error::NoProject(format!("project '{project}' is not open")))?;
-        f(open)
+        self.projects
+            .read(project, f)
+            .unwrap_or_else(|| Err(parts::not_open(project)))
     }
 
     /// Run a mutation on the open project's session (the exclusive edit path), then save
@@ -756,10 +713,7 @@ impl Core {
 
     /// Open project `current`, for a mutation (one copy for every [`Core::mutate_now`]).
     fn open_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Open>, Error> {
-        std::cell::RefMut::filter_map(self.sessions.borrow_mut(), |sessions| {
-            sessions.get_mut(current)
-        })
-        .map_err(|_| Error::NoProject(format!("project '{current}' is not open")))
+        self.projects.open_mut(current)
     }
 
     /// Save what a mutation left pending. A failed save is reported to the page
@@ -802,9 +756,7 @@ impl Core {
         let summary = project_json(&session.project);
         // Nothing is created unless it is stored.
         let stored = self.store_new(&mut session, now, now).await?;
-        self.sessions
-            .borrow_mut()
-            .insert(id.clone(), Open::new(session, now, stored));
+        self.projects.insert(&id, Open::new(session, now, stored));
         self.fresh_proactive(&id);
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
@@ -829,7 +781,7 @@ impl Core {
     }
 
     async fn open_project(&self, p: OpenProject) -> Result<Value, Error> {
-        let unsaved = self.sessions.borrow().get(&p.id).map(Open::unsaved);
+        let unsaved = self.projects.read(&p.id, Open::unsaved);
         if unsaved == Some(true) {
             // Open already, with work a failed save left: try to save it again (a failure is
             // reported and it stays pending; the open copy is never replaced).
@@ -840,17 +792,10 @@ impl Core {
                 .load_session(&p.id)
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
-            self.sessions
-                .borrow_mut()
-                .entry(p.id.clone())
-                .or_insert_with(|| Open::loaded(loaded));
+            self.projects
+                .insert_if_closed(&p.id, || Open::loaded(loaded));
         }
-        let summary = self
-            .sessions
-            .borrow()
-            .get(&p.id)
-            .map(open_json)
-            .unwrap_or_default();
+        let summary = self.projects.read(&p.id, open_json).unwrap_or_default();
         *self.current.borrow_mut() = Some(p.id.clone());
         if unsaved.is_none() {
             // Loaded now: one read of the project's `meta` records serves both. Unfinished
@@ -906,7 +851,7 @@ impl Core {
     }
 
     async fn delete_project(&self, p: OpenProject) -> Result<Value, Error> {
-        let known = self.sessions.borrow().contains_key(&p.id)
+        let known = self.projects.is_open(&p.id)
             || self.env.store.get(Table::Projects, &p.id).await?.is_some();
         if !known {
             return Err(Error::NoProject(format!("no project with id '{}'", p.id)));
@@ -915,12 +860,9 @@ impl Core {
         self.abort_project_runs(&p.id);
         self.forget_jobs(&p.id);
         self.forget_proactive(&p.id);
-        self.sessions.borrow_mut().remove(&p.id);
-        self.defined_agents.borrow_mut().remove(&p.id);
-        self.research.borrow_mut().remove(&p.id);
-        self.conversations
-            .borrow_mut()
-            .retain(|(project, _), _| *project != p.id);
+        self.projects.remove(&p.id);
+        self.agents.forget_project(&p.id);
+        self.research.forget_project(&p.id);
         if self.current.borrow().as_deref() == Some(p.id.as_str()) {
             *self.current.borrow_mut() = None;
         }
@@ -942,13 +884,12 @@ impl Core {
     async fn export_project(&self, p: ProjectRef) -> Result<Value, Error> {
         let id = self.target_project(p.id).await?;
         let now = self.env.clock.now_ms();
-        let mut doc = {
-            let sessions = self.sessions.borrow();
-            let open = sessions
-                .get(&id)
-                .ok_or_else(|| Error::NoProject(format!("project '{id}' is not open")))?;
-            persist::export_document(&open.session, open.created_ms, now)
-        };
+        let mut doc = self
+            .projects
+            .read(&id, |open| {
+                persist::export_document(&open.session, open.created_ms, now)
+            })
+            .ok_or_else(|| parts::not_open(&id))?;
         doc.agents = self.agents_for_export(&id).await?;
         doc.research = self.research_for_export(&id).await?;
         Ok(crate::error::to_json(&doc))
@@ -977,8 +918,8 @@ impl Core {
             .map_err(|reason| invalid("import_project", &reason))?;
         let id = session.project.id.clone();
         let research = self.check_imported_research(&id, &research)?;
-        let exists = self.sessions.borrow().contains_key(&id)
-            || self.env.store.get(Table::Projects, &id).await?.is_some();
+        let exists =
+            self.projects.is_open(&id) || self.env.store.get(Table::Projects, &id).await?.is_some();
         if exists {
             return Err(invalid(
                 "import_project",
@@ -991,9 +932,8 @@ impl Core {
         self.store_imported_agents(&id, agents).await?;
         self.store_imported_research(&id, research).await?;
         let summary = project_json(&session.project);
-        self.sessions
-            .borrow_mut()
-            .insert(id.clone(), Open::new(session, created_ms, stored));
+        self.projects
+            .insert(&id, Open::new(session, created_ms, stored));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -1016,34 +956,31 @@ impl Core {
     async fn reload_project(&self, p: OpenProject) -> Result<Value, Error> {
         // A few tries: a change made while the stored copy was being read is saved first too.
         for _ in 0..3 {
-            let unsaved = match self.sessions.borrow().get(&p.id) {
+            let unsaved = match self.projects.read(&p.id, Open::unsaved) {
                 None => return Ok(json!({ "reloaded": false })),
-                Some(open) => open.unsaved(),
+                Some(unsaved) => unsaved,
             };
             if unsaved && self.flush(&p.id, true).await.is_err() {
                 return Ok(json!({ "reloaded": false, "unsaved": true }));
             }
             let loaded = self.load_session(&p.id).await?;
-            let mut sessions = self.sessions.borrow_mut();
-            match sessions.get(&p.id) {
+            match self.projects.read(&p.id, Open::unsaved) {
                 None => return Ok(json!({ "reloaded": false })),
                 // Changed while we read: save that first, then read again.
-                Some(open) if open.unsaved() => continue,
-                Some(_) => {}
+                Some(true) => continue,
+                Some(false) => {}
             }
             match loaded {
                 Some(loaded) => {
                     let open = Open::loaded(loaded);
                     let mut summary = open_json(&open);
                     summary["project"] = json!(p.id);
-                    sessions.insert(p.id.clone(), open);
-                    drop(sessions);
+                    self.projects.insert(&p.id, open);
                     self.emit("project_reloaded", summary);
                 }
                 None => {
                     // Deleted elsewhere.
-                    sessions.remove(&p.id);
-                    drop(sessions);
+                    self.projects.remove(&p.id);
                     if self.current.borrow().as_deref() == Some(p.id.as_str()) {
                         *self.current.borrow_mut() = None;
                     }
@@ -1066,10 +1003,7 @@ impl Core {
             None => self.current()?,
         };
         let checkpointed: Vec<String> = {
-            let mut sessions = self.sessions.borrow_mut();
-            let Some(open) = sessions.get_mut(&id) else {
-                return Err(Error::NoProject(format!("project '{id}' is not open")));
-            };
+            let mut open = self.projects.open_mut(&id)?;
             let due: Vec<String> = open
                 .session
                 .project
@@ -1103,10 +1037,8 @@ impl Core {
         }
         let current = self.current()?;
         let value = {
-            let mut sessions = self.sessions.borrow_mut();
-            let open = sessions
-                .get_mut(&current)
-                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+            let mut open = self.projects.open_mut(&current)?;
+            let open = &mut *open;
             let s = &mut open.session;
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
@@ -1140,9 +1072,8 @@ impl Core {
         // its writes at its first poll, then the index is brought up to date, then the save
         // is awaited.
         let index = async {
-            if let Some(open) = self.sessions.borrow_mut().get_mut(&current) {
-                open.session.memory.catch_up_index();
-            }
+            self.projects
+                .update(&current, |open| open.session.memory.catch_up_index());
         };
         let _ = futures_util::future::join(self.flush(&current, false), index).await;
         Ok(value)
@@ -1327,8 +1258,7 @@ impl Core {
         };
         let policies = self
             .settings
-            .borrow()
-            .policies_for(agent, &ctx.interrupt_on);
+            .read(|s| s.policies_for(agent, &ctx.interrupt_on));
         let args_digest = persist::digest(&call.args.to_string());
         #[cfg(debug_assertions)]
         let memory_tool = self
@@ -1336,10 +1266,7 @@ impl Core {
             .definition(&call.name)
             .is_some_and(|d| d.category == crate::commands::Category::Memory && !d.read_only);
         let (tool, call_id) = (call.name.clone(), call.id.clone());
-        let mut guards = ctx
-            .run
-            .as_ref()
-            .map(|run| self.guards.borrow_mut().remove(run).unwrap_or_default());
+        let mut guards = ctx.run.as_ref().map(|run| self.runs.take_guards(run));
         let mut requested = None;
         let hold = ctx.hold.clone();
         let done = self
@@ -1394,7 +1321,7 @@ impl Core {
                     approvals::lock(s, &record);
                     match &ctx.run {
                         Some(run) if ctx.card_with_pause && ctx.hold.is_none() => {
-                            self.cards.borrow_mut().push((run.clone(), record));
+                            self.runs.add_card(run, record);
                         }
                         _ => {
                             requested = Some(record.clone());
@@ -1413,7 +1340,7 @@ impl Core {
             })
             .await;
         if let (Some(run), Some(guards)) = (ctx.run, guards) {
-            self.guards.borrow_mut().insert(run, guards);
+            self.runs.put_guards(&run, guards);
         }
         if let Some(record) = requested {
             self.emit_approvals_changed(project, Some(&record));
@@ -1898,7 +1825,7 @@ struct FailSaves {
 impl Core {
     /// For tests: make the next `count` saves fail as with a full quota; `count: 0` disarms.
     fn debug_fail_saves(&self, p: FailSaves) -> Result<Value, Error> {
-        let switch = self.fail_switch.borrow().clone().ok_or_else(|| {
+        let switch = self.faults.switch().ok_or_else(|| {
             invalid(
                 "debug_fail_saves",
                 "this core's store cannot inject failures",

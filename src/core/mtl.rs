@@ -148,7 +148,7 @@ impl Core {
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let hold = ctx.hold.as_deref();
         self.ensure_settings().await?;
-        let endpoint = self.settings.borrow().mtl_endpoint.clone();
+        let endpoint = self.settings.read(|s| s.mtl_endpoint.clone());
         let started = self.env.clock.now_ms();
         let digest = persist::digest(&call.args.to_string());
         let (name, call_id) = (call.name.clone(), call.id.clone());
@@ -221,7 +221,7 @@ impl Core {
                 "this core was built without a way to make HTTP requests".into(),
             ))
         })?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let timeouts = (settings.connect_timeout_ms, settings.idle_timeout_ms);
         match suggest(
             llm.transport.as_ref(),

@@ -35,7 +35,6 @@
 //!   monitor then still writes its notes), and only the newest [`MAX_SETTLED`] decided ones
 //!   are kept.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -185,7 +184,7 @@ impl Core {
     pub(super) async fn ensure_proactive(&self, project: &str) -> Result<(), Error> {
         if self
             .proactive
-            .borrow()
+            .state()
             .projects
             .get(project)
             .is_some_and(|p| p.loaded)
@@ -204,7 +203,7 @@ impl Core {
     /// Load a project's suggestions and analysis figures from its `meta` records (once: what
     /// this core made before the load wins).
     pub(super) fn load_proactive(&self, project: &str, records: &[Value]) {
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         let state = proactive.projects.entry(project.to_string()).or_default();
         if state.loaded {
             return;
@@ -240,7 +239,7 @@ impl Core {
 
     /// Forget a deleted project's proactive state (its records go with the project).
     pub(super) fn forget_proactive(&self, project: &str) {
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         proactive.projects.remove(project);
         if proactive
             .monitor
@@ -254,7 +253,7 @@ impl Core {
     /// A project just created or imported has nothing stored yet.
     pub(super) fn fresh_proactive(&self, project: &str) {
         self.proactive
-            .borrow_mut()
+            .state_mut()
             .projects
             .entry(project.to_string())
             .or_default()
@@ -265,7 +264,7 @@ impl Core {
     pub(super) fn writer_typed(&self, project: &str) {
         let now = self.env.clock.now_ms();
         self.proactive
-            .borrow_mut()
+            .state_mut()
             .projects
             .entry(project.to_string())
             .or_default()
@@ -295,7 +294,7 @@ impl Core {
             ]);
         }
         let fingerprint = fnv(&parts);
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         if let Some((p, f, monitor)) = &proactive.monitor {
             if p == project && *f == fingerprint {
                 return Some(Rc::clone(monitor));
@@ -473,7 +472,7 @@ impl Core {
         let key = finding.key(chapter.unwrap_or(""));
         let dismissed = self
             .proactive
-            .borrow()
+            .state()
             .projects
             .get(&project)
             .is_some_and(|p| {
@@ -614,7 +613,7 @@ impl Core {
             ),
         };
         let in_chapter = chapter.is_some();
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         let state = proactive.projects.entry(project.clone()).or_default();
         let pending = state.suggestions.iter().filter(|x| x.is_pending()).count();
         let at = state
@@ -696,7 +695,7 @@ impl Core {
         }
         let mut meta_puts = Vec::new();
         if let Some(figures) = figures {
-            let mut proactive = self.proactive.borrow_mut();
+            let mut proactive = self.proactive.state_mut();
             let state = proactive.projects.entry(project.to_string()).or_default();
             let changed = state
                 .analyses
@@ -709,7 +708,7 @@ impl Core {
         }
         let analyses: Vec<AnalysisFigures> = self
             .proactive
-            .borrow()
+            .state()
             .projects
             .get(project)
             .map(|p| p.analyses.values().cloned().collect())
@@ -728,7 +727,7 @@ impl Core {
         }) else {
             return;
         };
-        let wants_plan = self.settings.borrow().bedside_plan;
+        let wants_plan = self.settings.read(|s| s.bedside_plan);
         let unchanged = parts.status.as_deref().unwrap_or("") == status
             && (wants_plan || parts.model_plan.is_none());
         if unchanged && meta_puts.is_empty() {
@@ -789,7 +788,7 @@ impl Core {
     pub(super) async fn list_suggestions(&self, p: ListSuggestions) -> Result<Value, Error> {
         let project = self.current()?;
         self.ensure_proactive(&project).await?;
-        let proactive = self.proactive.borrow();
+        let proactive = self.proactive.state();
         let list: Vec<&Suggestion> = proactive
             .projects
             .get(&project)
@@ -807,7 +806,7 @@ impl Core {
 
     /// The open project's suggestion `id` (pending), or an error saying what would work.
     fn pending_suggestion(&self, project: &str, id: &str) -> Result<Suggestion, Error> {
-        let proactive = self.proactive.borrow();
+        let proactive = self.proactive.state();
         let found = proactive
             .projects
             .get(project)
@@ -934,7 +933,7 @@ impl Core {
         made: Option<Value>,
         now: u64,
     ) -> Result<Suggestion, Error> {
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         let list = &mut proactive
             .projects
             .entry(project.to_string())
@@ -989,7 +988,7 @@ impl Core {
     /// is tried again after the next decision).
     async fn prune_settled(&self, project: &str) {
         let gone: Vec<String> = {
-            let mut proactive = self.proactive.borrow_mut();
+            let mut proactive = self.proactive.state_mut();
             let Some(state) = proactive.projects.get_mut(project) else {
                 return;
             };
@@ -1022,7 +1021,7 @@ impl Core {
 
     /// The thinker's budget, read once from the store.
     async fn budget(&self) -> Budget {
-        if let Some(b) = self.proactive.borrow().budget {
+        if let Some(b) = self.proactive.state().budget {
             return b;
         }
         let stored = self
@@ -1037,7 +1036,7 @@ impl Core {
                 calls: r["calls"].as_u64().unwrap_or(0).min(u64::from(u32::MAX)) as u32,
             })
             .unwrap_or_default();
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         *proactive.budget.get_or_insert(stored)
     }
 
@@ -1049,7 +1048,7 @@ impl Core {
         let project = self.current()?;
         self.ensure_settings().await?;
         self.ensure_proactive(&project).await?;
-        let config = self.settings.borrow().idle_thinking.clone();
+        let config = self.settings.read(|s| s.idle_thinking.clone());
         let now = self.env.clock.now_ms();
         let mut budget = self.budget().await;
         if budget.day != now / DAY_MS {
@@ -1074,7 +1073,7 @@ impl Core {
             return Ok(answer("no_model", budget));
         }
         let (last_edit, thinking, last_thought) = {
-            let proactive = self.proactive.borrow();
+            let proactive = self.proactive.state();
             let state = proactive.projects.get(&project);
             (
                 state.map_or(0, |s| s.last_edit_ms),
@@ -1103,7 +1102,7 @@ impl Core {
         // Count the call before making it (a crash mid-call does not give it back).
         budget.calls += 1;
         {
-            let mut proactive = self.proactive.borrow_mut();
+            let mut proactive = self.proactive.state_mut();
             proactive.budget = Some(budget);
             let state = proactive.projects.entry(project.clone()).or_default();
             state.thinking = true;
@@ -1115,7 +1114,7 @@ impl Core {
         let called = self
             .nested_text(THINKER_SYSTEM, &prompt, THINKER_MAX_TOKENS, None)
             .await;
-        if let Some(state) = self.proactive.borrow_mut().projects.get_mut(&project) {
+        if let Some(state) = self.proactive.state_mut().projects.get_mut(&project) {
             state.thinking = false;
         }
         let text = match called {
@@ -1139,7 +1138,7 @@ impl Core {
         };
         let added = self
             .mutate_in(&project, |_| {
-                let mut proactive = self.proactive.borrow_mut();
+                let mut proactive = self.proactive.state_mut();
                 let state = proactive.projects.entry(project.clone()).or_default();
                 let mut added = Vec::new();
                 for proposal in proposals {
@@ -1208,7 +1207,7 @@ impl Core {
     /// fingerprint is taken of), and the titles it must not repeat.
     fn thinker_input(&self, s: &Session) -> (String, String, Vec<String>) {
         let project = s.project.id.as_str();
-        let proactive = self.proactive.borrow();
+        let proactive = self.proactive.state();
         let suggestions: &[Suggestion] = proactive
             .projects
             .get(project)
@@ -1256,6 +1255,3 @@ impl Core {
         (thinker_prompt(&input), basis, titles)
     }
 }
-
-/// A shared, interior-mutable [`Proactive`] (what `Shared` holds).
-pub(super) type ProactiveCell = RefCell<Proactive>;

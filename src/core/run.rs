@@ -61,12 +61,6 @@ pub(super) enum Start {
     Resume(Frame),
 }
 
-/// A run in progress.
-pub(super) struct RunHandle {
-    project: String,
-    abort: AbortSignal,
-}
-
 /// `run` params.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -123,13 +117,13 @@ pub(super) struct AbortParams {
 impl Core {
     /// Read the stored settings once.
     pub(super) async fn ensure_settings(&self) -> Result<(), Error> {
-        if self.settings_loaded.get() {
+        if self.settings.loaded() {
             return Ok(());
         }
         let stored = self.env.store.get(Table::Meta, SETTINGS_KEY).await?;
-        if !self.settings_loaded.replace(true) {
+        if self.settings.mark_loaded() {
             if let Some(record) = stored {
-                *self.settings.borrow_mut() = Settings::from_record(&record);
+                self.settings.set(Settings::from_record(&record));
             }
         }
         Ok(())
@@ -137,7 +131,7 @@ impl Core {
 
     pub(super) async fn get_settings(&self) -> Result<Value, Error> {
         self.ensure_settings().await?;
-        Ok(self.settings.borrow().public())
+        Ok(self.settings.read(|s| s.public()))
     }
 
     /// Change the settings: all of the patch or, if any field is wrong, nothing. Stored
@@ -146,63 +140,40 @@ impl Core {
         self.ensure_settings().await?;
         let next = self
             .settings
-            .borrow()
-            .patched(
-                patch,
-                |name| self.registry.toolset(name).is_ok(),
-                |name| self.registry.definition(name).is_some(),
-            )
+            .read(|s| {
+                s.patched(
+                    patch,
+                    |name| self.registry.toolset(name).is_ok(),
+                    |name| self.registry.definition(name).is_some(),
+                )
+            })
             .map_err(|reason| invalid("set_settings", &reason))?;
         let mut batch = Batch::new();
         batch.put_value(Table::Meta, next.record());
         self.env.store.commit(batch).await?;
         let public = next.public();
-        *self.settings.borrow_mut() = next;
+        self.settings.set(next);
         self.emit("settings_changed", public.clone());
         Ok(public)
     }
 
     pub(super) async fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
-        let mut aborted = Vec::new();
         if let Some(id) = &p.run_id {
-            if !self.runs.borrow().contains_key(id) && self.abort_paused(id).await? {
+            if !self.runs.is_running(id) && self.abort_paused(id).await? {
                 return Ok(json!({ "aborted": [id] }));
             }
         }
-        let runs = self.runs.borrow();
-        for (id, handle) in runs.iter() {
-            if p.run_id.as_deref().is_none_or(|wanted| wanted == id) {
-                handle.abort.abort();
-                aborted.push(id.clone());
-            }
-        }
-        if let Some(id) = p.run_id.filter(|id| !runs.contains_key(id)) {
-            // The abort may overtake its run's start (the run awaits storage before it is
-            // registered): remember it, so that run ends as soon as it begins.
-            let mut early = self.early_aborts.borrow_mut();
-            if early.len() >= 64 {
-                early.pop_first();
-            }
-            early.insert(id);
-        }
+        let aborted = self.runs.abort(p.run_id.as_deref());
         Ok(json!({ "aborted": aborted }))
     }
 
     /// Abort every run going on in `project` (it is being deleted).
     pub(super) fn abort_project_runs(&self, project: &str) {
-        for handle in self.runs.borrow().values().filter(|h| h.project == project) {
-            handle.abort.abort();
-        }
+        self.runs.abort_project(project);
     }
 
     pub(super) fn next_jitter(&self) -> f64 {
-        // xorshift64*: backoff jitter needs spread, not secrecy.
-        let mut x = self.jitter.get() ^ self.env.clock.now_ms();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.jitter.set(x);
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+        self.model.next_jitter(self.env.clock.now_ms())
     }
 
     pub(super) fn emit_run(&self, run: &str, mut data: Value) {
@@ -221,7 +192,7 @@ impl Core {
             return Err(invalid("run", "'prompt' must not be empty"));
         }
         self.ensure_settings().await?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
         if self.llm().is_none() {
             return Err(Error::NoModel(
@@ -246,7 +217,7 @@ impl Core {
             Some(id) if id.trim().is_empty() || id.len() > 200 => {
                 return Err(invalid("run", "'runId' must be 1 to 200 characters"))
             }
-            Some(id) if self.runs.borrow().contains_key(&id) => {
+            Some(id) if self.runs.is_running(&id) => {
                 return Err(Error::Busy(format!("a run with id '{id}' is going on")))
             }
             Some(id) => id,
@@ -413,17 +384,7 @@ impl Core {
             Start::Fresh(node, _) => node.spec.clone(),
             Start::Resume(frame) => frame.spec.clone(),
         };
-        if self.early_aborts.borrow_mut().remove(&run_id) {
-            tree.abort.abort();
-        }
-        self.guards.borrow_mut().insert(run_id.clone(), guards);
-        self.runs.borrow_mut().insert(
-            run_id.clone(),
-            RunHandle {
-                project: project.clone(),
-                abort: tree.abort.clone(),
-            },
-        );
+        self.runs.begin(&run_id, &project, &tree.abort, guards);
         // One undo group for the whole tree, kept across pauses.
         if tree.group.borrow().is_empty() {
             *tree.group.borrow_mut() = self.env.ids.next_id();
@@ -449,12 +410,12 @@ impl Core {
                 Ok(((), Touched::default()))
             })
             .await;
-        self.runs.borrow_mut().remove(&run_id);
+        self.runs.end(&run_id);
         self.forget_research_run(&run_id);
         let end = match end {
             Ok(end) => end,
             Err(e) => {
-                self.guards.borrow_mut().remove(&run_id);
+                self.runs.take_guards(&run_id);
                 self.drop_cards(&project, &run_id);
                 let message = e.to_string();
                 self.emit_run(
@@ -466,7 +427,7 @@ impl Core {
         };
         let outcome = end.outcome;
         if let (RunEnd::Paused { .. }, Some(frame)) = (&outcome.end, end.frame) {
-            let guards = self.guards.borrow_mut().remove(&run_id).unwrap_or_default();
+            let guards = self.runs.take_guards(&run_id);
             let paused = PausedRun {
                 project: project.clone(),
                 run_id: run_id.clone(),
@@ -498,7 +459,7 @@ impl Core {
             self.emit_run(&run_id, event);
             return Ok(result);
         }
-        self.guards.borrow_mut().remove(&run_id);
+        self.runs.take_guards(&run_id);
         self.drop_cards(&project, &run_id);
         if matches!(outcome.end, RunEnd::Aborted) {
             // Calls that waited for approval when the run was aborted are no longer asked.

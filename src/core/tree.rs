@@ -1,11 +1,12 @@
 //! Runs as trees: an agent's run, and the sub-agents it calls through routing tools, each in
-//! a fresh temporary session.
+//! a fresh agent session.
 //!
-//! A routing call really runs the sub-agent: a unique session id (agent, project, time and
-//! a counter), a conversation of its own that starts with the task the call passes (nothing
-//! of the caller's conversation), its own toolbox, and its reply tool. Its answer (the reply
-//! tool's arguments, or its final text) is the routing call's result, and the session ends:
-//! [`Shared::open_sessions`] counts the sessions alive, so a test can see none linger.
+//! A routing call really runs the sub-agent: a unique agent-session id (agent, project, time
+//! and a counter), a conversation of its own that starts with the task the call passes
+//! (nothing of the caller's conversation), its own toolbox, and its reply tool. Its answer
+//! (the reply tool's arguments, or its final text) is the routing call's result, and the
+//! agent session ends: [`Core::open_agent_sessions`] counts the agent sessions alive, so a
+//! test can see none linger. (The protocol names them `session` in events and records.)
 //!
 //! The whole tree shares one abort signal, one step and token budget ([`TreeState`]), the
 //! call ids (unique per tree) and one undo group (each entry keeps its agent's origin). An
@@ -43,9 +44,9 @@ pub(super) struct Frame {
     /// Agent names from the root to this one.
     #[serde(default)]
     pub(super) path: Vec<String>,
-    /// The temporary session's id (empty for the root).
-    #[serde(default)]
-    pub(super) session: String,
+    /// The agent session's id (empty for the root).
+    #[serde(default, rename = "session")]
+    pub(super) agent_session: String,
     /// The tool this agent answers its caller with, if any.
     #[serde(default)]
     pub(super) reply_tool: Option<String>,
@@ -150,7 +151,7 @@ impl Frame {
 pub(super) struct Node {
     pub(super) spec: AgentSpec,
     pub(super) path: Vec<String>,
-    pub(super) session: String,
+    pub(super) agent_session: String,
     pub(super) reply_tool: Option<String>,
     pub(super) caller: Option<String>,
     pub(super) delegation: Delegation,
@@ -162,7 +163,7 @@ impl Node {
         Self {
             path: vec![spec.name.clone()],
             spec,
-            session: String::new(),
+            agent_session: String::new(),
             reply_tool: None,
             caller: None,
             delegation: Delegation::Route,
@@ -173,7 +174,7 @@ impl Node {
         Self {
             spec: frame.spec.clone(),
             path: frame.path.clone(),
-            session: frame.session.clone(),
+            agent_session: frame.agent_session.clone(),
             reply_tool: frame.reply_tool.clone(),
             caller: frame.caller.clone(),
             delegation: frame.delegation,
@@ -184,11 +185,12 @@ impl Node {
         self.path.join(" › ")
     }
 
-    /// What every event of this node carries: its agent, path and (for a sub-agent) session.
+    /// What every event of this node carries: its agent, path and (for a sub-agent) agent
+    /// session.
     fn tags(&self) -> Value {
         let mut tags = json!({"agent": self.spec.name, "path": self.path_text()});
-        if !self.session.is_empty() {
-            tags["session"] = json!(self.session);
+        if !self.agent_session.is_empty() {
+            tags["session"] = json!(self.agent_session);
         }
         tags
     }
@@ -482,7 +484,7 @@ impl Core {
                     Some(Frame {
                         spec: node.spec.clone(),
                         path: node.path.clone(),
-                        session: node.session.clone(),
+                        agent_session: node.agent_session.clone(),
                         reply_tool: node.reply_tool.clone(),
                         caller: node.caller.clone(),
                         delegation: node.delegation,
@@ -522,7 +524,7 @@ impl Core {
                     continue;
                 };
                 let child_node = Node::of(&child);
-                self.session_opened(tree, &child_node, &call.id, "session_resumed");
+                self.agent_session_opened(tree, &child_node, &call.id, "session_resumed");
                 let end = self.resume_node(tree, child).await;
                 let (result, changed) = self.sub_agent_result(tree, &child_node, &call, end);
                 files.extend(changed);
@@ -582,9 +584,8 @@ impl Core {
                 Vec::new(),
             );
         };
-        let n = self.session_seq.get() + 1;
-        self.session_seq.set(n);
-        let session = format!(
+        let n = self.agents.next_session();
+        let agent_session = format!(
             "sub_agent_{}_{}_{}_{n}",
             spec.name,
             tree.project,
@@ -596,12 +597,12 @@ impl Core {
         let node = Node {
             spec,
             path,
-            session,
+            agent_session,
             reply_tool,
             caller: Some(caller.spec.name.clone()),
             delegation: caller.spec.delegation,
         };
-        self.session_opened(tree, &node, &call.id, "session_started");
+        self.agent_session_opened(tree, &node, &call.id, "session_started");
         let task = task_message(
             &caller.spec.name,
             caller.spec.delegation,
@@ -643,7 +644,7 @@ impl Core {
         }
     }
 
-    /// A sub-agent's end as its routing call's result; its session ends (or, paused, is
+    /// A sub-agent's end as its routing call's result; its agent session ends (or, paused, is
     /// put away until the writer decides).
     fn sub_agent_result(
         &self,
@@ -657,8 +658,7 @@ impl Core {
             files,
             frame,
         } = end;
-        self.open_sessions
-            .set(self.open_sessions.get().saturating_sub(1));
+        self.agents.session_closed();
         let status = match &outcome.end {
             RunEnd::Finished => "finished",
             RunEnd::MaxSteps => "max_steps",
@@ -673,7 +673,7 @@ impl Core {
                 "type": if frame.is_some() { "session_paused" } else { "session_ended" },
                 "agent": node.spec.name,
                 "path": node.path_text(),
-                "session": node.session,
+                "session": node.agent_session,
                 "callId": call.id,
                 "status": status,
                 "steps": outcome.steps,
@@ -687,7 +687,7 @@ impl Core {
             RunEnd::Finished => {
                 let mut data = json!({
                     "agent": node.spec.name,
-                    "session": node.session,
+                    "session": node.agent_session,
                 });
                 match node.delegation {
                     Delegation::AssignTask => {
@@ -721,7 +721,7 @@ impl Core {
                             if outcome.text.is_empty() { "nothing" } else { &outcome.text }
                         ),
                     )
-                    .with_details(json!({"agent": node.spec.name, "session": node.session, "files_changed": files})),
+                    .with_details(json!({"agent": node.spec.name, "session": node.agent_session, "files_changed": files})),
                     meta,
                 )
             }
@@ -729,16 +729,16 @@ impl Core {
         (SubResult::Done(result), files)
     }
 
-    /// A sub-agent's session is alive: counted and announced.
-    fn session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
-        self.open_sessions.set(self.open_sessions.get() + 1);
+    /// A sub-agent's agent session is alive: counted and announced.
+    fn agent_session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
+        self.agents.session_opened();
         self.emit_run(
             &tree.run_id,
             json!({
                 "type": kind,
                 "agent": node.spec.name,
                 "path": node.path_text(),
-                "session": node.session,
+                "session": node.agent_session,
                 "callId": call_id,
                 "caller": node.caller,
             }),
