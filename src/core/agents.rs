@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
 
-use super::{invalid, Core};
+use super::{invalid, Core, On};
 use crate::agent::{AgentSpec, Catalog};
 use crate::error::Error;
 use crate::llm::{Message, Role};
@@ -210,7 +210,7 @@ impl Core {
             .into_iter()
             .filter(|m| m.role != Role::System)
             .collect();
-        super::run::trim_conversation(&mut conversation);
+        super::run_state::trim_conversation(&mut conversation);
         let record = json!({
             "id": conversation_key(project, agent),
             "project": project,
@@ -223,7 +223,7 @@ impl Core {
         // it pending (the run that produced it has ended well all the same); a project deleted
         // meanwhile keeps nothing.
         let _ = self
-            .mutate_in(project, |_| {
+            .mutate_on(On::project(project), |_| {
                 Ok((
                     (),
                     super::Touched {

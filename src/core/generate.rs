@@ -16,7 +16,7 @@ use futures_util::future::{select, Either};
 use serde_json::json;
 use serde_json::Value;
 
-use super::{Core, Touched};
+use super::{Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -183,7 +183,7 @@ impl Core {
                     .await
             }
             Ok(Finished::Command(command)) => {
-                self.mutate_held(project, hold, |s| {
+                self.mutate_on(On::project(project).held(hold), |s| {
                     let outcome = s.execute_command_with(
                         call_id.clone(),
                         &name,
@@ -238,7 +238,7 @@ impl Core {
         hold: Option<&str>,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let audit = self.audit_record(project, tool, call_id, args_digest, &origin, &result);
-        self.mutate_held(project, hold, |_| {
+        self.mutate_on(On::project(project).held(hold), |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {

@@ -33,10 +33,9 @@ use serde_json::json;
 use serde_json::Value;
 
 use super::parts::Spawner;
-use super::run::{PausedRun, RunParams, Start};
+use super::run_state::{job_of_run, unit_run, Node, PausedRun, Start, Tree};
 use super::saving::Notify;
-use super::tree::{Node, Tree};
-use super::{invalid, Core, Touched};
+use super::{invalid, Core, On, Touched};
 use crate::agent::pipeline::{self, Phase, Target};
 use crate::agent::{self, AbortSignal, TreeState};
 use crate::bible::Kind;
@@ -252,16 +251,6 @@ fn no_job(job: &str) -> Error {
             job.chars().take(80).collect::<String>()
         ),
     )
-}
-
-/// The run id of a job's unit.
-fn unit_run(job: &str, unit: &str) -> String {
-    format!("job:{job}:{unit}")
-}
-
-/// The job and unit of a unit's run id, if it is one.
-pub(super) fn job_of_run(run: &str) -> Option<(&str, &str)> {
-    run.strip_prefix("job:")?.split_once(':')
 }
 
 /// A job alive in this core.
@@ -499,10 +488,8 @@ impl Core {
                 if let Some(preset) = &p.preset {
                     params["preset"] = json!(preset);
                 }
-                let run: RunParams = serde_json::from_value(params.clone())
-                    .map_err(|e| invalid("start_job", &e.to_string()))?;
                 let settings = self.settings.get();
-                let spec = self.entry_spec(&catalog, &settings, &run)?;
+                let spec = self.entry_spec_of(&catalog, &settings, &params, "start_job")?;
                 if params["prompt"]
                     .as_str()
                     .is_none_or(|t| t.trim().is_empty())
@@ -675,7 +662,7 @@ impl Core {
         let mut puts = vec![job.record()];
         puts.extend(extra);
         let _ = self
-            .mutate_in(&job.project, |_| {
+            .mutate_on(On::project(&job.project), |_| {
                 Ok((
                     (),
                     Touched {
@@ -872,9 +859,7 @@ impl Core {
                 (pipeline::unit_spec(&spec, allow_overwrite), prompt)
             }
             JobKind::Run | JobKind::Research => {
-                let run: RunParams = serde_json::from_value(params.clone())
-                    .map_err(|e| invalid("job", &e.to_string()))?;
-                let spec = self.entry_spec(&catalog, &settings, &run)?;
+                let spec = self.entry_spec_of(&catalog, &settings, &params, "job")?;
                 (
                     spec,
                     params["prompt"].as_str().unwrap_or_default().to_string(),
@@ -1005,7 +990,7 @@ impl Core {
         if rt.paused_units.borrow_mut().remove(unit_id) {
             // Its paused state is done with, in the same batch.
             records.push(json!({
-                "id": super::approvals::paused_key(&project, run),
+                "id": super::run_state::paused_key(&project, run),
                 "project": project,
                 "kind": "paused_run",
                 "state": "ended",
@@ -1026,10 +1011,10 @@ impl Core {
             return;
         };
         let rt = self.jobs.get(job_id);
-        let record = super::approvals::paused_record(paused);
+        let record = super::run_state::paused_record(paused);
         let Some(rt) = rt else {
             let _ = self
-                .mutate_in(&paused.project, |_| {
+                .mutate_on(On::project(&paused.project), |_| {
                     Ok((
                         (),
                         Touched {
@@ -1093,7 +1078,7 @@ impl Core {
     async fn release_only(&self, run: &str) {
         let Ok(project) = self.current() else { return };
         let _ = self
-            .mutate_in(&project, |_| {
+            .mutate_on(On::project(&project), |_| {
                 Ok((
                     (),
                     Touched {
@@ -1257,7 +1242,7 @@ impl Core {
             None => match store
                 .get(
                     Table::Meta,
-                    &super::approvals::paused_key(&project, &unit.run),
+                    &super::run_state::paused_key(&project, &unit.run),
                 )
                 .await?
                 .and_then(|r| serde_json::from_value::<PausedRun>(r["paused"].clone()).ok())

@@ -24,6 +24,7 @@ mod parts;
 mod proactive;
 mod research;
 mod run;
+mod run_state;
 mod saving;
 mod tree;
 
@@ -238,6 +239,38 @@ fn mark_touched(open: &mut Open, touched: Touched) {
     }
 }
 
+/// Which open project a mutation changes ([`Core::mutate_on`]), and when what it touched is
+/// saved.
+#[derive(Clone, Copy, Default)]
+struct On<'a> {
+    /// The project; the page's open project when `None`.
+    project: Option<&'a str>,
+    /// A job unit's hold: what the mutation touched waits under it, and is saved only when
+    /// the job releases it with the unit's progress mark, in one batch (`jobs.rs`). Saved at
+    /// once when `None`.
+    hold: Option<&'a str>,
+}
+
+impl<'a> On<'a> {
+    /// The page's open project.
+    fn page() -> Self {
+        Self::default()
+    }
+
+    /// Open project `project` (not necessarily the page's).
+    fn project(project: &'a str) -> Self {
+        Self {
+            project: Some(project),
+            hold: None,
+        }
+    }
+
+    /// The same project, under `hold` if given.
+    fn held(self, hold: Option<&'a str>) -> Self {
+        Self { hold, ..self }
+    }
+}
+
 /// What a tool call runs under besides its origin.
 #[derive(Default, Clone)]
 struct CallCtx {
@@ -259,7 +292,7 @@ struct CallCtx {
     /// The agent, path and session of the call in its run's tree (kept with a pending
     /// approval, so the events of its decision name them too).
     who: Option<Value>,
-    /// A call its run's drive makes: a card it needs waits (in `Shared::cards`) for the
+    /// A call its run's drive makes: a card it needs waits (in the `Runs` part) for the
     /// run's pause, which saves the cards and the paused run in one batch, so a worker that
     /// dies between them leaves neither a card no run will hear of nor a run waiting for a
     /// card that does not exist.
@@ -658,44 +691,36 @@ impl Core {
             .unwrap_or_else(|| Err(parts::not_open(project)))
     }
 
-    /// Run a mutation on the open project's session (the exclusive edit path), then save
-    /// what it touched as one batch.
+    /// [`Core::mutate_on`] the page's open project.
     async fn mutate<T>(
         &self,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let current = self.current()?;
-        let value = self.mutate_now(&current, None, f)?;
-        self.settle(&current).await;
-        Ok(value)
+        self.mutate_on(On::page(), f).await
     }
 
-    /// [`Core::mutate`] on project `current` (open, but not necessarily the page's).
-    async fn mutate_in<T>(
+    /// The one way to change a project: run `f` on the session of the open project `on`
+    /// names (the exclusive edit path), mark what it touched as pending (under `on`'s hold,
+    /// if any), then save what is pending as one batch.
+    async fn mutate_on<T>(
         &self,
-        current: &str,
+        on: On<'_>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let value = self.mutate_now(current, None, f)?;
-        self.settle(current).await;
+        let page;
+        let project = match on.project {
+            Some(project) => project,
+            None => {
+                page = self.current()?;
+                &page
+            }
+        };
+        let value = self.mutate_now(project, on.hold, f)?;
+        self.settle(project).await;
         Ok(value)
     }
 
-    /// [`Core::mutate_in`] for a job's unit: with a `hold`, what the mutation touched waits
-    /// under the hold, and is saved only when the job releases it with the unit's progress
-    /// mark, in one batch (`jobs.rs`).
-    async fn mutate_held<T>(
-        &self,
-        current: &str,
-        hold: Option<&str>,
-        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
-    ) -> Result<T, Error> {
-        let value = self.mutate_now(current, hold, f)?;
-        self.settle(current).await;
-        Ok(value)
-    }
-
-    /// The synchronous part of the `mutate` family: run `f` on project `current`'s session
+    /// The synchronous part of [`Core::mutate_on`]: run `f` on project `current`'s session
     /// and mark what it touched as pending (under `hold`, if given). The saving is left to
     /// [`Core::settle`], so each mutation's future holds only its value across the save, and
     /// the save's code is not repeated per closure.
@@ -1270,7 +1295,7 @@ impl Core {
         let mut requested = None;
         let hold = ctx.hold.clone();
         let done = self
-            .mutate_held(project, hold.as_deref(), |s| {
+            .mutate_on(On::project(project).held(hold.as_deref()), |s| {
                 // Debug builds (the tests) check the memory changes the outcome names against
                 // a copy of the memory tools' memory before.
                 #[cfg(debug_assertions)]
@@ -1297,7 +1322,7 @@ impl Core {
                     before.check(&s.memory, &outcome.memory);
                 }
                 let mut meta_puts = Vec::new();
-                let needs_approval = approvals::is_approval_required(&outcome.result)
+                let needs_approval = run_state::is_approval_required(&outcome.result)
                     && matches!(origin, Origin::Agent(_));
                 let mut outcome = outcome;
                 if needs_approval {

@@ -13,7 +13,7 @@ use futures_util::future::{select, Either, LocalBoxFuture};
 use serde_json::json;
 use serde_json::Value;
 
-use super::{Core, Touched};
+use super::{Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -155,7 +155,7 @@ impl Core {
         if name != language::MTL_SUGGESTION {
             // A read: the normal edit path, with the endpoint to see.
             return self
-                .mutate_held(project, hold, |s| {
+                .mutate_on(On::project(project).held(hold), |s| {
                     let outcome = s.execute_with(
                         &self.registry,
                         call,
@@ -196,7 +196,7 @@ impl Core {
             Err(MtlError::Failed(error)) => ToolResult::error(&error, meta),
         };
         let audit = self.audit_record(project, &name, call_id, digest, &origin, &result);
-        self.mutate_held(project, hold, |_| {
+        self.mutate_on(On::project(project).held(hold), |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {

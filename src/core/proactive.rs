@@ -42,7 +42,7 @@ use serde_json::json;
 use serde_json::Value;
 
 use super::generate::NestedError;
-use super::{Core, Touched};
+use super::{Core, On, Touched};
 use crate::commands::history::Applied;
 use crate::commands::Origin;
 use crate::error::Error;
@@ -749,7 +749,7 @@ impl Core {
         };
         let now = self.env.clock.now_ms();
         let _ = self
-            .mutate_held(project, hold, |s| {
+            .mutate_on(On::project(project).held(hold), |s| {
                 // The agents' plan as it is now (a run may have rewritten it meanwhile).
                 let current = s
                     .memory
@@ -1137,7 +1137,7 @@ impl Core {
             }
         };
         let added = self
-            .mutate_in(&project, |_| {
+            .mutate_on(On::project(&project), |_| {
                 let mut proactive = self.proactive.state_mut();
                 let state = proactive.projects.entry(project.clone()).or_default();
                 let mut added = Vec::new();

@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
 
-use super::{invalid, Core, Touched};
+use super::{invalid, Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -468,7 +468,9 @@ impl Core {
             ..Touched::default()
         };
         let kept = self
-            .mutate_held(project, hold, |_| Ok(((result, Vec::new()), touched)))
+            .mutate_on(On::project(project).held(hold), |_| {
+                Ok(((result, Vec::new()), touched))
+            })
             .await?;
         self.emit(
             "research_changed",
@@ -552,7 +554,7 @@ impl Core {
             ))));
         };
         let key = research::record_key(&project, &note.id);
-        self.mutate_in(&project, |_| {
+        self.mutate_on(On::project(&project), |_| {
             Ok((
                 (),
                 Touched {

@@ -7,59 +7,21 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
 
-use super::tree::{Frame, Node, Tree};
-use super::{invalid, Core, Touched};
+use super::run_state::{Node, PausedRun, Start, Tree};
+use super::{invalid, Core, On, Touched};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, RunEnd, RunEvent, TreeState};
 use crate::commands::Origin;
 use crate::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
 use crate::error::Error;
-use crate::llm::{Message, Role, Usage};
+use crate::llm::Usage;
 use crate::session;
 use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
 use crate::store::{Batch, Table};
 use crate::tools::{ToolError, ToolResult};
-
-/// Most messages of a project's conversation kept for the next run (older turns are
-/// dropped whole).
-const MAX_CONVERSATION_MESSAGES: usize = 60;
-
-/// A run paused for the writer's approval, as saved: the tree's root frame (the older,
-/// single-agent records have the same fields) and what the whole tree shares.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct PausedRun {
-    pub(super) project: String,
-    pub(super) run_id: String,
-    #[serde(flatten)]
-    pub(super) root: Frame,
-    /// The run's single-use guards.
-    #[serde(default)]
-    pub(super) guards: std::collections::BTreeSet<String>,
-    /// Model calls and tokens of the whole tree so far, and its bounds.
-    #[serde(default)]
-    pub(super) tree_steps: usize,
-    #[serde(default)]
-    pub(super) tree_usage: Usage,
-    #[serde(default)]
-    pub(super) max_steps: Option<usize>,
-    #[serde(default)]
-    pub(super) token_budget: Option<u64>,
-    /// The tree's undo group (so a resumed run stays one group).
-    #[serde(default)]
-    pub(super) group: Option<String>,
-}
-
-/// Where a tree's drive starts.
-pub(super) enum Start {
-    /// A new run: the root and its opening messages.
-    Fresh(Node, Vec<Message>),
-    /// A paused tree whose waiting calls all have results.
-    Resume(Frame),
-}
 
 /// `run` params.
 #[derive(Deserialize)]
@@ -178,7 +140,7 @@ impl Core {
 
     pub(super) fn emit_run(&self, run: &str, mut data: Value) {
         data["run"] = json!(run);
-        if let Some((job, unit)) = super::jobs::job_of_run(run) {
+        if let Some((job, unit)) = super::run_state::job_of_run(run) {
             data["job"] = json!(job);
             data["unit"] = json!(unit);
         }
@@ -267,6 +229,20 @@ impl Core {
             Default::default(),
         )
         .await
+    }
+
+    /// The agent a run with params `params` (a `run` request's, or a job's) starts with;
+    /// params that do not fit are an `invalid_params` error of `request`.
+    pub(super) fn entry_spec_of(
+        &self,
+        catalog: &Catalog,
+        settings: &Settings,
+        params: &Value,
+        request: &str,
+    ) -> Result<AgentSpec, Error> {
+        let run: RunParams =
+            serde_json::from_value(params.clone()).map_err(|e| invalid(request, &e.to_string()))?;
+        self.entry_spec(catalog, settings, &run)
     }
 
     /// The agent a `run` starts with.
@@ -405,7 +381,7 @@ impl Core {
         // The writer's next typing starts a group of its own (the project may have been
         // deleted meanwhile).
         let _ = self
-            .mutate_in(&project, |s| {
+            .mutate_on(On::project(&project), |s| {
                 s.history.seal();
                 Ok(((), Touched::default()))
             })
@@ -540,10 +516,10 @@ impl Core {
             .await
         {
             Ok((result, edits)) => {
-                if super::approvals::is_approval_required(&result) {
+                if super::run_state::is_approval_required(&result) {
                     let record =
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
-                    let mut event = super::approvals::approval_card(&record);
+                    let mut event = super::run_state::approval_card(&record);
                     event["type"] = json!("approval_requested");
                     self.emit_run(run_id, tagged(event));
                 }
@@ -563,34 +539,4 @@ impl Core {
             ),
         }
     }
-}
-
-/// An event's text with secrets taken out (a provider may echo the key in an error).
-pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
-    if !settings.has_secrets() {
-        return data;
-    }
-    let text = data.to_string();
-    let clean = settings.redact(&text);
-    if clean == text {
-        data
-    } else {
-        serde_json::from_str::<serde_json::Value>(&clean).unwrap_or(data)
-    }
-}
-
-/// Keep at most [`MAX_CONVERSATION_MESSAGES`], cutting only before a user message so every
-/// tool call keeps its result.
-pub(super) fn trim_conversation(messages: &mut Vec<Message>) {
-    if messages.len() <= MAX_CONVERSATION_MESSAGES {
-        return;
-    }
-    let excess = messages.len() - MAX_CONVERSATION_MESSAGES;
-    let cut = messages
-        .iter()
-        .enumerate()
-        .skip(excess)
-        .find(|(_, m)| m.role == Role::User)
-        .map_or(messages.len(), |(i, _)| i);
-    messages.drain(..cut);
 }
