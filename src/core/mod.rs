@@ -11,6 +11,12 @@
 //! commit together or not at all. If a save fails (a full quota, say), the in-memory state
 //! stays, the page gets a `storage_error` event, and everything the failed save held stays
 //! pending until a later save that includes it commits.
+//!
+//! The state every client shares is split into parts (`core/parts/`): open projects, runs,
+//! approvals, jobs, agents, research, proactive memory, settings, the model client and fault
+//! injection. Each part owns its cells and changes them only through its own methods; the
+//! handlers here and in the sibling files call those methods, and no part reaches into
+//! another. What runs, run trees, approvals and jobs share lives below them in `run_state.rs`.
 
 mod agents;
 mod approvals;
