@@ -332,7 +332,7 @@ fn simple_dialogue_goes_player_interface_root_npc_and_back() {
     );
     // The player's final answer.
     assert_eq!(run["text"], "[Blacksmith] Greetings, traveler! (narrated)");
-    assert_eq!(page.core.open_sessions(), 0, "no session lingers");
+    assert_eq!(page.core.open_agent_sessions(), 0, "no session lingers");
 }
 
 #[test]
@@ -391,7 +391,7 @@ fn combat_goes_through_rules_lawyer_then_narrative() {
     );
     // Steps count across the whole tree: seven model calls.
     assert_eq!(run["steps"], 7);
-    assert_eq!(page.core.open_sessions(), 0);
+    assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
 #[test]
@@ -419,7 +419,7 @@ fn the_step_budget_counts_across_the_tree_and_every_call_gets_one_result() {
         started, finished,
         "every call at every level has one result"
     );
-    assert_eq!(page.core.open_sessions(), 0);
+    assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
 #[test]
@@ -469,7 +469,7 @@ fn abort_cancels_the_whole_tree_at_once() {
         "every call proposed at every level has exactly one result, under one id"
     );
     assert_eq!(ids("tool_call_proposed").len(), 3);
-    assert_eq!(page.core.open_sessions(), 0);
+    assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
 #[test]
@@ -752,7 +752,7 @@ fn textcraft_plans_assigns_drafting_and_editing_in_one_undo_group() {
     assert_eq!(redone["files"], json!(["plans/ch3.md"]), "{redone}");
     assert_eq!(textcraft_state(&page), done);
     assert!(plan_stored(&page));
-    assert_eq!(page.core.open_sessions(), 0);
+    assert_eq!(page.core.open_agent_sessions(), 0);
     // After a reload (a new worker on the stored history), plain undo still removes it all,
     // and redo brings it back.
     let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
@@ -1038,7 +1038,7 @@ fn an_approval_deep_in_the_tree_pauses_it_and_a_new_worker_resumes_it_once() {
         .unwrap()
         .starts_with("sub_agent_scribe_"));
     assert_eq!(of_type(&page, "session_paused").len(), 1);
-    assert_eq!(page.core.open_sessions(), 0);
+    assert_eq!(page.core.open_agent_sessions(), 0);
     let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
     let call_id = run["pending"][0]["callId"].as_str().unwrap().to_string();
     drop(page);
@@ -1083,7 +1083,7 @@ fn an_approval_deep_in_the_tree_pauses_it_and_a_new_worker_resumes_it_once() {
     // Approving again changes nothing.
     let again = page.send("approve", json!({"callId": call_id, "decision": "approve"}));
     assert_eq!(again["ok"], false);
-    assert_eq!(page.core.open_sessions(), 0);
+    assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
 /// Which defined agent each request of `page` went to.

@@ -55,23 +55,6 @@ const LAYERS: &[&[&str]] = &[
     &["web", "headless"],
 ];
 
-/// References between files of `src/core/` that still form a cycle (approvals, jobs, run and
-/// tree name each other). The cycle check ignores exactly these until `core` is split into
-/// parts that do not; delete each entry as its reference goes, then the list. Entries outside
-/// `core` are not honoured: every other cycle fails.
-const ALLOWED_CORE_EDGES: &[(&str, &str)] = &[
-    ("core::approvals", "core::jobs"),
-    ("core::approvals", "core::run"),
-    ("core::approvals", "core::tree"),
-    ("core::jobs", "core::approvals"),
-    ("core::jobs", "core::run"),
-    ("core::jobs", "core::tree"),
-    ("core::run", "core::approvals"),
-    ("core::run", "core::jobs"),
-    ("core::run", "core::tree"),
-    ("core::tree", "core::run"),
-];
-
 #[test]
 fn layers_point_down_and_files_form_no_cycles() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -88,7 +71,7 @@ fn layers_point_down_and_files_form_no_cycles() {
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
-    let problems = check(&borrowed, LAYERS, ALLOWED_CORE_EDGES);
+    let problems = check(&borrowed, LAYERS);
     assert!(
         problems.is_empty(),
         "layer check: {} problem(s)\n{}",
@@ -127,7 +110,7 @@ struct Reference {
 
 /// Checks `files` (paths relative to `src/`, and their text) against `layers`; returns one
 /// line per problem, empty when the layers point down and nothing forms a cycle.
-fn check(files: &[(&str, &str)], layers: &[&[&str]], allowed: &[(&str, &str)]) -> Vec<String> {
+fn check(files: &[(&str, &str)], layers: &[&[&str]]) -> Vec<String> {
     let mut problems = Vec::new();
     let modules: BTreeSet<Vec<String>> = files.iter().map(|(p, _)| module_of(p)).collect();
     let mut reexports: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -241,24 +224,10 @@ fn check(files: &[(&str, &str)], layers: &[&[&str]], allowed: &[(&str, &str)]) -
     }
     report_cycles(&same_layer, "top-level modules of one layer", &mut problems);
 
-    // (b) File modules inside one top-level module: no cycles, except the allowed core edges,
-    // each of which must still exist (a stale entry is to be deleted).
-    for (a, b) in allowed {
-        if !edges.contains_key(&(a.to_string(), b.to_string())) {
-            problems.push(format!(
-                "ALLOWED_CORE_EDGES: `{a}` no longer names `{b}`: delete the entry"
-            ));
-        }
-    }
+    // (b) File modules inside one top-level module: no cycles.
     let mut inner: BTreeMap<(String, String), (String, usize, String)> = BTreeMap::new();
     for ((from, to), at) in &edges {
         if top_of(from) != top_of(to) || contains(from, to) || contains(to, from) {
-            continue;
-        }
-        if allowed
-            .iter()
-            .any(|(a, b)| a.starts_with("core::") && *a == from && *b == to)
-        {
             continue;
         }
         inner.insert((from.clone(), to.clone()), at.clone());
@@ -553,7 +522,7 @@ mod parser {
     const LAYERS: &[&[&str]] = &[&["low"], &["high"]];
 
     fn problems(files: &[(&str, &str)]) -> Vec<String> {
-        check(files, LAYERS, &[])
+        check(files, LAYERS)
     }
 
     #[test]
@@ -653,7 +622,7 @@ mod parser {
             ("a.rs", "use crate::b::B; pub struct A;"),
             ("b.rs", "fn f() { let _ = crate::a::A; }"),
         ];
-        let p = check(&files, &[&["a", "b"]], &[]);
+        let p = check(&files, &[&["a", "b"]]);
         assert_eq!(
             p,
             [
@@ -661,24 +630,6 @@ mod parser {
                 "  src/a.rs:1: `a` names `b`: crate::b::B",
                 "  src/b.rs:1: `b` names `a`: crate::a::A",
             ]
-        );
-    }
-
-    #[test]
-    fn only_core_edges_can_be_allowed_and_a_stale_one_is_reported() {
-        let files = [
-            ("lib.rs", ""),
-            ("low/mod.rs", ""),
-            ("low/a.rs", "use super::b::B;"),
-            ("low/b.rs", "use super::a::A;"),
-            ("high.rs", ""),
-        ];
-        let p = check(&files, LAYERS, &[("low::a", "low::b")]);
-        assert_eq!(p[0], "cycle between file modules: low::a, low::b", "{p:?}");
-        let p = check(&files[..1], &[], &[("core::run", "core::tree")]);
-        assert_eq!(
-            p,
-            ["ALLOWED_CORE_EDGES: `core::run` no longer names `core::tree`: delete the entry"]
         );
     }
 

@@ -15,7 +15,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::{invalid, Core};
+use super::{invalid, Core, On};
 use crate::agent::{AgentSpec, Catalog};
 use crate::error::Error;
 use crate::llm::{Message, Role};
@@ -53,8 +53,8 @@ pub(super) fn parse_agent(value: Value) -> Result<AgentSpec, String> {
 impl Core {
     /// The agents a run in `project` can reach: the presets' and the project's.
     pub(super) async fn catalog(&self, project: &str) -> Result<Catalog, Error> {
-        if let Some(defined) = self.defined_agents.borrow().get(project) {
-            return Ok(Catalog::new(defined.iter().cloned()));
+        if let Some(defined) = self.agents.defined(project) {
+            return Ok(Catalog::new(defined));
         }
         let mut defined = Vec::new();
         for record in self
@@ -69,9 +69,7 @@ impl Core {
                 }
             }
         }
-        self.defined_agents
-            .borrow_mut()
-            .insert(project.to_string(), defined.clone());
+        self.agents.set_defined(project, defined.clone());
         Ok(Catalog::new(defined))
     }
 
@@ -94,12 +92,7 @@ impl Core {
             }),
         );
         self.env.store.commit(batch).await?;
-        {
-            let mut defined = self.defined_agents.borrow_mut();
-            let list = defined.entry(project.clone()).or_default();
-            list.retain(|a| a.name != spec.name);
-            list.push(spec.clone());
-        }
+        self.agents.define(&project, spec.clone());
         let summary = self.agent_json(&self.catalog(&project).await?, &spec, false);
         self.emit(
             "agents_changed",
@@ -144,9 +137,7 @@ impl Core {
         let mut batch = Batch::new();
         batch.delete(Table::Meta, agent_key(&project, &p.name));
         self.env.store.commit(batch).await?;
-        if let Some(list) = self.defined_agents.borrow_mut().get_mut(&project) {
-            list.retain(|a| a.name != p.name);
-        }
+        self.agents.undefine(&project, &p.name);
         self.emit(
             "agents_changed",
             json!({"project": project, "name": p.name, "defined": false}),
@@ -194,9 +185,8 @@ impl Core {
         project: &str,
         agent: &str,
     ) -> Result<Vec<Message>, Error> {
-        let key = (project.to_string(), agent.to_string());
-        if let Some(messages) = self.conversations.borrow().get(&key) {
-            return Ok(messages.clone());
+        if let Some(messages) = self.agents.conversation(project, agent) {
+            return Ok(messages);
         }
         let stored = self
             .env
@@ -206,10 +196,8 @@ impl Core {
         let messages: Vec<Message> = stored
             .and_then(|r| serde_json::from_value(r["messages"].clone()).ok())
             .unwrap_or_default();
-        self.conversations
-            .borrow_mut()
-            .entry(key)
-            .or_insert(messages.clone());
+        self.agents
+            .load_conversation(project, agent, messages.clone());
         Ok(messages)
     }
 
@@ -225,7 +213,7 @@ impl Core {
             .into_iter()
             .filter(|m| m.role != Role::System)
             .collect();
-        super::run::trim_conversation(&mut conversation);
+        super::run_state::trim_conversation(&mut conversation);
         let record = json!({
             "id": conversation_key(project, agent),
             "project": project,
@@ -233,14 +221,12 @@ impl Core {
             "agent": agent,
             "messages": conversation,
         });
-        self.conversations
-            .borrow_mut()
-            .insert((project.to_string(), agent.to_string()), conversation);
+        self.agents.set_conversation(project, agent, conversation);
         // Saved with the project's next batch: a failed save reports `storage_error` and keeps
         // it pending (the run that produced it has ended well all the same); a project deleted
         // meanwhile keeps nothing.
         let _ = self
-            .mutate_in(project, |_| {
+            .mutate_on(On::project(project), |_| {
                 Ok((
                     (),
                     super::Touched {
@@ -259,9 +245,7 @@ impl Core {
         project: &str,
         agent: &str,
     ) -> Result<(), Error> {
-        self.conversations
-            .borrow_mut()
-            .insert((project.to_string(), agent.to_string()), Vec::new());
+        self.agents.set_conversation(project, agent, Vec::new());
         let mut batch = Batch::new();
         batch.delete(Table::Meta, conversation_key(project, agent));
         self.env.store.commit(batch).await?;
@@ -312,9 +296,7 @@ impl Core {
             );
         }
         self.env.store.commit(batch).await?;
-        self.defined_agents
-            .borrow_mut()
-            .insert(project.to_string(), specs);
+        self.agents.set_defined(project, specs);
         Ok(())
     }
 }

@@ -29,7 +29,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::run::PausedRun;
+use super::run_state::{approval_card, card_digest, paused_key, paused_record, PausedRun};
 use super::{CallCtx, Core};
 use crate::commands::Origin;
 use crate::error::Error;
@@ -41,31 +41,8 @@ use crate::tools::{ToolError, ToolResult};
 /// How many times a paused run's record update is retried when another tab wrote it first.
 const RUN_RECORD_RETRIES: usize = 8;
 
-/// Whether a result says the call waits for the writer's approval.
-pub(super) fn is_approval_required(result: &ToolResult) -> bool {
-    !result.is_success()
-        && result.data.get("code").and_then(Value::as_str) == Some("approval_required")
-}
-
 fn approval_key(project: &str, run: Option<&str>, call_id: &str) -> String {
     format!("approval:{project}:{}:{call_id}", run.unwrap_or("-"))
-}
-
-pub(super) fn paused_key(project: &str, run: &str) -> String {
-    format!("paused:{project}:{run}")
-}
-
-/// The record of a paused run.
-pub(super) fn paused_record(paused: &PausedRun) -> Value {
-    json!({
-        "id": paused_key(&paused.project, &paused.run_id),
-        "project": paused.project,
-        "kind": "paused_run",
-        "state": "paused",
-        "rev": 0,
-        "run": paused.run_id,
-        "paused": paused,
-    })
 }
 
 /// Lock what a waiting call is about: the fields its request names of its entity (an
@@ -102,55 +79,6 @@ pub(super) fn lock(session: &mut crate::session::Session, record: &Value) {
             }
         }
     }
-}
-
-/// What the page shows for one waiting call: the call, the entity, and each field's
-/// current and proposed value; for a call that changes several entries (a merge), `changes`
-/// lists every entry it updates or deletes, each with its fields.
-pub(super) fn approval_card(record: &Value) -> Value {
-    let request = &record["request"];
-    let fields = request["fields"].as_array().cloned().unwrap_or_default();
-    let mut current = serde_json::Map::new();
-    let mut proposed = serde_json::Map::new();
-    for f in &fields {
-        if let Some(name) = f["field"].as_str() {
-            current.insert(name.to_string(), f["current"].clone());
-            proposed.insert(name.to_string(), f["proposed"].clone());
-        }
-    }
-    json!({
-        "digest": card_digest(record),
-        "callId": record["callId"],
-        "call_id": record["callId"],
-        "run": record["run"],
-        "state": record["state"],
-        "tool": record["tool"],
-        "args": record["args"],
-        "origin": record["origin"],
-        "kind": request["kind"],
-        "entityId": request["id"],
-        "version": request["version"],
-        "reason": request["reason"],
-        "fields": fields,
-        "changes": request.get("changes").cloned().unwrap_or_else(|| json!([])),
-        "current": current,
-        "proposed": proposed,
-        "createdMs": record["createdMs"],
-    })
-}
-
-/// A digest of what the writer is shown for a waiting call (the call, its arguments, its run
-/// and what it would change): `approve {digest}` must name the card the writer saw.
-pub(super) fn card_digest(record: &Value) -> String {
-    let shown = json!({
-        "callId": record["callId"],
-        "run": record["run"],
-        "tool": record["tool"],
-        "args": record["args"],
-        "origin": record["origin"],
-        "request": record["request"],
-    });
-    crate::persist::digest(&shown.to_string())
 }
 
 /// `approve` params.
@@ -252,7 +180,7 @@ impl Core {
     /// out, waits again: it reads as `pending`, as it was before the decision, with the stored
     /// state kept in `storedState` for the compare-and-set of the next decision.
     async fn approval_records(&self, project: &str) -> Result<Vec<Value>, Error> {
-        let deciding = self.deciding.borrow().clone();
+        let deciding = self.approvals.deciding();
         Ok(self
             .env
             .store
@@ -382,10 +310,9 @@ impl Core {
         let mut batch = Batch::new();
         batch.expect(Table::Meta, key.clone(), "state", stored_state);
         batch.put_value(Table::Meta, claimed.clone());
-        if !self.deciding.borrow_mut().insert(key.clone()) {
+        let Some(_deciding) = self.approvals.begin_deciding(key.clone()) else {
             return Err(already_decided(&p.call_id, "being decided"));
-        }
-        let _deciding = Deciding(&self.deciding, key.clone());
+        };
         match self.env.store.commit(batch).await {
             Ok(()) => {}
             Err(StoreError::Conflict(_)) => return Err(already_decided(&p.call_id, "decided")),
@@ -573,7 +500,7 @@ impl Core {
             group,
         } = paused;
         self.ensure_settings().await?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
         let catalog = self.catalog(&project).await?;
         self.emit_run(
@@ -590,7 +517,7 @@ impl Core {
             // An older record: its single agent's own bound applies.
             state.max_steps = None;
         }
-        let mut tree = super::tree::Tree::new(
+        let mut tree = super::run_state::Tree::new(
             project,
             run_id,
             crate::agent::AbortSignal::new(),
@@ -600,12 +527,12 @@ impl Core {
             provider,
         );
         *tree.group.borrow_mut() = group.unwrap_or_default();
-        if super::jobs::job_of_run(&tree.run_id).is_some() {
+        if super::run_state::job_of_run(&tree.run_id).is_some() {
             tree.hold = Some(tree.run_id.clone());
             tree.no_overwrite = self.unit_no_overwrite(&tree.run_id);
             self.unit_resumed(&tree.run_id, &tree.abort);
         }
-        self.drive(tree, super::run::Start::Resume(root), guards)
+        self.drive(tree, super::run_state::Start::Resume(root), guards)
             .await
     }
 
@@ -616,7 +543,7 @@ impl Core {
     /// background. One writer per project makes the earlier worker a dead one. A job's units
     /// are its job's (see `wake_jobs`).
     pub(super) fn wake_runs(&self, project: &str, records: &[Value]) {
-        let Some(spawn) = self.spawner.borrow().clone() else {
+        let Some(spawn) = self.jobs.spawner() else {
             return;
         };
         for record in records.iter().filter(|r| r["kind"] == "paused_run") {
@@ -627,7 +554,7 @@ impl Core {
             let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) else {
                 continue;
             };
-            if super::jobs::job_of_run(&paused.run_id).is_some() {
+            if super::run_state::job_of_run(&paused.run_id).is_some() {
                 continue;
             }
             let results: Vec<(String, String)> = records
@@ -708,12 +635,7 @@ impl Core {
     /// The approval cards a run's calls asked for since its last pause (see
     /// `CallCtx::card_with_pause`), taken.
     fn take_cards(&self, run: &str) -> Vec<Value> {
-        let mut cards = self.cards.borrow_mut();
-        let (mine, others) = std::mem::take(&mut *cards)
-            .into_iter()
-            .partition(|(r, _)| r == run);
-        *cards = others;
-        mine.into_iter().map(|(_, card)| card).collect()
+        self.runs.take_cards(run)
     }
 
     /// Drop the cards a run asked for and never saved (it ended without pausing): what they
@@ -806,7 +728,7 @@ impl Core {
             let agent = paused.root.spec.name.clone();
             let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
             let messages = paused.root.complete_aborted();
-            if super::jobs::job_of_run(run).is_none() {
+            if super::run_state::job_of_run(run).is_none() {
                 self.keep_conversation(&project, &agent, messages).await?;
             }
             self.emit_run(
@@ -843,17 +765,4 @@ fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
         ),
         Default::default(),
     )
-}
-
-/// Marks an approval as being decided by this core until dropped (see
-/// [`Core::approval_records`]).
-struct Deciding<'a>(
-    &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
-    String,
-);
-
-impl Drop for Deciding<'_> {
-    fn drop(&mut self) {
-        self.0.borrow_mut().remove(&self.1);
-    }
 }

@@ -16,7 +16,7 @@ use futures_util::future::{select, Either};
 use serde_json::json;
 use serde_json::Value;
 
-use super::{Core, Touched};
+use super::{Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -37,7 +37,7 @@ pub(super) enum NestedError {
 impl Core {
     /// Whether a model is configured (and this core can call one).
     pub(super) fn model_configured(&self) -> bool {
-        self.llm().is_some() && self.settings.borrow().provider_config().is_ok()
+        self.llm().is_some() && self.settings.read(|s| s.provider_config().is_ok())
     }
 
     /// One model call without tools: the plan's prompts in, the answer's text out.
@@ -62,7 +62,7 @@ impl Core {
         self.ensure_settings()
             .await
             .map_err(|e| NestedError::Failed(e.to_string()))?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(NestedError::Failed)?;
         let llm = self.llm().ok_or_else(|| {
             NestedError::Failed("this core was built without a way to call models".into())
@@ -183,7 +183,7 @@ impl Core {
                     .await
             }
             Ok(Finished::Command(command)) => {
-                self.mutate_held(project, hold, |s| {
+                self.mutate_on(On::project(project).held(hold), |s| {
                     let outcome = s.execute_command_with(
                         call_id.clone(),
                         &name,
@@ -238,7 +238,7 @@ impl Core {
         hold: Option<&str>,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let audit = self.audit_record(project, tool, call_id, args_digest, &origin, &result);
-        self.mutate_held(project, hold, |_| {
+        self.mutate_on(On::project(project).held(hold), |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {

@@ -26,26 +26,23 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::{select, LocalBoxFuture};
+use futures_util::future::select;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::run::{PausedRun, RunParams, Start};
+use super::parts::Spawner;
+use super::run_state::{job_of_run, unit_run, Node, PausedRun, Start, Tree};
 use super::saving::Notify;
-use super::tree::{Node, Tree};
-use super::{invalid, Core, Touched};
+use super::{invalid, Core, On, Touched};
 use crate::agent::pipeline::{self, Phase, Target};
 use crate::agent::{self, AbortSignal, TreeState};
 use crate::bible::Kind;
 use crate::error::Error;
 use crate::llm::{Message, Role, Usage};
 use crate::store::Table;
-
-/// Runs a future in the background (the worker's `spawn_local`).
-pub type Spawner = Rc<dyn Fn(LocalBoxFuture<'static, ()>)>;
 
 /// The most units a job may run at once.
 pub const MAX_CONCURRENCY: usize = 8;
@@ -257,16 +254,6 @@ fn no_job(job: &str) -> Error {
     )
 }
 
-/// The run id of a job's unit.
-fn unit_run(job: &str, unit: &str) -> String {
-    format!("job:{job}:{unit}")
-}
-
-/// The job and unit of a unit's run id, if it is one.
-pub(super) fn job_of_run(run: &str) -> Option<(&str, &str)> {
-    run.strip_prefix("job:")?.split_once(':')
-}
-
 /// A job alive in this core.
 pub(super) struct JobRt {
     job: RefCell<Job>,
@@ -328,7 +315,7 @@ impl Core {
     /// The same core, able to run jobs in the background: `spawn` must run a future to its
     /// end on this thread (the worker passes `wasm_bindgen_futures::spawn_local`).
     pub fn with_spawner(self, spawn: Spawner) -> Self {
-        *self.shared.spawner.borrow_mut() = Some(spawn);
+        self.shared.jobs.set_spawner(spawn);
         self
     }
 
@@ -343,19 +330,14 @@ impl Core {
 
     fn job_rt(&self, job: &str) -> Result<Rc<JobRt>, Error> {
         let project = self.current()?;
-        self.jobs
-            .borrow()
-            .get(job)
-            .filter(|rt| rt.job.borrow().project == project)
-            .cloned()
-            .ok_or_else(|| no_job(job))
+        self.jobs.get_in(&project, job).ok_or_else(|| no_job(job))
     }
 
     /// Serve `start_job`.
     pub(super) async fn start_job(&self, p: StartJob) -> Result<Value, Error> {
         let project = self.current()?;
         self.ensure_settings().await?;
-        if self.spawner.borrow().is_none() {
+        if !self.jobs.can_spawn() {
             return Err(invalid(
                 "start_job",
                 "this core cannot run background work (it was built without a spawner)",
@@ -363,8 +345,7 @@ impl Core {
         }
         if p.kind != JobKind::Research {
             self.settings
-                .borrow()
-                .provider_config()
+                .read(|s| s.provider_config())
                 .map_err(Error::NoModel)?;
         }
         if self.llm().is_none() {
@@ -407,7 +388,7 @@ impl Core {
                         ),
                     ));
                 }
-                let allow_private = self.settings.borrow().research_allow_private;
+                let allow_private = self.settings.read(|s| s.research_allow_private);
                 for url in &urls {
                     crate::research::url::check(url, allow_private).map_err(|e| {
                         invalid(
@@ -512,10 +493,8 @@ impl Core {
                 if let Some(preset) = &p.preset {
                     params["preset"] = json!(preset);
                 }
-                let run: RunParams = serde_json::from_value(params.clone())
-                    .map_err(|e| invalid("start_job", &e.to_string()))?;
-                let settings = self.settings.borrow().clone();
-                let spec = self.entry_spec(&catalog, &settings, &run)?;
+                let settings = self.settings.get();
+                let spec = self.entry_spec_of(&catalog, &settings, &params, "start_job")?;
                 if params["prompt"]
                     .as_str()
                     .is_none_or(|t| t.trim().is_empty())
@@ -646,8 +625,8 @@ impl Core {
             aborts: RefCell::new(std::collections::BTreeMap::new()),
             paused_units: RefCell::new(waiting.into_iter().collect()),
         });
-        self.jobs.borrow_mut().insert(id.clone(), rt);
-        let spawner = self.spawner.borrow().clone();
+        self.jobs.insert(&id, &project, rt);
+        let spawner = self.jobs.spawner();
         if let Some(spawn) = spawner {
             let core = self.background(&project);
             spawn(Box::pin(async move { core.drive_job(&id).await }));
@@ -657,14 +636,14 @@ impl Core {
     /// Resume the unfinished jobs of `project` stored by an earlier worker (once per core).
     /// `records` are the project's `meta` records, as the opening read them.
     pub(super) fn wake_jobs(&self, project: &str, records: &[Value]) {
-        if self.spawner.borrow().is_none() {
+        if !self.jobs.can_spawn() {
             return;
         }
         for record in records.iter().filter(|r| r["kind"] == "job") {
             let Ok(mut job) = serde_json::from_value::<Job>(record["job"].clone()) else {
                 continue;
             };
-            if job.state.settled() || self.jobs.borrow().contains_key(&job.id) {
+            if job.state.settled() || self.jobs.contains(&job.id) {
                 continue;
             }
             // A unit that was running when the last worker stopped saved nothing: it starts
@@ -688,7 +667,7 @@ impl Core {
         let mut puts = vec![job.record()];
         puts.extend(extra);
         let _ = self
-            .mutate_in(&job.project, |_| {
+            .mutate_on(On::project(&job.project), |_| {
                 Ok((
                     (),
                     Touched {
@@ -712,7 +691,7 @@ impl Core {
 
     /// Run a job's units until it ends.
     async fn drive_job(&self, id: &str) {
-        let Some(rt) = self.jobs.borrow().get(id).cloned() else {
+        let Some(rt) = self.jobs.get(id) else {
             return;
         };
         let mut running = FuturesUnordered::new();
@@ -872,7 +851,7 @@ impl Core {
             return Ok(());
         }
         self.ensure_settings().await?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
         let catalog = self.catalog(&project).await?;
         let (spec, prompt) = match kind {
@@ -885,9 +864,7 @@ impl Core {
                 (pipeline::unit_spec(&spec, allow_overwrite), prompt)
             }
             JobKind::Run | JobKind::Research => {
-                let run: RunParams = serde_json::from_value(params.clone())
-                    .map_err(|e| invalid("job", &e.to_string()))?;
-                let spec = self.entry_spec(&catalog, &settings, &run)?;
+                let spec = self.entry_spec_of(&catalog, &settings, &params, "job")?;
                 (
                     spec,
                     params["prompt"].as_str().unwrap_or_default().to_string(),
@@ -976,7 +953,7 @@ impl Core {
         let Some((job_id, unit_id)) = job_of_run(run) else {
             return;
         };
-        let rt = self.jobs.borrow().get(job_id).cloned();
+        let rt = self.jobs.get(job_id);
         let state = match result["status"].as_str() {
             Some("finished") => State::Done,
             Some("aborted") => State::Cancelled,
@@ -1018,7 +995,7 @@ impl Core {
         if rt.paused_units.borrow_mut().remove(unit_id) {
             // Its paused state is done with, in the same batch.
             records.push(json!({
-                "id": super::approvals::paused_key(&project, run),
+                "id": super::run_state::paused_key(&project, run),
                 "project": project,
                 "kind": "paused_run",
                 "state": "ended",
@@ -1038,11 +1015,11 @@ impl Core {
         let Some((job_id, unit_id)) = job_of_run(run) else {
             return;
         };
-        let rt = self.jobs.borrow().get(job_id).cloned();
-        let record = super::approvals::paused_record(paused);
+        let rt = self.jobs.get(job_id);
+        let record = super::run_state::paused_record(paused);
         let Some(rt) = rt else {
             let _ = self
-                .mutate_in(&paused.project, |_| {
+                .mutate_on(On::project(&paused.project), |_| {
                     Ok((
                         (),
                         Touched {
@@ -1073,7 +1050,7 @@ impl Core {
     /// `allowOverwrite`).
     pub(super) fn unit_no_overwrite(&self, run: &str) -> bool {
         job_of_run(run)
-            .and_then(|(job, _)| self.jobs.borrow().get(job).cloned())
+            .and_then(|(job, _)| self.jobs.get(job))
             .is_some_and(|rt| {
                 let job = rt.job.borrow();
                 job.kind == JobKind::Pipeline && !job.allow_overwrite
@@ -1083,7 +1060,7 @@ impl Core {
     /// A paused unit goes on (the writer decided its calls), under `abort`.
     pub(super) fn unit_resumed(&self, run: &str, abort: &AbortSignal) {
         if let Some((job_id, unit_id)) = job_of_run(run) {
-            let rt = self.jobs.borrow().get(job_id).cloned();
+            let rt = self.jobs.get(job_id);
             if let Some(rt) = rt {
                 if rt.cancelled.get() {
                     abort.abort();
@@ -1106,7 +1083,7 @@ impl Core {
     async fn release_only(&self, run: &str) {
         let Ok(project) = self.current() else { return };
         let _ = self
-            .mutate_in(&project, |_| {
+            .mutate_on(On::project(&project), |_| {
                 Ok((
                     (),
                     Touched {
@@ -1120,22 +1097,13 @@ impl Core {
 
     /// Stop the jobs of a project being deleted (their units are aborted; nothing is saved).
     pub(super) fn forget_jobs(&self, project: &str) {
-        let mut gone: Vec<Rc<JobRt>> = Vec::new();
-        for rt in self.jobs.borrow().values() {
-            if rt.job.borrow().project == project {
-                gone.push(Rc::clone(rt));
-            }
-        }
-        for rt in gone {
+        for rt in self.jobs.forget_project(project) {
             rt.cancelled.set(true);
             for abort in rt.aborts.borrow().values() {
                 abort.abort();
             }
             rt.notify.notify_all();
         }
-        self.jobs
-            .borrow_mut()
-            .retain(|_, rt| rt.job.borrow().project != project);
     }
 
     /// Serve `job_status`.
@@ -1175,11 +1143,9 @@ impl Core {
                 jobs.insert(job.id.clone(), job);
             }
         }
-        for rt in self.jobs.borrow().values() {
+        for rt in self.jobs.of_project(&project) {
             let job = rt.job.borrow();
-            if job.project == project {
-                jobs.insert(job.id.clone(), job.clone());
-            }
+            jobs.insert(job.id.clone(), job.clone());
         }
         let mut list: Vec<Job> = Vec::with_capacity(jobs.len());
         for (_, job) in jobs {
@@ -1281,7 +1247,7 @@ impl Core {
             None => match store
                 .get(
                     Table::Meta,
-                    &super::approvals::paused_key(&project, &unit.run),
+                    &super::run_state::paused_key(&project, &unit.run),
                 )
                 .await?
                 .and_then(|r| serde_json::from_value::<PausedRun>(r["paused"].clone()).ok())

@@ -12,6 +12,12 @@
 //! commit together or not at all. If a save fails (a full quota, say), the in-memory state
 //! stays, the page gets a `storage_error` event, and everything the failed save held stays
 //! pending until a later save that includes it commits.
+//!
+//! The state every client shares is split into parts (`core/parts/`): open projects, runs,
+//! approvals, jobs, agents, research, proactive memory, settings, the model client and fault
+//! injection. Each part owns its cells and changes them only through its own methods; the
+//! handlers here and in the sibling files call those methods, and no part reaches into
+//! another. What runs, run trees, approvals and jobs share lives below them in `run_state.rs`.
 
 mod agents;
 mod approvals;
@@ -21,17 +27,17 @@ mod generate;
 mod jobs;
 mod memory;
 pub mod mtl;
+mod parts;
 mod proactive;
 mod requests;
 mod research;
 mod results;
 mod run;
+mod run_state;
 mod saving;
 mod tree;
 
-use std::cell::{Cell, RefCell};
-
-use std::collections::BTreeMap;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::Deserialize;
@@ -52,9 +58,9 @@ use crate::protocol::{
     decode_request, ErrorBody, Event, Request, RequestId, Response, PROTOCOL_VERSION,
 };
 use crate::session::{Session, ToolCall};
-use crate::settings::Settings;
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
+pub use parts::{FailSwitch, Llm, Spawner};
 use requests::Call;
 pub use requests::{typescript, REQUESTS};
 use results::ProjectSummary;
@@ -186,6 +192,38 @@ fn mark_touched(open: &mut Open, touched: Touched) {
     }
 }
 
+/// Which open project a mutation changes ([`Core::mutate_on`]), and when what it touched is
+/// saved.
+#[derive(Clone, Copy, Default)]
+struct On<'a> {
+    /// The project; the page's open project when `None`.
+    project: Option<&'a str>,
+    /// A job unit's hold: what the mutation touched waits under it, and is saved only when
+    /// the job releases it with the unit's progress mark, in one batch (`jobs.rs`). Saved at
+    /// once when `None`.
+    hold: Option<&'a str>,
+}
+
+impl<'a> On<'a> {
+    /// The page's open project.
+    fn page() -> Self {
+        Self::default()
+    }
+
+    /// Open project `project` (not necessarily the page's).
+    fn project(project: &'a str) -> Self {
+        Self {
+            project: Some(project),
+            hold: None,
+        }
+    }
+
+    /// The same project, under `hold` if given.
+    fn held(self, hold: Option<&'a str>) -> Self {
+        Self { hold, ..self }
+    }
+}
+
 /// What a tool call runs under besides its origin.
 #[derive(Default, Clone)]
 struct CallCtx {
@@ -207,65 +245,38 @@ struct CallCtx {
     /// The agent, path and session of the call in its run's tree (kept with a pending
     /// approval, so the events of its decision name them too).
     who: Option<Value>,
-    /// A call its run's drive makes: a card it needs waits (in `Shared::cards`) for the
+    /// A call its run's drive makes: a card it needs waits (in the `Runs` part) for the
     /// run's pause, which saves the cards and the paused run in one batch, so a worker that
     /// dies between them leaves neither a card no run will hear of nor a run waiting for a
     /// card that does not exist.
     card_with_pause: bool,
 }
 
-/// Makes the next `n` commits of the store fail (see [`Core::with_fail_switch`]).
-pub type FailSwitch = Rc<dyn Fn(u64)>;
-
-/// How the core reaches models: a transport and a sleeper (for backoff and timeouts).
-pub struct Llm {
-    /// Sends model requests.
-    pub transport: Rc<dyn LlmTransport>,
-    /// Waits.
-    pub sleeper: Rc<dyn Sleeper>,
-}
-
-/// The state every client of one core shares: the store, the open projects, settings, runs.
+/// The state every client of one core shares: the environment, the tools, and the parts
+/// (see [`parts`]), each owning its own data.
 pub struct Shared {
     env: Env,
     registry: ToolRegistry,
-    sessions: RefCell<BTreeMap<String, Open>>,
-    llm: RefCell<Option<Rc<Llm>>>,
-    settings: RefCell<Settings>,
-    settings_loaded: Cell<bool>,
-    runs: RefCell<BTreeMap<String, run::RunHandle>>,
-    /// Run ids aborted before their run began.
-    early_aborts: RefCell<std::collections::BTreeSet<String>>,
-    /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
-    guards: RefCell<BTreeMap<String, std::collections::BTreeSet<String>>>,
-    /// Approval cards of running chat runs, by run, saved with the run's pause (see
-    /// `CallCtx::card_with_pause`).
-    cards: RefCell<Vec<(String, Value)>>,
-    /// Each project's conversation with each agent a run started with (without the system
-    /// prompt), by project and agent.
-    conversations: RefCell<BTreeMap<(String, String), Vec<crate::llm::Message>>>,
-    /// Each project's defined agents (loaded once from the store).
-    defined_agents: RefCell<BTreeMap<String, Vec<crate::agent::AgentSpec>>>,
-    /// Sub-agent sessions alive now (a finished run leaves none).
-    open_sessions: Cell<usize>,
-    /// Numbers sub-agent sessions.
-    session_seq: Cell<u64>,
-    jitter: Cell<u64>,
-    /// Fault injection for tests of failed saves (`debug_fail_saves`): makes the next `n`
-    /// commits of the store fail, when the store is wrapped in a [`crate::store::faulty::Faulty`].
-    fail_switch: RefCell<Option<FailSwitch>>,
-    /// Approval records this core is deciding now (see `approval_records`).
-    deciding: RefCell<std::collections::BTreeSet<String>>,
-    /// Runs background work (jobs), when the embedder gave a way.
-    spawner: RefCell<Option<jobs::Spawner>>,
-    /// The jobs alive in this core, by job id.
-    jobs: RefCell<BTreeMap<String, Rc<jobs::JobRt>>>,
+    /// The open projects.
+    projects: parts::Projects,
+    /// The runs going on, their guards and approval cards.
+    runs: parts::Runs,
+    /// The approvals being decided.
+    approvals: parts::Approvals,
+    /// The jobs alive, and the way to run them.
+    jobs: parts::Jobs,
+    /// Defined agents, kept conversations, agent sessions.
+    agents: parts::Agents,
+    /// Research notes and per-run page counts.
+    research: parts::ResearchState,
     /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
-    proactive: proactive::ProactiveCell,
-    /// Each project's research notes (loaded once from the store).
-    research: RefCell<BTreeMap<String, crate::research::Research>>,
-    /// `research_url` calls made so far by each run going on.
-    research_runs: RefCell<BTreeMap<String, usize>>,
+    proactive: parts::ProactiveMemory,
+    /// The model settings in force.
+    settings: parts::SettingsState,
+    /// The way to call models.
+    model: parts::ModelClient,
+    /// Fault injection for tests of failed saves (`debug_fail_saves`).
+    faults: parts::Faults,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -295,26 +306,16 @@ impl Core {
         let shared = Shared {
             env,
             registry: ToolRegistry::standard(),
-            sessions: RefCell::new(BTreeMap::new()),
-            llm: RefCell::new(None),
-            settings: RefCell::new(Settings::default()),
-            settings_loaded: Cell::new(false),
-            runs: RefCell::new(BTreeMap::new()),
-            early_aborts: RefCell::new(std::collections::BTreeSet::new()),
-            guards: RefCell::new(BTreeMap::new()),
-            cards: RefCell::new(Vec::new()),
-            conversations: RefCell::new(BTreeMap::new()),
-            defined_agents: RefCell::new(BTreeMap::new()),
-            open_sessions: Cell::new(0),
-            session_seq: Cell::new(0),
-            jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
-            fail_switch: RefCell::new(None),
-            deciding: RefCell::new(std::collections::BTreeSet::new()),
-            spawner: RefCell::new(None),
-            jobs: RefCell::new(BTreeMap::new()),
-            proactive: RefCell::default(),
-            research: RefCell::new(BTreeMap::new()),
-            research_runs: RefCell::new(BTreeMap::new()),
+            projects: parts::Projects::default(),
+            runs: parts::Runs::default(),
+            approvals: parts::Approvals::default(),
+            jobs: parts::Jobs::default(),
+            agents: parts::Agents::default(),
+            research: parts::ResearchState::default(),
+            proactive: parts::ProactiveMemory::default(),
+            settings: parts::SettingsState::default(),
+            model: parts::ModelClient::default(),
+            faults: parts::Faults::default(),
         };
         Self {
             shared: Rc::new(shared),
@@ -325,7 +326,7 @@ impl Core {
 
     /// The same core, able to call models through `transport` (runs, generation tools).
     pub fn with_llm(self, transport: Rc<dyn LlmTransport>, sleeper: Rc<dyn Sleeper>) -> Self {
-        *self.shared.llm.borrow_mut() = Some(Rc::new(Llm { transport, sleeper }));
+        self.shared.model.set(Llm { transport, sleeper });
         self
     }
 
@@ -333,7 +334,7 @@ impl Core {
     /// `switch(n)` must make the next `n` commits of its environment's store fail (as a full
     /// quota), as [`crate::store::faulty::Faulty::fail_next`] does.
     pub fn with_fail_switch(self, switch: FailSwitch) -> Self {
-        *self.shared.fail_switch.borrow_mut() = Some(switch);
+        self.shared.faults.set(switch);
         self
     }
 
@@ -348,10 +349,10 @@ impl Core {
         }
     }
 
-    /// How many sub-agent sessions are alive now (each routing call opens one and ends it
-    /// when the sub-agent answers; a paused tree keeps none alive).
-    pub fn open_sessions(&self) -> usize {
-        self.open_sessions.get()
+    /// How many agent sessions are alive now (each routing call opens one for its sub-agent
+    /// and ends it when the sub-agent answers; a paused tree keeps none alive).
+    pub fn open_agent_sessions(&self) -> usize {
+        self.agents.open_sessions()
     }
 
     /// The project this client has open, if any.
@@ -361,7 +362,7 @@ impl Core {
 
     /// The way to call models, if this core has one.
     fn llm(&self) -> Option<Rc<Llm>> {
-        self.llm.borrow().clone()
+        self.model.get()
     }
 
     /// The environment (clock, ids, event sink).
@@ -628,10 +629,7 @@ impl Core {
 
     /// The session of open project `current` (one copy for every [`Core::with_project`]).
     fn session_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Session>, Error> {
-        std::cell::RefMut::filter_map(self.sessions.borrow_mut(), |sessions| {
-            sessions.get_mut(current).map(|open| &mut open.session)
-        })
-        .map_err(|_| Error::NoProject(format!("project '{current}' is not open")))
+        self.projects.session_mut(current)
     }
 
     /// Run `f` on an open project (its session and change feeds), for reads.
@@ -640,51 +638,41 @@ impl Core {
         project: &str,
         f: impl FnOnce(&Open) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let sessions = self.sessions.borrow();
-        let open = sessions
-            .get(project)
-            .ok_or_else(|| Error::NoProject(format!("project '{project}' is not open")))?;
-        f(open)
+        self.projects
+            .read(project, f)
+            .unwrap_or_else(|| Err(parts::not_open(project)))
     }
 
-    /// Run a mutation on the open project's session (the exclusive edit path), then save
-    /// what it touched as one batch.
+    /// [`Core::mutate_on`] the page's open project.
     async fn mutate<T>(
         &self,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let current = self.current()?;
-        let value = self.mutate_now(&current, None, f)?;
-        self.settle(&current).await;
-        Ok(value)
+        self.mutate_on(On::page(), f).await
     }
 
-    /// [`Core::mutate`] on project `current` (open, but not necessarily the page's).
-    async fn mutate_in<T>(
+    /// The one way to change a project: run `f` on the session of the open project `on`
+    /// names (the exclusive edit path), mark what it touched as pending (under `on`'s hold,
+    /// if any), then save what is pending as one batch.
+    async fn mutate_on<T>(
         &self,
-        current: &str,
+        on: On<'_>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let value = self.mutate_now(current, None, f)?;
-        self.settle(current).await;
+        let page;
+        let project = match on.project {
+            Some(project) => project,
+            None => {
+                page = self.current()?;
+                &page
+            }
+        };
+        let value = self.mutate_now(project, on.hold, f)?;
+        self.settle(project).await;
         Ok(value)
     }
 
-    /// [`Core::mutate_in`] for a job's unit: with a `hold`, what the mutation touched waits
-    /// under the hold, and is saved only when the job releases it with the unit's progress
-    /// mark, in one batch (`jobs.rs`).
-    async fn mutate_held<T>(
-        &self,
-        current: &str,
-        hold: Option<&str>,
-        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
-    ) -> Result<T, Error> {
-        let value = self.mutate_now(current, hold, f)?;
-        self.settle(current).await;
-        Ok(value)
-    }
-
-    /// The synchronous part of the `mutate` family: run `f` on project `current`'s session
+    /// The synchronous part of [`Core::mutate_on`]: run `f` on project `current`'s session
     /// and mark what it touched as pending (under `hold`, if given). The saving is left to
     /// [`Core::settle`], so each mutation's future holds only its value across the save, and
     /// the save's code is not repeated per closure.
@@ -702,10 +690,7 @@ impl Core {
 
     /// Open project `current`, for a mutation (one copy for every [`Core::mutate_now`]).
     fn open_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Open>, Error> {
-        std::cell::RefMut::filter_map(self.sessions.borrow_mut(), |sessions| {
-            sessions.get_mut(current)
-        })
-        .map_err(|_| Error::NoProject(format!("project '{current}' is not open")))
+        self.projects.open_mut(current)
     }
 
     /// Save what a mutation left pending. A failed save is reported to the page
@@ -748,9 +733,7 @@ impl Core {
         let summary = ProjectSummary::of(&session.project);
         // Nothing is created unless it is stored.
         let stored = self.store_new(&mut session, now, now).await?;
-        self.sessions
-            .borrow_mut()
-            .insert(id.clone(), Open::new(session, now, stored));
+        self.projects.insert(&id, Open::new(session, now, stored));
         self.fresh_proactive(&id);
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
@@ -775,7 +758,7 @@ impl Core {
     }
 
     async fn open_project(&self, p: OpenProject) -> Result<ProjectSummary, Error> {
-        let unsaved = self.sessions.borrow().get(&p.id).map(Open::unsaved);
+        let unsaved = self.projects.read(&p.id, Open::unsaved);
         if unsaved == Some(true) {
             // Open already, with work a failed save left: try to save it again (a failure is
             // reported and it stays pending; the open copy is never replaced).
@@ -786,16 +769,12 @@ impl Core {
                 .load_session(&p.id)
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
-            self.sessions
-                .borrow_mut()
-                .entry(p.id.clone())
-                .or_insert_with(|| Open::loaded(loaded));
+            self.projects
+                .insert_if_closed(&p.id, || Open::loaded(loaded));
         }
         let summary = self
-            .sessions
-            .borrow()
-            .get(&p.id)
-            .map(open_summary)
+            .projects
+            .read(&p.id, open_summary)
             .ok_or_else(|| Error::NoProject(format!("project '{}' is not open", p.id)))?;
         *self.current.borrow_mut() = Some(p.id.clone());
         if unsaved.is_none() {
@@ -858,7 +837,7 @@ impl Core {
     }
 
     async fn delete_project(&self, p: OpenProject) -> Result<results::Deleted, Error> {
-        let known = self.sessions.borrow().contains_key(&p.id)
+        let known = self.projects.is_open(&p.id)
             || self.env.store.get(Table::Projects, &p.id).await?.is_some();
         if !known {
             return Err(Error::NoProject(format!("no project with id '{}'", p.id)));
@@ -867,12 +846,9 @@ impl Core {
         self.abort_project_runs(&p.id);
         self.forget_jobs(&p.id);
         self.forget_proactive(&p.id);
-        self.sessions.borrow_mut().remove(&p.id);
-        self.defined_agents.borrow_mut().remove(&p.id);
-        self.research.borrow_mut().remove(&p.id);
-        self.conversations
-            .borrow_mut()
-            .retain(|(project, _), _| *project != p.id);
+        self.projects.remove(&p.id);
+        self.agents.forget_project(&p.id);
+        self.research.forget_project(&p.id);
         if self.current.borrow().as_deref() == Some(p.id.as_str()) {
             *self.current.borrow_mut() = None;
         }
@@ -894,13 +870,12 @@ impl Core {
     async fn export_project(&self, p: ProjectRef) -> Result<Value, Error> {
         let id = self.target_project(p.id).await?;
         let now = self.env.clock.now_ms();
-        let mut doc = {
-            let sessions = self.sessions.borrow();
-            let open = sessions
-                .get(&id)
-                .ok_or_else(|| Error::NoProject(format!("project '{id}' is not open")))?;
-            persist::export_document(&open.session, open.created_ms, now)
-        };
+        let mut doc = self
+            .projects
+            .read(&id, |open| {
+                persist::export_document(&open.session, open.created_ms, now)
+            })
+            .ok_or_else(|| parts::not_open(&id))?;
         doc.agents = self.agents_for_export(&id).await?;
         doc.research = self.research_for_export(&id).await?;
         Ok(crate::error::to_json(&doc))
@@ -933,8 +908,8 @@ impl Core {
             .map_err(|reason| invalid("import_project", &reason))?;
         let id = session.project.id.clone();
         let research = self.check_imported_research(&id, &research)?;
-        let exists = self.sessions.borrow().contains_key(&id)
-            || self.env.store.get(Table::Projects, &id).await?.is_some();
+        let exists =
+            self.projects.is_open(&id) || self.env.store.get(Table::Projects, &id).await?.is_some();
         if exists {
             return Err(invalid(
                 "import_project",
@@ -947,9 +922,8 @@ impl Core {
         self.store_imported_agents(&id, agents).await?;
         self.store_imported_research(&id, research).await?;
         let summary = ProjectSummary::of(&session.project);
-        self.sessions
-            .borrow_mut()
-            .insert(id.clone(), Open::new(session, created_ms, stored));
+        self.projects
+            .insert(&id, Open::new(session, created_ms, stored));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -976,34 +950,31 @@ impl Core {
         };
         // A few tries: a change made while the stored copy was being read is saved first too.
         for _ in 0..3 {
-            let unsaved = match self.sessions.borrow().get(&p.id) {
+            let unsaved = match self.projects.read(&p.id, Open::unsaved) {
                 None => return Ok(not_now(None)),
-                Some(open) => open.unsaved(),
+                Some(unsaved) => unsaved,
             };
             if unsaved && self.flush(&p.id, true).await.is_err() {
                 return Ok(not_now(Some(true)));
             }
             let loaded = self.load_session(&p.id).await?;
-            let mut sessions = self.sessions.borrow_mut();
-            match sessions.get(&p.id) {
+            match self.projects.read(&p.id, Open::unsaved) {
                 None => return Ok(not_now(None)),
                 // Changed while we read: save that first, then read again.
-                Some(open) if open.unsaved() => continue,
-                Some(_) => {}
+                Some(true) => continue,
+                Some(false) => {}
             }
             match loaded {
                 Some(loaded) => {
                     let open = Open::loaded(loaded);
                     let mut summary = crate::error::to_json(&open_summary(&open));
                     summary["project"] = json!(p.id);
-                    sessions.insert(p.id.clone(), open);
-                    drop(sessions);
+                    self.projects.insert(&p.id, open);
                     self.emit("project_reloaded", summary);
                 }
                 None => {
                     // Deleted elsewhere.
-                    sessions.remove(&p.id);
-                    drop(sessions);
+                    self.projects.remove(&p.id);
                     if self.current.borrow().as_deref() == Some(p.id.as_str()) {
                         *self.current.borrow_mut() = None;
                     }
@@ -1029,10 +1000,7 @@ impl Core {
             None => self.current()?,
         };
         let checkpointed: Vec<String> = {
-            let mut sessions = self.sessions.borrow_mut();
-            let Some(open) = sessions.get_mut(&id) else {
-                return Err(Error::NoProject(format!("project '{id}' is not open")));
-            };
+            let mut open = self.projects.open_mut(&id)?;
             let due: Vec<String> = open
                 .session
                 .project
@@ -1069,10 +1037,8 @@ impl Core {
         }
         let current = self.current()?;
         let value = {
-            let mut sessions = self.sessions.borrow_mut();
-            let open = sessions
-                .get_mut(&current)
-                .ok_or_else(|| Error::NoProject(format!("project '{current}' is not open")))?;
+            let mut open = self.projects.open_mut(&current)?;
+            let open = &mut *open;
             let s = &mut open.session;
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
@@ -1108,9 +1074,8 @@ impl Core {
         // its writes at its first poll, then the index is brought up to date, then the save
         // is awaited.
         let index = async {
-            if let Some(open) = self.sessions.borrow_mut().get_mut(&current) {
-                open.session.memory.catch_up_index();
-            }
+            self.projects
+                .update(&current, |open| open.session.memory.catch_up_index());
         };
         let _ = futures_util::future::join(self.flush(&current, false), index).await;
         Ok(value)
@@ -1303,8 +1268,7 @@ impl Core {
         };
         let policies = self
             .settings
-            .borrow()
-            .policies_for(agent, &ctx.interrupt_on);
+            .read(|s| s.policies_for(agent, &ctx.interrupt_on));
         let args_digest = persist::digest(&call.args.to_string());
         #[cfg(debug_assertions)]
         let memory_tool = self
@@ -1312,14 +1276,11 @@ impl Core {
             .definition(&call.name)
             .is_some_and(|d| d.category == crate::commands::Category::Memory && !d.read_only);
         let (tool, call_id) = (call.name.clone(), call.id.clone());
-        let mut guards = ctx
-            .run
-            .as_ref()
-            .map(|run| self.guards.borrow_mut().remove(run).unwrap_or_default());
+        let mut guards = ctx.run.as_ref().map(|run| self.runs.take_guards(run));
         let mut requested = None;
         let hold = ctx.hold.clone();
         let done = self
-            .mutate_held(project, hold.as_deref(), |s| {
+            .mutate_on(On::project(project).held(hold.as_deref()), |s| {
                 // Debug builds (the tests) check the memory changes the outcome names against
                 // a copy of the memory tools' memory before.
                 #[cfg(debug_assertions)]
@@ -1346,7 +1307,7 @@ impl Core {
                     before.check(&s.memory, &outcome.memory);
                 }
                 let mut meta_puts = Vec::new();
-                let needs_approval = approvals::is_approval_required(&outcome.result)
+                let needs_approval = run_state::is_approval_required(&outcome.result)
                     && matches!(origin, Origin::Agent(_));
                 let mut outcome = outcome;
                 if needs_approval {
@@ -1370,7 +1331,7 @@ impl Core {
                     approvals::lock(s, &record);
                     match &ctx.run {
                         Some(run) if ctx.card_with_pause && ctx.hold.is_none() => {
-                            self.cards.borrow_mut().push((run.clone(), record));
+                            self.runs.add_card(run, record);
                         }
                         _ => {
                             requested = Some(record.clone());
@@ -1389,7 +1350,7 @@ impl Core {
             })
             .await;
         if let (Some(run), Some(guards)) = (ctx.run, guards) {
-            self.guards.borrow_mut().insert(run, guards);
+            self.runs.put_guards(&run, guards);
         }
         if let Some(record) = requested {
             self.emit_approvals_changed(project, Some(&record));
@@ -1859,7 +1820,7 @@ struct FailSaves {
 impl Core {
     /// For tests: make the next `count` saves fail as with a full quota; `count: 0` disarms.
     fn debug_fail_saves(&self, p: FailSaves) -> Result<Value, Error> {
-        let switch = self.fail_switch.borrow().clone().ok_or_else(|| {
+        let switch = self.faults.switch().ok_or_else(|| {
             invalid(
                 "debug_fail_saves",
                 "this core's store cannot inject failures",

@@ -13,7 +13,7 @@ use futures_util::future::{select, Either, LocalBoxFuture};
 use serde_json::json;
 use serde_json::Value;
 
-use super::{Core, Touched};
+use super::{Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -148,14 +148,14 @@ impl Core {
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let hold = ctx.hold.as_deref();
         self.ensure_settings().await?;
-        let endpoint = self.settings.borrow().mtl_endpoint.clone();
+        let endpoint = self.settings.read(|s| s.mtl_endpoint.clone());
         let started = self.env.clock.now_ms();
         let digest = persist::digest(&call.args.to_string());
         let (name, call_id) = (call.name.clone(), call.id.clone());
         if name != language::MTL_SUGGESTION {
             // A read: the normal edit path, with the endpoint to see.
             return self
-                .mutate_held(project, hold, |s| {
+                .mutate_on(On::project(project).held(hold), |s| {
                     let outcome = s.execute_with(
                         &self.registry,
                         call,
@@ -196,7 +196,7 @@ impl Core {
             Err(MtlError::Failed(error)) => ToolResult::error(&error, meta),
         };
         let audit = self.audit_record(project, &name, call_id, digest, &origin, &result);
-        self.mutate_held(project, hold, |_| {
+        self.mutate_on(On::project(project).held(hold), |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {
@@ -221,7 +221,7 @@ impl Core {
                 "this core was built without a way to make HTTP requests".into(),
             ))
         })?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let timeouts = (settings.connect_timeout_ms, settings.idle_timeout_ms);
         match suggest(
             llm.transport.as_ref(),

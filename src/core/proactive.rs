@@ -35,7 +35,6 @@
 //!   monitor then still writes its notes), and only the newest [`MAX_SETTLED`] decided ones
 //!   are kept.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -44,7 +43,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::generate::NestedError;
-use super::{Core, Touched};
+use super::{Core, On, Touched};
 use crate::commands::history::Applied;
 use crate::commands::Origin;
 use crate::error::Error;
@@ -190,7 +189,7 @@ impl Core {
     pub(super) async fn ensure_proactive(&self, project: &str) -> Result<(), Error> {
         if self
             .proactive
-            .borrow()
+            .state()
             .projects
             .get(project)
             .is_some_and(|p| p.loaded)
@@ -209,7 +208,7 @@ impl Core {
     /// Load a project's suggestions and analysis figures from its `meta` records (once: what
     /// this core made before the load wins).
     pub(super) fn load_proactive(&self, project: &str, records: &[Value]) {
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         let state = proactive.projects.entry(project.to_string()).or_default();
         if state.loaded {
             return;
@@ -245,7 +244,7 @@ impl Core {
 
     /// Forget a deleted project's proactive state (its records go with the project).
     pub(super) fn forget_proactive(&self, project: &str) {
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         proactive.projects.remove(project);
         if proactive
             .monitor
@@ -259,7 +258,7 @@ impl Core {
     /// A project just created or imported has nothing stored yet.
     pub(super) fn fresh_proactive(&self, project: &str) {
         self.proactive
-            .borrow_mut()
+            .state_mut()
             .projects
             .entry(project.to_string())
             .or_default()
@@ -270,7 +269,7 @@ impl Core {
     pub(super) fn writer_typed(&self, project: &str) {
         let now = self.env.clock.now_ms();
         self.proactive
-            .borrow_mut()
+            .state_mut()
             .projects
             .entry(project.to_string())
             .or_default()
@@ -300,7 +299,7 @@ impl Core {
             ]);
         }
         let fingerprint = fnv(&parts);
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         if let Some((p, f, monitor)) = &proactive.monitor {
             if p == project && *f == fingerprint {
                 return Some(Rc::clone(monitor));
@@ -478,7 +477,7 @@ impl Core {
         let key = finding.key(chapter.unwrap_or(""));
         let dismissed = self
             .proactive
-            .borrow()
+            .state()
             .projects
             .get(&project)
             .is_some_and(|p| {
@@ -619,7 +618,7 @@ impl Core {
             ),
         };
         let in_chapter = chapter.is_some();
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         let state = proactive.projects.entry(project.clone()).or_default();
         let pending = state.suggestions.iter().filter(|x| x.is_pending()).count();
         let at = state
@@ -701,7 +700,7 @@ impl Core {
         }
         let mut meta_puts = Vec::new();
         if let Some(figures) = figures {
-            let mut proactive = self.proactive.borrow_mut();
+            let mut proactive = self.proactive.state_mut();
             let state = proactive.projects.entry(project.to_string()).or_default();
             let changed = state
                 .analyses
@@ -714,7 +713,7 @@ impl Core {
         }
         let analyses: Vec<AnalysisFigures> = self
             .proactive
-            .borrow()
+            .state()
             .projects
             .get(project)
             .map(|p| p.analyses.values().cloned().collect())
@@ -733,7 +732,7 @@ impl Core {
         }) else {
             return;
         };
-        let wants_plan = self.settings.borrow().bedside_plan;
+        let wants_plan = self.settings.read(|s| s.bedside_plan);
         let unchanged = parts.status.as_deref().unwrap_or("") == status
             && (wants_plan || parts.model_plan.is_none());
         if unchanged && meta_puts.is_empty() {
@@ -755,7 +754,7 @@ impl Core {
         };
         let now = self.env.clock.now_ms();
         let _ = self
-            .mutate_held(project, hold, |s| {
+            .mutate_on(On::project(project).held(hold), |s| {
                 // The agents' plan as it is now (a run may have rewritten it meanwhile).
                 let current = s
                     .memory
@@ -794,7 +793,7 @@ impl Core {
     pub(super) async fn list_suggestions(&self, p: ListSuggestions) -> Result<Value, Error> {
         let project = self.current()?;
         self.ensure_proactive(&project).await?;
-        let proactive = self.proactive.borrow();
+        let proactive = self.proactive.state();
         let list: Vec<&Suggestion> = proactive
             .projects
             .get(&project)
@@ -812,7 +811,7 @@ impl Core {
 
     /// The open project's suggestion `id` (pending), or an error saying what would work.
     fn pending_suggestion(&self, project: &str, id: &str) -> Result<Suggestion, Error> {
-        let proactive = self.proactive.borrow();
+        let proactive = self.proactive.state();
         let found = proactive
             .projects
             .get(project)
@@ -939,7 +938,7 @@ impl Core {
         made: Option<Value>,
         now: u64,
     ) -> Result<Suggestion, Error> {
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         let list = &mut proactive
             .projects
             .entry(project.to_string())
@@ -994,7 +993,7 @@ impl Core {
     /// is tried again after the next decision).
     async fn prune_settled(&self, project: &str) {
         let gone: Vec<String> = {
-            let mut proactive = self.proactive.borrow_mut();
+            let mut proactive = self.proactive.state_mut();
             let Some(state) = proactive.projects.get_mut(project) else {
                 return;
             };
@@ -1027,7 +1026,7 @@ impl Core {
 
     /// The thinker's budget, read once from the store.
     async fn budget(&self) -> Budget {
-        if let Some(b) = self.proactive.borrow().budget {
+        if let Some(b) = self.proactive.state().budget {
             return b;
         }
         let stored = self
@@ -1042,7 +1041,7 @@ impl Core {
                 calls: r["calls"].as_u64().unwrap_or(0).min(u64::from(u32::MAX)) as u32,
             })
             .unwrap_or_default();
-        let mut proactive = self.proactive.borrow_mut();
+        let mut proactive = self.proactive.state_mut();
         *proactive.budget.get_or_insert(stored)
     }
 
@@ -1054,7 +1053,7 @@ impl Core {
         let project = self.current()?;
         self.ensure_settings().await?;
         self.ensure_proactive(&project).await?;
-        let config = self.settings.borrow().idle_thinking.clone();
+        let config = self.settings.read(|s| s.idle_thinking.clone());
         let now = self.env.clock.now_ms();
         let mut budget = self.budget().await;
         if budget.day != now / DAY_MS {
@@ -1079,7 +1078,7 @@ impl Core {
             return Ok(answer("no_model", budget));
         }
         let (last_edit, thinking, last_thought) = {
-            let proactive = self.proactive.borrow();
+            let proactive = self.proactive.state();
             let state = proactive.projects.get(&project);
             (
                 state.map_or(0, |s| s.last_edit_ms),
@@ -1108,7 +1107,7 @@ impl Core {
         // Count the call before making it (a crash mid-call does not give it back).
         budget.calls += 1;
         {
-            let mut proactive = self.proactive.borrow_mut();
+            let mut proactive = self.proactive.state_mut();
             proactive.budget = Some(budget);
             let state = proactive.projects.entry(project.clone()).or_default();
             state.thinking = true;
@@ -1120,7 +1119,7 @@ impl Core {
         let called = self
             .nested_text(THINKER_SYSTEM, &prompt, THINKER_MAX_TOKENS, None)
             .await;
-        if let Some(state) = self.proactive.borrow_mut().projects.get_mut(&project) {
+        if let Some(state) = self.proactive.state_mut().projects.get_mut(&project) {
             state.thinking = false;
         }
         let text = match called {
@@ -1143,8 +1142,8 @@ impl Core {
             }
         };
         let added = self
-            .mutate_in(&project, |_| {
-                let mut proactive = self.proactive.borrow_mut();
+            .mutate_on(On::project(&project), |_| {
+                let mut proactive = self.proactive.state_mut();
                 let state = proactive.projects.entry(project.clone()).or_default();
                 let mut added = Vec::new();
                 for proposal in proposals {
@@ -1213,7 +1212,7 @@ impl Core {
     /// fingerprint is taken of), and the titles it must not repeat.
     fn thinker_input(&self, s: &Session) -> (String, String, Vec<String>) {
         let project = s.project.id.as_str();
-        let proactive = self.proactive.borrow();
+        let proactive = self.proactive.state();
         let suggestions: &[Suggestion] = proactive
             .projects
             .get(project)
@@ -1261,6 +1260,3 @@ impl Core {
         (thinker_prompt(&input), basis, titles)
     }
 }
-
-/// A shared, interior-mutable [`Proactive`] (what `Shared` holds).
-pub(super) type ProactiveCell = RefCell<Proactive>;

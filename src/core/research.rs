@@ -16,7 +16,7 @@
 //! and the call answers `timeout`; the run goes on with its next step.
 //!
 //! The notes of a project are loaded from the store once (`meta` records `research:…`) and
-//! kept in memory (`Shared::research`).
+//! kept in memory (the core's `ResearchState` part).
 
 use futures_util::future::{select, Either};
 use serde::Deserialize;
@@ -24,7 +24,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::{invalid, Core, Touched};
+use super::{invalid, Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -106,7 +106,7 @@ fn read_text(note: &ResearchNote, updated: bool, cut: bool) -> String {
 impl Core {
     /// The research notes of `project`, loaded once.
     pub(super) async fn ensure_research(&self, project: &str) -> Result<(), Error> {
-        if self.research.borrow().contains_key(project) {
+        if self.research.loaded(project) {
             return Ok(());
         }
         let records = self
@@ -116,10 +116,7 @@ impl Core {
             .await?;
         let notes = records.iter().filter_map(ResearchNote::from_record);
         let loaded = Research::from_notes(notes);
-        self.research
-            .borrow_mut()
-            .entry(project.to_string())
-            .or_insert(loaded);
+        self.research.load(project, loaded);
         Ok(())
     }
 
@@ -131,7 +128,7 @@ impl Core {
         abort: Option<&AbortSignal>,
         step: impl std::future::Future<Output = Result<T, ToolError>>,
     ) -> Result<T, StepError> {
-        let ms = self.settings.borrow().tool_timeout_ms(tool);
+        let ms = self.settings.read(|s| s.tool_timeout_ms(tool));
         let Some(llm) = self.llm() else {
             return Err(StepError::Failed(ToolError::new(
                 "failed",
@@ -224,7 +221,7 @@ impl Core {
                         meta(started),
                     ),
                     StepError::Failed(mut error) => {
-                        error.message = self.settings.borrow().redact(&error.message);
+                        error.message = self.settings.read(|s| s.redact(&error.message));
                         ToolResult::error(&error, meta(started))
                     }
                 };
@@ -257,10 +254,8 @@ impl Core {
     /// Count one `research_url` call of `run` against `researchPerRun`.
     fn rate_check(&self, run: Option<&str>) -> Result<(), ToolError> {
         let Some(run) = run else { return Ok(()) };
-        let limit = self.settings.borrow().research_per_run;
-        let mut counts = self.research_runs.borrow_mut();
-        let count = counts.entry(run.to_string()).or_default();
-        if *count >= limit {
+        let limit = self.settings.read(|s| s.research_per_run);
+        if !self.research.count_page(run, limit) {
             return Err(ToolError::new(
                 "rate_limited",
                 format!(
@@ -268,13 +263,12 @@ impl Core {
                 ),
             ));
         }
-        *count += 1;
         Ok(())
     }
 
     /// Forget a run's research count (the run ended).
     pub(super) fn forget_research_run(&self, run: &str) {
-        self.research_runs.borrow_mut().remove(run);
+        self.research.forget_run(run);
     }
 
     /// Check, fetch and read one page: the page as a note to keep, and whether it was cut
@@ -284,7 +278,7 @@ impl Core {
         address: &str,
         abort: Option<&AbortSignal>,
     ) -> Result<(Fetched, bool), StepError> {
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let checked = url::check(address, settings.research_allow_private)
             .map_err(|e| StepError::Failed(ToolError::new(e.code(), e.to_string())))?;
         let target = if settings.research_proxy.is_empty() {
@@ -461,11 +455,9 @@ impl Core {
         finish: impl FnOnce(&ResearchNote, bool) -> (ToolResult, persist::AuditRecord),
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let now = self.env.clock.now_ms();
-        let upserted = {
-            let mut all = self.research.borrow_mut();
-            let notes = all.entry(project.to_string()).or_default();
+        let upserted = self.research.update(project, |notes| {
             notes.upsert(project, page, asked_by, now, || self.env.ids.next_id())
-        };
+        });
         let (result, audit) = finish(&upserted.note, upserted.updated);
         let touched = Touched {
             audit: Some(audit),
@@ -478,7 +470,9 @@ impl Core {
             ..Touched::default()
         };
         let kept = self
-            .mutate_held(project, hold, |_| Ok(((result, Vec::new()), touched)))
+            .mutate_on(On::project(project).held(hold), |_| {
+                Ok(((result, Vec::new()), touched))
+            })
             .await?;
         self.emit(
             "research_changed",
@@ -501,12 +495,12 @@ impl Core {
             ));
         }
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-        let all = self.research.borrow();
-        let notes = all.get(project);
-        let total = notes.map_or(0, Research::len);
-        let hits = notes
-            .map(|n| n.search(&args.query, limit))
-            .unwrap_or_default();
+        let (total, hits) = self.research.read(project, |notes| {
+            let hits = notes
+                .map(|n| n.search(&args.query, limit))
+                .unwrap_or_default();
+            (notes.map_or(0, Research::len), hits)
+        });
         let text = if hits.is_empty() {
             if total == 0 {
                 "There are no research notes yet: read pages with research_url, or ask the writer to research from the Research panel.".to_string()
@@ -540,13 +534,13 @@ impl Core {
     pub(super) async fn research_list(&self) -> Result<Value, Error> {
         let project = self.current()?;
         self.ensure_research(&project).await?;
-        let all = self.research.borrow();
-        let notes = all.get(&project);
-        Ok(json!({
-            "notes": notes.map(|n| n.list().into_iter().map(ResearchNote::summary).collect::<Vec<_>>()).unwrap_or_default(),
-            "count": notes.map_or(0, Research::len),
-            "bytes": notes.map_or(0, Research::bytes),
-            "limits": {"notes": research::MAX_NOTES, "bytes": research::MAX_BYTES},
+        Ok(self.research.read(&project, |notes| {
+            json!({
+                "notes": notes.map(|n| n.list().into_iter().map(ResearchNote::summary).collect::<Vec<_>>()).unwrap_or_default(),
+                "count": notes.map_or(0, Research::len),
+                "bytes": notes.map_or(0, Research::bytes),
+                "limits": {"notes": research::MAX_NOTES, "bytes": research::MAX_BYTES},
+            })
         }))
     }
 
@@ -554,11 +548,7 @@ impl Core {
     pub(super) async fn research_delete(&self, p: DeleteResearch) -> Result<Value, Error> {
         let project = self.current()?;
         self.ensure_research(&project).await?;
-        let gone = self
-            .research
-            .borrow_mut()
-            .get_mut(&project)
-            .and_then(|n| n.delete(&p.id));
+        let gone = self.research.delete(&project, &p.id);
         let Some(note) = gone else {
             return Err(Error::from(ToolError::not_found(format!(
                 "no research note '{}' in this project; research_list shows them",
@@ -566,7 +556,7 @@ impl Core {
             ))));
         };
         let key = research::record_key(&project, &note.id);
-        self.mutate_in(&project, |_| {
+        self.mutate_on(On::project(&project), |_| {
             Ok((
                 (),
                 Touched {
@@ -587,12 +577,11 @@ impl Core {
     /// The research notes of `project` for its export.
     pub(super) async fn research_for_export(&self, project: &str) -> Result<Vec<Value>, Error> {
         self.ensure_research(project).await?;
-        Ok(self
-            .research
-            .borrow()
-            .get(project)
-            .map(|n| n.list().into_iter().map(crate::error::to_json).collect())
-            .unwrap_or_default())
+        Ok(self.research.read(project, |notes| {
+            notes
+                .map(|n| n.list().into_iter().map(crate::error::to_json).collect())
+                .unwrap_or_default()
+        }))
     }
 
     /// Check the research notes of an imported document (before anything is stored).
@@ -643,9 +632,7 @@ impl Core {
             }
             self.env.store.commit(batch).await?;
         }
-        self.research
-            .borrow_mut()
-            .insert(project.to_string(), Research::from_notes(notes));
+        self.research.set(project, Research::from_notes(notes));
         Ok(())
     }
 

@@ -7,66 +7,22 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::tree::{Frame, Node, Tree};
-use super::{invalid, Core, Touched};
+use super::run_state::{Node, PausedRun, Start, Tree};
+use super::{invalid, Core, On, Touched};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, RunEnd, RunEvent, TreeState};
 use crate::commands::Origin;
 use crate::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
 use crate::error::Error;
-use crate::llm::{Message, Role, Usage};
+use crate::llm::Usage;
 use crate::session;
 use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
 use crate::store::{Batch, Table};
 use crate::tools::{ToolError, ToolResult};
-
-/// Most messages of a project's conversation kept for the next run (older turns are
-/// dropped whole).
-const MAX_CONVERSATION_MESSAGES: usize = 60;
-
-/// A run paused for the writer's approval, as saved: the tree's root frame (the older,
-/// single-agent records have the same fields) and what the whole tree shares.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct PausedRun {
-    pub(super) project: String,
-    pub(super) run_id: String,
-    #[serde(flatten)]
-    pub(super) root: Frame,
-    /// The run's single-use guards.
-    #[serde(default)]
-    pub(super) guards: std::collections::BTreeSet<String>,
-    /// Model calls and tokens of the whole tree so far, and its bounds.
-    #[serde(default)]
-    pub(super) tree_steps: usize,
-    #[serde(default)]
-    pub(super) tree_usage: Usage,
-    #[serde(default)]
-    pub(super) max_steps: Option<usize>,
-    #[serde(default)]
-    pub(super) token_budget: Option<u64>,
-    /// The tree's undo group (so a resumed run stays one group).
-    #[serde(default)]
-    pub(super) group: Option<String>,
-}
-
-/// Where a tree's drive starts.
-pub(super) enum Start {
-    /// A new run: the root and its opening messages.
-    Fresh(Node, Vec<Message>),
-    /// A paused tree whose waiting calls all have results.
-    Resume(Frame),
-}
-
-/// A run in progress.
-pub(super) struct RunHandle {
-    project: String,
-    abort: AbortSignal,
-}
 
 /// `run` params.
 #[derive(Deserialize, TS)]
@@ -128,13 +84,13 @@ pub(super) struct AbortParams {
 impl Core {
     /// Read the stored settings once.
     pub(super) async fn ensure_settings(&self) -> Result<(), Error> {
-        if self.settings_loaded.get() {
+        if self.settings.loaded() {
             return Ok(());
         }
         let stored = self.env.store.get(Table::Meta, SETTINGS_KEY).await?;
-        if !self.settings_loaded.replace(true) {
+        if self.settings.mark_loaded() {
             if let Some(record) = stored {
-                *self.settings.borrow_mut() = Settings::from_record(&record);
+                self.settings.set(Settings::from_record(&record));
             }
         }
         Ok(())
@@ -142,7 +98,7 @@ impl Core {
 
     pub(super) async fn get_settings(&self) -> Result<Value, Error> {
         self.ensure_settings().await?;
-        Ok(self.settings.borrow().public())
+        Ok(self.settings.read(|s| s.public()))
     }
 
     /// Change the settings: all of the patch or, if any field is wrong, nothing. Stored
@@ -151,68 +107,45 @@ impl Core {
         self.ensure_settings().await?;
         let next = self
             .settings
-            .borrow()
-            .patched(
-                patch,
-                |name| self.registry.toolset(name).is_ok(),
-                |name| self.registry.definition(name).is_some(),
-            )
+            .read(|s| {
+                s.patched(
+                    patch,
+                    |name| self.registry.toolset(name).is_ok(),
+                    |name| self.registry.definition(name).is_some(),
+                )
+            })
             .map_err(|reason| invalid("set_settings", &reason))?;
         let mut batch = Batch::new();
         batch.put_value(Table::Meta, next.record());
         self.env.store.commit(batch).await?;
         let public = next.public();
-        *self.settings.borrow_mut() = next;
+        self.settings.set(next);
         self.emit("settings_changed", public.clone());
         Ok(public)
     }
 
     pub(super) async fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
-        let mut aborted = Vec::new();
         if let Some(id) = &p.run_id {
-            if !self.runs.borrow().contains_key(id) && self.abort_paused(id).await? {
+            if !self.runs.is_running(id) && self.abort_paused(id).await? {
                 return Ok(json!({ "aborted": [id] }));
             }
         }
-        let runs = self.runs.borrow();
-        for (id, handle) in runs.iter() {
-            if p.run_id.as_deref().is_none_or(|wanted| wanted == id) {
-                handle.abort.abort();
-                aborted.push(id.clone());
-            }
-        }
-        if let Some(id) = p.run_id.filter(|id| !runs.contains_key(id)) {
-            // The abort may overtake its run's start (the run awaits storage before it is
-            // registered): remember it, so that run ends as soon as it begins.
-            let mut early = self.early_aborts.borrow_mut();
-            if early.len() >= 64 {
-                early.pop_first();
-            }
-            early.insert(id);
-        }
+        let aborted = self.runs.abort(p.run_id.as_deref());
         Ok(json!({ "aborted": aborted }))
     }
 
     /// Abort every run going on in `project` (it is being deleted).
     pub(super) fn abort_project_runs(&self, project: &str) {
-        for handle in self.runs.borrow().values().filter(|h| h.project == project) {
-            handle.abort.abort();
-        }
+        self.runs.abort_project(project);
     }
 
     pub(super) fn next_jitter(&self) -> f64 {
-        // xorshift64*: backoff jitter needs spread, not secrecy.
-        let mut x = self.jitter.get() ^ self.env.clock.now_ms();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.jitter.set(x);
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+        self.model.next_jitter(self.env.clock.now_ms())
     }
 
     pub(super) fn emit_run(&self, run: &str, mut data: Value) {
         data["run"] = json!(run);
-        if let Some((job, unit)) = super::jobs::job_of_run(run) {
+        if let Some((job, unit)) = super::run_state::job_of_run(run) {
             data["job"] = json!(job);
             data["unit"] = json!(unit);
         }
@@ -226,7 +159,7 @@ impl Core {
             return Err(invalid("run", "'prompt' must not be empty"));
         }
         self.ensure_settings().await?;
-        let settings = self.settings.borrow().clone();
+        let settings = self.settings.get();
         let provider = settings.provider_config().map_err(Error::NoModel)?;
         if self.llm().is_none() {
             return Err(Error::NoModel(
@@ -251,7 +184,7 @@ impl Core {
             Some(id) if id.trim().is_empty() || id.len() > 200 => {
                 return Err(invalid("run", "'runId' must be 1 to 200 characters"))
             }
-            Some(id) if self.runs.borrow().contains_key(&id) => {
+            Some(id) if self.runs.is_running(&id) => {
                 return Err(Error::Busy(format!("a run with id '{id}' is going on")))
             }
             Some(id) => id,
@@ -301,6 +234,20 @@ impl Core {
             Default::default(),
         )
         .await
+    }
+
+    /// The agent a run with params `params` (a `run` request's, or a job's) starts with;
+    /// params that do not fit are an `invalid_params` error of `request`.
+    pub(super) fn entry_spec_of(
+        &self,
+        catalog: &Catalog,
+        settings: &Settings,
+        params: &Value,
+        request: &str,
+    ) -> Result<AgentSpec, Error> {
+        let run: RunParams =
+            serde_json::from_value(params.clone()).map_err(|e| invalid(request, &e.to_string()))?;
+        self.entry_spec(catalog, settings, &run)
     }
 
     /// The agent a `run` starts with.
@@ -418,17 +365,7 @@ impl Core {
             Start::Fresh(node, _) => node.spec.clone(),
             Start::Resume(frame) => frame.spec.clone(),
         };
-        if self.early_aborts.borrow_mut().remove(&run_id) {
-            tree.abort.abort();
-        }
-        self.guards.borrow_mut().insert(run_id.clone(), guards);
-        self.runs.borrow_mut().insert(
-            run_id.clone(),
-            RunHandle {
-                project: project.clone(),
-                abort: tree.abort.clone(),
-            },
-        );
+        self.runs.begin(&run_id, &project, &tree.abort, guards);
         // One undo group for the whole tree, kept across pauses.
         if tree.group.borrow().is_empty() {
             *tree.group.borrow_mut() = self.env.ids.next_id();
@@ -449,17 +386,17 @@ impl Core {
         // The writer's next typing starts a group of its own (the project may have been
         // deleted meanwhile).
         let _ = self
-            .mutate_in(&project, |s| {
+            .mutate_on(On::project(&project), |s| {
                 s.history.seal();
                 Ok(((), Touched::default()))
             })
             .await;
-        self.runs.borrow_mut().remove(&run_id);
+        self.runs.end(&run_id);
         self.forget_research_run(&run_id);
         let end = match end {
             Ok(end) => end,
             Err(e) => {
-                self.guards.borrow_mut().remove(&run_id);
+                self.runs.take_guards(&run_id);
                 self.drop_cards(&project, &run_id);
                 let message = e.to_string();
                 self.emit_run(
@@ -471,7 +408,7 @@ impl Core {
         };
         let outcome = end.outcome;
         if let (RunEnd::Paused { .. }, Some(frame)) = (&outcome.end, end.frame) {
-            let guards = self.guards.borrow_mut().remove(&run_id).unwrap_or_default();
+            let guards = self.runs.take_guards(&run_id);
             let paused = PausedRun {
                 project: project.clone(),
                 run_id: run_id.clone(),
@@ -503,7 +440,7 @@ impl Core {
             self.emit_run(&run_id, event);
             return Ok(result);
         }
-        self.guards.borrow_mut().remove(&run_id);
+        self.runs.take_guards(&run_id);
         self.drop_cards(&project, &run_id);
         if matches!(outcome.end, RunEnd::Aborted) {
             // Calls that waited for approval when the run was aborted are no longer asked.
@@ -584,10 +521,10 @@ impl Core {
             .await
         {
             Ok((result, edits)) => {
-                if super::approvals::is_approval_required(&result) {
+                if super::run_state::is_approval_required(&result) {
                     let record =
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
-                    let mut event = super::approvals::approval_card(&record);
+                    let mut event = super::run_state::approval_card(&record);
                     event["type"] = json!("approval_requested");
                     self.emit_run(run_id, tagged(event));
                 }
@@ -607,34 +544,4 @@ impl Core {
             ),
         }
     }
-}
-
-/// An event's text with secrets taken out (a provider may echo the key in an error).
-pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
-    if !settings.has_secrets() {
-        return data;
-    }
-    let text = data.to_string();
-    let clean = settings.redact(&text);
-    if clean == text {
-        data
-    } else {
-        serde_json::from_str::<serde_json::Value>(&clean).unwrap_or(data)
-    }
-}
-
-/// Keep at most [`MAX_CONVERSATION_MESSAGES`], cutting only before a user message so every
-/// tool call keeps its result.
-pub(super) fn trim_conversation(messages: &mut Vec<Message>) {
-    if messages.len() <= MAX_CONVERSATION_MESSAGES {
-        return;
-    }
-    let excess = messages.len() - MAX_CONVERSATION_MESSAGES;
-    let cut = messages
-        .iter()
-        .enumerate()
-        .skip(excess)
-        .find(|(_, m)| m.role == Role::User)
-        .map_or(messages.len(), |(i, _)| i);
-    messages.drain(..cut);
 }

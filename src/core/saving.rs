@@ -199,14 +199,11 @@ struct InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        let notify = match self.core.sessions.try_borrow_mut() {
-            Ok(mut sessions) => sessions.get_mut(&self.project).map(|open| {
-                open.saving = false;
-                open.attempts += 1;
-                Rc::clone(&open.notify)
-            }),
-            Err(_) => None,
-        };
+        let notify = self.core.projects.try_update(&self.project, |open| {
+            open.saving = false;
+            open.attempts += 1;
+            Rc::clone(&open.notify)
+        });
         if let Some(notify) = notify {
             notify.notify_all();
         }
@@ -225,21 +222,16 @@ impl Core {
     /// returns when it is committed, or with the error of the save that failed to write it
     /// (already reported to the page as `storage_error`; it stays pending).
     pub(super) async fn flush(&self, project: &str, lazy: bool) -> Result<(), StoreError> {
-        let Some(target) = self
-            .sessions
-            .borrow()
-            .get(project)
-            .map(|open| open.pending.seq())
-        else {
+        let Some(target) = self.projects.read(project, |open| open.pending.seq()) else {
             return Ok(());
         };
         let mut waited_from: Option<u64> = None;
         loop {
             let step = {
-                let mut sessions = self.sessions.borrow_mut();
-                let Some(open) = sessions.get_mut(project) else {
+                let Ok(mut open) = self.projects.open_mut(project) else {
                     return Ok(());
                 };
+                let open = &mut *open;
                 match waited_from {
                     // A save that ended while we waited and held our changes failed.
                     Some(from) if open.attempts > from => match &open.failed {
@@ -305,11 +297,7 @@ impl Core {
                                         other => StoreError::Failed(other.to_string()),
                                     });
                                 }
-                                let rebuilt = {
-                                    let sessions = self.sessions.borrow();
-                                    let Some(open) = sessions.get(project) else {
-                                        break Ok(());
-                                    };
+                                let rebuilt = self.projects.read(project, |open| {
                                     pending::batch(
                                         &open.session,
                                         &open.pending,
@@ -318,6 +306,9 @@ impl Core {
                                         self.env.clock.now_ms(),
                                         lazy,
                                     )
+                                });
+                                let Some(rebuilt) = rebuilt else {
+                                    break Ok(());
                                 };
                                 match rebuilt {
                                     Ok((b, r)) => {
@@ -331,20 +322,13 @@ impl Core {
                             other => break other,
                         }
                     };
-                    {
-                        let mut sessions = self.sessions.borrow_mut();
-                        if let Some(open) = sessions.get_mut(project) {
-                            match &result {
-                                Ok(()) => {
-                                    open.pending.committed(&receipt);
-                                    open.stored.apply(&receipt);
-                                }
-                                Err(e) => {
-                                    open.failed = Some((open.attempts + 1, receipt.seq, e.clone()))
-                                }
-                            }
+                    self.projects.update(project, |open| match &result {
+                        Ok(()) => {
+                            open.pending.committed(&receipt);
+                            open.stored.apply(&receipt);
                         }
-                    }
+                        Err(e) => open.failed = Some((open.attempts + 1, receipt.seq, e.clone())),
+                    });
                     drop(guard);
                     match result {
                         Ok(()) => self.emit(
@@ -370,10 +354,10 @@ impl Core {
         let loaded = self.load_session(project).await?;
         let now = self.env.clock.now_ms();
         let summary = {
-            let mut sessions = self.sessions.borrow_mut();
-            let Some(open) = sessions.get_mut(project) else {
+            let Ok(mut open) = self.projects.open_mut(project) else {
                 return Ok(());
             };
+            let open = &mut *open;
             let merged = match loaded {
                 Some(theirs) => merge::merge(
                     Ours {

@@ -1,11 +1,12 @@
 //! Runs as trees: an agent's run, and the sub-agents it calls through routing tools, each in
-//! a fresh temporary session.
+//! a fresh agent session.
 //!
-//! A routing call really runs the sub-agent: a unique session id (agent, project, time and
-//! a counter), a conversation of its own that starts with the task the call passes (nothing
-//! of the caller's conversation), its own toolbox, and its reply tool. Its answer (the reply
-//! tool's arguments, or its final text) is the routing call's result, and the session ends:
-//! [`Shared::open_sessions`] counts the sessions alive, so a test can see none linger.
+//! A routing call really runs the sub-agent: a unique agent-session id (agent, project, time
+//! and a counter), a conversation of its own that starts with the task the call passes
+//! (nothing of the caller's conversation), its own toolbox, and its reply tool. Its answer
+//! (the reply tool's arguments, or its final text) is the routing call's result, and the
+//! agent session ends: [`Core::open_agent_sessions`] counts the agent sessions alive, so a
+//! test can see none linger. (The protocol names them `session` in events and records.)
 //!
 //! The whole tree shares one abort signal, one step and token budget ([`TreeState`]), the
 //! call ids (unique per tree) and one undo group (each entry keeps its agent's origin). An
@@ -18,299 +19,18 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use futures_util::future::LocalBoxFuture;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 
+use super::run_state::{provider_for, Frame, Node, NodeEnd, Tree};
 use super::Core;
 use crate::agent::spec::task_message;
-use crate::agent::{
-    self, AbortSignal, AgentSpec, Catalog, Delegation, RunContext, RunEnd, RunEvent, RunOutcome,
-    TreeState,
-};
+use crate::agent::{self, AgentSpec, Delegation, RunContext, RunEnd, RunEvent, RunOutcome};
 use crate::commands::Origin;
 use crate::llm::client::CallOptions;
-use crate::llm::{Message, ProviderConfig, RequestOptions, ToolCall, Usage};
+use crate::llm::{Message, RequestOptions, ToolCall, Usage};
 use crate::session;
-use crate::settings::Settings;
 use crate::tools::{ToolError, ToolResult};
-
-/// One level of a paused tree: an agent's conversation and the calls it waits for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Frame {
-    pub(super) spec: AgentSpec,
-    /// Agent names from the root to this one.
-    #[serde(default)]
-    pub(super) path: Vec<String>,
-    /// The temporary session's id (empty for the root).
-    #[serde(default)]
-    pub(super) session: String,
-    /// The tool this agent answers its caller with, if any.
-    #[serde(default)]
-    pub(super) reply_tool: Option<String>,
-    /// The calling agent, if any.
-    #[serde(default)]
-    pub(super) caller: Option<String>,
-    /// How the caller delegated (the result's shape).
-    #[serde(default)]
-    pub(super) delegation: Delegation,
-    /// The conversation so far (the paused calls without results).
-    pub(super) messages: Vec<Message>,
-    pub(super) steps: usize,
-    pub(super) usage: Usage,
-    /// The calls waiting: for the writer's approval, or for a paused sub-agent.
-    pub(super) pending: Vec<ToolCall>,
-    /// Results of waiting calls decided so far (call id → result text).
-    #[serde(default)]
-    pub(super) results: BTreeMap<String, String>,
-    /// The paused sub-agents, by the routing call that runs them (saved as a JSON object).
-    #[serde(default)]
-    pub(super) children: BTreeMap<String, Frame>,
-    /// Files this agent (and its sub-agents) changed so far.
-    #[serde(default)]
-    pub(super) files_changed: Vec<String>,
-}
-
-impl Frame {
-    /// Record the result of waiting call `call_id` wherever it waits in the tree. False if
-    /// no frame waits for it.
-    pub(super) fn record(&mut self, call_id: &str, text: String) -> bool {
-        if self
-            .pending
-            .iter()
-            .any(|c| c.id == call_id && !self.children.contains_key(call_id))
-        {
-            self.results.insert(call_id.to_string(), text);
-            return true;
-        }
-        let mut text = Some(text);
-        for (_, child) in self.children.iter_mut() {
-            if let Some(t) = text.take() {
-                if child.record(call_id, t.clone()) {
-                    return true;
-                }
-                text = Some(t);
-            }
-        }
-        false
-    }
-
-    /// Whether waiting call `call_id` (for the writer's approval) still has no result
-    /// anywhere in the tree.
-    pub(super) fn waits_for(&self, call_id: &str) -> bool {
-        self.pending.iter().any(|c| {
-            c.id == call_id
-                && !self.children.contains_key(call_id)
-                && !self.results.contains_key(call_id)
-        }) || self.children.values().any(|child| child.waits_for(call_id))
-    }
-
-    /// Whether every waiting call in the tree has its result (the tree can resume).
-    pub(super) fn ready(&self) -> bool {
-        self.pending.iter().all(|c| match self.children.get(&c.id) {
-            Some(child) => child.ready(),
-            None => self.results.contains_key(&c.id),
-        })
-    }
-
-    /// The paused sub-agents, taken out to be removed one by one.
-    fn take_children(&mut self) -> BTreeMap<String, Frame> {
-        std::mem::take(&mut self.children)
-    }
-
-    /// Every call id of the tree's conversations (so new ones stay unique).
-    fn call_ids(&self, into: &mut std::collections::BTreeSet<String>) {
-        for m in &self.messages {
-            into.extend(m.tool_calls.iter().map(|c| c.id.clone()));
-        }
-        for child in self.children.values() {
-            child.call_ids(into);
-        }
-    }
-
-    /// Give every waiting call without a result an `aborted` result, down the tree, and
-    /// return the root's conversation completed.
-    pub(super) fn complete_aborted(mut self) -> Vec<Message> {
-        let mut children = self.take_children();
-        for call in self.pending.clone() {
-            if let Some(child) = children.remove(&call.id) {
-                let _ = child.complete_aborted();
-                self.results
-                    .insert(call.id.clone(), agent::aborted_result().to_text());
-            }
-        }
-        agent::complete_paused(&mut self.messages, &self.pending, &self.results);
-        self.messages
-    }
-}
-
-/// Who a node of the tree is.
-#[derive(Clone)]
-pub(super) struct Node {
-    pub(super) spec: AgentSpec,
-    pub(super) path: Vec<String>,
-    pub(super) session: String,
-    pub(super) reply_tool: Option<String>,
-    pub(super) caller: Option<String>,
-    pub(super) delegation: Delegation,
-}
-
-impl Node {
-    /// The root of a tree.
-    pub(super) fn root(spec: AgentSpec) -> Self {
-        Self {
-            path: vec![spec.name.clone()],
-            spec,
-            session: String::new(),
-            reply_tool: None,
-            caller: None,
-            delegation: Delegation::Route,
-        }
-    }
-
-    fn of(frame: &Frame) -> Self {
-        Self {
-            spec: frame.spec.clone(),
-            path: frame.path.clone(),
-            session: frame.session.clone(),
-            reply_tool: frame.reply_tool.clone(),
-            caller: frame.caller.clone(),
-            delegation: frame.delegation,
-        }
-    }
-
-    fn path_text(&self) -> String {
-        self.path.join(" › ")
-    }
-
-    /// What every event of this node carries: its agent, path and (for a sub-agent) session.
-    fn tags(&self) -> Value {
-        let mut tags = json!({"agent": self.spec.name, "path": self.path_text()});
-        if !self.session.is_empty() {
-            tags["session"] = json!(self.session);
-        }
-        tags
-    }
-}
-
-/// What a node's run came to.
-pub(super) struct NodeEnd {
-    pub(super) outcome: RunOutcome,
-    /// Files the node (and its sub-agents) changed.
-    pub(super) files: Vec<String>,
-    /// Its state, when it paused.
-    pub(super) frame: Option<Frame>,
-}
-
-/// A running tree.
-pub(super) struct Tree {
-    pub(super) project: String,
-    pub(super) run_id: String,
-    pub(super) abort: AbortSignal,
-    pub(super) state: TreeState,
-    pub(super) catalog: Catalog,
-    pub(super) settings: Settings,
-    pub(super) provider: ProviderConfig,
-    /// Paused sub-agents of the levels now running, by routing call id.
-    paused: RefCell<BTreeMap<String, Frame>>,
-    /// The tree's undo group: every edit of every agent in it joins it (kept across a pause).
-    pub(super) group: RefCell<String>,
-    /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
-    /// saved with the unit's progress mark (see `jobs.rs`).
-    pub(super) hold: Option<String>,
-    /// The tree may not overwrite what it wrote (a job without `allowOverwrite`).
-    pub(super) no_overwrite: bool,
-}
-
-impl Tree {
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        project: String,
-        run_id: String,
-        abort: AbortSignal,
-        state: TreeState,
-        catalog: Catalog,
-        settings: Settings,
-        provider: ProviderConfig,
-    ) -> Self {
-        Self {
-            project,
-            run_id,
-            abort,
-            state,
-            catalog,
-            settings,
-            provider,
-            paused: RefCell::new(BTreeMap::new()),
-            group: RefCell::new(String::new()),
-            hold: None,
-            no_overwrite: false,
-        }
-    }
-
-    /// Note the call ids of a paused tree, so new ones stay unique.
-    pub(super) fn take_ids(&self, frame: &Frame) {
-        frame.call_ids(&mut self.state.call_ids.borrow_mut());
-    }
-
-    /// The agents of the tree that may call `tool`, said for the model.
-    fn who_may_call(
-        &self,
-        root: &str,
-        tool: &str,
-        registry: &crate::tools::ToolRegistry,
-    ) -> String {
-        let may: Vec<String> = self
-            .catalog
-            .reachable(root)
-            .into_iter()
-            .filter(|a| {
-                a.tools.iter().any(|t| t == tool)
-                    || a.toolset.as_ref().is_some_and(|set| {
-                        registry
-                            .toolset(set)
-                            .is_ok_and(|defs| defs.iter().any(|d| d.name == tool))
-                    })
-            })
-            .map(|a| a.name.clone())
-            .collect();
-        if may.is_empty() {
-            String::new()
-        } else {
-            format!("only these agents may call it: {}", may.join(", "))
-        }
-    }
-}
-
-/// The model provider for an agent: the configured one, with the agent's model and
-/// temperature.
-pub(super) fn provider_for(
-    spec: &AgentSpec,
-    settings: &Settings,
-    base: &ProviderConfig,
-) -> Result<(ProviderConfig, Option<f64>), String> {
-    let mut provider = base.clone();
-    let mut temperature = settings.temperature;
-    if let Some(model) = &spec.model {
-        if let Some(kind) = &model.provider {
-            let wanted: crate::llm::ProviderKind = kind.parse()?;
-            if wanted != base.kind {
-                return Err(format!(
-                    "agent '{}' asks for the {kind} provider, but the settings configure another; change the settings or the agent's 'model.provider'",
-                    spec.name
-                ));
-            }
-        }
-        if let Some(name) = &model.model {
-            provider.model = name.clone();
-        }
-        if model.temperature.is_some() {
-            temperature = model.temperature;
-        }
-    }
-    Ok((provider, temperature))
-}
 
 impl Core {
     /// Run one node of `tree` from `messages` (its opening, or a paused conversation
@@ -437,7 +157,7 @@ impl Core {
             let mut jitter = || self.next_jitter();
             let mut on_event = |event: RunEvent| {
                 let data = crate::error::to_json(&event);
-                let mut data = super::run::redacted(settings, data);
+                let mut data = super::run_state::redacted(settings, data);
                 if let (Some(data), Some(tags)) = (data.as_object_mut(), node.tags().as_object()) {
                     for (k, v) in tags {
                         data.insert(k.clone(), v.clone());
@@ -482,7 +202,7 @@ impl Core {
                     Some(Frame {
                         spec: node.spec.clone(),
                         path: node.path.clone(),
-                        session: node.session.clone(),
+                        agent_session: node.agent_session.clone(),
                         reply_tool: node.reply_tool.clone(),
                         caller: node.caller.clone(),
                         delegation: node.delegation,
@@ -522,7 +242,7 @@ impl Core {
                     continue;
                 };
                 let child_node = Node::of(&child);
-                self.session_opened(tree, &child_node, &call.id, "session_resumed");
+                self.agent_session_opened(tree, &child_node, &call.id, "session_resumed");
                 let end = self.resume_node(tree, child).await;
                 let (result, changed) = self.sub_agent_result(tree, &child_node, &call, end);
                 files.extend(changed);
@@ -582,9 +302,8 @@ impl Core {
                 Vec::new(),
             );
         };
-        let n = self.session_seq.get() + 1;
-        self.session_seq.set(n);
-        let session = format!(
+        let n = self.agents.next_session();
+        let agent_session = format!(
             "sub_agent_{}_{}_{}_{n}",
             spec.name,
             tree.project,
@@ -596,12 +315,12 @@ impl Core {
         let node = Node {
             spec,
             path,
-            session,
+            agent_session,
             reply_tool,
             caller: Some(caller.spec.name.clone()),
             delegation: caller.spec.delegation,
         };
-        self.session_opened(tree, &node, &call.id, "session_started");
+        self.agent_session_opened(tree, &node, &call.id, "session_started");
         let task = task_message(
             &caller.spec.name,
             caller.spec.delegation,
@@ -643,7 +362,7 @@ impl Core {
         }
     }
 
-    /// A sub-agent's end as its routing call's result; its session ends (or, paused, is
+    /// A sub-agent's end as its routing call's result; its agent session ends (or, paused, is
     /// put away until the writer decides).
     fn sub_agent_result(
         &self,
@@ -657,8 +376,7 @@ impl Core {
             files,
             frame,
         } = end;
-        self.open_sessions
-            .set(self.open_sessions.get().saturating_sub(1));
+        self.agents.session_closed();
         let status = match &outcome.end {
             RunEnd::Finished => "finished",
             RunEnd::MaxSteps => "max_steps",
@@ -673,7 +391,7 @@ impl Core {
                 "type": if frame.is_some() { "session_paused" } else { "session_ended" },
                 "agent": node.spec.name,
                 "path": node.path_text(),
-                "session": node.session,
+                "session": node.agent_session,
                 "callId": call.id,
                 "status": status,
                 "steps": outcome.steps,
@@ -687,7 +405,7 @@ impl Core {
             RunEnd::Finished => {
                 let mut data = json!({
                     "agent": node.spec.name,
-                    "session": node.session,
+                    "session": node.agent_session,
                 });
                 match node.delegation {
                     Delegation::AssignTask => {
@@ -721,7 +439,7 @@ impl Core {
                             if outcome.text.is_empty() { "nothing" } else { &outcome.text }
                         ),
                     )
-                    .with_details(json!({"agent": node.spec.name, "session": node.session, "files_changed": files})),
+                    .with_details(json!({"agent": node.spec.name, "session": node.agent_session, "files_changed": files})),
                     meta,
                 )
             }
@@ -729,16 +447,16 @@ impl Core {
         (SubResult::Done(result), files)
     }
 
-    /// A sub-agent's session is alive: counted and announced.
-    fn session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
-        self.open_sessions.set(self.open_sessions.get() + 1);
+    /// A sub-agent's agent session is alive: counted and announced.
+    fn agent_session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
+        self.agents.session_opened();
         self.emit_run(
             &tree.run_id,
             json!({
                 "type": kind,
                 "agent": node.spec.name,
                 "path": node.path_text(),
-                "session": node.session,
+                "session": node.agent_session,
                 "callId": call_id,
                 "caller": node.caller,
             }),

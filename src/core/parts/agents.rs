@@ -1,0 +1,114 @@
+//! Agents: each project's defined agents and its conversation with each agent a run started
+//! with, as loaded from the store, and the agent sessions that sub-agents run in.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use crate::agent::AgentSpec;
+use crate::llm::Message;
+
+/// Owns the defined agents, the kept conversations and the agent-session counters.
+#[derive(Default)]
+pub(in crate::core) struct Agents {
+    /// Each project's defined agents (loaded once from the store).
+    defined: RefCell<BTreeMap<String, Vec<AgentSpec>>>,
+    /// Each project's conversation with each agent a run started with (without the system
+    /// prompt), by project and agent.
+    conversations: RefCell<BTreeMap<(String, String), Vec<Message>>>,
+    /// Agent sessions alive now (a finished run leaves none).
+    open_sessions: Cell<usize>,
+    /// Numbers agent sessions.
+    session_seq: Cell<u64>,
+}
+
+impl Agents {
+    /// The defined agents of `project`, if they were loaded.
+    pub(in crate::core) fn defined(&self, project: &str) -> Option<Vec<AgentSpec>> {
+        self.defined.borrow().get(project).cloned()
+    }
+
+    /// Keep `specs` as the defined agents of `project`.
+    pub(in crate::core) fn set_defined(&self, project: &str, specs: Vec<AgentSpec>) {
+        self.defined.borrow_mut().insert(project.to_string(), specs);
+    }
+
+    /// Add `spec` to the defined agents of `project`, replacing the one of its name.
+    pub(in crate::core) fn define(&self, project: &str, spec: AgentSpec) {
+        let mut defined = self.defined.borrow_mut();
+        let list = defined.entry(project.to_string()).or_default();
+        list.retain(|a| a.name != spec.name);
+        list.push(spec);
+    }
+
+    /// Drop the defined agent `name` of `project`.
+    pub(in crate::core) fn undefine(&self, project: &str, name: &str) {
+        if let Some(list) = self.defined.borrow_mut().get_mut(project) {
+            list.retain(|a| a.name != name);
+        }
+    }
+
+    /// The kept conversation of `project` with `agent`, if it was loaded.
+    pub(in crate::core) fn conversation(&self, project: &str, agent: &str) -> Option<Vec<Message>> {
+        self.conversations
+            .borrow()
+            .get(&(project.to_string(), agent.to_string()))
+            .cloned()
+    }
+
+    /// Keep `messages` as the conversation of `project` with `agent` unless it was loaded
+    /// meanwhile.
+    pub(in crate::core) fn load_conversation(
+        &self,
+        project: &str,
+        agent: &str,
+        messages: Vec<Message>,
+    ) {
+        self.conversations
+            .borrow_mut()
+            .entry((project.to_string(), agent.to_string()))
+            .or_insert(messages);
+    }
+
+    /// Keep `messages` as the conversation of `project` with `agent`.
+    pub(in crate::core) fn set_conversation(
+        &self,
+        project: &str,
+        agent: &str,
+        messages: Vec<Message>,
+    ) {
+        self.conversations
+            .borrow_mut()
+            .insert((project.to_string(), agent.to_string()), messages);
+    }
+
+    /// Forget everything kept of `project` (it was deleted).
+    pub(in crate::core) fn forget_project(&self, project: &str) {
+        self.defined.borrow_mut().remove(project);
+        self.conversations
+            .borrow_mut()
+            .retain(|(p, _), _| p != project);
+    }
+
+    /// How many agent sessions are alive now.
+    pub(in crate::core) fn open_sessions(&self) -> usize {
+        self.open_sessions.get()
+    }
+
+    /// The number of a new agent session.
+    pub(in crate::core) fn next_session(&self) -> u64 {
+        let n = self.session_seq.get() + 1;
+        self.session_seq.set(n);
+        n
+    }
+
+    /// An agent session opened.
+    pub(in crate::core) fn session_opened(&self) {
+        self.open_sessions.set(self.open_sessions.get() + 1);
+    }
+
+    /// An agent session ended.
+    pub(in crate::core) fn session_closed(&self) {
+        self.open_sessions
+            .set(self.open_sessions.get().saturating_sub(1));
+    }
+}

@@ -1,0 +1,446 @@
+//! Run state: the data that runs, run trees, approvals and jobs share. A run tree's levels
+//! ([`Frame`], [`Node`], [`Tree`]), a run paused for the writer's approval ([`PausedRun`])
+//! and its record, the approval card a waiting call shows, the run ids of job units, and a
+//! run's kept conversation. `run.rs`, `tree.rs`, `approvals.rs` and `jobs.rs` use these and
+//! not each other; the [`Core`](super::Core) calls between them.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use serde_json::Value;
+
+use crate::agent::{self, AbortSignal, AgentSpec, Catalog, Delegation, RunOutcome, TreeState};
+use crate::llm::{Message, ProviderConfig, Role, ToolCall, Usage};
+use crate::settings::Settings;
+use crate::tools::ToolResult;
+
+/// One level of a paused tree: an agent's conversation and the calls it waits for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Frame {
+    pub(super) spec: AgentSpec,
+    /// Agent names from the root to this one.
+    #[serde(default)]
+    pub(super) path: Vec<String>,
+    /// The agent session's id (empty for the root).
+    #[serde(default, rename = "session")]
+    pub(super) agent_session: String,
+    /// The tool this agent answers its caller with, if any.
+    #[serde(default)]
+    pub(super) reply_tool: Option<String>,
+    /// The calling agent, if any.
+    #[serde(default)]
+    pub(super) caller: Option<String>,
+    /// How the caller delegated (the result's shape).
+    #[serde(default)]
+    pub(super) delegation: Delegation,
+    /// The conversation so far (the paused calls without results).
+    pub(super) messages: Vec<Message>,
+    pub(super) steps: usize,
+    pub(super) usage: Usage,
+    /// The calls waiting: for the writer's approval, or for a paused sub-agent.
+    pub(super) pending: Vec<ToolCall>,
+    /// Results of waiting calls decided so far (call id → result text).
+    #[serde(default)]
+    pub(super) results: BTreeMap<String, String>,
+    /// The paused sub-agents, by the routing call that runs them (saved as a JSON object).
+    #[serde(default)]
+    pub(super) children: BTreeMap<String, Frame>,
+    /// Files this agent (and its sub-agents) changed so far.
+    #[serde(default)]
+    pub(super) files_changed: Vec<String>,
+}
+
+impl Frame {
+    /// Record the result of waiting call `call_id` wherever it waits in the tree. False if
+    /// no frame waits for it.
+    pub(super) fn record(&mut self, call_id: &str, text: String) -> bool {
+        if self
+            .pending
+            .iter()
+            .any(|c| c.id == call_id && !self.children.contains_key(call_id))
+        {
+            self.results.insert(call_id.to_string(), text);
+            return true;
+        }
+        let mut text = Some(text);
+        for (_, child) in self.children.iter_mut() {
+            if let Some(t) = text.take() {
+                if child.record(call_id, t.clone()) {
+                    return true;
+                }
+                text = Some(t);
+            }
+        }
+        false
+    }
+
+    /// Whether waiting call `call_id` (for the writer's approval) still has no result
+    /// anywhere in the tree.
+    pub(super) fn waits_for(&self, call_id: &str) -> bool {
+        self.pending.iter().any(|c| {
+            c.id == call_id
+                && !self.children.contains_key(call_id)
+                && !self.results.contains_key(call_id)
+        }) || self.children.values().any(|child| child.waits_for(call_id))
+    }
+
+    /// Whether every waiting call in the tree has its result (the tree can resume).
+    pub(super) fn ready(&self) -> bool {
+        self.pending.iter().all(|c| match self.children.get(&c.id) {
+            Some(child) => child.ready(),
+            None => self.results.contains_key(&c.id),
+        })
+    }
+
+    /// The paused sub-agents, taken out to be removed one by one.
+    pub(super) fn take_children(&mut self) -> BTreeMap<String, Frame> {
+        std::mem::take(&mut self.children)
+    }
+
+    /// Every call id of the tree's conversations (so new ones stay unique).
+    pub(super) fn call_ids(&self, into: &mut std::collections::BTreeSet<String>) {
+        for m in &self.messages {
+            into.extend(m.tool_calls.iter().map(|c| c.id.clone()));
+        }
+        for child in self.children.values() {
+            child.call_ids(into);
+        }
+    }
+
+    /// Give every waiting call without a result an `aborted` result, down the tree, and
+    /// return the root's conversation completed.
+    pub(super) fn complete_aborted(mut self) -> Vec<Message> {
+        let mut children = self.take_children();
+        for call in self.pending.clone() {
+            if let Some(child) = children.remove(&call.id) {
+                let _ = child.complete_aborted();
+                self.results
+                    .insert(call.id.clone(), agent::aborted_result().to_text());
+            }
+        }
+        agent::complete_paused(&mut self.messages, &self.pending, &self.results);
+        self.messages
+    }
+}
+
+/// Who a node of the tree is.
+#[derive(Clone)]
+pub(super) struct Node {
+    pub(super) spec: AgentSpec,
+    pub(super) path: Vec<String>,
+    pub(super) agent_session: String,
+    pub(super) reply_tool: Option<String>,
+    pub(super) caller: Option<String>,
+    pub(super) delegation: Delegation,
+}
+
+impl Node {
+    /// The root of a tree.
+    pub(super) fn root(spec: AgentSpec) -> Self {
+        Self {
+            path: vec![spec.name.clone()],
+            spec,
+            agent_session: String::new(),
+            reply_tool: None,
+            caller: None,
+            delegation: Delegation::Route,
+        }
+    }
+
+    pub(super) fn of(frame: &Frame) -> Self {
+        Self {
+            spec: frame.spec.clone(),
+            path: frame.path.clone(),
+            agent_session: frame.agent_session.clone(),
+            reply_tool: frame.reply_tool.clone(),
+            caller: frame.caller.clone(),
+            delegation: frame.delegation,
+        }
+    }
+
+    pub(super) fn path_text(&self) -> String {
+        self.path.join(" › ")
+    }
+
+    /// What every event of this node carries: its agent, path and (for a sub-agent) agent
+    /// session.
+    pub(super) fn tags(&self) -> Value {
+        let mut tags = json!({"agent": self.spec.name, "path": self.path_text()});
+        if !self.agent_session.is_empty() {
+            tags["session"] = json!(self.agent_session);
+        }
+        tags
+    }
+}
+
+/// What a node's run came to.
+pub(super) struct NodeEnd {
+    pub(super) outcome: RunOutcome,
+    /// Files the node (and its sub-agents) changed.
+    pub(super) files: Vec<String>,
+    /// Its state, when it paused.
+    pub(super) frame: Option<Frame>,
+}
+
+/// A running tree.
+pub(super) struct Tree {
+    pub(super) project: String,
+    pub(super) run_id: String,
+    pub(super) abort: AbortSignal,
+    pub(super) state: TreeState,
+    pub(super) catalog: Catalog,
+    pub(super) settings: Settings,
+    pub(super) provider: ProviderConfig,
+    /// Paused sub-agents of the levels now running, by routing call id.
+    pub(super) paused: RefCell<BTreeMap<String, Frame>>,
+    /// The tree's undo group: every edit of every agent in it joins it (kept across a pause).
+    pub(super) group: RefCell<String>,
+    /// When the tree is a job's unit: the unit's hold, under which its writes wait to be
+    /// saved with the unit's progress mark (see `jobs.rs`).
+    pub(super) hold: Option<String>,
+    /// The tree may not overwrite what it wrote (a job without `allowOverwrite`).
+    pub(super) no_overwrite: bool,
+}
+
+impl Tree {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        project: String,
+        run_id: String,
+        abort: AbortSignal,
+        state: TreeState,
+        catalog: Catalog,
+        settings: Settings,
+        provider: ProviderConfig,
+    ) -> Self {
+        Self {
+            project,
+            run_id,
+            abort,
+            state,
+            catalog,
+            settings,
+            provider,
+            paused: RefCell::new(BTreeMap::new()),
+            group: RefCell::new(String::new()),
+            hold: None,
+            no_overwrite: false,
+        }
+    }
+
+    /// Note the call ids of a paused tree, so new ones stay unique.
+    pub(super) fn take_ids(&self, frame: &Frame) {
+        frame.call_ids(&mut self.state.call_ids.borrow_mut());
+    }
+
+    /// The agents of the tree that may call `tool`, said for the model.
+    pub(super) fn who_may_call(
+        &self,
+        root: &str,
+        tool: &str,
+        registry: &crate::tools::ToolRegistry,
+    ) -> String {
+        let may: Vec<String> = self
+            .catalog
+            .reachable(root)
+            .into_iter()
+            .filter(|a| {
+                a.tools.iter().any(|t| t == tool)
+                    || a.toolset.as_ref().is_some_and(|set| {
+                        registry
+                            .toolset(set)
+                            .is_ok_and(|defs| defs.iter().any(|d| d.name == tool))
+                    })
+            })
+            .map(|a| a.name.clone())
+            .collect();
+        if may.is_empty() {
+            String::new()
+        } else {
+            format!("only these agents may call it: {}", may.join(", "))
+        }
+    }
+}
+
+/// The model provider for an agent: the configured one, with the agent's model and
+/// temperature.
+pub(super) fn provider_for(
+    spec: &AgentSpec,
+    settings: &Settings,
+    base: &ProviderConfig,
+) -> Result<(ProviderConfig, Option<f64>), String> {
+    let mut provider = base.clone();
+    let mut temperature = settings.temperature;
+    if let Some(model) = &spec.model {
+        if let Some(kind) = &model.provider {
+            let wanted: crate::llm::ProviderKind = kind.parse()?;
+            if wanted != base.kind {
+                return Err(format!(
+                    "agent '{}' asks for the {kind} provider, but the settings configure another; change the settings or the agent's 'model.provider'",
+                    spec.name
+                ));
+            }
+        }
+        if let Some(name) = &model.model {
+            provider.model = name.clone();
+        }
+        if model.temperature.is_some() {
+            temperature = model.temperature;
+        }
+    }
+    Ok((provider, temperature))
+}
+
+/// A run paused for the writer's approval, as saved: the tree's root frame (the older,
+/// single-agent records have the same fields) and what the whole tree shares.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PausedRun {
+    pub(super) project: String,
+    pub(super) run_id: String,
+    #[serde(flatten)]
+    pub(super) root: Frame,
+    /// The run's single-use guards.
+    #[serde(default)]
+    pub(super) guards: std::collections::BTreeSet<String>,
+    /// Model calls and tokens of the whole tree so far, and its bounds.
+    #[serde(default)]
+    pub(super) tree_steps: usize,
+    #[serde(default)]
+    pub(super) tree_usage: Usage,
+    #[serde(default)]
+    pub(super) max_steps: Option<usize>,
+    #[serde(default)]
+    pub(super) token_budget: Option<u64>,
+    /// The tree's undo group (so a resumed run stays one group).
+    #[serde(default)]
+    pub(super) group: Option<String>,
+}
+
+/// Where a tree's drive starts.
+pub(super) enum Start {
+    /// A new run: the root and its opening messages.
+    Fresh(Node, Vec<Message>),
+    /// A paused tree whose waiting calls all have results.
+    Resume(Frame),
+}
+
+/// Most messages of a project's conversation kept for the next run (older turns are
+/// dropped whole).
+const MAX_CONVERSATION_MESSAGES: usize = 60;
+
+/// An event's text with secrets taken out (a provider may echo the key in an error).
+pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
+    if !settings.has_secrets() {
+        return data;
+    }
+    let text = data.to_string();
+    let clean = settings.redact(&text);
+    if clean == text {
+        data
+    } else {
+        serde_json::from_str::<serde_json::Value>(&clean).unwrap_or(data)
+    }
+}
+
+/// Keep at most [`MAX_CONVERSATION_MESSAGES`], cutting only before a user message so every
+/// tool call keeps its result.
+pub(super) fn trim_conversation(messages: &mut Vec<Message>) {
+    if messages.len() <= MAX_CONVERSATION_MESSAGES {
+        return;
+    }
+    let excess = messages.len() - MAX_CONVERSATION_MESSAGES;
+    let cut = messages
+        .iter()
+        .enumerate()
+        .skip(excess)
+        .find(|(_, m)| m.role == Role::User)
+        .map_or(messages.len(), |(i, _)| i);
+    messages.drain(..cut);
+}
+
+/// The run id of a job's unit.
+pub(super) fn unit_run(job: &str, unit: &str) -> String {
+    format!("job:{job}:{unit}")
+}
+
+/// The job and unit of a unit's run id, if it is one.
+pub(super) fn job_of_run(run: &str) -> Option<(&str, &str)> {
+    run.strip_prefix("job:")?.split_once(':')
+}
+
+/// Whether a result says the call waits for the writer's approval.
+pub(super) fn is_approval_required(result: &ToolResult) -> bool {
+    !result.is_success()
+        && result.data.get("code").and_then(Value::as_str) == Some("approval_required")
+}
+
+/// The key of a paused run's record.
+pub(super) fn paused_key(project: &str, run: &str) -> String {
+    format!("paused:{project}:{run}")
+}
+
+/// The record of a paused run.
+pub(super) fn paused_record(paused: &PausedRun) -> Value {
+    json!({
+        "id": paused_key(&paused.project, &paused.run_id),
+        "project": paused.project,
+        "kind": "paused_run",
+        "state": "paused",
+        "rev": 0,
+        "run": paused.run_id,
+        "paused": paused,
+    })
+}
+
+/// What the page shows for one waiting call: the call, the entity, and each field's
+/// current and proposed value; for a call that changes several entries (a merge), `changes`
+/// lists every entry it updates or deletes, each with its fields.
+pub(super) fn approval_card(record: &Value) -> Value {
+    let request = &record["request"];
+    let fields = request["fields"].as_array().cloned().unwrap_or_default();
+    let mut current = serde_json::Map::new();
+    let mut proposed = serde_json::Map::new();
+    for f in &fields {
+        if let Some(name) = f["field"].as_str() {
+            current.insert(name.to_string(), f["current"].clone());
+            proposed.insert(name.to_string(), f["proposed"].clone());
+        }
+    }
+    json!({
+        "digest": card_digest(record),
+        "callId": record["callId"],
+        "call_id": record["callId"],
+        "run": record["run"],
+        "state": record["state"],
+        "tool": record["tool"],
+        "args": record["args"],
+        "origin": record["origin"],
+        "kind": request["kind"],
+        "entityId": request["id"],
+        "version": request["version"],
+        "reason": request["reason"],
+        "fields": fields,
+        "changes": request.get("changes").cloned().unwrap_or_else(|| json!([])),
+        "current": current,
+        "proposed": proposed,
+        "createdMs": record["createdMs"],
+    })
+}
+
+/// A digest of what the writer is shown for a waiting call (the call, its arguments, its run
+/// and what it would change): `approve {digest}` must name the card the writer saw.
+pub(super) fn card_digest(record: &Value) -> String {
+    let shown = json!({
+        "callId": record["callId"],
+        "run": record["run"],
+        "tool": record["tool"],
+        "args": record["args"],
+        "origin": record["origin"],
+        "request": record["request"],
+    });
+    crate::persist::digest(&shown.to_string())
+}
