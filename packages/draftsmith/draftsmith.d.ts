@@ -947,6 +947,8 @@ export declare class Draftsmith {
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;
   /** Redo the last undone group. */
   redo(options?: RequestOptions): Promise<HistoryMove>;
+  /** End the writer's current undo group: the next change starts a new one. */
+  closeGroup(options?: RequestOptions): Promise<Record<string, never>>;
   /** The undo history, newest first. */
   history(options?: RequestOptions): Promise<HistoryList>;
   /** The tool catalog in a provider's format, or neutral definitions. */

@@ -477,6 +477,11 @@ export class Draftsmith {
     return this.request('redo', {}, options);
   }
 
+  /** End the writer's current undo group: the next change starts a new one. */
+  closeGroup(options) {
+    return this.request('close_group', {}, options);
+  }
+
   /** The undo history, newest first. */
   history(options) {
     return this.request('history', {}, options);

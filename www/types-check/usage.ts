@@ -77,6 +77,7 @@ export async function everything(): Promise<void> {
   await client.undo();
   await client.undo({ origin: 'agent' });
   await client.redo();
+  await client.closeGroup();
   const history: HistoryList = await client.history();
   const checkpoint: CheckpointResult = await client.checkpoint();
   const checkpointed: string[] = (await client.checkpoint('p1', { timeoutMs: 5_000 })).checkpointed;
