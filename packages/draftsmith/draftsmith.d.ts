@@ -1,13 +1,17 @@
 // Type declarations for the draftsmith JS client (./draftsmith.js).
 
 import type {
+  AppliedChange,
   ChangeOp,
   ChapterChange,
+  ChapterInProject,
   ChapterSummary,
   ChapterText,
   CheckpointResult,
+  DeletedChapter,
   Hello,
   HistoryEntry,
+  HistoryMove,
   HistoryList,
   MemoryNote,
   MemoryView,
@@ -15,6 +19,7 @@ import type {
   ProjectListing,
   ProjectSummary,
   UiState,
+  UserChangeResult,
   NewNote,
   NoteScope,
   NoteType,
@@ -24,7 +29,7 @@ import type {
   SettingsPatch,
 } from './protocol.js';
 
-// The protocol's request types and parameters, generated from the core's Rust types.
+// The protocol's requests, their parameters and results, generated from the core's Rust types.
 export type * from './protocol.js';
 
 /** A change to a chapter's text: operations over its chars, in order. */
@@ -77,28 +82,6 @@ export interface ToolResult<T = unknown> {
   data: T | { code: string; message: string; details?: unknown };
   /** `execution_time` is the same value as `execution_time_ms` (the TextCraft seed's name). */
   meta: { execution_time_ms: number; execution_time: number; command_id?: string; bytes_written?: number };
-}
-
-export interface AppliedChange { chapter: string; changeset: ChangeSet; version: number }
-
-export interface UserChangeResult extends AppliedChange {
-  rebased: boolean; tag?: string;
-  /** The change with this tag had been applied already (sent again): nothing changed now. */
-  duplicate?: boolean;
-}
-
-/**
- * What undo or redo did: the chapter changes applied, the free files (`plans/`, `notes/`) put
- * back (written or removed), and the free files left as a later write made them (`filesKept`,
- * explained in `note`): an origin-scoped undo never throws away what came after the agent.
- */
-export interface HistoryMove {
-  applied: AppliedChange[];
-  files: string[];
-  filesKept: string[];
-  note?: string;
-  canUndo: boolean;
-  canRedo: boolean;
 }
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
@@ -829,16 +812,12 @@ export declare class Draftsmith {
   readonly chapters: {
     get(chapter?: string, options?: RequestOptions): Promise<ChapterText>;
     /** Add a chapter after `after` (id, number or title), or at the end. */
-    add(chapter?: { title?: string; text?: string; after?: string | number }, options?: RequestOptions): Promise<ChapterSummary & { project: ProjectSummary }>;
-    rename(chapter: string | number, title: string, options?: RequestOptions): Promise<ChapterSummary & { project: ProjectSummary }>;
+    add(chapter?: { title?: string; text?: string; after?: string | number }, options?: RequestOptions): Promise<ChapterInProject>;
+    rename(chapter: string | number, title: string, options?: RequestOptions): Promise<ChapterInProject>;
     /** Move to a 1-based position. */
-    move(chapter: string | number, to: number, options?: RequestOptions): Promise<ChapterSummary & { project: ProjectSummary }>;
+    move(chapter: string | number, to: number, options?: RequestOptions): Promise<ChapterInProject>;
     /** Delete a chapter (never the last one); its text comes back, and its history is forgotten. */
-    delete(chapter: string | number, options?: RequestOptions): Promise<{
-      deleted: { id: string; title: string; number: number; text: string };
-      history: { dropped: number; trimmed: number; canUndo: boolean; canRedo: boolean };
-      project: ProjectSummary;
-    }>;
+    delete(chapter: string | number, options?: RequestOptions): Promise<DeletedChapter>;
   };
   /** The agent's memory. */
   readonly memory: {

@@ -183,7 +183,7 @@ export interface RequestResults {
   create_project: ProjectSummary;
   open_project: ProjectSummary;
   list_projects: ProjectList;
-  rename_project: JsonValue;
+  rename_project: ProjectSummary;
   delete_project: Deleted;
   export_project: JsonValue;
   import_project: ProjectSummary;
@@ -201,15 +201,15 @@ export interface RequestResults {
   writer_idle: JsonValue;
   storage_estimate: StorageEstimate;
   get_chapter: ChapterText;
-  add_chapter: JsonValue;
-  rename_chapter: JsonValue;
-  move_chapter: JsonValue;
-  delete_chapter: JsonValue;
+  add_chapter: ChapterInProject;
+  rename_chapter: ChapterInProject;
+  move_chapter: ChapterInProject;
+  delete_chapter: DeletedChapter;
   execute: JsonValue;
-  apply_user_change: JsonValue;
-  undo: JsonValue;
-  redo: JsonValue;
-  close_group: JsonValue;
+  apply_user_change: UserChangeResult;
+  undo: HistoryMove;
+  redo: HistoryMove;
+  close_group: Done;
   history: HistoryList;
   list_tools: JsonValue;
   get_settings: JsonValue;
@@ -246,6 +246,20 @@ runId?: string, };
 export type AddChapterParams = { title?: string, text?: string, after?: ChapterRef, };
 
 export type AgentChoice = string | CustomAgent;
+
+export type AppliedChange = { 
+/**
+ * The chapter.
+ */
+chapter: string, 
+/**
+ * The change.
+ */
+changeset: Array<ChangeOp>, 
+/**
+ * The chapter's version after it.
+ */
+version: number, };
 
 export type ApplyUserChangeParams = { chapter: string, baseVersion: number, changes: Array<ChangeOp>, 
 /**
@@ -315,7 +329,51 @@ origin: string,
  */
 tag?: string, };
 
+export type ChapterInProject = { 
+/**
+ * The project, after the change.
+ */
+project: ProjectSummary, 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * Its position, from 1.
+ */
+number: number, 
+/**
+ * Its version (one more per change).
+ */
+version: number, 
+/**
+ * Its length in chars.
+ */
+length: number, };
+
 export type ChapterRef = string | number;
+
+export type ChapterRemoved = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * The position it had, from 1.
+ */
+number: number, 
+/**
+ * Its whole text.
+ */
+text: string, };
 
 export type ChapterSummary = { 
 /**
@@ -397,6 +455,22 @@ export type Deleted = {
  * The id (or name) of what was deleted.
  */
 deleted: string, };
+
+export type DeletedChapter = { 
+/**
+ * The chapter as it was.
+ */
+deleted: ChapterRemoved, 
+/**
+ * What the history forgot with it.
+ */
+history: HistoryForgot, 
+/**
+ * The project, after the change.
+ */
+project: ProjectSummary, };
+
+export type Done = Record<symbol, never>;
 
 export type EntityType = "character" | "item" | "rule" | "location" | "plot_thread";
 
@@ -540,6 +614,24 @@ revert: string,
  */
 targets: Array<string>, };
 
+export type HistoryForgot = { 
+/**
+ * Entries that only changed that chapter, dropped.
+ */
+dropped: number, 
+/**
+ * Entries that also changed others, trimmed to those.
+ */
+trimmed: number, 
+/**
+ * Whether there is anything to undo.
+ */
+canUndo: boolean, 
+/**
+ * Whether there is anything to redo.
+ */
+canRedo: boolean, };
+
 export type HistoryList = { 
 /**
  * The entries that can be undone, newest first.
@@ -561,6 +653,32 @@ canRedo: boolean,
  * The history's size in memory, in bytes.
  */
 memoryBytes: number, };
+
+export type HistoryMove = { 
+/**
+ * The chapter changes applied.
+ */
+applied: Array<AppliedChange>, 
+/**
+ * The free files put back.
+ */
+files: Array<string>, 
+/**
+ * The free files a later write changed, kept as it made them.
+ */
+filesKept: Array<string>, 
+/**
+ * Why files were kept.
+ */
+note?: string, 
+/**
+ * Whether there is anything to undo.
+ */
+canUndo: boolean, 
+/**
+ * Whether there is anything to redo.
+ */
+canRedo: boolean, };
 
 export type IdleThinkingPatch = { enabled?: boolean, afterMs?: number, maxCallsPerDay?: number, };
 
@@ -948,6 +1066,32 @@ highlights: Array<Highlight>,
 scroll: number, };
 
 export type UndoParams = { origin?: string, by?: string, };
+
+export type UserChangeResult = { 
+/**
+ * Whether it was rebased over newer changes.
+ */
+rebased: boolean, 
+/**
+ * The page's label for it, when the page sent one.
+ */
+tag?: string, 
+/**
+ * The change with this tag had been applied already (sent again): nothing changed now.
+ */
+duplicate?: boolean, 
+/**
+ * The chapter.
+ */
+chapter: string, 
+/**
+ * The change.
+ */
+changeset: Array<ChangeOp>, 
+/**
+ * The chapter's version after it.
+ */
+version: number, };
 
 export type WatchedEntity = { 
 /**

@@ -16,11 +16,12 @@
 //! `add_chapter` (as a new chapter: a new id, version 0, no history).
 
 use serde::Deserialize;
-use serde_json::json;
-use serde_json::Value;
 use ts_rs::TS;
 
-use super::{invalid, project_json, Core, Touched};
+use super::results::{
+    ChapterInProject, ChapterRemoved, DeletedChapter, HistoryForgot, ProjectSummary,
+};
+use super::{invalid, Core, Touched};
 use crate::error::Error;
 use crate::project::{Chapter, Project};
 use crate::session::Session;
@@ -98,7 +99,7 @@ impl Core {
     /// `add_chapter {title?, text?, after?}`: a new chapter after the one `after` names, or
     /// at the end. A missing or blank title becomes "Chapter N" (N its number, or the next
     /// number that is not already a chapter's title).
-    pub(super) async fn add_chapter(&self, p: AddChapter) -> Result<Value, Error> {
+    pub(super) async fn add_chapter(&self, p: AddChapter) -> Result<ChapterInProject, Error> {
         const REQUEST: &str = "add_chapter";
         let title = match p.title.as_deref() {
             Some(t) if !t.trim().is_empty() => Some(clean_title(REQUEST, t)?),
@@ -118,7 +119,7 @@ impl Core {
             let id = self.env.ids.next_id();
             s.project
                 .insert_chapter(index, Chapter::new(id.clone(), title, &text))?;
-            let result = self.chapters_changed(s, &id);
+            let result = self.chapters_changed(s, &id)?;
             Ok((
                 result,
                 Touched {
@@ -132,7 +133,7 @@ impl Core {
     }
 
     /// `rename_chapter {chapter, title}`: the title trimmed, not empty, one line.
-    pub(super) async fn rename_chapter(&self, p: RenameChapter) -> Result<Value, Error> {
+    pub(super) async fn rename_chapter(&self, p: RenameChapter) -> Result<ChapterInProject, Error> {
         const REQUEST: &str = "rename_chapter";
         let chapter = reference(REQUEST, "chapter", p.chapter)?;
         let title = clean_title(REQUEST, &p.title)?;
@@ -140,10 +141,10 @@ impl Core {
             let (id, index) = resolve(s, &chapter)?;
             let target = &mut s.project.chapters[index];
             if target.title == title {
-                return Ok((chapter_json(&s.project, &id), Touched::default()));
+                return Ok((ChapterInProject::of(&s.project, &id)?, Touched::default()));
             }
             target.title = title;
-            let result = self.chapters_changed(s, &id);
+            let result = self.chapters_changed(s, &id)?;
             Ok((
                 result,
                 Touched {
@@ -158,7 +159,7 @@ impl Core {
 
     /// `move_chapter {chapter, to}`: the chapter moves to position `to` (1-based, up to the
     /// number of chapters); the others keep their order.
-    pub(super) async fn move_chapter(&self, p: MoveChapter) -> Result<Value, Error> {
+    pub(super) async fn move_chapter(&self, p: MoveChapter) -> Result<ChapterInProject, Error> {
         const REQUEST: &str = "move_chapter";
         let chapter = reference(REQUEST, "chapter", p.chapter)?;
         self.mutate(|s| {
@@ -177,9 +178,9 @@ impl Core {
                     )
                 })?;
             if !s.project.move_chapter(&id, to - 1)? {
-                return Ok((chapter_json(&s.project, &id), Touched::default()));
+                return Ok((ChapterInProject::of(&s.project, &id)?, Touched::default()));
             }
-            let result = self.chapters_changed(s, &id);
+            let result = self.chapters_changed(s, &id)?;
             Ok((
                 result,
                 Touched {
@@ -194,7 +195,7 @@ impl Core {
     /// `delete_chapter {chapter}`: removes the chapter (never the last one), moves the editor
     /// to a neighbour if it was the active chapter, makes the history forget it, and returns
     /// its title and text.
-    pub(super) async fn delete_chapter(&self, p: DeleteChapter) -> Result<Value, Error> {
+    pub(super) async fn delete_chapter(&self, p: DeleteChapter) -> Result<DeletedChapter, Error> {
         const REQUEST: &str = "delete_chapter";
         let chapter = reference(REQUEST, "chapter", p.chapter)?;
         self.mutate(|s| {
@@ -202,29 +203,29 @@ impl Core {
             let ui_before = s.project.ui.clone();
             let (index, removed) = s.project.remove_chapter(&id)?;
             let forgotten = s.history.forget_chapter(&id);
-            let project = project_json(&s.project);
-            self.emit("chapters_changed", project.clone());
+            let project = ProjectSummary::of(&s.project);
+            self.emit("chapters_changed", crate::error::to_json(&project));
             if s.project.ui != ui_before {
                 self.emit("ui", crate::error::to_json(&s.project.ui));
             }
             if forgotten.changed() {
                 self.emit_history(s);
             }
-            let result = json!({
-                "deleted": {
-                    "id": removed.id,
-                    "title": removed.title,
-                    "number": index + 1,
-                    "text": removed.text().to_string(),
+            let result = DeletedChapter {
+                deleted: ChapterRemoved {
+                    text: removed.text().to_string(),
+                    id: removed.id,
+                    title: removed.title,
+                    number: index + 1,
                 },
-                "history": {
-                    "dropped": forgotten.dropped,
-                    "trimmed": forgotten.trimmed,
-                    "canUndo": s.history.can_undo(),
-                    "canRedo": s.history.can_redo(),
+                history: HistoryForgot {
+                    dropped: forgotten.dropped,
+                    trimmed: forgotten.trimmed,
+                    can_undo: s.history.can_undo(),
+                    can_redo: s.history.can_redo(),
                 },
-                "project": project,
-            });
+                project,
+            };
             Ok((
                 result,
                 Touched {
@@ -238,23 +239,11 @@ impl Core {
     }
 
     /// Announce a change of the chapter list; the result for chapter `id`.
-    fn chapters_changed(&self, s: &Session, id: &str) -> Value {
-        let result = chapter_json(&s.project, id);
-        self.emit("chapters_changed", result["project"].clone());
-        result
+    fn chapters_changed(&self, s: &Session, id: &str) -> Result<ChapterInProject, Error> {
+        let result = ChapterInProject::of(&s.project, id)?;
+        self.emit("chapters_changed", crate::error::to_json(&result.project));
+        Ok(result)
     }
-}
-
-/// A chapter's summary `{id, title, number, version, length}` with the project summary
-/// under `project`.
-fn chapter_json(project: &Project, id: &str) -> Value {
-    let summary = project_json(project);
-    let mut chapter = project
-        .chapter_index(id)
-        .and_then(|i| summary["chapters"].get(i).cloned())
-        .unwrap_or_else(|| json!({}));
-    chapter["project"] = summary;
-    chapter
 }
 
 /// The id and index of the chapter a reference names.

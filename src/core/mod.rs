@@ -464,7 +464,7 @@ impl Core {
             Call::CloseGroup(_, reply) => reply.send(
                 self.mutate(|s| {
                     s.history.close_group();
-                    Ok((json!({}), Touched::default()))
+                    Ok((results::Done {}, Touched::default()))
                 })
                 .await,
             ),
@@ -814,7 +814,7 @@ impl Core {
         })
     }
 
-    async fn rename_project(&self, p: RenameProject) -> Result<Value, Error> {
+    async fn rename_project(&self, p: RenameProject) -> Result<ProjectSummary, Error> {
         let name = p.name.trim().to_string();
         if name.is_empty() {
             return Err(invalid("rename_project", "'name' must not be empty"));
@@ -829,7 +829,7 @@ impl Core {
                     project: true,
                     ..Touched::default()
                 };
-                Ok((project_json(&s.project), touched))
+                Ok((ProjectSummary::of(&s.project), touched))
             })
             .await?;
         self.emit_projects_changed();
@@ -1445,7 +1445,7 @@ impl Core {
     /// to the chapter (it is still in the chapter's change feed) is not applied again: the
     /// result is the first one's, with `duplicate: true`, and no `edit` event (so the page can
     /// resend a change whose response it lost).
-    async fn apply_user_change(&self, p: UserChange) -> Result<Value, Error> {
+    async fn apply_user_change(&self, p: UserChange) -> Result<results::UserChangeResult, Error> {
         let current = self.current()?;
         if let Some(tag) = &p.tag {
             let first = self.with_open(&current, |open| {
@@ -1453,14 +1453,16 @@ impl Core {
                 Ok(open.tagged(&chapter.id, tag).cloned())
             })?;
             if let Some(first) = first {
-                return Ok(json!({
-                    "chapter": first.chapter,
-                    "version": first.version,
-                    "changeset": first.changeset,
-                    "rebased": p.base_version.saturating_add(1) < first.version,
-                    "tag": tag,
-                    "duplicate": true,
-                }));
+                return Ok(results::UserChangeResult {
+                    rebased: p.base_version.saturating_add(1) < first.version,
+                    applied: results::AppliedChange {
+                        chapter: first.chapter,
+                        version: first.version,
+                        changeset: first.changeset,
+                    },
+                    tag: Some(tag.clone()),
+                    duplicate: Some(true),
+                });
             }
         }
         // Suggestions are loaded before the monitor looks at the change.
@@ -1498,15 +1500,16 @@ impl Core {
             };
             self.emit("edit", event);
             self.emit_history(s);
-            let mut result = json!({
-                "chapter": applied.chapter,
-                "version": applied.version,
-                "changeset": applied.change,
-                "rebased": rebased,
-            });
-            if let Some(tag) = p.tag {
-                result["tag"] = json!(tag);
-            }
+            let result = results::UserChangeResult {
+                applied: results::AppliedChange {
+                    chapter: applied.chapter.clone(),
+                    version: applied.version,
+                    changeset: applied.change.clone(),
+                },
+                rebased,
+                tag: p.tag,
+                duplicate: None,
+            };
             let mut touched = Touched {
                 ui: true,
                 changes,
@@ -1523,7 +1526,7 @@ impl Core {
         .await
     }
 
-    async fn undo(&self, p: Undo) -> Result<Value, Error> {
+    async fn undo(&self, p: Undo) -> Result<results::HistoryMove, Error> {
         let scope = match p.origin.as_deref() {
             None => None,
             Some(o) => Some(
@@ -1544,7 +1547,7 @@ impl Core {
         .await
     }
 
-    async fn redo(&self) -> Result<Value, Error> {
+    async fn redo(&self) -> Result<results::HistoryMove, Error> {
         self.mutate(|s| {
             let moved = s.redo()?;
             self.after_history_move(s, moved, &Origin::User)
@@ -1561,7 +1564,7 @@ impl Core {
         s: &mut Session,
         moved: Moved,
         by: &Origin,
-    ) -> Result<(Value, Touched), Error> {
+    ) -> Result<(results::HistoryMove, Touched), Error> {
         let Moved {
             applied,
             files,
@@ -1572,19 +1575,8 @@ impl Core {
         }
         self.emit_files(s, &files, by);
         self.emit_history(s);
-        let edits: Vec<Value> = applied
-            .iter()
-            .map(|a| json!({"chapter": a.chapter, "changeset": a.change, "version": a.version}))
-            .collect();
-        let mut result = json!({
-            "applied": edits,
-            "files": files,
-            "filesKept": kept,
-            "canUndo": s.history.can_undo(),
-            "canRedo": s.history.can_redo(),
-        });
-        if !kept.is_empty() {
-            result["note"] = json!(format!(
+        let note = (!kept.is_empty()).then(|| {
+            format!(
                 "{} changed since (a later write), so the later content was kept: {}",
                 if kept.len() == 1 {
                     "a file"
@@ -1592,8 +1584,23 @@ impl Core {
                     "some files"
                 },
                 kept.join(", ")
-            ));
-        }
+            )
+        });
+        let result = results::HistoryMove {
+            applied: applied
+                .iter()
+                .map(|a| results::AppliedChange {
+                    chapter: a.chapter.clone(),
+                    changeset: a.change.clone(),
+                    version: a.version,
+                })
+                .collect(),
+            files: files.clone(),
+            files_kept: kept,
+            note,
+            can_undo: s.history.can_undo(),
+            can_redo: s.history.can_redo(),
+        };
         let mut touched = Touched {
             ui: true,
             changes: persist::ChangeRecord::of(&applied, by, None),
@@ -1655,11 +1662,6 @@ fn memory_json(s: &Session) -> Result<results::MemoryView, Error> {
             .cloned()
             .collect(),
     })
-}
-
-/// A project's summary as JSON (for events and results not typed yet).
-fn project_json(project: &Project) -> Value {
-    crate::error::to_json(&ProjectSummary::of(project))
 }
 
 /// An open project's summary, with `problems` when its stored data was damaged.

@@ -104,7 +104,7 @@ requests! {
     /// Every stored project, most recently changed first.
     ListProjects = "list_projects" (NoParams) -> results::ProjectList,
     /// Rename a project (the open one by default).
-    RenameProject = "rename_project" (super::RenameProject) -> Value,
+    RenameProject = "rename_project" (super::RenameProject) -> ProjectSummary,
     /// Delete a project and everything in it.
     DeleteProject = "delete_project" (super::OpenProject) -> results::Deleted,
     /// The project as one JSON document.
@@ -140,23 +140,23 @@ requests! {
     /// A chapter's text, or its changes since a version.
     GetChapter = "get_chapter" (super::GetChapter) -> results::ChapterText,
     /// Add a chapter.
-    AddChapter = "add_chapter" (chapters::AddChapter) -> Value,
+    AddChapter = "add_chapter" (chapters::AddChapter) -> results::ChapterInProject,
     /// Rename a chapter.
-    RenameChapter = "rename_chapter" (chapters::RenameChapter) -> Value,
+    RenameChapter = "rename_chapter" (chapters::RenameChapter) -> results::ChapterInProject,
     /// Move a chapter to a position.
-    MoveChapter = "move_chapter" (chapters::MoveChapter) -> Value,
+    MoveChapter = "move_chapter" (chapters::MoveChapter) -> results::ChapterInProject,
     /// Delete a chapter (never the last one).
-    DeleteChapter = "delete_chapter" (chapters::DeleteChapter) -> Value,
+    DeleteChapter = "delete_chapter" (chapters::DeleteChapter) -> results::DeletedChapter,
     /// Run one tool call.
     Execute = "execute" (super::Execute) -> Value,
     /// The writer's change, made on a chapter version.
-    ApplyUserChange = "apply_user_change" (super::UserChange) -> Value,
+    ApplyUserChange = "apply_user_change" (super::UserChange) -> results::UserChangeResult,
     /// Undo the newest group (of an origin).
-    Undo = "undo" (super::Undo) -> Value,
+    Undo = "undo" (super::Undo) -> results::HistoryMove,
     /// Redo the last undone group.
-    Redo = "redo" (NoParams) -> Value,
+    Redo = "redo" (NoParams) -> results::HistoryMove,
     /// End the open undo group.
-    CloseGroup = "close_group" (NoParams) -> Value,
+    CloseGroup = "close_group" (NoParams) -> results::Done,
     /// The undo history, newest first.
     History = "history" (NoParams) -> results::HistoryList,
     /// The tool catalog in a provider's format, or neutral definitions.

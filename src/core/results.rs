@@ -103,7 +103,7 @@ impl ProjectSummary {
 }
 
 /// One chapter of a project summary.
-#[derive(Serialize, TS)]
+#[derive(Clone, Serialize, TS)]
 pub struct ChapterSummary {
     /// Its id.
     pub id: String,
@@ -282,4 +282,133 @@ pub struct MemoryBlock {
 pub struct Written {
     /// Their ids, in the order given.
     pub written: Vec<String>,
+}
+
+/// `close_group`: an acknowledgement.
+#[derive(Serialize, TS)]
+pub struct Done {}
+
+/// `add_chapter`, `rename_chapter`, `move_chapter`: the chapter, and the project it is in.
+#[derive(Serialize, TS)]
+pub struct ChapterInProject {
+    /// The chapter.
+    #[serde(flatten)]
+    pub chapter: ChapterSummary,
+    /// The project, after the change.
+    pub project: ProjectSummary,
+}
+
+impl ChapterInProject {
+    /// Chapter `id` of `project`, with the project's summary.
+    pub fn of(project: &Project, id: &str) -> Result<Self, crate::error::Error> {
+        let summary = ProjectSummary::of(project);
+        let index = project.chapter_index(id);
+        let chapter = index
+            .and_then(|i| summary.chapters.get(i).cloned())
+            .ok_or_else(|| {
+                (project
+                    .find_chapter(id)
+                    .err()
+                    .map(crate::error::Error::from))
+                .unwrap_or_else(no_chapter)
+            })?;
+        Ok(Self {
+            chapter,
+            project: summary,
+        })
+    }
+}
+
+/// The error for a chapter that a project reports by id but not by index (never expected).
+fn no_chapter() -> crate::error::Error {
+    crate::error::Error::NoProject("the chapter is not in the project".into())
+}
+
+/// `delete_chapter`: the deleted chapter's text, what its history lost, and the project.
+#[derive(Serialize, TS)]
+pub struct DeletedChapter {
+    /// The chapter as it was.
+    pub deleted: ChapterRemoved,
+    /// What the history forgot with it.
+    pub history: HistoryForgot,
+    /// The project, after the change.
+    pub project: ProjectSummary,
+}
+
+/// A deleted chapter.
+#[derive(Serialize, TS)]
+pub struct ChapterRemoved {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The position it had, from 1.
+    pub number: usize,
+    /// Its whole text.
+    pub text: String,
+}
+
+/// What the history forgot with a deleted chapter.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryForgot {
+    /// Entries that only changed that chapter, dropped.
+    pub dropped: usize,
+    /// Entries that also changed others, trimmed to those.
+    pub trimmed: usize,
+    /// Whether there is anything to undo.
+    pub can_undo: bool,
+    /// Whether there is anything to redo.
+    pub can_redo: bool,
+}
+
+/// One chapter change that undo, redo or the writer applied.
+#[derive(Serialize, TS)]
+pub struct AppliedChange {
+    /// The chapter.
+    pub chapter: String,
+    /// The change.
+    #[ts(as = "Vec<crate::project::changeset::Op>")]
+    pub changeset: crate::project::changeset::ChangeSet,
+    /// The chapter's version after it.
+    pub version: u64,
+}
+
+/// `apply_user_change`: the writer's change as applied.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "UserChangeResult", optional_fields)]
+pub struct UserChangeResult {
+    /// The change as applied.
+    #[serde(flatten)]
+    pub applied: AppliedChange,
+    /// Whether it was rebased over newer changes.
+    pub rebased: bool,
+    /// The page's label for it, when the page sent one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// The change with this tag had been applied already (sent again): nothing changed now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate: Option<bool>,
+}
+
+/// `undo`, `redo`: the chapter changes applied, the free files put back (written or removed),
+/// and the free files left as a later write made them (`filesKept`, explained in `note`).
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct HistoryMove {
+    /// The chapter changes applied.
+    pub applied: Vec<AppliedChange>,
+    /// The free files put back.
+    pub files: Vec<String>,
+    /// The free files a later write changed, kept as it made them.
+    pub files_kept: Vec<String>,
+    /// Why files were kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Whether there is anything to undo.
+    pub can_undo: bool,
+    /// Whether there is anything to redo.
+    pub can_redo: bool,
 }
