@@ -352,7 +352,7 @@ impl Core {
     /// How many agent sessions are alive now (each routing call opens one for its sub-agent
     /// and ends it when the sub-agent answers; a paused tree keeps none alive).
     pub fn open_agent_sessions(&self) -> usize {
-        self.agents.open_sessions()
+        self.agents.open_agent_sessions()
     }
 
     /// The project this client has open, if any.

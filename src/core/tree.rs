@@ -302,7 +302,7 @@ impl Core {
                 Vec::new(),
             );
         };
-        let n = self.agents.next_session();
+        let n = self.agents.next_agent_session();
         let agent_session = format!(
             "sub_agent_{}_{}_{}_{n}",
             spec.name,
@@ -376,7 +376,7 @@ impl Core {
             files,
             frame,
         } = end;
-        self.agents.session_closed();
+        self.agents.agent_session_closed();
         let status = match &outcome.end {
             RunEnd::Finished => "finished",
             RunEnd::MaxSteps => "max_steps",
@@ -449,7 +449,7 @@ impl Core {
 
     /// A sub-agent's agent session is alive: counted and announced.
     fn agent_session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
-        self.agents.session_opened();
+        self.agents.agent_session_opened();
         self.emit_run(
             &tree.run_id,
             json!({

@@ -16,9 +16,9 @@ pub(in crate::core) struct Agents {
     /// prompt), by project and agent.
     conversations: RefCell<BTreeMap<(String, String), Vec<Message>>>,
     /// Agent sessions alive now (a finished run leaves none).
-    open_sessions: Cell<usize>,
+    open_agent_sessions: Cell<usize>,
     /// Numbers agent sessions.
-    session_seq: Cell<u64>,
+    agent_session_seq: Cell<u64>,
 }
 
 impl Agents {
@@ -90,25 +90,26 @@ impl Agents {
     }
 
     /// How many agent sessions are alive now.
-    pub(in crate::core) fn open_sessions(&self) -> usize {
-        self.open_sessions.get()
+    pub(in crate::core) fn open_agent_sessions(&self) -> usize {
+        self.open_agent_sessions.get()
     }
 
     /// The number of a new agent session.
-    pub(in crate::core) fn next_session(&self) -> u64 {
-        let n = self.session_seq.get() + 1;
-        self.session_seq.set(n);
+    pub(in crate::core) fn next_agent_session(&self) -> u64 {
+        let n = self.agent_session_seq.get() + 1;
+        self.agent_session_seq.set(n);
         n
     }
 
     /// An agent session opened.
-    pub(in crate::core) fn session_opened(&self) {
-        self.open_sessions.set(self.open_sessions.get() + 1);
+    pub(in crate::core) fn agent_session_opened(&self) {
+        self.open_agent_sessions
+            .set(self.open_agent_sessions.get() + 1);
     }
 
     /// An agent session ended.
-    pub(in crate::core) fn session_closed(&self) {
-        self.open_sessions
-            .set(self.open_sessions.get().saturating_sub(1));
+    pub(in crate::core) fn agent_session_closed(&self) {
+        self.open_agent_sessions
+            .set(self.open_agent_sessions.get().saturating_sub(1));
     }
 }
