@@ -170,23 +170,23 @@ requests! {
     /// Abort a run.
     AbortRun = "abort_run" (run::AbortParams) -> Value,
     /// Start a background job.
-    StartJob = "start_job" (jobs::StartJob) -> Value,
+    StartJob = "start_job" (jobs::StartJob) -> jobs::JobView,
     /// A job with its units.
-    JobStatus = "job_status" (jobs::JobRef) -> Value,
+    JobStatus = "job_status" (jobs::JobRef) -> jobs::JobView,
     /// The open project's jobs.
-    ListJobs = "list_jobs" (NoParams) -> Value,
+    ListJobs = "list_jobs" (NoParams) -> jobs::JobList,
     /// Pause a job.
-    PauseJob = "pause_job" (jobs::JobRef) -> Value,
+    PauseJob = "pause_job" (jobs::JobRef) -> jobs::JobView,
     /// Resume a paused job.
-    ResumeJob = "resume_job" (jobs::JobRef) -> Value,
+    ResumeJob = "resume_job" (jobs::JobRef) -> jobs::JobView,
     /// Cancel a job.
-    CancelJob = "cancel_job" (jobs::JobRef) -> Value,
+    CancelJob = "cancel_job" (jobs::JobRef) -> jobs::JobView,
     /// A job's unit and its transcript.
-    JobUnit = "job_unit" (jobs::UnitRef) -> Value,
+    JobUnit = "job_unit" (jobs::UnitRef) -> jobs::UnitDetail,
     /// The open project's research notes.
-    ResearchList = "research_list" (NoParams) -> Value,
+    ResearchList = "research_list" (NoParams) -> research::ResearchList,
     /// Delete a research note.
-    ResearchDelete = "research_delete" (research::DeleteResearch) -> Value,
+    ResearchDelete = "research_delete" (research::DeleteResearch) -> research::ResearchDeleted,
     /// Define or replace an agent of the open project.
     DefineAgent = "define_agent" (agents::DefineAgent) -> Value,
     /// The presets and every agent.
