@@ -142,7 +142,10 @@ pub(super) struct JobView {
     /// What it does.
     kind: JobKind,
     /// Its parameters as the core keeps them (every default filled in; no `kind`, which is
-    /// the job's).
+    /// the job's): a pipeline's, a background run's or a research job's.
+    #[ts(
+        type = "{ phases: Array<JobPhase>, scope: 'all' | { scenes: Array<string> } | { route: string }, allowOverwrite: boolean, concurrency: number } | { prompt: string, agent?: string | { name?: string, systemPrompt?: string }, preset?: string } | { urls: Array<string>, concurrency: number }"
+    )]
     params: Value,
     /// Its state.
     state: State,

@@ -128,13 +128,13 @@ requests! {
     /// Bring a deleted note back.
     MemoryRestore = "memory_restore" (memory::MemoryRestore) -> Value,
     /// The proactive memory's suggestions.
-    Suggestions = "suggestions" (proactive::ListSuggestions) -> Value,
+    Suggestions = "suggestions" (proactive::ListSuggestions) -> proactive::SuggestionList,
     /// A pending suggestion becomes a goal or a note.
-    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef) -> Value,
+    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef) -> proactive::Accepted,
     /// Set a pending suggestion aside.
-    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef) -> Value,
+    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef) -> proactive::Dismissed,
     /// The writer stopped typing: the idle thinker may think.
-    WriterIdle = "writer_idle" (proactive::WriterIdle) -> Value,
+    WriterIdle = "writer_idle" (proactive::WriterIdle) -> proactive::IdleResult,
     /// Storage use and quota.
     StorageEstimate = "storage_estimate" (NoParams) -> results::StorageEstimate,
     /// A chapter's text, or its changes since a version.
