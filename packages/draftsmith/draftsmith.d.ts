@@ -27,6 +27,20 @@ import type {
   RequestResults,
   RequestType,
   SettingsPatch,
+  IdleResult,
+  JobList,
+  JobPhase,
+  JobState,
+  JobUnitDetail,
+  JobView,
+  ResearchDeleted,
+  ResearchListing,
+  ResearchNote,
+  Suggestion,
+  SuggestionAccepted,
+  SuggestionDismissed,
+  SuggestionList,
+  UnitView,
 } from './protocol.js';
 
 // The protocol's requests, their parameters and results, generated from the core's Rust types.
@@ -88,60 +102,6 @@ export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
 export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
-
-/** A suggestion of the proactive memory, which the writer accepts or dismisses. */
-export interface Suggestion {
-  id: string;
-  project: string;
-  /** `monitor`: a watched entity mentioned, misspelt or contradicted by an edit; `thinker`: the idle thinker. */
-  source: 'monitor' | 'thinker';
-  /** What accepting it makes: a goal (the title, with the text as description) or a note. */
-  kind: 'goal' | 'note';
-  title: string;
-  text: string;
-  /** The note's type (notes only). */
-  noteType?: NoteType;
-  /**
-   * What the monitor found: a mention, a misspelt name, a contradicted rule, a mention an edit
-   * removed or changed (`lineText` is the line as it read before), or a watched character's or
-   * location's story-bible entry an agent changed (`word` names the fields, `lineText` their
-   * new values; no chapter or line).
-   */
-  finding?: 'mention' | 'misspelling' | 'contradiction' | 'changed' | 'entry_changed';
-  /** The watched entity it is about. */
-  entity?: { id: string; name: string; type: string };
-  /** The chapter (id), its number and title, the line (1-based) and the line's text, as found. */
-  chapter?: string;
-  chapterNumber?: number;
-  chapterTitle?: string;
-  line?: number;
-  lineText?: string;
-  /** The word found (the name as written, the misspelt word, the rule's keyword). */
-  word?: string;
-  /** The observation note the monitor wrote. */
-  observation?: string;
-  /** Identifies a monitor finding (the same finding updates its pending suggestion). */
-  key?: string;
-  state: 'pending' | 'accepted' | 'dismissed';
-  createdMs: number;
-  updatedMs: number;
-  decidedMs?: number;
-  /** What accepting it made. */
-  acceptedAs?: { goal?: string; note?: string };
-}
-
-/** What `writerIdle` did: `reason` says why the thinker did not think. */
-export interface IdleResult {
-  thought: boolean;
-  reason?: 'disabled' | 'no_model' | 'not_idle' | 'budget_spent' | 'nothing_new' | 'busy' | 'failed';
-  /** With `not_idle`: how much longer the core waits for quiet. */
-  waitMs?: number;
-  /** With `failed`. */
-  message?: string;
-  suggestions: Suggestion[];
-  callsToday: number;
-  maxCallsPerDay: number;
-}
 
 /** The idle thinker's settings. */
 export interface IdleThinking {
@@ -509,9 +469,6 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
   abort(): void;
 }
 
-/** The phases of rentl's pipeline, in the order they run. */
-export type JobPhase = 'context' | 'translation' | 'editing';
-
 /** Which scenes a pipeline works on: every scene, a list of scenes, or a route's. */
 export type JobScope = 'all' | { scenes: string[] } | { route: string };
 
@@ -551,46 +508,10 @@ export interface ResearchJobParams {
 export type JobParams = PipelineJobParams | RunJobParams | ResearchJobParams;
 
 /** A job's parameters as the core keeps them (every default filled in; no `kind`, which is the job's). */
-export type JobViewParams =
-  | { phases: JobPhase[]; scope: JobScope; allowOverwrite: boolean; concurrency: number }
-  | Omit<RunJobParams, 'kind'>
-  | { urls: string[]; concurrency: number };
-
-/**
- * A job's state: `waiting_approval` when every unit left waits for the writer's approval,
- * `paused` when the writer paused it; `done`, `failed` and `cancelled` are final.
- */
-export type JobState = 'queued' | 'running' | 'waiting_approval' | 'paused' | 'done' | 'failed' | 'cancelled';
+export type JobViewParams = JobView['params'];
 
 /** A unit's state. */
 export type UnitState = 'queued' | 'running' | 'waiting_approval' | 'done' | 'failed' | 'cancelled';
-
-/** What a unit works on: a scene, a route, or the whole project (no id). */
-export interface UnitTarget {
-  kind: 'scene' | 'route' | 'project';
-  id?: string;
-}
-
-/**
- * One unit of a job: one agent run (run id `job:<job>:<unit>`). Its id is
- * `<phase>:<agent>:<target>` (`context:scene_summary_detailer:scene_1`).
- */
-export interface UnitView {
-  /** `<phase>:<agent>:<target>`, or `run` for a background run's one unit. */
-  id: string;
-  /** `null` for a background run's unit. */
-  phase: JobPhase | null;
-  agent: string;
-  target: UnitTarget;
-  state: UnitState;
-  /** The unit's run id. */
-  run: string;
-  /** How its run ended (once it did); for a research unit, the note it kept. */
-  result?: { status: RunResult['status']; text: string; steps: number } | ResearchUnitResult;
-  error?: string;
-  /** A research unit's page. */
-  url?: string;
-}
 
 /** What a research job's unit kept. */
 export interface ResearchUnitResult {
@@ -600,88 +521,6 @@ export interface ResearchUnitResult {
   /** True when it updated the note of an address read before. */
   updated: boolean;
   text: string;
-}
-
-/** A research note as listed (its whole text stays in the core; `search_research` searches it). */
-export interface ResearchNote {
-  id: string;
-  /** The address as asked for. */
-  url: string;
-  /** The normalised address: one note per normalised address. */
-  normalized: string;
-  title: string;
-  /** The first 500 characters of its text. */
-  preview: string;
-  chars: number;
-  description?: string;
-  fetchedMs: number;
-  createdMs: number;
-  /** `agent:<name>` or `human` (the writer). */
-  askedBy: string;
-  source: 'agent' | 'human';
-  /** How many times the page was read. */
-  fetches: number;
-}
-
-/** What `researchList` resolves with. */
-export interface ResearchListing {
-  notes: ResearchNote[];
-  count: number;
-  bytes: number;
-  /** The caps: beyond them the notes read longest ago go first. */
-  limits: { notes: number; bytes: number };
-}
-
-/** A job's progress over its units. */
-export interface JobProgress {
-  done: number;
-  failed: number;
-  /** Units waiting for the writer's approval. */
-  waiting: number;
-  total: number;
-  /** The ids of the units running now. */
-  current: string[];
-}
-
-/** A background job (`units` only from `jobStatus`). */
-export interface JobView {
-  id: string;
-  project: string;
-  kind: 'pipeline' | 'run' | 'research';
-  params: JobViewParams;
-  state: JobState;
-  createdMs: number;
-  updatedMs: number;
-  error?: string;
-  progress: JobProgress;
-  /** Each phase's units done out of its total, in order (one phase named `run` for a background run). */
-  phases: { name: JobPhase | 'run' | 'research'; done: number; total: number }[];
-  units?: UnitView[];
-}
-
-/** A tool call the model made, in a transcript. */
-export interface TranscriptToolCall {
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-}
-
-/** One message of a unit's conversation. */
-export interface TranscriptMessage {
-  role: 'user' | 'assistant' | 'tool';
-  text?: string;
-  /** The assistant's tool calls. */
-  toolCalls?: TranscriptToolCall[];
-  /** A tool result's call id. */
-  toolCallId?: string;
-  /** A tool result's tool name. */
-  name?: string;
-}
-
-/** What `jobUnit` resolves with. */
-export interface JobUnitDetail {
-  unit: UnitView;
-  transcript: TranscriptMessage[];
 }
 
 /** Events pushed by the worker, by type. */
@@ -835,11 +674,11 @@ export declare class Draftsmith {
   /** Suggestions of the proactive memory (the watched-entity monitor, the idle thinker). */
   readonly suggestions: {
     /** The pending ones, newest first (with `all`, the accepted and dismissed ones too). */
-    list(options?: RequestOptions & { all?: boolean }): Promise<{ project: string; suggestions: Suggestion[] }>;
+    list(options?: RequestOptions & { all?: boolean }): Promise<SuggestionList>;
     /** A pending suggestion becomes a goal or a note (`conflict` if already decided). */
-    accept(id: string, options?: RequestOptions): Promise<{ suggestion: Suggestion; goal?: Record<string, unknown>; note?: MemoryNote }>;
+    accept(id: string, options?: RequestOptions): Promise<SuggestionAccepted>;
     /** Set a pending suggestion aside (a monitor finding with the same key is not raised again). */
-    dismiss(id: string, options?: RequestOptions): Promise<{ suggestion: Suggestion }>;
+    dismiss(id: string, options?: RequestOptions): Promise<SuggestionDismissed>;
   };
   /** The writer stopped typing: the idle thinker may think (see `IdleResult`). */
   writerIdle(idleMs?: number, options?: RequestOptions): Promise<IdleResult>;
@@ -891,7 +730,7 @@ export declare class Draftsmith {
   /** A job with its units. */
   jobStatus(job: string, options?: RequestOptions): Promise<JobView & { units: UnitView[] }>;
   /** The open project's jobs, newest first (without units). */
-  listJobs(options?: RequestOptions): Promise<{ jobs: JobView[] }>;
+  listJobs(options?: RequestOptions): Promise<JobList>;
   /** Pause a job: no new unit starts until it resumes; running ones finish (it stays `running` until then). */
   pauseJob(job: string, options?: RequestOptions): Promise<JobView>;
   /** Resume a paused job. */
@@ -903,7 +742,7 @@ export declare class Draftsmith {
   /** The open project's research notes, newest first. */
   researchList(options?: RequestOptions): Promise<ResearchListing>;
   /** Delete a research note (`not_found` if there is none). */
-  researchDelete(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  researchDelete(id: string, options?: RequestOptions): Promise<ResearchDeleted>;
   /** Read pages into research notes as the writer: a research job. */
   researchUrls(urls: string[], options?: RequestOptions & { concurrency?: number }): Promise<JobView>;
   /** Research: the same requests, grouped. */
@@ -916,7 +755,7 @@ export declare class Draftsmith {
   readonly jobs: {
     start(params: JobParams, options?: RequestOptions): Promise<JobView>;
     status(job: string, options?: RequestOptions): Promise<JobView & { units: UnitView[] }>;
-    list(options?: RequestOptions): Promise<{ jobs: JobView[] }>;
+    list(options?: RequestOptions): Promise<JobList>;
     pause(job: string, options?: RequestOptions): Promise<JobView>;
     resume(job: string, options?: RequestOptions): Promise<JobView>;
     cancel(job: string, options?: RequestOptions): Promise<JobView>;

@@ -195,10 +195,10 @@ export interface RequestResults {
   write_memory_notes: Written;
   memory_trash: JsonValue;
   memory_restore: JsonValue;
-  suggestions: JsonValue;
-  accept_suggestion: JsonValue;
-  dismiss_suggestion: JsonValue;
-  writer_idle: JsonValue;
+  suggestions: SuggestionList;
+  accept_suggestion: SuggestionAccepted;
+  dismiss_suggestion: SuggestionDismissed;
+  writer_idle: IdleResult;
   storage_estimate: StorageEstimate;
   get_chapter: ChapterText;
   add_chapter: ChapterInProject;
@@ -216,15 +216,15 @@ export interface RequestResults {
   set_settings: JsonValue;
   run: JsonValue;
   abort_run: JsonValue;
-  start_job: JsonValue;
-  job_status: JsonValue;
-  list_jobs: JsonValue;
-  pause_job: JsonValue;
-  resume_job: JsonValue;
-  cancel_job: JsonValue;
-  job_unit: JsonValue;
-  research_list: JsonValue;
-  research_delete: JsonValue;
+  start_job: JobView;
+  job_status: JobView;
+  list_jobs: JobList;
+  pause_job: JobView;
+  resume_job: JobView;
+  cancel_job: JobView;
+  job_unit: JobUnitDetail;
+  research_list: ResearchListing;
+  research_delete: ResearchDeleted;
   define_agent: JsonValue;
   list_agents: JsonValue;
   delete_agent: JsonValue;
@@ -472,6 +472,20 @@ project: ProjectSummary, };
 
 export type Done = Record<symbol, never>;
 
+export type EntityRef = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its type (`character`, `item`, `rule`, …).
+ */
+type: string, };
+
 export type EntityType = "character" | "item" | "rule" | "location" | "plot_thread";
 
 export type ExecuteParams = { tool: string, args?: JsonValue, origin?: string, callId?: string, };
@@ -680,15 +694,137 @@ canUndo: boolean,
  */
 canRedo: boolean, };
 
+export type IdleReason = "disabled" | "no_model" | "not_idle" | "budget_spent" | "nothing_new" | "busy" | "failed";
+
+export type IdleResult = { 
+/**
+ * Whether it thought (called the model).
+ */
+thought: boolean, 
+/**
+ * Why it did not think.
+ */
+reason?: IdleReason, 
+/**
+ * With `not_idle`: how much longer the core waits for quiet, in ms.
+ */
+waitMs?: number, 
+/**
+ * With `failed`: what went wrong.
+ */
+message?: string, 
+/**
+ * The suggestions it added.
+ */
+suggestions: Array<Suggestion>, 
+/**
+ * The thinker's model calls today, across projects.
+ */
+callsToday: number, 
+/**
+ * The most it may make a day.
+ */
+maxCallsPerDay: number, };
+
 export type IdleThinkingPatch = { enabled?: boolean, afterMs?: number, maxCallsPerDay?: number, };
 
 export type ImportProjectParams = { document: JsonValue, };
 
 export type JobKind = "pipeline" | "run" | "research";
 
+export type JobList = { 
+/**
+ * The jobs (without their units).
+ */
+jobs: Array<JobView>, };
+
+export type JobPhase = "context" | "translation" | "editing";
+
+export type JobProgress = { 
+/**
+ * Units done.
+ */
+done: number, 
+/**
+ * Units failed.
+ */
+failed: number, 
+/**
+ * Units waiting for the writer's approval.
+ */
+waiting: number, 
+/**
+ * Every unit.
+ */
+total: number, 
+/**
+ * The ids of the units running now.
+ */
+current: Array<string>, };
+
 export type JobRefParams = { job: string, };
 
+export type JobState = "queued" | "running" | "waiting_approval" | "paused" | "done" | "failed" | "cancelled";
+
+export type JobUnitDetail = { 
+/**
+ * The unit.
+ */
+unit: UnitView, 
+/**
+ * Its run's messages (saved when the unit ends or waits for approval; empty before).
+ */
+transcript: Array<TranscriptMessage>, };
+
 export type JobUnitParams = { job: string, unit: string, };
+
+export type JobView = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its project.
+ */
+project: string, 
+/**
+ * What it does.
+ */
+kind: JobKind, 
+/**
+ * Its parameters as the core keeps them (every default filled in; no `kind`, which is
+ * the job's): a pipeline's, a background run's or a research job's.
+ */
+params: { phases: Array<JobPhase>, scope: 'all' | { scenes: Array<string> } | { route: string }, allowOverwrite: boolean, concurrency: number } | { prompt: string, agent?: string | { name?: string, systemPrompt?: string }, preset?: string } | { urls: Array<string>, concurrency: number }, 
+/**
+ * Its state.
+ */
+state: JobState, 
+/**
+ * When it was created (ms since the epoch).
+ */
+createdMs: number, 
+/**
+ * When it last changed (ms since the epoch).
+ */
+updatedMs: number, 
+/**
+ * Why it failed.
+ */
+error?: string, 
+/**
+ * Its progress over its units.
+ */
+progress: JobProgress, 
+/**
+ * Each phase's units done out of its total, in order (one phase named `run` for a
+ * background run, `research` for a research job).
+ */
+phases: Array<PhaseProgress>, 
+/**
+ * Its units.
+ */
+units?: Array<UnitView>, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
@@ -849,6 +985,20 @@ export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}`;
 
+export type PhaseProgress = { 
+/**
+ * The phase, or `run` (a background run) or `research` (a research job).
+ */
+name: JobPhase | 'run' | 'research', 
+/**
+ * Its units done.
+ */
+done: number, 
+/**
+ * Its units.
+ */
+total: number, };
+
 export type Priority = "low" | "medium" | "high";
 
 export type Profile = "debug" | "release";
@@ -924,6 +1074,90 @@ export type RenameChapterParams = { chapter: ChapterRef, title: string, };
 export type RenameProjectParams = { id?: string, name: string, };
 
 export type ResearchDeleteParams = { id: string, };
+
+export type ResearchDeleted = { 
+/**
+ * Its id.
+ */
+deleted: string, };
+
+export type ResearchLimits = { 
+/**
+ * Most notes.
+ */
+notes: number, 
+/**
+ * Most bytes of text.
+ */
+bytes: number, };
+
+export type ResearchListing = { 
+/**
+ * The notes (previews, not whole texts).
+ */
+notes: Array<ResearchNote>, 
+/**
+ * How many notes there are.
+ */
+count: number, 
+/**
+ * How many bytes of text they keep.
+ */
+bytes: number, 
+/**
+ * The caps: beyond them the notes read longest ago go first.
+ */
+limits: ResearchLimits, };
+
+export type ResearchNote = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * The address as asked for.
+ */
+url: string, 
+/**
+ * The normalised address: one note per normalised address.
+ */
+normalized: string, 
+/**
+ * The page's title.
+ */
+title: string, 
+/**
+ * The first 500 characters of its text.
+ */
+preview: string, 
+/**
+ * How many characters its text has.
+ */
+chars: number, 
+/**
+ * The page's own description, if it has one.
+ */
+description?: string, 
+/**
+ * When it was (last) fetched (ms since the epoch).
+ */
+fetchedMs: number, 
+/**
+ * When the note was first made (ms since the epoch).
+ */
+createdMs: number, 
+/**
+ * `agent:<name>` or `human` (the writer).
+ */
+askedBy: string, 
+/**
+ * Who asked, as the page marks it.
+ */
+source: 'agent' | 'human', 
+/**
+ * How many times the page was read.
+ */
+fetches: number, };
 
 export type RunParams = { prompt: string, 
 /**
@@ -1027,13 +1261,178 @@ usage: number | null,
  */
 quota: number | null, };
 
+export type Suggestion = { 
+/**
+ * Unique id.
+ */
+id: string, 
+/**
+ * The project it belongs to.
+ */
+project: string, 
+/**
+ * Who made it.
+ */
+source: SuggestionSource, 
+/**
+ * What accepting it makes.
+ */
+kind: SuggestionKind, 
+/**
+ * A short title (a goal's title).
+ */
+title: string, 
+/**
+ * The text (a note's text, a goal's description).
+ */
+text: string, 
+/**
+ * The note's type, for a note.
+ */
+noteType?: NoteType, 
+/**
+ * What identifies a monitor finding (the same finding updates its pending suggestion).
+ */
+key?: string, 
+/**
+ * What the monitor found: a mention, a misspelt name, a contradicted rule, a mention an
+ * edit removed or changed (`lineText` is the line as it read before), or a watched
+ * character's or location's story-bible entry an agent changed (`word` names the fields,
+ * `lineText` their new values; no chapter or line).
+ */
+finding?: 'mention' | 'misspelling' | 'contradiction' | 'changed' | 'entry_changed', 
+/**
+ * The watched entity it is about.
+ */
+entity?: EntityRef, 
+/**
+ * The chapter (id) of the finding.
+ */
+chapter?: string, 
+/**
+ * The chapter's number (1-based), when it was found.
+ */
+chapterNumber?: number, 
+/**
+ * The chapter's title, when it was found.
+ */
+chapterTitle?: string, 
+/**
+ * The line (1-based).
+ */
+line?: number, 
+/**
+ * The line's text.
+ */
+lineText?: string, 
+/**
+ * The word found (the name as written, the misspelt word, the rule's keyword).
+ */
+word?: string, 
+/**
+ * The observation note the monitor wrote about it.
+ */
+observation?: string, 
+/**
+ * Where it stands.
+ */
+state: SuggestionState, 
+/**
+ * When it was made.
+ */
+createdMs: number, 
+/**
+ * When it last changed.
+ */
+updatedMs: number, 
+/**
+ * When the writer decided.
+ */
+decidedMs?: number, 
+/**
+ * What accepting it made: `{goal: id}` or `{note: id}`.
+ */
+acceptedAs?: { goal?: string, note?: string }, };
+
+export type SuggestionAccepted = { 
+/**
+ * The suggestion, accepted.
+ */
+suggestion: Suggestion, 
+/**
+ * The goal it became.
+ */
+goal?: Goal, 
+/**
+ * The note it became.
+ */
+note?: MemoryNote, };
+
+export type SuggestionDismissed = { 
+/**
+ * The suggestion, dismissed.
+ */
+suggestion: Suggestion, };
+
+export type SuggestionKind = "goal" | "note";
+
+export type SuggestionList = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * Its suggestions.
+ */
+suggestions: Array<Suggestion>, };
+
 export type SuggestionRefParams = { id: string, };
+
+export type SuggestionSource = "monitor" | "thinker";
+
+export type SuggestionState = "pending" | "accepted" | "dismissed";
 
 export type SuggestionsParams = { 
 /**
  * Also the accepted and dismissed ones.
  */
 all?: boolean, };
+
+export type TranscriptMessage = { 
+/**
+ * Who wrote it.
+ */
+role: 'user' | 'assistant' | 'tool', 
+/**
+ * Its text (absent when empty).
+ */
+text?: string, 
+/**
+ * The assistant's tool calls.
+ */
+toolCalls?: Array<TranscriptToolCall>, 
+/**
+ * A tool result's call id.
+ */
+toolCallId?: string, 
+/**
+ * A tool result's tool name.
+ */
+name?: string, };
+
+export type TranscriptToolCall = { 
+/**
+ * The call id.
+ */
+id: string, 
+/**
+ * The tool's name.
+ */
+name: string, 
+/**
+ * Its arguments (a JSON object).
+ */
+arguments: Record<string, unknown>, };
 
 export type UiState = { 
 /**
@@ -1066,6 +1465,47 @@ highlights: Array<Highlight>,
 scroll: number, };
 
 export type UndoParams = { origin?: string, by?: string, };
+
+export type UnitTarget = { "kind": "scene", "id": string } | { "kind": "route", "id": string } | { "kind": "project" };
+
+export type UnitView = { 
+/**
+ * `<phase>:<agent>:<target>` (`context:scene_summary_detailer:scene_1`), or `run` for a
+ * background run's one unit.
+ */
+id: string, 
+/**
+ * Its phase (`null` for a background run's or a research job's unit).
+ */
+phase: JobPhase | null, 
+/**
+ * The agent it runs.
+ */
+agent: string, 
+/**
+ * What it works on.
+ */
+target: UnitTarget, 
+/**
+ * Its state.
+ */
+state: JobState, 
+/**
+ * Its run id.
+ */
+run: string, 
+/**
+ * How its run ended (once it did); for a research unit, the note it kept.
+ */
+result?: { status: string, text: string, steps: number } | { id: string, title: string, url: string, updated: boolean, text: string }, 
+/**
+ * Why it failed.
+ */
+error?: string, 
+/**
+ * A research unit's page.
+ */
+url?: string, };
 
 export type UserChangeResult = { 
 /**

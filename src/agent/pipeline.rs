@@ -17,12 +17,14 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::AgentSpec;
 
 /// A phase of the pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "JobPhase")]
 pub enum Phase {
     /// Scene metadata, route outlines, then the curators.
     Context,
@@ -89,8 +91,9 @@ pub const CHECKERS: [&str; 3] = [
 ];
 
 /// What a unit works on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+#[ts(rename = "UnitTarget")]
 pub enum Target {
     /// One scene (by id).
     Scene(String),

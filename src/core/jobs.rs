@@ -51,16 +51,26 @@ pub const DEFAULT_CONCURRENCY: usize = 3;
 /// The longest unit result text kept in the job record (the transcript keeps it whole).
 const RESULT_TEXT_CHARS: usize = 2_000;
 
-/// A job's or a unit's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A job's or a unit's state: `waiting_approval` when every unit left waits for the writer's
+/// approval, `paused` (jobs only) when the writer paused it; `done`, `failed` and `cancelled`
+/// are final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "JobState")]
 pub(super) enum State {
+    /// Not started yet.
     Queued,
+    /// Running now.
     Running,
+    /// Waiting for the writer's approval.
     WaitingApproval,
+    /// Paused by the writer.
     Paused,
+    /// Finished.
     Done,
+    /// Ended with an error.
     Failed,
+    /// Cancelled by the writer.
     Cancelled,
 }
 
@@ -121,6 +131,70 @@ pub(super) struct Job {
     units: Vec<Unit>,
 }
 
+/// A background job as the page sees it (`units` only from `job_status`).
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct JobView {
+    /// Its id.
+    id: String,
+    /// Its project.
+    project: String,
+    /// What it does.
+    kind: JobKind,
+    /// Its parameters as the core keeps them (every default filled in; no `kind`, which is
+    /// the job's): a pipeline's, a background run's or a research job's.
+    #[ts(
+        type = "{ phases: Array<JobPhase>, scope: 'all' | { scenes: Array<string> } | { route: string }, allowOverwrite: boolean, concurrency: number } | { prompt: string, agent?: string | { name?: string, systemPrompt?: string }, preset?: string } | { urls: Array<string>, concurrency: number }"
+    )]
+    params: Value,
+    /// Its state.
+    state: State,
+    /// When it was created (ms since the epoch).
+    created_ms: u64,
+    /// When it last changed (ms since the epoch).
+    updated_ms: u64,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    error: Option<String>,
+    /// Its progress over its units.
+    progress: JobProgress,
+    /// Each phase's units done out of its total, in order (one phase named `run` for a
+    /// background run, `research` for a research job).
+    phases: Vec<PhaseProgress>,
+    /// Its units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    units: Option<Vec<UnitView>>,
+}
+
+/// A job's progress over its units.
+#[derive(Serialize, TS)]
+pub(super) struct JobProgress {
+    /// Units done.
+    done: usize,
+    /// Units failed.
+    failed: usize,
+    /// Units waiting for the writer's approval.
+    waiting: usize,
+    /// Every unit.
+    total: usize,
+    /// The ids of the units running now.
+    current: Vec<String>,
+}
+
+/// One phase's units done out of its total.
+#[derive(Serialize, TS)]
+pub(super) struct PhaseProgress {
+    /// The phase, or `run` (a background run) or `research` (a research job).
+    #[ts(type = "JobPhase | 'run' | 'research'")]
+    name: &'static str,
+    /// Its units done.
+    done: usize,
+    /// Its units.
+    total: usize,
+}
+
 impl Job {
     fn record_key(&self) -> String {
         job_key(&self.project, &self.id)
@@ -135,9 +209,9 @@ impl Job {
     }
 
     /// The job as the page sees it (with its units when `units`).
-    fn view(&self, units: bool) -> Value {
+    fn view(&self, units: bool) -> JobView {
         let count = |s: State| self.units.iter().filter(|u| u.state == s).count();
-        let mut phases: Vec<Value> = Vec::new();
+        let mut phases: Vec<PhaseProgress> = Vec::new();
         for phase in Phase::ALL {
             let (mut done, mut total) = (0, 0);
             for u in &self.units {
@@ -147,7 +221,11 @@ impl Job {
                 }
             }
             if total > 0 {
-                phases.push(json!({"name": phase.name(), "done": done, "total": total}));
+                phases.push(PhaseProgress {
+                    name: phase.name(),
+                    done,
+                    total,
+                });
             }
         }
         if phases.is_empty() {
@@ -156,43 +234,37 @@ impl Job {
             } else {
                 "run"
             };
-            phases
-                .push(json!({"name": name, "done": count(State::Done), "total": self.units.len()}));
+            phases.push(PhaseProgress {
+                name,
+                done: count(State::Done),
+                total: self.units.len(),
+            });
         }
-        let mut current: Vec<&str> = Vec::new();
+        let mut current: Vec<String> = Vec::new();
         for u in &self.units {
             if u.state == State::Running {
-                current.push(&u.id);
+                current.push(u.id.clone());
             }
         }
-        let mut view = json!({
-            "id": self.id,
-            "project": self.project,
-            "kind": self.kind,
-            "params": self.params,
-            "state": self.state,
-            "createdMs": self.created_ms,
-            "updatedMs": self.updated_ms,
-            "progress": {
-                "done": count(State::Done),
-                "failed": count(State::Failed),
-                "waiting": count(State::WaitingApproval),
-                "total": self.units.len(),
-                "current": current,
+        JobView {
+            id: self.id.clone(),
+            project: self.project.clone(),
+            kind: self.kind,
+            params: self.params.clone(),
+            state: self.state,
+            created_ms: self.created_ms,
+            updated_ms: self.updated_ms,
+            error: self.error.clone(),
+            progress: JobProgress {
+                done: count(State::Done),
+                failed: count(State::Failed),
+                waiting: count(State::WaitingApproval),
+                total: self.units.len(),
+                current,
             },
-            "phases": phases,
-        });
-        if let Some(error) = &self.error {
-            view["error"] = json!(error);
+            phases,
+            units: units.then(|| self.units.iter().map(Unit::view).collect()),
         }
-        if units {
-            let mut list = Vec::with_capacity(self.units.len());
-            for u in &self.units {
-                list.push(u.view());
-            }
-            view["units"] = Value::Array(list);
-        }
-        view
     }
 
     fn record(&self) -> Value {
@@ -207,31 +279,52 @@ impl Job {
     }
 }
 
+/// One unit of a job as the page sees it: one agent run (run id `job:<job>:<unit>`).
+#[derive(Serialize, TS)]
+pub(super) struct UnitView {
+    /// `<phase>:<agent>:<target>` (`context:scene_summary_detailer:scene_1`), or `run` for a
+    /// background run's one unit.
+    id: String,
+    /// Its phase (`null` for a background run's or a research job's unit).
+    phase: Option<Phase>,
+    /// The agent it runs.
+    agent: String,
+    /// What it works on.
+    target: Target,
+    /// Its state.
+    state: State,
+    /// Its run id.
+    run: String,
+    /// How its run ended (once it did); for a research unit, the note it kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(
+        optional,
+        type = "{ status: string, text: string, steps: number } | { id: string, title: string, url: string, updated: boolean, text: string }"
+    )]
+    result: Option<Value>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    error: Option<String>,
+    /// A research unit's page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    url: Option<String>,
+}
+
 impl Unit {
-    fn view(&self) -> Value {
-        let target = match &self.target {
-            Target::Scene(id) => json!({"kind": "scene", "id": id}),
-            Target::Route(id) => json!({"kind": "route", "id": id}),
-            Target::Project => json!({"kind": "project"}),
-        };
-        let mut view = json!({
-            "id": self.id,
-            "phase": self.phase,
-            "agent": self.agent,
-            "target": target,
-            "state": self.state,
-            "run": self.run,
-        });
-        if let Some(result) = &self.result {
-            view["result"] = result.clone();
+    fn view(&self) -> UnitView {
+        UnitView {
+            id: self.id.clone(),
+            phase: self.phase,
+            agent: self.agent.clone(),
+            target: self.target.clone(),
+            state: self.state,
+            run: self.run.clone(),
+            result: self.result.clone(),
+            error: self.error.clone(),
+            url: self.url.clone(),
         }
-        if let Some(error) = &self.error {
-            view["error"] = json!(error);
-        }
-        if let Some(url) = &self.url {
-            view["url"] = json!(url);
-        }
-        view
     }
 }
 
@@ -311,6 +404,61 @@ pub(super) struct UnitRef {
     unit: String,
 }
 
+/// `list_jobs`: the open project's jobs, newest first.
+#[derive(Serialize, TS)]
+pub(super) struct JobList {
+    /// The jobs (without their units).
+    jobs: Vec<JobView>,
+}
+
+/// `job_unit`: a unit and its transcript.
+#[derive(Serialize, TS)]
+#[ts(rename = "JobUnitDetail")]
+pub(super) struct UnitDetail {
+    /// The unit.
+    unit: UnitView,
+    /// Its run's messages (saved when the unit ends or waits for approval; empty before).
+    #[ts(as = "Vec<TranscriptMessage>")]
+    transcript: Value,
+}
+
+/// One message of a unit's conversation (the system prompt left out).
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct TranscriptMessage {
+    /// Who wrote it.
+    #[ts(type = "'user' | 'assistant' | 'tool'")]
+    role: &'static str,
+    /// Its text (absent when empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    text: Option<String>,
+    /// The assistant's tool calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    tool_calls: Option<Vec<TranscriptToolCall>>,
+    /// A tool result's call id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    tool_call_id: Option<String>,
+    /// A tool result's tool name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    name: Option<String>,
+}
+
+/// A tool call the model made, in a transcript.
+#[derive(Serialize, TS)]
+pub(super) struct TranscriptToolCall {
+    /// The call id.
+    id: String,
+    /// The tool's name.
+    name: String,
+    /// Its arguments (a JSON object).
+    #[ts(type = "Record<string, unknown>")]
+    arguments: Value,
+}
+
 impl Core {
     /// The same core, able to run jobs in the background: `spawn` must run a future to its
     /// end on this thread (the worker passes `wasm_bindgen_futures::spawn_local`).
@@ -334,7 +482,7 @@ impl Core {
     }
 
     /// Serve `start_job`.
-    pub(super) async fn start_job(&self, p: StartJob) -> Result<Value, Error> {
+    pub(super) async fn start_job(&self, p: StartJob) -> Result<JobView, Error> {
         let project = self.current()?;
         self.ensure_settings().await?;
         if !self.jobs.can_spawn() {
@@ -533,7 +681,7 @@ impl Core {
         let view = job.view(false);
         self.save_job(&job, None, Vec::new()).await;
         self.launch(job);
-        self.emit("job_progress", json!({"project": project, "job": view}));
+        self.emit("job_progress", json!({"project": project, "job": &view}));
         Ok(view)
     }
 
@@ -684,7 +832,7 @@ impl Core {
         let job = rt.job.borrow();
         let mut data = json!({"project": job.project, "job": job.view(false)});
         if let Some(unit) = unit.and_then(|u| job.unit(u)) {
-            data["unit"] = unit.view();
+            data["unit"] = json!(unit.view());
         }
         self.emit("job_progress", data);
     }
@@ -1107,7 +1255,7 @@ impl Core {
     }
 
     /// Serve `job_status`.
-    pub(super) async fn job_status(&self, p: JobRef) -> Result<Value, Error> {
+    pub(super) async fn job_status(&self, p: JobRef) -> Result<JobView, Error> {
         if let Ok(rt) = self.job_rt(&p.job) {
             let view = rt.job.borrow().view(true);
             return Ok(view);
@@ -1128,7 +1276,7 @@ impl Core {
     }
 
     /// Serve `list_jobs`: the project's jobs, newest first.
-    pub(super) async fn list_jobs(&self) -> Result<Value, Error> {
+    pub(super) async fn list_jobs(&self) -> Result<JobList, Error> {
         let project = self.current()?;
         let mut jobs: std::collections::BTreeMap<String, Job> = std::collections::BTreeMap::new();
         for record in self
@@ -1156,11 +1304,11 @@ impl Core {
         for job in &list {
             views.push(job.view(false));
         }
-        Ok(json!({ "jobs": views }))
+        Ok(JobList { jobs: views })
     }
 
     /// Serve `pause_job`: no new unit starts; running units finish.
-    pub(super) async fn pause_job(&self, p: JobRef) -> Result<Value, Error> {
+    pub(super) async fn pause_job(&self, p: JobRef) -> Result<JobView, Error> {
         let rt = self.job_rt(&p.job)?;
         rt.paused.set(true);
         rt.notify.notify_all();
@@ -1169,7 +1317,7 @@ impl Core {
     }
 
     /// Serve `resume_job`.
-    pub(super) async fn resume_job(&self, p: JobRef) -> Result<Value, Error> {
+    pub(super) async fn resume_job(&self, p: JobRef) -> Result<JobView, Error> {
         let rt = self.job_rt(&p.job)?;
         rt.paused.set(false);
         rt.notify.notify_all();
@@ -1179,7 +1327,7 @@ impl Core {
 
     /// Serve `cancel_job`: running units are aborted (what they wrote stays, and is saved),
     /// waiting ones are no longer asked, queued ones never start.
-    pub(super) async fn cancel_job(&self, p: JobRef) -> Result<Value, Error> {
+    pub(super) async fn cancel_job(&self, p: JobRef) -> Result<JobView, Error> {
         let rt = match self.job_rt(&p.job) {
             Ok(rt) => rt,
             Err(e) => {
@@ -1222,7 +1370,7 @@ impl Core {
     }
 
     /// Serve `job_unit`: a unit and its transcript.
-    pub(super) async fn job_unit(&self, p: UnitRef) -> Result<Value, Error> {
+    pub(super) async fn job_unit(&self, p: UnitRef) -> Result<UnitDetail, Error> {
         let project = self.current()?;
         let job = match self.job_rt(&p.job) {
             Ok(rt) => rt.job.borrow().clone(),
@@ -1256,42 +1404,37 @@ impl Core {
                 None => json!([]),
             },
         };
-        Ok(json!({"unit": unit.view(), "transcript": transcript}))
+        Ok(UnitDetail {
+            unit: unit.view(),
+            transcript,
+        })
     }
 }
 
 /// A run's messages as the page shows them (the system prompt left out).
-fn transcript_view(messages: &[Message]) -> Vec<Value> {
+fn transcript_view(messages: &[Message]) -> Vec<TranscriptMessage> {
     let mut views = Vec::with_capacity(messages.len());
     for m in messages {
-        if m.role == Role::System {
-            continue;
+        let role = match m.role {
+            Role::System => continue,
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        };
+        let mut calls = Vec::with_capacity(m.tool_calls.len());
+        for c in &m.tool_calls {
+            calls.push(TranscriptToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            });
         }
-        views.push({
-            let role = match m.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-                Role::Tool => "tool",
-                Role::System => "system",
-            };
-            let mut v = json!({"role": role});
-            if !m.text.is_empty() {
-                v["text"] = json!(m.text);
-            }
-            if !m.tool_calls.is_empty() {
-                let mut calls = Vec::with_capacity(m.tool_calls.len());
-                for c in &m.tool_calls {
-                    calls.push(json!({"id": c.id, "name": c.name, "arguments": c.arguments}));
-                }
-                v["toolCalls"] = Value::Array(calls);
-            }
-            if let Some(id) = &m.tool_call_id {
-                v["toolCallId"] = json!(id);
-            }
-            if let Some(name) = &m.name {
-                v["name"] = json!(name);
-            }
-            v
+        views.push(TranscriptMessage {
+            role,
+            text: (!m.text.is_empty()).then(|| m.text.clone()),
+            tool_calls: (!calls.is_empty()).then_some(calls),
+            tool_call_id: m.tool_call_id.clone(),
+            name: m.name.clone(),
         });
     }
     views

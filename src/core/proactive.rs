@@ -54,7 +54,8 @@ use crate::memory::suggest::{
     SuggestionSource, SuggestionState, ThinkerInput, THINKER_SYSTEM,
 };
 use crate::memory::{
-    Changed, GoalStatus, MemoryError, NewGoal, NewNote, NotePatch, NoteType, Priority,
+    Changed, Goal, GoalStatus, MemoryError, MemoryNote, NewGoal, NewNote, NotePatch, NoteType,
+    Priority,
 };
 use crate::persist::GLOBAL_PROJECT;
 use crate::project::changeset::{ChangeSet, Op};
@@ -123,6 +124,82 @@ pub(super) struct ListSuggestions {
     #[serde(default)]
     #[ts(as = "Option<bool>", optional)]
     all: bool,
+}
+
+/// `suggestions`: the open project's suggestions, newest first.
+#[derive(Serialize, TS)]
+#[ts(rename = "SuggestionList")]
+pub(super) struct SuggestionList {
+    /// The project.
+    project: String,
+    /// Its suggestions.
+    suggestions: Vec<Suggestion>,
+}
+
+/// `accept_suggestion`: the suggestion as it is now and what accepting it made.
+#[derive(Serialize, TS)]
+#[ts(rename = "SuggestionAccepted", optional_fields)]
+pub(super) struct Accepted {
+    /// The suggestion, accepted.
+    suggestion: Suggestion,
+    /// The goal it became.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    goal: Option<Goal>,
+    /// The note it became.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<MemoryNote>,
+}
+
+/// `dismiss_suggestion`: the suggestion as it is now.
+#[derive(Serialize, TS)]
+#[ts(rename = "SuggestionDismissed")]
+pub(super) struct Dismissed {
+    /// The suggestion, dismissed.
+    suggestion: Suggestion,
+}
+
+/// `writer_idle`: what the idle thinker did.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "IdleResult", optional_fields)]
+pub(super) struct IdleResult {
+    /// Whether it thought (called the model).
+    thought: bool,
+    /// Why it did not think.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<IdleReason>,
+    /// With `not_idle`: how much longer the core waits for quiet, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_ms: Option<u64>,
+    /// With `failed`: what went wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    /// The suggestions it added.
+    suggestions: Vec<Suggestion>,
+    /// The thinker's model calls today, across projects.
+    calls_today: u32,
+    /// The most it may make a day.
+    max_calls_per_day: u32,
+}
+
+/// Why the idle thinker did not think.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum IdleReason {
+    /// It is turned off.
+    Disabled,
+    /// No model is configured.
+    NoModel,
+    /// The writer typed too recently.
+    NotIdle,
+    /// Today's calls are spent.
+    BudgetSpent,
+    /// Nothing changed since it last thought.
+    NothingNew,
+    /// It is thinking already.
+    Busy,
+    /// The call or its answer failed.
+    Failed,
 }
 
 /// `writer_idle` params.
@@ -790,11 +867,14 @@ impl Core {
 
     /// Serve `suggestions {all?}`: the open project's pending suggestions, newest first (with
     /// `all`, the decided ones too).
-    pub(super) async fn list_suggestions(&self, p: ListSuggestions) -> Result<Value, Error> {
+    pub(super) async fn list_suggestions(
+        &self,
+        p: ListSuggestions,
+    ) -> Result<SuggestionList, Error> {
         let project = self.current()?;
         self.ensure_proactive(&project).await?;
         let proactive = self.proactive.state();
-        let list: Vec<&Suggestion> = proactive
+        let suggestions: Vec<Suggestion> = proactive
             .projects
             .get(&project)
             .map(|state| {
@@ -803,10 +883,14 @@ impl Core {
                     .iter()
                     .rev()
                     .filter(|s| p.all || s.is_pending())
+                    .cloned()
                     .collect()
             })
             .unwrap_or_default();
-        Ok(json!({ "project": project, "suggestions": list }))
+        Ok(SuggestionList {
+            project,
+            suggestions,
+        })
     }
 
     /// The open project's suggestion `id` (pending), or an error saying what would work.
@@ -842,7 +926,7 @@ impl Core {
     /// Serve `accept_suggestion {id}`: a pending suggestion becomes a goal (its title, with
     /// the text as description) or a note (its text and note type; the writer's), in one
     /// save with the suggestion's new state.
-    pub(super) async fn accept_suggestion(&self, p: SuggestionRef) -> Result<Value, Error> {
+    pub(super) async fn accept_suggestion(&self, p: SuggestionRef) -> Result<Accepted, Error> {
         let project = self.current()?;
         self.ensure_proactive(&project).await?;
         let suggestion = self.pending_suggestion(&project, &p.id)?;
@@ -850,7 +934,7 @@ impl Core {
         let result = self
             .mutate(|s| {
                 let ids = self.env.ids.as_ref();
-                let (changed, made, value) = match suggestion.kind {
+                let (changed, made, goal, note) = match suggestion.kind {
                     SuggestionKind::Goal => {
                         let goal = s.memory.create_goal(
                             &project,
@@ -867,7 +951,8 @@ impl Core {
                         (
                             Changed::Goal(goal.id.clone()),
                             json!({ "goal": goal.id }),
-                            json!({ "goal": goal }),
+                            Some(goal.clone()),
+                            None,
                         )
                     }
                     SuggestionKind::Note => {
@@ -893,7 +978,8 @@ impl Core {
                         (
                             Changed::Note(note.id.clone()),
                             json!({ "note": note.id }),
-                            json!({ "note": note }),
+                            None,
+                            Some(note.clone()),
                         )
                     }
                 };
@@ -912,10 +998,12 @@ impl Core {
                     "memory_changed",
                     json!({ "project": project, "suggestion": decided.id }),
                 );
-                let mut result = value;
-                result["suggestion"] = json!(decided);
                 Ok((
-                    result,
+                    Accepted {
+                        suggestion: decided.clone(),
+                        goal,
+                        note,
+                    },
                     Touched {
                         memory: vec![changed],
                         meta_puts: vec![suggestion_record(&decided)],
@@ -958,7 +1046,7 @@ impl Core {
 
     /// Serve `dismiss_suggestion {id}`: a pending suggestion is set aside (a monitor finding
     /// with the same key is not raised again).
-    pub(super) async fn dismiss_suggestion(&self, p: SuggestionRef) -> Result<Value, Error> {
+    pub(super) async fn dismiss_suggestion(&self, p: SuggestionRef) -> Result<Dismissed, Error> {
         let project = self.current()?;
         self.ensure_proactive(&project).await?;
         let suggestion = self.pending_suggestion(&project, &p.id)?;
@@ -977,7 +1065,9 @@ impl Core {
                     json!({ "project": project, "action": "dismissed", "suggestion": decided }),
                 );
                 Ok((
-                    json!({ "suggestion": decided }),
+                    Dismissed {
+                        suggestion: decided.clone(),
+                    },
                     Touched {
                         meta_puts: vec![suggestion_record(&decided)],
                         ..Touched::default()
@@ -1049,7 +1139,7 @@ impl Core {
     /// docs). Answers `{thought, reason?, suggestions, callsToday, maxCallsPerDay}`; `reason`
     /// says why it did not think: `disabled`, `no_model`, `not_idle` (with `waitMs`),
     /// `budget_spent`, `nothing_new`, `busy` or `failed` (with `message`).
-    pub(super) async fn writer_idle(&self, _p: WriterIdle) -> Result<Value, Error> {
+    pub(super) async fn writer_idle(&self, _p: WriterIdle) -> Result<IdleResult, Error> {
         let project = self.current()?;
         self.ensure_settings().await?;
         self.ensure_proactive(&project).await?;
@@ -1062,20 +1152,20 @@ impl Core {
                 calls: 0,
             };
         }
-        let answer = |reason: &str, budget: Budget| {
-            json!({
-                "thought": false,
-                "reason": reason,
-                "suggestions": [],
-                "callsToday": budget.calls,
-                "maxCallsPerDay": config.max_calls_per_day,
-            })
+        let answer = |reason: IdleReason, budget: Budget| IdleResult {
+            thought: false,
+            reason: Some(reason),
+            wait_ms: None,
+            message: None,
+            suggestions: Vec::new(),
+            calls_today: budget.calls,
+            max_calls_per_day: config.max_calls_per_day,
         };
         if !config.enabled {
-            return Ok(answer("disabled", budget));
+            return Ok(answer(IdleReason::Disabled, budget));
         }
         if !self.model_configured() {
-            return Ok(answer("no_model", budget));
+            return Ok(answer(IdleReason::NoModel, budget));
         }
         let (last_edit, thinking, last_thought) = {
             let proactive = self.proactive.state();
@@ -1088,21 +1178,21 @@ impl Core {
         };
         let quiet = now.saturating_sub(last_edit);
         if last_edit > 0 && quiet < config.after_ms {
-            let mut a = answer("not_idle", budget);
-            a["waitMs"] = json!(config.after_ms - quiet);
+            let mut a = answer(IdleReason::NotIdle, budget);
+            a.wait_ms = Some(config.after_ms - quiet);
             return Ok(a);
         }
         if thinking {
-            return Ok(answer("busy", budget));
+            return Ok(answer(IdleReason::Busy, budget));
         }
         if budget.calls >= config.max_calls_per_day {
-            return Ok(answer("budget_spent", budget));
+            return Ok(answer(IdleReason::BudgetSpent, budget));
         }
         let (prompt, basis, titles) = self.with_session(|s| Ok(self.thinker_input(s)))?;
         // What the writer's project holds (its own suggestions left out): new when it changed.
         let fingerprint = fnv(&[&basis]);
         if last_thought == Some(fingerprint) {
-            return Ok(answer("nothing_new", budget));
+            return Ok(answer(IdleReason::NothingNew, budget));
         }
         // Count the call before making it (a crash mid-call does not give it back).
         budget.calls += 1;
@@ -1125,8 +1215,8 @@ impl Core {
         let text = match called {
             Ok(text) => text,
             Err(e) => {
-                let mut a = answer("failed", budget);
-                a["message"] = json!(match e {
+                let mut a = answer(IdleReason::Failed, budget);
+                a.message = Some(match e {
                     NestedError::Aborted => "aborted".to_string(),
                     NestedError::Failed(m) => m,
                 });
@@ -1136,8 +1226,8 @@ impl Core {
         let proposals = match parse_proposals(&text) {
             Ok(p) => p,
             Err(message) => {
-                let mut a = answer("failed", budget);
-                a["message"] = json!(format!("the thinker's answer was not usable: {message}"));
+                let mut a = answer(IdleReason::Failed, budget);
+                a.message = Some(format!("the thinker's answer was not usable: {message}"));
                 return Ok(a);
             }
         };
@@ -1200,12 +1290,15 @@ impl Core {
                 ))
             })
             .await?;
-        Ok(json!({
-            "thought": true,
-            "suggestions": added,
-            "callsToday": budget.calls,
-            "maxCallsPerDay": config.max_calls_per_day,
-        }))
+        Ok(IdleResult {
+            thought: true,
+            reason: None,
+            wait_ms: None,
+            message: None,
+            suggestions: added,
+            calls_today: budget.calls,
+            max_calls_per_day: config.max_calls_per_day,
+        })
     }
 
     /// The thinker's prompt for `s`'s project, the same without the suggestions (what its

@@ -128,13 +128,13 @@ requests! {
     /// Bring a deleted note back.
     MemoryRestore = "memory_restore" (memory::MemoryRestore) -> Value,
     /// The proactive memory's suggestions.
-    Suggestions = "suggestions" (proactive::ListSuggestions) -> Value,
+    Suggestions = "suggestions" (proactive::ListSuggestions) -> proactive::SuggestionList,
     /// A pending suggestion becomes a goal or a note.
-    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef) -> Value,
+    AcceptSuggestion = "accept_suggestion" (proactive::SuggestionRef) -> proactive::Accepted,
     /// Set a pending suggestion aside.
-    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef) -> Value,
+    DismissSuggestion = "dismiss_suggestion" (proactive::SuggestionRef) -> proactive::Dismissed,
     /// The writer stopped typing: the idle thinker may think.
-    WriterIdle = "writer_idle" (proactive::WriterIdle) -> Value,
+    WriterIdle = "writer_idle" (proactive::WriterIdle) -> proactive::IdleResult,
     /// Storage use and quota.
     StorageEstimate = "storage_estimate" (NoParams) -> results::StorageEstimate,
     /// A chapter's text, or its changes since a version.
@@ -170,23 +170,23 @@ requests! {
     /// Abort a run.
     AbortRun = "abort_run" (run::AbortParams) -> Value,
     /// Start a background job.
-    StartJob = "start_job" (jobs::StartJob) -> Value,
+    StartJob = "start_job" (jobs::StartJob) -> jobs::JobView,
     /// A job with its units.
-    JobStatus = "job_status" (jobs::JobRef) -> Value,
+    JobStatus = "job_status" (jobs::JobRef) -> jobs::JobView,
     /// The open project's jobs.
-    ListJobs = "list_jobs" (NoParams) -> Value,
+    ListJobs = "list_jobs" (NoParams) -> jobs::JobList,
     /// Pause a job.
-    PauseJob = "pause_job" (jobs::JobRef) -> Value,
+    PauseJob = "pause_job" (jobs::JobRef) -> jobs::JobView,
     /// Resume a paused job.
-    ResumeJob = "resume_job" (jobs::JobRef) -> Value,
+    ResumeJob = "resume_job" (jobs::JobRef) -> jobs::JobView,
     /// Cancel a job.
-    CancelJob = "cancel_job" (jobs::JobRef) -> Value,
+    CancelJob = "cancel_job" (jobs::JobRef) -> jobs::JobView,
     /// A job's unit and its transcript.
-    JobUnit = "job_unit" (jobs::UnitRef) -> Value,
+    JobUnit = "job_unit" (jobs::UnitRef) -> jobs::UnitDetail,
     /// The open project's research notes.
-    ResearchList = "research_list" (NoParams) -> Value,
+    ResearchList = "research_list" (NoParams) -> research::ResearchList,
     /// Delete a research note.
-    ResearchDelete = "research_delete" (research::DeleteResearch) -> Value,
+    ResearchDelete = "research_delete" (research::DeleteResearch) -> research::ResearchDeleted,
     /// Define or replace an agent of the open project.
     DefineAgent = "define_agent" (agents::DefineAgent) -> Value,
     /// The presets and every agent.

@@ -19,7 +19,7 @@
 //! kept in memory (the core's `ResearchState` part).
 
 use futures_util::future::{select, Either};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
@@ -59,6 +59,37 @@ pub(super) enum StepError {
 #[ts(rename = "ResearchDeleteParams", optional_fields)]
 pub(super) struct DeleteResearch {
     id: String,
+}
+
+/// `research_list`: the open project's research notes, newest first.
+#[derive(Serialize, TS)]
+#[ts(rename = "ResearchListing")]
+pub(super) struct ResearchList {
+    /// The notes (previews, not whole texts).
+    notes: Vec<research::NoteSummary>,
+    /// How many notes there are.
+    count: usize,
+    /// How many bytes of text they keep.
+    bytes: usize,
+    /// The caps: beyond them the notes read longest ago go first.
+    limits: ResearchLimits,
+}
+
+/// The caps on a project's research notes.
+#[derive(Serialize, TS)]
+pub(super) struct ResearchLimits {
+    /// Most notes.
+    notes: usize,
+    /// Most bytes of text.
+    bytes: usize,
+}
+
+/// `research_delete`: the note deleted.
+#[derive(Serialize, TS)]
+#[ts(rename = "ResearchDeleted")]
+pub(super) struct ResearchDeleted {
+    /// Its id.
+    deleted: String,
 }
 
 /// A page as fetched.
@@ -531,21 +562,27 @@ impl Core {
     }
 
     /// Serve `research_list`: the project's notes, newest first (previews, not whole texts).
-    pub(super) async fn research_list(&self) -> Result<Value, Error> {
+    pub(super) async fn research_list(&self) -> Result<ResearchList, Error> {
         let project = self.current()?;
         self.ensure_research(&project).await?;
-        Ok(self.research.read(&project, |notes| {
-            json!({
-                "notes": notes.map(|n| n.list().into_iter().map(ResearchNote::summary).collect::<Vec<_>>()).unwrap_or_default(),
-                "count": notes.map_or(0, Research::len),
-                "bytes": notes.map_or(0, Research::bytes),
-                "limits": {"notes": research::MAX_NOTES, "bytes": research::MAX_BYTES},
-            })
+        Ok(self.research.read(&project, |notes| ResearchList {
+            notes: notes
+                .map(|n| n.list().into_iter().map(ResearchNote::summary).collect())
+                .unwrap_or_default(),
+            count: notes.map_or(0, Research::len),
+            bytes: notes.map_or(0, Research::bytes),
+            limits: ResearchLimits {
+                notes: research::MAX_NOTES,
+                bytes: research::MAX_BYTES,
+            },
         }))
     }
 
     /// Serve `research_delete {id}`.
-    pub(super) async fn research_delete(&self, p: DeleteResearch) -> Result<Value, Error> {
+    pub(super) async fn research_delete(
+        &self,
+        p: DeleteResearch,
+    ) -> Result<ResearchDeleted, Error> {
         let project = self.current()?;
         self.ensure_research(&project).await?;
         let gone = self.research.delete(&project, &p.id);
@@ -571,7 +608,7 @@ impl Core {
             "research_changed",
             json!({"project": project, "action": "deleted", "note": summary}),
         );
-        Ok(json!({ "deleted": note.id }))
+        Ok(ResearchDeleted { deleted: note.id })
     }
 
     /// The research notes of `project` for its export.

@@ -15,6 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use super::{shorten, NoteType};
 
@@ -26,7 +27,7 @@ pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_TEXT_CHARS: usize = 1_000;
 
 /// Who made a suggestion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionSource {
     /// The watched-entity monitor, after an edit.
@@ -36,7 +37,7 @@ pub enum SuggestionSource {
 }
 
 /// What accepting a suggestion makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionKind {
     /// A goal (the title, with the text as its description).
@@ -46,7 +47,7 @@ pub enum SuggestionKind {
 }
 
 /// Where a suggestion stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionState {
     /// Waiting for the writer.
@@ -58,7 +59,7 @@ pub enum SuggestionState {
 }
 
 /// The watched entity a monitor suggestion is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRef {
     /// Its id.
@@ -71,8 +72,9 @@ pub struct EntityRef {
 }
 
 /// One suggestion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(optional_fields)]
 pub struct Suggestion {
     /// Unique id.
     pub id: String,
@@ -89,12 +91,15 @@ pub struct Suggestion {
     /// The note's type, for a note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note_type: Option<NoteType>,
-    /// What identifies a monitor finding (see [`super::monitor::Finding::key`]).
+    /// What identifies a monitor finding (the same finding updates its pending suggestion).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    /// The monitor's finding: `mention`, `misspelling`, `contradiction`, `changed` or
-    /// `entry_changed` (see [`super::monitor::FindingKind`]).
+    /// What the monitor found: a mention, a misspelt name, a contradicted rule, a mention an
+    /// edit removed or changed (`lineText` is the line as it read before), or a watched
+    /// character's or location's story-bible entry an agent changed (`word` names the fields,
+    /// `lineText` their new values; no chapter or line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(type = "'mention' | 'misspelling' | 'contradiction' | 'changed' | 'entry_changed'")]
     pub finding: Option<String>,
     /// The watched entity it is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +136,7 @@ pub struct Suggestion {
     pub decided_ms: Option<u64>,
     /// What accepting it made: `{goal: id}` or `{note: id}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(type = "{ goal?: string, note?: string }")]
     pub accepted_as: Option<Value>,
 }
 

@@ -21,6 +21,7 @@ pub mod url;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::memory::search::{tokenize, FxHashMap, BM25_B, BM25_K1};
 
@@ -63,6 +64,41 @@ pub struct ResearchNote {
     pub fetches: u32,
 }
 
+/// A research note as listed (its whole text stays in the core; `search_research` searches
+/// it).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ResearchNote")]
+pub struct NoteSummary {
+    /// Its id.
+    pub id: String,
+    /// The address as asked for.
+    pub url: String,
+    /// The normalised address: one note per normalised address.
+    pub normalized: String,
+    /// The page's title.
+    pub title: String,
+    /// The first 500 characters of its text.
+    pub preview: String,
+    /// How many characters its text has.
+    pub chars: usize,
+    /// The page's own description, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    /// When it was (last) fetched (ms since the epoch).
+    pub fetched_ms: u64,
+    /// When the note was first made (ms since the epoch).
+    pub created_ms: u64,
+    /// `agent:<name>` or `human` (the writer).
+    pub asked_by: String,
+    /// Who asked, as the page marks it.
+    #[ts(type = "'agent' | 'human'")]
+    pub source: &'static str,
+    /// How many times the page was read.
+    pub fetches: u32,
+}
+
 fn one() -> u32 {
     1
 }
@@ -92,24 +128,21 @@ impl ResearchNote {
     }
 
     /// The note as the page lists it: everything but the whole text (a preview instead).
-    pub fn summary(&self) -> Value {
-        let mut v = json!({
-            "id": self.id,
-            "url": self.url,
-            "normalized": self.normalized,
-            "title": self.title,
-            "preview": self.preview(),
-            "chars": self.text.chars().count(),
-            "fetchedMs": self.fetched_ms,
-            "createdMs": self.created_ms,
-            "askedBy": self.asked_by,
-            "source": self.source(),
-            "fetches": self.fetches,
-        });
-        if let Some(d) = &self.description {
-            v["description"] = json!(d);
+    pub fn summary(&self) -> NoteSummary {
+        NoteSummary {
+            id: self.id.clone(),
+            url: self.url.clone(),
+            normalized: self.normalized.clone(),
+            title: self.title.clone(),
+            preview: self.preview(),
+            chars: self.text.chars().count(),
+            description: self.description.clone(),
+            fetched_ms: self.fetched_ms,
+            created_ms: self.created_ms,
+            asked_by: self.asked_by.clone(),
+            source: self.source(),
+            fetches: self.fetches,
         }
-        v
     }
 
     /// Its `meta` record.
