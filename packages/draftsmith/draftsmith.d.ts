@@ -1,6 +1,7 @@
 // Type declarations for the draftsmith JS client (./draftsmith.js).
 
 import type {
+  ApprovalPolicy,
   ChangeOp,
   ChapterChange,
   ChapterSummary,
@@ -9,11 +10,13 @@ import type {
   Hello,
   HistoryEntry,
   HistoryList,
+  IdleThinking,
   MemoryNote,
   MemoryView,
   Origin,
   ProjectListing,
   ProjectSummary,
+  ProviderKind,
   UiState,
   NewNote,
   NoteScope,
@@ -21,6 +24,7 @@ import type {
   RequestParams,
   RequestResults,
   RequestType,
+  Settings,
   SettingsPatch,
 } from './protocol.js';
 
@@ -159,64 +163,6 @@ export interface IdleResult {
   callsToday: number;
   maxCallsPerDay: number;
 }
-
-/** The idle thinker's settings. */
-export interface IdleThinking {
-  /** It also needs a model configured (default true). */
-  enabled: boolean;
-  /** How long the writer must have stopped typing, in ms (1 000 to 86 400 000; default 60 000). */
-  afterMs: number;
-  /** Most model calls a day, across projects (0 to 1 000; default 20). */
-  maxCallsPerDay: number;
-}
-
-export type ProviderKind = 'openai' | 'anthropic' | 'gemini';
-
-/** The model settings as the page sees them (never the key or header values). */
-export interface Settings {
-  provider: ProviderKind | null;
-  baseUrl: string;
-  model: string;
-  rememberKey: boolean;
-  toolset: string;
-  maxSteps: number;
-  tokenBudget: number | null;
-  temperature: number | null;
-  maxTokens: number | null;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
-  /** Whether an API key is set (in the worker's memory). */
-  hasKey: boolean;
-  extraHeaderNames: string[];
-  /** Whether provider, base URL and model are all set. */
-  configured: boolean;
-  /** Approval policies by tool name, over each tool's default. */
-  approvalPolicies: Record<string, ApprovalPolicy>;
-  /** An agent's update of a field another origin wrote less than this long ago is refused. */
-  recentUpdateWindowMs: number;
-  /** The machine-translation endpoint (LibreTranslate-compatible); '' when none. */
-  mtlEndpoint: string;
-  /** The idle thinker. */
-  idleThinking: IdleThinking;
-  /** Whether the bedside note's automatic update adds a short plan written by the model. */
-  bedsidePlan: boolean;
-  // -- Asynchronous tools and research. --
-  /** Timeouts of asynchronous tools (`research_url`) by tool name, ms; others take 30 000. */
-  toolTimeoutsMs: Record<string, number>;
-  /** The research fetch proxy: a URL template with `{url}` (`http://127.0.0.1:8080/proxy?url={url}`); '' fetches directly. */
-  researchProxy: string;
-  /** Let research reach loopback and private addresses. */
-  researchAllowPrivate: boolean;
-  /** Most `research_url` calls per run (10). */
-  researchPerRun: number;
-}
-
-/**
- * How careful a tool is with the story bible: `permissive` never asks the writer,
- * `standard` asks before overwriting or removing what the writer (or an import) wrote,
- * `strict` always asks.
- */
-export type ApprovalPolicy = 'permissive' | 'standard' | 'strict';
 
 export interface Usage { input_tokens: number; output_tokens: number }
 

@@ -212,8 +212,8 @@ export interface RequestResults {
   close_group: JsonValue;
   history: HistoryList;
   list_tools: JsonValue;
-  get_settings: JsonValue;
-  set_settings: JsonValue;
+  get_settings: Settings;
+  set_settings: Settings;
   run: JsonValue;
   abort_run: JsonValue;
   start_job: JsonValue;
@@ -253,6 +253,8 @@ export type ApplyUserChangeParams = { chapter: string, baseVersion: number, chan
  * editor can tell its own change from others').
  */
 tag?: string, };
+
+export type ApprovalPolicy = "permissive" | "standard" | "strict";
 
 export type ApproveParams = { callId: string, decision: Decision, 
 /**
@@ -562,6 +564,20 @@ canRedo: boolean,
  */
 memoryBytes: number, };
 
+export type IdleThinking = { 
+/**
+ * Whether it may think at all (it also needs a model).
+ */
+enabled: boolean, 
+/**
+ * How long the writer must have been idle (no typing), in ms.
+ */
+afterMs: number, 
+/**
+ * Most model calls a day (across projects); 0 stops it.
+ */
+maxCallsPerDay: number, };
+
 export type IdleThinkingPatch = { enabled?: boolean, afterMs?: number, maxCallsPerDay?: number, };
 
 export type ImportProjectParams = { document: JsonValue, };
@@ -791,6 +807,8 @@ ui: UiState,
  */
 problems?: Array<string>, };
 
+export type ProviderKind = "openai" | "anthropic" | "gemini";
+
 export type Reloaded = { 
 /**
  * Read again from the store (or found deleted there).
@@ -822,6 +840,105 @@ preset?: string, toolset?: string, maxSteps?: number, tokenBudget?: number,
  * Forget the earlier conversation first.
  */
 newConversation?: boolean, };
+
+export type Settings = { 
+/**
+ * Whether an API key is set (in the worker's memory).
+ */
+hasKey: boolean, 
+/**
+ * The names of the extra request headers.
+ */
+extraHeaderNames: Array<string>, 
+/**
+ * Whether provider, base URL and model are all set.
+ */
+configured: boolean, 
+/**
+ * The wire format; `None` until a model is configured.
+ */
+provider: ProviderKind | null, 
+/**
+ * The API root (see [`ProviderConfig::base_url`]).
+ */
+baseUrl: string, 
+/**
+ * The model name.
+ */
+model: string, 
+/**
+ * Store the key and headers on this device.
+ */
+rememberKey: boolean, 
+/**
+ * The default toolset of runs.
+ */
+toolset: string, 
+/**
+ * The default most model calls per run.
+ */
+maxSteps: number, 
+/**
+ * The default token budget per run.
+ */
+tokenBudget: number | null, 
+/**
+ * Sampling temperature.
+ */
+temperature: number | null, 
+/**
+ * Output token limit per model call.
+ */
+maxTokens: number | null, 
+/**
+ * How long to wait for response headers (ms).
+ */
+connectTimeoutMs: number, 
+/**
+ * How long a stream may go without a byte (ms).
+ */
+idleTimeoutMs: number, 
+/**
+ * Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
+ * vector, saved as a JSON object).
+ */
+approvalPolicies: { [key in string]: ApprovalPolicy }, 
+/**
+ * The recent-update window of conflict detection (ms).
+ */
+recentUpdateWindowMs: number, 
+/**
+ * A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
+ * `{q, source, target, format}` and answering `{translatedText}`), if any.
+ */
+mtlEndpoint: string, 
+/**
+ * Timeouts of asynchronous tools by tool name (ms); others get
+ * [`DEFAULT_TOOL_TIMEOUT_MS`]. (Saved as a JSON object.)
+ */
+toolTimeoutsMs: { [key in string]: number }, 
+/**
+ * The fetch proxy of `research_url`: a URL template whose `{url}` is replaced by the
+ * page's address, percent-encoded (`http://127.0.0.1:8080/proxy?url={url}`); empty:
+ * pages are fetched directly (most sites then fail for want of CORS headers).
+ */
+researchProxy: string, 
+/**
+ * Let research reach loopback and private addresses.
+ */
+researchAllowPrivate: boolean, 
+/**
+ * Most `research_url` calls per run.
+ */
+researchPerRun: number, 
+/**
+ * The idle thinker: when it may think, and how many model calls a day it may make.
+ */
+idleThinking: IdleThinking, 
+/**
+ * Add a short model-written plan to the bedside note's automatic update (opt-in).
+ */
+bedsidePlan: boolean, };
 
 export type SettingsPatch = { 
 /**

@@ -162,9 +162,9 @@ requests! {
     /// The tool catalog in a provider's format, or neutral definitions.
     ListTools = "list_tools" (super::ListTools) -> Value,
     /// The model settings.
-    GetSettings = "get_settings" (NoParams) -> Value,
+    GetSettings = "get_settings" (NoParams) -> crate::settings::PublicSettings,
     /// Change the model settings.
-    SetSettings = "set_settings" (crate::settings::SettingsPatch) -> Value,
+    SetSettings = "set_settings" (crate::settings::SettingsPatch) -> crate::settings::PublicSettings,
     /// Start an agent run on the open project.
     Run = "run" (run::RunParams) -> Value,
     /// Abort a run.

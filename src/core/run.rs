@@ -20,7 +20,7 @@ use crate::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
 use crate::error::Error;
 use crate::llm::Usage;
 use crate::session;
-use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
+use crate::settings::{PublicSettings, Settings, SettingsPatch, SETTINGS_KEY};
 use crate::store::{Batch, Table};
 use crate::tools::{ToolError, ToolResult};
 
@@ -96,14 +96,14 @@ impl Core {
         Ok(())
     }
 
-    pub(super) async fn get_settings(&self) -> Result<Value, Error> {
+    pub(super) async fn get_settings(&self) -> Result<PublicSettings, Error> {
         self.ensure_settings().await?;
         Ok(self.settings.read(|s| s.public()))
     }
 
     /// Change the settings: all of the patch or, if any field is wrong, nothing. Stored
     /// before they take effect (the key only when `rememberKey`).
-    pub(super) async fn set_settings(&self, patch: SettingsPatch) -> Result<Value, Error> {
+    pub(super) async fn set_settings(&self, patch: SettingsPatch) -> Result<PublicSettings, Error> {
         self.ensure_settings().await?;
         let next = self
             .settings
@@ -120,7 +120,7 @@ impl Core {
         self.env.store.commit(batch).await?;
         let public = next.public();
         self.settings.set(next);
-        self.emit("settings_changed", public.clone());
+        self.emit("settings_changed", crate::error::to_json(&public));
         Ok(public)
     }
 

@@ -45,8 +45,9 @@ use crate::memory::{MemoryNote, NotePatch, Scope};
 pub const DEFAULT_WINDOW_MS: u64 = 30_000;
 
 /// How careful a tool is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "ApprovalPolicy")]
 pub enum Mode {
     /// Never asks.
     Permissive,
