@@ -1,6 +1,10 @@
 // Type declarations for the draftsmith JS client (./draftsmith.js).
 
 import type {
+  AgentDefined,
+  AgentDeleted,
+  AgentInfo,
+  AgentListing,
   ApprovalPolicy,
   ChangeOp,
   ChapterChange,
@@ -14,6 +18,7 @@ import type {
   MemoryNote,
   MemoryView,
   Origin,
+  Preset,
   ProjectListing,
   ProjectSummary,
   ProviderKind,
@@ -390,49 +395,6 @@ export interface AgentSpec {
   talksToWriter?: boolean;
   /** Tools of its toolbox that always ask the writer when this agent calls them (rentl's `interrupt_on`). */
   interruptOn?: string[];
-}
-
-/** An agent as `listAgents` shows it. */
-export interface AgentInfo {
-  name: string;
-  description: string;
-  systemPrompt: string;
-  toolset: string | null;
-  tools: string[];
-  subAgents: { agent: string; tool: string | null; replyTool: string | null }[];
-  delegation: 'route' | 'assign_task';
-  model: AgentModelSettings | null;
-  maxSteps: number;
-  tokenBudget: number | null;
-  talksToWriter: boolean;
-  /** Tools that always ask the writer when this agent calls them (empty: none). */
-  interruptOn: string[];
-  /** A preset's agent (cannot be redefined or deleted). */
-  builtin: boolean;
-  /** The preset it belongs to, if any. */
-  preset: string | null;
-  /** Every tool it may call (its toolset's and its own). */
-  toolbox: string[];
-  /** The tools its calls to its sub-agents go through. */
-  routingTools: string[];
-}
-
-/** A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its agents in pipelines. */
-export interface Preset {
-  /** `quill`, `dungeon_master`, `textcraft`, `rentl`. */
-  name: string;
-  description: string;
-  /** The agent a run with this preset starts with; absent for a preset that only runs pipelines (`rentl`: `run` refuses it, use `startJob`). */
-  entry?: string;
-  agents: string[];
-  /** The pipelines it exposes (`context`, `translation`, `editing`), started as jobs. */
-  pipelines?: string[];
-}
-
-/** What `listAgents` resolves with. */
-export interface AgentListing {
-  presets: Preset[];
-  agents: AgentInfo[];
 }
 
 export interface RunOptions {
@@ -840,14 +802,14 @@ export declare class Draftsmith {
   /** The presets and every agent (the presets' and the project's). */
   listAgents(options?: RequestOptions): Promise<AgentListing>;
   /** Define or replace an agent of the open project (`invalid_params`, and nothing changes, if it is not valid). */
-  defineAgent(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
+  defineAgent(spec: AgentSpec, options?: RequestOptions): Promise<AgentDefined>;
   /** Delete an agent the open project defined. */
-  deleteAgent(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  deleteAgent(name: string, options?: RequestOptions): Promise<AgentDeleted>;
   /** The agents: list, define, delete. */
   readonly agents: {
     list(options?: RequestOptions): Promise<AgentListing>;
-    define(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
-    delete(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
+    define(spec: AgentSpec, options?: RequestOptions): Promise<AgentDefined>;
+    delete(name: string, options?: RequestOptions): Promise<AgentDeleted>;
   };
   /**
    * Start a background job (a pipeline, or one agent run) on the open project; resolves at

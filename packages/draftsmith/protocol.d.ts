@@ -225,9 +225,9 @@ export interface RequestResults {
   job_unit: JsonValue;
   research_list: JsonValue;
   research_delete: JsonValue;
-  define_agent: JsonValue;
-  list_agents: JsonValue;
-  delete_agent: JsonValue;
+  define_agent: AgentDefined;
+  list_agents: AgentListing;
+  delete_agent: AgentDeleted;
   list_approvals: JsonValue;
   approve: JsonValue;
   bible_list: JsonValue;
@@ -246,6 +246,113 @@ runId?: string, };
 export type AddChapterParams = { title?: string, text?: string, after?: ChapterRef, };
 
 export type AgentChoice = string | CustomAgent;
+
+export type AgentDefined = { 
+/**
+ * The agent.
+ */
+agent: AgentInfo, 
+/**
+ * Whether it replaced a definition of the same name.
+ */
+replaced: boolean, };
+
+export type AgentDeleted = { 
+/**
+ * Its name.
+ */
+deleted: string, };
+
+export type AgentInfo = { 
+/**
+ * Its name (its edits have origin `agent:<name>`).
+ */
+name: string, 
+/**
+ * What it is for.
+ */
+description: string, 
+/**
+ * Its role and its definition of done.
+ */
+systemPrompt: string, 
+/**
+ * The toolset whose tools it may call.
+ */
+toolset: string | null, 
+/**
+ * More tools it may call, by exact name.
+ */
+tools: Array<string>, 
+/**
+ * The sub-agents it may call.
+ */
+subAgents: Array<SubAgent>, 
+/**
+ * How it calls them.
+ */
+delegation: Delegation, 
+/**
+ * Its model settings over the writer's settings.
+ */
+model: AgentModel | null, 
+/**
+ * Most model calls per task.
+ */
+maxSteps: number, 
+/**
+ * Most tokens (input + output) per run, if bounded.
+ */
+tokenBudget: number | null, 
+/**
+ * Whether a run may start with it (it talks to the writer).
+ */
+talksToWriter: boolean, 
+/**
+ * Tools that always ask the writer when this agent calls them (empty: none).
+ */
+interruptOn: Array<string>, 
+/**
+ * A preset's agent (cannot be redefined or deleted).
+ */
+builtin: boolean, 
+/**
+ * The preset it belongs to, if any.
+ */
+preset: string | null, 
+/**
+ * Every tool it may call (its toolset's and its own).
+ */
+toolbox: Array<string>, 
+/**
+ * The tools its calls to its sub-agents go through.
+ */
+routingTools: Array<string>, };
+
+export type AgentListing = { 
+/**
+ * The presets.
+ */
+presets: Array<Preset>, 
+/**
+ * The presets' agents and the project's.
+ */
+agents: Array<AgentInfo>, };
+
+export type AgentModel = { 
+/**
+ * The wire format (`openai`, `anthropic`, `gemini`); must be the configured one, whose
+ * key and base URL are used.
+ */
+provider: string | null, 
+/**
+ * The model name.
+ */
+model: string | null, 
+/**
+ * Sampling temperature (0 to 2).
+ */
+temperature: number | null, };
 
 export type ApplyUserChangeParams = { chapter: string, baseVersion: number, changes: Array<ChangeOp>, 
 /**
@@ -389,6 +496,8 @@ export type DebugPanicParams = { message?: string, };
 export type Decision = "approve" | "reject";
 
 export type DefineAgentParams = { agent: JsonValue, };
+
+export type Delegation = "route" | "assign_task";
 
 export type DeleteAgentParams = { name: string, };
 
@@ -747,6 +856,29 @@ export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}`;
 
+export type Preset = { 
+/**
+ * Name (`quill`, `dungeon_master`, `textcraft`, `rentl`).
+ */
+name: string, 
+/**
+ * What it is.
+ */
+description: string, 
+/**
+ * The agent a run starts with; none for a preset whose agents only run in pipelines.
+ */
+entry?: string, 
+/**
+ * Its agents.
+ */
+agents: Array<string>, 
+/**
+ * The pipelines it exposes, started with `start_job {kind: "pipeline", phases}`
+ * (`context`, `translation`, `editing`).
+ */
+pipelines?: Array<string>, };
+
 export type Priority = "low" | "medium" | "high";
 
 export type Profile = "debug" | "release";
@@ -1025,6 +1157,20 @@ usage: number | null,
  * Bytes available in all.
  */
 quota: number | null, };
+
+export type SubAgent = { 
+/**
+ * The agent's name.
+ */
+agent: string, 
+/**
+ * The routing tool's name (`route_to_<agent>_agent` when absent).
+ */
+tool: string | null, 
+/**
+ * The tool the sub-agent answers with (`send_response_to_<caller>_agent` when absent).
+ */
+replyTool: string | null, };
 
 export type SuggestionRefParams = { id: string, };
 

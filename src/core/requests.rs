@@ -188,11 +188,11 @@ requests! {
     /// Delete a research note.
     ResearchDelete = "research_delete" (research::DeleteResearch) -> Value,
     /// Define or replace an agent of the open project.
-    DefineAgent = "define_agent" (agents::DefineAgent) -> Value,
+    DefineAgent = "define_agent" (agents::DefineAgent) -> agents::AgentDefined,
     /// The presets and every agent.
-    ListAgents = "list_agents" (NoParams) -> Value,
+    ListAgents = "list_agents" (NoParams) -> agents::AgentList,
     /// Delete an agent the open project defined.
-    DeleteAgent = "delete_agent" (agents::DeleteAgent) -> Value,
+    DeleteAgent = "delete_agent" (agents::DeleteAgent) -> agents::AgentDeleted,
     /// Calls waiting for the writer's approval.
     ListApprovals = "list_approvals" (approvals::ListApprovals) -> Value,
     /// Decide a call waiting for approval.
