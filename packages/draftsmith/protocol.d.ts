@@ -215,7 +215,7 @@ export interface RequestResults {
   get_settings: Settings;
   set_settings: Settings;
   run: JsonValue;
-  abort_run: JsonValue;
+  abort_run: RunsAborted;
   start_job: JsonValue;
   job_status: JsonValue;
   list_jobs: JsonValue;
@@ -972,6 +972,12 @@ preset?: string, toolset?: string, maxSteps?: number, tokenBudget?: number,
  * Forget the earlier conversation first.
  */
 newConversation?: boolean, };
+
+export type RunsAborted = { 
+/**
+ * Their ids (a paused run's too).
+ */
+aborted: Array<string>, };
 
 export type Settings = { 
 /**

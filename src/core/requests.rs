@@ -168,7 +168,7 @@ requests! {
     /// Start an agent run on the open project.
     Run = "run" (run::RunParams) -> Value,
     /// Abort a run.
-    AbortRun = "abort_run" (run::AbortParams) -> Value,
+    AbortRun = "abort_run" (run::AbortParams) -> run::RunsAborted,
     /// Start a background job.
     StartJob = "start_job" (jobs::StartJob) -> Value,
     /// A job with its units.

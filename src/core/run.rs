@@ -7,7 +7,7 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
@@ -81,6 +81,13 @@ pub(super) struct AbortParams {
     run_id: Option<String>,
 }
 
+/// `abort_run`: the runs it aborted.
+#[derive(Serialize, TS)]
+pub(super) struct RunsAborted {
+    /// Their ids (a paused run's too).
+    aborted: Vec<String>,
+}
+
 impl Core {
     /// Read the stored settings once.
     pub(super) async fn ensure_settings(&self) -> Result<(), Error> {
@@ -124,14 +131,16 @@ impl Core {
         Ok(public)
     }
 
-    pub(super) async fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
+    pub(super) async fn abort_run(&self, p: AbortParams) -> Result<RunsAborted, Error> {
         if let Some(id) = &p.run_id {
             if !self.runs.is_running(id) && self.abort_paused(id).await? {
-                return Ok(json!({ "aborted": [id] }));
+                return Ok(RunsAborted {
+                    aborted: vec![id.clone()],
+                });
             }
         }
         let aborted = self.runs.abort(p.run_id.as_deref());
-        Ok(json!({ "aborted": aborted }))
+        Ok(RunsAborted { aborted })
     }
 
     /// Abort every run going on in `project` (it is being deleted).
