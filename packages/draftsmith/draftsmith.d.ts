@@ -1,6 +1,9 @@
 // Type declarations for the draftsmith JS client (./draftsmith.js).
 
 import type {
+  ApprovalCard,
+  ApprovalField,
+  ApprovalList,
   AgentDefined,
   AgentDeleted,
   AgentInfo,
@@ -289,45 +292,6 @@ export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
 export interface BibleListing {
   project: string;
   kinds: { [K in BibleKind]?: BibleEntity<K>[] };
-}
-
-/** One field of an approval card. */
-export interface ApprovalField {
-  field: string;
-  /** Its value now. */
-  current: unknown;
-  /** Who wrote the current value. */
-  current_origin: FieldOrigin | null;
-  /** What the call would make it (`null` for a removal). */
-  proposed: unknown;
-}
-
-/** A call waiting for the writer's approval, as the page shows it. */
-export interface ApprovalCard {
-  /** A digest of what the card shows; pass it to `approve()` so only this card is decided. */
-  digest: string;
-  callId: string;
-  /** The same as callId (snake_case spelling). */
-  call_id: string;
-  /** The paused run it belongs to (`null` for a call made outside a run). */
-  run: string | null;
-  state: 'pending' | 'approved' | 'rejected' | 'done' | 'cancelled';
-  tool: string;
-  args: Record<string, unknown>;
-  /** The agent that asked, `agent:<name>` (a sub-agent's own name, deep in a run's tree too). */
-  origin: Origin;
-  kind: BibleKind;
-  entityId: string;
-  /** The entity's version the request was made on. */
-  version: number;
-  /** Why the call needs approval. */
-  reason: string;
-  fields: ApprovalField[];
-  /** For a call that changes several entries (a glossary merge): every entry it updates or deletes, with its fields. */
-  changes: { kind: BibleKind; id: string; action: 'update' | 'delete'; title: string; fields: ApprovalField[] }[];
-  current: Record<string, unknown>;
-  proposed: Record<string, unknown>;
-  createdMs: number;
 }
 
 /** What `approve()` resolves with. */
@@ -795,7 +759,7 @@ export declare class Draftsmith {
   /** Calls waiting for the writer's approval. */
   readonly approvals: {
     /** The open project's waiting calls (oldest first) and paused runs. */
-    list(options?: RequestOptions & { runId?: string }): Promise<{ project: string; approvals: ApprovalCard[]; pausedRuns: { run: string; pending: number }[] }>;
+    list(options?: RequestOptions & { runId?: string }): Promise<ApprovalList>;
     /** The same as `Draftsmith.approve`. */
     approve(callId: string, decision: 'approve' | 'reject', options?: ApproveOptions): Promise<ApprovalResult>;
   };

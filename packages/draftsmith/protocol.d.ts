@@ -228,7 +228,7 @@ export interface RequestResults {
   define_agent: AgentDefined;
   list_agents: AgentListing;
   delete_agent: AgentDeleted;
-  list_approvals: JsonValue;
+  list_approvals: ApprovalList;
   approve: JsonValue;
   bible_list: JsonValue;
   bible_save: JsonValue;
@@ -360,6 +360,109 @@ export type ApplyUserChangeParams = { chapter: string, baseVersion: number, chan
  * editor can tell its own change from others').
  */
 tag?: string, };
+
+export type ApprovalCard = { 
+/**
+ * A digest of what the card shows; `approve {digest}` decides only this card.
+ */
+digest: string, 
+/**
+ * The call's id.
+ */
+callId: string, 
+/**
+ * The same as `callId` (snake_case spelling).
+ */
+call_id: string, 
+/**
+ * The paused run it belongs to (`null` for a call made outside a run).
+ */
+run: string | null, 
+/**
+ * Where the decision stands.
+ */
+state: 'pending' | 'approved' | 'rejected' | 'done' | 'cancelled', 
+/**
+ * The tool called.
+ */
+tool: string, 
+/**
+ * Its arguments.
+ */
+args: Record<string, unknown>, 
+/**
+ * The agent that asked, `agent:<name>` (a sub-agent's own name, deep in a run's tree too).
+ */
+origin: Origin, 
+/**
+ * The kind of the entity (a story-bible kind, or `memory_note`).
+ */
+kind: string | null, 
+/**
+ * The entity's id.
+ */
+entityId: string | null, 
+/**
+ * The entity's version the request was made on.
+ */
+version: number | null, 
+/**
+ * Why the call needs approval.
+ */
+reason: string | null, 
+/**
+ * The fields it would change.
+ */
+fields: Array<ApprovalField>, 
+/**
+ * For a call that changes several entries (a glossary merge): every entry it updates or
+ * deletes, with its fields.
+ */
+changes: Array<{ kind: string, id: string, action: 'update' | 'delete', title: string, fields: Array<ApprovalField> }>, 
+/**
+ * Each field's value now.
+ */
+current: Record<string, unknown>, 
+/**
+ * What the call would make each field.
+ */
+proposed: Record<string, unknown>, 
+/**
+ * When the call asked (ms since the epoch).
+ */
+createdMs: number, };
+
+export type ApprovalField = { 
+/**
+ * Field name.
+ */
+field: string, 
+/**
+ * Its value now.
+ */
+current: unknown, 
+/**
+ * Who wrote it.
+ */
+current_origin: string | null, 
+/**
+ * What the call would make it (`null` for a delete).
+ */
+proposed: unknown, };
+
+export type ApprovalList = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The waiting calls, oldest first.
+ */
+approvals: Array<ApprovalCard>, 
+/**
+ * The paused runs.
+ */
+pausedRuns: Array<PausedRunInfo>, };
 
 export type ApprovalPolicy = "permissive" | "standard" | "strict";
 
@@ -855,6 +958,16 @@ version: number, };
 export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}`;
+
+export type PausedRunInfo = { 
+/**
+ * The run's id.
+ */
+run: string, 
+/**
+ * How many calls wait for the writer.
+ */
+pending: number, };
 
 export type Preset = { 
 /**

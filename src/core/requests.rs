@@ -194,7 +194,7 @@ requests! {
     /// Delete an agent the open project defined.
     DeleteAgent = "delete_agent" (agents::DeleteAgent) -> agents::AgentDeleted,
     /// Calls waiting for the writer's approval.
-    ListApprovals = "list_approvals" (approvals::ListApprovals) -> Value,
+    ListApprovals = "list_approvals" (approvals::ListApprovals) -> approvals::ApprovalList,
     /// Decide a call waiting for approval.
     Approve = "approve" (approvals::ApproveParams) -> Value,
     /// The story bible's entities.

@@ -533,7 +533,8 @@ impl Core {
                 if super::run_state::is_approval_required(&result) {
                     let record =
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
-                    let mut event = super::run_state::approval_card(&record);
+                    let mut event =
+                        crate::error::to_json(&super::run_state::approval_card(&record));
                     event["type"] = json!("approval_requested");
                     self.emit_run(run_id, tagged(event));
                 }

@@ -189,15 +189,18 @@ impl Grant {
 }
 
 /// One field an approval is about.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "ApprovalField")]
 pub struct FieldChange {
     /// Field name.
     pub field: String,
     /// Its value now.
+    #[ts(type = "unknown")]
     pub current: Value,
     /// Who wrote it.
     pub current_origin: Option<String>,
     /// What the call would make it (`null` for a delete).
+    #[ts(type = "unknown")]
     pub proposed: Value,
 }
 
