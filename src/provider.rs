@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A provider's wire format: OpenAI-compatible, Anthropic or Gemini. It decides the request
 /// and stream formats (`llm`) and the shape of the tool catalog (`tools::CatalogFormat`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     /// `[{"type": "function", "function": {name, description, parameters}}]`

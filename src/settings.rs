@@ -27,8 +27,9 @@ pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RESEARCH_PER_RUN: usize = 10;
 
 /// The model settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
+#[ts(rename = "SettingsFields")]
 pub struct Settings {
     /// The wire format; `None` until a model is configured.
     pub provider: Option<ProviderKind>,
@@ -85,10 +86,26 @@ pub struct Settings {
     pub bedside_plan: bool,
 }
 
+/// The model settings as the page sees them: never the key or the header values.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Settings")]
+pub struct PublicSettings {
+    /// The settings (the key and header values are never serialized).
+    #[serde(flatten)]
+    pub settings: Settings,
+    /// Whether an API key is set (in the worker's memory).
+    pub has_key: bool,
+    /// The names of the extra request headers.
+    pub extra_header_names: Vec<String>,
+    /// Whether provider, base URL and model are all set.
+    pub configured: bool,
+}
+
 // --- Proactive memory ---
 
 /// The idle thinker's settings (`idleThinking`). It thinks only with a model configured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct IdleThinking {
     /// Whether it may think at all (it also needs a model).
@@ -625,16 +642,13 @@ impl Settings {
     }
 
     /// What the page may see: everything but the key and header values.
-    pub fn public(&self) -> Value {
-        let mut value = crate::error::to_json(self);
-        value["hasKey"] = json!(self.api_key.is_some());
-        value["extraHeaderNames"] = json!(self
-            .extra_headers
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>());
-        value["configured"] = json!(self.provider_config().is_ok());
-        value
+    pub fn public(&self) -> PublicSettings {
+        PublicSettings {
+            settings: self.clone(),
+            has_key: self.api_key.is_some(),
+            extra_header_names: self.extra_headers.iter().map(|(n, _)| n.clone()).collect(),
+            configured: self.provider_config().is_ok(),
+        }
     }
 
     /// The record stored in the `meta` table: the key and headers only when remembered.
@@ -852,7 +866,7 @@ mod tests {
                 |_| true,
             )
             .unwrap();
-        let public = s.public().to_string();
+        let public = crate::error::to_json(&s.public()).to_string();
         assert!(
             !public.contains("sk-secret") && !public.contains("tok-secret"),
             "{public}"

@@ -1,7 +1,15 @@
 // Type declarations for the draftsmith JS client (./draftsmith.js).
 
 import type {
+  AgentDefined,
+  AgentDeleted,
+  AgentInfo,
+  AgentListing,
   AppliedChange,
+  ApprovalCard,
+  ApprovalField,
+  ApprovalList,
+  ApprovalPolicy,
   ChangeOp,
   ChapterChange,
   ChapterInProject,
@@ -11,36 +19,40 @@ import type {
   DeletedChapter,
   Hello,
   HistoryEntry,
-  HistoryMove,
   HistoryList,
-  MemoryNote,
-  MemoryView,
-  Origin,
-  ProjectListing,
-  ProjectSummary,
-  UiState,
-  UserChangeResult,
-  NewNote,
-  NoteScope,
-  NoteType,
-  RequestParams,
-  RequestResults,
-  RequestType,
-  SettingsPatch,
+  HistoryMove,
   IdleResult,
+  IdleThinking,
   JobList,
   JobPhase,
   JobState,
   JobUnitDetail,
   JobView,
+  MemoryNote,
+  MemoryView,
+  NewNote,
+  NoteScope,
+  NoteType,
+  Origin,
+  Preset,
+  ProjectListing,
+  ProjectSummary,
+  ProviderKind,
+  RequestParams,
+  RequestResults,
+  RequestType,
   ResearchDeleted,
   ResearchListing,
   ResearchNote,
+  Settings,
+  SettingsPatch,
   Suggestion,
   SuggestionAccepted,
   SuggestionDismissed,
   SuggestionList,
+  UiState,
   UnitView,
+  UserChangeResult,
 } from './protocol.js';
 
 // The protocol's requests, their parameters and results, generated from the core's Rust types.
@@ -102,64 +114,6 @@ export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
 export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
-
-/** The idle thinker's settings. */
-export interface IdleThinking {
-  /** It also needs a model configured (default true). */
-  enabled: boolean;
-  /** How long the writer must have stopped typing, in ms (1 000 to 86 400 000; default 60 000). */
-  afterMs: number;
-  /** Most model calls a day, across projects (0 to 1 000; default 20). */
-  maxCallsPerDay: number;
-}
-
-export type ProviderKind = 'openai' | 'anthropic' | 'gemini';
-
-/** The model settings as the page sees them (never the key or header values). */
-export interface Settings {
-  provider: ProviderKind | null;
-  baseUrl: string;
-  model: string;
-  rememberKey: boolean;
-  toolset: string;
-  maxSteps: number;
-  tokenBudget: number | null;
-  temperature: number | null;
-  maxTokens: number | null;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
-  /** Whether an API key is set (in the worker's memory). */
-  hasKey: boolean;
-  extraHeaderNames: string[];
-  /** Whether provider, base URL and model are all set. */
-  configured: boolean;
-  /** Approval policies by tool name, over each tool's default. */
-  approvalPolicies: Record<string, ApprovalPolicy>;
-  /** An agent's update of a field another origin wrote less than this long ago is refused. */
-  recentUpdateWindowMs: number;
-  /** The machine-translation endpoint (LibreTranslate-compatible); '' when none. */
-  mtlEndpoint: string;
-  /** The idle thinker. */
-  idleThinking: IdleThinking;
-  /** Whether the bedside note's automatic update adds a short plan written by the model. */
-  bedsidePlan: boolean;
-  // -- Asynchronous tools and research. --
-  /** Timeouts of asynchronous tools (`research_url`) by tool name, ms; others take 30 000. */
-  toolTimeoutsMs: Record<string, number>;
-  /** The research fetch proxy: a URL template with `{url}` (`http://127.0.0.1:8080/proxy?url={url}`); '' fetches directly. */
-  researchProxy: string;
-  /** Let research reach loopback and private addresses. */
-  researchAllowPrivate: boolean;
-  /** Most `research_url` calls per run (10). */
-  researchPerRun: number;
-}
-
-/**
- * How careful a tool is with the story bible: `permissive` never asks the writer,
- * `standard` asks before overwriting or removing what the writer (or an import) wrote,
- * `strict` always asks.
- */
-export type ApprovalPolicy = 'permissive' | 'standard' | 'strict';
 
 export interface Usage { input_tokens: number; output_tokens: number }
 
@@ -283,45 +237,6 @@ export interface BibleListing {
   kinds: { [K in BibleKind]?: BibleEntity<K>[] };
 }
 
-/** One field of an approval card. */
-export interface ApprovalField {
-  field: string;
-  /** Its value now. */
-  current: unknown;
-  /** Who wrote the current value. */
-  current_origin: FieldOrigin | null;
-  /** What the call would make it (`null` for a removal). */
-  proposed: unknown;
-}
-
-/** A call waiting for the writer's approval, as the page shows it. */
-export interface ApprovalCard {
-  /** A digest of what the card shows; pass it to `approve()` so only this card is decided. */
-  digest: string;
-  callId: string;
-  /** The same as callId (snake_case spelling). */
-  call_id: string;
-  /** The paused run it belongs to (`null` for a call made outside a run). */
-  run: string | null;
-  state: 'pending' | 'approved' | 'rejected' | 'done' | 'cancelled';
-  tool: string;
-  args: Record<string, unknown>;
-  /** The agent that asked, `agent:<name>` (a sub-agent's own name, deep in a run's tree too). */
-  origin: Origin;
-  kind: BibleKind;
-  entityId: string;
-  /** The entity's version the request was made on. */
-  version: number;
-  /** Why the call needs approval. */
-  reason: string;
-  fields: ApprovalField[];
-  /** For a call that changes several entries (a glossary merge): every entry it updates or deletes, with its fields. */
-  changes: { kind: BibleKind; id: string; action: 'update' | 'delete'; title: string; fields: ApprovalField[] }[];
-  current: Record<string, unknown>;
-  proposed: Record<string, unknown>;
-  createdMs: number;
-}
-
 /** What `approve()` resolves with. */
 export interface ApprovalResult {
   callId: string;
@@ -387,49 +302,6 @@ export interface AgentSpec {
   talksToWriter?: boolean;
   /** Tools of its toolbox that always ask the writer when this agent calls them (rentl's `interrupt_on`). */
   interruptOn?: string[];
-}
-
-/** An agent as `listAgents` shows it. */
-export interface AgentInfo {
-  name: string;
-  description: string;
-  systemPrompt: string;
-  toolset: string | null;
-  tools: string[];
-  subAgents: { agent: string; tool: string | null; replyTool: string | null }[];
-  delegation: 'route' | 'assign_task';
-  model: AgentModelSettings | null;
-  maxSteps: number;
-  tokenBudget: number | null;
-  talksToWriter: boolean;
-  /** Tools that always ask the writer when this agent calls them (empty: none). */
-  interruptOn: string[];
-  /** A preset's agent (cannot be redefined or deleted). */
-  builtin: boolean;
-  /** The preset it belongs to, if any. */
-  preset: string | null;
-  /** Every tool it may call (its toolset's and its own). */
-  toolbox: string[];
-  /** The tools its calls to its sub-agents go through. */
-  routingTools: string[];
-}
-
-/** A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its agents in pipelines. */
-export interface Preset {
-  /** `quill`, `dungeon_master`, `textcraft`, `rentl`. */
-  name: string;
-  description: string;
-  /** The agent a run with this preset starts with; absent for a preset that only runs pipelines (`rentl`: `run` refuses it, use `startJob`). */
-  entry?: string;
-  agents: string[];
-  /** The pipelines it exposes (`context`, `translation`, `editing`), started as jobs. */
-  pipelines?: string[];
-}
-
-/** What `listAgents` resolves with. */
-export interface AgentListing {
-  presets: Preset[];
-  agents: AgentInfo[];
 }
 
 export interface RunOptions {
@@ -705,21 +577,21 @@ export declare class Draftsmith {
   /** Calls waiting for the writer's approval. */
   readonly approvals: {
     /** The open project's waiting calls (oldest first) and paused runs. */
-    list(options?: RequestOptions & { runId?: string }): Promise<{ project: string; approvals: ApprovalCard[]; pausedRuns: { run: string; pending: number }[] }>;
+    list(options?: RequestOptions & { runId?: string }): Promise<ApprovalList>;
     /** The same as `Draftsmith.approve`. */
     approve(callId: string, decision: 'approve' | 'reject', options?: ApproveOptions): Promise<ApprovalResult>;
   };
   /** The presets and every agent (the presets' and the project's). */
   listAgents(options?: RequestOptions): Promise<AgentListing>;
   /** Define or replace an agent of the open project (`invalid_params`, and nothing changes, if it is not valid). */
-  defineAgent(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
+  defineAgent(spec: AgentSpec, options?: RequestOptions): Promise<AgentDefined>;
   /** Delete an agent the open project defined. */
-  deleteAgent(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
+  deleteAgent(name: string, options?: RequestOptions): Promise<AgentDeleted>;
   /** The agents: list, define, delete. */
   readonly agents: {
     list(options?: RequestOptions): Promise<AgentListing>;
-    define(spec: AgentSpec, options?: RequestOptions): Promise<{ agent: AgentInfo; replaced: boolean }>;
-    delete(name: string, options?: RequestOptions): Promise<{ deleted: string }>;
+    define(spec: AgentSpec, options?: RequestOptions): Promise<AgentDefined>;
+    delete(name: string, options?: RequestOptions): Promise<AgentDeleted>;
   };
   /**
    * Start a background job (a pipeline, or one agent run) on the open project; resolves at

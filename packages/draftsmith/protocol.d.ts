@@ -212,10 +212,10 @@ export interface RequestResults {
   close_group: Done;
   history: HistoryList;
   list_tools: JsonValue;
-  get_settings: JsonValue;
-  set_settings: JsonValue;
+  get_settings: Settings;
+  set_settings: Settings;
   run: JsonValue;
-  abort_run: JsonValue;
+  abort_run: RunsAborted;
   start_job: JobView;
   job_status: JobView;
   list_jobs: JobList;
@@ -225,10 +225,10 @@ export interface RequestResults {
   job_unit: JobUnitDetail;
   research_list: ResearchListing;
   research_delete: ResearchDeleted;
-  define_agent: JsonValue;
-  list_agents: JsonValue;
-  delete_agent: JsonValue;
-  list_approvals: JsonValue;
+  define_agent: AgentDefined;
+  list_agents: AgentListing;
+  delete_agent: AgentDeleted;
+  list_approvals: ApprovalList;
   approve: JsonValue;
   bible_list: JsonValue;
   bible_save: JsonValue;
@@ -246,6 +246,113 @@ runId?: string, };
 export type AddChapterParams = { title?: string, text?: string, after?: ChapterRef, };
 
 export type AgentChoice = string | CustomAgent;
+
+export type AgentDefined = { 
+/**
+ * The agent.
+ */
+agent: AgentInfo, 
+/**
+ * Whether it replaced a definition of the same name.
+ */
+replaced: boolean, };
+
+export type AgentDeleted = { 
+/**
+ * Its name.
+ */
+deleted: string, };
+
+export type AgentInfo = { 
+/**
+ * Its name (its edits have origin `agent:<name>`).
+ */
+name: string, 
+/**
+ * What it is for.
+ */
+description: string, 
+/**
+ * Its role and its definition of done.
+ */
+systemPrompt: string, 
+/**
+ * The toolset whose tools it may call.
+ */
+toolset: string | null, 
+/**
+ * More tools it may call, by exact name.
+ */
+tools: Array<string>, 
+/**
+ * The sub-agents it may call.
+ */
+subAgents: Array<SubAgent>, 
+/**
+ * How it calls them.
+ */
+delegation: Delegation, 
+/**
+ * Its model settings over the writer's settings.
+ */
+model: AgentModel | null, 
+/**
+ * Most model calls per task.
+ */
+maxSteps: number, 
+/**
+ * Most tokens (input + output) per run, if bounded.
+ */
+tokenBudget: number | null, 
+/**
+ * Whether a run may start with it (it talks to the writer).
+ */
+talksToWriter: boolean, 
+/**
+ * Tools that always ask the writer when this agent calls them (empty: none).
+ */
+interruptOn: Array<string>, 
+/**
+ * A preset's agent (cannot be redefined or deleted).
+ */
+builtin: boolean, 
+/**
+ * The preset it belongs to, if any.
+ */
+preset: string | null, 
+/**
+ * Every tool it may call (its toolset's and its own).
+ */
+toolbox: Array<string>, 
+/**
+ * The tools its calls to its sub-agents go through.
+ */
+routingTools: Array<string>, };
+
+export type AgentListing = { 
+/**
+ * The presets.
+ */
+presets: Array<Preset>, 
+/**
+ * The presets' agents and the project's.
+ */
+agents: Array<AgentInfo>, };
+
+export type AgentModel = { 
+/**
+ * The wire format (`openai`, `anthropic`, `gemini`); must be the configured one, whose
+ * key and base URL are used.
+ */
+provider: string | null, 
+/**
+ * The model name.
+ */
+model: string | null, 
+/**
+ * Sampling temperature (0 to 2).
+ */
+temperature: number | null, };
 
 export type AppliedChange = { 
 /**
@@ -267,6 +374,111 @@ export type ApplyUserChangeParams = { chapter: string, baseVersion: number, chan
  * editor can tell its own change from others').
  */
 tag?: string, };
+
+export type ApprovalCard = { 
+/**
+ * A digest of what the card shows; `approve {digest}` decides only this card.
+ */
+digest: string, 
+/**
+ * The call's id.
+ */
+callId: string, 
+/**
+ * The same as `callId` (snake_case spelling).
+ */
+call_id: string, 
+/**
+ * The paused run it belongs to (`null` for a call made outside a run).
+ */
+run: string | null, 
+/**
+ * Where the decision stands.
+ */
+state: 'pending' | 'approved' | 'rejected' | 'done' | 'cancelled', 
+/**
+ * The tool called.
+ */
+tool: string, 
+/**
+ * Its arguments.
+ */
+args: Record<string, unknown>, 
+/**
+ * The agent that asked, `agent:<name>` (a sub-agent's own name, deep in a run's tree too).
+ */
+origin: Origin, 
+/**
+ * The kind of the entity (a story-bible kind, or `memory_note`).
+ */
+kind: string | null, 
+/**
+ * The entity's id.
+ */
+entityId: string | null, 
+/**
+ * The entity's version the request was made on.
+ */
+version: number | null, 
+/**
+ * Why the call needs approval.
+ */
+reason: string | null, 
+/**
+ * The fields it would change.
+ */
+fields: Array<ApprovalField>, 
+/**
+ * For a call that changes several entries (a glossary merge): every entry it updates or
+ * deletes, with its fields.
+ */
+changes: Array<{ kind: string, id: string, action: 'update' | 'delete', title: string, fields: Array<ApprovalField> }>, 
+/**
+ * Each field's value now.
+ */
+current: Record<string, unknown>, 
+/**
+ * What the call would make each field.
+ */
+proposed: Record<string, unknown>, 
+/**
+ * When the call asked (ms since the epoch).
+ */
+createdMs: number, };
+
+export type ApprovalField = { 
+/**
+ * Field name.
+ */
+field: string, 
+/**
+ * Its value now.
+ */
+current: unknown, 
+/**
+ * Who wrote it.
+ */
+current_origin: string | null, 
+/**
+ * What the call would make it (`null` for a delete).
+ */
+proposed: unknown, };
+
+export type ApprovalList = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The waiting calls, oldest first.
+ */
+approvals: Array<ApprovalCard>, 
+/**
+ * The paused runs.
+ */
+pausedRuns: Array<PausedRunInfo>, };
+
+export type ApprovalPolicy = "permissive" | "standard" | "strict";
 
 export type ApproveParams = { callId: string, decision: Decision, 
 /**
@@ -445,6 +657,8 @@ export type DebugPanicParams = { message?: string, };
 export type Decision = "approve" | "reject";
 
 export type DefineAgentParams = { agent: JsonValue, };
+
+export type Delegation = "route" | "assign_task";
 
 export type DeleteAgentParams = { name: string, };
 
@@ -726,6 +940,20 @@ callsToday: number,
  */
 maxCallsPerDay: number, };
 
+export type IdleThinking = { 
+/**
+ * Whether it may think at all (it also needs a model).
+ */
+enabled: boolean, 
+/**
+ * How long the writer must have been idle (no typing), in ms.
+ */
+afterMs: number, 
+/**
+ * Most model calls a day (across projects); 0 stops it.
+ */
+maxCallsPerDay: number, };
+
 export type IdleThinkingPatch = { enabled?: boolean, afterMs?: number, maxCallsPerDay?: number, };
 
 export type ImportProjectParams = { document: JsonValue, };
@@ -985,6 +1213,16 @@ export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}`;
 
+export type PausedRunInfo = { 
+/**
+ * The run's id.
+ */
+run: string, 
+/**
+ * How many calls wait for the writer.
+ */
+pending: number, };
+
 export type PhaseProgress = { 
 /**
  * The phase, or `run` (a background run) or `research` (a research job).
@@ -998,6 +1236,29 @@ done: number,
  * Its units.
  */
 total: number, };
+
+export type Preset = { 
+/**
+ * Name (`quill`, `dungeon_master`, `textcraft`, `rentl`).
+ */
+name: string, 
+/**
+ * What it is.
+ */
+description: string, 
+/**
+ * The agent a run starts with; none for a preset whose agents only run in pipelines.
+ */
+entry?: string, 
+/**
+ * Its agents.
+ */
+agents: Array<string>, 
+/**
+ * The pipelines it exposes, started with `start_job {kind: "pipeline", phases}`
+ * (`context`, `translation`, `editing`).
+ */
+pipelines?: Array<string>, };
 
 export type Priority = "low" | "medium" | "high";
 
@@ -1058,6 +1319,8 @@ ui: UiState,
  * What was damaged in its stored data and could not be read (only when something was).
  */
 problems?: Array<string>, };
+
+export type ProviderKind = "openai" | "anthropic" | "gemini";
 
 export type Reloaded = { 
 /**
@@ -1175,6 +1438,111 @@ preset?: string, toolset?: string, maxSteps?: number, tokenBudget?: number,
  */
 newConversation?: boolean, };
 
+export type RunsAborted = { 
+/**
+ * Their ids (a paused run's too).
+ */
+aborted: Array<string>, };
+
+export type Settings = { 
+/**
+ * Whether an API key is set (in the worker's memory).
+ */
+hasKey: boolean, 
+/**
+ * The names of the extra request headers.
+ */
+extraHeaderNames: Array<string>, 
+/**
+ * Whether provider, base URL and model are all set.
+ */
+configured: boolean, 
+/**
+ * The wire format; `None` until a model is configured.
+ */
+provider: ProviderKind | null, 
+/**
+ * The API root (see [`ProviderConfig::base_url`]).
+ */
+baseUrl: string, 
+/**
+ * The model name.
+ */
+model: string, 
+/**
+ * Store the key and headers on this device.
+ */
+rememberKey: boolean, 
+/**
+ * The default toolset of runs.
+ */
+toolset: string, 
+/**
+ * The default most model calls per run.
+ */
+maxSteps: number, 
+/**
+ * The default token budget per run.
+ */
+tokenBudget: number | null, 
+/**
+ * Sampling temperature.
+ */
+temperature: number | null, 
+/**
+ * Output token limit per model call.
+ */
+maxTokens: number | null, 
+/**
+ * How long to wait for response headers (ms).
+ */
+connectTimeoutMs: number, 
+/**
+ * How long a stream may go without a byte (ms).
+ */
+idleTimeoutMs: number, 
+/**
+ * Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
+ * vector, saved as a JSON object).
+ */
+approvalPolicies: { [key in string]: ApprovalPolicy }, 
+/**
+ * The recent-update window of conflict detection (ms).
+ */
+recentUpdateWindowMs: number, 
+/**
+ * A machine-translation endpoint (LibreTranslate-compatible `POST <url>` taking
+ * `{q, source, target, format}` and answering `{translatedText}`), if any.
+ */
+mtlEndpoint: string, 
+/**
+ * Timeouts of asynchronous tools by tool name (ms); others get
+ * [`DEFAULT_TOOL_TIMEOUT_MS`]. (Saved as a JSON object.)
+ */
+toolTimeoutsMs: { [key in string]: number }, 
+/**
+ * The fetch proxy of `research_url`: a URL template whose `{url}` is replaced by the
+ * page's address, percent-encoded (`http://127.0.0.1:8080/proxy?url={url}`); empty:
+ * pages are fetched directly (most sites then fail for want of CORS headers).
+ */
+researchProxy: string, 
+/**
+ * Let research reach loopback and private addresses.
+ */
+researchAllowPrivate: boolean, 
+/**
+ * Most `research_url` calls per run.
+ */
+researchPerRun: number, 
+/**
+ * The idle thinker: when it may think, and how many model calls a day it may make.
+ */
+idleThinking: IdleThinking, 
+/**
+ * Add a short model-written plan to the bedside note's automatic update (opt-in).
+ */
+bedsidePlan: boolean, };
+
 export type SettingsPatch = { 
 /**
  * `openai`, `anthropic` or `gemini`; '' forgets it.
@@ -1260,6 +1628,20 @@ usage: number | null,
  * Bytes available in all.
  */
 quota: number | null, };
+
+export type SubAgent = { 
+/**
+ * The agent's name.
+ */
+agent: string, 
+/**
+ * The routing tool's name (`route_to_<agent>_agent` when absent).
+ */
+tool: string | null, 
+/**
+ * The tool the sub-agent answers with (`send_response_to_<caller>_agent` when absent).
+ */
+replyTool: string | null, };
 
 export type Suggestion = { 
 /**

@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::commands::Category;
 use crate::tools::{ToolDefinition, ToolRegistry};
@@ -94,7 +95,7 @@ fn default_max_steps() -> usize {
 }
 
 /// A sub-agent an agent may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubAgent {
     /// The agent's name.
@@ -119,7 +120,7 @@ impl SubAgent {
 }
 
 /// How an agent calls its sub-agents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Delegation {
     /// One routing tool per sub-agent, taking the action dictionary; the sub-agent answers
@@ -132,8 +133,9 @@ pub enum Delegation {
 }
 
 /// Model settings of one agent, over the writer's settings.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "AgentModel")]
 pub struct ModelSettings {
     /// The wire format (`openai`, `anthropic`, `gemini`); must be the configured one, whose
     /// key and base URL are used.
@@ -502,7 +504,7 @@ pub fn task_message(
 
 /// A named set of agents: a run starts with its entry agent, or (`rentl`) jobs run its
 /// agents in pipelines.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Preset {
     /// Name (`quill`, `dungeon_master`, `textcraft`, `rentl`).
@@ -511,12 +513,14 @@ pub struct Preset {
     pub description: String,
     /// The agent a run starts with; none for a preset whose agents only run in pipelines.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub entry: Option<String>,
     /// Its agents.
     pub agents: Vec<String>,
     /// The pipelines it exposes, started with `start_job {kind: "pipeline", phases}`
     /// (`context`, `translation`, `editing`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
     pub pipelines: Vec<String>,
 }
 

@@ -10,13 +10,13 @@
 //! one) is kept per project and agent, in memory and in the `meta` table
 //! (`conversation:<project>:<agent>`), so it survives a reload.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
 use super::{invalid, Core, On};
-use crate::agent::{AgentSpec, Catalog};
+use crate::agent::{AgentSpec, Catalog, Delegation, ModelSettings, Preset, SubAgent};
 use crate::error::Error;
 use crate::llm::{Message, Role};
 use crate::store::{Batch, Table};
@@ -35,6 +35,71 @@ pub(super) struct DefineAgent {
 #[ts(rename = "DeleteAgentParams", optional_fields)]
 pub(super) struct DeleteAgent {
     name: String,
+}
+
+/// An agent as `list_agents` shows it: its definition, its whole toolbox (tools, routing
+/// tools), the tools that always ask the writer (also when none) and the preset it belongs to.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct AgentInfo {
+    /// Its name (its edits have origin `agent:<name>`).
+    name: String,
+    /// What it is for.
+    description: String,
+    /// Its role and its definition of done.
+    system_prompt: String,
+    /// The toolset whose tools it may call.
+    toolset: Option<String>,
+    /// More tools it may call, by exact name.
+    tools: Vec<String>,
+    /// The sub-agents it may call.
+    sub_agents: Vec<SubAgent>,
+    /// How it calls them.
+    delegation: Delegation,
+    /// Its model settings over the writer's settings.
+    model: Option<ModelSettings>,
+    /// Most model calls per task.
+    max_steps: usize,
+    /// Most tokens (input + output) per run, if bounded.
+    token_budget: Option<u64>,
+    /// Whether a run may start with it (it talks to the writer).
+    talks_to_writer: bool,
+    /// Tools that always ask the writer when this agent calls them (empty: none).
+    interrupt_on: Vec<String>,
+    /// A preset's agent (cannot be redefined or deleted).
+    builtin: bool,
+    /// The preset it belongs to, if any.
+    preset: Option<String>,
+    /// Every tool it may call (its toolset's and its own).
+    toolbox: Vec<String>,
+    /// The tools its calls to its sub-agents go through.
+    routing_tools: Vec<String>,
+}
+
+/// `list_agents`: the presets and every agent a run can reach.
+#[derive(Serialize, TS)]
+#[ts(rename = "AgentListing")]
+pub(super) struct AgentList {
+    /// The presets.
+    presets: Vec<Preset>,
+    /// The presets' agents and the project's.
+    agents: Vec<AgentInfo>,
+}
+
+/// `define_agent`: the agent as `list_agents` shows it.
+#[derive(Serialize, TS)]
+pub(super) struct AgentDefined {
+    /// The agent.
+    agent: AgentInfo,
+    /// Whether it replaced a definition of the same name.
+    replaced: bool,
+}
+
+/// `delete_agent`: the deleted agent.
+#[derive(Serialize, TS)]
+pub(super) struct AgentDeleted {
+    /// Its name.
+    deleted: String,
 }
 
 fn agent_key(project: &str, name: &str) -> String {
@@ -73,7 +138,7 @@ impl Core {
         Ok(Catalog::new(defined))
     }
 
-    pub(super) async fn define_agent(&self, p: DefineAgent) -> Result<Value, Error> {
+    pub(super) async fn define_agent(&self, p: DefineAgent) -> Result<AgentDefined, Error> {
         let project = self.current()?;
         let spec = parse_agent(p.agent).map_err(|e| invalid("define_agent", &e))?;
         let catalog = self.catalog(&project).await?;
@@ -93,15 +158,18 @@ impl Core {
         );
         self.env.store.commit(batch).await?;
         self.agents.define(&project, spec.clone());
-        let summary = self.agent_json(&self.catalog(&project).await?, &spec, false);
+        let summary = self.agent_info(&self.catalog(&project).await?, &spec, false);
         self.emit(
             "agents_changed",
             json!({"project": project, "name": spec.name, "defined": true}),
         );
-        Ok(json!({ "agent": summary, "replaced": replaced }))
+        Ok(AgentDefined {
+            agent: summary,
+            replaced,
+        })
     }
 
-    pub(super) async fn delete_agent(&self, p: DeleteAgent) -> Result<Value, Error> {
+    pub(super) async fn delete_agent(&self, p: DeleteAgent) -> Result<AgentDeleted, Error> {
         let project = self.current()?;
         let catalog = self.catalog(&project).await?;
         if catalog.is_builtin(&p.name) {
@@ -142,23 +210,26 @@ impl Core {
             "agents_changed",
             json!({"project": project, "name": p.name, "defined": false}),
         );
-        Ok(json!({ "deleted": p.name }))
+        Ok(AgentDeleted { deleted: p.name })
     }
 
-    pub(super) async fn list_agents(&self) -> Result<Value, Error> {
+    pub(super) async fn list_agents(&self) -> Result<AgentList, Error> {
         let project = self.current()?;
         let catalog = self.catalog(&project).await?;
-        let agents: Vec<Value> = catalog
+        let agents: Vec<AgentInfo> = catalog
             .agents()
-            .map(|(spec, builtin)| self.agent_json(&catalog, spec, builtin))
+            .map(|(spec, builtin)| self.agent_info(&catalog, spec, builtin))
             .collect();
-        Ok(json!({ "presets": catalog.presets(), "agents": agents }))
+        Ok(AgentList {
+            presets: catalog.presets().to_vec(),
+            agents,
+        })
     }
 
     /// An agent as `list_agents` shows it: its definition, its whole toolbox (tools,
     /// routing tools), the tools that always ask the writer (`interruptOn`, also when
     /// empty) and the preset it belongs to.
-    fn agent_json(&self, catalog: &Catalog, spec: &AgentSpec, builtin: bool) -> Value {
+    fn agent_info(&self, catalog: &Catalog, spec: &AgentSpec, builtin: bool) -> AgentInfo {
         let toolbox = spec.toolbox(&self.registry);
         let routing: Vec<String> = spec
             .routing_tools(catalog)
@@ -170,13 +241,39 @@ impl Core {
             .iter()
             .find(|p| p.agents.contains(&spec.name))
             .map(|p| p.name.clone());
-        let mut value = crate::error::to_json(spec);
-        value["builtin"] = json!(builtin);
-        value["preset"] = json!(preset);
-        value["toolbox"] = json!(toolbox);
-        value["routingTools"] = json!(routing);
-        value["interruptOn"] = json!(spec.interrupt_on);
-        value
+        // Every field of the definition (a new one does not compile until it is shown).
+        let AgentSpec {
+            name,
+            description,
+            system_prompt,
+            toolset,
+            tools,
+            sub_agents,
+            delegation,
+            model,
+            max_steps,
+            token_budget,
+            talks_to_writer,
+            interrupt_on,
+        } = spec.clone();
+        AgentInfo {
+            name,
+            description,
+            system_prompt,
+            toolset,
+            tools,
+            sub_agents,
+            delegation,
+            model,
+            max_steps,
+            token_budget,
+            talks_to_writer,
+            interrupt_on,
+            builtin,
+            preset,
+            toolbox,
+            routing_tools: routing,
+        }
     }
 
     /// The conversation of `agent` in `project` (loaded once from the store).

@@ -24,12 +24,14 @@
 //! cards after a reload). `abort_run` on a paused run cancels its waiting calls (they get
 //! `aborted` results) and ends it.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::run_state::{approval_card, card_digest, paused_key, paused_record, PausedRun};
+use super::run_state::{
+    approval_card, card_digest, paused_key, paused_record, ApprovalCard, PausedRun,
+};
 use super::{CallCtx, Core};
 use crate::commands::Origin;
 use crate::error::Error;
@@ -118,6 +120,27 @@ pub(super) struct ListApprovals {
     /// Only this run's.
     #[serde(default)]
     run_id: Option<String>,
+}
+
+/// `list_approvals`: the waiting calls of the open project and its paused runs.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ApprovalList {
+    /// The project.
+    project: String,
+    /// The waiting calls, oldest first.
+    approvals: Vec<ApprovalCard>,
+    /// The paused runs.
+    paused_runs: Vec<PausedRunInfo>,
+}
+
+/// A paused run and how many of its calls wait.
+#[derive(Serialize, TS)]
+pub(super) struct PausedRunInfo {
+    /// The run's id.
+    run: String,
+    /// How many calls wait for the writer.
+    pending: usize,
 }
 
 impl Core {
@@ -210,7 +233,7 @@ impl Core {
         &self,
         project: &str,
         run: Option<&str>,
-    ) -> Result<Vec<Value>, Error> {
+    ) -> Result<Vec<ApprovalCard>, Error> {
         let mut records: Vec<Value> = self
             .approval_records(project)
             .await?
@@ -222,16 +245,23 @@ impl Core {
         Ok(records.iter().map(approval_card).collect())
     }
 
-    pub(super) async fn list_approvals(&self, p: ListApprovals) -> Result<Value, Error> {
+    pub(super) async fn list_approvals(&self, p: ListApprovals) -> Result<ApprovalList, Error> {
         let project = self.current()?;
         let approvals = self.pending_cards(&project, p.run_id.as_deref()).await?;
-        let paused: Vec<Value> = self
+        let paused_runs = self
             .paused_runs(&project)
             .await?
             .iter()
-            .map(|r| json!({"run": r["run"], "pending": r["paused"]["pending"].as_array().map_or(0, Vec::len)}))
+            .map(|r| PausedRunInfo {
+                run: r["run"].as_str().unwrap_or_default().to_string(),
+                pending: r["paused"]["pending"].as_array().map_or(0, Vec::len),
+            })
             .collect();
-        Ok(json!({ "project": project, "approvals": approvals, "pausedRuns": paused }))
+        Ok(ApprovalList {
+            project,
+            approvals,
+            paused_runs,
+        })
     }
 
     /// Serve `approve`: decide one waiting call, run it if approved, and resume its run when

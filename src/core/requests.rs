@@ -162,13 +162,13 @@ requests! {
     /// The tool catalog in a provider's format, or neutral definitions.
     ListTools = "list_tools" (super::ListTools) -> Value,
     /// The model settings.
-    GetSettings = "get_settings" (NoParams) -> Value,
+    GetSettings = "get_settings" (NoParams) -> crate::settings::PublicSettings,
     /// Change the model settings.
-    SetSettings = "set_settings" (crate::settings::SettingsPatch) -> Value,
+    SetSettings = "set_settings" (crate::settings::SettingsPatch) -> crate::settings::PublicSettings,
     /// Start an agent run on the open project.
     Run = "run" (run::RunParams) -> Value,
     /// Abort a run.
-    AbortRun = "abort_run" (run::AbortParams) -> Value,
+    AbortRun = "abort_run" (run::AbortParams) -> run::RunsAborted,
     /// Start a background job.
     StartJob = "start_job" (jobs::StartJob) -> jobs::JobView,
     /// A job with its units.
@@ -188,13 +188,13 @@ requests! {
     /// Delete a research note.
     ResearchDelete = "research_delete" (research::DeleteResearch) -> research::ResearchDeleted,
     /// Define or replace an agent of the open project.
-    DefineAgent = "define_agent" (agents::DefineAgent) -> Value,
+    DefineAgent = "define_agent" (agents::DefineAgent) -> agents::AgentDefined,
     /// The presets and every agent.
-    ListAgents = "list_agents" (NoParams) -> Value,
+    ListAgents = "list_agents" (NoParams) -> agents::AgentList,
     /// Delete an agent the open project defined.
-    DeleteAgent = "delete_agent" (agents::DeleteAgent) -> Value,
+    DeleteAgent = "delete_agent" (agents::DeleteAgent) -> agents::AgentDeleted,
     /// Calls waiting for the writer's approval.
-    ListApprovals = "list_approvals" (approvals::ListApprovals) -> Value,
+    ListApprovals = "list_approvals" (approvals::ListApprovals) -> approvals::ApprovalList,
     /// Decide a call waiting for approval.
     Approve = "approve" (approvals::ApproveParams) -> Value,
     /// The story bible's entities.

@@ -7,7 +7,7 @@
 //! requests are served while a run goes on: the writer keeps typing, and their edits and the
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
@@ -20,7 +20,7 @@ use crate::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
 use crate::error::Error;
 use crate::llm::Usage;
 use crate::session;
-use crate::settings::{Settings, SettingsPatch, SETTINGS_KEY};
+use crate::settings::{PublicSettings, Settings, SettingsPatch, SETTINGS_KEY};
 use crate::store::{Batch, Table};
 use crate::tools::{ToolError, ToolResult};
 
@@ -81,6 +81,13 @@ pub(super) struct AbortParams {
     run_id: Option<String>,
 }
 
+/// `abort_run`: the runs it aborted.
+#[derive(Serialize, TS)]
+pub(super) struct RunsAborted {
+    /// Their ids (a paused run's too).
+    aborted: Vec<String>,
+}
+
 impl Core {
     /// Read the stored settings once.
     pub(super) async fn ensure_settings(&self) -> Result<(), Error> {
@@ -96,14 +103,14 @@ impl Core {
         Ok(())
     }
 
-    pub(super) async fn get_settings(&self) -> Result<Value, Error> {
+    pub(super) async fn get_settings(&self) -> Result<PublicSettings, Error> {
         self.ensure_settings().await?;
         Ok(self.settings.read(|s| s.public()))
     }
 
     /// Change the settings: all of the patch or, if any field is wrong, nothing. Stored
     /// before they take effect (the key only when `rememberKey`).
-    pub(super) async fn set_settings(&self, patch: SettingsPatch) -> Result<Value, Error> {
+    pub(super) async fn set_settings(&self, patch: SettingsPatch) -> Result<PublicSettings, Error> {
         self.ensure_settings().await?;
         let next = self
             .settings
@@ -120,18 +127,20 @@ impl Core {
         self.env.store.commit(batch).await?;
         let public = next.public();
         self.settings.set(next);
-        self.emit("settings_changed", public.clone());
+        self.emit("settings_changed", crate::error::to_json(&public));
         Ok(public)
     }
 
-    pub(super) async fn abort_run(&self, p: AbortParams) -> Result<Value, Error> {
+    pub(super) async fn abort_run(&self, p: AbortParams) -> Result<RunsAborted, Error> {
         if let Some(id) = &p.run_id {
             if !self.runs.is_running(id) && self.abort_paused(id).await? {
-                return Ok(json!({ "aborted": [id] }));
+                return Ok(RunsAborted {
+                    aborted: vec![id.clone()],
+                });
             }
         }
         let aborted = self.runs.abort(p.run_id.as_deref());
-        Ok(json!({ "aborted": aborted }))
+        Ok(RunsAborted { aborted })
     }
 
     /// Abort every run going on in `project` (it is being deleted).
@@ -524,7 +533,8 @@ impl Core {
                 if super::run_state::is_approval_required(&result) {
                     let record =
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
-                    let mut event = super::run_state::approval_card(&record);
+                    let mut event =
+                        crate::error::to_json(&super::run_state::approval_card(&record));
                     event["type"] = json!("approval_requested");
                     self.emit_run(run_id, tagged(event));
                 }

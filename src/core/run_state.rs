@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, Delegation, RunOutcome, TreeState};
 use crate::llm::{Message, ProviderConfig, Role, ToolCall, Usage};
@@ -399,36 +400,90 @@ pub(super) fn paused_record(paused: &PausedRun) -> Value {
 /// What the page shows for one waiting call: the call, the entity, and each field's
 /// current and proposed value; for a call that changes several entries (a merge), `changes`
 /// lists every entry it updates or deletes, each with its fields.
-pub(super) fn approval_card(record: &Value) -> Value {
+pub(super) fn approval_card(record: &Value) -> ApprovalCard {
     let request = &record["request"];
     let fields = request["fields"].as_array().cloned().unwrap_or_default();
-    let mut current = serde_json::Map::new();
-    let mut proposed = serde_json::Map::new();
+    let mut current = BTreeMap::new();
+    let mut proposed = BTreeMap::new();
     for f in &fields {
         if let Some(name) = f["field"].as_str() {
             current.insert(name.to_string(), f["current"].clone());
             proposed.insert(name.to_string(), f["proposed"].clone());
         }
     }
-    json!({
-        "digest": card_digest(record),
-        "callId": record["callId"],
-        "call_id": record["callId"],
-        "run": record["run"],
-        "state": record["state"],
-        "tool": record["tool"],
-        "args": record["args"],
-        "origin": record["origin"],
-        "kind": request["kind"],
-        "entityId": request["id"],
-        "version": request["version"],
-        "reason": request["reason"],
-        "fields": fields,
-        "changes": request.get("changes").cloned().unwrap_or_else(|| json!([])),
-        "current": current,
-        "proposed": proposed,
-        "createdMs": record["createdMs"],
-    })
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let call_id = text(&record["callId"]).unwrap_or_default();
+    ApprovalCard {
+        digest: card_digest(record),
+        call_id_snake: call_id.clone(),
+        call_id,
+        run: text(&record["run"]),
+        state: text(&record["state"]).unwrap_or_default(),
+        tool: text(&record["tool"]).unwrap_or_default(),
+        args: record["args"].clone(),
+        origin: text(&record["origin"]).unwrap_or_default(),
+        kind: text(&request["kind"]),
+        entity_id: text(&request["id"]),
+        version: request["version"].as_u64(),
+        reason: text(&request["reason"]),
+        fields,
+        changes: request.get("changes").cloned().unwrap_or_else(|| json!([])),
+        current,
+        proposed,
+        created_ms: record["createdMs"].as_u64().unwrap_or(0),
+    }
+}
+
+/// A call waiting for the writer's approval, as the page shows it. The call's arguments and
+/// the entity's values are free-form JSON.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ApprovalCard {
+    /// A digest of what the card shows; `approve {digest}` decides only this card.
+    pub(super) digest: String,
+    /// The call's id.
+    pub(super) call_id: String,
+    /// The same as `callId` (snake_case spelling).
+    #[serde(rename = "call_id")]
+    pub(super) call_id_snake: String,
+    /// The paused run it belongs to (`null` for a call made outside a run).
+    pub(super) run: Option<String>,
+    /// Where the decision stands.
+    #[ts(type = "'pending' | 'approved' | 'rejected' | 'done' | 'cancelled'")]
+    pub(super) state: String,
+    /// The tool called.
+    pub(super) tool: String,
+    /// Its arguments.
+    #[ts(type = "Record<string, unknown>")]
+    pub(super) args: Value,
+    /// The agent that asked, `agent:<name>` (a sub-agent's own name, deep in a run's tree too).
+    #[ts(as = "crate::commands::Origin")]
+    pub(super) origin: String,
+    /// The kind of the entity (a story-bible kind, or `memory_note`).
+    pub(super) kind: Option<String>,
+    /// The entity's id.
+    pub(super) entity_id: Option<String>,
+    /// The entity's version the request was made on.
+    pub(super) version: Option<u64>,
+    /// Why the call needs approval.
+    pub(super) reason: Option<String>,
+    /// The fields it would change.
+    #[ts(as = "Vec<crate::policy::FieldChange>")]
+    pub(super) fields: Vec<Value>,
+    /// For a call that changes several entries (a glossary merge): every entry it updates or
+    /// deletes, with its fields.
+    #[ts(
+        type = "Array<{ kind: string, id: string, action: 'update' | 'delete', title: string, fields: Array<ApprovalField> }>"
+    )]
+    pub(super) changes: Value,
+    /// Each field's value now.
+    #[ts(type = "Record<string, unknown>")]
+    pub(super) current: BTreeMap<String, Value>,
+    /// What the call would make each field.
+    #[ts(type = "Record<string, unknown>")]
+    pub(super) proposed: BTreeMap<String, Value>,
+    /// When the call asked (ms since the epoch).
+    pub(super) created_ms: u64,
 }
 
 /// A digest of what the writer is shown for a waiting call (the call, its arguments, its run

@@ -45,8 +45,9 @@ use crate::memory::{MemoryNote, NotePatch, Scope};
 pub const DEFAULT_WINDOW_MS: u64 = 30_000;
 
 /// How careful a tool is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "ApprovalPolicy")]
 pub enum Mode {
     /// Never asks.
     Permissive,
@@ -188,15 +189,18 @@ impl Grant {
 }
 
 /// One field an approval is about.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "ApprovalField")]
 pub struct FieldChange {
     /// Field name.
     pub field: String,
     /// Its value now.
+    #[ts(type = "unknown")]
     pub current: Value,
     /// Who wrote it.
     pub current_origin: Option<String>,
     /// What the call would make it (`null` for a delete).
+    #[ts(type = "unknown")]
     pub proposed: Value,
 }
 
