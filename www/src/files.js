@@ -138,6 +138,9 @@ export async function openFile(path) {
     if (state.dirty && state.open?.path === path) return;
     const content = typeof data === 'string' ? data : data.content ?? '';
     const editable = isEditable(path);
+    // A refresh of the file already open (after a change event) keeps what the panel says,
+    // such as the "Saved" of the save that caused it.
+    const refresh = state.open?.path === path;
     state.open = { path, content, editable };
     state.dirty = false;
     $('file-view').hidden = false;
@@ -148,7 +151,7 @@ export async function openFile(path) {
     area.readOnly = !editable;
     $('file-save').hidden = !editable;
     $('file-save').disabled = true;
-    message(editable ? '' : 'Read-only here: chapters are edited in the editor, story-bible entries in the Story bible panel.');
+    if (!refresh) message(editable ? '' : 'Read-only here: chapters are edited in the editor, story-bible entries in the Story bible panel.');
     for (const row of document.querySelectorAll('.file-row')) row.classList.toggle('open', row.dataset.path === path);
   } catch (err) {
     message(`Could not open ${path}: ${err.message}`, true);
