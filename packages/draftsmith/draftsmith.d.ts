@@ -10,6 +10,7 @@ import type {
   ApprovalField,
   ApprovalList,
   ApprovalPolicy,
+  ApprovalResult,
   ChangeOp,
   ChapterChange,
   ChapterInProject,
@@ -44,6 +45,7 @@ import type {
   ResearchDeleted,
   ResearchListing,
   ResearchNote,
+  RunResult,
   Settings,
   SettingsPatch,
   Suggestion,
@@ -52,6 +54,7 @@ import type {
   SuggestionList,
   UiState,
   UnitView,
+  Usage,
   UserChangeResult,
 } from './protocol.js';
 
@@ -114,26 +117,6 @@ export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
 export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
-
-export interface Usage { input_tokens: number; output_tokens: number }
-
-/** How a run ended (or paused). */
-export interface RunResult {
-  run: string;
-  /** The agent the run started with (not when paused). */
-  agent?: string;
-  /** `paused`: calls wait for the writer's approval (see `pending`); `approve()` resumes it. */
-  status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' | 'paused';
-  /** The model's last text. */
-  text: string;
-  /** Model calls made. */
-  steps: number;
-  usage: Usage;
-  /** Why it failed (`failed` only). */
-  message?: string;
-  /** The calls waiting for approval (`paused` only). */
-  pending?: ApprovalCard[];
-}
 
 /**
  * Where an event of a sub-agent comes from: its agent, its path from the agent the run
@@ -235,18 +218,6 @@ export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
 export interface BibleListing {
   project: string;
   kinds: { [K in BibleKind]?: BibleEntity<K>[] };
-}
-
-/** What `approve()` resolves with. */
-export interface ApprovalResult {
-  callId: string;
-  decision: 'approve' | 'reject';
-  /** The call's result status: `denied` after a rejection, `pending` if an edited call needs another approval. */
-  status: 'success' | 'error' | 'denied' | 'pending';
-  /** The call's tool result. */
-  result: ToolResult;
-  /** The resumed run's result, once it ended or paused again; `null` when no run resumed. */
-  run: RunResult | null;
 }
 
 export interface ApproveOptions extends RequestOptions {

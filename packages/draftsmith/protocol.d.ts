@@ -214,7 +214,7 @@ export interface RequestResults {
   list_tools: JsonValue;
   get_settings: Settings;
   set_settings: Settings;
-  run: JsonValue;
+  run: RunResult;
   abort_run: RunsAborted;
   start_job: JobView;
   job_status: JobView;
@@ -229,7 +229,7 @@ export interface RequestResults {
   list_agents: AgentListing;
   delete_agent: AgentDeleted;
   list_approvals: ApprovalList;
-  approve: JsonValue;
+  approve: ApprovalResult;
   bible_list: JsonValue;
   bible_save: JsonValue;
   bible_delete: JsonValue;
@@ -479,6 +479,29 @@ approvals: Array<ApprovalCard>,
 pausedRuns: Array<PausedRunInfo>, };
 
 export type ApprovalPolicy = "permissive" | "standard" | "strict";
+
+export type ApprovalResult = { 
+/**
+ * The decided call.
+ */
+callId: string, 
+/**
+ * The writer's decision.
+ */
+decision: Decision, 
+/**
+ * The call's result status: `denied` after a rejection, `pending` if an edited call
+ * needs another approval.
+ */
+status: 'success' | 'error' | 'aborted' | 'denied' | 'pending', 
+/**
+ * The call's tool result.
+ */
+result: ToolCallResult, 
+/**
+ * The resumed run's result, once it ended or paused again; `null` when no run resumed.
+ */
+run: ResumedRun | null, };
 
 export type ApproveParams = { callId: string, decision: Decision, 
 /**
@@ -1422,6 +1445,18 @@ source: 'agent' | 'human',
  */
 fetches: number, };
 
+export type ResultMeta = { execution_time_ms: number, execution_time?: number, command_id?: string, bytes_written?: number, };
+
+export type ResumedRun = RunResult | { 
+/**
+ * The run's id.
+ */
+run: string, 
+/**
+ * `paused`.
+ */
+status: RunStatus, };
+
 export type RunParams = { prompt: string, 
 /**
  * The page's id for the run (so it can match events before the response); one is
@@ -1437,6 +1472,42 @@ preset?: string, toolset?: string, maxSteps?: number, tokenBudget?: number,
  * Forget the earlier conversation first.
  */
 newConversation?: boolean, };
+
+export type RunResult = { 
+/**
+ * The run's id.
+ */
+run: string, 
+/**
+ * How it ended, or `paused`.
+ */
+status: RunStatus, 
+/**
+ * The agent the run started with (not when paused).
+ */
+agent?: string, 
+/**
+ * The model's last text.
+ */
+text: string, 
+/**
+ * Model calls made.
+ */
+steps: number, 
+/**
+ * Tokens used.
+ */
+usage: Usage, 
+/**
+ * Why it failed (`failed` only).
+ */
+message?: string, 
+/**
+ * The calls waiting for approval (`paused` only).
+ */
+pending?: Array<ApprovalCard>, };
+
+export type RunStatus = "finished" | "max_steps" | "budget_spent" | "failed" | "aborted" | "paused";
 
 export type RunsAborted = { 
 /**
@@ -1780,6 +1851,22 @@ export type SuggestionsParams = {
  */
 all?: boolean, };
 
+export type ToolCallResult = { 
+/**
+ * Success or error.
+ */
+status: ToolResultStatus, 
+/**
+ * The result, or `{code, message, details?}` for an error.
+ */
+data: JsonValue, 
+/**
+ * Execution facts.
+ */
+meta: ResultMeta, };
+
+export type ToolResultStatus = "success" | "error";
+
 export type TranscriptMessage = { 
 /**
  * Who wrote it.
@@ -1888,6 +1975,16 @@ error?: string,
  * A research unit's page.
  */
 url?: string, };
+
+export type Usage = { 
+/**
+ * Prompt (input) tokens.
+ */
+input_tokens: number, 
+/**
+ * Completion (output) tokens.
+ */
+output_tokens: number, };
 
 export type UserChangeResult = { 
 /**

@@ -30,7 +30,8 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::run_state::{
-    approval_card, card_digest, paused_key, paused_record, ApprovalCard, PausedRun,
+    approval_card, card_digest, paused_key, paused_record, ApprovalCard, PausedRun, RunResult,
+    RunStatus,
 };
 use super::{CallCtx, Core};
 use crate::commands::Origin;
@@ -105,9 +106,9 @@ pub(super) struct ApproveParams {
     digest: Option<String>,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq, TS)]
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, TS)]
 #[serde(rename_all = "snake_case")]
-enum Decision {
+pub(super) enum Decision {
     Approve,
     Reject,
 }
@@ -266,7 +267,7 @@ impl Core {
 
     /// Serve `approve`: decide one waiting call, run it if approved, and resume its run when
     /// it was the run's last waiting call.
-    pub(super) async fn approve(&self, p: ApproveParams) -> Result<Value, Error> {
+    pub(super) async fn approve(&self, p: ApproveParams) -> Result<ApprovalResult, Error> {
         let project = self.current()?;
         let records = self.approval_records(&project).await?;
         let matching: Vec<&Value> = records
@@ -443,27 +444,31 @@ impl Core {
             }
             self.emit_run(run, event);
         }
-        let mut answer = json!({
-            "callId": p.call_id,
-            "decision": match p.decision { Decision::Approve => "approve", Decision::Reject => "reject" },
-            "status": status,
-            "result": result,
-            "run": Value::Null,
-        });
+        let text = result.to_text();
+        let mut answer = ApprovalResult {
+            call_id: p.call_id.clone(),
+            decision: p.decision,
+            status,
+            result,
+            run: None,
+        };
         if status == "pending" {
             // The edited call needs another approval: the run stays paused.
             return Ok(answer);
         }
         if let Some(run) = run {
-            let text = result.to_text();
-            if let Some(paused) = self
-                .record_run_result(&project, &run, &p.call_id, text)
-                .await?
-            {
-                answer["run"] = self.resume(paused).await?;
-            } else {
-                answer["run"] = json!({"run": run, "status": "paused"});
-            }
+            answer.run = Some(
+                match self
+                    .record_run_result(&project, &run, &p.call_id, text)
+                    .await?
+                {
+                    Some(paused) => ResumedRun::Ended(self.resume(paused).await?),
+                    None => ResumedRun::StillPaused {
+                        run,
+                        status: RunStatus::Paused,
+                    },
+                },
+            );
         }
         Ok(answer)
     }
@@ -517,7 +522,7 @@ impl Core {
     }
 
     /// Resume a paused run whose waiting calls all have results (down its whole tree).
-    async fn resume(&self, paused: PausedRun) -> Result<Value, Error> {
+    async fn resume(&self, paused: PausedRun) -> Result<RunResult, Error> {
         let PausedRun {
             project,
             run_id,
@@ -795,4 +800,37 @@ fn denied(tool: &str, reason: Option<&str>) -> ToolResult {
         ),
         Default::default(),
     )
+}
+
+/// `approve`: what the decided call did, and the run it resumed.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ApprovalResult {
+    /// The decided call.
+    call_id: String,
+    /// The writer's decision.
+    decision: Decision,
+    /// The call's result status: `denied` after a rejection, `pending` if an edited call
+    /// needs another approval.
+    #[ts(type = "'success' | 'error' | 'aborted' | 'denied' | 'pending'")]
+    status: &'static str,
+    /// The call's tool result.
+    result: ToolResult,
+    /// The resumed run's result, once it ended or paused again; `null` when no run resumed.
+    run: Option<ResumedRun>,
+}
+
+/// The run a decision resumed.
+#[derive(Serialize, TS)]
+#[serde(untagged)]
+pub(super) enum ResumedRun {
+    /// It ran until it ended or paused again.
+    Ended(RunResult),
+    /// Other calls of it still wait: it stays paused.
+    StillPaused {
+        /// The run's id.
+        run: String,
+        /// `paused`.
+        status: RunStatus,
+    },
 }

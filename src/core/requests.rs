@@ -22,7 +22,9 @@ use ts_rs::{Config, TypeVisitor, TS};
 use crate::error::{Error, ProtocolError};
 
 use super::results::{self, ProjectSummary};
-use super::{agents, approvals, bible, chapters, jobs, memory, proactive, research, run};
+use super::{
+    agents, approvals, bible, chapters, jobs, memory, proactive, research, run, run_state,
+};
 
 /// Parameters of a request that takes none. Whatever the page sends is ignored.
 #[derive(Deserialize, TS)]
@@ -166,7 +168,7 @@ requests! {
     /// Change the model settings.
     SetSettings = "set_settings" (crate::settings::SettingsPatch) -> crate::settings::PublicSettings,
     /// Start an agent run on the open project.
-    Run = "run" (run::RunParams) -> Value,
+    Run = "run" (run::RunParams) -> run_state::RunResult,
     /// Abort a run.
     AbortRun = "abort_run" (run::AbortParams) -> run::RunsAborted,
     /// Start a background job.
@@ -196,7 +198,7 @@ requests! {
     /// Calls waiting for the writer's approval.
     ListApprovals = "list_approvals" (approvals::ListApprovals) -> approvals::ApprovalList,
     /// Decide a call waiting for approval.
-    Approve = "approve" (approvals::ApproveParams) -> Value,
+    Approve = "approve" (approvals::ApproveParams) -> approvals::ApprovalResult,
     /// The story bible's entities.
     BibleList = "bible_list" (bible::BibleList) -> Value,
     /// Create or update a story-bible entity as the writer.

@@ -12,7 +12,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::run_state::{Node, PausedRun, Start, Tree};
+use super::run_state::{Node, PausedRun, RunResult, RunStatus, Start, Tree};
 use super::{invalid, Core, On, Touched};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, RunEnd, RunEvent, TreeState};
 use crate::commands::Origin;
@@ -162,7 +162,7 @@ impl Core {
     }
 
     /// Serve a `run` request: the whole run, answering when it ends.
-    pub(super) async fn run(&self, p: RunParams) -> Result<Value, Error> {
+    pub(super) async fn run(&self, p: RunParams) -> Result<RunResult, Error> {
         let prompt = p.prompt.trim().to_string();
         if prompt.is_empty() {
             return Err(invalid("run", "'prompt' must not be empty"));
@@ -368,7 +368,7 @@ impl Core {
         tree: Tree,
         start: Start,
         guards: std::collections::BTreeSet<String>,
-    ) -> Result<Value, Error> {
+    ) -> Result<RunResult, Error> {
         let (project, run_id) = (tree.project.clone(), tree.run_id.clone());
         let root_spec = match &start {
             Start::Fresh(node, _) => node.spec.clone(),
@@ -436,15 +436,17 @@ impl Core {
                 self.save_paused(&paused).await?;
             }
             let cards = self.pending_cards(&project, Some(&run_id)).await?;
-            let result = json!({
-                "run": run_id,
-                "status": "paused",
-                "text": outcome.text,
-                "steps": tree.state.steps.get(),
-                "usage": tree.state.usage.get(),
-                "pending": cards,
-            });
-            let mut event = result.clone();
+            let result = RunResult {
+                run: run_id.clone(),
+                status: RunStatus::Paused,
+                agent: None,
+                text: outcome.text,
+                steps: tree.state.steps.get(),
+                usage: tree.state.usage.get(),
+                message: None,
+                pending: Some(cards),
+            };
+            let mut event = crate::error::to_json(&result);
             event["type"] = json!("run_paused");
             self.emit_run(&run_id, event);
             return Ok(result);
@@ -465,30 +467,31 @@ impl Core {
         self.evolve_bedside_auto(&project, tree.hold.as_deref(), tree.hold.is_none(), None)
             .await;
         let (kind, status, message) = match &outcome.end {
-            RunEnd::Finished => ("run_finished", "finished", None),
-            RunEnd::MaxSteps => ("run_finished", "max_steps", None),
-            RunEnd::BudgetSpent => ("run_finished", "budget_spent", None),
-            RunEnd::Failed { message } => {
-                ("run_failed", "failed", Some(tree.settings.redact(message)))
-            }
-            RunEnd::Aborted | RunEnd::Paused { .. } => ("run_aborted", "aborted", None),
+            RunEnd::Finished => ("run_finished", RunStatus::Finished, None),
+            RunEnd::MaxSteps => ("run_finished", RunStatus::MaxSteps, None),
+            RunEnd::BudgetSpent => ("run_finished", RunStatus::BudgetSpent, None),
+            RunEnd::Failed { message } => (
+                "run_failed",
+                RunStatus::Failed,
+                Some(tree.settings.redact(message)),
+            ),
+            RunEnd::Aborted | RunEnd::Paused { .. } => ("run_aborted", RunStatus::Aborted, None),
         };
-        let mut result = json!({
-            "run": run_id,
-            "status": status,
-            "agent": root_spec.name,
-            "text": outcome.text,
-            "steps": tree.state.steps.get(),
-            "usage": tree.state.usage.get(),
-        });
-        if let Some(message) = message {
-            result["message"] = json!(message);
-        }
+        let result = RunResult {
+            run: run_id.clone(),
+            status,
+            agent: Some(root_spec.name.clone()),
+            text: outcome.text,
+            steps: tree.state.steps.get(),
+            usage: tree.state.usage.get(),
+            message,
+            pending: None,
+        };
+        let mut event = crate::error::to_json(&result);
         if tree.hold.is_some() {
             // A job's unit: its writes, its transcript and its mark in one batch.
-            self.unit_ended(&run_id, &result, &outcome.messages).await;
+            self.unit_ended(&run_id, &event, &outcome.messages).await;
         }
-        let mut event = result.clone();
         event["type"] = json!(kind);
         self.emit_run(&run_id, event);
         Ok(result)

@@ -499,3 +499,47 @@ pub(super) fn card_digest(record: &Value) -> String {
     });
     crate::persist::digest(&shown.to_string())
 }
+
+/// How a run ended, or that it paused.
+#[derive(Clone, Copy, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename = "RunStatus")]
+pub(super) enum RunStatus {
+    /// The model answered without calling a tool.
+    Finished,
+    /// The run's step limit stopped it.
+    MaxSteps,
+    /// The run's token budget stopped it.
+    BudgetSpent,
+    /// A model call failed.
+    Failed,
+    /// It was aborted.
+    Aborted,
+    /// Calls wait for the writer's approval (see `pending`); `approve` resumes it.
+    Paused,
+}
+
+/// `run`: how the run ended (or paused).
+#[derive(Serialize, TS)]
+#[ts(optional_fields)]
+pub(super) struct RunResult {
+    /// The run's id.
+    pub(super) run: String,
+    /// How it ended, or `paused`.
+    pub(super) status: RunStatus,
+    /// The agent the run started with (not when paused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) agent: Option<String>,
+    /// The model's last text.
+    pub(super) text: String,
+    /// Model calls made.
+    pub(super) steps: usize,
+    /// Tokens used.
+    pub(super) usage: Usage,
+    /// Why it failed (`failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) message: Option<String>,
+    /// The calls waiting for approval (`paused` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) pending: Option<Vec<ApprovalCard>>,
+}

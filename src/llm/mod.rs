@@ -134,7 +134,7 @@ impl Message {
 }
 
 /// Tokens used by a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
 pub struct Usage {
     /// Prompt (input) tokens.
     pub input_tokens: u64,

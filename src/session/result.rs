@@ -3,12 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::error::ToolError;
 
 /// Success or error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "ToolResultStatus")]
 pub enum Status {
     /// The call did what it was asked.
     Success,
@@ -19,8 +21,9 @@ pub enum Status {
 /// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
 /// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
 /// tool result carries both.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
 #[serde(into = "MetaWire", from = "MetaWire")]
+#[ts(as = "MetaWire")]
 pub struct ResultMeta {
     /// Wall time the call took (from the injected clock), in ms.
     pub execution_time_ms: u64,
@@ -33,7 +36,8 @@ pub struct ResultMeta {
 }
 
 /// [`ResultMeta`] as it is written in JSON.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, TS)]
+#[ts(rename = "ToolResultMeta", optional_fields)]
 struct MetaWire {
     #[serde(default)]
     execution_time_ms: u64,
@@ -73,7 +77,8 @@ impl From<MetaWire> for ResultMeta {
 }
 
 /// The one shape of every tool result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "ToolCallResult")]
 pub struct ToolResult {
     /// Success or error.
     pub status: Status,

@@ -200,7 +200,8 @@ export async function everything(): Promise<void> {
     if (e.type === 'run_paused') console.log(e.pending.length);
   });
   const decided: ApprovalResult = await client.approve('call-1', 'approve', { args: { character: 'Mara', notes: 'Edited.' }, runId: 'run-1' });
-  const resumed: RunResult | null = decided.run;
+  // The resumed run's result; only `{run, status: 'paused'}` while other calls of it wait.
+  const resumed: RunResult | null = decided.run && 'text' in decided.run ? decided.run : null;
   const rejected: ApprovalResult = await client.approvals.approve('call-2', 'reject', { reason: 'Keep my notes.', timeoutMs: 60_000, digest: 'abc' });
   const denied: boolean = rejected.status === 'denied';
   offResumed();
