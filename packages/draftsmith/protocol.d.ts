@@ -1297,6 +1297,16 @@ unit: UnitView,
  */
 transcript: Array<TranscriptMessage>, };
 
+export type JobUnitOrigin = { 
+/**
+ * The job.
+ */
+job?: string, 
+/**
+ * The unit.
+ */
+unit?: string, };
+
 export type JobUnitParams = { job: string, unit: string, };
 
 export type JobView = { 
@@ -1963,6 +1973,19 @@ project: string,
  */
 agent: string, 
 /**
+ * The preset the writer's `run` named (`null`: none; absent on a job's run).
+ */
+preset?: string | null, 
+/**
+ * The toolset of the agent the writer's `run` starts with (`null`: its own toolbox;
+ * absent on a job's run).
+ */
+toolset?: string | null, 
+/**
+ * True on a job's run, which runs in the background.
+ */
+background?: true, 
+/**
  * Most model calls.
  */
 maxSteps: number, 
@@ -1973,19 +1996,7 @@ model: string,
 /**
  * The writer's request (or the job's prompt).
  */
-prompt: string, } & ({ 
-/**
- * The preset named.
- */
-preset: string | null, 
-/**
- * The agent's toolset.
- */
-toolset: string | null, } | { 
-/**
- * Always true.
- */
-background: true, });
+prompt: string, };
 
 export type RunStatus = "finished" | "max_steps" | "budget_spent" | "failed" | "aborted" | "paused";
 
@@ -2297,6 +2308,20 @@ tool: string | null,
  * The tool the sub-agent answers with (`send_response_to_<caller>_agent` when absent).
  */
 replyTool: string | null, };
+
+export type SubAgentOrigin = { 
+/**
+ * The agent.
+ */
+agent?: string, 
+/**
+ * Agent names from the root to this one, joined by ` › `.
+ */
+path?: string, 
+/**
+ * The sub-agent's session.
+ */
+session?: string, };
 
 export type Suggestion = { 
 /**

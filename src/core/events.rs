@@ -75,6 +75,9 @@ macro_rules! events {
         /// Visit every payload type (to declare it and the types it names).
         pub(super) fn visit_payloads(out: &mut impl TypeVisitor) {
             $( out.visit::<$payload>(); )*
+            // Flattened into `RunEvent`, and declared by name too for code that reads them.
+            out.visit::<super::run_state::SubAgentOrigin>();
+            out.visit::<super::run_state::JobUnitOrigin>();
         }
     };
 }

@@ -35,8 +35,7 @@ use ts_rs::TS;
 
 use super::parts::Spawner;
 use super::run_state::{
-    job_of_run, unit_run, Node, PausedRun, RunProgress, RunStarted, Start, StartedBy,
-    SubAgentOrigin, Tree,
+    job_of_run, unit_run, Node, PausedRun, RunProgress, RunStarted, Start, SubAgentOrigin, Tree,
 };
 use super::saving::Notify;
 use super::{invalid, Core, On, Touched};
@@ -1046,7 +1045,9 @@ impl Core {
             RunProgress::RunStarted(RunStarted {
                 project: project.clone(),
                 agent: spec.name.clone(),
-                by: StartedBy::Job { background: true },
+                preset: None,
+                toolset: None,
+                background: Some(true),
                 max_steps: spec.max_steps,
                 model: provider.model.clone(),
                 prompt: prompt.clone(),

@@ -13,7 +13,7 @@ use ts_rs::TS;
 
 use super::run_state::{
     JobUnitOrigin, Node, PausedRun, RunEventKind, RunFailure, RunPaused, RunProgress, RunResult,
-    RunStarted, RunStatus, Start, StartedBy, SubAgentOrigin, Tree,
+    RunStarted, RunStatus, Start, SubAgentOrigin, Tree,
 };
 use super::{invalid, Core, On, Touched};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, RunEnd, RunEvent, TreeState};
@@ -223,10 +223,9 @@ impl Core {
             RunProgress::RunStarted(RunStarted {
                 project: project.clone(),
                 agent: spec.name.clone(),
-                by: StartedBy::Writer {
-                    preset: p.preset.clone(),
-                    toolset: spec.toolset.clone(),
-                },
+                preset: Some(p.preset.clone()),
+                toolset: Some(spec.toolset.clone()),
+                background: None,
                 max_steps,
                 model: provider.model.clone(),
                 prompt: prompt.clone(),

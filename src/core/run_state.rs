@@ -707,34 +707,25 @@ pub(super) struct RunStarted {
     pub(super) project: String,
     /// The agent it starts with.
     pub(super) agent: String,
-    /// Who started it.
-    #[serde(flatten)]
-    pub(super) by: StartedBy,
+    /// The preset the writer's `run` named (`null`: none; absent on a job's run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable, as = "Option<String>")]
+    pub(super) preset: Option<Option<String>>,
+    /// The toolset of the agent the writer's `run` starts with (`null`: its own toolbox;
+    /// absent on a job's run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable, as = "Option<String>")]
+    pub(super) toolset: Option<Option<String>>,
+    /// True on a job's run, which runs in the background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "true")]
+    pub(super) background: Option<bool>,
     /// Most model calls.
     pub(super) max_steps: usize,
     /// The model.
     pub(super) model: String,
     /// The writer's request (or the job's prompt).
     pub(super) prompt: String,
-}
-
-/// Who started a run: the writer's `run` request, or a job.
-#[derive(Serialize, TS)]
-#[serde(untagged)]
-pub(super) enum StartedBy {
-    /// The writer's `run` request.
-    Writer {
-        /// The preset named.
-        preset: Option<String>,
-        /// The agent's toolset.
-        toolset: Option<String>,
-    },
-    /// A job's unit, in the background.
-    Job {
-        /// Always true.
-        #[ts(type = "true")]
-        background: bool,
-    },
 }
 
 /// `run_failed`: how the run ended, or why it could not go on.
