@@ -624,6 +624,8 @@ impl JobUnitOrigin {
 }
 
 /// A run's event: a step of an agent's loop, or the run's own progress.
+// An event lives until it is turned into JSON; boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, TS)]
 #[serde(untagged)]
 pub(super) enum RunEventKind {
@@ -646,6 +648,8 @@ impl From<RunProgress> for RunEventKind {
 }
 
 /// A run's own progress.
+// An event lives until it is turned into JSON; boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(super) enum RunProgress {
