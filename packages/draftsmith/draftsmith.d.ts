@@ -29,9 +29,10 @@ import type {
   JobState,
   JobUnitDetail,
   JobView,
-  MemoryNote,
+  MemoryTrash,
   MemoryView,
   NewNote,
+  NoteRestored,
   NoteScope,
   NoteType,
   Origin,
@@ -52,6 +53,8 @@ import type {
   SuggestionAccepted,
   SuggestionDismissed,
   SuggestionList,
+  ToolCallResult,
+  ToolList,
   UiState,
   UnitView,
   Usage,
@@ -105,18 +108,12 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-/** The one shape of every tool result. */
-export interface ToolResult<T = unknown> {
-  status: 'success' | 'error';
+/** The one shape of every tool result (`ToolCallResult`), with its `data` typed as `T`. */
+export type ToolResult<T = unknown> = Omit<ToolCallResult, 'data'> & {
   data: T | { code: string; message: string; details?: unknown };
-  /** `execution_time` is the same value as `execution_time_ms` (the TextCraft seed's name). */
-  meta: { execution_time_ms: number; execution_time: number; command_id?: string; bytes_written?: number };
-}
+};
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
-
-/** A deleted note that can still be restored (until `restorableUntilMs`). */
-export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
 
 /**
  * Where an event of a sub-agent comes from: its agent, its path from the agent the run
@@ -510,9 +507,9 @@ export declare class Draftsmith {
     /** Delete a note as the writer (no approval); it stays restorable for 30 days. */
     delete(id: string, options?: RequestOptions): Promise<ToolResult>;
     /** The deleted notes that can still be restored, most recently deleted first. */
-    trash(options?: RequestOptions): Promise<{ project: string; notes: DeletedNote[] }>;
+    trash(options?: RequestOptions): Promise<MemoryTrash>;
     /** Bring a deleted note back. */
-    restore(id: string, options?: RequestOptions): Promise<{ note: MemoryNote }>;
+    restore(id: string, options?: RequestOptions): Promise<NoteRestored>;
   };
   /** Suggestions of the proactive memory (the watched-entity monitor, the idle thinker). */
   readonly suggestions: {
@@ -613,7 +610,7 @@ export declare class Draftsmith {
   /** The undo history, newest first. */
   history(options?: RequestOptions): Promise<HistoryList>;
   /** The tool catalog in a provider's format, or neutral definitions. */
-  tools(options?: RequestOptions & { format?: CatalogFormat; toolset?: string }): Promise<unknown>;
+  tools(options?: RequestOptions & { format?: CatalogFormat; toolset?: string }): Promise<ToolList>;
   /** The model settings. */
   readonly settings: {
     get(options?: RequestOptions): Promise<Settings>;

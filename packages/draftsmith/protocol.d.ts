@@ -193,8 +193,8 @@ export interface RequestResults {
   memory: MemoryView;
   memory_context: MemoryBlock;
   write_memory_notes: Written;
-  memory_trash: JsonValue;
-  memory_restore: JsonValue;
+  memory_trash: MemoryTrash;
+  memory_restore: NoteRestored;
   suggestions: SuggestionList;
   accept_suggestion: SuggestionAccepted;
   dismiss_suggestion: SuggestionDismissed;
@@ -205,13 +205,13 @@ export interface RequestResults {
   rename_chapter: ChapterInProject;
   move_chapter: ChapterInProject;
   delete_chapter: DeletedChapter;
-  execute: JsonValue;
+  execute: ToolCallResult;
   apply_user_change: UserChangeResult;
   undo: HistoryMove;
   redo: HistoryMove;
   close_group: Done;
   history: HistoryList;
-  list_tools: JsonValue;
+  list_tools: ToolList;
   get_settings: Settings;
   set_settings: Settings;
   run: RunResult;
@@ -233,8 +233,8 @@ export interface RequestResults {
   bible_list: JsonValue;
   bible_save: JsonValue;
   bible_delete: JsonValue;
-  debug_panic: JsonValue;
-  debug_fail_saves: JsonValue;
+  debug_panic: Never;
+  debug_fail_saves: FailingSaves;
 }
 
 export type AbortRunParams = { 
@@ -707,6 +707,8 @@ history: HistoryForgot,
  */
 project: ProjectSummary, };
 
+export type DeletedNote = Omit<MemoryNote, 'previous' | 'deletedMs' | 'deletedBy'> & { deletedMs: number, deletedBy: Origin, restorableUntilMs: number };
+
 export type Done = Record<symbol, never>;
 
 export type EntityRef = { 
@@ -726,6 +728,12 @@ type: string, };
 export type EntityType = "character" | "item" | "rule" | "location" | "plot_thread";
 
 export type ExecuteParams = { tool: string, args?: JsonValue, origin?: string, callId?: string, };
+
+export type FailingSaves = { 
+/**
+ * The number of saves that fail (0: none).
+ */
+failing: number, };
 
 export type GetChapterParams = { chapter?: string, since?: number, };
 
@@ -1168,6 +1176,16 @@ export type MemoryRestoreParams = {
  */
 id: string, };
 
+export type MemoryTrash = { 
+/**
+ * The open project.
+ */
+project: string, 
+/**
+ * Its deleted notes and the global ones, most recently deleted first.
+ */
+notes: Array<DeletedNote>, };
+
 export type MemoryView = { 
 /**
  * The bedside note.
@@ -1187,6 +1205,8 @@ watched: Array<WatchedEntity>,
 notes: Array<MemoryNote>, };
 
 export type MoveChapterParams = { chapter: ChapterRef, to: number, };
+
+export type Never = never;
 
 export type NewChapter = { title?: string, text?: string, };
 
@@ -1213,6 +1233,12 @@ tags?: Array<string>,
 importance?: number, };
 
 export type NoParams = Record<symbol, never>;
+
+export type NoteRestored = { 
+/**
+ * The note as it is now (live again: no `deletedMs`, `restorableUntilMs` null).
+ */
+note: Omit<MemoryNote, 'previous'> & { restorableUntilMs: null }, };
 
 export type NoteScope = "project" | "global";
 
@@ -1864,6 +1890,44 @@ data: JsonValue,
  * Execution facts.
  */
 meta: ResultMeta, };
+
+export type ToolCategory = "navigation" | "editing" | "analysis" | "ui" | "knowledge" | "generation" | "memory" | "bible";
+
+export type ToolDefinition = { 
+/**
+ * Name (generated tools, such as an agent's routing tools, own theirs).
+ */
+name: string, 
+/**
+ * Description.
+ */
+description: string, 
+/**
+ * Category.
+ */
+category: ToolCategory, 
+/**
+ * Whether its edits are undoable.
+ */
+reversible: boolean, 
+/**
+ * Whether it changes nothing of the project's session (see [`ToolSpec::READ_ONLY`]).
+ */
+read_only: boolean, 
+/**
+ * Whether the core runs it asynchronously, under a timeout (see [`ToolSpec::ASYNC`]).
+ */
+asynchronous?: boolean, 
+/**
+ * JSON Schema of the arguments (an object schema, provider-neutral).
+ */
+parameters: JsonValue, };
+
+export type ToolList = { 
+/**
+ * The toolset's tools, in registration order.
+ */
+tools: Array<ToolDefinition>, } | JsonValue;
 
 export type ToolResultStatus = "success" | "error";
 

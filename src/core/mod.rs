@@ -1148,7 +1148,7 @@ impl Core {
     /// holds for the same tool was applied before (a resend after a lost response): it is
     /// not run again, and answers `{status: "success", data: {duplicate: true}}` with the
     /// history entry as its `command_id`.
-    async fn execute(&self, p: Execute) -> Result<Value, Error> {
+    async fn execute(&self, p: Execute) -> Result<ToolResult, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
         let current = self.current()?;
         if let Some(call_id) = &p.call_id {
@@ -1171,7 +1171,7 @@ impl Core {
                         ..crate::tools::ResultMeta::default()
                     },
                 );
-                return Ok(crate::error::to_json(&result));
+                return Ok(result);
             }
         }
         // A call that may wait for approval needs an id to approve it by.
@@ -1185,7 +1185,7 @@ impl Core {
             args: p.args,
         };
         let (result, _) = self.execute_call(&current, call, origin, None).await?;
-        Ok(crate::error::to_json(&result))
+        Ok(result)
     }
 
     /// Execute one tool call on project `project` as `origin` through the edit path: saved,
@@ -1612,17 +1612,21 @@ impl Core {
         Ok((result, touched))
     }
 
-    fn list_tools(&self, p: ListTools) -> Result<Value, Error> {
+    fn list_tools(&self, p: ListTools) -> Result<results::ToolList, Error> {
         let toolset = p.toolset.as_deref().unwrap_or(crate::tools::ALL);
         match p.format.as_deref() {
             None | Some("neutral") => {
                 let tools = self.registry.toolset(toolset)?;
-                Ok(json!({ "tools": tools }))
+                Ok(results::ToolList::Neutral {
+                    tools: tools.into_iter().cloned().collect(),
+                })
             }
             Some(f) => {
                 let format: CatalogFormat =
                     f.parse().map_err(|e: String| invalid("list_tools", &e))?;
-                Ok(self.registry.catalog(format, toolset)?)
+                Ok(results::ToolList::Catalog(
+                    self.registry.catalog(format, toolset)?,
+                ))
             }
         }
     }
@@ -1821,7 +1825,7 @@ struct FailSaves {
 
 impl Core {
     /// For tests: make the next `count` saves fail as with a full quota; `count: 0` disarms.
-    fn debug_fail_saves(&self, p: FailSaves) -> Result<Value, Error> {
+    fn debug_fail_saves(&self, p: FailSaves) -> Result<results::FailingSaves, Error> {
         let switch = self.faults.switch().ok_or_else(|| {
             invalid(
                 "debug_fail_saves",
@@ -1829,11 +1833,11 @@ impl Core {
             )
         })?;
         switch(p.count);
-        Ok(json!({ "failing": p.count }))
+        Ok(results::FailingSaves { failing: p.count })
     }
 }
 
-fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<Value, Error> {
+fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<results::Never, Error> {
     let message = match &p.message {
         None => "debug_panic requested",
         Some(Value::String(s)) => s.as_str(),

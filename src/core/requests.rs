@@ -126,9 +126,9 @@ requests! {
     /// Write notes as the writer.
     WriteMemoryNotes = "write_memory_notes" (super::WriteNotes) -> results::Written,
     /// The deleted notes that can still be restored.
-    MemoryTrash = "memory_trash" (NoParams) -> Value,
+    MemoryTrash = "memory_trash" (NoParams) -> memory::Trash,
     /// Bring a deleted note back.
-    MemoryRestore = "memory_restore" (memory::MemoryRestore) -> Value,
+    MemoryRestore = "memory_restore" (memory::MemoryRestore) -> memory::Restored,
     /// The proactive memory's suggestions.
     Suggestions = "suggestions" (proactive::ListSuggestions) -> proactive::SuggestionList,
     /// A pending suggestion becomes a goal or a note.
@@ -150,7 +150,7 @@ requests! {
     /// Delete a chapter (never the last one).
     DeleteChapter = "delete_chapter" (chapters::DeleteChapter) -> results::DeletedChapter,
     /// Run one tool call.
-    Execute = "execute" (super::Execute) -> Value,
+    Execute = "execute" (super::Execute) -> crate::tools::ToolResult,
     /// The writer's change, made on a chapter version.
     ApplyUserChange = "apply_user_change" (super::UserChange) -> results::UserChangeResult,
     /// Undo the newest group (of an origin).
@@ -162,7 +162,7 @@ requests! {
     /// The undo history, newest first.
     History = "history" (NoParams) -> results::HistoryList,
     /// The tool catalog in a provider's format, or neutral definitions.
-    ListTools = "list_tools" (super::ListTools) -> Value,
+    ListTools = "list_tools" (super::ListTools) -> results::ToolList,
     /// The model settings.
     GetSettings = "get_settings" (NoParams) -> crate::settings::PublicSettings,
     /// Change the model settings.
@@ -206,9 +206,9 @@ requests! {
     /// Delete a story-bible entity.
     BibleDelete = "bible_delete" (bible::BibleDelete) -> Value,
     /// Panic inside the core (tests of the worker's recovery).
-    DebugPanic = "debug_panic" (DebugPanic) -> Value,
+    DebugPanic = "debug_panic" (DebugPanic) -> results::Never,
     /// Make the next saves fail (tests of failed saves).
-    DebugFailSaves = "debug_fail_saves" (super::FailSaves) -> Value,
+    DebugFailSaves = "debug_fail_saves" (super::FailSaves) -> results::FailingSaves,
 }
 
 /// A request's parameters, decoded into their type.

@@ -412,3 +412,27 @@ pub struct HistoryMove {
     /// Whether there is anything to redo.
     pub can_redo: bool,
 }
+
+/// `list_tools`: a toolset's tool definitions, or its catalog in a provider's format.
+#[derive(Serialize, TS)]
+#[serde(untagged)]
+pub enum ToolList {
+    /// Without a format (or `neutral`): the definitions as the core keeps them.
+    Neutral {
+        /// The toolset's tools, in registration order.
+        tools: Vec<crate::tools::ToolDefinition>,
+    },
+    /// With a provider's format: the catalog as that provider's API takes it.
+    Catalog(serde_json::Value),
+}
+
+/// `debug_fail_saves`: how many of the next saves fail.
+#[derive(Serialize, TS)]
+pub struct FailingSaves {
+    /// The number of saves that fail (0: none).
+    pub failing: u64,
+}
+
+/// The result of a request that never answers (`debug_panic` panics).
+#[derive(Serialize, TS)]
+pub enum Never {}
