@@ -18,6 +18,7 @@ import type {
   ChapterText,
   CheckpointResult,
   DeletedChapter,
+  ExportDocument,
   Hello,
   HistoryEntry,
   HistoryList,
@@ -448,7 +449,7 @@ export declare class Draftsmith {
   /** Delete a project and everything in it. */
   deleteProject(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
   /** The project as one JSON document (chapters, history, UI state, memory). */
-  exportProject(id?: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+  exportProject(id?: string, options?: RequestOptions): Promise<ExportDocument>;
   /** Import an exported document; rejected with `invalid_params` (nothing changes) if malformed. */
   importProject(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
   /** The manuscript as Markdown. */
@@ -483,7 +484,7 @@ export declare class Draftsmith {
     open(id: string, options?: RequestOptions): Promise<ProjectSummary>;
     rename(name: string, id?: string, options?: RequestOptions): Promise<ProjectSummary>;
     delete(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
-    export(id?: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+    export(id?: string, options?: RequestOptions): Promise<ExportDocument>;
     import(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
     markdown(id?: string, options?: RequestOptions): Promise<{ markdown: string }>;
   };

@@ -185,7 +185,7 @@ export interface RequestResults {
   list_projects: ProjectList;
   rename_project: ProjectSummary;
   delete_project: Deleted;
-  export_project: JsonValue;
+  export_project: ExportDocument;
   import_project: ProjectSummary;
   export_markdown: Markdown;
   reload_project: Reloaded;
@@ -524,11 +524,39 @@ digest?: string, };
 
 export type BibleDeleteParams = { kind: string, id: string, baseVersion?: number, };
 
+export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa";
+
 export type BibleListParams = { 
 /**
  * Only this kind.
  */
 kind?: string, };
+
+export type BibleRecord = { 
+/**
+ * Kind.
+ */
+kind: BibleKind, 
+/**
+ * Id (unique within its kind).
+ */
+id: string, 
+/**
+ * Bumped by every change.
+ */
+version: number, 
+/**
+ * Field values.
+ */
+fields: { [key in string]: JsonValue }, 
+/**
+ * Field origins (a few per entity, saved as a JSON object).
+ */
+origins: { [key in string]: string }, 
+/**
+ * The last write of each field.
+ */
+stamps: { [key in string]: FieldStamp }, };
 
 export type BibleSaveParams = { kind: string, 
 /**
@@ -589,6 +617,28 @@ version: number,
  * Its length in chars.
  */
 length: number, };
+
+export type ChapterRecord = { 
+/**
+ * Chapter id.
+ */
+id: string, 
+/**
+ * Its project.
+ */
+project: string, 
+/**
+ * Title.
+ */
+title: string, 
+/**
+ * Text.
+ */
+text: string, 
+/**
+ * Version.
+ */
+version: number, };
 
 export type ChapterRef = string | number;
 
@@ -729,11 +779,131 @@ export type EntityType = "character" | "item" | "rule" | "location" | "plot_thre
 
 export type ExecuteParams = { tool: string, args?: JsonValue, origin?: string, callId?: string, };
 
+export type ExportDocument = { 
+/**
+ * Always [`EXPORT_FORMAT`].
+ */
+format: 'draftsmith-project', 
+/**
+ * [`EXPORT_VERSION`].
+ */
+version: number, 
+/**
+ * When it was exported (ms).
+ */
+exportedMs: number, 
+/**
+ * The project record.
+ */
+project: ProjectRecord, 
+/**
+ * Chapters, in reading order.
+ */
+chapters: Array<ChapterRecord>, 
+/**
+ * Undo entries, oldest first.
+ */
+history: Array<HistoryRecord>, 
+/**
+ * The rest of the history.
+ */
+historyState: HistoryState, 
+/**
+ * The project's memory notes (global notes are not part of a project).
+ */
+notes: Array<MemoryNote>, 
+/**
+ * The project's goals.
+ */
+goals: Array<Goal>, 
+/**
+ * The project's watched entities.
+ */
+watched: Array<WatchedEntity>, 
+/**
+ * The story bible's entities, with their provenance and versions.
+ */
+bible: Array<BibleRecord>, 
+/**
+ * The free files of the `data/` view (`plans/`, `notes/`), by path.
+ */
+files: Array<FreeFile>, 
+/**
+ * The agents the app defined for the project, as `define_agent` takes them (checked by
+ * the core on import).
+ */
+agents?: Array<JsonValue>, 
+/**
+ * The project's research notes (web pages read for it; checked by the core on import).
+ */
+research?: Array<ResearchRecord>, };
+
 export type FailingSaves = { 
 /**
  * The number of saves that fail (0: none).
  */
 failing: number, };
+
+export type FieldStamp = { 
+/**
+ * Time (ms).
+ */
+at: number, 
+/**
+ * Origin string.
+ */
+origin: string, 
+/**
+ * The entity's version that write made (0: a record from before field versions), so
+ * an approval can tell whether the fields it is about changed since.
+ */
+version?: number, };
+
+export type FileEffect = { 
+/**
+ * Its path in the `data/` view (such as `plans/ch3.md`).
+ */
+path: string, 
+/**
+ * The file before the change (`None`: it did not exist).
+ */
+before: FileState | null, 
+/**
+ * The file after the change (`None`: it was removed).
+ */
+after: FileState | null, };
+
+export type FileState = { 
+/**
+ * Its text.
+ */
+content: string, 
+/**
+ * When it was written (ms).
+ */
+modTime: number, 
+/**
+ * Who wrote it: `human`, `agent:<name>` or `import`.
+ */
+origin: string, };
+
+export type FreeFile = { 
+/**
+ * Its path relative to `data/` (such as `plans/outline.md`).
+ */
+path: string, 
+/**
+ * Its text.
+ */
+content: string, 
+/**
+ * When it was last written (ms).
+ */
+modTime: number, 
+/**
+ * Who wrote it last: `human`, `agent:<name>` or `import`.
+ */
+origin: string, };
 
 export type GetChapterParams = { chapter?: string, since?: number, };
 
@@ -817,6 +987,20 @@ style: string,
  */
 note?: string, };
 
+export type HistoryEffect = { 
+/**
+ * Chapter id.
+ */
+chapter: string, 
+/**
+ * The change as applied.
+ */
+change: Array<ChangeOp>, 
+/**
+ * The change that undoes it (applies to the text right after `change`).
+ */
+inverse: Array<ChangeOp>, };
+
 export type HistoryEntry = { 
 /**
  * Its id.
@@ -891,6 +1075,16 @@ canUndo: boolean,
  */
 canRedo: boolean, };
 
+export type HistoryLimits = { 
+/**
+ * Most undo groups kept.
+ */
+max_groups: number, 
+/**
+ * Most bytes (estimated) kept across undo and redo.
+ */
+max_bytes: number, };
+
 export type HistoryList = { 
 /**
  * The entries that can be undone, newest first.
@@ -938,6 +1132,83 @@ canUndo: boolean,
  * Whether there is anything to redo.
  */
 canRedo: boolean, };
+
+export type HistoryRecord = { 
+/**
+ * Entry id.
+ */
+id: string, 
+/**
+ * Group id: entries of one group are undone together.
+ */
+group: string, 
+/**
+ * Who made it.
+ */
+origin: Origin, 
+/**
+ * What it did, for people.
+ */
+description: string, 
+/**
+ * When (ms since the epoch).
+ */
+timestamp_ms: number, 
+/**
+ * The tool call that produced it, if any.
+ */
+tool_call_id: string | null, 
+/**
+ * The command (tool) name, if any.
+ */
+command: string | null, 
+/**
+ * Edit, revert or restore.
+ */
+kind: HistoryEntryKind, 
+/**
+ * Its text changes, in the order applied.
+ */
+effects: Array<HistoryEffect>, 
+/**
+ * Its free-file changes, in the order applied (absent in entries stored before free files
+ * were undoable).
+ */
+files?: Array<FileEffect>, 
+/**
+ * The revert entry that currently takes this entry back, if any.
+ */
+reverted_by: string | null, 
+/**
+ * Position in the undo stack (increasing), so stored entries load in order.
+ */
+seq: number, };
+
+export type HistoryState = { 
+/**
+ * Runs that can be redone.
+ */
+redo: Array<Array<HistoryRecord>>, 
+/**
+ * The open group and its origin.
+ */
+open: [string, Origin] | null, 
+/**
+ * More origins whose entries join the open group.
+ */
+openMembers?: Array<Origin>, 
+/**
+ * Whether the newest group accepts more typing.
+ */
+sealed: boolean, 
+/**
+ * Bounds.
+ */
+limits: HistoryLimits, 
+/**
+ * The next entry's `seq`.
+ */
+nextSeq: number, };
 
 export type IdleReason = "disabled" | "no_model" | "not_idle" | "budget_spent" | "nothing_new" | "busy" | "failed";
 
@@ -1345,6 +1616,32 @@ createdMs: number,
  */
 updatedMs: number, };
 
+export type ProjectRecord = { 
+/**
+ * Project id.
+ */
+id: string, 
+/**
+ * Name.
+ */
+name: string, 
+/**
+ * Creation time (ms).
+ */
+createdMs: number, 
+/**
+ * Last change (ms).
+ */
+updatedMs: number, 
+/**
+ * Chapter ids in reading order.
+ */
+chapters: Array<string>, 
+/**
+ * Editor UI state.
+ */
+ui: UiState, };
+
 export type ProjectRefParams = { id?: string, };
 
 export type ProjectSummary = { 
@@ -1468,6 +1765,52 @@ askedBy: string,
 source: 'agent' | 'human', 
 /**
  * How many times the page was read.
+ */
+fetches: number, };
+
+export type ResearchRecord = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The address as it was asked for.
+ */
+url: string, 
+/**
+ * The normalised address (one note per normalised address).
+ */
+normalized: string, 
+/**
+ * The page's title.
+ */
+title: string, 
+/**
+ * Its readable main text.
+ */
+text: string, 
+/**
+ * The page's own description, if it has one.
+ */
+description?: string, 
+/**
+ * When it was (last) fetched, ms.
+ */
+fetchedMs: number, 
+/**
+ * When the note was first made, ms.
+ */
+createdMs: number, 
+/**
+ * Who asked: `agent:<name>` or `human` (the writer).
+ */
+askedBy: string, 
+/**
+ * How many times it was fetched.
  */
 fetches: number, };
 

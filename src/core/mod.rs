@@ -867,7 +867,7 @@ impl Core {
         }
     }
 
-    async fn export_project(&self, p: ProjectRef) -> Result<Value, Error> {
+    async fn export_project(&self, p: ProjectRef) -> Result<persist::ExportDocument, Error> {
         let id = self.target_project(p.id).await?;
         let now = self.env.clock.now_ms();
         let mut doc = self
@@ -878,7 +878,7 @@ impl Core {
             .ok_or_else(|| parts::not_open(&id))?;
         doc.agents = self.agents_for_export(&id).await?;
         doc.research = self.research_for_export(&id).await?;
-        Ok(crate::error::to_json(&doc))
+        Ok(doc)
     }
 
     async fn export_markdown(&self, p: ProjectRef) -> Result<results::Markdown, Error> {

@@ -110,7 +110,7 @@ requests! {
     /// Delete a project and everything in it.
     DeleteProject = "delete_project" (super::OpenProject) -> results::Deleted,
     /// The project as one JSON document.
-    ExportProject = "export_project" (super::ProjectRef) -> Value,
+    ExportProject = "export_project" (super::ProjectRef) -> crate::persist::ExportDocument,
     /// Import an exported document as a new project.
     ImportProject = "import_project" (super::ImportProject) -> ProjectSummary,
     /// The manuscript as Markdown.

@@ -35,8 +35,9 @@ pub const PREVIEW_CHARS: usize = 500;
 pub const TITLE_WEIGHT: u32 = 2;
 
 /// A page read for the project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "ResearchRecord", optional_fields)]
 pub struct ResearchNote {
     /// Its id.
     pub id: String,
