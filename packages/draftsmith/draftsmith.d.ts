@@ -11,6 +11,10 @@ import type {
   ApprovalList,
   ApprovalPolicy,
   ApprovalResult,
+  BibleEntity,
+  BibleFields,
+  BibleKind,
+  BibleListing,
   ChangeOp,
   ChapterChange,
   ChapterInProject,
@@ -173,50 +177,6 @@ export type RunEvent = { run: string } & SubAgentOrigin & JobUnitOrigin & (
  * rejected by the writer (the model reads a result with code `denied`).
  */
 export type ToolCallStatus = 'success' | 'error' | 'aborted' | 'pending' | 'denied';
-
-/** The kinds of story-bible entities. */
-export type BibleKind =
-  | 'scene'
-  | 'character'
-  | 'location'
-  | 'route'
-  | 'glossary'
-  | 'styleguide'
-  | 'ui_settings'
-  | 'contextdoc'
-  | 'translation'
-  | 'qa';
-
-/** Who wrote a bible field: the writer (`human`), an import, or `agent:<name>:<YYYY-MM-DD>`. */
-export type FieldOrigin = 'human' | 'import' | `agent:${string}`;
-
-/** The fields of each kind (`null` when unset). */
-export interface BibleFields {
-  scene: { chapter: string | null; span: { start: number; end: number } | null; summary: string | null; tags: string[] | null; primary_characters: string[] | null; locations: string[] | null };
-  character: { name_src: string | null; name_tgt: string | null; aliases: string[] | null; pronouns: string | null; notes: string | null };
-  location: { name_src: string | null; name_tgt: string | null; description: string | null };
-  route: { synopsis: string | null; primary_characters: string[] | null; scene_ids: string[] | null };
-  glossary: { term_src: string | null; term_tgt: string | null; notes: string | null };
-  styleguide: { markdown: string | null };
-  ui_settings: { line_length_limit: number | null; lines_per_box: number | null; notes: string | null };
-  contextdoc: { title: string | null; text: string | null };
-  translation: { scene: string | null; line: number | null; source: string | null; target: string | null };
-  qa: { check: string | null; scene: string | null; line: number | null; severity: string | null; message: string | null };
-}
-
-/** Each field's `<field>_origin`. */
-export type FieldOrigins<F> = { [K in keyof F as `${K & string}_origin`]: FieldOrigin | null };
-
-/** A story-bible entity, flat: its fields and, beside each, who wrote it. */
-export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
-  ? { kind: K; id: string; version: number } & BibleFields[K] & FieldOrigins<BibleFields[K]>
-  : never;
-
-/** `bible.list()`: the open project's entities by kind. */
-export interface BibleListing {
-  project: string;
-  kinds: { [K in BibleKind]?: BibleEntity<K>[] };
-}
 
 export interface ApproveOptions extends RequestOptions {
   /** The writer's edit of the call's arguments (approve only). */

@@ -230,9 +230,9 @@ export interface RequestResults {
   delete_agent: AgentDeleted;
   list_approvals: ApprovalList;
   approve: ApprovalResult;
-  bible_list: JsonValue;
-  bible_save: JsonValue;
-  bible_delete: JsonValue;
+  bible_list: BibleListing;
+  bible_save: BibleEntity;
+  bible_delete: BibleDeleted;
   debug_panic: Never;
   debug_fail_saves: FailingSaves;
 }
@@ -524,6 +524,29 @@ digest?: string, };
 
 export type BibleDeleteParams = { kind: string, id: string, baseVersion?: number, };
 
+export type BibleDeleted = { 
+/**
+ * The deleted entity.
+ */
+deleted: BibleEntity, };
+
+export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
+  ? { kind: K, id: string, version: number } & BibleFields[K] & { [F in keyof BibleFields[K] as `${F & string}_origin`]: FieldOrigin | null }
+  : never;
+
+export type BibleFields = {
+  scene: { chapter: string | null, span: { start: number, end: number } | null, summary: string | null, tags: Array<string> | null, primary_characters: Array<string> | null, locations: Array<string> | null },
+  character: { name_src: string | null, name_tgt: string | null, aliases: Array<string> | null, pronouns: string | null, notes: string | null },
+  location: { name_src: string | null, name_tgt: string | null, description: string | null },
+  route: { synopsis: string | null, primary_characters: Array<string> | null, scene_ids: Array<string> | null },
+  glossary: { term_src: string | null, term_tgt: string | null, notes: string | null },
+  styleguide: { markdown: string | null },
+  ui_settings: { line_length_limit: number | null, lines_per_box: number | null, notes: string | null },
+  contextdoc: { title: string | null, text: string | null },
+  translation: { scene: string | null, line: number | null, source: string | null, target: string | null },
+  qa: { check: string | null, scene: string | null, line: number | null, severity: string | null, message: string | null },
+};
+
 export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa";
 
 export type BibleListParams = { 
@@ -531,6 +554,16 @@ export type BibleListParams = {
  * Only this kind.
  */
 kind?: string, };
+
+export type BibleListing = { 
+/**
+ * The open project.
+ */
+project: string, 
+/**
+ * Each kind's entities (every kind, or the one asked for), by kind.
+ */
+kinds: { [K in BibleKind]?: Array<BibleEntity<K>> }, };
 
 export type BibleRecord = { 
 /**
@@ -843,6 +876,8 @@ export type FailingSaves = {
  * The number of saves that fail (0: none).
  */
 failing: number, };
+
+export type FieldOrigin = 'human' | 'import' | `agent:${string}`;
 
 export type FieldStamp = { 
 /**

@@ -14,8 +14,9 @@
 //! bible knows beyond single entities is in its submodules: names and where they are mentioned
 //! ([`mentions`]), scenes in reading order and what a reader knows ([`scenes`]), lore search
 //! ([`lore`]), the glossary's terms and merges ([`glossary`]), and translations and their QA
-//! ([`translation`]).
+//! ([`translation`]). [`flat`] is an entity as the page reads it.
 
+pub mod flat;
 pub mod glossary;
 pub mod lore;
 pub mod mentions;

@@ -200,11 +200,11 @@ requests! {
     /// Decide a call waiting for approval.
     Approve = "approve" (approvals::ApproveParams) -> approvals::ApprovalResult,
     /// The story bible's entities.
-    BibleList = "bible_list" (bible::BibleList) -> Value,
+    BibleList = "bible_list" (bible::BibleList) -> bible::Listing,
     /// Create or update a story-bible entity as the writer.
-    BibleSave = "bible_save" (bible::BibleSave) -> Value,
+    BibleSave = "bible_save" (bible::BibleSave) -> crate::bible::flat::FlatEntity,
     /// Delete a story-bible entity.
-    BibleDelete = "bible_delete" (bible::BibleDelete) -> Value,
+    BibleDelete = "bible_delete" (bible::BibleDelete) -> bible::Deleted,
     /// Panic inside the core (tests of the worker's recovery).
     DebugPanic = "debug_panic" (DebugPanic) -> results::Never,
     /// Make the next saves fail (tests of failed saves).
