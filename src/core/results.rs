@@ -299,29 +299,15 @@ pub struct ChapterInProject {
 }
 
 impl ChapterInProject {
-    /// Chapter `id` of `project`, with the project's summary.
-    pub fn of(project: &Project, id: &str) -> Result<Self, crate::error::Error> {
+    /// The chapter at `index` of `project` (where the request found or put it, so always a
+    /// position of its chapter list), with the project's summary.
+    pub fn of(project: &Project, index: usize) -> Self {
         let summary = ProjectSummary::of(project);
-        let index = project.chapter_index(id);
-        let chapter = index
-            .and_then(|i| summary.chapters.get(i).cloned())
-            .ok_or_else(|| {
-                (project
-                    .find_chapter(id)
-                    .err()
-                    .map(crate::error::Error::from))
-                .unwrap_or_else(no_chapter)
-            })?;
-        Ok(Self {
-            chapter,
+        Self {
+            chapter: summary.chapters[index].clone(),
             project: summary,
-        })
+        }
     }
-}
-
-/// The error for a chapter that a project reports by id but not by index (never expected).
-fn no_chapter() -> crate::error::Error {
-    crate::error::Error::NoProject("the chapter is not in the project".into())
 }
 
 /// `delete_chapter`: the deleted chapter's text, what its history lost, and the project.
