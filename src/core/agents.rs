@@ -294,7 +294,7 @@ impl Core {
             .and_then(|r| serde_json::from_value(r["messages"].clone()).ok())
             .unwrap_or_default();
         self.agents
-            .load_conversation(project, agent, messages.clone());
+            .keep_conversation(project, agent, messages.clone(), false);
         Ok(messages)
     }
 
@@ -318,7 +318,8 @@ impl Core {
             "agent": agent,
             "messages": conversation,
         });
-        self.agents.set_conversation(project, agent, conversation);
+        self.agents
+            .keep_conversation(project, agent, conversation, true);
         // Saved with the project's next batch: a failed save reports `storage_error` and keeps
         // it pending (the run that produced it has ended well all the same); a project deleted
         // meanwhile keeps nothing.
@@ -342,7 +343,8 @@ impl Core {
         project: &str,
         agent: &str,
     ) -> Result<(), Error> {
-        self.agents.set_conversation(project, agent, Vec::new());
+        self.agents
+            .keep_conversation(project, agent, Vec::new(), true);
         let mut batch = Batch::new();
         batch.delete(Table::Meta, conversation_key(project, agent));
         self.env.store.commit(batch).await?;
