@@ -15,6 +15,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::records::{ConversationRecord, MetaRecord};
 use super::{invalid, Core, On};
 use crate::agent::{AgentSpec, Catalog, Delegation, ModelSettings, Preset, SubAgent};
 use crate::error::Error;
@@ -311,12 +312,11 @@ impl Core {
             .filter(|m| m.role != Role::System)
             .collect();
         super::run_state::trim_conversation(&mut conversation);
-        let record = json!({
-            "id": conversation_key(project, agent),
-            "project": project,
-            "kind": "conversation",
-            "agent": agent,
-            "messages": conversation,
+        let record = MetaRecord::Conversation(ConversationRecord {
+            id: conversation_key(project, agent),
+            project: project.to_string(),
+            agent: agent.to_string(),
+            messages: conversation.clone(),
         });
         self.agents
             .keep_conversation(project, agent, conversation, true);

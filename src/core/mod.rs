@@ -18,6 +18,7 @@
 //! injection. Each part owns its cells and changes them only through its own methods; the
 //! handlers here and in the sibling files call those methods, and no part reaches into
 //! another. What runs, run trees, approvals and jobs share lives below them in `run_state.rs`.
+//! The records a change puts in the store's `meta` table are typed in `records.rs`.
 
 mod agents;
 mod approvals;
@@ -29,6 +30,7 @@ mod memory;
 pub mod mtl;
 mod parts;
 mod proactive;
+mod records;
 mod requests;
 mod research;
 mod results;
@@ -61,6 +63,7 @@ use crate::session::{Session, ToolCall};
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
 pub use parts::{FailSwitch, Llm, Spawner};
+use records::MetaRecord;
 use requests::Call;
 pub use requests::{typescript, REQUESTS};
 use results::ProjectSummary;
@@ -105,7 +108,7 @@ struct Touched {
     /// Free files of the `data/` view changed (saved, or deleted when gone).
     files: Vec<String>,
     /// Meta records to put with the change (approval records, job records, research notes).
-    meta_puts: Vec<Value>,
+    meta_puts: Vec<MetaRecord>,
     /// Meta records to delete with the change (research notes), by key.
     meta_deletes: Vec<String>,
     /// A job unit's hold to release into this save (its writes go with its progress mark).
@@ -185,7 +188,7 @@ fn mark_touched(open: &mut Open, touched: Touched) {
         pending.release(hold);
     }
     for record in touched.meta_puts {
-        pending.append(Append::Meta(record));
+        pending.append(Append::Meta(record.to_value()));
     }
     for key in touched.meta_deletes {
         pending.append(Append::MetaDelete(key));
@@ -233,7 +236,7 @@ struct CallCtx {
     grant: Option<crate::policy::Grant>,
     /// The claimed approval record this call carries out: saved as `done`, with the result,
     /// in the call's own batch.
-    approval: Option<Value>,
+    approval: Option<records::ApprovalRecord>,
     /// The undo group its edits join (its run's tree group).
     group: Option<String>,
     /// The job unit's hold its writes wait under (saved with the unit's progress mark).
@@ -1322,26 +1325,24 @@ impl Core {
                         &origin,
                         &outcome.result,
                     );
-                    if let Some(group) = &ctx.group {
-                        record["group"] = json!(group);
-                    }
-                    if let Some(who) = &ctx.who {
-                        record["who"] = who.clone();
-                    }
-                    approvals::lock(s, &record);
+                    record.group = ctx.group.clone();
+                    record.who = ctx.who.clone();
+                    let stored = MetaRecord::Approval(record);
+                    let value = stored.to_value();
+                    approvals::lock(s, &value);
                     match &ctx.run {
                         Some(run) if ctx.card_with_pause && ctx.hold.is_none() => {
-                            self.runs.add_card(run, record);
+                            self.runs.add_card(run, value);
                         }
                         _ => {
-                            requested = Some(record.clone());
-                            meta_puts.push(record);
+                            requested = Some(value);
+                            meta_puts.push(stored);
                         }
                     }
                 } else if let Some(mut record) = ctx.approval.clone() {
-                    record["state"] = json!("done");
-                    record["result"] = crate::error::to_json(&outcome.result);
-                    meta_puts.push(record);
+                    record.state = records::ApprovalState::Done;
+                    record.result = Some(outcome.result.clone());
+                    meta_puts.push(MetaRecord::Approval(record));
                 }
                 let (value, mut touched) =
                     self.after_call(s, &tool, call_id, args_digest, origin.clone(), outcome)?;

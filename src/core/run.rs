@@ -534,8 +534,14 @@ impl Core {
         {
             Ok((result, edits)) => {
                 if super::run_state::is_approval_required(&result) {
-                    let record =
-                        self.approval_record(project, Some(run_id), &asked, &origin, &result);
+                    let record = super::records::MetaRecord::Approval(self.approval_record(
+                        project,
+                        Some(run_id),
+                        &asked,
+                        &origin,
+                        &result,
+                    ))
+                    .to_value();
                     let mut event =
                         crate::error::to_json(&super::run_state::approval_card(&record));
                     event["type"] = json!("approval_requested");

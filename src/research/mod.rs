@@ -19,7 +19,6 @@ pub mod html;
 pub mod url;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
@@ -144,17 +143,6 @@ impl ResearchNote {
             source: self.source(),
             fetches: self.fetches,
         }
-    }
-
-    /// Its `meta` record.
-    pub fn record(&self) -> Value {
-        json!({
-            "id": record_key(&self.project, &self.id),
-            "project": self.project,
-            "kind": "research",
-            "rev": 0,
-            "note": self,
-        })
     }
 
     /// A note from its `meta` record, if it is one.
