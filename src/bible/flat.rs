@@ -13,6 +13,45 @@ use ts_rs::{Config, TypeVisitor, TS};
 
 use super::{Entity, FieldType, Kind};
 
+/// `TS` for a type whose TypeScript declaration is written here: its name, a function
+/// from the config to its declaration, and one that visits the types it names.
+macro_rules! declared {
+    ($ty:ty = $name:literal, $decl:expr, |$v:ident| $deps:block) => {
+        impl TS for $ty {
+            type WithoutGenerics = Self;
+            type OptionInnerType = Self;
+
+            fn ident(_: &Config) -> String {
+                $name.into()
+            }
+
+            fn name(_: &Config) -> String {
+                $name.into()
+            }
+
+            fn inline(cfg: &Config) -> String {
+                Self::name(cfg)
+            }
+
+            fn decl(cfg: &Config) -> String {
+                Self::decl_concrete(cfg)
+            }
+
+            fn decl_concrete(cfg: &Config) -> String {
+                let decl: fn(&Config) -> String = $decl;
+                decl(cfg)
+            }
+
+            #[allow(unused_variables)]
+            fn visit_dependencies($v: &mut impl TypeVisitor) $deps
+
+            fn output_path() -> Option<PathBuf> {
+                Some(PathBuf::from(concat!($name, ".ts")))
+            }
+        }
+    };
+}
+
 /// An entity, flat ([`Entity::flat`]). In TypeScript: `BibleEntity<K>`, one kind's fields.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]
@@ -25,65 +64,26 @@ impl FlatEntity {
     }
 }
 
-impl TS for FlatEntity {
-    type WithoutGenerics = Self;
-    type OptionInnerType = Self;
-
-    fn ident(_: &Config) -> String {
-        "BibleEntity".into()
-    }
-
-    fn name(_: &Config) -> String {
-        "BibleEntity".into()
-    }
-
-    fn inline(cfg: &Config) -> String {
-        Self::name(cfg)
-    }
-
-    fn decl(cfg: &Config) -> String {
-        Self::decl_concrete(cfg)
-    }
-
-    fn decl_concrete(_: &Config) -> String {
-        "type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind\n  \
+declared! {
+    FlatEntity = "BibleEntity",
+    |_| "type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind\n  \
          ? { kind: K, id: string, version: number } & BibleFields[K] & \
          { [F in keyof BibleFields[K] as `${F & string}_origin`]: FieldOrigin | null }\n  \
          : never;"
-            .into()
-    }
-
-    fn visit_dependencies(v: &mut impl TypeVisitor) {
+        .into(),
+    |v| {
         v.visit::<Kind>();
         v.visit::<BibleFields>();
         v.visit::<FieldOrigin>();
-    }
-
-    fn output_path() -> Option<PathBuf> {
-        Some(PathBuf::from("BibleEntity.ts"))
     }
 }
 
 /// The fields of each kind, as TypeScript (`BibleFields`): written from [`Kind::fields`].
 pub struct BibleFields;
 
-impl TS for BibleFields {
-    type WithoutGenerics = Self;
-    type OptionInnerType = Self;
-
-    fn name(_: &Config) -> String {
-        "BibleFields".into()
-    }
-
-    fn inline(cfg: &Config) -> String {
-        Self::name(cfg)
-    }
-
-    fn decl(cfg: &Config) -> String {
-        Self::decl_concrete(cfg)
-    }
-
-    fn decl_concrete(_: &Config) -> String {
+declared! {
+    BibleFields = "BibleFields",
+    |_| {
         let mut text = String::from("type BibleFields = {\n");
         for kind in Kind::ALL {
             let fields: Vec<String> = kind
@@ -91,19 +91,12 @@ impl TS for BibleFields {
                 .iter()
                 .map(|f| format!("{}: {} | null", f.name, ts_type(f.ty)))
                 .collect();
-            text.push_str(&format!(
-                "  {}: {{ {} }},\n",
-                kind.name(),
-                fields.join(", ")
-            ));
+            text.push_str(&format!("  {}: {{ {} }},\n", kind.name(), fields.join(", ")));
         }
         text.push_str("};");
         text
-    }
-
-    fn output_path() -> Option<PathBuf> {
-        Some(PathBuf::from("BibleFields.ts"))
-    }
+    },
+    |v| {}
 }
 
 /// A field value's TypeScript type.
@@ -119,27 +112,8 @@ fn ts_type(ty: FieldType) -> &'static str {
 /// Who wrote a field, as TypeScript (`FieldOrigin`): what [`super::Actor::origin`] writes.
 pub struct FieldOrigin;
 
-impl TS for FieldOrigin {
-    type WithoutGenerics = Self;
-    type OptionInnerType = Self;
-
-    fn name(_: &Config) -> String {
-        "FieldOrigin".into()
-    }
-
-    fn inline(cfg: &Config) -> String {
-        Self::name(cfg)
-    }
-
-    fn decl(cfg: &Config) -> String {
-        Self::decl_concrete(cfg)
-    }
-
-    fn decl_concrete(_: &Config) -> String {
-        "type FieldOrigin = 'human' | 'import' | `agent:${string}`;".into()
-    }
-
-    fn output_path() -> Option<PathBuf> {
-        Some(PathBuf::from("FieldOrigin.ts"))
-    }
+declared! {
+    FieldOrigin = "FieldOrigin",
+    |_| "type FieldOrigin = 'human' | 'import' | `agent:${string}`;".into(),
+    |v| {}
 }
