@@ -53,7 +53,7 @@ pub(super) fn paused_record(paused: &PausedRun) -> MetaRecord {
         state: "paused".into(),
         rev: 0,
         run: paused.run_id.clone(),
-        paused: Some(paused.clone()),
+        paused: Some(Box::new(paused.clone())),
     })
 }
 
@@ -133,7 +133,7 @@ pub(super) struct PausedRunRecord {
     pub(super) run: String,
     /// The run's state while it is paused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) paused: Option<PausedRun>,
+    pub(super) paused: Option<Box<PausedRun>>,
 }
 
 /// A job's record.
