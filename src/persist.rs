@@ -63,6 +63,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::bible::{Bible, Entity};
 use crate::commands::history::Applied;
@@ -75,7 +76,7 @@ use crate::session::Session;
 use crate::store::{Batch, Store, StoreError, Table};
 
 /// The stored form of a project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectRecord {
     /// Project id.
@@ -93,7 +94,7 @@ pub struct ProjectRecord {
 }
 
 /// The stored form of a chapter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterRecord {
     /// Chapter id.
@@ -591,10 +592,12 @@ pub const EXPORT_VERSION: u32 = 1;
 /// bible and the free files of the `data/` view. Importing it reproduces the project
 /// exactly. Fields added after version 1 (memory, bible, files) default to empty, so older
 /// exports stay importable.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(optional_fields)]
 pub struct ExportDocument {
     /// Always [`EXPORT_FORMAT`].
+    #[ts(type = "'draftsmith-project'")]
     pub format: String,
     /// [`EXPORT_VERSION`].
     pub version: u32,
@@ -623,11 +626,14 @@ pub struct ExportDocument {
     /// The free files of the `data/` view (`plans/`, `notes/`), by path.
     #[serde(default)]
     pub files: Vec<FreeFile>,
-    /// The agents the app defined for the project (checked by the core on import).
+    /// The agents the app defined for the project, as `define_agent` takes them (checked by
+    /// the core on import).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<Value>>")]
     pub agents: Vec<Value>,
     /// The project's research notes (web pages read for it; checked by the core on import).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<crate::research::ResearchNote>>")]
     pub research: Vec<Value>,
 }
 

@@ -7,8 +7,8 @@ use draftsmith::llm::assemble::parse_arguments;
 use draftsmith::llm::gemini::GeminiStream;
 use draftsmith::llm::{
     anthropic, build_request, gemini, openai, parse_response, Answer, Assembler, FinishReason,
-    Message, ProviderConfig, ProviderKind, ProviderStream, RequestOptions, SseMessage, StreamEvent,
-    ToolCall, Usage,
+    Message, Provider, ProviderConfig, ProviderKind, ProviderStream, RequestOptions, SseMessage,
+    StreamEvent, ToolCall, Usage,
 };
 use draftsmith::tools::{ToolDefinition, ToolRegistry};
 use proptest::prelude::*;
@@ -402,7 +402,7 @@ fn openai_non_streamed_response_matches_the_stream() {
       "usage": {"prompt_tokens": 812, "completion_tokens": 31, "total_tokens": 843},
       "system_fingerprint": "fp_f2cd28694a"
     }"#;
-    let whole = assemble(&openai::parse_response(body).unwrap());
+    let whole = assemble(&openai::OpenAi.parse_response(body).unwrap());
     let (_, streamed) = replay(
         ProviderKind::Openai,
         include_str!("../examples/streams/openai_tool_call.sse"),
@@ -415,7 +415,8 @@ fn openai_non_streamed_response_matches_the_stream() {
         answer.error.as_deref(),
         Some("invalid_request_error: Incorrect API key provided: sk-abc.")
     );
-    assert!(openai::parse_response("<html>502 Bad Gateway</html>")
+    assert!(openai::OpenAi
+        .parse_response("<html>502 Bad Gateway</html>")
         .unwrap_err()
         .contains("not JSON"));
 }
@@ -730,7 +731,7 @@ fn anthropic_non_streamed_response() {
       "usage": {"input_tokens": 1024, "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0, "output_tokens": 89}
     }"#;
-    let whole = assemble(&anthropic::parse_response(body).unwrap());
+    let whole = assemble(&anthropic::Anthropic.parse_response(body).unwrap());
     let (_, streamed) = replay(
         ProviderKind::Anthropic,
         include_str!("../examples/streams/anthropic_tool_call.sse"),
@@ -743,7 +744,7 @@ fn anthropic_non_streamed_response() {
                    "input": {"searchText": "It was"}}],
       "stop_reason": "max_tokens", "stop_sequence": null,
       "usage": {"input_tokens": 10, "output_tokens": 4096}}"#;
-    let answer = assemble(&anthropic::parse_response(body).unwrap());
+    let answer = assemble(&anthropic::Anthropic.parse_response(body).unwrap());
     assert!(answer.tool_calls.is_empty());
     assert_eq!(answer.invalid_tool_calls[0].id, "toolu_9");
 
@@ -972,7 +973,7 @@ fn gemini_non_streamed_response() {
       "usageMetadata": {"promptTokenCount": 640, "candidatesTokenCount": 27, "totalTokenCount": 667},
       "modelVersion": "gemini-2.5-flash"
     }"#;
-    let whole = assemble(&gemini::parse_response(body).unwrap());
+    let whole = assemble(&gemini::Gemini.parse_response(body).unwrap());
     let (_, streamed) = replay(
         ProviderKind::Gemini,
         include_str!("../examples/streams/gemini_tool_call.sse"),
@@ -1043,7 +1044,7 @@ fn openai_request() {
         max_tokens: Some(1000),
         temperature: Some(0.7),
     };
-    let request = openai::build_request(
+    let request = openai::OpenAi.build_request(
         &config(
             ProviderKind::Openai,
             "https://api.openai.com/v1/",
@@ -1118,7 +1119,8 @@ fn openai_request() {
         "",
         vec![call("c", "jump_to_chapter", json!({"chapter": 1}))],
     );
-    let request = openai::build_request(&local, &[only_calls], &[], &RequestOptions::default());
+    let request =
+        openai::OpenAi.build_request(&local, &[only_calls], &[], &RequestOptions::default());
     assert_eq!(json_body(&request)["messages"][0]["content"], Value::Null);
 }
 
@@ -1159,7 +1161,7 @@ fn extra_headers_add_and_replace() {
 fn anthropic_request() {
     let registry = ToolRegistry::standard();
     let tools = quick_tools(&registry);
-    let request = anthropic::build_request(
+    let request = anthropic::Anthropic.build_request(
         &config(
             ProviderKind::Anthropic,
             "https://api.anthropic.com",
@@ -1214,7 +1216,7 @@ fn anthropic_request() {
     assert!(tools_json[0].get("type").is_none());
 
     // No key: no x-api-key (a proxy may add it); the version header stays.
-    let request = anthropic::build_request(
+    let request = anthropic::Anthropic.build_request(
         &config(
             ProviderKind::Anthropic,
             "http://localhost:8080/",
@@ -1250,7 +1252,7 @@ fn gemini_request() {
         max_tokens: Some(2048),
         temperature: Some(0.2),
     };
-    let request = gemini::build_request(&cfg, &conversation(), &tools, &options);
+    let request = gemini::Gemini.build_request(&cfg, &conversation(), &tools, &options);
     assert_eq!(
         request.url,
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -1298,7 +1300,7 @@ fn gemini_request() {
     plain.api_key = None;
     plain.model = "models/gemini-2.0-flash".into();
     let jump = call("c1", "jump_to_chapter", json!({"chapter": 1}));
-    let request = gemini::build_request(
+    let request = gemini::Gemini.build_request(
         &plain,
         &[
             Message::assistant("", vec![jump.clone()]),

@@ -7,9 +7,7 @@
 use std::rc::Rc;
 
 use draftsmith::agent::presets;
-use draftsmith::agent::spec::{
-    check_interrupt_on, AgentSpec, Catalog, Delegation, SubAgent, DEFAULT_MAX_STEPS,
-};
+use draftsmith::agent::spec::{check_interrupt_on, AgentSpec, Catalog, Delegation, SubAgent};
 use draftsmith::commands::{Category, Origin};
 use draftsmith::core::{Env, REQUESTS};
 use draftsmith::llm::sse::SseParser;
@@ -353,25 +351,6 @@ fn recipe_a_request() {
 
 // ---- Adding an agent preset ----
 
-/// An agent built the way `presets::all()` builds them (`agent(name, description, prompt,
-/// tools)`).
-fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> AgentSpec {
-    AgentSpec {
-        name: name.into(),
-        description: description.into(),
-        system_prompt: prompt.into(),
-        toolset: None,
-        tools: tools.iter().map(|t| t.to_string()).collect(),
-        sub_agents: Vec::new(),
-        delegation: Delegation::Route,
-        model: None,
-        max_steps: DEFAULT_MAX_STEPS,
-        token_budget: None,
-        talks_to_writer: false,
-        interrupt_on: Vec::new(),
-    }
-}
-
 /// Every check the recipe promises of a preset's agent: a valid spec whose toolbox names only
 /// registered tools (and toolsets), whose sub-agents resolve without a cycle, and whose
 /// `interrupt_on` tools are in its toolbox.
@@ -411,13 +390,13 @@ fn recipe_an_agent_preset() {
     let registry = ToolRegistry::standard();
 
     // The example, built as presets are: an entry agent that assigns tasks to a checker.
-    let checker = agent(
+    let checker = presets::agent(
         "continuity_checker",
         "Checks a chapter against the story bible.",
         "You check one chapter against the story bible (query_lore, get_character_info) and list each contradiction with the passage. You are done when you have answered with the list, or with 'none'.",
         &["read_chapter", "query_lore", "get_character_info"],
     );
-    let mut lead = agent(
+    let mut lead = presets::agent(
         "continuity_lead",
         "Plans a continuity pass and assigns each chapter to the checker.",
         "You plan a continuity pass over the manuscript: list the chapters, assign each to continuity_checker with assign_task, and collect what it finds. You are done when you have told the writer every contradiction found, by chapter.",

@@ -11,6 +11,10 @@ import type {
   ApprovalList,
   ApprovalPolicy,
   ApprovalResult,
+  BibleEntity,
+  BibleFields,
+  BibleKind,
+  BibleListing,
   ChangeOp,
   ChapterChange,
   ChapterInProject,
@@ -19,6 +23,7 @@ import type {
   CheckpointResult,
   CoreEventMap,
   DeletedChapter,
+  ExportDocument,
   Hello,
   HistoryEntry,
   HistoryList,
@@ -30,9 +35,10 @@ import type {
   JobState,
   JobUnitDetail,
   JobView,
-  MemoryNote,
+  MemoryTrash,
   MemoryView,
   NewNote,
+  NoteRestored,
   NoteScope,
   NoteType,
   Origin,
@@ -54,6 +60,8 @@ import type {
   SuggestionAccepted,
   SuggestionDismissed,
   SuggestionList,
+  ToolCallResult,
+  ToolList,
   UiState,
   UnitView,
   Usage,
@@ -107,62 +115,12 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-/** The one shape of every tool result. */
-export interface ToolResult<T = unknown> {
-  status: 'success' | 'error';
+/** The one shape of every tool result (`ToolCallResult`), with its `data` typed as `T`. */
+export type ToolResult<T = unknown> = Omit<ToolCallResult, 'data'> & {
   data: T | { code: string; message: string; details?: unknown };
-  /** `execution_time` is the same value as `execution_time_ms` (the TextCraft seed's name). */
-  meta: { execution_time_ms: number; execution_time: number; command_id?: string; bytes_written?: number };
-}
+};
 
 export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
-
-/** A deleted note that can still be restored (until `restorableUntilMs`). */
-export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
-
-/** The kinds of story-bible entities. */
-export type BibleKind =
-  | 'scene'
-  | 'character'
-  | 'location'
-  | 'route'
-  | 'glossary'
-  | 'styleguide'
-  | 'ui_settings'
-  | 'contextdoc'
-  | 'translation'
-  | 'qa';
-
-/** Who wrote a bible field: the writer (`human`), an import, or `agent:<name>:<YYYY-MM-DD>`. */
-export type FieldOrigin = 'human' | 'import' | `agent:${string}`;
-
-/** The fields of each kind (`null` when unset). */
-export interface BibleFields {
-  scene: { chapter: string | null; span: { start: number; end: number } | null; summary: string | null; tags: string[] | null; primary_characters: string[] | null; locations: string[] | null };
-  character: { name_src: string | null; name_tgt: string | null; aliases: string[] | null; pronouns: string | null; notes: string | null };
-  location: { name_src: string | null; name_tgt: string | null; description: string | null };
-  route: { synopsis: string | null; primary_characters: string[] | null; scene_ids: string[] | null };
-  glossary: { term_src: string | null; term_tgt: string | null; notes: string | null };
-  styleguide: { markdown: string | null };
-  ui_settings: { line_length_limit: number | null; lines_per_box: number | null; notes: string | null };
-  contextdoc: { title: string | null; text: string | null };
-  translation: { scene: string | null; line: number | null; source: string | null; target: string | null };
-  qa: { check: string | null; scene: string | null; line: number | null; severity: string | null; message: string | null };
-}
-
-/** Each field's `<field>_origin`. */
-export type FieldOrigins<F> = { [K in keyof F as `${K & string}_origin`]: FieldOrigin | null };
-
-/** A story-bible entity, flat: its fields and, beside each, who wrote it. */
-export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
-  ? { kind: K; id: string; version: number } & BibleFields[K] & FieldOrigins<BibleFields[K]>
-  : never;
-
-/** `bible.list()`: the open project's entities by kind. */
-export interface BibleListing {
-  project: string;
-  kinds: { [K in BibleKind]?: BibleEntity<K>[] };
-}
 
 export interface ApproveOptions extends RequestOptions {
   /** The writer's edit of the call's arguments (approve only). */
@@ -353,7 +311,7 @@ export declare class Draftsmith {
   /** Delete a project and everything in it. */
   deleteProject(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
   /** The project as one JSON document (chapters, history, UI state, memory). */
-  exportProject(id?: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+  exportProject(id?: string, options?: RequestOptions): Promise<ExportDocument>;
   /** Import an exported document; rejected with `invalid_params` (nothing changes) if malformed. */
   importProject(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
   /** The manuscript as Markdown. */
@@ -388,7 +346,7 @@ export declare class Draftsmith {
     open(id: string, options?: RequestOptions): Promise<ProjectSummary>;
     rename(name: string, id?: string, options?: RequestOptions): Promise<ProjectSummary>;
     delete(id: string, options?: RequestOptions): Promise<{ deleted: string }>;
-    export(id?: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+    export(id?: string, options?: RequestOptions): Promise<ExportDocument>;
     import(document: unknown, options?: RequestOptions): Promise<ProjectSummary>;
     markdown(id?: string, options?: RequestOptions): Promise<{ markdown: string }>;
   };
@@ -412,9 +370,9 @@ export declare class Draftsmith {
     /** Delete a note as the writer (no approval); it stays restorable for 30 days. */
     delete(id: string, options?: RequestOptions): Promise<ToolResult>;
     /** The deleted notes that can still be restored, most recently deleted first. */
-    trash(options?: RequestOptions): Promise<{ project: string; notes: DeletedNote[] }>;
+    trash(options?: RequestOptions): Promise<MemoryTrash>;
     /** Bring a deleted note back. */
-    restore(id: string, options?: RequestOptions): Promise<{ note: MemoryNote }>;
+    restore(id: string, options?: RequestOptions): Promise<NoteRestored>;
   };
   /** Suggestions of the proactive memory (the watched-entity monitor, the idle thinker). */
   readonly suggestions: {
@@ -515,7 +473,7 @@ export declare class Draftsmith {
   /** The undo history, newest first. */
   history(options?: RequestOptions): Promise<HistoryList>;
   /** The tool catalog in a provider's format, or neutral definitions. */
-  tools(options?: RequestOptions & { format?: CatalogFormat; toolset?: string }): Promise<unknown>;
+  tools(options?: RequestOptions & { format?: CatalogFormat; toolset?: string }): Promise<ToolList>;
   /** The model settings. */
   readonly settings: {
     get(options?: RequestOptions): Promise<Settings>;

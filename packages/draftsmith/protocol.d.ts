@@ -1,9 +1,6 @@
 // Generated from src/core/requests.rs and src/core/events.rs by ts-rs; do not edit.
 // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types
 
-// The story bible's entities are declared by hand beside the client.
-import type { BibleEntity, BibleKind } from './draftsmith.js';
-
 /** The request types the core serves. */
 export type RequestType =
   | 'hello'
@@ -188,7 +185,7 @@ export interface RequestResults {
   list_projects: ProjectList;
   rename_project: ProjectSummary;
   delete_project: Deleted;
-  export_project: JsonValue;
+  export_project: ExportDocument;
   import_project: ProjectSummary;
   export_markdown: Markdown;
   reload_project: Reloaded;
@@ -196,8 +193,8 @@ export interface RequestResults {
   memory: MemoryView;
   memory_context: MemoryBlock;
   write_memory_notes: Written;
-  memory_trash: JsonValue;
-  memory_restore: JsonValue;
+  memory_trash: MemoryTrash;
+  memory_restore: NoteRestored;
   suggestions: SuggestionList;
   accept_suggestion: SuggestionAccepted;
   dismiss_suggestion: SuggestionDismissed;
@@ -208,13 +205,13 @@ export interface RequestResults {
   rename_chapter: ChapterInProject;
   move_chapter: ChapterInProject;
   delete_chapter: DeletedChapter;
-  execute: JsonValue;
+  execute: ToolCallResult;
   apply_user_change: UserChangeResult;
   undo: HistoryMove;
   redo: HistoryMove;
   close_group: Done;
   history: HistoryList;
-  list_tools: JsonValue;
+  list_tools: ToolList;
   get_settings: Settings;
   set_settings: Settings;
   run: RunResult;
@@ -233,11 +230,11 @@ export interface RequestResults {
   delete_agent: AgentDeleted;
   list_approvals: ApprovalList;
   approve: ApprovalResult;
-  bible_list: JsonValue;
-  bible_save: JsonValue;
-  bible_delete: JsonValue;
-  debug_panic: JsonValue;
-  debug_fail_saves: JsonValue;
+  bible_list: BibleListing;
+  bible_save: BibleEntity;
+  bible_delete: BibleDeleted;
+  debug_panic: Never;
+  debug_fail_saves: FailingSaves;
 }
 
 /** What the worker adds to an event caused by another tab's request: `remote: true`. */
@@ -704,11 +701,72 @@ entity: BibleEntity | null, };
 
 export type BibleDeleteParams = { kind: string, id: string, baseVersion?: number, };
 
+export type BibleDeleted = { 
+/**
+ * The deleted entity.
+ */
+deleted: BibleEntity, };
+
+export type BibleEntity<K extends BibleKind = BibleKind> = K extends BibleKind
+  ? { kind: K, id: string, version: number } & BibleFields[K] & { [F in keyof BibleFields[K] as `${F & string}_origin`]: FieldOrigin | null }
+  : never;
+
+export type BibleFields = {
+  scene: { chapter: string | null, span: { start: number, end: number } | null, summary: string | null, tags: Array<string> | null, primary_characters: Array<string> | null, locations: Array<string> | null },
+  character: { name_src: string | null, name_tgt: string | null, aliases: Array<string> | null, pronouns: string | null, notes: string | null },
+  location: { name_src: string | null, name_tgt: string | null, description: string | null },
+  route: { synopsis: string | null, primary_characters: Array<string> | null, scene_ids: Array<string> | null },
+  glossary: { term_src: string | null, term_tgt: string | null, notes: string | null },
+  styleguide: { markdown: string | null },
+  ui_settings: { line_length_limit: number | null, lines_per_box: number | null, notes: string | null },
+  contextdoc: { title: string | null, text: string | null },
+  translation: { scene: string | null, line: number | null, source: string | null, target: string | null },
+  qa: { check: string | null, scene: string | null, line: number | null, severity: string | null, message: string | null },
+};
+
+export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa";
+
 export type BibleListParams = { 
 /**
  * Only this kind.
  */
 kind?: string, };
+
+export type BibleListing = { 
+/**
+ * The open project.
+ */
+project: string, 
+/**
+ * Each kind's entities (every kind, or the one asked for), by kind.
+ */
+kinds: { [K in BibleKind]?: Array<BibleEntity<K>> }, };
+
+export type BibleRecord = { 
+/**
+ * Kind.
+ */
+kind: BibleKind, 
+/**
+ * Id (unique within its kind).
+ */
+id: string, 
+/**
+ * Bumped by every change.
+ */
+version: number, 
+/**
+ * Field values.
+ */
+fields: { [key in string]: JsonValue }, 
+/**
+ * Field origins (a few per entity, saved as a JSON object).
+ */
+origins: { [key in string]: string }, 
+/**
+ * The last write of each field.
+ */
+stamps: { [key in string]: FieldStamp }, };
 
 export type BibleSaveParams = { kind: string, 
 /**
@@ -769,6 +827,28 @@ version: number,
  * Its length in chars.
  */
 length: number, };
+
+export type ChapterRecord = { 
+/**
+ * Chapter id.
+ */
+id: string, 
+/**
+ * Its project.
+ */
+project: string, 
+/**
+ * Title.
+ */
+title: string, 
+/**
+ * Text.
+ */
+text: string, 
+/**
+ * Version.
+ */
+version: number, };
 
 export type ChapterRef = string | number;
 
@@ -887,6 +967,8 @@ history: HistoryForgot,
  */
 project: ProjectSummary, };
 
+export type DeletedNote = Omit<MemoryNote, 'previous' | 'deletedMs' | 'deletedBy'> & { deletedMs: number, deletedBy: Origin, restorableUntilMs: number };
+
 export type Done = Record<symbol, never>;
 
 export type EditEvent = { 
@@ -929,6 +1011,116 @@ export type EntityType = "character" | "item" | "rule" | "location" | "plot_thre
 
 export type ExecuteParams = { tool: string, args?: JsonValue, origin?: string, callId?: string, };
 
+export type ExportDocument = { 
+/**
+ * Always [`EXPORT_FORMAT`].
+ */
+format: 'draftsmith-project', 
+/**
+ * [`EXPORT_VERSION`].
+ */
+version: number, 
+/**
+ * When it was exported (ms).
+ */
+exportedMs: number, 
+/**
+ * The project record.
+ */
+project: ProjectRecord, 
+/**
+ * Chapters, in reading order.
+ */
+chapters: Array<ChapterRecord>, 
+/**
+ * Undo entries, oldest first.
+ */
+history: Array<HistoryRecord>, 
+/**
+ * The rest of the history.
+ */
+historyState: HistoryState, 
+/**
+ * The project's memory notes (global notes are not part of a project).
+ */
+notes: Array<MemoryNote>, 
+/**
+ * The project's goals.
+ */
+goals: Array<Goal>, 
+/**
+ * The project's watched entities.
+ */
+watched: Array<WatchedEntity>, 
+/**
+ * The story bible's entities, with their provenance and versions.
+ */
+bible: Array<BibleRecord>, 
+/**
+ * The free files of the `data/` view (`plans/`, `notes/`), by path.
+ */
+files: Array<FreeFile>, 
+/**
+ * The agents the app defined for the project, as `define_agent` takes them (checked by
+ * the core on import).
+ */
+agents?: Array<JsonValue>, 
+/**
+ * The project's research notes (web pages read for it; checked by the core on import).
+ */
+research?: Array<ResearchRecord>, };
+
+export type FailingSaves = { 
+/**
+ * The number of saves that fail (0: none).
+ */
+failing: number, };
+
+export type FieldOrigin = 'human' | 'import' | `agent:${string}`;
+
+export type FieldStamp = { 
+/**
+ * Time (ms).
+ */
+at: number, 
+/**
+ * Origin string.
+ */
+origin: string, 
+/**
+ * The entity's version that write made (0: a record from before field versions), so
+ * an approval can tell whether the fields it is about changed since.
+ */
+version?: number, };
+
+export type FileEffect = { 
+/**
+ * Its path in the `data/` view (such as `plans/ch3.md`).
+ */
+path: string, 
+/**
+ * The file before the change (`None`: it did not exist).
+ */
+before: FileState | null, 
+/**
+ * The file after the change (`None`: it was removed).
+ */
+after: FileState | null, };
+
+export type FileState = { 
+/**
+ * Its text.
+ */
+content: string, 
+/**
+ * When it was written (ms).
+ */
+modTime: number, 
+/**
+ * Who wrote it: `human`, `agent:<name>` or `import`.
+ */
+origin: string, };
+
 export type FilesChangedEvent = { 
 /**
  * The project.
@@ -954,6 +1146,24 @@ mod_time?: number,
  * True when it was deleted.
  */
 deleted?: boolean, };
+
+export type FreeFile = { 
+/**
+ * Its path relative to `data/` (such as `plans/outline.md`).
+ */
+path: string, 
+/**
+ * Its text.
+ */
+content: string, 
+/**
+ * When it was last written (ms).
+ */
+modTime: number, 
+/**
+ * Who wrote it last: `human`, `agent:<name>` or `import`.
+ */
+origin: string, };
 
 export type GetChapterParams = { chapter?: string, since?: number, };
 
@@ -1051,6 +1261,20 @@ canRedo: boolean,
  */
 groups: number, };
 
+export type HistoryEffect = { 
+/**
+ * Chapter id.
+ */
+chapter: string, 
+/**
+ * The change as applied.
+ */
+change: Array<ChangeOp>, 
+/**
+ * The change that undoes it (applies to the text right after `change`).
+ */
+inverse: Array<ChangeOp>, };
+
 export type HistoryEntry = { 
 /**
  * Its id.
@@ -1125,6 +1349,16 @@ canUndo: boolean,
  */
 canRedo: boolean, };
 
+export type HistoryLimits = { 
+/**
+ * Most undo groups kept.
+ */
+max_groups: number, 
+/**
+ * Most bytes (estimated) kept across undo and redo.
+ */
+max_bytes: number, };
+
 export type HistoryList = { 
 /**
  * The entries that can be undone, newest first.
@@ -1172,6 +1406,83 @@ canUndo: boolean,
  * Whether there is anything to redo.
  */
 canRedo: boolean, };
+
+export type HistoryRecord = { 
+/**
+ * Entry id.
+ */
+id: string, 
+/**
+ * Group id: entries of one group are undone together.
+ */
+group: string, 
+/**
+ * Who made it.
+ */
+origin: Origin, 
+/**
+ * What it did, for people.
+ */
+description: string, 
+/**
+ * When (ms since the epoch).
+ */
+timestamp_ms: number, 
+/**
+ * The tool call that produced it, if any.
+ */
+tool_call_id: string | null, 
+/**
+ * The command (tool) name, if any.
+ */
+command: string | null, 
+/**
+ * Edit, revert or restore.
+ */
+kind: HistoryEntryKind, 
+/**
+ * Its text changes, in the order applied.
+ */
+effects: Array<HistoryEffect>, 
+/**
+ * Its free-file changes, in the order applied (absent in entries stored before free files
+ * were undoable).
+ */
+files?: Array<FileEffect>, 
+/**
+ * The revert entry that currently takes this entry back, if any.
+ */
+reverted_by: string | null, 
+/**
+ * Position in the undo stack (increasing), so stored entries load in order.
+ */
+seq: number, };
+
+export type HistoryState = { 
+/**
+ * Runs that can be redone.
+ */
+redo: Array<Array<HistoryRecord>>, 
+/**
+ * The open group and its origin.
+ */
+open: [string, Origin] | null, 
+/**
+ * More origins whose entries join the open group.
+ */
+openMembers?: Array<Origin>, 
+/**
+ * Whether the newest group accepts more typing.
+ */
+sealed: boolean, 
+/**
+ * Bounds.
+ */
+limits: HistoryLimits, 
+/**
+ * The next entry's `seq`.
+ */
+nextSeq: number, };
 
 export type IdleReason = "disabled" | "no_model" | "not_idle" | "budget_spent" | "nothing_new" | "busy" | "failed";
 
@@ -1478,6 +1789,16 @@ export type MemoryRestoreParams = {
  */
 id: string, };
 
+export type MemoryTrash = { 
+/**
+ * The open project.
+ */
+project: string, 
+/**
+ * Its deleted notes and the global ones, most recently deleted first.
+ */
+notes: Array<DeletedNote>, };
+
 export type MemoryView = { 
 /**
  * The bedside note.
@@ -1497,6 +1818,8 @@ watched: Array<WatchedEntity>,
 notes: Array<MemoryNote>, };
 
 export type MoveChapterParams = { chapter: ChapterRef, to: number, };
+
+export type Never = never;
 
 export type NewChapter = { title?: string, text?: string, };
 
@@ -1523,6 +1846,12 @@ tags?: Array<string>,
 importance?: number, };
 
 export type NoParams = Record<symbol, never>;
+
+export type NoteRestored = { 
+/**
+ * The note as it is now (live again: no `deletedMs`, `restorableUntilMs` null).
+ */
+note: Omit<MemoryNote, 'previous'> & { restorableUntilMs: null }, };
 
 export type NoteScope = "project" | "global";
 
@@ -1634,6 +1963,32 @@ createdMs: number,
  * When it last changed (ms since the epoch).
  */
 updatedMs: number, };
+
+export type ProjectRecord = { 
+/**
+ * Project id.
+ */
+id: string, 
+/**
+ * Name.
+ */
+name: string, 
+/**
+ * Creation time (ms).
+ */
+createdMs: number, 
+/**
+ * Last change (ms).
+ */
+updatedMs: number, 
+/**
+ * Chapter ids in reading order.
+ */
+chapters: Array<string>, 
+/**
+ * Editor UI state.
+ */
+ui: UiState, };
 
 export type ProjectRefParams = { id?: string, };
 
@@ -1822,6 +2177,52 @@ askedBy: string,
 source: 'agent' | 'human', 
 /**
  * How many times the page was read.
+ */
+fetches: number, };
+
+export type ResearchRecord = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The address as it was asked for.
+ */
+url: string, 
+/**
+ * The normalised address (one note per normalised address).
+ */
+normalized: string, 
+/**
+ * The page's title.
+ */
+title: string, 
+/**
+ * Its readable main text.
+ */
+text: string, 
+/**
+ * The page's own description, if it has one.
+ */
+description?: string, 
+/**
+ * When it was (last) fetched, ms.
+ */
+fetchedMs: number, 
+/**
+ * When the note was first made, ms.
+ */
+createdMs: number, 
+/**
+ * Who asked: `agent:<name>` or `human` (the writer).
+ */
+askedBy: string, 
+/**
+ * How many times it was fetched.
  */
 fetches: number, };
 
@@ -2491,6 +2892,44 @@ data: JsonValue,
 meta: ResultMeta, };
 
 export type ToolCallStatus = "success" | "error" | "aborted" | "pending" | "denied";
+
+export type ToolCategory = "navigation" | "editing" | "analysis" | "ui" | "knowledge" | "generation" | "memory" | "bible";
+
+export type ToolDefinition = { 
+/**
+ * Name (generated tools, such as an agent's routing tools, own theirs).
+ */
+name: string, 
+/**
+ * Description.
+ */
+description: string, 
+/**
+ * Category.
+ */
+category: ToolCategory, 
+/**
+ * Whether its edits are undoable.
+ */
+reversible: boolean, 
+/**
+ * Whether it changes nothing of the project's session (see [`ToolSpec::READ_ONLY`]).
+ */
+read_only: boolean, 
+/**
+ * Whether the core runs it asynchronously, under a timeout (see [`ToolSpec::ASYNC`]).
+ */
+asynchronous?: boolean, 
+/**
+ * JSON Schema of the arguments (an object schema, provider-neutral).
+ */
+parameters: JsonValue, };
+
+export type ToolList = { 
+/**
+ * The toolset's tools, in registration order.
+ */
+tools: Array<ToolDefinition>, } | JsonValue;
 
 export type ToolResultStatus = "success" | "error";
 

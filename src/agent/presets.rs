@@ -24,7 +24,10 @@ impl Catalog {
     }
 }
 
-fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> AgentSpec {
+/// An agent as the presets define them: a name, a description, a system prompt and the tools
+/// it may call by name; no toolset, no sub-agents, the default limits, and it does not talk to
+/// the writer. (A new preset's agents start here; `tests/recipes.rs` follows that recipe.)
+pub fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> AgentSpec {
     AgentSpec {
         name: name.into(),
         description: description.into(),

@@ -14,8 +14,9 @@
 //! bible knows beyond single entities is in its submodules: names and where they are mentioned
 //! ([`mentions`]), scenes in reading order and what a reader knows ([`scenes`]), lore search
 //! ([`lore`]), the glossary's terms and merges ([`glossary`]), and translations and their QA
-//! ([`translation`]).
+//! ([`translation`]). [`flat`] is an entity as the page reads it.
 
+pub mod flat;
 pub mod glossary;
 pub mod lore;
 pub mod mentions;
@@ -31,10 +32,12 @@ use serde_json::{Map, Value};
 
 use crate::commands::Origin;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// The kinds of story-bible entity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "BibleKind")]
 pub enum Kind {
     /// A scene: a span of a chapter with a summary, tags, characters and locations.
     Scene,
@@ -380,7 +383,8 @@ pub fn date_of(ms: u64) -> String {
 }
 
 /// When and by whom a field was last written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(rename = "FieldStamp", optional_fields)]
 pub struct Stamp {
     /// Time (ms).
     pub at: u64,
@@ -389,6 +393,7 @@ pub struct Stamp {
     /// The entity's version that write made (0: a record from before field versions), so
     /// an approval can tell whether the fields it is about changed since.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[ts(as = "Option<u64>")]
     pub version: u64,
 }
 
@@ -396,8 +401,10 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// One story-bible entity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One story-bible entity, as it is stored and exported (the page reads it flat:
+/// [`Entity::flat`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "BibleRecord")]
 pub struct Entity {
     /// Kind.
     pub kind: Kind,

@@ -45,13 +45,16 @@ use crate::project::{EditError, Project};
 pub const TYPING_GAP_MS: u64 = 500;
 
 /// One chapter change and its inverse.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "HistoryEffect")]
 pub struct Effect {
     /// Chapter id.
     pub chapter: String,
     /// The change as applied.
+    #[ts(as = "Vec<crate::project::changeset::Op>")]
     pub change: ChangeSet,
     /// The change that undoes it (applies to the text right after `change`).
+    #[ts(as = "Vec<crate::project::changeset::Op>")]
     pub inverse: ChangeSet,
 }
 
@@ -63,7 +66,7 @@ impl Effect {
 }
 
 /// A free file as the history keeps it (the file of the `data/` view without its path).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FileState {
     /// Its text.
@@ -81,7 +84,7 @@ impl FileState {
 }
 
 /// One free file's change: the file before and after it (`None`: absent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct FileEffect {
     /// Its path in the `data/` view (such as `plans/ch3.md`).
     pub path: String,
@@ -133,8 +136,10 @@ pub enum EntryKind {
     },
 }
 
-/// One recorded command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One recorded command, as it is stored and exported (the page's `history` shows it as a
+/// `HistoryEntry`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "HistoryRecord")]
 pub struct Entry {
     /// Entry id.
     pub id: String,
@@ -157,6 +162,7 @@ pub struct Entry {
     /// Its free-file changes, in the order applied (absent in entries stored before free files
     /// were undoable).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<FileEffect>>", optional)]
     pub files: Vec<FileEffect>,
     /// The revert entry that currently takes this entry back, if any.
     pub reverted_by: Option<String>,
@@ -238,7 +244,7 @@ pub enum Grouping {
 }
 
 /// Bounds on the history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct HistoryLimits {
     /// Most undo groups kept.
     pub max_groups: usize,
@@ -353,7 +359,7 @@ impl PartialEq for Journal {
 
 /// The history's state apart from its undo entries (which are stored one record each): the
 /// redo runs, the open group and the limits.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryState {
     /// Runs that can be redone.
@@ -362,6 +368,7 @@ pub struct HistoryState {
     pub open: Option<(String, Origin)>,
     /// More origins whose entries join the open group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<Origin>>", optional)]
     pub open_members: Vec<Origin>,
     /// Whether the newest group accepts more typing.
     pub sealed: bool,

@@ -105,8 +105,9 @@ impl FromStr for OriginFilter {
 }
 
 /// Tool and command categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "ToolCategory")]
 pub enum Category {
     /// Moving around the manuscript.
     Navigation,

@@ -15,6 +15,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::records::{ConversationRecord, MetaRecord};
 use super::{invalid, Core, On};
 use crate::agent::{AgentSpec, Catalog, Delegation, ModelSettings, Preset, SubAgent};
 use crate::error::Error;
@@ -296,7 +297,7 @@ impl Core {
             .and_then(|r| serde_json::from_value(r["messages"].clone()).ok())
             .unwrap_or_default();
         self.agents
-            .load_conversation(project, agent, messages.clone());
+            .keep_conversation(project, agent, messages.clone(), false);
         Ok(messages)
     }
 
@@ -313,14 +314,14 @@ impl Core {
             .filter(|m| m.role != Role::System)
             .collect();
         super::run_state::trim_conversation(&mut conversation);
-        let record = json!({
-            "id": conversation_key(project, agent),
-            "project": project,
-            "kind": "conversation",
-            "agent": agent,
-            "messages": conversation,
+        let record = MetaRecord::Conversation(ConversationRecord {
+            id: conversation_key(project, agent),
+            project: project.to_string(),
+            agent: agent.to_string(),
+            messages: conversation.clone(),
         });
-        self.agents.set_conversation(project, agent, conversation);
+        self.agents
+            .keep_conversation(project, agent, conversation, true);
         // Saved with the project's next batch: a failed save reports `storage_error` and keeps
         // it pending (the run that produced it has ended well all the same); a project deleted
         // meanwhile keeps nothing.
@@ -344,7 +345,8 @@ impl Core {
         project: &str,
         agent: &str,
     ) -> Result<(), Error> {
-        self.agents.set_conversation(project, agent, Vec::new());
+        self.agents
+            .keep_conversation(project, agent, Vec::new(), true);
         let mut batch = Batch::new();
         batch.delete(Table::Meta, conversation_key(project, agent));
         self.env.store.commit(batch).await?;

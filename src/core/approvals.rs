@@ -29,9 +29,10 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::records::{paused_record, ApprovalRecord, ApprovalState, MetaRecord};
 use super::run_state::{
-    approval_card, card_digest, paused_key, paused_record, ApprovalCard, PausedRun, RunProgress,
-    RunResult, RunStatus, SubAgentOrigin,
+    approval_card, card_digest, paused_key, ApprovalCard, PausedRun, RunProgress, RunResult,
+    RunStatus, SubAgentOrigin,
 };
 use super::{CallCtx, Core};
 use crate::agent;
@@ -154,21 +155,26 @@ impl Core {
         call: &ToolCall,
         origin: &Origin,
         result: &ToolResult,
-    ) -> Value {
+    ) -> ApprovalRecord {
         let call_id = call.id.clone().unwrap_or_default();
-        json!({
-            "id": approval_key(project, run, &call_id),
-            "project": project,
-            "kind": "approval",
-            "state": "pending",
-            "run": run,
-            "callId": call_id,
-            "tool": call.name,
-            "args": call.args,
-            "origin": origin.to_string(),
-            "request": result.data.get("details").cloned().unwrap_or(Value::Null),
-            "createdMs": self.env.clock.now_ms(),
-        })
+        ApprovalRecord {
+            id: approval_key(project, run, &call_id),
+            project: project.to_string(),
+            state: ApprovalState::Pending,
+            run: run.map(str::to_string),
+            call_id,
+            tool: call.name.clone(),
+            args: call.args.clone(),
+            origin: origin.to_string(),
+            request: result.data.get("details").cloned().unwrap_or(Value::Null),
+            created_ms: self.env.clock.now_ms(),
+            group: None,
+            who: None,
+            decided_ms: None,
+            reason: None,
+            edited_args: None,
+            result: None,
+        }
     }
 
     pub(super) fn emit_approvals_changed(&self, project: &str, requested: Option<&Value>) {
@@ -309,11 +315,17 @@ impl Core {
                 .validate_call(tool, args.clone())
                 .map_err(|e| super::invalid("approve", &format!("'args': {}", e.message)))?;
         }
-        let key = record["id"].as_str().unwrap_or_default().to_string();
-        let run = record["run"].as_str().map(str::to_string);
-        let origin: Origin = record["origin"]
-            .as_str()
-            .unwrap_or_default()
+        // The record as stored (`storedState`, which `approval_records` adds, is not stored).
+        let mut claimed: ApprovalRecord = serde_json::from_value(record.clone()).map_err(|e| {
+            super::invalid(
+                "approve",
+                &format!("the waiting call's record is damaged: {e}"),
+            )
+        })?;
+        let key = claimed.id.clone();
+        let run = claimed.run.clone();
+        let origin: Origin = claimed
+            .origin
             .parse()
             .map_err(|e: crate::commands::BadOrigin| super::invalid("approve", &e.to_string()))?;
         // Take the decision: exactly once, whichever tab asks first.
@@ -321,24 +333,23 @@ impl Core {
             .get("storedState")
             .cloned()
             .unwrap_or_else(|| json!("pending"));
-        let mut claimed = record.clone();
-        if let Some(object) = claimed.as_object_mut() {
-            object.remove("storedState");
-        }
-        claimed["state"] = json!(match p.decision {
-            Decision::Approve => "approved",
-            Decision::Reject => "rejected",
-        });
-        claimed["decidedMs"] = json!(self.env.clock.now_ms());
+        claimed.state = match p.decision {
+            Decision::Approve => ApprovalState::Approved,
+            Decision::Reject => ApprovalState::Rejected,
+        };
+        claimed.decided_ms = Some(self.env.clock.now_ms());
         if let Some(reason) = &p.reason {
-            claimed["reason"] = json!(reason);
+            claimed.reason = Some(reason.clone());
         }
         if let Some(args) = &p.args {
-            claimed["editedArgs"] = args.clone();
+            claimed.edited_args = Some(args.clone());
         }
         let mut batch = Batch::new();
         batch.expect(Table::Meta, key.clone(), "state", stored_state);
-        batch.put_value(Table::Meta, claimed.clone());
+        batch.put_value(
+            Table::Meta,
+            MetaRecord::Approval(claimed.clone()).to_value(),
+        );
         let Some(_deciding) = self.approvals.begin_deciding(key.clone()) else {
             return Err(already_decided(&p.call_id, "being decided"));
         };
@@ -350,21 +361,21 @@ impl Core {
         self.unlock(&project, &p.call_id);
         let call = ToolCall {
             id: Some(p.call_id.clone()),
-            name: record["tool"].as_str().unwrap_or_default().to_string(),
-            args: p.args.clone().unwrap_or_else(|| record["args"].clone()),
+            name: claimed.tool.clone(),
+            args: p.args.clone().unwrap_or_else(|| claimed.args.clone()),
         };
         let result = match p.decision {
             Decision::Reject => {
                 let result = denied(&call.name, p.reason.as_deref());
-                claimed["state"] = json!("done");
-                claimed["result"] = crate::error::to_json(&result);
+                claimed.state = ApprovalState::Done;
+                claimed.result = Some(result.clone());
                 let mut batch = Batch::new();
-                batch.put_value(Table::Meta, claimed);
+                batch.put_value(Table::Meta, MetaRecord::Approval(claimed).to_value());
                 self.env.store.commit(batch).await?;
                 result
             }
             Decision::Approve => {
-                let request = &record["request"];
+                let request = &claimed.request;
                 let mut grant = Grant::default();
                 if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
                     // A memory note is no bible kind: its key comes in `versions`.
@@ -388,7 +399,7 @@ impl Core {
                         }
                     }
                 }
-                let group = claimed["group"].as_str().map(str::to_string);
+                let group = claimed.group.clone();
                 let ctx = CallCtx {
                     run: run.clone(),
                     grant: Some(grant),
@@ -634,7 +645,7 @@ impl Core {
         let mut ready = None;
         if resuming {
             let key = paused_key(&project, &run);
-            let mut claimed = paused_record(&paused);
+            let mut claimed = paused_record(&paused).to_value();
             claimed["state"] = json!("resuming");
             claimed["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
             let mut batch = Batch::new();
@@ -661,7 +672,7 @@ impl Core {
         for card in &cards {
             batch.put_value(Table::Meta, card.clone());
         }
-        batch.put_value(Table::Meta, paused_record(paused));
+        batch.put_value(Table::Meta, paused_record(paused).to_value());
         if let Err(e) = self.env.store.commit(batch).await {
             for card in &cards {
                 self.unlock(&paused.project, card["callId"].as_str().unwrap_or_default());

@@ -7,12 +7,14 @@
 //! `conflict` and changes nothing, so the writer never overwrites what they have not seen.
 //! Each change is saved as one batch and announced with `bible_changed`.
 
-use serde::Deserialize;
-use serde_json::json;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use ts_rs::TS;
 
 use super::{invalid, Core, Touched};
+use crate::bible::flat::FlatEntity;
 use crate::bible::{is_empty_value, Actor, BibleError, Entity, Kind};
 use crate::commands::Origin;
 use crate::error::Error;
@@ -55,6 +57,25 @@ pub(super) struct BibleDelete {
     base_version: Option<u64>,
 }
 
+/// `bible_list`: the open project's entities by kind.
+#[derive(Serialize, TS)]
+#[ts(rename = "BibleListing")]
+pub(super) struct Listing {
+    /// The open project.
+    project: String,
+    /// Each kind's entities (every kind, or the one asked for), by kind.
+    #[ts(type = "{ [K in BibleKind]?: Array<BibleEntity<K>> }")]
+    kinds: BTreeMap<&'static str, Vec<FlatEntity>>,
+}
+
+/// `bible_delete`: the entity as it was.
+#[derive(Serialize, TS)]
+#[ts(rename = "BibleDeleted")]
+pub(super) struct Deleted {
+    /// The deleted entity.
+    deleted: FlatEntity,
+}
+
 fn kind_of(request: &str, kind: &str) -> Result<Kind, Error> {
     kind.parse()
         .map_err(|e: BibleError| invalid(request, &e.to_string()))
@@ -77,26 +98,31 @@ fn check_base(entity: &Entity, base: Option<u64>) -> Result<(), Error> {
 }
 
 impl Core {
-    pub(super) fn bible_list(&self, p: BibleList) -> Result<Value, Error> {
+    pub(super) fn bible_list(&self, p: BibleList) -> Result<Listing, Error> {
         let only = p
             .kind
             .as_deref()
             .map(|k| kind_of("bible_list", k))
             .transpose()?;
         self.with_session(|s| {
-            let mut kinds = Map::new();
-            for kind in Kind::ALL {
-                if only.is_some_and(|o| o != kind) {
-                    continue;
-                }
-                let list: Vec<Value> = s.bible.list(kind).map(Entity::flat).collect();
-                kinds.insert(kind.name().into(), json!(list));
-            }
-            Ok(json!({ "project": s.project.id, "kinds": kinds }))
+            let kinds = Kind::ALL
+                .into_iter()
+                .filter(|kind| only.is_none_or(|o| o == *kind))
+                .map(|kind| {
+                    (
+                        kind.name(),
+                        s.bible.list(kind).map(FlatEntity::of).collect(),
+                    )
+                })
+                .collect();
+            Ok(Listing {
+                project: s.project.id.clone(),
+                kinds,
+            })
         })
     }
 
-    pub(super) async fn bible_save(&self, p: BibleSave) -> Result<Value, Error> {
+    pub(super) async fn bible_save(&self, p: BibleSave) -> Result<FlatEntity, Error> {
         let kind = kind_of("bible_save", &p.kind)?;
         let now = self.env.clock.now_ms();
         let fields: Vec<(String, Value)> = p.fields.into_iter().collect();
@@ -147,7 +173,7 @@ impl Core {
                         .map_err(bible_error)?
                 }
             };
-            let flat = entity.flat();
+            let flat = FlatEntity::of(entity);
             let changed = vec![(kind, id)];
             self.emit_bible(s, &changed, &Origin::User);
             Ok((
@@ -161,7 +187,7 @@ impl Core {
         .await
     }
 
-    pub(super) async fn bible_delete(&self, p: BibleDelete) -> Result<Value, Error> {
+    pub(super) async fn bible_delete(&self, p: BibleDelete) -> Result<Deleted, Error> {
         let kind = kind_of("bible_delete", &p.kind)?;
         self.mutate(|s| {
             let entity = s.bible.require(kind, &p.id).map_err(bible_error)?;
@@ -170,7 +196,9 @@ impl Core {
             let changed = vec![(kind, p.id.clone())];
             self.emit_bible(s, &changed, &Origin::User);
             Ok((
-                json!({ "deleted": removed.flat() }),
+                Deleted {
+                    deleted: FlatEntity::of(&removed),
+                },
                 Touched {
                     bible: changed,
                     ..Touched::default()

@@ -119,7 +119,7 @@ impl Core {
             let id = self.env.ids.next_id();
             s.project
                 .insert_chapter(index, Chapter::new(id.clone(), title, &text))?;
-            let result = self.chapters_changed(s, &id)?;
+            let result = self.chapters_changed(s, index);
             Ok((
                 result,
                 Touched {
@@ -141,10 +141,10 @@ impl Core {
             let (id, index) = resolve(s, &chapter)?;
             let target = &mut s.project.chapters[index];
             if target.title == title {
-                return Ok((ChapterInProject::of(&s.project, &id)?, Touched::default()));
+                return Ok((ChapterInProject::of(&s.project, index), Touched::default()));
             }
             target.title = title;
-            let result = self.chapters_changed(s, &id)?;
+            let result = self.chapters_changed(s, index);
             Ok((
                 result,
                 Touched {
@@ -178,9 +178,9 @@ impl Core {
                     )
                 })?;
             if !s.project.move_chapter(&id, to - 1)? {
-                return Ok((ChapterInProject::of(&s.project, &id)?, Touched::default()));
+                return Ok((ChapterInProject::of(&s.project, to - 1), Touched::default()));
             }
-            let result = self.chapters_changed(s, &id)?;
+            let result = self.chapters_changed(s, to - 1);
             Ok((
                 result,
                 Touched {
@@ -238,11 +238,11 @@ impl Core {
         .await
     }
 
-    /// Announce a change of the chapter list; the result for chapter `id`.
-    fn chapters_changed(&self, s: &Session, id: &str) -> Result<ChapterInProject, Error> {
-        let result = ChapterInProject::of(&s.project, id)?;
+    /// Announce a change of the chapter list; the result for the chapter at `index`.
+    fn chapters_changed(&self, s: &Session, index: usize) -> ChapterInProject {
+        let result = ChapterInProject::of(&s.project, index);
         self.emit(ProjectSummary::of(&s.project));
-        Ok(result)
+        result
     }
 }
 

@@ -34,6 +34,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::parts::Spawner;
+use super::records::{JobRecord, MetaRecord, PausedRunRecord, TranscriptRecord};
 use super::run_state::{
     job_of_run, unit_run, Node, PausedRun, RunProgress, RunStarted, Start, SubAgentOrigin, Tree,
 };
@@ -270,14 +271,13 @@ impl Job {
         }
     }
 
-    fn record(&self) -> Value {
-        json!({
-            "id": self.record_key(),
-            "project": self.project,
-            "kind": "job",
-            "state": self.state,
-            "rev": 0,
-            "job": self,
+    fn record(&self) -> MetaRecord {
+        MetaRecord::Job(JobRecord {
+            id: self.record_key(),
+            project: self.project.clone(),
+            state: crate::error::to_json(&self.state),
+            rev: 0,
+            job: crate::error::to_json(self),
         })
     }
 }
@@ -822,7 +822,7 @@ impl Core {
 
     /// Save a job's record (and `extra` records) in the project's next batch, with what
     /// the unit's hold `release` kept back. A failed save is reported and stays pending.
-    async fn save_job(&self, job: &Job, release: Option<String>, extra: Vec<Value>) {
+    async fn save_job(&self, job: &Job, release: Option<String>, extra: Vec<MetaRecord>) {
         let mut puts = vec![job.record()];
         puts.extend(extra);
         let _ = self
@@ -1146,23 +1146,22 @@ impl Core {
             }
             (job.project.clone(), job.clone())
         };
-        let transcript = json!({
-            "id": transcript_key(&project, job_id, unit_id),
-            "project": project,
-            "kind": "job_transcript",
-            "rev": 0,
-            "messages": transcript_view(messages),
+        let transcript = MetaRecord::JobTranscript(TranscriptRecord {
+            id: transcript_key(&project, job_id, unit_id),
+            project: project.clone(),
+            rev: 0,
+            messages: crate::error::to_json(&transcript_view(messages)),
         });
         let mut records = vec![transcript];
         if rt.paused_units.borrow_mut().remove(unit_id) {
             // Its paused state is done with, in the same batch.
-            records.push(json!({
-                "id": super::run_state::paused_key(&project, run),
-                "project": project,
-                "kind": "paused_run",
-                "state": "ended",
-                "rev": 0,
-                "run": run,
+            records.push(MetaRecord::PausedRun(PausedRunRecord {
+                id: super::run_state::paused_key(&project, run),
+                project: project.clone(),
+                state: "ended".into(),
+                rev: 0,
+                run: run.to_string(),
+                paused: None,
             }));
         }
         self.save_job(&job, Some(run.to_string()), records).await;
@@ -1178,7 +1177,7 @@ impl Core {
             return;
         };
         let rt = self.jobs.get(job_id);
-        let record = super::run_state::paused_record(paused);
+        let record = super::records::paused_record(paused);
         let Some(rt) = rt else {
             let _ = self
                 .mutate_on(On::project(&paused.project), |_| {

@@ -5,8 +5,7 @@
 //! writer may restore any of them; a restore, like every note write, purges the notes whose
 //! 30 days are over, and its save deletes their records.
 
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use ts_rs::TS;
 
@@ -23,36 +22,77 @@ pub(super) struct MemoryRestore {
     id: String,
 }
 
-/// A deleted note as the page lists it: the note, with when it was deleted, by whom, and
-/// until when it can be restored.
-fn trash_json(note: &MemoryNote) -> Value {
+/// A deleted note as the page lists it: the note without its earlier texts, with until when
+/// it can be restored (`null` once restored).
+#[derive(Serialize, TS)]
+#[ts(
+    type = "Omit<MemoryNote, 'previous' | 'deletedMs' | 'deletedBy'> & { deletedMs: number, deletedBy: Origin, restorableUntilMs: number }"
+)]
+pub(super) struct DeletedNote {
+    #[serde(flatten, serialize_with = "without_previous")]
+    note: MemoryNote,
+    #[serde(rename = "restorableUntilMs")]
+    restorable_until_ms: Option<u64>,
+}
+
+impl DeletedNote {
+    fn of(note: &MemoryNote) -> Self {
+        Self {
+            note: note.clone(),
+            restorable_until_ms: note.purge_ms(),
+        }
+    }
+}
+
+/// A note's fields but `previous` (the bedside note's earlier texts stay out of the trash).
+fn without_previous<S: Serializer>(note: &MemoryNote, serializer: S) -> Result<S::Ok, S::Error> {
     let mut value = crate::error::to_json(note);
     if let Value::Object(map) = &mut value {
         map.remove("previous");
-        map.insert("restorableUntilMs".into(), json!(note.purge_ms()));
     }
-    value
+    value.serialize(serializer)
+}
+
+/// `memory_trash`: the open project's deleted notes that can still be restored.
+#[derive(Serialize, TS)]
+#[ts(rename = "MemoryTrash")]
+pub(super) struct Trash {
+    /// The open project.
+    project: String,
+    /// Its deleted notes and the global ones, most recently deleted first.
+    notes: Vec<DeletedNote>,
+}
+
+/// `memory_restore`: the note taken out of the trash.
+#[derive(Serialize, TS)]
+#[ts(rename = "NoteRestored")]
+pub(super) struct Restored {
+    /// The note as it is now (live again: no `deletedMs`, `restorableUntilMs` null).
+    #[ts(type = "Omit<MemoryNote, 'previous'> & { restorableUntilMs: null }")]
+    note: DeletedNote,
 }
 
 impl Core {
     /// Serve `memory_trash`: the open project's deleted notes (its own and global ones) that
     /// can still be restored, most recently deleted first.
-    pub(super) fn memory_trash(&self) -> Result<Value, Error> {
+    pub(super) fn memory_trash(&self) -> Result<Trash, Error> {
         let now = self.env.clock.now_ms();
         self.with_session(|s| {
-            let notes: Vec<Value> = s
-                .memory
-                .trash(&s.project.id, now)
-                .into_iter()
-                .map(trash_json)
-                .collect();
-            Ok(json!({ "project": s.project.id, "notes": notes }))
+            Ok(Trash {
+                project: s.project.id.clone(),
+                notes: s
+                    .memory
+                    .trash(&s.project.id, now)
+                    .into_iter()
+                    .map(DeletedNote::of)
+                    .collect(),
+            })
         })
     }
 
     /// Serve `memory_restore {id}`: the writer takes a deleted note of the open project (or a
     /// global one) out of the trash.
-    pub(super) async fn memory_restore(&self, p: MemoryRestore) -> Result<Value, Error> {
+    pub(super) async fn memory_restore(&self, p: MemoryRestore) -> Result<Restored, Error> {
         let now = self.env.clock.now_ms();
         self.mutate(|s| {
             let project = s.project.id.clone();
@@ -65,7 +105,7 @@ impl Core {
                 }
                 .into());
             }
-            let note = trash_json(s.memory.restore_note(&p.id, now)?);
+            let note = DeletedNote::of(s.memory.restore_note(&p.id, now)?);
             let mut notes_written = vec![p.id.clone()];
             notes_written.extend(s.memory.purge_expired(now));
             self.emit(MemoryChangedEvent {
@@ -74,7 +114,7 @@ impl Core {
                 ..MemoryChangedEvent::default()
             });
             Ok((
-                json!({ "note": note }),
+                Restored { note },
                 Touched {
                     notes_written,
                     ..Touched::default()

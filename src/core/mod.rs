@@ -18,6 +18,7 @@
 //! injection. Each part owns its cells and changes them only through its own methods; the
 //! handlers here and in the sibling files call those methods, and no part reaches into
 //! another. What runs, run trees, approvals and jobs share lives below them in `run_state.rs`.
+//! The records a change puts in the store's `meta` table are typed in `records.rs`.
 
 mod agents;
 mod approvals;
@@ -30,6 +31,7 @@ mod memory;
 pub mod mtl;
 mod parts;
 mod proactive;
+mod records;
 mod requests;
 mod research;
 mod results;
@@ -68,6 +70,7 @@ use events::{
 };
 use memory::MemoryChangedEvent;
 pub use parts::{FailSwitch, Llm, Spawner};
+use records::MetaRecord;
 use requests::Call;
 pub use requests::{typescript, REQUESTS};
 use results::ProjectSummary;
@@ -113,7 +116,7 @@ struct Touched {
     /// Free files of the `data/` view changed (saved, or deleted when gone).
     files: Vec<String>,
     /// Meta records to put with the change (approval records, job records, research notes).
-    meta_puts: Vec<Value>,
+    meta_puts: Vec<MetaRecord>,
     /// Meta records to delete with the change (research notes), by key.
     meta_deletes: Vec<String>,
     /// A job unit's hold to release into this save (its writes go with its progress mark).
@@ -193,7 +196,7 @@ fn mark_touched(open: &mut Open, touched: Touched) {
         pending.release(hold);
     }
     for record in touched.meta_puts {
-        pending.append(Append::Meta(record));
+        pending.append(Append::Meta(record.to_value()));
     }
     for key in touched.meta_deletes {
         pending.append(Append::MetaDelete(key));
@@ -241,7 +244,7 @@ struct CallCtx {
     grant: Option<crate::policy::Grant>,
     /// The claimed approval record this call carries out: saved as `done`, with the result,
     /// in the call's own batch.
-    approval: Option<Value>,
+    approval: Option<records::ApprovalRecord>,
     /// The undo group its edits join (its run's tree group).
     group: Option<String>,
     /// The job unit's hold its writes wait under (saved with the unit's progress mark).
@@ -857,7 +860,7 @@ impl Core {
         }
     }
 
-    async fn export_project(&self, p: ProjectRef) -> Result<Value, Error> {
+    async fn export_project(&self, p: ProjectRef) -> Result<persist::ExportDocument, Error> {
         let id = self.target_project(p.id).await?;
         let now = self.env.clock.now_ms();
         let mut doc = self
@@ -868,7 +871,7 @@ impl Core {
             .ok_or_else(|| parts::not_open(&id))?;
         doc.agents = self.agents_for_export(&id).await?;
         doc.research = self.research_for_export(&id).await?;
-        Ok(crate::error::to_json(&doc))
+        Ok(doc)
     }
 
     async fn export_markdown(&self, p: ProjectRef) -> Result<results::Markdown, Error> {
@@ -1143,7 +1146,7 @@ impl Core {
     /// holds for the same tool was applied before (a resend after a lost response): it is
     /// not run again, and answers `{status: "success", data: {duplicate: true}}` with the
     /// history entry as its `command_id`.
-    async fn execute(&self, p: Execute) -> Result<Value, Error> {
+    async fn execute(&self, p: Execute) -> Result<ToolResult, Error> {
         let origin = parse_origin("execute", p.origin.as_deref())?;
         let current = self.current()?;
         if let Some(call_id) = &p.call_id {
@@ -1166,7 +1169,7 @@ impl Core {
                         ..crate::tools::ResultMeta::default()
                     },
                 );
-                return Ok(crate::error::to_json(&result));
+                return Ok(result);
             }
         }
         // A call that may wait for approval needs an id to approve it by.
@@ -1180,7 +1183,7 @@ impl Core {
             args: p.args,
         };
         let (result, _) = self.execute_call(&current, call, origin, None).await?;
-        Ok(crate::error::to_json(&result))
+        Ok(result)
     }
 
     /// Execute one tool call on project `project` as `origin` through the edit path: saved,
@@ -1317,26 +1320,24 @@ impl Core {
                         &origin,
                         &outcome.result,
                     );
-                    if let Some(group) = &ctx.group {
-                        record["group"] = json!(group);
-                    }
-                    if let Some(who) = &ctx.who {
-                        record["who"] = who.clone();
-                    }
-                    approvals::lock(s, &record);
+                    record.group = ctx.group.clone();
+                    record.who = ctx.who.clone();
+                    let stored = MetaRecord::Approval(record);
+                    let value = stored.to_value();
+                    approvals::lock(s, &value);
                     match &ctx.run {
                         Some(run) if ctx.card_with_pause && ctx.hold.is_none() => {
-                            self.runs.add_card(run, record);
+                            self.runs.add_card(run, value);
                         }
                         _ => {
-                            requested = Some(record.clone());
-                            meta_puts.push(record);
+                            requested = Some(value);
+                            meta_puts.push(stored);
                         }
                     }
                 } else if let Some(mut record) = ctx.approval.clone() {
-                    record["state"] = json!("done");
-                    record["result"] = crate::error::to_json(&outcome.result);
-                    meta_puts.push(record);
+                    record.state = records::ApprovalState::Done;
+                    record.result = Some(outcome.result.clone());
+                    meta_puts.push(MetaRecord::Approval(record));
                 }
                 let (value, mut touched) =
                     self.after_call(s, &tool, call_id, args_digest, origin.clone(), outcome)?;
@@ -1606,17 +1607,21 @@ impl Core {
         Ok((result, touched))
     }
 
-    fn list_tools(&self, p: ListTools) -> Result<Value, Error> {
+    fn list_tools(&self, p: ListTools) -> Result<results::ToolList, Error> {
         let toolset = p.toolset.as_deref().unwrap_or(crate::tools::ALL);
         match p.format.as_deref() {
             None | Some("neutral") => {
                 let tools = self.registry.toolset(toolset)?;
-                Ok(json!({ "tools": tools }))
+                Ok(results::ToolList::Neutral {
+                    tools: tools.into_iter().cloned().collect(),
+                })
             }
             Some(f) => {
                 let format: CatalogFormat =
                     f.parse().map_err(|e: String| invalid("list_tools", &e))?;
-                Ok(self.registry.catalog(format, toolset)?)
+                Ok(results::ToolList::Catalog(
+                    self.registry.catalog(format, toolset)?,
+                ))
             }
         }
     }
@@ -1815,7 +1820,7 @@ struct FailSaves {
 
 impl Core {
     /// For tests: make the next `count` saves fail as with a full quota; `count: 0` disarms.
-    fn debug_fail_saves(&self, p: FailSaves) -> Result<Value, Error> {
+    fn debug_fail_saves(&self, p: FailSaves) -> Result<results::FailingSaves, Error> {
         let switch = self.faults.switch().ok_or_else(|| {
             invalid(
                 "debug_fail_saves",
@@ -1823,11 +1828,11 @@ impl Core {
             )
         })?;
         switch(p.count);
-        Ok(json!({ "failing": p.count }))
+        Ok(results::FailingSaves { failing: p.count })
     }
 }
 
-fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<Value, Error> {
+fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<results::Never, Error> {
     let message = match &p.message {
         None => "debug_panic requested",
         Some(Value::String(s)) => s.as_str(),

@@ -44,6 +44,7 @@ use ts_rs::TS;
 
 use super::generate::NestedError;
 use super::memory::MemoryChangedEvent;
+use super::records::{AnalysisRecord, MetaRecord, SuggestionRecord};
 use super::{Core, On, Touched};
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -230,25 +231,23 @@ fn suggestion_key(project: &str, id: &str) -> String {
     format!("suggestion:{project}:{id}")
 }
 
-fn suggestion_record(s: &Suggestion) -> Value {
-    json!({
-        "id": suggestion_key(&s.project, &s.id),
-        "project": s.project,
-        "kind": "suggestion",
-        "state": s.state,
-        "suggestion": s,
+fn suggestion_record(s: &Suggestion) -> MetaRecord {
+    MetaRecord::Suggestion(SuggestionRecord {
+        id: suggestion_key(&s.project, &s.id),
+        project: s.project.clone(),
+        state: s.state,
+        suggestion: s.clone(),
     })
 }
 
 fn analysis_record(
     project: &str,
     analyses: &std::collections::BTreeMap<String, AnalysisFigures>,
-) -> Value {
-    json!({
-        "id": format!("analysis:{project}"),
-        "project": project,
-        "kind": "analysis",
-        "analyses": analyses.values().collect::<Vec<_>>(),
+) -> MetaRecord {
+    MetaRecord::Analysis(AnalysisRecord {
+        id: format!("analysis:{project}"),
+        project: project.to_string(),
+        analyses: analyses.values().cloned().collect(),
     })
 }
 

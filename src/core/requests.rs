@@ -110,7 +110,7 @@ requests! {
     /// Delete a project and everything in it.
     DeleteProject = "delete_project" (super::OpenProject) -> results::Deleted,
     /// The project as one JSON document.
-    ExportProject = "export_project" (super::ProjectRef) -> Value,
+    ExportProject = "export_project" (super::ProjectRef) -> crate::persist::ExportDocument,
     /// Import an exported document as a new project.
     ImportProject = "import_project" (super::ImportProject) -> ProjectSummary,
     /// The manuscript as Markdown.
@@ -126,9 +126,9 @@ requests! {
     /// Write notes as the writer.
     WriteMemoryNotes = "write_memory_notes" (super::WriteNotes) -> results::Written,
     /// The deleted notes that can still be restored.
-    MemoryTrash = "memory_trash" (NoParams) -> Value,
+    MemoryTrash = "memory_trash" (NoParams) -> memory::Trash,
     /// Bring a deleted note back.
-    MemoryRestore = "memory_restore" (memory::MemoryRestore) -> Value,
+    MemoryRestore = "memory_restore" (memory::MemoryRestore) -> memory::Restored,
     /// The proactive memory's suggestions.
     Suggestions = "suggestions" (proactive::ListSuggestions) -> proactive::SuggestionList,
     /// A pending suggestion becomes a goal or a note.
@@ -150,7 +150,7 @@ requests! {
     /// Delete a chapter (never the last one).
     DeleteChapter = "delete_chapter" (chapters::DeleteChapter) -> results::DeletedChapter,
     /// Run one tool call.
-    Execute = "execute" (super::Execute) -> Value,
+    Execute = "execute" (super::Execute) -> crate::tools::ToolResult,
     /// The writer's change, made on a chapter version.
     ApplyUserChange = "apply_user_change" (super::UserChange) -> results::UserChangeResult,
     /// Undo the newest group (of an origin).
@@ -162,7 +162,7 @@ requests! {
     /// The undo history, newest first.
     History = "history" (NoParams) -> results::HistoryList,
     /// The tool catalog in a provider's format, or neutral definitions.
-    ListTools = "list_tools" (super::ListTools) -> Value,
+    ListTools = "list_tools" (super::ListTools) -> results::ToolList,
     /// The model settings.
     GetSettings = "get_settings" (NoParams) -> crate::settings::PublicSettings,
     /// Change the model settings.
@@ -200,15 +200,15 @@ requests! {
     /// Decide a call waiting for approval.
     Approve = "approve" (approvals::ApproveParams) -> approvals::ApprovalResult,
     /// The story bible's entities.
-    BibleList = "bible_list" (bible::BibleList) -> Value,
+    BibleList = "bible_list" (bible::BibleList) -> bible::Listing,
     /// Create or update a story-bible entity as the writer.
-    BibleSave = "bible_save" (bible::BibleSave) -> Value,
+    BibleSave = "bible_save" (bible::BibleSave) -> crate::bible::flat::FlatEntity,
     /// Delete a story-bible entity.
-    BibleDelete = "bible_delete" (bible::BibleDelete) -> Value,
+    BibleDelete = "bible_delete" (bible::BibleDelete) -> bible::Deleted,
     /// Panic inside the core (tests of the worker's recovery).
-    DebugPanic = "debug_panic" (DebugPanic) -> Value,
+    DebugPanic = "debug_panic" (DebugPanic) -> results::Never,
     /// Make the next saves fail (tests of failed saves).
-    DebugFailSaves = "debug_fail_saves" (super::FailSaves) -> Value,
+    DebugFailSaves = "debug_fail_saves" (super::FailSaves) -> results::FailingSaves,
 }
 
 /// A request's parameters, decoded into their type.
@@ -256,9 +256,7 @@ pub fn typescript() -> String {
     events::visit_payloads(&mut out);
     let mut text = String::from(
         "// Generated from src/core/requests.rs and src/core/events.rs by ts-rs; do not edit.\n\
-         // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types\n\n\
-         // The story bible's entities are declared by hand beside the client.\n\
-         import type { BibleEntity, BibleKind } from './draftsmith.js';\n\n",
+         // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types\n\n",
     );
     text.push_str("/** The request types the core serves. */\n");
     text.push_str("export type RequestType =\n");

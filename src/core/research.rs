@@ -24,6 +24,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::records::{MetaRecord, ResearchRecord};
 use super::{invalid, Core, On, Touched};
 use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
@@ -492,7 +493,7 @@ impl Core {
         let (result, audit) = finish(&upserted.note, upserted.updated);
         let touched = Touched {
             audit: Some(audit),
-            meta_puts: vec![upserted.note.record()],
+            meta_puts: vec![research_record(&upserted.note)],
             meta_deletes: upserted
                 .evicted
                 .iter()
@@ -668,7 +669,7 @@ impl Core {
         if !notes.is_empty() {
             let mut batch = crate::store::Batch::new();
             for note in &notes {
-                batch.put_value(Table::Meta, note.record());
+                batch.put_value(Table::Meta, research_record(note).to_value());
             }
             self.env.store.commit(batch).await?;
         }
@@ -744,4 +745,14 @@ pub(super) struct ResearchChangedEvent {
     /// Notes dropped to stay within the caps (on `added` and `updated`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) evicted: Option<Vec<String>>,
+}
+
+/// A research note's `meta` record.
+fn research_record(note: &ResearchNote) -> MetaRecord {
+    MetaRecord::Research(ResearchRecord {
+        id: crate::research::record_key(&note.project, &note.id),
+        project: note.project.clone(),
+        rev: 0,
+        note: note.clone(),
+    })
 }

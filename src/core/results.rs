@@ -299,29 +299,15 @@ pub struct ChapterInProject {
 }
 
 impl ChapterInProject {
-    /// Chapter `id` of `project`, with the project's summary.
-    pub fn of(project: &Project, id: &str) -> Result<Self, crate::error::Error> {
+    /// The chapter at `index` of `project` (where the request found or put it, so always a
+    /// position of its chapter list), with the project's summary.
+    pub fn of(project: &Project, index: usize) -> Self {
         let summary = ProjectSummary::of(project);
-        let index = project.chapter_index(id);
-        let chapter = index
-            .and_then(|i| summary.chapters.get(i).cloned())
-            .ok_or_else(|| {
-                (project
-                    .find_chapter(id)
-                    .err()
-                    .map(crate::error::Error::from))
-                .unwrap_or_else(no_chapter)
-            })?;
-        Ok(Self {
-            chapter,
+        Self {
+            chapter: summary.chapters[index].clone(),
             project: summary,
-        })
+        }
     }
-}
-
-/// The error for a chapter that a project reports by id but not by index (never expected).
-fn no_chapter() -> crate::error::Error {
-    crate::error::Error::NoProject("the chapter is not in the project".into())
 }
 
 /// `delete_chapter`: the deleted chapter's text, what its history lost, and the project.
@@ -412,3 +398,27 @@ pub struct HistoryMove {
     /// Whether there is anything to redo.
     pub can_redo: bool,
 }
+
+/// `list_tools`: a toolset's tool definitions, or its catalog in a provider's format.
+#[derive(Serialize, TS)]
+#[serde(untagged)]
+pub enum ToolList {
+    /// Without a format (or `neutral`): the definitions as the core keeps them.
+    Neutral {
+        /// The toolset's tools, in registration order.
+        tools: Vec<crate::tools::ToolDefinition>,
+    },
+    /// With a provider's format: the catalog as that provider's API takes it.
+    Catalog(serde_json::Value),
+}
+
+/// `debug_fail_saves`: how many of the next saves fail.
+#[derive(Serialize, TS)]
+pub struct FailingSaves {
+    /// The number of saves that fail (0: none).
+    pub failing: u64,
+}
+
+/// The result of a request that never answers (`debug_panic` panics).
+#[derive(Serialize, TS)]
+pub enum Never {}

@@ -547,8 +547,14 @@ impl Core {
         {
             Ok((result, edits)) => {
                 if super::run_state::is_approval_required(&result) {
-                    let record =
-                        self.approval_record(project, Some(run_id), &asked, &origin, &result);
+                    let record = super::records::MetaRecord::Approval(self.approval_record(
+                        project,
+                        Some(run_id),
+                        &asked,
+                        &origin,
+                        &result,
+                    ))
+                    .to_value();
                     let card = super::run_state::approval_card(&record);
                     self.emit_run(run_id, who.clone(), RunProgress::ApprovalRequested(card));
                 }

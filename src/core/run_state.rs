@@ -385,19 +385,6 @@ pub(super) fn paused_key(project: &str, run: &str) -> String {
     format!("paused:{project}:{run}")
 }
 
-/// The record of a paused run.
-pub(super) fn paused_record(paused: &PausedRun) -> Value {
-    json!({
-        "id": paused_key(&paused.project, &paused.run_id),
-        "project": paused.project,
-        "kind": "paused_run",
-        "state": "paused",
-        "rev": 0,
-        "run": paused.run_id,
-        "paused": paused,
-    })
-}
-
 /// What the page shows for one waiting call: the call, the entity, and each field's
 /// current and proposed value; for a call that changes several entries (a merge), `changes`
 /// lists every entry it updates or deletes, each with its fields.

@@ -16,6 +16,7 @@ pub mod diff;
 pub mod path;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::commands::{FileSet, FileState, Origin};
 
@@ -25,7 +26,7 @@ pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 pub const MAX_FILES: usize = 1_000;
 
 /// One free file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FreeFile {
     /// Its path relative to `data/` (such as `plans/outline.md`).

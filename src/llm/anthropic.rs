@@ -38,6 +38,7 @@ pub const API_VERSION: &str = "2023-06-01";
 pub struct Anthropic;
 
 impl super::Provider for Anthropic {
+    /// The request for an Anthropic message.
     fn build_request(
         &self,
         config: &ProviderConfig,
@@ -45,117 +46,170 @@ impl super::Provider for Anthropic {
         tools: &[&ToolDefinition],
         options: &RequestOptions,
     ) -> HttpRequest {
-        build_request(config, messages, tools, options)
-    }
-
-    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
-        parse_response(body)
-    }
-}
-
-/// The request for an Anthropic message.
-pub fn build_request(
-    config: &ProviderConfig,
-    messages: &[Message],
-    tools: &[&ToolDefinition],
-    options: &RequestOptions,
-) -> HttpRequest {
-    let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, blocks) = match m.role {
-            Role::System => {
-                if !m.text.is_empty() {
-                    system.push(&m.text);
+        let mut system: Vec<&str> = Vec::new();
+        let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+        for m in messages {
+            let (role, blocks) = match m.role {
+                Role::System => {
+                    if !m.text.is_empty() {
+                        system.push(&m.text);
+                    }
+                    continue;
                 }
+                Role::User => ("user", text_block(&m.text).into_iter().collect()),
+                Role::Assistant => {
+                    let mut blocks: Vec<Value> = text_block(&m.text).into_iter().collect();
+                    blocks.extend(m.tool_calls.iter().map(|c| {
+                        let input = if c.arguments.is_object() {
+                            c.arguments.clone()
+                        } else {
+                            json!({})
+                        };
+                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
+                    }));
+                    ("assistant", blocks)
+                }
+                Role::Tool => {
+                    let mut block = json!({
+                        "type": "tool_result",
+                        "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
+                    });
+                    if !m.text.is_empty() {
+                        block["content"] = Value::from(m.text.as_str());
+                    }
+                    ("user", vec![block])
+                }
+            };
+            if blocks.is_empty() {
                 continue;
             }
-            Role::User => ("user", text_block(&m.text).into_iter().collect()),
-            Role::Assistant => {
-                let mut blocks: Vec<Value> = text_block(&m.text).into_iter().collect();
-                blocks.extend(m.tool_calls.iter().map(|c| {
-                    let input = if c.arguments.is_object() {
-                        c.arguments.clone()
+            match turns.last_mut() {
+                Some((last, existing)) if *last == role => {
+                    // Tool results first, then text, in a merged user turn.
+                    let results = blocks.iter().all(|b| b["type"] == "tool_result");
+                    if results {
+                        let at = existing
+                            .iter()
+                            .position(|b| b["type"] != "tool_result")
+                            .unwrap_or(existing.len());
+                        existing.splice(at..at, blocks);
                     } else {
-                        json!({})
-                    };
-                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
-                }));
-                ("assistant", blocks)
-            }
-            Role::Tool => {
-                let mut block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
-                });
-                if !m.text.is_empty() {
-                    block["content"] = Value::from(m.text.as_str());
+                        existing.extend(blocks);
+                    }
                 }
-                ("user", vec![block])
+                _ => turns.push((role, blocks)),
             }
-        };
-        if blocks.is_empty() {
-            continue;
         }
-        match turns.last_mut() {
-            Some((last, existing)) if *last == role => {
-                // Tool results first, then text, in a merged user turn.
-                let results = blocks.iter().all(|b| b["type"] == "tool_result");
-                if results {
-                    let at = existing
-                        .iter()
-                        .position(|b| b["type"] != "tool_result")
-                        .unwrap_or(existing.len());
-                    existing.splice(at..at, blocks);
-                } else {
-                    existing.extend(blocks);
+        let mut body = Map::new();
+        body.insert("model".into(), Value::from(config.model.as_str()));
+        body.insert(
+            "max_tokens".into(),
+            Value::from(options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+        );
+        if !system.is_empty() {
+            body.insert("system".into(), Value::from(system.join("\n\n")));
+        }
+        body.insert(
+            "messages".into(),
+            Value::Array(
+                turns
+                    .into_iter()
+                    .map(|(role, content)| json!({"role": role, "content": content}))
+                    .collect(),
+            ),
+        );
+        if !tools.is_empty() {
+            body.insert("tools".into(), catalog(CatalogFormat::Anthropic, tools));
+        }
+        if let Some(t) = options.temperature {
+            body.insert("temperature".into(), Value::from(t));
+        }
+        if options.stream {
+            body.insert("stream".into(), Value::Bool(true));
+        }
+        let mut headers = Vec::new();
+        if let Some(k) = key(config) {
+            headers.push(("x-api-key".to_string(), k.to_string()));
+        }
+        headers.push(("anthropic-version".to_string(), API_VERSION.to_string()));
+        headers.push((
+            "anthropic-dangerous-direct-browser-access".to_string(),
+            "true".to_string(),
+        ));
+        post(
+            config,
+            format!("{}/v1/messages", base(config)),
+            headers,
+            &Value::Object(body),
+        )
+    }
+
+    /// The events of a whole (non-streamed) message. An error body becomes an
+    /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
+    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
+        let value: Value = serde_json::from_str(body)
+            .map_err(|e| format!("the Anthropic response is not JSON ({e}): {}", quote(body)))?;
+        if value.get("type").and_then(Value::as_str) == Some("error")
+            || value.get("error").is_some()
+        {
+            return Ok(vec![error_event(&value)]);
+        }
+        let reason = value
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map(stop_reason);
+        let blocks = value
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        let mut calls = 0;
+        for (position, block) in blocks.iter().enumerate() {
+            let text = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
+            match text("type") {
+                "text" if !text("text").is_empty() => out.push(StreamEvent::TextDelta {
+                    text: text("text").to_string(),
+                }),
+                "tool_use" => {
+                    let index = calls;
+                    calls += 1;
+                    let id = Some(text("id"))
+                        .filter(|id| !id.is_empty())
+                        .map_or_else(|| format!("call_{index}"), str::to_string);
+                    out.push(StreamEvent::ToolCallStarted {
+                        index,
+                        id,
+                        name: text("name").to_string(),
+                    });
+                    if let Some(input) = block.get("input") {
+                        out.push(StreamEvent::ToolCallDelta {
+                            index,
+                            arguments: input.to_string(),
+                        });
+                    }
+                    // The last block of an answer cut off by `max_tokens` may be incomplete.
+                    let last = position + 1 == blocks.len();
+                    if !(last && reason == Some(FinishReason::Length)) {
+                        out.push(StreamEvent::ToolCallFinished { index });
+                    }
                 }
+                _ => {}
             }
-            _ => turns.push((role, blocks)),
         }
+        if let Some(usage) = value.get("usage") {
+            out.push(StreamEvent::Usage {
+                usage: Usage {
+                    input_tokens: input_tokens(usage),
+                    output_tokens: count(usage, "output_tokens"),
+                },
+            });
+        }
+        if let Some(reason) = reason {
+            out.push(StreamEvent::Finish { reason });
+        }
+        Ok(out)
     }
-    let mut body = Map::new();
-    body.insert("model".into(), Value::from(config.model.as_str()));
-    body.insert(
-        "max_tokens".into(),
-        Value::from(options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
-    );
-    if !system.is_empty() {
-        body.insert("system".into(), Value::from(system.join("\n\n")));
-    }
-    body.insert(
-        "messages".into(),
-        Value::Array(
-            turns
-                .into_iter()
-                .map(|(role, content)| json!({"role": role, "content": content}))
-                .collect(),
-        ),
-    );
-    if !tools.is_empty() {
-        body.insert("tools".into(), catalog(CatalogFormat::Anthropic, tools));
-    }
-    if let Some(t) = options.temperature {
-        body.insert("temperature".into(), Value::from(t));
-    }
-    if options.stream {
-        body.insert("stream".into(), Value::Bool(true));
-    }
-    let mut headers = Vec::new();
-    if let Some(k) = key(config) {
-        headers.push(("x-api-key".to_string(), k.to_string()));
-    }
-    headers.push(("anthropic-version".to_string(), API_VERSION.to_string()));
-    headers.push((
-        "anthropic-dangerous-direct-browser-access".to_string(),
-        "true".to_string(),
-    ));
-    post(
-        config,
-        format!("{}/v1/messages", base(config)),
-        headers,
-        &Value::Object(body),
-    )
 }
 
 /// A text block, unless the text is empty.
@@ -360,69 +414,4 @@ impl AnthropicStream {
             out.push(StreamEvent::ToolCallFinished { index });
         }
     }
-}
-
-/// The events of a whole (non-streamed) message. An error body becomes an
-/// [`StreamEvent::Error`]; `Err` means the body is not JSON.
-pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the Anthropic response is not JSON ({e}): {}", quote(body)))?;
-    if value.get("type").and_then(Value::as_str) == Some("error") || value.get("error").is_some() {
-        return Ok(vec![error_event(&value)]);
-    }
-    let reason = value
-        .get("stop_reason")
-        .and_then(Value::as_str)
-        .map(stop_reason);
-    let blocks = value
-        .get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    let mut calls = 0;
-    for (position, block) in blocks.iter().enumerate() {
-        let text = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
-        match text("type") {
-            "text" if !text("text").is_empty() => out.push(StreamEvent::TextDelta {
-                text: text("text").to_string(),
-            }),
-            "tool_use" => {
-                let index = calls;
-                calls += 1;
-                let id = Some(text("id"))
-                    .filter(|id| !id.is_empty())
-                    .map_or_else(|| format!("call_{index}"), str::to_string);
-                out.push(StreamEvent::ToolCallStarted {
-                    index,
-                    id,
-                    name: text("name").to_string(),
-                });
-                if let Some(input) = block.get("input") {
-                    out.push(StreamEvent::ToolCallDelta {
-                        index,
-                        arguments: input.to_string(),
-                    });
-                }
-                // The last block of an answer cut off by `max_tokens` may be incomplete.
-                let last = position + 1 == blocks.len();
-                if !(last && reason == Some(FinishReason::Length)) {
-                    out.push(StreamEvent::ToolCallFinished { index });
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(usage) = value.get("usage") {
-        out.push(StreamEvent::Usage {
-            usage: Usage {
-                input_tokens: input_tokens(usage),
-                output_tokens: count(usage, "output_tokens"),
-            },
-        });
-    }
-    if let Some(reason) = reason {
-        out.push(StreamEvent::Finish { reason });
-    }
-    Ok(out)
 }

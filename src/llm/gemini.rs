@@ -38,6 +38,7 @@ pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 pub struct Gemini;
 
 impl super::Provider for Gemini {
+    /// The request for a Gemini answer.
     fn build_request(
         &self,
         config: &ProviderConfig,
@@ -45,122 +46,125 @@ impl super::Provider for Gemini {
         tools: &[&ToolDefinition],
         options: &RequestOptions,
     ) -> HttpRequest {
-        build_request(config, messages, tools, options)
-    }
-
-    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
-        parse_response(body)
-    }
-}
-
-/// The request for a Gemini answer.
-pub fn build_request(
-    config: &ProviderConfig,
-    messages: &[Message],
-    tools: &[&ToolDefinition],
-    options: &RequestOptions,
-) -> HttpRequest {
-    let mut system: Vec<&str> = Vec::new();
-    let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for (position, m) in messages.iter().enumerate() {
-        let (role, parts) = match m.role {
-            Role::System => {
-                if !m.text.is_empty() {
-                    system.push(&m.text);
+        let mut system: Vec<&str> = Vec::new();
+        let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
+        for (position, m) in messages.iter().enumerate() {
+            let (role, parts) = match m.role {
+                Role::System => {
+                    if !m.text.is_empty() {
+                        system.push(&m.text);
+                    }
+                    continue;
                 }
+                Role::User => ("user", text_part(&m.text).into_iter().collect()),
+                Role::Assistant => {
+                    let mut parts: Vec<Value> = text_part(&m.text).into_iter().collect();
+                    parts.extend(m.tool_calls.iter().map(|c| {
+                        let args = if c.arguments.is_object() {
+                            c.arguments.clone()
+                        } else {
+                            json!({})
+                        };
+                        json!({"functionCall": {"name": c.name, "args": args}})
+                    }));
+                    ("model", parts)
+                }
+                Role::Tool => {
+                    let name = m
+                        .name
+                        .clone()
+                        .or_else(|| call_name(&messages[..position], m.tool_call_id.as_deref()))
+                        .unwrap_or_default();
+                    let part =
+                        json!({"functionResponse": {"name": name, "response": response(&m.text)}});
+                    ("user", vec![part])
+                }
+            };
+            if parts.is_empty() {
                 continue;
             }
-            Role::User => ("user", text_part(&m.text).into_iter().collect()),
-            Role::Assistant => {
-                let mut parts: Vec<Value> = text_part(&m.text).into_iter().collect();
-                parts.extend(m.tool_calls.iter().map(|c| {
-                    let args = if c.arguments.is_object() {
-                        c.arguments.clone()
-                    } else {
-                        json!({})
-                    };
-                    json!({"functionCall": {"name": c.name, "args": args}})
-                }));
-                ("model", parts)
+            match contents.last_mut() {
+                Some((last, existing)) if *last == role => existing.extend(parts),
+                _ => contents.push((role, parts)),
             }
-            Role::Tool => {
-                let name = m
-                    .name
-                    .clone()
-                    .or_else(|| call_name(&messages[..position], m.tool_call_id.as_deref()))
-                    .unwrap_or_default();
-                let part =
-                    json!({"functionResponse": {"name": name, "response": response(&m.text)}});
-                ("user", vec![part])
+        }
+        for (role, parts) in &mut contents {
+            if *role == "model" {
+                if let Some(Value::Object(part)) =
+                    parts.iter_mut().find(|p| p.get("functionCall").is_some())
+                {
+                    part.insert("thoughtSignature".into(), Value::from(SKIP_SIGNATURE));
+                }
             }
+        }
+        let mut body = Map::new();
+        body.insert(
+            "contents".into(),
+            Value::Array(
+                contents
+                    .into_iter()
+                    .map(|(role, parts)| json!({"role": role, "parts": parts}))
+                    .collect(),
+            ),
+        );
+        if !system.is_empty() {
+            body.insert(
+                "systemInstruction".into(),
+                json!({"parts": [{"text": system.join("\n\n")}]}),
+            );
+        }
+        if !tools.is_empty() {
+            body.insert(
+                "tools".into(),
+                Value::Array(vec![catalog(CatalogFormat::Gemini, tools)]),
+            );
+        }
+        let mut generation = Map::new();
+        if let Some(max) = options.max_tokens {
+            generation.insert("maxOutputTokens".into(), Value::from(max));
+        }
+        if let Some(t) = options.temperature {
+            generation.insert("temperature".into(), Value::from(t));
+        }
+        if !generation.is_empty() {
+            body.insert("generationConfig".into(), Value::Object(generation));
+        }
+        let model = config
+            .model
+            .strip_prefix("models/")
+            .unwrap_or(&config.model);
+        let method = if options.stream {
+            "streamGenerateContent?alt=sse"
+        } else {
+            "generateContent"
         };
-        if parts.is_empty() {
-            continue;
+        let headers = key(config)
+            .map(|k| vec![("x-goog-api-key".to_string(), k.to_string())])
+            .unwrap_or_default();
+        post(
+            config,
+            format!("{}/v1beta/models/{model}:{method}", base(config)),
+            headers,
+            &Value::Object(body),
+        )
+    }
+
+    /// The events of a whole (non-streamed) `generateContent` response (or of the JSON array
+    /// `streamGenerateContent` returns without `alt=sse`). An error body becomes an
+    /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
+    fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
+        let value: Value = serde_json::from_str(body)
+            .map_err(|e| format!("the Gemini response is not JSON ({e}): {}", quote(body)))?;
+        let mut stream = GeminiStream::new();
+        let mut out = Vec::new();
+        match &value {
+            Value::Array(items) => items
+                .iter()
+                .for_each(|item| stream.response(item, &mut out)),
+            _ => stream.response(&value, &mut out),
         }
-        match contents.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(parts),
-            _ => contents.push((role, parts)),
-        }
+        Ok(out)
     }
-    for (role, parts) in &mut contents {
-        if *role == "model" {
-            if let Some(Value::Object(part)) =
-                parts.iter_mut().find(|p| p.get("functionCall").is_some())
-            {
-                part.insert("thoughtSignature".into(), Value::from(SKIP_SIGNATURE));
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert(
-        "contents".into(),
-        Value::Array(
-            contents
-                .into_iter()
-                .map(|(role, parts)| json!({"role": role, "parts": parts}))
-                .collect(),
-        ),
-    );
-    if !system.is_empty() {
-        body.insert(
-            "systemInstruction".into(),
-            json!({"parts": [{"text": system.join("\n\n")}]}),
-        );
-    }
-    if !tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(vec![catalog(CatalogFormat::Gemini, tools)]),
-        );
-    }
-    let mut generation = Map::new();
-    if let Some(max) = options.max_tokens {
-        generation.insert("maxOutputTokens".into(), Value::from(max));
-    }
-    if let Some(t) = options.temperature {
-        generation.insert("temperature".into(), Value::from(t));
-    }
-    if !generation.is_empty() {
-        body.insert("generationConfig".into(), Value::Object(generation));
-    }
-    let model = config
-        .model
-        .strip_prefix("models/")
-        .unwrap_or(&config.model);
-    let method = if options.stream {
-        "streamGenerateContent?alt=sse"
-    } else {
-        "generateContent"
-    };
-    let headers = key(config)
-        .map(|k| vec![("x-goog-api-key".to_string(), k.to_string())])
-        .unwrap_or_default();
-    post(
-        config,
-        format!("{}/v1beta/models/{model}:{method}", base(config)),
-        headers,
-        &Value::Object(body),
-    )
 }
 
 /// A text part, unless the text is empty.
@@ -353,21 +357,4 @@ impl GeminiStream {
         out.push(StreamEvent::ToolCallDelta { index, arguments });
         out.push(StreamEvent::ToolCallFinished { index });
     }
-}
-
-/// The events of a whole (non-streamed) `generateContent` response (or of the JSON array
-/// `streamGenerateContent` returns without `alt=sse`). An error body becomes an
-/// [`StreamEvent::Error`]; `Err` means the body is not JSON.
-pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the Gemini response is not JSON ({e}): {}", quote(body)))?;
-    let mut stream = GeminiStream::new();
-    let mut out = Vec::new();
-    match &value {
-        Value::Array(items) => items
-            .iter()
-            .for_each(|item| stream.response(item, &mut out)),
-        _ => stream.response(&value, &mut out),
-    }
-    Ok(out)
 }

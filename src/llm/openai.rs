@@ -34,6 +34,7 @@ use crate::tools::ToolDefinition;
 pub struct OpenAi;
 
 impl super::Provider for OpenAi {
+    /// The request for an OpenAI-compatible chat completion.
     fn build_request(
         &self,
         config: &ProviderConfig,
@@ -41,56 +42,53 @@ impl super::Provider for OpenAi {
         tools: &[&ToolDefinition],
         options: &RequestOptions,
     ) -> HttpRequest {
-        build_request(config, messages, tools, options)
+        let mut body = Map::new();
+        body.insert("model".into(), Value::from(config.model.as_str()));
+        body.insert(
+            "messages".into(),
+            Value::Array(messages.iter().map(message).collect()),
+        );
+        if !tools.is_empty() {
+            body.insert("tools".into(), catalog(CatalogFormat::Openai, tools));
+        }
+        if let Some(max) = options.max_tokens {
+            // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
+            // compatible servers know the older one.
+            let name = if config.base_url.contains("api.openai.com") {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body.insert(name.into(), Value::from(max));
+        }
+        if let Some(t) = options.temperature {
+            body.insert("temperature".into(), Value::from(t));
+        }
+        if options.stream {
+            body.insert("stream".into(), Value::Bool(true));
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        let headers = key(config)
+            .map(|k| vec![("Authorization".to_string(), format!("Bearer {k}"))])
+            .unwrap_or_default();
+        post(
+            config,
+            format!("{}/chat/completions", base(config)),
+            headers,
+            &Value::Object(body),
+        )
     }
 
+    /// The events of a whole (non-streamed) chat completion. An `error` body becomes an
+    /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
     fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
-        parse_response(body)
+        let value: Value = serde_json::from_str(body)
+            .map_err(|e| format!("the OpenAI response is not JSON ({e}): {}", quote(body)))?;
+        let mut stream = OpenAiStream::new();
+        let mut out = Vec::new();
+        stream.chunk(&value, "message", &mut out);
+        Ok(out)
     }
-}
-
-/// The request for an OpenAI-compatible chat completion.
-pub fn build_request(
-    config: &ProviderConfig,
-    messages: &[Message],
-    tools: &[&ToolDefinition],
-    options: &RequestOptions,
-) -> HttpRequest {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::from(config.model.as_str()));
-    body.insert(
-        "messages".into(),
-        Value::Array(messages.iter().map(message).collect()),
-    );
-    if !tools.is_empty() {
-        body.insert("tools".into(), catalog(CatalogFormat::Openai, tools));
-    }
-    if let Some(max) = options.max_tokens {
-        // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
-        // compatible servers know the older one.
-        let name = if config.base_url.contains("api.openai.com") {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(name.into(), Value::from(max));
-    }
-    if let Some(t) = options.temperature {
-        body.insert("temperature".into(), Value::from(t));
-    }
-    if options.stream {
-        body.insert("stream".into(), Value::Bool(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    let headers = key(config)
-        .map(|k| vec![("Authorization".to_string(), format!("Bearer {k}"))])
-        .unwrap_or_default();
-    post(
-        config,
-        format!("{}/chat/completions", base(config)),
-        headers,
-        &Value::Object(body),
-    )
 }
 
 /// One message in OpenAI's format.
@@ -335,15 +333,4 @@ impl OpenAiStream {
         self.finished = true;
         out.push(StreamEvent::Finish { reason });
     }
-}
-
-/// The events of a whole (non-streamed) chat completion. An `error` body becomes an
-/// [`StreamEvent::Error`]; `Err` means the body is not JSON.
-pub fn parse_response(body: &str) -> Result<Vec<StreamEvent>, String> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the OpenAI response is not JSON ({e}): {}", quote(body)))?;
-    let mut stream = OpenAiStream::new();
-    let mut out = Vec::new();
-    stream.chunk(&value, "message", &mut out);
-    Ok(out)
 }

@@ -19,7 +19,6 @@ pub mod html;
 pub mod url;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
@@ -35,8 +34,9 @@ pub const PREVIEW_CHARS: usize = 500;
 pub const TITLE_WEIGHT: u32 = 2;
 
 /// A page read for the project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "ResearchRecord", optional_fields)]
 pub struct ResearchNote {
     /// Its id.
     pub id: String,
@@ -143,17 +143,6 @@ impl ResearchNote {
             source: self.source(),
             fetches: self.fetches,
         }
-    }
-
-    /// Its `meta` record.
-    pub fn record(&self) -> Value {
-        json!({
-            "id": record_key(&self.project, &self.id),
-            "project": self.project,
-            "kind": "research",
-            "rev": 0,
-            "note": self,
-        })
     }
 
     /// A note from its `meta` record, if it is one.

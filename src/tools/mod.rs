@@ -38,6 +38,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 pub use self::command::{Command, CommandFactory, CommandMeta, CommandRegistry};
 use crate::commands::Category;
@@ -202,7 +203,8 @@ fn oversized_string(value: &Value, path: &str) -> Option<String> {
 }
 
 /// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(optional_fields)]
 pub struct ToolDefinition {
     /// Name (generated tools, such as an agent's routing tools, own theirs).
     pub name: std::borrow::Cow<'static, str>,
@@ -216,6 +218,7 @@ pub struct ToolDefinition {
     pub read_only: bool,
     /// Whether the core runs it asynchronously, under a timeout (see [`ToolSpec::ASYNC`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>")]
     pub asynchronous: bool,
     /// JSON Schema of the arguments (an object schema, provider-neutral).
     pub parameters: Value,

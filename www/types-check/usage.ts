@@ -97,7 +97,7 @@ export async function everything(): Promise<void> {
   const trashed: ToolResult = await client.memory.delete(written[0]);
   const trash: DeletedNote[] = (await client.memory.trash()).notes;
   const until: number = trash[0].restorableUntilMs;
-  const restored: MemoryNote = (await client.memory.restore(written[0])).note;
+  const restored: Omit<MemoryNote, 'previous'> = (await client.memory.restore(written[0])).note;
   // Suggestions of the proactive memory.
   const pendingSuggestions: Suggestion[] = (await client.suggestions.list()).suggestions;
   const allSuggestions: Suggestion[] = (await client.suggestions.list({ all: true, timeoutMs: 1_000 })).suggestions;

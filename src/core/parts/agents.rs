@@ -55,30 +55,21 @@ impl Agents {
             .cloned()
     }
 
-    /// Keep `messages` as the conversation of `project` with `agent` unless it was loaded
-    /// meanwhile.
-    pub(in crate::core) fn load_conversation(
+    /// Keep `messages` as the conversation of `project` with `agent`. Messages read from the
+    /// store (`replace: false`) do not replace a conversation kept meanwhile; a run's own
+    /// (`replace: true`) do.
+    pub(in crate::core) fn keep_conversation(
         &self,
         project: &str,
         agent: &str,
         messages: Vec<Message>,
+        replace: bool,
     ) {
-        self.conversations
-            .borrow_mut()
-            .entry((project.to_string(), agent.to_string()))
-            .or_insert(messages);
-    }
-
-    /// Keep `messages` as the conversation of `project` with `agent`.
-    pub(in crate::core) fn set_conversation(
-        &self,
-        project: &str,
-        agent: &str,
-        messages: Vec<Message>,
-    ) {
-        self.conversations
-            .borrow_mut()
-            .insert((project.to_string(), agent.to_string()), messages);
+        let mut conversations = self.conversations.borrow_mut();
+        let key = (project.to_string(), agent.to_string());
+        if replace || !conversations.contains_key(&key) {
+            conversations.insert(key, messages);
+        }
     }
 
     /// Forget everything kept of `project` (it was deleted).

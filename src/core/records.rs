@@ -1,0 +1,285 @@
+//! The records a change puts in the store's `meta` table, as types ([`MetaRecord`]): a call
+//! waiting for approval, a paused run, a job and its units' transcripts, a suggestion, the
+//! analysis figures, a research note and an agent's conversation.
+//!
+//! Each is serialized where the change's batch is built. The field names and omissions are
+//! those the store has always held (a database written before reads back as the same record),
+//! so `kind` tags the variant and every optional field is left out while it is unset.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::run_state::{paused_key, PausedRun};
+use crate::llm::Message;
+use crate::memory::bedside::AnalysisFigures;
+use crate::memory::suggest::{Suggestion, SuggestionState};
+use crate::research::ResearchNote;
+use crate::tools::ToolResult;
+
+/// A record of the `meta` table that a change puts, by its `kind`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(super) enum MetaRecord {
+    /// A call waiting for the writer's approval, or decided.
+    Approval(ApprovalRecord),
+    /// A run paused for approvals (`paused`), resuming, or ended.
+    PausedRun(PausedRunRecord),
+    /// A background job.
+    Job(JobRecord),
+    /// A job unit's transcript.
+    JobTranscript(TranscriptRecord),
+    /// A suggestion of the proactive memory.
+    Suggestion(SuggestionRecord),
+    /// A project's analysis figures (what the idle thinker compares).
+    Analysis(AnalysisRecord),
+    /// A research note.
+    Research(ResearchRecord),
+    /// The kept conversation of a project with an agent.
+    Conversation(ConversationRecord),
+}
+
+impl MetaRecord {
+    /// The record as the store keeps it.
+    pub(super) fn to_value(&self) -> Value {
+        crate::error::to_json(self)
+    }
+}
+
+/// The record of a run paused for approvals.
+pub(super) fn paused_record(paused: &PausedRun) -> MetaRecord {
+    MetaRecord::PausedRun(PausedRunRecord {
+        id: paused_key(&paused.project, &paused.run_id),
+        project: paused.project.clone(),
+        state: "paused".into(),
+        rev: 0,
+        run: paused.run_id.clone(),
+        paused: Some(Box::new(paused.clone())),
+    })
+}
+
+/// Where an approval stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum ApprovalState {
+    /// Waiting for the writer.
+    Pending,
+    /// Approved; the call runs.
+    Approved,
+    /// Rejected; the model is told.
+    Rejected,
+    /// Decided and carried out (`result` holds the call's result).
+    Done,
+    /// Its run was cancelled before the writer decided.
+    Cancelled,
+}
+
+/// A tool call that needs (or needed) the writer's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ApprovalRecord {
+    /// `approval:<project>:<run>:<call>` (see `approval_key`).
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// Where it stands.
+    pub(super) state: ApprovalState,
+    /// The run the call belongs to (`null` for a call of `execute`).
+    pub(super) run: Option<String>,
+    /// The call's id.
+    pub(super) call_id: String,
+    /// The tool.
+    pub(super) tool: String,
+    /// The call's arguments.
+    pub(super) args: Value,
+    /// Who called (`agent:<name>`).
+    pub(super) origin: String,
+    /// What the policy asked about (the `approval_required` error's details).
+    pub(super) request: Value,
+    /// When it was asked (ms).
+    pub(super) created_ms: u64,
+    /// The undo group the call's edits join (its run's tree group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) group: Option<String>,
+    /// The agent, path and session of the call in its run's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) who: Option<Value>,
+    /// When the writer decided (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) decided_ms: Option<u64>,
+    /// Why (a rejection's reason is told to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) reason: Option<String>,
+    /// The writer's edit of the arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) edited_args: Option<Value>,
+    /// The result of the call once carried out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) result: Option<ToolResult>,
+}
+
+/// A paused run's record: `paused` while it waits, then `resuming` or `ended` (without the
+/// run's state).
+#[derive(Serialize)]
+pub(super) struct PausedRunRecord {
+    /// `paused:<project>:<run>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// `paused`, `resuming` or `ended`.
+    pub(super) state: String,
+    /// Bumped by each claim (a resume is claimed once).
+    pub(super) rev: u64,
+    /// The run.
+    pub(super) run: String,
+    /// The run's state while it is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) paused: Option<Box<PausedRun>>,
+}
+
+/// A job's record.
+#[derive(Serialize)]
+pub(super) struct JobRecord {
+    /// `job:<project>:<job>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// The job's state (also inside `job`, for the store's readers).
+    pub(super) state: Value,
+    /// Always 0 (records are replaced whole).
+    pub(super) rev: u64,
+    /// The job, as `jobs.rs` writes it (its types live there, above this file).
+    pub(super) job: Value,
+}
+
+/// A job unit's transcript.
+#[derive(Serialize)]
+pub(super) struct TranscriptRecord {
+    /// `transcript:<project>:<job>:<unit>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// Always 0.
+    pub(super) rev: u64,
+    /// The unit's messages as the page shows them (written by `jobs.rs`).
+    pub(super) messages: Value,
+}
+
+/// A suggestion's record.
+#[derive(Serialize)]
+pub(super) struct SuggestionRecord {
+    /// `suggestion:<project>:<id>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// The suggestion's state (also inside `suggestion`, for the store's readers).
+    pub(super) state: SuggestionState,
+    /// The suggestion.
+    pub(super) suggestion: Suggestion,
+}
+
+/// A project's analysis figures.
+#[derive(Serialize)]
+pub(super) struct AnalysisRecord {
+    /// `analysis:<project>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// The figures of each analysed chapter.
+    pub(super) analyses: Vec<AnalysisFigures>,
+}
+
+/// A research note's record.
+#[derive(Serialize)]
+pub(super) struct ResearchRecord {
+    /// `research:<project>:<id>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// Always 0.
+    pub(super) rev: u64,
+    /// The note.
+    pub(super) note: ResearchNote,
+}
+
+/// The kept conversation of a project with an agent.
+#[derive(Serialize)]
+pub(super) struct ConversationRecord {
+    /// `conversation:<project>:<agent>`.
+    pub(super) id: String,
+    /// The project.
+    pub(super) project: String,
+    /// The agent.
+    pub(super) agent: String,
+    /// The conversation, without its system prompt.
+    pub(super) messages: Vec<Message>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Approval records as the store holds them: a waiting call of a run (with its tree
+    /// group and place), and a decided one of `execute` (no run) with its result.
+    fn stored() -> Vec<Value> {
+        vec![
+            json!({
+                "id": "approval:p1:r1:c1",
+                "project": "p1",
+                "kind": "approval",
+                "state": "pending",
+                "run": "r1",
+                "callId": "c1",
+                "tool": "character_update_entry",
+                "args": {"id": "mara", "notes": "Loves storms."},
+                "origin": "agent:keeper",
+                "request": {"kind": "character", "id": "mara", "version": 3, "fields": [
+                    {"field": "notes", "current": "Fears the dark.", "proposed": "Loves storms."}
+                ]},
+                "createdMs": 1_700_000_000_000_u64,
+                "group": "g7",
+                "who": {"agent": "keeper", "path": "root › keeper", "session": "s2"},
+            }),
+            json!({
+                "id": "approval:p1::c2",
+                "project": "p1",
+                "kind": "approval",
+                "state": "done",
+                "run": null,
+                "callId": "c2",
+                "tool": "write_memory_note",
+                "args": {"text": "x"},
+                "origin": "agent:quill",
+                "request": null,
+                "createdMs": 5,
+                "decidedMs": 9,
+                "reason": "fine",
+                "editedArgs": {"text": "y"},
+                "result": {
+                    "status": "success",
+                    "data": {"id": "n1"},
+                    "meta": {"execution_time_ms": 2, "execution_time": 2, "command_id": "e1"}
+                },
+            }),
+        ]
+    }
+
+    #[test]
+    fn stored_approval_records_read_back_and_write_the_same_json() {
+        for record in stored() {
+            let typed: ApprovalRecord = serde_json::from_value(record.clone()).unwrap();
+            assert_eq!(MetaRecord::Approval(typed).to_value(), record);
+        }
+    }
+
+    #[test]
+    fn an_approval_record_read_back_keeps_its_state_and_result() {
+        let done: ApprovalRecord = serde_json::from_value(stored()[1].clone()).unwrap();
+        assert_eq!(done.state, ApprovalState::Done);
+        assert_eq!(done.run, None);
+        assert!(done.result.is_some_and(|r| r.is_success()));
+        let waiting: ApprovalRecord = serde_json::from_value(stored()[0].clone()).unwrap();
+        assert_eq!(waiting.state, ApprovalState::Pending);
+        assert_eq!(waiting.group.as_deref(), Some("g7"));
+    }
+}
