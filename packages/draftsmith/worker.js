@@ -74,15 +74,18 @@ function send(messages) {
   else if (messages.length > 1) self.postMessage({ kind: 'batch', messages });
 }
 
-// The core emits a request's events as it runs, before it waits for IndexedDB: this page gets
-// them at the end of the current task (while IndexedDB writes), so that passing them on does
-// not delay the write. Anything posted to the page posts them first, in the same message, so
-// the page hears events and answers in the order they happened, and the events of a request's
-// end (such as `saved`) go with its response: one postMessage, not two.
+// The core emits a request's events as it runs. Anything posted to the page posts the queued
+// events first, in the same message, so the page hears events and answers in the order they
+// happened. While one of this page's requests is served, its events wait for its answer (a
+// keystroke's `edit`, `history_changed` and `saved` go with its response: one postMessage, not
+// two), or a frame at most for a request that takes longer, such as an agent's run. Otherwise
+// they go at the end of the current task.
+const HOLD_EVENTS_MS = 16;
+let pageRequests = 0;
 let pageEvents = [];
 function deliverSoon(event) {
   pageEvents.push(event);
-  if (pageEvents.length === 1) setTimeout(flushPageEvents, 0);
+  if (pageEvents.length === 1) setTimeout(flushPageEvents, pageRequests > 0 ? HOLD_EVENTS_MS : 0);
 }
 
 function flushPageEvents() {
@@ -379,8 +382,13 @@ async function serve(message) {
     relay({ id, text, message });
     return;
   }
-  const { text: responseText, failure } = await runOnCore(text, null, pageProject);
-  answer(id, message, responseText, failure);
+  pageRequests += 1;
+  try {
+    const { text: responseText, failure } = await runOnCore(text, null, pageProject);
+    answer(id, message, responseText, failure);
+  } finally {
+    pageRequests -= 1;
+  }
 }
 
 // Post a response to this page (and follow the page's project).
