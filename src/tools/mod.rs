@@ -357,7 +357,10 @@ impl ToolRegistry {
         else {
             return Err(self.unknown_tool(name));
         };
-        let args = object_args(args)?;
+        let mut args = object_args(args)?;
+        if let Some(declared) = bible::declared_args(name) {
+            args::declared_names(declared, &mut args);
+        }
         validate::check_args(&definition.parameters, &args)?;
         Ok((meta, args))
     }
