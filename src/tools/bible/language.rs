@@ -176,7 +176,10 @@ fn named_entry<'b>(bible: &'b Bible, a: &Call) -> Result<&'b Entity, ToolError> 
 
 pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
     let e = named_entry(cx.bible(), a)?;
-    Ok(json!({"text": entity_block(e), "entry": e.flat()}))
+    let out = json!({"text": entity_block(e), "entry": e.flat()});
+    let read = e.id.clone();
+    cx.saw(Glossary, &read);
+    Ok(out)
 }
 
 /// The fields among `names` given as arguments, trimmed.

@@ -287,7 +287,7 @@ fn brief(e: &Entity) -> String {
 }
 
 /// `{kind}_read_entry`: one entity of `kind` by id or name, or a list of them all.
-pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
+pub(super) fn read_entry(cx: &mut Cx, kind: Kind, query: Option<&str>) -> Out {
     let bible = cx.bible();
     let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
         let all: Vec<&Entity> = bible.list(kind).collect();
@@ -306,6 +306,7 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
     let e = resolve(bible, kind, q)?;
     let mut text = entity_text(e);
     let mut out = json!({ "id": e.id, "entry": e.flat() });
+    let read = e.id.clone();
     if matches!(kind, Character | Location) {
         let [scenes, routes] = listed_in(bible, kind, &e.id, &mut text);
         (out["scenes"], out["routes"]) = (json!(scenes), json!(routes));
@@ -321,6 +322,7 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
         }
     }
     out["text"] = json!(text);
+    cx.saw(kind, &read);
     Ok(out)
 }
 
