@@ -109,7 +109,7 @@ export interface RequestOptions {
 export interface ToolResult<T = unknown> {
   status: 'success' | 'error';
   data: T | { code: string; message: string; details?: unknown };
-  /** `execution_time` is the same value as `execution_time_ms` (the TextCraft seed's name). */
+  /** `execution_time` is `execution_time_ms` in seconds (the TextCraft seed's name and unit). */
   meta: { execution_time_ms: number; execution_time: number; command_id?: string; bytes_written?: number };
 }
 

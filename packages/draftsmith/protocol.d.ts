@@ -1445,7 +1445,11 @@ source: 'agent' | 'human',
  */
 fetches: number, };
 
-export type ResultMeta = { execution_time_ms: number, execution_time?: number, command_id?: string, bytes_written?: number, };
+export type ResultMeta = { execution_time_ms: number, 
+/**
+ * Seconds.
+ */
+execution_time?: number, command_id?: string, bytes_written?: number, };
 
 export type ResumedRun = RunResult | { 
 /**
