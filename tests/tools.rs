@@ -434,12 +434,14 @@ fn toolsets_select_the_right_tools() {
         assert!(all.contains(tool), "{tool} missing from all");
     }
     let voice = names(VOICE_SAFE);
-    assert!(
-        voice.contains(&"navigate_to_text")
-            && voice.contains(&"switch_panel")
-            && voice.contains(&"run_analysis")
-    );
+    assert!(voice.contains(&"navigate_to_text") && voice.contains(&"switch_panel"));
     assert!(!voice.contains(&"highlight_text"));
+    // Nothing that waits on the network or on a model.
+    assert!(!voice.contains(&"research_url") && !voice.contains(&"run_analysis"));
+    for name in &voice {
+        let definition = registry.definition(name).unwrap();
+        assert!(!definition.asynchronous, "{name}");
+    }
     assert!(!voice.iter().any(|n| [
         "update_manuscript",
         "append_to_manuscript",

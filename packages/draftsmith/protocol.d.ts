@@ -1461,6 +1461,8 @@ run: string,
  */
 status: RunStatus, };
 
+export type RunMode = "text" | "voice";
+
 export type RunParams = { prompt: string, 
 /**
  * The page's id for the run (so it can match events before the response); one is
@@ -1471,7 +1473,13 @@ runId?: string, agent?: AgentChoice,
  * A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent
  * (`rentl` has none: its agents run in pipeline jobs).
  */
-preset?: string, toolset?: string, maxSteps?: number, tokenBudget?: number, 
+preset?: string, toolset?: string, 
+/**
+ * `text` (the default) or `voice`: a voice run offers only the `voice_safe` tools
+ * (nothing that waits on the network or on a model). `toolset` still picks the
+ * assistant's tools.
+ */
+mode?: RunMode, maxSteps?: number, tokenBudget?: number, 
 /**
  * Forget the earlier conversation first.
  */

@@ -247,6 +247,8 @@ impl ToolRegistry {
 
     /// Every built-in tool, with the `all`, `voice_safe`, `quick` and `files` toolsets (the
     /// file tools' reads are knowledge tools, so `voice_safe` has them; `quick` does not).
+    /// `voice_safe` holds no tool that waits on the network (research) or on a model
+    /// (generation, `run_analysis`' reading).
     pub fn standard() -> Self {
         let mut registry = Self::new();
         navigation::register(&mut registry);
@@ -273,6 +275,8 @@ impl ToolRegistry {
                     d.category,
                     Category::Navigation | Category::Knowledge | Category::Analysis | Category::Ui
                 ) && d.name != "highlight_text"
+                    && !d.asynchronous
+                    && d.name != "run_analysis"
             })
             .map(builtin_name)
             .collect();
