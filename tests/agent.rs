@@ -352,7 +352,7 @@ fn invalid_and_unknown_calls_are_answered_but_never_executed() {
     assert!(
         events
             .iter()
-            .filter(|e| matches!(e, RunEvent::ToolCallFinished { status, .. } if status == "error"))
+            .filter(|e| matches!(e, RunEvent::ToolCallFinished { status, .. } if status.as_str() == "error"))
             .count()
             == 2
     );

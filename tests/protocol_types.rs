@@ -1,7 +1,7 @@
-//! The protocol's TypeScript declarations and docs agree with the request declaration
-//! (`src/core/requests.rs`).
+//! The protocol's TypeScript declarations and docs agree with the request and event
+//! declarations (`src/core/requests.rs`, `src/core/events.rs`).
 
-use draftsmith::core::{typescript, REQUESTS};
+use draftsmith::core::{typescript, EVENTS, REQUESTS};
 
 const DECLARATIONS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -56,6 +56,41 @@ fn the_protocol_doc_lists_every_request() {
         assert!(
             doc.contains(&format!("`{name}`")),
             "docs/protocol.md does not describe `{name}`"
+        );
+    }
+}
+
+/// Every event is in the generated `CoreEventMap`, once, in order.
+#[test]
+fn the_declarations_name_every_event() {
+    let ts = typescript();
+    let map = ts
+        .split("export interface CoreEventMap {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}\n").next())
+        .expect("CoreEventMap");
+    let keys: Vec<&str> = map
+        .lines()
+        .filter_map(|l| l.trim().split_once(':').map(|(k, _)| k))
+        .filter(|k| !k.starts_with("/**"))
+        .collect();
+    assert_eq!(keys, EVENTS);
+}
+
+/// `docs/protocol.md` describes every event the core emits.
+#[test]
+fn the_protocol_doc_lists_every_event() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
+        .expect("docs/protocol.md");
+    let events = doc
+        .split("## Events")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("an Events section");
+    for name in EVENTS {
+        assert!(
+            events.contains(&format!("| `{name}` |")),
+            "the events of docs/protocol.md do not describe `{name}`"
         );
     }
 }

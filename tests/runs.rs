@@ -578,3 +578,83 @@ fn a_voice_run_offers_only_voice_safe_tools_and_a_toolset_still_overrides() {
     assert_eq!(code, "invalid_params");
     assert!(message.contains("voice"), "{message}");
 }
+
+/// The keys of every event of a run, as the page reads them (sorted; `type` included).
+fn keys(event: &Value) -> Vec<String> {
+    event.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn a_runs_events_have_their_wire_shape() {
+    let page = Page::new(vec![
+        calls(
+            "call_1",
+            "update_manuscript",
+            json!({"searchText": "The lamp was dark.", "replacementText": "The lamp was lit."}),
+        ),
+        says("Done."),
+    ]);
+    page.project();
+    page.configure();
+    page.ok(
+        "run",
+        json!({"prompt": "Make the lamp lit.", "runId": "r1"}),
+    );
+    let shapes: Vec<(String, Vec<String>)> = page
+        .run_events()
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap().to_string(), keys(e)))
+        .collect();
+    let shape = |kind: &str| {
+        shapes
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, keys)| keys.join(" "))
+            .unwrap_or_else(|| panic!("no {kind} event: {shapes:?}"))
+    };
+    // The run's own events carry no agent origin; preset and toolset are there, null or not.
+    assert_eq!(
+        shape("run_started"),
+        "agent maxSteps model preset project prompt run toolset type"
+    );
+    let started = &page.run_events()[0];
+    assert_eq!(started["preset"], Value::Null);
+    // The agent loop's events carry the agent and its path (no session: the root agent).
+    assert_eq!(
+        shape("tool_call_started"),
+        "agent arguments id name path run type"
+    );
+    assert_eq!(
+        shape("tool_call_finished"),
+        "agent id name path run status type"
+    );
+    assert_eq!(
+        shape("edit_applied"),
+        "agent chapter id path run type version"
+    );
+    assert_eq!(shape("step_finished"), "agent path run step type");
+    assert_eq!(shape("usage"), "agent path run type usage");
+    // The end: the run's result, without the absent `message` and `pending`.
+    assert_eq!(
+        shape("run_finished"),
+        "agent run status steps text type usage"
+    );
+    // The page's `edit` event: no `tag` for an agent's edit.
+    let edit = page
+        .events
+        .peek()
+        .into_iter()
+        .find(|e| e.kind == "edit")
+        .unwrap();
+    assert_eq!(
+        keys(&edit.data),
+        ["changeset", "chapter", "origin", "version"]
+    );
+    let history = page
+        .events
+        .peek()
+        .into_iter()
+        .find(|e| e.kind == "history_changed")
+        .unwrap();
+    assert_eq!(keys(&history.data), ["canRedo", "canUndo", "groups"]);
+}

@@ -17,6 +17,7 @@ import type {
   ChapterSummary,
   ChapterText,
   CheckpointResult,
+  CoreEventMap,
   DeletedChapter,
   Hello,
   HistoryEntry,
@@ -45,6 +46,7 @@ import type {
   ResearchDeleted,
   ResearchListing,
   ResearchNote,
+  RunEvent,
   RunMode,
   RunResult,
   Settings,
@@ -118,64 +120,6 @@ export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
 
 /** A deleted note that can still be restored (until `restorableUntilMs`). */
 export interface DeletedNote extends MemoryNote { deletedMs: number; deletedBy: Origin; restorableUntilMs: number }
-
-/**
- * Where an event of a sub-agent comes from: its agent, its path from the agent the run
- * started with (`'player_interface › root › rules_lawyer'`) and its temporary session's id.
- * Absent on the events of the agent the run started with.
- */
-export interface SubAgentOrigin {
-  agent?: string;
-  path?: string;
-  session?: string;
-}
-
-/** The job and unit a run event comes from (only on a job unit's run, `job:<job>:<unit>`). */
-export interface JobUnitOrigin {
-  job?: string;
-  unit?: string;
-}
-
-/** How a sub-agent's session ended. */
-export type SessionStatus = 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted';
-
-/**
- * The events of one run, in order; every one carries the run id. A run is a tree: a routing
- * call (`route_to_<agent>_agent`, `assign_task`) runs a sub-agent in a temporary session,
- * announced by `session_started` (whose `callId` is the routing call's id, between its
- * `tool_call_started` and `tool_call_finished`); the sub-agent's own events carry
- * `agent`, `path` and `session`; `session_ended` (or `session_paused`, when a call deep in the
- * tree waits for the writer's approval) closes it.
- */
-export type RunEvent = { run: string } & SubAgentOrigin & JobUnitOrigin & (
-  | { type: 'run_started'; project: string; agent: string; preset: string | null; toolset: string | null; maxSteps: number; model: string; prompt: string }
-  | { type: 'text_delta'; text: string }
-  | { type: 'tool_call_proposed'; id: string; name: string }
-  | { type: 'tool_call_started'; id: string; name: string; arguments: Record<string, unknown> }
-  | { type: 'tool_call_finished'; id: string; name: string; status: ToolCallStatus }
-  | { type: 'edit_applied'; id: string; chapter: string; version: number }
-  | { type: 'step_finished'; step: number }
-  | { type: 'usage'; usage: Usage }
-  | ({ type: 'run_finished' | 'run_failed' | 'run_aborted' } & Omit<RunResult, 'run' | 'pending'>)
-  /** A call needs the writer's approval (the card to show); nothing changed yet. */
-  | ({ type: 'approval_requested' } & Omit<ApprovalCard, 'run'>)
-  /** The run stopped to wait for approvals; it resumes when the last one is decided. */
-  | ({ type: 'run_paused'; status: 'paused'; pending: ApprovalCard[] } & Omit<RunResult, 'run' | 'status' | 'pending'>)
-  /** A paused run goes on (in the worker where its last waiting call was decided). */
-  | { type: 'run_resumed'; project: string; agent: string; steps: number }
-  /** A sub-agent's temporary session began (`session_resumed`: a paused one goes on), run by the routing call `callId` of `caller`. */
-  | { type: 'session_started' | 'session_resumed'; agent: string; path: string; session: string; callId: string; caller: string | null }
-  /** A sub-agent's session ended; its answer is the routing call's result. */
-  | { type: 'session_ended'; agent: string; path: string; session: string; callId: string; status: SessionStatus; steps: number }
-  /** A sub-agent's session waits for the writer's approval (the whole tree pauses). */
-  | { type: 'session_paused'; agent: string; path: string; session: string; callId: string; status: 'paused'; steps: number }
-);
-
-/**
- * A tool call's outcome in a run: `pending` waits for the writer's approval, `denied` was
- * rejected by the writer (the model reads a result with code `denied`).
- */
-export type ToolCallStatus = 'success' | 'error' | 'aborted' | 'pending' | 'denied';
 
 /** The kinds of story-bible entities. */
 export type BibleKind =
@@ -369,24 +313,11 @@ export interface ResearchUnitResult {
   text: string;
 }
 
-/** Events pushed by the worker, by type. */
-export interface EventMap {
-  /** A chapter changed (by the writer, an agent, undo or redo). */
-  edit: { chapter: string; changeset: ChangeSet; version: number; origin: Origin; tag?: string };
-  /** Editor UI state changed (a ui or navigation tool ran). */
-  ui: UiState;
-  /** The history changed. */
-  history_changed: { canUndo: boolean; canRedo: boolean; groups: number };
-  /** A change was stored. */
-  saved: { project: string; at: number; changed: boolean };
-  /** A change could not be stored; it is kept in memory and saved with the next change. */
-  storage_error: { project: string; code: 'quota_exceeded' | 'storage_failed'; message: string };
-  /** Projects were created, renamed or deleted (here or, with `remote`, in another tab). */
-  projects_changed: { current?: string | null; remote?: boolean };
-  /** Another tab saved the open project; this is its new state. */
-  project_reloaded: ProjectSummary;
-  /** Another tab deleted a project that was open here. */
-  project_deleted: { id: string };
+/**
+ * Events pushed by the worker, by type: the core's (`CoreEventMap`, generated from its Rust
+ * types) and those the worker and the client make themselves.
+ */
+export interface EventMap extends CoreEventMap {
   /** The core (re)loaded; `instance` counts loads in this worker. */
   ready: { version: string; instance: number };
   /** The writing core restarted after a panic (here or in the writing tab): state not yet saved
@@ -401,35 +332,6 @@ export interface EventMap {
   panic: { message: string };
   /** A response that matched no request (its id was unreadable). */
   error: { code: ErrorCode; message: string };
-  /** An agent run's event (see `run()`, which filters them by run). */
-  run: RunEvent;
-  /** The settings changed. */
-  settings_changed: Settings;
-  /** Chapters were added, renamed, moved or deleted. */
-  chapters_changed: ProjectSummary;
-  /** The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note). */
-  memory_changed: { project: string; tool?: string; written?: number; restored?: string; bedside?: boolean; monitor?: string; suggestion?: string; remote?: boolean };
-  /** A suggestion was added or updated (a pending one), or accepted or dismissed. */
-  suggestion: { project: string; action: 'added' | 'updated' | 'accepted' | 'dismissed'; suggestion: Suggestion; remote?: boolean };
-  /** A story-bible entity changed (by the writer, an agent or an import); `entity` is null once deleted. */
-  bible_changed: { project: string; kind: BibleKind; id: string; origin: Origin; entity: BibleEntity | null };
-  /** A free file of the data/ view (under plans/ or notes/) was written; `origin` is `human`, `agent:<name>` or `import`. */
-  files_changed: { project: string; path: string; origin: string; size?: number; mod_time?: number; deleted?: boolean };
-  /** An agent of the project was defined (or replaced), or deleted (`defined: false`). */
-  agents_changed: { project: string; name: string; defined: boolean };
-  /** Approvals were requested (`requested`: the new card) or decided (`requested: null`). */
-  approvals_changed: { project: string; requested: ApprovalCard | null };
-  /** A waiting call was decided (here or in another tab). */
-  approval_decided: { project: string; callId: string; run: string | null; decision: 'approve' | 'reject'; status: ApprovalResult['status'] };
-  /**
-   * A job's or one of its units' state changed (`unit`: the unit that changed); `resumed`: a
-   * new worker took up an unfinished job of the project it opened.
-   */
-  job_progress: { project: string; job: JobView; unit?: UnitView; resumed?: boolean };
-  /** A research note was added, updated (the same address read again) or deleted; `evicted`: notes dropped to stay within the caps. */
-  research_changed: { project: string; action: 'added' | 'updated' | 'deleted'; note: ResearchNote; evicted?: string[]; remote?: boolean };
-  /** A job ended: `done`, `failed` or `cancelled`. */
-  job_finished: { project: string; job: JobView };
 }
 
 export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K) => void;

@@ -1,5 +1,8 @@
-// Generated from src/core/requests.rs by ts-rs; do not edit.
+// Generated from src/core/requests.rs and src/core/events.rs by ts-rs; do not edit.
 // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types
+
+// The story bible's entities are declared by hand beside the client.
+import type { BibleEntity, BibleKind } from './draftsmith.js';
 
 /** The request types the core serves. */
 export type RequestType =
@@ -237,6 +240,57 @@ export interface RequestResults {
   debug_fail_saves: JsonValue;
 }
 
+/** What the worker adds to an event caused by another tab's request: `remote: true`. */
+export interface Relayed {
+  remote?: boolean;
+}
+
+/** The events the core pushes, by type: each one's payload. */
+export interface CoreEventMap {
+  /** A chapter changed (by the writer, an agent, undo or redo). */
+  edit: EditEvent & Relayed;
+  /** Editor UI state changed (a ui or navigation tool ran). */
+  ui: UiState & Relayed;
+  /** The undo history changed. */
+  history_changed: HistoryChangedEvent & Relayed;
+  /** A change was stored. */
+  saved: SavedEvent & Relayed;
+  /** A change could not be stored; it is kept in memory and saved with the next change. */
+  storage_error: StorageErrorEvent & Relayed;
+  /** Projects were created, renamed or deleted (here or, with `remote`, in another tab). */
+  projects_changed: ProjectsChangedEvent & Relayed;
+  /** Another tab saved the open project; this is its new state. */
+  project_reloaded: ProjectReloadedEvent & Relayed;
+  /** Another tab deleted a project that was open here. */
+  project_deleted: ProjectDeletedEvent & Relayed;
+  /** An agent run's event (see `run()`, which filters them by run). */
+  run: RunEvent & Relayed;
+  /** The settings changed. */
+  settings_changed: Settings & Relayed;
+  /** Chapters were added, renamed, moved or deleted. */
+  chapters_changed: ProjectSummary & Relayed;
+  /** The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note). */
+  memory_changed: MemoryChangedEvent & Relayed;
+  /** A suggestion was added or updated (a pending one), or accepted or dismissed. */
+  suggestion: SuggestionEvent & Relayed;
+  /** A story-bible entity changed (by the writer, an agent or an import); `entity` is null once deleted. */
+  bible_changed: BibleChangedEvent & Relayed;
+  /** A free file of the data/ view (under plans/ or notes/) was written or deleted. */
+  files_changed: FilesChangedEvent & Relayed;
+  /** An agent of the project was defined (or replaced), or deleted (`defined: false`). */
+  agents_changed: AgentsChangedEvent & Relayed;
+  /** Approvals were requested (`requested`: the new card) or decided (`requested: null`). */
+  approvals_changed: ApprovalsChangedEvent & Relayed;
+  /** A waiting call was decided (here or in another tab). */
+  approval_decided: ApprovalDecidedEvent & Relayed;
+  /** A job's or one of its units' state changed. */
+  job_progress: JobProgressEvent & Relayed;
+  /** A research note was added, updated (the same address read again) or deleted. */
+  research_changed: ResearchChangedEvent & Relayed;
+  /** A job ended: `done`, `failed` or `cancelled`. */
+  job_finished: JobFinishedEvent & Relayed;
+}
+
 export type AbortRunParams = { 
 /**
  * The run; all runs when absent.
@@ -339,6 +393,64 @@ presets: Array<Preset>,
  */
 agents: Array<AgentInfo>, };
 
+export type AgentLoopEvent = { "type": "text_delta", 
+/**
+ * The text.
+ */
+text: string, } | { "type": "tool_call_proposed", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Tool name.
+ */
+name: string, } | { "type": "tool_call_started", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * Its arguments.
+ */
+arguments: Record<string, unknown>, } | { "type": "tool_call_finished", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * How it came out.
+ */
+status: ToolCallStatus, } | { "type": "edit_applied", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Chapter id.
+ */
+chapter: string, 
+/**
+ * The chapter's version after the edit.
+ */
+version: number, } | { "type": "step_finished", 
+/**
+ * Step number, from 1.
+ */
+step: number, } | { "type": "usage", 
+/**
+ * The sum.
+ */
+usage: Usage, };
+
 export type AgentModel = { 
 /**
  * The wire format (`openai`, `anthropic`, `gemini`); must be the configured one, whose
@@ -353,6 +465,20 @@ model: string | null,
  * Sampling temperature (0 to 2).
  */
 temperature: number | null, };
+
+export type AgentsChangedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The agent.
+ */
+name: string, 
+/**
+ * True when defined (or replaced), false when deleted.
+ */
+defined: boolean, };
 
 export type AppliedChange = { 
 /**
@@ -446,6 +572,28 @@ proposed: Record<string, unknown>,
  */
 createdMs: number, };
 
+export type ApprovalDecidedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The decided call.
+ */
+callId: string, 
+/**
+ * Its run (`null` for a call made outside a run).
+ */
+run: string | null, 
+/**
+ * The writer's decision.
+ */
+decision: Decision, 
+/**
+ * The call's result status.
+ */
+status: ToolCallStatus, };
+
 export type ApprovalField = { 
 /**
  * Field name.
@@ -503,6 +651,16 @@ result: ToolCallResult,
  */
 run: ResumedRun | null, };
 
+export type ApprovalsChangedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The new card, or `null` when a call was decided (or cancelled).
+ */
+requested: ApprovalCard | null, };
+
 export type ApproveParams = { callId: string, decision: Decision, 
 /**
  * The writer's edit of the call's arguments (approve only).
@@ -521,6 +679,28 @@ runId?: string,
  * waiting under this id that is not that card is refused with `conflict`.
  */
 digest?: string, };
+
+export type BibleChangedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The entity's kind.
+ */
+kind: BibleKind, 
+/**
+ * The entity's id.
+ */
+id: string, 
+/**
+ * Who changed it.
+ */
+origin: Origin, 
+/**
+ * The entity, flat (its fields and their origins); `null` once deleted.
+ */
+entity: BibleEntity | null, };
 
 export type BibleDeleteParams = { kind: string, id: string, baseVersion?: number, };
 
@@ -709,6 +889,28 @@ project: ProjectSummary, };
 
 export type Done = Record<symbol, never>;
 
+export type EditEvent = { 
+/**
+ * The chapter.
+ */
+chapter: string, 
+/**
+ * The change.
+ */
+changeset: Array<ChangeOp>, 
+/**
+ * The chapter's version after it.
+ */
+version: number, 
+/**
+ * Who made it.
+ */
+origin: Origin, 
+/**
+ * The tag the writer's change was sent with.
+ */
+tag?: string, };
+
 export type EntityRef = { 
 /**
  * Its id.
@@ -726,6 +928,32 @@ type: string, };
 export type EntityType = "character" | "item" | "rule" | "location" | "plot_thread";
 
 export type ExecuteParams = { tool: string, args?: JsonValue, origin?: string, callId?: string, };
+
+export type FilesChangedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The file's path.
+ */
+path: string, 
+/**
+ * Who changed it: `human`, `agent:<name>` or `import`.
+ */
+origin: string, 
+/**
+ * Its size in bytes (absent once deleted).
+ */
+size?: number, 
+/**
+ * When it was last written (ms since the epoch; absent once deleted).
+ */
+mod_time?: number, 
+/**
+ * True when it was deleted.
+ */
+deleted?: boolean, };
 
 export type GetChapterParams = { chapter?: string, since?: number, };
 
@@ -808,6 +1036,20 @@ style: string,
  * Optional note shown with the highlight.
  */
 note?: string, };
+
+export type HistoryChangedEvent = { 
+/**
+ * Whether there is a group to undo.
+ */
+canUndo: boolean, 
+/**
+ * Whether there is a group to redo.
+ */
+canRedo: boolean, 
+/**
+ * How many groups can be undone.
+ */
+groups: number, };
 
 export type HistoryEntry = { 
 /**
@@ -981,6 +1223,16 @@ export type IdleThinkingPatch = { enabled?: boolean, afterMs?: number, maxCallsP
 
 export type ImportProjectParams = { document: JsonValue, };
 
+export type JobFinishedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The job (without its units).
+ */
+job: JobView, };
+
 export type JobKind = "pipeline" | "run" | "research";
 
 export type JobList = { 
@@ -1013,6 +1265,24 @@ total: number,
  */
 current: Array<string>, };
 
+export type JobProgressEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The job (without its units).
+ */
+job: JobView, 
+/**
+ * The unit that changed.
+ */
+unit?: UnitView, 
+/**
+ * True when a new worker took up an unfinished job of the project it opened.
+ */
+resumed?: boolean, };
+
 export type JobRefParams = { job: string, };
 
 export type JobState = "queued" | "running" | "waiting_approval" | "paused" | "done" | "failed" | "cancelled";
@@ -1026,6 +1296,16 @@ unit: UnitView,
  * Its run's messages (saved when the unit ends or waits for approval; empty before).
  */
 transcript: Array<TranscriptMessage>, };
+
+export type JobUnitOrigin = { 
+/**
+ * The job.
+ */
+job?: string, 
+/**
+ * The unit.
+ */
+unit?: string, };
 
 export type JobUnitParams = { job: string, unit: string, };
 
@@ -1098,6 +1378,36 @@ export type MemoryBlock = {
  * The block's text.
  */
 block: string, };
+
+export type MemoryChangedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The tool whose call changed it.
+ */
+tool?: string, 
+/**
+ * How many notes the writer wrote.
+ */
+written?: number, 
+/**
+ * The deleted note that was restored.
+ */
+restored?: string, 
+/**
+ * The bedside note was updated by itself.
+ */
+bedside?: boolean, 
+/**
+ * The kind of finding the monitor wrote an observation note about.
+ */
+monitor?: string, 
+/**
+ * The suggestion whose acceptance wrote a goal or a note.
+ */
+suggestion?: string, };
 
 export type MemoryContextParams = { request?: string, budget?: number, };
 
@@ -1287,6 +1597,12 @@ export type Priority = "low" | "medium" | "high";
 
 export type Profile = "debug" | "release";
 
+export type ProjectDeletedEvent = { 
+/**
+ * The project.
+ */
+id: string, };
+
 export type ProjectList = { 
 /**
  * The projects.
@@ -1321,6 +1637,44 @@ updatedMs: number, };
 
 export type ProjectRefParams = { id?: string, };
 
+export type ProjectReloadedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * True when this tab's unsaved changes were rebased over the stored project.
+ */
+rebased?: boolean, 
+/**
+ * What the rebase kept as copies (it could not merge them).
+ */
+copies?: Array<string>, 
+/**
+ * What the rebase overrode in the stored project.
+ */
+overridden?: Array<string>, 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its chapters, in order.
+ */
+chapters: Array<ChapterSummary>, 
+/**
+ * The editor's state.
+ */
+ui: UiState, 
+/**
+ * What was damaged in its stored data and could not be read (only when something was).
+ */
+problems?: Array<string>, };
+
 export type ProjectSummary = { 
 /**
  * Its id.
@@ -1343,6 +1697,12 @@ ui: UiState,
  */
 problems?: Array<string>, };
 
+export type ProjectsChangedEvent = { 
+/**
+ * The open project (absent when another tab without a writer lock relayed it).
+ */
+current?: string | null, };
+
 export type ProviderKind = "openai" | "anthropic" | "gemini";
 
 export type Reloaded = { 
@@ -1358,6 +1718,26 @@ unsaved?: boolean, };
 export type RenameChapterParams = { chapter: ChapterRef, title: string, };
 
 export type RenameProjectParams = { id?: string, name: string, };
+
+export type ResearchAction = "added" | "updated" | "deleted";
+
+export type ResearchChangedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * What happened.
+ */
+action: ResearchAction, 
+/**
+ * The note (a preview of its text).
+ */
+note: ResearchNote, 
+/**
+ * Notes dropped to stay within the caps (on `added` and `updated`).
+ */
+evicted?: Array<string>, };
 
 export type ResearchDeleteParams = { id: string, };
 
@@ -1461,6 +1841,42 @@ run: string,
  */
 status: RunStatus, };
 
+export type RunEvent = { 
+/**
+ * The run's id (it wins over a `run` of the event's own fields, which is the same).
+ */
+run: string, } & (AgentLoopEvent | RunProgress) & { 
+/**
+ * The agent.
+ */
+agent?: string, 
+/**
+ * Agent names from the root to this one, joined by ` › `.
+ */
+path?: string, 
+/**
+ * The sub-agent's session.
+ */
+session?: string, 
+/**
+ * The job.
+ */
+job?: string, 
+/**
+ * The unit.
+ */
+unit?: string, };
+
+export type RunFailure = RunResult | { 
+/**
+ * `failed`.
+ */
+status: 'failed', 
+/**
+ * Why.
+ */
+message: string, };
+
 export type RunMode = "text" | "voice";
 
 export type RunParams = { prompt: string, 
@@ -1484,6 +1900,46 @@ mode?: RunMode, maxSteps?: number, tokenBudget?: number,
  * Forget the earlier conversation first.
  */
 newConversation?: boolean, };
+
+export type RunPaused = { 
+/**
+ * The run's id.
+ */
+run: string, 
+/**
+ * `paused`.
+ */
+status: 'paused', 
+/**
+ * The model's last text.
+ */
+text: string, 
+/**
+ * Model calls made.
+ */
+steps: number, 
+/**
+ * Tokens used.
+ */
+usage: Usage, 
+/**
+ * The calls waiting for approval.
+ */
+pending: Array<ApprovalCard>, };
+
+export type RunProgress = { "type": "run_started" } & RunStarted | { "type": "run_finished" } & RunResult | { "type": "run_failed" } & RunFailure | { "type": "run_aborted" } & RunResult | { "type": "run_paused" } & RunPaused | { "type": "approval_requested" } & ApprovalCard | { "type": "run_resumed", 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The agent the run started with.
+ */
+agent: string, 
+/**
+ * Model calls made so far.
+ */
+steps: number, } | { "type": "session_started" } & SessionOpened | { "type": "session_resumed" } & SessionOpened | { "type": "session_ended" } & SessionEnded | { "type": "session_paused" } & SessionPaused;
 
 export type RunResult = { 
 /**
@@ -1519,6 +1975,41 @@ message?: string,
  */
 pending?: Array<ApprovalCard>, };
 
+export type RunStarted = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The agent it starts with.
+ */
+agent: string, 
+/**
+ * The preset the writer's `run` named (`null`: none; absent on a job's run).
+ */
+preset?: string | null, 
+/**
+ * The toolset of the agent the writer's `run` starts with (`null`: its own toolbox;
+ * absent on a job's run).
+ */
+toolset?: string | null, 
+/**
+ * True on a job's run, which runs in the background.
+ */
+background?: true, 
+/**
+ * Most model calls.
+ */
+maxSteps: number, 
+/**
+ * The model.
+ */
+model: string, 
+/**
+ * The writer's request (or the job's prompt).
+ */
+prompt: string, };
+
 export type RunStatus = "finished" | "max_steps" | "budget_spent" | "failed" | "aborted" | "paused";
 
 export type RunsAborted = { 
@@ -1526,6 +2017,96 @@ export type RunsAborted = {
  * Their ids (a paused run's too).
  */
 aborted: Array<string>, };
+
+export type SavedEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * When (ms since the epoch).
+ */
+at: number, 
+/**
+ * False when the save held nothing another tab shows (an audit record only).
+ */
+changed: boolean, };
+
+export type SessionEnded = { 
+/**
+ * The sub-agent.
+ */
+agent: string, 
+/**
+ * Agent names from the root to it, joined by ` › `.
+ */
+path: string, 
+/**
+ * Its session.
+ */
+session: string, 
+/**
+ * The routing call.
+ */
+callId: string, 
+/**
+ * How it ended.
+ */
+status: SessionStatus, 
+/**
+ * Model calls it made.
+ */
+steps: number, };
+
+export type SessionOpened = { 
+/**
+ * The sub-agent.
+ */
+agent: string, 
+/**
+ * Agent names from the root to it, joined by ` › `.
+ */
+path: string, 
+/**
+ * Its session.
+ */
+session: string, 
+/**
+ * The routing call.
+ */
+callId: string, 
+/**
+ * The calling agent.
+ */
+caller: string | null, };
+
+export type SessionPaused = { 
+/**
+ * The sub-agent.
+ */
+agent: string, 
+/**
+ * Agent names from the root to it, joined by ` › `.
+ */
+path: string, 
+/**
+ * Its session.
+ */
+session: string, 
+/**
+ * The routing call.
+ */
+callId: string, 
+/**
+ * `paused`.
+ */
+status: 'paused', 
+/**
+ * Model calls it made.
+ */
+steps: number, };
+
+export type SessionStatus = "finished" | "max_steps" | "budget_spent" | "failed" | "aborted";
 
 export type Settings = { 
 /**
@@ -1702,6 +2283,20 @@ prompt?: string, agent?: JsonValue, preset?: string,
  */
 urls?: Array<string>, };
 
+export type StorageErrorEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * `quota_exceeded` when storage is full, else `storage_failed`.
+ */
+code: 'quota_exceeded' | 'storage_failed', 
+/**
+ * What failed, for the writer.
+ */
+message: string, };
+
 export type StorageEstimate = { 
 /**
  * Bytes used.
@@ -1725,6 +2320,20 @@ tool: string | null,
  * The tool the sub-agent answers with (`send_response_to_<caller>_agent` when absent).
  */
 replyTool: string | null, };
+
+export type SubAgentOrigin = { 
+/**
+ * The agent.
+ */
+agent?: string, 
+/**
+ * Agent names from the root to this one, joined by ` › `.
+ */
+path?: string, 
+/**
+ * The sub-agent's session.
+ */
+session?: string, };
 
 export type Suggestion = { 
 /**
@@ -1833,9 +2442,25 @@ goal?: Goal,
  */
 note?: MemoryNote, };
 
+export type SuggestionAction = "added" | "updated" | "accepted" | "dismissed";
+
 export type SuggestionDismissed = { 
 /**
  * The suggestion, dismissed.
+ */
+suggestion: Suggestion, };
+
+export type SuggestionEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * What happened.
+ */
+action: SuggestionAction, 
+/**
+ * The suggestion as it is now.
  */
 suggestion: Suggestion, };
 
@@ -1876,6 +2501,8 @@ data: JsonValue,
  * Execution facts.
  */
 meta: ResultMeta, };
+
+export type ToolCallStatus = "success" | "error" | "aborted" | "pending" | "denied";
 
 export type ToolResultStatus = "success" | "error";
 

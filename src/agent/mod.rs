@@ -26,9 +26,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 
 use futures_util::future::{join_all, select, Either, LocalBoxFuture};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
+use ts_rs::TS;
 
 pub use self::abort::AbortSignal;
 pub use self::spec::{
@@ -42,9 +43,10 @@ use crate::llm::{
 };
 use crate::tools::{ToolDefinition, ToolResult};
 
-/// What a run reports as it goes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a run reports as it goes (the `run` event's steps of the agent loop).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[ts(rename = "AgentLoopEvent")]
 pub enum RunEvent {
     /// More of the model's text.
     TextDelta {
@@ -65,6 +67,7 @@ pub enum RunEvent {
         /// Tool name.
         name: String,
         /// Its arguments.
+        #[ts(type = "Record<string, unknown>")]
         arguments: Value,
     },
     /// A tool call has its result.
@@ -73,9 +76,8 @@ pub enum RunEvent {
         id: String,
         /// Tool name.
         name: String,
-        /// `success`, `error`, `aborted`, `denied` (the writer rejected it) or `pending`
-        /// (it waits for the writer's approval; the run pauses after this step).
-        status: String,
+        /// How it came out.
+        status: ToolCallStatus,
     },
     /// A tool call changed the manuscript (sent by the executor, the core, which knows).
     EditApplied {
@@ -217,18 +219,53 @@ pub fn aborted_result() -> ToolResult {
     )
 }
 
+/// A tool call's outcome in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// It did what it was asked.
+    Success,
+    /// It failed (the model reads why).
+    Error,
+    /// The run was aborted before or while it ran.
+    Aborted,
+    /// It waits for the writer's approval (code `approval_required`), or a sub-agent it
+    /// runs waits for the writer (code `waiting`); the run pauses after this step.
+    Pending,
+    /// The writer rejected it (the model reads a result with code `denied`).
+    Denied,
+}
+
+impl ToolCallStatus {
+    /// The status of a call with `result`.
+    pub fn of(result: &ToolResult) -> Self {
+        if result.is_success() {
+            return Self::Success;
+        }
+        match result.data.get("code").and_then(Value::as_str) {
+            Some("aborted") => Self::Aborted,
+            Some("denied") => Self::Denied,
+            Some("approval_required") | Some("waiting") => Self::Pending,
+            _ => Self::Error,
+        }
+    }
+
+    /// Its name: `success`, `error`, `aborted`, `pending` or `denied`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::Error => "error",
+            Self::Aborted => "aborted",
+            Self::Pending => "pending",
+            Self::Denied => "denied",
+        }
+    }
+}
+
 /// `success`, `aborted`, `denied`, `pending` (code `approval_required`: the call waits for
 /// the writer; or `waiting`: a sub-agent it runs waits for the writer) or `error`.
 pub fn result_status(result: &ToolResult) -> &'static str {
-    if result.is_success() {
-        return "success";
-    }
-    match result.data.get("code").and_then(Value::as_str) {
-        Some("aborted") => "aborted",
-        Some("denied") => "denied",
-        Some("approval_required") | Some("waiting") => "pending",
-        _ => "error",
-    }
+    ToolCallStatus::of(result).as_str()
 }
 
 /// Put the results of paused calls into a paused conversation: each goes right after the
@@ -546,13 +583,13 @@ pub async fn continue_agent(
                 }]
             };
             for ((call, _), result) in calls[i..end].iter().zip(results) {
-                let status = result_status(&result);
+                let status = ToolCallStatus::of(&result);
                 on_event(RunEvent::ToolCallFinished {
                     id: call.id.clone(),
                     name: call.name.clone(),
-                    status: status.into(),
+                    status,
                 });
-                if status == "pending" {
+                if status == ToolCallStatus::Pending {
                     // Its result comes when the writer decides.
                     pending.push(call.clone());
                     continue;

@@ -159,10 +159,11 @@ impl Core {
         self.env.store.commit(batch).await?;
         self.agents.define(&project, spec.clone());
         let summary = self.agent_info(&self.catalog(&project).await?, &spec, false);
-        self.emit(
-            "agents_changed",
-            json!({"project": project, "name": spec.name, "defined": true}),
-        );
+        self.emit(AgentsChangedEvent {
+            project: project.clone(),
+            name: spec.name.clone(),
+            defined: true,
+        });
         Ok(AgentDefined {
             agent: summary,
             replaced,
@@ -206,10 +207,11 @@ impl Core {
         batch.delete(Table::Meta, agent_key(&project, &p.name));
         self.env.store.commit(batch).await?;
         self.agents.undefine(&project, &p.name);
-        self.emit(
-            "agents_changed",
-            json!({"project": project, "name": p.name, "defined": false}),
-        );
+        self.emit(AgentsChangedEvent {
+            project: project.clone(),
+            name: p.name.clone(),
+            defined: false,
+        });
         Ok(AgentDeleted { deleted: p.name })
     }
 
@@ -396,4 +398,15 @@ impl Core {
         self.agents.set_defined(project, specs);
         Ok(())
     }
+}
+
+/// `agents_changed`: an agent of the project was defined or deleted.
+#[derive(Serialize, TS)]
+pub(super) struct AgentsChangedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The agent.
+    pub(super) name: String,
+    /// True when defined (or replaced), false when deleted.
+    pub(super) defined: bool,
 }

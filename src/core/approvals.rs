@@ -30,10 +30,11 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::run_state::{
-    approval_card, card_digest, paused_key, paused_record, ApprovalCard, PausedRun, RunResult,
-    RunStatus,
+    approval_card, card_digest, paused_key, paused_record, ApprovalCard, PausedRun, RunProgress,
+    RunResult, RunStatus, SubAgentOrigin,
 };
 use super::{CallCtx, Core};
+use crate::agent;
 use crate::commands::Origin;
 use crate::error::Error;
 use crate::policy::Grant;
@@ -171,13 +172,10 @@ impl Core {
     }
 
     pub(super) fn emit_approvals_changed(&self, project: &str, requested: Option<&Value>) {
-        self.emit(
-            "approvals_changed",
-            json!({
-                "project": project,
-                "requested": requested.map(approval_card),
-            }),
-        );
+        self.emit(ApprovalsChangedEvent {
+            project: project.to_string(),
+            requested: requested.map(approval_card),
+        });
     }
 
     /// Lock what the waiting calls of a loaded project are about.
@@ -409,40 +407,44 @@ impl Core {
                     for edit in edits {
                         self.emit_run(
                             run,
-                            json!({"type": "edit_applied", "id": p.call_id, "chapter": edit.chapter, "version": edit.version}),
+                            SubAgentOrigin::default(),
+                            agent::RunEvent::EditApplied {
+                                id: p.call_id.clone(),
+                                chapter: edit.chapter,
+                                version: edit.version,
+                            },
                         );
                     }
                 }
                 result
             }
         };
-        let status = crate::agent::result_status(&result);
+        let call_status = agent::ToolCallStatus::of(&result);
+        let status = call_status.as_str();
         self.emit_approvals_changed(&project, None);
-        self.emit(
-            "approval_decided",
-            json!({
-                "project": project,
-                "callId": p.call_id,
-                "run": run,
-                "decision": match p.decision { Decision::Approve => "approve", Decision::Reject => "reject" },
-                "status": status,
-            }),
-        );
+        self.emit(ApprovalDecidedEvent {
+            project: project.clone(),
+            call_id: p.call_id.clone(),
+            run: run.clone(),
+            decision: p.decision,
+            status: call_status,
+        });
         if let Some(run) = &run {
-            let mut event = json!({
-                "type": "tool_call_finished",
-                "id": p.call_id,
-                "name": record["tool"],
-                "status": status,
-                "agent": record["origin"].as_str().and_then(|o| o.strip_prefix("agent:")),
-            });
             // The agent's place in its tree (path, session), as its other events say.
-            if let Some(who) = record["who"].as_object() {
-                for (k, v) in who {
-                    event[k] = v.clone();
-                }
+            let mut from: SubAgentOrigin =
+                serde_json::from_value(record["who"].clone()).unwrap_or_default();
+            if from.agent.is_none() {
+                from.agent = record["origin"]
+                    .as_str()
+                    .and_then(|o| o.strip_prefix("agent:"))
+                    .map(str::to_string);
             }
-            self.emit_run(run, event);
+            let event = agent::RunEvent::ToolCallFinished {
+                id: p.call_id.clone(),
+                name: record["tool"].as_str().unwrap_or_default().to_string(),
+                status: call_status,
+            };
+            self.emit_run(run, from, event);
         }
         let text = result.to_text();
         let mut answer = ApprovalResult {
@@ -540,7 +542,12 @@ impl Core {
         let catalog = self.catalog(&project).await?;
         self.emit_run(
             &run_id,
-            json!({"type": "run_resumed", "project": project, "agent": root.spec.name, "steps": tree_steps}),
+            SubAgentOrigin::default(),
+            RunProgress::RunResumed {
+                project: project.clone(),
+                agent: root.spec.name.clone(),
+                steps: tree_steps,
+            },
         );
         let mut state = crate::agent::TreeState::new(
             max_steps.unwrap_or(settings.max_steps),
@@ -766,9 +773,20 @@ impl Core {
             if super::run_state::job_of_run(run).is_none() {
                 self.keep_conversation(&project, &agent, messages).await?;
             }
+            let result = RunResult {
+                run: run.to_string(),
+                status: RunStatus::Aborted,
+                agent: None,
+                text: String::new(),
+                steps,
+                usage,
+                message: None,
+                pending: None,
+            };
             self.emit_run(
                 run,
-                json!({"type": "run_aborted", "status": "aborted", "run": run, "steps": steps, "usage": usage, "text": ""}),
+                SubAgentOrigin::default(),
+                RunProgress::RunAborted(result),
             );
         }
         Ok(true)
@@ -833,4 +851,29 @@ pub(super) enum ResumedRun {
         /// `paused`.
         status: RunStatus,
     },
+}
+
+/// `approvals_changed`: calls waiting for approval were added or decided.
+#[derive(Serialize, TS)]
+pub(super) struct ApprovalsChangedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The new card, or `null` when a call was decided (or cancelled).
+    pub(super) requested: Option<ApprovalCard>,
+}
+
+/// `approval_decided`: a waiting call was decided.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ApprovalDecidedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The decided call.
+    pub(super) call_id: String,
+    /// Its run (`null` for a call made outside a run).
+    pub(super) run: Option<String>,
+    /// The writer's decision.
+    pub(super) decision: Decision,
+    /// The call's result status.
+    pub(super) status: agent::ToolCallStatus,
 }

@@ -204,9 +204,9 @@ impl Core {
             let (index, removed) = s.project.remove_chapter(&id)?;
             let forgotten = s.history.forget_chapter(&id);
             let project = ProjectSummary::of(&s.project);
-            self.emit("chapters_changed", crate::error::to_json(&project));
+            self.emit(ProjectSummary::of(&s.project));
             if s.project.ui != ui_before {
-                self.emit("ui", crate::error::to_json(&s.project.ui));
+                self.emit(s.project.ui.clone());
             }
             if forgotten.changed() {
                 self.emit_history(s);
@@ -241,7 +241,7 @@ impl Core {
     /// Announce a change of the chapter list; the result for chapter `id`.
     fn chapters_changed(&self, s: &Session, id: &str) -> Result<ChapterInProject, Error> {
         let result = ChapterInProject::of(&s.project, id)?;
-        self.emit("chapters_changed", crate::error::to_json(&result.project));
+        self.emit(ProjectSummary::of(&s.project));
         Ok(result)
     }
 }

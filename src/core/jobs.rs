@@ -34,9 +34,12 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::parts::Spawner;
-use super::run_state::{job_of_run, unit_run, Node, PausedRun, Start, Tree};
+use super::run_state::{
+    job_of_run, unit_run, Node, PausedRun, RunProgress, RunStarted, Start, SubAgentOrigin, Tree,
+};
 use super::saving::Notify;
 use super::{invalid, Core, On, Touched};
+
 use crate::agent::pipeline::{self, Phase, Target};
 use crate::agent::{self, AbortSignal, TreeState};
 use crate::bible::Kind;
@@ -679,9 +682,15 @@ impl Core {
             units,
         };
         let view = job.view(false);
+        let event = JobProgressEvent {
+            project: project.clone(),
+            job: job.view(false),
+            unit: None,
+            resumed: None,
+        };
         self.save_job(&job, None, Vec::new()).await;
         self.launch(job);
-        self.emit("job_progress", json!({"project": project, "job": &view}));
+        self.emit(event);
         Ok(view)
     }
 
@@ -801,10 +810,12 @@ impl Core {
                     unit.state = State::Queued;
                 }
             }
-            self.emit(
-                "job_progress",
-                json!({"project": project, "job": job.view(false), "resumed": true}),
-            );
+            self.emit(JobProgressEvent {
+                project: project.to_string(),
+                job: job.view(false),
+                unit: None,
+                resumed: Some(true),
+            });
             self.launch(job);
         }
     }
@@ -830,11 +841,12 @@ impl Core {
 
     fn emit_job(&self, rt: &JobRt, unit: Option<&str>) {
         let job = rt.job.borrow();
-        let mut data = json!({"project": job.project, "job": job.view(false)});
-        if let Some(unit) = unit.and_then(|u| job.unit(u)) {
-            data["unit"] = json!(unit.view());
-        }
-        self.emit("job_progress", data);
+        self.emit(JobProgressEvent {
+            project: job.project.clone(),
+            job: job.view(false),
+            unit: unit.and_then(|u| job.unit(u)).map(Unit::view),
+            resumed: None,
+        });
     }
 
     /// Run a job's units until it ends.
@@ -921,10 +933,10 @@ impl Core {
                 // The job stays known to this core (settled), so that opening the project
                 // again never starts it anew from a record whose last save is still pending.
                 let job = rt.job.borrow();
-                self.emit(
-                    "job_finished",
-                    json!({"project": job.project, "job": job.view(false)}),
-                );
+                self.emit(JobFinishedEvent {
+                    project: job.project.clone(),
+                    job: job.view(false),
+                });
                 return;
             }
             if running.is_empty() {
@@ -1029,14 +1041,16 @@ impl Core {
         }
         self.emit_run(
             &run_id,
-            json!({
-                "type": "run_started",
-                "project": project,
-                "agent": spec.name,
-                "maxSteps": spec.max_steps,
-                "model": provider.model,
-                "prompt": prompt,
-                "background": true,
+            SubAgentOrigin::default(),
+            RunProgress::RunStarted(RunStarted {
+                project: project.clone(),
+                agent: spec.name.clone(),
+                preset: None,
+                toolset: None,
+                background: Some(true),
+                max_steps: spec.max_steps,
+                model: provider.model.clone(),
+                prompt: prompt.clone(),
             }),
         );
         let messages = agent::opening_messages(&spec, Vec::new(), &prompt, &[]);
@@ -1438,4 +1452,29 @@ fn transcript_view(messages: &[Message]) -> Vec<TranscriptMessage> {
         });
     }
     views
+}
+
+/// `job_progress`: a job's or one of its units' state changed.
+#[derive(Serialize, TS)]
+#[ts(optional_fields)]
+pub(super) struct JobProgressEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The job (without its units).
+    pub(super) job: JobView,
+    /// The unit that changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) unit: Option<UnitView>,
+    /// True when a new worker took up an unfinished job of the project it opened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) resumed: Option<bool>,
+}
+
+/// `job_finished`: a job ended.
+#[derive(Serialize, TS)]
+pub(super) struct JobFinishedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The job (without its units).
+    pub(super) job: JobView,
 }

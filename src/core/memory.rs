@@ -5,7 +5,7 @@
 //! writer may restore any of them; a restore, like every note write, purges the notes whose
 //! 30 days are over, and its save deletes their records.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
@@ -68,10 +68,11 @@ impl Core {
             let note = trash_json(s.memory.restore_note(&p.id, now)?);
             let mut notes_written = vec![p.id.clone()];
             notes_written.extend(s.memory.purge_expired(now));
-            self.emit(
-                "memory_changed",
-                json!({ "project": project, "restored": p.id }),
-            );
+            self.emit(MemoryChangedEvent {
+                project: project.clone(),
+                restored: Some(p.id.clone()),
+                ..MemoryChangedEvent::default()
+            });
             Ok((
                 json!({ "note": note }),
                 Touched {
@@ -82,4 +83,31 @@ impl Core {
         })
         .await
     }
+}
+
+/// `memory_changed`: the agent's memory changed, and what changed it (one of the optional
+/// fields).
+#[derive(Serialize, TS, Default)]
+#[ts(optional_fields)]
+pub(super) struct MemoryChangedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The tool whose call changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) tool: Option<String>,
+    /// How many notes the writer wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) written: Option<usize>,
+    /// The deleted note that was restored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) restored: Option<String>,
+    /// The bedside note was updated by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) bedside: Option<bool>,
+    /// The kind of finding the monitor wrote an observation note about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) monitor: Option<String>,
+    /// The suggestion whose acceptance wrote a goal or a note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) suggestion: Option<String>,
 }

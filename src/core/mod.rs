@@ -23,6 +23,7 @@ mod agents;
 mod approvals;
 mod bible;
 mod chapters;
+mod events;
 mod generate;
 mod jobs;
 mod memory;
@@ -60,11 +61,18 @@ use crate::protocol::{
 use crate::session::{Session, ToolCall};
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
+pub use events::EVENTS;
+use events::{
+    BibleChangedEvent, Concerns, CoreEvent, EditEvent, FilesChangedEvent, HistoryChangedEvent,
+    ProjectDeletedEvent, ProjectsChangedEvent,
+};
+use memory::MemoryChangedEvent;
 pub use parts::{FailSwitch, Llm, Spawner};
 use requests::Call;
 pub use requests::{typescript, REQUESTS};
 use results::ProjectSummary;
 use saving::Open;
+use saving::ProjectReloadedEvent;
 pub use saving::FEED_LEN;
 
 /// Tools whose calls are not audited when they edit nothing: cursor and selection moves.
@@ -511,26 +519,21 @@ impl Core {
         }
     }
 
-    /// Send an event. It concerns the project its data names (`project`, or `id` for
-    /// `project_deleted`), else this client's open project; the events every page needs
-    /// (the project list, settings, memory, which holds global notes) concern none.
-    fn emit(&self, kind: &str, data: Value) {
-        let project = match kind {
-            "projects_changed" | "settings_changed" | "memory_changed" => None,
-            _ => {
-                let named = if kind == "project_deleted" {
-                    data.get("id")
-                } else {
-                    data.get("project")
-                };
-                named
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .or_else(|| self.current_project())
-            }
+    /// Send an event: the one place an event leaves the core. It concerns the project its
+    /// payload names, else this client's open project; the events every page needs (the
+    /// project list, settings, memory, which holds global notes) concern none.
+    fn emit(&self, event: impl Into<CoreEvent>) {
+        self.send_event(event.into());
+    }
+
+    fn send_event(&self, event: CoreEvent) {
+        let project = match event.concerns() {
+            Concerns::EveryPage => None,
+            Concerns::Project(id) => Some(id.to_string()),
+            Concerns::OpenProject => self.current_project(),
         };
         self.env.events.emit(
-            Event::new(kind, data)
+            Event::new(event.name(), event.data())
                 .in_project(project)
                 .by_client(self.client.clone()),
         );
@@ -538,20 +541,17 @@ impl Core {
 
     fn emit_edits(&self, edits: &[Applied], origin: &Origin) {
         for edit in edits {
-            self.emit(
-                "edit",
-                json!({
-                    "chapter": edit.chapter,
-                    "changeset": edit.change,
-                    "version": edit.version,
-                    "origin": origin,
-                }),
-            );
+            self.emit(EditEvent {
+                chapter: edit.chapter.clone(),
+                changeset: edit.change.clone(),
+                version: edit.version,
+                origin: origin.clone(),
+                tag: None,
+            });
         }
     }
 
-    /// Announce changed story-bible entities: `bible_changed {project, kind, id, origin,
-    /// entity}` (`entity` is `null` when it was deleted).
+    /// Announce changed story-bible entities (`entity` is `null` when it was deleted).
     fn emit_bible(
         &self,
         session: &Session,
@@ -559,48 +559,38 @@ impl Core {
         origin: &Origin,
     ) {
         for (kind, id) in changed {
-            self.emit(
-                "bible_changed",
-                json!({
-                    "project": session.project.id,
-                    "kind": kind,
-                    "id": id,
-                    "origin": origin.to_string(),
-                    "entity": session.bible.get(*kind, id).map(crate::bible::Entity::flat),
-                }),
-            );
+            self.emit(BibleChangedEvent {
+                project: session.project.id.clone(),
+                kind: *kind,
+                id: id.clone(),
+                origin: origin.clone(),
+                entity: session.bible.get(*kind, id).map(crate::bible::Entity::flat),
+            });
         }
     }
 
-    /// Announce changed free files of the `data/` view: `files_changed {project, path,
-    /// origin, size?, mod_time?}` (`deleted: true` and no size when it is gone).
+    /// Announce changed free files of the `data/` view (`deleted: true` and no size when
+    /// it is gone).
     fn emit_files(&self, session: &Session, changed: &[String], origin: &Origin) {
         for path in changed {
-            let mut data = json!({
-                "project": session.project.id,
-                "path": path,
-                "origin": crate::files::file_origin(origin),
+            let file = session.files.get(path);
+            self.emit(FilesChangedEvent {
+                project: session.project.id.clone(),
+                path: path.clone(),
+                origin: crate::files::file_origin(origin),
+                size: file.map(|f| f.size()),
+                mod_time: file.map(|f| f.mod_time),
+                deleted: file.is_none().then_some(true),
             });
-            match session.files.get(path) {
-                Some(file) => {
-                    data["size"] = json!(file.size());
-                    data["mod_time"] = json!(file.mod_time);
-                }
-                None => data["deleted"] = json!(true),
-            }
-            self.emit("files_changed", data);
         }
     }
 
     fn emit_history(&self, session: &Session) {
-        self.emit(
-            "history_changed",
-            json!({
-                "canUndo": session.history.can_undo(),
-                "canRedo": session.history.can_redo(),
-                "groups": session.history.undo_groups(),
-            }),
-        );
+        self.emit(HistoryChangedEvent {
+            can_undo: session.history.can_undo(),
+            can_redo: session.history.can_redo(),
+            groups: session.history.undo_groups(),
+        });
     }
 
     fn current(&self) -> Result<String, Error> {
@@ -967,10 +957,15 @@ impl Core {
             match loaded {
                 Some(loaded) => {
                     let open = Open::loaded(loaded);
-                    let mut summary = crate::error::to_json(&open_summary(&open));
-                    summary["project"] = json!(p.id);
+                    let event = ProjectReloadedEvent {
+                        project: p.id.clone(),
+                        summary: open_summary(&open),
+                        rebased: None,
+                        copies: None,
+                        overridden: None,
+                    };
                     self.projects.insert(&p.id, open);
-                    self.emit("project_reloaded", summary);
+                    self.emit(event);
                 }
                 None => {
                     // Deleted elsewhere.
@@ -978,7 +973,7 @@ impl Core {
                     if self.current.borrow().as_deref() == Some(p.id.as_str()) {
                         *self.current.borrow_mut() = None;
                     }
-                    self.emit("project_deleted", json!({ "id": p.id }));
+                    self.emit(ProjectDeletedEvent { id: p.id.clone() });
                 }
             }
             return Ok(results::Reloaded {
@@ -1052,10 +1047,11 @@ impl Core {
                     )
                 })?;
             if !written.is_empty() {
-                self.emit(
-                    "memory_changed",
-                    json!({ "project": project, "written": written.len() }),
-                );
+                self.emit(MemoryChangedEvent {
+                    project: project.clone(),
+                    written: Some(written.len()),
+                    ..MemoryChangedEvent::default()
+                });
             }
             let result = results::Written {
                 written: written.clone(),
@@ -1099,10 +1095,9 @@ impl Core {
     }
 
     fn emit_projects_changed(&self) {
-        self.emit(
-            "projects_changed",
-            json!({ "current": *self.current.borrow() }),
-        );
+        self.emit(ProjectsChangedEvent {
+            current: self.current.borrow().clone(),
+        });
     }
 
     /// `get_chapter {chapter?, since?}`: the chapter's text and version; with `since`, also
@@ -1405,7 +1400,7 @@ impl Core {
             self.emit_history(s);
         }
         if outcome.ui_changed {
-            self.emit("ui", crate::error::to_json(&s.project.ui));
+            self.emit(s.project.ui.clone());
         }
         let audit = self.audit_record(
             &s.project.id,
@@ -1416,10 +1411,11 @@ impl Core {
             &outcome.result,
         );
         if !outcome.memory.is_empty() {
-            self.emit(
-                "memory_changed",
-                json!({ "project": s.project.id, "tool": tool }),
-            );
+            self.emit(MemoryChangedEvent {
+                project: s.project.id.clone(),
+                tool: Some(tool.to_string()),
+                ..MemoryChangedEvent::default()
+            });
         }
         self.emit_bible(s, &outcome.bible, &origin);
         self.emit_files(s, &outcome.files, &origin);
@@ -1479,15 +1475,13 @@ impl Core {
                 self.env.ids.as_ref(),
             )?;
             let rebased = p.base_version < current;
-            let mut event = json!({
-                "chapter": applied.chapter,
-                "changeset": applied.change,
-                "version": applied.version,
-                "origin": Origin::User,
-            });
-            if let Some(tag) = &p.tag {
-                event["tag"] = json!(tag);
-            }
+            let event = EditEvent {
+                chapter: applied.chapter.clone(),
+                changeset: applied.change.clone(),
+                version: applied.version,
+                origin: Origin::User,
+                tag: p.tag.clone(),
+            };
             // A change that came to nothing (all of it undone meanwhile) applies nothing.
             let changes = if applied.version > current {
                 persist::ChangeRecord::of(
@@ -1498,7 +1492,7 @@ impl Core {
             } else {
                 Vec::new()
             };
-            self.emit("edit", event);
+            self.emit(event);
             self.emit_history(s);
             let result = results::UserChangeResult {
                 applied: results::AppliedChange {

@@ -43,6 +43,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::generate::NestedError;
+use super::memory::MemoryChangedEvent;
 use super::{Core, On, Touched};
 use crate::commands::history::Applied;
 use crate::commands::Origin;
@@ -640,10 +641,11 @@ impl Core {
             }
         };
         if observation.is_some() {
-            self.emit(
-                "memory_changed",
-                json!({ "project": project, "monitor": finding.kind.as_str() }),
-            );
+            self.emit(MemoryChangedEvent {
+                project: project.to_string(),
+                monitor: Some(finding.kind.as_str().to_string()),
+                ..MemoryChangedEvent::default()
+            });
         }
         // The suggestion: one pending per key.
         let watched_because = if reason.is_empty() {
@@ -715,7 +717,7 @@ impl Core {
                 x.word = Some(finding.word.clone());
                 x.observation = observation;
                 x.updated_ms = now;
-                ("updated", x.clone())
+                (SuggestionAction::Updated, x.clone())
             }
             None if pending >= MAX_PENDING => return,
             None => {
@@ -748,15 +750,16 @@ impl Core {
                     accepted_as: None,
                 };
                 state.suggestions.push(x.clone());
-                ("added", x)
+                (SuggestionAction::Added, x)
             }
         };
         drop(proactive);
         touched.meta_puts.push(suggestion_record(&suggestion));
-        self.emit(
-            "suggestion",
-            json!({ "project": project, "action": action, "suggestion": suggestion }),
-        );
+        self.emit(SuggestionEvent {
+            project: project.to_string(),
+            action,
+            suggestion,
+        });
     }
 
     // ---------------------------------------------------------------- the bedside note
@@ -846,10 +849,11 @@ impl Core {
                         s.memory
                             .evolve_bedside(project, &text, now, self.env.ids.as_ref())?;
                     notes_written.push(note.id.clone());
-                    self.emit(
-                        "memory_changed",
-                        json!({ "project": project, "bedside": true }),
-                    );
+                    self.emit(MemoryChangedEvent {
+                        project: project.to_string(),
+                        bedside: Some(true),
+                        ..MemoryChangedEvent::default()
+                    });
                 }
                 Ok((
                     (),
@@ -990,14 +994,16 @@ impl Core {
                     Some(made),
                     now,
                 )?;
-                self.emit(
-                    "suggestion",
-                    json!({ "project": project, "action": "accepted", "suggestion": decided }),
-                );
-                self.emit(
-                    "memory_changed",
-                    json!({ "project": project, "suggestion": decided.id }),
-                );
+                self.emit(SuggestionEvent {
+                    project: project.to_string(),
+                    action: SuggestionAction::Accepted,
+                    suggestion: decided.clone(),
+                });
+                self.emit(MemoryChangedEvent {
+                    project: project.to_string(),
+                    suggestion: Some(decided.id.clone()),
+                    ..MemoryChangedEvent::default()
+                });
                 Ok((
                     Accepted {
                         suggestion: decided.clone(),
@@ -1060,10 +1066,11 @@ impl Core {
                     None,
                     now,
                 )?;
-                self.emit(
-                    "suggestion",
-                    json!({ "project": project, "action": "dismissed", "suggestion": decided }),
-                );
+                self.emit(SuggestionEvent {
+                    project: project.to_string(),
+                    action: SuggestionAction::Dismissed,
+                    suggestion: decided.clone(),
+                });
                 Ok((
                     Dismissed {
                         suggestion: decided.clone(),
@@ -1275,10 +1282,11 @@ impl Core {
                 }
                 drop(proactive);
                 for x in &added {
-                    self.emit(
-                        "suggestion",
-                        json!({ "project": project, "action": "added", "suggestion": x }),
-                    );
+                    self.emit(SuggestionEvent {
+                        project: project.to_string(),
+                        action: SuggestionAction::Added,
+                        suggestion: x.clone(),
+                    });
                 }
                 let meta_puts = added.iter().map(suggestion_record).collect();
                 Ok((
@@ -1352,4 +1360,29 @@ impl Core {
         });
         (thinker_prompt(&input), basis, titles)
     }
+}
+
+/// What happened to a suggestion.
+#[derive(Serialize, TS, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum SuggestionAction {
+    /// A new pending suggestion.
+    Added,
+    /// A pending suggestion got a new finding.
+    Updated,
+    /// It became a goal or a note.
+    Accepted,
+    /// It was set aside.
+    Dismissed,
+}
+
+/// `suggestion`: a suggestion of the proactive memory changed.
+#[derive(Serialize, TS)]
+pub(super) struct SuggestionEvent {
+    /// The project.
+    pub(super) project: String,
+    /// What happened.
+    pub(super) action: SuggestionAction,
+    /// The suggestion as it is now.
+    pub(super) suggestion: Suggestion,
 }

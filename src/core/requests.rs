@@ -6,7 +6,7 @@
 //! - [`REQUESTS`], the capability list `hello` reports and the names "did you mean" picks from;
 //! - [`typescript`], the package's `protocol.d.ts`: every request's name, parameter type and
 //!   result type, generated from the same Rust types by ts-rs (`tests/protocol_types.rs` keeps
-//!   the committed file equal to it).
+//!   the committed file equal to it), and every event's payload type (from `events.rs`).
 //!
 //! A request's result is the type its handler returns; [`Reply`] makes dispatch check it.
 
@@ -23,7 +23,7 @@ use crate::error::{Error, ProtocolError};
 
 use super::results::{self, ProjectSummary};
 use super::{
-    agents, approvals, bible, chapters, jobs, memory, proactive, research, run, run_state,
+    agents, approvals, bible, chapters, events, jobs, memory, proactive, research, run, run_state,
 };
 
 /// Parameters of a request that takes none. Whatever the page sends is ignored.
@@ -235,9 +235,10 @@ fn params_error(request: &str, err: serde_json::Error) -> Error {
     .into()
 }
 
-/// The TypeScript declarations of the protocol's requests: `RequestType`, `RequestParams`
-/// (each request's parameters by name) and every type they name. This is the text of the
-/// package's `protocol.d.ts`.
+/// The TypeScript declarations of the protocol: the requests' `RequestType`, `RequestParams`
+/// (each request's parameters by name) and `RequestResults`, the events' `CoreEventMap` (each
+/// event's payload by name), and every type they name. This is the text of the package's
+/// `protocol.d.ts`.
 pub fn typescript() -> String {
     // JS numbers: the core's u64 values (versions, times in ms) stay below 2^53.
     let cfg = Config::new().with_large_int("number");
@@ -245,12 +246,19 @@ pub fn typescript() -> String {
         cfg: &cfg,
         seen: BTreeSet::new(),
         requests: Vec::new(),
+        events: Vec::new(),
         types: Vec::new(),
     };
     declare(&cfg, &mut out);
+    for (name, payload, doc) in events::declarations(&cfg) {
+        out.event(name, &payload, doc);
+    }
+    events::visit_payloads(&mut out);
     let mut text = String::from(
-        "// Generated from src/core/requests.rs by ts-rs; do not edit.\n\
-         // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types\n\n",
+        "// Generated from src/core/requests.rs and src/core/events.rs by ts-rs; do not edit.\n\
+         // Regenerate: DRAFTSMITH_WRITE_TS=1 cargo test --test protocol_types\n\n\
+         // The story bible's entities are declared by hand beside the client.\n\
+         import type { BibleEntity, BibleKind } from './draftsmith.js';\n\n",
     );
     text.push_str("/** The request types the core serves. */\n");
     text.push_str("export type RequestType =\n");
@@ -270,6 +278,19 @@ pub fn typescript() -> String {
     for (name, _, result, _) in &out.requests {
         text.push_str(&format!("  {name}: {result};\n"));
     }
+    text.push_str("}\n\n");
+    text.push_str(
+        "/** What the worker adds to an event caused by another tab's request: `remote: true`. */\n\
+         export interface Relayed {\n  remote?: boolean;\n}\n\n",
+    );
+    text.push_str("/** The events the core pushes, by type: each one's payload. */\n");
+    text.push_str("export interface CoreEventMap {\n");
+    for (name, payload, doc) in &out.events {
+        if !doc.is_empty() {
+            text.push_str(&format!("  /** {doc} */\n"));
+        }
+        text.push_str(&format!("  {name}: {payload} & Relayed;\n"));
+    }
     text.push_str("}\n");
     out.types.sort();
     for (_, decl) in &out.types {
@@ -281,24 +302,33 @@ pub fn typescript() -> String {
     text
 }
 
-/// What [`typescript`] collects: the requests in order, and each named type once.
+/// What [`typescript`] collects: the requests and the events in order, and each named type
+/// once.
 struct Declarations<'a> {
     cfg: &'a Config,
     seen: BTreeSet<TypeId>,
     requests: Vec<(&'static str, String, String, String)>,
+    events: Vec<(&'static str, String, String)>,
     types: Vec<(String, String)>,
 }
 
 impl Declarations<'_> {
-    fn request(&mut self, name: &'static str, params: &str, result: &str, doc: &[&str]) {
-        let doc = doc
-            .iter()
-            .map(|line| line.trim())
-            .collect::<Vec<_>>()
-            .join(" ");
-        self.requests
-            .push((name, params.to_string(), result.to_string(), doc));
+    fn event(&mut self, name: &'static str, payload: &str, doc: &[&str]) {
+        self.events.push((name, payload.to_string(), one_line(doc)));
     }
+
+    fn request(&mut self, name: &'static str, params: &str, result: &str, doc: &[&str]) {
+        self.requests
+            .push((name, params.to_string(), result.to_string(), one_line(doc)));
+    }
+}
+
+/// A doc comment's lines as one line.
+fn one_line(doc: &[&str]) -> String {
+    doc.iter()
+        .map(|line| line.trim())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl TypeVisitor for Declarations<'_> {

@@ -505,15 +505,16 @@ impl Core {
                 Ok(((result, Vec::new()), touched))
             })
             .await?;
-        self.emit(
-            "research_changed",
-            json!({
-                "project": project,
-                "action": if upserted.updated { "updated" } else { "added" },
-                "note": upserted.note.summary(),
-                "evicted": upserted.evicted,
-            }),
-        );
+        self.emit(ResearchChangedEvent {
+            project: project.to_string(),
+            action: if upserted.updated {
+                ResearchAction::Updated
+            } else {
+                ResearchAction::Added
+            },
+            note: upserted.note.summary(),
+            evicted: Some(upserted.evicted),
+        });
         Ok(kept)
     }
 
@@ -604,10 +605,12 @@ impl Core {
         })
         .await?;
         let summary = note.summary();
-        self.emit(
-            "research_changed",
-            json!({"project": project, "action": "deleted", "note": summary}),
-        );
+        self.emit(ResearchChangedEvent {
+            project: project.to_string(),
+            action: ResearchAction::Deleted,
+            note: summary,
+            evicted: None,
+        });
         Ok(ResearchDeleted { deleted: note.id })
     }
 
@@ -714,4 +717,31 @@ impl Core {
                 .to_string())
         }
     }
+}
+
+/// What happened to a research note.
+#[derive(Serialize, TS, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum ResearchAction {
+    /// A page read for the first time.
+    Added,
+    /// The same address read again.
+    Updated,
+    /// The note was deleted.
+    Deleted,
+}
+
+/// `research_changed`: a research note was added, updated or deleted.
+#[derive(Serialize, TS)]
+#[ts(optional_fields)]
+pub(super) struct ResearchChangedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// What happened.
+    pub(super) action: ResearchAction,
+    /// The note (a preview of its text).
+    pub(super) note: crate::research::NoteSummary,
+    /// Notes dropped to stay within the caps (on `added` and `updated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) evicted: Option<Vec<String>>,
 }

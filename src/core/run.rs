@@ -8,11 +8,13 @@
 //! agent's are serialized by the session (each command is synchronous and atomic).
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::run_state::{Node, PausedRun, RunResult, RunStatus, Start, Tree};
+use super::run_state::{
+    JobUnitOrigin, Node, PausedRun, RunEventKind, RunFailure, RunPaused, RunProgress, RunResult,
+    RunStarted, RunStatus, Start, SubAgentOrigin, Tree,
+};
 use super::{invalid, Core, On, Touched};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, RunEnd, RunEvent, TreeState};
 use crate::commands::Origin;
@@ -144,7 +146,7 @@ impl Core {
         self.env.store.commit(batch).await?;
         let public = next.public();
         self.settings.set(next);
-        self.emit("settings_changed", crate::error::to_json(&public));
+        self.emit(public.clone());
         Ok(public)
     }
 
@@ -169,13 +171,15 @@ impl Core {
         self.model.next_jitter(self.env.clock.now_ms())
     }
 
-    pub(super) fn emit_run(&self, run: &str, mut data: Value) {
-        data["run"] = json!(run);
-        if let Some((job, unit)) = super::run_state::job_of_run(run) {
-            data["job"] = json!(job);
-            data["unit"] = json!(unit);
-        }
-        self.emit("run", data);
+    /// Send a `run` event of run `run`, from agent `from` of its tree (the default for the
+    /// run's own events).
+    pub(super) fn emit_run(&self, run: &str, from: SubAgentOrigin, event: impl Into<RunEventKind>) {
+        self.emit(super::run_state::RunEvent {
+            event: event.into(),
+            from,
+            unit: JobUnitOrigin::of(run),
+            run: run.to_string(),
+        });
     }
 
     /// Serve a `run` request: the whole run, answering when it ends.
@@ -232,15 +236,16 @@ impl Core {
         })?;
         self.emit_run(
             &run_id,
-            json!({
-                "type": "run_started",
-                "project": project,
-                "agent": spec.name,
-                "preset": p.preset,
-                "toolset": spec.toolset,
-                "maxSteps": max_steps,
-                "model": provider.model,
-                "prompt": prompt,
+            SubAgentOrigin::default(),
+            RunProgress::RunStarted(RunStarted {
+                project: project.clone(),
+                agent: spec.name.clone(),
+                preset: Some(p.preset.clone()),
+                toolset: Some(spec.toolset.clone()),
+                background: None,
+                max_steps,
+                model: provider.model.clone(),
+                prompt: prompt.clone(),
             }),
         );
         let messages =
@@ -443,7 +448,11 @@ impl Core {
                 let message = e.to_string();
                 self.emit_run(
                     &run_id,
-                    json!({"type": "run_failed", "status": "failed", "message": message}),
+                    SubAgentOrigin::default(),
+                    RunProgress::RunFailed(RunFailure::BrokenOff {
+                        status: RunStatus::Failed,
+                        message,
+                    }),
                 );
                 return Err(e);
             }
@@ -469,19 +478,29 @@ impl Core {
                 self.save_paused(&paused).await?;
             }
             let cards = self.pending_cards(&project, Some(&run_id)).await?;
+            let paused = RunPaused {
+                run: run_id.clone(),
+                status: RunStatus::Paused,
+                text: outcome.text.clone(),
+                steps: tree.state.steps.get(),
+                usage: tree.state.usage.get(),
+                pending: cards.clone(),
+            };
             let result = RunResult {
                 run: run_id.clone(),
                 status: RunStatus::Paused,
                 agent: None,
                 text: outcome.text,
-                steps: tree.state.steps.get(),
-                usage: tree.state.usage.get(),
+                steps: paused.steps,
+                usage: paused.usage,
                 message: None,
                 pending: Some(cards),
             };
-            let mut event = crate::error::to_json(&result);
-            event["type"] = json!("run_paused");
-            self.emit_run(&run_id, event);
+            self.emit_run(
+                &run_id,
+                SubAgentOrigin::default(),
+                RunProgress::RunPaused(paused),
+            );
             return Ok(result);
         }
         self.runs.take_guards(&run_id);
@@ -499,16 +518,20 @@ impl Core {
         // unit; only a chat run's end may ask the model for the plan).
         self.evolve_bedside_auto(&project, tree.hold.as_deref(), tree.hold.is_none(), None)
             .await;
+        // The event the run's end is announced by.
+        let finished: fn(RunResult) -> RunProgress = RunProgress::RunFinished;
+        let failed: fn(RunResult) -> RunProgress = |r| RunProgress::RunFailed(RunFailure::Ended(r));
+        let aborted: fn(RunResult) -> RunProgress = RunProgress::RunAborted;
         let (kind, status, message) = match &outcome.end {
-            RunEnd::Finished => ("run_finished", RunStatus::Finished, None),
-            RunEnd::MaxSteps => ("run_finished", RunStatus::MaxSteps, None),
-            RunEnd::BudgetSpent => ("run_finished", RunStatus::BudgetSpent, None),
+            RunEnd::Finished => (finished, RunStatus::Finished, None),
+            RunEnd::MaxSteps => (finished, RunStatus::MaxSteps, None),
+            RunEnd::BudgetSpent => (finished, RunStatus::BudgetSpent, None),
             RunEnd::Failed { message } => (
-                "run_failed",
+                failed,
                 RunStatus::Failed,
                 Some(tree.settings.redact(message)),
             ),
-            RunEnd::Aborted | RunEnd::Paused { .. } => ("run_aborted", RunStatus::Aborted, None),
+            RunEnd::Aborted | RunEnd::Paused { .. } => (aborted, RunStatus::Aborted, None),
         };
         let result = RunResult {
             run: run_id.clone(),
@@ -520,13 +543,12 @@ impl Core {
             message,
             pending: None,
         };
-        let mut event = crate::error::to_json(&result);
         if tree.hold.is_some() {
             // A job's unit: its writes, its transcript and its mark in one batch.
-            self.unit_ended(&run_id, &event, &outcome.messages).await;
+            let ended = crate::error::to_json(&result);
+            self.unit_ended(&run_id, &ended, &outcome.messages).await;
         }
-        event["type"] = json!(kind);
-        self.emit_run(&run_id, event);
+        self.emit_run(&run_id, SubAgentOrigin::default(), kind(result.clone()));
         Ok(result)
     }
 
@@ -536,27 +558,18 @@ impl Core {
         tree: &Tree,
         call: session::ToolCall,
         origin: Origin,
-        who: &Value,
+        who: &SubAgentOrigin,
         interrupt_on: &[String],
     ) -> ToolResult {
         let (project, run_id, abort) = (tree.project.as_str(), tree.run_id.as_str(), &tree.abort);
         let id = call.id.clone().unwrap_or_default();
-        // The agent, path and session of the call, on every event it causes.
-        let tagged = |mut event: Value| {
-            if let (Some(event), Some(who)) = (event.as_object_mut(), who.as_object()) {
-                for (k, v) in who {
-                    event.insert(k.clone(), v.clone());
-                }
-            }
-            event
-        };
         let ctx = super::CallCtx {
             run: Some(run_id.to_string()),
             group: Some(tree.group.borrow().clone()),
             hold: tree.hold.clone(),
             interrupt_on: interrupt_on.to_vec(),
             no_overwrite: tree.no_overwrite,
-            who: Some(who.clone()),
+            who: Some(crate::error::to_json(who)),
             card_with_pause: true,
             ..Default::default()
         };
@@ -569,10 +582,8 @@ impl Core {
                 if super::run_state::is_approval_required(&result) {
                     let record =
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
-                    let mut event =
-                        crate::error::to_json(&super::run_state::approval_card(&record));
-                    event["type"] = json!("approval_requested");
-                    self.emit_run(run_id, tagged(event));
+                    let card = super::run_state::approval_card(&record);
+                    self.emit_run(run_id, who.clone(), RunProgress::ApprovalRequested(card));
                 }
                 for edit in edits {
                     let event = RunEvent::EditApplied {
@@ -580,7 +591,7 @@ impl Core {
                         chapter: edit.chapter,
                         version: edit.version,
                     };
-                    self.emit_run(run_id, tagged(crate::error::to_json(&event)));
+                    self.emit_run(run_id, who.clone(), event);
                 }
                 result
             }

@@ -168,12 +168,12 @@ impl Node {
 
     /// What every event of this node carries: its agent, path and (for a sub-agent) agent
     /// session.
-    pub(super) fn tags(&self) -> Value {
-        let mut tags = json!({"agent": self.spec.name, "path": self.path_text()});
-        if !self.agent_session.is_empty() {
-            tags["session"] = json!(self.agent_session);
+    pub(super) fn tags(&self) -> SubAgentOrigin {
+        SubAgentOrigin {
+            agent: Some(self.spec.name.clone()),
+            path: Some(self.path_text()),
+            session: (!self.agent_session.is_empty()).then(|| self.agent_session.clone()),
         }
-        tags
     }
 }
 
@@ -333,17 +333,18 @@ pub(super) enum Start {
 /// dropped whole).
 const MAX_CONVERSATION_MESSAGES: usize = 60;
 
-/// An event's text with secrets taken out (a provider may echo the key in an error).
-pub(super) fn redacted(settings: &Settings, data: Value) -> Value {
+/// An event of an agent's loop with secrets taken out of its text (a provider may echo the
+/// key in an error).
+pub(super) fn redacted(settings: &Settings, event: agent::RunEvent) -> agent::RunEvent {
     if !settings.has_secrets() {
-        return data;
+        return event;
     }
-    let text = data.to_string();
+    let text = crate::error::to_json(&event).to_string();
     let clean = settings.redact(&text);
     if clean == text {
-        data
+        event
     } else {
-        serde_json::from_str::<serde_json::Value>(&clean).unwrap_or(data)
+        serde_json::from_str(&clean).unwrap_or(event)
     }
 }
 
@@ -436,7 +437,7 @@ pub(super) fn approval_card(record: &Value) -> ApprovalCard {
 
 /// A call waiting for the writer's approval, as the page shows it. The call's arguments and
 /// the entity's values are free-form JSON.
-#[derive(Serialize, TS)]
+#[derive(Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ApprovalCard {
     /// A digest of what the card shows; `approve {digest}` decides only this card.
@@ -520,7 +521,7 @@ pub(super) enum RunStatus {
 }
 
 /// `run`: how the run ended (or paused).
-#[derive(Serialize, TS)]
+#[derive(Clone, Serialize, TS)]
 #[ts(optional_fields)]
 pub(super) struct RunResult {
     /// The run's id.
@@ -542,4 +543,277 @@ pub(super) struct RunResult {
     /// The calls waiting for approval (`paused` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) pending: Option<Vec<ApprovalCard>>,
+}
+
+/// The `run` event: one event of one run, with the run's id and where in the run's tree and
+/// jobs it comes from. Every event of a run carries its id.
+///
+/// A run is a tree: a routing call (`route_to_<agent>_agent`, `assign_task`) runs a
+/// sub-agent in a temporary session, announced by `session_started` (whose `callId` is the
+/// routing call's id, between its `tool_call_started` and `tool_call_finished`); the events
+/// of an agent's loop carry its `agent`, `path` and (for a sub-agent) `session`;
+/// `session_ended` (or `session_paused`, when a call deep in the tree waits for the writer's
+/// approval) closes it.
+#[derive(Serialize, TS)]
+pub(super) struct RunEvent {
+    /// What happened.
+    #[serde(flatten)]
+    pub(super) event: RunEventKind,
+    /// The agent whose loop it comes from.
+    #[serde(flatten)]
+    pub(super) from: SubAgentOrigin,
+    /// The job and unit, on a job unit's run.
+    #[serde(flatten)]
+    pub(super) unit: JobUnitOrigin,
+    /// The run's id (it wins over a `run` of the event's own fields, which is the same).
+    pub(super) run: String,
+}
+
+impl RunEvent {
+    /// The project the event names (`run_started`, `run_resumed`).
+    pub(super) fn project(&self) -> Option<&str> {
+        match &self.event {
+            RunEventKind::Run(RunProgress::RunStarted(e)) => Some(&e.project),
+            RunEventKind::Run(RunProgress::RunResumed { project, .. }) => Some(project),
+            _ => None,
+        }
+    }
+}
+
+/// Where in a run's tree an event comes from: its agent, its path from the agent the run
+/// started with (`'player_interface › root › rules_lawyer'`) and, for a sub-agent, its
+/// temporary session's id. On the events of an agent's loop (and its calls' approvals and
+/// edits); absent on the run's own events.
+#[derive(Serialize, Deserialize, TS, Default, Clone)]
+#[ts(optional_fields)]
+pub(super) struct SubAgentOrigin {
+    /// The agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) agent: Option<String>,
+    /// Agent names from the root to this one, joined by ` › `.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) path: Option<String>,
+    /// The sub-agent's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) session: Option<String>,
+}
+
+/// The job and unit a run event comes from (only on a job unit's run, `job:<job>:<unit>`).
+#[derive(Serialize, TS, Default)]
+#[ts(optional_fields)]
+pub(super) struct JobUnitOrigin {
+    /// The job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) job: Option<String>,
+    /// The unit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) unit: Option<String>,
+}
+
+impl JobUnitOrigin {
+    /// The job and unit of run `run`, if it is a job unit's.
+    pub(super) fn of(run: &str) -> Self {
+        match super::run_state::job_of_run(run) {
+            Some((job, unit)) => Self {
+                job: Some(job.to_string()),
+                unit: Some(unit.to_string()),
+            },
+            None => Self::default(),
+        }
+    }
+}
+
+/// A run's event: a step of an agent's loop, or the run's own progress.
+// An event lives until it is turned into JSON; boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Serialize, TS)]
+#[serde(untagged)]
+pub(super) enum RunEventKind {
+    /// What an agent's loop reports: text, tool calls, steps, usage.
+    Agent(agent::RunEvent),
+    /// The run's start, end, pause and sub-agent sessions.
+    Run(RunProgress),
+}
+
+impl From<agent::RunEvent> for RunEventKind {
+    fn from(event: agent::RunEvent) -> Self {
+        Self::Agent(event)
+    }
+}
+
+impl From<RunProgress> for RunEventKind {
+    fn from(event: RunProgress) -> Self {
+        Self::Run(event)
+    }
+}
+
+/// A run's own progress.
+// An event lives until it is turned into JSON; boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Serialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum RunProgress {
+    /// The run began.
+    RunStarted(RunStarted),
+    /// It ended: the model answered, or its step limit or token budget stopped it.
+    RunFinished(RunResult),
+    /// It failed.
+    RunFailed(RunFailure),
+    /// It was aborted.
+    RunAborted(RunResult),
+    /// It stopped to wait for approvals (`pending`); it resumes when the last one is decided.
+    RunPaused(RunPaused),
+    /// A call needs the writer's approval (the card to show); nothing changed yet.
+    ApprovalRequested(ApprovalCard),
+    /// A paused run goes on (in the worker where its last waiting call was decided).
+    #[serde(rename_all = "camelCase")]
+    RunResumed {
+        /// The project.
+        project: String,
+        /// The agent the run started with.
+        agent: String,
+        /// Model calls made so far.
+        steps: usize,
+    },
+    /// A sub-agent's temporary session began.
+    SessionStarted(SessionOpened),
+    /// A paused sub-agent's session goes on.
+    SessionResumed(SessionOpened),
+    /// A sub-agent's session ended; its answer is the routing call's result.
+    SessionEnded(SessionEnded),
+    /// A sub-agent's session waits for the writer's approval (the whole tree pauses).
+    SessionPaused(SessionPaused),
+}
+
+/// `run_paused`: the run's result while it waits (a paused [`RunResult`]).
+#[derive(Serialize, TS)]
+pub(super) struct RunPaused {
+    /// The run's id.
+    pub(super) run: String,
+    /// `paused`.
+    #[ts(type = "'paused'")]
+    pub(super) status: RunStatus,
+    /// The model's last text.
+    pub(super) text: String,
+    /// Model calls made.
+    pub(super) steps: usize,
+    /// Tokens used.
+    pub(super) usage: Usage,
+    /// The calls waiting for approval.
+    pub(super) pending: Vec<ApprovalCard>,
+}
+
+/// `run_started`.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RunStarted {
+    /// The project.
+    pub(super) project: String,
+    /// The agent it starts with.
+    pub(super) agent: String,
+    /// The preset the writer's `run` named (`null`: none; absent on a job's run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable, as = "Option<String>")]
+    pub(super) preset: Option<Option<String>>,
+    /// The toolset of the agent the writer's `run` starts with (`null`: its own toolbox;
+    /// absent on a job's run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable, as = "Option<String>")]
+    pub(super) toolset: Option<Option<String>>,
+    /// True on a job's run, which runs in the background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "true")]
+    pub(super) background: Option<bool>,
+    /// Most model calls.
+    pub(super) max_steps: usize,
+    /// The model.
+    pub(super) model: String,
+    /// The writer's request (or the job's prompt).
+    pub(super) prompt: String,
+}
+
+/// `run_failed`: how the run ended, or why it could not go on.
+#[derive(Serialize, TS)]
+#[serde(untagged)]
+pub(super) enum RunFailure {
+    /// A model call failed: the run's result.
+    Ended(RunResult),
+    /// The run broke off (a store or settings error).
+    BrokenOff {
+        /// `failed`.
+        #[ts(type = "'failed'")]
+        status: RunStatus,
+        /// Why.
+        message: String,
+    },
+}
+
+/// `session_started`, `session_resumed`: a sub-agent's session, run by the routing call
+/// `callId` of `caller`.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SessionOpened {
+    /// The sub-agent.
+    pub(super) agent: String,
+    /// Agent names from the root to it, joined by ` › `.
+    pub(super) path: String,
+    /// Its session.
+    pub(super) session: String,
+    /// The routing call.
+    pub(super) call_id: String,
+    /// The calling agent.
+    pub(super) caller: Option<String>,
+}
+
+/// How a sub-agent's session ended.
+#[derive(Serialize, TS, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum SessionStatus {
+    /// It answered.
+    Finished,
+    /// It used all its steps.
+    MaxSteps,
+    /// The run's token budget is spent.
+    BudgetSpent,
+    /// Its model call failed.
+    Failed,
+    /// The run was aborted.
+    Aborted,
+}
+
+/// `session_ended`.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SessionEnded {
+    /// The sub-agent.
+    pub(super) agent: String,
+    /// Agent names from the root to it, joined by ` › `.
+    pub(super) path: String,
+    /// Its session.
+    pub(super) session: String,
+    /// The routing call.
+    pub(super) call_id: String,
+    /// How it ended.
+    pub(super) status: SessionStatus,
+    /// Model calls it made.
+    pub(super) steps: usize,
+}
+
+/// `session_paused`.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SessionPaused {
+    /// The sub-agent.
+    pub(super) agent: String,
+    /// Agent names from the root to it, joined by ` › `.
+    pub(super) path: String,
+    /// Its session.
+    pub(super) session: String,
+    /// The routing call.
+    pub(super) call_id: String,
+    /// `paused`.
+    #[ts(type = "'paused'")]
+    pub(super) status: RunStatus,
+    /// Model calls it made.
+    pub(super) steps: usize,
 }

@@ -14,8 +14,9 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use serde_json::json;
+use serde::Serialize;
 
+use super::results::ProjectSummary;
 use super::Core;
 use crate::persist::merge::{self, Ours};
 use crate::persist::pending::{self, Key, Pending, Stored};
@@ -23,6 +24,7 @@ use crate::persist::{ChangeRecord, Feeds, Loaded};
 use crate::project::UiState;
 use crate::session::Session;
 use crate::store::{StoreError, Table};
+use ts_rs::TS;
 
 /// Wakes the tasks waiting for a project's save in flight.
 #[derive(Default)]
@@ -331,10 +333,11 @@ impl Core {
                     });
                     drop(guard);
                     match result {
-                        Ok(()) => self.emit(
-                            "saved",
-                            json!({ "project": project, "at": self.env.clock.now_ms(), "changed": changed }),
-                        ),
+                        Ok(()) => self.emit(SavedEvent {
+                            project: project.to_string(),
+                            at: self.env.clock.now_ms(),
+                            changed,
+                        }),
                         Err(e) => {
                             self.save_failed(project, &e);
                             return Err(e);
@@ -399,18 +402,15 @@ impl Core {
             open.pending.restore_held(held);
             open.feeds = recent(merged.feeds);
             open.ui_saved = ui_essentials(&open.session.project.ui);
-            let mut summary = crate::error::to_json(&super::open_summary(open));
-            summary["project"] = json!(project);
-            summary["rebased"] = json!(true);
-            if !merged.copies.is_empty() {
-                summary["copies"] = json!(merged.copies);
+            ProjectReloadedEvent {
+                project: project.to_string(),
+                summary: super::open_summary(open),
+                rebased: Some(true),
+                copies: (!merged.copies.is_empty()).then_some(merged.copies),
+                overridden: (!merged.overridden.is_empty()).then_some(merged.overridden),
             }
-            if !merged.overridden.is_empty() {
-                summary["overridden"] = json!(merged.overridden);
-            }
-            summary
         };
-        self.emit("project_reloaded", summary);
+        self.emit(summary);
         Ok(())
     }
 
@@ -420,14 +420,13 @@ impl Core {
             StoreError::Quota(_) => "quota_exceeded",
             _ => "storage_failed",
         };
-        self.emit(
-            "storage_error",
-            json!({
-                "project": project,
-                "code": code,
-                "message": format!("{error}. Your work is kept in memory; it will be saved when storage works again."),
-            }),
-        );
+        self.emit(StorageErrorEvent {
+            project: project.to_string(),
+            code,
+            message: format!(
+                "{error}. Your work is kept in memory; it will be saved when storage works again."
+            ),
+        });
     }
 }
 
@@ -439,4 +438,48 @@ fn recent(mut feeds: Feeds) -> Feeds {
         }
     }
     feeds
+}
+
+/// `saved`: a project's pending changes were stored.
+#[derive(Serialize, TS)]
+pub(super) struct SavedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// When (ms since the epoch).
+    pub(super) at: u64,
+    /// False when the save held nothing another tab shows (an audit record only).
+    pub(super) changed: bool,
+}
+
+/// `storage_error`: a save failed; what it held stays pending.
+#[derive(Serialize, TS)]
+pub(super) struct StorageErrorEvent {
+    /// The project.
+    pub(super) project: String,
+    /// `quota_exceeded` when storage is full, else `storage_failed`.
+    #[ts(type = "'quota_exceeded' | 'storage_failed'")]
+    pub(super) code: &'static str,
+    /// What failed, for the writer.
+    pub(super) message: String,
+}
+
+/// `project_reloaded`: a project's state after another tab saved it (or after this tab's
+/// unsaved changes were rebased over what another tab saved).
+#[derive(Serialize, TS)]
+#[ts(optional_fields)]
+pub(super) struct ProjectReloadedEvent {
+    /// The project.
+    pub(super) project: String,
+    /// Its new state.
+    #[serde(flatten)]
+    pub(super) summary: ProjectSummary,
+    /// True when this tab's unsaved changes were rebased over the stored project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) rebased: Option<bool>,
+    /// What the rebase kept as copies (it could not merge them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) copies: Option<Vec<String>>,
+    /// What the rebase overrode in the stored project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) overridden: Option<Vec<String>>,
 }

@@ -22,7 +22,10 @@ use futures_util::future::LocalBoxFuture;
 use serde_json::json;
 use serde_json::Value;
 
-use super::run_state::{provider_for, Frame, Node, NodeEnd, Tree};
+use super::run_state::{
+    provider_for, Frame, Node, NodeEnd, RunProgress, RunStatus, SessionEnded, SessionOpened,
+    SessionPaused, SessionStatus, SubAgentOrigin, Tree,
+};
 use super::Core;
 use crate::agent::spec::task_message;
 use crate::agent::{self, AgentSpec, Delegation, RunContext, RunEnd, RunEvent, RunOutcome};
@@ -156,14 +159,8 @@ impl Core {
             let now = || self.env.clock.now_ms();
             let mut jitter = || self.next_jitter();
             let mut on_event = |event: RunEvent| {
-                let data = crate::error::to_json(&event);
-                let mut data = super::run_state::redacted(settings, data);
-                if let (Some(data), Some(tags)) = (data.as_object_mut(), node.tags().as_object()) {
-                    for (k, v) in tags {
-                        data.insert(k.clone(), v.clone());
-                    }
-                }
-                self.emit_run(&tree.run_id, data);
+                let event = super::run_state::redacted(settings, event);
+                self.emit_run(&tree.run_id, node.tags(), event);
             };
             let root_name = node.path.first().cloned().unwrap_or_default();
             let who = |tool: &str| tree.who_may_call(&root_name, tool, &self.registry);
@@ -242,7 +239,7 @@ impl Core {
                     continue;
                 };
                 let child_node = Node::of(&child);
-                self.agent_session_opened(tree, &child_node, &call.id, "session_resumed");
+                self.agent_session_opened(tree, &child_node, &call.id, true);
                 let end = self.resume_node(tree, child).await;
                 let (result, changed) = self.sub_agent_result(tree, &child_node, &call, end);
                 files.extend(changed);
@@ -320,7 +317,7 @@ impl Core {
             caller: Some(caller.spec.name.clone()),
             delegation: caller.spec.delegation,
         };
-        self.agent_session_opened(tree, &node, &call.id, "session_started");
+        self.agent_session_opened(tree, &node, &call.id, false);
         let task = task_message(
             &caller.spec.name,
             caller.spec.delegation,
@@ -377,26 +374,34 @@ impl Core {
             frame,
         } = end;
         self.agents.agent_session_closed();
+        // How the session ended; none when it paused (its state is the frame).
         let status = match &outcome.end {
-            RunEnd::Finished => "finished",
-            RunEnd::MaxSteps => "max_steps",
-            RunEnd::BudgetSpent => "budget_spent",
-            RunEnd::Failed { .. } => "failed",
-            RunEnd::Aborted => "aborted",
-            RunEnd::Paused { .. } => "paused",
+            RunEnd::Paused { .. } => None,
+            RunEnd::Finished => Some(SessionStatus::Finished),
+            RunEnd::MaxSteps => Some(SessionStatus::MaxSteps),
+            RunEnd::BudgetSpent => Some(SessionStatus::BudgetSpent),
+            RunEnd::Failed { .. } => Some(SessionStatus::Failed),
+            RunEnd::Aborted => Some(SessionStatus::Aborted),
         };
-        self.emit_run(
-            &tree.run_id,
-            json!({
-                "type": if frame.is_some() { "session_paused" } else { "session_ended" },
-                "agent": node.spec.name,
-                "path": node.path_text(),
-                "session": node.agent_session,
-                "callId": call.id,
-                "status": status,
-                "steps": outcome.steps,
+        let event = match status {
+            None => RunProgress::SessionPaused(SessionPaused {
+                agent: node.spec.name.clone(),
+                path: node.path_text(),
+                session: node.agent_session.clone(),
+                call_id: call.id.clone(),
+                status: RunStatus::Paused,
+                steps: outcome.steps,
             }),
-        );
+            Some(status) => RunProgress::SessionEnded(SessionEnded {
+                agent: node.spec.name.clone(),
+                path: node.path_text(),
+                session: node.agent_session.clone(),
+                call_id: call.id.clone(),
+                status,
+                steps: outcome.steps,
+            }),
+        };
+        self.emit_run(&tree.run_id, SubAgentOrigin::default(), event);
         if let Some(frame) = frame {
             return (SubResult::Paused(Box::new(frame)), files);
         }
@@ -448,19 +453,21 @@ impl Core {
     }
 
     /// A sub-agent's agent session is alive: counted and announced.
-    fn agent_session_opened(&self, tree: &Tree, node: &Node, call_id: &str, kind: &str) {
+    fn agent_session_opened(&self, tree: &Tree, node: &Node, call_id: &str, resumed: bool) {
         self.agents.agent_session_opened();
-        self.emit_run(
-            &tree.run_id,
-            json!({
-                "type": kind,
-                "agent": node.spec.name,
-                "path": node.path_text(),
-                "session": node.agent_session,
-                "callId": call_id,
-                "caller": node.caller,
-            }),
-        );
+        let session = SessionOpened {
+            agent: node.spec.name.clone(),
+            path: node.path_text(),
+            session: node.agent_session.clone(),
+            call_id: call_id.to_string(),
+            caller: node.caller.clone(),
+        };
+        let event = if resumed {
+            RunProgress::SessionResumed(session)
+        } else {
+            RunProgress::SessionStarted(session)
+        };
+        self.emit_run(&tree.run_id, SubAgentOrigin::default(), event);
     }
 }
 
