@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 use serde_json::Value;
 
-use crate::bible::{Actor, Bible, Entity, Kind};
+use crate::bible::{Actor, Bible, Entity, Judge, Kind};
 use crate::commands::history::{Applied, Grouping, HistoryError};
 use crate::commands::{Effect, Entry, FileEffect, History, Moved, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
@@ -107,16 +107,48 @@ pub struct CallExtras<'a> {
     pub no_overwrite: bool,
 }
 
-/// The keys of a run's single-use writes ([`CallExtras::guards`]): a `BTreeSet<String>` in the core,
-/// or any set of strings a caller keeps.
+/// What a run keeps between its calls ([`CallExtras::guards`]): the keys of its single-use
+/// writes, and the version of each story-bible entity it last read or wrote (conflicts are
+/// judged against what the run saw). A `BTreeSet<String>` in the core (saved with a paused
+/// run), or anything a caller keeps.
 pub trait Guards {
     /// Add `key`: true when it was not there yet.
     fn take(&mut self, key: &str) -> bool;
+    /// The version of entity `entity` (`kind/id`) the run last read or wrote, if it did.
+    fn seen(&self, entity: &str) -> Option<u64>;
+    /// The run read or wrote entity `entity` at `version`.
+    fn saw(&mut self, entity: &str, version: u64);
+}
+
+/// The key a version seen is kept under in a set of guards: `seen:<kind/id>@<version>`.
+fn seen_prefix(entity: &str) -> String {
+    format!("seen:{entity}@")
 }
 
 impl Guards for BTreeSet<String> {
     fn take(&mut self, key: &str) -> bool {
         self.insert(key.to_string())
+    }
+
+    fn seen(&self, entity: &str) -> Option<u64> {
+        let prefix = seen_prefix(entity);
+        self.range(prefix.clone()..)
+            .take_while(|key| key.starts_with(&prefix))
+            .find_map(|key| key[prefix.len()..].parse().ok())
+    }
+
+    fn saw(&mut self, entity: &str, version: u64) {
+        let prefix = seen_prefix(entity);
+        let old: Vec<String> = self
+            .range(prefix.clone()..)
+            .take_while(|key| key.starts_with(&prefix))
+            .filter(|key| key[prefix.len()..].parse::<u64>().is_ok())
+            .cloned()
+            .collect();
+        for key in old {
+            self.remove(&key);
+        }
+        self.insert(format!("{prefix}{version}"));
     }
 }
 
@@ -304,6 +336,15 @@ impl<'a> EditContext<'a> {
         }
     }
 
+    /// The call's run read entity `id` of `kind` as it is now (its updates are then judged
+    /// against this version). Nothing outside a run.
+    pub fn saw(&mut self, kind: Kind, id: &str) {
+        let version = self.bible.get(kind, id).map(|e| e.version);
+        if let (Some(guards), Some(version)) = (self.guards.as_deref_mut(), version) {
+            guards.saw(&format!("{kind}/{id}"), version);
+        }
+    }
+
     fn remember(&mut self, kind: Kind, id: &str) {
         if !self
             .bible_undo
@@ -421,7 +462,9 @@ impl<'a> EditContext<'a> {
         let entity = self
             .bible
             .create(kind, id, fields, &self.actor, self.now_ms)?;
-        Ok(entity.flat())
+        let flat = entity.flat();
+        self.saw(kind, id);
+        Ok(flat)
     }
 
     /// Change fields of a bible entity as this call's actor: under the tool's policy (a
@@ -453,11 +496,15 @@ impl<'a> EditContext<'a> {
                 ));
             }
             let unchanged = changes.iter().all(|(f, v)| entity.get(f) == v);
+            let judged_by = match self.guards.as_deref() {
+                Some(guards) => Judge::Seen(guards.seen(&format!("{kind}/{id}"))),
+                None => Judge::Origin(&self.actor),
+            };
             if !unchanged {
                 if let Some(c) = self.bible.concurrent(
                     entity,
                     &names,
-                    &self.actor,
+                    judged_by,
                     self.now_ms,
                     self.policies.window_ms,
                 ) {
@@ -473,7 +520,9 @@ impl<'a> EditContext<'a> {
         let entity = self
             .bible
             .update(kind, id, changes, &self.actor, self.now_ms)?;
-        Ok(entity.flat())
+        let flat = entity.flat();
+        self.saw(kind, id);
+        Ok(flat)
     }
 
     /// Delete a bible entity as this call's actor, under the tool's policy. Returns it as it

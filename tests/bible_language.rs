@@ -879,6 +879,54 @@ fn glossary_search_read_and_create() {
 // Translations.
 
 #[test]
+fn glossary_entries_are_keyed_by_their_source_term() {
+    let mut t = T::new();
+    t.ok(
+        "glossary_create_entry",
+        json!({"term_src": "Kaze no Tou", "id": "tower", "term_tgt": "Wind Tower"}),
+        other(),
+    );
+    // Read, update and delete take the term as the seed's signatures do (in any case, with
+    // spaces around it); the id still works.
+    let data = t.ok(
+        "glossary_read_entry",
+        json!({"term_src": "  kaze no tou "}),
+        lore(),
+    );
+    assert_eq!(data["entry"]["id"], "tower");
+    let data = t.ok("glossary_read_entry", json!({"id": "tower"}), lore());
+    assert_eq!(data["entry"]["term_src"], "Kaze no Tou");
+    let data = t.ok(
+        "glossary_update_entry",
+        json!({"term_src": "Kaze no Tou", "notes": "The lighthouse, as the islanders say it."}),
+        lore(),
+    );
+    assert_eq!(data["changed"], true);
+    assert_eq!(
+        t.s.bible
+            .get(Kind::Glossary, "tower")
+            .unwrap()
+            .text("notes"),
+        "The lighthouse, as the islanders say it."
+    );
+    // An unknown term changes nothing and says so.
+    let data = t.err(
+        "glossary_update_entry",
+        json!({"term_src": "Kaze no Mori", "notes": "x"}),
+        lore(),
+        "not_found",
+    );
+    assert!(data["message"].as_str().unwrap().contains("Kaze no Mori"));
+    let data = t.ok(
+        "glossary_delete_entry",
+        json!({"term_src": "KAZE NO TOU"}),
+        lore(),
+    );
+    assert_eq!(data["deleted"]["id"], "tower");
+    assert!(t.s.bible.get(Kind::Glossary, "tower").is_none());
+}
+
+#[test]
 fn scene_lines_are_the_non_empty_lines_of_the_span() {
     let t = T::new();
     let lines = language::scene_lines(&t.s.project, &t.s.bible, "s1").unwrap();

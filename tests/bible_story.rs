@@ -1303,6 +1303,54 @@ fn character_info_lists_appearances_per_chapter() {
     let d = t.ok(lore(), "get_character_info", json!({"character": "lena"}));
     assert_eq!(d["appearances"].as_array().unwrap().len(), 1);
     assert_eq!(d["appearances"][0]["mentions"], 2);
+    assert_eq!(d["notes"], json!([]));
+
+    // The memory's observations and notes about her come with it: those that name her (in
+    // any case) or are tagged with her; observations first. Notes about others do not.
+    for (text, note_type, tags) in [
+        (
+            "The writer wants LENA to stay unsure of Tom until act two.",
+            "preference",
+            json!([]),
+        ),
+        (
+            "Her dialogue turns clipped whenever the brother comes up.",
+            "observation",
+            json!(["lena"]),
+        ),
+        (
+            "Tom Harrow's scar is on his left hand.",
+            "fact",
+            json!(["tom"]),
+        ),
+        ("Lenathal is an unrelated word.", "fact", json!([])),
+    ] {
+        t.ok(
+            lore(),
+            "write_memory_note",
+            json!({"text": text, "type": note_type, "topic_tags": tags}),
+        );
+    }
+    let d = t.ok(lore(), "get_character_info", json!({"character": "lena"}));
+    let notes: Vec<&str> = d["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "Her dialogue turns clipped whenever the brother comes up.",
+            "The writer wants LENA to stay unsure of Tom until act two."
+        ]
+    );
+    assert_eq!(d["notes"][0]["type"], "observation");
+    let text = d["text"].as_str().unwrap();
+    assert!(
+        text.contains("In memory (2 notes):\n- [observation] Her dialogue turns clipped"),
+        "{text}"
+    );
 
     // A character never mentioned.
     t.s.bible

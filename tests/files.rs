@@ -223,7 +223,10 @@ fn write_file_creates_folders_and_overwrites_completely() {
         r["meta"]["bytes_written"],
         "1. Mara climbs.\n2. The lamp.".len()
     );
-    assert_eq!(r["meta"]["execution_time"], r["meta"]["execution_time_ms"]);
+    assert_eq!(
+        r["meta"]["execution_time"].as_f64().unwrap() * 1000.0,
+        r["meta"]["execution_time_ms"].as_f64().unwrap()
+    );
     let r = t.ok("list_files", json!({"directory": "plans"}));
     assert_eq!(names(&r), ["book one"]);
     assert_eq!(r["data"]["entries"][0]["type"], "directory");
@@ -747,7 +750,7 @@ fn the_file_tools_are_registered_with_the_seeds_names() {
 }
 
 #[test]
-fn every_result_carries_both_execution_times() {
+fn every_result_carries_its_execution_time_in_seconds_and_in_ms() {
     let mut t = T::new();
     for (tool, args) in [
         ("read_file", json!({"path": "manuscripts/01.md"})),
@@ -756,13 +759,23 @@ fn every_result_carries_both_execution_times() {
         ("read_file", json!({"path": "../x"})),
     ] {
         let r = t.call(tool, args);
-        assert!(r["meta"]["execution_time"].is_u64(), "{tool}: {r}");
-        assert_eq!(r["meta"]["execution_time"], r["meta"]["execution_time_ms"]);
+        assert!(r["meta"]["execution_time"].is_f64(), "{tool}: {r}");
+        assert!(r["meta"]["execution_time_ms"].is_u64(), "{tool}: {r}");
     }
-    // Results read back keep the time.
+    // The seed's `execution_time` is in seconds: 50 ms is 0.05.
+    let meta = draftsmith::tools::ResultMeta {
+        execution_time_ms: 50,
+        ..Default::default()
+    };
+    let wire = serde_json::to_value(&meta).unwrap();
+    assert_eq!(wire["execution_time"], 0.05);
+    assert_eq!(wire["execution_time_ms"], 50);
+    // Results read back keep the time, from either name.
     let meta: draftsmith::tools::ResultMeta =
-        serde_json::from_value(json!({"execution_time": 12})).unwrap();
+        serde_json::from_value(json!({"execution_time": 0.012})).unwrap();
     assert_eq!(meta.execution_time_ms, 12);
+    let meta: draftsmith::tools::ResultMeta = serde_json::from_value(wire).unwrap();
+    assert_eq!(meta.execution_time_ms, 50);
 }
 
 // ---------------------------------------------------------------------------------------

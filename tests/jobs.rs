@@ -168,6 +168,8 @@ fn rentl_brain(body: &Value) -> Scripted {
 /// worker killed mid-job) can stop answering after a number of requests.
 struct Net {
     brain: Rc<dyn Fn(&Value) -> Scripted>,
+    /// How long (in yields) the model takes to answer a request.
+    latency: Rc<dyn Fn(&Value) -> usize>,
     /// Answer at most this many requests; later ones never answer.
     budget: Cell<usize>,
     bodies: RefCell<Vec<Value>>,
@@ -188,10 +190,11 @@ impl LlmTransport for Net {
             self.budget.set(self.budget.get() - 1);
             self.inflight.set(self.inflight.get() + 1);
             self.most.set(self.most.get().max(self.inflight.get()));
-            YieldNow(false).await;
-            YieldNow(false).await;
-            self.inflight.set(self.inflight.get() - 1);
             let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+            for _ in 0..(self.latency)(&body) {
+                YieldNow(false).await;
+            }
+            self.inflight.set(self.inflight.get() - 1);
             self.bodies.borrow_mut().push(body.clone());
             let answer = (self.brain)(&body);
             let once = draftsmith::llm::client::ScriptedTransport::new(vec![answer]);
@@ -227,11 +230,23 @@ impl Worker {
         ids: &str,
         brain: Rc<dyn Fn(&Value) -> Scripted>,
     ) -> Self {
+        Self::with_model(store, budget, ids, brain, Rc::new(|_| 2))
+    }
+
+    /// A worker whose model answers with `brain`, taking `latency(body)` yields per request.
+    fn with_model(
+        store: Rc<MemoryStore>,
+        budget: usize,
+        ids: &str,
+        brain: Rc<dyn Fn(&Value) -> Scripted>,
+        latency: Rc<dyn Fn(&Value) -> usize>,
+    ) -> Self {
         let pool = LocalPool::new();
         let spawner = pool.spawner();
         let events = Rc::new(RecordingSink::default());
         let net = Rc::new(Net {
             brain,
+            latency,
             budget: Cell::new(budget),
             bodies: RefCell::default(),
             inflight: Cell::new(0),
@@ -803,6 +818,7 @@ fn a_run_that_ends_while_saves_fail_still_finishes_and_its_conversation_is_saved
     let events = Rc::new(RecordingSink::default());
     let net = Rc::new(Net {
         brain: Rc::new(rentl_brain),
+        latency: Rc::new(|_| 2),
         budget: Cell::new(usize::MAX),
         bodies: RefCell::default(),
         inflight: Cell::new(0),
@@ -843,4 +859,134 @@ fn a_run_that_ends_while_saves_fail_still_finishes_and_its_conversation_is_saved
         stored(faulty.as_ref()),
         "the conversation was kept pending and saved"
     );
+}
+
+/// Plays rentl's subagents as [`rentl_brain`] does, except that the scene location detailer
+/// also fills in its location's description: it reads the location the overview lists first
+/// (`location_read_entry`), and writes a description when the entry has none.
+fn describing_brain(body: &Value) -> Scripted {
+    let t = task(body);
+    if !t.starts_with("Task for scene_location_detailer") {
+        return rentl_brain(body);
+    }
+    let scene = line_of(&t, "Scene: ");
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = tool_results(body);
+    let result = |name: &str| {
+        done.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r.clone())
+            .unwrap_or(Value::Null)
+    };
+    let overview = result("scene_read_overview");
+    let place = overview["data"]["mentionedLocations"][0]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    match done.len() {
+        0 => calls(&id, "scene_read_overview", json!({"scene": scene})),
+        1 => calls(&id, "location_read_entry", json!({"location": place})),
+        2 if result("location_read_entry")["data"]["entry"]["description"]
+            .as_str()
+            .is_none_or(str::is_empty) =>
+        {
+            let description = format!("The {place}, as scene {scene} shows it.");
+            calls(
+                &id,
+                "location_update_description",
+                json!({"location": place, "description": description}),
+            )
+        }
+        _ => says("Done."),
+    }
+}
+
+#[test]
+fn two_units_of_one_subagent_that_read_the_same_version_do_not_overwrite_each_other() {
+    // The model thinks longer over scene s1's description than over the rest: scene s4's
+    // location detailer reads the location before s1's has written it.
+    let slow = |body: &Value| {
+        let t = task(body);
+        let writing = tool_results(body).len() == 2;
+        match t.starts_with("Task for scene_location_detailer") && line_of(&t, "Scene: ") == "s1" {
+            true if writing => 60,
+            _ => 2,
+        }
+    };
+    let w = Worker::with_model(
+        Rc::new(MemoryStore::new()),
+        usize::MAX,
+        "id",
+        Rc::new(describing_brain),
+        Rc::new(slow),
+    );
+    w.configure();
+    fixture(&w);
+    // Scenes s1 and s4 both take place at the Lighthouse, whose description is empty: their
+    // location detailers run at once.
+    w.ok(
+        "start_job",
+        json!({"kind": "pipeline", "phases": ["context"], "scope": {"scenes": ["s1", "s4"]}, "concurrency": 8, "allowOverwrite": true}),
+    );
+    w.settle();
+
+    // What each unit read, and what became of its write (the last request of each unit holds
+    // its whole conversation).
+    let mut last_of_unit: BTreeMap<String, Value> = BTreeMap::new();
+    for body in w.net.bodies.borrow().iter() {
+        let t = task(body);
+        if t.starts_with("Task for scene_location_detailer") {
+            last_of_unit.insert(line_of(&t, "Scene: "), body.clone());
+        }
+    }
+    assert_eq!(last_of_unit.len(), 2, "{:?}", last_of_unit.keys());
+    let mut read_versions = Vec::new();
+    let (mut written, mut refused) = (Vec::new(), Vec::new());
+    for (scene, body) in &last_of_unit {
+        let done = tool_results(body);
+        let read = done
+            .iter()
+            .find(|(n, _)| n == "location_read_entry")
+            .map(|(_, r)| r.clone())
+            .unwrap();
+        assert!(
+            read["data"]["entry"]["description"].is_null(),
+            "{scene}: {read}"
+        );
+        read_versions.push(read["data"]["entry"]["version"].clone());
+        let (_, update) = done
+            .iter()
+            .find(|(n, _)| n == "location_update_description")
+            .unwrap();
+        match update["status"].as_str() {
+            Some("success") => written.push(scene.clone()),
+            _ => refused.push((scene.clone(), update.clone())),
+        }
+    }
+    // Both units read the same version with the description empty, and both wrote it: one
+    // write lands, the other is refused with the current and the proposed values.
+    assert_eq!(read_versions[0], read_versions[1]);
+    assert_eq!(written.len(), 1, "{written:?} {refused:?}");
+    assert_eq!(refused.len(), 1, "{written:?} {refused:?}");
+    let (loser, error) = &refused[0];
+    assert_eq!(error["data"]["code"], "concurrent_update", "{error}");
+    assert!(error["data"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("CONCURRENT UPDATE DETECTED"));
+    let kept = format!("The lighthouse, as scene {} shows it.", written[0]);
+    assert_eq!(error["data"]["details"]["current"], kept.as_str());
+    assert_eq!(
+        error["data"]["details"]["proposed"],
+        format!("The lighthouse, as scene {loser} shows it.")
+    );
+    let location = w.ok("bible_list", json!({"kind": "location"}));
+    let lighthouse = location["kinds"]["location"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name_src"] == "Lighthouse")
+        .cloned()
+        .unwrap();
+    assert_eq!(lighthouse["description"], kept.as_str());
 }

@@ -532,6 +532,53 @@ fn a_failed_or_aborted_generation_changes_nothing() {
     assert_eq!(page.text(), TEXT);
 }
 
+/// The tool names a model request offered.
+fn offered_tools(request: &draftsmith::llm::HttpRequest) -> Vec<String> {
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_voice_run_offers_only_voice_safe_tools_and_a_toolset_still_overrides() {
+    let page = Page::new(vec![says("Yes."), says("Yes."), says("Yes.")]);
+    page.project();
+    page.configure();
+    page.ok("run", json!({"prompt": "Where am I?", "mode": "voice"}));
+    page.ok("run", json!({"prompt": "Where am I?", "mode": "text"}));
+    page.ok(
+        "run",
+        json!({"prompt": "Where am I?", "mode": "voice", "toolset": "quick"}),
+    );
+    let requests = page.transport.0.requests();
+    let (voice, text, quick) = (
+        offered_tools(&requests[0]),
+        offered_tools(&requests[1]),
+        offered_tools(&requests[2]),
+    );
+    let registry = draftsmith::tools::ToolRegistry::standard();
+    let names = |set: &str| -> Vec<String> {
+        registry
+            .toolset(set)
+            .unwrap()
+            .iter()
+            .map(|d| d.name.to_string())
+            .collect()
+    };
+    assert_eq!(voice, names("voice_safe"));
+    assert!(!voice.contains(&"research_url".to_string()));
+    assert!(!voice.contains(&"run_analysis".to_string()));
+    assert_eq!(text, names("all"));
+    assert_eq!(quick, names("quick"));
+    let (code, message) = page.err("run", json!({"prompt": "x", "mode": "telepathy"}));
+    assert_eq!(code, "invalid_params");
+    assert!(message.contains("voice"), "{message}");
+}
+
 /// The keys of every event of a run, as the page reads them (sorted; `type` included).
 fn keys(event: &Value) -> Vec<String> {
     event.as_object().unwrap().keys().cloned().collect()

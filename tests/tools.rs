@@ -391,6 +391,34 @@ fn run_analysis_reports_each_section() {
 }
 
 #[test]
+fn run_analysis_without_a_section_runs_every_section() {
+    let mut t = T::new();
+    let full = t.call("run_analysis", json!({}));
+    assert_eq!(full["status"], "success", "{full}");
+    let data = &full["data"];
+    assert_eq!(data["section"], "full");
+    assert_eq!(data["scope"], "manuscript");
+    // Each section is the one a call for it alone gives.
+    for section in ["pacing", "characters", "plot", "setting"] {
+        let alone = t.call("run_analysis", json!({ "section": section }));
+        let mut alone = alone["data"].clone();
+        let object = alone.as_object_mut().unwrap();
+        object.remove("section");
+        object.remove("scope");
+        assert_eq!(data[section], alone, "{section}");
+    }
+    assert_eq!(data["setting"]["places"][0]["place"], "Greyhaven");
+    // Its headline (the bedside note's status line) sums it up.
+    let (section, scope, line) = draftsmith::tools::analysis::headline(data).unwrap();
+    assert_eq!((section.as_str(), scope.as_str()), ("full", "manuscript"));
+    assert!(line.starts_with("2 chapters, "), "{line}");
+    assert!(
+        line.contains("words per sentence") && line.contains("places: Greyhaven"),
+        "{line}"
+    );
+}
+
+#[test]
 fn toolsets_select_the_right_tools() {
     let registry = ToolRegistry::standard();
     let names = |set: &str| {
@@ -406,12 +434,14 @@ fn toolsets_select_the_right_tools() {
         assert!(all.contains(tool), "{tool} missing from all");
     }
     let voice = names(VOICE_SAFE);
-    assert!(
-        voice.contains(&"navigate_to_text")
-            && voice.contains(&"switch_panel")
-            && voice.contains(&"run_analysis")
-    );
+    assert!(voice.contains(&"navigate_to_text") && voice.contains(&"switch_panel"));
     assert!(!voice.contains(&"highlight_text"));
+    // Nothing that waits on the network or on a model.
+    assert!(!voice.contains(&"research_url") && !voice.contains(&"run_analysis"));
+    for name in &voice {
+        let definition = registry.definition(name).unwrap();
+        assert!(!definition.asynchronous, "{name}");
+    }
     assert!(!voice.iter().any(|n| [
         "update_manuscript",
         "append_to_manuscript",

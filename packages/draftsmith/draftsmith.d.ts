@@ -53,6 +53,7 @@ import type {
   ResearchListing,
   ResearchNote,
   RunEvent,
+  RunMode,
   RunResult,
   Settings,
   SettingsPatch,
@@ -188,6 +189,8 @@ export interface RunOptions {
   agent?: string | { name?: string; systemPrompt?: string };
   /** Toolset of the quill assistant (default: the settings'); other agents have their own toolbox. */
   toolset?: string;
+  /** `voice` offers only the `voice_safe` tools (nothing that waits on the network or a model); `toolset` still overrides. Default `text`. */
+  mode?: RunMode;
   /** Most model calls (default: the settings'). */
   maxSteps?: number;
   /** Most tokens (input + output). */

@@ -523,7 +523,7 @@ export class Draftsmith {
    * and prompt. A run is a tree: the events of sub-agents carry `agent`, `path` and
    * `session`, between `session_started` and `session_ended` (or `session_paused`).
    */
-  run(prompt, { preset, agent, toolset, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
+  run(prompt, { preset, agent, toolset, mode, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
     if (globalThis.navigator?.onLine === false) {
       const err = new DraftsmithError('offline', 'You are offline: the agent needs the network to reach its model. Your writing is still saved on this device.');
       const result = Promise.reject(err);
@@ -542,6 +542,7 @@ export class Draftsmith {
     if (preset !== undefined) params.preset = preset;
     if (agent !== undefined) params.agent = agent;
     if (toolset !== undefined) params.toolset = toolset;
+    if (mode !== undefined) params.mode = mode;
     if (maxSteps !== undefined) params.maxSteps = maxSteps;
     if (tokenBudget !== undefined) params.tokenBudget = tokenBudget;
     if (newConversation !== undefined) params.newConversation = newConversation;

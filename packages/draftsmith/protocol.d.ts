@@ -2226,7 +2226,11 @@ askedBy: string,
  */
 fetches: number, };
 
-export type ResultMeta = { execution_time_ms: number, execution_time?: number, command_id?: string, bytes_written?: number, };
+export type ResultMeta = { execution_time_ms: number, 
+/**
+ * Seconds.
+ */
+execution_time?: number, command_id?: string, bytes_written?: number, };
 
 export type ResumedRun = RunResult | { 
 /**
@@ -2274,6 +2278,8 @@ status: 'failed',
  */
 message: string, };
 
+export type RunMode = "text" | "voice";
+
 export type RunParams = { prompt: string, 
 /**
  * The page's id for the run (so it can match events before the response); one is
@@ -2284,7 +2290,13 @@ runId?: string, agent?: AgentChoice,
  * A preset (`quill`, `dungeon_master`, `textcraft`): the run starts with its entry agent
  * (`rentl` has none: its agents run in pipeline jobs).
  */
-preset?: string, toolset?: string, maxSteps?: number, tokenBudget?: number, 
+preset?: string, toolset?: string, 
+/**
+ * `text` (the default) or `voice`: a voice run offers only the `voice_safe` tools
+ * (nothing that waits on the network or on a model). `toolset` still picks the
+ * assistant's tools.
+ */
+mode?: RunMode, maxSteps?: number, tokenBudget?: number, 
 /**
  * Forget the earlier conversation first.
  */

@@ -382,6 +382,20 @@ pub fn date_of(ms: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// How [`Bible::concurrent`] tells that an update would overwrite a write its writer did not
+/// see.
+#[derive(Debug, Clone, Copy)]
+pub enum Judge<'a> {
+    /// A run's call, by the entity's version the run last read or wrote: a filled field
+    /// written after that version is a concurrent update, whoever wrote it (another unit of
+    /// the same agent too). A run that never read the entity is judged by the recent-update
+    /// window: a filled field written within it is a concurrent update.
+    Seen(Option<u64>),
+    /// A call outside a run, by origin: a field another origin wrote within the
+    /// recent-update window.
+    Origin(&'a Actor),
+}
+
 /// When and by whom a field was last written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(rename = "FieldStamp", optional_fields)]
@@ -878,20 +892,28 @@ impl Bible {
         }
     }
 
-    /// The first field of `fields` that another origin than `actor` wrote less than
-    /// `window_ms` before `now`.
+    /// The first field of `fields` whose update would overwrite a write its writer did not
+    /// see, judged as [`Judge`] says.
     pub fn concurrent(
         &self,
         entity: &Entity,
         fields: &[&str],
-        actor: &Actor,
+        judge: Judge<'_>,
         now: u64,
         window_ms: u64,
     ) -> Option<Concurrent> {
         fields.iter().find_map(|field| {
             let stamp = entity.stamps.get(*field)?;
             let ago = now.saturating_sub(stamp.at);
-            (ago < window_ms && !actor.wrote(&stamp.origin)).then(|| Concurrent {
+            let filled = !is_empty_value(Some(entity.get(field)));
+            let unseen = match judge {
+                // Written after the version the run saw (a stamp of version 0 is older than
+                // field versions: it was there before).
+                Judge::Seen(Some(seen)) => filled && stamp.version > seen,
+                Judge::Seen(None) => filled && ago < window_ms,
+                Judge::Origin(actor) => ago < window_ms && !actor.wrote(&stamp.origin),
+            };
+            unseen.then(|| Concurrent {
                 field: field.to_string(),
                 ago_ms: ago,
                 by: stamp.origin.clone(),

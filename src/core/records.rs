@@ -258,7 +258,7 @@ mod tests {
                 "result": {
                     "status": "success",
                     "data": {"id": "n1"},
-                    "meta": {"execution_time_ms": 2, "execution_time": 2, "command_id": "e1"}
+                    "meta": {"execution_time_ms": 2, "execution_time": 0.002, "command_id": "e1"}
                 },
             }),
         ]
@@ -270,6 +270,12 @@ mod tests {
             let typed: ApprovalRecord = serde_json::from_value(record.clone()).unwrap();
             assert_eq!(MetaRecord::Approval(typed).to_value(), record);
         }
+        // A result whose `execution_time` holds ms keeps its time from `execution_time_ms`.
+        let mut older = stored().remove(1);
+        older["result"]["meta"]["execution_time"] = json!(2);
+        let typed: ApprovalRecord = serde_json::from_value(older).unwrap();
+        let again = MetaRecord::Approval(typed).to_value();
+        assert_eq!(again["result"]["meta"]["execution_time_ms"], 2);
     }
 
     #[test]

@@ -44,6 +44,12 @@ pub(super) struct RunParams {
     preset: Option<String>,
     #[serde(default)]
     toolset: Option<String>,
+    /// `text` (the default) or `voice`: a voice run offers only the `voice_safe` tools
+    /// (nothing that waits on the network or on a model). `toolset` still picks the
+    /// assistant's tools.
+    #[serde(default)]
+    #[ts(as = "Option<RunMode>", optional)]
+    mode: RunMode,
     #[serde(default)]
     max_steps: Option<usize>,
     #[serde(default)]
@@ -52,6 +58,17 @@ pub(super) struct RunParams {
     #[serde(default)]
     #[ts(as = "Option<bool>", optional)]
     new_conversation: bool,
+}
+
+/// How the writer talks with a run: by text, or by voice (only quick, local tools).
+#[derive(Deserialize, TS, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum RunMode {
+    /// Every tool of the agent's toolbox.
+    #[default]
+    Text,
+    /// Only the `voice_safe` tools.
+    Voice,
 }
 
 /// The agent a run starts with: a name (a preset's agent or a defined one that talks to the
@@ -333,6 +350,18 @@ impl Core {
                         "'toolset' applies to the quill assistant; other agents have their own toolbox",
                     ));
                 }
+                let mut spec = spec;
+                if p.mode == RunMode::Voice {
+                    // Its own toolbox, without what is not voice-safe (its sub-agents keep
+                    // theirs).
+                    let safe = self.registry.toolset(crate::tools::VOICE_SAFE)?;
+                    let toolbox = spec.toolbox(&self.registry);
+                    spec.tools = toolbox
+                        .into_iter()
+                        .filter(|t| safe.iter().any(|d| d.name == t.as_str()))
+                        .collect();
+                    spec.toolset = None;
+                }
                 spec
             }
             _ => {
@@ -351,7 +380,11 @@ impl Core {
                         spec.system_prompt = system.clone();
                     }
                 }
-                spec.toolset = Some(p.toolset.clone().unwrap_or(settings.toolset.clone()));
+                let by_mode = match p.mode {
+                    RunMode::Text => settings.toolset.clone(),
+                    RunMode::Voice => crate::tools::VOICE_SAFE.to_string(),
+                };
+                spec.toolset = Some(p.toolset.clone().unwrap_or(by_mode));
                 spec.max_steps = p.max_steps.unwrap_or(settings.max_steps);
                 spec.token_budget = p.token_budget.or(settings.token_budget);
                 spec

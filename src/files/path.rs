@@ -517,16 +517,27 @@ fn parse_kind(name: &str) -> Result<Kind, PathError> {
     })
 }
 
-/// The chapter number a `manuscripts/` file name names: its leading digits. The rest of
+/// The chapter number a `manuscripts/` file name names: its leading digits, after an
+/// optional `ch` or `chapter` (the TextCraft seed's `ch01.md`, `chapter-4.md`). The rest of
 /// the name (`-<slug>`) is ignored, so a stale or shortened title still names the chapter.
 fn chapter_number(name: &str) -> Result<usize, PathError> {
     let bad = || {
         PathError::Invalid(format!(
-            "chapter files are named by number: manuscripts/NN-title.md (such as manuscripts/03-the-stair.md, or just manuscripts/03.md); \"{}\" is not",
+            "chapter files are named by number: manuscripts/NN-title.md (such as manuscripts/03-the-stair.md, or just manuscripts/03.md or manuscripts/ch03.md); \"{}\" is not",
             shown(name)
         ))
     };
     let stem = name.strip_suffix(".md").ok_or_else(bad)?;
+    let lower = stem.to_ascii_lowercase();
+    let prefix = ["chapter", "ch"]
+        .into_iter()
+        .find(|p| lower.starts_with(p))
+        .map_or(0, str::len);
+    let stem = &stem[prefix..];
+    let stem = match prefix {
+        0 => stem,
+        _ => stem.strip_prefix(['-', '_']).unwrap_or(stem),
+    };
     let digits: String = stem.chars().take_while(char::is_ascii_digit).collect();
     let rest = &stem[digits.len()..];
     if digits.is_empty() || digits.len() > 6 || !(rest.is_empty() || rest.starts_with('-')) {
@@ -713,6 +724,20 @@ mod tests {
             resolve("manuscripts/3.md", Want::File).unwrap(),
             DataPath::Manuscript { number: 3 }
         );
+        // The TextCraft seed's own style.
+        for name in [
+            "ch03.md",
+            "CH3.md",
+            "chapter-03.md",
+            "chapter_3-the-stair.md",
+        ] {
+            assert_eq!(
+                resolve(&format!("manuscripts/{name}"), Want::File).unwrap(),
+                DataPath::Manuscript { number: 3 },
+                "{name}"
+            );
+        }
+        assert!(resolve("manuscripts/chx.md", Want::File).is_err());
         assert!(resolve("manuscripts/03x.md", Want::File).is_err());
         assert!(resolve("manuscripts/00.md", Want::File).is_err());
         assert_eq!(

@@ -24,9 +24,11 @@
 //! every project). An agent may change and delete the notes agents wrote in its project. An
 //! approval names the note as `memory_note/<id>` ([`Grant::note_key`]) with its version.
 //!
-//! [`Policies::window_ms`] is the recent-update window of conflict detection: an agent's
-//! update of a field another origin wrote less than that long ago gets
-//! `CONCURRENT UPDATE DETECTED` and changes nothing.
+//! Conflict detection ([`crate::bible::Judge`]): an agent run's update of a filled field
+//! written after the entity's version the run last read or wrote gets
+//! `CONCURRENT UPDATE DETECTED` and changes nothing, whoever wrote it (another unit of the
+//! same subagent too). [`Policies::window_ms`] is the recent-update window that judges a run
+//! that never read the entity, and calls outside a run (by origin).
 
 use std::collections::BTreeMap;
 use std::fmt;

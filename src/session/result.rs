@@ -18,9 +18,8 @@ pub enum Status {
     Error,
 }
 
-/// Facts about a call's execution. In JSON the time appears twice, as `execution_time_ms`
-/// and as `execution_time` (the TextCraft seed's name; the same value, in ms), so every
-/// tool result carries both.
+/// Facts about a call's execution. In JSON the time appears twice: as `execution_time_ms`,
+/// and as `execution_time` in seconds (the TextCraft seed's name and unit, such as `0.05`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
 #[serde(into = "MetaWire", from = "MetaWire")]
 #[ts(as = "MetaWire")]
@@ -41,8 +40,9 @@ pub struct ResultMeta {
 struct MetaWire {
     #[serde(default)]
     execution_time_ms: u64,
+    /// Seconds.
     #[serde(default)]
-    execution_time: Option<u64>,
+    execution_time: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     command_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,7 +53,7 @@ impl From<ResultMeta> for MetaWire {
     fn from(meta: ResultMeta) -> Self {
         Self {
             execution_time_ms: meta.execution_time_ms,
-            execution_time: Some(meta.execution_time_ms),
+            execution_time: Some(meta.execution_time_ms as f64 / 1000.0),
             command_id: meta.command_id,
             bytes_written: meta.bytes_written,
         }
@@ -63,13 +63,12 @@ impl From<ResultMeta> for MetaWire {
 impl From<MetaWire> for ResultMeta {
     fn from(wire: MetaWire) -> Self {
         Self {
-            execution_time_ms: wire.execution_time.map_or(wire.execution_time_ms, |t| {
-                if wire.execution_time_ms == 0 {
-                    t
-                } else {
-                    wire.execution_time_ms
+            execution_time_ms: match wire.execution_time {
+                Some(seconds) if wire.execution_time_ms == 0 && seconds > 0.0 => {
+                    (seconds * 1000.0).round() as u64
                 }
-            }),
+                _ => wire.execution_time_ms,
+            },
             command_id: wire.command_id,
             bytes_written: wire.bytes_written,
         }

@@ -20,6 +20,7 @@ use super::editing::preview;
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::commands::Category;
 use crate::project::analysis::{self, Hint};
+use crate::project::Project;
 use crate::session::EditContext;
 
 /// Register the analysis tools.
@@ -225,11 +226,24 @@ pub enum Section {
     Setting,
 }
 
+impl Section {
+    /// Its name in arguments and results.
+    fn name(self) -> &'static str {
+        match self {
+            Section::Pacing => "pacing",
+            Section::Characters => "characters",
+            Section::Plot => "plot",
+            Section::Setting => "setting",
+        }
+    }
+}
+
 /// Arguments of `run_analysis`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunAnalysisArgs {
-    /// pacing, characters, plot or setting.
-    pub section: Section,
+    /// pacing, characters, plot or setting; default: the full analysis (every section).
+    #[serde(default)]
+    pub section: Option<Section>,
     /// A chapter (id, number or title); defaults to the whole manuscript.
     #[serde(default)]
     pub chapter: Option<String>,
@@ -327,7 +341,7 @@ impl ToolSpec for RunAnalysis {
     type Args = RunAnalysisArgs;
     const NAME: &'static str = "run_analysis";
     const CATEGORY: Category = Category::Analysis;
-    const DESCRIPTION: &'static str = "Analyze the manuscript (or one chapter) locally: pacing (scene-by-scene figures), characters (who is named where), plot (an outline of scenes) or setting (places named).";
+    const DESCRIPTION: &'static str = "Analyze the manuscript (or one chapter) locally: pacing (scene-by-scene figures), characters (who is named where), plot (an outline of scenes) or setting (places named). Without a section, the full analysis: every section.";
     const REVERSIBLE: bool = false;
     const READ_ONLY: bool = true;
 
@@ -344,82 +358,21 @@ impl ToolSpec for RunAnalysis {
             .iter()
             .map(|&i| (i, project.chapters[i].text().to_string()))
             .collect();
-        let head = |i: usize| json!({"chapter": project.chapters[i].id, "chapterNumber": i + 1, "chapterTitle": project.chapters[i].title});
-        let report = match args.section {
-            Section::Pacing | Section::Plot => {
-                let per_chapter: Vec<Value> = chapters
-                    .iter()
-                    .map(|(i, text)| {
-                        let scenes: Vec<Value> = analysis::scenes(text)
-                            .into_iter()
-                            .map(|s| {
-                                let body: String =
-                                    text.chars().skip(s.start).take(s.end - s.start).collect();
-                                let mut v = json!({
-                                    "index": s.index, "start": s.start, "end": s.end,
-                                    "kind": s.kind, "heading": s.heading, "words": s.stats.words,
-                                });
-                                if args.section == Section::Pacing {
-                                    v["pacing"] = json!(s.pacing);
-                                } else {
-                                    let opening =
-                                        body.split_inclusive(['.', '!', '?']).next().unwrap_or("");
-                                    v["opening"] = json!(preview(opening.trim(), 160));
-                                }
-                                v
-                            })
-                            .collect();
-                        let mut v = head(*i);
-                        v["words"] = json!(analysis::stats(text).words);
-                        v["scenes"] = json!(scenes);
-                        v
-                    })
-                    .collect();
-                json!({ "chapters": per_chapter })
+        let report = |section| section_report(section, project, &chapters);
+        let mut result = match args.section {
+            Some(section) => {
+                let mut report = report(section);
+                report["section"] = json!(section.name());
+                report
             }
-            Section::Characters => {
-                let mut total: BTreeMap<String, usize> = BTreeMap::new();
-                // Each name's JSON array (a map of `Value`s: a type the crate has anyway).
-                let mut by_chapter: BTreeMap<String, Value> = BTreeMap::new();
-                for (i, text) in &chapters {
-                    for (name, n) in name_candidates(text) {
-                        *total.entry(name.clone()).or_default() += n;
-                        let list = by_chapter.entry(name).or_insert_with(|| json!([]));
-                        if let Value::Array(list) = list {
-                            list.push(json!({"chapterNumber": i + 1, "mentions": n}));
-                        }
-                    }
-                }
-                let names: Vec<Value> = top(total, 2)
-                    .into_iter()
-                    .map(|(name, n)| {
-                        let chapters = by_chapter.remove(&name).unwrap_or_else(|| json!([]));
-                        json!({"name": name, "mentions": n, "chapters": chapters})
-                    })
-                    .collect();
-                json!({ "characters": names, "note": "Capitalized words not at a sentence start; story-bible characters refine this once they exist." })
-            }
-            Section::Setting => {
-                let mut total: BTreeMap<String, usize> = BTreeMap::new();
-                for (_, text) in &chapters {
-                    for (place, n) in place_candidates(text) {
-                        *total.entry(place).or_default() += n;
-                    }
-                }
-                let places: Vec<Value> = top(total, 1)
-                    .into_iter()
-                    .map(|(place, n)| json!({"place": place, "mentions": n}))
-                    .collect();
-                json!({ "places": places })
-            }
+            None => json!({
+                "section": "full",
+                "pacing": report(Section::Pacing),
+                "characters": report(Section::Characters),
+                "plot": report(Section::Plot),
+                "setting": report(Section::Setting),
+            }),
         };
-        let mut result = report;
-        result["section"] = json!(match args.section {
-            Section::Pacing => "pacing",
-            Section::Characters => "characters",
-            Section::Plot => "plot",
-            Section::Setting => "setting",
-        });
         result["scope"] = json!(if indices.len() == 1 {
             "chapter"
         } else {
@@ -429,11 +382,99 @@ impl ToolSpec for RunAnalysis {
     }
 }
 
+/// One section of `run_analysis` over `chapters` (their indices and texts).
+fn section_report(section: Section, project: &Project, chapters: &[(usize, String)]) -> Value {
+    let head = |i: usize| json!({"chapter": project.chapters[i].id, "chapterNumber": i + 1, "chapterTitle": project.chapters[i].title});
+    match section {
+        Section::Pacing | Section::Plot => {
+            let per_chapter: Vec<Value> = chapters
+                .iter()
+                .map(|(i, text)| {
+                    let scenes: Vec<Value> = analysis::scenes(text)
+                        .into_iter()
+                        .map(|s| {
+                            let body: String =
+                                text.chars().skip(s.start).take(s.end - s.start).collect();
+                            let mut v = json!({
+                                "index": s.index, "start": s.start, "end": s.end,
+                                "kind": s.kind, "heading": s.heading, "words": s.stats.words,
+                            });
+                            if section == Section::Pacing {
+                                v["pacing"] = json!(s.pacing);
+                            } else {
+                                let opening =
+                                    body.split_inclusive(['.', '!', '?']).next().unwrap_or("");
+                                v["opening"] = json!(preview(opening.trim(), 160));
+                            }
+                            v
+                        })
+                        .collect();
+                    let mut v = head(*i);
+                    v["words"] = json!(analysis::stats(text).words);
+                    v["scenes"] = json!(scenes);
+                    v
+                })
+                .collect();
+            json!({ "chapters": per_chapter })
+        }
+        Section::Characters => {
+            let mut total: BTreeMap<String, usize> = BTreeMap::new();
+            // Each name's JSON array (a map of `Value`s: a type the crate has anyway).
+            let mut by_chapter: BTreeMap<String, Value> = BTreeMap::new();
+            for (i, text) in chapters {
+                for (name, n) in name_candidates(text) {
+                    *total.entry(name.clone()).or_default() += n;
+                    let list = by_chapter.entry(name).or_insert_with(|| json!([]));
+                    if let Value::Array(list) = list {
+                        list.push(json!({"chapterNumber": i + 1, "mentions": n}));
+                    }
+                }
+            }
+            let names: Vec<Value> = top(total, 2)
+                .into_iter()
+                .map(|(name, n)| {
+                    let chapters = by_chapter.remove(&name).unwrap_or_else(|| json!([]));
+                    json!({"name": name, "mentions": n, "chapters": chapters})
+                })
+                .collect();
+            json!({ "characters": names, "note": "Capitalized words not at a sentence start; story-bible characters refine this once they exist." })
+        }
+        Section::Setting => {
+            let mut total: BTreeMap<String, usize> = BTreeMap::new();
+            for (_, text) in chapters {
+                for (place, n) in place_candidates(text) {
+                    *total.entry(place).or_default() += n;
+                }
+            }
+            let places: Vec<Value> = top(total, 1)
+                .into_iter()
+                .map(|(place, n)| json!({"place": place, "mentions": n}))
+                .collect();
+            json!({ "places": places })
+        }
+    }
+}
+
 /// The headline figures of a `run_analysis` result, for the bedside note's status:
 /// `(section, scope, one line)`, such as `("pacing", "manuscript", "2 chapters, 7 scenes,
 /// 1,234 words; 14.2 words per sentence; dialogue 22%")`. `None` for what is not one.
 pub fn headline(data: &Value) -> Option<(String, String, String)> {
     let section = data["section"].as_str()?.to_string();
+    if section == "full" {
+        // The full analysis: the pacing, characters and setting lines, over the same scope.
+        let mut scope = String::new();
+        let mut lines = Vec::new();
+        for part in ["pacing", "characters", "setting"] {
+            let mut report = data[part].clone();
+            report["section"] = json!(part);
+            report["scope"] = data["scope"].clone();
+            if let Some((_, part_scope, line)) = headline(&report) {
+                scope = part_scope;
+                lines.push(line);
+            }
+        }
+        return (!lines.is_empty()).then(|| (section, scope, lines.join("; ")));
+    }
     let chapters = data["chapters"].as_array();
     let scope = match (data["scope"].as_str(), chapters.and_then(|c| c.first())) {
         (Some("chapter"), Some(first)) => match first["chapterNumber"].as_u64() {

@@ -180,6 +180,21 @@ pub fn parse(args: &'static [Arg], value: Value) -> Result<Args, ToolError> {
     Ok(given)
 }
 
+/// Give the arguments passed under an alias their declared name, which is the one the schema
+/// names (and requires), unless that name is given too.
+pub fn declared_names(args: &[Arg], given: &mut serde_json::Map<String, Value>) {
+    for arg in args {
+        for alias in arg.aliases {
+            if given.contains_key(arg.name) {
+                break;
+            }
+            if let Some(value) = given.remove(*alias) {
+                given.insert(arg.name.to_string(), value);
+            }
+        }
+    }
+}
+
 /// Whether `value` has type `ty`, or serde's message.
 fn check(ty: Ty, value: &Value) -> Result<(), String> {
     let (ok, expected) = match (ty, value) {

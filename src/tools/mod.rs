@@ -250,6 +250,8 @@ impl ToolRegistry {
 
     /// Every built-in tool, with the `all`, `voice_safe`, `quick` and `files` toolsets (the
     /// file tools' reads are knowledge tools, so `voice_safe` has them; `quick` does not).
+    /// `voice_safe` holds no tool that waits on the network (research) or on a model
+    /// (generation, `run_analysis`' reading).
     pub fn standard() -> Self {
         let mut registry = Self::new();
         navigation::register(&mut registry);
@@ -276,6 +278,8 @@ impl ToolRegistry {
                     d.category,
                     Category::Navigation | Category::Knowledge | Category::Analysis | Category::Ui
                 ) && d.name != "highlight_text"
+                    && !d.asynchronous
+                    && d.name != "run_analysis"
             })
             .map(builtin_name)
             .collect();
@@ -360,7 +364,10 @@ impl ToolRegistry {
         else {
             return Err(self.unknown_tool(name));
         };
-        let args = object_args(args)?;
+        let mut args = object_args(args)?;
+        if let Some(declared) = bible::declared_args(name) {
+            args::declared_names(declared, &mut args);
+        }
         validate::check_args(&definition.parameters, &args)?;
         Ok((meta, args))
     }

@@ -164,9 +164,22 @@ pub(super) fn search_term(a: &Call, cx: &mut Cx) -> Out {
     Ok(json!({"text": text, "query": a.text("query"), "count": total, "entries": entries}))
 }
 
+/// The glossary entry a call names: by its source term (the glossary's key for its users),
+/// or by its id.
+fn named_entry<'b>(bible: &'b Bible, a: &Call) -> Result<&'b Entity, ToolError> {
+    let key = a.text("term_src").trim();
+    match glossary::by_term(bible, key) {
+        Some(entry) => Ok(entry),
+        None => Ok(bible.require(Glossary, key)?),
+    }
+}
+
 pub(super) fn read_entry(a: &Call, cx: &mut Cx) -> Out {
-    let e = cx.bible().require(Glossary, a.text("id").trim())?;
-    Ok(json!({"text": entity_block(e), "entry": e.flat()}))
+    let e = named_entry(cx.bible(), a)?;
+    let out = json!({"text": entity_block(e), "entry": e.flat()});
+    let read = e.id.clone();
+    cx.saw(Glossary, &read);
+    Ok(out)
 }
 
 /// The fields among `names` given as arguments, trimmed.
@@ -195,8 +208,8 @@ pub(super) fn create_entry(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn update_entry(a: &Call, cx: &mut Cx) -> Out {
-    let id = a.text("id").trim().to_string();
-    let before = cx.bible().require(Glossary, &id)?.version;
+    let entry = named_entry(cx.bible(), a)?;
+    let (id, before) = (entry.id.clone(), entry.version);
     let changes = given(a, &["term_tgt", "notes"]);
     if changes.is_empty() {
         let message = "give 'term_tgt', 'notes' or both: the fields to change";
@@ -310,7 +323,8 @@ pub(super) fn merge_entries(a: &Call, cx: &mut Cx) -> Out {
 }
 
 pub(super) fn delete_entry(a: &Call, cx: &mut Cx) -> Out {
-    let removed = cx.bible_delete(Glossary, a.text("id").trim())?;
+    let id = named_entry(cx.bible(), a)?.id.clone();
+    let removed = cx.bible_delete(Glossary, &id)?;
     let (src, tgt) = (removed.text("term_src"), show(removed.get("term_tgt"), '-'));
     let id = &removed.id;
     let text = format!("Removed glossary entry '{id}' ({src} → {tgt}).");

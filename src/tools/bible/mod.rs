@@ -168,7 +168,7 @@ mod args {
     pub const ROUTE: Arg = req("route", Str, "The route's id.").or(&["id"]);
     pub const NAME_TGT: Arg = req("name_tgt", Str, "The name in the target language (empty clears it).").or(&["nameTgt"]);
     pub const NEW_NAME_TGT: Arg = opt("name_tgt", Str, "The name in the target language of a translation.").or(&["nameTgt"]);
-    pub const ENTRY: Arg = req("id", Str, "The entry's id (glossary_search_term shows ids).");
+    pub const ENTRY: Arg = req("term_src", Str, "The entry's source term, as glossary_search_term shows it (its id is accepted too).").or(&["id", "termSrc"]);
     pub const IN_SCENE: Arg = req("scene", Str, "The scene's id.");
     pub const LINE: Arg = req("line", Num(0, 0), "The line's number in the scene (from 1, as translation_read_scene shows).");
     pub const TARGET: Arg = req("target", Str, "The translation of the line.");
@@ -245,24 +245,24 @@ pub static TOOLS: &[Tool] = &[
     t("query_lore", Character, Lookup(s::query_lore), &[req("query", Str, "Words to look for, such as a name, a place, an object or a question (\"who owns the lighthouse\")."), opt("limit", Num(1, 50), "Most hits to return, 1 to 50; default 10.")],
         "Search the story bible's lore: characters (names, aliases, pronouns, notes), locations (names, descriptions), routes (synopses) and scene summaries and tags. Case-insensitive word matching (a word of 3+ letters also matches longer words it begins); hits are ranked by how many query words they match, names counting most. Returns the hits with the matching field."),
     t("get_character_info", Character, Lookup(s::character_info), &[CHARACTER.or(&["id", "name"])],
-        "Everything known about a character (by id, name or alias): the story-bible entry with origins, the scenes and routes that list them, and their appearances in the manuscript: for each chapter, how many times any of their names or aliases is mentioned (whole word, case-sensitive) and where the first mention is, with a snippet."),
+        "Everything known about a character (by id, name or alias): the story-bible entry with origins, the scenes and routes that list them, their appearances in the manuscript (for each chapter, how many times any of their names or aliases is mentioned, whole word, case-sensitive, and where the first mention is, with a snippet), and the memory's observations and notes about them."),
     // Glossary.
     t("glossary_search_term", Glossary, Read(l::search_term), &[req("query", Str, "Text to look for (case-insensitive) in the source terms, their translations and the notes. An empty query lists every entry."), opt("limit", Num(0, 0), "Most entries to return (default 50).")],
         "Search the glossary: entries whose source term, translation or notes contain the query (case-insensitive); an empty query lists every entry. Shows each entry's id, source term → translation and notes, with who wrote each field. Use it before translating a name or term, and before creating an entry (to avoid duplicates)."),
     t("glossary_read_entry", Glossary, Read(l::read_entry), &[ENTRY],
-        "Read one glossary entry by id: its source term, translation and notes, each with who wrote it (human, import or agent:<name>:<date>), and its version."),
+        "Read one glossary entry by its source term (or id): its source term, translation and notes, each with who wrote it (human, import or agent:<name>:<date>), and its version."),
     t("glossary_create_entry", Glossary, Write(l::create_entry), &[
         req("term_src", Str, "The term in the source language, as it appears in the manuscript.").or(&["termSrc"]), opt("term_tgt", Str, "Its translation in the target language.").or(&["termTgt"]),
         opt("notes", Str, "Notes: meaning, usage, context, what to avoid."), opt("id", Str, "An id for the entry (default: made from the term).")],
         "Add a glossary entry: a source term, its translation and notes. Fails if an entry for the same source term exists (update or merge that one instead). Returns the entry with its id."),
     t("glossary_update_entry", Glossary, Write(l::update_entry), &[
-        req("id", Str, "The entry's id."), opt("term_tgt", Str, "The new translation of the term.").or(&["termTgt"]),
+        ENTRY, opt("term_tgt", Str, "The new translation of the term.").or(&["termTgt"]),
         opt("notes", Str, "The new notes (they replace the old ones: include what should stay).")],
-        "Change a glossary entry's translation and/or notes (give at least one; notes replace the old notes). Changing a field the writer wrote asks the writer's approval first (the call then fails with approval_required and changes nothing)."),
+        "Change a glossary entry's translation and/or notes, the entry named by its source term (or id) (give at least one; notes replace the old notes). Changing a field the writer wrote asks the writer's approval first (the call then fails with approval_required and changes nothing)."),
     t("glossary_merge_entries", Glossary, Write(l::merge_entries), &[req("keep", Str, "The id of the entry to keep."), req("merge", Strs, "The ids of the duplicate entries to fold into it and remove.")],
         "Merge duplicate glossary entries into one: the kept entry gets the others' notes (and their other spellings and translations, noted), its translation if it had none, and the others are removed. All or nothing. Changing or removing what the writer wrote asks the writer's approval first (approval_required, nothing changed)."),
     t("glossary_delete_entry", Glossary, Write(l::delete_entry), &[ENTRY],
-        "Remove a glossary entry. Removing an entry with fields the writer wrote asks the writer's approval first (approval_required, nothing changed). To fold duplicates together use glossary_merge_entries."),
+        "Remove a glossary entry, named by its source term (or id). Removing an entry with fields the writer wrote asks the writer's approval first (approval_required, nothing changed). To fold duplicates together use glossary_merge_entries."),
     // Style guide and UI settings.
     t("styleguide_read_full", Styleguide, Read(l::styleguide), &[],
         "Read the whole style guide (markdown): the translation and writing conventions to follow. Read it before translating or checking style."),
@@ -323,6 +323,11 @@ pub fn register(registry: &mut ToolRegistry) {
         };
         registry.add_definition(definition, command);
     }
+}
+
+/// The declared arguments of the story-bible tool named `name`.
+pub fn declared_args(name: &str) -> Option<&'static [Arg]> {
+    tool(name).map(|t| t.args)
 }
 
 /// The declared tool named `name`.

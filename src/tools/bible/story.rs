@@ -287,7 +287,7 @@ fn brief(e: &Entity) -> String {
 }
 
 /// `{kind}_read_entry`: one entity of `kind` by id or name, or a list of them all.
-pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
+pub(super) fn read_entry(cx: &mut Cx, kind: Kind, query: Option<&str>) -> Out {
     let bible = cx.bible();
     let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
         let all: Vec<&Entity> = bible.list(kind).collect();
@@ -306,6 +306,7 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
     let e = resolve(bible, kind, q)?;
     let mut text = entity_text(e);
     let mut out = json!({ "id": e.id, "entry": e.flat() });
+    let read = e.id.clone();
     if matches!(kind, Character | Location) {
         let [scenes, routes] = listed_in(bible, kind, &e.id, &mut text);
         (out["scenes"], out["routes"]) = (json!(scenes), json!(routes));
@@ -321,6 +322,7 @@ pub(super) fn read_entry(cx: &Cx, kind: Kind, query: Option<&str>) -> Out {
         }
     }
     out["text"] = json!(text);
+    cx.saw(kind, &read);
     Ok(out)
 }
 
@@ -684,10 +686,67 @@ pub(super) fn character_info(a: &Call, cx: &mut Cx) -> Out {
             "\nAppearances ({total} mentions in {n} of {of} chapters):{lines}"
         );
     }
+    let notes = notes_about(cx, id, &names);
+    if !notes.is_empty() {
+        w!(
+            text,
+            "\nIn memory ({} note{}):",
+            notes.len(),
+            if notes.len() == 1 { "" } else { "s" }
+        );
+        for note in &notes {
+            w!(
+                text,
+                "\n- [{}] {} ({})",
+                note.note_type.as_str(),
+                preview(&note.text, 300),
+                note.id
+            );
+        }
+    }
+    let notes: Vec<Value> = notes
+        .iter()
+        .map(|n| json!({"id": n.id, "type": n.note_type, "text": n.text, "tags": n.tags}))
+        .collect();
     Ok(json!({
         "text": text, "id": id, "entry": e.flat(), "names": names, "scenes": scenes,
-        "routes": routes, "totalMentions": total, "appearances": appearances,
+        "routes": routes, "totalMentions": total, "appearances": appearances, "notes": notes,
     }))
+}
+
+/// Most memory notes [`character_info`] shows.
+const MAX_CHARACTER_NOTES: usize = 20;
+
+/// The memory's notes about a character, seen from the project: those that name it (any of
+/// its names, as a whole word, in any case) or carry its id or a name as a tag.
+/// Observations first, then by importance, newest first; the bedside note is not one.
+fn notes_about<'m>(cx: &'m Cx, id: &str, names: &[String]) -> Vec<&'m crate::memory::MemoryNote> {
+    let project = cx.project().id.as_str();
+    let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let about = |note: &crate::memory::MemoryNote| {
+        let text = note.text.to_lowercase();
+        lower
+            .iter()
+            .any(|name| mentions::contains_word(&text, name))
+            || note
+                .tags
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(id) || lower.contains(&t.to_lowercase()))
+    };
+    let mut notes: Vec<&crate::memory::MemoryNote> = cx
+        .memory_ref()
+        .visible_notes(project)
+        .filter(|n| !n.is_bedside() && about(n))
+        .collect();
+    notes.sort_by_key(|n| {
+        (
+            n.note_type != crate::memory::NoteType::Observation,
+            std::cmp::Reverse(n.importance),
+            std::cmp::Reverse(n.updated_ms),
+        )
+    });
+    notes.truncate(MAX_CHARACTER_NOTES);
+    notes
 }
 
 /// A one-line snippet of a chapter's text around the char range `start..end`.
