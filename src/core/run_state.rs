@@ -12,6 +12,7 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::records::{ApprovalRecord, ApprovalState};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, Delegation, RunOutcome, TreeState};
 use crate::llm::{Message, ProviderConfig, Role, ToolCall, Usage};
 use crate::settings::Settings;
@@ -388,8 +389,8 @@ pub(super) fn paused_key(project: &str, run: &str) -> String {
 /// What the page shows for one waiting call: the call, the entity, and each field's
 /// current and proposed value; for a call that changes several entries (a merge), `changes`
 /// lists every entry it updates or deletes, each with its fields.
-pub(super) fn approval_card(record: &Value) -> ApprovalCard {
-    let request = &record["request"];
+pub(super) fn approval_card(record: &ApprovalRecord) -> ApprovalCard {
+    let request = &record.request;
     let fields = request["fields"].as_array().cloned().unwrap_or_default();
     let mut current = BTreeMap::new();
     let mut proposed = BTreeMap::new();
@@ -400,16 +401,15 @@ pub(super) fn approval_card(record: &Value) -> ApprovalCard {
         }
     }
     let text = |v: &Value| v.as_str().map(str::to_string);
-    let call_id = text(&record["callId"]).unwrap_or_default();
     ApprovalCard {
         digest: card_digest(record),
-        call_id_snake: call_id.clone(),
-        call_id,
-        run: text(&record["run"]),
-        state: text(&record["state"]).unwrap_or_default(),
-        tool: text(&record["tool"]).unwrap_or_default(),
-        args: record["args"].clone(),
-        origin: text(&record["origin"]).unwrap_or_default(),
+        call_id_snake: record.call_id.clone(),
+        call_id: record.call_id.clone(),
+        run: record.run.clone(),
+        state: record.state,
+        tool: record.tool.clone(),
+        args: record.args.clone(),
+        origin: record.origin.clone(),
         kind: text(&request["kind"]),
         entity_id: text(&request["id"]),
         version: request["version"].as_u64(),
@@ -418,7 +418,7 @@ pub(super) fn approval_card(record: &Value) -> ApprovalCard {
         changes: request.get("changes").cloned().unwrap_or_else(|| json!([])),
         current,
         proposed,
-        created_ms: record["createdMs"].as_u64().unwrap_or(0),
+        created_ms: record.created_ms,
     }
 }
 
@@ -438,7 +438,7 @@ pub(super) struct ApprovalCard {
     pub(super) run: Option<String>,
     /// Where the decision stands.
     #[ts(type = "'pending' | 'approved' | 'rejected' | 'done' | 'cancelled'")]
-    pub(super) state: String,
+    pub(super) state: ApprovalState,
     /// The tool called.
     pub(super) tool: String,
     /// Its arguments.
@@ -476,14 +476,14 @@ pub(super) struct ApprovalCard {
 
 /// A digest of what the writer is shown for a waiting call (the call, its arguments, its run
 /// and what it would change): `approve {digest}` must name the card the writer saw.
-pub(super) fn card_digest(record: &Value) -> String {
+pub(super) fn card_digest(record: &ApprovalRecord) -> String {
     let shown = json!({
-        "callId": record["callId"],
-        "run": record["run"],
-        "tool": record["tool"],
-        "args": record["args"],
-        "origin": record["origin"],
-        "request": record["request"],
+        "callId": record.call_id,
+        "run": record.run,
+        "tool": record.tool,
+        "args": record.args,
+        "origin": record.origin,
+        "request": record.request,
     });
     crate::persist::digest(&shown.to_string())
 }
@@ -571,7 +571,7 @@ impl RunEvent {
 /// started with (`'player_interface › root › rules_lawyer'`) and, for a sub-agent, its
 /// temporary session's id. On the events of an agent's loop (and its calls' approvals and
 /// edits); absent on the run's own events.
-#[derive(Serialize, Deserialize, TS, Default, Clone)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[ts(optional_fields)]
 pub(super) struct SubAgentOrigin {
     /// The agent.
