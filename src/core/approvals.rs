@@ -34,8 +34,7 @@ use super::records::{
     PausedRunRecord, PausedState,
 };
 use super::run_state::{
-    approval_card, card_digest, paused_key, ApprovalCard, PausedRun, RunProgress, RunResult,
-    RunStatus, SubAgentOrigin,
+    paused_key, ApprovalCard, PausedRun, RunProgress, RunResult, RunStatus, SubAgentOrigin,
 };
 use super::{CallCtx, Core};
 use crate::agent;
@@ -182,7 +181,7 @@ impl Core {
     pub(super) fn emit_approvals_changed(&self, project: &str, requested: Option<&ApprovalRecord>) {
         self.emit(ApprovalsChangedEvent {
             project: project.to_string(),
-            requested: requested.map(approval_card),
+            requested: requested.map(ApprovalRecord::card),
         });
     }
 
@@ -253,7 +252,7 @@ impl Core {
             .filter(|r| run.is_none_or(|run| r.run.as_deref() == Some(run)))
             .collect();
         records.sort_by_key(|r| r.created_ms);
-        Ok(records.iter().map(approval_card).collect())
+        Ok(records.iter().map(ApprovalRecord::card).collect())
     }
 
     pub(super) async fn list_approvals(&self, p: ListApprovals) -> Result<ApprovalList, Error> {
@@ -303,7 +302,7 @@ impl Core {
             });
         };
         if let Some(seen) = &p.digest {
-            if *seen != card_digest(&row.record) {
+            if *seen != row.record.digest() {
                 return Err(Error::from(ToolError::new(
                     "conflict",
                     format!(
@@ -519,7 +518,7 @@ impl Core {
             };
             paused.root.record(call_id, text.clone());
             let complete = paused.root.ready();
-            let paused = (**paused).clone();
+            let resumed = complete.then(|| (**paused).clone());
             let rev = record.rev;
             record.rev = rev + 1;
             if complete {
@@ -529,7 +528,7 @@ impl Core {
             batch.expect(Table::Meta, key.clone(), "rev", json!(rev));
             batch.put_value(Table::Meta, MetaRecord::PausedRun(record).to_value());
             match self.env.store.commit(batch).await {
-                Ok(()) => return Ok(complete.then_some(paused)),
+                Ok(()) => return Ok(resumed),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(e.into()),
             }

@@ -8,9 +8,11 @@
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::run_state::{paused_key, PausedRun, SubAgentOrigin};
+use std::collections::BTreeMap;
+
+use super::run_state::{paused_key, ApprovalCard, PausedRun, SubAgentOrigin};
 use crate::llm::Message;
 use crate::memory::bedside::AnalysisFigures;
 use crate::memory::suggest::{Suggestion, SuggestionState};
@@ -153,6 +155,59 @@ pub(super) enum PausedState {
     Resuming,
     /// A job unit's run that ended (its paused state is dropped).
     Ended,
+}
+
+impl ApprovalRecord {
+    /// What the page shows for this waiting call: the call, the entity, and each field's
+    /// current and proposed value; for a call that changes several entries (a merge),
+    /// `changes` lists every entry it updates or deletes, each with its fields.
+    pub(super) fn card(&self) -> ApprovalCard {
+        let request = &self.request;
+        let fields = request["fields"].as_array().cloned().unwrap_or_default();
+        let mut current = BTreeMap::new();
+        let mut proposed = BTreeMap::new();
+        for f in &fields {
+            if let Some(name) = f["field"].as_str() {
+                current.insert(name.to_string(), f["current"].clone());
+                proposed.insert(name.to_string(), f["proposed"].clone());
+            }
+        }
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        ApprovalCard {
+            digest: self.digest(),
+            call_id_snake: self.call_id.clone(),
+            call_id: self.call_id.clone(),
+            run: self.run.clone(),
+            state: self.state.as_str().to_string(),
+            tool: self.tool.clone(),
+            args: self.args.clone(),
+            origin: self.origin.clone(),
+            kind: text(&request["kind"]),
+            entity_id: text(&request["id"]),
+            version: request["version"].as_u64(),
+            reason: text(&request["reason"]),
+            fields,
+            changes: request.get("changes").cloned().unwrap_or_else(|| json!([])),
+            current,
+            proposed,
+            created_ms: self.created_ms,
+        }
+    }
+
+    /// A digest of what the writer is shown for this waiting call (the call, its arguments,
+    /// its run and what it would change): `approve {digest}` must name the card the writer
+    /// saw.
+    pub(super) fn digest(&self) -> String {
+        let shown = json!({
+            "callId": self.call_id,
+            "run": self.run,
+            "tool": self.tool,
+            "args": self.args,
+            "origin": self.origin,
+            "request": self.request,
+        });
+        crate::persist::digest(&shown.to_string())
+    }
 }
 
 /// A paused run's record: `paused` while it waits, then `resuming` or `ended` (without the

@@ -549,7 +549,7 @@ impl Core {
                 if super::run_state::is_approval_required(&result) {
                     let record =
                         self.approval_record(project, Some(run_id), &asked, &origin, &result);
-                    let card = super::run_state::approval_card(&record);
+                    let card = record.card();
                     self.emit_run(run_id, who.clone(), RunProgress::ApprovalRequested(card));
                 }
                 for edit in edits {

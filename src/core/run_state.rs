@@ -8,11 +8,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::records::{ApprovalRecord, ApprovalState};
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, Delegation, RunOutcome, TreeState};
 use crate::llm::{Message, ProviderConfig, Role, ToolCall, Usage};
 use crate::settings::Settings;
@@ -386,42 +384,6 @@ pub(super) fn paused_key(project: &str, run: &str) -> String {
     format!("paused:{project}:{run}")
 }
 
-/// What the page shows for one waiting call: the call, the entity, and each field's
-/// current and proposed value; for a call that changes several entries (a merge), `changes`
-/// lists every entry it updates or deletes, each with its fields.
-pub(super) fn approval_card(record: &ApprovalRecord) -> ApprovalCard {
-    let request = &record.request;
-    let fields = request["fields"].as_array().cloned().unwrap_or_default();
-    let mut current = BTreeMap::new();
-    let mut proposed = BTreeMap::new();
-    for f in &fields {
-        if let Some(name) = f["field"].as_str() {
-            current.insert(name.to_string(), f["current"].clone());
-            proposed.insert(name.to_string(), f["proposed"].clone());
-        }
-    }
-    let text = |v: &Value| v.as_str().map(str::to_string);
-    ApprovalCard {
-        digest: card_digest(record),
-        call_id_snake: record.call_id.clone(),
-        call_id: record.call_id.clone(),
-        run: record.run.clone(),
-        state: record.state,
-        tool: record.tool.clone(),
-        args: record.args.clone(),
-        origin: record.origin.clone(),
-        kind: text(&request["kind"]),
-        entity_id: text(&request["id"]),
-        version: request["version"].as_u64(),
-        reason: text(&request["reason"]),
-        fields,
-        changes: request.get("changes").cloned().unwrap_or_else(|| json!([])),
-        current,
-        proposed,
-        created_ms: record.created_ms,
-    }
-}
-
 /// A call waiting for the writer's approval, as the page shows it. The call's arguments and
 /// the entity's values are free-form JSON.
 #[derive(Clone, Serialize, TS)]
@@ -438,7 +400,7 @@ pub(super) struct ApprovalCard {
     pub(super) run: Option<String>,
     /// Where the decision stands.
     #[ts(type = "'pending' | 'approved' | 'rejected' | 'done' | 'cancelled'")]
-    pub(super) state: ApprovalState,
+    pub(super) state: String,
     /// The tool called.
     pub(super) tool: String,
     /// Its arguments.
@@ -472,20 +434,6 @@ pub(super) struct ApprovalCard {
     pub(super) proposed: BTreeMap<String, Value>,
     /// When the call asked (ms since the epoch).
     pub(super) created_ms: u64,
-}
-
-/// A digest of what the writer is shown for a waiting call (the call, its arguments, its run
-/// and what it would change): `approve {digest}` must name the card the writer saw.
-pub(super) fn card_digest(record: &ApprovalRecord) -> String {
-    let shown = json!({
-        "callId": record.call_id,
-        "run": record.run,
-        "tool": record.tool,
-        "args": record.args,
-        "origin": record.origin,
-        "request": record.request,
-    });
-    crate::persist::digest(&shown.to_string())
 }
 
 /// How a run ended, or that it paused.
