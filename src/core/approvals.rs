@@ -29,10 +29,12 @@ use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::records::{paused_record, ApprovalRecord, ApprovalState, MetaRecord};
+use super::records::{
+    approval_rows, paused_record, paused_run_rows, ApprovalRecord, ApprovalState, MetaRecord,
+    PausedRunRecord, PausedState,
+};
 use super::run_state::{
-    approval_card, card_digest, paused_key, ApprovalCard, PausedRun, RunProgress, RunResult,
-    RunStatus, SubAgentOrigin,
+    paused_key, ApprovalCard, PausedRun, RunProgress, RunResult, RunStatus, SubAgentOrigin,
 };
 use super::{CallCtx, Core};
 use crate::agent;
@@ -53,16 +55,15 @@ fn approval_key(project: &str, run: Option<&str>, call_id: &str) -> String {
 /// Lock what a waiting call is about: the fields its request names of its entity (an
 /// update), or the whole of each entity it names otherwise (a create, a delete, a merge's
 /// entries in `versions`).
-pub(super) fn lock(session: &mut crate::session::Session, record: &Value) {
-    let call = record["callId"].as_str().unwrap_or_default();
-    let request = &record["request"];
+pub(super) fn lock(session: &mut crate::session::Session, record: &ApprovalRecord) {
+    let call = record.call_id.as_str();
+    let request = &record.request;
     let mut keys: Vec<(String, Vec<String>)> = request["versions"]
         .as_object()
         .map(|v| v.keys().map(|k| (k.clone(), Vec::new())).collect())
         .unwrap_or_default();
     if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
-        let update = crate::policy::action_of(record["tool"].as_str().unwrap_or_default())
-            == crate::policy::Action::Update;
+        let update = crate::policy::action_of(&record.tool) == crate::policy::Action::Update;
         let fields: Vec<String> = if update {
             request["fields"]
                 .as_array()
@@ -177,18 +178,18 @@ impl Core {
         }
     }
 
-    pub(super) fn emit_approvals_changed(&self, project: &str, requested: Option<&Value>) {
+    pub(super) fn emit_approvals_changed(&self, project: &str, requested: Option<&ApprovalRecord>) {
         self.emit(ApprovalsChangedEvent {
             project: project.to_string(),
-            requested: requested.map(approval_card),
+            requested: requested.map(ApprovalRecord::card),
         });
     }
 
     /// Lock what the waiting calls of a loaded project are about.
     pub(super) async fn relock(&self, session: &mut crate::session::Session) -> Result<(), Error> {
-        for record in self.approval_records(&session.project.id).await? {
-            if record["state"] == "pending" {
-                lock(session, &record);
+        for row in self.approval_records(&session.project.id).await? {
+            if row.record.state == ApprovalState::Pending {
+                lock(session, &row.record);
             }
         }
         Ok(())
@@ -206,29 +207,32 @@ impl Core {
     /// `rejected`) but whose call never finished (the worker died between the two commits:
     /// the call's own batch marks it `done`), and that no request of this core is carrying
     /// out, waits again: it reads as `pending`, as it was before the decision, with the stored
-    /// state kept in `storedState` for the compare-and-set of the next decision.
-    async fn approval_records(&self, project: &str) -> Result<Vec<Value>, Error> {
+    /// state kept in `stored_state` for the compare-and-set of the next decision.
+    async fn approval_records(&self, project: &str) -> Result<Vec<ApprovalRow>, Error> {
         let deciding = self.approvals.deciding();
-        Ok(self
+        let rows = self
             .env
             .store
             .get_by_index(Table::Meta, "project", json!(project))
-            .await?
+            .await?;
+        Ok(approval_rows(&rows)
             .into_iter()
-            .filter(|r| r["kind"] == "approval")
-            .map(|mut r| {
-                let interrupted = (r["state"] == "approved" || r["state"] == "rejected")
-                    && !r["id"].as_str().is_some_and(|id| deciding.contains(id));
+            .map(|mut record| {
+                let stored_state = record.state;
+                let interrupted = matches!(
+                    stored_state,
+                    ApprovalState::Approved | ApprovalState::Rejected
+                ) && !deciding.contains(&record.id);
                 if interrupted {
-                    if let Some(object) = r.as_object_mut() {
-                        let stored = object.insert("state".into(), json!("pending"));
-                        for field in ["decidedMs", "reason", "editedArgs"] {
-                            object.remove(field);
-                        }
-                        object.insert("storedState".into(), stored.unwrap_or(Value::Null));
-                    }
+                    record.state = ApprovalState::Pending;
+                    record.decided_ms = None;
+                    record.reason = None;
+                    record.edited_args = None;
                 }
-                r
+                ApprovalRow {
+                    record,
+                    stored_state,
+                }
             })
             .collect())
     }
@@ -239,15 +243,16 @@ impl Core {
         project: &str,
         run: Option<&str>,
     ) -> Result<Vec<ApprovalCard>, Error> {
-        let mut records: Vec<Value> = self
+        let mut records: Vec<ApprovalRecord> = self
             .approval_records(project)
             .await?
             .into_iter()
-            .filter(|r| r["state"] == "pending")
-            .filter(|r| run.is_none_or(|run| r["run"] == run))
+            .map(|row| row.record)
+            .filter(|r| r.state == ApprovalState::Pending)
+            .filter(|r| run.is_none_or(|run| r.run.as_deref() == Some(run)))
             .collect();
-        records.sort_by_key(|r| r["createdMs"].as_u64().unwrap_or(0));
-        Ok(records.iter().map(approval_card).collect())
+        records.sort_by_key(|r| r.created_ms);
+        Ok(records.iter().map(ApprovalRecord::card).collect())
     }
 
     pub(super) async fn list_approvals(&self, p: ListApprovals) -> Result<ApprovalList, Error> {
@@ -256,10 +261,10 @@ impl Core {
         let paused_runs = self
             .paused_runs(&project)
             .await?
-            .iter()
+            .into_iter()
             .map(|r| PausedRunInfo {
-                run: r["run"].as_str().unwrap_or_default().to_string(),
-                pending: r["paused"]["pending"].as_array().map_or(0, Vec::len),
+                pending: r.paused.map_or(0, |p| p.root.pending.len()),
+                run: r.run,
             })
             .collect();
         Ok(ApprovalList {
@@ -274,14 +279,22 @@ impl Core {
     pub(super) async fn approve(&self, p: ApproveParams) -> Result<ApprovalResult, Error> {
         let project = self.current()?;
         let records = self.approval_records(&project).await?;
-        let matching: Vec<&Value> = records
+        let matching: Vec<&ApprovalRow> = records
             .iter()
-            .filter(|r| r["callId"] == p.call_id.as_str())
-            .filter(|r| p.run_id.as_deref().is_none_or(|run| r["run"] == run))
+            .filter(|r| r.record.call_id == p.call_id)
+            .filter(|r| {
+                p.run_id
+                    .as_deref()
+                    .is_none_or(|run| r.record.run.as_deref() == Some(run))
+            })
             .collect();
-        let Some(record) = matching.iter().find(|r| r["state"] == "pending").copied() else {
+        let Some(row) = matching
+            .iter()
+            .find(|r| r.record.state == ApprovalState::Pending)
+            .copied()
+        else {
             return Err(match matching.first() {
-                Some(r) => already_decided(&p.call_id, r["state"].as_str().unwrap_or("decided")),
+                Some(r) => already_decided(&p.call_id, r.record.state.as_str()),
                 None => Error::from(ToolError::not_found(format!(
                     "no call '{}' waits for approval in this project",
                     p.call_id.chars().take(100).collect::<String>()
@@ -289,7 +302,7 @@ impl Core {
             });
         };
         if let Some(seen) = &p.digest {
-            if *seen != card_digest(record) {
+            if *seen != row.record.digest() {
                 return Err(Error::from(ToolError::new(
                     "conflict",
                     format!(
@@ -310,18 +323,11 @@ impl Core {
         }
         if let Some(args) = &p.args {
             // The writer's edit must fit the tool before the decision is taken.
-            let tool = record["tool"].as_str().unwrap_or_default();
             self.registry
-                .validate_call(tool, args.clone())
+                .validate_call(&row.record.tool, args.clone())
                 .map_err(|e| super::invalid("approve", &format!("'args': {}", e.message)))?;
         }
-        // The record as stored (`storedState`, which `approval_records` adds, is not stored).
-        let mut claimed: ApprovalRecord = serde_json::from_value(record.clone()).map_err(|e| {
-            super::invalid(
-                "approve",
-                &format!("the waiting call's record is damaged: {e}"),
-            )
-        })?;
+        let mut claimed = row.record.clone();
         let key = claimed.id.clone();
         let run = claimed.run.clone();
         let origin: Origin = claimed
@@ -329,10 +335,7 @@ impl Core {
             .parse()
             .map_err(|e: crate::commands::BadOrigin| super::invalid("approve", &e.to_string()))?;
         // Take the decision: exactly once, whichever tab asks first.
-        let stored_state = record
-            .get("storedState")
-            .cloned()
-            .unwrap_or_else(|| json!("pending"));
+        let stored_state = crate::error::to_json(&row.stored_state);
         claimed.state = match p.decision {
             Decision::Approve => ApprovalState::Approved,
             Decision::Reject => ApprovalState::Rejected,
@@ -442,17 +445,13 @@ impl Core {
         });
         if let Some(run) = &run {
             // The agent's place in its tree (path, session), as its other events say.
-            let mut from: SubAgentOrigin =
-                serde_json::from_value(record["who"].clone()).unwrap_or_default();
+            let mut from: SubAgentOrigin = row.record.who.clone().unwrap_or_default();
             if from.agent.is_none() {
-                from.agent = record["origin"]
-                    .as_str()
-                    .and_then(|o| o.strip_prefix("agent:"))
-                    .map(str::to_string);
+                from.agent = row.record.origin.strip_prefix("agent:").map(str::to_string);
             }
             let event = agent::RunEvent::ToolCallFinished {
                 id: p.call_id.clone(),
-                name: record["tool"].as_str().unwrap_or_default().to_string(),
+                name: row.record.tool.clone(),
                 status: call_status,
             };
             self.emit_run(run, from, event);
@@ -498,33 +497,38 @@ impl Core {
     ) -> Result<Option<PausedRun>, Error> {
         let key = paused_key(project, run);
         for _ in 0..RUN_RECORD_RETRIES {
-            let Some(record) = self.env.store.get(Table::Meta, &key).await? else {
+            let Some(row) = self.env.store.get(Table::Meta, &key).await? else {
                 return Ok(None);
             };
-            if record["state"] != "paused" {
+            let invalid = |reason: String| {
+                Error::from(StoreError::Invalid {
+                    table: "meta",
+                    reason,
+                })
+            };
+            let mut record: PausedRunRecord =
+                serde_json::from_value(row).map_err(|e| invalid(e.to_string()))?;
+            if record.state != PausedState::Paused {
                 return Ok(None);
             }
-            let rev = record["rev"].clone();
-            let mut paused: PausedRun =
-                serde_json::from_value(record["paused"].clone()).map_err(|e| {
-                    Error::from(StoreError::Invalid {
-                        table: "meta",
-                        reason: e.to_string(),
-                    })
-                })?;
+            let Some(paused) = record.paused.as_mut() else {
+                return Err(invalid(
+                    "a paused run's record has no `paused` state".into(),
+                ));
+            };
             paused.root.record(call_id, text.clone());
             let complete = paused.root.ready();
-            let mut next = record.clone();
-            next["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
-            next["paused"] = crate::error::to_json(&paused);
+            let resumed = complete.then(|| (**paused).clone());
+            let rev = record.rev;
+            record.rev = rev + 1;
             if complete {
-                next["state"] = json!("resuming");
+                record.state = PausedState::Resuming;
             }
             let mut batch = Batch::new();
-            batch.expect(Table::Meta, key.clone(), "rev", rev);
-            batch.put_value(Table::Meta, next);
+            batch.expect(Table::Meta, key.clone(), "rev", json!(rev));
+            batch.put_value(Table::Meta, MetaRecord::PausedRun(record).to_value());
             match self.env.store.commit(batch).await {
-                Ok(()) => return Ok(complete.then_some(paused)),
+                Ok(()) => return Ok(resumed),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -599,33 +603,34 @@ impl Core {
         let Some(spawn) = self.jobs.spawner() else {
             return;
         };
-        for record in records.iter().filter(|r| r["kind"] == "paused_run") {
-            let resuming = record["state"] == "resuming";
-            if !resuming && record["state"] != "paused" {
+        let approvals = approval_rows(records);
+        for record in paused_run_rows(records) {
+            let resuming = record.state == PausedState::Resuming;
+            if !resuming && record.state != PausedState::Paused {
                 continue;
             }
-            let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) else {
+            let Some(paused) = record.paused else {
                 continue;
             };
             if super::run_state::job_of_run(&paused.run_id).is_some() {
                 continue;
             }
-            let results: Vec<(String, String)> = records
+            let results: Vec<(String, String)> = approvals
                 .iter()
-                .filter(|r| r["kind"] == "approval" && r["state"] == "done")
-                .filter(|r| r["run"] == paused.run_id.as_str())
+                .filter(|r| r.state == ApprovalState::Done)
+                .filter(|r| r.run.as_deref() == Some(paused.run_id.as_str()))
+                .filter(|r| paused.root.waits_for(&r.call_id))
                 .filter_map(|r| {
-                    let call = r["callId"].as_str().filter(|c| paused.root.waits_for(c))?;
                     // The text the deciding worker would have recorded.
-                    let result: ToolResult = serde_json::from_value(r["result"].clone()).ok()?;
-                    Some((call.to_string(), result.to_text()))
+                    let result = r.result.as_ref()?;
+                    Some((r.call_id.clone(), result.to_text()))
                 })
                 .collect();
             if !resuming && results.is_empty() {
                 continue;
             }
             let core = self.background(project);
-            let rev = record["rev"].clone();
+            let (paused, rev) = (*paused, record.rev);
             spawn(Box::pin(async move {
                 let _ = core.wake_run(paused, rev, resuming, results).await;
             }));
@@ -637,7 +642,7 @@ impl Core {
     async fn wake_run(
         &self,
         paused: PausedRun,
-        rev: Value,
+        rev: u64,
         resuming: bool,
         results: Vec<(String, String)>,
     ) -> Result<(), Error> {
@@ -645,12 +650,12 @@ impl Core {
         let mut ready = None;
         if resuming {
             let key = paused_key(&project, &run);
-            let mut claimed = paused_record(&paused).to_value();
-            claimed["state"] = json!("resuming");
-            claimed["rev"] = json!(rev.as_u64().unwrap_or(0) + 1);
+            let mut claimed = PausedRunRecord::paused(&paused);
+            claimed.state = PausedState::Resuming;
+            claimed.rev = rev + 1;
             let mut batch = Batch::new();
-            batch.expect(Table::Meta, key, "rev", rev);
-            batch.put_value(Table::Meta, claimed);
+            batch.expect(Table::Meta, key, "rev", json!(rev));
+            batch.put_value(Table::Meta, MetaRecord::PausedRun(claimed).to_value());
             self.env.store.commit(batch).await?;
             ready = Some(paused);
         }
@@ -670,12 +675,12 @@ impl Core {
         let cards = self.take_cards(&paused.run_id);
         let mut batch = Batch::new();
         for card in &cards {
-            batch.put_value(Table::Meta, card.clone());
+            batch.put_value(Table::Meta, MetaRecord::Approval(card.clone()).to_value());
         }
         batch.put_value(Table::Meta, paused_record(paused).to_value());
         if let Err(e) = self.env.store.commit(batch).await {
             for card in &cards {
-                self.unlock(&paused.project, card["callId"].as_str().unwrap_or_default());
+                self.unlock(&paused.project, &card.call_id);
             }
             return Err(e.into());
         }
@@ -687,7 +692,7 @@ impl Core {
 
     /// The approval cards a run's calls asked for since its last pause (see
     /// `CallCtx::card_with_pause`), taken.
-    fn take_cards(&self, run: &str) -> Vec<Value> {
+    fn take_cards(&self, run: &str) -> Vec<ApprovalRecord> {
         self.runs.take_cards(run)
     }
 
@@ -695,19 +700,20 @@ impl Core {
     /// locked is free again.
     pub(super) fn drop_cards(&self, project: &str, run: &str) {
         for card in self.take_cards(run) {
-            self.unlock(project, card["callId"].as_str().unwrap_or_default());
+            self.unlock(project, &card.call_id);
         }
     }
 
     /// The paused runs of a project.
-    pub(super) async fn paused_runs(&self, project: &str) -> Result<Vec<Value>, Error> {
-        Ok(self
+    pub(super) async fn paused_runs(&self, project: &str) -> Result<Vec<PausedRunRecord>, Error> {
+        let rows = self
             .env
             .store
             .get_by_index(Table::Meta, "project", json!(project))
-            .await?
+            .await?;
+        Ok(paused_run_rows(&rows)
             .into_iter()
-            .filter(|r| r["kind"] == "paused_run" && r["state"] == "paused")
+            .filter(|r| r.state == PausedState::Paused)
             .collect())
     }
 
@@ -726,24 +732,25 @@ impl Core {
     /// `cancelled`, unless a tab decided it first.
     pub(super) async fn cancel_pending(&self, project: &str, run: &str) -> Result<(), Error> {
         let mut any = false;
-        for record in self.approval_records(project).await? {
-            if record["state"] != "pending" || record["run"] != run {
+        for ApprovalRow { record, .. } in self.approval_records(project).await? {
+            if record.state != ApprovalState::Pending || record.run.as_deref() != Some(run) {
                 continue;
             }
-            let mut cancelled = record.clone();
-            cancelled["state"] = json!("cancelled");
+            let (key, call_id) = (record.id.clone(), record.call_id.clone());
+            let mut cancelled = record;
+            cancelled.state = ApprovalState::Cancelled;
             let mut batch = Batch::new();
             batch.expect(
                 Table::Meta,
-                record["id"].as_str().unwrap_or_default(),
+                key,
                 "state",
-                json!("pending"),
+                crate::error::to_json(&ApprovalState::Pending),
             );
-            batch.put_value(Table::Meta, cancelled);
+            batch.put_value(Table::Meta, MetaRecord::Approval(cancelled).to_value());
             match self.env.store.commit(batch).await {
                 Ok(()) => {
                     any = true;
-                    self.unlock(project, record["callId"].as_str().unwrap_or_default());
+                    self.unlock(project, &call_id);
                 }
                 Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e.into()),
@@ -762,14 +769,17 @@ impl Core {
             return Ok(false);
         };
         let key = paused_key(&project, run);
-        let Some(record) = self.env.store.get(Table::Meta, &key).await? else {
+        let Some(row) = self.env.store.get(Table::Meta, &key).await? else {
             return Ok(false);
         };
-        if record["state"] != "paused" {
+        let Ok(record) = serde_json::from_value::<PausedRunRecord>(row) else {
+            return Ok(false);
+        };
+        if record.state != PausedState::Paused {
             return Ok(false);
         }
         let mut batch = Batch::new();
-        batch.expect(Table::Meta, key.clone(), "rev", record["rev"].clone());
+        batch.expect(Table::Meta, key.clone(), "rev", json!(record.rev));
         batch.delete(Table::Meta, key);
         match self.env.store.commit(batch).await {
             Ok(()) => {}
@@ -777,7 +787,7 @@ impl Core {
             Err(e) => return Err(e.into()),
         }
         self.cancel_pending(&project, run).await?;
-        if let Ok(paused) = serde_json::from_value::<PausedRun>(record["paused"].clone()) {
+        if let Some(paused) = record.paused {
             let agent = paused.root.spec.name.clone();
             let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
             let messages = paused.root.complete_aborted();
@@ -802,6 +812,15 @@ impl Core {
         }
         Ok(true)
     }
+}
+
+/// An approval record as read: a decision that was interrupted reads as `pending` (see
+/// `Core::approval_records`), with the state the store holds.
+struct ApprovalRow {
+    /// The record, as it reads.
+    record: ApprovalRecord,
+    /// Its state in the store (what the next decision's compare-and-set expects).
+    stored_state: ApprovalState,
 }
 
 fn already_decided(call_id: &str, state: &str) -> Error {

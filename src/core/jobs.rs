@@ -34,7 +34,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::parts::Spawner;
-use super::records::{JobRecord, MetaRecord, PausedRunRecord, TranscriptRecord};
+use super::records::{JobRecord, MetaRecord, PausedRunRecord, PausedState, TranscriptRecord};
 use super::run_state::{
     job_of_run, unit_run, Node, PausedRun, RunProgress, RunStarted, Start, SubAgentOrigin, Tree,
 };
@@ -1158,7 +1158,7 @@ impl Core {
             records.push(MetaRecord::PausedRun(PausedRunRecord {
                 id: super::run_state::paused_key(&project, run),
                 project: project.clone(),
-                state: "ended".into(),
+                state: PausedState::Ended,
                 rev: 0,
                 run: run.to_string(),
                 paused: None,
@@ -1411,7 +1411,7 @@ impl Core {
                     &super::run_state::paused_key(&project, &unit.run),
                 )
                 .await?
-                .and_then(|r| serde_json::from_value::<PausedRun>(r["paused"].clone()).ok())
+                .and_then(|r| serde_json::from_value::<PausedRunRecord>(r).ok()?.paused)
             {
                 Some(paused) => json!(transcript_view(&paused.root.messages)),
                 None => json!([]),

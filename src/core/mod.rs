@@ -255,7 +255,7 @@ struct CallCtx {
     no_overwrite: bool,
     /// The agent, path and session of the call in its run's tree (kept with a pending
     /// approval, so the events of its decision name them too).
-    who: Option<Value>,
+    who: Option<run_state::SubAgentOrigin>,
     /// A call its run's drive makes: a card it needs waits (in the `Runs` part) for the
     /// run's pause, which saves the cards and the paused run in one batch, so a worker that
     /// dies between them leaves neither a card no run will hear of nor a run waiting for a
@@ -1322,16 +1322,14 @@ impl Core {
                     );
                     record.group = ctx.group.clone();
                     record.who = ctx.who.clone();
-                    let stored = MetaRecord::Approval(record);
-                    let value = stored.to_value();
-                    approvals::lock(s, &value);
+                    approvals::lock(s, &record);
                     match &ctx.run {
                         Some(run) if ctx.card_with_pause && ctx.hold.is_none() => {
-                            self.runs.add_card(run, value);
+                            self.runs.add_card(run, record);
                         }
                         _ => {
-                            requested = Some(value);
-                            meta_puts.push(stored);
+                            requested = Some(record.clone());
+                            meta_puts.push(MetaRecord::Approval(record));
                         }
                     }
                 } else if let Some(mut record) = ctx.approval.clone() {

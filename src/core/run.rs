@@ -569,7 +569,7 @@ impl Core {
             hold: tree.hold.clone(),
             interrupt_on: interrupt_on.to_vec(),
             no_overwrite: tree.no_overwrite,
-            who: Some(crate::error::to_json(who)),
+            who: Some(who.clone()),
             card_with_pause: true,
             ..Default::default()
         };
@@ -580,15 +580,9 @@ impl Core {
         {
             Ok((result, edits)) => {
                 if super::run_state::is_approval_required(&result) {
-                    let record = super::records::MetaRecord::Approval(self.approval_record(
-                        project,
-                        Some(run_id),
-                        &asked,
-                        &origin,
-                        &result,
-                    ))
-                    .to_value();
-                    let card = super::run_state::approval_card(&record);
+                    let record =
+                        self.approval_record(project, Some(run_id), &asked, &origin, &result);
+                    let card = record.card();
                     self.emit_run(run_id, who.clone(), RunProgress::ApprovalRequested(card));
                 }
                 for edit in edits {

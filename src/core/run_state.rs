@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use serde_json::Value;
 use ts_rs::TS;
 
@@ -385,43 +384,6 @@ pub(super) fn paused_key(project: &str, run: &str) -> String {
     format!("paused:{project}:{run}")
 }
 
-/// What the page shows for one waiting call: the call, the entity, and each field's
-/// current and proposed value; for a call that changes several entries (a merge), `changes`
-/// lists every entry it updates or deletes, each with its fields.
-pub(super) fn approval_card(record: &Value) -> ApprovalCard {
-    let request = &record["request"];
-    let fields = request["fields"].as_array().cloned().unwrap_or_default();
-    let mut current = BTreeMap::new();
-    let mut proposed = BTreeMap::new();
-    for f in &fields {
-        if let Some(name) = f["field"].as_str() {
-            current.insert(name.to_string(), f["current"].clone());
-            proposed.insert(name.to_string(), f["proposed"].clone());
-        }
-    }
-    let text = |v: &Value| v.as_str().map(str::to_string);
-    let call_id = text(&record["callId"]).unwrap_or_default();
-    ApprovalCard {
-        digest: card_digest(record),
-        call_id_snake: call_id.clone(),
-        call_id,
-        run: text(&record["run"]),
-        state: text(&record["state"]).unwrap_or_default(),
-        tool: text(&record["tool"]).unwrap_or_default(),
-        args: record["args"].clone(),
-        origin: text(&record["origin"]).unwrap_or_default(),
-        kind: text(&request["kind"]),
-        entity_id: text(&request["id"]),
-        version: request["version"].as_u64(),
-        reason: text(&request["reason"]),
-        fields,
-        changes: request.get("changes").cloned().unwrap_or_else(|| json!([])),
-        current,
-        proposed,
-        created_ms: record["createdMs"].as_u64().unwrap_or(0),
-    }
-}
-
 /// A call waiting for the writer's approval, as the page shows it. The call's arguments and
 /// the entity's values are free-form JSON.
 #[derive(Clone, Serialize, TS)]
@@ -472,20 +434,6 @@ pub(super) struct ApprovalCard {
     pub(super) proposed: BTreeMap<String, Value>,
     /// When the call asked (ms since the epoch).
     pub(super) created_ms: u64,
-}
-
-/// A digest of what the writer is shown for a waiting call (the call, its arguments, its run
-/// and what it would change): `approve {digest}` must name the card the writer saw.
-pub(super) fn card_digest(record: &Value) -> String {
-    let shown = json!({
-        "callId": record["callId"],
-        "run": record["run"],
-        "tool": record["tool"],
-        "args": record["args"],
-        "origin": record["origin"],
-        "request": record["request"],
-    });
-    crate::persist::digest(&shown.to_string())
 }
 
 /// How a run ended, or that it paused.
@@ -571,7 +519,7 @@ impl RunEvent {
 /// started with (`'player_interface › root › rules_lawyer'`) and, for a sub-agent, its
 /// temporary session's id. On the events of an agent's loop (and its calls' approvals and
 /// edits); absent on the run's own events.
-#[derive(Serialize, Deserialize, TS, Default, Clone)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[ts(optional_fields)]
 pub(super) struct SubAgentOrigin {
     /// The agent.

@@ -4,9 +4,8 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use crate::agent::AbortSignal;
+use crate::core::records::ApprovalRecord;
 
 /// The most aborts of runs not begun yet that are remembered.
 const MAX_EARLY_ABORTS: usize = 64;
@@ -26,7 +25,7 @@ pub(in crate::core) struct Runs {
     /// Each run's single-use guards (see [`crate::session::EditContext::take_guard`]).
     guards: RefCell<BTreeMap<String, BTreeSet<String>>>,
     /// Approval cards of running chat runs, by run, saved with the run's pause.
-    cards: RefCell<Vec<(String, Value)>>,
+    cards: RefCell<Vec<(String, ApprovalRecord)>>,
 }
 
 impl Runs {
@@ -102,12 +101,12 @@ impl Runs {
     }
 
     /// Keep an approval card run `id` asked for, until its pause saves it.
-    pub(in crate::core) fn add_card(&self, id: &str, card: Value) {
+    pub(in crate::core) fn add_card(&self, id: &str, card: ApprovalRecord) {
         self.cards.borrow_mut().push((id.to_string(), card));
     }
 
     /// Take the approval cards run `id` asked for since its last pause.
-    pub(in crate::core) fn take_cards(&self, id: &str) -> Vec<Value> {
+    pub(in crate::core) fn take_cards(&self, id: &str) -> Vec<ApprovalRecord> {
         let mut cards = self.cards.borrow_mut();
         let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut *cards)
             .into_iter()
