@@ -4,12 +4,13 @@
 //! the crate has (every request, every preset, every provider).
 #![cfg(not(target_arch = "wasm32"))]
 
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use draftsmith::agent::presets;
 use draftsmith::agent::spec::{check_interrupt_on, AgentSpec, Catalog, Delegation, SubAgent};
 use draftsmith::commands::{Category, Origin};
-use draftsmith::core::{Env, REQUESTS};
+use draftsmith::core::{Env, EVENTS, REQUESTS};
 use draftsmith::llm::sse::SseParser;
 use draftsmith::llm::{
     FinishReason, HttpRequest, Message, Provider, ProviderConfig, ProviderKind, ProviderStream,
@@ -346,6 +347,69 @@ fn recipe_a_request() {
             methods.iter().any(|m| usage.contains(&format!(".{m}("))),
             "www/types-check/usage.ts calls none of {methods:?} (they send `{name}`)"
         );
+    }
+}
+
+// ---- Adding an event ----
+
+/// "Adding an event", every step: each event the core sends is declared (step 1: `EVENTS`)
+/// and leaves through `Core::emit` under its declared name (step 2: every event of a small
+/// session is in `EVENTS`); the generated `CoreEventMap` of `protocol.d.ts` has it, and the
+/// client's `EventMap` extends that map (step 3); `docs/protocol.md` documents it (step 4).
+#[test]
+fn recipe_an_event() {
+    let protocol = read("packages/draftsmith/protocol.d.ts");
+    let dts = read("packages/draftsmith/draftsmith.d.ts");
+    let doc = read("docs/protocol.md");
+    let map = protocol
+        .split("export interface CoreEventMap {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}\n").next())
+        .expect("protocol.d.ts declares CoreEventMap");
+    assert!(dts.contains("export interface EventMap extends CoreEventMap {"));
+    for name in EVENTS {
+        assert!(
+            map.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{name}:"))),
+            "CoreEventMap lacks `{name}`"
+        );
+        assert!(
+            doc.contains(&format!("| `{name}` |")),
+            "docs/protocol.md does not describe the event `{name}`"
+        );
+    }
+    // A small session: a project made, a keystroke, a chapter added.
+    let events = Rc::new(RecordingSink::default());
+    let core = Core::new(Env {
+        clock: Rc::new(ManualClock::new(1_000)),
+        ids: Rc::new(SequentialIds::new("id")),
+        events: events.clone(),
+        store: Rc::new(MemoryStore::new()),
+    });
+    let project = ok(
+        &core,
+        "create_project",
+        json!({"name": "Recipes", "chapters": [{"title": "One", "text": "The lamp."}]}),
+    );
+    let chapter = project["chapters"][0]["id"].clone();
+    ok(
+        &core,
+        "apply_user_change",
+        json!({"chapter": chapter, "baseVersion": 0, "changes": [{"retain": 9}, {"insert": " Lit."}]}),
+    );
+    ok(&core, "add_chapter", json!({"title": "Two"}));
+    let kinds: BTreeSet<String> = events.peek().into_iter().map(|e| e.kind).collect();
+    for kind in &kinds {
+        assert!(EVENTS.contains(&kind.as_str()), "`{kind}` is not declared");
+    }
+    for sent in [
+        "projects_changed",
+        "edit",
+        "history_changed",
+        "saved",
+        "chapters_changed",
+    ] {
+        assert!(kinds.contains(sent), "`{sent}` was not sent: {kinds:?}");
     }
 }
 
