@@ -77,13 +77,8 @@ fn a_run_navigates_edits_streams_events_and_undo_reverts_the_turn() {
         ]
     );
     // The edit reached the page as an `edit` event with the agent's origin.
-    let edit = page
-        .events
-        .peek()
-        .into_iter()
-        .find(|e| e.kind == "edit")
-        .unwrap();
-    assert_eq!(edit.data["origin"], "agent:assistant");
+    let edit = page.first_event("edit");
+    assert_eq!(edit["origin"], "agent:assistant");
     // The system prompt carried the memory block; the tools were offered.
     let first: Value = serde_json::from_str(&page.transport.0.requests()[0].body).unwrap();
     assert!(first["messages"][0]["content"]
@@ -545,7 +540,7 @@ fn offered_tools(request: &draftsmith::llm::HttpRequest) -> Vec<String> {
 
 #[test]
 fn a_voice_run_offers_only_voice_safe_tools_and_a_toolset_still_overrides() {
-    let page = Page::new(vec![says("Yes."), says("Yes."), says("Yes.")]);
+    let page = Page::new(vec![says("Yes."), says("Yes."), says("Yes."), says("Yes.")]);
     page.project();
     page.configure();
     page.ok("run", json!({"prompt": "Where am I?", "mode": "voice"}));
@@ -574,6 +569,22 @@ fn a_voice_run_offers_only_voice_safe_tools_and_a_toolset_still_overrides() {
     assert!(!voice.contains(&"run_analysis".to_string()));
     assert_eq!(text, names("all"));
     assert_eq!(quick, names("quick"));
+    // A named agent's own toolbox is cut to the voice-safe tools.
+    page.ok(
+        "define_agent",
+        json!({"agent": {
+            "name": "guide", "description": "The guide.",
+            "systemPrompt": "You are the guide. You are done when you answered.",
+            "tools": ["navigate_to_text", "research_url", "run_analysis", "update_manuscript"],
+            "talksToWriter": true,
+        }}),
+    );
+    page.ok(
+        "run",
+        json!({"prompt": "Where am I?", "agent": "guide", "mode": "voice"}),
+    );
+    let guide = offered_tools(&page.transport.0.requests()[3]);
+    assert_eq!(guide, ["navigate_to_text"]);
     let (code, message) = page.err("run", json!({"prompt": "x", "mode": "telepathy"}));
     assert_eq!(code, "invalid_params");
     assert!(message.contains("voice"), "{message}");
@@ -640,21 +651,12 @@ fn a_runs_events_have_their_wire_shape() {
         "agent run status steps text type usage"
     );
     // The page's `edit` event: no `tag` for an agent's edit.
-    let edit = page
-        .events
-        .peek()
-        .into_iter()
-        .find(|e| e.kind == "edit")
-        .unwrap();
     assert_eq!(
-        keys(&edit.data),
+        keys(&page.first_event("edit")),
         ["changeset", "chapter", "origin", "version"]
     );
-    let history = page
-        .events
-        .peek()
-        .into_iter()
-        .find(|e| e.kind == "history_changed")
-        .unwrap();
-    assert_eq!(keys(&history.data), ["canRedo", "canUndo", "groups"]);
+    assert_eq!(
+        keys(&page.first_event("history_changed")),
+        ["canRedo", "canUndo", "groups"]
+    );
 }

@@ -265,6 +265,16 @@ impl Page {
             .collect()
     }
 
+    /// The payload of the first event of type `kind` the page heard.
+    pub fn first_event(&self, kind: &str) -> Value {
+        self.events
+            .peek()
+            .into_iter()
+            .find(|e| e.kind == kind)
+            .map(|e| e.data)
+            .unwrap_or_else(|| panic!("no `{kind}` event"))
+    }
+
     /// Everything the page and the store have seen, as text.
     pub fn everything_seen(&self) -> String {
         let mut seen: String = self
