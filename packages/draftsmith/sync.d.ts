@@ -43,8 +43,8 @@ export interface SyncOptions {
   listen?: boolean;
 }
 
-/** An `edit` event (or a change replayed from `getChapter(…, {since})`). */
-export type EditEvent = EventMap['edit'] | (ChapterChange & { chapter: string; replay?: boolean });
+/** What `remote` takes: an `edit` event, or a change replayed from `getChapter(…, {since})`. */
+export type RemoteEdit = EventMap['edit'] | (ChapterChange & { chapter: string; replay?: boolean });
 
 export declare class SyncEngine {
   constructor(options: SyncOptions & { editor?: SyncEditor | null });
@@ -65,7 +65,7 @@ export declare class SyncEngine {
   /** The writer changed the editor: UTF-16 replacements on the text it showed before. */
   localUtf16(changes: Replacement[]): void;
   /** An `edit` event of the core for this chapter (not needed with `listen`). */
-  remote(event: EditEvent): void;
+  remote(event: RemoteEdit): void;
   /** Catch up with the core (replays its changes; resends what it lacks). */
   resync(): Promise<void>;
   /** Undo / redo in the core's shared history, once what was typed has been applied. */

@@ -3,7 +3,7 @@
 import { EditorView, keymap } from '@codemirror/view';
 import { Draftsmith } from '../../packages/draftsmith/draftsmith.js';
 import { ChapterSync, isFromCore, CORE_EVENT, charToUtf16 } from '../../packages/draftsmith/codemirror.js';
-import { SyncEngine, transform, apply, type SyncConflict, type Replacement } from '../../packages/draftsmith/sync.js';
+import { SyncEngine, transform, apply, type SyncConflict, type Replacement, type RemoteEdit } from '../../packages/draftsmith/sync.js';
 
 export async function bind(parent: HTMLElement): Promise<void> {
   const client = await Draftsmith.start();
@@ -48,6 +48,8 @@ export async function bind(parent: HTMLElement): Promise<void> {
     },
   });
   engine.localUtf16([{ from: 0, to: 0, insert: 'Hi ' }]);
+  // An edit the app relays itself (with `listen: false`).
+  client.on('edit', (event: RemoteEdit) => engine.remote(event));
   const rebased: string = apply('ab', transform([{ insert: 'x' }], [{ retain: 1 }, { insert: 'y' }]));
   void [synced, version, rebased];
 }
