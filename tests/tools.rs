@@ -343,6 +343,51 @@ fn ui_tools_change_ui_state_but_not_history() {
 }
 
 #[test]
+fn switch_panel_takes_exactly_the_pages_panels() {
+    let mut t = T::new();
+    for panel in [
+        "chat", "history", "memory", "files", "jobs", "research", "analysis", "bible", "settings",
+    ] {
+        let r = t.call("switch_panel", json!({ "panel": panel }));
+        assert_eq!(r["status"], "success", "{panel}: {r}");
+        assert_eq!(t.s.project.ui.panel, panel);
+    }
+    // A panel the page does not have is refused, and the panel stays.
+    let r = t.call("switch_panel", json!({"panel": "outline"}));
+    assert_eq!(r["data"]["code"], "invalid_args", "{r}");
+    assert_eq!(t.s.project.ui.panel, "settings");
+}
+
+#[test]
+fn scrolling_and_navigating_ask_the_editor_to_show_the_place_every_time() {
+    let mut t = T::new();
+    let at = t.s.project.ui.reveal;
+    let r = t.call("scroll_to_position", json!({"position": 40}));
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!((t.s.project.ui.scroll, t.s.project.ui.reveal), (40, at + 1));
+    // The same place again (the writer scrolled away meanwhile): asked again.
+    t.call("scroll_to_position", json!({"position": 40}));
+    assert_eq!((t.s.project.ui.scroll, t.s.project.ui.reveal), (40, at + 2));
+    let r = t.call("navigate_to_text", json!({"query": "Nobody answered."}));
+    let start = r["data"]["start"].as_u64().unwrap() as usize;
+    assert_eq!(
+        (t.s.project.ui.scroll, t.s.project.ui.reveal),
+        (start, at + 3)
+    );
+    t.call("navigate_to_text", json!({"query": "Nobody answered."}));
+    assert_eq!(t.s.project.ui.reveal, at + 4);
+    t.call("jump_to_chapter", json!({"chapter": "2"}));
+    assert_eq!((t.s.project.ui.scroll, t.s.project.ui.reveal), (0, at + 5));
+    // A failed scroll asks for nothing.
+    let r = t.call("scroll_to_position", json!({"position": 4000}));
+    assert_eq!(r["data"]["code"], "out_of_range");
+    assert_eq!(t.s.project.ui.reveal, at + 5);
+    // Selecting (as the page does for the writer) does not scroll.
+    t.call("set_selection", json!({"start": 0, "end": 4}));
+    assert_eq!(t.s.project.ui.reveal, at + 5);
+}
+
+#[test]
 fn critique_needs_a_selection_and_then_reports_by_focus() {
     let mut t = T::new();
     let r = t.call("get_critique_for_selection", json!({}));

@@ -24,7 +24,8 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.add::<SetSelection>();
 }
 
-/// A side panel of the editor.
+/// A panel of the editor page: the side panel's tabs, and the story bible beside the
+/// chapters. The page shows exactly these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Panel {
@@ -32,16 +33,18 @@ pub enum Panel {
     Chat,
     // The undo history.
     History,
-    // Memory: notes, goals, watched entities.
+    // Memory: the bedside note, notes, goals, watched entities, suggestions.
     Memory,
-    // The story bible.
-    Bible,
-    // Chapter and scene outline.
-    Outline,
-    // Analysis results.
-    Analysis,
     // The data/ files (plans, notes, chapters and story-bible entries as files).
     Files,
+    // Background jobs (rentl's pipelines): progress, units, transcripts.
+    Jobs,
+    // Research: web pages read into research notes.
+    Research,
+    // The latest run_analysis result (the writer's or an agent's).
+    Analysis,
+    // The story bible: characters, locations, glossary, scenes.
+    Bible,
     // Settings.
     Settings,
 }
@@ -61,7 +64,7 @@ impl ToolSpec for SwitchPanel {
     const NAME: &'static str = "switch_panel";
     const CATEGORY: Category = Category::Ui;
     const DESCRIPTION: &'static str =
-        "Show a side panel of the editor: chat, history, memory, bible, outline, analysis, files or settings.";
+        "Show a panel of the editor: chat, history, memory, files, jobs, research, analysis (the latest run_analysis result), bible (the story bible) or settings.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
