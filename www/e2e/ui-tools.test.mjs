@@ -231,7 +231,7 @@ test("switch_panel's panels are exactly the page's, and each is shown", async ()
   for (const panel of tabs) {
     const r = await execute(page, 'switch_panel', { panel });
     assert.equal(r.status, 'success', JSON.stringify(r));
-    await page.waitForFunction((p) => document.body.dataset.panel === p, panel);
+    await page.waitForFunction((p) => document.body.dataset.shownPanel === p, panel);
     assert.ok(await visible(page, `[data-panel="${panel}"]`), `${panel} shows`);
     assert.equal(await page.locator(`[data-tab="${panel}"]`).getAttribute('aria-selected'), 'true');
     for (const other of tabs.filter((t) => t !== panel)) assert.equal(await visible(page, `[data-panel="${other}"]`), false, `${other} is hidden`);
@@ -240,7 +240,7 @@ test("switch_panel's panels are exactly the page's, and each is shown", async ()
   await page.setViewportSize({ width: 700, height: 700 }); // narrow: the bible is below the fold
   await page.waitForFunction(() => document.querySelector('[data-testid="bible-panel"]').getBoundingClientRect().top > window.innerHeight);
   await execute(page, 'switch_panel', { panel: 'bible' });
-  await page.waitForFunction(() => document.body.dataset.panel === 'bible');
+  await page.waitForFunction(() => document.body.dataset.shownPanel === 'bible');
   await page.waitForFunction(() => {
     const box = document.querySelector('[data-testid="bible-panel"]').getBoundingClientRect();
     return box.top < window.innerHeight && box.bottom > 0;
@@ -250,11 +250,14 @@ test("switch_panel's panels are exactly the page's, and each is shown", async ()
   // The writer picking a tab tells the core, so a later switch_panel to it shows it again.
   await page.setViewportSize({ width: 1280, height: 800 });
   await execute(page, 'switch_panel', { panel: 'jobs' });
-  await page.waitForFunction(() => document.body.dataset.panel === 'jobs');
+  await page.waitForFunction(() => document.body.dataset.shownPanel === 'jobs');
   await page.locator('[data-tab="chat"]').click();
   await page.waitForFunction(() => window.draftsmithApp.project.ui.panel === 'chat');
+  assert.ok(await visible(page, '[data-panel="chat"]'), 'the picked tab shows');
   await execute(page, 'switch_panel', { panel: 'jobs' });
   await page.waitForFunction(() => !document.querySelector('[data-panel="jobs"]').hidden);
+  assert.ok(await visible(page, '[data-panel="jobs"]'));
+  assert.ok(await visible(page, '.layout'), 'the page itself stays shown');
   await page.context().close();
 });
 
@@ -272,6 +275,7 @@ test('the Analysis panel shows the latest run_analysis result, an agent\u2019s o
   assert.match(await page.getByTestId('analysis-meta').textContent(), /Full analysis of the manuscript, by agent quill/);
   assert.match(await page.getByTestId('analysis-pacing').textContent(), /Chapter 1 · The Long Night/);
   assert.match(await page.getByTestId('analysis-setting').textContent(), /Greyhaven/);
+  assert.doesNotMatch(await page.getByTestId('analysis-result').textContent(), /null|undefined|\[object/);
   // The writer runs one section over the open chapter from the panel.
   await page.getByTestId('analysis-section').selectOption('plot');
   await page.getByTestId('analysis-scope').selectOption('chapter');
@@ -327,7 +331,7 @@ test('the offline demo model calls the UI tools from the chat', async () => {
 
   await page.locator('[data-tab="chat"]').click();
   await ask(page, 'show the story bible');
-  await page.waitForFunction(() => document.body.dataset.panel === 'bible');
+  await page.waitForFunction(() => document.body.dataset.shownPanel === 'bible');
 
   await ask(page, 'zen mode');
   await page.waitForFunction(() => document.body.classList.contains('zen'));

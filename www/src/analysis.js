@@ -116,7 +116,7 @@ function render() {
   const r = latest.result ?? {};
   const sections = r.section === 'full' ? ['pacing', 'characters', 'plot', 'setting'].map((s) => SECTION_NODES[s](r[s])) : [SECTION_NODES[r.section]?.(r)];
   body.dataset.section = r.section ?? '';
-  body.replaceChildren(
+  const parts = [
     el(
       'p',
       { class: 'analysis-meta', testid: 'analysis-meta' },
@@ -125,7 +125,8 @@ function render() {
     interpretationNode(r.interpretation),
     ...sections,
     r.suggestions?.length ? el('section', { class: 'analysis-section' }, el('h4', {}, 'Suggestions'), el('ul', {}, ...r.suggestions.map((s) => el('li', {}, s)))) : null,
-  );
+  ];
+  body.replaceChildren(...parts.filter(Boolean));
 }
 
 /** An `analysis` event: the latest result, shown if it is the open project's. */

@@ -1068,20 +1068,20 @@ function selectTab(name) {
 
 /**
  * Show a panel the core names (`switch_panel`): a side tab, or the story bible beside the
- * chapters (scrolled into view, focused and marked for a moment). `body[data-panel]` says
+ * chapters (scrolled into view, focused and marked for a moment). `body[data-shown-panel]` says
  * which.
  */
 function showPanel(name) {
   if (name === 'bible') {
     const bible = $('bible-panel');
-    document.body.dataset.panel = name;
+    document.body.dataset.shownPanel = name;
     bible.scrollIntoView({ block: 'nearest' });
     bible.focus({ preventScroll: true });
     bible.classList.add('shown');
     clearTimeout(app.bibleShown);
     app.bibleShown = setTimeout(() => bible.classList.remove('shown'), 2500);
   } else if (document.querySelector(`[data-tab="${CSS.escape(name)}"]`)) {
-    document.body.dataset.panel = name;
+    document.body.dataset.shownPanel = name;
     selectTab(name);
   }
 }
@@ -1100,7 +1100,7 @@ function adoptUi() {
 /** The writer picked a tab: the core keeps the panel shown (agents see it, `switch_panel` moves it). */
 function pickTab(name) {
   selectTab(name);
-  document.body.dataset.panel = name;
+  document.body.dataset.shownPanel = name;
   if (!app.project || app.project.ui?.panel === name) return;
   app.project.ui = { ...app.project.ui, panel: name };
   app.client.execute('switch_panel', { panel: name }).catch(() => {});
