@@ -52,6 +52,7 @@ const EVERY_TOOL: &[&str] = &[
     "switch_panel",
     "toggle_zen_mode",
     "highlight_text",
+    "clear_highlights",
     "set_selection",
     "write_memory_note",
     "search_memory",
@@ -356,6 +357,50 @@ fn switch_panel_takes_exactly_the_pages_panels() {
     let r = t.call("switch_panel", json!({"panel": "outline"}));
     assert_eq!(r["data"]["code"], "invalid_args", "{r}");
     assert_eq!(t.s.project.ui.panel, "settings");
+}
+
+#[test]
+fn clear_highlights_removes_all_or_a_chapters_or_a_styles() {
+    let mut t = T::new();
+    let mark = |t: &mut T, text: &str, chapter: &str, style: &str| {
+        let r = t.call(
+            "highlight_text",
+            json!({"text": text, "chapter": chapter, "style": style}),
+        );
+        assert_eq!(r["status"], "success", "{r}");
+    };
+    mark(&mut t, "Nobody answered.", "1", "warning");
+    mark(&mut t, "The lamp was dark.", "1", "info");
+    mark(&mut t, "Morning came grey", "2", "warning");
+    let r = t.call(
+        "clear_highlights",
+        json!({"style": "warning", "chapter": "1"}),
+    );
+    assert_eq!(
+        (r["data"]["removed"].as_u64(), r["data"]["left"].as_u64()),
+        (Some(1), Some(2))
+    );
+    let styles: Vec<(&str, &str)> =
+        t.s.project
+            .ui
+            .highlights
+            .iter()
+            .map(|h| (h.chapter.as_str(), h.style.as_str()))
+            .collect();
+    assert_eq!(styles, [("c1", "info"), ("c2", "warning")]);
+    let r = t.call("clear_highlights", json!({"chapter": "Morning"}));
+    assert_eq!(r["data"]["removed"], 1);
+    // A chapter that does not exist is an error, and nothing goes.
+    let r = t.call("clear_highlights", json!({"chapter": "9"}));
+    assert_eq!(r["status"], "error", "{r}");
+    assert_eq!(t.s.project.ui.highlights.len(), 1);
+    let r = t.call("clear_highlights", json!({}));
+    assert_eq!(
+        (r["data"]["removed"].as_u64(), r["data"]["left"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert!(t.s.project.ui.highlights.is_empty());
+    assert!(!t.s.history.can_undo());
 }
 
 #[test]

@@ -25,6 +25,7 @@
 //                                  {}); also "zen mode on|off", "enter|exit zen mode"
 //   highlight "X" as STYLE: NOTE -> highlight_text {text: X, style, note} (STYLE warning,
 //                                  suggestion or info; style and note optional)
+//   clear the highlights         -> clear_highlights {} ("clear the warnings": {style: "warning"})
 //   show the NAME panel          -> switch_panel {panel} (NAME: chat, history, memory, files,
 //                                  jobs, research, analysis, bible or "story bible", settings;
 //                                  also "open the NAME panel", "show the story bible")
@@ -200,7 +201,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; clear the highlights; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -1184,6 +1185,10 @@ function editorPlan(prompt) {
     if (m[2]) args.style = m[2].toLowerCase();
     if (m[3]?.trim()) args.note = m[3].trim();
     return once({ name: 'highlight_text', arguments: args }, (d) => `Highlighted "${m[1]}" as ${d.style ?? args.style ?? 'info'}${args.note ? `, with your note` : ''}.`);
+  }
+  if ((m = text.match(/^(?:clear|remove)\s+(?:all\s+)?(?:the\s+)?(highlights|warnings|suggestions)[.!]?$/i))) {
+    const style = { warnings: 'warning', suggestions: 'suggestion' }[m[1].toLowerCase()];
+    return once({ name: 'clear_highlights', arguments: style ? { style } : {} }, (d) => `Removed ${d.removed ?? 0} ${d.removed === 1 ? 'highlight' : 'highlights'}.`);
   }
   if ((m = text.match(/^(?:show|open|switch to)\s+(?:me\s+)?(?:the\s+)?(chat|history|memory|files|jobs|research|analysis|story bible|bible|settings)(?:\s+(?:panel|tab))?[.!]?$/i))) {
     const panel = PANELS[m[1].toLowerCase()];

@@ -1,5 +1,5 @@
 //! UI tools: change the editor UI state held in the core (`switch_panel`, `toggle_zen_mode`,
-//! `highlight_text`, `set_selection`). They are not reversible and not in the history; the
+//! `highlight_text`, `clear_highlights`, `set_selection`). They are not reversible and not in the history; the
 //! page hears of every change through a `ui` event.
 
 use schemars::JsonSchema;
@@ -21,6 +21,7 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.add::<SwitchPanel>();
     registry.add::<ToggleZenMode>();
     registry.add::<HighlightText>();
+    registry.add::<ClearHighlights>();
     registry.add::<SetSelection>();
 }
 
@@ -113,6 +114,13 @@ pub enum HighlightStyle {
     Info,
 }
 
+/// A style's name, as highlights keep it.
+fn style_name(style: HighlightStyle) -> String {
+    crate::error::to_json(&style)
+        .as_str()
+        .map_or_else(|| "info".into(), str::to_string)
+}
+
 /// A target range: exact text, or start and end.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -187,10 +195,7 @@ impl ToolSpec for HighlightText {
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let (chapter, start, end) = resolve_range(cx, &args.range)?;
-        let style = (crate::error::to_json(&args.style)
-            .as_str()
-            .map(str::to_string))
-        .unwrap_or_else(|| "info".into());
+        let style = style_name(args.style);
         let highlight = Highlight {
             chapter: chapter.clone(),
             start,
@@ -205,6 +210,43 @@ impl ToolSpec for HighlightText {
             ui.highlights.drain(..extra);
         }
         Ok(json!({ "chapter": chapter, "start": start, "end": end, "style": style }))
+    }
+}
+
+/// Arguments of `clear_highlights`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ClearHighlightsArgs {
+    /// Only this chapter's highlights (id, number or title); default: every chapter's.
+    #[serde(default)]
+    pub chapter: Option<String>,
+    /// Only highlights of this style (warning, suggestion or info); default: every style.
+    #[serde(default)]
+    pub style: Option<HighlightStyle>,
+}
+
+/// `clear_highlights`.
+pub struct ClearHighlights;
+
+impl ToolSpec for ClearHighlights {
+    type Args = ClearHighlightsArgs;
+    const NAME: &'static str = "clear_highlights";
+    const CATEGORY: Category = Category::Ui;
+    const DESCRIPTION: &'static str = "Remove highlights from the editor: all of them, or only one chapter's, or only one style's (warning, suggestion or info).";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let chapter = match args.chapter.as_deref().filter(|c| !c.trim().is_empty()) {
+            Some(name) => Some(cx.project().find_chapter(name)?.id.clone()),
+            None => None,
+        };
+        let style = args.style.map(style_name);
+        let ui = cx.ui();
+        let before = ui.highlights.len();
+        ui.highlights.retain(|h| {
+            !(chapter.as_ref().is_none_or(|c| *c == h.chapter)
+                && style.as_ref().is_none_or(|s| *s == h.style))
+        });
+        Ok(json!({ "removed": before - ui.highlights.len(), "left": ui.highlights.len() }))
     }
 }
 

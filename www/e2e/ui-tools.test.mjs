@@ -1,10 +1,10 @@
 // The UI tools on the demo page, each called through `execute` as an agent's call would be,
 // and checked by what the writer sees: zen mode hides the panels and chrome and centres the
 // editor; scroll_to_position, navigate_to_text, jump_to_scene and jump_to_chapter scroll the
-// editor of a long chapter; highlights keep their style (class and colour) and note (title);
-// switch_panel shows each of the page's panels (its enum is exactly them), the Analysis panel
-// with run_analysis results; set_selection selects. Then the offline demo model calls them
-// from the chat.
+// editor of a long chapter; highlights keep their style (class and colour) and note (title),
+// and clear_highlights removes them; switch_panel shows each of the page's panels (its enum is
+// exactly them), the Analysis panel with run_analysis results; set_selection selects. Then the
+// offline demo model calls them from the chat.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openReady } from './harness.mjs';
@@ -173,7 +173,7 @@ test('jump_to_scene and jump_to_chapter move the editor and scroll it', async ()
   await page.context().close();
 });
 
-test('highlight_text shows each style in its own class and colour, with its note', async () => {
+test('highlight_text shows each style in its own class and colour, with its note; clear_highlights removes them', async () => {
   const page = await longProject();
   const marks = [
     ['Paragraph 1: the sea', 'warning', 'The opening repeats the next paragraph.'],
@@ -210,6 +210,16 @@ test('highlight_text shows each style in its own class and colour, with its note
   // Without a style it is info.
   await execute(page, 'highlight_text', { text: 'Paragraph 4: the sea' });
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="editor"] .cm-highlight-info').length === 2);
+
+  // clear_highlights by style takes only the warnings; the writer's button clears the rest.
+  const cleared = await execute(page, 'clear_highlights', { style: 'warning' });
+  assert.deepEqual([cleared.data.removed, cleared.data.left], [1, 3]);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="editor"] .cm-highlight').length === 3);
+  assert.equal(await page.locator('[data-testid="editor"] .cm-highlight-warning').count(), 0);
+  await page.getByTestId('highlights-clear').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="editor"] .cm-highlight').length === 0);
+  assert.equal(await page.getByTestId('highlights-clear').isVisible(), false, 'the button goes with the last highlight');
+  assert.deepEqual(await page.evaluate(() => window.draftsmithApp.project.ui.highlights), []);
   await page.context().close();
 });
 
@@ -323,6 +333,9 @@ test('the offline demo model calls the UI tools from the chat', async () => {
   await page.locator('[data-testid="editor"] .cm-highlight-warning').waitFor({ state: 'attached' });
   assert.equal(await page.locator('[data-testid="editor"] .cm-highlight-warning').getAttribute('title'), 'Where did the key come from?');
   await page.locator('.chat-log .assistant').filter({ hasText: 'Highlighted "brass key" as warning' }).waitFor();
+  await ask(page, 'clear the warnings');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="editor"] .cm-highlight-warning'));
+  await page.locator('.chat-log .assistant').filter({ hasText: 'Removed 1 highlight.' }).waitFor();
 
   await ask(page, 'analyze the pacing');
   await page.waitForFunction(() => !document.querySelector('[data-panel="analysis"]').hidden);

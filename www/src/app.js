@@ -240,11 +240,12 @@ async function applyUi(ui) {
   if (local && previous?.panel !== ui.panel) showPanel(ui.panel);
   if (!app.view || ui.active_chapter !== app.chapter) return;
   const doc = app.view.state.doc.toString();
+  const marks = (ui.highlights ?? []).filter((h) => h.chapter === app.chapter && h.end > h.start);
+  $('highlights-clear').hidden = marks.length === 0;
   app.view.dispatch({
     effects: setHighlights.of(
       Decoration.set(
-        (ui.highlights ?? [])
-          .filter((h) => h.chapter === app.chapter && h.end > h.start)
+        marks
           .map((h) => highlightMark(h).range(charToUtf16(doc, h.start), charToUtf16(doc, h.end)))
           .sort((a, b) => a.from - b.from),
       ),
@@ -1243,6 +1244,7 @@ function wire() {
   $('settings-demo').addEventListener('click', useDemo);
   for (const tab of document.querySelectorAll('[data-tab]')) tab.addEventListener('click', () => pickTab(tab.dataset.tab));
   $('zen-enter').addEventListener('click', () => setZen(true));
+  $('highlights-clear').addEventListener('click', () => app.client.execute('clear_highlights', { chapter: app.chapter }).catch((err) => status(`could not clear the highlights: ${err.message}`, true)));
   $('zen-exit').addEventListener('click', () => setZen(false));
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && document.body.classList.contains('zen')) setZen(false);
