@@ -298,6 +298,12 @@ test('the Analysis panel shows the latest run_analysis result, an agent\u2019s o
   await page.getByTestId('analysis-scene').nth(1).click();
   await page.waitForFunction(() => document.querySelector('[data-testid="editor"] .cm-scroller').scrollTop > 1000);
   assert.ok(await inView(page, `Paragraph ${LINES / 2 + 2}:`));
+  // A reload shows the latest result again.
+  await page.reload();
+  await openReady(env, page);
+  await page.locator('[data-tab="analysis"]').click();
+  await page.getByTestId('analysis-meta').filter({ hasText: 'plot of the chapter, by you' }).waitFor();
+  assert.equal(await page.getByTestId('analysis-scene').count(), 2);
   await page.context().close();
 });
 

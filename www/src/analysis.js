@@ -2,7 +2,8 @@
 // it (the writer here, an agent in the chat or a job), as the core announces it with the
 // `analysis` event; and a form to run one: the full analysis or one section (pacing,
 // characters, plot, setting), over the manuscript or the open chapter. A scene's heading
-// scrolls the editor to it.
+// scrolls the editor to it. The latest result is kept in this browser (localStorage, per
+// project), so a reload shows it again.
 import { $, el } from './dom.js';
 
 const state = {
@@ -129,18 +130,36 @@ function render() {
   body.replaceChildren(...parts.filter(Boolean));
 }
 
-/** An `analysis` event: the latest result, shown if it is the open project's. */
+const storageKey = (project) => `draftsmith.analysis.${project}`;
+
+/** The latest result kept for a project, or null. */
+function kept(project) {
+  try {
+    const e = JSON.parse(localStorage.getItem(storageKey(project)) ?? 'null');
+    return e?.project === project ? e : null;
+  } catch {
+    return null; // storage off, or not JSON
+  }
+}
+
+/** An `analysis` event: the latest result, kept and shown if it is the open project's. */
 export function analysisEvent(e) {
-  if (e.project !== state.project) return;
-  state.latest = e;
+  const { remote, ...event } = e;
+  try {
+    localStorage.setItem(storageKey(event.project), JSON.stringify(event));
+  } catch {
+    // Storage off or full: the panel still shows it until the page closes.
+  }
+  if (event.project !== state.project) return;
+  state.latest = event;
   render();
 }
 
-/** The open project changed: its results are not known until the next analysis. */
+/** The open project changed: its latest result, as this browser kept it. */
 export function analysisProject(project) {
   if (project === state.project) return;
   state.project = project;
-  state.latest = null;
+  state.latest = project ? kept(project) : null;
   render();
 }
 
