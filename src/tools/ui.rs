@@ -1,6 +1,7 @@
 //! UI tools: change the editor UI state held in the core (`switch_panel`, `toggle_zen_mode`,
-//! `highlight_text`, `clear_highlights`, `set_selection`). They are not reversible and not in the history; the
-//! page hears of every change through a `ui` event.
+//! `highlight_text`, `clear_highlights`, `set_selection`). They are not reversible and not in
+//! the history; the page hears of every change through a `ui` event and shows it (the demo
+//! page: panels, zen mode, highlights with their style and note, the selection).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
