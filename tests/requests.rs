@@ -160,6 +160,43 @@ fn execute_returns_the_tool_result_and_pushes_edit_and_history_events() {
 }
 
 #[test]
+fn every_run_analysis_result_is_announced_for_the_analysis_panel() {
+    let (mut page, _) = setup();
+    let result = page.ok(
+        "execute",
+        json!({"tool": "run_analysis", "origin": "agent:quill", "args": {"interpret": false}}),
+    );
+    assert_eq!(result["status"], "success", "{result}");
+    let events = page.events();
+    let analysis: Vec<&Value> = events
+        .iter()
+        .filter(|(kind, _)| kind == "analysis")
+        .map(|(_, data)| data)
+        .collect();
+    assert_eq!(analysis.len(), 1, "{events:?}");
+    assert_eq!(analysis[0]["origin"], "agent:quill");
+    assert_eq!(analysis[0]["result"], result["data"]);
+    assert_eq!(analysis[0]["result"]["section"], "full");
+    // The writer's own, one section of one chapter.
+    page.ok(
+        "execute",
+        json!({"tool": "run_analysis", "args": {"section": "pacing", "chapter": "2", "interpret": false}}),
+    );
+    let events = page.events();
+    let (_, data) = events.iter().find(|(kind, _)| kind == "analysis").unwrap();
+    assert_eq!(data["origin"], "user");
+    assert_eq!(data["result"]["section"], "pacing");
+    assert_eq!(data["result"]["scope"], "chapter");
+    // A failed analysis announces nothing.
+    let r = page.ok(
+        "execute",
+        json!({"tool": "run_analysis", "args": {"chapter": "9", "interpret": false}}),
+    );
+    assert_eq!(r["status"], "error");
+    assert!(page.events().iter().all(|(kind, _)| kind != "analysis"));
+}
+
+#[test]
 fn writer_changes_on_an_old_version_are_rebased_not_dropped() {
     let (mut page, ch1) = setup();
     // The agent edits (version 0 -> 1) while the writer, still on version 0, types at the end.

@@ -52,6 +52,7 @@ const EVERY_TOOL: &[&str] = &[
     "switch_panel",
     "toggle_zen_mode",
     "highlight_text",
+    "clear_highlights",
     "set_selection",
     "write_memory_note",
     "search_memory",
@@ -340,6 +341,95 @@ fn ui_tools_change_ui_state_but_not_history() {
     let r = t.call("highlight_text", json!({"start": 1}));
     assert_eq!(r["data"]["code"], "invalid_args");
     assert!(!t.s.history.can_undo());
+}
+
+#[test]
+fn switch_panel_takes_exactly_the_pages_panels() {
+    let mut t = T::new();
+    for panel in [
+        "chat", "history", "memory", "files", "jobs", "research", "analysis", "bible", "settings",
+    ] {
+        let r = t.call("switch_panel", json!({ "panel": panel }));
+        assert_eq!(r["status"], "success", "{panel}: {r}");
+        assert_eq!(t.s.project.ui.panel, panel);
+    }
+    // A panel the page does not have is refused, and the panel stays.
+    let r = t.call("switch_panel", json!({"panel": "outline"}));
+    assert_eq!(r["data"]["code"], "invalid_args", "{r}");
+    assert_eq!(t.s.project.ui.panel, "settings");
+}
+
+#[test]
+fn clear_highlights_removes_all_or_a_chapters_or_a_styles() {
+    let mut t = T::new();
+    let mark = |t: &mut T, text: &str, chapter: &str, style: &str| {
+        let r = t.call(
+            "highlight_text",
+            json!({"text": text, "chapter": chapter, "style": style}),
+        );
+        assert_eq!(r["status"], "success", "{r}");
+    };
+    mark(&mut t, "Nobody answered.", "1", "warning");
+    mark(&mut t, "The lamp was dark.", "1", "info");
+    mark(&mut t, "Morning came grey", "2", "warning");
+    let r = t.call(
+        "clear_highlights",
+        json!({"style": "warning", "chapter": "1"}),
+    );
+    assert_eq!(
+        (r["data"]["removed"].as_u64(), r["data"]["left"].as_u64()),
+        (Some(1), Some(2))
+    );
+    let styles: Vec<(&str, &str)> =
+        t.s.project
+            .ui
+            .highlights
+            .iter()
+            .map(|h| (h.chapter.as_str(), h.style.as_str()))
+            .collect();
+    assert_eq!(styles, [("c1", "info"), ("c2", "warning")]);
+    let r = t.call("clear_highlights", json!({"chapter": "Morning"}));
+    assert_eq!(r["data"]["removed"], 1);
+    // A chapter that does not exist is an error, and nothing goes.
+    let r = t.call("clear_highlights", json!({"chapter": "9"}));
+    assert_eq!(r["status"], "error", "{r}");
+    assert_eq!(t.s.project.ui.highlights.len(), 1);
+    let r = t.call("clear_highlights", json!({}));
+    assert_eq!(
+        (r["data"]["removed"].as_u64(), r["data"]["left"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert!(t.s.project.ui.highlights.is_empty());
+    assert!(!t.s.history.can_undo());
+}
+
+#[test]
+fn scrolling_and_navigating_ask_the_editor_to_show_the_place_every_time() {
+    let mut t = T::new();
+    let at = t.s.project.ui.reveal;
+    let r = t.call("scroll_to_position", json!({"position": 40}));
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!((t.s.project.ui.scroll, t.s.project.ui.reveal), (40, at + 1));
+    // The same place again (the writer scrolled away meanwhile): asked again.
+    t.call("scroll_to_position", json!({"position": 40}));
+    assert_eq!((t.s.project.ui.scroll, t.s.project.ui.reveal), (40, at + 2));
+    let r = t.call("navigate_to_text", json!({"query": "Nobody answered."}));
+    let start = r["data"]["start"].as_u64().unwrap() as usize;
+    assert_eq!(
+        (t.s.project.ui.scroll, t.s.project.ui.reveal),
+        (start, at + 3)
+    );
+    t.call("navigate_to_text", json!({"query": "Nobody answered."}));
+    assert_eq!(t.s.project.ui.reveal, at + 4);
+    t.call("jump_to_chapter", json!({"chapter": "2"}));
+    assert_eq!((t.s.project.ui.scroll, t.s.project.ui.reveal), (0, at + 5));
+    // A failed scroll asks for nothing.
+    let r = t.call("scroll_to_position", json!({"position": 4000}));
+    assert_eq!(r["data"]["code"], "out_of_range");
+    assert_eq!(t.s.project.ui.reveal, at + 5);
+    // Selecting (as the page does for the writer) does not scroll.
+    t.call("set_selection", json!({"start": 0, "end": 4}));
+    assert_eq!(t.s.project.ui.reveal, at + 5);
 }
 
 #[test]

@@ -20,6 +20,21 @@
 //   search the research for X   -> search_research {query: X} (also "search research for X",
 //                                  "what does the research say about X"); then it cites the
 //                                  best note: According to "<title>" (<url>): <preview>
+//   Quill's editor tools (each a short plan decided from the turn's tool results):
+//   zen mode / leave zen mode    -> toggle_zen_mode {enabled: true | false} ("toggle zen mode":
+//                                  {}); also "zen mode on|off", "enter|exit zen mode"
+//   highlight "X" as STYLE: NOTE -> highlight_text {text: X, style, note} (STYLE warning,
+//                                  suggestion or info; style and note optional)
+//   clear the highlights         -> clear_highlights {} ("clear the warnings": {style: "warning"})
+//   show the NAME panel          -> switch_panel {panel} (NAME: chat, history, memory, files,
+//                                  jobs, research, analysis, bible or "story bible", settings;
+//                                  also "open the NAME panel", "show the story bible")
+//   scroll to the end            -> list_chapters, then scroll_to_position at the active
+//                                  chapter's length in chars
+//   scroll to the top | to N     -> scroll_to_position {position: 0 | N}
+//   analyze [the] [SECTION]      -> run_analysis {section?, interpret: false} (SECTION pacing,
+//                                  characters, plot or setting; none: the full analysis), then
+//                                  switch_panel {panel: "analysis"}, then its headline figures
 //   anything else                -> a short text answer listing what it understands
 // After a tool result it says "Done.", that the writer declined (a result with code
 // `denied`), or what went wrong.
@@ -186,7 +201,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; clear the highlights; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -1147,8 +1162,86 @@ function bedsidePlan(req) {
   return { text: goals.slice(0, 3).map((g) => `- Work on ${g}.`).join('\n') };
 }
 
+// ---------------------------------------------------------------- Quill's editor tools
+
+/** The panels `switch_panel` takes, by the names a writer uses. */
+const PANELS = { chat: 'chat', history: 'history', memory: 'memory', files: 'files', jobs: 'jobs', research: 'research', analysis: 'analysis', bible: 'bible', 'story bible': 'bible', settings: 'settings' };
+
+/**
+ * The plan of an editor-tool phrase (see the list at the top), or null: a function from the
+ * calls made so far this turn to the next answer (`{call}` or the closing `{text}`).
+ */
+function editorPlan(prompt) {
+  let m;
+  const text = prompt.trim();
+  const once = (call, say) => (calls) => (calls.length ? { text: say(calls[0].result?.data ?? {}) } : { call });
+  if ((m = text.match(/^(?:(toggle)\s+zen mode|(?:turn\s+(on|off)\s+|(enter|leave|exit)\s+)?zen mode(?:\s+(on|off))?)[.!]?$/i))) {
+    const word = (m[2] ?? m[3] ?? m[4] ?? 'on').toLowerCase();
+    const args = m[1] ? {} : { enabled: !['off', 'leave', 'exit'].includes(word) };
+    return once({ name: 'toggle_zen_mode', arguments: args }, (d) => (d.zenMode ? 'Zen mode is on: only the manuscript shows. Press Esc, or ask me, to leave it.' : 'Zen mode is off: the panels are back.'));
+  }
+  if ((m = text.match(/^highlight\s+["“](.+?)["”](?:\s+as\s+(warning|suggestion|info))?\s*(?::\s*([\s\S]+))?$/i))) {
+    const args = { text: m[1] };
+    if (m[2]) args.style = m[2].toLowerCase();
+    if (m[3]?.trim()) args.note = m[3].trim();
+    return once({ name: 'highlight_text', arguments: args }, (d) => `Highlighted "${m[1]}" as ${d.style ?? args.style ?? 'info'}${args.note ? `, with your note` : ''}.`);
+  }
+  if ((m = text.match(/^(?:clear|remove)\s+(?:all\s+)?(?:the\s+)?(highlights|warnings|suggestions)[.!]?$/i))) {
+    const style = { warnings: 'warning', suggestions: 'suggestion' }[m[1].toLowerCase()];
+    return once({ name: 'clear_highlights', arguments: style ? { style } : {} }, (d) => `Removed ${d.removed ?? 0} ${d.removed === 1 ? 'highlight' : 'highlights'}.`);
+  }
+  if ((m = text.match(/^(?:show|open|switch to)\s+(?:me\s+)?(?:the\s+)?(chat|history|memory|files|jobs|research|analysis|story bible|bible|settings)(?:\s+(?:panel|tab))?[.!]?$/i))) {
+    const panel = PANELS[m[1].toLowerCase()];
+    return once({ name: 'switch_panel', arguments: { panel } }, () => `The ${panel === 'bible' ? 'story bible' : panel} panel is open.`);
+  }
+  if (/^scroll\s+(?:down\s+)?to\s+the\s+(?:very\s+)?end\b/i.test(text)) {
+    return (calls) => {
+      if (!calls.length) return { call: { name: 'list_chapters', arguments: {} } };
+      if (calls.length === 1) {
+        const chapters = calls[0].result?.data?.chapters ?? [];
+        const active = chapters.find((c) => c.active) ?? chapters.at(-1);
+        if (!active) return { text: 'There is no chapter to scroll.' };
+        return { call: { name: 'scroll_to_position', arguments: { chapter: active.id, position: active.chars } } };
+      }
+      const chapter = calls[0].result?.data?.chapters?.find((c) => c.id === calls[1].args.chapter);
+      return { text: `Scrolled to the end of chapter ${chapter?.number ?? ''}${chapter ? ` (“${chapter.title}”)` : ''}.` };
+    };
+  }
+  if ((m = text.match(/^scroll\s+(?:up\s+)?to\s+(?:the\s+)?(top|start|beginning|(?:position|char(?:acter)?)?\s*(\d+))\b/i))) {
+    const position = m[2] === undefined ? 0 : Number(m[2]);
+    return once({ name: 'scroll_to_position', arguments: { position } }, (d) => `Scrolled to position ${d.position ?? position}.`);
+  }
+  if ((m = text.match(/^(?:analy[sz]e|run(?: the)? analysis(?: of)?)(?:\s+the)?(?:\s+(pacing|characters|plot|setting|manuscript|book|story))?\b/i))) {
+    const section = ['pacing', 'characters', 'plot', 'setting'].includes(m[1]?.toLowerCase()) ? m[1].toLowerCase() : null;
+    return (calls) => {
+      if (!calls.length) return { call: { name: 'run_analysis', arguments: section ? { section, interpret: false } : { interpret: false } } };
+      if (calls.length === 1) return { call: { name: 'switch_panel', arguments: { panel: 'analysis' } } };
+      const data = calls[0].result?.data ?? {};
+      const pacing = data.section === 'full' ? data.pacing : data.section === 'pacing' ? data : null;
+      const chapters = pacing?.chapters ?? [];
+      const scenes = chapters.reduce((n, c) => n + (c.scenes?.length ?? 0), 0);
+      const figures = pacing ? ` ${chapters.length} ${chapters.length === 1 ? 'chapter' : 'chapters'}, ${scenes} ${scenes === 1 ? 'scene' : 'scenes'}.` : '';
+      return { text: `The ${section ?? 'full'} analysis of the ${data.scope ?? 'manuscript'} is in the Analysis panel.${figures}` };
+    };
+  }
+  return null;
+}
+
+/** Quill's editor tools: the next step of an editor-tool phrase, or null (not one, or its tools are not offered). */
+function editorTools(req) {
+  const plan = editorPlan(req.prompt);
+  if (!plan) return null;
+  const failed = req.calls.find((c) => c.result && c.result.status !== 'success');
+  if (failed) return { text: sumUp(failed.content) };
+  const next = plan(req.calls);
+  if (next.call && req.tools.size && !req.tools.has(next.call.name)) return null;
+  return next;
+}
+
 /** The plain assistant, and any agent without a preset's role. */
 function plain(req) {
+  const editing = editorTools(req);
+  if (editing) return editing;
   const research = req.last.role === 'tool' && req.calls.at(-1);
   if (research && ['research_url', 'search_research'].includes(research.name)) return { text: sumUpResearch(research) };
   if (req.last.role === 'tool') return { text: sumUp(req.last.content) };

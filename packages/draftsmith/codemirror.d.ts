@@ -2,7 +2,7 @@
 import type { ChangeSet as CodeMirrorChanges, Transaction } from '@codemirror/state';
 import type { EditorView, ViewUpdate } from '@codemirror/view';
 import { SyncEngine } from './sync.js';
-import type { SyncOptions, Replacement, ChangeSet } from './sync.js';
+import type { SyncOptions, Replacement, ChangeSet, RevealPlace } from './sync.js';
 
 export { charToUtf16, utf16ToChar, countChars } from './sync.js';
 
@@ -12,6 +12,9 @@ export declare const CORE_EVENT: 'draftsmith.core';
 export declare function isFromCore(tr: Transaction): boolean;
 /** A CodeMirror ChangeSet as UTF-16 replacements on the document before it. */
 export declare function replacements(changes: CodeMirrorChanges): Replacement[];
+
+/** Scroll a view to a place (centred) and select it if given (what `reveal` does). */
+export declare function revealIn(view: EditorView, place: RevealPlace): void;
 
 export interface ChapterSyncOptions extends SyncOptions {
   view: EditorView;

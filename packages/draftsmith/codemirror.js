@@ -8,6 +8,9 @@
 //   // in the view's extensions:
 //   EditorView.updateListener.of((update) => sync.update(update))
 //   // and Mod-z / Mod-Shift-z: sync.undo() / sync.redo() (the core's shared history)
+//
+// When an agent scrolls or navigates (`scroll_to_position`, `navigate_to_text`, ...), the view
+// scrolls there (an `EditorView.scrollIntoView` effect, centred) and selects what was found.
 import { SyncEngine, charToUtf16, utf16ToChar, countChars } from './sync.js';
 
 export { charToUtf16, utf16ToChar, countChars };
@@ -29,6 +32,20 @@ export function replacements(changes) {
   return out;
 }
 
+/**
+ * Scroll a view to a place (UTF-16 offsets) and select it if given. The scroll effect comes
+ * from the view's own class (`EditorView.scrollIntoView`), so no copy of CodeMirror is imported.
+ */
+export function revealIn(view, { scroll, selection }) {
+  const length = view.state.doc.length;
+  const clamp = (pos) => Math.max(0, Math.min(pos, length));
+  view.dispatch({
+    selection: selection ? { anchor: clamp(selection.from), head: clamp(selection.to) } : undefined,
+    effects: view.constructor.scrollIntoView(clamp(scroll), { y: 'center' }),
+    userEvent: CORE_EVENT,
+  });
+}
+
 export class ChapterSync extends SyncEngine {
   /**
    * @param {import('./codemirror').ChapterSyncOptions} options
@@ -39,6 +56,7 @@ export class ChapterSync extends SyncEngine {
       editor: {
         text: () => view.state.doc.toString(),
         apply: (changes) => view.dispatch({ changes, userEvent: CORE_EVENT }),
+        reveal: (place) => revealIn(view, place),
       },
     });
     this.view = view;

@@ -3,7 +3,7 @@ import type { Node, Schema } from 'prosemirror-model';
 import type { Plugin, PluginKey, Transaction } from 'prosemirror-state';
 import type { EditorView } from 'prosemirror-view';
 import { SyncEngine } from './sync.js';
-import type { SyncOptions, Replacement } from './sync.js';
+import type { SyncOptions, Replacement, RevealPlace } from './sync.js';
 
 /** The char a hard break is in the core's text (U+2028). */
 export declare const HARD_BREAK: '\u2028';
@@ -24,6 +24,12 @@ export declare function textToPos(doc: Node, offset: number): number;
 export declare function textChange(before: Node, after: Node): Replacement | null;
 /** Apply replacements on the document's plain text to a transaction, keeping the selection. */
 export declare function applyTextChanges(tr: Transaction, changes: Replacement[]): Transaction;
+
+/**
+ * Show a place of the plain text (UTF-16 offsets): select `selection` if given, and scroll
+ * `scroll` to the middle of the editor's scrolling ancestor (or the window).
+ */
+export declare function revealIn(view: EditorView, place: RevealPlace, key?: PluginKey | null): void;
 
 export interface ProseMirrorSyncOptions extends SyncOptions {
   /** The view to follow now (or add `plugin` to its state, which attaches it). */

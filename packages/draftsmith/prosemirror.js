@@ -16,6 +16,10 @@
 //   // plain ProseMirror: plugins: [sync.plugin] (the plugin sets the document to the chapter)
 //   // Tiptap:            editor.registerPlugin(sync.plugin)
 //   // and Mod-z / Mod-Shift-z: sync.undo() / sync.redo() (the core's shared history)
+//
+// When an agent scrolls or navigates (`scroll_to_position`, `navigate_to_text`, ...), the
+// editor's scrolling ancestor scrolls the place to its middle (and what was found is selected,
+// a transaction with ProseMirror's `scrollIntoView`).
 import { Plugin, PluginKey, TextSelection } from 'prosemirror-state';
 import { SyncEngine, diffUtf16 } from './sync.js';
 
@@ -165,6 +169,38 @@ export function applyTextChanges(tr, changes) {
   return tr;
 }
 
+/** The nearest ancestor of `node` that scrolls vertically, or null (the page scrolls). */
+function scroller(node) {
+  for (let el = node; el; el = el.parentElement) {
+    if (el.scrollHeight > el.clientHeight && /(auto|scroll)/.test(getComputedStyle(el).overflowY)) return el;
+  }
+  return null;
+}
+
+/**
+ * Show a place of the plain text (UTF-16 offsets) in a view: select `selection` if given (a
+ * transaction kept out of the undo history, scrolled into view), then scroll `scroll` to the
+ * middle of the editor's scrolling ancestor (or of the window).
+ */
+export function revealIn(view, { scroll, selection }, key = null) {
+  const doc = view.state.doc;
+  if (selection) {
+    const tr = view.state.tr.setSelection(TextSelection.between(doc.resolve(textToPos(doc, selection.from)), doc.resolve(textToPos(doc, selection.to))));
+    tr.setMeta('addToHistory', false);
+    if (key) tr.setMeta(key, 'core');
+    view.dispatch(tr.scrollIntoView());
+  }
+  const { top, bottom } = view.coordsAtPos(textToPos(view.state.doc, scroll));
+  const middle = (top + bottom) / 2;
+  const box = scroller(view.dom);
+  if (box) {
+    const rect = box.getBoundingClientRect();
+    box.scrollTop += middle - (rect.top + box.clientHeight / 2);
+  } else {
+    window.scrollBy(0, middle - window.innerHeight / 2);
+  }
+}
+
 export class ProseMirrorSync extends SyncEngine {
   /**
    * @param {import('./prosemirror').ProseMirrorSyncOptions} options
@@ -175,6 +211,7 @@ export class ProseMirrorSync extends SyncEngine {
       editor: {
         text: () => (this.view ? docToText(this.view.state.doc) : this.shadow),
         apply: (changes) => this._applyToView(changes),
+        reveal: (place) => this.view && revealIn(this.view, place, this.pluginKey),
       },
     });
     this.view = null;

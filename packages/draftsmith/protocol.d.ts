@@ -248,6 +248,8 @@ export interface CoreEventMap {
   edit: EditEvent & Relayed;
   /** Editor UI state changed (a ui or navigation tool ran). */
   ui: UiState & Relayed;
+  /** `run_analysis` produced a result (the writer's or an agent's): the page's Analysis panel shows it. */
+  analysis: AnalysisEvent & Relayed;
   /** The undo history changed. */
   history_changed: HistoryChangedEvent & Relayed;
   /** A change was stored. */
@@ -476,6 +478,25 @@ name: string,
  * True when defined (or replaced), false when deleted.
  */
 defined: boolean, };
+
+export type AnalysisEvent = { 
+/**
+ * The project analysed.
+ */
+project: string, 
+/**
+ * Who ran it (`user`, `agent:<name>`).
+ */
+origin: Origin, 
+/**
+ * When (ms since the epoch).
+ */
+atMs: number, 
+/**
+ * The result's data: `section` (`full`, or the one section), `scope`, the section
+ * reports, `suggestions`, and `interpretation` when the model read the figures.
+ */
+result: Record<string, unknown>, };
 
 export type AppliedChange = { 
 /**
@@ -3009,7 +3030,13 @@ highlights: Array<Highlight>,
 /**
  * Position (chars) scrolled into view.
  */
-scroll: number, };
+scroll: number, 
+/**
+ * How many times a tool asked the editor to bring `scroll` (and the selection) into
+ * view: scrolling, navigating to text or a scene, opening a chapter. The editor scrolls
+ * whenever it changes, so asking twice for the same place scrolls twice.
+ */
+reveal: number, };
 
 export type UndoParams = { origin?: string, by?: string, };
 

@@ -15,7 +15,16 @@ export interface SyncEditor {
    * coordinates); `ops` is the same change over chars. Must not come back as `local`.
    */
   apply(changes: Replacement[], ops: ChangeSet): void;
+  /**
+   * Show a place the core asks for (an agent scrolled or navigated): scroll `scroll` (UTF-16,
+   * on the text the editor shows) to the middle of the view, and select `selection` if given.
+   * Optional: an editor without it is never scrolled.
+   */
+  reveal?(place: RevealPlace): void;
 }
+
+/** A place to show, in UTF-16 offsets on the editor's text. */
+export interface RevealPlace { scroll: number; selection: { from: number; to: number } | null }
 
 /** What the engine needs of the client (a `Draftsmith` has it all). */
 export type SyncClient = Pick<Draftsmith, 'applyUserChange' | 'getChapter'> &
@@ -36,11 +45,17 @@ export interface SyncOptions {
   /** The writer's text that the core could not take (keep it somewhere). */
   onConflict?: (conflict: SyncConflict) => void;
   /**
-   * Follow the client's `edit` events of this chapter, and catch up on `core_restarted`,
-   * `project_reloaded` and `writer_changed` (default true). With false, call `remote` and
-   * `resync` yourself.
+   * Follow the client's `edit` events of this chapter and its `ui` events (scrolling the
+   * editor when asked), and catch up on `core_restarted`, `project_reloaded` and
+   * `writer_changed` (default true). With false, call `remote`, `ui` and `resync` yourself.
    */
   listen?: boolean;
+  /**
+   * The `reveal` count of the project's UI state (`project.ui.reveal`) when the editor was
+   * opened: a later `ui` event with another count scrolls the editor. Without it, the first
+   * `ui` event only sets the count.
+   */
+  reveal?: number | null;
 }
 
 /** What `remote` takes: an `edit` event, or a change replayed from `getChapter(…, {since})`. */
@@ -71,6 +86,16 @@ export declare class SyncEngine {
   /** Undo / redo in the core's shared history, once what was typed has been applied. */
   undo(options?: Parameters<Draftsmith['undo']>[0]): ReturnType<Draftsmith['undo']>;
   redo(options?: Parameters<Draftsmith['redo']>[0]): ReturnType<Draftsmith['redo']>;
+  /**
+   * A `ui` event (not needed with `listen`): when its `reveal` count moved on and it is this
+   * chapter's, the editor shows the place (`reveal`). True if it did.
+   */
+  ui(state: EventMap['ui']): boolean;
+  /**
+   * Show the core's place now: `scroll` in the middle of the view, and the selection when it
+   * starts there. False for another chapter's state, or an editor without `reveal`.
+   */
+  reveal(state: EventMap['ui']): boolean;
   /** Stop following the core. */
   close(): void;
 }

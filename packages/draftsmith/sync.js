@@ -381,13 +381,15 @@ export function nextTag() {
  * writer's changes (`local` in chars, or `localUtf16`) and gives the engine an `editor` with
  * `text()` (what it shows, as plain text) and `apply(changes, ops)` (show a change of the core:
  * UTF-16 replacements on that text, ascending, in its coordinates; `ops` is the same change
- * over chars), which must not be reported back as the writer's.
+ * over chars), which must not be reported back as the writer's. An editor that can scroll
+ * gives `reveal({scroll, selection})` too: the core asks it to show a place (an agent scrolled
+ * or navigated there; see `ui`).
  */
 export class SyncEngine {
   /**
    * @param {import('./sync').SyncOptions & {editor?: import('./sync').SyncEditor}} options
    */
-  constructor({ client, chapter, version, text, editor = null, onError, onConflict, listen = true }) {
+  constructor({ client, chapter, version, text, editor = null, onError, onConflict, listen = true, reveal = null }) {
     this.client = client;
     this.chapter = chapter;
     this.version = version;
@@ -406,11 +408,14 @@ export class SyncEngine {
     this.resyncing = false;
     this.resyncAgain = false;
     this.offs = [];
+    /** The `reveal` count of the core's UI state last seen (null: not yet known). */
+    this.revealed = reveal;
     if (listen && client && typeof client.on === 'function') {
       this.offs.push(
         client.on('edit', (e) => {
           if (e.chapter === this.chapter) this.remote(e);
         }),
+        client.on('ui', (ui) => this.ui(ui)),
         client.on('core_restarted', () => this.resync()),
         client.on('project_reloaded', () => this.resync()),
         client.on('writer_changed', () => this.resync()),
@@ -641,6 +646,34 @@ export class SyncEngine {
       }
       this.remote({ ...c, chapter: this.chapter, replay: true });
     }
+    return true;
+  }
+
+  /**
+   * A `ui` event of the core (not needed with `listen`): when its `reveal` count moved on since
+   * the last one seen (a tool scrolled, navigated or opened a chapter) and it is this chapter's,
+   * the editor shows the place. Returns whether it did.
+   */
+  ui(state) {
+    const seen = this.revealed;
+    this.revealed = state?.reveal ?? 0;
+    if (seen === null || seen === this.revealed) return false;
+    return this.reveal(state);
+  }
+
+  /**
+   * Show the core's place in the editor now: scroll its `scroll` position to the middle of the
+   * view and, when the selection (or the caret) starts there (a navigation), select it. The
+   * positions are the core's chars, read on the text the editor shows. Returns false when the
+   * state is another chapter's, or the editor cannot scroll.
+   */
+  reveal(state) {
+    if (this.closed || !state || state.active_chapter !== this.chapter || typeof this.editor?.reveal !== 'function') return false;
+    const at = (chars) => charToUtf16(this.shadow, chars ?? 0, this.astral);
+    const scroll = state.scroll ?? 0;
+    const [start, end] = state.selection ?? [state.cursor, state.cursor];
+    const selection = start === scroll && end !== undefined ? { from: at(start), to: at(end) } : null;
+    this.editor.reveal({ scroll: at(scroll), selection });
     return true;
   }
 

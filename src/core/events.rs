@@ -87,6 +87,8 @@ events! {
     Edit = "edit" (EditEvent),
     /// Editor UI state changed (a ui or navigation tool ran).
     Ui = "ui" (UiState),
+    /// `run_analysis` produced a result (the writer's or an agent's): the page's Analysis panel shows it.
+    Analysis = "analysis" (AnalysisEvent),
     /// The undo history changed.
     HistoryChanged = "history_changed" (HistoryChangedEvent),
     /// A change was stored.
@@ -157,6 +159,7 @@ impl CoreEvent {
             Self::JobProgress(e) => Concerns::Project(&e.project),
             Self::ResearchChanged(e) => Concerns::Project(&e.project),
             Self::JobFinished(e) => Concerns::Project(&e.project),
+            Self::Analysis(e) => Concerns::Project(&e.project),
             Self::Run(e) => e.project().map_or(Concerns::OpenProject, Concerns::Project),
             Self::Edit(_) | Self::Ui(_) | Self::HistoryChanged(_) | Self::ChaptersChanged(_) => {
                 Concerns::OpenProject
@@ -181,6 +184,22 @@ pub(super) struct EditEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub(super) tag: Option<String>,
+}
+
+/// `analysis`: a successful `run_analysis` call's result.
+#[derive(Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct AnalysisEvent {
+    /// The project analysed.
+    pub(super) project: String,
+    /// Who ran it (`user`, `agent:<name>`).
+    pub(super) origin: Origin,
+    /// When (ms since the epoch).
+    pub(super) at_ms: u64,
+    /// The result's data: `section` (`full`, or the one section), `scope`, the section
+    /// reports, `suggestions`, and `interpretation` when the model read the figures.
+    #[ts(type = "Record<string, unknown>")]
+    pub(super) result: Value,
 }
 
 /// `history_changed`: what undo and redo can do now.

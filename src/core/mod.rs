@@ -1228,10 +1228,20 @@ impl Core {
                 self.model_configured(),
             );
         let analysis = call.name == "run_analysis";
+        let analyst = analysis.then(|| origin.clone());
         let (hold, in_run) = (ctx.hold.clone(), ctx.run.is_some());
         let (mut result, edits) = self.execute_tool(project, call, origin, ctx).await?;
         if interpret && result.is_success() {
             self.interpret_analysis(&mut result, abort).await;
+        }
+        // The page's Analysis panel shows the latest result, whoever asked for it.
+        if let Some(origin) = analyst.filter(|_| result.is_success()) {
+            self.emit(events::AnalysisEvent {
+                project: project.to_string(),
+                origin,
+                at_ms: self.env.clock.now_ms(),
+                result: result.data.clone(),
+            });
         }
         // The bedside note's status takes the new figures (the model's plan only for an
         // analysis outside a run: a run's end brings its own).

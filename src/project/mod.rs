@@ -354,9 +354,21 @@ pub struct UiState {
     pub highlights: Vec<Highlight>,
     /// Position (chars) scrolled into view.
     pub scroll: usize,
+    /// How many times a tool asked the editor to bring `scroll` (and the selection) into
+    /// view: scrolling, navigating to text or a scene, opening a chapter. The editor scrolls
+    /// whenever it changes, so asking twice for the same place scrolls twice.
+    #[serde(default)]
+    pub reveal: u64,
 }
 
 impl UiState {
+    /// Scroll the editor to `scroll` (chars in the active chapter), asking it to show that
+    /// place even when the position is the one it had (see [`UiState::reveal`]).
+    pub fn reveal_at(&mut self, scroll: usize) {
+        self.scroll = scroll;
+        self.reveal = self.reveal.wrapping_add(1);
+    }
+
     /// Map the positions in chapter `chapter` through `change`, a change just applied to it.
     /// The cursor, selection and scroll position follow only when `active` (they belong to
     /// the active chapter); highlights follow when they are in `chapter`.
@@ -440,6 +452,7 @@ impl Default for UiState {
             zen_mode: false,
             highlights: Vec::new(),
             scroll: 0,
+            reveal: 0,
         }
     }
 }

@@ -155,7 +155,7 @@ fn go_to(cx: &mut EditContext<'_>, chapter: usize, start: usize, end: usize) {
     ui.active_chapter = Some(id);
     ui.selection = (start < end).then_some((start, end));
     ui.cursor = start;
-    ui.scroll = start;
+    ui.reveal_at(start);
 }
 
 /// `navigate_to_text`.
@@ -445,7 +445,7 @@ impl ToolSpec for JumpToChapter {
         ui.active_chapter = Some(id);
         ui.cursor = 0;
         ui.selection = None;
-        ui.scroll = 0;
+        ui.reveal_at(0);
         Ok(result)
     }
 }
@@ -632,7 +632,7 @@ impl ToolSpec for ScrollToPosition {
         let id = chapter.id.clone();
         let ui = cx.ui();
         ui.active_chapter = Some(id.clone());
-        ui.scroll = args.position;
+        ui.reveal_at(args.position);
         Ok(json!({ "chapter": id, "position": args.position }))
     }
 }

@@ -1,6 +1,7 @@
 //! UI tools: change the editor UI state held in the core (`switch_panel`, `toggle_zen_mode`,
-//! `highlight_text`, `set_selection`). They are not reversible and not in the history; the
-//! page hears of every change through a `ui` event.
+//! `highlight_text`, `clear_highlights`, `set_selection`). They are not reversible and not in
+//! the history; the page hears of every change through a `ui` event and shows it (the demo
+//! page: panels, zen mode, highlights with their style and note, the selection).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,10 +22,12 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.add::<SwitchPanel>();
     registry.add::<ToggleZenMode>();
     registry.add::<HighlightText>();
+    registry.add::<ClearHighlights>();
     registry.add::<SetSelection>();
 }
 
-/// A side panel of the editor.
+/// A panel of the editor page: the side panel's tabs, and the story bible beside the
+/// chapters. The page shows exactly these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Panel {
@@ -32,16 +35,18 @@ pub enum Panel {
     Chat,
     // The undo history.
     History,
-    // Memory: notes, goals, watched entities.
+    // Memory: the bedside note, notes, goals, watched entities, suggestions.
     Memory,
-    // The story bible.
-    Bible,
-    // Chapter and scene outline.
-    Outline,
-    // Analysis results.
-    Analysis,
     // The data/ files (plans, notes, chapters and story-bible entries as files).
     Files,
+    // Background jobs (rentl's pipelines): progress, units, transcripts.
+    Jobs,
+    // Research: web pages read into research notes.
+    Research,
+    // The latest run_analysis result (the writer's or an agent's).
+    Analysis,
+    // The story bible: characters, locations, glossary, scenes.
+    Bible,
     // Settings.
     Settings,
 }
@@ -61,7 +66,7 @@ impl ToolSpec for SwitchPanel {
     const NAME: &'static str = "switch_panel";
     const CATEGORY: Category = Category::Ui;
     const DESCRIPTION: &'static str =
-        "Show a side panel of the editor: chat, history, memory, bible, outline, analysis, files or settings.";
+        "Show a panel of the editor: chat, history, memory, files, jobs, research, analysis (the latest run_analysis result), bible (the story bible) or settings.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
@@ -108,6 +113,13 @@ pub enum HighlightStyle {
     // Neutral information (the default).
     #[default]
     Info,
+}
+
+/// A style's name, as highlights keep it.
+fn style_name(style: HighlightStyle) -> String {
+    crate::error::to_json(&style)
+        .as_str()
+        .map_or_else(|| "info".into(), str::to_string)
 }
 
 /// A target range: exact text, or start and end.
@@ -184,10 +196,7 @@ impl ToolSpec for HighlightText {
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let (chapter, start, end) = resolve_range(cx, &args.range)?;
-        let style = (crate::error::to_json(&args.style)
-            .as_str()
-            .map(str::to_string))
-        .unwrap_or_else(|| "info".into());
+        let style = style_name(args.style);
         let highlight = Highlight {
             chapter: chapter.clone(),
             start,
@@ -202,6 +211,43 @@ impl ToolSpec for HighlightText {
             ui.highlights.drain(..extra);
         }
         Ok(json!({ "chapter": chapter, "start": start, "end": end, "style": style }))
+    }
+}
+
+/// Arguments of `clear_highlights`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ClearHighlightsArgs {
+    /// Only this chapter's highlights (id, number or title); default: every chapter's.
+    #[serde(default)]
+    pub chapter: Option<String>,
+    /// Only highlights of this style (warning, suggestion or info); default: every style.
+    #[serde(default)]
+    pub style: Option<HighlightStyle>,
+}
+
+/// `clear_highlights`.
+pub struct ClearHighlights;
+
+impl ToolSpec for ClearHighlights {
+    type Args = ClearHighlightsArgs;
+    const NAME: &'static str = "clear_highlights";
+    const CATEGORY: Category = Category::Ui;
+    const DESCRIPTION: &'static str = "Remove highlights from the editor: all of them, or only one chapter's, or only one style's (warning, suggestion or info).";
+    const REVERSIBLE: bool = false;
+
+    fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
+        let chapter = match args.chapter.as_deref().filter(|c| !c.trim().is_empty()) {
+            Some(name) => Some(cx.project().find_chapter(name)?.id.clone()),
+            None => None,
+        };
+        let style = args.style.map(style_name);
+        let ui = cx.ui();
+        let before = ui.highlights.len();
+        ui.highlights.retain(|h| {
+            !(chapter.as_ref().is_none_or(|c| *c == h.chapter)
+                && style.as_ref().is_none_or(|s| *s == h.style))
+        });
+        Ok(json!({ "removed": before - ui.highlights.len(), "left": ui.highlights.len() }))
     }
 }
 

@@ -1,8 +1,9 @@
 // The Tiptap example (examples/tiptap), built by Vite against the packed package installed from
 // its tarball (scripts/package.sh, scripts/build-example.sh): a writer types, asks the demo
 // model for a replace, undoes it with the shared history, reloads; types during an agent run
-// and loses nothing. And the installed package as plain ESM from a static server: its worker
-// and wasm are found beside the module, with no bundler and no workerUrl.
+// and loses nothing; an agent's scroll and navigation scroll the editor. And the installed
+// package as plain ESM from a static server: its worker and wasm are found beside the module,
+// with no bundler and no workerUrl.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -136,6 +137,46 @@ test('Tiptap example: typing while the agent streams loses nothing', async () =>
   await page.getByTestId('chat-send').and(page.locator(':not([disabled])')).waitFor({ timeout: 20_000 });
   await page.waitForFunction(() => document.querySelector('.ProseMirror').textContent.includes('lit'));
   assert.equal(await settled(page), 'Night fell. Mara climbed the stair. The lamp was lit.');
+  await page.context().close();
+});
+
+test('Tiptap example: an agent\u2019s scroll_to_position and navigate_to_text scroll the editor (the binding reads ui.reveal)', async () => {
+  const page = await env.newPage({ viewport: { width: 1200, height: 700 } });
+  const lines = Array.from({ length: 300 }, (_, i) => (i === 280 ? 'The keeper hid the brass key under the third stair.' : `Paragraph ${i + 1}: the sea went on.`));
+  const text = lines.join('\n');
+  await freshProject(page, text);
+  const scrollTop = () => page.evaluate(() => document.querySelector('[data-testid="editor"]').scrollTop);
+  /** Whether the paragraph holding `t` is inside the editor's visible box. */
+  const inView = (t) =>
+    page.evaluate((needle) => {
+      const box = document.querySelector('[data-testid="editor"]').getBoundingClientRect();
+      const p = [...document.querySelectorAll('.ProseMirror > p')].find((n) => n.textContent.includes(needle));
+      const at = p?.getBoundingClientRect();
+      return Boolean(at) && at.bottom > box.top && at.top < box.bottom;
+    }, t);
+  assert.equal(await scrollTop(), 0);
+  const execute = (tool, args) => page.evaluate(([t, a]) => window.draftsmith.execute(t, a, { origin: 'agent:quill' }), [tool, args]);
+
+  const end = await execute('scroll_to_position', { position: [...text].length });
+  assert.equal(end.status, 'success', JSON.stringify(end));
+  await page.waitForFunction(() => document.querySelector('[data-testid="editor"]').scrollTop > 2000);
+  assert.ok(await inView('Paragraph 300:'), 'the last paragraph shows');
+  assert.equal(await inView('Paragraph 1:'), false);
+
+  // The writer scrolls back up; the agent finds a passage: scrolled to it and selected.
+  await page.evaluate(() => (document.querySelector('[data-testid="editor"]').scrollTop = 0));
+  await page.waitForFunction(() => document.querySelector('[data-testid="editor"]').scrollTop === 0);
+  const found = await execute('navigate_to_text', { query: 'brass key' });
+  assert.equal(found.status, 'success', JSON.stringify(found));
+  await page.waitForFunction(() => document.querySelector('[data-testid="editor"]').scrollTop > 2000);
+  assert.ok(await inView('brass key'));
+  const selected = await page.evaluate(() => {
+    const { state } = window.example.editor.view;
+    return state.doc.textBetween(state.selection.from, state.selection.to);
+  });
+  assert.equal(selected, 'brass key');
+  // Its text did not change, and no change went to the core.
+  assert.equal(await settled(page), text);
   await page.context().close();
 });
 

@@ -1,6 +1,8 @@
 // The demo editor: a CodeMirror 6 editor driven by the draftsmith core in a worker, with
 // chapters, the story bible, a chat with the agent (and approval cards for the changes it
-// must ask for), the shared undo history, the agent's memory, background jobs and settings.
+// must ask for), the shared undo history, the agent's memory, background jobs, research, the
+// latest analysis and settings. The UI tools show here: zen mode (body.zen), panels
+// (switch_panel), highlights with their style and note, and scrolling (ui.reveal).
 // Bundled by esbuild into dist/app.js (scripts/build-page.sh).
 import { EditorView, keymap, Decoration } from '@codemirror/view';
 import { EditorState, EditorSelection, StateField, StateEffect } from '@codemirror/state';
@@ -13,6 +15,7 @@ import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadg
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
 import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
 import { initResearch, loadResearch, researchChanged, researchJobEvent } from './research.js';
+import { initAnalysis, analysisEvent, analysisProject } from './analysis.js';
 import { createDemoProject } from './demo-story.js';
 import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
 
@@ -63,7 +66,18 @@ async function showStorage() {
 // ---------------------------------------------------------------- editor
 
 const setHighlights = StateEffect.define();
-const highlightMark = Decoration.mark({ class: 'cm-highlight' });
+const HIGHLIGHT_STYLES = ['warning', 'suggestion', 'info'];
+
+/** A highlight's mark: its style's class (and colour), its note as the tooltip and `data-note`. */
+function highlightMark(h) {
+  const style = HIGHLIGHT_STYLES.includes(h.style) ? h.style : 'info';
+  const attributes = { 'data-style': style };
+  if (h.note) {
+    attributes.title = h.note;
+    attributes['data-note'] = h.note;
+  }
+  return Decoration.mark({ class: `cm-highlight cm-highlight-${style}`, attributes });
+}
 const highlights = StateField.define({
   create: () => Decoration.none,
   update(value, tr) {
@@ -209,36 +223,53 @@ async function openChapter(id) {
   }
 }
 
-/** Apply the core's editor UI state (an agent navigated, selected or highlighted). */
+/**
+ * Apply the core's editor UI state (an agent navigated, scrolled, selected, highlighted,
+ * switched panels or zen mode): a new `reveal` count scrolls the editor to `scroll` (through
+ * the binding), a selection that moved is selected and scrolled to. Another tab's calls
+ * (`remote`) move the highlights and the selection here, not the panels, zen mode or scroll.
+ */
 async function applyUi(ui) {
   const previous = app.project?.ui;
+  const local = !ui.remote;
   if (app.project) app.project.ui = ui;
   if (ui.active_chapter && ui.active_chapter !== app.chapter) {
     await openChapter(ui.active_chapter);
   }
+  if (local) document.body.classList.toggle('zen', !!ui.zen_mode);
+  if (local && previous?.panel !== ui.panel) showPanel(ui.panel);
   if (!app.view || ui.active_chapter !== app.chapter) return;
   const doc = app.view.state.doc.toString();
-  const [start, end] = ui.selection ?? [ui.cursor, ui.cursor];
-  const [curStart, curEnd] = selectionChars();
-  const effects = [
-    setHighlights.of(
+  const marks = (ui.highlights ?? []).filter((h) => h.chapter === app.chapter && h.end > h.start);
+  $('highlights-clear').hidden = marks.length === 0;
+  app.view.dispatch({
+    effects: setHighlights.of(
       Decoration.set(
-        (ui.highlights ?? [])
-          .filter((h) => h.chapter === app.chapter && h.end > h.start)
-          .map((h) => highlightMark.range(charToUtf16(doc, h.start), charToUtf16(doc, h.end)))
+        marks
+          .map((h) => highlightMark(h).range(charToUtf16(doc, h.start), charToUtf16(doc, h.end)))
           .sort((a, b) => a.from - b.from),
       ),
     ),
-  ];
-  const moved = start !== curStart || end !== curEnd;
-  const selection = moved ? EditorSelection.single(charToUtf16(doc, start), charToUtf16(doc, end)) : undefined;
-  app.view.dispatch({
-    selection,
-    effects: moved ? [...effects, EditorView.scrollIntoView(charToUtf16(doc, start), { y: 'center' })] : effects,
     userEvent: CORE_EVENT,
   });
-  document.body.classList.toggle('zen', !!ui.zen_mode);
-  if (previous?.panel !== ui.panel && ['chat', 'history', 'memory', 'files', 'jobs', 'research', 'settings'].includes(ui.panel)) selectTab(ui.panel);
+  if (local && (ui.reveal ?? 0) !== (previous?.reveal ?? 0) && app.sync?.reveal(ui)) return;
+  const [start, end] = ui.selection ?? [ui.cursor, ui.cursor];
+  const [curStart, curEnd] = selectionChars();
+  if (start === curStart && end === curEnd) return;
+  app.view.dispatch({
+    selection: EditorSelection.single(charToUtf16(doc, start), charToUtf16(doc, end)),
+    effects: EditorView.scrollIntoView(charToUtf16(doc, start), { y: 'center' }),
+    userEvent: CORE_EVENT,
+  });
+}
+
+/** Zen mode on or off, as the writer asks (the core's state, so agents see it). */
+async function setZen(enabled) {
+  try {
+    await app.client.execute('toggle_zen_mode', { enabled });
+  } catch (err) {
+    status(`zen mode: ${err.message}`, true);
+  }
 }
 
 async function undo(origin) {
@@ -1036,6 +1067,46 @@ function selectTab(name) {
   if (name === 'research') loadResearch(app.project?.id);
 }
 
+/**
+ * Show a panel the core names (`switch_panel`): a side tab, or the story bible beside the
+ * chapters (scrolled into view, focused and marked for a moment). `body[data-shown-panel]` says
+ * which.
+ */
+function showPanel(name) {
+  if (name === 'bible') {
+    const bible = $('bible-panel');
+    document.body.dataset.shownPanel = name;
+    bible.scrollIntoView({ block: 'nearest' });
+    bible.focus({ preventScroll: true });
+    bible.classList.add('shown');
+    clearTimeout(app.bibleShown);
+    app.bibleShown = setTimeout(() => bible.classList.remove('shown'), 2500);
+  } else if (document.querySelector(`[data-tab="${CSS.escape(name)}"]`)) {
+    document.body.dataset.shownPanel = name;
+    selectTab(name);
+  }
+}
+
+/**
+ * A project was opened here: zen mode as the core keeps it, and the panel shown (the chat, on
+ * opening) told to the core, so that `switch_panel` and `toggle_zen_mode` always change what
+ * the writer sees.
+ */
+function adoptUi() {
+  document.body.classList.toggle('zen', !!app.project?.ui?.zen_mode);
+  const shown = document.querySelector('[data-tab][aria-selected="true"]')?.dataset.tab ?? 'chat';
+  pickTab(shown);
+}
+
+/** The writer picked a tab: the core keeps the panel shown (agents see it, `switch_panel` moves it). */
+function pickTab(name) {
+  selectTab(name);
+  document.body.dataset.shownPanel = name;
+  if (!app.project || app.project.ui?.panel === name) return;
+  app.project.ui = { ...app.project.ui, panel: name };
+  app.client.execute('switch_panel', { panel: name }).catch(() => {});
+}
+
 // ---------------------------------------------------------------- boot
 
 async function openInitialProject() {
@@ -1044,11 +1115,13 @@ async function openInitialProject() {
   app.project = id ? await app.client.projects.open(id) : await createDemoProject(app.client);
   const first = app.project.ui.active_chapter ?? app.project.chapters[0].id;
   await openChapter(first);
+  adoptUi();
   await showProjectExtras();
 }
 
 /** The open project's bible and waiting approvals. */
 async function showProjectExtras() {
+  analysisProject(app.project?.id ?? null);
   await loadBible(app.project?.id).catch((err) => status(`could not load the story bible: ${err.message}`, true));
   await loadJobs(app.project?.id);
   await loadSuggestions(app.project?.id);
@@ -1068,6 +1141,7 @@ function wire() {
     if (summary) summary.version = e.version;
   });
   c.on('ui', (ui) => applyUi(ui));
+  c.on('analysis', (e) => analysisEvent(e));
   c.on('saved', (e) => {
     app.unsaved = false; // a save commits everything still pending
     if (app.sync?.synced) saveStatus(`saved ${new Date(e.at).toLocaleTimeString()}`);
@@ -1126,6 +1200,7 @@ function wire() {
     if (e.remote || !e.current || e.current === app.project?.id) return;
     app.project = await c.projects.open(e.current);
     await openChapter(app.project.ui.active_chapter ?? app.project.chapters[0].id);
+    adoptUi();
     await showProjectExtras();
   });
   c.on('settings_changed', (s) => renderSettings(s));
@@ -1167,7 +1242,13 @@ function wire() {
   $('memory-search-form').addEventListener('submit', searchMemory);
   $('settings-form').addEventListener('submit', saveSettings);
   $('settings-demo').addEventListener('click', useDemo);
-  for (const tab of document.querySelectorAll('[data-tab]')) tab.addEventListener('click', () => selectTab(tab.dataset.tab));
+  for (const tab of document.querySelectorAll('[data-tab]')) tab.addEventListener('click', () => pickTab(tab.dataset.tab));
+  $('zen-enter').addEventListener('click', () => setZen(true));
+  $('highlights-clear').addEventListener('click', () => app.client.execute('clear_highlights', { chapter: app.chapter }).catch((err) => status(`could not clear the highlights: ${err.message}`, true)));
+  $('zen-exit').addEventListener('click', () => setZen(false));
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && document.body.classList.contains('zen')) setZen(false);
+  });
   window.addEventListener('online', showNetwork);
   // Closing the tab while storage refuses saves, or with typing not yet taken by the core,
   // would lose it: ask first.
@@ -1209,6 +1290,7 @@ async function main() {
     },
   });
   initResearch(app.client);
+  initAnalysis(app.client, { chapter: () => app.chapter });
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();

@@ -2,12 +2,14 @@
 // `tsc --noEmit` with the rest (the demo's own @codemirror packages stand in for the app's).
 import { EditorView, keymap } from '@codemirror/view';
 import { Draftsmith } from '../../packages/draftsmith/draftsmith.js';
-import { ChapterSync, isFromCore, CORE_EVENT, charToUtf16 } from '../../packages/draftsmith/codemirror.js';
-import { SyncEngine, transform, apply, type SyncConflict, type Replacement, type RemoteEdit } from '../../packages/draftsmith/sync.js';
+import { ChapterSync, isFromCore, CORE_EVENT, charToUtf16, revealIn } from '../../packages/draftsmith/codemirror.js';
+import { SyncEngine, transform, apply, type SyncConflict, type Replacement, type RemoteEdit, type RevealPlace } from '../../packages/draftsmith/sync.js';
 
 export async function bind(parent: HTMLElement): Promise<void> {
   const client = await Draftsmith.start();
   const chapter = await client.getChapter();
+  const { current } = await client.projects.list();
+  const project = current ? await client.projects.open(current) : null;
   let sync: ChapterSync | null = null;
   const view = new EditorView({
     doc: chapter.text,
@@ -27,8 +29,16 @@ export async function bind(parent: HTMLElement): Promise<void> {
     version: chapter.version,
     text: chapter.text,
     onConflict: (c: SyncConflict) => console.log(c.text, c.coreText, c.version),
+    reveal: project?.ui.reveal ?? null,
   });
   await sync.whenSynced();
+  // An agent's scroll or navigation: the binding follows `ui` events; or show a state at once.
+  client.on('ui', (ui) => {
+    const shown: boolean = sync?.reveal(ui) ?? false;
+    const asked: number = ui.reveal;
+    console.log(shown, asked);
+  });
+  revealIn(view, { scroll: 0, selection: { from: 0, to: 3 } });
   view.dispatch({ selection: { anchor: charToUtf16(chapter.text, 3) }, userEvent: CORE_EVENT });
   const synced: boolean = sync.synced;
   const version: number = sync.version;
@@ -41,6 +51,7 @@ export async function bind(parent: HTMLElement): Promise<void> {
     version: chapter.version,
     text: chapter.text,
     editor: {
+      reveal: (place: RevealPlace) => console.log(place.scroll, place.selection?.from),
       text: () => shown,
       apply: (changes: Replacement[]) => {
         for (const c of [...changes].reverse()) shown = shown.slice(0, c.from) + c.insert + shown.slice(c.to);

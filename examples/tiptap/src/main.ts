@@ -88,6 +88,8 @@ async function main(): Promise<void> {
     version: chapter.version,
     text: chapter.text,
     view: editor.view,
+    // An agent's scroll_to_position or navigate_to_text after this scrolls the editor.
+    reveal: project.ui.reveal,
     onError: (err) => status(`could not save a change: ${err.message}`, true),
     onConflict: (c) => say('note', `Some of your text could not be merged; your version was:\n${c.text}`),
   });
