@@ -600,6 +600,10 @@ fn catalogs_list_every_tool_with_a_json_schema_in_each_format() {
             if let Some(t) = map.get("type") {
                 assert!(t.is_string(), "type must be a single string: {v}");
             }
+            // An enum of strings lists strings only (an optional one is simply not required).
+            if let Some(Value::Array(values)) = map.get("enum") {
+                assert!(values.iter().all(Value::is_string), "enum values: {v}");
+            }
             if gemini {
                 assert!(
                     !map.contains_key("additionalProperties") && !map.contains_key("default"),

@@ -139,6 +139,10 @@ fn clean(value: &mut Value, gemini: bool) {
             map.insert("type".into(), single);
         }
     }
+    // An optional enum lists `null` among its values (schemars writes `Option<Enum>` so).
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(items)) = map.get_mut(key) {
             items.retain(|item| item.get("type") != Some(&Value::from("null")));
