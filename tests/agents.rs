@@ -394,6 +394,80 @@ fn combat_goes_through_rules_lawyer_then_narrative() {
     assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
+/// A model that never volunteers a tool call (as SmolLM2-135M did): it answers in text
+/// unless the request requires a call, and then makes the call the request allows.
+fn reluctant_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let forced = match &body["tool_choice"] {
+        Value::Null => None,
+        Value::String(s) if s == "required" => Some(who(body)),
+        named => named["function"]["name"].as_str().map(|_| who(body)),
+    };
+    let t = task(body);
+    match (forced, who(body)) {
+        (None, _) => match results(body).first() {
+            Some(result) if !response_of(result).is_empty() => says(&response_of(result)),
+            _ => says("You swing at the goblin. (made up, no rules consulted)"),
+        },
+        (Some(_), "player_interface") => calls(
+            &id,
+            &body["tool_choice"]["function"]["name"]
+                .as_str()
+                .unwrap_or("route_action_to_root_agent")
+                .to_string(),
+            json!({"action_type": "combat", "player_input": t, "target": "goblin"}),
+        ),
+        (Some(_), "root") => calls(
+            &id,
+            "route_to_rules_lawyer_agent",
+            json!({"action_type": "combat", "player_input": line(&t, "Player Input:"), "target": line(&t, "Target:")}),
+        ),
+        (Some(_), _) => says("?"),
+    }
+}
+
+#[test]
+fn routing_agents_require_a_call_on_the_first_step_of_a_turn_only() {
+    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(reluctant_brain));
+    page.project();
+    page.configure();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "I attack the goblin", "preset": "dungeon_master"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    // Each request, by agent, with the tool choice it carried: the player interface's
+    // first step must call its routing tool (by name), the root's first step some tool;
+    // the rules lawyer is free, and once a routed answer is back each is free to answer in
+    // text, so the turn ends.
+    let named = json!({"type": "function", "function": {"name": "route_action_to_root_agent"}});
+    let choices: Vec<(&str, Value)> = bodies(&page)
+        .iter()
+        .map(|b| (who(b), b["tool_choice"].clone()))
+        .collect();
+    assert_eq!(
+        choices,
+        [
+            ("player_interface", named),
+            ("root", json!("required")),
+            ("rules_lawyer", Value::Null),
+            ("root", Value::Null),
+            ("player_interface", Value::Null),
+        ]
+    );
+    // The model that would have answered alone reached the rules lawyer, whose verdict
+    // (its final text) came back to the player.
+    let routed: Vec<String> = of_type(&page, "tool_call_started")
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        routed,
+        ["route_action_to_root_agent", "route_to_rules_lawyer_agent"]
+    );
+    assert_eq!(page.core.open_agent_sessions(), 0);
+}
+
 #[test]
 fn the_step_budget_counts_across_the_tree_and_every_call_gets_one_result() {
     let page = dm_page();

@@ -364,6 +364,16 @@ talksToWriter: boolean,
  */
 interruptOn: Array<string>, 
 /**
+ * Whether it must call a tool on the first step of each task: `auto`, `required` or a
+ * tool's name.
+ */
+toolChoice: string, 
+/**
+ * Whether it keeps one long-running session (conversation per project and campaign)
+ * instead of a fresh temporary session per call.
+ */
+longRunning: boolean, 
+/**
  * A preset's agent (cannot be redefined or deleted).
  */
 builtin: boolean, 

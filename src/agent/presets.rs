@@ -7,6 +7,8 @@
 //! states the agent's role and its definition of done. Presets are plain [`AgentSpec`]
 //! records; [`Catalog::new`] puts them next to the agents an app defines.
 
+use crate::llm::ToolChoice;
+
 use super::spec::{
     AgentSpec, Catalog, Delegation, Preset, SubAgent, DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT,
 };
@@ -41,6 +43,8 @@ pub fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> Age
         token_budget: None,
         talks_to_writer: false,
         interrupt_on: Vec::new(),
+        tool_choice: ToolChoice::Auto,
+        long_running: false,
     }
 }
 
@@ -71,6 +75,9 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
         reply_tool: Some("route_to_player_interface_agent".into()),
     }];
     player_interface.talks_to_writer = true;
+    // Its first step of each turn must route: a model that would answer the player itself
+    // cannot.
+    player_interface.tool_choice = ToolChoice::Tool("route_action_to_root_agent".into());
     let mut root = agent(
         "root",
         "The master coordinator: routes each action to the sub-agents that handle it and coordinates their responses.",
@@ -87,6 +94,8 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
     .iter()
     .map(|a| SubAgent::to(a))
     .collect();
+    // Its first step of each action must be a tool call (a route, or a campaign tool).
+    root.tool_choice = ToolChoice::Required;
     let narrative = agent(
         "narrative",
         "Environmental descriptions, story progression, combat descriptions and campaign outlines.",

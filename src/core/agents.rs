@@ -67,6 +67,13 @@ pub(super) struct AgentInfo {
     talks_to_writer: bool,
     /// Tools that always ask the writer when this agent calls them (empty: none).
     interrupt_on: Vec<String>,
+    /// Whether it must call a tool on the first step of each task: `auto`, `required` or a
+    /// tool's name.
+    #[ts(type = "string")]
+    tool_choice: crate::llm::ToolChoice,
+    /// Whether it keeps one long-running session (conversation per project and campaign)
+    /// instead of a fresh temporary session per call.
+    long_running: bool,
     /// A preset's agent (cannot be redefined or deleted).
     builtin: bool,
     /// The preset it belongs to, if any.
@@ -258,6 +265,8 @@ impl Core {
             token_budget,
             talks_to_writer,
             interrupt_on,
+            tool_choice,
+            long_running,
         } = spec.clone();
         AgentInfo {
             name,
@@ -272,6 +281,8 @@ impl Core {
             token_budget,
             talks_to_writer,
             interrupt_on,
+            tool_choice,
+            long_running,
             builtin,
             preset,
             toolbox,

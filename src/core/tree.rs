@@ -99,6 +99,7 @@ impl Core {
                 stream: true,
                 max_tokens: settings.max_tokens,
                 temperature,
+                ..RequestOptions::default()
             };
             let node_ref = &node;
             let files_ref = &files;

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::request::{base, key, post};
 use super::{
     count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
-    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, Usage,
+    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
@@ -50,6 +50,21 @@ impl super::Provider for OpenAi {
         );
         if !tools.is_empty() {
             body.insert("tools".into(), catalog(CatalogFormat::Openai, tools));
+        }
+        match options
+            .tool_choice
+            .for_tools(tools.iter().map(|t| t.name.as_ref()))
+        {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), Value::from("required"));
+            }
+            ToolChoice::Tool(name) => {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "function": {"name": name}}),
+                );
+            }
         }
         if let Some(max) = options.max_tokens {
             // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
