@@ -302,18 +302,16 @@ fn simple_dialogue_goes_player_interface_root_npc_and_back() {
     };
     assert_eq!(names(&opened), ["root", "npc"]);
     assert_eq!(names(&ended), ["npc", "root"]);
-    for e in &opened {
-        let session = e["session"].as_str().unwrap();
-        assert!(
-            session.starts_with(&format!("sub_agent_{}_", e["agent"].as_str().unwrap())),
-            "{session}"
-        );
-        assert!(
-            session.contains("_1000_"),
-            "the session id has a timestamp: {session}"
-        );
-    }
-    assert_ne!(opened[0]["session"], opened[1]["session"]);
+    // The root's session is the project's one long-running session; the npc's is
+    // temporary, made for this task.
+    let root_session = opened[0]["session"].as_str().unwrap();
+    assert!(root_session.starts_with("root_session_"), "{root_session}");
+    let session = opened[1]["session"].as_str().unwrap();
+    assert!(session.starts_with("sub_agent_npc_"), "{session}");
+    assert!(
+        session.contains("_1000_"),
+        "the session id has a timestamp: {session}"
+    );
     assert!(ended.iter().all(|e| e["status"] == "finished"));
     // The npc's session saw nothing of the caller's conversation but the action.
     let requests = bodies(&page);
@@ -565,14 +563,31 @@ fn the_root_conversation_survives_a_new_worker() {
         "run",
         json!({"prompt": "Hello innkeeper", "preset": "dungeon_master"}),
     );
-    let first = &bodies(&page)[0];
-    let text = first["messages"].to_string();
+    // The root's one long-running session: its first request of the new turn carries the
+    // earlier turn (the action it was given, the NPC's answer and its own reply).
+    let requests = bodies(&page);
+    let root = &requests[1];
+    assert_eq!(who(root), "root");
+    let text = root["messages"].to_string();
     assert!(
-        text.contains("Hello blacksmith") && text.contains("Greetings, traveler"),
-        "the player interface remembers the earlier turn: {text}"
+        text.contains("Player Input: Hello blacksmith")
+            && text.contains("[Blacksmith] Greetings, traveler!")
+            && text.contains("Player Input: Hello innkeeper"),
+        "the root remembers the earlier turn: {text}"
+    );
+    let session = |page: &Page| {
+        of_type(page, "session_started")
+            .iter()
+            .find(|e| e["agent"] == "root")
+            .map(|e| e["session"].clone())
+    };
+    assert_eq!(
+        session(&page),
+        Some(json!(format!("root_session_{}", project.as_str().unwrap())))
     );
     // Sub-agents never do: each starts fresh.
-    let npc = &bodies(&page)[2];
+    let npc = &requests[2];
+    assert_eq!(who(npc), "npc");
     assert!(!npc.to_string().contains("blacksmith"), "{npc}");
 }
 

@@ -732,9 +732,10 @@ export type BibleFields = {
   contextdoc: { title: string | null, text: string | null },
   translation: { scene: string | null, line: number | null, source: string | null, target: string | null },
   qa: { check: string | null, scene: string | null, line: number | null, severity: string | null, message: string | null },
+  campaign: { name: string | null, premise: string | null, outline: string | null, location: string | null, party: Array<PartyMember> | null, inventory: Array<string> | null, quests: Array<Quest> | null, time: string | null },
 };
 
-export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa";
+export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa" | "campaign";
 
 export type BibleListParams = { 
 /**
@@ -1885,6 +1886,24 @@ export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}`;
 
+export type PartyMember = { 
+/**
+ * The character's name (as in the story bible's characters, if recorded there).
+ */
+name: string, 
+/**
+ * Current hit points (0: down).
+ */
+hp: number, 
+/**
+ * Maximum hit points.
+ */
+max_hp: number, 
+/**
+ * Conditions such as poisoned or prone.
+ */
+conditions?: Array<string>, };
+
 export type PausedRunInfo = { 
 /**
  * The run's id.
@@ -2069,6 +2088,22 @@ export type ProjectsChangedEvent = {
 current?: string | null, };
 
 export type ProviderKind = "openai" | "anthropic" | "gemini";
+
+export type Quest = { 
+/**
+ * The quest's title.
+ */
+title: string, 
+/**
+ * Where it stands (default active).
+ */
+status: QuestStatus, 
+/**
+ * What is known about it.
+ */
+notes?: string, };
+
+export type QuestStatus = "active" | "done" | "failed";
 
 export type Reloaded = { 
 /**

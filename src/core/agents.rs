@@ -6,9 +6,10 @@
 //! table (`agent:<project>:<name>`, so they go with the project's export and deletion) and
 //! announced with `agents_changed`.
 //!
-//! The conversation of the agent a run starts with (the root's session, the only long-lived
-//! one) is kept per project and agent, in memory and in the `meta` table
-//! (`conversation:<project>:<agent>`), so it survives a reload.
+//! The conversation of the agent a run starts with, and of each long-running sub-agent (the
+//! Dungeon Master's root, per campaign: `<agent>@<campaign>`), is kept per project and
+//! agent, in memory and in the `meta` table (`conversation:<project>:<agent>`), so it
+//! survives a reload.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
