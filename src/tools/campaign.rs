@@ -6,8 +6,9 @@
 //! player interface reads and changes the game state of the campaign in play:
 //! `campaign_read_state` and `campaign_update_state` (location, party and hit points,
 //! inventory, quest log, in-game time). Every write goes through the edit context's bible
-//! write path, so it is undoable, stamped with its origin, checked for concurrent updates,
-//! and a value the writer set asks the writer's approval before an agent changes it.
+//! write path, so it is stamped with its origin, checked for concurrent updates, rolled back
+//! with the rest of a failing call, and a value the writer set asks the writer's approval
+//! before an agent changes it.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 use super::{ToolError, ToolRegistry, ToolSpec};
 use crate::bible::campaign::{self, Campaign, PartyMember, Quest};
-use crate::bible::{Entity, Kind};
+use crate::bible::{check_value, Entity, Kind};
 use crate::commands::Category;
 use crate::session::EditContext;
 
@@ -117,7 +118,12 @@ impl StateArgs {
         if let Some(time) = self.time {
             changes.push(("time".into(), text(time)));
         }
-        Ok(changes)
+        // Checked before the write path weighs approvals and conflicts, so a bad value is
+        // reported as what it is.
+        changes
+            .into_iter()
+            .map(|(field, value)| Ok((field.clone(), check_value(Kind::Campaign, &field, value)?)))
+            .collect()
     }
 }
 
