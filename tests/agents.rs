@@ -103,6 +103,10 @@ fn who(body: &Value) -> &'static str {
         "narrative"
     } else if s.contains("NPC Agent") {
         "npc"
+    } else if s.contains("Campaign Creation Agent") {
+        "campaign_creation"
+    } else if s.contains("Character Creation Agent") {
+        "character_creation"
     } else if has(body, "assign_task") {
         "architect"
     } else if s.contains("Narrator of TextCraft") {
@@ -589,6 +593,419 @@ fn the_root_conversation_survives_a_new_worker() {
     let npc = &requests[2];
     assert_eq!(who(npc), "npc");
     assert!(!npc.to_string().contains("blacksmith"), "{npc}");
+}
+
+// ------------------------------------------------------------------------------------
+// The Dungeon Master's campaign: a long-running root, the campaign record, character
+// creation
+// ------------------------------------------------------------------------------------
+
+/// The text between `start` and the first of `ends` after it (trimmed), if `start` is there.
+fn between<'a>(text: &'a str, start: &str, ends: &[char]) -> Option<&'a str> {
+    let from = text.find(start)? + start.len();
+    let rest = &text[from..];
+    let to = rest.find(ends).unwrap_or(rest.len());
+    Some(rest[..to].trim())
+}
+
+/// The first number in `text`.
+fn number(text: &str) -> Option<u32> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .find(|s| !s.is_empty())
+        .and_then(|s| s.parse().ok())
+}
+
+/// "Bram, a dwarf cleric." after `marker`: the name and what the character is.
+fn character_of(text: &str, marker: &str) -> (String, String) {
+    let said = between(text, marker, &['\n']).unwrap_or("");
+    let (name, what) = said.split_once(',').unwrap_or((said, ""));
+    let what = what.trim().trim_end_matches('.');
+    let what = what
+        .strip_prefix("an ")
+        .or_else(|| what.strip_prefix("a "))
+        .unwrap_or(what);
+    (name.trim().to_string(), what.to_string())
+}
+
+/// A model playing the Dungeon Master with its campaign from what each request says: the
+/// player interface names the action's type from the player's words; the root reads the
+/// campaign record before combat, passes the party to the rules lawyer, and writes the
+/// verdict's damage back (hit points computed from what it read); the campaign creation
+/// agent writes an outline and creates the campaign from the player's words; the character
+/// creation agent records the character the player describes. The NPC and narrative agents
+/// answer as in [`dm_brain`].
+fn campaign_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    let t = task(body);
+    match who(body) {
+        "player_interface" => match done.first() {
+            None => {
+                let lower = t.to_lowercase();
+                let kind = if lower.contains("campaign") {
+                    "meta"
+                } else if lower.contains("character") {
+                    "character_creation"
+                } else if lower.contains("attack") {
+                    "combat"
+                } else if lower.contains('?') {
+                    "question"
+                } else {
+                    "dialogue"
+                };
+                let target = if kind == "combat" { "goblin" } else { "" };
+                calls(
+                    &id,
+                    "route_action_to_root_agent",
+                    json!({"action_type": kind, "player_input": t, "target": target}),
+                )
+            }
+            Some(result) => says(&format!("{} (narrated)", response_of(result))),
+        },
+        "root" => {
+            let kind = line(&t, "Action Type:");
+            let input = line(&t, "Player Input:");
+            let route = |tool: &str, action: &str, context: &str, state: &str| {
+                calls(
+                    &id,
+                    tool,
+                    json!({"action_type": action, "player_input": input, "target": line(&t, "Target:"), "context": context, "game_state": state}),
+                )
+            };
+            let answer = |content: &str| {
+                calls(
+                    &id,
+                    "route_to_player_interface_agent",
+                    json!({"agent_type": "root", "response_content": content, "action_type": kind}),
+                )
+            };
+            let read = || calls(&id, "campaign_read_entry", json!({}));
+            let party = |read: &Value| -> Vec<(String, u64, u64)> {
+                read["data"]["campaign"]["party"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        (
+                            m["name"].as_str().unwrap_or("").to_string(),
+                            m["hp"].as_u64().unwrap_or(0),
+                            m["max_hp"].as_u64().unwrap_or(0),
+                        )
+                    })
+                    .collect()
+            };
+            let shown = |read: &Value| {
+                party(read)
+                    .iter()
+                    .map(|(n, hp, max)| format!("{n} {hp}/{max} HP"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            match (kind.as_str(), done.as_slice()) {
+                ("meta", []) => route("route_to_campaign_creation_agent", "meta", "", ""),
+                ("character_creation", []) => route(
+                    "route_to_character_creation_agent",
+                    "character_creation",
+                    "",
+                    "",
+                ),
+                ("meta" | "character_creation", [made]) => answer(&response_of(made)),
+                ("combat" | "question", []) => read(),
+                ("combat", [state]) => {
+                    route("route_to_rules_lawyer_agent", "combat", "", &shown(state))
+                }
+                ("combat", [state, rules]) => {
+                    // "... hits Aria for 4 damage": the member's hit points after it.
+                    let verdict = response_of(rules);
+                    let hurt = between(&verdict, "hits ", &[' ']).unwrap_or("");
+                    let damage = between(&verdict, " for ", &['.']).and_then(number);
+                    match (party(state).iter().find(|(n, ..)| n == hurt), damage) {
+                        (Some((name, hp, _)), Some(damage)) => calls(
+                            &id,
+                            "campaign_update_entry",
+                            json!({"hit_points": [{"name": name, "hp": hp.saturating_sub(u64::from(damage))}]}),
+                        ),
+                        _ => says("I cannot read the verdict."),
+                    }
+                }
+                ("combat", [_, rules, _]) => route(
+                    "route_to_narrative_agent",
+                    "combat_description",
+                    &response_of(rules),
+                    "",
+                ),
+                ("combat", [_, _, updated, story]) => {
+                    answer(&format!("{} ({})", response_of(story), shown(updated)))
+                }
+                ("question", [state]) => answer(&format!(
+                    "At {}: {}.",
+                    state["data"]["campaign"]["location"]
+                        .as_str()
+                        .unwrap_or("?"),
+                    shown(state)
+                )),
+                _ => says("I cannot route that."),
+            }
+        }
+        "rules_lawyer" => {
+            let state = line(&t, "Game State:");
+            let hurt = state.split(' ').next().unwrap_or("you");
+            calls(
+                &id,
+                "send_response_to_root_agent",
+                json!({"agent_type": "rules_lawyer", "response_content": format!("Attack roll 17 against AC 13: hit, the goblin falls. Its last swing hits {hurt} for 4 damage.")}),
+            )
+        }
+        "campaign_creation" => {
+            let input = line(&t, "Player Input:");
+            let name = between(&input, "called ", &[';', '.']).unwrap_or("The Campaign");
+            let (hero, rest) = character_of(&input, "my character is ");
+            let hp = number(&rest).unwrap_or(10);
+            match done.as_slice() {
+                [] => calls(
+                    &id,
+                    "write_file",
+                    json!({"path": "plans/campaign.md", "content": format!("# {name}\n\nAct 1: the tide goes out.\nAct 2: the keep.\nAct 3: the bell.\n")}),
+                ),
+                [_] => calls(
+                    &id,
+                    "campaign_create_entry",
+                    json!({"name": name, "outline": "plans/campaign.md", "location": "The Rusty Flagon",
+                           "party": [{"name": hero, "hp": hp, "max_hp": hp}],
+                           "quests": [{"title": "Find the keep's bell"}], "time": "Day 1, dusk"}),
+                ),
+                [_, made, ..] => calls(
+                    &id,
+                    "send_response_to_root_agent",
+                    json!({"agent_type": "campaign_creation", "response_content": format!("{name} begins at the Rusty Flagon ({}).", made["status"].as_str().unwrap_or("?"))}),
+                ),
+            }
+        }
+        "character_creation" => {
+            let input = match line(&t, "Player Input:") {
+                routed if !routed.is_empty() => routed,
+                _ => t.clone(),
+            };
+            let (name, what) = character_of(&input, "character: ");
+            match done.first() {
+                None => calls(
+                    &id,
+                    "character_create_entry",
+                    json!({"name_src": name, "notes": what}),
+                ),
+                Some(made) => {
+                    let content = format!(
+                        "{name} the {what} is ready ({}).",
+                        made["status"].as_str().unwrap_or("?")
+                    );
+                    if has(body, "send_response_to_root_agent") {
+                        calls(
+                            &id,
+                            "send_response_to_root_agent",
+                            json!({"agent_type": "character_creation", "response_content": content}),
+                        )
+                    } else {
+                        says(&content)
+                    }
+                }
+            }
+        }
+        _ => dm_brain(body),
+    }
+}
+
+fn campaign_page(store: Rc<MemoryStore>) -> Page {
+    let page = Page::thinking(store, Rc::new(campaign_brain));
+    page.project();
+    page.configure();
+    page
+}
+
+/// The campaign in play, as the page reads it.
+fn campaign_record(page: &Page) -> Value {
+    let list = page.ok("bible_list", json!({"kind": "campaign"}));
+    list["kinds"]["campaign"][0].clone()
+}
+
+#[test]
+fn three_turns_through_the_root_survive_a_new_worker_and_the_combat_changes_the_campaign() {
+    let store = Rc::new(MemoryStore::new());
+    let page = campaign_page(store.clone());
+    let turn = |page: &Page, prompt: &str| {
+        let run = page.ok("run", json!({"prompt": prompt, "preset": "dungeon_master"}));
+        assert_eq!(run["status"], "finished", "{prompt}: {run}");
+        run
+    };
+    // 1. A campaign: the campaign creation agent writes the outline and the record.
+    turn(
+        &page,
+        "Start a campaign called The Sunken Keep; my character is Aria, 12 hit points.",
+    );
+    let campaign = campaign_record(&page);
+    assert_eq!(campaign["name"], "The Sunken Keep", "{campaign}");
+    assert_eq!(campaign["outline"], "plans/campaign.md");
+    assert_eq!(
+        campaign["party"],
+        json!([{"name": "Aria", "hp": 12, "max_hp": 12}])
+    );
+    assert!(campaign["name_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:campaign_creation:"));
+    let outline = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "plans/campaign.md"}}),
+    );
+    assert!(
+        outline["data"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("# The Sunken Keep"),
+        "{outline}"
+    );
+    // 2. Combat: the rules lawyer's verdict goes into the record through a campaign tool.
+    let fight = turn(&page, "I attack the goblin");
+    assert_eq!(
+        fight["text"],
+        "Your sword strikes true. Attack roll 17 against AC 13: hit, the goblin falls. Its last swing hits Aria for 4 damage. (Aria 8/12 HP) (narrated)"
+    );
+    let updated: Vec<Value> = of_type(&page, "tool_call_started")
+        .into_iter()
+        .filter(|e| e["name"] == "campaign_update_entry")
+        .collect();
+    assert_eq!(updated.len(), 1);
+    assert_eq!(updated[0]["agent"], "root", "{}", updated[0]);
+    let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
+    drop(page);
+    // 3. A new worker on the same store: the root still has the campaign's conversation.
+    let page = Page::thinking(store, Rc::new(campaign_brain));
+    page.ok("open_project", json!({"id": project}));
+    page.configure();
+    let asked = turn(&page, "How badly am I hurt?");
+    assert_eq!(
+        asked["text"], "At The Rusty Flagon: Aria 8/12 HP. (narrated)",
+        "{asked}"
+    );
+    let requests = bodies(&page);
+    let root = &requests[1];
+    assert_eq!(who(root), "root");
+    let tasks: Vec<String> = root["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| line(m["content"].as_str().unwrap(), "Player Input:"))
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            "Start a campaign called The Sunken Keep; my character is Aria, 12 hit points.",
+            "I attack the goblin",
+            "How badly am I hurt?"
+        ],
+        "the root's conversation carries all three turns"
+    );
+    let text = root["messages"].to_string();
+    assert!(text.contains("hits Aria for 4 damage"), "{text}");
+    // The record shows the combat's effect after the reload.
+    let campaign = campaign_record(&page);
+    assert_eq!(
+        campaign["party"],
+        json!([{"name": "Aria", "hp": 8, "max_hp": 12}])
+    );
+    assert!(campaign["party_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:root:"));
+    // Every sub-agent's session was temporary; the root's was the campaign's.
+    let sessions: Vec<String> = of_type(&page, "session_started")
+        .iter()
+        .map(|e| e["session"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        sessions,
+        [format!(
+            "root_the-sunken-keep_session_{}",
+            project.as_str().unwrap()
+        )]
+    );
+    assert_eq!(page.core.open_agent_sessions(), 0);
+}
+
+/// Approve the one call a paused run waits for; the run's end.
+fn approve_pending(page: &Page, run: &Value) -> Value {
+    assert_eq!(run["status"], "paused", "{run}");
+    assert_eq!(run["pending"][0]["tool"], "character_create_entry", "{run}");
+    let call = run["pending"][0]["callId"].as_str().unwrap();
+    page.ok("approve", json!({"callId": call, "decision": "approve"}))["run"].clone()
+}
+
+fn characters(page: &Page) -> Vec<Value> {
+    page.ok("bible_list", json!({"kind": "character"}))["kinds"]["character"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn character_creation_standalone_records_the_character() {
+    let page = campaign_page(Rc::new(MemoryStore::new()));
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Create my character: Aria, an elf ranger.", "agent": "character_creation"}),
+    );
+    // Creating a character asks the writer (the policy of character_create_entry).
+    let end = approve_pending(&page, &run);
+    assert_eq!(end["status"], "finished", "{end}");
+    assert_eq!(end["text"], "Aria the elf ranger is ready (success).");
+    let made = characters(&page);
+    assert_eq!(made.len(), 1);
+    assert_eq!(made[0]["name_src"], "Aria");
+    assert_eq!(made[0]["notes"], "elf ranger");
+    assert!(made[0]["name_src_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:character_creation:"));
+}
+
+#[test]
+fn character_creation_through_the_route_records_the_character() {
+    let page = campaign_page(Rc::new(MemoryStore::new()));
+    let run = page.ok(
+        "run",
+        json!({"prompt": "I want a new character: Bram, a dwarf cleric.", "preset": "dungeon_master"}),
+    );
+    assert_eq!(
+        run["pending"][0]["origin"], "agent:character_creation",
+        "{run}"
+    );
+    let end = approve_pending(&page, &run);
+    assert_eq!(end["status"], "finished", "{end}");
+    assert_eq!(
+        end["text"],
+        "Bram the dwarf cleric is ready (success). (narrated)"
+    );
+    let routed: Vec<String> = of_type(&page, "tool_call_started")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|n| n.starts_with("route"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        routed,
+        [
+            "route_action_to_root_agent",
+            "route_to_character_creation_agent",
+            "route_to_player_interface_agent"
+        ]
+    );
+    let made = characters(&page);
+    assert_eq!(made.len(), 1);
+    assert_eq!(
+        (made[0]["name_src"].clone(), made[0]["notes"].clone()),
+        (json!("Bram"), json!("dwarf cleric"))
+    );
+    assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
 // ------------------------------------------------------------------------------------
