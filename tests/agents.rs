@@ -134,7 +134,11 @@ fn dm_brain(body: &Value) -> Scripted {
         "player_interface" => match done.first() {
             None => {
                 let lower = t.to_lowercase();
-                let (kind, target) = if lower.contains("attack") {
+                let (kind, target) = if lower.contains("campaign") {
+                    ("meta", "")
+                } else if lower.contains("character") {
+                    ("character_creation", "")
+                } else if lower.contains("attack") {
                     (
                         "combat",
                         lower
@@ -143,6 +147,8 @@ fn dm_brain(body: &Value) -> Scripted {
                             .unwrap_or("")
                             .trim_end_matches('.'),
                     )
+                } else if lower.contains('?') {
+                    ("question", "")
                 } else {
                     ("dialogue", lower.strip_prefix("hello ").unwrap_or(""))
                 };
@@ -156,22 +162,10 @@ fn dm_brain(body: &Value) -> Scripted {
         },
         "root" => {
             let kind = line(&t, "Action Type:");
-            let input = line(&t, "Player Input:");
-            let target = line(&t, "Target:");
             let route = |tool: &str, action: &str, context: &str| {
-                calls(
-                    &id,
-                    tool,
-                    json!({"action_type": action, "player_input": input, "target": target, "context": context, "campaign_id": "c1"}),
-                )
+                route_action(&id, &t, tool, action, context, "")
             };
-            let answer = |content: &str| {
-                calls(
-                    &id,
-                    "route_to_player_interface_agent",
-                    json!({"agent_type": "root", "response_content": content, "action_type": kind, "campaign_id": "c1"}),
-                )
-            };
+            let answer = |content: &str| answer_player(&id, &kind, content);
             match (kind.as_str(), done.as_slice()) {
                 ("dialogue", []) => route("route_to_npc_agent", "dialogue", ""),
                 ("dialogue", [npc]) => answer(&response_of(npc)),
@@ -205,6 +199,32 @@ fn dm_brain(body: &Value) -> Scripted {
         }
         _ => says("?"),
     }
+}
+
+/// The root's routing call `tool` for the action of its task `t`, as `action` with
+/// `context` and the game state `state`.
+fn route_action(
+    id: &str,
+    t: &str,
+    tool: &str,
+    action: &str,
+    context: &str,
+    state: &str,
+) -> Scripted {
+    calls(
+        id,
+        tool,
+        json!({"action_type": action, "player_input": line(t, "Player Input:"), "target": line(t, "Target:"), "context": context, "game_state": state, "campaign_id": "c1"}),
+    )
+}
+
+/// The root's final response to an action of type `kind`.
+fn answer_player(id: &str, kind: &str, content: &str) -> Scripted {
+    calls(
+        id,
+        "route_to_player_interface_agent",
+        json!({"agent_type": "root", "response_content": content, "action_type": kind, "campaign_id": "c1"}),
+    )
 }
 
 fn capitalized(s: &str) -> String {
@@ -628,57 +648,23 @@ fn character_of(text: &str, marker: &str) -> (String, String) {
 }
 
 /// A model playing the Dungeon Master with its campaign from what each request says: the
-/// player interface names the action's type from the player's words; the root reads the
+/// root reads the
 /// campaign record before combat, passes the party to the rules lawyer, and writes the
 /// verdict's damage back (hit points computed from what it read); the campaign creation
 /// agent writes an outline and creates the campaign from the player's words; the character
-/// creation agent records the character the player describes. The NPC and narrative agents
-/// answer as in [`dm_brain`].
+/// creation agent records the character the player describes. The player interface, the
+/// NPC and the narrative agents answer as in [`dm_brain`].
 fn campaign_brain(body: &Value) -> Scripted {
     let id = format!("call_{}", n_calls(body) + 1);
     let done = results(body);
     let t = task(body);
     match who(body) {
-        "player_interface" => match done.first() {
-            None => {
-                let lower = t.to_lowercase();
-                let kind = if lower.contains("campaign") {
-                    "meta"
-                } else if lower.contains("character") {
-                    "character_creation"
-                } else if lower.contains("attack") {
-                    "combat"
-                } else if lower.contains('?') {
-                    "question"
-                } else {
-                    "dialogue"
-                };
-                let target = if kind == "combat" { "goblin" } else { "" };
-                calls(
-                    &id,
-                    "route_action_to_root_agent",
-                    json!({"action_type": kind, "player_input": t, "target": target}),
-                )
-            }
-            Some(result) => says(&format!("{} (narrated)", response_of(result))),
-        },
         "root" => {
             let kind = line(&t, "Action Type:");
-            let input = line(&t, "Player Input:");
             let route = |tool: &str, action: &str, context: &str, state: &str| {
-                calls(
-                    &id,
-                    tool,
-                    json!({"action_type": action, "player_input": input, "target": line(&t, "Target:"), "context": context, "game_state": state}),
-                )
+                route_action(&id, &t, tool, action, context, state)
             };
-            let answer = |content: &str| {
-                calls(
-                    &id,
-                    "route_to_player_interface_agent",
-                    json!({"agent_type": "root", "response_content": content, "action_type": kind}),
-                )
-            };
+            let answer = |content: &str| answer_player(&id, &kind, content);
             let read = || calls(&id, "campaign_read_entry", json!({}));
             let party = |read: &Value| -> Vec<(String, u64, u64)> {
                 read["data"]["campaign"]["party"]
