@@ -1362,6 +1362,52 @@ fn definitions_are_validated_with_clear_errors_and_change_nothing() {
 }
 
 #[test]
+fn a_tool_choice_must_name_a_tool_of_the_agent() {
+    let page = Page::new(vec![]);
+    page.project();
+    let with = |name: &str, tools: &[&str], subs: &[&str], choice: &str| {
+        let mut agent = spec(name, tools, subs);
+        agent["toolChoice"] = json!(choice);
+        json!({ "agent": agent })
+    };
+    let (code, message) = page.err(
+        "define_agent",
+        with("scout", &["read_chapter"], &[], "read_chaptr"),
+    );
+    assert_eq!(code, "invalid_params");
+    assert!(
+        message.contains("'toolChoice' names 'read_chaptr'") && message.contains("read_chapter"),
+        "{message}"
+    );
+    let (_, message) = page.err("define_agent", with("mute", &[], &[], "required"));
+    assert!(message.contains("has no tools"), "{message}");
+    let listed = |page: &Page| page.ok("list_agents", json!({}))["agents"].clone();
+    assert!(!listed(&page).to_string().contains("\"scout\""));
+    // A routing tool may be named, and "required" needs only some tool.
+    page.ok(
+        "define_agent",
+        with("scout", &["read_chapter"], &[], "required"),
+    );
+    page.ok(
+        "define_agent",
+        with("lead", &[], &["scout"], "route_to_scout_agent"),
+    );
+    let agents = listed(&page);
+    let choice = |name: &str| {
+        agents
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .map(|a| a["toolChoice"].clone())
+    };
+    assert_eq!(choice("lead"), Some(json!("route_to_scout_agent")));
+    assert_eq!(choice("scout"), Some(json!("required")));
+    assert_eq!(choice("player_interface"), Some(json!("route_action_to_root_agent")));
+    assert_eq!(choice("narrative"), Some(json!("auto")));
+}
+
+#[test]
 fn list_agents_shows_presets_and_each_toolbox() {
     let page = Page::new(vec![]);
     page.project();

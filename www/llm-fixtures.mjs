@@ -320,7 +320,8 @@ function classify(text) {
   const after = (re) => (clean.match(re)?.[1] ?? '').replace(/^(?:the|a|an)\s+/i, '').trim();
   let action_type = 'exploration';
   let target = '';
-  if (/\b(?:attack|hit|strike|stab|slash|shoot|fight|punch|kick|swing at|charge)\b/i.test(clean)) {
+  // "hit points" names no blow.
+  if (/\b(?:attack|hit|strike|stab|slash|shoot|fight|punch|kick|swing at|charge)\b/i.test(clean.replace(/\bhit points?\b/gi, ''))) {
     action_type = 'combat';
     target = after(/\b(?:attack|hit|strike|stab|slash|shoot|fight|punch|kick|swing at|charge)\s+(?:at\s+)?(.+?)(?:\s+with\b.*)?$/i);
   } else if (/\b(?:create|make|roll up|build)\b.*\bcharacter\b|\bnew character\b/i.test(clean)) {

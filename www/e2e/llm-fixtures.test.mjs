@@ -541,9 +541,12 @@ test('the demo model plays the Dungeon Master’s campaign: the record created, 
   const status = ask(rootPrompt, rootTools, question).call;
   assert.match(status.arguments.response_content, new RegExp(`Party: Aria ${14 - damage}/14 HP\\. Carrying: rope\\.`));
 
-  // The player interface files what the player picks up into the game state.
+  // The player interface files what the player picks up into the game state ("hit points" names no blow).
   const pi = 'You are the Player Interface Agent.';
   const piTools = ['route_action_to_root_agent', 'campaign_read_state', 'campaign_update_state'];
+  for (const [words, type] of [['Start a campaign for Aria, 14 hit points', 'meta'], ['How many hit points do I have?', 'question']]) {
+    assert.equal(ask(pi, piTools, [{ role: 'user', content: words }]).call.arguments.action_type, type, words);
+  }
   const pick = [{ role: 'user', content: 'I pick up the lantern' }];
   const routed = ask(pi, piTools, pick).call;
   pick.push(...called(routed.name, routed.arguments, ok({ response: { response_content: 'You lift the lantern.' } }), 'p1'));
