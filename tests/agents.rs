@@ -1403,7 +1403,10 @@ fn a_tool_choice_must_name_a_tool_of_the_agent() {
     };
     assert_eq!(choice("lead"), Some(json!("route_to_scout_agent")));
     assert_eq!(choice("scout"), Some(json!("required")));
-    assert_eq!(choice("player_interface"), Some(json!("route_action_to_root_agent")));
+    assert_eq!(
+        choice("player_interface"),
+        Some(json!("route_action_to_root_agent"))
+    );
     assert_eq!(choice("narrative"), Some(json!("auto")));
 }
 
