@@ -433,10 +433,9 @@ fn reluctant_brain(body: &Value) -> Scripted {
         },
         (Some(_), "player_interface") => calls(
             &id,
-            &body["tool_choice"]["function"]["name"]
+            body["tool_choice"]["function"]["name"]
                 .as_str()
-                .unwrap_or("route_action_to_root_agent")
-                .to_string(),
+                .unwrap_or("route_action_to_root_agent"),
             json!({"action_type": "combat", "player_input": t, "target": "goblin"}),
         ),
         (Some(_), "root") => calls(
