@@ -1507,17 +1507,24 @@ fn tool_choice_is_written_as_each_provider_documents_it() {
     let registry = ToolRegistry::standard();
     let tools = quick_tools(&registry);
     let named = tools[1].name.to_string();
-    let body = |kind: ProviderKind, choice: ToolChoice, tools: &[&ToolDefinition]| {
+    let at = |base: &str, kind: ProviderKind, choice: ToolChoice, tools: &[&ToolDefinition]| {
         let options = RequestOptions {
             tool_choice: choice,
             ..RequestOptions::default()
         };
         json_body(&build_request(
-            &config(kind, "http://localhost:8080", "m", None),
+            &config(kind, base, "m", None),
             &conversation(),
             tools,
             &options,
         ))
+    };
+    let body = |kind: ProviderKind, choice: ToolChoice, tools: &[&ToolDefinition]| {
+        let base = match kind {
+            ProviderKind::Openai => "https://api.openai.com/v1",
+            _ => "http://localhost:8080",
+        };
+        at(base, kind, choice, tools)
     };
     use ProviderKind::{Anthropic, Gemini, Openai};
     let required = ToolChoice::Required;
@@ -1527,10 +1534,23 @@ fn tool_choice_is_written_as_each_provider_documents_it() {
         body(Openai, required.clone(), &tools)["tool_choice"],
         "required"
     );
+    let openai = body(Openai, tool.clone(), &tools);
     assert_eq!(
-        body(Openai, tool.clone(), &tools)["tool_choice"],
+        openai["tool_choice"],
         json!({"type": "function", "function": {"name": named}})
     );
+    assert_eq!(openai["tools"].as_array().unwrap().len(), tools.len());
+    // A compatible server (llama.cpp reads tool_choice only as a string): "required", with
+    // only the named tool offered.
+    let local = at("http://localhost:8080/v1", Openai, tool.clone(), &tools);
+    assert_eq!(local["tool_choice"], "required");
+    let offered: Vec<&str> = local["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(offered, [named.as_str()]);
     // Anthropic: {"type": "any"}, or {"type": "tool", "name"}.
     assert_eq!(
         body(Anthropic, required.clone(), &tools)["tool_choice"],

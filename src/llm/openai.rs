@@ -48,28 +48,39 @@ impl super::Provider for OpenAi {
             "messages".into(),
             Value::Array(messages.iter().map(message).collect()),
         );
-        if !tools.is_empty() {
-            body.insert("tools".into(), catalog(CatalogFormat::Openai, tools));
-        }
-        match options
+        let official = config.base_url.contains("api.openai.com");
+        let choice = options
             .tool_choice
-            .for_tools(tools.iter().map(|t| t.name.as_ref()))
-        {
-            ToolChoice::Auto => {}
-            ToolChoice::Required => {
-                body.insert("tool_choice".into(), Value::from("required"));
+            .for_tools(tools.iter().map(|t| t.name.as_ref()));
+        // A named choice: OpenAI's own API takes the named function. Compatible servers may
+        // read `tool_choice` only as a string (llama.cpp's server takes an object for
+        // "auto"), so they get "required" with only that tool offered: the same constraint
+        // in the form they all read.
+        let offered: Vec<&ToolDefinition> = match &choice {
+            ToolChoice::Tool(name) if !official => {
+                tools.iter().copied().filter(|t| t.name == *name).collect()
             }
-            ToolChoice::Tool(name) => {
+            _ => tools.to_vec(),
+        };
+        if !offered.is_empty() {
+            body.insert("tools".into(), catalog(CatalogFormat::Openai, &offered));
+        }
+        match choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Tool(name) if official => {
                 body.insert(
                     "tool_choice".into(),
                     json!({"type": "function", "function": {"name": name}}),
                 );
             }
+            ToolChoice::Required | ToolChoice::Tool(_) => {
+                body.insert("tool_choice".into(), Value::from("required"));
+            }
         }
         if let Some(max) = options.max_tokens {
             // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
             // compatible servers know the older one.
-            let name = if config.base_url.contains("api.openai.com") {
+            let name = if official {
                 "max_completion_tokens"
             } else {
                 "max_tokens"
