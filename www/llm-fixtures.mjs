@@ -33,7 +33,8 @@
 //     each active goal the status lists (at most three), else one line asking for a goal.
 //
 // It also plays the presets' agents, deciding only from the request (the system prompt, the
-// tools offered and the transcript of the current turn), never from anything it remembers:
+// tools offered and the transcript of the current turn; the Dungeon Master's root also looks
+// at the earlier turns its request carries), never from anything it remembers:
 //   Dungeon Master: an agent offered route_action_to_root_agent is the player interface (it
 //     classifies the player's words into the action dictionary: "I attack the goblin" ->
 //     combat, target goblin; "Hello blacksmith" -> dialogue; then says the answer that comes
