@@ -773,17 +773,27 @@ fn campaign_brain(body: &Value) -> Scripted {
                 _ => t.clone(),
             };
             let (name, what) = character_of(&input, "character: ");
-            match done.first() {
-                None => calls(
+            let status = |r: &Value| r["status"].as_str().unwrap_or("?").to_string();
+            match done.as_slice() {
+                [] => calls(
                     &id,
                     "character_create_entry",
                     json!({"name_src": name, "notes": what}),
                 ),
-                Some(made) => {
-                    let content = format!(
-                        "{name} the {what} is ready ({}).",
-                        made["status"].as_str().unwrap_or("?")
-                    );
+                // Recorded: then the party of the campaign in play, if there is one.
+                [_] => calls(&id, "campaign_read_state", json!({})),
+                [_, state] if state["status"] == "success" => {
+                    let mut party = state["data"]["campaign"]["party"].clone();
+                    if let Some(members) = party.as_array_mut() {
+                        members.push(json!({"name": name, "hp": 10, "max_hp": 10}));
+                    }
+                    calls(&id, "campaign_update_state", json!({ "party": party }))
+                }
+                [made, rest @ ..] => {
+                    let mut content = format!("{name} the {what} is ready ({}).", status(made));
+                    if let [_, joined] = rest {
+                        content.push_str(&format!(" Joining the party: {}.", status(joined)));
+                    }
                     if has(body, "send_response_to_root_agent") {
                         calls(
                             &id,
@@ -918,10 +928,10 @@ fn three_turns_through_the_root_survive_a_new_worker_and_the_combat_changes_the_
     assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
-/// Approve the one call a paused run waits for; the run's end.
-fn approve_pending(page: &Page, run: &Value) -> Value {
+/// Approve the one call (of `tool`) a paused run waits for; the run's end or next pause.
+fn approve_pending(page: &Page, run: &Value, tool: &str) -> Value {
     assert_eq!(run["status"], "paused", "{run}");
-    assert_eq!(run["pending"][0]["tool"], "character_create_entry", "{run}");
+    assert_eq!(run["pending"][0]["tool"], tool, "{run}");
     let call = run["pending"][0]["callId"].as_str().unwrap();
     page.ok("approve", json!({"callId": call, "decision": "approve"}))["run"].clone()
 }
@@ -940,8 +950,9 @@ fn character_creation_standalone_records_the_character() {
         "run",
         json!({"prompt": "Create my character: Aria, an elf ranger.", "agent": "character_creation"}),
     );
-    // Creating a character asks the writer (the policy of character_create_entry).
-    let end = approve_pending(&page, &run);
+    // Creating a character asks the writer (the policy of character_create_entry); with no
+    // campaign in play there is no party to join.
+    let end = approve_pending(&page, &run, "character_create_entry");
     assert_eq!(end["status"], "finished", "{end}");
     assert_eq!(end["text"], "Aria the elf ranger is ready (success).");
     let made = characters(&page);
@@ -955,8 +966,14 @@ fn character_creation_standalone_records_the_character() {
 }
 
 #[test]
-fn character_creation_through_the_route_records_the_character() {
+fn character_creation_through_the_route_records_the_character_and_it_joins_the_party() {
     let page = campaign_page(Rc::new(MemoryStore::new()));
+    // The writer set up the campaign, party and all.
+    let made = page.ok(
+        "execute",
+        json!({"tool": "campaign_create_entry", "args": {"name": "The Sunken Keep", "party": [{"name": "Aria", "hp": 12, "max_hp": 12}]}}),
+    );
+    assert_eq!(made["status"], "success", "{made}");
     let run = page.ok(
         "run",
         json!({"prompt": "I want a new character: Bram, a dwarf cleric.", "preset": "dungeon_master"}),
@@ -965,11 +982,17 @@ fn character_creation_through_the_route_records_the_character() {
         run["pending"][0]["origin"], "agent:character_creation",
         "{run}"
     );
-    let end = approve_pending(&page, &run);
+    let joining = approve_pending(&page, &run, "character_create_entry");
+    // The party is the writer's: changing it asks the writer too.
+    let end = approve_pending(&page, &joining, "campaign_update_state");
     assert_eq!(end["status"], "finished", "{end}");
     assert_eq!(
         end["text"],
-        "Bram the dwarf cleric is ready (success). (narrated)"
+        "Bram the dwarf cleric is ready (success). Joining the party: success. (narrated)"
+    );
+    assert_eq!(
+        campaign_record(&page)["party"],
+        json!([{"name": "Aria", "hp": 12, "max_hp": 12}, {"name": "Bram", "hp": 10, "max_hp": 10}])
     );
     let routed: Vec<String> = of_type(&page, "tool_call_started")
         .iter()

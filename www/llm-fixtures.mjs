@@ -55,7 +55,9 @@
 //     campaign_create_entry (the hero the player named, "for Aria", with "N hit points"). The
 //     character creation agent, routed or in a chat of its own, records the character the
 //     player describes ("named Bram", "character: Bram, a dwarf cleric"; else Arin Vale)
-//     with character_create_entry, then says who was recorded (or that the writer declined).
+//     with character_create_entry, adds them to the party of the campaign in play
+//     (campaign_read_state, then campaign_update_state with 10 hit points), then says who
+//     was recorded (or that the writer declined).
 //   TextCraft: an agent offered assign_task is the architect (list_files manuscripts, write
 //     plans/chN.md, assign the narrator, read the draft, assign the editor a "very X" phrase,
 //     then sum up); a "TASK FROM THE ARCHITECT" with write_file is the narrator (read the
@@ -388,12 +390,21 @@ function characterCreation(req) {
   if (!made && req.tools.has('character_create_entry')) {
     return { text: `Let me write ${hero.name} down.`, call: { name: 'character_create_entry', arguments: { name_src: hero.name, notes: hero.notes } } };
   }
-  const text =
-    made?.result?.status === 'success'
-      ? `A new character: ${hero.name}. ${hero.notes} Recorded in the story bible.`
-      : made?.result?.data?.code === 'denied'
-        ? `You declined, so ${hero.name} was not recorded.`
-        : `I could not record ${hero.name}: ${failure(made)}`;
+  // Recorded: the hero joins the party of the campaign in play, if there is one.
+  const recorded = made?.result?.status === 'success';
+  const read = req.calls.find((c) => c.name === 'campaign_read_state');
+  if (recorded && !read && req.tools.has('campaign_read_state')) return { call: { name: 'campaign_read_state', arguments: {} } };
+  const party = read?.result?.status === 'success' ? read.result.data.campaign.party ?? [] : null;
+  const joined = req.calls.find((c) => c.name === 'campaign_update_state');
+  if (party && !joined && !party.some((m) => m.name === hero.name) && req.tools.has('campaign_update_state')) {
+    return { call: { name: 'campaign_update_state', arguments: { party: [...party, { name: hero.name, hp: 10, max_hp: 10 }] } } };
+  }
+  const joining = joined?.result?.status === 'success' ? ` ${hero.name} joins the party with 10 hit points.` : '';
+  const text = recorded
+    ? `A new character: ${hero.name}. ${hero.notes} Recorded in the story bible.${joining}`
+    : made?.result?.data?.code === 'denied'
+      ? `You declined, so ${hero.name} was not recorded.`
+      : `I could not record ${hero.name}: ${failure(made)}`;
   const reply = routed && replyToolOf(req);
   if (!reply) return { text };
   return { call: { name: reply, arguments: { agent_type: 'character_creation', response_content: text, action_type: 'character_creation', campaign_id: 'demo' } } };

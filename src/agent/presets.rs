@@ -125,8 +125,14 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
     let mut character_creation = agent(
         "character_creation",
         "Character creation; standalone, may talk to the player directly.",
-        "You are the Character Creation Agent of a Dungeon Master system. You guide the player through creating a character (name, ancestry, class, background, abilities) and record it with character_create_entry. You may talk to the player directly; when another agent gave you the task, you are done when you have sent the finished character with send_response_to_root_agent (agent_type character_creation).",
-        &["character_create_entry", "character_read_entry", "get_character_info"],
+        "You are the Character Creation Agent of a Dungeon Master system. You guide the player through creating a character (name, ancestry, class, background, abilities) and record it with character_create_entry. If a campaign is in play (campaign_read_state shows it), the character joins its party: campaign_update_state with the whole party, the members it had and the new one with hit points for their class (hp and max_hp). You may talk to the player directly; when another agent gave you the task, you are done when you have sent the finished character with send_response_to_root_agent (agent_type character_creation).",
+        &[
+            "character_create_entry",
+            "character_read_entry",
+            "get_character_info",
+            "campaign_read_state",
+            "campaign_update_state",
+        ],
     );
     character_creation.talks_to_writer = true;
     let campaign_creation = agent(

@@ -64,6 +64,9 @@ test('the Dungeon Master keeps a campaign offline: created, hit by a verdict, re
   const bram = await page.evaluate(async () => (await window.draftsmith.bible.list('character')).kinds.character.find((c) => c.name_src === 'Bram'));
   assert.equal(bram?.notes, 'A dwarf cleric.');
   assert.match(bram.name_src_origin, /^agent:character_creation:/);
+  // Bram joins the campaign's party (agents set it, so no approval is asked).
+  await page.locator('.chat-log > li.assistant').filter({ hasText: 'Bram joins the party' }).waitFor();
+  assert.deepEqual((await campaign(page)).party.map((m) => m.name), ['Aria', 'Bram']);
   await page.screenshot({ path: `${ARTIFACTS}dungeon-master-campaign-1280x900.png` });
   assert.deepEqual(page.consoleLog.filter((l) => l.startsWith('pageerror')), []);
 });

@@ -565,6 +565,14 @@ test('the demo model plays the Dungeon Master’s campaign: the record created, 
   assert.deepEqual([made.name, made.arguments], ['character_create_entry', { name_src: 'Bram', notes: 'A dwarf cleric.' }]);
   alone.push(...called(made.name, made.arguments, ok({ id: 'bram' }), 'c1'));
   assert.equal(ask(maker, makerTools, alone).text, 'A new character: Bram. A dwarf cleric. Recorded in the story bible.');
+  // With a campaign in play, the new character joins its party.
+  const stateTools = [...makerTools, 'campaign_read_state', 'campaign_update_state'];
+  assert.equal(ask(maker, stateTools, alone).call.name, 'campaign_read_state');
+  alone.push(...called('campaign_read_state', {}, ok({ campaign }), 'c3'));
+  const join = ask(maker, stateTools, alone).call;
+  assert.deepEqual([join.name, join.arguments.party.map((m) => m.name)], ['campaign_update_state', ['Aria', 'Bram']]);
+  alone.push(...called(join.name, join.arguments, ok({ changed: ['party'] }), 'c4'));
+  assert.equal(ask(maker, stateTools, alone).text, 'A new character: Bram. A dwarf cleric. Recorded in the story bible. Bram joins the party with 10 hit points.');
   const viaRoot = [{ role: 'user', content: task('character_creation', 'I want a new character named Mira, an elf ranger', 'send_response_to_root_agent') }];
   const routedMade = ask(maker, [...makerTools, 'send_response_to_root_agent'], viaRoot).call;
   assert.deepEqual(routedMade.arguments, { name_src: 'Mira', notes: 'An elf ranger.' });
