@@ -434,6 +434,7 @@ fn kind_count(kind: Kind, n: usize) -> String {
         Kind::Contextdoc => plural(n, "context document", "context documents"),
         Kind::Translation => plural(n, "translated line", "translated lines"),
         Kind::Qa => plural(n, "QA record", "QA records"),
+        Kind::Campaign => plural(n, "campaign", "campaigns"),
     }
 }
 

@@ -159,6 +159,7 @@ impl Fixture {
                 stream: true,
                 max_tokens: None,
                 temperature: None,
+                ..RequestOptions::default()
             },
             vec![],
             "Make the lamp lit.",

@@ -103,6 +103,10 @@ fn who(body: &Value) -> &'static str {
         "narrative"
     } else if s.contains("NPC Agent") {
         "npc"
+    } else if s.contains("Campaign Creation Agent") {
+        "campaign_creation"
+    } else if s.contains("Character Creation Agent") {
+        "character_creation"
     } else if has(body, "assign_task") {
         "architect"
     } else if s.contains("Narrator of TextCraft") {
@@ -130,7 +134,11 @@ fn dm_brain(body: &Value) -> Scripted {
         "player_interface" => match done.first() {
             None => {
                 let lower = t.to_lowercase();
-                let (kind, target) = if lower.contains("attack") {
+                let (kind, target) = if lower.contains("campaign") {
+                    ("meta", "")
+                } else if lower.contains("character") {
+                    ("character_creation", "")
+                } else if lower.contains("attack") {
                     (
                         "combat",
                         lower
@@ -139,6 +147,8 @@ fn dm_brain(body: &Value) -> Scripted {
                             .unwrap_or("")
                             .trim_end_matches('.'),
                     )
+                } else if lower.contains('?') {
+                    ("question", "")
                 } else {
                     ("dialogue", lower.strip_prefix("hello ").unwrap_or(""))
                 };
@@ -152,22 +162,10 @@ fn dm_brain(body: &Value) -> Scripted {
         },
         "root" => {
             let kind = line(&t, "Action Type:");
-            let input = line(&t, "Player Input:");
-            let target = line(&t, "Target:");
             let route = |tool: &str, action: &str, context: &str| {
-                calls(
-                    &id,
-                    tool,
-                    json!({"action_type": action, "player_input": input, "target": target, "context": context, "campaign_id": "c1"}),
-                )
+                route_action(&id, &t, tool, action, context, "")
             };
-            let answer = |content: &str| {
-                calls(
-                    &id,
-                    "route_to_player_interface_agent",
-                    json!({"agent_type": "root", "response_content": content, "action_type": kind, "campaign_id": "c1"}),
-                )
-            };
+            let answer = |content: &str| answer_player(&id, &kind, content);
             match (kind.as_str(), done.as_slice()) {
                 ("dialogue", []) => route("route_to_npc_agent", "dialogue", ""),
                 ("dialogue", [npc]) => answer(&response_of(npc)),
@@ -201,6 +199,32 @@ fn dm_brain(body: &Value) -> Scripted {
         }
         _ => says("?"),
     }
+}
+
+/// The root's routing call `tool` for the action of its task `t`, as `action` with
+/// `context` and the game state `state`.
+fn route_action(
+    id: &str,
+    t: &str,
+    tool: &str,
+    action: &str,
+    context: &str,
+    state: &str,
+) -> Scripted {
+    calls(
+        id,
+        tool,
+        json!({"action_type": action, "player_input": line(t, "Player Input:"), "target": line(t, "Target:"), "context": context, "game_state": state, "campaign_id": "c1"}),
+    )
+}
+
+/// The root's final response to an action of type `kind`.
+fn answer_player(id: &str, kind: &str, content: &str) -> Scripted {
+    calls(
+        id,
+        "route_to_player_interface_agent",
+        json!({"agent_type": "root", "response_content": content, "action_type": kind, "campaign_id": "c1"}),
+    )
 }
 
 fn capitalized(s: &str) -> String {
@@ -302,18 +326,16 @@ fn simple_dialogue_goes_player_interface_root_npc_and_back() {
     };
     assert_eq!(names(&opened), ["root", "npc"]);
     assert_eq!(names(&ended), ["npc", "root"]);
-    for e in &opened {
-        let session = e["session"].as_str().unwrap();
-        assert!(
-            session.starts_with(&format!("sub_agent_{}_", e["agent"].as_str().unwrap())),
-            "{session}"
-        );
-        assert!(
-            session.contains("_1000_"),
-            "the session id has a timestamp: {session}"
-        );
-    }
-    assert_ne!(opened[0]["session"], opened[1]["session"]);
+    // The root's session is the project's one long-running session; the npc's is
+    // temporary, made for this task.
+    let root_session = opened[0]["session"].as_str().unwrap();
+    assert!(root_session.starts_with("root_session_"), "{root_session}");
+    let session = opened[1]["session"].as_str().unwrap();
+    assert!(session.starts_with("sub_agent_npc_"), "{session}");
+    assert!(
+        session.contains("_1000_"),
+        "the session id has a timestamp: {session}"
+    );
     assert!(ended.iter().all(|e| e["status"] == "finished"));
     // The npc's session saw nothing of the caller's conversation but the action.
     let requests = bodies(&page);
@@ -391,6 +413,80 @@ fn combat_goes_through_rules_lawyer_then_narrative() {
     );
     // Steps count across the whole tree: seven model calls.
     assert_eq!(run["steps"], 7);
+    assert_eq!(page.core.open_agent_sessions(), 0);
+}
+
+/// A model that never volunteers a tool call (as SmolLM2-135M did): it answers in text
+/// unless the request requires a call, and then makes the call the request allows (the
+/// named function, or the first tool offered).
+fn reluctant_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let forced = !body["tool_choice"].is_null();
+    let t = task(body);
+    match (forced, who(body)) {
+        (false, _) => match results(body).first() {
+            Some(result) if !response_of(result).is_empty() => says(&response_of(result)),
+            _ => says("You swing at the goblin. (made up, no rules consulted)"),
+        },
+        (true, "player_interface") => calls(
+            &id,
+            body["tool_choice"]["function"]["name"]
+                .as_str()
+                .map_or_else(|| tool_names(body)[0].clone(), str::to_string)
+                .as_str(),
+            json!({"action_type": "combat", "player_input": t, "target": "goblin"}),
+        ),
+        (true, "root") => calls(
+            &id,
+            "route_to_rules_lawyer_agent",
+            json!({"action_type": "combat", "player_input": line(&t, "Player Input:"), "target": line(&t, "Target:")}),
+        ),
+        (true, _) => says("?"),
+    }
+}
+
+#[test]
+fn routing_agents_require_a_call_on_the_first_step_of_a_turn_only() {
+    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(reluctant_brain));
+    page.project();
+    page.configure();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "I attack the goblin", "preset": "dungeon_master"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    // Each request, by agent, with the tool choice it carried: the player interface's
+    // first step must call its routing tool (named: on this OpenAI-compatible server,
+    // "required" with only that tool offered), the root's first step some tool; the rules
+    // lawyer is free, and once a routed answer is back each is free to answer in text, so
+    // the turn ends.
+    let requests = bodies(&page);
+    assert_eq!(tool_names(&requests[0]), ["route_action_to_root_agent"]);
+    assert!(tool_names(&requests[4]).len() > 1, "all its tools again");
+    let choices: Vec<(&str, Value)> = requests
+        .iter()
+        .map(|b| (who(b), b["tool_choice"].clone()))
+        .collect();
+    assert_eq!(
+        choices,
+        [
+            ("player_interface", json!("required")),
+            ("root", json!("required")),
+            ("rules_lawyer", Value::Null),
+            ("root", Value::Null),
+            ("player_interface", Value::Null),
+        ]
+    );
+    // The model that would have answered alone reached the rules lawyer, whose verdict
+    // (its final text) came back to the player.
+    let routed: Vec<String> = of_type(&page, "tool_call_started")
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        routed,
+        ["route_action_to_root_agent", "route_to_rules_lawyer_agent"]
+    );
     assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
@@ -491,15 +587,434 @@ fn the_root_conversation_survives_a_new_worker() {
         "run",
         json!({"prompt": "Hello innkeeper", "preset": "dungeon_master"}),
     );
-    let first = &bodies(&page)[0];
-    let text = first["messages"].to_string();
+    // The root's one long-running session: its first request of the new turn carries the
+    // earlier turn (the action it was given, the NPC's answer and its own reply).
+    let requests = bodies(&page);
+    let root = &requests[1];
+    assert_eq!(who(root), "root");
+    let text = root["messages"].to_string();
     assert!(
-        text.contains("Hello blacksmith") && text.contains("Greetings, traveler"),
-        "the player interface remembers the earlier turn: {text}"
+        text.contains("Player Input: Hello blacksmith")
+            && text.contains("[Blacksmith] Greetings, traveler!")
+            && text.contains("Player Input: Hello innkeeper"),
+        "the root remembers the earlier turn: {text}"
+    );
+    let session = |page: &Page| {
+        of_type(page, "session_started")
+            .iter()
+            .find(|e| e["agent"] == "root")
+            .map(|e| e["session"].clone())
+    };
+    assert_eq!(
+        session(&page),
+        Some(json!(format!("root_session_{}", project.as_str().unwrap())))
     );
     // Sub-agents never do: each starts fresh.
-    let npc = &bodies(&page)[2];
+    let npc = &requests[2];
+    assert_eq!(who(npc), "npc");
     assert!(!npc.to_string().contains("blacksmith"), "{npc}");
+}
+
+// ------------------------------------------------------------------------------------
+// The Dungeon Master's campaign: a long-running root, the campaign record, character
+// creation
+// ------------------------------------------------------------------------------------
+
+/// The text between `start` and the first of `ends` after it (trimmed), if `start` is there.
+fn between<'a>(text: &'a str, start: &str, ends: &[char]) -> Option<&'a str> {
+    let from = text.find(start)? + start.len();
+    let rest = &text[from..];
+    let to = rest.find(ends).unwrap_or(rest.len());
+    Some(rest[..to].trim())
+}
+
+/// The first number in `text`.
+fn number(text: &str) -> Option<u32> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .find(|s| !s.is_empty())
+        .and_then(|s| s.parse().ok())
+}
+
+/// "Bram, a dwarf cleric." after `marker`: the name and what the character is.
+fn character_of(text: &str, marker: &str) -> (String, String) {
+    let said = between(text, marker, &['\n']).unwrap_or("");
+    let (name, what) = said.split_once(',').unwrap_or((said, ""));
+    let what = what.trim().trim_end_matches('.');
+    let what = what
+        .strip_prefix("an ")
+        .or_else(|| what.strip_prefix("a "))
+        .unwrap_or(what);
+    (name.trim().to_string(), what.to_string())
+}
+
+/// A model playing the Dungeon Master with its campaign from what each request says: the
+/// root reads the
+/// campaign record before combat, passes the party to the rules lawyer, and writes the
+/// verdict's damage back (hit points computed from what it read); the campaign creation
+/// agent writes an outline and creates the campaign from the player's words; the character
+/// creation agent records the character the player describes. The player interface, the
+/// NPC and the narrative agents answer as in [`dm_brain`].
+fn campaign_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    let t = task(body);
+    match who(body) {
+        "root" => {
+            let kind = line(&t, "Action Type:");
+            let route = |tool: &str, action: &str, context: &str, state: &str| {
+                route_action(&id, &t, tool, action, context, state)
+            };
+            let answer = |content: &str| answer_player(&id, &kind, content);
+            let read = || calls(&id, "campaign_read_entry", json!({}));
+            let party = |read: &Value| -> Vec<(String, u64, u64)> {
+                read["data"]["campaign"]["party"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        (
+                            m["name"].as_str().unwrap_or("").to_string(),
+                            m["hp"].as_u64().unwrap_or(0),
+                            m["max_hp"].as_u64().unwrap_or(0),
+                        )
+                    })
+                    .collect()
+            };
+            let shown = |read: &Value| {
+                party(read)
+                    .iter()
+                    .map(|(n, hp, max)| format!("{n} {hp}/{max} HP"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            match (kind.as_str(), done.as_slice()) {
+                ("meta", []) => route("route_to_campaign_creation_agent", "meta", "", ""),
+                ("character_creation", []) => route(
+                    "route_to_character_creation_agent",
+                    "character_creation",
+                    "",
+                    "",
+                ),
+                ("meta" | "character_creation", [made]) => answer(&response_of(made)),
+                ("combat" | "question", []) => read(),
+                ("combat", [state]) => {
+                    route("route_to_rules_lawyer_agent", "combat", "", &shown(state))
+                }
+                ("combat", [state, rules]) => {
+                    // "... hits Aria for 4 damage": the member's hit points after it.
+                    let verdict = response_of(rules);
+                    let hurt = between(&verdict, "hits ", &[' ']).unwrap_or("");
+                    let damage = between(&verdict, " for ", &['.']).and_then(number);
+                    match (party(state).iter().find(|(n, ..)| n == hurt), damage) {
+                        (Some((name, hp, _)), Some(damage)) => calls(
+                            &id,
+                            "campaign_update_entry",
+                            json!({"hit_points": [{"name": name, "hp": hp.saturating_sub(u64::from(damage))}]}),
+                        ),
+                        _ => says("I cannot read the verdict."),
+                    }
+                }
+                ("combat", [_, rules, _]) => route(
+                    "route_to_narrative_agent",
+                    "combat_description",
+                    &response_of(rules),
+                    "",
+                ),
+                ("combat", [_, _, updated, story]) => {
+                    answer(&format!("{} ({})", response_of(story), shown(updated)))
+                }
+                ("question", [state]) => answer(&format!(
+                    "At {}: {}.",
+                    state["data"]["campaign"]["location"]
+                        .as_str()
+                        .unwrap_or("?"),
+                    shown(state)
+                )),
+                _ => says("I cannot route that."),
+            }
+        }
+        "rules_lawyer" => {
+            let state = line(&t, "Game State:");
+            let hurt = state.split(' ').next().unwrap_or("you");
+            calls(
+                &id,
+                "send_response_to_root_agent",
+                json!({"agent_type": "rules_lawyer", "response_content": format!("Attack roll 17 against AC 13: hit, the goblin falls. Its last swing hits {hurt} for 4 damage.")}),
+            )
+        }
+        "campaign_creation" => {
+            let input = line(&t, "Player Input:");
+            let name = between(&input, "called ", &[';', '.']).unwrap_or("The Campaign");
+            let (hero, rest) = character_of(&input, "my character is ");
+            let hp = number(&rest).unwrap_or(10);
+            match done.as_slice() {
+                [] => calls(
+                    &id,
+                    "write_file",
+                    json!({"path": "plans/campaign.md", "content": format!("# {name}\n\nAct 1: the tide goes out.\nAct 2: the keep.\nAct 3: the bell.\n")}),
+                ),
+                [_] => calls(
+                    &id,
+                    "campaign_create_entry",
+                    json!({"name": name, "outline": "plans/campaign.md", "location": "The Rusty Flagon",
+                           "party": [{"name": hero, "hp": hp, "max_hp": hp}],
+                           "quests": [{"title": "Find the keep's bell"}], "time": "Day 1, dusk"}),
+                ),
+                [_, made, ..] => calls(
+                    &id,
+                    "send_response_to_root_agent",
+                    json!({"agent_type": "campaign_creation", "response_content": format!("{name} begins at the Rusty Flagon ({}).", made["status"].as_str().unwrap_or("?"))}),
+                ),
+            }
+        }
+        "character_creation" => {
+            let input = match line(&t, "Player Input:") {
+                routed if !routed.is_empty() => routed,
+                _ => t.clone(),
+            };
+            let (name, what) = character_of(&input, "character: ");
+            let status = |r: &Value| r["status"].as_str().unwrap_or("?").to_string();
+            match done.as_slice() {
+                [] => calls(
+                    &id,
+                    "character_create_entry",
+                    json!({"name_src": name, "notes": what}),
+                ),
+                // Recorded: then the party of the campaign in play, if there is one.
+                [_] => calls(&id, "campaign_read_state", json!({})),
+                [_, state] if state["status"] == "success" => {
+                    let mut party = state["data"]["campaign"]["party"].clone();
+                    if let Some(members) = party.as_array_mut() {
+                        members.push(json!({"name": name, "hp": 10, "max_hp": 10}));
+                    }
+                    calls(&id, "campaign_update_state", json!({ "party": party }))
+                }
+                [made, rest @ ..] => {
+                    let mut content = format!("{name} the {what} is ready ({}).", status(made));
+                    if let [_, joined] = rest {
+                        content.push_str(&format!(" Joining the party: {}.", status(joined)));
+                    }
+                    if has(body, "send_response_to_root_agent") {
+                        calls(
+                            &id,
+                            "send_response_to_root_agent",
+                            json!({"agent_type": "character_creation", "response_content": content}),
+                        )
+                    } else {
+                        says(&content)
+                    }
+                }
+            }
+        }
+        _ => dm_brain(body),
+    }
+}
+
+fn campaign_page(store: Rc<MemoryStore>) -> Page {
+    let page = Page::thinking(store, Rc::new(campaign_brain));
+    page.project();
+    page.configure();
+    page
+}
+
+/// The campaign in play, as the page reads it.
+fn campaign_record(page: &Page) -> Value {
+    let list = page.ok("bible_list", json!({"kind": "campaign"}));
+    list["kinds"]["campaign"][0].clone()
+}
+
+#[test]
+fn three_turns_through_the_root_survive_a_new_worker_and_the_combat_changes_the_campaign() {
+    let store = Rc::new(MemoryStore::new());
+    let page = campaign_page(store.clone());
+    let turn = |page: &Page, prompt: &str| {
+        let run = page.ok("run", json!({"prompt": prompt, "preset": "dungeon_master"}));
+        assert_eq!(run["status"], "finished", "{prompt}: {run}");
+        run
+    };
+    // 1. A campaign: the campaign creation agent writes the outline and the record.
+    turn(
+        &page,
+        "Start a campaign called The Sunken Keep; my character is Aria, 12 hit points.",
+    );
+    let campaign = campaign_record(&page);
+    assert_eq!(campaign["name"], "The Sunken Keep", "{campaign}");
+    assert_eq!(campaign["outline"], "plans/campaign.md");
+    assert_eq!(
+        campaign["party"],
+        json!([{"name": "Aria", "hp": 12, "max_hp": 12}])
+    );
+    assert!(campaign["name_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:campaign_creation:"));
+    let outline = page.ok(
+        "execute",
+        json!({"tool": "read_file", "args": {"path": "plans/campaign.md"}}),
+    );
+    assert!(
+        outline["data"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("# The Sunken Keep"),
+        "{outline}"
+    );
+    // 2. Combat: the rules lawyer's verdict goes into the record through a campaign tool.
+    let fight = turn(&page, "I attack the goblin");
+    assert_eq!(
+        fight["text"],
+        "Your sword strikes true. Attack roll 17 against AC 13: hit, the goblin falls. Its last swing hits Aria for 4 damage. (Aria 8/12 HP) (narrated)"
+    );
+    let updated: Vec<Value> = of_type(&page, "tool_call_started")
+        .into_iter()
+        .filter(|e| e["name"] == "campaign_update_entry")
+        .collect();
+    assert_eq!(updated.len(), 1);
+    assert_eq!(updated[0]["agent"], "root", "{}", updated[0]);
+    let project = page.ok("list_projects", json!({}))["projects"][0]["id"].clone();
+    drop(page);
+    // 3. A new worker on the same store: the root still has the campaign's conversation.
+    let page = Page::thinking(store, Rc::new(campaign_brain));
+    page.ok("open_project", json!({"id": project}));
+    page.configure();
+    let asked = turn(&page, "How badly am I hurt?");
+    assert_eq!(
+        asked["text"], "At The Rusty Flagon: Aria 8/12 HP. (narrated)",
+        "{asked}"
+    );
+    let requests = bodies(&page);
+    let root = &requests[1];
+    assert_eq!(who(root), "root");
+    let tasks: Vec<String> = root["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| line(m["content"].as_str().unwrap(), "Player Input:"))
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            "Start a campaign called The Sunken Keep; my character is Aria, 12 hit points.",
+            "I attack the goblin",
+            "How badly am I hurt?"
+        ],
+        "the root's conversation carries all three turns"
+    );
+    let text = root["messages"].to_string();
+    assert!(text.contains("hits Aria for 4 damage"), "{text}");
+    // The record shows the combat's effect after the reload.
+    let campaign = campaign_record(&page);
+    assert_eq!(
+        campaign["party"],
+        json!([{"name": "Aria", "hp": 8, "max_hp": 12}])
+    );
+    assert!(campaign["party_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:root:"));
+    // Every sub-agent's session was temporary; the root's was the campaign's.
+    let sessions: Vec<String> = of_type(&page, "session_started")
+        .iter()
+        .map(|e| e["session"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        sessions,
+        [format!(
+            "root_the-sunken-keep_session_{}",
+            project.as_str().unwrap()
+        )]
+    );
+    assert_eq!(page.core.open_agent_sessions(), 0);
+}
+
+/// Approve the one call (of `tool`) a paused run waits for; the run's end or next pause.
+fn approve_pending(page: &Page, run: &Value, tool: &str) -> Value {
+    assert_eq!(run["status"], "paused", "{run}");
+    assert_eq!(run["pending"][0]["tool"], tool, "{run}");
+    let call = run["pending"][0]["callId"].as_str().unwrap();
+    page.ok("approve", json!({"callId": call, "decision": "approve"}))["run"].clone()
+}
+
+fn characters(page: &Page) -> Vec<Value> {
+    page.ok("bible_list", json!({"kind": "character"}))["kinds"]["character"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn character_creation_standalone_records_the_character() {
+    let page = campaign_page(Rc::new(MemoryStore::new()));
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Create my character: Aria, an elf ranger.", "agent": "character_creation"}),
+    );
+    // Creating a character asks the writer (the policy of character_create_entry); with no
+    // campaign in play there is no party to join.
+    let end = approve_pending(&page, &run, "character_create_entry");
+    assert_eq!(end["status"], "finished", "{end}");
+    assert_eq!(end["text"], "Aria the elf ranger is ready (success).");
+    let made = characters(&page);
+    assert_eq!(made.len(), 1);
+    assert_eq!(made[0]["name_src"], "Aria");
+    assert_eq!(made[0]["notes"], "elf ranger");
+    assert!(made[0]["name_src_origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent:character_creation:"));
+}
+
+#[test]
+fn character_creation_through_the_route_records_the_character_and_it_joins_the_party() {
+    let page = campaign_page(Rc::new(MemoryStore::new()));
+    // The writer set up the campaign, party and all.
+    let made = page.ok(
+        "execute",
+        json!({"tool": "campaign_create_entry", "args": {"name": "The Sunken Keep", "party": [{"name": "Aria", "hp": 12, "max_hp": 12}]}}),
+    );
+    assert_eq!(made["status"], "success", "{made}");
+    let run = page.ok(
+        "run",
+        json!({"prompt": "I want a new character: Bram, a dwarf cleric.", "preset": "dungeon_master"}),
+    );
+    assert_eq!(
+        run["pending"][0]["origin"], "agent:character_creation",
+        "{run}"
+    );
+    let joining = approve_pending(&page, &run, "character_create_entry");
+    // The party is the writer's: changing it asks the writer too.
+    let end = approve_pending(&page, &joining, "campaign_update_state");
+    assert_eq!(end["status"], "finished", "{end}");
+    assert_eq!(
+        end["text"],
+        "Bram the dwarf cleric is ready (success). Joining the party: success. (narrated)"
+    );
+    assert_eq!(
+        campaign_record(&page)["party"],
+        json!([{"name": "Aria", "hp": 12, "max_hp": 12}, {"name": "Bram", "hp": 10, "max_hp": 10}])
+    );
+    let routed: Vec<String> = of_type(&page, "tool_call_started")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|n| n.starts_with("route"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        routed,
+        [
+            "route_action_to_root_agent",
+            "route_to_character_creation_agent",
+            "route_to_player_interface_agent"
+        ]
+    );
+    let made = characters(&page);
+    assert_eq!(made.len(), 1);
+    assert_eq!(
+        (made[0]["name_src"].clone(), made[0]["notes"].clone()),
+        (json!("Bram"), json!("dwarf cleric"))
+    );
+    assert_eq!(page.core.open_agent_sessions(), 0);
 }
 
 // ------------------------------------------------------------------------------------
@@ -867,6 +1382,55 @@ fn definitions_are_validated_with_clear_errors_and_change_nothing() {
     page.ok("delete_agent", json!({"name": "b"}));
     let (_, message) = page.err("delete_agent", json!({"name": "narrator"}));
     assert!(message.contains("preset's agent"), "{message}");
+}
+
+#[test]
+fn a_tool_choice_must_name_a_tool_of_the_agent() {
+    let page = Page::new(vec![]);
+    page.project();
+    let with = |name: &str, tools: &[&str], subs: &[&str], choice: &str| {
+        let mut agent = spec(name, tools, subs);
+        agent["toolChoice"] = json!(choice);
+        json!({ "agent": agent })
+    };
+    let (code, message) = page.err(
+        "define_agent",
+        with("scout", &["read_chapter"], &[], "read_chaptr"),
+    );
+    assert_eq!(code, "invalid_params");
+    assert!(
+        message.contains("'toolChoice' names 'read_chaptr'") && message.contains("read_chapter"),
+        "{message}"
+    );
+    let (_, message) = page.err("define_agent", with("mute", &[], &[], "required"));
+    assert!(message.contains("has no tools"), "{message}");
+    let listed = |page: &Page| page.ok("list_agents", json!({}))["agents"].clone();
+    assert!(!listed(&page).to_string().contains("\"scout\""));
+    // A routing tool may be named, and "required" needs only some tool.
+    page.ok(
+        "define_agent",
+        with("scout", &["read_chapter"], &[], "required"),
+    );
+    page.ok(
+        "define_agent",
+        with("lead", &[], &["scout"], "route_to_scout_agent"),
+    );
+    let agents = listed(&page);
+    let choice = |name: &str| {
+        agents
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .map(|a| a["toolChoice"].clone())
+    };
+    assert_eq!(choice("lead"), Some(json!("route_to_scout_agent")));
+    assert_eq!(choice("scout"), Some(json!("required")));
+    assert_eq!(
+        choice("player_interface"),
+        Some(json!("route_action_to_root_agent"))
+    );
+    assert_eq!(choice("narrative"), Some(json!("auto")));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use draftsmith::llm::gemini::GeminiStream;
 use draftsmith::llm::{
     anthropic, build_request, gemini, openai, parse_response, Answer, Assembler, FinishReason,
     Message, Provider, ProviderConfig, ProviderKind, ProviderStream, RequestOptions, SseMessage,
-    StreamEvent, ToolCall, Usage,
+    StreamEvent, ToolCall, ToolChoice, Usage,
 };
 use draftsmith::tools::{ToolDefinition, ToolRegistry};
 use proptest::prelude::*;
@@ -1043,6 +1043,7 @@ fn openai_request() {
         stream: true,
         max_tokens: Some(1000),
         temperature: Some(0.7),
+        ..RequestOptions::default()
     };
     let request = openai::OpenAi.build_request(
         &config(
@@ -1251,6 +1252,7 @@ fn gemini_request() {
         stream: true,
         max_tokens: Some(2048),
         temperature: Some(0.2),
+        ..RequestOptions::default()
     };
     let request = gemini::Gemini.build_request(&cfg, &conversation(), &tools, &options);
     assert_eq!(
@@ -1498,4 +1500,95 @@ proptest! {
             prop_assert!(whole.tool_calls.is_empty());
         }
     }
+}
+
+#[test]
+fn tool_choice_is_written_as_each_provider_documents_it() {
+    let registry = ToolRegistry::standard();
+    let tools = quick_tools(&registry);
+    let named = tools[1].name.to_string();
+    let at = |base: &str, kind: ProviderKind, choice: ToolChoice, tools: &[&ToolDefinition]| {
+        let options = RequestOptions {
+            tool_choice: choice,
+            ..RequestOptions::default()
+        };
+        json_body(&build_request(
+            &config(kind, base, "m", None),
+            &conversation(),
+            tools,
+            &options,
+        ))
+    };
+    let body = |kind: ProviderKind, choice: ToolChoice, tools: &[&ToolDefinition]| {
+        let base = match kind {
+            ProviderKind::Openai => "https://api.openai.com/v1",
+            _ => "http://localhost:8080",
+        };
+        at(base, kind, choice, tools)
+    };
+    use ProviderKind::{Anthropic, Gemini, Openai};
+    let required = ToolChoice::Required;
+    let tool = ToolChoice::Tool(named.clone());
+    // OpenAI: "required", or a named function.
+    assert_eq!(
+        body(Openai, required.clone(), &tools)["tool_choice"],
+        "required"
+    );
+    let openai = body(Openai, tool.clone(), &tools);
+    assert_eq!(
+        openai["tool_choice"],
+        json!({"type": "function", "function": {"name": named}})
+    );
+    assert_eq!(openai["tools"].as_array().unwrap().len(), tools.len());
+    // A compatible server (llama.cpp reads tool_choice only as a string): "required", with
+    // only the named tool offered.
+    let local = at("http://localhost:8080/v1", Openai, tool.clone(), &tools);
+    assert_eq!(local["tool_choice"], "required");
+    let offered: Vec<&str> = local["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(offered, [named.as_str()]);
+    // Anthropic: {"type": "any"}, or {"type": "tool", "name"}.
+    assert_eq!(
+        body(Anthropic, required.clone(), &tools)["tool_choice"],
+        json!({"type": "any"})
+    );
+    assert_eq!(
+        body(Anthropic, tool.clone(), &tools)["tool_choice"],
+        json!({"type": "tool", "name": named})
+    );
+    // Gemini: toolConfig.functionCallingConfig, mode ANY, with the allowed function names.
+    assert_eq!(
+        body(Gemini, required.clone(), &tools)["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "ANY"}})
+    );
+    assert_eq!(
+        body(Gemini, tool.clone(), &tools)["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [named]}})
+    );
+    for kind in [Openai, Anthropic, Gemini] {
+        // Auto is the providers' default: nothing is sent.
+        let auto = body(kind, ToolChoice::Auto, &tools);
+        assert!(auto.get("tool_choice").is_none() && auto.get("toolConfig").is_none());
+        // Without tools nothing is required; a tool not offered becomes "any tool".
+        let none = body(kind, required.clone(), &[]);
+        assert!(none.get("tool_choice").is_none() && none.get("toolConfig").is_none());
+        let absent = body(kind, ToolChoice::Tool("no_such_tool".into()), &tools);
+        let expected = body(kind, required.clone(), &tools);
+        assert_eq!(absent, expected, "{kind:?}");
+    }
+    // In JSON a choice is a string: "auto", "required" or a tool's name.
+    let parsed: Vec<ToolChoice> =
+        serde_json::from_value(json!(["auto", "required", "route_action_to_root_agent"])).unwrap();
+    assert_eq!(
+        parsed,
+        [
+            ToolChoice::Auto,
+            ToolChoice::Required,
+            ToolChoice::Tool("route_action_to_root_agent".into())
+        ]
+    );
 }

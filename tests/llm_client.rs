@@ -26,6 +26,7 @@ fn request() -> draftsmith::llm::HttpRequest {
             stream: true,
             max_tokens: None,
             temperature: None,
+            ..RequestOptions::default()
         },
     )
 }

@@ -56,6 +56,7 @@ async fn call(
             stream: true,
             max_tokens: None,
             temperature: None,
+            ..RequestOptions::default()
         },
     );
     let mut events = 0;

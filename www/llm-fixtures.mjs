@@ -48,15 +48,31 @@
 //     each active goal the status lists (at most three), else one line asking for a goal.
 //
 // It also plays the presets' agents, deciding only from the request (the system prompt, the
-// tools offered and the transcript of the current turn), never from anything it remembers:
+// tools offered and the transcript of the current turn; the Dungeon Master's root also looks
+// at the earlier turns its request carries), never from anything it remembers:
 //   Dungeon Master: an agent offered route_action_to_root_agent is the player interface (it
 //     classifies the player's words into the action dictionary: "I attack the goblin" ->
 //     combat, target goblin; "Hello blacksmith" -> dialogue; then says the answer that comes
-//     back); a task "ACTION FROM ..." with route_to_*_agent tools is the root (combat -> rules
-//     lawyer, then narrative with action_type combat_description and the verdict in context;
-//     dialogue -> npc; exploration -> narrative; ...; then its reply tool combining the
-//     answers); other routed agents answer in their role (from "You are the <Role> Agent"),
-//     after one query_lore look-up, with their reply tool (send_response_to_root_agent).
+//     back; after "I pick up the rope" it reads the game state with campaign_read_state and
+//     adds the item with campaign_update_state); a task "ACTION FROM ..." with route_to_*_agent
+//     tools is the root (combat -> rules lawyer, then narrative with action_type
+//     combat_description and the verdict in context; dialogue -> npc; exploration ->
+//     narrative; a new campaign -> campaign creation; a new character -> character creation;
+//     ...; then its reply tool combining the answers). When its conversation, earlier turns
+//     included, shows a campaign (a campaign tool or route_to_campaign_creation_agent call),
+//     combat and questions start with campaign_read_entry: the party goes to the rules lawyer
+//     as game_state, the verdict's "N damage to NAME" is written back with
+//     campaign_update_entry (hit_points), and a question about hit points, inventory,
+//     location or quests is answered from the record. Other routed agents answer in their role
+//     (from "You are the <Role> Agent"), after one query_lore look-up, with their reply tool
+//     (send_response_to_root_agent); the rules lawyer adds the foe's blow at the first party
+//     member its game state names; the campaign creation agent writes plans/campaign.md, then
+//     campaign_create_entry (the hero the player named, "for Aria", with "N hit points"). The
+//     character creation agent, routed or in a chat of its own, records the character the
+//     player describes ("named Bram", "character: Bram, a dwarf cleric"; else Arin Vale)
+//     with character_create_entry, adds them to the party of the campaign in play
+//     (campaign_read_state, then campaign_update_state with 10 hit points), then says who
+//     was recorded (or that the writer declined).
 //   TextCraft: an agent offered assign_task is the architect (list_files manuscripts, write
 //     plans/chN.md, assign the narrator, read the draft, assign the editor a "very X" phrase,
 //     then sum up); a "TASK FROM THE ARCHITECT" with write_file is the narrator (read the
@@ -201,7 +217,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; clear the highlights; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "Start a campaign for Aria", "I attack the goblin", "How many hit points do I have?", "I pick up the rope", "Hello blacksmith", "I look around", "Create a new character named Bram, a dwarf cleric". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -297,7 +313,7 @@ const field = (text, label) =>
   (label === 'Context' ? text.match(/^Context:[ \t]*([\s\S]*?)\nCampaign ID:/m) : text.match(new RegExp(`^${label}:[ \\t]*(.*)$`, 'mi')))?.[1].trim() ?? '';
 
 /** A routed task's action dictionary. */
-const actionOf = (task) => ({ type: field(task, 'Action Type'), input: field(task, 'Player Input'), target: field(task, 'Target'), context: field(task, 'Context'), campaign: field(task, 'Campaign ID') });
+const actionOf = (task) => ({ type: field(task, 'Action Type'), input: field(task, 'Player Input'), target: field(task, 'Target'), context: field(task, 'Context'), campaign: field(task, 'Campaign ID'), state: field(task, 'Game State') });
 
 /** The tool a task says to answer with ("When you are done, answer with X."). */
 const replyToolOf = (req) => req.prompt.match(/answer with (\w+)\./)?.[1] ?? [...req.tools].find((t) => t.startsWith('send_response_to_')) ?? null;
@@ -322,7 +338,8 @@ function classify(text) {
   const after = (re) => (clean.match(re)?.[1] ?? '').replace(/^(?:the|a|an)\s+/i, '').trim();
   let action_type = 'exploration';
   let target = '';
-  if (/\b(?:attack|hit|strike|stab|slash|shoot|fight|punch|kick|swing at|charge)\b/i.test(clean)) {
+  // "hit points" names no blow.
+  if (/\b(?:attack|hit|strike|stab|slash|shoot|fight|punch|kick|swing at|charge)\b/i.test(clean.replace(/\bhit points?\b/gi, ''))) {
     action_type = 'combat';
     target = after(/\b(?:attack|hit|strike|stab|slash|shoot|fight|punch|kick|swing at|charge)\s+(?:at\s+)?(.+?)(?:\s+with\b.*)?$/i);
   } else if (/\b(?:create|make|roll up|build)\b.*\bcharacter\b|\bnew character\b/i.test(clean)) {
@@ -350,8 +367,62 @@ function playerInterface(req) {
   if (!routed) {
     return { text: 'Let me put that to the game master.', call: { name: 'route_action_to_root_agent', arguments: classify(req.prompt) } };
   }
-  if (routed.result?.status === 'success') return { text: content(routed) || 'The world holds its breath.' };
-  return { text: `The game stumbles (${failure(routed)}). Try again?` };
+  if (routed.result?.status !== 'success') return { text: `The game stumbles (${failure(routed)}). Try again?` };
+  const told = content(routed) || 'The world holds its breath.';
+  // "I pick up the rope": the item goes into the campaign's inventory (read first).
+  const item = req.prompt.match(/^i\s+(?:pick up|take|grab)\s+(?:the\s+|a\s+|an\s+)?(.+?)[.!]*$/i)?.[1];
+  if (item && req.tools.has('campaign_update_state')) {
+    const read = req.calls.find((c) => c.name === 'campaign_read_state');
+    if (!read) return { call: { name: 'campaign_read_state', arguments: {} } };
+    const inventory = read.result?.data?.campaign?.inventory;
+    const stored = req.calls.find((c) => c.name === 'campaign_update_state');
+    if (inventory && !stored) return { call: { name: 'campaign_update_state', arguments: { inventory: [...inventory, item] } } };
+    if (stored?.result?.status === 'success') return { text: `${told}\n\n(${item} is in your pack.)` };
+  }
+  return { text: told };
+}
+
+/** The party as the root passes it on in `game_state`: "Aria 12/12 HP, Bram 9/10 HP". */
+const partyOf = (campaign) => (campaign?.party ?? []).map((m) => `${m.name} ${m.hp}/${m.max_hp} HP`).join(', ');
+
+/** Whether the root's conversation (earlier turns too) shows a campaign in play. */
+const knowsCampaign = (req) =>
+  req.messages.some((m) => (m.tool_calls ?? []).some((c) => /^(?:route_to_campaign_creation_agent|campaign_(?:create|read|update)_entry)$/.test(c.function?.name ?? '')));
+
+/** A character from the player's words: "named Bram", "character: Bram, a dwarf cleric". */
+function characterOf(words) {
+  const name = (words.match(/\b(?:named|called)\s+([A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)/) ?? words.match(/character:\s*([A-Z][^,.;]*)/))?.[1]?.trim();
+  const what = words.match(/\b(an?\s+[a-z]+(?:\s+[a-z]+){0,2})(?=[,.;!]|$)/)?.[1];
+  if (!name) return { name: 'Arin Vale', notes: 'A human fighter with a soldier’s background. Strength 16, Dexterity 12, Constitution 14, Intelligence 10, Wisdom 13, Charisma 8. Longsword, chain mail and a dented shield.' };
+  return { name, notes: what ? `${what[0].toUpperCase()}${what.slice(1)}.` : 'A new adventurer.' };
+}
+
+/** The character creation agent, routed or talking to the player: it records the character. */
+function characterCreation(req) {
+  const routed = /^ACTION FROM /.test(req.prompt);
+  const hero = characterOf(routed ? actionOf(req.prompt).input : req.prompt);
+  const made = req.calls.find((c) => c.name === 'character_create_entry');
+  if (!made && req.tools.has('character_create_entry')) {
+    return { text: `Let me write ${hero.name} down.`, call: { name: 'character_create_entry', arguments: { name_src: hero.name, notes: hero.notes } } };
+  }
+  // Recorded: the hero joins the party of the campaign in play, if there is one.
+  const recorded = made?.result?.status === 'success';
+  const read = req.calls.find((c) => c.name === 'campaign_read_state');
+  if (recorded && !read && req.tools.has('campaign_read_state')) return { call: { name: 'campaign_read_state', arguments: {} } };
+  const party = read?.result?.status === 'success' ? read.result.data.campaign.party ?? [] : null;
+  const joined = req.calls.find((c) => c.name === 'campaign_update_state');
+  if (party && !joined && !party.some((m) => m.name === hero.name) && req.tools.has('campaign_update_state')) {
+    return { call: { name: 'campaign_update_state', arguments: { party: [...party, { name: hero.name, hp: 10, max_hp: 10 }] } } };
+  }
+  const joining = joined?.result?.status === 'success' ? ` ${hero.name} joins the party with 10 hit points.` : '';
+  const text = recorded
+    ? `A new character: ${hero.name}. ${hero.notes} Recorded in the story bible.${joining}`
+    : made?.result?.data?.code === 'denied'
+      ? `You declined, so ${hero.name} was not recorded.`
+      : `I could not record ${hero.name}: ${failure(made)}`;
+  const reply = routed && replyToolOf(req);
+  if (!reply) return { text };
+  return { call: { name: reply, arguments: { agent_type: 'character_creation', response_content: text, action_type: 'character_creation', campaign_id: 'demo' } } };
 }
 
 /** Which sub-agents the root routes an action to, in order. */
@@ -366,6 +437,18 @@ function routePlan(type, input) {
 
 function root(req) {
   const action = actionOf(req.prompt);
+  const reply = replyToolOf(req);
+  // With a campaign in play, combat and questions start from its record.
+  const read = req.calls.find((c) => c.name === 'campaign_read_entry');
+  if (!read && req.tools.has('campaign_read_entry') && knowsCampaign(req) && ['combat', 'question'].includes(action.type)) {
+    return { text: 'Checking the campaign.', call: { name: 'campaign_read_entry', arguments: {} } };
+  }
+  let campaign = read?.result?.status === 'success' ? read.result.data.campaign : null;
+  if (campaign && action.type === 'question' && /\b(?:hit points|hp|health|hurt|wounded|inventory|carry|where am i|status|quests?)\b/i.test(action.input)) {
+    const quests = (campaign.quests ?? []).filter((q) => q.status !== 'done').map((q) => q.title).join('; ') || 'none';
+    const status = `${campaign.name}, ${campaign.time || 'now'}, at ${campaign.location || 'an unknown place'}. Party: ${partyOf(campaign) || 'nobody'}. Carrying: ${(campaign.inventory ?? []).join(', ') || 'nothing'}. Quests: ${quests}.`;
+    return reply ? { call: { name: reply, arguments: { agent_type: 'root', response_content: status, action_type: action.type, campaign_id: campaign.id } } } : { text: status };
+  }
   const plan = routePlan(action.type, action.input).filter((a) => req.tools.has(`route_to_${a}_agent`));
   const answers = [];
   for (const agent of plan) {
@@ -376,6 +459,14 @@ function root(req) {
     }
     if (done) {
       answers.push({ agent, text: content(done) });
+      // The verdict's damage to the party goes into the campaign record.
+      const hurt = agent === 'rules_lawyer' && campaign && content(done).match(/(\d+) damage to ([^.]+)\./);
+      const member = hurt && campaign.party?.find((m) => m.name === hurt[2]);
+      const updated = req.calls.find((c) => c.name === 'campaign_update_entry');
+      if (member && !updated && req.tools.has('campaign_update_entry')) {
+        return { text: `${member.name} takes ${hurt[1]} damage.`, call: { name: 'campaign_update_entry', arguments: { hit_points: [{ name: member.name, hp: Math.max(0, member.hp - Number(hurt[1])) }] } } };
+      }
+      if (updated?.result?.status === 'success') campaign = updated.result.data.campaign;
       continue;
     }
     // Combat: the rules decide, then the narrative agent describes that outcome.
@@ -389,15 +480,16 @@ function root(req) {
           player_input: action.input,
           target: action.target,
           context: [action.context, earlier].filter(Boolean).join(' '),
-          campaign_id: action.campaign || 'demo',
+          ...(campaign ? { game_state: partyOf(campaign) } : {}),
+          campaign_id: campaign?.id || action.campaign || 'demo',
         },
       },
     };
   }
   const narration = answers.find((a) => a.agent !== 'rules_lawyer')?.text;
   const rules = answers.find((a) => a.agent === 'rules_lawyer')?.text;
-  const response = narration && rules ? `${narration}\n\n(${rules})` : narration ?? rules ?? `Nothing happens: the game has no agent for "${action.type}".`;
-  const reply = replyToolOf(req);
+  let response = narration && rules ? `${narration}\n\n(${rules})` : narration ?? rules ?? `Nothing happens: the game has no agent for "${action.type}".`;
+  if (campaign && action.type === 'combat') response += `\n\n(Party: ${partyOf(campaign)}.)`;
   if (!reply) return { text: response };
   return {
     call: {
@@ -420,6 +512,16 @@ function rulesAnswer(action) {
   const d8 = 1 + ((h >>> 5) % 8);
   const damage = d8 + 3;
   return `Attack roll: d20 (${d20}) + 5 = ${total} against the ${target}'s AC 13: a hit. Damage: 1d8 (${d8}) + 3 = ${damage} slashing; the ${target} has 7 hit points and ${damage >= 7 ? 'falls' : 'is wounded'}.`;
+}
+
+/** With the party in the game state ("Aria 12/12 HP, ..."), the foe's blow at its first member. */
+function counterattack(action, verdict) {
+  const hero = action.state.match(/^([^,]+?) \d+\/\d+ HP/)?.[1];
+  if (action.type !== 'combat' || !hero) return verdict;
+  const target = action.target || 'foe';
+  const d6 = 1 + ((hash(`${action.input}|${hero}`) >>> 9) % 6);
+  const blow = /\bfalls\b/.test(verdict) ? `Before it falls, the ${target} slashes back: ${d6} damage to ${hero}.` : `The ${target} strikes back: 1d6 (${d6}) = ${d6} damage to ${hero}.`;
+  return `${verdict} ${blow}`;
 }
 
 function narrativeAnswer(action) {
@@ -446,7 +548,7 @@ function routedSubAgent(req) {
   const lookUp = (what, about) => (!looked && req.tools.has('query_lore') ? { text: what, call: { name: 'query_lore', arguments: { query: about } } } : null);
   switch (role) {
     case 'rules_lawyer':
-      return lookUp(`Checking the rules for "${action.input}".`, `${action.target || action.type} rules`) ?? answer(rulesAnswer(action));
+      return lookUp(`Checking the rules for "${action.input}".`, `${action.target || action.type} rules`) ?? answer(counterattack(action, rulesAnswer(action)));
     case 'narrative':
       if (action.type === 'combat_description') return answer(narrativeAnswer(action));
       return lookUp('Looking up what the lore says.', action.target || action.input) ?? answer(narrativeAnswer(action));
@@ -455,13 +557,36 @@ function routedSubAgent(req) {
       return lookUp(`Recalling who the ${action.target || 'stranger'} is.`, action.target || 'npc') ?? answer(`[${who}] Well met, traveler! Warm yourself by the forge. What can I do for you today?`);
     }
     case 'character_creation':
-      return answer('A new character: Arin Vale, a human fighter with a soldier’s background. Strength 16, Dexterity 12, Constitution 14, Intelligence 10, Wisdom 13, Charisma 8. Longsword, chain mail and a dented shield.');
+      return characterCreation(req);
     case 'campaign_creation': {
       const wrote = req.calls.find((c) => c.name === 'write_file');
       if (!wrote && req.tools.has('write_file')) {
         return { call: { name: 'write_file', arguments: { path: 'plans/campaign.md', content: '# The Drowned Crown\n\nSetting: a flooded coastal kingdom.\n\nFactions: the Tide Court, the Salt Brothers.\n\n1. The missing lighthouse keeper.\n2. The vault beneath the harbour.\n3. The crown rises.\n' } } };
       }
-      return answer(wrote?.result?.status === 'success' ? 'The campaign outline is in plans/campaign.md: The Drowned Crown, in three acts.' : 'I could not save the outline.');
+      if (wrote?.result?.status !== 'success') return answer('I could not save the outline.');
+      // The record: the outline's campaign, with the hero the player named ("for Aria").
+      const created = req.calls.find((c) => c.name === 'campaign_create_entry');
+      if (!created && req.tools.has('campaign_create_entry')) {
+        const hero = action.input.match(/\b(?:for|my character is|with)\s+([A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)/)?.[1] ?? 'Arin Vale';
+        const hp = Number(action.input.match(/(\d+)\s*(?:hit points|hp)\b/i)?.[1] ?? 12);
+        return {
+          call: {
+            name: 'campaign_create_entry',
+            arguments: {
+              name: 'The Drowned Crown',
+              premise: 'A flooded coastal kingdom, where the Tide Court and the Salt Brothers fight over a drowned crown.',
+              outline: 'plans/campaign.md',
+              location: 'The harbour of Saltmere',
+              party: [{ name: hero, hp, max_hp: hp }],
+              inventory: ['rope', 'lantern'],
+              quests: [{ title: 'The missing lighthouse keeper' }],
+              time: 'Day 1, morning',
+            },
+          },
+        };
+      }
+      if (created && created.result?.status !== 'success') return answer(`The outline is in plans/campaign.md, but I could not record the campaign: ${failure(created)}`);
+      return answer('The campaign outline is in plans/campaign.md: The Drowned Crown, in three acts. The campaign is recorded; the party waits in the harbour of Saltmere.');
     }
     default: {
       // An agent the app defined: the plain instructions, read from the player input.
@@ -1271,6 +1396,7 @@ export function decide(request) {
     const routes = [...req.tools].filter((t) => /^route_to_\w+_agent$/.test(t) && t !== replyToolOf(req));
     return routes.length ? root(req) : routedSubAgent(req);
   }
+  if (roleOf(req.system) === 'character_creation') return characterCreation(req);
   if (req.tools.has('assign_task')) return architect(req);
   if (/^TASK FROM THE /.test(task)) {
     if (req.tools.has('write_file')) return narrator(req);

@@ -176,6 +176,14 @@ export interface AgentSpec {
   talksToWriter?: boolean;
   /** Tools of its toolbox that always ask the writer when this agent calls them (rentl's `interrupt_on`). */
   interruptOn?: string[];
+  /**
+   * Whether it must call a tool on the first model call of each task (the one answering the
+   * prompt or the task it was given): `auto` (default), `required` (any of its tools) or a
+   * tool's name. Later steps are free, so a routing agent can answer once the routed answer is in.
+   */
+  toolChoice?: 'auto' | 'required' | (string & {});
+  /** Whether it keeps one long-running session (its conversation, per project and campaign, persisted) instead of a fresh temporary session per call. */
+  longRunning?: boolean;
 }
 
 export interface RunOptions {

@@ -366,6 +366,16 @@ talksToWriter: boolean,
  */
 interruptOn: Array<string>, 
 /**
+ * Whether it must call a tool on the first step of each task: `auto`, `required` or a
+ * tool's name.
+ */
+toolChoice: string, 
+/**
+ * Whether it keeps one long-running session (conversation per project and campaign)
+ * instead of a fresh temporary session per call.
+ */
+longRunning: boolean, 
+/**
  * A preset's agent (cannot be redefined or deleted).
  */
 builtin: boolean, 
@@ -743,9 +753,10 @@ export type BibleFields = {
   contextdoc: { title: string | null, text: string | null },
   translation: { scene: string | null, line: number | null, source: string | null, target: string | null },
   qa: { check: string | null, scene: string | null, line: number | null, severity: string | null, message: string | null },
+  campaign: { name: string | null, premise: string | null, outline: string | null, location: string | null, party: Array<PartyMember> | null, inventory: Array<string> | null, quests: Array<Quest> | null, time: string | null },
 };
 
-export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa";
+export type BibleKind = "scene" | "character" | "location" | "route" | "glossary" | "styleguide" | "ui_settings" | "contextdoc" | "translation" | "qa" | "campaign";
 
 export type BibleListParams = { 
 /**
@@ -1896,6 +1907,24 @@ export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}`;
 
+export type PartyMember = { 
+/**
+ * The character's name (as in the story bible's characters, if recorded there).
+ */
+name: string, 
+/**
+ * Current hit points (0: down).
+ */
+hp: number, 
+/**
+ * Maximum hit points.
+ */
+max_hp: number, 
+/**
+ * Conditions such as poisoned or prone.
+ */
+conditions?: Array<string>, };
+
 export type PausedRunInfo = { 
 /**
  * The run's id.
@@ -2080,6 +2109,22 @@ export type ProjectsChangedEvent = {
 current?: string | null, };
 
 export type ProviderKind = "openai" | "anthropic" | "gemini";
+
+export type Quest = { 
+/**
+ * The quest's title.
+ */
+title: string, 
+/**
+ * Where it stands (default active).
+ */
+status: QuestStatus, 
+/**
+ * What is known about it.
+ */
+notes?: string, };
+
+export type QuestStatus = "active" | "done" | "failed";
 
 export type Reloaded = { 
 /**

@@ -15,7 +15,10 @@
 //!   result, so the manuscript is always exactly before or after each command;
 //! - consecutive calls of asynchronous read-only tools ([`ToolDefinition::asynchronous`],
 //!   such as `research_url`) in one step run concurrently; results keep the calls' order;
-//! - usage is summed over the steps.
+//! - usage is summed over the steps;
+//! - the spec's `toolChoice` is sent with the first model call of a turn (the one answering
+//!   the prompt or the task), the later ones leave the model free
+//!   ([`AgentSpec::choice_for`]).
 
 pub mod abort;
 pub mod pipeline;
@@ -426,7 +429,12 @@ pub async fn continue_agent(
         }
         steps += 1;
         tree.steps.set(tree.steps.get() + 1);
-        let http = build_request(provider, &messages, tools, &request);
+        // The spec's tool choice holds for the first step of a turn only.
+        let step = RequestOptions {
+            tool_choice: spec.choice_for(&messages),
+            ..request.clone()
+        };
+        let http = build_request(provider, &messages, tools, &step);
         // Call ids are made unique (in the conversation and the tree) as the calls are
         // proposed, so every event of a call names it by one id.
         let mut taken: BTreeSet<String> = tree.call_ids.borrow().clone();

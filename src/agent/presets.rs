@@ -7,6 +7,8 @@
 //! states the agent's role and its definition of done. Presets are plain [`AgentSpec`]
 //! records; [`Catalog::new`] puts them next to the agents an app defines.
 
+use crate::llm::ToolChoice;
+
 use super::spec::{
     AgentSpec, Catalog, Delegation, Preset, SubAgent, DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT,
 };
@@ -41,6 +43,8 @@ pub fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> Age
         token_budget: None,
         talks_to_writer: false,
         interrupt_on: Vec::new(),
+        tool_choice: ToolChoice::Auto,
+        long_running: false,
     }
 }
 
@@ -62,8 +66,8 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
     let mut player_interface = agent(
         "player_interface",
         "The single point of contact for the player: turns each player message into a structured action and delivers the final answer.",
-        "You are the Player Interface Agent of a Dungeon Master system, the single point of contact for the player. For every player message: translate it into an action dictionary (action_type: dialogue, combat, exploration, question, character_creation or meta; player_input: the player's exact words; target: who or what the action is aimed at; context) and send it with route_action_to_root_agent. Never answer game questions yourself. When the tool returns the coordinated response, deliver it to the player as immersive narration in the second person, without mentioning agents or tools. You are done when you have answered the player.",
-        &[],
+        "You are the Player Interface Agent of a Dungeon Master system, the single point of contact for the player. For every player message: translate it into an action dictionary (action_type: dialogue, combat, exploration, question, character_creation or meta; player_input: the player's exact words; target: who or what the action is aimed at; context) and send it with route_action_to_root_agent. Never answer game questions yourself. When the tool returns the coordinated response, deliver it to the player as immersive narration in the second person, without mentioning agents or tools. campaign_read_state shows the game state (location, party and hit points, inventory, quests, time); when the player changes it directly (\"I drop the torch\", \"it is the next morning\"), record it with campaign_update_state (a value the writer set asks the writer first). You are done when you have answered the player.",
+        &["campaign_read_state", "campaign_update_state"],
     );
     player_interface.sub_agents = vec![SubAgent {
         agent: "root".into(),
@@ -71,11 +75,20 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
         reply_tool: Some("route_to_player_interface_agent".into()),
     }];
     player_interface.talks_to_writer = true;
+    // Its first step of each turn must route: a model that would answer the player itself
+    // cannot.
+    player_interface.tool_choice = ToolChoice::Tool("route_action_to_root_agent".into());
     let mut root = agent(
         "root",
         "The master coordinator: routes each action to the sub-agents that handle it and coordinates their responses.",
-        "You are the Root Agent of a Dungeon Master system, the master coordinator. You receive structured actions from the Player Interface Agent and route them with tool calls: dialogue with NPCs to route_to_npc_agent; combat, skill checks and rules questions to route_to_rules_lawyer_agent, then the mechanical result to route_to_narrative_agent (action_type combat_description, with the result in context) for the description; exploration and story to route_to_narrative_agent; new characters to route_to_character_creation_agent; campaign outlines to route_to_campaign_creation_agent. Use search_memory and write_memory_note to keep the game state. You are done when you have sent the coordinated final response with route_to_player_interface_agent.",
-        &["search_memory", "write_memory_note"],
+        "You are the Root Agent of a Dungeon Master system, the master coordinator. You receive structured actions from the Player Interface Agent and route them with tool calls: dialogue with NPCs to route_to_npc_agent; combat, skill checks and rules questions to route_to_rules_lawyer_agent, then the mechanical result to route_to_narrative_agent (action_type combat_description, with the result in context) for the description; exploration and story to route_to_narrative_agent; new characters to route_to_character_creation_agent; a new campaign to route_to_campaign_creation_agent (it writes the outline and creates the campaign). You keep one session for the whole campaign: the earlier actions and answers are in your conversation. The campaign's game state is a record: read it with campaign_read_entry, and after the rules lawyer's verdict or any change in the story write its effects with campaign_update_entry (hit_points after damage or healing, location, inventory, quests, time); campaign_create_entry starts a campaign. Use search_memory and write_memory_note for anything else worth remembering. You are done when you have sent the coordinated final response with route_to_player_interface_agent.",
+        &[
+            "campaign_create_entry",
+            "campaign_read_entry",
+            "campaign_update_entry",
+            "search_memory",
+            "write_memory_note",
+        ],
     );
     root.sub_agents = [
         "narrative",
@@ -87,6 +100,10 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
     .iter()
     .map(|a| SubAgent::to(a))
     .collect();
+    // Its first step of each action must be a tool call (a route, or a campaign tool).
+    root.tool_choice = ToolChoice::Required;
+    // The one long-running session: its conversation lasts the campaign.
+    root.long_running = true;
     let narrative = agent(
         "narrative",
         "Environmental descriptions, story progression, combat descriptions and campaign outlines.",
@@ -108,15 +125,21 @@ pub fn all() -> (Vec<Preset>, Vec<AgentSpec>) {
     let mut character_creation = agent(
         "character_creation",
         "Character creation; standalone, may talk to the player directly.",
-        "You are the Character Creation Agent of a Dungeon Master system. You guide the player through creating a character (name, ancestry, class, background, abilities) and record it with character_create_entry. You may talk to the player directly; when another agent gave you the task, you are done when you have sent the finished character with send_response_to_root_agent (agent_type character_creation).",
-        &["character_create_entry", "character_read_entry", "get_character_info"],
+        "You are the Character Creation Agent of a Dungeon Master system. You guide the player through creating a character (name, ancestry, class, background, abilities) and record it with character_create_entry. If a campaign is in play (campaign_read_state shows it), the character joins its party: campaign_update_state with the whole party, the members it had and the new one with hit points for their class (hp and max_hp). You may talk to the player directly; when another agent gave you the task, you are done when you have sent the finished character with send_response_to_root_agent (agent_type character_creation).",
+        &[
+            "character_create_entry",
+            "character_read_entry",
+            "get_character_info",
+            "campaign_read_state",
+            "campaign_update_state",
+        ],
     );
     character_creation.talks_to_writer = true;
     let campaign_creation = agent(
         "campaign_creation",
         "Campaign outlines: setting, factions, acts and hooks.",
-        &format!("You are the Campaign Creation Agent of a Dungeon Master system. You write campaign outlines (setting, factions, three acts, hooks) and save them with write_file under plans/ (such as plans/campaign.md). {SUB_AGENT_DONE}"),
-        &["write_file", "read_file", "list_files"],
+        &format!("You are the Campaign Creation Agent of a Dungeon Master system. You create campaigns: write the outline (setting, factions, three acts, hooks) with write_file under plans/ (such as plans/campaign.md), then record the campaign with campaign_create_entry (its name, premise, the outline's path, the starting location, the opening quest and the in-game time; the party's characters if they are known). {SUB_AGENT_DONE}"),
+        &["write_file", "read_file", "list_files", "campaign_create_entry"],
     );
     let dm_agents = [
         player_interface,

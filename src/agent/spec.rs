@@ -20,6 +20,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::commands::Category;
+use crate::llm::{Message, Role, ToolChoice};
 use crate::tools::{ToolDefinition, ToolRegistry};
 
 /// Default number of model calls in one run.
@@ -88,6 +89,26 @@ pub struct AgentSpec {
     /// calls them (rentl's `interrupt_on`); each must be in its toolbox.
     #[serde(default, alias = "interrupt_on", skip_serializing_if = "Vec::is_empty")]
     pub interrupt_on: Vec<String>,
+    /// Whether it must call a tool on the first step of each task (`auto`, the default:
+    /// it decides; `required`: some tool; or a tool's name). It applies only to the model
+    /// call that answers the writer's prompt or the task it was given; the steps after tool
+    /// results came back are free (an agent that routes must be able to answer once the
+    /// routed answer is in, or it would route forever). See [`AgentSpec::choice_for`].
+    #[serde(
+        default,
+        alias = "tool_choice",
+        skip_serializing_if = "ToolChoice::is_auto"
+    )]
+    pub tool_choice: ToolChoice,
+    /// Whether it keeps one long-running session (the Dungeon Master's root: its
+    /// conversation, per project and campaign, persisted across turns and reloads) instead
+    /// of a fresh temporary session each time an agent calls it.
+    #[serde(default, alias = "long_running", skip_serializing_if = "is_false")]
+    pub long_running: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn default_max_steps() -> usize {
@@ -165,6 +186,17 @@ impl AgentSpec {
             token_budget: None,
             talks_to_writer: true,
             interrupt_on: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            long_running: false,
+        }
+    }
+
+    /// The tool choice of its next model call after `messages`: its `toolChoice` when the
+    /// last message is the prompt or task (the first step of a turn), else `auto`.
+    pub fn choice_for(&self, messages: &[Message]) -> ToolChoice {
+        match messages.last() {
+            Some(m) if m.role == Role::User => self.tool_choice.clone(),
+            _ => ToolChoice::Auto,
         }
     }
 
@@ -348,6 +380,9 @@ impl AgentSpec {
                 return Err("'model.model' must be 1 to 200 characters".into());
             }
         }
+        if let ToolChoice::Tool(tool) = &self.tool_choice {
+            check_tool_name(tool).map_err(|e| format!("'toolChoice': {e}"))?;
+        }
         if self.interrupt_on.len() > MAX_TOOLS {
             return Err(format!("'interruptOn' lists more than {MAX_TOOLS} tools"));
         }
@@ -372,9 +407,26 @@ impl AgentSpec {
     }
 }
 
-/// Check that every tool `spec.interrupt_on` names is in `toolbox` (the agent's tools and
-/// routing tools).
+/// Check that every tool `spec.interrupt_on` names, and the tool its `toolChoice` names, is
+/// in `toolbox` (the agent's tools and routing tools).
 pub fn check_interrupt_on(spec: &AgentSpec, toolbox: &[String]) -> Result<(), String> {
+    match &spec.tool_choice {
+        ToolChoice::Tool(tool) if !toolbox.contains(tool) => {
+            return Err(format!(
+                "'toolChoice' names '{}', which is not in the toolbox of agent '{}'{}; use \"auto\", \"required\" or one of its tools",
+                tool.chars().take(60).collect::<String>(),
+                spec.name,
+                crate::names::did_you_mean(tool, toolbox.iter().map(String::as_str)),
+            ));
+        }
+        ToolChoice::Required if toolbox.is_empty() => {
+            return Err(format!(
+                "'toolChoice' is \"required\" but agent '{}' has no tools",
+                spec.name
+            ));
+        }
+        _ => {}
+    }
     for tool in &spec.interrupt_on {
         if !toolbox.contains(tool) {
             let shown: Vec<&str> = toolbox.iter().take(40).map(String::as_str).collect();

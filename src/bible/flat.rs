@@ -96,7 +96,10 @@ declared! {
         text.push_str("};");
         text
     },
-    |v| {}
+    |v| {
+        v.visit::<super::campaign::PartyMember>();
+        v.visit::<super::campaign::Quest>();
+    }
 }
 
 /// A field value's TypeScript type.
@@ -106,6 +109,8 @@ fn ts_type(ty: FieldType) -> &'static str {
         FieldType::TextList => "Array<string>",
         FieldType::Int => "number",
         FieldType::Span => "{ start: number, end: number }",
+        FieldType::Party => "Array<PartyMember>",
+        FieldType::Quests => "Array<Quest>",
     }
 }
 

@@ -1,6 +1,6 @@
 //! The story bible: scenes, characters, locations, routes, glossary entries, the style guide,
-//! UI settings, context documents, translations and QA records, each an [`Entity`] with
-//! per-field provenance and a version.
+//! UI settings, context documents, translations, QA records and role-playing campaigns, each
+//! an [`Entity`] with per-field provenance and a version.
 //!
 //! Every field an entity has carries its origin (shown as `<field>_origin`): `human` (the
 //! writer, in the page), `agent:<name>:<YYYY-MM-DD>` or `import`. Every change bumps the
@@ -16,6 +16,7 @@
 //! ([`lore`]), the glossary's terms and merges ([`glossary`]), and translations and their QA
 //! ([`translation`]). [`flat`] is an entity as the page reads it.
 
+pub mod campaign;
 pub mod flat;
 pub mod glossary;
 pub mod lore;
@@ -59,6 +60,8 @@ pub enum Kind {
     Translation,
     /// A QA record: a style, consistency or review check.
     Qa,
+    /// A role-playing campaign and its game state (see [`campaign`]).
+    Campaign,
 }
 
 /// The type of a field's value.
@@ -72,6 +75,10 @@ pub enum FieldType {
     Int,
     /// `{start, end}`: a character range.
     Span,
+    /// A campaign's party: `[{name, hp, max_hp, conditions?}]` ([`campaign::PartyMember`]).
+    Party,
+    /// A campaign's quest log: `[{title, status?, notes?}]` ([`campaign::Quest`]).
+    Quests,
 }
 
 /// A field of a kind.
@@ -89,11 +96,11 @@ const fn f(name: &'static str, ty: FieldType, required: bool) -> FieldSpec {
     FieldSpec { name, ty, required }
 }
 
-use FieldType::{Int, Span, Text, TextList};
+use FieldType::{Int, Party, Quests, Span, Text, TextList};
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Scene,
         Kind::Character,
         Kind::Location,
@@ -104,6 +111,7 @@ impl Kind {
         Kind::Contextdoc,
         Kind::Translation,
         Kind::Qa,
+        Kind::Campaign,
     ];
 
     /// Its name, as in JSON.
@@ -119,6 +127,7 @@ impl Kind {
             Kind::Contextdoc => "contextdoc",
             Kind::Translation => "translation",
             Kind::Qa => "qa",
+            Kind::Campaign => "campaign",
         }
     }
 
@@ -202,6 +211,19 @@ impl Kind {
                     f("line", Int, false),
                     f("severity", Text, false),
                     f("message", Text, true),
+                ];
+                F
+            }
+            Kind::Campaign => {
+                const F: &[FieldSpec] = &[
+                    f("name", Text, true),
+                    f("premise", Text, false),
+                    f("outline", Text, false),
+                    f("location", Text, false),
+                    f("party", Party, false),
+                    f("inventory", TextList, false),
+                    f("quests", Quests, false),
+                    f("time", Text, false),
                 ];
                 F
             }
@@ -550,6 +572,8 @@ pub fn check_value(kind: Kind, field: &str, value: Value) -> Result<Value, Bible
                 _ => Err(bad("{start, end} with start <= end")),
             }
         }
+        Party => campaign::check_party(value),
+        Quests => campaign::check_quests(value),
     }
 }
 

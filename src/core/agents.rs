@@ -6,9 +6,10 @@
 //! table (`agent:<project>:<name>`, so they go with the project's export and deletion) and
 //! announced with `agents_changed`.
 //!
-//! The conversation of the agent a run starts with (the root's session, the only long-lived
-//! one) is kept per project and agent, in memory and in the `meta` table
-//! (`conversation:<project>:<agent>`), so it survives a reload.
+//! The conversation of the agent a run starts with, and of each long-running sub-agent (the
+//! Dungeon Master's root, per campaign: `<agent>@<campaign>`), is kept per project and
+//! agent, in memory and in the `meta` table (`conversation:<project>:<agent>`), so it
+//! survives a reload.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -67,6 +68,13 @@ pub(super) struct AgentInfo {
     talks_to_writer: bool,
     /// Tools that always ask the writer when this agent calls them (empty: none).
     interrupt_on: Vec<String>,
+    /// Whether it must call a tool on the first step of each task: `auto`, `required` or a
+    /// tool's name.
+    #[ts(type = "string")]
+    tool_choice: crate::llm::ToolChoice,
+    /// Whether it keeps one long-running session (conversation per project and campaign)
+    /// instead of a fresh temporary session per call.
+    long_running: bool,
     /// A preset's agent (cannot be redefined or deleted).
     builtin: bool,
     /// The preset it belongs to, if any.
@@ -258,6 +266,8 @@ impl Core {
             token_budget,
             talks_to_writer,
             interrupt_on,
+            tool_choice,
+            long_running,
         } = spec.clone();
         AgentInfo {
             name,
@@ -272,6 +282,8 @@ impl Core {
             token_budget,
             talks_to_writer,
             interrupt_on,
+            tool_choice,
+            long_running,
             builtin,
             preset,
             toolbox,

@@ -75,6 +75,7 @@ impl Core {
                 stream: true,
                 max_tokens: Some(max_tokens),
                 temperature: settings.temperature,
+                ..RequestOptions::default()
             },
         );
         let options = CallOptions {

@@ -8,6 +8,12 @@
 //! agent session ends: [`Core::open_agent_sessions`] counts the agent sessions alive, so a
 //! test can see none linger. (The protocol names them `session` in events and records.)
 //!
+//! A long-running agent ([`AgentSpec::long_running`], the Dungeon Master's root) is the
+//! exception: its session is one conversation per project and campaign in play
+//! (`<agent>@<campaign>`), kept like the conversation of the agent a run starts with (in
+//! the `meta` table, so it survives a reload). Each call continues it with the new task,
+//! and its end (not a pause) keeps it, under the campaign in play then.
+//!
 //! The whole tree shares one abort signal, one step and token budget ([`TreeState`]), the
 //! call ids (unique per tree) and one undo group (each entry keeps its agent's origin). An
 //! approval requested deep in the tree pauses every level above it: each level's state is
@@ -99,6 +105,7 @@ impl Core {
                 stream: true,
                 max_tokens: settings.max_tokens,
                 temperature,
+                ..RequestOptions::default()
             };
             let node_ref = &node;
             let files_ref = &files;
@@ -241,6 +248,7 @@ impl Core {
                 let child_node = Node::of(&child);
                 self.agent_session_opened(tree, &child_node, &call.id, true);
                 let end = self.resume_node(tree, child).await;
+                self.keep_long_session(tree, &child_node, &end).await;
                 let (result, changed) = self.sub_agent_result(tree, &child_node, &call, end);
                 files.extend(changed);
                 match result {
@@ -299,13 +307,24 @@ impl Core {
                 Vec::new(),
             );
         };
-        let n = self.agents.next_agent_session();
-        let agent_session = format!(
-            "sub_agent_{}_{}_{}_{n}",
-            spec.name,
-            tree.project,
-            self.env.clock.now_ms()
-        );
+        // A long-running agent's session is its conversation in the campaign in play; any
+        // other agent gets a fresh temporary session.
+        let agent_session = if spec.long_running {
+            let conversation = self.long_session(&tree.project, &spec.name);
+            format!(
+                "{}_session_{}",
+                conversation.replace('@', "_"),
+                tree.project
+            )
+        } else {
+            let n = self.agents.next_agent_session();
+            format!(
+                "sub_agent_{}_{}_{}_{n}",
+                spec.name,
+                tree.project,
+                self.env.clock.now_ms()
+            )
+        };
         let reply_tool = caller.spec.reply_tool(&link);
         let mut path = caller.path.clone();
         path.push(spec.name.clone());
@@ -324,10 +343,15 @@ impl Core {
             &call.arguments,
             node.reply_tool.as_deref(),
         );
-        let messages = vec![
-            Message::system(node.spec.system_prompt.clone()),
-            Message::user(task),
-        ];
+        let history = if node.spec.long_running {
+            let conversation = self.long_session(&tree.project, &node.spec.name);
+            self.conversation(&tree.project, &conversation)
+                .await
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let messages = agent::opening_messages(&node.spec, history, &task, &[]);
         let end = self
             .run_node(
                 tree,
@@ -337,6 +361,7 @@ impl Core {
                 Vec::new(),
             )
             .await;
+        self.keep_long_session(tree, &node, &end).await;
         let (result, files) = self.sub_agent_result(tree, &node, call, end);
         match result {
             SubResult::Done(result) => (result, files),
@@ -450,6 +475,41 @@ impl Core {
             }
         };
         (SubResult::Done(result), files)
+    }
+
+    /// The conversation a long-running `agent` keeps in `project`: its name in the campaign
+    /// in play (`<agent>@<campaign id>`), or the agent's own name while there is no
+    /// campaign.
+    fn long_session(&self, project: &str, agent: &str) -> String {
+        let campaign = self
+            .with_project(project, |s| {
+                Ok(crate::bible::campaign::current(&s.bible).map(|e| e.id.clone()))
+            })
+            .ok()
+            .flatten();
+        match campaign {
+            Some(id) => format!("{agent}@{id}"),
+            None => agent.to_string(),
+        }
+    }
+
+    /// Keep a long-running sub-agent's conversation once its task ended (not paused: its
+    /// frame holds it then), under the campaign in play at its end, so the turn that
+    /// created a campaign starts that campaign's conversation. A job's unit keeps nothing
+    /// (its writes are its unit's batch).
+    async fn keep_long_session(&self, tree: &Tree, node: &Node, end: &NodeEnd) {
+        if !node.spec.long_running
+            || tree.hold.is_some()
+            || matches!(end.outcome.end, RunEnd::Paused { .. })
+            || end.outcome.messages.is_empty()
+        {
+            return;
+        }
+        let conversation = self.long_session(&tree.project, &node.spec.name);
+        // A failed save is reported by the save path and kept pending; the turn goes on.
+        let _ = self
+            .keep_conversation(&tree.project, &conversation, end.outcome.messages.clone())
+            .await;
     }
 
     /// A sub-agent's agent session is alive: counted and announced.

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use super::request::{base, key, post, DEFAULT_MAX_TOKENS};
 use super::{
     count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
-    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, Usage,
+    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
@@ -120,6 +120,18 @@ impl super::Provider for Anthropic {
         );
         if !tools.is_empty() {
             body.insert("tools".into(), catalog(CatalogFormat::Anthropic, tools));
+        }
+        match options
+            .tool_choice
+            .for_tools(tools.iter().map(|t| t.name.as_ref()))
+        {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), json!({"type": "any"}));
+            }
+            ToolChoice::Tool(name) => {
+                body.insert("tool_choice".into(), json!({"type": "tool", "name": name}));
+            }
         }
         if let Some(t) = options.temperature {
             body.insert("temperature".into(), Value::from(t));

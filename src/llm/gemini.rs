@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::request::{base, key, post};
 use super::{
     count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
-    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, Usage,
+    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
@@ -117,6 +117,20 @@ impl super::Provider for Gemini {
             body.insert(
                 "tools".into(),
                 Value::Array(vec![catalog(CatalogFormat::Gemini, tools)]),
+            );
+        }
+        let mode = match options
+            .tool_choice
+            .for_tools(tools.iter().map(|t| t.name.as_ref()))
+        {
+            ToolChoice::Auto => None,
+            ToolChoice::Required => Some(json!({"mode": "ANY"})),
+            ToolChoice::Tool(name) => Some(json!({"mode": "ANY", "allowedFunctionNames": [name]})),
+        };
+        if let Some(config) = mode {
+            body.insert(
+                "toolConfig".into(),
+                json!({ "functionCallingConfig": config }),
             );
         }
         let mut generation = Map::new();

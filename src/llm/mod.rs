@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::assemble::{Answer, Assembler};
-pub use self::request::{HttpRequest, ProviderConfig, ProviderKind, RequestOptions};
+pub use self::request::{HttpRequest, ProviderConfig, ProviderKind, RequestOptions, ToolChoice};
 use crate::tools::ToolDefinition;
 
 /// Who speaks.

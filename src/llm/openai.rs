@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::request::{base, key, post};
 use super::{
     count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
-    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, Usage,
+    ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
@@ -48,13 +48,39 @@ impl super::Provider for OpenAi {
             "messages".into(),
             Value::Array(messages.iter().map(message).collect()),
         );
-        if !tools.is_empty() {
-            body.insert("tools".into(), catalog(CatalogFormat::Openai, tools));
+        let official = config.base_url.contains("api.openai.com");
+        let choice = options
+            .tool_choice
+            .for_tools(tools.iter().map(|t| t.name.as_ref()));
+        // A named choice: OpenAI's own API takes the named function. Compatible servers may
+        // read `tool_choice` only as a string (llama.cpp's server takes an object for
+        // "auto"), so they get "required" with only that tool offered: the same constraint
+        // in the form they all read.
+        let offered: Vec<&ToolDefinition> = match &choice {
+            ToolChoice::Tool(name) if !official => {
+                tools.iter().copied().filter(|t| t.name == *name).collect()
+            }
+            _ => tools.to_vec(),
+        };
+        if !offered.is_empty() {
+            body.insert("tools".into(), catalog(CatalogFormat::Openai, &offered));
+        }
+        match choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Tool(name) if official => {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "function": {"name": name}}),
+                );
+            }
+            ToolChoice::Required | ToolChoice::Tool(_) => {
+                body.insert("tool_choice".into(), Value::from("required"));
+            }
         }
         if let Some(max) = options.max_tokens {
             // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
             // compatible servers know the older one.
-            let name = if config.base_url.contains("api.openai.com") {
+            let name = if official {
                 "max_completion_tokens"
             } else {
                 "max_tokens"

@@ -27,7 +27,7 @@ pub struct ProviderConfig {
 }
 
 /// Per-call settings.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RequestOptions {
     /// Ask for a server-sent-event stream.
     pub stream: bool,
@@ -37,6 +37,63 @@ pub struct RequestOptions {
     /// Sampling temperature.
     #[serde(default)]
     pub temperature: Option<f64>,
+    /// Whether the model must call a tool (sent only when tools are offered).
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+}
+
+/// Whether the model may answer in text or must call a tool: each adapter writes it as its
+/// provider documents it (OpenAI `tool_choice`, Anthropic `tool_choice`, Gemini
+/// `toolConfig.functionCallingConfig`). In JSON: `"auto"`, `"required"` or a tool's name.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ToolChoice {
+    /// The model decides (the providers' default): nothing is sent.
+    #[default]
+    Auto,
+    /// The model must call one of the offered tools.
+    Required,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+impl ToolChoice {
+    /// The choice to send with `tools` offered: none without tools (providers refuse a
+    /// required call of nothing), and a required call of any tool when the named tool is
+    /// not among them.
+    pub fn for_tools<'a>(&self, tools: impl IntoIterator<Item = &'a str>) -> ToolChoice {
+        let names: Vec<&str> = tools.into_iter().collect();
+        match self {
+            _ if names.is_empty() => ToolChoice::Auto,
+            ToolChoice::Tool(name) if !names.contains(&name.as_str()) => ToolChoice::Required,
+            other => other.clone(),
+        }
+    }
+
+    /// True for [`ToolChoice::Auto`].
+    pub fn is_auto(&self) -> bool {
+        *self == ToolChoice::Auto
+    }
+}
+
+impl From<String> for ToolChoice {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "auto" | "" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            _ => ToolChoice::Tool(s),
+        }
+    }
+}
+
+impl From<ToolChoice> for String {
+    fn from(choice: ToolChoice) -> Self {
+        match choice {
+            ToolChoice::Auto => "auto".into(),
+            ToolChoice::Required => "required".into(),
+            ToolChoice::Tool(name) => name,
+        }
+    }
 }
 
 /// The output token limit sent to Anthropic when [`RequestOptions::max_tokens`] is unset.

@@ -12,7 +12,8 @@
 //!
 //! Tool families live one per file: [`reading`], [`navigation`], [`editing`], [`analysis`],
 //! [`ui`], [`memory`], [`generation`] (the model-backed tools, run in two phases by the
-//! core), [`bible`], [`files`] (the `data/` file view: `read_file`, `write_file`,
+//! core), [`bible`], [`campaign`] (a role-playing campaign's game state, kept in the bible),
+//! [`files`] (the `data/` file view: `read_file`, `write_file`,
 //! `edit_file`, `list_files`, `search_code`, every path through the sandbox of
 //! [`crate::files::path`]), [`research`] (`research_url`, `search_research`: web pages read
 //! for the project, run by the core).
@@ -20,6 +21,7 @@
 pub mod analysis;
 pub mod args;
 pub mod bible;
+pub mod campaign;
 pub mod command;
 pub mod editing;
 pub mod files;
@@ -262,6 +264,7 @@ impl ToolRegistry {
         memory::register(&mut registry);
         generation::register(&mut registry);
         bible::register(&mut registry);
+        campaign::register(&mut registry);
         files::register(&mut registry);
         research::register(&mut registry);
         registry.define_builtin_toolsets();

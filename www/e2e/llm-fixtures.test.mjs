@@ -478,3 +478,105 @@ test('rentl over HTTP: a unit streams its read call from the dev server', async 
     .join('');
   assert.deepEqual(JSON.parse(args), { scene: 'mill' });
 });
+
+test('the demo model plays the Dungeon Master’s campaign: the record created, read, hit by the verdict, and characters recorded', () => {
+  const ask = (system, tools, messages) => decide({ messages: [{ role: 'system', content: system }, ...messages], tools: tools.map((name) => ({ type: 'function', function: { name, parameters: {} } })) });
+  const called = (name, args, result, id) => [
+    { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] },
+    { role: 'tool', tool_call_id: id, content: JSON.stringify(result) },
+  ];
+  const ok = (data) => ({ status: 'success', data });
+  const task = (type, input, reply, state = '') =>
+    `ACTION FROM PLAYER_INTERFACE AGENT:\nAction Type: ${type}\nPlayer Input: ${input}\nTarget: ${type === 'combat' ? 'goblin' : ''}\nContext: \nCampaign ID: demo\nGame State: ${state}\n\nProcess this action according to your role. When you are done, answer with ${reply}.`;
+
+  // The campaign creation agent writes the outline, then records the campaign with the hero the player named.
+  const creator = 'You are the Campaign Creation Agent of a Dungeon Master system.';
+  const creatorTools = ['write_file', 'read_file', 'list_files', 'campaign_create_entry', 'send_response_to_root_agent'];
+  const start = [{ role: 'user', content: task('meta', 'Start a campaign for Aria, 14 hit points', 'send_response_to_root_agent') }];
+  const outline = ask(creator, creatorTools, start).call;
+  assert.deepEqual([outline.name, outline.arguments.path], ['write_file', 'plans/campaign.md']);
+  start.push(...called('write_file', outline.arguments, ok({ path: 'plans/campaign.md' }), 'w1'));
+  const record = ask(creator, creatorTools, start).call;
+  assert.equal(record.name, 'campaign_create_entry');
+  assert.deepEqual(record.arguments.party, [{ name: 'Aria', hp: 14, max_hp: 14 }]);
+  assert.equal(record.arguments.outline, 'plans/campaign.md');
+  start.push(...called('campaign_create_entry', record.arguments, ok({ created: 'the-drowned-crown' }), 'w2'));
+  assert.equal(ask(creator, creatorTools, start).call.name, 'send_response_to_root_agent');
+
+  // The root, whose conversation holds the campaign's creation, reads the record before combat.
+  const rootPrompt = 'You are the Root Agent of a Dungeon Master system.';
+  const rootTools = ['route_to_narrative_agent', 'route_to_rules_lawyer_agent', 'route_to_campaign_creation_agent', 'route_to_player_interface_agent', 'campaign_read_entry', 'campaign_update_entry'];
+  const earlier = [
+    { role: 'user', content: task('meta', 'Start a campaign for Aria, 14 hit points', 'route_to_player_interface_agent') },
+    ...called('route_to_campaign_creation_agent', { action_type: 'meta' }, ok({ response: { response_content: 'Recorded.' } }), 'e1'),
+  ];
+  const turn = [...earlier, { role: 'user', content: task('combat', 'I attack the goblin', 'route_to_player_interface_agent') }];
+  assert.equal(ask(rootPrompt, rootTools, turn).call.name, 'campaign_read_entry');
+  // Without that history, the same action goes straight to the rules lawyer.
+  assert.equal(ask(rootPrompt, rootTools, turn.slice(earlier.length)).call.name, 'route_to_rules_lawyer_agent');
+  const campaign = { id: 'the-drowned-crown', name: 'The Drowned Crown', location: 'The harbour of Saltmere', party: [{ name: 'Aria', hp: 14, max_hp: 14 }], inventory: ['rope'], quests: [{ title: 'The missing lighthouse keeper', status: 'active' }], time: 'Day 1, morning' };
+  turn.push(...called('campaign_read_entry', {}, ok({ campaign }), 'r1'));
+  const toRules = ask(rootPrompt, rootTools, turn).call;
+  assert.deepEqual([toRules.name, toRules.arguments.game_state], ['route_to_rules_lawyer_agent', 'Aria 14/14 HP']);
+  // The rules lawyer, given the party, has the goblin strike back at Aria.
+  const rules = ask('You are the Rules Lawyer Agent of a Dungeon Master system.', ['send_response_to_root_agent'], [{ role: 'user', content: task('combat', 'I attack the goblin', 'send_response_to_root_agent', 'Aria 14/14 HP') }]).call;
+  const verdict = rules.arguments.response_content;
+  const damage = Number(verdict.match(/(\d+) damage to Aria\./)?.[1]);
+  assert.ok(damage >= 1 && damage <= 6, verdict);
+  turn.push(...called(toRules.name, toRules.arguments, ok({ response: { response_content: verdict } }), 'r2'));
+  const hit = ask(rootPrompt, rootTools, turn).call;
+  assert.deepEqual([hit.name, hit.arguments], ['campaign_update_entry', { hit_points: [{ name: 'Aria', hp: 14 - damage }] }]);
+  const after = { ...campaign, party: [{ name: 'Aria', hp: 14 - damage, max_hp: 14 }] };
+  turn.push(...called(hit.name, hit.arguments, ok({ campaign: after, changed: ['party'] }), 'r3'));
+  const toStory = ask(rootPrompt, rootTools, turn).call;
+  assert.equal(toStory.name, 'route_to_narrative_agent');
+  turn.push(...called(toStory.name, toStory.arguments, ok({ response: { response_content: 'The goblin crumples.' } }), 'r4'));
+  const answered = ask(rootPrompt, rootTools, turn).call;
+  assert.equal(answered.name, 'route_to_player_interface_agent');
+  assert.ok(answered.arguments.response_content.endsWith(`(Party: Aria ${14 - damage}/14 HP.)`), answered.arguments.response_content);
+  // A question about the party is answered from the record.
+  const question = [...earlier, { role: 'user', content: task('question', 'How many hit points do I have?', 'route_to_player_interface_agent') }];
+  assert.equal(ask(rootPrompt, rootTools, question).call.name, 'campaign_read_entry');
+  question.push(...called('campaign_read_entry', {}, ok({ campaign: after }), 'q1'));
+  const status = ask(rootPrompt, rootTools, question).call;
+  assert.match(status.arguments.response_content, new RegExp(`Party: Aria ${14 - damage}/14 HP\\. Carrying: rope\\.`));
+
+  // The player interface files what the player picks up into the game state ("hit points" names no blow).
+  const pi = 'You are the Player Interface Agent.';
+  const piTools = ['route_action_to_root_agent', 'campaign_read_state', 'campaign_update_state'];
+  for (const [words, type] of [['Start a campaign for Aria, 14 hit points', 'meta'], ['How many hit points do I have?', 'question']]) {
+    assert.equal(ask(pi, piTools, [{ role: 'user', content: words }]).call.arguments.action_type, type, words);
+  }
+  const pick = [{ role: 'user', content: 'I pick up the lantern' }];
+  const routed = ask(pi, piTools, pick).call;
+  pick.push(...called(routed.name, routed.arguments, ok({ response: { response_content: 'You lift the lantern.' } }), 'p1'));
+  assert.equal(ask(pi, piTools, pick).call.name, 'campaign_read_state');
+  pick.push(...called('campaign_read_state', {}, ok({ campaign }), 'p2'));
+  const stored = ask(pi, piTools, pick).call;
+  assert.deepEqual([stored.name, stored.arguments.inventory], ['campaign_update_state', ['rope', 'lantern']]);
+  pick.push(...called(stored.name, stored.arguments, ok({ changed: ['inventory'] }), 'p3'));
+  assert.equal(ask(pi, piTools, pick).text, 'You lift the lantern.\n\n(lantern is in your pack.)');
+
+  // The character creation agent records the character, in a chat of its own or routed.
+  const maker = 'You are the Character Creation Agent of a Dungeon Master system.';
+  const makerTools = ['character_create_entry', 'character_read_entry', 'get_character_info'];
+  const alone = [{ role: 'user', content: 'Create a new character named Bram, a dwarf cleric.' }];
+  const made = ask(maker, makerTools, alone).call;
+  assert.deepEqual([made.name, made.arguments], ['character_create_entry', { name_src: 'Bram', notes: 'A dwarf cleric.' }]);
+  alone.push(...called(made.name, made.arguments, ok({ id: 'bram' }), 'c1'));
+  assert.equal(ask(maker, makerTools, alone).text, 'A new character: Bram. A dwarf cleric. Recorded in the story bible.');
+  // With a campaign in play, the new character joins its party.
+  const stateTools = [...makerTools, 'campaign_read_state', 'campaign_update_state'];
+  assert.equal(ask(maker, stateTools, alone).call.name, 'campaign_read_state');
+  alone.push(...called('campaign_read_state', {}, ok({ campaign }), 'c3'));
+  const join = ask(maker, stateTools, alone).call;
+  assert.deepEqual([join.name, join.arguments.party.map((m) => m.name)], ['campaign_update_state', ['Aria', 'Bram']]);
+  alone.push(...called(join.name, join.arguments, ok({ changed: ['party'] }), 'c4'));
+  assert.equal(ask(maker, stateTools, alone).text, 'A new character: Bram. A dwarf cleric. Recorded in the story bible. Bram joins the party with 10 hit points.');
+  const viaRoot = [{ role: 'user', content: task('character_creation', 'I want a new character named Mira, an elf ranger', 'send_response_to_root_agent') }];
+  const routedMade = ask(maker, [...makerTools, 'send_response_to_root_agent'], viaRoot).call;
+  assert.deepEqual(routedMade.arguments, { name_src: 'Mira', notes: 'An elf ranger.' });
+  viaRoot.push(...called(routedMade.name, routedMade.arguments, { status: 'error', data: { code: 'denied', message: 'The writer declined.' } }, 'c2'));
+  const declined = ask(maker, [...makerTools, 'send_response_to_root_agent'], viaRoot).call;
+  assert.deepEqual([declined.name, declined.arguments.response_content], ['send_response_to_root_agent', 'You declined, so Mira was not recorded.']);
+});

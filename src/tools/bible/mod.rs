@@ -76,7 +76,7 @@ pub struct KindDecl {
 
 /// Every kind, in [`Kind::ALL`] order.
 #[rustfmt::skip]
-pub static KINDS: [KindDecl; 10] = [
+pub static KINDS: [KindDecl; 11] = [
     KindDecl { kind: Scene, named: false, lister: "scene_read_overview", create: Permissive, delete: Permissive, title_hint: "",
         fields: &[("summary", Text), ("tags", Val::List), ("primary_characters", Ref(Character)), ("locations", Ref(Location))] },
     KindDecl { kind: Character, named: true, lister: "character_read_entry", create: Strict, delete: Strict,
@@ -92,6 +92,7 @@ pub static KINDS: [KindDecl; 10] = [
     KindDecl { kind: Contextdoc, named: false, lister: "contextdoc_list_all", create: Permissive, delete: Permissive, title_hint: "", fields: &[] },
     KindDecl { kind: Translation, named: false, lister: "translation_read_scene", create: Permissive, delete: Standard, title_hint: "", fields: &[] },
     KindDecl { kind: Qa, named: false, lister: "context_read_status", create: Permissive, delete: Standard, title_hint: "", fields: &[] },
+    KindDecl { kind: Campaign, named: false, lister: "campaign_read_entry", create: Permissive, delete: Standard, title_hint: "", fields: &[] },
 ];
 
 fn decl(kind: Kind) -> &'static KindDecl {
