@@ -802,6 +802,24 @@ origin: string,
  */
 tag?: string, };
 
+export type ChapterEffect = { 
+/**
+ * Chapter id.
+ */
+chapter: string, 
+/**
+ * Its 0-based place in the chapter list (where it was added, or where it was).
+ */
+index: number, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * True: the entry added it; false: the entry took it out.
+ */
+added: boolean, };
+
 export type ChapterInProject = { 
 /**
  * The project, after the change.
@@ -1449,6 +1467,10 @@ effects: Array<HistoryEffect>,
  * were undoable).
  */
 files?: Array<FileEffect>, 
+/**
+ * The chapters it added or took out (see [`ChapterEffect`]).
+ */
+chapters?: Array<ChapterEffect>, 
 /**
  * The revert entry that currently takes this entry back, if any.
  */
