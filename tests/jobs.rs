@@ -813,6 +813,58 @@ fn approvals_can_be_set_per_agent_and_a_job_overwrites_only_when_allowed() {
 }
 
 #[test]
+fn the_translator_gets_translation_update_line_only_when_the_job_allows_overwrite() {
+    let w = Worker::new(Rc::new(MemoryStore::new()), usize::MAX);
+    w.configure();
+    fixture(&w);
+    // The tools each translator request offered, by whether its job allowed overwriting.
+    let offered_by = |allow: bool| -> Vec<Vec<String>> {
+        w.net.bodies.borrow_mut().clear();
+        let job = w.ok(
+            "start_job",
+            json!({"kind": "pipeline", "phases": ["translation"], "scope": {"scenes": ["s1"]}, "allowOverwrite": allow}),
+        );
+        w.settle();
+        let status = w.ok("job_status", json!({"job": job["id"]}));
+        assert_eq!(status["state"], "done", "{status}");
+        let bodies = w.net.bodies.borrow();
+        let translator: Vec<&Value> = bodies
+            .iter()
+            .filter(|b| task(b).starts_with("Task for scene_translator"))
+            .collect();
+        assert!(!translator.is_empty(), "the translator ran");
+        translator
+            .iter()
+            .map(|b| {
+                b["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    let toolbox = draftsmith::agent::Catalog::new(Vec::new())
+        .get("scene_translator")
+        .unwrap()
+        .tools
+        .clone();
+    assert!(toolbox.contains(&"translation_update_line".to_string()));
+    let without: Vec<String> = toolbox
+        .iter()
+        .filter(|t| *t != "translation_update_line")
+        .cloned()
+        .collect();
+    for tools in offered_by(false) {
+        assert_eq!(tools, without, "overwrite off");
+    }
+    for tools in offered_by(true) {
+        assert_eq!(tools, toolbox, "overwrite on");
+    }
+}
+
+#[test]
 fn a_run_that_ends_while_saves_fail_still_finishes_and_its_conversation_is_saved_later() {
     let faulty = Rc::new(draftsmith::store::faulty::Faulty::new(MemoryStore::new()));
     let events = Rc::new(RecordingSink::default());

@@ -213,20 +213,11 @@ fn the_demo_model_runs_every_rentl_pipeline_over_the_demo_project() {
     let preset = catalog.preset("rentl").unwrap().clone();
     let mut toolboxes = BTreeMap::new();
     for name in &preset.agents {
-        let mut spec = serde_json::to_value(catalog.get(name).unwrap()).unwrap();
+        // Each agent as a job without overwrite runs it.
+        let unit = draftsmith::agent::pipeline::unit_spec(catalog.get(name).unwrap(), false);
+        let mut spec = serde_json::to_value(unit).unwrap();
         spec["name"] = json!(format!("demo_{name}"));
         spec["talksToWriter"] = json!(true);
-        if name == "scene_translator" {
-            // Overwrite is not allowed: the job engine leaves out translation_update_line.
-            let tools: Vec<Value> = spec["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|t| *t != "translation_update_line")
-                .cloned()
-                .collect();
-            spec["tools"] = json!(tools);
-        }
         toolboxes.insert(name.clone(), spec["tools"].clone());
         page.ok("define_agent", json!({"agent": spec}));
     }

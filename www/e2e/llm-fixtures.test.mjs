@@ -146,7 +146,8 @@ test('the demo model plays the presets’ agents from the request alone: system 
 
 // --- rentl: the demo model plays each subagent -------------------------------------------------
 //
-// The subagents' prompts and toolboxes come from the core (rentl-agents.json, kept current by
+// The subagents' prompts and toolboxes, and the tools a job's unit offers with and without
+// overwrite, come from the core (rentl-agents.json, kept current by
 // tests/rentl_presets.rs), the tools' argument schemas from src/tools/schemas.json. A small
 // story bible below answers the tool calls in the shapes the core's tools return (a German
 // target language and other names than the demo project's, so nothing can be hard-coded), and
@@ -316,7 +317,7 @@ function world() {
  */
 function unit(w, agent, target, { overwrite = false, tools } = {}) {
   const spec = agentSpec(agent);
-  const offered = tools ?? spec.tools.filter((t) => overwrite || t !== 'translation_update_line');
+  const offered = tools ?? spec.unitTools[overwrite ? 'overwrite' : 'noOverwrite'];
   const task = `Task for ${agent}: do your job.\n${target}\nOverwrite allowed: ${overwrite ? 'yes' : 'no'}\nDone when: your definition of done is met.`;
   const messages = [{ role: 'system', content: spec.systemPrompt }, { role: 'user', content: task }];
   const calls = [];
