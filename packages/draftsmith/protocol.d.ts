@@ -364,6 +364,10 @@ talksToWriter: boolean,
  */
 interruptOn: Array<string>, 
 /**
+ * Whether it plans with a to-do list (`write_todos`, `read_todos`).
+ */
+planning: boolean, 
+/**
  * A preset's agent (cannot be redefined or deleted).
  */
 builtin: boolean, 
@@ -2396,7 +2400,11 @@ message?: string,
 /**
  * The calls waiting for approval (`paused` only).
  */
-pending?: Array<ApprovalCard>, };
+pending?: Array<ApprovalCard>, 
+/**
+ * The agent's to-do list as the run ended (an agent with `planning` that wrote one).
+ */
+todos?: Array<TodoItem>, };
 
 export type RunStarted = { 
 /**
@@ -2911,6 +2919,18 @@ export type SuggestionsParams = {
  */
 all?: boolean, };
 
+export type TodoItem = { 
+/**
+ * What to do.
+ */
+content: string, 
+/**
+ * Where it stands.
+ */
+status: TodoStatus, };
+
+export type TodoStatus = "pending" | "in_progress" | "completed";
+
 export type ToolCallResult = { 
 /**
  * Success or error.
@@ -3074,7 +3094,11 @@ error?: string,
 /**
  * A research unit's page.
  */
-url?: string, };
+url?: string, 
+/**
+ * Its agent's to-do list as its run ended (an agent with `planning` that wrote one).
+ */
+todos?: Array<TodoItem>, };
 
 export type Usage = { 
 /**

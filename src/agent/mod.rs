@@ -19,6 +19,7 @@
 
 pub mod abort;
 pub mod pipeline;
+pub mod planning;
 pub mod presets;
 pub mod spec;
 
@@ -364,12 +365,7 @@ pub fn opening_messages(
     prompt: &str,
     blocks: &[&str],
 ) -> Vec<Message> {
-    let mut system = spec.system_prompt.clone();
-    for block in blocks.iter().filter(|b| !b.trim().is_empty()) {
-        system.push_str("\n\n");
-        system.push_str(block);
-    }
-    let mut messages = vec![Message::system(system)];
+    let mut messages = vec![Message::system(system_prompt(spec, blocks))];
     messages.extend(
         history
             .into_iter()
@@ -377,6 +373,22 @@ pub fn opening_messages(
     );
     messages.push(Message::user(prompt));
     messages
+}
+
+/// An agent's system prompt: its own, the guidance for the tools its spec adds (planning),
+/// then `blocks` (the memory's context, ...), each block after a blank line.
+pub fn system_prompt(spec: &AgentSpec, blocks: &[&str]) -> String {
+    let mut system = spec.system_prompt.clone();
+    let planning = spec.planning.then_some(planning::GUIDANCE);
+    for block in planning
+        .iter()
+        .chain(blocks.iter())
+        .filter(|b| !b.trim().is_empty())
+    {
+        system.push_str("\n\n");
+        system.push_str(block);
+    }
+    system
 }
 
 /// Go on with a run from a conversation whose last turn is complete (every call has its

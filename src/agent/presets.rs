@@ -41,6 +41,7 @@ pub fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> Age
         token_budget: None,
         talks_to_writer: false,
         interrupt_on: Vec::new(),
+        planning: false,
     }
 }
 

@@ -88,6 +88,10 @@ pub struct AgentSpec {
     /// calls them (rentl's `interrupt_on`); each must be in its toolbox.
     #[serde(default, alias = "interrupt_on", skip_serializing_if = "Vec::is_empty")]
     pub interrupt_on: Vec<String>,
+    /// Whether it plans its task with a to-do list of its own (`write_todos`, `read_todos`;
+    /// see [`crate::agent::planning`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planning: bool,
 }
 
 fn default_max_steps() -> usize {
@@ -165,6 +169,7 @@ impl AgentSpec {
             token_budget: None,
             talks_to_writer: true,
             interrupt_on: Vec::new(),
+            planning: false,
         }
     }
 

@@ -67,6 +67,8 @@ pub(super) struct AgentInfo {
     talks_to_writer: bool,
     /// Tools that always ask the writer when this agent calls them (empty: none).
     interrupt_on: Vec<String>,
+    /// Whether it plans with a to-do list (`write_todos`, `read_todos`).
+    planning: bool,
     /// A preset's agent (cannot be redefined or deleted).
     builtin: bool,
     /// The preset it belongs to, if any.
@@ -258,6 +260,7 @@ impl Core {
             token_budget,
             talks_to_writer,
             interrupt_on,
+            planning,
         } = spec.clone();
         AgentInfo {
             name,
@@ -272,6 +275,7 @@ impl Core {
             token_budget,
             talks_to_writer,
             interrupt_on,
+            planning,
             builtin,
             preset,
             toolbox,

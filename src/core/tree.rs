@@ -27,6 +27,7 @@ use super::run_state::{
     SessionPaused, SessionStatus, SubAgentOrigin, Tree,
 };
 use super::Core;
+use crate::agent::planning;
 use crate::agent::spec::task_message;
 use crate::agent::{self, AgentSpec, Delegation, RunContext, RunEnd, RunEvent, RunOutcome};
 use crate::commands::Origin;
@@ -48,6 +49,7 @@ impl Core {
     ) -> LocalBoxFuture<'a, NodeEnd> {
         Box::pin(async move {
             let files = RefCell::new(files_before);
+            let todos = RefCell::new(node.todos.clone());
             let fail = |message: String| NodeEnd {
                 outcome: RunOutcome {
                     end: RunEnd::Failed { message },
@@ -59,6 +61,7 @@ impl Core {
                 },
                 files: Vec::new(),
                 frame: None,
+                todos: node.todos.clone(),
             };
             let (provider, temperature) =
                 match provider_for(&node.spec, &tree.settings, &tree.provider) {
@@ -82,6 +85,12 @@ impl Core {
                     }
                 }
             }
+            let planning_tools = if node.spec.planning {
+                planning::definitions()
+            } else {
+                Vec::new()
+            };
+            tools.extend(planning_tools.iter());
             let routing = node.spec.routing_tools(&tree.catalog);
             let reply_def = node.reply_tool.as_ref().map(|name| {
                 AgentSpec::reply_definition(name, node.caller.as_deref().unwrap_or("calling"))
@@ -102,10 +111,14 @@ impl Core {
             };
             let node_ref = &node;
             let files_ref = &files;
+            let todos_ref = &todos;
             let mut execute = |c: &ToolCall| {
                 let c = c.clone();
                 let origin = origin.clone();
                 let future: LocalBoxFuture<'_, ToolResult> = Box::pin(async move {
+                    if node_ref.spec.planning && planning::is_planning_tool(&c.name) {
+                        return planning::run(&c.name, &c.arguments, &mut todos_ref.borrow_mut());
+                    }
                     if let Some(link) = node_ref.spec.link_for(&c.name, &c.arguments).cloned() {
                         let (result, changed) = self.call_sub_agent(tree, node_ref, link, &c).await;
                         files_ref.borrow_mut().extend(changed);
@@ -187,6 +200,7 @@ impl Core {
             )
             .await;
             let files = files.into_inner();
+            let todos = todos.into_inner();
             let frame = match &outcome.end {
                 RunEnd::Paused { pending } => {
                     let mut stash = tree.paused.borrow_mut();
@@ -210,6 +224,7 @@ impl Core {
                         results: BTreeMap::new(),
                         children,
                         files_changed: files.clone(),
+                        todos: todos.clone(),
                     })
                 }
                 _ => None,
@@ -218,6 +233,7 @@ impl Core {
                 outcome,
                 files,
                 frame,
+                todos,
             }
         })
     }
@@ -271,6 +287,7 @@ impl Core {
                 return NodeEnd {
                     outcome,
                     files,
+                    todos: frame.todos.clone(),
                     frame: Some(frame),
                 };
             }
@@ -316,6 +333,7 @@ impl Core {
             reply_tool,
             caller: Some(caller.spec.name.clone()),
             delegation: caller.spec.delegation,
+            todos: Vec::new(),
         };
         self.agent_session_opened(tree, &node, &call.id, false);
         let task = task_message(
@@ -325,7 +343,7 @@ impl Core {
             node.reply_tool.as_deref(),
         );
         let messages = vec![
-            Message::system(node.spec.system_prompt.clone()),
+            Message::system(agent::system_prompt(&node.spec, &[])),
             Message::user(task),
         ];
         let end = self
@@ -372,6 +390,7 @@ impl Core {
             outcome,
             files,
             frame,
+            ..
         } = end;
         self.agents.agent_session_closed();
         // How the session ended; none when it paused (its state is the frame).
