@@ -19,7 +19,8 @@
 //   research URL                -> research_url {url: URL}; then the page's title and url
 //   search the research for X   -> search_research {query: X} (also "search research for X",
 //                                  "what does the research say about X"); then it cites the
-//                                  best note: According to "<title>" (<url>): <preview>
+//                                  best note: According to "<title>" (<url>): <its first
+//                                  quoted sentence>
 //   anything else                -> a short text answer listing what it understands
 // After a tool result it says "Done.", that the writer declined (a result with code
 // `denied`), or what went wrong.
@@ -245,7 +246,9 @@ function sumUpResearch(call) {
   if (call.name === 'research_url') return `I read "${data.title}" (${data.url}) into the research notes.`;
   const hit = (data.hits ?? [])[0];
   if (!hit) return `I found nothing in the research about "${call.args.query}".`;
-  const first = String(hit.preview ?? '').split(/(?<=[.!?])\s/)[0];
+  // The page's words come quoted (`> ` lines inside an untrusted-content block, after its title).
+  const quoted = String(hit.content ?? '').split('\n').filter((l) => l.startsWith('> ') && !l.startsWith('> Title: ')).map((l) => l.slice(2)).join(' ').trim();
+  const first = quoted.split(/(?<=[.!?])\s/)[0];
   return `According to "${hit.title}" (${hit.url}): ${first}`;
 }
 

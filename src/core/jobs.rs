@@ -1065,7 +1065,8 @@ impl Core {
                 prompt: prompt.clone(),
             }),
         );
-        let messages = agent::opening_messages(&spec, Vec::new(), &prompt, &[]);
+        let toolbox = spec.toolbox(&self.registry);
+        let messages = agent::opening_messages(&spec, &toolbox, Vec::new(), &prompt, &[]);
         let mut tree = Tree::new(
             project,
             run_id.clone(),

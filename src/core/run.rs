@@ -248,8 +248,9 @@ impl Core {
                 prompt: prompt.clone(),
             }),
         );
-        let messages =
-            agent::opening_messages(&spec, history, &prompt, &[&editor_block, &memory_block]);
+        let toolbox = spec.toolbox(&self.registry);
+        let blocks = [editor_block.as_str(), memory_block.as_str()];
+        let messages = agent::opening_messages(&spec, &toolbox, history, &prompt, &blocks);
         let tree = Tree::new(
             project,
             run_id,

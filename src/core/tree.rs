@@ -343,7 +343,11 @@ impl Core {
             node.reply_tool.as_deref(),
         );
         let messages = vec![
-            Message::system(agent::system_prompt(&node.spec, &[])),
+            Message::system(agent::system_prompt(
+                &node.spec,
+                &node.spec.toolbox(&self.registry),
+                &[],
+            )),
             Message::user(task),
         ];
         let end = self
