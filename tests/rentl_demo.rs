@@ -7,7 +7,8 @@
 //!
 //! The units run here as runs of copies of the preset's subagents (`demo_<agent>`, the same
 //! prompt and toolbox, allowed to talk to the writer), one after another, as a job with
-//! concurrency 1 would run them. Needs `node` on the PATH (as the e2e layer does).
+//! concurrency 1 would run them. The demo model also drafts a new TextCraft chapter through
+//! the core. Needs `node` on the PATH (as the e2e layer does).
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::RefCell;
@@ -440,4 +441,58 @@ fn the_demo_model_runs_every_rentl_pipeline_over_the_demo_project() {
         .all(|r| r["severity"] == "info"));
     // Nothing waits for the writer.
     assert_eq!(page.ok("list_approvals", json!({}))["approvals"], json!([]));
+}
+
+/// The demo model plays TextCraft through the core too: asked for the next chapter, the
+/// architect plans it and the narrator creates it; one plain undo takes it all back.
+#[test]
+fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
+    let model = DemoModel::start();
+    let brain_model = model.clone();
+    let page = Page::thinking(
+        Rc::new(MemoryStore::new()),
+        Rc::new(move |body: &Value| brain_model.answer(body)),
+    );
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "The Stair", "text": "Mara climbed the stair."},
+            {"title": "The Lamp", "text": "The lamp was dark."},
+            {"title": "The Storm", "text": "The storm broke."}
+        ]}),
+    );
+    page.configure();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Narrator, draft chapter 4: The Lamp Room", "preset": "textcraft"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    assert!(
+        run["text"]
+            .as_str()
+            .unwrap()
+            .contains("Chapter 4, \"The Lamp Room\", is new."),
+        "{run}"
+    );
+    let names = |page: &Page| -> Vec<String> {
+        let listing = page.ok(
+            "execute",
+            json!({"tool": "list_files", "args": {"directory": "manuscripts"}}),
+        );
+        listing["data"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&page).last().unwrap(), "04-the-lamp-room.md");
+    let chapter = page.ok("get_chapter", json!({"chapter": "4"}));
+    assert_eq!(chapter["title"], "The Lamp Room");
+    assert!(chapter["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("# The Lamp Room\n\n"));
+    page.ok("undo", json!({}));
+    assert_eq!(names(&page).len(), 3);
 }

@@ -45,8 +45,10 @@
 //     after one query_lore look-up, with their reply tool (send_response_to_root_agent).
 //   TextCraft: an agent offered assign_task is the architect (list_files manuscripts, write
 //     plans/chN.md, assign the narrator, read the draft, assign the editor a "very X" phrase,
-//     then sum up); a "TASK FROM THE ARCHITECT" with write_file is the narrator (read the
-//     plan, write the draft), with edit_file only the editor (edit_file the phrase).
+//     then sum up); asked for chapter N one past the last ("draft chapter 4: The Lamp Room"),
+//     it has the narrator create it as manuscripts/chNN.md under a "# <title>" heading; a
+//     "TASK FROM THE ARCHITECT" with write_file is the narrator (read the plan, write the
+//     draft), with edit_file only the editor (edit_file the phrase).
 //   An agent the app defined: an instruction it has no tool for goes to its first routing
 //     tool; a routed agent runs the instruction in the player input and answers with its
 //     reply tool.
@@ -187,7 +189,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal. With the Dungeon Master preset: "I attack the goblin", "Hello blacksmith", "I look around". With TextCraft: "plan chapter 3 and draft it", or "draft chapter N" for the next chapter. The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -472,9 +474,14 @@ function architect(req) {
   const listed = made('list_files');
   if (!listed) return { text: 'Let me look at the manuscript first.', call: { name: 'list_files', arguments: { directory: 'manuscripts' } } };
   const entries = listed.result?.data?.entries ?? [];
-  const file = entries.find((e) => new RegExp(`^0*${n}(?:-|\\.md$)`).test(e.name ?? ''))?.path;
-  if (!file) return { text: `There is no chapter ${n} yet (the manuscript has ${entries.length}). Add it first, then ask me again.` };
-  const chapterTitle = title(file.replace(/^.*\/\d+-?/, '').replace(/\.md$/, '').replace(/-/g, ' ')) || `Chapter ${n}`;
+  const existing = entries.find((e) => new RegExp(`^0*${n}(?:-|\\.md$)`).test(e.name ?? ''))?.path;
+  // The next number is a new chapter: write_file to manuscripts/chNN.md creates it, titled by
+  // the draft's first heading (the title the request gives after "chapter N:", if any).
+  const fresh = !existing && n === entries.length + 1;
+  if (!existing && !fresh) return { text: `There is no chapter ${n} yet (the manuscript has ${entries.length}). I can draft the next one, chapter ${entries.length + 1}.` };
+  const file = existing ?? `manuscripts/ch${nn}.md`;
+  const asked = req.prompt.match(/chapter\s+\d+\s*[:–—-]\s*(.+?)\s*$/i)?.[1]?.replace(/[.!]+$/, '');
+  const chapterTitle = fresh ? title(asked || `Chapter ${n}`) : title(file.replace(/^.*\/\d+-?/, '').replace(/\.md$/, '').replace(/-/g, ' ')) || `Chapter ${n}`;
   const planPath = `plans/ch${n}.md`;
   const planned = made('write_file', (c) => c.args.path === planPath);
   if (!planned) {
@@ -488,7 +495,7 @@ function architect(req) {
     return {
       call: {
         name: 'assign_task',
-        arguments: { target_agent: 'narrator', task_description: `Draft chapter ${n} following the plan in ${planPath}: one paragraph per beat, past tense. Write the whole draft to ${file}.`, target_file: file },
+        arguments: { target_agent: 'narrator', task_description: `Draft chapter ${n} following the plan in ${planPath}: one paragraph per beat, past tense. Write the whole draft to ${file}.${fresh ? ` It is a new chapter: begin the draft with its title as a heading, "# ${chapterTitle}".` : ''}`, target_file: file },
       },
     };
   }
@@ -510,7 +517,8 @@ function architect(req) {
   const files = new Set([planPath]);
   for (const c of req.calls) for (const f of c.result?.data?.files_changed ?? []) files.add(f);
   const editorSaid = edited ? (edited.result?.status === 'success' ? ` The editor: ${edited.result.data.summary}` : ` The editor could not make its fix: ${failure(edited)}`) : '';
-  return { text: `Done. The plan for chapter ${n} is in ${planPath}, and the narrator drafted ${file}.${editorSaid} Files changed: ${[...files].join(', ')}.` };
+  const created = fresh ? ` Chapter ${n}, "${chapterTitle}", is new.` : '';
+  return { text: `Done. The plan for chapter ${n} is in ${planPath}, and the narrator drafted ${file}.${created}${editorSaid} Files changed: ${[...files].join(', ')}.` };
 }
 
 function narrator(req) {
@@ -527,12 +535,15 @@ function narrator(req) {
       'Then came the sound from below: a slow scrape, like wood dragged over stone. She held her breath, counted to ten, and took the stair one step at a time.',
       'At the bottom the door stood open. Beyond it the dark waited, patient, and she understood that whatever came next, she would not be going back up the same way.',
     ];
-    const text = (beats.length ? beats : ['', '', '']).map((beat, i) => paragraphs[i] ?? `And then: ${beat.replace(/^\w+:\s*/, '')}`).join('\n\n');
+    const heading = req.prompt.match(/begin the draft with its title as a heading, "(# [^"\n]+)"/)?.[1];
+    const text = [heading, ...(beats.length ? beats : ['', '', '']).map((beat, i) => paragraphs[i] ?? `And then: ${beat.replace(/^\w+:\s*/, '')}`)].filter((p) => p !== undefined).join('\n\n');
     return { text: `Drafting ${target}.`, call: { name: 'write_file', arguments: { path: target, content: text } } };
   }
   if (wrote.result?.status !== 'success') return { text: `I could not write ${target}: ${failure(wrote)}` };
-  const words = String(wrote.args.content ?? '').split(/\s+/).filter(Boolean).length;
-  return { text: `I drafted ${target}: ${words} words in ${String(wrote.args.content ?? '').split(/\n\n/).length} paragraphs.` };
+  const body = String(wrote.args.content ?? '').replace(/^# .*\n\n/, '');
+  const words = body.split(/\s+/).filter(Boolean).length;
+  const made = wrote.result.data?.created ? ` (a new chapter, number ${wrote.result.data.chapter?.number})` : '';
+  return { text: `I drafted ${target}${made}: ${words} words in ${body.split(/\n\n/).length} paragraphs.` };
 }
 
 function editor(req) {

@@ -142,6 +142,29 @@ test('the demo model plays the presets’ agents from the request alone: system 
   assert.match((await ask(architect, tcTools, plan)).content, /no chapter 3 yet/);
   // The same request gives the same answer: nothing is remembered between requests.
   assert.deepEqual(await ask(architect, tcTools, plan), await ask(architect, tcTools, plan));
+
+  // The next chapter is a new one: planned, then the narrator creates it under its title.
+  const fresh = [{ role: 'user', content: 'Narrator, draft chapter 2: The Lamp Room' }];
+  fresh.push(...called('list_files', { directory: 'manuscripts' }, { status: 'success', data: { entries: [{ name: '01-one.md', path: 'manuscripts/01-one.md' }] } }, 'l1'));
+  const planned = callOf(await ask(architect, tcTools, fresh));
+  assert.deepEqual([planned.name, planned.args.path], ['write_file', 'plans/ch2.md']);
+  assert.match(planned.args.content, /^# Chapter 2: The Lamp Room/);
+  fresh.push(...called('write_file', planned.args, { status: 'success', data: { path: 'plans/ch2.md' } }, 'p1'));
+  const assigned = callOf(await ask(architect, tcTools, fresh));
+  assert.deepEqual([assigned.name, assigned.args.target_agent, assigned.args.target_file], ['assign_task', 'narrator', 'manuscripts/ch02.md']);
+  const narrator = 'You are the Narrator of TextCraft.';
+  const narratorTask = `TASK FROM THE ARCHITECT AGENT:\n${assigned.args.task_description}\nTarget file: ${assigned.args.target_file}`;
+  const drafting = [{ role: 'user', content: narratorTask }];
+  const readPlan = callOf(await ask(narrator, ['read_file', 'write_file', 'list_files'], drafting));
+  assert.deepEqual([readPlan.name, readPlan.args.path], ['read_file', 'plans/ch2.md']);
+  drafting.push(...called('read_file', readPlan.args, { status: 'success', data: { content: planned.args.content } }, 'r1'));
+  const draft = callOf(await ask(narrator, ['read_file', 'write_file', 'list_files'], drafting));
+  assert.equal(draft.name, 'write_file');
+  assert.equal(draft.args.path, 'manuscripts/ch02.md');
+  assert.match(draft.args.content, /^# The Lamp Room\n\nThe night was very dark/);
+  // Past the next number: it says which chapter it can draft.
+  const far = [{ role: 'user', content: 'draft chapter 5' }, ...fresh.slice(1, 3)];
+  assert.match((await ask(architect, tcTools, far)).content, /no chapter 5 yet \(the manuscript has 1\)\. I can draft the next one, chapter 2/);
 });
 
 // --- rentl: the demo model plays each subagent -------------------------------------------------
