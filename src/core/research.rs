@@ -540,19 +540,30 @@ impl Core {
         let own = research::asked_by(origin);
         let everyone = args.scope == SearchScope::All || !matches!(origin, Origin::Agent(_));
         let visible = |n: &ResearchNote| everyone || n.asked_by == own || n.source() == "human";
-        let (total, hits) = self.research.read(project, |notes| {
+        let (total, others, hits) = self.research.read(project, |notes| {
             let hits = notes
                 .map(|n| n.search(&args.query, limit, visible))
                 .unwrap_or_default();
+            let all = notes.map_or(0, Research::len);
             let total = notes.map_or(0, |n| n.list().into_iter().filter(|n| visible(n)).count());
-            (total, hits)
+            (total, all - total, hits)
         });
         let text = if hits.is_empty() {
+            let others = if others > 0 {
+                format!(" Other agents keep {others} more notes: scope \"all\" searches them too.")
+            } else {
+                String::new()
+            };
             if total == 0 {
-                "There are no research notes yet: read pages with research_url, or ask the writer to research from the Research panel.".to_string()
+                let whose = if everyone {
+                    ""
+                } else {
+                    " of yours or the writer's"
+                };
+                format!("There are no research notes{whose} yet: read pages with research_url, or ask the writer to research from the Research panel.{others}")
             } else {
                 format!(
-                    "No research note matches \"{}\" ({total} notes searched); try other words.",
+                    "No research note matches \"{}\" ({total} notes searched); try other words.{others}",
                     args.query.trim()
                 )
             }
