@@ -8,7 +8,7 @@
 //! The units run here as runs of copies of the preset's subagents (`demo_<agent>`, the same
 //! prompt and toolbox, allowed to talk to the writer), one after another, as a job with
 //! concurrency 1 would run them. The demo model also drafts a new TextCraft chapter through
-//! the core. Needs `node` on the PATH (as the e2e layer does).
+//! the core, and plans with an agent's to-do list. Needs `node` on the PATH (as the e2e layer does).
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::RefCell;
@@ -443,16 +443,21 @@ fn the_demo_model_runs_every_rentl_pipeline_over_the_demo_project() {
     assert_eq!(page.ok("list_approvals", json!({}))["approvals"], json!([]));
 }
 
+/// A page on a new store whose model is the demo model.
+fn demo_page(model: &Rc<DemoModel>) -> Page {
+    let model = model.clone();
+    Page::thinking(
+        Rc::new(MemoryStore::new()),
+        Rc::new(move |body: &Value| model.answer(body)),
+    )
+}
+
 /// The demo model plays TextCraft through the core too: asked for the next chapter, the
 /// architect plans it and the narrator creates it; one plain undo takes it all back.
 #[test]
 fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
     let model = DemoModel::start();
-    let brain_model = model.clone();
-    let page = Page::thinking(
-        Rc::new(MemoryStore::new()),
-        Rc::new(move |body: &Value| brain_model.answer(body)),
-    );
+    let page = demo_page(&model);
     page.ok(
         "create_project",
         json!({"name": "Lighthouse", "chapters": [
@@ -495,4 +500,35 @@ fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
         .starts_with("# The Lamp Room\n\n"));
     page.ok("undo", json!({}));
     assert_eq!(names(&page).len(), 3);
+}
+
+/// The demo model plans when its agent has `planning`: the list, the work, the list done.
+#[test]
+fn the_demo_model_plans_with_an_agents_todo_list() {
+    let model = DemoModel::start();
+    let page = demo_page(&model);
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [{"title": "One", "text": "Mara climbed."}]}),
+    );
+    page.configure();
+    page.ok(
+        "define_agent",
+        json!({"agent": {"name": "planner", "description": "Keeps notes with a plan.",
+            "systemPrompt": "You keep the writer's notes.", "talksToWriter": true,
+            "tools": ["write_memory_note"], "planning": true}}),
+    );
+    let run = page.ok(
+        "run",
+        json!({"agent": "planner", "prompt": "note: Mara hates boats"}),
+    );
+    assert_eq!(run["text"], "Done. Plan: 2 of 2 items done.", "{run}");
+    assert_eq!(run["todos"][0]["status"], "completed", "{run}");
+    let called: Vec<String> = model
+        .log
+        .borrow()
+        .iter()
+        .filter_map(|(_, name, _)| name.clone())
+        .collect();
+    assert_eq!(called, ["write_todos", "write_memory_note", "write_todos"]);
 }

@@ -51,7 +51,9 @@
 //     draft), with edit_file only the editor (edit_file the phrase).
 //   An agent the app defined: an instruction it has no tool for goes to its first routing
 //     tool; a routed agent runs the instruction in the player input and answers with its
-//     reply tool.
+//     reply tool. With planning (write_todos offered), an instruction it has the tool for
+//     is planned first: write_todos, the call, write_todos with both items completed, then
+//     "Done. Plan: 2 of 2 items done."
 //   rentl: a task message of the jobs protocol ("Task for <agent>: ...", then "Scene: <id>",
 //     "Route: <id>" or "Scope: the whole project", and "Overwrite allowed: yes|no") is played
 //     by that subagent (or, with "rentl" in the system prompt, the one whose write tool is
@@ -1177,6 +1179,27 @@ function plain(req) {
 }
 
 /**
+ * An agent with planning (it is offered write_todos) and an instruction it has the tool for:
+ * it writes its to-do list first (the instruction, then reporting back), carries the
+ * instruction out, marks both items completed, then sums up with the list's count.
+ */
+function planned(req) {
+  const call = instruction(req.prompt);
+  if (!call || !req.tools.has(call.name)) return null;
+  const lists = req.calls.filter((c) => c.name === 'write_todos');
+  const work = req.calls.filter((c) => c.name === call.name);
+  const todos = (status) => [
+    { content: `${call.name}: ${req.prompt.slice(0, 80)}`, status: status[0] },
+    { content: 'Report back to the writer', status: status[1] },
+  ];
+  if (!lists.length) return { text: 'Planning first.', call: { name: 'write_todos', arguments: { todos: todos(['in_progress', 'pending']) } } };
+  if (!work.length) return { call };
+  if (lists.length === 1) return { call: { name: 'write_todos', arguments: { todos: todos(['completed', 'completed']) } } };
+  const list = lists.at(-1).result?.data ?? {};
+  return { text: `${sumUp(work.at(-1).content)} Plan: ${list.completed ?? 0} of ${(list.todos ?? []).length} items done.` };
+}
+
+/**
  * The demo model's answer to a chat-completions request body, from the request alone (system
  * prompt, tools offered, transcript): `{text?, call?: {name, arguments}}`.
  */
@@ -1200,6 +1223,7 @@ export function decide(request) {
   // A routing result back in an agent the app defined: say what came back.
   const routed = req.last.role === 'tool' && req.calls.at(-1);
   if (routed && /^route_/.test(routed.name) && routed.result?.status === 'success') return { text: content(routed) || 'Done.' };
+  if (req.tools.has('write_todos')) return planned(req) ?? plain(req);
   return plain(req);
 }
 

@@ -502,3 +502,28 @@ test('rentl over HTTP: a unit streams its read call from the dev server', async 
     .join('');
   assert.deepEqual(JSON.parse(args), { scene: 'mill' });
 });
+
+test('an agent with planning writes its to-do list, does the work, and marks the list done', () => {
+  const tools = (names) => names.map((name) => ({ type: 'function', function: { name, parameters: {} } }));
+  const messages = [{ role: 'system', content: 'You keep notes.' }, { role: 'user', content: 'note: Mara hates boats' }];
+  const offered = tools(['write_memory_note', 'write_todos', 'read_todos']);
+  const step = (result) => {
+    const answer = decide({ messages, tools: offered });
+    if (!answer.call) return answer;
+    const id = `c${messages.length}`;
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: answer.call.name, arguments: JSON.stringify(answer.call.arguments) } }] });
+    messages.push({ role: 'tool', tool_call_id: id, content: JSON.stringify(result(answer.call)) });
+    return answer;
+  };
+  const ok = (data) => () => ({ status: 'success', data });
+  const first = step((c) => ({ status: 'success', data: { todos: c.arguments.todos, completed: 0 } }));
+  assert.equal(first.call.name, 'write_todos');
+  assert.deepEqual(first.call.arguments.todos.map((t) => t.status), ['in_progress', 'pending']);
+  assert.equal(step(ok({ note: { id: 'm1' } })).call.name, 'write_memory_note');
+  const last = step((c) => ({ status: 'success', data: { todos: c.arguments.todos, completed: 2 } }));
+  assert.deepEqual(last.call.arguments.todos.map((t) => t.status), ['completed', 'completed']);
+  assert.equal(step(ok({})).text, 'Done. Plan: 2 of 2 items done.');
+  // Without the planning tools it just does the work.
+  const plainCall = decide({ messages: messages.slice(0, 2), tools: tools(['write_memory_note']) });
+  assert.equal(plainCall.call.name, 'write_memory_note');
+});
