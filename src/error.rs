@@ -129,6 +129,12 @@ pub enum HistoryError {
     /// A recorded chapter is gone.
     #[error("the history refers to chapter '{0}', which no longer exists")]
     MissingChapter(String),
+    /// A chapter the history would add is there already, or one it would take out still has
+    /// text.
+    #[error(
+        "the history cannot add or take out chapter '{0}': the chapter list has changed since"
+    )]
+    ChapterList(String),
 }
 
 /// A memory call that could not be done; it changed nothing.

@@ -515,13 +515,22 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     session.files = Files::from_files(files);
     // History that names a chapter the project no longer has (a deletion whose history
     // records were not all written, say) is forgotten, so undo never trips over it; the
-    // next save writes the trimmed history.
+    // next save writes the trimmed history. A chapter the history itself adds or takes out
+    // (one undo took away, which redo brings back) is the history's own.
+    let history = &session.history;
+    let entries = || {
+        history
+            .entries()
+            .iter()
+            .chain(history.redo_runs().iter().flatten())
+    };
+    let own: std::collections::BTreeSet<&str> = entries()
+        .flat_map(|e| e.chapters.iter())
+        .map(|fx| fx.chapter.as_str())
+        .collect();
     let mut missing = std::collections::BTreeSet::new();
-    for fx in (session.history.entries().iter())
-        .chain(session.history.redo_runs().iter().flatten())
-        .flat_map(|e| e.effects.iter())
-    {
-        if session.project.chapter(&fx.chapter).is_none() {
+    for fx in entries().flat_map(|e| e.effects.iter()) {
+        if session.project.chapter(&fx.chapter).is_none() && !own.contains(fx.chapter.as_str()) {
             missing.insert(fx.chapter.clone());
         }
     }

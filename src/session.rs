@@ -29,7 +29,7 @@ use serde_json::json;
 use serde_json::Value;
 
 use crate::bible::{Actor, Bible, Entity, Judge, Kind};
-use crate::commands::history::{Applied, Grouping, HistoryError};
+use crate::commands::history::{Applied, ChapterEffect, Grouping, HistoryError};
 use crate::commands::{Effect, Entry, FileEffect, History, Moved, Origin, OriginFilter};
 use crate::env::{Clock, IdSource};
 use crate::error::ToolError;
@@ -83,6 +83,8 @@ pub struct Outcome {
     pub bible: Vec<(Kind, String)>,
     /// Free files of the `data/` view the call changed (paths).
     pub files: Vec<String>,
+    /// Chapters the call added to the chapter list (ids).
+    pub chapters_added: Vec<String>,
     /// Memory items the call changed (also when it failed after changing them: memory is not
     /// rolled back).
     pub memory: Vec<crate::memory::Changed>,
@@ -167,6 +169,8 @@ pub struct EditContext<'a> {
     history: &'a History,
     ids: &'a dyn IdSource,
     effects: Vec<Effect>,
+    /// Chapters added to the list, in order.
+    chapters: Vec<ChapterEffect>,
     ui_changed: bool,
     description: Option<String>,
     now_ms: u64,
@@ -215,6 +219,7 @@ impl<'a> EditContext<'a> {
             history: parts.history,
             ids,
             effects: Vec::new(),
+            chapters: Vec::new(),
             ui_changed: false,
             description: None,
             now_ms,
@@ -618,6 +623,29 @@ impl<'a> EditContext<'a> {
         Ok(version)
     }
 
+    /// Add an empty chapter titled `title` at `index` (0-based, at most the number of
+    /// chapters), recorded for history with the call's other edits: undo takes it out again
+    /// after taking back its text. Returns its id; fill it with [`EditContext::edit`].
+    pub fn add_chapter(&mut self, index: usize, title: &str) -> Result<String, ToolError> {
+        if index > self.project.chapters.len() {
+            return Err(ToolError::invalid_args(format!(
+                "a new chapter goes at position {} at most (the project has {})",
+                self.project.chapters.len() + 1,
+                self.project.chapters.len()
+            )));
+        }
+        let id = self.ids.next_id();
+        self.project
+            .insert_chapter(index, Chapter::new(id.clone(), title, ""))?;
+        self.chapters.push(ChapterEffect {
+            chapter: id.clone(),
+            index,
+            title: title.to_string(),
+            added: true,
+        });
+        Ok(id)
+    }
+
     /// The editor UI state, to change it (reported to the page as a `ui` event).
     pub fn ui(&mut self) -> &mut UiState {
         self.ui_changed = true;
@@ -640,6 +668,11 @@ impl<'a> EditContext<'a> {
             if let Some(chapter) = self.project.chapter_mut(&fx.chapter) {
                 // The inverse was computed against this very text; it fits.
                 let _ = chapter.rollback(&fx.inverse);
+            }
+        }
+        for fx in self.chapters.drain(..).rev() {
+            if let Some(index) = self.project.chapter_index(&fx.chapter) {
+                self.project.detach_chapter(index);
             }
         }
     }
@@ -808,6 +841,7 @@ impl Session {
         };
         let EditContext {
             effects,
+            chapters,
             ui_changed,
             description,
             bible_undo,
@@ -832,16 +866,18 @@ impl Session {
             .collect();
         let ui_changed = ui_changed && self.project.ui != ui_before;
         let memory = self.memory.take_changes();
-        if effects.is_empty() && file_effects.is_empty() {
+        if effects.is_empty() && file_effects.is_empty() && chapters.is_empty() {
             return Outcome {
                 result: ToolResult::success(data, meta(None, bytes_written)),
                 edits: Vec::new(),
                 ui_changed,
                 bible,
                 files,
+                chapters_added: Vec::new(),
                 memory,
             };
         }
+        let chapters_added: Vec<String> = chapters.iter().map(|fx| fx.chapter.clone()).collect();
         let bytes: usize = bytes_written
             .unwrap_or_else(|| effects.iter().map(|fx| inserted_bytes(&fx.change)).sum());
         let edits: Vec<Applied> = effects
@@ -863,6 +899,7 @@ impl Session {
             effects,
         );
         entry.files = file_effects;
+        entry.chapters = chapters;
         entry.tool_call_id = call_id;
         entry.command = Some(name.to_string());
         if let Some(group) = group {
@@ -875,6 +912,7 @@ impl Session {
             ui_changed,
             bible,
             files,
+            chapters_added,
             memory,
         }
     }
@@ -1003,6 +1041,7 @@ fn failed(error: &ToolError, started: u64, clock: &dyn Clock) -> Outcome {
         ui_changed: false,
         bible: Vec::new(),
         files: Vec::new(),
+        chapters_added: Vec::new(),
         memory: Vec::new(),
     }
 }

@@ -1310,6 +1310,110 @@ fn undo_can_take_back_one_sub_agents_changes_by_its_origin() {
     );
 }
 
+/// A model playing the TextCraft agents asked to draft a new chapter: the Architect looks at
+/// the chapter files, then assigns the chapter the prompt names to the Narrator, in the
+/// seed's path style; the Narrator writes it under a heading of its own.
+fn new_chapter_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    let done = results(body);
+    let t = task(body);
+    match who(body) {
+        "architect" => match done.len() {
+            0 => calls(&id, "list_files", json!({"directory": "manuscripts"})),
+            1 => {
+                let number: usize = t
+                    .split_whitespace()
+                    .skip_while(|w| !w.eq_ignore_ascii_case("chapter"))
+                    .nth(1)
+                    .and_then(|w| w.trim_matches(|c: char| !c.is_ascii_digit()).parse().ok())
+                    .unwrap_or(done[0]["data"]["count"].as_u64().unwrap_or(0) as usize + 1);
+                calls(
+                    &id,
+                    "assign_task",
+                    json!({"target_agent": "narrator", "task_description": format!("Draft chapter {number}: {t}"), "target_file": format!("manuscripts/ch{number:02}.md")}),
+                )
+            }
+            _ => says(&format!(
+                "Done: {}.",
+                done[1]["data"]["summary"].as_str().unwrap_or("")
+            )),
+        },
+        "narrator" => {
+            let file = line(&t, "Target file:");
+            match done.len() {
+                0 => calls(
+                    &id,
+                    "write_file",
+                    json!({"path": file, "content": "# The Lamp Room\n\nMara reached the lamp at last.\n"}),
+                ),
+                _ => match done[0]["status"].as_str() {
+                    Some("success") => says(&format!("Drafted {file}.")),
+                    _ => says(&format!("Could not write {file}.")),
+                },
+            }
+        }
+        _ => says("?"),
+    }
+}
+
+#[test]
+fn the_narrator_drafts_a_new_chapter_and_plain_undo_removes_it() {
+    let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(new_chapter_brain));
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "The Stair", "text": "Mara climbed the stair."},
+            {"title": "The Lamp", "text": "The lamp was dark."},
+            {"title": "The Storm", "text": "The storm broke."}
+        ]}),
+    );
+    page.configure();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Narrator, draft chapter 4: Mara reaches the lamp room.", "preset": "textcraft"}),
+    );
+    assert_eq!(run["text"], "Done: Drafted manuscripts/ch04.md..", "{run}");
+    let files = |page: &Page| -> Vec<Value> {
+        page.ok(
+            "execute",
+            json!({"tool": "list_files", "args": {"directory": "manuscripts"}}),
+        )["data"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].clone())
+            .collect()
+    };
+    assert_eq!(
+        files(&page),
+        json!([
+            "01-the-stair.md",
+            "02-the-lamp.md",
+            "03-the-storm.md",
+            "04-the-lamp-room.md"
+        ])
+        .as_array()
+        .unwrap()
+        .clone()
+    );
+    let chapter = page.ok("get_chapter", json!({"chapter": "4"}));
+    assert_eq!(chapter["title"], "The Lamp Room", "{chapter}");
+    assert_eq!(
+        chapter["text"],
+        "# The Lamp Room\n\nMara reached the lamp at last.\n"
+    );
+    let history = page.ok("history", json!({}));
+    assert_eq!(
+        history["entries"][0]["origin"], "agent:narrator",
+        "{history}"
+    );
+    // Plain undo removes the chapter; redo brings it back.
+    page.ok("undo", json!({}));
+    assert_eq!(files(&page).len(), 3);
+    page.ok("redo", json!({}));
+    assert_eq!(files(&page).len(), 4);
+}
+
 // ------------------------------------------------------------------------------------
 // Definitions
 // ------------------------------------------------------------------------------------

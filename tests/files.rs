@@ -63,6 +63,14 @@ impl T {
         self.s.project.chapter(id).unwrap().text().to_string()
     }
 
+    /// Undo as the writer: plain, or of the origins `scope` names.
+    fn undo(&mut self, scope: Option<&str>) -> draftsmith::commands::Moved {
+        let filter = scope.map(|s| s.parse::<OriginFilter>().unwrap());
+        self.s
+            .undo(filter.as_ref(), Origin::User, &self.clock, &self.ids)
+            .unwrap()
+    }
+
     fn user_types(&mut self, id: &str, at: usize, text: &str) {
         let chapter = self.s.project.chapter(id).unwrap();
         let (len, version) = (chapter.len_chars(), chapter.version());
@@ -416,6 +424,109 @@ fn a_chapter_write_is_one_undoable_agent_entry_of_what_changed() {
 }
 
 #[test]
+fn writing_the_next_chapter_file_creates_the_chapter_in_one_undoable_entry() {
+    for (path, content, title) in [
+        (
+            "manuscripts/ch03.md",
+            "# The Storm\n\nRain hit the glass.\n",
+            "The Storm",
+        ),
+        (
+            "manuscripts/03-the-long-night.md",
+            "Rain hit the glass.",
+            "The long night",
+        ),
+        (
+            "manuscripts/chapter-3.md",
+            "Rain hit the glass.",
+            "Chapter 3",
+        ),
+    ] {
+        let mut t = T::new();
+        let r = t.ok("write_file", json!({ "path": path, "content": content }));
+        assert_eq!(r["data"]["created"], true, "{path}");
+        assert_eq!(r["data"]["chapter"]["number"], 3, "{path}");
+        assert_eq!(r["data"]["chapter"]["title"], title, "{path}");
+        let chapters = &t.s.project.chapters;
+        assert_eq!(chapters.len(), 3);
+        assert_eq!(chapters[2].title, title);
+        assert_eq!(chapters[2].text().to_string(), content);
+        let r = t.ok("read_file", json!({"path": "manuscripts/03.md"}));
+        assert_eq!(r["data"]["content"], content);
+        // One entry, with the agent's origin, holding the chapter and its text.
+        let entries = t.s.history.entries();
+        assert_eq!(entries.len(), 1, "{path}");
+        assert_eq!(entries[0].origin, Origin::Agent("architect".into()));
+        assert_eq!(entries[0].chapters.len(), 1);
+        assert!(entries[0].description.contains("manuscripts/03-"), "{path}");
+        // Plain undo takes the chapter away; redo brings it back, text and title.
+        let moved = t.undo(None);
+        assert_eq!(moved.removed.len(), 1);
+        assert_eq!(t.s.project.chapters.len(), 2, "{path}");
+        assert_eq!(t.text("c1"), CH1);
+        let moved = t.s.redo().unwrap();
+        assert_eq!(moved.added.len(), 1);
+        let chapters = &t.s.project.chapters;
+        assert_eq!(chapters.len(), 3);
+        assert_eq!(chapters[2].title, title);
+        assert_eq!(chapters[2].text().to_string(), content);
+        // Undo by origin takes it away too.
+        let moved = t.undo(Some("agent"));
+        assert_eq!(moved.removed.len(), 1);
+        assert_eq!(t.s.project.chapters.len(), 2, "{path}");
+        // And plain undo of that revert brings it back.
+        t.undo(None);
+        assert_eq!(t.s.project.chapters.len(), 3, "{path}");
+        assert_eq!(t.s.project.chapters[2].text().to_string(), content);
+    }
+}
+
+#[test]
+fn a_chapter_number_past_the_next_is_refused_and_an_existing_one_is_overwritten() {
+    let mut t = T::new();
+    let before = t.s.clone();
+    let (code, message) = t.err(
+        "write_file",
+        json!({"path": "manuscripts/ch05.md", "content": "# Five\nText."}),
+    );
+    assert_eq!(code, "not_found");
+    assert!(message.contains("has 2 chapters"), "{message}");
+    assert!(message.contains("creates the next chapter"), "{message}");
+    assert_eq!(t.s, before);
+    // edit_file never creates a chapter.
+    let (code, _) = t.err(
+        "edit_file",
+        json!({"path": "manuscripts/03.md", "search_text": "a", "replace_text": "b"}),
+    );
+    assert_eq!(code, "not_found");
+    assert_eq!(t.s, before);
+    // An existing number is that chapter: overwritten, no chapter added.
+    let r = t.ok(
+        "write_file",
+        json!({"path": "manuscripts/02-new-title.md", "content": "# New\nMorning."}),
+    );
+    assert!(r["data"].get("created").is_none(), "{r}");
+    assert_eq!(t.s.project.chapters.len(), 2);
+    assert_eq!(t.s.project.chapters[1].title, "Morning, Grey!");
+    assert_eq!(t.text("c2"), "# New\nMorning.");
+}
+
+#[test]
+fn the_writers_typing_in_a_new_chapter_keeps_it_through_an_agent_undo() {
+    let mut t = T::new();
+    t.ok(
+        "write_file",
+        json!({"path": "manuscripts/03.md", "content": "# Three\nAgent text."}),
+    );
+    let id = t.s.project.chapters[2].id.clone();
+    t.clock.set(10_000);
+    t.user_types(&id, 0, "Mine. ");
+    t.undo(Some("agent"));
+    assert_eq!(t.s.project.chapters.len(), 3);
+    assert_eq!(t.text(&id), "Mine. ");
+}
+
+#[test]
 fn the_writers_later_typing_survives_undo_of_the_agent_write() {
     let mut t = T::new();
     let new = CH1.replace("The wind rose.", "The wind howled.");
@@ -439,15 +550,15 @@ fn the_writers_later_typing_survives_undo_of_the_agent_write() {
 }
 
 #[test]
-fn a_chapter_file_without_a_chapter_is_not_created() {
+fn a_chapter_file_past_the_next_number_is_not_created() {
     let mut t = T::new();
     let before = t.s.clone();
     let (code, message) = t.err(
         "write_file",
-        json!({"path": "manuscripts/03-new.md", "content": "A new chapter."}),
+        json!({"path": "manuscripts/04-new.md", "content": "A new chapter."}),
     );
     assert_eq!(code, "not_found");
-    assert!(message.contains("add_chapter"), "{message}");
+    assert!(message.contains("manuscripts/03-"), "{message}");
     assert_eq!(t.s, before);
     let (code, _) = t.err(
         "write_file",
@@ -970,6 +1081,52 @@ fn a_chapter_write_through_the_core_is_undone_by_plain_undo() {
     assert_eq!(
         reloaded.send("get_chapter", json!({}))["text"],
         "It was dark."
+    );
+}
+
+#[test]
+fn a_chapter_created_through_the_core_persists_and_plain_undo_removes_it() {
+    let store = Rc::new(MemoryStore::new());
+    let page = Page::on(store.clone());
+    page.send(
+        "create_project",
+        json!({"name": "L", "chapters": [{"title": "One"}]}),
+    );
+    let r = page.tool(
+        "write_file",
+        json!({"path": "manuscripts/02-dawn.md", "content": "# Dawn\nLight came."}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    let titles = |page: &Page| {
+        let listing = page.tool("list_files", json!({"directory": "manuscripts"}));
+        names(&listing)
+    };
+    let reopen = |id: &Value| {
+        let page = Page::on(store.clone());
+        page.send("open_project", json!({ "id": id }));
+        page
+    };
+    assert_eq!(titles(&page), ["01-one.md", "02-dawn.md"]);
+    let id = page.send("list_projects", json!({}))["current"].clone();
+    // A new worker on the same store sees it, and undoes it.
+    let reloaded = reopen(&id);
+    assert_eq!(titles(&reloaded), ["01-one.md", "02-dawn.md"]);
+    assert_eq!(
+        reloaded.send("get_chapter", json!({"chapter": "2"}))["text"],
+        "# Dawn\nLight came."
+    );
+    reloaded.send("undo", json!({}));
+    assert_eq!(titles(&reloaded), ["01-one.md"]);
+    // The removal is saved too; redo brings the chapter back, saved again.
+    let third = reopen(&id);
+    assert_eq!(titles(&third), ["01-one.md"]);
+    let r = third.send("redo", json!({}));
+    assert_eq!(r["applied"].as_array().map(Vec::len), Some(1), "{r}");
+    let fourth = reopen(&id);
+    assert_eq!(titles(&fourth), ["01-one.md", "02-dawn.md"]);
+    assert_eq!(
+        fourth.send("get_chapter", json!({"chapter": "2"}))["text"],
+        "# Dawn\nLight came."
     );
 }
 

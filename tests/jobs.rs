@@ -813,6 +813,222 @@ fn approvals_can_be_set_per_agent_and_a_job_overwrites_only_when_allowed() {
 }
 
 #[test]
+fn the_translator_gets_translation_update_line_only_when_the_job_allows_overwrite() {
+    let w = Worker::new(Rc::new(MemoryStore::new()), usize::MAX);
+    w.configure();
+    fixture(&w);
+    // The tools each translator request offered, by whether its job allowed overwriting.
+    let offered_by = |allow: bool| -> Vec<Vec<String>> {
+        w.net.bodies.borrow_mut().clear();
+        let job = w.ok(
+            "start_job",
+            json!({"kind": "pipeline", "phases": ["translation"], "scope": {"scenes": ["s1"]}, "allowOverwrite": allow}),
+        );
+        w.settle();
+        let status = w.ok("job_status", json!({"job": job["id"]}));
+        assert_eq!(status["state"], "done", "{status}");
+        let bodies = w.net.bodies.borrow();
+        let translator: Vec<&Value> = bodies
+            .iter()
+            .filter(|b| task(b).starts_with("Task for scene_translator"))
+            .collect();
+        assert!(!translator.is_empty(), "the translator ran");
+        translator
+            .iter()
+            .map(|b| {
+                b["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    let toolbox = draftsmith::agent::Catalog::new(Vec::new())
+        .get("scene_translator")
+        .unwrap()
+        .tools
+        .clone();
+    assert!(toolbox.contains(&"translation_update_line".to_string()));
+    let without: Vec<String> = toolbox
+        .iter()
+        .filter(|t| *t != "translation_update_line")
+        .cloned()
+        .collect();
+    for tools in offered_by(false) {
+        assert_eq!(tools, without, "overwrite off");
+    }
+    for tools in offered_by(true) {
+        assert_eq!(tools, toolbox, "overwrite on");
+    }
+}
+
+/// A model that plans when it is offered the planning tools: it writes a to-do list, tags
+/// the scene its task names, reads the list back and marks every item done, then reports
+/// the list as the last write_todos result shows it.
+fn planning_brain(body: &Value) -> Scripted {
+    let id = format!("call_{}", n_calls(body) + 1);
+    // The conversation of this prompt: from its last user message on (a chat run carries
+    // the turns before it).
+    let messages = body["messages"].as_array().unwrap();
+    let last_user = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .unwrap_or(0);
+    let mut turn = body.clone();
+    turn["messages"] = json!(messages[last_user..]);
+    let body = &turn;
+    let t = task(body);
+    let scene = line_of(&t, "Scene: ");
+    if !offered(body, "write_todos") || !offered(body, "read_todos") {
+        return says("No planning tools.");
+    }
+    let done = tool_results(body);
+    let names: Vec<&str> = done.iter().map(|(n, _)| n.as_str()).collect();
+    match names.as_slice() {
+        [] => calls(
+            &id,
+            "write_todos",
+            json!({"todos": [
+                {"content": format!("Tag scene {scene}"), "status": "in_progress"},
+                {"content": "Report the tags", "status": "pending"}
+            ]}),
+        ),
+        ["write_todos"] => calls(
+            &id,
+            "scene_update_tags",
+            json!({"scene": scene, "tags": ["storm"]}),
+        ),
+        ["write_todos", "scene_update_tags"] => calls(&id, "read_todos", json!({})),
+        ["write_todos", "scene_update_tags", "read_todos"] => {
+            let mut todos = done[2].1["data"]["todos"].clone();
+            for item in todos.as_array_mut().into_iter().flatten() {
+                item["status"] = json!("completed");
+            }
+            calls(&id, "write_todos", json!({ "todos": todos }))
+        }
+        _ => {
+            let last = &done[done.len() - 1].1["data"];
+            says(&format!(
+                "Tagged. {} of {} items completed.",
+                last["completed"],
+                last["todos"].as_array().map_or(0, Vec::len)
+            ))
+        }
+    }
+}
+
+fn define_planner(w: &Worker, planning: bool, interrupt: bool) {
+    let interrupt_on: Vec<&str> = if interrupt {
+        vec!["scene_update_tags"]
+    } else {
+        Vec::new()
+    };
+    w.ok(
+        "define_agent",
+        json!({"agent": {"name": "planner", "description": "Tags scenes with a plan.",
+            "systemPrompt": "You tag the scene the task names.", "talksToWriter": true,
+            "tools": ["scene_read_overview", "scene_update_tags"],
+            "interruptOn": interrupt_on, "planning": planning}}),
+    );
+}
+
+#[test]
+fn a_planning_agent_keeps_its_todos_in_its_run_and_through_a_paused_run() {
+    let store = Rc::new(MemoryStore::new());
+    let w = Worker::with_brain(store.clone(), usize::MAX, "id", Rc::new(planning_brain));
+    w.configure();
+    fixture(&w);
+    // Without planning: no planning tools, no guidance.
+    define_planner(&w, false, false);
+    let run = w.ok(
+        "run",
+        json!({"agent": "planner", "prompt": "Tag it.\nScene: s1"}),
+    );
+    assert_eq!(run["text"], "No planning tools.");
+    assert!(run.get("todos").is_none(), "{run}");
+    // With planning: the tools and the guidance, and the list kept through the run.
+    define_planner(&w, true, false);
+    let run = w.ok(
+        "run",
+        json!({"agent": "planner", "prompt": "Tag it.\nScene: s2"}),
+    );
+    assert_eq!(run["text"], "Tagged. 2 of 2 items completed.", "{run}");
+    assert_eq!(
+        run["todos"],
+        json!([
+            {"content": "Tag scene s2", "status": "completed"},
+            {"content": "Report the tags", "status": "completed"}
+        ])
+    );
+    let first = w.net.bodies.borrow().last().cloned().unwrap();
+    let system = first["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("write_todos"), "{system}");
+    // Paused for the writer's approval after writing the list: the list is saved with the
+    // paused run, and a new worker's resumed run reads it back.
+    define_planner(&w, true, true);
+    let run = w.ok(
+        "run",
+        json!({"agent": "planner", "prompt": "Tag it.\nScene: s3"}),
+    );
+    assert_eq!(run["status"], "paused", "{run}");
+    assert_eq!(run["todos"][0]["content"], "Tag scene s3", "{run}");
+    let project = w.ok("list_projects", json!({}))["current"].clone();
+    drop(w);
+    let w = Worker::with_brain(store, usize::MAX, "second", Rc::new(planning_brain));
+    w.configure();
+    w.ok("open_project", json!({ "id": project }));
+    let approvals = w.ok("list_approvals", json!({}));
+    let call = approvals["approvals"][0]["callId"].clone();
+    w.ok("approve", json!({"callId": call, "decision": "approve"}));
+    w.settle();
+    let bodies = w.net.bodies.borrow();
+    let read = tool_results(bodies.last().unwrap())
+        .into_iter()
+        .rfind(|(name, _)| name == "read_todos")
+        .map(|(_, r)| r)
+        .expect("the resumed run read its list");
+    assert_eq!(
+        read["data"]["todos"][0]["content"], "Tag scene s3",
+        "{read}"
+    );
+    assert_eq!(read["data"]["todos"][0]["status"], "in_progress");
+    assert_eq!(w.scene("s3")["tags"], json!(["storm"]));
+}
+
+#[test]
+fn a_planning_agents_todos_are_kept_in_its_job_units_record() {
+    let store = Rc::new(MemoryStore::new());
+    let w = Worker::with_brain(store.clone(), usize::MAX, "id", Rc::new(planning_brain));
+    w.configure();
+    fixture(&w);
+    define_planner(&w, true, false);
+    let job = w.ok(
+        "start_job",
+        json!({"kind": "run", "agent": "planner", "prompt": "Tag it.\nScene: s4"}),
+    );
+    w.settle();
+    let status = w.ok("job_status", json!({"job": job["id"]}));
+    assert_eq!(status["state"], "done", "{status}");
+    let todos = json!([
+        {"content": "Tag scene s4", "status": "completed"},
+        {"content": "Report the tags", "status": "completed"}
+    ]);
+    assert_eq!(status["units"][0]["todos"], todos, "{status}");
+    // In the job's saved record too: a new worker shows it.
+    let project = w.ok("list_projects", json!({}))["current"].clone();
+    drop(w);
+    let w = Worker::named(store, usize::MAX, "second");
+    w.ok("open_project", json!({ "id": project }));
+    let status = w.ok("job_status", json!({"job": job["id"]}));
+    assert_eq!(status["units"][0]["todos"], todos, "{status}");
+}
+
+#[test]
 fn a_run_that_ends_while_saves_fail_still_finishes_and_its_conversation_is_saved_later() {
     let faulty = Rc::new(draftsmith::store::faulty::Faulty::new(MemoryStore::new()));
     let events = Rc::new(RecordingSink::default());

@@ -256,16 +256,16 @@ fn invalid_calls_fail_with_a_clear_message_and_change_nothing() {
             "nothing to update",
         ),
         (
-            "update the bedside note",
+            "make the bedside note another type",
             Box::new(|m| {
                 let patch = NotePatch {
-                    text: Some("sneaky".into()),
+                    note_type: Some(NoteType::Fact),
                     ..NotePatch::default()
                 };
                 m.update_note(&bedside, patch, 1).unwrap_err()
             }),
             "invalid_args",
-            "evolve_bedside_note",
+            "its type and tags stay",
         ),
         (
             "delete unknown id",
@@ -1508,9 +1508,9 @@ fn memory_tools_reject_invalid_arguments_and_change_nothing() {
         ),
         (
             "update_memory_note",
-            json!({"id": bedside, "text": "x"}),
+            json!({"id": bedside, "tags": ["x"]}),
             "invalid_args",
-            "evolve_bedside_note",
+            "its type and tags stay",
         ),
         (
             "delete_memory_note",
@@ -2024,4 +2024,50 @@ fn the_search_index_follows_direct_changes_and_reloads() {
     fresh.reindex();
     assert!(fresh.is_indexed());
     assert_eq!(m.search("p", &query), fresh.search("p", &query));
+}
+
+#[test]
+fn update_memory_note_edits_the_bedside_note_under_the_author_rules_keeping_versions() {
+    let mut t = T::new();
+    t.ok("evolve_bedside_note", json!({"text": "Plan A"}));
+    let bedside = t.s.memory.bedside("p").unwrap().id.clone();
+    // An agent's bedside note: an agent changes it at once; the old text is a version.
+    let r = t.ok(
+        "update_memory_note",
+        json!({"id": bedside, "text": "Plan B: the storm scene first.", "importance": 4}),
+    );
+    assert_eq!(r["note"]["text"], "Plan B: the storm scene first.", "{r}");
+    let b = t.s.memory.bedside("p").unwrap().clone();
+    assert_eq!(b.importance, 4);
+    let texts: Vec<&str> = b.previous.iter().map(|v| v.text.as_str()).collect();
+    assert_eq!(*texts.last().unwrap(), "Plan A");
+    assert!(b.is_bedside(), "still the bedside note");
+    // The writer rewrites it: it becomes the writer's, and an agent now needs approval.
+    t.clock.advance(10);
+    let out = t.s.execute(
+        &t.registry,
+        ToolCall {
+            id: Some("w1".into()),
+            name: "update_memory_note".into(),
+            args: json!({"id": bedside, "text": "Writer's plan: finish chapter 3."}),
+        },
+        Origin::User,
+        &t.clock,
+        &t.ids,
+    );
+    assert!(out.result.is_success(), "{:?}", out.result);
+    assert_eq!(t.s.memory.bedside("p").unwrap().author, Origin::User);
+    t.fails(
+        "update_memory_note",
+        json!({"id": bedside, "text": "Agent's plan."}),
+        "approval_required",
+        "",
+    );
+    let b = t.s.memory.bedside("p").unwrap();
+    assert_eq!(b.text, "Writer's plan: finish chapter 3.");
+    let texts: Vec<&str> = b.previous.iter().map(|v| v.text.as_str()).collect();
+    assert_eq!(
+        texts[texts.len() - 2..],
+        ["Plan A", "Plan B: the storm scene first."]
+    );
 }

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use draftsmith::core::Env;
 use draftsmith::llm::client::Scripted;
-use draftsmith::memory::bedside::{PLAN_HEADING, STATUS_HEADING};
+use draftsmith::memory::bedside::{IDLE_HEADING, PLAN_HEADING, STATUS_HEADING};
 use draftsmith::store::{MemoryStore, Store, Table};
 use draftsmith::{Core, Event, ManualClock, RecordingSink, SequentialIds};
 use futures::executor::block_on;
@@ -876,4 +876,49 @@ fn a_job_units_run_evolves_the_bedside_note_with_the_unit_and_asks_the_model_not
     assert!(notes.iter().any(|n| n["note"]["text"]
         .as_str()
         .is_some_and(|t| t.contains(STATUS_HEADING))));
+}
+
+#[test]
+fn the_idle_thinker_evolves_the_bedside_note_with_a_short_plan_and_reminders() {
+    let p = P::on(Rc::new(MemoryStore::new()), Yielding::thinking(thinker()));
+    p.project();
+    p.configure(json!({"idleThinking": {"afterMs": 1000, "maxCallsPerDay": 5}}));
+    goals(&p, &[("Draft chapter 3", 40)]);
+    let before = bedside(&p);
+    let first = p.ok("writer_idle", json!({}));
+    assert_eq!(first["thought"], true, "{first}");
+    let note = bedside(&p);
+    let text = note["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "{IDLE_HEADING}\nNext:\n- Next step for Draft chapter 3 (1 goals)"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(STATUS_HEADING), "{text}");
+    // Something new: the next thought's plan, and the first (still pending) as a reminder.
+    goals(&p, &[("Fix the ending", 0)]);
+    let second = p.ok("writer_idle", json!({}));
+    assert_eq!(second["thought"], true, "{second}");
+    let note = bedside(&p);
+    let text = note["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "{IDLE_HEADING}\nNext:\n- Next step for Draft chapter 3 (2 goals)\nReminders (suggestions waiting for you):\n- Next step for Draft chapter 3 (1 goals)"
+        )),
+        "{text}"
+    );
+    // Versions are kept: the note before each thought is an earlier version.
+    let previous: Vec<&str> = note["previous"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["text"].as_str().unwrap())
+        .collect();
+    assert!(previous.len() >= 2, "{note}");
+    assert!(
+        previous.iter().any(|t| t.ends_with("(1 goals)")),
+        "{previous:?}"
+    );
+    assert!(before["version"].as_u64() < note["version"].as_u64());
 }

@@ -7,7 +7,8 @@
 //!
 //! The units run here as runs of copies of the preset's subagents (`demo_<agent>`, the same
 //! prompt and toolbox, allowed to talk to the writer), one after another, as a job with
-//! concurrency 1 would run them. Needs `node` on the PATH (as the e2e layer does).
+//! concurrency 1 would run them. The demo model also drafts a new TextCraft chapter through
+//! the core, and plans with an agent's to-do list. Needs `node` on the PATH (as the e2e layer does).
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::RefCell;
@@ -213,20 +214,11 @@ fn the_demo_model_runs_every_rentl_pipeline_over_the_demo_project() {
     let preset = catalog.preset("rentl").unwrap().clone();
     let mut toolboxes = BTreeMap::new();
     for name in &preset.agents {
-        let mut spec = serde_json::to_value(catalog.get(name).unwrap()).unwrap();
+        // Each agent as a job without overwrite runs it.
+        let unit = draftsmith::agent::pipeline::unit_spec(catalog.get(name).unwrap(), false);
+        let mut spec = serde_json::to_value(unit).unwrap();
         spec["name"] = json!(format!("demo_{name}"));
         spec["talksToWriter"] = json!(true);
-        if name == "scene_translator" {
-            // Overwrite is not allowed: the job engine leaves out translation_update_line.
-            let tools: Vec<Value> = spec["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|t| *t != "translation_update_line")
-                .cloned()
-                .collect();
-            spec["tools"] = json!(tools);
-        }
         toolboxes.insert(name.clone(), spec["tools"].clone());
         page.ok("define_agent", json!({"agent": spec}));
     }
@@ -449,4 +441,94 @@ fn the_demo_model_runs_every_rentl_pipeline_over_the_demo_project() {
         .all(|r| r["severity"] == "info"));
     // Nothing waits for the writer.
     assert_eq!(page.ok("list_approvals", json!({}))["approvals"], json!([]));
+}
+
+/// A page on a new store whose model is the demo model.
+fn demo_page(model: &Rc<DemoModel>) -> Page {
+    let model = model.clone();
+    Page::thinking(
+        Rc::new(MemoryStore::new()),
+        Rc::new(move |body: &Value| model.answer(body)),
+    )
+}
+
+/// The demo model plays TextCraft through the core too: asked for the next chapter, the
+/// architect plans it and the narrator creates it; one plain undo takes it all back.
+#[test]
+fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
+    let model = DemoModel::start();
+    let page = demo_page(&model);
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [
+            {"title": "The Stair", "text": "Mara climbed the stair."},
+            {"title": "The Lamp", "text": "The lamp was dark."},
+            {"title": "The Storm", "text": "The storm broke."}
+        ]}),
+    );
+    page.configure();
+    let run = page.ok(
+        "run",
+        json!({"prompt": "Narrator, draft chapter 4: The Lamp Room", "preset": "textcraft"}),
+    );
+    assert_eq!(run["status"], "finished", "{run}");
+    assert!(
+        run["text"]
+            .as_str()
+            .unwrap()
+            .contains("Chapter 4, \"The Lamp Room\", is new."),
+        "{run}"
+    );
+    let names = |page: &Page| -> Vec<String> {
+        let listing = page.ok(
+            "execute",
+            json!({"tool": "list_files", "args": {"directory": "manuscripts"}}),
+        );
+        listing["data"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&page).last().unwrap(), "04-the-lamp-room.md");
+    let chapter = page.ok("get_chapter", json!({"chapter": "4"}));
+    assert_eq!(chapter["title"], "The Lamp Room");
+    assert!(chapter["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("# The Lamp Room\n\n"));
+    page.ok("undo", json!({}));
+    assert_eq!(names(&page).len(), 3);
+}
+
+/// The demo model plans when its agent has `planning`: the list, the work, the list done.
+#[test]
+fn the_demo_model_plans_with_an_agents_todo_list() {
+    let model = DemoModel::start();
+    let page = demo_page(&model);
+    page.ok(
+        "create_project",
+        json!({"name": "Lighthouse", "chapters": [{"title": "One", "text": "Mara climbed."}]}),
+    );
+    page.configure();
+    page.ok(
+        "define_agent",
+        json!({"agent": {"name": "planner", "description": "Keeps notes with a plan.",
+            "systemPrompt": "You keep the writer's notes.", "talksToWriter": true,
+            "tools": ["write_memory_note"], "planning": true}}),
+    );
+    let run = page.ok(
+        "run",
+        json!({"agent": "planner", "prompt": "note: Mara hates boats"}),
+    );
+    assert_eq!(run["text"], "Done. Plan: 2 of 2 items done.", "{run}");
+    assert_eq!(run["todos"][0]["status"], "completed", "{run}");
+    let called: Vec<String> = model
+        .log
+        .borrow()
+        .iter()
+        .filter_map(|(_, name, _)| name.clone())
+        .collect();
+    assert_eq!(called, ["write_todos", "write_memory_note", "write_todos"]);
 }

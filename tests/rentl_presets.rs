@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use draftsmith::agent::pipeline::unit_spec;
 use draftsmith::agent::{AgentSpec, Catalog};
 use draftsmith::tools::ToolRegistry;
 use serde_json::{json, Value};
@@ -431,7 +432,9 @@ fn interrupt_on_is_listed_exported_and_imported() {
 }
 
 /// What `www/e2e/rentl-agents.json` holds: the pipelines and each subagent's prompt and
-/// toolbox, for the demo model's tests in node (which cannot ask the core).
+/// toolbox, with the tools a job's unit offers it when overwriting is allowed and when not
+/// (as the job engine builds them), for the demo model's tests in node (which cannot ask
+/// the core).
 fn agents_json() -> String {
     let catalog = Catalog::new(Vec::new());
     let preset = catalog.preset("rentl").unwrap();
@@ -445,6 +448,10 @@ fn agents_json() -> String {
                 "description": spec.description,
                 "systemPrompt": spec.system_prompt,
                 "tools": spec.tools,
+                "unitTools": {
+                    "overwrite": unit_spec(spec, true).tools,
+                    "noOverwrite": unit_spec(spec, false).tools,
+                },
                 "maxSteps": spec.max_steps,
             })
         })

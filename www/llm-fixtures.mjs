@@ -19,7 +19,8 @@
 //   research URL                -> research_url {url: URL}; then the page's title and url
 //   search the research for X   -> search_research {query: X} (also "search research for X",
 //                                  "what does the research say about X"); then it cites the
-//                                  best note: According to "<title>" (<url>): <preview>
+//                                  best note: According to "<title>" (<url>): <its first
+//                                  quoted sentence>
 //   Quill's editor tools (each a short plan decided from the turn's tool results):
 //   zen mode / leave zen mode    -> toggle_zen_mode {enabled: true | false} ("toggle zen mode":
 //                                  {}); also "zen mode on|off", "enter|exit zen mode"
@@ -75,11 +76,15 @@
 //     was recorded (or that the writer declined).
 //   TextCraft: an agent offered assign_task is the architect (list_files manuscripts, write
 //     plans/chN.md, assign the narrator, read the draft, assign the editor a "very X" phrase,
-//     then sum up); a "TASK FROM THE ARCHITECT" with write_file is the narrator (read the
-//     plan, write the draft), with edit_file only the editor (edit_file the phrase).
+//     then sum up); asked for chapter N one past the last ("draft chapter 4: The Lamp Room"),
+//     it has the narrator create it as manuscripts/chNN.md under a "# <title>" heading; a
+//     "TASK FROM THE ARCHITECT" with write_file is the narrator (read the plan, write the
+//     draft), with edit_file only the editor (edit_file the phrase).
 //   An agent the app defined: an instruction it has no tool for goes to its first routing
 //     tool; a routed agent runs the instruction in the player input and answers with its
-//     reply tool.
+//     reply tool. With planning (write_todos offered), an instruction it has the tool for
+//     is planned first: write_todos, the call, write_todos with both items completed, then
+//     "Done. Plan: 2 of 2 items done."
 //   rentl: a task message of the jobs protocol ("Task for <agent>: ...", then "Scene: <id>",
 //     "Route: <id>" or "Scope: the whole project", and "Overwrite allowed: yes|no") is played
 //     by that subagent (or, with "rentl" in the system prompt, the one whose write tool is
@@ -217,7 +222,7 @@ async function serveScripted(req, res, name) {
 
 // --- the demo model -------------------------------------------------------------------------
 
-const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "Start a campaign for Aria", "I attack the goblin", "How many hit points do I have?", "I pick up the rope", "Hello blacksmith", "I look around", "Create a new character named Bram, a dwarf cleric". With TextCraft: "plan chapter 3 and draft it". The rentl pipelines (jobs) run offline too.';
+const HELP = 'I am the offline demo model. I understand: replace "A" with "B"; note: some text; find "a phrase"; go to chapter 3; set notes of Bram to "some notes"; list chapters; read chapter 2; search "a phrase"; plan: some steps; research https://example.org/page; search the research for lighthouses; watch Mara; watch rule: some rule; goal: some goal; zen mode; highlight "a phrase" as warning: a note; show the analysis panel; scroll to the end; analyze the pacing. With the Dungeon Master preset: "Start a campaign for Aria", "I attack the goblin", "How many hit points do I have?", "I pick up the rope", "Hello blacksmith", "I look around", "Create a new character named Bram, a dwarf cleric". With TextCraft: "plan chapter 3 and draft it", or "draft chapter N" for the next chapter. The rentl pipelines (jobs) run offline too.';
 
 /** A tool result's JSON, or null. */
 function parseResult(content) {
@@ -276,7 +281,9 @@ function sumUpResearch(call) {
   if (call.name === 'research_url') return `I read "${data.title}" (${data.url}) into the research notes.`;
   const hit = (data.hits ?? [])[0];
   if (!hit) return `I found nothing in the research about "${call.args.query}".`;
-  const first = String(hit.preview ?? '').split(/(?<=[.!?])\s/)[0];
+  // The page's words come quoted (`> ` lines inside an untrusted-content block, after its title).
+  const quoted = String(hit.content ?? '').split('\n').filter((l) => l.startsWith('> ') && !l.startsWith('> Title: ')).map((l) => l.slice(2)).join(' ').trim();
+  const first = quoted.split(/(?<=[.!?])\s/)[0];
   return `According to "${hit.title}" (${hit.url}): ${first}`;
 }
 
@@ -609,9 +616,14 @@ function architect(req) {
   const listed = made('list_files');
   if (!listed) return { text: 'Let me look at the manuscript first.', call: { name: 'list_files', arguments: { directory: 'manuscripts' } } };
   const entries = listed.result?.data?.entries ?? [];
-  const file = entries.find((e) => new RegExp(`^0*${n}(?:-|\\.md$)`).test(e.name ?? ''))?.path;
-  if (!file) return { text: `There is no chapter ${n} yet (the manuscript has ${entries.length}). Add it first, then ask me again.` };
-  const chapterTitle = title(file.replace(/^.*\/\d+-?/, '').replace(/\.md$/, '').replace(/-/g, ' ')) || `Chapter ${n}`;
+  const existing = entries.find((e) => new RegExp(`^0*${n}(?:-|\\.md$)`).test(e.name ?? ''))?.path;
+  // The next number is a new chapter: write_file to manuscripts/chNN.md creates it, titled by
+  // the draft's first heading (the title the request gives after "chapter N:", if any).
+  const fresh = !existing && n === entries.length + 1;
+  if (!existing && !fresh) return { text: `There is no chapter ${n} yet (the manuscript has ${entries.length}). I can draft the next one, chapter ${entries.length + 1}.` };
+  const file = existing ?? `manuscripts/ch${nn}.md`;
+  const asked = req.prompt.match(/chapter\s+\d+\s*[:–—-]\s*(.+?)\s*$/i)?.[1]?.replace(/[.!]+$/, '');
+  const chapterTitle = fresh ? title(asked || `Chapter ${n}`) : title(file.replace(/^.*\/\d+-?/, '').replace(/\.md$/, '').replace(/-/g, ' ')) || `Chapter ${n}`;
   const planPath = `plans/ch${n}.md`;
   const planned = made('write_file', (c) => c.args.path === planPath);
   if (!planned) {
@@ -625,7 +637,7 @@ function architect(req) {
     return {
       call: {
         name: 'assign_task',
-        arguments: { target_agent: 'narrator', task_description: `Draft chapter ${n} following the plan in ${planPath}: one paragraph per beat, past tense. Write the whole draft to ${file}.`, target_file: file },
+        arguments: { target_agent: 'narrator', task_description: `Draft chapter ${n} following the plan in ${planPath}: one paragraph per beat, past tense. Write the whole draft to ${file}.${fresh ? ` It is a new chapter: begin the draft with its title as a heading, "# ${chapterTitle}".` : ''}`, target_file: file },
       },
     };
   }
@@ -647,7 +659,8 @@ function architect(req) {
   const files = new Set([planPath]);
   for (const c of req.calls) for (const f of c.result?.data?.files_changed ?? []) files.add(f);
   const editorSaid = edited ? (edited.result?.status === 'success' ? ` The editor: ${edited.result.data.summary}` : ` The editor could not make its fix: ${failure(edited)}`) : '';
-  return { text: `Done. The plan for chapter ${n} is in ${planPath}, and the narrator drafted ${file}.${editorSaid} Files changed: ${[...files].join(', ')}.` };
+  const created = fresh ? ` Chapter ${n}, "${chapterTitle}", is new.` : '';
+  return { text: `Done. The plan for chapter ${n} is in ${planPath}, and the narrator drafted ${file}.${created}${editorSaid} Files changed: ${[...files].join(', ')}.` };
 }
 
 function narrator(req) {
@@ -664,12 +677,15 @@ function narrator(req) {
       'Then came the sound from below: a slow scrape, like wood dragged over stone. She held her breath, counted to ten, and took the stair one step at a time.',
       'At the bottom the door stood open. Beyond it the dark waited, patient, and she understood that whatever came next, she would not be going back up the same way.',
     ];
-    const text = (beats.length ? beats : ['', '', '']).map((beat, i) => paragraphs[i] ?? `And then: ${beat.replace(/^\w+:\s*/, '')}`).join('\n\n');
+    const heading = req.prompt.match(/begin the draft with its title as a heading, "(# [^"\n]+)"/)?.[1];
+    const text = [heading, ...(beats.length ? beats : ['', '', '']).map((beat, i) => paragraphs[i] ?? `And then: ${beat.replace(/^\w+:\s*/, '')}`)].filter((p) => p !== undefined).join('\n\n');
     return { text: `Drafting ${target}.`, call: { name: 'write_file', arguments: { path: target, content: text } } };
   }
   if (wrote.result?.status !== 'success') return { text: `I could not write ${target}: ${failure(wrote)}` };
-  const words = String(wrote.args.content ?? '').split(/\s+/).filter(Boolean).length;
-  return { text: `I drafted ${target}: ${words} words in ${String(wrote.args.content ?? '').split(/\n\n/).length} paragraphs.` };
+  const body = String(wrote.args.content ?? '').replace(/^# .*\n\n/, '');
+  const words = body.split(/\s+/).filter(Boolean).length;
+  const made = wrote.result.data?.created ? ` (a new chapter, number ${wrote.result.data.chapter?.number})` : '';
+  return { text: `I drafted ${target}${made}: ${words} words in ${body.split(/\n\n/).length} paragraphs.` };
 }
 
 function editor(req) {
@@ -1381,6 +1397,27 @@ function plain(req) {
 }
 
 /**
+ * An agent with planning (it is offered write_todos) and an instruction it has the tool for:
+ * it writes its to-do list first (the instruction, then reporting back), carries the
+ * instruction out, marks both items completed, then sums up with the list's count.
+ */
+function planned(req) {
+  const call = instruction(req.prompt);
+  if (!call || !req.tools.has(call.name)) return null;
+  const lists = req.calls.filter((c) => c.name === 'write_todos');
+  const work = req.calls.filter((c) => c.name === call.name);
+  const todos = (status) => [
+    { content: `${call.name}: ${req.prompt.slice(0, 80)}`, status: status[0] },
+    { content: 'Report back to the writer', status: status[1] },
+  ];
+  if (!lists.length) return { text: 'Planning first.', call: { name: 'write_todos', arguments: { todos: todos(['in_progress', 'pending']) } } };
+  if (!work.length) return { call };
+  if (lists.length === 1) return { call: { name: 'write_todos', arguments: { todos: todos(['completed', 'completed']) } } };
+  const list = lists.at(-1).result?.data ?? {};
+  return { text: `${sumUp(work.at(-1).content)} Plan: ${list.completed ?? 0} of ${(list.todos ?? []).length} items done.` };
+}
+
+/**
  * The demo model's answer to a chat-completions request body, from the request alone (system
  * prompt, tools offered, transcript): `{text?, call?: {name, arguments}}`.
  */
@@ -1405,6 +1442,7 @@ export function decide(request) {
   // A routing result back in an agent the app defined: say what came back.
   const routed = req.last.role === 'tool' && req.calls.at(-1);
   if (routed && /^route_/.test(routed.name) && routed.result?.status === 'success') return { text: content(routed) || 'Done.' };
+  if (req.tools.has('write_todos')) return planned(req) ?? plain(req);
   return plain(req);
 }
 

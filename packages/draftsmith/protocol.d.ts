@@ -376,6 +376,10 @@ toolChoice: string,
  */
 longRunning: boolean, 
 /**
+ * Whether it plans with a to-do list (`write_todos`, `read_todos`).
+ */
+planning: boolean, 
+/**
  * A preset's agent (cannot be redefined or deleted).
  */
 builtin: boolean, 
@@ -833,6 +837,24 @@ origin: string,
  * The page's label for it, when the page sent one.
  */
 tag?: string, };
+
+export type ChapterEffect = { 
+/**
+ * Chapter id.
+ */
+chapter: string, 
+/**
+ * Its 0-based place in the chapter list (where it was added, or where it was).
+ */
+index: number, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * True: the entry added it; false: the entry took it out.
+ */
+added: boolean, };
 
 export type ChapterInProject = { 
 /**
@@ -1481,6 +1503,10 @@ effects: Array<HistoryEffect>,
  * were undoable).
  */
 files?: Array<FileEffect>, 
+/**
+ * The chapters it added or took out (see [`ChapterEffect`]).
+ */
+chapters?: Array<ChapterEffect>, 
 /**
  * The revert entry that currently takes this entry back, if any.
  */
@@ -2440,7 +2466,11 @@ message?: string,
 /**
  * The calls waiting for approval (`paused` only).
  */
-pending?: Array<ApprovalCard>, };
+pending?: Array<ApprovalCard>, 
+/**
+ * The agent's to-do list as the run ended (an agent with `planning` that wrote one).
+ */
+todos?: Array<TodoItem>, };
 
 export type RunStarted = { 
 /**
@@ -2955,6 +2985,18 @@ export type SuggestionsParams = {
  */
 all?: boolean, };
 
+export type TodoItem = { 
+/**
+ * What to do.
+ */
+content: string, 
+/**
+ * Where it stands.
+ */
+status: TodoStatus, };
+
+export type TodoStatus = "pending" | "in_progress" | "completed";
+
 export type ToolCallResult = { 
 /**
  * Success or error.
@@ -3124,7 +3166,11 @@ error?: string,
 /**
  * A research unit's page.
  */
-url?: string, };
+url?: string, 
+/**
+ * Its agent's to-do list as its run ended (an agent with `planning` that wrote one).
+ */
+todos?: Array<TodoItem>, };
 
 export type Usage = { 
 /**

@@ -22,6 +22,7 @@
 
 pub mod abort;
 pub mod pipeline;
+pub mod planning;
 pub mod presets;
 pub mod spec;
 
@@ -343,7 +344,8 @@ pub async fn run_agent(
     memory_block: &str,
     cx: RunContext<'_>,
 ) -> RunOutcome {
-    let messages = opening_messages(spec, history, prompt, &[memory_block]);
+    let toolbox: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    let messages = opening_messages(spec, &toolbox, history, prompt, &[memory_block]);
     continue_agent(
         spec,
         tools,
@@ -357,22 +359,19 @@ pub async fn run_agent(
     .await
 }
 
-/// A run's first messages: the system prompt (the agent's instructions, then each
+/// A run's first messages: the system prompt ([`system_prompt`]: the agent's instructions,
+/// the guidance its tools need, then each
 /// non-empty context `block` in order, such as `[EDITOR CONTEXT]` and `[AGENT MEMORY]`,
 /// separated by blank lines), the earlier conversation `history` (its system messages
 /// dropped) and the writer's prompt.
 pub fn opening_messages(
     spec: &AgentSpec,
+    toolbox: &[String],
     history: Vec<Message>,
     prompt: &str,
     blocks: &[&str],
 ) -> Vec<Message> {
-    let mut system = spec.system_prompt.clone();
-    for block in blocks.iter().filter(|b| !b.trim().is_empty()) {
-        system.push_str("\n\n");
-        system.push_str(block);
-    }
-    let mut messages = vec![Message::system(system)];
+    let mut messages = vec![Message::system(system_prompt(spec, toolbox, blocks))];
     messages.extend(
         history
             .into_iter()
@@ -380,6 +379,28 @@ pub fn opening_messages(
     );
     messages.push(Message::user(prompt));
     messages
+}
+
+/// An agent's system prompt: its own, the guidance for the tools it has that need some
+/// (planning; research, with "Always cite sources"), then `blocks` (the memory's context,
+/// ...), each block after a blank line. `toolbox` is every tool it may call.
+pub fn system_prompt(spec: &AgentSpec, toolbox: &[String], blocks: &[&str]) -> String {
+    let mut system = spec.system_prompt.clone();
+    let planning = spec.planning.then_some(planning::GUIDANCE);
+    let research = toolbox
+        .iter()
+        .any(|t| crate::tools::research::is_research(t))
+        .then_some(crate::tools::research::GUIDANCE);
+    for block in planning
+        .iter()
+        .chain(research.iter())
+        .chain(blocks.iter())
+        .filter(|b| !b.trim().is_empty())
+    {
+        system.push_str("\n\n");
+        system.push_str(block);
+    }
+    system
 }
 
 /// Go on with a run from a conversation whose last turn is complete (every call has its

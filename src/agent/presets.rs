@@ -45,6 +45,7 @@ pub fn agent(name: &str, description: &str, prompt: &str, tools: &[&str]) -> Age
         interrupt_on: Vec::new(),
         tool_choice: ToolChoice::Auto,
         long_running: false,
+        planning: false,
     }
 }
 

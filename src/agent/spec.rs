@@ -103,12 +103,12 @@ pub struct AgentSpec {
     /// Whether it keeps one long-running session (the Dungeon Master's root: its
     /// conversation, per project and campaign, persisted across turns and reloads) instead
     /// of a fresh temporary session each time an agent calls it.
-    #[serde(default, alias = "long_running", skip_serializing_if = "is_false")]
+    #[serde(default, alias = "long_running", skip_serializing_if = "std::ops::Not::not")]
     pub long_running: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
+    /// Whether it plans its task with a to-do list of its own (`write_todos`, `read_todos`;
+    /// see [`crate::agent::planning`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planning: bool,
 }
 
 fn default_max_steps() -> usize {
@@ -188,6 +188,7 @@ impl AgentSpec {
             interrupt_on: Vec::new(),
             tool_choice: ToolChoice::Auto,
             long_running: false,
+            planning: false,
         }
     }
 

@@ -27,6 +27,12 @@
 //! first out), the later content stays and the path is reported in [`Moved::kept`]: undoing an
 //! agent never throws away what the writer, or another agent, wrote after it.
 //!
+//! **New chapters** an agent created are in the history too: an entry holds each chapter it
+//! added as a [`ChapterEffect`], added (empty) before its text effects fill it. Undo takes the
+//! text back and then the chapter out of the list; redo puts it back and then its text, all or
+//! nothing. An origin-scoped undo takes the chapter out only when nothing is left in it (text
+//! typed there since by others keeps it).
+//!
 //! The history is bounded by a number of groups and an estimate of its memory; the oldest
 //! groups are dropped first.
 
@@ -104,6 +110,35 @@ impl FileEffect {
     }
 }
 
+/// A chapter an entry added or took out. An entry adds its chapters (empty) before its text
+/// effects fill them, and takes its chapters out after its text effects emptied them, so undo
+/// and redo replay the chapter list and the text in one order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ChapterEffect {
+    /// Chapter id.
+    pub chapter: String,
+    /// Its 0-based place in the chapter list (where it was added, or where it was).
+    pub index: usize,
+    /// Its title.
+    pub title: String,
+    /// True: the entry added it; false: the entry took it out.
+    pub added: bool,
+}
+
+impl ChapterEffect {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>() + self.chapter.len() + self.title.len()
+    }
+
+    /// The same chapter the other way round (an addition for a removal).
+    fn reversed(&self) -> Self {
+        Self {
+            added: !self.added,
+            ..self.clone()
+        }
+    }
+}
+
 /// The free files undo and redo put back (the session's files implement it).
 pub trait FileSet {
     /// Whether the file at `path` is exactly `state` now (`None`: there is none).
@@ -164,6 +199,10 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<FileEffect>>", optional)]
     pub files: Vec<FileEffect>,
+    /// The chapters it added or took out (see [`ChapterEffect`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ChapterEffect>>", optional)]
+    pub chapters: Vec<ChapterEffect>,
     /// The revert entry that currently takes this entry back, if any.
     pub reverted_by: Option<String>,
     /// Position in the undo stack (increasing), so stored entries load in order.
@@ -191,14 +230,15 @@ impl Entry {
             kind: EntryKind::Edit,
             effects,
             files: Vec::new(),
+            chapters: Vec::new(),
             reverted_by: None,
             seq: 0,
         }
     }
 
-    /// Whether it changed anything: a chapter or a free file.
+    /// Whether it changed anything: a chapter's text, the chapter list or a free file.
     pub fn is_empty(&self) -> bool {
-        self.effects.is_empty() && self.files.is_empty()
+        self.effects.is_empty() && self.files.is_empty() && self.chapters.is_empty()
     }
 
     /// Bytes held (estimated from lengths, so it is the same after a round trip): the entry
@@ -222,6 +262,11 @@ impl Entry {
             + self.effects.iter().map(Effect::weight).sum::<usize>()
             - self.effects.len() * 2 * std::mem::size_of::<ChangeSet>()
             + self.files.iter().map(FileEffect::weight).sum::<usize>()
+            + self
+                .chapters
+                .iter()
+                .map(ChapterEffect::weight)
+                .sum::<usize>()
             + self.id.len()
             + self.group.len()
             + self.description.len()
@@ -285,12 +330,19 @@ pub struct Moved {
     /// The free files left as they are because a later write changed them since the undone
     /// (or redone) entries: the later content wins.
     pub kept: Vec<String>,
+    /// Chapters put back into the chapter list (ids).
+    pub added: Vec<String>,
+    /// Chapters taken out of the chapter list (ids).
+    pub removed: Vec<String>,
 }
 
 impl Moved {
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
-        self.applied.is_empty() && self.files.is_empty()
+        self.applied.is_empty()
+            && self.files.is_empty()
+            && self.added.is_empty()
+            && self.removed.is_empty()
     }
 }
 
@@ -682,9 +734,10 @@ impl History {
         let mut dropped: std::collections::BTreeSet<String> = Default::default();
         let mut kept = Vec::with_capacity(self.undo.len());
         for mut entry in std::mem::take(&mut self.undo) {
-            let before = entry.effects.len();
+            let before = entry.effects.len() + entry.chapters.len();
             entry.effects.retain(|fx| fx.chapter != chapter);
-            if entry.effects.len() == before {
+            entry.chapters.retain(|fx| fx.chapter != chapter);
+            if entry.effects.len() + entry.chapters.len() == before {
                 kept.push(entry);
             } else if entry.is_empty() {
                 forgotten.dropped += 1;
@@ -702,9 +755,10 @@ impl History {
         }
         for run in &mut self.redo {
             run.retain_mut(|entry| {
-                let before = entry.effects.len();
+                let before = entry.effects.len() + entry.chapters.len();
                 entry.effects.retain(|fx| fx.chapter != chapter);
-                if entry.effects.len() == before {
+                entry.chapters.retain(|fx| fx.chapter != chapter);
+                if entry.effects.len() + entry.chapters.len() == before {
                     return true;
                 }
                 if entry.is_empty() {
@@ -771,7 +825,20 @@ impl History {
                 .map(|fx| (fx.path.as_str(), fx.after.as_ref(), fx.before.as_ref())),
             files,
         );
-        let applied = apply_all(project, &changes)?;
+        let replayed = if self.undo[start..].iter().any(|e| !e.chapters.is_empty()) {
+            let steps = self.undo[start..].iter().rev().flat_map(|e| {
+                let reinsert = e.chapters.iter().rev().filter(|fx| !fx.added);
+                let text = e.effects.iter().rev();
+                let take_out = e.chapters.iter().rev().filter(|fx| fx.added);
+                reinsert
+                    .map(|fx| Step::Add(fx.clone()))
+                    .chain(text.map(|fx| Step::Text(fx.chapter.clone(), fx.inverse.clone())))
+                    .chain(take_out.map(|fx| Step::Remove(fx.chapter.clone())))
+            });
+            replay(project, steps.collect())?
+        } else {
+            Replayed::text(apply_all(project, &changes)?)
+        };
         let (files_moved, kept) = put_files(files, plan);
         // The newest group's run of entries.
         let run: Vec<Entry> = self.undo.drain(start..).collect();
@@ -788,11 +855,7 @@ impl History {
         }
         self.redo.push(run);
         self.sealed = true;
-        Ok(Moved {
-            applied,
-            files: files_moved,
-            kept,
-        })
+        Ok(replayed.moved(files_moved, kept))
     }
 
     /// Redo the last undone run: its chapter changes and free files together, all or
@@ -817,7 +880,19 @@ impl History {
                 .map(|fx| (fx.path.as_str(), fx.before.as_ref(), fx.after.as_ref())),
             files,
         );
-        let applied = apply_all(project, &changes)?;
+        let replayed = if run.iter().any(|e| !e.chapters.is_empty()) {
+            let steps = run.iter().flat_map(|e| {
+                let add = e.chapters.iter().filter(|fx| fx.added);
+                let text = e.effects.iter();
+                let take_out = e.chapters.iter().filter(|fx| !fx.added);
+                add.map(|fx| Step::Add(fx.clone()))
+                    .chain(text.map(|fx| Step::Text(fx.chapter.clone(), fx.change.clone())))
+                    .chain(take_out.map(|fx| Step::Remove(fx.chapter.clone())))
+            });
+            replay(project, steps.collect())?
+        } else {
+            Replayed::text(apply_all(project, &changes)?)
+        };
         let (files_moved, kept) = put_files(files, plan);
         let run = self.redo.pop().unwrap_or_default();
         for entry in &run {
@@ -831,11 +906,7 @@ impl History {
             self.push_undo(entry);
         }
         self.sealed = true;
-        Ok(Moved {
-            applied,
-            files: files_moved,
-            kept,
-        })
+        Ok(replayed.moved(files_moved, kept))
     }
 
     fn mark(&mut self, targets: &[String], by: Option<&String>) {
@@ -984,6 +1055,30 @@ impl History {
         for fx in &file_reverts {
             files.put(&fx.path, fx.after.clone());
         }
+        // A chapter the reverted entries added goes when the revert left it empty; one the
+        // writer (or another origin) wrote in since keeps that text, and stays.
+        let added: Vec<&ChapterEffect> = self.undo[first..]
+            .iter()
+            .filter(|e| is_target(e))
+            .flat_map(|e| e.chapters.iter().filter(|fx| fx.added))
+            .collect();
+        let mut chapter_reverts: Vec<ChapterEffect> = Vec::new();
+        for fx in added {
+            let Some(index) = project.chapter_index(&fx.chapter) else {
+                continue;
+            };
+            if project.chapters[index].len_chars() > 0 {
+                continue;
+            }
+            if let Some(chapter) = project.detach_chapter(index) {
+                chapter_reverts.push(ChapterEffect {
+                    chapter: chapter.id,
+                    index,
+                    title: chapter.title,
+                    added: false,
+                });
+            }
+        }
         let revert_id = ids.next_id();
         let restore = Entry {
             id: ids.next_id(),
@@ -1015,6 +1110,11 @@ impl History {
                     after: fx.before.clone(),
                 })
                 .collect(),
+            chapters: chapter_reverts
+                .iter()
+                .rev()
+                .map(ChapterEffect::reversed)
+                .collect(),
             reverted_by: None,
             seq: 0,
         };
@@ -1031,6 +1131,7 @@ impl History {
             },
             effects,
             files: file_reverts.clone(),
+            chapters: chapter_reverts.clone(),
             reverted_by: None,
             seq: 0,
         };
@@ -1046,8 +1147,102 @@ impl History {
             applied,
             files: files_moved,
             kept,
+            added: Vec::new(),
+            removed: chapter_reverts.into_iter().map(|fx| fx.chapter).collect(),
         })
     }
+}
+
+/// One step of replaying entries that change the chapter list.
+enum Step {
+    /// Apply a change to a chapter's text.
+    Text(String, ChangeSet),
+    /// Put an empty chapter into the list.
+    Add(ChapterEffect),
+    /// Take an empty chapter out of the list.
+    Remove(String),
+}
+
+/// What [`replay`] (or [`apply_all`]) did.
+struct Replayed {
+    applied: Vec<Applied>,
+    added: Vec<String>,
+    removed: Vec<String>,
+}
+
+impl Replayed {
+    fn text(applied: Vec<Applied>) -> Self {
+        Self {
+            applied,
+            added: Vec::new(),
+            removed: Vec::new(),
+        }
+    }
+
+    fn moved(self, files: Vec<String>, kept: Vec<String>) -> Moved {
+        Moved {
+            applied: self.applied,
+            files,
+            kept,
+            added: self.added,
+            removed: self.removed,
+        }
+    }
+}
+
+/// Carry out `steps` in order, all or nothing: on a copy of the project, which replaces it
+/// only when every step fitted. A chapter is added only where its id is free and removed
+/// only when empty (the steps before emptied it).
+fn replay(project: &mut Project, steps: Vec<Step>) -> Result<Replayed, HistoryError> {
+    let mut work = project.clone();
+    let mut done = Replayed::text(Vec::new());
+    for step in steps {
+        match step {
+            Step::Text(chapter, change) => {
+                let mismatch = |source| HistoryError::Mismatch {
+                    chapter: chapter.clone(),
+                    source,
+                };
+                let text = work
+                    .chapter(&chapter)
+                    .ok_or_else(|| HistoryError::MissingChapter(chapter.clone()))?
+                    .text();
+                let inverse = change.invert(text).map_err(mismatch)?;
+                let version = work.apply_change(&chapter, &change).map_err(|e| match e {
+                    EditError::BadChange { source, .. } => mismatch(source),
+                    _ => HistoryError::MissingChapter(chapter.clone()),
+                })?;
+                done.applied.push(Applied {
+                    chapter,
+                    change,
+                    inverse,
+                    version,
+                });
+            }
+            Step::Add(fx) => {
+                work.insert_chapter(
+                    fx.index,
+                    crate::project::Chapter::new(fx.chapter.clone(), fx.title, ""),
+                )
+                .map_err(|_| HistoryError::ChapterList(fx.chapter.clone()))?;
+                done.removed.retain(|id| *id != fx.chapter);
+                done.added.push(fx.chapter);
+            }
+            Step::Remove(chapter) => {
+                let index = work
+                    .chapter_index(&chapter)
+                    .ok_or_else(|| HistoryError::MissingChapter(chapter.clone()))?;
+                if work.chapters[index].len_chars() > 0 {
+                    return Err(HistoryError::ChapterList(chapter));
+                }
+                work.detach_chapter(index);
+                done.added.retain(|id| *id != chapter);
+                done.removed.push(chapter);
+            }
+        }
+    }
+    *project = work;
+    Ok(done)
 }
 
 /// What a file move would do: per path, the file it goes to, or `None` when it stays

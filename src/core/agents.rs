@@ -75,6 +75,8 @@ pub(super) struct AgentInfo {
     /// Whether it keeps one long-running session (conversation per project and campaign)
     /// instead of a fresh temporary session per call.
     long_running: bool,
+    /// Whether it plans with a to-do list (`write_todos`, `read_todos`).
+    planning: bool,
     /// A preset's agent (cannot be redefined or deleted).
     builtin: bool,
     /// The preset it belongs to, if any.
@@ -268,6 +270,7 @@ impl Core {
             interrupt_on,
             tool_choice,
             long_running,
+            planning,
         } = spec.clone();
         AgentInfo {
             name,
@@ -284,6 +287,7 @@ impl Core {
             interrupt_on,
             tool_choice,
             long_running,
+            planning,
             builtin,
             preset,
             toolbox,

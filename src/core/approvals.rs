@@ -789,6 +789,7 @@ impl Core {
         self.cancel_pending(&project, run).await?;
         if let Some(paused) = record.paused {
             let agent = paused.root.spec.name.clone();
+            let todos = paused.root.todos.clone();
             let (steps, usage) = (paused.tree_steps.max(paused.root.steps), paused.tree_usage);
             let messages = paused.root.complete_aborted();
             if super::run_state::job_of_run(run).is_none() {
@@ -803,6 +804,7 @@ impl Core {
                 usage,
                 message: None,
                 pending: None,
+                todos: (!todos.is_empty()).then_some(todos),
             };
             self.emit_run(
                 run,

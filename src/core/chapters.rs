@@ -7,8 +7,9 @@
 //! records it put or deleted and, for a deletion, the history records it rewrote. Each
 //! change is announced with a `chapters_changed` event carrying the project summary.
 //!
-//! Chapter structure is not part of the undo history: adding, renaming, moving or deleting a
-//! chapter is not undone by `undo`. Deleting a chapter makes the history forget it
+//! These requests are not part of the undo history: adding, renaming, moving or deleting a
+//! chapter by request is not undone by `undo` (a chapter an agent creates with `write_file`
+//! is, with its text: see [`crate::commands::history::ChapterEffect`]). Deleting a chapter makes the history forget it
 //! ([`crate::commands::History::forget_chapter`]): effects on it are dropped from every undo
 //! entry and redo run, and entries (and redo runs) left empty go, so undo and redo go on
 //! working exactly in the other chapters and never fail on the missing one. The deleted
@@ -23,7 +24,7 @@ use super::results::{
 };
 use super::{invalid, Core, Touched};
 use crate::error::Error;
-use crate::project::{Chapter, Project};
+use crate::project::Chapter;
 use crate::session::Session;
 
 /// The longest chapter title accepted, in chars.
@@ -115,7 +116,7 @@ impl Core {
                 Some(after) => resolve(s, after)?.1 + 1,
                 None => s.project.chapters.len(),
             };
-            let title = title.unwrap_or_else(|| default_title(&s.project, index + 1));
+            let title = title.unwrap_or_else(|| s.project.default_title(index + 1));
             let id = self.env.ids.next_id();
             s.project
                 .insert_chapter(index, Chapter::new(id.clone(), title, &text))?;
@@ -280,13 +281,4 @@ fn clean_title(request: &str, title: &str) -> Result<String, Error> {
         ));
     }
     Ok(title.to_string())
-}
-
-/// "Chapter N" for a chapter at number `number`, or the next N that no chapter has as its
-/// title.
-fn default_title(project: &Project, number: usize) -> String {
-    (number..)
-        .map(|n| format!("Chapter {n}"))
-        .find(|t| project.chapters.iter().all(|c| c.title != *t))
-        .unwrap_or_default()
 }

@@ -42,6 +42,7 @@ use super::saving::Notify;
 use super::{invalid, Core, On, Touched};
 
 use crate::agent::pipeline::{self, Phase, Target};
+use crate::agent::planning::TodoItem;
 use crate::agent::{self, AbortSignal, TreeState};
 use crate::bible::Kind;
 use crate::error::Error;
@@ -103,6 +104,9 @@ pub(super) struct Unit {
     /// The page a research job's unit reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     url: Option<String>,
+    /// The agent's to-do list as its run ended (an agent with `planning`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    todos: Vec<TodoItem>,
 }
 
 /// What a job does.
@@ -313,6 +317,10 @@ pub(super) struct UnitView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     url: Option<String>,
+    /// Its agent's to-do list as its run ended (an agent with `planning` that wrote one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<TodoItem>>")]
+    todos: Vec<TodoItem>,
 }
 
 impl Unit {
@@ -327,6 +335,7 @@ impl Unit {
             result: self.result.clone(),
             error: self.error.clone(),
             url: self.url.clone(),
+            todos: self.todos.clone(),
         }
     }
 }
@@ -563,6 +572,7 @@ impl Core {
                         result: None,
                         error: None,
                         url: Some(url.trim().to_string()),
+                        todos: Vec::new(),
                     });
                 }
                 (params, units)
@@ -626,6 +636,7 @@ impl Core {
                         result: None,
                         error: None,
                         url: None,
+                        todos: Vec::new(),
                     });
                 }
                 (params, units)
@@ -663,6 +674,7 @@ impl Core {
                     result: None,
                     error: None,
                     url: None,
+                    todos: Vec::new(),
                 };
                 (params, vec![unit])
             }
@@ -1053,7 +1065,8 @@ impl Core {
                 prompt: prompt.clone(),
             }),
         );
-        let messages = agent::opening_messages(&spec, Vec::new(), &prompt, &[]);
+        let toolbox = spec.toolbox(&self.registry);
+        let messages = agent::opening_messages(&spec, &toolbox, Vec::new(), &prompt, &[]);
         let mut tree = Tree::new(
             project,
             run_id.clone(),
@@ -1111,7 +1124,13 @@ impl Core {
 
     /// A unit's run ended (finished, failed or aborted): mark it, and save its writes, its
     /// transcript and its mark in one batch.
-    pub(super) async fn unit_ended(&self, run: &str, result: &Value, messages: &[Message]) {
+    pub(super) async fn unit_ended(
+        &self,
+        run: &str,
+        result: &Value,
+        messages: &[Message],
+        todos: Vec<TodoItem>,
+    ) {
         let Some((job_id, unit_id)) = job_of_run(run) else {
             return;
         };
@@ -1143,6 +1162,7 @@ impl Core {
                 u.state = state;
                 u.result = Some(summary);
                 u.error = error;
+                u.todos = todos;
             }
             (job.project.clone(), job.clone())
         };

@@ -1428,6 +1428,9 @@ impl Core {
         }
         self.emit_bible(s, &outcome.bible, &origin);
         self.emit_files(s, &outcome.files, &origin);
+        if !outcome.chapters_added.is_empty() {
+            self.emit(results::ProjectSummary::of(&s.project));
+        }
         // Cursor and selection moves are not audited.
         let audit = (!(UNAUDITED.contains(&tool) && outcome.edits.is_empty())).then_some(audit);
         let mut touched = Touched {
@@ -1437,6 +1440,8 @@ impl Core {
             memory: outcome.memory,
             bible: outcome.bible.clone(),
             files: outcome.files.clone(),
+            project: !outcome.chapters_added.is_empty(),
+            chapters: outcome.chapters_added.clone(),
             ..Touched::default()
         };
         // Watched entities the edits mentioned, misspelt or contradicted.
@@ -1572,9 +1577,15 @@ impl Core {
             applied,
             files,
             kept,
+            added,
+            removed,
         } = moved;
         if !applied.is_empty() {
             self.emit_edits(&applied, by);
+        }
+        let chapters_changed = !(added.is_empty() && removed.is_empty());
+        if chapters_changed {
+            self.emit(results::ProjectSummary::of(&s.project));
         }
         self.emit_files(s, &files, by);
         self.emit_history(s);
@@ -1608,6 +1619,9 @@ impl Core {
             ui: true,
             changes: persist::ChangeRecord::of(&applied, by, None),
             files,
+            project: chapters_changed,
+            chapters: added,
+            deleted_chapters: removed,
             ..Touched::default()
         };
         // What undo or redo brought back, or took away, of the watched entities.

@@ -774,6 +774,20 @@ impl Core {
         plan_allowed: bool,
         figures: Option<AnalysisFigures>,
     ) {
+        self.evolve_bedside_with(project, hold, plan_allowed, figures, None)
+            .await;
+    }
+
+    /// [`Core::evolve_bedside_auto`], and with `idle` the idle thinker's new section of
+    /// the note ([`bedside::idle_section`]; `None` keeps the one it has).
+    async fn evolve_bedside_with(
+        &self,
+        project: &str,
+        hold: Option<&str>,
+        plan_allowed: bool,
+        figures: Option<AnalysisFigures>,
+        idle: Option<String>,
+    ) {
         if self.ensure_proactive(project).await.is_err() {
             return;
         }
@@ -797,23 +811,28 @@ impl Core {
             .get(project)
             .map(|p| p.analyses.values().cloned().collect())
             .unwrap_or_default();
-        let Ok((name, parts, status)) = self.with_project(project, |s| {
+        let Ok((name, parts, status, idle_now)) = self.with_project(project, |s| {
             let text = s
                 .memory
                 .bedside(project)
                 .map(|n| n.text.clone())
                 .unwrap_or_default();
+            let (text, idle_now) = bedside::split_idle(&text);
             Ok((
                 s.project.name.clone(),
-                bedside::split(&text),
+                bedside::split(text),
                 bedside::status(&s.memory, project, &analyses),
+                idle_now.map(str::to_string),
             ))
         }) else {
             return;
         };
         let wants_plan = self.settings.read(|s| s.bedside_plan);
         let unchanged = parts.status.as_deref().unwrap_or("") == status
-            && (wants_plan || parts.model_plan.is_none());
+            && (wants_plan || parts.model_plan.is_none())
+            && idle
+                .as_ref()
+                .is_none_or(|new| Some(new) == idle_now.as_ref());
         if unchanged && meta_puts.is_empty() {
             return;
         }
@@ -840,8 +859,12 @@ impl Core {
                     .bedside(project)
                     .map(|n| n.text.clone())
                     .unwrap_or_default();
-                let plan = bedside::split(&current).plan;
-                let text = bedside::compose(&plan, &status, model_plan.as_deref());
+                let (rest, idle_now) = bedside::split_idle(&current);
+                let plan = bedside::split(rest).plan;
+                let text = bedside::with_idle(
+                    &bedside::compose(&plan, &status, model_plan.as_deref()),
+                    idle.as_deref().or(idle_now),
+                );
                 let mut notes_written = Vec::new();
                 if text != current {
                     let note =
@@ -1297,6 +1320,27 @@ impl Core {
                 ))
             })
             .await?;
+        // The bedside note gets the thinker's short plan (what it proposed now) and the
+        // reminders waiting for the writer (the pending suggestions).
+        let next: Vec<String> = added.iter().map(|x| x.title.clone()).collect();
+        let reminders: Vec<String> = {
+            let proactive = self.proactive.state();
+            let all = proactive.projects.get(&project).map(|p| &p.suggestions);
+            (all.into_iter().flatten().rev())
+                .filter(|x| x.is_pending() && !added.iter().any(|a| a.id == x.id))
+                .map(|x| x.title.clone())
+                .collect()
+        };
+        let section = bedside::idle_section(&next, &reminders);
+        if !section.is_empty() {
+            self.evolve_bedside_with(&project, None, false, None, Some(section))
+                .await;
+            // The thinker's own update of the note is no news for its next thought.
+            let (_, basis, _) = self.with_project(&project, |s| Ok(self.thinker_input(s)))?;
+            if let Some(state) = self.proactive.state_mut().projects.get_mut(&project) {
+                state.last_thought = Some(fnv(&[&basis]));
+            }
+        }
         Ok(IdleResult {
             thought: true,
             reason: None,
@@ -1325,7 +1369,11 @@ impl Core {
         observations.sort_by_key(|n| std::cmp::Reverse(n.updated_ms));
         let input = ThinkerInput {
             project_name: &s.project.name,
-            bedside: s.memory.bedside(project).map_or("", |n| n.text.as_str()),
+            // The note without the thinker's own section (its last thought is no news).
+            bedside: s
+                .memory
+                .bedside(project)
+                .map_or("", |n| bedside::split_idle(&n.text).0),
             goals: s
                 .memory
                 .project_goals(project)

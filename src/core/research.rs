@@ -36,7 +36,9 @@ use crate::persist;
 use crate::research::{self, html, url, Fetched, Research, ResearchNote};
 use crate::session::ToolCall;
 use crate::store::Table;
-use crate::tools::research::{ResearchUrlArgs, SearchResearchArgs, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::tools::research::{
+    ResearchUrlArgs, SearchResearchArgs, SearchScope, DEFAULT_LIMIT, MAX_LIMIT,
+};
 use crate::tools::{parse_args, ResultMeta, ToolError, ToolResult, ToolSpec};
 
 /// The most bytes of a page read (the rest is not fetched).
@@ -114,13 +116,13 @@ fn encode_component(value: &str) -> String {
         .collect()
 }
 
-/// The text of a `research_url` result.
+/// The text of a `research_url` result: what was kept, then the page's title and preview as
+/// a quoted block of untrusted page content.
 fn read_text(note: &ResearchNote, updated: bool, cut: bool) -> String {
     format!(
-        "{} research note {}: \"{}\" ({}), {} characters{}. Preview:\n{}",
+        "{} research note {} of {}, {} characters{}. Its title and preview:\n{}",
         if updated { "Updated" } else { "Kept" },
         note.id,
-        note.title,
         note.url,
         note.text.chars().count(),
         if cut {
@@ -131,7 +133,7 @@ fn read_text(note: &ResearchNote, updated: bool, cut: bool) -> String {
         } else {
             String::new()
         },
-        note.preview()
+        note.quoted(false).0
     )
 }
 
@@ -211,7 +213,7 @@ impl Core {
             }
         };
         if name == crate::tools::research::SearchResearch::NAME {
-            let result = match self.search_research(project, args) {
+            let result = match self.search_research(project, args, &origin) {
                 Ok(data) => ToolResult::success(data, meta(started)),
                 Err(error) => ToolResult::error(&error, meta(started)),
             };
@@ -265,16 +267,17 @@ impl Core {
         let asked_by = research::asked_by(&origin);
         let audit_origin = origin.clone();
         self.keep_research(project, page, &asked_by, hold, |note, updated| {
+            // The page's own words reach the model quoted (its title, one line, neutralised).
             let data = json!({
                 "text": read_text(note, updated, cut),
                 "id": note.id,
-                "title": note.title,
+                "title": research::quote::neutralise(&note.title).0,
                 "url": note.url,
                 "normalized": note.normalized,
-                "preview": note.preview(),
                 "chars": note.text.chars().count(),
                 "updated": updated,
                 "truncated": cut,
+                "injection_markers": note.quoted(true).1.markers,
             });
             let result = ToolResult::success(data, meta(started));
             let audit = self.audit_record(project, &name, call_id, digest, &audit_origin, &result);
@@ -519,8 +522,14 @@ impl Core {
         Ok(kept)
     }
 
-    /// `search_research {query, limit?}`.
-    fn search_research(&self, project: &str, args: Value) -> Result<Value, ToolError> {
+    /// `search_research {query, limit?, scope?}`: an agent sees its own notes and the
+    /// writer's, or with `scope: "all"` every note; the writer sees every note.
+    fn search_research(
+        &self,
+        project: &str,
+        args: Value,
+        origin: &Origin,
+    ) -> Result<Value, ToolError> {
         let args: SearchResearchArgs = parse_args(args)?;
         if args.query.trim().is_empty() {
             return Err(ToolError::invalid_args(
@@ -528,18 +537,33 @@ impl Core {
             ));
         }
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-        let (total, hits) = self.research.read(project, |notes| {
+        let own = research::asked_by(origin);
+        let everyone = args.scope == SearchScope::All || !matches!(origin, Origin::Agent(_));
+        let visible = |n: &ResearchNote| everyone || n.asked_by == own || n.source() == "human";
+        let (total, others, hits) = self.research.read(project, |notes| {
             let hits = notes
-                .map(|n| n.search(&args.query, limit))
+                .map(|n| n.search(&args.query, limit, visible))
                 .unwrap_or_default();
-            (notes.map_or(0, Research::len), hits)
+            let all = notes.map_or(0, Research::len);
+            let total = notes.map_or(0, |n| n.list().into_iter().filter(|n| visible(n)).count());
+            (total, all - total, hits)
         });
         let text = if hits.is_empty() {
+            let others = if others > 0 {
+                format!(" Other agents keep {others} more notes: scope \"all\" searches them too.")
+            } else {
+                String::new()
+            };
             if total == 0 {
-                "There are no research notes yet: read pages with research_url, or ask the writer to research from the Research panel.".to_string()
+                let whose = if everyone {
+                    ""
+                } else {
+                    " of yours or the writer's"
+                };
+                format!("There are no research notes{whose} yet: read pages with research_url, or ask the writer to research from the Research panel.{others}")
             } else {
                 format!(
-                    "No research note matches \"{}\" ({total} notes searched); try other words.",
+                    "No research note matches \"{}\" ({total} notes searched); try other words.{others}",
                     args.query.trim()
                 )
             }
@@ -551,11 +575,11 @@ impl Core {
             );
             for (i, hit) in hits.iter().enumerate() {
                 text.push_str(&format!(
-                    "\n{}. \"{}\" ({})\n{}",
+                    "\n{}. {} (read by {})\n{}",
                     i + 1,
-                    hit.title,
                     hit.url,
-                    hit.preview
+                    hit.by,
+                    hit.content
                 ));
             }
             text

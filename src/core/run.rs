@@ -248,8 +248,9 @@ impl Core {
                 prompt: prompt.clone(),
             }),
         );
-        let messages =
-            agent::opening_messages(&spec, history, &prompt, &[&editor_block, &memory_block]);
+        let toolbox = spec.toolbox(&self.registry);
+        let blocks = [editor_block.as_str(), memory_block.as_str()];
+        let messages = agent::opening_messages(&spec, &toolbox, history, &prompt, &blocks);
         let tree = Tree::new(
             project,
             run_id,
@@ -458,6 +459,7 @@ impl Core {
             }
         };
         let outcome = end.outcome;
+        let todos = (!end.todos.is_empty()).then_some(end.todos);
         if let (RunEnd::Paused { .. }, Some(frame)) = (&outcome.end, end.frame) {
             let guards = self.runs.take_guards(&run_id);
             let paused = PausedRun {
@@ -495,6 +497,7 @@ impl Core {
                 usage: paused.usage,
                 message: None,
                 pending: Some(cards),
+                todos,
             };
             self.emit_run(
                 &run_id,
@@ -542,11 +545,15 @@ impl Core {
             usage: tree.state.usage.get(),
             message,
             pending: None,
+            todos,
         };
         if tree.hold.is_some() {
-            // A job's unit: its writes, its transcript and its mark in one batch.
+            // A job's unit: its writes, its transcript, its to-do list and its mark in one
+            // batch.
             let ended = crate::error::to_json(&result);
-            self.unit_ended(&run_id, &ended, &outcome.messages).await;
+            let todos = result.todos.clone().unwrap_or_default();
+            self.unit_ended(&run_id, &ended, &outcome.messages, todos)
+                .await;
         }
         self.emit_run(&run_id, SubAgentOrigin::default(), kind(result.clone()));
         Ok(result)

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use crate::agent::planning::TodoItem;
 use crate::agent::{self, AbortSignal, AgentSpec, Catalog, Delegation, RunOutcome, TreeState};
 use crate::llm::{Message, ProviderConfig, Role, ToolCall, Usage};
 use crate::settings::Settings;
@@ -51,6 +52,9 @@ pub(super) struct Frame {
     /// Files this agent (and its sub-agents) changed so far.
     #[serde(default)]
     pub(super) files_changed: Vec<String>,
+    /// This agent's to-do list (a planning agent's; see [`crate::agent::planning`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) todos: Vec<TodoItem>,
 }
 
 impl Frame {
@@ -135,6 +139,8 @@ pub(super) struct Node {
     pub(super) reply_tool: Option<String>,
     pub(super) caller: Option<String>,
     pub(super) delegation: Delegation,
+    /// Its to-do list so far (a planning agent's).
+    pub(super) todos: Vec<TodoItem>,
 }
 
 impl Node {
@@ -147,6 +153,7 @@ impl Node {
             reply_tool: None,
             caller: None,
             delegation: Delegation::Route,
+            todos: Vec::new(),
         }
     }
 
@@ -158,6 +165,7 @@ impl Node {
             reply_tool: frame.reply_tool.clone(),
             caller: frame.caller.clone(),
             delegation: frame.delegation,
+            todos: frame.todos.clone(),
         }
     }
 
@@ -183,6 +191,8 @@ pub(super) struct NodeEnd {
     pub(super) files: Vec<String>,
     /// Its state, when it paused.
     pub(super) frame: Option<Frame>,
+    /// Its to-do list as it ended (a planning agent's).
+    pub(super) todos: Vec<TodoItem>,
 }
 
 /// A running tree.
@@ -478,6 +488,9 @@ pub(super) struct RunResult {
     /// The calls waiting for approval (`paused` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) pending: Option<Vec<ApprovalCard>>,
+    /// The agent's to-do list as the run ended (an agent with `planning` that wrote one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) todos: Option<Vec<TodoItem>>,
 }
 
 /// The `run` event: one event of one run, with the run's id and where in the run's tree and

@@ -33,6 +33,7 @@ use super::run_state::{
     SessionPaused, SessionStatus, SubAgentOrigin, Tree,
 };
 use super::Core;
+use crate::agent::planning;
 use crate::agent::spec::task_message;
 use crate::agent::{self, AgentSpec, Delegation, RunContext, RunEnd, RunEvent, RunOutcome};
 use crate::commands::Origin;
@@ -54,6 +55,7 @@ impl Core {
     ) -> LocalBoxFuture<'a, NodeEnd> {
         Box::pin(async move {
             let files = RefCell::new(files_before);
+            let todos = RefCell::new(node.todos.clone());
             let fail = |message: String| NodeEnd {
                 outcome: RunOutcome {
                     end: RunEnd::Failed { message },
@@ -65,6 +67,7 @@ impl Core {
                 },
                 files: Vec::new(),
                 frame: None,
+                todos: node.todos.clone(),
             };
             let (provider, temperature) =
                 match provider_for(&node.spec, &tree.settings, &tree.provider) {
@@ -88,6 +91,12 @@ impl Core {
                     }
                 }
             }
+            let planning_tools = if node.spec.planning {
+                planning::definitions()
+            } else {
+                Vec::new()
+            };
+            tools.extend(planning_tools.iter());
             let routing = node.spec.routing_tools(&tree.catalog);
             let reply_def = node.reply_tool.as_ref().map(|name| {
                 AgentSpec::reply_definition(name, node.caller.as_deref().unwrap_or("calling"))
@@ -109,10 +118,14 @@ impl Core {
             };
             let node_ref = &node;
             let files_ref = &files;
+            let todos_ref = &todos;
             let mut execute = |c: &ToolCall| {
                 let c = c.clone();
                 let origin = origin.clone();
                 let future: LocalBoxFuture<'_, ToolResult> = Box::pin(async move {
+                    if node_ref.spec.planning && planning::is_planning_tool(&c.name) {
+                        return planning::run(&c.name, &c.arguments, &mut todos_ref.borrow_mut());
+                    }
                     if let Some(link) = node_ref.spec.link_for(&c.name, &c.arguments).cloned() {
                         let (result, changed) = self.call_sub_agent(tree, node_ref, link, &c).await;
                         files_ref.borrow_mut().extend(changed);
@@ -194,6 +207,7 @@ impl Core {
             )
             .await;
             let files = files.into_inner();
+            let todos = todos.into_inner();
             let frame = match &outcome.end {
                 RunEnd::Paused { pending } => {
                     let mut stash = tree.paused.borrow_mut();
@@ -217,6 +231,7 @@ impl Core {
                         results: BTreeMap::new(),
                         children,
                         files_changed: files.clone(),
+                        todos: todos.clone(),
                     })
                 }
                 _ => None,
@@ -225,6 +240,7 @@ impl Core {
                 outcome,
                 files,
                 frame,
+                todos,
             }
         })
     }
@@ -279,6 +295,7 @@ impl Core {
                 return NodeEnd {
                     outcome,
                     files,
+                    todos: frame.todos.clone(),
                     frame: Some(frame),
                 };
             }
@@ -335,6 +352,7 @@ impl Core {
             reply_tool,
             caller: Some(caller.spec.name.clone()),
             delegation: caller.spec.delegation,
+            todos: Vec::new(),
         };
         self.agent_session_opened(tree, &node, &call.id, false);
         let task = task_message(
@@ -351,7 +369,13 @@ impl Core {
         } else {
             Vec::new()
         };
-        let messages = agent::opening_messages(&node.spec, history, &task, &[]);
+        let messages = agent::opening_messages(
+            &node.spec,
+            &node.spec.toolbox(&self.registry),
+            history,
+            &task,
+            &[],
+        );
         let end = self
             .run_node(
                 tree,
@@ -397,6 +421,7 @@ impl Core {
             outcome,
             files,
             frame,
+            ..
         } = end;
         self.agents.agent_session_closed();
         // How the session ended; none when it paused (its state is the frame).

@@ -521,6 +521,24 @@ fn parse_kind(name: &str) -> Result<Kind, PathError> {
 /// optional `ch` or `chapter` (the TextCraft seed's `ch01.md`, `chapter-4.md`). The rest of
 /// the name (`-<slug>`) is ignored, so a stale or shortened title still names the chapter.
 fn chapter_number(name: &str) -> Result<usize, PathError> {
+    chapter_name(name).map(|(number, _)| number)
+}
+
+/// The title a `manuscripts/` file name gives a new chapter: the words of its slug
+/// (`04-the-storm.md` → "The storm"), or `None` when the name has none (`ch04.md`,
+/// `chapter-4.md`, `04.md`). Only the file name counts, not its folders.
+pub fn chapter_title_from_name(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (_, slug) = chapter_name(name).ok()?;
+    let words: Vec<&str> = slug.split(['-', '_']).filter(|w| !w.is_empty()).collect();
+    let title = words.join(" ");
+    let mut chars = title.chars();
+    let first = chars.next()?;
+    Some(first.to_uppercase().chain(chars).collect())
+}
+
+/// A `manuscripts/` file name's chapter number and the slug after it (`""` when none).
+fn chapter_name(name: &str) -> Result<(usize, &str), PathError> {
     let bad = || {
         PathError::Invalid(format!(
             "chapter files are named by number: manuscripts/NN-title.md (such as manuscripts/03-the-stair.md, or just manuscripts/03.md or manuscripts/ch03.md); \"{}\" is not",
@@ -544,7 +562,7 @@ fn chapter_number(name: &str) -> Result<usize, PathError> {
         return Err(bad());
     }
     match digits.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
+        Ok(n) if n > 0 => Ok((n, rest.trim_start_matches('-'))),
         _ => Err(PathError::Invalid(
             "chapters are numbered from 1 (manuscripts/01-….md is the first)".into(),
         )),
@@ -738,6 +756,17 @@ mod tests {
             );
         }
         assert!(resolve("manuscripts/chx.md", Want::File).is_err());
+        assert_eq!(
+            chapter_title_from_name("manuscripts/04-the-storm.md").as_deref(),
+            Some("The storm")
+        );
+        assert_eq!(
+            chapter_title_from_name("chapter_3-the-stair.md").as_deref(),
+            Some("The stair")
+        );
+        for name in ["manuscripts/ch04.md", "chapter-4.md", "04.md", "04-.md"] {
+            assert_eq!(chapter_title_from_name(name), None, "{name}");
+        }
         assert!(resolve("manuscripts/03x.md", Want::File).is_err());
         assert!(resolve("manuscripts/00.md", Want::File).is_err());
         assert_eq!(

@@ -10,6 +10,11 @@
 //! automatic part and keeps the agents' plan as it is (also when an agent's rewrite copied
 //! an older status into it). The same status twice gives the same text, so an update that
 //! changes nothing makes no new version.
+//!
+//! When the idle thinker has thought, a last section, under [`IDLE_HEADING`], holds its short
+//! plan (the next steps it proposed) and the reminders waiting for the writer (the pending
+//! suggestions): [`idle_section`] writes it, [`split_idle`] and [`with_idle`] take it off and
+//! put it back, so the other updates keep it as it is until the thinker thinks again.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +28,12 @@ pub const PLAN_HEADING: &str = "## Next steps (suggested by the model)";
 pub const MAX_STATUS_CHARS: usize = 2_500;
 /// The longest model plan kept, in chars.
 pub const MAX_PLAN_CHARS: usize = 1_500;
+/// The heading of the idle thinker's section, last in the note.
+pub const IDLE_HEADING: &str = "## Plan and reminders (from the idle thinker)";
+/// The longest idle thinker's section, in chars.
+pub const MAX_IDLE_CHARS: usize = 1_500;
+/// Most lines of each list of the idle thinker's section.
+const MAX_IDLE_LINES: usize = 5;
 /// Most active goals listed.
 const MAX_GOALS: usize = 12;
 
@@ -182,6 +193,53 @@ pub fn compose(plan: &str, status: &str, model_plan: Option<&str>) -> String {
     format!("{plan}\n\n{auto}")
 }
 
+/// The idle thinker's section (with its heading): `next` (the steps it just proposed) as its
+/// short plan, and `reminders` (what waits for the writer: the pending suggestions) below;
+/// an empty string when both are empty. Each list keeps its first few lines.
+pub fn idle_section(next: &[String], reminders: &[String]) -> String {
+    let list = |items: &[String]| -> Vec<String> {
+        items
+            .iter()
+            .map(|i| i.trim())
+            .filter(|i| !i.is_empty())
+            .take(MAX_IDLE_LINES)
+            .map(|i| format!("- {}", shorten(i, 200)))
+            .collect()
+    };
+    let (next, reminders) = (list(next), list(reminders));
+    if next.is_empty() && reminders.is_empty() {
+        return String::new();
+    }
+    let mut out = vec![IDLE_HEADING.to_string()];
+    if !next.is_empty() {
+        out.push("Next:".into());
+        out.extend(next);
+    }
+    if !reminders.is_empty() {
+        out.push("Reminders (suggestions waiting for you):".into());
+        out.extend(reminders);
+    }
+    shorten(&out.join("\n"), MAX_IDLE_CHARS)
+}
+
+/// A bedside text without its idle thinker's section, and that section (heading included),
+/// if it has one.
+pub fn split_idle(text: &str) -> (&str, Option<&str>) {
+    match find_heading(text, IDLE_HEADING) {
+        Some(at) => (text[..at].trim_end(), Some(text[at..].trim())),
+        None => (text, None),
+    }
+}
+
+/// `text` with the idle thinker's `section` after it (none: `text` as it is), within
+/// [`MAX_NOTE_CHARS`].
+pub fn with_idle(text: &str, section: Option<&str>) -> String {
+    match section.map(str::trim).filter(|s| !s.is_empty()) {
+        None => text.to_string(),
+        Some(section) => shorten(&format!("{}\n\n{section}", text.trim_end()), MAX_NOTE_CHARS),
+    }
+}
+
 /// The prompt of the bedside plan's model call (with [`PLAN_SYSTEM`]).
 pub fn plan_prompt(project_name: &str, plan: &str, status: &str) -> String {
     format!(
@@ -246,6 +304,26 @@ mod tests {
             format!("{STATUS_HEADING}\nActive goals (2):\n- Draft chapter 3: 40%\n- Fix the ending: 0%\nOther goals: 1 completed.\nLatest analysis:\n- pacing (manuscript): 2 chapters")
         );
         assert_eq!(status(&m, "other", &[]), "");
+    }
+
+    #[test]
+    fn the_idle_section_comes_off_and_goes_back_last() {
+        let section = idle_section(
+            &["Draft the storm scene".into()],
+            &["Check Mara's eye colour".into(), " ".into()],
+        );
+        assert_eq!(
+            section,
+            format!("{IDLE_HEADING}\nNext:\n- Draft the storm scene\nReminders (suggestions waiting for you):\n- Check Mara's eye colour")
+        );
+        assert_eq!(idle_section(&[], &[]), "");
+        let text = with_idle("Finish act one.", Some(&section));
+        assert_eq!(
+            split_idle(&text),
+            ("Finish act one.", Some(section.as_str()))
+        );
+        assert_eq!(split_idle("Finish act one."), ("Finish act one.", None));
+        assert_eq!(with_idle("Plan.", None), "Plan.");
     }
 
     #[test]

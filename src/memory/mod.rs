@@ -554,6 +554,20 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// Keep `old`, the text a bedside note had until now, as its newest earlier version (at most
+/// [`MAX_BEDSIDE_VERSIONS`] are kept).
+fn keep_version(note: &mut MemoryNote, old: String) {
+    note.previous.push(NoteVersion {
+        text: old,
+        updated_ms: note.updated_ms,
+        version: note.version,
+    });
+    if note.previous.len() > MAX_BEDSIDE_VERSIONS {
+        let excess = note.previous.len() - MAX_BEDSIDE_VERSIONS;
+        note.previous.drain(..excess);
+    }
+}
+
 /// Check a required text field: trimmed, not empty, at most [`MAX_NOTE_CHARS`] characters.
 fn required_text(field: &str, text: &str) -> Result<String, MemoryError> {
     let trimmed = text.trim();
@@ -858,15 +872,7 @@ impl Memory {
         let note = &mut self.notes[i];
         if note.text != text {
             let old = std::mem::replace(&mut note.text, text);
-            note.previous.push(NoteVersion {
-                text: old,
-                updated_ms: note.updated_ms,
-                version: note.version,
-            });
-            if note.previous.len() > MAX_BEDSIDE_VERSIONS {
-                let excess = note.previous.len() - MAX_BEDSIDE_VERSIONS;
-                note.previous.drain(..excess);
-            }
+            keep_version(note, old);
             note.version = note.version.saturating_add(1);
             note.updated_ms = now_ms;
             self.index.replaced(&self.notes, i);
@@ -966,9 +972,12 @@ impl Memory {
     /// patch as it would be applied (text trimmed, tags normalized).
     pub fn check_patch(&self, id: &str, patch: &NotePatch) -> Result<NotePatch, MemoryError> {
         let i = self.note_index(id)?;
-        if self.notes[i].is_bedside() {
+        let note = &self.notes[i];
+        if note.is_bedside()
+            && (patch.note_type.is_some_and(|t| t != note.note_type) || patch.tags.is_some())
+        {
             return Err(MemoryError::Invalid(format!(
-                "note '{id}' is the bedside note; rewrite it with evolve_bedside_note"
+                "note '{id}' is the bedside note: its type and tags stay as they are; change its text or importance"
             )));
         }
         if patch.is_empty() {
@@ -989,9 +998,10 @@ impl Memory {
         })
     }
 
-    /// Change a note. The bedside note is rewritten with [`Memory::evolve_bedside`] instead,
-    /// and a deleted note must be restored first. A patch that changes nothing leaves the
-    /// version as it is. The author stays (see [`Memory::update_note_by`]).
+    /// Change a note; a deleted note must be restored first. A patch that changes nothing
+    /// leaves the version as it is. The author stays (see [`Memory::update_note_by`]). The
+    /// bedside note takes a new text or importance (not another type or tags), and its
+    /// earlier text is kept as a version, as [`Memory::evolve_bedside`] keeps it.
     pub fn update_note(
         &mut self,
         id: &str,
@@ -1003,8 +1013,13 @@ impl Memory {
         let note = &mut self.notes[i];
         let mut changed = false;
         if let Some(text) = patch.text {
-            changed |= note.text != text;
-            note.text = text;
+            if note.text != text {
+                changed = true;
+                let old = std::mem::replace(&mut note.text, text);
+                if note.is_bedside() {
+                    keep_version(note, old);
+                }
+            }
         }
         if let Some(note_type) = patch.note_type {
             changed |= note.note_type != note_type;

@@ -615,17 +615,42 @@ impl Project {
                 "a project keeps at least one chapter; add another chapter before deleting this one".into(),
             ));
         }
+        let chapter = self
+            .detach_chapter(index)
+            .ok_or_else(|| EditError::NoSuchChapter {
+                query: id.to_string(),
+                hint: String::new(),
+            })?;
+        Ok((index, chapter))
+    }
+
+    /// Take out the chapter at `index` (`None` when there is none), even the last one (undo
+    /// takes back a chapter that was added): its highlights go, and the editor moves to a
+    /// neighbour if it was the active chapter.
+    pub fn detach_chapter(&mut self, index: usize) -> Option<Chapter> {
+        let id = self.chapters.get(index)?.id.clone();
         let was_active = self.active_chapter().is_some_and(|c| c.id == id);
         let chapter = self.chapters.remove(index);
         self.ui.highlights.retain(|h| h.chapter != id);
         if was_active {
-            let neighbour = &self.chapters[index.min(self.chapters.len() - 1)];
-            self.ui.active_chapter = Some(neighbour.id.clone());
+            self.ui.active_chapter = self
+                .chapters
+                .get(index.min(self.chapters.len().saturating_sub(1)))
+                .map(|c| c.id.clone());
             self.ui.cursor = 0;
             self.ui.selection = None;
             self.ui.scroll = 0;
         }
-        Ok((index, chapter))
+        Some(chapter)
+    }
+
+    /// "Chapter N" for a chapter at number `number`, or the next N that no chapter has as its
+    /// title.
+    pub fn default_title(&self, number: usize) -> String {
+        (number..)
+            .map(|n| format!("Chapter {n}"))
+            .find(|t| self.chapters.iter().all(|c| c.title != *t))
+            .unwrap_or_default()
     }
 
     /// "; chapters are: 1 "Title" (id), ..." for error messages.

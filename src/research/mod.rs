@@ -4,11 +4,14 @@
 //!
 //! - [`url`] checks and normalises the address of a page (what may be fetched at all);
 //! - [`html`] reads a page's title and main text;
-//! - [`Research`] holds one project's notes: one note per normalised URL (researching a page
+//! - [`quote`] puts page text in the quoted, neutralised block the model gets;
+//! - [`Research`] holds one project's notes: one note per normalised URL and per reader (an
+//!   agent, or the writer: [`ResearchNote::asked_by`]; the same reader researching a page
 //!   again updates its note, keeping its id and creation time), within [`MAX_NOTES`] notes
 //!   and [`MAX_BYTES`] bytes of text (the notes fetched longest ago go first), searched with
 //!   BM25 over title and text ([`Research::search`], the memory's tokenizer and parameters;
-//!   title terms count twice).
+//!   title terms count twice), over the notes a search may see: an agent's own and the
+//!   writer's, or every note.
 //!
 //! **Storage.** Each note is a `meta` record `research:<project>:<id>` (kind `research`,
 //! indexed by project like every meta record): the least invasive place that survives a
@@ -16,6 +19,7 @@
 //! document).
 
 pub mod html;
+pub mod quote;
 pub mod url;
 
 use serde::{Deserialize, Serialize};
@@ -184,6 +188,9 @@ pub struct Upserted {
     pub evicted: Vec<String>,
 }
 
+/// A note's terms: their counts and the note's length in terms.
+type Terms = (FxHashMap<String, u32>, u32);
+
 /// One project's research notes, with their search index.
 #[derive(Debug, Clone, Default)]
 pub struct Research {
@@ -206,19 +213,35 @@ fn terms_of(note: &ResearchNote) -> (FxHashMap<String, u32>, u32) {
     (counts, len)
 }
 
-/// A search hit.
+/// A search hit, as the model gets it: the page's text only inside a quoted block of
+/// untrusted page content ([`quote`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
     /// The note's id.
     pub id: String,
-    /// Its title.
+    /// Its title (one line, its injection markers neutralised).
     pub title: String,
     /// Its address.
     pub url: String,
-    /// Its preview.
-    pub preview: String,
+    /// Who read it: `agent:<name>` or `human` (the writer).
+    pub by: String,
+    /// Its title and preview, quoted.
+    pub content: String,
     /// The BM25 score.
     pub score: f64,
+}
+
+impl ResearchNote {
+    /// Its title and preview (or whole text) as one quoted block of untrusted page content,
+    /// and how many injection markers it held.
+    pub fn quoted(&self, whole: bool) -> (String, quote::Neutralised) {
+        let text = if whole {
+            self.text.clone()
+        } else {
+            self.preview()
+        };
+        quote::quote(&self.url, &format!("Title: {}\n\n{text}", self.title))
+    }
 }
 
 impl Research {
@@ -278,8 +301,8 @@ impl Research {
         let at = self
             .notes
             .iter()
-            .position(|n| n.normalized == page.normalized);
-        // Researched again: the same note (id, creation), one more fetch.
+            .position(|n| n.normalized == page.normalized && n.asked_by == asked_by);
+        // Researched again by the same reader: the same note (id, creation), one more fetch.
         let (id, created_ms, fetches, updated) = match at {
             Some(i) => {
                 let old = self.notes.remove(i);
@@ -330,30 +353,42 @@ impl Research {
         Some(self.notes.remove(i))
     }
 
-    /// The notes matching `query`, best first (BM25 over title and text; ties by the latest
-    /// fetch), at most `limit`. A query with no searchable word finds nothing.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+    /// The notes matching `query` among those `visible` keeps, best first (BM25 over title
+    /// and text; ties by the latest fetch), at most `limit`. A query with no searchable word
+    /// finds nothing.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        visible: impl Fn(&ResearchNote) -> bool,
+    ) -> Vec<Hit> {
         let mut terms = tokenize(query);
         terms.sort();
         terms.dedup();
-        if terms.is_empty() || self.notes.is_empty() {
+        let seen: Vec<(&ResearchNote, &Terms)> = self
+            .notes
+            .iter()
+            .zip(&self.index)
+            .filter(|(note, _)| visible(note))
+            .collect();
+        if terms.is_empty() || seen.is_empty() {
             return Vec::new();
         }
-        let n = self.notes.len() as f64;
-        let avg = self.index.iter().map(|(_, l)| *l as f64).sum::<f64>() / n;
+        let n = seen.len() as f64;
+        let avg = seen.iter().map(|(_, (_, l))| *l as f64).sum::<f64>() / n;
         let mut scored: Vec<(f64, &ResearchNote)> = Vec::new();
-        for (note, (counts, len)) in self.notes.iter().zip(&self.index) {
+        for (note, (counts, len)) in &seen {
             let mut score = 0.0;
             for t in &terms {
                 let Some(tf) = counts.get(t) else { continue };
-                let df = self.index.iter().filter(|(c, _)| c.contains_key(t)).count() as f64;
+                let df = seen.iter().filter(|(_, (c, _))| c.contains_key(t)).count() as f64;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 let tf = *tf as f64;
                 let norm = 1.0 - BM25_B + BM25_B * (*len as f64) / avg.max(1.0);
                 score += idf * tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm);
             }
             if score > 0.0 {
-                scored.push((score, note));
+                scored.push((score, *note));
             }
         }
         scored.sort_by(|a, b| {
@@ -366,9 +401,10 @@ impl Research {
             .take(limit)
             .map(|(score, n)| Hit {
                 id: n.id.clone(),
-                title: n.title.clone(),
+                title: quote::neutralise(&n.title).0,
                 url: n.url.clone(),
-                preview: n.preview(),
+                by: n.asked_by.clone(),
+                content: n.quoted(false).0,
                 score: (score * 1000.0).round() / 1000.0,
             })
             .collect()
@@ -459,12 +495,44 @@ mod tests {
         let mut p2 = page(2, "nothing about it here".into());
         p2.title = "Lamps".into();
         r.upsert("p", p2, "agent:quill", 2, || "b".into());
-        let hits = r.search("lamp", 5);
+        let hits = r.search("lamp", 5, |_| true);
         assert_eq!(
             hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
             ["b", "a"]
         );
-        assert!(r.search("the", 5).is_empty(), "stopwords find nothing");
-        assert_eq!(r.search("lamps", 1).len(), 1);
+        assert_eq!(hits[0].by, "agent:quill");
+        assert!(
+            hits[0].content.contains("> Title: Lamps"),
+            "{}",
+            hits[0].content
+        );
+        assert!(
+            r.search("the", 5, |_| true).is_empty(),
+            "stopwords find nothing"
+        );
+        assert_eq!(r.search("lamps", 1, |_| true).len(), 1);
+        // Only the notes a search may see.
+        let writers = r.search("lamp", 5, |n| n.asked_by == "human");
+        assert_eq!(writers.len(), 1);
+        assert_eq!(writers[0].id, "a");
+    }
+
+    #[test]
+    fn each_reader_keeps_a_note_of_its_own_per_page() {
+        let mut r = Research::default();
+        r.upsert("p", page(1, "one".into()), "agent:a", 1, || "a1".into());
+        let up = r.upsert("p", page(1, "two".into()), "agent:b", 2, || "b1".into());
+        assert!(!up.updated);
+        assert_eq!(r.len(), 2);
+        let up = r.upsert(
+            "p",
+            page(1, "three".into()),
+            "agent:a",
+            3,
+            || unreachable!(),
+        );
+        assert!(up.updated);
+        assert_eq!(up.note.id, "a1");
+        assert_eq!(r.len(), 2);
     }
 }

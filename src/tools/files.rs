@@ -18,8 +18,11 @@
 //!   [`EditContext::edit`], so it is one undoable history entry with the caller's origin,
 //!   and the writer's later typing survives `undo {origin: "agent"}`. A chapter file is
 //!   named by its number only (`manuscripts/03.md` and `manuscripts/03-old-title.md` both
-//!   name chapter 3); a number with no chapter is an error (chapters are added with
-//!   `add_chapter`, never by writing a file);
+//!   name chapter 3). `write_file` to the next number (one past the last chapter:
+//!   `manuscripts/ch04.md`, `manuscripts/04-the-storm.md`) creates that chapter, titled by
+//!   the content's first heading, else by the file name's words, else "Chapter N"; the new
+//!   chapter and its text are one history entry, so one undo takes the chapter away. A number
+//!   further on is an error naming the chapters there are;
 //! - a story-bible file: the JSON is compared with the entity, and only the fields that
 //!   differ are written, through the bible's write path: provenance is recorded, a field the
 //!   writer wrote still needs the writer's approval (judged as `<kind>_update_entry` or
@@ -113,10 +116,11 @@ fn chapter_at<'c>(cx: &'c EditContext<'_>, number: usize) -> Result<&'c Chapter,
             .map(|(i, c)| manuscript_path(i + 1, count, &c.title))
             .collect();
         ToolError::not_found(format!(
-            "manuscripts/ has no chapter {number}: the project has {count} chapter{} ({}{}). Chapters are added by the writer (add_chapter), never by writing a file; write to an existing chapter file.",
+            "manuscripts/ has no chapter {number}: the project has {count} chapter{} ({}{}). write_file to manuscripts/{:02}-<title>.md creates the next chapter; a chapter further on needs the ones before it.",
             if count == 1 { "" } else { "s" },
             files.join(", "),
-            if count > 12 { ", …" } else { "" }
+            if count > 12 { ", …" } else { "" },
+            count + 1
         ))
     })
 }
@@ -293,7 +297,8 @@ impl ToolSpec for ReadFile {
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileArgs {
-    /// The file, relative to data/: manuscripts/NN-title.md (an existing chapter),
+    /// The file, relative to data/: manuscripts/NN-title.md (a chapter; the next number
+    /// creates it),
     /// bible/<kind>/<id>.json (a story-bible entry) or any file under plans/ or notes/
     /// (its folders are created as needed).
     pub path: String,
@@ -309,13 +314,18 @@ impl ToolSpec for WriteFile {
     type Args = WriteFileArgs;
     const NAME: &'static str = "write_file";
     const CATEGORY: Category = Category::Editing;
-    const DESCRIPTION: &'static str = "Write a file of the project's data/ folder, replacing its whole content. Under plans/ and notes/ any file may be created (folders are created as needed): use them for outlines, plans and task lists. manuscripts/NN-title.md replaces an existing chapter's text (recorded as one undoable edit of what changed; prefer edit_file for small changes). bible/<kind>/<id>.json creates or updates a story-bible entry from JSON (as read_file shows it); fields the writer wrote need the writer's approval.";
+    const DESCRIPTION: &'static str = "Write a file of the project's data/ folder, replacing its whole content. Under plans/ and notes/ any file may be created (folders are created as needed): use them for outlines, plans and task lists. manuscripts/NN-title.md replaces a chapter's text (recorded as one undoable edit of what changed; prefer edit_file for small changes); the next number after the last chapter (such as manuscripts/04-the-storm.md or manuscripts/ch04.md when there are 3) creates that chapter, titled by the content's first '# heading' or else the file name. bible/<kind>/<id>.json creates or updates a story-bible entry from JSON (as read_file shows it); fields the writer wrote need the writer's approval.";
     const REVERSIBLE: bool = true;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {
         let at = resolve_path(&args.path, Want::File)?;
         let bytes = args.content.len();
-        let data = write(cx, &at, args.content, "Write")?;
+        let data = match at {
+            DataPath::Manuscript { number } if number > cx.project().chapters.len() => {
+                create_chapter(cx, number, &args.path, &args.content)?
+            }
+            _ => write(cx, &at, args.content, "Write")?,
+        };
         cx.set_bytes_written(bytes);
         Ok(data)
     }
@@ -418,6 +428,58 @@ fn manuscript_result(cx: &EditContext<'_>, id: &str, version: u64) -> Value {
         }
         None => json!({ "chapter": id, "version": version }),
     }
+}
+
+/// The longest title a new chapter takes from its first heading or its file name, in chars.
+const MAX_TITLE_CHARS: usize = 300;
+
+/// Create chapter `number` (the next one: one past the last) from a new chapter file: its
+/// title from the content's first Markdown heading, else from the file name's words, else
+/// "Chapter N"; its text the content as written. The chapter and its text are one history
+/// entry, so one undo takes the new chapter away.
+fn create_chapter(
+    cx: &mut EditContext<'_>,
+    number: usize,
+    raw: &str,
+    content: &str,
+) -> Result<Value, ToolError> {
+    let count = cx.project().chapters.len();
+    if number != count + 1 {
+        return Err(chapter_at(cx, number).err().unwrap_or_else(|| {
+            ToolError::not_found(format!("manuscripts/ has no chapter {number}"))
+        }));
+    }
+    let title = first_heading(content)
+        .or_else(|| path::chapter_title_from_name(raw))
+        .map(|t| t.chars().take(MAX_TITLE_CHARS).collect::<String>())
+        .unwrap_or_else(|| cx.project().default_title(number));
+    let id = cx.add_chapter(count, &title)?;
+    let path = manuscript_path(number, count + 1, &title);
+    cx.describe(format!("Create {path}"));
+    let version = if content.is_empty() {
+        0
+    } else {
+        let change = ChangeSet::replace(0, 0, 0, content)
+            .map_err(|e| ToolError::new("out_of_range", e.to_string()))?;
+        cx.edit(&id, change)?
+    };
+    let mut data = manuscript_result(cx, &id, version);
+    data["created"] = json!(true);
+    Ok(data)
+}
+
+/// The text of the first ATX heading (`# Title`, `## Title #`) of Markdown content.
+fn first_heading(content: &str) -> Option<String> {
+    content.lines().find_map(|line| {
+        let line = line.trim_start();
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        let rest = &line[hashes..];
+        if !(1..=6).contains(&hashes) || !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+            return None;
+        }
+        let text = rest.trim().trim_end_matches('#').trim();
+        (!text.is_empty()).then(|| text.to_string())
+    })
 }
 
 /// Write `content` to the file at `at`, as `verb` ("Write", "Edit") in the history.

@@ -339,7 +339,7 @@ impl ToolSpec for UpdateMemoryNote {
     type Args = UpdateNoteArgs;
     const NAME: &'static str = "update_memory_note";
     const CATEGORY: Category = Category::Memory;
-    const DESCRIPTION: &'static str = "Change a memory note by id: its text, type, topic tags (replacing the old ones) or importance. Give only what changes. Changing a note the writer wrote (or imported) or a global note needs the writer's approval: the call then changes nothing yet and waits for the writer's decision; notes agents wrote in this project change at once. The bedside note is rewritten with evolve_bedside_note instead.";
+    const DESCRIPTION: &'static str = "Change a memory note by id: its text, type, topic tags (replacing the old ones) or importance. Give only what changes. Changing a note the writer wrote (or imported) or a global note needs the writer's approval: the call then changes nothing yet and waits for the writer's decision; notes agents wrote in this project change at once. The bedside note (your running plan) takes a new text or importance here too, under the same rules, its earlier text kept as a version; evolve_bedside_note rewrites it as well.";
     const REVERSIBLE: bool = false;
 
     fn run(args: Self::Args, cx: &mut EditContext<'_>) -> Result<Value, ToolError> {

@@ -142,11 +142,35 @@ test('the demo model plays the presets’ agents from the request alone: system 
   assert.match((await ask(architect, tcTools, plan)).content, /no chapter 3 yet/);
   // The same request gives the same answer: nothing is remembered between requests.
   assert.deepEqual(await ask(architect, tcTools, plan), await ask(architect, tcTools, plan));
+
+  // The next chapter is a new one: planned, then the narrator creates it under its title.
+  const fresh = [{ role: 'user', content: 'Narrator, draft chapter 2: The Lamp Room' }];
+  fresh.push(...called('list_files', { directory: 'manuscripts' }, { status: 'success', data: { entries: [{ name: '01-one.md', path: 'manuscripts/01-one.md' }] } }, 'l1'));
+  const planned = callOf(await ask(architect, tcTools, fresh));
+  assert.deepEqual([planned.name, planned.args.path], ['write_file', 'plans/ch2.md']);
+  assert.match(planned.args.content, /^# Chapter 2: The Lamp Room/);
+  fresh.push(...called('write_file', planned.args, { status: 'success', data: { path: 'plans/ch2.md' } }, 'p1'));
+  const assigned = callOf(await ask(architect, tcTools, fresh));
+  assert.deepEqual([assigned.name, assigned.args.target_agent, assigned.args.target_file], ['assign_task', 'narrator', 'manuscripts/ch02.md']);
+  const narrator = 'You are the Narrator of TextCraft.';
+  const narratorTask = `TASK FROM THE ARCHITECT AGENT:\n${assigned.args.task_description}\nTarget file: ${assigned.args.target_file}`;
+  const drafting = [{ role: 'user', content: narratorTask }];
+  const readPlan = callOf(await ask(narrator, ['read_file', 'write_file', 'list_files'], drafting));
+  assert.deepEqual([readPlan.name, readPlan.args.path], ['read_file', 'plans/ch2.md']);
+  drafting.push(...called('read_file', readPlan.args, { status: 'success', data: { content: planned.args.content } }, 'r1'));
+  const draft = callOf(await ask(narrator, ['read_file', 'write_file', 'list_files'], drafting));
+  assert.equal(draft.name, 'write_file');
+  assert.equal(draft.args.path, 'manuscripts/ch02.md');
+  assert.match(draft.args.content, /^# The Lamp Room\n\nThe night was very dark/);
+  // Past the next number: it says which chapter it can draft.
+  const far = [{ role: 'user', content: 'draft chapter 5' }, ...fresh.slice(1, 3)];
+  assert.match((await ask(architect, tcTools, far)).content, /no chapter 5 yet \(the manuscript has 1\)\. I can draft the next one, chapter 2/);
 });
 
 // --- rentl: the demo model plays each subagent -------------------------------------------------
 //
-// The subagents' prompts and toolboxes come from the core (rentl-agents.json, kept current by
+// The subagents' prompts and toolboxes, and the tools a job's unit offers with and without
+// overwrite, come from the core (rentl-agents.json, kept current by
 // tests/rentl_presets.rs), the tools' argument schemas from src/tools/schemas.json. A small
 // story bible below answers the tool calls in the shapes the core's tools return (a German
 // target language and other names than the demo project's, so nothing can be hard-coded), and
@@ -316,7 +340,7 @@ function world() {
  */
 function unit(w, agent, target, { overwrite = false, tools } = {}) {
   const spec = agentSpec(agent);
-  const offered = tools ?? spec.tools.filter((t) => overwrite || t !== 'translation_update_line');
+  const offered = tools ?? spec.unitTools[overwrite ? 'overwrite' : 'noOverwrite'];
   const task = `Task for ${agent}: do your job.\n${target}\nOverwrite allowed: ${overwrite ? 'yes' : 'no'}\nDone when: your definition of done is met.`;
   const messages = [{ role: 'system', content: spec.systemPrompt }, { role: 'user', content: task }];
   const calls = [];
@@ -579,4 +603,29 @@ test('the demo model plays the Dungeon Master’s campaign: the record created, 
   viaRoot.push(...called(routedMade.name, routedMade.arguments, { status: 'error', data: { code: 'denied', message: 'The writer declined.' } }, 'c2'));
   const declined = ask(maker, [...makerTools, 'send_response_to_root_agent'], viaRoot).call;
   assert.deepEqual([declined.name, declined.arguments.response_content], ['send_response_to_root_agent', 'You declined, so Mira was not recorded.']);
+});
+
+test('an agent with planning writes its to-do list, does the work, and marks the list done', () => {
+  const tools = (names) => names.map((name) => ({ type: 'function', function: { name, parameters: {} } }));
+  const messages = [{ role: 'system', content: 'You keep notes.' }, { role: 'user', content: 'note: Mara hates boats' }];
+  const offered = tools(['write_memory_note', 'write_todos', 'read_todos']);
+  const step = (result) => {
+    const answer = decide({ messages, tools: offered });
+    if (!answer.call) return answer;
+    const id = `c${messages.length}`;
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: answer.call.name, arguments: JSON.stringify(answer.call.arguments) } }] });
+    messages.push({ role: 'tool', tool_call_id: id, content: JSON.stringify(result(answer.call)) });
+    return answer;
+  };
+  const ok = (data) => () => ({ status: 'success', data });
+  const first = step((c) => ({ status: 'success', data: { todos: c.arguments.todos, completed: 0 } }));
+  assert.equal(first.call.name, 'write_todos');
+  assert.deepEqual(first.call.arguments.todos.map((t) => t.status), ['in_progress', 'pending']);
+  assert.equal(step(ok({ note: { id: 'm1' } })).call.name, 'write_memory_note');
+  const last = step((c) => ({ status: 'success', data: { todos: c.arguments.todos, completed: 2 } }));
+  assert.deepEqual(last.call.arguments.todos.map((t) => t.status), ['completed', 'completed']);
+  assert.equal(step(ok({})).text, 'Done. Plan: 2 of 2 items done.');
+  // Without the planning tools it just does the work.
+  const plainCall = decide({ messages: messages.slice(0, 2), tools: tools(['write_memory_note']) });
+  assert.equal(plainCall.call.name, 'write_memory_note');
 });
