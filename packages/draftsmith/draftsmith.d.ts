@@ -184,6 +184,8 @@ export interface AgentSpec {
   toolChoice?: 'auto' | 'required' | (string & {});
   /** Whether it keeps one long-running session (its conversation, per project and campaign, persisted) instead of a fresh temporary session per call. */
   longRunning?: boolean;
+  /** Whether it plans its task with a to-do list of its own (`write_todos`, `read_todos`), kept with its run or job unit. */
+  planning?: boolean;
 }
 
 export interface RunOptions {

@@ -103,7 +103,11 @@ pub struct AgentSpec {
     /// Whether it keeps one long-running session (the Dungeon Master's root: its
     /// conversation, per project and campaign, persisted across turns and reloads) instead
     /// of a fresh temporary session each time an agent calls it.
-    #[serde(default, alias = "long_running", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        alias = "long_running",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub long_running: bool,
     /// Whether it plans its task with a to-do list of its own (`write_todos`, `read_todos`;
     /// see [`crate::agent::planning`]).
