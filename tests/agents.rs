@@ -456,8 +456,8 @@ fn routing_agents_require_a_call_on_the_first_step_of_a_turn_only() {
     );
     assert_eq!(run["status"], "finished", "{run}");
     // Each request, by agent, with the tool choice it carried: the player interface's
-    // first step must call its routing tool (named: on this OpenAI-compatible server,
-    // "required" with only that tool offered), the root's first step some tool; the rules
+    // first step must call its routing tool (named, and on this OpenAI-compatible server
+    // the only tool offered), the root's first step some tool; the rules
     // lawyer is free, and once a routed answer is back each is free to answer in text, so
     // the turn ends.
     let requests = bodies(&page);
@@ -470,7 +470,10 @@ fn routing_agents_require_a_call_on_the_first_step_of_a_turn_only() {
     assert_eq!(
         choices,
         [
-            ("player_interface", json!("required")),
+            (
+                "player_interface",
+                json!({"type": "function", "function": {"name": "route_action_to_root_agent"}}),
+            ),
             ("root", json!("required")),
             ("rules_lawyer", Value::Null),
             ("root", Value::Null),

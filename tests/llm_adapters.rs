@@ -1540,10 +1540,12 @@ fn tool_choice_is_written_as_each_provider_documents_it() {
         json!({"type": "function", "function": {"name": named}})
     );
     assert_eq!(openai["tools"].as_array().unwrap().len(), tools.len());
-    // A compatible server (llama.cpp reads tool_choice only as a string): "required", with
-    // only the named tool offered.
+    // A compatible server: the named function too, with only that tool offered.
     let local = at("http://localhost:8080/v1", Openai, tool.clone(), &tools);
-    assert_eq!(local["tool_choice"], "required");
+    assert_eq!(
+        local["tool_choice"],
+        json!({"type": "function", "function": {"name": named}})
+    );
     let offered: Vec<&str> = local["tools"]
         .as_array()
         .unwrap()

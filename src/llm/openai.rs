@@ -52,10 +52,10 @@ impl super::Provider for OpenAi {
         let choice = options
             .tool_choice
             .for_tools(tools.iter().map(|t| t.name.as_ref()));
-        // A named choice: OpenAI's own API takes the named function. Compatible servers may
-        // read `tool_choice` only as a string (llama.cpp's server takes an object for
-        // "auto"), so they get "required" with only that tool offered: the same constraint
-        // in the form they all read.
+        // A named choice is the named function, as OpenAI documents it (llama-cpp-python,
+        // vLLM and OpenAI constrain the call to it). A compatible server is also offered only
+        // that tool, so a server that reads `tool_choice` only as a string (llama.cpp's
+        // `llama-server` takes an object for "auto") still has one tool to call.
         let offered: Vec<&ToolDefinition> = match &choice {
             ToolChoice::Tool(name) if !official => {
                 tools.iter().copied().filter(|t| t.name == *name).collect()
@@ -67,13 +67,13 @@ impl super::Provider for OpenAi {
         }
         match choice {
             ToolChoice::Auto => {}
-            ToolChoice::Tool(name) if official => {
+            ToolChoice::Tool(name) => {
                 body.insert(
                     "tool_choice".into(),
                     json!({"type": "function", "function": {"name": name}}),
                 );
             }
-            ToolChoice::Required | ToolChoice::Tool(_) => {
+            ToolChoice::Required => {
                 body.insert("tool_choice".into(), Value::from("required"));
             }
         }
