@@ -42,6 +42,8 @@ test('the Memory view deletes a note into Recently deleted and restores it, and 
   assert.equal(await note(page, WRITERS).getByTestId('origin-badge').getAttribute('data-origin'), 'human');
   assert.equal(await note(page, AGENTS).getByTestId('origin-badge').getAttribute('data-origin'), 'agent:scout');
   assert.equal(await page.getByTestId('memory-trash').count(), 0, 'nothing deleted yet');
+  // Empty sections (goals, watched, the trash) are left out, not shown as "null".
+  assert.doesNotMatch(await page.getByTestId('memory-content').textContent(), /null/);
 
   // Delete the writer's note: it leaves the notes for Recently deleted, restorable.
   await note(page, WRITERS).getByTestId('memory-delete').click();

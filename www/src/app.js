@@ -951,13 +951,15 @@ async function renderMemory() {
       ' ',
       el('button', { type: 'button', class: 'link', testid: 'memory-restore', onclick: () => memoryAction(() => app.client.memory.restore(n.id)) }, 'Restore'),
     );
-  $('memory-content').replaceChildren(
+  // An empty section is null, and replaceChildren would show it as the text "null".
+  const sections = [
     el('section', { testid: 'bedside-note' }, el('h3', {}, 'Bedside note'), el('p', {}, m.bedside?.text || '(empty)')),
     section('Goals', m.goals.map((g) => `${g.title ?? g.text ?? ''} — ${g.status ?? ''}`)),
     section('Watched', m.watched.map((w) => `${w.name}${w.entityType ? ` (${w.entityType})` : ''}`)),
     section('Notes', m.notes.slice(0, 100).map(note), 'memory-notes') ?? el('p', {}, 'No notes yet.'),
     section('Recently deleted', trash.notes.slice(0, 50).map(deleted), 'memory-trash'),
-  );
+  ];
+  $('memory-content').replaceChildren(...sections.filter(Boolean));
 }
 
 /** Delete or restore a note from the Memory view, then show the view again. */
