@@ -1362,42 +1362,21 @@ fn new_chapter_brain(body: &Value) -> Scripted {
 #[test]
 fn the_narrator_drafts_a_new_chapter_and_plain_undo_removes_it() {
     let page = Page::thinking(Rc::new(MemoryStore::new()), Rc::new(new_chapter_brain));
-    page.ok(
-        "create_project",
-        json!({"name": "Lighthouse", "chapters": [
-            {"title": "The Stair", "text": "Mara climbed the stair."},
-            {"title": "The Lamp", "text": "The lamp was dark."},
-            {"title": "The Storm", "text": "The storm broke."}
-        ]}),
-    );
+    page.three_chapters();
     page.configure();
     let run = page.ok(
         "run",
         json!({"prompt": "Narrator, draft chapter 4: Mara reaches the lamp room.", "preset": "textcraft"}),
     );
     assert_eq!(run["text"], "Done: Drafted manuscripts/ch04.md..", "{run}");
-    let files = |page: &Page| -> Vec<Value> {
-        page.ok(
-            "execute",
-            json!({"tool": "list_files", "args": {"directory": "manuscripts"}}),
-        )["data"]["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["name"].clone())
-            .collect()
-    };
     assert_eq!(
-        files(&page),
-        json!([
+        page.manuscript_files(),
+        [
             "01-the-stair.md",
             "02-the-lamp.md",
             "03-the-storm.md",
             "04-the-lamp-room.md"
-        ])
-        .as_array()
-        .unwrap()
-        .clone()
+        ]
     );
     let chapter = page.ok("get_chapter", json!({"chapter": "4"}));
     assert_eq!(chapter["title"], "The Lamp Room", "{chapter}");
@@ -1412,9 +1391,9 @@ fn the_narrator_drafts_a_new_chapter_and_plain_undo_removes_it() {
     );
     // Plain undo removes the chapter; redo brings it back.
     page.ok("undo", json!({}));
-    assert_eq!(files(&page).len(), 3);
+    assert_eq!(page.manuscript_files().len(), 3);
     page.ok("redo", json!({}));
-    assert_eq!(files(&page).len(), 4);
+    assert_eq!(page.manuscript_files().len(), 4);
 }
 
 // ------------------------------------------------------------------------------------

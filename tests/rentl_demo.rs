@@ -458,14 +458,7 @@ fn demo_page(model: &Rc<DemoModel>) -> Page {
 fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
     let model = DemoModel::start();
     let page = demo_page(&model);
-    page.ok(
-        "create_project",
-        json!({"name": "Lighthouse", "chapters": [
-            {"title": "The Stair", "text": "Mara climbed the stair."},
-            {"title": "The Lamp", "text": "The lamp was dark."},
-            {"title": "The Storm", "text": "The storm broke."}
-        ]}),
-    );
+    page.three_chapters();
     page.configure();
     let run = page.ok(
         "run",
@@ -479,19 +472,10 @@ fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
             .contains("Chapter 4, \"The Lamp Room\", is new."),
         "{run}"
     );
-    let names = |page: &Page| -> Vec<String> {
-        let listing = page.ok(
-            "execute",
-            json!({"tool": "list_files", "args": {"directory": "manuscripts"}}),
-        );
-        listing["data"]["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(names(&page).last().unwrap(), "04-the-lamp-room.md");
+    assert_eq!(
+        page.manuscript_files().last().unwrap(),
+        "04-the-lamp-room.md"
+    );
     let chapter = page.ok("get_chapter", json!({"chapter": "4"}));
     assert_eq!(chapter["title"], "The Lamp Room");
     assert!(chapter["text"]
@@ -499,7 +483,7 @@ fn the_demo_model_drafts_a_new_textcraft_chapter_that_plain_undo_removes() {
         .unwrap()
         .starts_with("# The Lamp Room\n\n"));
     page.ok("undo", json!({}));
-    assert_eq!(names(&page).len(), 3);
+    assert_eq!(page.manuscript_files().len(), 3);
 }
 
 /// The demo model plans when its agent has `planning`: the list, the work, the list done.

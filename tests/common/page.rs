@@ -241,6 +241,33 @@ impl Page {
         p["chapters"][0]["id"].as_str().unwrap().to_string()
     }
 
+    /// A project of three short chapters (The Stair, The Lamp, The Storm).
+    #[allow(dead_code)]
+    pub fn three_chapters(&self) {
+        self.ok(
+            "create_project",
+            json!({"name": "Lighthouse", "chapters": [
+                {"title": "The Stair", "text": "Mara climbed the stair."},
+                {"title": "The Lamp", "text": "The lamp was dark."},
+                {"title": "The Storm", "text": "The storm broke."}
+            ]}),
+        );
+    }
+
+    /// The names of the chapter files under `manuscripts/`, in order.
+    #[allow(dead_code)]
+    pub fn manuscript_files(&self) -> Vec<String> {
+        self.ok(
+            "execute",
+            json!({"tool": "list_files", "args": {"directory": "manuscripts"}}),
+        )["data"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     pub fn configure(&self) {
         self.ok(
             "set_settings",
