@@ -66,6 +66,7 @@ pub mod policy;
 pub mod project;
 pub mod protocol;
 pub mod provider;
+pub mod replica;
 pub mod research;
 pub mod session;
 pub mod settings;

@@ -1007,6 +1007,13 @@ impl Session {
         clock: &dyn Clock,
         ids: &dyn IdSource,
     ) -> Result<Moved, HistoryError> {
+        // Past a change from another device, plain undo reverts this device's newest group
+        // and keeps what arrived since, as an origin-scoped undo does.
+        let local = OriginFilter::Local;
+        let scope = match scope {
+            None if self.history.has_remote() => Some(&local),
+            scope => scope,
+        };
         match scope {
             None => self.history.undo(&mut self.project, &mut self.files),
             Some(filter) => self.history.undo_scoped(

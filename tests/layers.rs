@@ -42,7 +42,7 @@ const LAYERS: &[&[&str]] = &[
     // 3. Approvals.
     &["policy"],
     // 4. The one edit path, and sessions to and from records.
-    &["session", "persist"],
+    &["session", "persist", "replica"],
     // 5. The tools agents call.
     &["tools"],
     // 6. Model calls.

@@ -341,7 +341,9 @@ impl Actor {
     pub fn from_origin(origin: &Origin, now_ms: u64) -> Self {
         match origin {
             Origin::User => Actor::Human,
-            Origin::Import => Actor::Import,
+            // Values that arrive from another device keep the origin they were written with;
+            // a write under a remote origin is treated as imported.
+            Origin::Import | Origin::Remote(_) => Actor::Import,
             Origin::Agent(name) => Actor::Agent {
                 name: name.clone(),
                 date: date_of(now_ms),

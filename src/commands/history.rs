@@ -247,7 +247,7 @@ impl Entry {
     fn weight(&self) -> usize {
         let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
         let origin = match &self.origin {
-            Origin::Agent(name) => name.len(),
+            Origin::Agent(name) | Origin::Remote(name) => name.len(),
             _ => 0,
         };
         let targets = match &self.kind {
@@ -475,17 +475,39 @@ impl History {
         self.groups
     }
 
-    /// Count the undo groups (runs of entries of one group).
+    /// Count the undo groups (runs of entries of one group) of this device's changes:
+    /// changes received from other devices are kept only to map positions through, and
+    /// do not count against the limit.
     fn count_groups(&self) -> usize {
         let mut count = 0;
         let mut last: Option<&str> = None;
         for entry in &self.undo {
             if last != Some(entry.group.as_str()) {
-                count += 1;
+                count += usize::from(entry.origin.is_local());
                 last = Some(&entry.group);
             }
         }
         count
+    }
+
+    /// Whether the undo stack holds changes received from other devices: plain undo then
+    /// reverts this device's newest group while keeping them ([`OriginFilter::Local`]).
+    pub fn has_remote(&self) -> bool {
+        self.undo.iter().any(|e| !e.origin.is_local())
+    }
+
+    /// Record a change received from another device (its entry's origin is remote): a group
+    /// of its own, never undone, kept so that undoing this device's earlier changes maps
+    /// through it. The redo runs go (they were made for the text before it), and the
+    /// writer's typing group stays open only if nothing else came between.
+    pub fn record_remote(&mut self, mut entry: Entry, ids: &dyn IdSource) {
+        self.journal.state = true;
+        entry.group = ids.next_id();
+        self.clear_redo();
+        self.sealed = true;
+        self.bytes += entry.weight();
+        self.push_undo(entry);
+        self.enforce_limits();
     }
 
     /// Estimated memory held, in bytes.
@@ -581,10 +603,11 @@ impl History {
         self.next_seq += 1;
         self.journal.removed.remove(&entry.id);
         self.journal.dirty.insert(entry.id.clone());
-        if self
-            .undo
-            .last()
-            .is_none_or(|last| last.group != entry.group)
+        if entry.origin.is_local()
+            && self
+                .undo
+                .last()
+                .is_none_or(|last| last.group != entry.group)
         {
             self.groups += 1;
         }
@@ -713,7 +736,9 @@ impl History {
             }
             // The oldest group's run of entries.
             let dropped: Vec<Entry> = self.undo.drain(..n).collect();
-            self.groups = self.groups.saturating_sub(1);
+            if dropped.iter().any(|e| e.origin.is_local()) {
+                self.groups = self.groups.saturating_sub(1);
+            }
             for entry in dropped {
                 self.bytes = self.bytes.saturating_sub(entry.weight());
                 self.note_removed(&entry.id);

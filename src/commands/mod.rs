@@ -16,10 +16,11 @@ pub use self::history::{
     HistoryLimits, HistoryState, Moved,
 };
 
-/// Who made a change. Written as its text (`user`, `import`, `agent:<name>`).
+/// Who made a change. Written as its text (`user`, `import`, `agent:<name>`,
+/// `remote:<client>`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(into = "String", try_from = "String")]
-#[ts(type = "'user' | 'import' | `agent:${string}`")]
+#[ts(type = "'user' | 'import' | `agent:${string}` | `remote:${string}`")]
 pub enum Origin {
     /// The writer, in the page.
     User,
@@ -27,6 +28,17 @@ pub enum Origin {
     Agent(String),
     /// An import.
     Import,
+    /// Another device or co-author, by the name its client goes by: a change that arrived
+    /// through sync. The history maps positions through it but never undoes it.
+    Remote(String),
+}
+
+impl Origin {
+    /// Whether the change was made here (by the writer, an agent or an import), not
+    /// received from another device.
+    pub fn is_local(&self) -> bool {
+        !matches!(self, Origin::Remote(_))
+    }
 }
 
 impl fmt::Display for Origin {
@@ -35,13 +47,14 @@ impl fmt::Display for Origin {
             Origin::User => f.write_str("user"),
             Origin::Agent(name) => write!(f, "agent:{name}"),
             Origin::Import => f.write_str("import"),
+            Origin::Remote(name) => write!(f, "remote:{name}"),
         }
     }
 }
 
-/// An origin string was not `user`, `import` or `agent:<name>`.
+/// An origin string was not `user`, `import`, `agent:<name>` or `remote:<client>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("origin '{0}' is not 'user', 'import' or 'agent:<name>'")]
+#[error("origin '{0}' is not 'user', 'import', 'agent:<name>' or 'remote:<client>'")]
 pub struct BadOrigin(pub String);
 
 impl FromStr for Origin {
@@ -50,12 +63,18 @@ impl FromStr for Origin {
         match s {
             "user" => Ok(Origin::User),
             "import" => Ok(Origin::Import),
-            _ => match s.strip_prefix("agent:") {
-                Some(name) if !name.trim().is_empty() && name.len() <= 100 => {
-                    Ok(Origin::Agent(name.to_string()))
+            _ => {
+                let named = |prefix: &str| {
+                    s.strip_prefix(prefix)
+                        .filter(|name| !name.trim().is_empty() && name.len() <= 100)
+                        .map(str::to_string)
+                };
+                match (named("agent:"), named("remote:")) {
+                    (Some(name), _) => Ok(Origin::Agent(name)),
+                    (_, Some(name)) => Ok(Origin::Remote(name)),
+                    _ => Err(BadOrigin(s.chars().take(100).collect())),
                 }
-                _ => Err(BadOrigin(s.chars().take(100).collect())),
-            },
+            }
         }
     }
 }
@@ -74,21 +93,25 @@ impl TryFrom<String> for Origin {
 }
 
 /// Which origins an origin-scoped undo applies to: `user`, `import`, `agent` (any agent) or
-/// `agent:<name>`.
+/// `agent:<name>`; plain undo past a change from another device uses [`OriginFilter::Local`].
+/// A remote origin is never in scope: each device undoes only its own changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OriginFilter {
     /// Exactly this origin.
     Exact(Origin),
     /// Any agent.
     AnyAgent,
+    /// Any origin of this device (the writer, agents, imports).
+    Local,
 }
 
 impl OriginFilter {
     /// Whether `origin` is in scope.
     pub fn matches(&self, origin: &Origin) -> bool {
         match self {
-            OriginFilter::Exact(o) => o == origin,
+            OriginFilter::Exact(o) => o == origin && origin.is_local(),
             OriginFilter::AnyAgent => matches!(origin, Origin::Agent(_)),
+            OriginFilter::Local => origin.is_local(),
         }
     }
 }
@@ -96,10 +119,13 @@ impl OriginFilter {
 impl FromStr for OriginFilter {
     type Err = BadOrigin;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s == "agent" {
-            Ok(OriginFilter::AnyAgent)
-        } else {
-            s.parse().map(OriginFilter::Exact)
+        match s {
+            "agent" => Ok(OriginFilter::AnyAgent),
+            _ => match s.parse()? {
+                // Changes from other devices are theirs to undo.
+                Origin::Remote(_) => Err(BadOrigin(s.chars().take(100).collect())),
+                origin => Ok(OriginFilter::Exact(origin)),
+            },
         }
     }
 }

@@ -69,6 +69,7 @@ pub fn file_origin(origin: &Origin) -> String {
         Origin::User => "human".into(),
         Origin::Agent(name) => format!("agent:{name}"),
         Origin::Import => "import".into(),
+        Origin::Remote(name) => format!("remote:{name}"),
     }
 }
 

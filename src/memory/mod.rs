@@ -501,6 +501,17 @@ pub struct Memory {
     changes: Changes,
 }
 
+/// A whole memory item (one that arrived from another device).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MemoryItem {
+    /// A note.
+    Note(MemoryNote),
+    /// A goal.
+    Goal(Goal),
+    /// A watched entity.
+    Watched(WatchedEntity),
+}
+
 /// A memory item a method changed, added or removed, by id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Changed {
@@ -1136,6 +1147,42 @@ impl Memory {
             self.changed(|| Changed::Note(id.clone()));
         }
         purged
+    }
+
+    /// Put an item as another copy of the project has it (`None`: it is gone there), in
+    /// place of the one with its id.
+    pub fn put_item(&mut self, item: &Changed, value: Option<MemoryItem>) {
+        match (item, value) {
+            (_, Some(MemoryItem::Note(note))) => {
+                match self.notes.iter().position(|n| n.id == note.id) {
+                    Some(i) => {
+                        self.notes[i] = note;
+                        self.index.replaced(&self.notes, i);
+                    }
+                    None => {
+                        self.notes.push(note);
+                        self.index.pushed(&self.notes);
+                    }
+                }
+            }
+            (_, Some(MemoryItem::Goal(goal))) => {
+                match self.goals.iter_mut().find(|g| g.id == goal.id) {
+                    Some(g) => *g = goal,
+                    None => self.goals.push(goal),
+                }
+            }
+            (_, Some(MemoryItem::Watched(w))) => {
+                match self.watched.iter_mut().find(|x| x.id == w.id) {
+                    Some(x) => *x = w,
+                    None => self.watched.push(w),
+                }
+            }
+            (Changed::Note(id), None) => {
+                let _ = self.remove_note(id);
+            }
+            (Changed::Goal(id), None) => self.goals.retain(|g| &g.id != id),
+            (Changed::Watched(id), None) => self.watched.retain(|w| &w.id != id),
+        }
     }
 
     /// Remove a note at once, without the trash (taking back a write that is part of a

@@ -292,6 +292,9 @@ pub fn note_needs_approval(
             (Origin::Import, _) => Some(format!(
                 "this note was imported; {verb} it needs the writer's approval"
             )),
+            (Origin::Remote(_), _) => Some(format!(
+                "this note came from another device; {verb} it needs the writer's approval"
+            )),
         },
     }
 }
