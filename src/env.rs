@@ -24,6 +24,26 @@ pub trait EventSink {
     fn emit(&self, event: Event);
 }
 
+/// A connection to a sync server (a WebSocket in the worker): binary frames both ways.
+pub trait SyncSocket {
+    /// Send one frame. An error means the connection is gone.
+    fn send(&self, frame: &[u8]) -> Result<(), String>;
+    /// The next frame from the server; `None` once the connection closed.
+    fn next(&self) -> futures_util::future::LocalBoxFuture<'static, Option<Vec<u8>>>;
+    /// Close the connection (a `next` waiting then gets `None`).
+    fn close(&self);
+}
+
+/// Opens connections to sync servers.
+pub trait SyncTransport {
+    /// Connect to `url` (`ws://` or `wss://`); resolves once the connection is open, or with
+    /// why it could not open.
+    fn connect(
+        &self,
+        url: &str,
+    ) -> futures_util::future::LocalBoxFuture<'static, Result<std::rc::Rc<dyn SyncSocket>, String>>;
+}
+
 /// A clock that moves only when told to. For tests.
 #[derive(Debug, Default)]
 pub struct ManualClock {

@@ -68,6 +68,7 @@ use ts_rs::TS;
 use crate::bible::{Bible, Entity};
 use crate::commands::history::Applied;
 use crate::commands::{Entry, History, HistoryState, Origin};
+use crate::env::IdSource;
 use crate::files::{file_key, Files, FreeFile};
 use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
 use crate::project::changeset::ChangeSet;
@@ -107,6 +108,57 @@ pub struct ChapterRecord {
     pub text: String,
     /// Version.
     pub version: u64,
+}
+
+/// One update of a project's Yjs document (`sync` table, key `<project>/<id>`). The updates
+/// of a project apply in any order; together they are its document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncRecord {
+    /// `<project>/<id>`.
+    pub id: String,
+    /// The project's id.
+    pub project: String,
+    /// The update (Yjs v1 encoding), in base64.
+    pub update: String,
+}
+
+impl SyncRecord {
+    /// The record of an update of `project`'s document, under a fresh key.
+    pub fn new(project: &str, update: &[u8], ids: &dyn IdSource) -> Self {
+        use base64::Engine as _;
+        SyncRecord {
+            id: format!("{project}/{}", ids.next_id()),
+            project: project.to_string(),
+            update: base64::engine::general_purpose::STANDARD.encode(update),
+        }
+    }
+
+    /// The update's bytes.
+    pub fn bytes(&self) -> Result<Vec<u8>, StoreError> {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.update)
+            .map_err(|e| StoreError::Invalid {
+                table: Table::Sync.name(),
+                reason: format!("'{}' is not base64: {e}", self.id),
+            })
+    }
+}
+
+/// A project's stored Yjs updates: each record's key and bytes.
+pub async fn load_sync(
+    store: &dyn Store,
+    project: &str,
+) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+    let mut updates = Vec::new();
+    for v in store
+        .get_by_index(Table::Sync, "project", json!(project))
+        .await?
+    {
+        let record: SyncRecord = parse(Table::Sync, v)?;
+        updates.push((record.id.clone(), record.bytes()?));
+    }
+    Ok(updates)
 }
 
 /// One applied chapter change, as the change feed (`get_chapter`'s `changes`) and the
@@ -296,6 +348,8 @@ pub struct Loaded {
     pub problems: Vec<String>,
     /// Chapters whose checkpoint the next save must rewrite (after such a problem).
     pub repair: Vec<String>,
+    /// The project's Yjs document: each stored update's key and bytes.
+    pub sync: Vec<(String, Vec<u8>)>,
 }
 
 /// Rebuild a chapter from its checkpoint and its change records (any order): the records
@@ -537,6 +591,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     for chapter in missing {
         session.history.forget_chapter(&chapter);
     }
+    let sync = load_sync(store, id).await?;
     Ok(Some(Loaded {
         session,
         created_ms: record.created_ms,
@@ -544,6 +599,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         feeds,
         problems,
         repair,
+        sync,
     }))
 }
 
@@ -577,6 +633,7 @@ pub async fn delete(store: &dyn Store, id: &str) -> Result<(), StoreError> {
         Table::Bible,
         Table::Files,
         Table::Changes,
+        Table::Sync,
     ] {
         for record in store.get_by_index(table, "project", json!(id)).await? {
             if let Some(key) = record["id"].as_str() {

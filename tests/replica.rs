@@ -1,5 +1,6 @@
 //! The change-set ↔ Yjs mapping: two devices, each a session with its replica, exchanging
 //! updates in random orders.
+#![cfg(not(target_arch = "wasm32"))]
 
 use draftsmith::bible::{Actor, Kind};
 use draftsmith::commands::history::Grouping;

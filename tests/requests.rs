@@ -951,8 +951,9 @@ fn read_only_calls_write_only_their_audit_record() {
     );
     let commits = store.commits.borrow()[before..].to_vec();
     assert_eq!(commits[0], vec![Table::Audit]);
-    // Then the bedside note takes the new figures: its note and the figures' record.
-    assert_eq!(commits[1..], [vec![Table::Notes, Table::Meta]]);
+    // Then the bedside note takes the new figures: its note and the figures' record, and
+    // the note's update of the project's Yjs document.
+    assert_eq!(commits[1..], [vec![Table::Notes, Table::Meta, Table::Sync]]);
     // A UI change writes the project record; an edit its change record and history (not
     // the chapter's whole text, and not the project record: positions are saved lazily).
     send(
@@ -967,7 +968,13 @@ fn read_only_calls_write_only_their_audit_record() {
     );
     assert_eq!(
         last_commit(),
-        vec![Table::History, Table::Meta, Table::Audit, Table::Changes]
+        vec![
+            Table::History,
+            Table::Meta,
+            Table::Audit,
+            Table::Changes,
+            Table::Sync
+        ]
     );
 }
 

@@ -14,6 +14,9 @@ export type RequestType =
   | 'export_markdown'
   | 'reload_project'
   | 'checkpoint'
+  | 'sync_connect'
+  | 'sync_disconnect'
+  | 'sync_status'
   | 'memory'
   | 'memory_context'
   | 'write_memory_notes'
@@ -85,6 +88,12 @@ export interface RequestParams {
   reload_project: OpenProjectParams;
   /** Save each changed chapter's whole text and the lazily saved state. */
   checkpoint: ProjectRefParams;
+  /** Share the open project through a sync server, or, with `project`, fetch one that exists only there and open it. */
+  sync_connect: SyncConnectParams;
+  /** Stop sharing a project (it stays here as it is). */
+  sync_disconnect: SyncProjectParams;
+  /** How a project's sync connection stands. */
+  sync_status: SyncProjectParams;
   /** The agent's memory: notes, goals, watched entities. */
   memory: NoParams;
   /** The memory block a run's prompt would get for a request. */
@@ -190,6 +199,9 @@ export interface RequestResults {
   export_markdown: Markdown;
   reload_project: Reloaded;
   checkpoint: CheckpointResult;
+  sync_connect: SyncStatus;
+  sync_disconnect: SyncStatus;
+  sync_status: SyncStatus;
   memory: MemoryView;
   memory_context: MemoryBlock;
   write_memory_notes: Written;
@@ -288,6 +300,8 @@ export interface CoreEventMap {
   research_changed: ResearchChangedEvent & Relayed;
   /** A job ended: `done`, `failed` or `cancelled`. */
   job_finished: JobFinishedEvent & Relayed;
+  /** A shared project's sync connection changed: its state, unsent updates or peers. */
+  sync_status: SyncStatus & Relayed;
 }
 
 export type AbortRunParams = { 
@@ -1931,7 +1945,7 @@ version: number, };
 
 export type OpenProjectParams = { id: string, };
 
-export type Origin = 'user' | 'import' | `agent:${string}`;
+export type Origin = 'user' | 'import' | `agent:${string}` | `remote:${string}`;
 
 export type PartyMember = { 
 /**
@@ -2984,6 +2998,77 @@ export type SuggestionsParams = {
  * Also the accepted and dismissed ones.
  */
 all?: boolean, };
+
+export type SyncConnectParams = { 
+/**
+ * The server's address (`ws://` or `wss://`).
+ */
+url: string, 
+/**
+ * A token the server accepts for the project.
+ */
+token: string, 
+/**
+ * A project that exists only on the server: fetched, then opened. Without it, the open
+ * project is shared.
+ */
+project?: string, 
+/**
+ * The name this device goes by for the others (default `writer`).
+ */
+name?: string, };
+
+export type SyncPeer = { 
+/**
+ * Its Yjs client id.
+ */
+client: number, 
+/**
+ * The name it goes by.
+ */
+name: string, 
+/**
+ * The chapter its cursor is in.
+ */
+chapter?: string, 
+/**
+ * Its cursor (a char offset in that chapter).
+ */
+cursor?: number, };
+
+export type SyncProjectParams = { 
+/**
+ * The project (default: the open one).
+ */
+project?: string, };
+
+export type SyncState = "disconnected" | "connecting" | "connected" | "offline" | "unauthorized";
+
+export type SyncStatus = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * How its connection stands.
+ */
+status: SyncState, 
+/**
+ * Updates made here that the server has not yet acknowledged.
+ */
+unsent: number, 
+/**
+ * The server, while shared.
+ */
+url?: string, 
+/**
+ * Why it is offline or unauthorized.
+ */
+reason?: string, 
+/**
+ * The other clients connected to the project.
+ */
+peers: Array<SyncPeer>, };
 
 export type TodoItem = { 
 /**

@@ -26,6 +26,7 @@ use super::research::ResearchChangedEvent;
 use super::results::ProjectSummary;
 use super::run_state::RunEvent;
 use super::saving::{ProjectReloadedEvent, SavedEvent, StorageErrorEvent};
+use super::sync::SyncStatus;
 use crate::commands::Origin;
 use crate::project::UiState;
 use crate::settings::PublicSettings;
@@ -127,6 +128,8 @@ events! {
     ResearchChanged = "research_changed" (ResearchChangedEvent),
     /// A job ended: `done`, `failed` or `cancelled`.
     JobFinished = "job_finished" (JobFinishedEvent),
+    /// A shared project's sync connection changed: its state, unsent updates or peers.
+    SyncStatus = "sync_status" (SyncStatus),
 }
 
 /// The project an event concerns, which decides the pages that hear it.
@@ -159,6 +162,7 @@ impl CoreEvent {
             Self::JobProgress(e) => Concerns::Project(&e.project),
             Self::ResearchChanged(e) => Concerns::Project(&e.project),
             Self::JobFinished(e) => Concerns::Project(&e.project),
+            Self::SyncStatus(e) => Concerns::Project(&e.project),
             Self::Analysis(e) => Concerns::Project(&e.project),
             Self::Run(e) => e.project().map_or(Concerns::OpenProject, Concerns::Project),
             Self::Edit(_) | Self::Ui(_) | Self::HistoryChanged(_) | Self::ChaptersChanged(_) => {

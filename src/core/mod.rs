@@ -38,6 +38,7 @@ mod results;
 mod run;
 mod run_state;
 mod saving;
+mod sync;
 mod tree;
 
 use std::cell::RefCell;
@@ -60,6 +61,7 @@ use crate::project::{Chapter, Project};
 use crate::protocol::{
     decode_request, ErrorBody, Event, Request, RequestId, Response, PROTOCOL_VERSION,
 };
+use crate::replica::Replica;
 use crate::session::{Session, ToolCall};
 use crate::store::{Store, Table};
 use crate::tools::{CatalogFormat, ToolRegistry, ToolResult};
@@ -121,24 +123,78 @@ struct Touched {
     meta_deletes: Vec<String>,
     /// A job unit's hold to release into this save (its writes go with its progress mark).
     release: Option<String>,
+    /// The update from another device this change applied: stored as it came, not mirrored
+    /// back into the project's document.
+    remote: Option<Vec<u8>>,
+}
+
+/// Mirror what a mutation touched into the project's Yjs document (or, for an update from
+/// another device, keep that update): the update is saved with the change, and sent once
+/// saved.
+fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
+    let project = open.session.project.id.clone();
+    let update = match touched.remote.take() {
+        Some(update) => update,
+        None => {
+            let texts: Vec<(String, ChangeSet)> = touched
+                .changes
+                .iter()
+                .map(|c| (c.chapter.clone(), c.changeset.clone()))
+                .collect();
+            let origin = touched
+                .changes
+                .first()
+                .map_or("local", |c| c.origin.as_str())
+                .to_string();
+            let mut memory = touched.memory.clone();
+            memory.extend(
+                touched
+                    .notes_written
+                    .iter()
+                    .map(|id| crate::memory::Changed::Note(id.clone())),
+            );
+            let bible = touched.bible.clone();
+            let local = crate::replica::Local {
+                texts: &texts,
+                project: touched.project
+                    || !touched.chapters.is_empty()
+                    || !touched.deleted_chapters.is_empty(),
+                bible: &bible,
+                files: &touched.files,
+                memory: &memory,
+            };
+            let Some(update) = open
+                .replica
+                .record_local(&open.session, &project, &origin, &local)
+            else {
+                return;
+            };
+            open.outbox.push(update.clone());
+            update
+        }
+    };
+    let record = persist::SyncRecord::new(&project, &update, ids);
+    open.pending.append(Append::Sync(record));
 }
 
 /// [`mark_touched`], under `hold` if given: what the mutation touched then waits under the
 /// hold instead of being pending now.
-fn mark_held(open: &mut Open, touched: Touched, hold: Option<&str>) {
+fn mark_held(open: &mut Open, touched: Touched, hold: Option<&str>, ids: &dyn IdSource) {
     match hold {
-        None => mark_touched(open, touched),
+        None => mark_touched(open, touched, ids),
         Some(hold) => {
             let pending = std::mem::take(&mut open.pending);
-            mark_touched(open, touched);
+            mark_touched(open, touched, ids);
             let marked = std::mem::replace(&mut open.pending, pending);
             open.pending.hold(hold, marked);
         }
     }
 }
 
-/// Mark what a mutation touched as pending for the project's next save.
-fn mark_touched(open: &mut Open, touched: Touched) {
+/// Mark what a mutation touched as pending for the project's next save, with the update of
+/// the project's document that mirrors it.
+fn mark_touched(open: &mut Open, mut touched: Touched, ids: &dyn IdSource) {
+    mirror(open, &mut touched, ids);
     open.record_changes(&touched.changes);
     for change in touched.changes {
         let due = open
@@ -288,6 +344,8 @@ pub struct Shared {
     model: parts::ModelClient,
     /// Fault injection for tests of failed saves (`debug_fail_saves`).
     faults: parts::Faults,
+    /// The projects shared through sync servers.
+    sync: parts::SyncLinks,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -327,6 +385,7 @@ impl Core {
             settings: parts::SettingsState::default(),
             model: parts::ModelClient::default(),
             faults: parts::Faults::default(),
+            sync: parts::SyncLinks::default(),
         };
         Self {
             shared: Rc::new(shared),
@@ -450,6 +509,9 @@ impl Core {
             Call::DeleteProject(p, reply) => reply.send(self.delete_project(p).await),
             Call::StorageEstimate(_, reply) => reply.send(self.storage_estimate().await),
             Call::ReloadProject(p, reply) => reply.send(self.reload_project(p).await),
+            Call::SyncConnect(p, reply) => reply.send(self.sync_connect(p).await),
+            Call::SyncDisconnect(p, reply) => reply.send(self.sync_disconnect(p)),
+            Call::SyncStatus(p, reply) => reply.send(self.sync_status(p)),
             Call::Checkpoint(p, reply) => reply.send(self.checkpoint(p).await),
             Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
@@ -677,7 +739,7 @@ impl Core {
     ) -> Result<T, Error> {
         let mut open = self.open_mut(current)?;
         let (value, touched) = f(&mut open.session)?;
-        mark_held(&mut open, touched, hold);
+        mark_held(&mut open, touched, hold, self.env.ids.as_ref());
         Ok(value)
     }
 
@@ -725,23 +787,65 @@ impl Core {
             .ensure_bedside(&id, now, self.env.ids.as_ref());
         let summary = ProjectSummary::of(&session.project);
         // Nothing is created unless it is stored.
-        let stored = self.store_new(&mut session, now, now).await?;
-        self.projects.insert(&id, Open::new(session, now, stored));
+        let (stored, replica) = self.store_new(&mut session, now, now).await?;
+        self.projects
+            .insert(&id, Open::new(session, now, stored, replica));
         self.fresh_proactive(&id);
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
     }
 
-    /// Write a new (or imported) project whole, in one batch.
+    /// Store a project fetched from a sync server, whole, with its document (one update),
+    /// and open it.
+    async fn store_fetched(
+        &self,
+        mut session: Session,
+        replica: Replica,
+        now: u64,
+    ) -> Result<(), Error> {
+        let id = session.project.id.clone();
+        session
+            .memory
+            .ensure_bedside(&id, now, self.env.ids.as_ref());
+        let stored = self
+            .store_whole(&mut session, &replica.snapshot(), now, now)
+            .await?;
+        self.projects
+            .insert(&id, Open::new(session, now, stored, replica));
+        self.fresh_proactive(&id);
+        Ok(())
+    }
+
+    /// Write a new (or imported) project whole, with its first Yjs document, in one batch.
     async fn store_new(
         &self,
         session: &mut Session,
         created_ms: u64,
         now_ms: u64,
+    ) -> Result<(persist::pending::Stored, Replica), Error> {
+        let id = session.project.id.clone();
+        let client = crate::replica::client_id(self.env.ids.as_ref());
+        let (replica, update) = Replica::of_session(session, &id, client);
+        let stored = self
+            .store_whole(session, &update, created_ms, now_ms)
+            .await?;
+        Ok((stored, replica))
+    }
+
+    /// Write a project whole with `update`, its Yjs document, in one batch.
+    async fn store_whole(
+        &self,
+        session: &mut Session,
+        update: &[u8],
+        created_ms: u64,
+        now_ms: u64,
     ) -> Result<persist::pending::Stored, Error> {
         let _ = session.history.take_changes();
-        let pending = persist::pending::Pending::everything(session);
+        let id = session.project.id.clone();
+        let mut pending = persist::pending::Pending::everything(session);
+        let record = persist::SyncRecord::new(&id, update, self.env.ids.as_ref());
+        pending.append(Append::Sync(record));
         let mut stored = persist::pending::Stored::default();
         let (batch, receipt) =
             persist::pending::batch(session, &pending, &stored, created_ms, now_ms, true)?;
@@ -763,7 +867,7 @@ impl Core {
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
             self.projects
-                .insert_if_closed(&p.id, || Open::loaded(loaded));
+                .insert_if_closed(&p.id, || Open::loaded(loaded, self.env.ids.as_ref()));
         }
         let summary = self
             .projects
@@ -909,14 +1013,14 @@ impl Core {
                 &format!("a project with id '{id}' already exists; delete it first to replace it"),
             ));
         }
-        let stored = self
+        let (stored, replica) = self
             .store_new(&mut session, created_ms, self.env.clock.now_ms())
             .await?;
         self.store_imported_agents(&id, agents).await?;
         self.store_imported_research(&id, research).await?;
         let summary = ProjectSummary::of(&session.project);
         self.projects
-            .insert(&id, Open::new(session, created_ms, stored));
+            .insert(&id, Open::new(session, created_ms, stored, replica));
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
@@ -959,7 +1063,7 @@ impl Core {
             }
             match loaded {
                 Some(loaded) => {
-                    let open = Open::loaded(loaded);
+                    let open = Open::loaded(loaded, self.env.ids.as_ref());
                     let event = ProjectReloadedEvent {
                         project: p.id.clone(),
                         summary: open_summary(&open),
@@ -1066,7 +1170,7 @@ impl Core {
                 notes_written,
                 ..Touched::default()
             };
-            mark_touched(open, touched);
+            mark_touched(open, touched, self.env.ids.as_ref());
             result
         };
         // The new notes are indexed for search while IndexedDB writes them: the save places

@@ -24,6 +24,7 @@ use crate::error::{Error, ProtocolError};
 use super::results::{self, ProjectSummary};
 use super::{
     agents, approvals, bible, chapters, events, jobs, memory, proactive, research, run, run_state,
+    sync,
 };
 
 /// Parameters of a request that takes none. Whatever the page sends is ignored.
@@ -119,6 +120,12 @@ requests! {
     ReloadProject = "reload_project" (super::OpenProject) -> results::Reloaded,
     /// Save each changed chapter's whole text and the lazily saved state.
     Checkpoint = "checkpoint" (super::ProjectRef) -> results::Checkpointed,
+    /// Share the open project through a sync server, or, with `project`, fetch one that exists only there and open it.
+    SyncConnect = "sync_connect" (sync::SyncConnect) -> sync::SyncStatus,
+    /// Stop sharing a project (it stays here as it is).
+    SyncDisconnect = "sync_disconnect" (sync::SyncProject) -> sync::SyncStatus,
+    /// How a project's sync connection stands.
+    SyncStatus = "sync_status" (sync::SyncProject) -> sync::SyncStatus,
     /// The agent's memory: notes, goals, watched entities.
     Memory = "memory" (NoParams) -> results::MemoryView,
     /// The memory block a run's prompt would get for a request.

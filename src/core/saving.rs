@@ -18,10 +18,12 @@ use serde::Serialize;
 
 use super::results::ProjectSummary;
 use super::Core;
+use crate::env::IdSource;
 use crate::persist::merge::{self, Ours};
-use crate::persist::pending::{self, Key, Pending, Stored};
-use crate::persist::{ChangeRecord, Feeds, Loaded};
+use crate::persist::pending::{self, Append, Key, Pending, Stored};
+use crate::persist::{ChangeRecord, Feeds, Loaded, SyncRecord};
 use crate::project::UiState;
+use crate::replica::{self, Replica};
 use crate::session::Session;
 use crate::store::{StoreError, Table};
 use ts_rs::TS;
@@ -97,7 +99,14 @@ pub(super) struct Open {
     attempts: u64,
     failed: Option<(u64, u64, StoreError)>,
     notify: Rc<Notify>,
+    /// The project as a Yjs document.
+    pub(super) replica: Replica,
+    /// Updates this device made that were not yet sent to the sync server, oldest first.
+    pub(super) outbox: Vec<Vec<u8>>,
 }
+
+/// A project loaded with more stored Yjs updates than this has them folded into one.
+const SYNC_RECORDS_MOST: usize = 200;
 
 /// The UI state that matters enough to save at once: the active chapter, the panel, zen
 /// mode and which highlights there are (not where: positions only follow edits).
@@ -117,9 +126,12 @@ pub(super) fn ui_essentials(ui: &UiState) -> UiEssentials {
 }
 
 impl Open {
-    /// A project just written whole (created or imported): nothing pending.
-    pub(super) fn new(session: Session, created_ms: u64, stored: Stored) -> Self {
+    /// A project just written whole (created or imported), with its document: nothing
+    /// pending.
+    pub(super) fn new(session: Session, created_ms: u64, stored: Stored, replica: Replica) -> Self {
         Self {
+            replica,
+            outbox: Vec::new(),
             ui_saved: ui_essentials(&session.project.ui),
             session,
             created_ms,
@@ -136,13 +148,40 @@ impl Open {
 
     /// A project as loaded from the store (chapters it could not load whole are
     /// checkpointed by the next save).
-    pub(super) fn loaded(loaded: Loaded) -> Self {
-        let mut open = Self::new(loaded.session, loaded.created_ms, loaded.stored);
+    ///
+    /// Its Yjs document is the stored updates, brought up to what the project holds (all of
+    /// it, the first time a project is opened with sync); many stored updates are folded
+    /// into one by the next save.
+    pub(super) fn loaded(loaded: Loaded, ids: &dyn IdSource) -> Self {
+        let id = loaded.session.project.id.clone();
+        let client = replica::client_id(ids);
+        let updates: Vec<Vec<u8>> = loaded.sync.iter().map(|(_, u)| u.clone()).collect();
+        let mut problems = loaded.problems;
+        let mut replica = Replica::load(&updates, client).unwrap_or_else(|e| {
+            problems.push(format!(
+                "the project's sync document could not be read ({e}); it was made again from the project"
+            ));
+            Replica::new(client)
+        });
+        let update = replica.reconcile(&loaded.session, &id);
+        let mut open = Self::new(loaded.session, loaded.created_ms, loaded.stored, replica);
         open.feeds = recent(loaded.feeds);
         for chapter in loaded.repair {
             open.pending.mark(Key::Chapter(chapter));
         }
-        open.problems = loaded.problems;
+        open.problems = problems;
+        if loaded.sync.len() > SYNC_RECORDS_MOST {
+            let snapshot = open.replica.snapshot();
+            open.pending
+                .append(Append::Sync(SyncRecord::new(&id, &snapshot, ids)));
+            for (key, _) in loaded.sync {
+                open.pending.append(Append::SyncDelete(key));
+            }
+        } else if let Some(update) = &update {
+            open.pending
+                .append(Append::Sync(SyncRecord::new(&id, update, ids)));
+        }
+        open.outbox.extend(update);
         open
     }
 
@@ -333,11 +372,15 @@ impl Core {
                     });
                     drop(guard);
                     match result {
-                        Ok(()) => self.emit(SavedEvent {
-                            project: project.to_string(),
-                            at: self.env.clock.now_ms(),
-                            changed,
-                        }),
+                        Ok(()) => {
+                            self.emit(SavedEvent {
+                                project: project.to_string(),
+                                at: self.env.clock.now_ms(),
+                                changed,
+                            });
+                            // What was saved may now be sent.
+                            self.sync.wake(project);
+                        }
                         Err(e) => {
                             self.save_failed(project, &e);
                             return Err(e);
@@ -356,6 +399,10 @@ impl Core {
     async fn rebase(&self, project: &str) -> Result<(), crate::error::Error> {
         let loaded = self.load_session(project).await?;
         let now = self.env.clock.now_ms();
+        let their_sync: Vec<Vec<u8>> = loaded
+            .iter()
+            .flat_map(|l| l.sync.iter().map(|(_, u)| u.clone()))
+            .collect();
         let summary = {
             let Ok(mut open) = self.projects.open_mut(project) else {
                 return Ok(());
@@ -402,6 +449,14 @@ impl Core {
             open.pending.restore_held(held);
             open.feeds = recent(merged.feeds);
             open.ui_saved = ui_essentials(&open.session.project.ui);
+            // The document holds what the other writer stored of it too, then the merge.
+            open.replica.absorb(&their_sync);
+            if let Some(update) = open.replica.reconcile(&open.session, project) {
+                let ids = self.env.ids.as_ref();
+                open.pending
+                    .append(Append::Sync(SyncRecord::new(project, &update, ids)));
+                open.outbox.push(update);
+            }
             ProjectReloadedEvent {
                 project: project.to_string(),
                 summary: super::open_summary(open),

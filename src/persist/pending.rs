@@ -66,6 +66,10 @@ pub enum Append {
     Meta(Value),
     /// The deletion of a `meta` record, by key (a research note dropped or deleted).
     MetaDelete(String),
+    /// An update of the project's Yjs document.
+    Sync(super::SyncRecord),
+    /// The deletion of a `sync` record, by key (updates folded into one).
+    SyncDelete(String),
 }
 
 /// A chapter of up to [`CHECKPOINT_CHARS`] chars is checkpointed (its record rewritten with
@@ -851,6 +855,8 @@ pub fn batch(
             Append::Audit(record) => batch.put(Table::Audit, record),
             Append::Meta(record) => batch.put_value(Table::Meta, record.clone()),
             Append::MetaDelete(key) => batch.delete(Table::Meta, key.clone()),
+            Append::Sync(record) => batch.put(Table::Sync, record),
+            Append::SyncDelete(key) => batch.delete(Table::Sync, key.clone()),
         }
     }
     Ok((batch, receipt))

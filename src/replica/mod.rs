@@ -27,6 +27,8 @@
 //! creating one nested type under one key would keep only one of them. Text offsets are UTF-8 bytes in the document and chars in
 //! the core's change sets; the replica keeps a copy of each chapter's text to convert them.
 
+pub mod wire;
+
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -202,30 +204,81 @@ impl Replica {
     }
 
     /// A document holding a session's project as it is, written under `client` (a project's
-    /// first document; returns it with its update).
+    /// first document), with its update.
     pub fn of_session(session: &Session, project_id: &str, client: u64) -> (Self, Vec<u8>) {
         let mut replica = Self::new(client);
-        let chapters: Vec<(String, ChangeSet)> = Vec::new();
-        let bible: Vec<(Kind, String)> = session
+        let update = replica.reconcile(session, project_id);
+        (replica, update.unwrap_or_default())
+    }
+
+    /// Make the document hold the session's project exactly (a document loaded from the
+    /// store that lacks what was saved without it, or a project's first document): every
+    /// chapter's text compared whole, the chapter list, name, story bible, free files and the
+    /// project's memory. Returns the update it made, if any.
+    pub fn reconcile(&mut self, session: &Session, project_id: &str) -> Option<Vec<u8>> {
+        let mut txn = self.doc.transact_mut_with("import");
+        for c in &session.project.chapters {
+            let (Some(text), Some(copy)) = (
+                text_of(&self.chapters, &txn, &c.id),
+                self.mirror.get_mut(&c.id),
+            ) else {
+                continue;
+            };
+            if *copy != *c.text() {
+                let repair = replace_middle(copy, c.text());
+                write_change(&mut txn, &text, copy, &repair);
+            }
+        }
+        sync_chapters(&mut txn, &self.chapters, &mut self.mirror, session);
+        let name = session.project.name.as_str();
+        if read_str(&self.meta, &txn, "name").as_deref() != Some(name) {
+            self.meta.insert(&mut txn, "name", name);
+        }
+        // The bible: every entity of the session, and those only the document has, gone.
+        let mut entities: BTreeSet<(Kind, String)> = session
             .bible
             .all()
             .map(|e| (e.kind, e.id.clone()))
             .collect();
-        let files: Vec<String> = session.files.all().map(|f| f.path.clone()).collect();
-        let memory = project_memory(session, project_id);
-        let update = replica.record_local(
-            session,
-            project_id,
-            "import",
-            &Local {
-                texts: &chapters,
-                project: true,
-                bible: &bible,
-                files: &files,
-                memory: &memory,
-            },
-        );
-        (replica, update.unwrap_or_default())
+        for key in self.bible.keys(&txn) {
+            if let Some((kind, id, _)) = parse_field_key(key) {
+                entities.insert((kind, id));
+            }
+        }
+        let client = self.doc.client_id().get();
+        for (kind, id) in &entities {
+            let entity = session.bible.get(*kind, id);
+            write_entity(
+                &mut txn,
+                &self.bible,
+                (&self.bible_log, client),
+                *kind,
+                id,
+                entity,
+            );
+        }
+        let mut paths: BTreeSet<String> = session.files.all().map(|f| f.path.clone()).collect();
+        paths.extend(self.files.keys(&txn).map(str::to_string));
+        for path in &paths {
+            put_json(&self.files, &mut txn, path, session.files.get(path));
+        }
+        let items = project_memory(session, project_id);
+        let mine: BTreeSet<String> = items.iter().map(memory_key).collect();
+        let gone: Vec<String> = self
+            .memory
+            .keys(&txn)
+            .filter(|k| !mine.contains(*k))
+            .map(str::to_string)
+            .collect();
+        for key in gone {
+            self.memory.remove(&mut txn, &key);
+        }
+        for item in &items {
+            put_memory(&self.memory, &mut txn, session, item);
+        }
+        let update = txn.encode_update_v1();
+        drop(txn);
+        (!is_empty_update(&update)).then_some(update)
     }
 
     /// A document from stored updates (in any order), written under `client`.
@@ -246,6 +299,25 @@ impl Replica {
             .map(|c| (c.id, Text::from_str(&c.text)))
             .collect();
         Ok(replica)
+    }
+
+    /// Take in updates stored by another writer of the project (another tab), without
+    /// reading them back as changes: the caller brings the session up to date, then
+    /// [`Replica::reconcile`]s. Updates that do not decode are left out.
+    pub fn absorb(&mut self, updates: &[Vec<u8>]) {
+        {
+            let mut txn = self.doc.transact_mut_with(LOAD);
+            for bytes in updates {
+                if let Ok(update) = Update::decode_v1(bytes) {
+                    let _ = txn.apply_update(update);
+                }
+            }
+        }
+        self.mirror = self
+            .doc_chapters()
+            .into_iter()
+            .map(|c| (c.id, Text::from_str(&c.text)))
+            .collect();
     }
 
     /// This document's Yjs client id.
@@ -452,21 +524,7 @@ impl Replica {
             if !belongs(session, project_id, item) {
                 continue;
             }
-            let key = memory_key(item);
-            match item {
-                Changed::Note(id) => {
-                    put_json(&self.memory, &mut txn, &key, session.memory.note(id))
-                }
-                Changed::Goal(id) => {
-                    put_json(&self.memory, &mut txn, &key, session.memory.goal(id))
-                }
-                Changed::Watched(id) => put_json(
-                    &self.memory,
-                    &mut txn,
-                    &key,
-                    session.memory.watched.iter().find(|w| &w.id == id),
-                ),
-            }
+            put_memory(&self.memory, &mut txn, session, item);
         }
         let update = txn.encode_update_v1();
         drop(txn);
@@ -532,6 +590,33 @@ impl Replica {
                 continue;
             };
             incoming.memory.push((item, value));
+        }
+        incoming
+    }
+
+    /// Everything but the chapters, as changes (the story bible, free files and memory of a
+    /// project fetched from a server, to fill its new session).
+    pub fn everything(&self) -> Incoming {
+        let txn = self.doc.transact();
+        let mut incoming = Incoming::default();
+        let entities: BTreeSet<(Kind, String)> = self
+            .bible
+            .keys(&txn)
+            .filter_map(parse_field_key)
+            .map(|(kind, id, _)| (kind, id))
+            .collect();
+        for (kind, id) in entities {
+            let entity = self.read_entity(&txn, kind, &id, 0);
+            incoming.bible.push((kind, id, entity));
+        }
+        for path in self.files.keys(&txn) {
+            let file = read_json::<FreeFile, _>(&self.files, &txn, path);
+            incoming.files.push((path.to_string(), file));
+        }
+        for key in self.memory.keys(&txn) {
+            if let Some(item) = read_memory(&self.memory, &txn, key) {
+                incoming.memory.push(item);
+            }
         }
         incoming
     }
@@ -751,6 +836,17 @@ fn belongs(session: &Session, project_id: &str, item: &Changed) -> bool {
             .iter()
             .find(|w| &w.id == id)
             .is_none_or(|w| w.project == project_id),
+    }
+}
+
+/// Put a memory item of the session (gone: removed) into the document.
+fn put_memory(map: &MapRef, txn: &mut TransactionMut, session: &Session, item: &Changed) {
+    let key = memory_key(item);
+    let m = &session.memory;
+    match item {
+        Changed::Note(id) => put_json(map, txn, &key, m.note(id)),
+        Changed::Goal(id) => put_json(map, txn, &key, m.goal(id)),
+        Changed::Watched(id) => put_json(map, txn, &key, m.watched.iter().find(|w| &w.id == id)),
     }
 }
 

@@ -31,7 +31,7 @@ pub use self::memory::MemoryStore;
 pub use crate::error::StoreError;
 
 /// The current schema version.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The `meta` record that holds the schema version the data was migrated to.
 pub const SCHEMA_RECORD: &str = "db:schema";
@@ -61,6 +61,9 @@ pub enum Table {
     Files,
     /// Chapter changes, one record per applied change (key `<chapter>/<version, 20 digits>`).
     Changes,
+    /// The project's Yjs document as updates, one record per update (key
+    /// `<project>/<id>`), applied in any order.
+    Sync,
 }
 
 /// An index of a table.
@@ -84,7 +87,7 @@ const fn ix(name: &'static str, key_path: &'static str) -> Index {
 
 impl Table {
     /// Every table of the current schema.
-    pub const ALL: [Table; 11] = [
+    pub const ALL: [Table; 12] = [
         Table::Projects,
         Table::Chapters,
         Table::History,
@@ -96,6 +99,7 @@ impl Table {
         Table::Bible,
         Table::Files,
         Table::Changes,
+        Table::Sync,
     ];
 
     /// The object store's name.
@@ -112,6 +116,7 @@ impl Table {
             Table::Bible => "bible",
             Table::Files => "files",
             Table::Changes => "changes",
+            Table::Sync => "sync",
         }
     }
 
@@ -135,7 +140,8 @@ impl Table {
             | Table::Watched
             | Table::Meta
             | Table::Bible
-            | Table::Files => BY_PROJECT,
+            | Table::Files
+            | Table::Sync => BY_PROJECT,
             Table::Notes => &[PROJECT, TAGS, UPDATED],
             Table::Audit => &[PROJECT, TIME],
             Table::Changes => &[PROJECT, CHAPTER],
@@ -147,7 +153,8 @@ impl Table {
 /// history and meta; version 2 added memory (notes, goals, watched entities), the audit log
 /// and the `updated` index on projects; version 3 added the story bible; version 4 the free
 /// files of the `data/` view (`files`); version 5 the chapter changes (`changes`, indexed by
-/// project and chapter), which made chapter records checkpoints.
+/// project and chapter), which made chapter records checkpoints; version 6 each project's
+/// Yjs document as updates (`sync`).
 pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     if version <= 1 {
         return vec![
@@ -163,6 +170,7 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
             Table::Bible => version >= 3,
             Table::Files => version >= 4,
             Table::Changes => version >= 5,
+            Table::Sync => version >= 6,
             _ => true,
         })
         .map(|t| (*t, t.indexes().to_vec()))
@@ -412,8 +420,9 @@ pub trait Store {
 /// must already have the current tables (IndexedDB creates them while upgrading).
 ///
 /// Version 1 → 2: project records gain `updatedMs` (from `createdMs`, else 0), which the new
-/// `updated` index sorts by. Versions 3, 4 and 5 only added tables (a version-4 chapter
-/// record is a version-5 checkpoint with no changes after it).
+/// `updated` index sorts by. Versions 3, 4, 5 and 6 only added tables (a version-4 chapter
+/// record is a version-5 checkpoint with no changes after it; a project with no `sync`
+/// records gets its Yjs document when it is next opened).
 pub async fn migrate(store: &dyn Store) -> Result<u32, StoreError> {
     let from = match store.get(Table::Meta, SCHEMA_RECORD).await? {
         Some(record) => record["version"].as_u64().unwrap_or(1) as u32,

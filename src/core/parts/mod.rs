@@ -14,6 +14,7 @@ mod projects;
 mod research;
 mod runs;
 mod settings;
+mod sync;
 
 pub(super) use agents::Agents;
 pub(super) use approvals::Approvals;
@@ -28,3 +29,5 @@ pub(super) use projects::{not_open, Projects};
 pub(super) use research::ResearchState;
 pub(super) use runs::Runs;
 pub(super) use settings::SettingsState;
+pub(super) use sync::{Link, SyncLinks};
+pub use sync::{Peer, SyncState};

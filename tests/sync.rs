@@ -1,0 +1,560 @@
+//! Sync between cores through a server that speaks the Hocuspocus protocol: the cores' side
+//! of it natively (the browser's, against a real Hocuspocus, is in the e2e tests).
+//!
+//! The server here keeps a yrs document per name, takes one token, answers step 1 with its
+//! own step 1 and step 2, applies updates, acknowledges each and sends each to every
+//! connection (the sender's too), and passes awareness on, as Hocuspocus does.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use draftsmith::core::Env;
+use draftsmith::env::{ManualClock, RecordingSink, SequentialIds, SyncSocket, SyncTransport};
+use draftsmith::llm::client::Sleeper;
+use draftsmith::replica::wire;
+use draftsmith::store::MemoryStore;
+use draftsmith::Core;
+use futures::executor::LocalPool;
+use futures::task::LocalSpawnExt;
+use futures_util::future::LocalBoxFuture;
+use serde_json::{json, Value};
+use yrs::encoding::read::{Cursor, Read};
+use yrs::updates::decoder::Decode;
+use yrs::updates::encoder::Encode;
+use yrs::{Doc, ReadTxn, StateVector, Transact, Update};
+
+const TOKEN: &str = "good-token";
+
+/// One connection's inbound frames.
+#[derive(Default)]
+struct Conn {
+    inbox: RefCell<VecDeque<Vec<u8>>>,
+    closed: Cell<bool>,
+    authed: Cell<bool>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Conn {
+    fn push(&self, frame: Vec<u8>) {
+        if self.closed.get() {
+            return;
+        }
+        self.inbox.borrow_mut().push_back(frame);
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+
+    fn close(&self) {
+        self.closed.set(true);
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+}
+
+/// The server.
+#[derive(Default)]
+struct Server {
+    doc: RefCell<Option<(String, Doc)>>,
+    conns: RefCell<Vec<Rc<Conn>>>,
+    /// Connections refused while set (the network is cut).
+    down: Cell<bool>,
+}
+
+impl Server {
+    fn handle(&self, from: &Rc<Conn>, frame: &[u8]) {
+        let mut cursor = Cursor::new(frame);
+        let name = cursor.read_string().unwrap().to_string();
+        let kind: u32 = cursor.read_var().unwrap();
+        if kind == 2 {
+            let _sub: u32 = cursor.read_var().unwrap();
+            let token = cursor.read_string().unwrap();
+            let mut reply = Vec::new();
+            use yrs::encoding::write::Write;
+            reply.write_string(&name);
+            reply.write_var(2u32);
+            if token == TOKEN {
+                from.authed.set(true);
+                reply.write_var(2u32);
+                reply.write_string("read-write");
+            } else {
+                reply.write_var(1u32);
+                reply.write_string("invalid token");
+            }
+            from.push(reply);
+            return;
+        }
+        if !from.authed.get() {
+            return;
+        }
+        let mut slot = self.doc.borrow_mut();
+        let (_, doc) = slot.get_or_insert_with(|| (name.clone(), Doc::new()));
+        match kind {
+            0 => {
+                let step: u32 = cursor.read_var().unwrap();
+                let bytes = cursor.read_buf().unwrap().to_vec();
+                match step {
+                    0 => {
+                        let sv = StateVector::decode_v1(&bytes).unwrap();
+                        let txn = doc.transact();
+                        from.push(wire::step1(&name, &txn.state_vector().encode_v1()));
+                        from.push(wire::step2(&name, &txn.encode_state_as_update_v1(&sv)));
+                    }
+                    _ => {
+                        doc.transact_mut()
+                            .apply_update(Update::decode_v1(&bytes).unwrap())
+                            .unwrap();
+                        let mut ack = Vec::new();
+                        use yrs::encoding::write::Write;
+                        ack.write_string(&name);
+                        ack.write_var(8u32);
+                        ack.write_var(1u32);
+                        from.push(ack);
+                        for conn in self.conns.borrow().iter().filter(|c| c.authed.get()) {
+                            conn.push(wire::update(&name, &bytes));
+                        }
+                    }
+                }
+            }
+            1 => {
+                for conn in self.conns.borrow().iter().filter(|c| c.authed.get()) {
+                    conn.push(frame.to_vec());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The server's copy of a chapter's text.
+    fn text(&self, chapter: &str) -> String {
+        use yrs::{GetString, Map, Out};
+        let slot = self.doc.borrow();
+        let (_, doc) = slot.as_ref().unwrap();
+        let chapters = doc.get_or_insert_map("chapters");
+        let txn = doc.transact();
+        match chapters.get(&txn, chapter) {
+            Some(Out::YMap(map)) => match map.get(&txn, "text") {
+                Some(Out::YText(t)) => t.get_string(&txn),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        }
+    }
+}
+
+struct Socket {
+    server: Rc<Server>,
+    conn: Rc<Conn>,
+}
+
+impl SyncSocket for Socket {
+    fn send(&self, frame: &[u8]) -> Result<(), String> {
+        if self.conn.closed.get() {
+            return Err("closed".into());
+        }
+        self.server.handle(&self.conn, frame);
+        Ok(())
+    }
+
+    fn next(&self) -> LocalBoxFuture<'static, Option<Vec<u8>>> {
+        Box::pin(Next(Rc::clone(&self.conn)))
+    }
+
+    fn close(&self) {
+        self.conn.close();
+    }
+}
+
+struct Next(Rc<Conn>);
+
+impl Future for Next {
+    type Output = Option<Vec<u8>>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(frame) = self.0.inbox.borrow_mut().pop_front() {
+            return Poll::Ready(Some(frame));
+        }
+        if self.0.closed.get() {
+            return Poll::Ready(None);
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// One device's network: it reaches the server unless cut.
+struct Net {
+    server: Rc<Server>,
+    cut: Cell<bool>,
+    conns: RefCell<Vec<Rc<Conn>>>,
+}
+
+impl SyncTransport for Net {
+    fn connect(&self, _url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn SyncSocket>, String>> {
+        if self.cut.get() || self.server.down.get() {
+            return Box::pin(async { Err("network unreachable".to_string()) });
+        }
+        let conn = Rc::new(Conn::default());
+        self.server.conns.borrow_mut().push(Rc::clone(&conn));
+        self.conns.borrow_mut().push(Rc::clone(&conn));
+        let socket: Rc<dyn SyncSocket> = Rc::new(Socket {
+            server: Rc::clone(&self.server),
+            conn,
+        });
+        Box::pin(async move { Ok(socket) })
+    }
+}
+
+impl Net {
+    /// Cut the network: open connections drop, new ones fail.
+    fn cut(&self) {
+        self.cut.set(true);
+        for conn in self.conns.borrow_mut().drain(..) {
+            conn.close();
+        }
+    }
+}
+
+/// A sleep not yet over: whether it is, and what to wake when it is.
+type Due = (Rc<Cell<bool>>, Option<Waker>);
+
+/// Sleeps that end only when the test says time passed.
+#[derive(Default)]
+struct Timers {
+    due: RefCell<Vec<Due>>,
+}
+
+impl Timers {
+    fn pass(&self) {
+        for (done, waker) in self.due.borrow_mut().drain(..) {
+            done.set(true);
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
+    }
+}
+
+struct Sleep(Rc<Cell<bool>>, Rc<Timers>);
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.get() {
+            return Poll::Ready(());
+        }
+        self.1
+            .due
+            .borrow_mut()
+            .push((Rc::clone(&self.0), Some(cx.waker().clone())));
+        Poll::Pending
+    }
+}
+
+struct TestSleeper(Rc<Timers>);
+
+impl Sleeper for TestSleeper {
+    fn sleep(&self, _ms: u64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(Sleep(Rc::new(Cell::new(false)), Rc::clone(&self.0)))
+    }
+}
+
+/// A device: a core with its own store, on the shared executor.
+struct Device {
+    core: Core,
+    net: Rc<Net>,
+    events: Rc<RecordingSink>,
+}
+
+struct World {
+    pool: RefCell<LocalPool>,
+    server: Rc<Server>,
+    timers: Rc<Timers>,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            pool: RefCell::new(LocalPool::new()),
+            server: Rc::new(Server::default()),
+            timers: Rc::new(Timers::default()),
+        }
+    }
+
+    fn device(&self, name: &str) -> Device {
+        let net = Rc::new(Net {
+            server: Rc::clone(&self.server),
+            cut: Cell::new(false),
+            conns: RefCell::new(Vec::new()),
+        });
+        let events = Rc::new(RecordingSink::default());
+        let spawner = self.pool.borrow().spawner();
+        let core = Core::new(Env {
+            clock: Rc::new(ManualClock::new(1_700_000_000_000)),
+            ids: Rc::new(SequentialIds::new(name)),
+            events: events.clone(),
+            store: Rc::new(MemoryStore::new()),
+        })
+        .with_spawner(Rc::new(move |f| {
+            let _ = spawner.spawn_local(f);
+        }))
+        .with_sync(net.clone(), Rc::new(TestSleeper(Rc::clone(&self.timers))));
+        Device { core, net, events }
+    }
+
+    fn send(&self, d: &Device, kind: &str, params: Value) -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        let answer = self.pool.borrow_mut().run_until(d.core.handle_text(&text));
+        serde_json::from_str(&answer).unwrap()
+    }
+
+    fn ok(&self, d: &Device, kind: &str, params: Value) -> Value {
+        let r = self.send(d, kind, params.clone());
+        assert_eq!(r["ok"], true, "{kind} {params} -> {r}");
+        r["result"].clone()
+    }
+
+    fn settle(&self) {
+        self.pool.borrow_mut().run_until_stalled();
+    }
+
+    fn text(&self, d: &Device) -> String {
+        let chapter = self.ok(d, "get_chapter", json!({}));
+        chapter["text"].as_str().unwrap().to_string()
+    }
+
+    fn chapter_id(&self, d: &Device) -> String {
+        let chapter = self.ok(d, "get_chapter", json!({}));
+        chapter["id"].as_str().unwrap().to_string()
+    }
+
+    /// The writer types `s` at the end of the chapter.
+    fn type_end(&self, d: &Device, s: &str) {
+        let chapter = self.ok(d, "get_chapter", json!({}));
+        let len = chapter["text"].as_str().unwrap().chars().count();
+        self.ok(
+            d,
+            "apply_user_change",
+            json!({
+                "chapter": chapter["id"],
+                "baseVersion": chapter["version"],
+                "changes": [{"retain": len}, {"insert": s}],
+            }),
+        );
+    }
+
+    /// An agent inserts `s` after `anchor`.
+    fn agent_after(&self, d: &Device, anchor: &str, s: &str) {
+        let r = self.ok(
+            d,
+            "execute",
+            json!({
+                "tool": "insert_text",
+                "args": {"anchorText": anchor, "text": s},
+                "origin": "agent:helper",
+            }),
+        );
+        assert_eq!(r["status"], "success", "{r}");
+    }
+
+    fn status(&self, d: &Device) -> Value {
+        self.ok(d, "sync_status", json!({}))
+    }
+}
+
+/// Device A with a project shared, and device B that fetched it.
+fn two_devices(world: &World) -> (Device, Device, String) {
+    let a = world.device("a");
+    let project = world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Shared", "chapters": [{"title": "One", "text": "[start]"}]}),
+    );
+    let id = project["id"].as_str().unwrap().to_string();
+    let status = world.ok(
+        &a,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN, "name": "Ann"}),
+    );
+    assert_eq!(status["project"], id.as_str());
+    world.settle();
+    assert_eq!(world.status(&a)["status"], "connected");
+    let b = world.device("b");
+    let fetched = world.ok(
+        &b,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN, "project": id, "name": "Ben"}),
+    );
+    assert_eq!(fetched["status"], "connected", "{fetched}");
+    world.settle();
+    (a, b, id)
+}
+
+#[test]
+fn a_device_fetches_a_shared_project_and_edits_go_both_ways() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    assert_eq!(world.text(&b), "[start]");
+    assert_eq!(world.chapter_id(&a), world.chapter_id(&b));
+    world.type_end(&a, "[a1]");
+    world.type_end(&b, "[b1]");
+    world.settle();
+    let (ta, tb) = (world.text(&a), world.text(&b));
+    assert_eq!(ta, tb);
+    assert!(ta.contains("[a1]") && ta.contains("[b1]"), "{ta}");
+    assert_eq!(world.server.text(&world.chapter_id(&a)), ta);
+    // Each sees the other by name.
+    let peers = &world.status(&a)["peers"];
+    assert!(
+        peers.as_array().unwrap().iter().any(|p| p["name"] == "Ben"),
+        "{peers}"
+    );
+    // B's text reached A as a change from another device.
+    let edits: Vec<_> = a
+        .events
+        .take()
+        .into_iter()
+        .filter(|e| e.kind == "edit" && e.data["origin"] == "remote:Ben")
+        .collect();
+    assert!(!edits.is_empty());
+    // Every update was acknowledged.
+    assert_eq!(world.status(&a)["unsent"], 0);
+}
+
+#[test]
+fn typing_and_agent_appends_on_both_devices_at_once_converge_with_every_edit_once() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    let mut tokens = Vec::new();
+    for i in 0..25 {
+        // Both devices' requests are made before either's updates are delivered.
+        let (ta, tb) = (format!("[a{i}]"), format!("[b{i}]"));
+        world.type_end(&a, &ta);
+        world.type_end(&b, &tb);
+        let (ga, gb) = (format!("[a-agent{i}]"), format!("[b-agent{i}]"));
+        world.agent_after(&a, "[start]", &ga);
+        world.agent_after(&b, "[start]", &gb);
+        tokens.extend([ta, tb, ga, gb]);
+        if i % 5 == 4 {
+            world.settle();
+        }
+    }
+    world.settle();
+    let (ta, tb) = (world.text(&a), world.text(&b));
+    assert_eq!(ta, tb);
+    for token in &tokens {
+        assert_eq!(ta.matches(token.as_str()).count(), 1, "{token} in {ta}");
+    }
+}
+
+#[test]
+fn offline_edits_merge_on_reconnect_and_undo_stays_local() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    a.net.cut();
+    world.settle();
+    assert_eq!(world.status(&a)["status"], "offline");
+    world.type_end(&a, "[a-offline1]");
+    world.agent_after(&a, "[start]", "[a-agent]");
+    world.type_end(&b, "[b-online]");
+    world.settle();
+    let offline = world.status(&a);
+    assert_eq!(offline["status"], "offline");
+    assert!(offline["unsent"].as_u64().unwrap() >= 2, "{offline}");
+    assert!(!world.text(&a).contains("[b-online]"));
+    // The network comes back; the link tries again when its wait ends.
+    a.net.cut.set(false);
+    world.timers.pass();
+    world.settle();
+    assert_eq!(world.status(&a)["status"], "connected");
+    let (ta, tb) = (world.text(&a), world.text(&b));
+    assert_eq!(ta, tb);
+    for token in ["[a-offline1]", "[a-agent]", "[b-online]", "[start]"] {
+        assert_eq!(ta.matches(token).count(), 1, "{token} in {ta}");
+    }
+    // B types after A's agent edit arrived; A undoes its agent: B's text stays everywhere.
+    world.type_end(&b, "[b-after]");
+    world.settle();
+    world.ok(&a, "undo", json!({"origin": "agent"}));
+    world.settle();
+    let (ta, tb) = (world.text(&a), world.text(&b));
+    assert_eq!(ta, tb);
+    assert!(!ta.contains("[a-agent]"), "{ta}");
+    assert!(
+        ta.contains("[b-after]") && ta.contains("[b-online]"),
+        "{ta}"
+    );
+    // B's plain undo takes back only B's own typing.
+    world.ok(&b, "undo", json!({}));
+    world.settle();
+    let tb = world.text(&b);
+    assert!(!tb.contains("[b-after]"), "{tb}");
+    assert!(tb.contains("[a-offline1]"), "{tb}");
+    assert_eq!(world.text(&a), tb);
+}
+
+#[test]
+fn a_refused_token_is_unauthorized_and_leaves_local_work_alone() {
+    let world = World::new();
+    let a = world.device("a");
+    world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Mine", "chapters": [{"title": "One", "text": "[mine]"}]}),
+    );
+    world.ok(
+        &a,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": "forged"}),
+    );
+    world.settle();
+    let status = world.status(&a);
+    assert_eq!(status["status"], "unauthorized", "{status}");
+    assert_eq!(status["reason"], "invalid token");
+    assert_eq!(world.text(&a), "[mine]");
+    world.type_end(&a, "[more]");
+    world.settle();
+    assert_eq!(world.text(&a), "[mine][more]");
+    // The server got nothing.
+    assert!(world.server.doc.borrow().is_none());
+    let events: Vec<_> = a
+        .events
+        .take()
+        .into_iter()
+        .filter(|e| e.kind == "sync_status")
+        .collect();
+    assert!(events.iter().any(|e| e.data["status"] == "unauthorized"));
+    // Fetching a project with a bad token fails, and creates nothing.
+    let b = world.device("b");
+    let r = world.send(
+        &b,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": "forged", "project": "p-x"}),
+    );
+    assert_eq!(r["ok"], false, "{r}");
+    assert_eq!(
+        world.ok(&b, "list_projects", json!({}))["projects"],
+        json!([])
+    );
+}
+
+#[test]
+fn bad_connect_params_are_refused() {
+    let world = World::new();
+    let a = world.device("a");
+    world.ok(&a, "create_project", json!({"name": "Mine"}));
+    for params in [
+        json!({"url": "http://x", "token": TOKEN}),
+        json!({"url": "ws://x", "token": " "}),
+    ] {
+        let r = world.send(&a, "sync_connect", params);
+        assert_eq!(r["ok"], false, "{r}");
+        assert_eq!(r["error"]["code"], "invalid_params", "{r}");
+    }
+    assert_eq!(world.status(&a)["status"], "disconnected");
+}
