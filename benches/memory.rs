@@ -197,6 +197,7 @@ mod native {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_700_000_000_000)),
             ids: Rc::new(SequentialIds::new("c")),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: Rc::new(RecordingSink::default()),
             store: Rc::new(MemoryStore::default()),
         });

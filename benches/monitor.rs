@@ -77,6 +77,7 @@ mod native {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_700_000_000_000)),
             ids: Rc::new(SequentialIds::new("k")),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store: Rc::new(MemoryStore::new()),
         });

@@ -1,8 +1,9 @@
-//! The core's environment: time, ids and the event sink, injected so that the core never
-//! reads a global clock (`Instant::now()` panics on wasm32) and tests are deterministic.
+//! The core's environment: time, ids, the event sink and the text decoder, injected so that
+//! the core never reads a global clock (`Instant::now()` panics on wasm32), tests are
+//! deterministic, and the worker decodes with the browser's own decoder.
 //!
-//! Native tests use [`ManualClock`], [`SequentialIds`] and [`RecordingSink`]; the worker uses
-//! the JS implementations in `src/web/`.
+//! Native tests use [`ManualClock`], [`SequentialIds`], [`RecordingSink`] and
+//! [`EncodingRsDecoder`]; the worker uses the JS implementations in `src/web/`.
 
 use std::cell::{Cell, RefCell};
 
@@ -42,6 +43,37 @@ pub trait SyncTransport {
         &self,
         url: &str,
     ) -> futures_util::future::LocalBoxFuture<'static, Result<std::rc::Rc<dyn SyncSocket>, String>>;
+}
+
+/// A decoder for the encodings of the WHATWG Encoding Standard, the encodings web pages are
+/// written in (UTF-8, UTF-16, windows-1252, Shift_JIS, GBK, EUC-KR, ...).
+///
+/// Natively it is [`EncodingRsDecoder`]; in the worker it is the browser's `TextDecoder`
+/// (`src/web/`), the same standard's decoder, so the wasm does not ship a second copy of
+/// the legacy encodings' tables.
+pub trait TextDecoding {
+    /// `bytes` decoded in the encoding whose label is `label` (any of the standard's labels,
+    /// such as `latin1`, `sjis` or `utf-8`, in any ASCII case and with surrounding ASCII
+    /// whitespace): malformed bytes become U+FFFD, and a byte order mark is decoded as the
+    /// bytes it is, neither sniffed nor removed. `None` when `label` names no encoding.
+    ///
+    /// The labels of the standard's `replacement` encoding (`iso-2022-kr`, `hz-gb-2312`,
+    /// ...) decode any bytes to one U+FFFD and no bytes to nothing, as the standard says.
+    fn decode(&self, label: &str, bytes: &[u8]) -> Option<String>;
+}
+
+/// [`TextDecoding`] by `encoding_rs`, the WHATWG encodings in Rust. For native builds (the
+/// tests and the headless core); the worker uses the browser's decoder.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EncodingRsDecoder;
+
+#[cfg(not(target_arch = "wasm32"))]
+impl TextDecoding for EncodingRsDecoder {
+    fn decode(&self, label: &str, bytes: &[u8]) -> Option<String> {
+        let encoding = encoding_rs::Encoding::for_label(label.as_bytes())?;
+        Some(encoding.decode_without_bom_handling(bytes).0.into_owned())
+    }
 }
 
 /// A clock that moves only when told to. For tests.
@@ -188,6 +220,29 @@ mod tests {
         assert_eq!(clock.now_ms(), 1_250);
         clock.set(7);
         assert_eq!(clock.now_ms(), 7);
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn encoding_rs_decodes_by_label() {
+        let d = EncodingRsDecoder;
+        assert_eq!(
+            d.decode(" Windows-1252\n", b"caf\xe9").as_deref(),
+            Some("café")
+        );
+        assert_eq!(
+            d.decode("sjis", b"\x93\xfa\x96\x7b").as_deref(),
+            Some("日本")
+        );
+        // A byte order mark is text like any other bytes.
+        assert_eq!(
+            d.decode("utf-8", b"\xef\xbb\xbfa\xff").as_deref(),
+            Some("\u{feff}a\u{fffd}")
+        );
+        assert_eq!(d.decode("iso-2022-kr", b"abc").as_deref(), Some("\u{fffd}"));
+        assert_eq!(d.decode("iso-2022-kr", b"").as_deref(), Some(""));
+        assert_eq!(d.decode("klingon", b"abc"), None);
+        assert_eq!(d.decode("", b"abc"), None);
     }
 
     #[test]

@@ -278,6 +278,7 @@ impl Headless {
         Core::new(Env {
             clock: Rc::clone(clock),
             ids: Rc::clone(ids),
+            decoder: Rc::new(crate::env::EncodingRsDecoder),
             events: Rc::clone(events) as Rc<dyn EventSink>,
             store: Rc::clone(store) as Rc<dyn crate::store::Store>,
         })

@@ -1607,6 +1607,7 @@ impl Page {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(T0)),
             ids: Rc::new(SequentialIds::new("id")),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: Rc::new(RecordingSink::default()),
             store: Rc::new(MemoryStore::new()),
         })

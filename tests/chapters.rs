@@ -74,6 +74,7 @@ impl Page {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_000)),
             ids: Rc::new(SequentialIds::new(ids)),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store,
         });

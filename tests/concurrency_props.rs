@@ -211,6 +211,7 @@ fn world() -> World {
     let core = Core::new(Env {
         clock: clock.clone(),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: sink.clone(),
         store: store.clone(),
     });
@@ -604,6 +605,7 @@ fn check(batches: &[Vec<usize>], ops: &[Op]) -> Result<Vec<Answer>, TestCaseErro
     let reloaded = Core::new(Env {
         clock: w.clock.clone(),
         ids: Rc::new(SequentialIds::new("reload")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: Rc::new(draftsmith::RecordingSink::default()),
         store: w.store.clone(),
     });

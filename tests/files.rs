@@ -927,6 +927,7 @@ impl Page {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(9_000)),
             ids: Rc::new(SequentialIds::new("w")),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store,
         });

@@ -255,6 +255,7 @@ impl Worker {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_700_000_000_000)),
             ids: Rc::new(SequentialIds::new(ids)),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store: store.clone(),
         })
@@ -1043,6 +1044,7 @@ fn a_run_that_ends_while_saves_fail_still_finishes_and_its_conversation_is_saved
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_700_000_000_000)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: events.clone(),
         store: faulty.clone(),
     })

@@ -57,6 +57,7 @@ impl Tab {
                 "w{}",
                 WORKERS.fetch_add(1, Ordering::Relaxed)
             ))),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store: store.clone(),
         });

@@ -42,6 +42,7 @@ impl P {
         let core = Core::new(Env {
             clock: clock.clone(),
             ids: Rc::new(SequentialIds::new("id")),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store: store.clone(),
         })
@@ -824,6 +825,7 @@ fn a_job_units_run_evolves_the_bedside_note_with_the_unit_and_asks_the_model_not
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: Rc::new(RecordingSink::default()),
         store: store.clone(),
     })

@@ -14,6 +14,7 @@ fn core() -> Core {
     Core::new(Env {
         clock: Rc::new(ManualClock::new(0)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: Rc::new(RecordingSink::default()),
         store: Rc::new(draftsmith::store::MemoryStore::new()),
     })

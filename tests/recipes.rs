@@ -38,6 +38,7 @@ fn core() -> Core {
     Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: Rc::new(RecordingSink::default()),
         store: Rc::new(MemoryStore::new()),
     })
@@ -383,6 +384,7 @@ fn recipe_an_event() {
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: events.clone(),
         store: Rc::new(MemoryStore::new()),
     });

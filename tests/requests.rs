@@ -26,6 +26,7 @@ impl Page {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_000)),
             ids: Rc::new(SequentialIds::new(ids)),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store,
         });
@@ -480,6 +481,7 @@ fn a_full_quota_is_reported_and_nothing_in_memory_is_lost() {
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("q")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: events.clone(),
         store: disk.clone(),
     });
@@ -526,6 +528,7 @@ fn a_full_quota_is_reported_and_nothing_in_memory_is_lost() {
     let reloaded = Core::new(Env {
         clock: Rc::new(ManualClock::new(2_000)),
         ids: Rc::new(SequentialIds::new("r")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: Rc::new(RecordingSink::default()),
         store: disk.clone(),
     });
@@ -555,6 +558,7 @@ fn the_deletes_of_a_failed_save_are_written_by_the_next_save() {
         Core::new(Env {
             clock: Rc::new(ManualClock::new(1_000)),
             ids: Rc::new(SequentialIds::new(ids)),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: Rc::new(RecordingSink::default()),
             store: disk.clone(),
         })
@@ -917,6 +921,7 @@ fn read_only_calls_write_only_their_audit_record() {
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("r")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: events.clone(),
         store: store.clone(),
     });

@@ -156,6 +156,7 @@ impl World {
         let core = Core::new(Env {
             clock: clock.clone(),
             ids: Rc::new(SequentialIds::new(ids)),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store: store.clone(),
         })

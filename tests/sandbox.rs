@@ -229,6 +229,7 @@ fn the_same_paths_are_refused_by_the_core_and_nothing_is_stored_but_the_audit() 
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: Rc::new(RecordingSink::default()),
         store: store.clone(),
     });

@@ -297,6 +297,7 @@ impl World {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_700_000_000_000)),
             ids: Rc::new(SequentialIds::new(name)),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
             store: Rc::new(MemoryStore::new()),
         })

@@ -28,6 +28,7 @@ fn tabs() -> Tabs {
     let writer = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("id")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: events.clone(),
         store: store.clone(),
     });
@@ -90,6 +91,7 @@ fn two_clients_typing_at_once_into_one_chapter_keep_every_keystroke() {
         let reopened = Core::new(Env {
             clock: Rc::new(ManualClock::new(2_000)),
             ids: Rc::new(SequentialIds::new("re")),
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: Rc::new(RecordingSink::default()),
             store: t.store.clone(),
         });

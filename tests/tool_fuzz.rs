@@ -960,6 +960,7 @@ fn protocol_execute_with_lone_surrogates_and_random_bytes_fails_cleanly() {
     let core = Core::new(Env {
         clock: clock.clone(),
         ids: Rc::new(SequentialIds::new("pz")),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
         events: sink.clone(),
         store: Rc::new(draftsmith::store::MemoryStore::new()),
     });

@@ -33,6 +33,7 @@ impl Worker {
         let core = Core::new(Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
+            decoder: Rc::new(draftsmith::web::JsTextDecoder),
             events: events.clone(),
             store: Rc::new(IdbStore::open(db).await.unwrap()),
         })

@@ -22,6 +22,7 @@ async fn worker(db: &str) -> Core {
     Core::new(Env {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
+        decoder: Rc::new(draftsmith::web::JsTextDecoder),
         events: Rc::new(RecordingSink::default()),
         store: Rc::new(IdbStore::open(db).await.expect("open the database")),
     })

@@ -67,6 +67,7 @@ impl Worker {
         let core = Core::new(Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
+            decoder: Rc::new(draftsmith::web::JsTextDecoder),
             events: events.clone(),
             store: store.clone(),
         })

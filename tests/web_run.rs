@@ -64,6 +64,7 @@ impl Worker {
             Core::new(Env {
                 clock: Rc::new(JsClock),
                 ids: Rc::new(JsIds),
+                decoder: Rc::new(draftsmith::web::JsTextDecoder),
                 events: sink.clone(),
                 store: Rc::new(IdbStore::open(&db).await.unwrap()),
             })

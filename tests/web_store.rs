@@ -192,6 +192,7 @@ fn core_on(store: IdbStore) -> draftsmith::Core {
     draftsmith::Core::new(Env {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
+        decoder: Rc::new(draftsmith::web::JsTextDecoder),
         events: Rc::new(draftsmith::RecordingSink::default()),
         store: Rc::new(store),
     })

@@ -80,6 +80,7 @@ async fn the_core_answers_in_the_browser() {
     let core = Core::new(Env {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
+        decoder: Rc::new(draftsmith::web::JsTextDecoder),
         events: Rc::new(RecordingSink::default()),
         store: Rc::new(draftsmith::store::MemoryStore::new()),
     });
@@ -95,6 +96,7 @@ async fn tools_run_in_the_worker_with_the_embedded_schemas() {
     let core = Core::new(Env {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
+        decoder: Rc::new(draftsmith::web::JsTextDecoder),
         events: events.clone(),
         store: Rc::new(draftsmith::store::MemoryStore::new()),
     });
@@ -147,6 +149,7 @@ async fn a_five_megabyte_chapter_is_kept_whole() {
     let core = Core::new(Env {
         clock: Rc::new(JsClock),
         ids: Rc::new(JsIds),
+        decoder: Rc::new(draftsmith::web::JsTextDecoder),
         events: Rc::new(RecordingSink::default()),
         store: Rc::new(draftsmith::store::MemoryStore::new()),
     });

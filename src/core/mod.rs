@@ -51,7 +51,7 @@ use ts_rs::TS;
 
 use crate::commands::history::Applied;
 use crate::commands::{Moved, Origin, OriginFilter};
-use crate::env::{Clock, EventSink, IdSource};
+use crate::env::{Clock, EventSink, IdSource, TextDecoding};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
 use crate::persist::pending::{Append, Key};
@@ -89,6 +89,8 @@ pub struct Env {
     pub clock: Rc<dyn Clock>,
     /// Unique ids.
     pub ids: Rc<dyn IdSource>,
+    /// Decodes the bytes of research pages written in encodings other than UTF-8.
+    pub decoder: Rc<dyn TextDecoding>,
     /// Where events go.
     pub events: Rc<dyn EventSink>,
     /// Where projects are kept.

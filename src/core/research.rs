@@ -330,7 +330,11 @@ impl Core {
                 self.fetch_page(&target, &checked.url, !settings.research_proxy.is_empty()),
             )
             .await?;
-        let text = html::decode_bytes(&page.bytes, page.content_type.as_deref());
+        let text = html::decode_bytes(
+            &page.bytes,
+            page.content_type.as_deref(),
+            &*self.env.decoder,
+        );
         let plain = page
             .content_type
             .as_deref()

@@ -8,9 +8,10 @@
 //! Readability's formatted text, one paragraph per block, normalised here to paragraphs
 //! separated by blank lines and cut at [`MAX_TEXT_CHARS`].
 //!
-//! The bytes of a page are decoded by [`encoding_rs`] (the WHATWG encodings, as browsers
-//! decode pages) in the encoding named by a byte order mark, the `Content-Type` or a
-//! `<meta charset>` ([`decode_bytes`]).
+//! The bytes of a page are decoded in the encoding named by a byte order mark, the
+//! `Content-Type` or a `<meta charset>` ([`decode_bytes`]), by the environment's
+//! [`TextDecoding`] (the WHATWG encodings, as browsers decode pages: `encoding_rs` natively,
+//! the browser's `TextDecoder` in the worker).
 //!
 //! The work grows with the square of the page's nesting depth (html5ever's tree building and
 //! Readability's scoring walk the open elements and the ancestors): ordinary pages nest a few
@@ -23,13 +24,14 @@
 use std::cell::{Cell, RefCell};
 
 use dom_smoothie::{Config, Readability, TextMode};
-use encoding_rs::Encoding;
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer,
 };
 use html5ever::{local_name, LocalName};
+
+use crate::env::TextDecoding;
 
 /// Most characters of main text kept (a longer text is cut at a paragraph).
 pub const MAX_TEXT_CHARS: usize = 200_000;
@@ -364,27 +366,45 @@ fn paragraphs(text: &str) -> String {
 
 /// The text of a page's bytes: in the encoding named by a byte order mark, else UTF-8 if the
 /// bytes are UTF-8, else in the encoding the `Content-Type` or a `<meta charset>` in the first
-/// 2,048 bytes names (any WHATWG label), else UTF-8 with replacement characters.
-pub fn decode_bytes(bytes: &[u8], content_type: Option<&str>) -> String {
-    if let Some((encoding, bom)) = Encoding::for_bom(bytes) {
-        let tail = bytes.get(bom..).unwrap_or_default();
-        return encoding.decode_without_bom_handling(tail).0.into_owned();
+/// 2,048 bytes names (any WHATWG label), else UTF-8 with replacement characters. `decoder`
+/// decodes the encodings other than UTF-8 (see [`TextDecoding`]).
+pub fn decode_bytes(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    decoder: &dyn TextDecoding,
+) -> String {
+    if let Some((label, len)) = bom(bytes) {
+        let tail = bytes.get(len..).unwrap_or_default();
+        return decoder
+            .decode(label, tail)
+            .unwrap_or_else(|| String::from_utf8_lossy(tail).into_owned());
     }
     if let Ok(text) = std::str::from_utf8(bytes) {
         return text.to_string();
     }
     let head = bytes.get(..2_048).unwrap_or(bytes);
     content_type
-        .and_then(|t| declared_encoding(t.as_bytes()))
-        .or_else(|| declared_encoding(head))
-        .unwrap_or(encoding_rs::UTF_8)
-        .decode_without_bom_handling(bytes)
-        .0
-        .into_owned()
+        .and_then(|t| declared_label(t.as_bytes()))
+        .and_then(|label| decoder.decode(label, bytes))
+        .or_else(|| declared_label(head).and_then(|label| decoder.decode(label, bytes)))
+        .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned())
 }
 
-/// The encoding named by the first `charset=` in `text` (quoted or not), if it is a WHATWG label.
-fn declared_encoding(text: &[u8]) -> Option<&'static Encoding> {
+/// The encoding a byte order mark at the start of `bytes` names, and the mark's length (the
+/// Encoding Standard's BOM sniff).
+fn bom(bytes: &[u8]) -> Option<(&'static str, usize)> {
+    [
+        (&b"\xef\xbb\xbf"[..], "utf-8"),
+        (&b"\xff\xfe"[..], "utf-16le"),
+        (&b"\xfe\xff"[..], "utf-16be"),
+    ]
+    .into_iter()
+    .find(|(mark, _)| bytes.starts_with(mark))
+    .map(|(mark, label)| (label, mark.len()))
+}
+
+/// The label after the first `charset=` in `text` (quoted or not), if there is one.
+fn declared_label(text: &[u8]) -> Option<&str> {
     const KEY: &[u8] = b"charset=";
     let at = text
         .windows(KEY.len())
@@ -398,12 +418,18 @@ fn declared_encoding(text: &[u8]) -> Option<&'static Encoding> {
         .iter()
         .position(|b| matches!(b, b'"' | b'\'' | b';' | b'>' | b'/') || b.is_ascii_whitespace())
         .unwrap_or(rest.len());
-    Encoding::for_label(rest.get(..end)?)
+    std::str::from_utf8(rest.get(..end)?).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::decode_bytes`] with the native decoder.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn decode_bytes(bytes: &[u8], content_type: Option<&str>) -> String {
+        super::decode_bytes(bytes, content_type, &crate::env::EncodingRsDecoder)
+    }
 
     #[test]
     fn title_text_and_description() {
@@ -524,6 +550,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(target_arch = "wasm32"))]
     fn decoding() {
         assert_eq!(
             decode_bytes(
@@ -547,5 +574,37 @@ mod tests {
         );
         assert_eq!(decode_bytes(b"\xff\xfea\x00", None), "a");
         assert_eq!(decode_bytes(b"a\xff", None), "a\u{fffd}");
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn decoding_falls_back_label_by_label() {
+        // An unknown label in the header leaves the `<meta charset>` to name the encoding.
+        assert_eq!(
+            decode_bytes(
+                b"<meta charset='windows-1252'>caf\xe9",
+                Some("text/html; charset=x-unknown")
+            ),
+            "<meta charset='windows-1252'>café"
+        );
+        // No known label: UTF-8 with replacement characters.
+        assert_eq!(
+            decode_bytes(b"<meta charset=klingon>caf\xe9", Some("text/html")),
+            "<meta charset=klingon>caf\u{fffd}"
+        );
+        // Byte order marks of UTF-8 and UTF-16BE, removed.
+        assert_eq!(
+            decode_bytes(b"\xef\xbb\xbfcaf\xc3\xa9\xff", None),
+            "café\u{fffd}"
+        );
+        assert_eq!(
+            decode_bytes(b"\xfe\xff\x00a\x00b", Some("text/html; charset=utf-8")),
+            "ab"
+        );
+        // The replacement encoding's labels decode to one replacement character.
+        assert_eq!(
+            decode_bytes(b"\x1b$)C\x0e\xff", Some("text/html; charset=iso-2022-kr")),
+            "\u{fffd}"
+        );
     }
 }

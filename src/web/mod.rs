@@ -25,6 +25,7 @@
 //! its way out; every keystroke sends a request and gets a response and events, all small.
 
 pub mod bench;
+pub mod decoder;
 pub mod fetch;
 pub mod idb;
 
@@ -37,6 +38,7 @@ use wasm_bindgen::prelude::*;
 use crate::core::{Core, Env};
 use crate::env::{Clock, EventSink, IdSource};
 use crate::protocol::Event;
+pub use decoder::JsTextDecoder;
 
 thread_local! {
     /// The page-bound emit function, reachable from the panic hook.
@@ -137,6 +139,7 @@ impl WorkerCore {
         let env = Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
+            decoder: Rc::new(JsTextDecoder),
             events: Rc::new(JsEventSink),
             store: faulty,
         };

@@ -120,6 +120,10 @@ impl Page {
         let core = Core::new(Env {
             clock: Rc::new(ManualClock::new(1_000)),
             ids: Rc::new(SequentialIds::new(ids)),
+            #[cfg(not(target_arch = "wasm32"))]
+            decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
+            #[cfg(target_arch = "wasm32")]
+            decoder: Rc::new(draftsmith::web::JsTextDecoder),
             events: events.clone(),
             store,
         });

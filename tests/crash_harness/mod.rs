@@ -124,6 +124,10 @@ pub fn core_on(store: Rc<dyn Store>, ids: &str) -> (Core, Background) {
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(CLOCK_MS)),
         ids: Rc::new(SequentialIds::new(ids)),
+        #[cfg(not(target_arch = "wasm32"))]
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
+        #[cfg(target_arch = "wasm32")]
+        decoder: Rc::new(draftsmith::web::JsTextDecoder),
         events: Rc::new(RecordingSink::default()),
         store,
     })
