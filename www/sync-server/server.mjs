@@ -1,0 +1,121 @@
+// The sync server: Hocuspocus with SQLite persistence, JWT authentication per document, and the
+// Redis extension when several instances share documents. scripts/sync-server.mjs is its
+// command line; the tests start it through that script.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SQLite } from '@hocuspocus/extension-sqlite';
+import { Redis } from '@hocuspocus/extension-redis';
+import { Server } from '@hocuspocus/server';
+import { verifyToken } from './auth.mjs';
+
+// How long startup waits for Redis to answer before giving up.
+const REDIS_CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * The host, port and ioredis options of a `redis://[user:password@]host[:port][/db]` or
+ * `rediss://…` (TLS) URL. Throws a clear error for anything else.
+ */
+export function redisConfigFromUrl(url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`not a Redis URL: ${url}`);
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
+    throw new Error(`not a Redis URL (redis:// or rediss://): ${url}`);
+  }
+  if (!u.hostname) throw new Error(`the Redis URL names no host: ${url}`);
+  const port = u.port ? Number(u.port) : 6379;
+  const options = {};
+  if (u.username) options.username = decodeURIComponent(u.username);
+  if (u.password) options.password = decodeURIComponent(u.password);
+  const db = u.pathname.replace(/^\//, '');
+  if (db) {
+    if (!/^\d+$/.test(db)) throw new Error(`the Redis URL's database must be a number: ${url}`);
+    options.db = Number(db);
+  }
+  if (u.protocol === 'rediss:') options.tls = {};
+  return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port, options };
+}
+
+async function redisReady(extension, url) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`cannot reach Redis at ${url} (no answer in ${REDIS_CONNECT_TIMEOUT_MS} ms)`)),
+      REDIS_CONNECT_TIMEOUT_MS,
+    );
+  });
+  try {
+    await Promise.race([Promise.all([extension.pub.ping(), extension.sub.ping()]), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Starts a sync server and resolves once it listens.
+ *   host, port   where to listen (port 0: any free port)
+ *   db           SQLite file, or ':memory:'
+ *   redisUrl     optional: share documents with other instances through this Redis
+ *   secrets      the HS256 secrets tokens may be signed with (the first signs new ones)
+ *   log          called with one line per refused connection
+ * Returns { host, port, url, stop() }.
+ */
+export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, redisUrl, secrets, log = () => {} }) {
+  if (!Array.isArray(secrets) || secrets.length === 0) throw new Error('no sync secret');
+  if (typeof db !== 'string' || db.length === 0) throw new Error('no database given');
+  if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true });
+
+  const extensions = [new SQLite({ database: db })];
+  let redis = null;
+  if (redisUrl) {
+    redis = new Redis(redisConfigFromUrl(redisUrl));
+    extensions.push(redis);
+  }
+
+  const server = new Server({
+    name: 'draftsmith-sync',
+    address: host,
+    port,
+    quiet: true,
+    stopOnSignals: false,
+    extensions,
+    // The document name is the project id; the token must name it.
+    async onAuthenticate({ token, documentName }) {
+      try {
+        const claims = await verifyToken(token, documentName, secrets);
+        return { user: claims.sub ?? null };
+      } catch (e) {
+        log(`refused a connection to ${JSON.stringify(documentName)}: ${e.reason ?? e.message}`);
+        throw e;
+      }
+    },
+  });
+
+  try {
+    if (redis) await redisReady(redis, redisUrl);
+    await new Promise((resolve, reject) => {
+      server.httpServer.once('error', reject);
+      server.listen().then(() => {
+        server.httpServer.off('error', reject);
+        resolve();
+      }, reject);
+    });
+  } catch (e) {
+    // Also runs the extensions' onDestroy, which disconnects from Redis.
+    await server.destroy().catch(() => {});
+    throw e;
+  }
+
+  const address = server.httpServer.address();
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    host,
+    port: address.port,
+    url: `ws://${shownHost}:${address.port}`,
+    // Closes every connection and stores every open document before resolving.
+    stop: () => server.destroy(),
+  };
+}
