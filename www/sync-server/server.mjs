@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { SQLite } from '@hocuspocus/extension-sqlite';
 import { Redis } from '@hocuspocus/extension-redis';
 import { Server } from '@hocuspocus/server';
-import { verifyToken } from './auth.mjs';
+import { AuthError, verifyToken } from './auth.mjs';
 
 // How long startup waits for Redis to answer before giving up.
 const REDIS_CONNECT_TIMEOUT_MS = 5000;
@@ -88,8 +88,11 @@ export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, red
         const claims = await verifyToken(token, documentName, secrets);
         return { user: claims.sub ?? null };
       } catch (e) {
-        log(`refused a connection to ${JSON.stringify(documentName)}: ${e.reason ?? e.message}`);
-        throw e;
+        const reason = e instanceof AuthError ? e.reason : 'server error';
+        log(`refused a connection to ${JSON.stringify(documentName)}: ${e.message}`);
+        // Hocuspocus sends `reason` in its permission-denied reply, and logs the error itself
+        // when it has a `message`: a plain object keeps that to the one line above.
+        throw { reason };
       }
     },
   });
