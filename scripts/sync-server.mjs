@@ -58,10 +58,10 @@ if (flags.help) {
 }
 
 const env = process.env;
-const host = flags.host ?? env.SYNC_HOST ?? '127.0.0.1';
-const port = flags.port !== undefined ? parsePort(flags.port, '--port') : parsePort(env.SYNC_PORT ?? '1234', 'SYNC_PORT');
-const db = flags.db ?? env.SYNC_DB ?? DEFAULT_DB;
-let redisUrl = flags.redis ?? env.REDIS_URL;
+const host = flags.host ?? (env.SYNC_HOST || '127.0.0.1');
+const port = flags.port !== undefined ? parsePort(flags.port, '--port') : parsePort(env.SYNC_PORT || '1234', 'SYNC_PORT');
+const db = flags.db ?? (env.SYNC_DB || DEFAULT_DB);
+let redisUrl = flags.redis ?? (env.REDIS_URL || undefined);
 if (!redisUrl && (env.REDIS_HOST || env.REDIS_PORT)) {
   const redisHost = env.REDIS_HOST || '127.0.0.1';
   redisUrl = `redis://${redisHost.includes(':') ? `[${redisHost}]` : redisHost}:${parsePort(env.REDIS_PORT || '6379', 'REDIS_PORT')}`;
