@@ -100,15 +100,17 @@ export async function startRedis({ port } = {}) {
  *   secret    SYNC_SECRET; default: the development secret (--dev)
  *   redisUrl  share documents through this Redis
  *   db        SQLite file; default ':memory:'
+ *   env       more environment for the server, e.g. SYNC_SECRET_PREVIOUS
  * Returns {port, url, process, output(), stop(), kill()}: stop() sends SIGTERM, which stores the
  * open documents before the server exits; kill() ends it at once (SIGKILL).
  */
-export async function startSyncServer({ port = 0, secret, redisUrl, db = ':memory:' } = {}) {
+export async function startSyncServer({ port = 0, secret, redisUrl, db = ':memory:', env: extra = {} } = {}) {
   const args = [SYNC_SERVER, '--port', String(port), '--db', db];
   if (redisUrl) args.push('--redis', redisUrl);
   const env = { SYNC_SECRET: '', SYNC_SECRET_PREVIOUS: '', REDIS_URL: '', REDIS_HOST: '', REDIS_PORT: '' };
   if (secret === undefined) args.push('--dev');
   else env.SYNC_SECRET = secret;
+  Object.assign(env, extra);
   const { child, match } = await spawnUntil('sync server', process.execPath, args, {
     env,
     ready: /sync server listening on (ws:\/\/\S+:(\d+))/,
