@@ -68,6 +68,26 @@ function assertAllTypedOnce(text, bases, count) {
   assert.deepEqual([...text].sort(), expected.sort());
 }
 
+/**
+ * Both clients type at the same time (both typing loops start before either is awaited) while
+ * `a` announces a user in its awareness; then both must hold the same text with every character
+ * typed exactly once, the server must have acknowledged everything, and `b` must see `a`'s user.
+ */
+async function typeAtOnceAndConverge(a, b, count = 60) {
+  a.provider.setAwarenessField('user', { name: 'Ana' });
+  await Promise.all([type(a.doc, 0x4e00, count), type(b.doc, 0xac00, count)]);
+
+  const textOf = (c) => c.doc.getText('text').toString();
+  await until('both texts to converge', () => textOf(a).length === 2 * count && textOf(a) === textOf(b));
+  await Promise.all([settled(a), settled(b)]);
+  assert.equal(textOf(a), textOf(b));
+  assertAllTypedOnce(textOf(a), [0x4e00, 0xac00], count);
+
+  await until("the other client's awareness", () =>
+    [...b.provider.awareness.getStates().values()].some((s) => s.user?.name === 'Ana'),
+  );
+}
+
 function run(script, args, env = {}) {
   return new Promise((resolve) => {
     execFile(process.execPath, [script, ...args], { env: { ...process.env, SYNC_SECRET: '', ...env } }, (error, stdout, stderr) =>
@@ -102,20 +122,7 @@ describe('one sync server', () => {
     assert.equal(b.scope, 'read-write');
     await Promise.all([settled(a), settled(b)]);
 
-    a.provider.setAwarenessField('user', { name: 'Ana' });
-    const COUNT = 60;
-    const typing = [type(a.doc, 0x4e00, COUNT), type(b.doc, 0xac00, COUNT)];
-    await Promise.all(typing);
-
-    const textOf = (c) => c.doc.getText('text').toString();
-    await until('both texts to converge', () => textOf(a).length === 2 * COUNT && textOf(a) === textOf(b));
-    await Promise.all([settled(a), settled(b)]);
-    assert.equal(textOf(a), textOf(b));
-    assertAllTypedOnce(textOf(a), [0x4e00, 0xac00], COUNT);
-
-    await until('awareness from the other client', () =>
-      [...b.provider.awareness.getStates().values()].some((s) => s.user?.name === 'Ana'),
-    );
+    await typeAtOnceAndConverge(a, b);
   });
 
   test('a connection without a valid token for the document gets nothing and changes nothing', async () => {
@@ -306,18 +313,7 @@ describe('two instances sharing documents through Redis', () => {
     const b = track(await connect(two.url, 'shared', tok));
     await Promise.all([settled(a), settled(b)]);
 
-    a.provider.setAwarenessField('user', { name: 'Ana' });
-    const COUNT = 60;
-    await Promise.all([type(a.doc, 0x4e00, COUNT), type(b.doc, 0xac00, COUNT)]);
-
-    const textOf = (c) => c.doc.getText('text').toString();
-    await until('both texts to converge', () => textOf(a).length === 2 * COUNT && textOf(a) === textOf(b));
-    await Promise.all([settled(a), settled(b)]);
-    assertAllTypedOnce(textOf(b), [0x4e00, 0xac00], COUNT);
-
-    await until('awareness across instances', () =>
-      [...b.provider.awareness.getStates().values()].some((s) => s.user?.name === 'Ana'),
-    );
+    await typeAtOnceAndConverge(a, b);
   });
 
   test('a refused token on one instance gets nothing that was written on the other', async () => {
