@@ -39,6 +39,22 @@ export function redisConfigFromUrl(url) {
   return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port, options };
 }
 
+/** Logs Redis connection errors once per distinct message instead of once per retry. */
+function reportRedisErrors(extension, url, log) {
+  let last = null;
+  const report = (e) => {
+    if (e.message !== last) log(`Redis at ${url}: ${e.message}`);
+    last = e.message;
+  };
+  for (const client of [extension.pub, extension.sub]) {
+    client.on('error', report);
+    client.on('ready', () => {
+      if (last !== null) log(`Redis at ${url}: connected again`);
+      last = null;
+    });
+  }
+}
+
 async function redisReady(extension, url) {
   let timer;
   const timeout = new Promise((_, reject) => {
@@ -68,10 +84,12 @@ export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, red
   if (typeof db !== 'string' || db.length === 0) throw new Error('no database given');
   if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true });
 
-  const extensions = [new SQLite({ database: db })];
+  const sqlite = new SQLite({ database: db });
+  const extensions = [sqlite];
   let redis = null;
   if (redisUrl) {
     redis = new Redis(redisConfigFromUrl(redisUrl));
+    reportRedisErrors(redis, redisUrl, log);
     extensions.push(redis);
   }
 
@@ -107,8 +125,13 @@ export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, red
       }, reject);
     });
   } catch (e) {
-    // Also runs the extensions' onDestroy, which disconnects from Redis.
-    await server.destroy().catch(() => {});
+    // Released by hand: server.destroy() would wait forever on a Redis that never answered.
+    if (redis) {
+      redis.pub.disconnect();
+      redis.sub.disconnect();
+    }
+    server.httpServer.close();
+    sqlite.db?.close();
     throw e;
   }
 

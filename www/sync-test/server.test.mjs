@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { HocuspocusProvider } from '@hocuspocus/provider';
 import WebSocket from 'ws';
 import * as Y from 'yjs';
-import { DEV_SECRET, startRedis, startSyncServer, token } from '../e2e/sync-harness.mjs';
+import { DEV_SECRET, freePort, startRedis, startSyncServer, token } from '../e2e/sync-harness.mjs';
 
 const SYNC_TOKEN = fileURLToPath(new URL('../../scripts/sync-token.mjs', import.meta.url));
 const SYNC_SERVER = fileURLToPath(new URL('../../scripts/sync-server.mjs', import.meta.url));
@@ -206,6 +206,14 @@ describe('sync-token.mjs and sync-server.mjs on bad input', () => {
     const badPort = await run(SYNC_SERVER, ['--dev', '--port', 'eighty']);
     assert.equal(badPort.code, 2);
     assert.match(badPort.stderr, /not a port number/);
+  });
+
+  test('sync-server.mjs with a Redis that does not answer exits with an error', async () => {
+    const nothing = await freePort();
+    const result = await run(SYNC_SERVER, ['--dev', '--port', '0', '--db', ':memory:', '--redis', `redis://127.0.0.1:${nothing}`]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /cannot start: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/);
+    assert.doesNotMatch(result.stdout, /listening/);
   });
 
   test('--dev uses the development secret, the default of sync-token.mjs and the harness', async () => {
