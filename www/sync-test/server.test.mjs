@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { HocuspocusProvider } from '@hocuspocus/provider';
+import { SignJWT, UnsecuredJWT } from 'jose';
 import WebSocket from 'ws';
 import * as Y from 'yjs';
 import { DEV_SECRET, freePort, startRedis, startSyncServer, token } from '../e2e/sync-harness.mjs';
@@ -88,6 +89,13 @@ async function typeAtOnceAndConverge(a, b, count = 60) {
   );
 }
 
+/** A JWT made by hand, for the shapes sync-token.mjs never mints. */
+function signed(claims, alg = 'HS256', expiresIn = '1h') {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg });
+  if (expiresIn) jwt.setExpirationTime(expiresIn);
+  return jwt.sign(new TextEncoder().encode(SECRET));
+}
+
 function run(script, args, env = {}) {
   return new Promise((resolve) => {
     execFile(process.execPath, [script, ...args], { env: { ...process.env, SYNC_SECRET: '', ...env } }, (error, stdout, stderr) =>
@@ -137,6 +145,10 @@ describe('one sync server', () => {
       ['signed with another secret', await token(['secret-novel'], { secret: OTHER_SECRET }), 'invalid token'],
       ['for another project', await token(['another-novel'], { secret: SECRET }), 'project not in token'],
       ['expired', await token(['secret-novel'], { secret: SECRET, expiresIn: '-1m' }), 'token expired'],
+      ['signed with HS384', await signed({ projects: ['secret-novel'] }, 'HS384'), 'invalid token'],
+      ['unsigned (alg none)', new UnsecuredJWT({ projects: ['secret-novel'] }).setExpirationTime('1h').encode(), 'invalid token'],
+      ['without an expiry', await signed({ projects: ['secret-novel'] }, 'HS256', null), 'invalid token'],
+      ['projects not a list', await signed({ projects: 'secret-novel' }), 'invalid token'],
     ];
     for (const [label, tok, reason] of cases) {
       const doc = new Y.Doc();
