@@ -47,7 +47,6 @@ export function secretsFromEnv(env, { dev = false } = {}) {
 export function checkProjectIds(ids) {
   if (!Array.isArray(ids) || ids.length === 0) throw new Error('at least one project id is needed');
   for (const id of ids) {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
     if (typeof id !== 'string' || id.length === 0 || /[\u0000-\u001f]/.test(id)) {
       throw new Error(`not a project id: ${JSON.stringify(id)}`);
     }
