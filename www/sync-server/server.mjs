@@ -39,6 +39,31 @@ export function redisConfigFromUrl(url) {
   return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port, options };
 }
 
+/**
+ * The SQLite extension, with its opening made awaitable: `ready` rejects with a clear error when
+ * the file cannot be opened as a database, where the extension alone would crash the process
+ * after the server had started listening.
+ */
+class CheckedSQLite extends SQLite {
+  constructor(configuration) {
+    super(configuration);
+    this.ready = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    // Rejection is reported where `ready` is awaited.
+    this.ready.catch(() => {});
+  }
+
+  async onConfigure(payload) {
+    try {
+      await super.onConfigure(payload);
+      this.settle.resolve();
+    } catch (e) {
+      this.settle.reject(new Error(`cannot open the database ${this.configuration.database}: ${e.message}`));
+    }
+  }
+}
+
 /** Logs Redis connection errors once per distinct message instead of once per retry. */
 function reportRedisErrors(extension, url, log) {
   let last = null;
@@ -76,7 +101,7 @@ async function redisReady(extension, url) {
  *   db           SQLite file, or ':memory:'
  *   redisUrl     optional: share documents with other instances through this Redis
  *   secrets      the HS256 secrets tokens may be signed with (the first signs new ones)
- *   log          called with one line per refused connection
+ *   log          called with one line per refused connection or Redis connection error
  * Returns { host, port, url, stop() }.
  */
 export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, redisUrl, secrets, log = () => {} }) {
@@ -84,7 +109,7 @@ export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, red
   if (typeof db !== 'string' || db.length === 0) throw new Error('no database given');
   if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true });
 
-  const sqlite = new SQLite({ database: db });
+  const sqlite = new CheckedSQLite({ database: db });
   const extensions = [sqlite];
   let redis = null;
   if (redisUrl) {
@@ -116,6 +141,7 @@ export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, red
   });
 
   try {
+    await sqlite.ready;
     if (redis) await redisReady(redis, redisUrl);
     await new Promise((resolve, reject) => {
       server.httpServer.once('error', reject);
@@ -131,7 +157,7 @@ export async function startSyncServer({ host = '127.0.0.1', port = 1234, db, red
       redis.sub.disconnect();
     }
     server.httpServer.close();
-    sqlite.db?.close();
+    if (sqlite.db?.open) sqlite.db.close();
     throw e;
   }
 

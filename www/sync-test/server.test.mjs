@@ -2,7 +2,7 @@
 // clients: @hocuspocus/provider over `ws`, the way a browser page would connect.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -218,6 +218,21 @@ describe('sync-token.mjs and sync-server.mjs on bad input', () => {
     const badPort = await run(SYNC_SERVER, ['--dev', '--port', 'eighty']);
     assert.equal(badPort.code, 2);
     assert.match(badPort.stderr, /not a port number/);
+  });
+
+  test('sync-server.mjs with a --db file that is not a database exits with an error and leaves it alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'draftsmith-sync-'));
+    try {
+      const file = join(dir, 'notes.txt');
+      writeFileSync(file, "a writer's notes, not a database\n".repeat(100));
+      const result = await run(SYNC_SERVER, ['--dev', '--port', '0', '--db', file]);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /cannot start: cannot open the database .*notes\.txt: file is not a database/);
+      assert.doesNotMatch(result.stdout, /listening/);
+      assert.equal(readFileSync(file, 'utf8'), "a writer's notes, not a database\n".repeat(100));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('sync-server.mjs with a Redis that does not answer exits with an error', async () => {
