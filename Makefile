@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: demo test setup setup-demo wasm wasm-dev page package example size serve bench bench-browser
+.PHONY: demo test setup setup-demo wasm wasm-dev page package example size serve sync-server bench bench-browser
 
 demo: setup-demo wasm page
 	node www/server.mjs --port $(PORT)
@@ -38,6 +38,11 @@ serve:
 
 size: setup-demo wasm
 	scripts/size.sh
+
+# The development sync server (Hocuspocus, SQLite in .sync/, the development token secret);
+# mint a token with: node scripts/sync-token.mjs PROJECT_ID
+sync-server: setup-demo
+	node scripts/sync-server.mjs --dev
 
 bench:
 	cargo bench --bench manuscript

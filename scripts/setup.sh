@@ -3,7 +3,8 @@
 # already present.
 #   scripts/setup.sh demo   rust wasm target, wasm-bindgen CLI, npm packages (binaryen's wasm-opt
 #                           among them: Debian's binaryen 108 breaks externref tables)
-#   scripts/setup.sh test   the same plus Chromium and ChromeDriver for browser and e2e tests
+#   scripts/setup.sh test   the same plus Chromium and ChromeDriver for browser and e2e tests, and
+#                           redis-server for the sync server's tests
 set -euo pipefail
 mode="${1:-test}"
 cd "$(dirname "$0")/.."
@@ -36,6 +37,7 @@ need_pkgs=()
 if [ "$mode" = test ]; then
   [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_pkgs+=(chromium-driver)
+  command -v redis-server >/dev/null || need_pkgs+=(redis-server)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   say "installing Debian packages: ${need_pkgs[*]}"

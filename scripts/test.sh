@@ -2,7 +2,8 @@
 # Runs every test layer and stops at the first failure:
 #   format, clippy (native and wasm32), native tests, browser tests (headless Chromium, inside
 #   a dedicated worker), the npm package and the Tiptap example built from it, the package's
-#   node tests, end-to-end tests (playwright-core against the dev server and the example).
+#   node tests, the sync server's tests (Hocuspocus with real Yjs clients and redis-server),
+#   end-to-end tests (playwright-core against the dev server and the example).
 # Ends with one summary line of counts per layer and a total line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ target=wasm32-unknown-unknown
 logs=$(mktemp -d)
 
 declare -A passed failed
-layers=(native browser package e2e)
+layers=(native browser package sync e2e)
 for l in "${layers[@]}"; do passed[$l]=0; failed[$l]=0; done
 
 summary() {
@@ -101,6 +102,9 @@ step "build the Tiptap example against the tarball" scripts/build-example.sh
 
 echo "==> package tests (node: change sets, the sync engine against the headless core, the ProseMirror mapping, the packed files)"
 node_tests package "package tests" . packages/draftsmith/test/*.test.mjs
+
+echo "==> sync server tests (node: scripts/sync-server.mjs with Yjs clients, SQLite, redis-server)"
+node_tests sync "sync server tests" www sync-test/
 
 echo "==> end-to-end tests (playwright-core, /usr/bin/chromium)"
 node_tests e2e "e2e tests" www e2e/
