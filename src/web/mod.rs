@@ -28,6 +28,7 @@ pub mod bench;
 pub mod decoder;
 pub mod fetch;
 pub mod idb;
+pub mod socket;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -146,7 +147,8 @@ impl WorkerCore {
         let core = Core::new(env)
             .with_llm(Rc::new(fetch::FetchTransport), Rc::new(fetch::JsSleeper))
             .with_fail_switch(Rc::new(move |n| switch.fail_next(n)))
-            .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local));
+            .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local))
+            .with_sync(Rc::new(socket::WsTransport), Rc::new(fetch::JsSleeper));
         Ok(WorkerCore {
             core: Rc::new(core),
             clients: RefCell::new(std::collections::BTreeMap::new()),
