@@ -559,3 +559,131 @@ fn bad_connect_params_are_refused() {
     }
     assert_eq!(world.status(&a)["status"], "disconnected");
 }
+
+fn notes(world: &World, d: &Device, field: &str) -> Value {
+    let list = world.ok(d, "bible_list", json!({"kind": "character"}));
+    list["kinds"]["character"][0][field].clone()
+}
+
+#[test]
+fn a_field_written_on_both_devices_ends_alike_with_the_other_value_restorable() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    world.ok(
+        &a,
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"name_src": "Mara"}}),
+    );
+    world.settle();
+    assert_eq!(notes(&world, &b, "name_src"), "Mara");
+    // The writer on A and an agent on B write the pronouns while A is offline.
+    a.net.cut();
+    world.settle();
+    world.ok(
+        &a,
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"pronouns": "she/her"}}),
+    );
+    let r = world.ok(
+        &b,
+        "execute",
+        json!({"tool": "character_update_pronouns", "origin": "agent:lore",
+               "args": {"character": "mara", "pronouns": "they/them"}}),
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    a.net.cut.set(false);
+    world.timers.pass();
+    world.settle();
+    let (on_a, on_b) = (notes(&world, &a, "pronouns"), notes(&world, &b, "pronouns"));
+    assert_eq!(on_a, on_b);
+    assert_eq!(
+        notes(&world, &a, "pronouns_origin"),
+        notes(&world, &b, "pronouns_origin")
+    );
+    for d in [&a, &b] {
+        let revisions = world.ok(
+            d,
+            "bible_revisions",
+            json!({"kind": "character", "id": "mara", "field": "pronouns"}),
+        );
+        let list = revisions["revisions"].as_array().unwrap();
+        let values: Vec<&Value> = list.iter().map(|r| &r["value"]).collect();
+        assert!(values.contains(&&json!("she/her")), "{revisions}");
+        assert!(values.contains(&&json!("they/them")), "{revisions}");
+        assert_eq!(list.iter().filter(|r| r["current"] == true).count(), 1);
+        let writer = list.iter().find(|r| r["value"] == "she/her").unwrap();
+        assert_eq!(writer["origin"], "human");
+    }
+    // The writer restores the value that lost, and both devices have it.
+    let lost = if on_a == "she/her" {
+        "they/them"
+    } else {
+        "she/her"
+    };
+    world.ok(
+        &a,
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"pronouns": lost}}),
+    );
+    world.settle();
+    assert_eq!(notes(&world, &b, "pronouns"), lost);
+}
+
+#[test]
+fn a_waiting_approval_about_a_field_changed_remotely_is_refreshed() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    world.ok(
+        &a,
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"name_src": "Mara", "notes": "Brave."}}),
+    );
+    world.settle();
+    // An agent on A asks to overwrite what the writer wrote: it waits for approval.
+    let r = world.send(
+        &a,
+        "execute",
+        json!({"tool": "character_update_notes", "origin": "agent:lore",
+               "args": {"character": "mara", "notes": "Cowardly."}}),
+    );
+    let waiting = world.ok(&a, "list_approvals", json!({}));
+    let card = &waiting["approvals"][0];
+    assert_eq!(card["current"]["notes"], "Brave.", "{r} {waiting}");
+    let digest = card["digest"].clone();
+    a.events.take();
+    // The co-author on B changes the notes.
+    world.ok(
+        &b,
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"notes": "Brave, and kind."}}),
+    );
+    world.settle();
+    let waiting = world.ok(&a, "list_approvals", json!({}));
+    let card = &waiting["approvals"][0];
+    assert_eq!(card["current"]["notes"], "Brave, and kind.", "{waiting}");
+    assert_ne!(card["digest"], digest);
+    assert!(a.events.take().iter().any(|e| e.kind == "approvals_changed"
+        && e.data["requested"]["current"]["notes"] == "Brave, and kind."));
+}
+
+#[test]
+fn peers_see_where_each_cursor_is() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    let chapter = world.chapter_id(&b);
+    world.ok(
+        &b,
+        "execute",
+        json!({"tool": "set_selection", "args": {"start": 3, "end": 3}}),
+    );
+    world.settle();
+    let peers = world.status(&a)["peers"].clone();
+    let ben = peers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Ben")
+        .unwrap_or_else(|| panic!("{peers}"));
+    assert_eq!(ben["cursor"], 3, "{peers}");
+    assert_eq!(ben["chapter"], chapter.as_str(), "{peers}");
+}

@@ -59,6 +59,7 @@ export type RequestType =
   | 'approve'
   | 'bible_list'
   | 'bible_save'
+  | 'bible_revisions'
   | 'bible_delete'
   | 'debug_panic'
   | 'debug_fail_saves'
@@ -178,6 +179,8 @@ export interface RequestParams {
   bible_list: BibleListParams;
   /** Create or update a story-bible entity as the writer. */
   bible_save: BibleSaveParams;
+  /** The writes of a story-bible entity's fields (from every device), newest first. */
+  bible_revisions: BibleRevisionsParams;
   /** Delete a story-bible entity. */
   bible_delete: BibleDeleteParams;
   /** Panic inside the core (tests of the worker's recovery). */
@@ -244,6 +247,7 @@ export interface RequestResults {
   approve: ApprovalResult;
   bible_list: BibleListing;
   bible_save: BibleEntity;
+  bible_revisions: BibleRevisions;
   bible_delete: BibleDeleted;
   debug_panic: Never;
   debug_fail_saves: FailingSaves;
@@ -817,6 +821,48 @@ origins: { [key in string]: string },
  * The last write of each field.
  */
 stamps: { [key in string]: FieldStamp }, };
+
+export type BibleRevision = { 
+/**
+ * The field.
+ */
+field: string, 
+/**
+ * The value written (`null`: cleared).
+ */
+value: unknown, 
+/**
+ * Who wrote it (`human`, `agent:<name>:<date>`, `import`), on whichever device.
+ */
+origin: string, 
+/**
+ * When (ms).
+ */
+at: number, 
+/**
+ * Whether it is the field's value now.
+ */
+current: boolean, };
+
+export type BibleRevisions = { 
+/**
+ * The entity's kind.
+ */
+kind: BibleKind, 
+/**
+ * The entity's id.
+ */
+id: string, 
+/**
+ * Its fields' writes, newest first: restore one with `bible_save`.
+ */
+revisions: Array<BibleRevision>, };
+
+export type BibleRevisionsParams = { kind: string, id: string, 
+/**
+ * Only this field.
+ */
+field?: string, };
 
 export type BibleSaveParams = { kind: string, 
 /**

@@ -237,6 +237,70 @@ impl Core {
             .collect())
     }
 
+    /// Bring the waiting calls about story-bible entities that changed under them (an update
+    /// from another device) up to date: each field's current value and the entity's version,
+    /// saved, and the refreshed card announced. The card's digest changes with it, so an
+    /// approval given on the card as it was is refused, and the writer decides on what is
+    /// there now.
+    pub(super) async fn refresh_approvals(
+        &self,
+        project: &str,
+        changed: &[(crate::bible::Kind, String)],
+    ) -> Result<(), Error> {
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let waiting: Vec<ApprovalRecord> = self
+            .approval_records(project)
+            .await?
+            .into_iter()
+            .filter(|row| {
+                row.record.state == ApprovalState::Pending
+                    && row.stored_state == ApprovalState::Pending
+            })
+            .map(|row| row.record)
+            .collect();
+        let mut batch = Batch::new();
+        let mut cards = Vec::new();
+        for mut record in waiting {
+            let about = changed.iter().find(|(kind, id)| {
+                record.request["kind"].as_str() == Some(kind.name())
+                    && record.request["id"].as_str() == Some(id.as_str())
+            });
+            let Some((kind, id)) = about else {
+                continue;
+            };
+            let Some(entity) = self
+                .projects
+                .read(project, |o| o.session.bible.get(*kind, id).cloned())
+                .flatten()
+            else {
+                continue;
+            };
+            if let Some(fields) = record.request["fields"].as_array_mut() {
+                for field in fields {
+                    if let Some(name) = field["field"].as_str().map(str::to_string) {
+                        field["current"] = entity.get(&name).clone();
+                    }
+                }
+            }
+            record.request["version"] = json!(entity.version);
+            cards.push(record.card());
+            batch.put_value(Table::Meta, MetaRecord::Approval(record).to_value());
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.env.store.commit(batch).await?;
+        for card in cards {
+            self.emit(ApprovalsChangedEvent {
+                project: project.to_string(),
+                requested: Some(card),
+            });
+        }
+        Ok(())
+    }
+
     /// Cards of the waiting calls of a project (of one run, if given), oldest first.
     pub(super) async fn pending_cards(
         &self,

@@ -57,6 +57,48 @@ pub(super) struct BibleDelete {
     base_version: Option<u64>,
 }
 
+/// `bible_revisions` params.
+#[derive(Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(rename = "BibleRevisionsParams", optional_fields)]
+pub(super) struct BibleRevisions {
+    kind: String,
+    id: String,
+    /// Only this field.
+    #[serde(default)]
+    field: Option<String>,
+}
+
+/// One write of a story-bible field that its log keeps.
+#[derive(Serialize, TS)]
+#[ts(rename = "BibleRevision")]
+pub(super) struct Revision {
+    /// The field.
+    field: String,
+    /// The value written (`null`: cleared).
+    #[ts(type = "unknown")]
+    value: Value,
+    /// Who wrote it (`human`, `agent:<name>:<date>`, `import`), on whichever device.
+    origin: String,
+    /// When (ms).
+    at: u64,
+    /// Whether it is the field's value now.
+    current: bool,
+}
+
+/// `bible_revisions`: an entity's field writes, newest first.
+#[derive(Serialize, TS)]
+#[ts(rename = "BibleRevisions")]
+pub(super) struct Revisions {
+    /// The entity's kind.
+    #[ts(type = "BibleKind")]
+    kind: Kind,
+    /// The entity's id.
+    id: String,
+    /// Its fields' writes, newest first: restore one with `bible_save`.
+    revisions: Vec<Revision>,
+}
+
 /// `bible_list`: the open project's entities by kind.
 #[derive(Serialize, TS)]
 #[ts(rename = "BibleListing")]
@@ -120,6 +162,54 @@ impl Core {
                 kinds,
             })
         })
+    }
+
+    /// Serve `bible_revisions`: the writes of an entity's fields that the project's document
+    /// keeps (the last ones of each field, from every device), newest first. A value that
+    /// lost to another written at the same time on another device is here, to restore.
+    pub(super) fn bible_revisions(&self, p: BibleRevisions) -> Result<Revisions, Error> {
+        const REQUEST: &str = "bible_revisions";
+        let kind = kind_of(REQUEST, &p.kind)?;
+        if let Some(field) = &p.field {
+            if kind.field(field).is_none() {
+                return Err(invalid(
+                    REQUEST,
+                    &format!("a {kind} has no field '{field}'"),
+                ));
+            }
+        }
+        let project = self.current()?;
+        self.projects
+            .read(&project, |open| {
+                let entity = open.session.bible.get(kind, &p.id);
+                let mut revisions: Vec<Revision> = kind
+                    .fields()
+                    .iter()
+                    .filter(|spec| p.field.as_deref().is_none_or(|f| f == spec.name))
+                    .flat_map(|spec| {
+                        let now = entity.map(|e| (e.get(spec.name).clone(), e.origin(spec.name)));
+                        open.replica
+                            .field_log(kind, &p.id, spec.name)
+                            .into_iter()
+                            .map(move |w| Revision {
+                                current: now.as_ref().is_some_and(|(value, origin)| {
+                                    *value == w.value && *origin == Some(w.origin.as_str())
+                                }),
+                                field: spec.name.to_string(),
+                                value: w.value,
+                                origin: w.origin,
+                                at: w.at,
+                            })
+                    })
+                    .collect();
+                revisions.sort_by_key(|r| std::cmp::Reverse(r.at));
+                Revisions {
+                    kind,
+                    id: p.id.clone(),
+                    revisions,
+                }
+            })
+            .ok_or_else(|| super::parts::not_open(&project))
     }
 
     pub(super) async fn bible_save(&self, p: BibleSave) -> Result<FlatEntity, Error> {

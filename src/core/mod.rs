@@ -564,6 +564,7 @@ impl Core {
             Call::ListApprovals(p, reply) => reply.send(self.list_approvals(p).await),
             Call::Approve(p, reply) => reply.send(self.approve(p).await),
             Call::BibleList(p, reply) => reply.send(self.bible_list(p)),
+            Call::BibleRevisions(p, reply) => reply.send(self.bible_revisions(p)),
             Call::BibleSave(p, reply) => reply.send(self.bible_save(p).await),
             Call::BibleDelete(p, reply) => reply.send(self.bible_delete(p).await),
             Call::DebugPanic(p, reply) => reply.send(debug_panic(kind, p)),
@@ -742,6 +743,10 @@ impl Core {
         let mut open = self.open_mut(current)?;
         let (value, touched) = f(&mut open.session)?;
         mark_held(&mut open, touched, hold, self.env.ids.as_ref());
+        drop(open);
+        // A shared project's link sends what changed once it is saved, and where the
+        // writer's cursor is now.
+        self.sync.wake(current);
         Ok(value)
     }
 

@@ -210,6 +210,8 @@ requests! {
     BibleList = "bible_list" (bible::BibleList) -> bible::Listing,
     /// Create or update a story-bible entity as the writer.
     BibleSave = "bible_save" (bible::BibleSave) -> crate::bible::flat::FlatEntity,
+    /// The writes of a story-bible entity's fields (from every device), newest first.
+    BibleRevisions = "bible_revisions" (bible::BibleRevisions) -> bible::Revisions,
     /// Delete a story-bible entity.
     BibleDelete = "bible_delete" (bible::BibleDelete) -> bible::Deleted,
     /// Panic inside the core (tests of the worker's recovery).

@@ -383,6 +383,13 @@ impl Core {
                 if let Err(e) = self.send_saved(project, link, socket).await {
                     return Ended::Closed(e);
                 }
+                // The cursor moved: the others see where.
+                if self.cursor(project) != *link.shown.borrow() {
+                    let frame = wire::awareness(project, &self.presence(project, link));
+                    if let Err(e) = socket.send(&frame) {
+                        return Ended::Closed(e);
+                    }
+                }
             }
             let tick = sleeper.sleep(RENEW_MS);
             let waits = select(woke, tick);
@@ -474,19 +481,22 @@ impl Core {
         }
     }
 
+    /// The writer's chapter and cursor in the project, if it is open.
+    fn cursor(&self, project: &str) -> Option<(Option<String>, usize)> {
+        self.projects.read(project, |o| {
+            let ui = &o.session.project.ui;
+            (ui.active_chapter.clone(), ui.cursor)
+        })
+    }
+
     /// This client's awareness state, encoded, with its clock moved on.
     fn presence(&self, project: &str, link: &Link) -> Vec<u8> {
-        let (client, chapter, cursor) = self
-            .projects
-            .read(project, |o| {
-                (
-                    o.replica.client(),
-                    o.session.project.ui.active_chapter.clone(),
-                    o.session.project.ui.cursor,
-                )
-            })
-            .or_else(|| self.sync.with_pending(project, |r| (r.client(), None, 0)))
+        let client = self
+            .with_replica(project, Replica::client)
             .unwrap_or_default();
+        let shown = self.cursor(project);
+        *link.shown.borrow_mut() = shown.clone();
+        let (chapter, cursor) = shown.unwrap_or_default();
         let json = serde_json::to_string(&Presence {
             user: User { name: &link.name },
             chapter: chapter.as_deref(),
@@ -644,6 +654,7 @@ impl Core {
             });
         }
         let _ = self.flush(project, false).await;
+        let _ = self.refresh_approvals(project, &bible).await;
     }
 
     /// The first update of a project fetched from the server: once it holds chapters, the

@@ -69,6 +69,8 @@ pub(in crate::core) struct Link {
     pub(in crate::core) peers: RefCell<BTreeMap<u64, (u32, Option<Peer>)>>,
     /// The clock of this client's awareness state.
     pub(in crate::core) clock: Cell<u32>,
+    /// Where this client's cursor was when its awareness state was last sent.
+    pub(in crate::core) shown: RefCell<Option<(Option<String>, usize)>>,
     /// Wakes a `sync_connect` waiting for a project that exists only on the server.
     pub(in crate::core) arrived: Rc<Notify>,
 }
@@ -87,6 +89,7 @@ impl Link {
             socket: RefCell::new(None),
             peers: RefCell::new(BTreeMap::new()),
             clock: Cell::new(0),
+            shown: RefCell::new(None),
             arrived: Rc::new(Notify::default()),
         }
     }
