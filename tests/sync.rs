@@ -467,6 +467,12 @@ fn offline_edits_merge_on_reconnect_and_undo_stays_local() {
     let offline = world.status(&a);
     assert_eq!(offline["status"], "offline");
     assert!(offline["unsent"].as_u64().unwrap() >= 2, "{offline}");
+    // A long while offline: every keystroke is kept (the queue folds, the count goes on).
+    for _ in 0..300 {
+        world.type_end(&a, "x");
+    }
+    let offline = world.status(&a);
+    assert!(offline["unsent"].as_u64().unwrap() >= 302, "{offline}");
     assert!(!world.text(&a).contains("[b-online]"));
     // The network comes back; the link tries again when its wait ends.
     a.net.cut.set(false);
@@ -478,6 +484,7 @@ fn offline_edits_merge_on_reconnect_and_undo_stays_local() {
     for token in ["[a-offline1]", "[a-agent]", "[b-online]", "[start]"] {
         assert_eq!(ta.matches(token).count(), 1, "{token} in {ta}");
     }
+    assert_eq!(ta.matches('x').count(), 300);
     // B types after A's agent edit arrived; A undoes its agent: B's text stays everywhere.
     world.type_end(&b, "[b-after]");
     world.settle();

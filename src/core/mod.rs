@@ -171,7 +171,7 @@ fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
             else {
                 return;
             };
-            open.outbox.push(update.clone());
+            open.queue(update.clone());
             update
         }
     };

@@ -101,9 +101,16 @@ pub(super) struct Open {
     notify: Rc<Notify>,
     /// The project as a Yjs document.
     pub(super) replica: Replica,
-    /// Updates this device made that were not yet sent to the sync server, oldest first.
+    /// Updates this device made that were not yet sent to the sync server, oldest first
+    /// (see [`Open::queue`]).
     pub(super) outbox: Vec<Vec<u8>>,
+    /// How many more updates the outbox holds than it has entries: while offline, they are
+    /// folded into one now and then.
+    pub(super) folded: usize,
 }
+
+/// While offline, the outbox is folded into one update when it holds this many.
+const OUTBOX_MOST: usize = 256;
 
 /// A project loaded with more stored Yjs updates than this has them folded into one.
 const SYNC_RECORDS_MOST: usize = 200;
@@ -132,6 +139,7 @@ impl Open {
         Self {
             replica,
             outbox: Vec::new(),
+            folded: 0,
             ui_saved: ui_essentials(&session.project.ui),
             session,
             created_ms,
@@ -181,8 +189,39 @@ impl Open {
             open.pending
                 .append(Append::Sync(SyncRecord::new(&id, update, ids)));
         }
-        open.outbox.extend(update);
+        if let Some(update) = update {
+            open.queue(update);
+        }
         open
+    }
+
+    /// Queue an update this device made, to send once saved (folding the queue into one
+    /// update when it grows long: a writer offline for hours keeps one update, not each
+    /// keystroke's).
+    pub(super) fn queue(&mut self, update: Vec<u8>) {
+        self.outbox.push(update);
+        if self.outbox.len() >= OUTBOX_MOST {
+            if let Ok(one) = yrs::merge_updates_v1(&self.outbox) {
+                self.folded += self.outbox.len() - 1;
+                self.outbox = vec![one];
+            }
+        }
+    }
+
+    /// The updates made here not yet sent: queued ones, folded ones counted.
+    pub(super) fn unsent(&self) -> usize {
+        self.outbox.len()
+            + if self.outbox.is_empty() {
+                0
+            } else {
+                self.folded
+            }
+    }
+
+    /// Take the queued updates to send (the folded count goes with them).
+    pub(super) fn take_outbox(&mut self) -> (Vec<Vec<u8>>, usize) {
+        let folded = std::mem::take(&mut self.folded);
+        (std::mem::take(&mut self.outbox), folded)
     }
 
     /// Add applied changes to their chapters' feeds.
@@ -455,7 +494,7 @@ impl Core {
                 let ids = self.env.ids.as_ref();
                 open.pending
                     .append(Append::Sync(SyncRecord::new(project, &update, ids)));
-                open.outbox.push(update);
+                open.queue(update);
             }
             ProjectReloadedEvent {
                 project: project.to_string(),

@@ -27,6 +27,7 @@ use yrs::updates::encoder::Encode;
 use super::memory::MemoryChangedEvent;
 use super::parts::{Link, Peer, SyncState};
 use super::results::ProjectSummary;
+use super::saving::Open;
 use super::{mark_touched, Core, Touched};
 use crate::commands::Origin;
 use crate::env::{SyncSocket, SyncTransport};
@@ -238,7 +239,7 @@ impl Core {
             None => SyncStatus {
                 project: project.to_string(),
                 status: SyncState::Disconnected,
-                unsent: self.projects.read(project, |o| o.outbox.len()).unwrap_or(0),
+                unsent: self.projects.read(project, Open::unsent).unwrap_or(0),
                 url: None,
                 reason: None,
                 peers: Vec::new(),
@@ -247,8 +248,7 @@ impl Core {
     }
 
     fn sync_state(&self, project: &str, link: &Link) -> SyncStatus {
-        let unsent =
-            self.projects.read(project, |o| o.outbox.len()).unwrap_or(0) + link.unacked.get();
+        let unsent = self.projects.read(project, Open::unsent).unwrap_or(0) + link.unacked.get();
         SyncStatus {
             project: project.to_string(),
             status: link.state.get(),
@@ -412,7 +412,7 @@ impl Core {
                             let _ = self.flush(project, false).await;
                             let diff = self.with_replica(project, |r| r.diff(&sv));
                             if let Some(Ok(diff)) = diff {
-                                self.projects.update(project, |o| o.outbox.clear());
+                                self.projects.update(project, Open::take_outbox);
                                 link.unacked.set(link.unacked.get() + 1);
                                 if let Err(e) = socket.send(&wire::step2(project, &diff)) {
                                     return Ended::Closed(e);
@@ -460,9 +460,9 @@ impl Core {
             return Ok(());
         }
         let _ = self.flush(project, false).await;
-        let updates = self
+        let (updates, _) = self
             .projects
-            .update(project, |o| std::mem::take(&mut o.outbox))
+            .update(project, Open::take_outbox)
             .unwrap_or_default();
         for update in &updates {
             socket.send(&wire::update(project, update))?;
