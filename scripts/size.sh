@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-BUDGET=1500000   # bytes of gzip -9 for the release wasm
+# Bytes of gzip -9 for the release wasm: 1,500,000 for the core, plus 113,026 for yrs (Yjs,
+# for sync), what yrs alone measures in a wasm32 release build with wasm-opt -Os.
+BUDGET=1613026
 
 brotli() {
   node -e 'const z = require("zlib"); const b = require("fs").readFileSync(process.argv[1]);
