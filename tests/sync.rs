@@ -17,7 +17,7 @@ use draftsmith::core::Env;
 use draftsmith::env::{ManualClock, RecordingSink, SequentialIds, SyncSocket, SyncTransport};
 use draftsmith::llm::client::Sleeper;
 use draftsmith::replica::wire;
-use draftsmith::store::MemoryStore;
+use draftsmith::store::{Batch, MemoryStore, Store, Table};
 use draftsmith::Core;
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
@@ -269,6 +269,7 @@ struct Device {
     core: Core,
     net: Rc<Net>,
     events: Rc<RecordingSink>,
+    store: Rc<MemoryStore>,
 }
 
 struct World {
@@ -287,6 +288,12 @@ impl World {
     }
 
     fn device(&self, name: &str) -> Device {
+        self.device_on(name, Rc::new(MemoryStore::new()))
+    }
+
+    /// A device whose core keeps its projects in `store` (a reload: a new core on the same
+    /// storage).
+    fn device_on(&self, name: &str, store: Rc<MemoryStore>) -> Device {
         let net = Rc::new(Net {
             server: Rc::clone(&self.server),
             cut: Cell::new(false),
@@ -299,13 +306,18 @@ impl World {
             ids: Rc::new(SequentialIds::new(name)),
             decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
             events: events.clone(),
-            store: Rc::new(MemoryStore::new()),
+            store: store.clone(),
         })
         .with_spawner(Rc::new(move |f| {
             let _ = spawner.spawn_local(f);
         }))
         .with_sync(net.clone(), Rc::new(TestSleeper(Rc::clone(&self.timers))));
-        Device { core, net, events }
+        Device {
+            core,
+            net,
+            events,
+            store,
+        }
     }
 
     fn send(&self, d: &Device, kind: &str, params: Value) -> Value {
@@ -693,4 +705,64 @@ fn peers_see_where_each_cursor_is() {
         .unwrap_or_else(|| panic!("{peers}"));
     assert_eq!(ben["cursor"], 3, "{peers}");
     assert_eq!(ben["chapter"], chapter.as_str(), "{peers}");
+}
+
+#[test]
+fn a_project_stored_before_sync_gets_its_document_on_first_open_and_shares_whole() {
+    let world = World::new();
+    let a = world.device("a");
+    let project = world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Old", "chapters": [{"title": "One", "text": "[old text]"}]}),
+    );
+    let id = project["id"].as_str().unwrap().to_string();
+    world.ok(
+        &a,
+        "bible_save",
+        json!({"kind": "character", "id": "mara", "fields": {"name_src": "Mara"}}),
+    );
+    // The store as a version without sync left it: no `sync` records.
+    let store = Rc::clone(&a.store);
+    let mut batch = Batch::new();
+    let records = world
+        .pool
+        .borrow_mut()
+        .run_until(store.get_by_index(Table::Sync, "project", json!(id)))
+        .unwrap();
+    assert!(!records.is_empty());
+    for record in records {
+        batch.delete(Table::Sync, record["id"].as_str().unwrap());
+    }
+    world
+        .pool
+        .borrow_mut()
+        .run_until(store.commit(batch))
+        .unwrap();
+    // A new core on that storage opens it: its document is made and stored.
+    let again = world.device_on("a2", store.clone());
+    world.ok(&again, "open_project", json!({"id": id}));
+    world.settle();
+    world.ok(&again, "checkpoint", json!({}));
+    let records = world
+        .pool
+        .borrow_mut()
+        .run_until(store.get_by_index(Table::Sync, "project", json!(id)))
+        .unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+    world.ok(
+        &again,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN}),
+    );
+    world.settle();
+    let b = world.device("b");
+    world.ok(
+        &b,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN, "project": id}),
+    );
+    world.settle();
+    assert_eq!(world.text(&b), "[old text]");
+    assert_eq!(notes(&world, &b, "name_src"), "Mara");
 }
