@@ -15,6 +15,7 @@ import type {
   BibleFields,
   BibleKind,
   BibleListing,
+  BibleRevisions,
   ChangeOp,
   ChapterChange,
   ChapterInProject,
@@ -417,6 +418,11 @@ export declare class Draftsmith {
     save<K extends BibleKind>(kind: K, fields: Partial<BibleFields[K]>, options?: RequestOptions & { id?: string | null; baseVersion?: number | null }): Promise<BibleEntity<K>>;
     /** Delete an entity (`conflict` if it changed since `baseVersion`). */
     delete<K extends BibleKind>(kind: K, id: string, options?: RequestOptions & { baseVersion?: number | null }): Promise<{ deleted: BibleEntity<K> }>;
+    /**
+     * The writes of an entity's fields that the project keeps (from every device), newest
+     * first; restore one with `save`.
+     */
+    revisions(kind: BibleKind, id: string, options?: RequestOptions & { field?: string | null }): Promise<BibleRevisions>;
   };
   /** Calls waiting for the writer's approval. */
   readonly approvals: {

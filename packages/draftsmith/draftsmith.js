@@ -285,7 +285,9 @@ export class Draftsmith {
    * The open project's story bible: `list(kind?)` (every kind, or one), `save(kind, fields,
    * {id?, baseVersion?})` (create without `id`, its id made from the name; update with it:
    * the writer's fields get origin `human`; with `baseVersion`, a changed entity rejects
-   * with code `conflict` and nothing changes), `delete(kind, id, {baseVersion?})`.
+   * with code `conflict` and nothing changes), `delete(kind, id, {baseVersion?})`,
+   * `revisions(kind, id, {field?})` (the fields' writes from every device, newest first: a
+   * value that lost to one written at the same time elsewhere is there to restore with `save`).
    */
   get bible() {
     return {
@@ -300,6 +302,11 @@ export class Draftsmith {
         const params = { kind, id };
         if (baseVersion !== undefined && baseVersion !== null) params.baseVersion = baseVersion;
         return this.request('bible_delete', params, options);
+      },
+      revisions: (kind, id, { field, ...options } = {}) => {
+        const params = { kind, id };
+        if (field !== undefined && field !== null) params.field = field;
+        return this.request('bible_revisions', params, options);
       },
     };
   }
