@@ -559,3 +559,41 @@ fn bad_connect_params_are_refused() {
     }
     assert_eq!(world.status(&a)["status"], "disconnected");
 }
+
+#[test]
+fn a_device_that_says_it_is_offline_drops_its_connection_and_reconnects_when_online() {
+    let world = World::new();
+    let (a, b, id) = two_devices(&world);
+    // The connection stays open (as a browser may keep it): only the device's word counts.
+    let states = world.ok(&a, "sync_network", json!({"online": false}));
+    assert_eq!(states[0]["project"], id.as_str(), "{states}");
+    world.settle();
+    let offline = world.status(&a);
+    assert_eq!(offline["status"], "offline", "{offline}");
+    assert_eq!(offline["reason"], "this device is offline");
+    world.type_end(&a, "[a-offline]");
+    world.settle();
+    assert!(world.status(&a)["unsent"].as_u64().unwrap() >= 1);
+    assert!(!world.text(&b).contains("[a-offline]"));
+    assert!(!world
+        .server
+        .text(&world.chapter_id(&a))
+        .contains("[a-offline]"));
+    // A project that exists only on the server cannot be fetched meanwhile.
+    let c = world.device("c");
+    world.ok(&c, "create_project", json!({"name": "Local"}));
+    world.ok(&c, "sync_network", json!({"online": false}));
+    let r = world.send(
+        &c,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN, "project": id}),
+    );
+    assert_eq!(r["ok"], false, "{r}");
+    // Online again: it connects at once, without waiting out a backoff.
+    world.ok(&a, "sync_network", json!({"online": true}));
+    world.settle();
+    assert_eq!(world.status(&a)["status"], "connected");
+    let (ta, tb) = (world.text(&a), world.text(&b));
+    assert_eq!(ta, tb);
+    assert_eq!(ta.matches("[a-offline]").count(), 1, "{ta}");
+}
