@@ -597,3 +597,33 @@ fn a_device_that_says_it_is_offline_drops_its_connection_and_reconnects_when_onl
     assert_eq!(ta, tb);
     assert_eq!(ta.matches("[a-offline]").count(), 1, "{ta}");
 }
+
+#[test]
+fn every_edit_from_another_device_carries_its_name() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    // A renews its awareness state, so that B, which joined after it, knows its name.
+    world.timers.pass();
+    world.settle();
+    a.events.take();
+    b.events.take();
+    // A's edits continue its earlier ones (the project's creation); B's second edit its first.
+    world.type_end(&a, "[a1]");
+    world.settle();
+    world.type_end(&b, "[b1]");
+    world.settle();
+    world.type_end(&b, "[b2]");
+    world.settle();
+    let origins = |d: &Device| -> Vec<String> {
+        d.events
+            .take()
+            .into_iter()
+            .filter(|e| {
+                e.kind == "edit" && e.data["origin"].as_str().unwrap().starts_with("remote:")
+            })
+            .map(|e| e.data["origin"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(origins(&a), ["remote:Ben", "remote:Ben"]);
+    assert_eq!(origins(&b), ["remote:Ann"]);
+}
