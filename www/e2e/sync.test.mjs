@@ -6,7 +6,7 @@
 // sharing through Redis serve one device each; and a co-author joins through the page's form.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openReady, waitUntil } from './harness.mjs';
+import { launch, openReady, waitUntil, ARTIFACTS } from './harness.mjs';
 import { startRedis, startSyncServer, token } from './sync-harness.mjs';
 
 let env;
@@ -303,6 +303,7 @@ test('Share and Join in the page: B joins through the form, sees A’s text, its
     await b.getByTestId('sync-peer').filter({ hasText: 'Ann' }).waitFor();
     await a.getByTestId('sync-peer').filter({ hasText: 'Ben' }).waitFor();
     await b.locator('[data-testid="editor"] [data-testid="peer-cursor"][data-name="Ann"]').waitFor();
+    await b.screenshot({ path: `${ARTIFACTS}sync-joined-1280x720.png` });
     // A reload keeps the project shared.
     await b.reload();
     await b.getByTestId('status').filter({ hasText: 'core ready' }).waitFor({ timeout: 30_000 });
