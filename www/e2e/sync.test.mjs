@@ -3,7 +3,8 @@
 // converge with everything once; a device cut off the network keeps its edits and merges them
 // when it comes back, and each device's undo takes back only its own changes; undoing A's agent
 // keeps B's text; a refused token is `unauthorized` and leaves local work alone; two servers
-// sharing through Redis serve one device each; and a co-author joins through the page's form.
+// sharing through Redis serve one device each; a co-author joins through the page's form; and a
+// story-bible field written on both devices ends alike, the other value kept as a revision.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openReady, waitUntil, ARTIFACTS } from './harness.mjs';
@@ -311,4 +312,52 @@ test('Share and Join in the page: B joins through the form, sees A’s text, its
     await b.getByTestId('sync-status').filter({ hasText: 'sync: connected' }).waitFor({ timeout: 20_000 });
     await typeAt(b, 'start', '{Ben after reload}');
     await a.waitForFunction(() => window.draftsmithApp.view.state.doc.toString().startsWith('{Ben after reload}'), null, { timeout: 20_000 });
+  }));
+
+/** A character's field as a device's story bible has it. */
+const field = (page, id, name) =>
+  page.evaluate(async ({ id, name }) => (await window.draftsmith.bible.list('character')).kinds.character.find((c) => c.id === id)?.[name] ?? null, { id, name });
+
+test('a bible field written by the writer on A and an agent on B ends alike on both, the other value restorable', () =>
+  withServer(async (server) => {
+    const { a, b } = await twoDevices(server.url);
+    // A new character, named by the writer on A (an agent may fill what the writer left empty).
+    const { id } = await a.evaluate(() => window.draftsmith.bible.save('character', { name_src: 'Mara Lind' }));
+    await waitUntil(b, async (id) => (await window.draftsmith.bible.list('character')).kinds.character.some((c) => c.id === id), id, { timeout: 20_000 });
+    // A is cut off; the writer there and an agent on B write the same field.
+    await a.context().setOffline(true);
+    await waitStatus(a, 'offline');
+    await a.evaluate((id) => window.draftsmith.bible.save('character', { pronouns: 'they/them' }, { id }), id);
+    const agent = await b.evaluate(
+      (id) => window.draftsmith.execute('character_update_pronouns', { character: id, pronouns: 'xe/xem' }, { origin: 'agent:lore' }),
+      id,
+    );
+    assert.equal(agent.status, 'success', JSON.stringify(agent));
+    await a.context().setOffline(false);
+    await waitStatus(a, 'connected');
+    // Both devices end with the same value and the same origin.
+    let value = null;
+    const end = Date.now() + 20_000;
+    for (;;) {
+      const [va, vb, oa, ob] = [await field(a, id, 'pronouns'), await field(b, id, 'pronouns'), await field(a, id, 'pronouns_origin'), await field(b, id, 'pronouns_origin')];
+      if (va === vb && oa === ob && va !== null) {
+        value = va;
+        break;
+      }
+      if (Date.now() > end) assert.fail(`the field did not converge: A ${va} (${oa}), B ${vb} (${ob})`);
+      await sleep(300);
+    }
+    assert.ok(['they/them', 'xe/xem'].includes(value), value);
+    // The other value is a revision on both devices, the writer's with origin `human`.
+    for (const page of [a, b]) {
+      const { revisions } = await page.evaluate((id) => window.draftsmith.bible.revisions('character', id, { field: 'pronouns' }), id);
+      const values = revisions.map((r) => r.value);
+      assert.ok(values.includes('they/them') && values.includes('xe/xem'), JSON.stringify(revisions));
+      assert.equal(revisions.find((r) => r.value === 'they/them').origin, 'human');
+      assert.equal(revisions.filter((r) => r.current).length, 1);
+    }
+    // The writer restores the value that lost; both devices have it.
+    const lost = value === 'they/them' ? 'xe/xem' : 'they/them';
+    await a.evaluate(({ id, lost }) => window.draftsmith.bible.save('character', { pronouns: lost }, { id }), { id, lost });
+    await waitUntil(b, async ({ id, lost }) => (await window.draftsmith.bible.list('character')).kinds.character.find((c) => c.id === id)?.pronouns === lost, { id, lost }, { timeout: 20_000 });
   }));
