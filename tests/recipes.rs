@@ -217,6 +217,8 @@ fn recipe_a_tool() {
 const NOT_CLIENT_METHODS: &[(&str, &str)] = &[
     // The worker sends it itself when another tab's worker changed the open project.
     ("reload_project", "packages/draftsmith/worker.js"),
+    // The client sends it itself on the page's `offline` and `online` events.
+    ("sync_network", "packages/draftsmith/draftsmith.js"),
     // Test hooks: the browser tests send them through `client.request`.
     ("debug_panic", ""),
     ("debug_fail_saves", ""),

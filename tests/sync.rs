@@ -766,3 +766,71 @@ fn a_project_stored_before_sync_gets_its_document_on_first_open_and_shares_whole
     assert_eq!(world.text(&b), "[old text]");
     assert_eq!(notes(&world, &b, "name_src"), "Mara");
 }
+
+#[test]
+fn a_device_that_says_it_is_offline_drops_its_connection_and_reconnects_when_online() {
+    let world = World::new();
+    let (a, b, id) = two_devices(&world);
+    // The connection stays open (as a browser may keep it): only the device's word counts.
+    let states = world.ok(&a, "sync_network", json!({"online": false}));
+    assert_eq!(states[0]["project"], id.as_str(), "{states}");
+    world.settle();
+    let offline = world.status(&a);
+    assert_eq!(offline["status"], "offline", "{offline}");
+    assert_eq!(offline["reason"], "this device is offline");
+    world.type_end(&a, "[a-offline]");
+    world.settle();
+    assert!(world.status(&a)["unsent"].as_u64().unwrap() >= 1);
+    assert!(!world.text(&b).contains("[a-offline]"));
+    assert!(!world
+        .server
+        .text(&world.chapter_id(&a))
+        .contains("[a-offline]"));
+    // A project that exists only on the server cannot be fetched meanwhile.
+    let c = world.device("c");
+    world.ok(&c, "create_project", json!({"name": "Local"}));
+    world.ok(&c, "sync_network", json!({"online": false}));
+    let r = world.send(
+        &c,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN, "project": id}),
+    );
+    assert_eq!(r["ok"], false, "{r}");
+    // Online again: it connects at once, without waiting out a backoff.
+    world.ok(&a, "sync_network", json!({"online": true}));
+    world.settle();
+    assert_eq!(world.status(&a)["status"], "connected");
+    let (ta, tb) = (world.text(&a), world.text(&b));
+    assert_eq!(ta, tb);
+    assert_eq!(ta.matches("[a-offline]").count(), 1, "{ta}");
+}
+
+#[test]
+fn every_edit_from_another_device_carries_its_name() {
+    let world = World::new();
+    let (a, b, _) = two_devices(&world);
+    // A renews its awareness state, so that B, which joined after it, knows its name.
+    world.timers.pass();
+    world.settle();
+    a.events.take();
+    b.events.take();
+    // A's edits continue its earlier ones (the project's creation); B's second edit its first.
+    world.type_end(&a, "[a1]");
+    world.settle();
+    world.type_end(&b, "[b1]");
+    world.settle();
+    world.type_end(&b, "[b2]");
+    world.settle();
+    let origins = |d: &Device| -> Vec<String> {
+        d.events
+            .take()
+            .into_iter()
+            .filter(|e| {
+                e.kind == "edit" && e.data["origin"].as_str().unwrap().starts_with("remote:")
+            })
+            .map(|e| e.data["origin"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(origins(&a), ["remote:Ben", "remote:Ben"]);
+    assert_eq!(origins(&b), ["remote:Ann"]);
+}

@@ -62,6 +62,7 @@ import type {
   SuggestionAccepted,
   SuggestionDismissed,
   SuggestionList,
+  SyncStatus,
   ToolCallResult,
   ToolList,
   UiState,
@@ -72,6 +73,18 @@ import type {
 
 // The protocol's requests, their parameters and results, generated from the core's Rust types.
 export type * from './protocol.js';
+
+/** `sync.connect`'s parameters. */
+export interface SyncConnectOptions {
+  /** The server's address, `ws://` or `wss://`. */
+  url: string;
+  /** A token the server accepts for the project (a JWT naming it). */
+  token: string;
+  /** A project that exists only on the server, to fetch and open. */
+  project?: string;
+  /** How the other devices and co-authors see this one (default `writer`). */
+  name?: string;
+}
 
 /** A change to a chapter's text: operations over its chars, in order. */
 export type ChangeSet = ChangeOp[];
@@ -482,6 +495,24 @@ export declare class Draftsmith {
     resume(job: string, options?: RequestOptions): Promise<JobView>;
     cancel(job: string, options?: RequestOptions): Promise<JobView>;
     unit(job: string, unit: string, options?: RequestOptions): Promise<JobUnitDetail>;
+  };
+  /**
+   * Sync through a Yjs server (Hocuspocus) with other devices and co-authors; its changes
+   * arrive as `sync_status` events, co-authors' edits as `edit` events of origin
+   * `remote:<name>`.
+   */
+  readonly sync: {
+    /**
+     * Share the open project (`project` absent) or fetch a project that exists only on the
+     * server and open it (`project`: its id; rejects with `no_project` when the server
+     * refuses the token or does not send it). `name` is how the others see this device
+     * (default `writer`). Bad input rejects with `invalid_params` and changes nothing.
+     */
+    connect(params: SyncConnectOptions, options?: RequestOptions): Promise<SyncStatus>;
+    /** Stop sharing a project (the open one by default); it stays here as it is. */
+    disconnect(project?: string, options?: RequestOptions): Promise<SyncStatus>;
+    /** How a project's (the open one's by default) link stands, and who else is connected. */
+    status(project?: string, options?: RequestOptions): Promise<SyncStatus>;
   };
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;

@@ -11,6 +11,8 @@ export class DraftsmithError extends Error {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** `sync.connect` may fetch a project from the server, which the core waits 30 s for. */
+const SYNC_CONNECT_TIMEOUT_MS = 45_000;
 
 /** The run events after which a run's iteration stops. */
 const RUN_END = new Set(['run_finished', 'run_failed', 'run_aborted', 'run_paused']);
@@ -69,6 +71,16 @@ export class Draftsmith {
     /** Whether the browser agreed to keep storage (after start). */
     this.persisted = false;
     worker.addEventListener('message', (event) => this._receive(event.data));
+    // A browser may keep a WebSocket open when the network goes, so the page tells the core.
+    this._network = () => {
+      const online = globalThis.navigator?.onLine !== false;
+      this.request('sync_network', { online }).catch(() => {});
+    };
+    if (typeof globalThis.window?.addEventListener === 'function') {
+      globalThis.window.addEventListener('online', this._network);
+      globalThis.window.addEventListener('offline', this._network);
+      if (globalThis.navigator?.onLine === false) this._network();
+    }
   }
 
   /** Send one request; resolves with its result or rejects with a DraftsmithError. */
@@ -474,6 +486,32 @@ export class Draftsmith {
     };
   }
 
+  /**
+   * Sync through a Yjs server (Hocuspocus) with other devices and co-authors.
+   * `connect({url, token, name?})` shares the open project; `connect({url, token, project})`
+   * fetches a project that exists only on the server, then opens it (rejects with code
+   * `no_project` when the server refuses the token or does not have it). The link then stays
+   * up: offline, edits are kept and sent on reconnect; a refused token makes it
+   * `unauthorized`. `disconnect(project?)` stops sharing (the project stays here),
+   * `status(project?)` says how it stands (`disconnected`, `connecting`, `connected`,
+   * `offline` with `unsent` updates, `unauthorized` with the server's `reason`) and who else
+   * is connected (`peers`, each with its chapter and cursor). Changes arrive as
+   * `sync_status` events; co-authors' edits as `edit` events of origin `remote:<name>`.
+   */
+  get sync() {
+    return {
+      connect: ({ url, token, project, name } = {}, options) => {
+        const params = { url, token };
+        if (project !== undefined && project !== null) params.project = project;
+        if (name !== undefined && name !== null) params.name = name;
+        return this.request('sync_connect', params, { timeoutMs: SYNC_CONNECT_TIMEOUT_MS, ...options });
+      },
+      disconnect: (project, options) =>
+        this.request('sync_disconnect', project === undefined ? {} : { project }, options),
+      status: (project, options) => this.request('sync_status', project === undefined ? {} : { project }, options),
+    };
+  }
+
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
   undo({ origin, ...options } = {}) {
     return this.request('undo', origin === undefined ? {} : { origin }, options);
@@ -625,6 +663,10 @@ export class Draftsmith {
   close() {
     if (this._closed) return;
     this._closed = true;
+    if (typeof globalThis.window?.removeEventListener === 'function') {
+      globalThis.window.removeEventListener('online', this._network);
+      globalThis.window.removeEventListener('offline', this._network);
+    }
     this._worker.terminate();
     for (const [id, entry] of this._pending) {
       this._settle(id);

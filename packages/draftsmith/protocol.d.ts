@@ -17,6 +17,7 @@ export type RequestType =
   | 'sync_connect'
   | 'sync_disconnect'
   | 'sync_status'
+  | 'sync_network'
   | 'memory'
   | 'memory_context'
   | 'write_memory_notes'
@@ -95,6 +96,8 @@ export interface RequestParams {
   sync_disconnect: SyncProjectParams;
   /** How a project's sync connection stands. */
   sync_status: SyncProjectParams;
+  /** The device lost or regained its network: links drop their connections or reconnect. */
+  sync_network: SyncNetworkParams;
   /** The agent's memory: notes, goals, watched entities. */
   memory: NoParams;
   /** The memory block a run's prompt would get for a request. */
@@ -205,6 +208,7 @@ export interface RequestResults {
   sync_connect: SyncStatus;
   sync_disconnect: SyncStatus;
   sync_status: SyncStatus;
+  sync_network: Array<SyncStatus>;
   memory: MemoryView;
   memory_context: MemoryBlock;
   write_memory_notes: Written;
@@ -3063,6 +3067,12 @@ project?: string,
  * The name this device goes by for the others (default `writer`).
  */
 name?: string, };
+
+export type SyncNetworkParams = { 
+/**
+ * Whether the device has a network.
+ */
+online: boolean, };
 
 export type SyncPeer = { 
 /**

@@ -586,6 +586,11 @@ function heard(message) {
   }
 }
 
+// The device's network (where the browser tells workers): sync links drop their connections
+// while it is gone, and connect again at once when it is back.
+self.addEventListener('offline', () => internal('sync_network', { online: false }));
+self.addEventListener('online', () => internal('sync_network', { online: true }));
+
 self.addEventListener('messageerror', () => {
   post(errorResponse(null, 'malformed', 'a message could not be deserialized'));
 });

@@ -514,6 +514,7 @@ impl Core {
             Call::SyncConnect(p, reply) => reply.send(self.sync_connect(p).await),
             Call::SyncDisconnect(p, reply) => reply.send(self.sync_disconnect(p)),
             Call::SyncStatus(p, reply) => reply.send(self.sync_status(p)),
+            Call::SyncNetwork(p, reply) => reply.send(Ok(self.sync_network(p))),
             Call::Checkpoint(p, reply) => reply.send(self.checkpoint(p).await),
             Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),

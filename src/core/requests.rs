@@ -126,6 +126,8 @@ requests! {
     SyncDisconnect = "sync_disconnect" (sync::SyncProject) -> sync::SyncStatus,
     /// How a project's sync connection stands.
     SyncStatus = "sync_status" (sync::SyncProject) -> sync::SyncStatus,
+    /// The device lost or regained its network: links drop their connections or reconnect.
+    SyncNetwork = "sync_network" (sync::SyncNetwork) -> Vec<sync::SyncStatus>,
     /// The agent's memory: notes, goals, watched entities.
     Memory = "memory" (NoParams) -> results::MemoryView,
     /// The memory block a run's prompt would get for a request.

@@ -44,6 +44,8 @@ const BACKOFF_MOST_MS: u64 = 30_000;
 const RENEW_MS: u64 = 15_000;
 /// How long `sync_connect {project}` waits for the server to send the project.
 const FETCH_WAIT_MS: u64 = 30_000;
+/// Why a link is offline while the device has no network.
+const NO_NETWORK: &str = "this device is offline";
 
 /// `sync_connect` params.
 #[derive(Deserialize, TS)]
@@ -70,6 +72,15 @@ pub(in crate::core) struct SyncProject {
     /// The project (default: the open one).
     #[serde(default)]
     project: Option<String>,
+}
+
+/// `sync_network` params: the page tells the core when the device loses or regains its
+/// network (a browser may keep a dead connection open without saying so).
+#[derive(Deserialize, TS)]
+#[ts(rename = "SyncNetworkParams")]
+pub(in crate::core) struct SyncNetwork {
+    /// Whether the device has a network.
+    online: bool,
 }
 
 /// A project's sync state, as `sync_status` returns it and the `sync_status` event says it.
@@ -179,6 +190,12 @@ impl Core {
         if fetch && p.project.is_none() {
             return Err(super::invalid(REQUEST, "no project is open"));
         }
+        if fetch && self.sync.is_offline() {
+            return Err(super::invalid(
+                REQUEST,
+                "this device is offline: a project that exists only on the server cannot be fetched",
+            ));
+        }
         if !fetch && !self.projects.is_open(&project) {
             // A stored project: open it first.
             self.open_project(super::OpenProject {
@@ -222,6 +239,24 @@ impl Core {
         let status = self.sync_status_of(&project);
         self.emit(status.clone());
         Ok(status)
+    }
+
+    /// Serve `sync_network`: offline, every link drops its connection and waits; online,
+    /// every link connects again at once. Returns the links' states.
+    pub(super) fn sync_network(&self, p: SyncNetwork) -> Vec<SyncStatus> {
+        let links = self.sync.set_offline(!p.online);
+        for (_, link) in &links {
+            if !p.online {
+                if let Some(socket) = link.socket.borrow_mut().take() {
+                    socket.close();
+                }
+            }
+            link.wake.notify_all();
+        }
+        links
+            .iter()
+            .map(|(project, link)| self.sync_state(project, link))
+            .collect()
     }
 
     /// Serve `sync_status`.
@@ -313,6 +348,14 @@ impl Core {
         };
         let mut backoff = 500;
         while !link.stopped.get() {
+            if self.sync.is_offline() {
+                // Wait for the network (or a save, whose unsent count the page shows).
+                let woke = link.wake.wait();
+                self.set_state(project, &link, SyncState::Offline, Some(NO_NETWORK.into()));
+                woke.await;
+                backoff = 500;
+                continue;
+            }
             self.set_state(project, &link, SyncState::Connecting, None);
             let ended = match transport.connect(&link.url).await {
                 Err(e) => Ended::Closed(e),
@@ -339,6 +382,10 @@ impl Core {
                 Ended::Closed(reason) => {
                     if link.stopped.get() {
                         break;
+                    }
+                    if self.sync.is_offline() {
+                        // The loop's start waits for the network.
+                        continue;
                     }
                     self.set_state(project, &link, SyncState::Offline, Some(reason));
                 }
@@ -377,6 +424,9 @@ impl Core {
         loop {
             if link.stopped.get() {
                 return Ended::Stopped;
+            }
+            if self.sync.is_offline() {
+                return Ended::Closed(NO_NETWORK.into());
             }
             let woke = link.wake.wait();
             if authenticated {

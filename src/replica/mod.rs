@@ -356,7 +356,13 @@ impl Replica {
     pub fn authors(update: &[u8]) -> Result<Vec<u64>, ReplicaError> {
         let update =
             Update::decode_v1(update).map_err(|e| ReplicaError::BadUpdate(e.to_string()))?;
-        Ok(update.state_vector().iter().map(|(c, _)| c.get()).collect())
+        // The lower bound: an update that continues a client's edits starts past clock 0, and
+        // `state_vector` counts only clients whose blocks start at 0.
+        Ok(update
+            .state_vector_lower()
+            .iter()
+            .map(|(c, _)| c.get())
+            .collect())
     }
 
     /// The chapters as the document has them, in order.

@@ -5,11 +5,12 @@
 // (switch_panel), highlights with their style and note, and scrolling (ui.reveal).
 // Bundled by esbuild into dist/app.js (scripts/build-page.sh).
 import { EditorView, keymap, Decoration } from '@codemirror/view';
-import { EditorState, EditorSelection, StateField, StateEffect } from '@codemirror/state';
+import { EditorState, EditorSelection, StateEffect } from '@codemirror/state';
 import { defaultKeymap } from '@codemirror/commands';
 import { Draftsmith } from '../../packages/draftsmith/draftsmith.js';
 import { ChapterSync, CORE_EVENT, isFromCore, charToUtf16, utf16ToChar } from '../../packages/draftsmith/codemirror.js';
 import { $, el } from './dom.js';
+import { decorationField } from './decorations.js';
 import { initFiles, renderFiles, filesChanged, openFile } from './files.js';
 import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadge, showValue, bibleState } from './bible.js';
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
@@ -18,6 +19,7 @@ import { initResearch, loadResearch, researchChanged, researchJobEvent } from '.
 import { initAnalysis, analysisEvent, analysisProject } from './analysis.js';
 import { createDemoProject } from './demo-story.js';
 import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
+import { initSync, syncProject, peerCursors, showPeerCursors } from './sync.js';
 
 const app = {
   client: null,
@@ -78,15 +80,7 @@ function highlightMark(h) {
   }
   return Decoration.mark({ class: `cm-highlight cm-highlight-${style}`, attributes });
 }
-const highlights = StateField.define({
-  create: () => Decoration.none,
-  update(value, tr) {
-    value = value.map(tr.changes);
-    for (const effect of tr.effects) if (effect.is(setHighlights)) value = effect.value;
-    return value;
-  },
-  provide: (field) => EditorView.decorations.from(field),
-});
+const highlights = decorationField(setHighlights);
 
 function editorState(text) {
   return EditorState.create({
@@ -94,6 +88,7 @@ function editorState(text) {
     extensions: [
       EditorView.lineWrapping,
       highlights,
+      peerCursors,
       keymap.of([
         { key: 'Mod-z', run: () => (undo(), true), preventDefault: true },
         { key: 'Mod-Shift-z', run: () => (redo(), true), preventDefault: true },
@@ -218,6 +213,7 @@ async function openChapter(id) {
   });
   $('chapter-title').value = chapter.title;
   renderChapters();
+  showPeerCursors();
   if (app.project?.ui?.active_chapter !== chapter.id) {
     await app.client.execute('jump_to_chapter', { chapter: chapter.id }).catch(() => {});
   }
@@ -1130,6 +1126,27 @@ async function showProjectExtras() {
   await loadResearch(app.project?.id);
   await loadAgents();
   await refreshApprovals();
+  await syncProject(app.project?.id);
+}
+
+/**
+ * Show project `id`: open it, its chapter, its panels. Asked twice at once (the core's
+ * `projects_changed` and the Join form), it is shown once.
+ */
+async function showProject(id) {
+  if (app.showing?.id === id) return app.showing.done;
+  const done = (async () => {
+    app.project = await app.client.projects.open(id);
+    await openChapter(app.project.ui.active_chapter ?? app.project.chapters[0].id);
+    adoptUi();
+    await showProjectExtras();
+  })();
+  app.showing = { id, done };
+  try {
+    await done;
+  } finally {
+    if (app.showing?.done === done) app.showing = null;
+  }
 }
 
 function wire() {
@@ -1200,10 +1217,7 @@ function wire() {
   c.on('projects_changed', async (e) => {
     // Another project was created, imported or opened through the API: show it.
     if (e.remote || !e.current || e.current === app.project?.id) return;
-    app.project = await c.projects.open(e.current);
-    await openChapter(app.project.ui.active_chapter ?? app.project.chapters[0].id);
-    adoptUi();
-    await showProjectExtras();
+    await showProject(e.current);
   });
   c.on('settings_changed', (s) => renderSettings(s));
   c.on('agents_changed', (e) => {
@@ -1293,6 +1307,14 @@ async function main() {
   });
   initResearch(app.client);
   initAnalysis(app.client, { chapter: () => app.chapter });
+  initSync(app.client, {
+    project: () => app.project,
+    chapter: () => app.chapter,
+    view: () => app.view,
+    openProject: async (id) => {
+      if (id !== app.project?.id) await showProject(id);
+    },
+  });
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
   let settings = await app.client.settings.get();

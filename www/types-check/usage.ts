@@ -22,6 +22,9 @@ import type {
   MemoryView,
   MemoryNote,
   Suggestion,
+  SyncPeer,
+  SyncState,
+  SyncStatus,
   IdleResult,
   NewNote,
   NoteType,
@@ -185,6 +188,10 @@ export async function everything(): Promise<void> {
   } catch (err) {
     if (err instanceof DraftsmithError && err.code === 'conflict') await client.bible.list('character');
   }
+  // Each field's writes from every device, newest first: restore one that lost with `save`.
+  const writes = await client.bible.revisions('character', mara.id, { field: 'notes' });
+  const lost = writes.revisions.find((r) => !r.current);
+  if (lost) await client.bible.save('character', { notes: lost.value as string }, { id: mara.id });
   const gone: BibleEntity<'character'> = (await client.bible.delete('character', mara.id, { baseVersion: mara.version + 1 })).deleted;
 
   // Approvals: cards, decisions, and a paused run that resumes.
@@ -284,6 +291,20 @@ export async function everything(): Promise<void> {
   client.on('approvals_changed', (data) => console.log(data.project, data.requested?.callId));
   client.on('approval_decided', (data) => console.log(data.callId, data.decision, data.status));
   client.on('*', (data, type) => console.log(type, data));
+  // Sync: share the open project, fetch one from the server, follow the link's state.
+  const shared: SyncStatus = await client.sync.connect({ url: 'ws://127.0.0.1:1234', token: 'jwt', name: 'Ann' });
+  const fetched = await client.sync.connect({ url: 'wss://sync.example', token: 'jwt', project: shared.project });
+  const syncState: SyncState = fetched.status;
+  const unsent: number = (await client.sync.status()).unsent;
+  const offSync = client.on('sync_status', (e) => {
+    const who: string[] = e.peers.map((p: SyncPeer) => `${p.name} ${p.chapter ?? ''} ${p.cursor ?? 0}`);
+    console.log(e.project, e.status, e.unsent, e.reason, e.url, who);
+  });
+  offSync();
+  await client.sync.disconnect(shared.project);
+  // @ts-expect-error: a token is required.
+  await client.sync.connect({ url: 'ws://127.0.0.1:1234' });
+  void [syncState, unsent];
   // A request by type: its params and result are the generated protocol types.
   const reopened: ProjectSummary = await client.request('open_project', { id: created.id });
   const all = await client.request('list_projects');

@@ -114,6 +114,8 @@ pub(in crate::core) struct SyncLinks {
     reach: RefCell<Option<Reach>>,
     links: RefCell<BTreeMap<String, Rc<Link>>>,
     fetching: RefCell<BTreeMap<String, Replica>>,
+    /// Whether the device said it has no network: links then wait instead of connecting.
+    offline: Cell<bool>,
 }
 
 impl SyncLinks {
@@ -174,6 +176,21 @@ impl SyncLinks {
     pub(in crate::core) fn remove(&self, project: &str) -> Option<Rc<Link>> {
         self.fetching.borrow_mut().remove(project);
         self.links.borrow_mut().remove(project)
+    }
+
+    /// Whether the device has no network.
+    pub(in crate::core) fn is_offline(&self) -> bool {
+        self.offline.get()
+    }
+
+    /// Note whether the device has a network; returns every link, to close or wake.
+    pub(in crate::core) fn set_offline(&self, offline: bool) -> Vec<(String, Rc<Link>)> {
+        self.offline.set(offline);
+        self.links
+            .borrow()
+            .iter()
+            .map(|(project, link)| (project.clone(), Rc::clone(link)))
+            .collect()
     }
 
     /// Wake `project`'s link (a save to send).
