@@ -113,7 +113,7 @@ impl Device {
             PROJECT,
             origin,
             &Local {
-                texts: &texts,
+                texts: texts.iter().map(|(c, x)| (c.as_str(), x)).collect(),
                 ..Local::default()
             },
         ) {

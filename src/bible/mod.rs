@@ -472,6 +472,18 @@ pub fn is_empty_value(value: Option<&Value>) -> bool {
 }
 
 impl Entity {
+    /// An entity with no fields yet, at `version`.
+    pub fn empty(kind: Kind, id: &str, version: u64) -> Self {
+        Entity {
+            kind,
+            id: id.to_string(),
+            version,
+            fields: BTreeMap::new(),
+            origins: BTreeMap::new(),
+            stamps: BTreeMap::new(),
+        }
+    }
+
     /// A field's value (`null` when unset).
     pub fn get(&self, field: &str) -> &Value {
         self.fields.get(field).unwrap_or(&Value::Null)
@@ -795,14 +807,7 @@ impl Bible {
         }
         let origin = actor.origin();
         let version = self.next_version();
-        let mut entity = Entity {
-            kind,
-            id: id.to_string(),
-            version,
-            origins: BTreeMap::new(),
-            stamps: BTreeMap::new(),
-            fields: BTreeMap::new(),
-        };
+        let mut entity = Entity::empty(kind, id, version);
         for k in checked.keys() {
             entity.origins.insert(k.clone(), origin.clone());
             let stamp = Stamp {
@@ -1081,14 +1086,7 @@ mod tests {
         }
 
         fn entity(kind: Kind, id: &str, version: u64) -> Entity {
-            Entity {
-                kind,
-                id: id.to_string(),
-                version,
-                fields: BTreeMap::new(),
-                origins: BTreeMap::new(),
-                stamps: BTreeMap::new(),
-            }
+            Entity::empty(kind, id, version)
         }
 
         proptest! {

@@ -138,11 +138,6 @@ fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
     let update = match touched.remote.take() {
         Some(update) => update,
         None => {
-            let texts: Vec<(String, ChangeSet)> = touched
-                .changes
-                .iter()
-                .map(|c| (c.chapter.clone(), c.changeset.clone()))
-                .collect();
             let origin = touched
                 .changes
                 .first()
@@ -157,7 +152,11 @@ fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
             );
             let bible = touched.bible.clone();
             let local = crate::replica::Local {
-                texts: &texts,
+                texts: touched
+                    .changes
+                    .iter()
+                    .map(|c| (c.chapter.as_str(), &c.changeset))
+                    .collect(),
                 project: touched.project
                     || !touched.chapters.is_empty()
                     || !touched.deleted_chapters.is_empty(),

@@ -113,7 +113,7 @@ impl Incoming {
 #[derive(Debug, Default)]
 pub struct Local<'a> {
     /// Chapter text changes as applied, in order.
-    pub texts: &'a [(String, ChangeSet)],
+    pub texts: Vec<(&'a str, &'a ChangeSet)>,
     /// The chapter list, a title or the project's name may have changed.
     pub project: bool,
     /// Story-bible entities changed.
@@ -134,6 +134,9 @@ pub struct FieldWrite {
     /// When (ms).
     pub at: u64,
 }
+
+/// Notes in [`Seen`] that a remote update changed a key of a root map.
+type KeySeen = fn(&mut Seen, &str);
 
 /// What the observers saw while a remote update was applied.
 #[derive(Default)]
@@ -225,15 +228,11 @@ impl Replica {
                 continue;
             };
             if *copy != *c.text() {
-                let repair = replace_middle(copy, c.text());
-                write_change(&mut txn, &text, copy, &repair);
+                repair(&mut txn, &text, copy, c.text());
             }
         }
         sync_chapters(&mut txn, &self.chapters, &mut self.mirror, session);
-        let name = session.project.name.as_str();
-        if read_str(&self.meta, &txn, "name").as_deref() != Some(name) {
-            self.meta.insert(&mut txn, "name", name);
-        }
+        sync_name(&mut txn, &self.meta, session);
         // The bible: every entity of the session, and those only the document has, gone.
         let mut entities: BTreeSet<(Kind, String)> = session
             .bible
@@ -293,11 +292,7 @@ impl Replica {
                     .map_err(|e| ReplicaError::Apply(e.to_string()))?;
             }
         }
-        replica.mirror = replica
-            .doc_chapters()
-            .into_iter()
-            .map(|c| (c.id, Text::from_str(&c.text)))
-            .collect();
+        replica.copy_chapters();
         Ok(replica)
     }
 
@@ -313,6 +308,11 @@ impl Replica {
                 }
             }
         }
+        self.copy_chapters();
+    }
+
+    /// Take each chapter's text copy from the document again.
+    fn copy_chapters(&mut self) {
         self.mirror = self
             .doc_chapters()
             .into_iter()
@@ -449,14 +449,7 @@ impl Replica {
         version: u64,
     ) -> Option<Entity> {
         self.bible.get(txn, &field_key(kind, id, ""))?;
-        let mut entity = Entity {
-            kind,
-            id: id.to_string(),
-            version,
-            fields: BTreeMap::new(),
-            origins: BTreeMap::new(),
-            stamps: BTreeMap::new(),
-        };
+        let mut entity = Entity::empty(kind, id, version);
         for spec in kind.fields() {
             let Some(write) =
                 read_json::<FieldWrite, _>(&self.bible, txn, &field_key(kind, id, spec.name))
@@ -491,25 +484,28 @@ impl Replica {
         local: &Local<'_>,
     ) -> Option<Vec<u8>> {
         let mut txn = self.doc.transact_mut_with(origin);
-        for (chapter, change) in local.texts {
-            // A chapter new to the document goes in whole below.
-            let Some(text) = text_of(&self.chapters, &txn, chapter) else {
+        for &(chapter, change) in &local.texts {
+            // A chapter new to the document goes in whole with the chapter list.
+            let (Some(text), Some(copy)) = (
+                text_of(&self.chapters, &txn, chapter),
+                self.mirror.get_mut(chapter),
+            ) else {
                 continue;
             };
-            let Some(mirror) = self.mirror.get_mut(chapter) else {
-                continue;
-            };
-            if change.len_before() != mirror.len_chars() {
-                continue;
+            if change.len_before() == copy.len_chars() {
+                write_change(&mut txn, &text, copy, change);
             }
-            write_change(&mut txn, &text, mirror, change);
+            // A copy that differs in length from the session's (a change the document
+            // missed) gets the session's text.
+            if let Some(c) = session.project.chapter(chapter) {
+                if copy.len_chars() != c.len_chars() {
+                    repair(&mut txn, &text, copy, c.text());
+                }
+            }
         }
-        if local.project || !local.texts.is_empty() {
+        if local.project {
             sync_chapters(&mut txn, &self.chapters, &mut self.mirror, session);
-            let name = session.project.name.as_str();
-            if read_str(&self.meta, &txn, "name").as_deref() != Some(name) {
-                self.meta.insert(&mut txn, "name", name);
-            }
+            sync_name(&mut txn, &self.meta, session);
         }
         let client = self.doc.client_id().get();
         for (kind, id) in local.bible {
@@ -647,36 +643,21 @@ impl Replica {
                 }
             }
         });
-        let seen = self.seen.clone();
-        self.meta.observe_deep("replica", move |_, _| {
-            let mut seen = seen.borrow_mut();
-            if seen.listening {
-                seen.name = true;
-            }
-        });
-        let seen = self.seen.clone();
-        self.bible.observe_deep("replica", move |txn, events| {
-            let mut seen = seen.borrow_mut();
-            if !seen.listening {
-                return;
-            }
-            for event in events.iter() {
-                if let Event::Map(e) = event {
-                    for key in e.keys(txn).keys() {
-                        if let Some((kind, id, _)) = parse_field_key(key) {
-                            seen.bible.insert((kind, id));
-                        }
-                    }
+        let keys: [(&MapRef, KeySeen); 4] = [
+            (&self.meta, |s, _| s.name = true),
+            (&self.bible, |s, key| {
+                if let Some((kind, id, _)) = parse_field_key(key) {
+                    s.bible.insert((kind, id));
                 }
-            }
-        });
-        for (map, pick) in [
-            (
-                &self.files,
-                (|s: &mut Seen| &mut s.files) as fn(&mut Seen) -> &mut BTreeSet<String>,
-            ),
-            (&self.memory, |s: &mut Seen| &mut s.memory),
-        ] {
+            }),
+            (&self.files, |s, key| {
+                s.files.insert(key.to_string());
+            }),
+            (&self.memory, |s, key| {
+                s.memory.insert(key.to_string());
+            }),
+        ];
+        for (map, note) in keys {
             let seen = self.seen.clone();
             map.observe_deep("replica", move |txn, events| {
                 let mut seen = seen.borrow_mut();
@@ -686,7 +667,7 @@ impl Replica {
                 for event in events.iter() {
                     if let Event::Map(e) = event {
                         for key in e.keys(txn).keys() {
-                            pick(&mut seen).insert(key.to_string());
+                            note(&mut seen, key);
                         }
                     }
                 }
@@ -1107,41 +1088,21 @@ fn sync_chapters(
             }
         }
     }
-    // A chapter whose copy differs in length from the session's (a change the document
-    // missed) gets the session's text, replacing only what differs.
-    for c in local {
-        let Some(copy) = mirror.get_mut(&c.id) else {
-            continue;
-        };
-        if copy.len_chars() == c.len_chars() {
-            continue;
-        }
-        let Some(text) = text_of(chapters, txn, &c.id) else {
-            continue;
-        };
-        let repair = replace_middle(copy, c.text());
-        write_change(txn, &text, copy, &repair);
+}
+
+/// Make the document's project name the session's.
+fn sync_name(txn: &mut TransactionMut, meta: &MapRef, session: &Session) {
+    let name = session.project.name.as_str();
+    if read_str(meta, txn, "name").as_deref() != Some(name) {
+        meta.insert(txn, "name", name);
     }
 }
 
-/// The change from `from` to `to` that replaces what lies between their common prefix and
-/// common suffix.
-fn replace_middle(from: &Text, to: &Text) -> ChangeSet {
-    let prefix = from
-        .chars()
-        .zip(to.chars())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let (n, m) = (from.len_chars(), to.len_chars());
-    let suffix = (0..(n - prefix).min(m - prefix))
-        .take_while(|i| from.char(n - 1 - i) == to.char(m - 1 - i))
-        .count();
-    let mut change = ChangeSet::default();
-    change.retain(prefix);
-    change.delete(n - prefix - suffix);
-    change.insert(&to.slice(prefix..m - suffix).to_string());
-    change.retain(suffix);
-    change
+/// Make a chapter's text in the document (and its copy) `to`, changing only what differs
+/// ([`crate::files::diff::diff`]).
+fn repair(txn: &mut TransactionMut, text: &TextRef, copy: &mut Text, to: &Text) {
+    let change = crate::files::diff::diff(&copy.to_string(), &to.to_string());
+    write_change(txn, text, copy, &change);
 }
 
 /// Whether an encoded update carries nothing (no new items and no deletions).
