@@ -30,6 +30,7 @@ fn provider() -> ProviderConfig {
         model: "m".into(),
         api_key: None,
         extra_headers: vec![],
+        local: Default::default(),
     }
 }
 

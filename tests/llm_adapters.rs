@@ -999,6 +999,7 @@ fn config(kind: ProviderKind, base_url: &str, model: &str, key: Option<&str>) ->
         model: model.into(),
         api_key: key.map(str::to_string),
         extra_headers: Vec::new(),
+        local: Default::default(),
     }
 }
 

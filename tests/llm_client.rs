@@ -17,6 +17,7 @@ fn request() -> draftsmith::llm::HttpRequest {
         model: "m".into(),
         api_key: None,
         extra_headers: vec![],
+        local: Default::default(),
     };
     build_request(
         &config,

@@ -633,6 +633,7 @@ fn recipe_a_provider() {
         model: "toy-1".into(),
         api_key: None,
         extra_headers: Vec::new(),
+        local: Default::default(),
     };
     let toy: &dyn Provider = &Toy;
     let request = toy.build_request(&config, &messages, &tools, &options);
@@ -672,6 +673,7 @@ fn recipe_a_provider() {
             model: "m-1".into(),
             api_key: Some("sk-test".into()),
             extra_headers: Vec::new(),
+            local: Default::default(),
         };
         let request =
             draftsmith::llm::provider(kind).build_request(&config, &messages, &tools, &options);

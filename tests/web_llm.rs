@@ -47,6 +47,7 @@ async fn call(
         model: "m".into(),
         api_key: Some("sk-test".into()),
         extra_headers: vec![],
+        local: Default::default(),
     };
     let request = build_request(
         &config,

@@ -58,6 +58,11 @@ pub(super) struct RunParams {
     #[serde(default)]
     #[ts(as = "Option<bool>", optional)]
     new_conversation: bool,
+    /// Whether the turn's first model call must call a tool: `auto`, `required`, or the name
+    /// of a tool of the run's toolbox (default: the agent's own choice).
+    #[serde(default)]
+    #[ts(type = "string", optional)]
+    tool_choice: Option<crate::llm::ToolChoice>,
 }
 
 /// How the writer talks with a run: by text, or by voice (only quick, local tools).
@@ -401,6 +406,20 @@ impl Core {
         }
         if let Some(steps) = p.max_steps {
             spec.max_steps = spec.max_steps.min(steps.max(1));
+        }
+        if let Some(choice) = &p.tool_choice {
+            if let crate::llm::ToolChoice::Tool(name) = choice {
+                if !spec.toolbox(&self.registry).iter().any(|t| t == name) {
+                    return Err(invalid(
+                        "run",
+                        &format!(
+                            "'toolChoice': '{}' is not in the run's toolbox",
+                            name.chars().take(60).collect::<String>()
+                        ),
+                    ));
+                }
+            }
+            spec.tool_choice = choice.clone();
         }
         Ok(spec)
     }
