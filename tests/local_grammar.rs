@@ -386,7 +386,8 @@ mod gbnf {
 
 use gbnf::Grammar;
 
-/// JSON text with object keys in a chosen order, written compactly or indented.
+/// JSON text with object keys in a chosen order, written compactly or with a space after each
+/// comma and colon.
 #[derive(Debug, Clone)]
 enum J {
     Plain(Value),
@@ -405,27 +406,17 @@ impl J {
         }
     }
 
-    fn write(&self, pretty: bool, indent: usize, out: &mut String) {
-        let pad = |n: usize| "  ".repeat(n);
+    fn write(&self, spaced: bool, out: &mut String) {
+        let (comma, colon) = if spaced { (", ", ": ") } else { (",", ":") };
         match self {
             J::Plain(v) => out.push_str(&v.to_string()),
-            J::Arr(items) if items.is_empty() => out.push_str("[]"),
-            J::Obj(pairs) if pairs.is_empty() => out.push_str("{}"),
             J::Arr(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.push_str(comma);
                     }
-                    if pretty {
-                        out.push('\n');
-                        out.push_str(&pad(indent + 1));
-                    }
-                    item.write(pretty, indent + 1, out);
-                }
-                if pretty {
-                    out.push('\n');
-                    out.push_str(&pad(indent));
+                    item.write(spaced, out);
                 }
                 out.push(']');
             }
@@ -433,31 +424,20 @@ impl J {
                 out.push('{');
                 for (i, (k, v)) in pairs.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
-                    }
-                    if pretty {
-                        out.push('\n');
-                        out.push_str(&pad(indent + 1));
+                        out.push_str(comma);
                     }
                     out.push_str(&Value::from(k.as_str()).to_string());
-                    out.push(':');
-                    if pretty {
-                        out.push(' ');
-                    }
-                    v.write(pretty, indent + 1, out);
-                }
-                if pretty {
-                    out.push('\n');
-                    out.push_str(&pad(indent));
+                    out.push_str(colon);
+                    v.write(spaced, out);
                 }
                 out.push('}');
             }
         }
     }
 
-    fn text(&self, pretty: bool) -> String {
+    fn text(&self, spaced: bool) -> String {
         let mut out = String::new();
-        self.write(pretty, 0, &mut out);
+        self.write(spaced, &mut out);
         out
     }
 }
@@ -596,12 +576,12 @@ fn any_json() -> BoxedStrategy<J> {
 }
 
 /// The call as a model writes it.
-fn call_text(name: &str, arguments: &J, pretty: bool) -> String {
+fn call_text(name: &str, arguments: &J, spaced: bool) -> String {
     J::Obj(vec![
         ("name".into(), J::Plain(json!(name))),
         ("arguments".into(), arguments.clone()),
     ])
-    .text(pretty)
+    .text(spaced)
 }
 
 fn registry() -> ToolRegistry {
@@ -627,7 +607,7 @@ fn every_catalog_tool_accepts_generated_valid_calls() {
         runner
             .run(
                 &(sample(&tool.parameters), any::<bool>()),
-                |(args, pretty)| {
+                |(args, spaced)| {
                     let value = args.value();
                     let object = value.as_object().expect("arguments are an object");
                     // The sample is valid by the tool's own validation…
@@ -638,7 +618,7 @@ fn every_catalog_tool_accepts_generated_valid_calls() {
                         check_args(&tool.parameters, object)
                     );
                     // …and the grammar lets the model write it.
-                    let text = call_text(&tool.name, &args, pretty);
+                    let text = call_text(&tool.name, &args, spaced);
                     prop_assert!(grammar.accepts(&text), "{} rejects {text}", tool.name);
                     Ok(())
                 },
@@ -728,10 +708,10 @@ fn generated_samples_of_every_shape_are_accepted() {
     let tool = shapes_tool();
     let grammar = grammar_of(&[&tool], CallGrammar::Required);
     proptest!(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() },
-    |(args in sample(&tool.parameters), pretty in any::<bool>())| {
+    |(args in sample(&tool.parameters), spaced in any::<bool>())| {
         let value = args.value();
         prop_assert!(check_args(&tool.parameters, value.as_object().unwrap()).is_ok(), "{value}");
-        let text = call_text("shape_test", &args, pretty);
+        let text = call_text("shape_test", &args, spaced);
         prop_assert!(grammar.accepts(&text), "rejected: {text}");
     });
 }

@@ -597,15 +597,19 @@ impl Provider for Toy {
 }
 
 /// The provider kinds; the match fails to compile when one is added, until it is listed.
-const KINDS: [(ProviderKind, &str); 3] = [
+const KINDS: [(ProviderKind, &str); 4] = [
     (ProviderKind::Openai, "openai"),
     (ProviderKind::Anthropic, "anthropic"),
     (ProviderKind::Gemini, "gemini"),
+    (ProviderKind::Local, "local"),
 ];
 
 fn listed(kind: ProviderKind) {
     match kind {
-        ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Gemini => {}
+        ProviderKind::Openai
+        | ProviderKind::Anthropic
+        | ProviderKind::Gemini
+        | ProviderKind::Local => {}
     }
 }
 
@@ -667,10 +671,17 @@ fn recipe_a_provider() {
             registry.catalog(kind, ALL).is_ok(),
             "{name}: catalog format"
         );
+        // A model in the browser is named by its file's URL and needs no base URL or key.
+        let local = kind == ProviderKind::Local;
+        let model = if local {
+            "https://models.example.com/v1/m-1.gguf"
+        } else {
+            "m-1"
+        };
         let config = ProviderConfig {
             kind,
             base_url: "https://models.example.com/v1".into(),
-            model: "m-1".into(),
+            model: model.into(),
             api_key: Some("sk-test".into()),
             extra_headers: Vec::new(),
             local: Default::default(),
@@ -690,7 +701,7 @@ fn recipe_a_provider() {
 
         let sse = read(&format!("examples/streams/{name}_tool_call.sse"));
         let mut parser = SseParser::new();
-        let mut stream = ProviderStream::new(kind);
+        let mut stream = ProviderStream::for_request(kind, &request);
         let mut events = Vec::new();
         for event in parser.push(sse.as_bytes()) {
             events.extend(stream.on_event(SseMessage::new(event.event.as_deref(), &event.data)));
@@ -710,7 +721,7 @@ fn recipe_a_provider() {
         let settings = ok(
             &core,
             "set_settings",
-            json!({"provider": name, "baseUrl": "https://models.example.com/v1", "model": "m-1", "apiKey": "sk-test"}),
+            json!({"provider": name, "baseUrl": "https://models.example.com/v1", "model": model, "apiKey": "sk-test"}),
         );
         assert_eq!(settings["provider"], name, "{settings}");
         assert_eq!(settings["configured"], true, "{name}: {settings}");

@@ -36,6 +36,9 @@ import type {
   JobState,
   JobUnitDetail,
   JobView,
+  LocalModelDeleted,
+  LocalModelLoaded,
+  LocalModels,
   MemoryTrash,
   MemoryView,
   NewNote,
@@ -58,6 +61,7 @@ import type {
   RunResult,
   Settings,
   SettingsPatch,
+  StorageEstimate,
   Suggestion,
   SuggestionAccepted,
   SuggestionDismissed,
@@ -135,7 +139,7 @@ export type ToolResult<T = unknown> = Omit<ToolCallResult, 'data'> & {
   data: T | { code: string; message: string; details?: unknown };
 };
 
-export type CatalogFormat = 'openai' | 'anthropic' | 'gemini';
+export type CatalogFormat = 'openai' | 'anthropic' | 'gemini' | 'local';
 
 export interface ApproveOptions extends RequestOptions {
   /** The writer's edit of the call's arguments (approve only). */
@@ -221,6 +225,8 @@ export interface RunOptions {
   tokenBudget?: number;
   /** Forget the earlier conversation of this project first. */
   newConversation?: boolean;
+  /** Whether the turn's first model call must call a tool: `auto`, `required`, or a tool of the run's toolbox. */
+  toolChoice?: 'auto' | 'required' | (string & {});
   /** Aborts the run. */
   signal?: AbortSignal;
   /** The run's id (made up when absent). */
@@ -330,7 +336,7 @@ export declare class Draftsmith {
   /** Ask the browser to keep this origin's storage; resolves to whether it is persistent. */
   requestPersistence(): Promise<boolean>;
   /** Storage use and quota in bytes (null where the browser does not say). */
-  storageEstimate(options?: RequestOptions): Promise<{ usage: number | null; quota: number | null }>;
+  storageEstimate(options?: RequestOptions): Promise<StorageEstimate>;
   /** Every stored project, most recently changed first. */
   listProjects(options?: RequestOptions): Promise<{ projects: ProjectListing[]; current: string | null }>;
   /** Rename a project (the open one by default). */
@@ -513,6 +519,18 @@ export declare class Draftsmith {
     disconnect(project?: string, options?: RequestOptions): Promise<SyncStatus>;
     /** How a project's (the open one's by default) link stands, and who else is connected. */
     status(project?: string, options?: RequestOptions): Promise<SyncStatus>;
+  };
+  /**
+   * The model files the browser keeps for the `local` provider (a model running in the page);
+   * its download and load arrive as `model_progress` events.
+   */
+  readonly localModels: {
+    /** The kept model files, their sizes and which one is loaded. */
+    list(options?: RequestOptions): Promise<LocalModels>;
+    /** Download (unless kept) and load the local model the settings name. */
+    load(options?: RequestOptions): Promise<LocalModelLoaded>;
+    /** Delete a kept model file (unloaded first if loaded); `deleted: false` if there was none. */
+    delete(url: string, options?: RequestOptions): Promise<LocalModelDeleted>;
   };
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;

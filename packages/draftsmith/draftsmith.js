@@ -512,6 +512,21 @@ export class Draftsmith {
     };
   }
 
+  /**
+   * The model files the browser keeps for the `local` provider (a model running in the page,
+   * chosen with `settings.set({provider: 'local', model: '<URL of a .gguf>'})`).
+   * `list()` gives them with their sizes and which one is loaded, `load()` downloads (unless
+   * kept) and loads the model the settings name (`model_progress` events meanwhile), and
+   * `delete(url)` deletes one.
+   */
+  get localModels() {
+    return {
+      list: (options) => this.request('local_models', {}, options),
+      load: (options) => this.request('load_local_model', {}, { timeoutMs: 0, ...options }),
+      delete: (url, options) => this.request('delete_local_model', { url }, options),
+    };
+  }
+
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
   undo({ origin, ...options } = {}) {
     return this.request('undo', origin === undefined ? {} : { origin }, options);
@@ -568,20 +583,7 @@ export class Draftsmith {
    * and prompt. A run is a tree: the events of sub-agents carry `agent`, `path` and
    * `session`, between `session_started` and `session_ended` (or `session_paused`).
    */
-  run(prompt, { preset, agent, toolset, mode, maxSteps, tokenBudget, newConversation, signal, runId } = {}) {
-    if (globalThis.navigator?.onLine === false) {
-      const err = new DraftsmithError('offline', 'You are offline: the agent needs the network to reach its model. Your writing is still saved on this device.');
-      const result = Promise.reject(err);
-      result.catch(() => {});
-      return {
-        id: runId ?? null,
-        result,
-        abort() {},
-        async *[Symbol.asyncIterator]() {
-          throw err;
-        },
-      };
-    }
+  run(prompt, { preset, agent, toolset, mode, maxSteps, tokenBudget, newConversation, toolChoice, signal, runId } = {}) {
     const id = runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
     const params = { prompt, runId: id };
     if (preset !== undefined) params.preset = preset;
@@ -591,6 +593,7 @@ export class Draftsmith {
     if (maxSteps !== undefined) params.maxSteps = maxSteps;
     if (tokenBudget !== undefined) params.tokenBudget = tokenBudget;
     if (newConversation !== undefined) params.newConversation = newConversation;
+    if (toolChoice !== undefined) params.toolChoice = toolChoice;
     const queue = [];
     let wake = null;
     let done = false;
@@ -612,7 +615,16 @@ export class Draftsmith {
     };
     const onAbort = () => abort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    const result = this.request('run', params, { timeoutMs: 0 }).then(
+    // Offline, only a model running in the browser can answer.
+    const offline = globalThis.navigator?.onLine === false;
+    const ready = offline
+      ? this.request('get_settings', {}).then((settings) => {
+          if (settings.provider !== 'local') {
+            throw new DraftsmithError('offline', 'You are offline: the agent needs the network to reach its model. Your writing is still saved on this device.');
+          }
+        })
+      : Promise.resolve();
+    const result = ready.then(() => this.request('run', params, { timeoutMs: 0 })).then(
       (value) => value,
       (err) => {
         failure = err;

@@ -28,6 +28,9 @@ export type RequestType =
   | 'dismiss_suggestion'
   | 'writer_idle'
   | 'storage_estimate'
+  | 'local_models'
+  | 'load_local_model'
+  | 'delete_local_model'
   | 'get_chapter'
   | 'add_chapter'
   | 'rename_chapter'
@@ -118,6 +121,12 @@ export interface RequestParams {
   writer_idle: WriterIdleParams;
   /** Storage use and quota. */
   storage_estimate: NoParams;
+  /** The model files the browser keeps for the local provider. */
+  local_models: NoParams;
+  /** Download (unless kept) and load the local model the settings name. */
+  load_local_model: NoParams;
+  /** Delete a kept model file. */
+  delete_local_model: DeleteLocalModel;
   /** A chapter's text, or its changes since a version. */
   get_chapter: GetChapterParams;
   /** Add a chapter. */
@@ -219,6 +228,9 @@ export interface RequestResults {
   dismiss_suggestion: SuggestionDismissed;
   writer_idle: IdleResult;
   storage_estimate: StorageEstimate;
+  local_models: LocalModels;
+  load_local_model: LocalModelLoaded;
+  delete_local_model: LocalModelDeleted;
   get_chapter: ChapterText;
   add_chapter: ChapterInProject;
   rename_chapter: ChapterInProject;
@@ -286,6 +298,8 @@ export interface CoreEventMap {
   run: RunEvent & Relayed;
   /** The settings changed. */
   settings_changed: Settings & Relayed;
+  /** A model running in the browser is being downloaded or loaded, is ready, or failed. */
+  model_progress: ModelProgressEvent & Relayed;
   /** Chapters were added, renamed, moved or deleted. */
   chapters_changed: ProjectSummary & Relayed;
   /** The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note). */
@@ -1065,6 +1079,12 @@ export type DeleteAgentParams = { name: string, };
 
 export type DeleteChapterParams = { chapter: ChapterRef, };
 
+export type DeleteLocalModel = { 
+/**
+ * The model's URL, as `local_models` lists it.
+ */
+url: string, };
+
 export type Deleted = { 
 /**
  * The id (or name) of what was deleted.
@@ -1800,6 +1820,66 @@ runId?: string, };
 
 export type ListToolsParams = { format?: string, toolset?: string, };
 
+export type LocalModelDeleted = { 
+/**
+ * `false` when the browser kept no model of that URL.
+ */
+deleted: boolean, };
+
+export type LocalModelLoaded = { 
+/**
+ * Its URL, absolute.
+ */
+url: string, 
+/**
+ * Its size in bytes.
+ */
+size: number, 
+/**
+ * Its context window in tokens.
+ */
+contextSize: number, 
+/**
+ * The CPU threads it runs on.
+ */
+threads: number, 
+/**
+ * Whether it runs on several threads (the page is cross-origin isolated).
+ */
+multiThread: boolean, 
+/**
+ * Whether its chat template takes tools (otherwise calls are made with a grammar).
+ */
+toolTemplate: boolean, };
+
+export type LocalModelView = { 
+/**
+ * The URL it was downloaded from.
+ */
+url: string, 
+/**
+ * Its size in bytes.
+ */
+size: number, 
+/**
+ * Whether it is the model loaded now.
+ */
+loaded: boolean, };
+
+export type LocalModels = { 
+/**
+ * Whether this core can run models in the browser at all.
+ */
+available: boolean, 
+/**
+ * The kept files.
+ */
+models: Array<LocalModelView>, 
+/**
+ * Their sizes together, in bytes.
+ */
+total: number, };
+
 export type Markdown = { 
 /**
  * The Markdown text.
@@ -1938,6 +2018,30 @@ watched: Array<WatchedEntity>,
  * The notes visible from the project, newest first (without the bedside note).
  */
 notes: Array<MemoryNote>, };
+
+export type ModelPhase = "downloading" | "loading" | "ready" | "failed";
+
+export type ModelProgressEvent = { 
+/**
+ * The model's URL.
+ */
+url: string, 
+/**
+ * Where it stands.
+ */
+phase: ModelPhase, 
+/**
+ * Bytes downloaded (the whole size once it is here).
+ */
+loaded: number, 
+/**
+ * Bytes in all (0 while unknown).
+ */
+total: number, 
+/**
+ * Why it failed.
+ */
+error?: string, };
 
 export type MoveChapterParams = { chapter: ChapterRef, to: number, };
 
@@ -2198,7 +2302,7 @@ export type ProjectsChangedEvent = {
  */
 current?: string | null, };
 
-export type ProviderKind = "openai" | "anthropic" | "gemini";
+export type ProviderKind = "openai" | "anthropic" | "gemini" | "local";
 
 export type Quest = { 
 /**
@@ -2456,7 +2560,12 @@ mode?: RunMode, maxSteps?: number, tokenBudget?: number,
 /**
  * Forget the earlier conversation first.
  */
-newConversation?: boolean, };
+newConversation?: boolean, 
+/**
+ * Whether the turn's first model call must call a tool: `auto`, `required`, or the name
+ * of a tool of the run's toolbox (default: the agent's own choice).
+ */
+toolChoice?: string, };
 
 export type RunPaused = { 
 /**
@@ -2691,9 +2800,17 @@ provider: ProviderKind | null,
  */
 baseUrl: string, 
 /**
- * The model name.
+ * The model name (for `local`: the URL of its `.gguf` file).
  */
 model: string, 
+/**
+ * `local`: the context window in tokens (the runtime's default when unset).
+ */
+contextSize: number | null, 
+/**
+ * `local`: CPU threads (the runtime's default when unset).
+ */
+threads: number | null, 
 /**
  * Store the key and headers on this device.
  */
@@ -2770,9 +2887,21 @@ bedsidePlan: boolean, };
 
 export type SettingsPatch = { 
 /**
- * `openai`, `anthropic` or `gemini`; '' forgets it.
+ * `openai`, `anthropic`, `gemini` or `local`; '' forgets it.
  */
-provider?: string, baseUrl?: string, model?: string, 
+provider?: string, baseUrl?: string, 
+/**
+ * The model name; for `local`, the URL of a `.gguf` file.
+ */
+model?: string, 
+/**
+ * `local`: 256 to 131 072 tokens; `null` goes back to the default.
+ */
+contextSize?: number | null, 
+/**
+ * `local`: 1 to 64; `null` goes back to the default.
+ */
+threads?: number | null, 
 /**
  * The API key; `null` or '' forgets it.
  */
@@ -2866,7 +2995,12 @@ usage: number | null,
 /**
  * Bytes available in all.
  */
-quota: number | null, };
+quota: number | null, 
+/**
+ * Bytes of the model files kept for the local provider (counted in `usage` too;
+ * `null` where this core runs no models in the browser).
+ */
+models: number | null, };
 
 export type SubAgent = { 
 /**

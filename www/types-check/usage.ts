@@ -3,6 +3,8 @@
 import { Draftsmith, DraftsmithError } from '../../packages/draftsmith/draftsmith.js';
 import type {
   AgentInfo,
+  LocalModelLoaded,
+  LocalModels,
   AgentListing,
   AgentSpec,
   ApprovalCard,
@@ -305,6 +307,17 @@ export async function everything(): Promise<void> {
   // @ts-expect-error: a token is required.
   await client.sync.connect({ url: 'ws://127.0.0.1:1234' });
   void [syncState, unsent];
+  // A model running in the browser: its files, its loading, and its progress.
+  await client.settings.set({ provider: 'local', model: '/models/SmolLM2-135M-Instruct.Q4_1.gguf', contextSize: 2048, threads: null });
+  const offProgress = client.on('model_progress', (e) => console.log(e.url, e.phase, e.loaded, e.total, e.error));
+  const ready: LocalModelLoaded = await client.localModels.load();
+  const stored: LocalModels = await client.localModels.list();
+  const keptBytes: number = stored.models.reduce((sum, m) => sum + m.size, 0) + ready.size;
+  const modelBytes: number | null = (await client.storageEstimate()).models;
+  if (stored.models[0]) await client.localModels.delete(stored.models[0].url);
+  offProgress();
+  await client.run('List the chapters.', { toolset: 'quick', toolChoice: 'required' });
+  void [keptBytes, modelBytes];
   // A request by type: its params and result are the generated protocol types.
   const reopened: ProjectSummary = await client.request('open_project', { id: created.id });
   const all = await client.request('list_projects');
