@@ -2,6 +2,8 @@
 //! scripted runtime: settings, loading with `model_progress` events, runs with and without
 //! a grammar for tool calls, the kept model files, and aborting.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
