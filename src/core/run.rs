@@ -200,7 +200,9 @@ impl Core {
         }
         self.ensure_settings().await?;
         let settings = self.settings.get();
-        let provider = self.model_config(&settings).await.map_err(Error::NoModel)?;
+        // Checked now, before any other work; a model in the browser is loaded below, once
+        // the request is known to be good.
+        settings.provider_config().map_err(Error::NoModel)?;
         if self.llm().is_none() {
             return Err(Error::NoModel(
                 "this core was built without a way to call models".into(),
@@ -230,6 +232,7 @@ impl Core {
             Some(id) => id,
             None => self.env.ids.next_id(),
         };
+        let provider = self.model_config(&settings).await.map_err(Error::NoModel)?;
         if p.new_conversation {
             self.forget_conversation(&project, &spec.name).await?;
         }
