@@ -43,6 +43,15 @@ pub struct Settings {
     pub context_size: Option<u32>,
     /// `local`: CPU threads (the runtime's default when unset).
     pub threads: Option<u32>,
+    /// The model's context window in tokens (unset: the model's known one, or for `local`
+    /// its `contextSize`).
+    pub context_window: Option<u32>,
+    /// Keep runs within the context window: shorten old tool results and summarize older
+    /// turns when a request would not fit (off: a request that does not fit fails).
+    pub compaction: bool,
+    /// The share of the window the newest turns keep verbatim when older ones are
+    /// summarized (0.1 to 0.9).
+    pub keep_verbatim: f64,
     /// The API key (never serialized with the rest).
     #[serde(skip)]
     pub api_key: Option<String>,
@@ -149,6 +158,10 @@ pub struct IdleThinkingPatch {
 pub const MIN_CONTEXT: u32 = 256;
 /// The largest context window of a local model (tokens).
 pub const MAX_CONTEXT: u32 = 131_072;
+/// The smallest context window a setting may give (tokens).
+pub const MIN_WINDOW: u32 = 256;
+/// The largest context window a setting may give (tokens).
+pub const MAX_WINDOW: u32 = 10_000_000;
 /// The most CPU threads of a local model.
 pub const MAX_THREADS: u32 = 64;
 
@@ -214,6 +227,9 @@ impl Default for Settings {
             model: String::new(),
             context_size: None,
             threads: None,
+            context_window: None,
+            compaction: true,
+            keep_verbatim: crate::agent::context::DEFAULT_KEEP_VERBATIM,
             api_key: None,
             extra_headers: Vec::new(),
             remember_key: false,
@@ -259,6 +275,15 @@ pub struct SettingsPatch {
     #[serde(default, deserialize_with = "present")]
     #[ts(type = "number | null", optional)]
     threads: Option<Value>,
+    /// 256 to 10 000 000 tokens; `null` goes back to the model's known window.
+    #[serde(default, deserialize_with = "present")]
+    #[ts(type = "number | null", optional)]
+    context_window: Option<Value>,
+    #[serde(default)]
+    compaction: Option<bool>,
+    /// 0.1 to 0.9.
+    #[serde(default)]
+    keep_verbatim: Option<f64>,
     /// The API key; `null` or '' forgets it.
     #[serde(default, deserialize_with = "present")]
     #[ts(type = "string | null", optional)]
@@ -409,6 +434,24 @@ impl Settings {
                 ));
             }
             next.context_size = n;
+        }
+        if let Some(v) = patch.context_window {
+            let n: Option<u32> = nullable("contextWindow", v)?;
+            if n.is_some_and(|n| !(MIN_WINDOW..=MAX_WINDOW).contains(&n)) {
+                return Err(format!(
+                    "'contextWindow' must be between {MIN_WINDOW} and {MAX_WINDOW} tokens"
+                ));
+            }
+            next.context_window = n;
+        }
+        if let Some(on) = patch.compaction {
+            next.compaction = on;
+        }
+        if let Some(share) = patch.keep_verbatim {
+            if !(0.1..=0.9).contains(&share) {
+                return Err("'keepVerbatim' must be between 0.1 and 0.9".into());
+            }
+            next.keep_verbatim = share;
         }
         if let Some(v) = patch.threads {
             let n: Option<u32> = nullable("threads", v)?;

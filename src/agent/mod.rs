@@ -21,6 +21,7 @@
 //!   ([`AgentSpec::choice_for`]).
 
 pub mod abort;
+pub mod context;
 pub mod pipeline;
 pub mod planning;
 pub mod presets;
@@ -41,7 +42,8 @@ pub use self::spec::{
     MAX_STEPS_LIMIT,
 };
 
-use crate::llm::client::{call_model, CallOptions, LlmTransport, Sleeper};
+use crate::llm::client::{call_model, CallError, CallOptions, LlmTransport, Sleeper};
+use crate::llm::tokens::{estimate_request, estimate_text, is_context_overflow};
 use crate::llm::{
     build_request, Message, ProviderConfig, RequestOptions, StreamEvent, ToolCall, Usage,
 };
@@ -101,6 +103,18 @@ pub enum RunEvent {
     Usage {
         /// The sum.
         usage: Usage,
+    },
+    /// The conversation was brought back within the context window: old tool results
+    /// shortened, older turns summarized (`removed` messages), before the next model call.
+    Compacted {
+        /// The request's estimated tokens before.
+        before: usize,
+        /// And after.
+        after: usize,
+        /// Messages replaced by the summary.
+        removed: usize,
+        /// Tool results shortened.
+        shortened: usize,
     },
 }
 
@@ -210,6 +224,9 @@ pub struct RunContext<'a> {
     pub reply_tool: Option<&'a str>,
     /// Says who may call a tool this agent may not (added to the error result).
     pub who_may_call: Option<&'a dyn Fn(&str) -> String>,
+    /// The model's context window and how the conversation is kept within it (`None`: it is
+    /// not watched).
+    pub context: Option<context::ContextPolicy>,
 }
 
 /// The result given to calls that were not run because the run was aborted.
@@ -428,10 +445,13 @@ pub async fn continue_agent(
         tree,
         reply_tool,
         who_may_call,
+        context,
     } = cx;
     let (mut steps, mut usage) = done;
     let mut text = String::new();
     let mut reply: Option<Value> = None;
+    // The model refused the step's request as too long once already.
+    let mut overflowed = false;
     let end = loop {
         if abort.is_aborted() {
             break RunEnd::Aborted;
@@ -447,6 +467,35 @@ pub async fn continue_agent(
             || tree.spent()
         {
             break RunEnd::BudgetSpent;
+        }
+        if let Some(policy) = &context {
+            let fitted = fit_context(
+                &mut messages,
+                tools,
+                policy,
+                policy.budget(request.max_tokens),
+                Summarizer {
+                    transport,
+                    sleeper,
+                    provider,
+                    call,
+                    now_ms,
+                    jitter: &mut *jitter,
+                    abort,
+                },
+            )
+            .await;
+            if let Some((compacted, spent)) = fitted {
+                if let Some(u) = spent {
+                    usage = usage.plus(u);
+                    tree.usage.set(tree.usage.get().plus(u));
+                    on_event(RunEvent::Usage { usage });
+                }
+                on_event(compacted);
+            }
+            if abort.is_aborted() {
+                break RunEnd::Aborted;
+            }
         }
         steps += 1;
         tree.steps.set(tree.steps.get() + 1);
@@ -498,6 +547,47 @@ pub async fn continue_agent(
         };
         let outcome = match called {
             Some(Ok(outcome)) => outcome,
+            Some(Err(CallError::Http { message, .. }))
+                if !overflowed && context.is_some() && is_context_overflow(&message) =>
+            {
+                // The estimate let through what the model cannot take: compact harder (to
+                // seven tenths of the request) and try the step once more.
+                overflowed = true;
+                steps -= 1;
+                tree.steps.set(tree.steps.get().saturating_sub(1));
+                if let Some(policy) = &context {
+                    let target = crate::llm::tokens::estimate_request(&messages, tools) * 7 / 10;
+                    let fitted = fit_context(
+                        &mut messages,
+                        tools,
+                        policy,
+                        target.min(policy.budget(request.max_tokens)),
+                        Summarizer {
+                            transport,
+                            sleeper,
+                            provider,
+                            call,
+                            now_ms,
+                            jitter: &mut *jitter,
+                            abort,
+                        },
+                    )
+                    .await;
+                    match fitted {
+                        Some((compacted, spent)) => {
+                            if let Some(u) = spent {
+                                usage = usage.plus(u);
+                                tree.usage.set(tree.usage.get().plus(u));
+                                on_event(RunEvent::Usage { usage });
+                            }
+                            on_event(compacted);
+                            continue;
+                        }
+                        None => break RunEnd::Failed { message },
+                    }
+                }
+                break RunEnd::Failed { message };
+            }
             Some(Err(e)) => {
                 break RunEnd::Failed {
                     message: e.to_string(),
@@ -505,6 +595,7 @@ pub async fn continue_agent(
             }
             None => break RunEnd::Aborted,
         };
+        overflowed = false;
         let answer = outcome.answer;
         if let Some(u) = answer.usage {
             usage = usage.plus(u);
@@ -694,4 +785,145 @@ fn fresh_id(id: &str, taken: &mut BTreeSet<String>) -> String {
         .unwrap_or_else(|| stem.clone());
     taken.insert(fresh.clone());
     fresh
+}
+
+/// What a summarizing model call needs: the run's way to the model.
+struct Summarizer<'a, 'b> {
+    transport: &'a dyn LlmTransport,
+    sleeper: &'a dyn Sleeper,
+    provider: &'a ProviderConfig,
+    call: CallOptions,
+    now_ms: &'a dyn Fn() -> u64,
+    jitter: &'b mut dyn FnMut() -> f64,
+    abort: &'a AbortSignal,
+}
+
+impl Summarizer<'_, '_> {
+    /// The model's summary of `text` (turns as [`context::transcript`] writes them), and the
+    /// tokens it used; `None` if the call failed or was aborted.
+    async fn summarize(&mut self, text: &str, max_tokens: u32) -> Option<(String, Option<Usage>)> {
+        let request = build_request(
+            self.provider,
+            &[
+                Message::system(context::SUMMARY_INSTRUCTIONS),
+                Message::user(text),
+            ],
+            &[],
+            &RequestOptions {
+                stream: true,
+                max_tokens: Some(max_tokens),
+                ..RequestOptions::default()
+            },
+        );
+        let mut ignore = |_: &StreamEvent| {};
+        let summary = std::pin::pin!(call_model(
+            self.transport,
+            self.sleeper,
+            self.provider.kind,
+            &request,
+            self.call,
+            self.now_ms,
+            &mut *self.jitter,
+            &mut ignore,
+        ));
+        let outcome = match select(summary, self.abort.aborted()).await {
+            Either::Left((Ok(outcome), _)) => outcome,
+            _ => return None,
+        };
+        let answer = outcome.answer;
+        let usable = answer.error.is_none() && !answer.text.trim().is_empty();
+        usable.then(|| (answer.text, answer.usage))
+    }
+}
+
+/// Bring `messages` (with `tools`) within `budget` tokens if they pass it: shorten old tool
+/// results, then, if the policy allows and it is still needed, summarize older turns with the
+/// model (in parts when their transcript is itself too long). Returns the event to send and
+/// the summaries' usage, or `None` if nothing changed.
+async fn fit_context(
+    messages: &mut Vec<Message>,
+    tools: &[&ToolDefinition],
+    policy: &context::ContextPolicy,
+    budget: usize,
+    mut model: Summarizer<'_, '_>,
+) -> Option<(RunEvent, Option<Usage>)> {
+    let before = estimate_request(messages, tools);
+    if before <= budget {
+        return None;
+    }
+    let shortened = context::shorten_tool_results(messages, tools, budget);
+    let mut removed = 0;
+    let mut spent: Option<Usage> = None;
+    if estimate_request(messages, tools) > budget {
+        if let Some(cut) = context::compaction_cut(messages, policy.verbatim(budget)) {
+            let start = usize::from(
+                messages
+                    .first()
+                    .is_some_and(|m| m.role == crate::llm::Role::System),
+            );
+            let transcript = context::transcript(messages, start, cut);
+            // Each part, with the summary so far, fits half the budget.
+            let part = (budget / 2).max(256);
+            let mut summary = String::new();
+            for chunk in split_by_tokens(&transcript, part) {
+                let text = if summary.is_empty() {
+                    chunk.to_string()
+                } else {
+                    format!("Summary so far:\n{summary}\n\nWhat came next:\n{chunk}")
+                };
+                // A failed summary leaves the turns as they are.
+                let Some((next, used)) = model.summarize(&text, policy.summary_tokens()).await
+                else {
+                    summary.clear();
+                    break;
+                };
+                summary = next;
+                if let Some(u) = used {
+                    spent = Some(spent.unwrap_or_default().plus(u));
+                }
+            }
+            if !summary.is_empty() {
+                removed = context::with_summary(messages, cut, &summary);
+            }
+        }
+    }
+    if shortened == 0 && removed == 0 {
+        return None;
+    }
+    Some((
+        RunEvent::Compacted {
+            before,
+            after: estimate_request(messages, tools),
+            removed,
+            shortened,
+        },
+        spent,
+    ))
+}
+
+/// `text` in consecutive parts of at most about `tokens` tokens each, cut at line ends where
+/// possible.
+fn split_by_tokens(text: &str, tokens: usize) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut size = 0;
+    let mut last_break = None;
+    for (i, line) in text.split_inclusive('\n').scan(0usize, |at, line| {
+        let here = *at;
+        *at += line.len();
+        Some((here, line))
+    }) {
+        let cost = estimate_text(line);
+        if size + cost > tokens && i > start {
+            parts.push(&text[start..i]);
+            start = i;
+            size = 0;
+        }
+        size += cost;
+        last_break = Some(i + line.len());
+    }
+    if start < text.len() {
+        parts.push(&text[start..last_break.unwrap_or(text.len())]);
+    }
+    parts
 }

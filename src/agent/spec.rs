@@ -172,6 +172,10 @@ pub struct ModelSettings {
     /// Sampling temperature (0 to 2).
     #[serde(default)]
     pub temperature: Option<f64>,
+    /// The model's context window in tokens, when the settings' (or the model's known one)
+    /// does not fit this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 impl AgentSpec {
@@ -383,6 +387,15 @@ impl AgentSpec {
                 .is_some_and(|m| m.trim().is_empty() || m.len() > 200)
             {
                 return Err("'model.model' must be 1 to 200 characters".into());
+            }
+            if model.context_window.is_some_and(|w| {
+                !(crate::settings::MIN_WINDOW..=crate::settings::MAX_WINDOW).contains(&w)
+            }) {
+                return Err(format!(
+                    "'model.contextWindow' must be between {} and {} tokens",
+                    crate::settings::MIN_WINDOW,
+                    crate::settings::MAX_WINDOW
+                ));
             }
         }
         if let ToolChoice::Tool(tool) = &self.tool_choice {

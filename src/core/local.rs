@@ -9,9 +9,11 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{invalid, Core};
+use crate::agent::context::ContextPolicy;
 use crate::error::{Error, StoreError};
 use crate::llm::client::CallOptions;
 use crate::llm::local::{LocalInfo, LocalRuntime, LocalSpec};
+use crate::llm::tokens::default_window;
 use crate::llm::{ProviderConfig, ProviderKind};
 use crate::settings::Settings;
 
@@ -133,6 +135,28 @@ pub(super) fn call_options(settings: &Settings, kind: ProviderKind) -> CallOptio
         idle_timeout_ms: idle,
         ..CallOptions::default()
     }
+}
+
+/// How a run keeps its conversation within the model's context window: the agent's window,
+/// else the settings', else the model's known one; `None` with compaction off.
+pub(super) fn context_policy(
+    settings: &Settings,
+    provider: &ProviderConfig,
+    spec: &crate::agent::AgentSpec,
+) -> Option<ContextPolicy> {
+    if !settings.compaction {
+        return None;
+    }
+    let window = spec
+        .model
+        .as_ref()
+        .and_then(|m| m.context_window)
+        .or(settings.context_window)
+        .unwrap_or_else(|| default_window(provider));
+    Some(ContextPolicy {
+        window,
+        keep_verbatim: settings.keep_verbatim,
+    })
 }
 
 /// How often download progress is reported: every this many per cent.

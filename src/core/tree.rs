@@ -204,6 +204,7 @@ impl Core {
                     tree: &tree.state,
                     reply_tool: node.reply_tool.as_deref(),
                     who_may_call: Some(&who),
+                    context: super::local::context_policy(settings, &provider, &node.spec),
                 },
             )
             .await;

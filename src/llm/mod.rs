@@ -17,6 +17,7 @@
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
 //! - [`grammar`]: the grammar that constrains a local model's answer to a valid tool call.
 //! - [`retry`]: when a failed call is tried again and how long to wait.
+//! - [`tokens`]: a request's estimated tokens, models' context windows, overflow errors.
 //! - [`client`]: [`client::call_model`] over an [`client::LlmTransport`]: send, retry, time out,
 //!   decode and assemble.
 
@@ -30,6 +31,7 @@ pub mod openai;
 pub mod request;
 pub mod retry;
 pub mod sse;
+pub mod tokens;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
