@@ -158,10 +158,7 @@ pub struct IdleThinkingPatch {
 pub const MIN_CONTEXT: u32 = 256;
 /// The largest context window of a local model (tokens).
 pub const MAX_CONTEXT: u32 = 131_072;
-/// The smallest context window a setting may give (tokens).
-pub const MIN_WINDOW: u32 = 256;
-/// The largest context window a setting may give (tokens).
-pub const MAX_WINDOW: u32 = 10_000_000;
+pub use crate::llm::tokens::{MAX_WINDOW, MIN_WINDOW};
 /// The most CPU threads of a local model.
 pub const MAX_THREADS: u32 = 64;
 

@@ -181,6 +181,7 @@ impl Fixture {
                 tree: &tree,
                 reply_tool: None,
                 who_may_call: None,
+                context: None,
             },
         ));
         self.session.borrow_mut().history.close_group();

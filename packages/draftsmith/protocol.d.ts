@@ -498,7 +498,23 @@ step: number, } | { "type": "usage",
 /**
  * The sum.
  */
-usage: Usage, };
+usage: Usage, } | { "type": "compacted", 
+/**
+ * The request's estimated tokens before.
+ */
+before: number, 
+/**
+ * And after.
+ */
+after: number, 
+/**
+ * Messages replaced by the summary.
+ */
+removed: number, 
+/**
+ * Tool results shortened.
+ */
+shortened: number, };
 
 export type AgentModel = { 
 /**
@@ -513,7 +529,12 @@ model: string | null,
 /**
  * Sampling temperature (0 to 2).
  */
-temperature: number | null, };
+temperature: number | null, 
+/**
+ * The model's context window in tokens, when the settings' (or the model's known one)
+ * does not fit this agent.
+ */
+contextWindow?: number | null, };
 
 export type AgentsChangedEvent = { 
 /**
@@ -2812,6 +2833,21 @@ contextSize: number | null,
  */
 threads: number | null, 
 /**
+ * The model's context window in tokens (unset: the model's known one, or for `local`
+ * its `contextSize`).
+ */
+contextWindow: number | null, 
+/**
+ * Keep runs within the context window: shorten old tool results and summarize older
+ * turns when a request would not fit (off: a request that does not fit fails).
+ */
+compaction: boolean, 
+/**
+ * The share of the window the newest turns keep verbatim when older ones are
+ * summarized (0.1 to 0.9).
+ */
+keepVerbatim: number, 
+/**
  * Store the key and headers on this device.
  */
 rememberKey: boolean, 
@@ -2902,6 +2938,14 @@ contextSize?: number | null,
  * `local`: 1 to 64; `null` goes back to the default.
  */
 threads?: number | null, 
+/**
+ * 256 to 10 000 000 tokens; `null` goes back to the model's known window.
+ */
+contextWindow?: number | null, compaction?: boolean, 
+/**
+ * 0.1 to 0.9.
+ */
+keepVerbatim?: number, 
 /**
  * The API key; `null` or '' forgets it.
  */

@@ -22,8 +22,9 @@ use crate::tools::ToolDefinition;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextPolicy {
-    /// The model's context window, in tokens.
-    pub window: u32,
+    /// The model's context window, in tokens; `None` when it is not known (then only the
+    /// provider's overflow error makes the conversation shorter).
+    pub window: Option<u32>,
     /// The share of the window the newest turns keep verbatim when older ones are
     /// summarized (0.1 to 0.9).
     pub keep_verbatim: f64,
@@ -34,13 +35,14 @@ pub const DEFAULT_KEEP_VERBATIM: f64 = 0.5;
 
 impl ContextPolicy {
     /// The tokens a request may take: the window less the answer's reserve (`max_tokens`, or
-    /// a quarter of the window), less a tenth for the estimate's error.
-    pub fn budget(&self, max_tokens: Option<u32>) -> usize {
-        let window = self.window as usize;
+    /// a quarter of the window), less a tenth for the estimate's error; `None` when the
+    /// window is not known.
+    pub fn budget(&self, max_tokens: Option<u32>) -> Option<usize> {
+        let window = self.window? as usize;
         let reserve = max_tokens
             .map_or(window / 4, |m| m as usize)
             .min(window / 2);
-        (window - reserve) * 9 / 10
+        Some((window - reserve) * 9 / 10)
     }
 
     /// The tokens the newest turns keep verbatim when older ones are summarized.
@@ -50,7 +52,7 @@ impl ContextPolicy {
 
     /// The most tokens a summary may take.
     pub fn summary_tokens(&self) -> u32 {
-        (self.window / 8).clamp(64, 1_024)
+        self.window.map_or(1_024, |w| (w / 8).clamp(64, 1_024))
     }
 }
 

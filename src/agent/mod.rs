@@ -468,12 +468,15 @@ pub async fn continue_agent(
         {
             break RunEnd::BudgetSpent;
         }
-        if let Some(policy) = &context {
+        if let Some((policy, budget)) = context
+            .as_ref()
+            .and_then(|p| Some((p, p.budget(request.max_tokens)?)))
+        {
             let fitted = fit_context(
                 &mut messages,
                 tools,
                 policy,
-                policy.budget(request.max_tokens),
+                budget,
                 Summarizer {
                     transport,
                     sleeper,
@@ -561,7 +564,9 @@ pub async fn continue_agent(
                         &mut messages,
                         tools,
                         policy,
-                        target.min(policy.budget(request.max_tokens)),
+                        policy
+                            .budget(request.max_tokens)
+                            .map_or(target, |b| b.min(target)),
                         Summarizer {
                             transport,
                             sleeper,

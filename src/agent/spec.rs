@@ -389,12 +389,12 @@ impl AgentSpec {
                 return Err("'model.model' must be 1 to 200 characters".into());
             }
             if model.context_window.is_some_and(|w| {
-                !(crate::settings::MIN_WINDOW..=crate::settings::MAX_WINDOW).contains(&w)
+                !(crate::llm::tokens::MIN_WINDOW..=crate::llm::tokens::MAX_WINDOW).contains(&w)
             }) {
                 return Err(format!(
                     "'model.contextWindow' must be between {} and {} tokens",
-                    crate::settings::MIN_WINDOW,
-                    crate::settings::MAX_WINDOW
+                    crate::llm::tokens::MIN_WINDOW,
+                    crate::llm::tokens::MAX_WINDOW
                 ));
             }
         }

@@ -152,7 +152,7 @@ pub(super) fn context_policy(
         .as_ref()
         .and_then(|m| m.context_window)
         .or(settings.context_window)
-        .unwrap_or_else(|| default_window(provider));
+        .or_else(|| default_window(provider));
     Some(ContextPolicy {
         window,
         keep_verbatim: settings.keep_verbatim,

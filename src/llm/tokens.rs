@@ -69,25 +69,28 @@ pub fn estimate_request(messages: &[Message], tools: &[&ToolDefinition]) -> usiz
     messages.iter().map(estimate_message).sum::<usize>() + estimate_tools(tools)
 }
 
-/// The context window of an OpenAI-compatible server's model when nobody says: what small
-/// local servers (Ollama, llama.cpp) are commonly started with.
-pub const UNKNOWN_WINDOW: u32 = 8_192;
+/// The smallest context window a setting may give (tokens).
+pub const MIN_WINDOW: u32 = 256;
+/// The largest context window a setting may give (tokens).
+pub const MAX_WINDOW: u32 = 10_000_000;
 
 /// The context window of a model in the browser when its load options do not say.
 pub const LOCAL_DEFAULT_WINDOW: u32 = 2_048;
 
 /// The context window of the configured model, by its name (the families the providers
-/// document); for a model in the browser, the size it is loaded with.
-pub fn default_window(config: &ProviderConfig) -> u32 {
+/// document); for a model in the browser, the size it is loaded with. `None` for a model
+/// of an OpenAI-compatible server it does not know (Ollama, llama.cpp, vLLM…): their
+/// windows are what they were started with.
+pub fn default_window(config: &ProviderConfig) -> Option<u32> {
     let m = config.model.to_ascii_lowercase();
     let m = m.rsplit('/').next().unwrap_or(&m);
     let starts = |prefixes: &[&str]| prefixes.iter().any(|p| m.starts_with(p));
     match config.kind {
-        ProviderKind::Local => config.local.context_size.unwrap_or(LOCAL_DEFAULT_WINDOW),
-        ProviderKind::Anthropic => 200_000,
-        ProviderKind::Gemini if starts(&["gemini-1.0", "gemini-pro"]) => 32_768,
-        ProviderKind::Gemini => 1_048_576,
-        ProviderKind::Openai => {
+        ProviderKind::Local => Some(config.local.context_size.unwrap_or(LOCAL_DEFAULT_WINDOW)),
+        ProviderKind::Anthropic => Some(200_000),
+        ProviderKind::Gemini if starts(&["gemini-1.0", "gemini-pro"]) => Some(32_768),
+        ProviderKind::Gemini => Some(1_048_576),
+        ProviderKind::Openai => Some({
             if starts(&["gpt-4.1"]) {
                 1_047_576
             } else if starts(&["gpt-5"]) {
@@ -109,9 +112,9 @@ pub fn default_window(config: &ProviderConfig) -> u32 {
             } else if starts(&["gemini"]) {
                 1_048_576
             } else {
-                UNKNOWN_WINDOW
+                return None;
             }
-        }
+        }),
     }
 }
 
