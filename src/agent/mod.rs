@@ -837,7 +837,7 @@ impl Summarizer<'_, '_> {
         };
         let answer = outcome.answer;
         let usable = answer.error.is_none() && !answer.text.trim().is_empty();
-        usable.then(|| (answer.text, answer.usage))
+        usable.then_some((answer.text, answer.usage))
     }
 }
 
