@@ -22,6 +22,7 @@
 
 pub mod abort;
 pub mod context;
+pub mod output;
 pub mod pipeline;
 pub mod planning;
 pub mod presets;
@@ -135,6 +136,12 @@ pub enum RunEnd {
     },
     /// The run was aborted.
     Aborted,
+    /// The run asked for a structured answer, and the model's was not valid against its
+    /// schema, even when asked again.
+    InvalidOutput {
+        /// What was wrong.
+        message: String,
+    },
     /// Calls wait for the writer's approval: the run is paused (its state can be saved and
     /// continued with [`continue_agent`] once every paused call has a result).
     Paused {
@@ -159,6 +166,8 @@ pub struct RunOutcome {
     /// The arguments of the reply tool call that ended the run (a sub-agent's answer), if
     /// one did.
     pub reply: Option<Value>,
+    /// The structured answer (when the request asked for one), valid against its schema.
+    pub output: Option<Value>,
 }
 
 /// What the runs of one tree (an agent and the sub-agents it calls) share: the step and
@@ -450,6 +459,17 @@ pub async fn continue_agent(
     let (mut steps, mut usage) = done;
     let mut text = String::new();
     let mut reply: Option<Value> = None;
+    // A structured answer: asked for natively, or as a call of an output tool.
+    let output = request.output.clone();
+    let output_def = output
+        .as_ref()
+        .filter(|_| crate::llm::output_by_tool(provider, !tools.is_empty()))
+        .map(output::definition);
+    let output_tool = output_def.as_ref().map(|d| d.name.to_string());
+    let offered: Vec<&ToolDefinition> = tools.iter().copied().chain(output_def.iter()).collect();
+    let mut structured: Option<Value> = None;
+    let mut output_failures = 0usize;
+    let mut output_error = String::new();
     // The model refused the step's request as too long once already.
     let mut overflowed = false;
     let end = loop {
@@ -474,7 +494,7 @@ pub async fn continue_agent(
         {
             let fitted = fit_context(
                 &mut messages,
-                tools,
+                &offered,
                 policy,
                 budget,
                 Summarizer {
@@ -502,12 +522,19 @@ pub async fn continue_agent(
         }
         steps += 1;
         tree.steps.set(tree.steps.get() + 1);
-        // The spec's tool choice holds for the first step of a turn only.
+        // The spec's tool choice holds for the first step of a turn only; with nothing else
+        // to call, an output tool must be called.
         let step = RequestOptions {
-            tool_choice: spec.choice_for(&messages),
+            tool_choice: match (&output_tool, spec.choice_for(&messages)) {
+                (Some(name), crate::llm::ToolChoice::Auto) if tools.is_empty() => {
+                    crate::llm::ToolChoice::Tool(name.clone())
+                }
+                (_, choice) => choice,
+            },
+            output: output.clone().filter(|_| output_tool.is_none()),
             ..request.clone()
         };
-        let http = build_request(provider, &messages, tools, &step);
+        let http = build_request(provider, &messages, &offered, &step);
         // Call ids are made unique (in the conversation and the tree) as the calls are
         // proposed, so every event of a call names it by one id.
         let mut taken: BTreeSet<String> = tree.call_ids.borrow().clone();
@@ -559,10 +586,10 @@ pub async fn continue_agent(
                 steps -= 1;
                 tree.steps.set(tree.steps.get().saturating_sub(1));
                 if let Some(policy) = &context {
-                    let target = crate::llm::tokens::estimate_request(&messages, tools) * 7 / 10;
+                    let target = crate::llm::tokens::estimate_request(&messages, &offered) * 7 / 10;
                     let fitted = fit_context(
                         &mut messages,
-                        tools,
+                        &offered,
                         policy,
                         policy
                             .budget(request.max_tokens)
@@ -682,6 +709,28 @@ pub async fn continue_agent(
                                 json!({"delivered": true, "message": "Your response was sent; your task is over."}),
                                 Default::default(),
                             )
+                        } else if output_tool.as_deref() == Some(call.name.as_str()) {
+                            let checked = output
+                                .as_ref()
+                                .map_or(Ok(()), |o| output::check(&o.schema, &call.arguments));
+                            match checked {
+                                Ok(()) => {
+                                    structured = Some(call.arguments.clone());
+                                    ToolResult::success(
+                                        json!({"delivered": true, "message": "Your answer was given; your task is over."}),
+                                        Default::default(),
+                                    )
+                                }
+                                Err(reason) => {
+                                    output_failures += 1;
+                                    let result = not_executed_final(&format!(
+                                        "your answer does not fit its schema: {reason}; call {} again with a valid answer",
+                                        call.name
+                                    ));
+                                    output_error = reason;
+                                    result
+                                }
+                            }
                         } else if tools.iter().any(|t| t.name == call.name) {
                             execute(call).await
                         } else {
@@ -737,7 +786,30 @@ pub async fn continue_agent(
         if let Some(error) = answer.error {
             break RunEnd::Failed { message: error };
         }
-        if calls.is_empty() || reply.is_some() {
+        if output_failures >= 2 {
+            break RunEnd::InvalidOutput {
+                message: output_error,
+            };
+        }
+        if reply.is_some() || structured.is_some() {
+            break RunEnd::Finished;
+        }
+        if calls.is_empty() {
+            // A structured answer given as text: valid, or asked for once more.
+            if let Some(format) = &output {
+                match output::from_text(&format.schema, &answer.text) {
+                    Ok(value) => structured = Some(value),
+                    Err(reason) if output_failures == 0 => {
+                        output_failures += 1;
+                        messages.push(Message::user(output::ask_again(
+                            &reason,
+                            output_tool.as_deref(),
+                        )));
+                        continue;
+                    }
+                    Err(reason) => break RunEnd::InvalidOutput { message: reason },
+                }
+            }
             break RunEnd::Finished;
         }
     };
@@ -748,6 +820,7 @@ pub async fn continue_agent(
         steps,
         usage,
         reply,
+        output: structured,
     }
 }
 

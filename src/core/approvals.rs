@@ -614,6 +614,7 @@ impl Core {
             max_steps,
             token_budget,
             group,
+            output,
         } = paused;
         self.ensure_settings().await?;
         let settings = self.settings.get();
@@ -648,6 +649,7 @@ impl Core {
             provider,
         );
         *tree.group.borrow_mut() = group.unwrap_or_default();
+        tree.output = output;
         if super::run_state::job_of_run(&tree.run_id).is_some() {
             tree.hold = Some(tree.run_id.clone());
             tree.no_overwrite = self.unit_no_overwrite(&tree.run_id);
@@ -867,6 +869,7 @@ impl Core {
                 steps,
                 usage,
                 message: None,
+                output: None,
                 pending: None,
                 todos: (!todos.is_empty()).then_some(todos),
             };

@@ -63,6 +63,40 @@ pub(super) struct RunParams {
     #[serde(default)]
     #[ts(type = "string", optional)]
     tool_choice: Option<crate::llm::ToolChoice>,
+    /// End with a structured answer: a JSON object valid against `schema`, in the result's
+    /// `output`. Tools may be called before it.
+    #[serde(default)]
+    output: Option<OutputParams>,
+}
+
+/// `run`'s `output`: the structured answer the run must end with.
+#[derive(Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OutputParams {
+    /// A JSON Schema of `type: "object"`.
+    #[ts(type = "Record<string, unknown>")]
+    schema: Value,
+    /// Its name (letters, digits, `_`, `-`; default `final_answer`).
+    #[serde(default)]
+    #[ts(optional)]
+    name: Option<String>,
+}
+
+impl OutputParams {
+    /// The format, or why the params do not make one.
+    fn format(&self) -> Result<crate::llm::OutputFormat, String> {
+        let name = self.name.clone().unwrap_or_else(|| "final_answer".into());
+        if !crate::agent::output::valid_name(&name) {
+            return Err("'output.name' must be 1 to 64 letters, digits, '_' or '-'".into());
+        }
+        if self.schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err("'output.schema' must be a JSON Schema of type \"object\"".into());
+        }
+        Ok(crate::llm::OutputFormat {
+            name,
+            schema: self.schema.clone(),
+        })
+    }
 }
 
 /// How the writer talks with a run: by text, or by voice (only quick, local tools).
@@ -198,6 +232,12 @@ impl Core {
         if prompt.is_empty() {
             return Err(invalid("run", "'prompt' must not be empty"));
         }
+        let output = p
+            .output
+            .as_ref()
+            .map(OutputParams::format)
+            .transpose()
+            .map_err(|reason| invalid("run", &reason))?;
         self.ensure_settings().await?;
         let settings = self.settings.get();
         // Checked now, before any other work; a model in the browser is loaded below, once
@@ -264,7 +304,7 @@ impl Core {
         let toolbox = spec.toolbox(&self.registry);
         let blocks = [editor_block.as_str(), memory_block.as_str()];
         let messages = agent::opening_messages(&spec, &toolbox, history, &prompt, &blocks);
-        let tree = Tree::new(
+        let mut tree = Tree::new(
             project,
             run_id,
             AbortSignal::new(),
@@ -273,6 +313,7 @@ impl Core {
             settings,
             provider,
         );
+        tree.output = output;
         self.drive(
             tree,
             Start::Fresh(Node::root(spec), messages),
@@ -499,6 +540,7 @@ impl Core {
                 max_steps: tree.state.max_steps,
                 token_budget: tree.state.token_budget,
                 group: Some(tree.group.borrow().clone()),
+                output: tree.output.clone(),
             };
             if tree.hold.is_some() {
                 // A job's unit: its writes so far, its pause and its mark in one batch.
@@ -523,6 +565,7 @@ impl Core {
                 steps: paused.steps,
                 usage: paused.usage,
                 message: None,
+                output: None,
                 pending: Some(cards),
                 todos,
             };
@@ -561,6 +604,11 @@ impl Core {
                 RunStatus::Failed,
                 Some(tree.settings.redact(message)),
             ),
+            RunEnd::InvalidOutput { message } => (
+                failed,
+                RunStatus::InvalidOutput,
+                Some(tree.settings.redact(message)),
+            ),
             RunEnd::Aborted | RunEnd::Paused { .. } => (aborted, RunStatus::Aborted, None),
         };
         let result = RunResult {
@@ -571,6 +619,7 @@ impl Core {
             steps: tree.state.steps.get(),
             usage: tree.state.usage.get(),
             message,
+            output: outcome.output.clone(),
             pending: None,
             todos,
         };

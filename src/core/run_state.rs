@@ -213,6 +213,8 @@ pub(super) struct Tree {
     pub(super) hold: Option<String>,
     /// The tree may not overwrite what it wrote (a job without `allowOverwrite`).
     pub(super) no_overwrite: bool,
+    /// The structured answer the root agent must end with, if the run asked for one.
+    pub(super) output: Option<crate::llm::OutputFormat>,
 }
 
 impl Tree {
@@ -237,6 +239,7 @@ impl Tree {
             paused: RefCell::new(BTreeMap::new()),
             group: RefCell::new(String::new()),
             hold: None,
+            output: None,
             no_overwrite: false,
         }
     }
@@ -328,6 +331,9 @@ pub(super) struct PausedRun {
     /// The tree's undo group (so a resumed run stays one group).
     #[serde(default)]
     pub(super) group: Option<String>,
+    /// The structured answer the run must end with, if it asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) output: Option<crate::llm::OutputFormat>,
 }
 
 /// Where a tree's drive starts.
@@ -459,6 +465,8 @@ pub(super) enum RunStatus {
     BudgetSpent,
     /// A model call failed.
     Failed,
+    /// The structured answer asked for (`output`) was not valid, even when asked again.
+    InvalidOutput,
     /// It was aborted.
     Aborted,
     /// Calls wait for the writer's approval (see `pending`); `approve` resumes it.
@@ -482,9 +490,14 @@ pub(super) struct RunResult {
     pub(super) steps: usize,
     /// Tokens used.
     pub(super) usage: Usage,
-    /// Why it failed (`failed` only).
+    /// Why it failed (`failed` and `invalid_output` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) message: Option<String>,
+    /// The structured answer, valid against the run's `output` schema (a run that asked
+    /// for one and finished).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(type = "Record<string, unknown>")]
+    pub(super) output: Option<serde_json::Value>,
     /// The calls waiting for approval (`paused` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) pending: Option<Vec<ApprovalCard>>,

@@ -63,6 +63,7 @@ impl Core {
                     steps: done.0,
                     usage: done.1,
                     reply: None,
+                    output: None,
                 },
                 files: Vec::new(),
                 frame: None,
@@ -115,6 +116,8 @@ impl Core {
                 stream: true,
                 max_tokens: settings.max_tokens,
                 temperature,
+                // Only the root agent answers the run (a sub-agent answers its caller).
+                output: tree.output.clone().filter(|_| node.caller.is_none()),
                 ..RequestOptions::default()
             };
             let node_ref = &node;
@@ -293,6 +296,7 @@ impl Core {
                     steps: frame.steps,
                     usage: frame.usage,
                     reply: None,
+                    output: None,
                 };
                 return NodeEnd {
                     outcome,
@@ -432,7 +436,7 @@ impl Core {
             RunEnd::Finished => Some(SessionStatus::Finished),
             RunEnd::MaxSteps => Some(SessionStatus::MaxSteps),
             RunEnd::BudgetSpent => Some(SessionStatus::BudgetSpent),
-            RunEnd::Failed { .. } => Some(SessionStatus::Failed),
+            RunEnd::Failed { .. } | RunEnd::InvalidOutput { .. } => Some(SessionStatus::Failed),
             RunEnd::Aborted => Some(SessionStatus::Aborted),
         };
         let event = match status {

@@ -140,6 +140,13 @@ impl super::Provider for Gemini {
         if let Some(t) = options.temperature {
             generation.insert("temperature".into(), Value::from(t));
         }
+        if let Some(output) = options.output.as_ref().filter(|_| tools.is_empty()) {
+            generation.insert("responseMimeType".into(), Value::from("application/json"));
+            generation.insert(
+                "responseSchema".into(),
+                crate::tools::schema::gemini_schema(&output.schema),
+            );
+        }
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
         }

@@ -40,6 +40,17 @@ pub enum CallGrammar {
 /// The GBNF grammar of one call of one of `tools`: `{"name": …, "arguments": …}`, or (with
 /// [`CallGrammar::Optional`]) plain text instead.
 pub fn tool_call_grammar(tools: &[&ToolDefinition], mode: CallGrammar) -> String {
+    answer_grammar(tools, mode, None)
+}
+
+/// The GBNF grammar of an answer: as [`tool_call_grammar`], except that where text may be
+/// written (no tools, or [`CallGrammar::Optional`]), with an `output` schema a JSON value
+/// valid against it must be written instead (a structured final answer).
+pub fn answer_grammar(
+    tools: &[&ToolDefinition],
+    mode: CallGrammar,
+    output: Option<&Value>,
+) -> String {
     let mut g = Builder::default();
     let calls: Vec<String> = tools
         .iter()
@@ -66,13 +77,21 @@ pub fn tool_call_grammar(tools: &[&ToolDefinition], mode: CallGrammar) -> String
             calls.join(" | ")
         )
     };
+    let answer = |g: &mut Builder| match output {
+        Some(schema) => {
+            g.root = Some(schema.clone());
+            g.refs.clear();
+            g.value(schema, "output", 0)
+        }
+        None => g.text(),
+    };
     let root = match (mode, call_body.is_empty()) {
         (CallGrammar::Required, false) => g.rule("call", &call_body),
         (CallGrammar::Optional, false) => {
             let call = g.rule("call", &call_body);
-            format!("{call} | {}", g.text())
+            format!("{call} | {}", answer(&mut g))
         }
-        (_, true) => g.text(),
+        (_, true) => answer(&mut g),
     };
     let mut out = format!("root ::= {root}\n");
     for (name, body) in &g.rules {

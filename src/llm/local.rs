@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::LlmTransport;
-use super::grammar::{tool_call_grammar, CallGrammar};
+use super::grammar::{answer_grammar, CallGrammar};
 use super::openai::{chat_body, OpenAiStream};
 use super::request::post;
 use super::{
@@ -131,7 +131,21 @@ impl super::Provider for Local {
         let mode = grammar_mode(config, tools, &choice);
         let mut headers = Vec::new();
         let mut body = match mode {
-            None => chat_body(config, messages, tools, options, false),
+            None => {
+                let mut body = chat_body(config, messages, tools, options, false);
+                // A structured answer is constrained by this crate's grammar of its schema.
+                if let Some(output) = body.remove("response_format").and(options.output.as_ref()) {
+                    body.insert(
+                        "grammar".into(),
+                        Value::from(answer_grammar(
+                            &[],
+                            CallGrammar::Optional,
+                            Some(&output.schema),
+                        )),
+                    );
+                }
+                body
+            }
             Some(mode) => {
                 let offered: Vec<&ToolDefinition> = match &choice {
                     ToolChoice::Tool(name) => {
@@ -143,15 +157,17 @@ impl super::Provider for Local {
                     ToolChoice::Tool(name) => Some(name.as_str()),
                     _ => None,
                 };
-                let rendered = grammar_messages(messages, &offered, mode, named);
+                let output = options.output.as_ref().map(|o| &o.schema);
+                let rendered = grammar_messages(messages, &offered, mode, named, output);
                 let plain = RequestOptions {
                     tool_choice: ToolChoice::Auto,
+                    output: None,
                     ..options.clone()
                 };
                 let mut body = chat_body(config, &rendered, &[], &plain, false);
                 body.insert(
                     "grammar".into(),
-                    Value::from(tool_call_grammar(&offered, mode)),
+                    Value::from(answer_grammar(&offered, mode, output)),
                 );
                 let word = match mode {
                     CallGrammar::Required => "required",
@@ -185,8 +201,9 @@ fn grammar_messages(
     tools: &[&ToolDefinition],
     mode: CallGrammar,
     named: Option<&str>,
+    output: Option<&Value>,
 ) -> Vec<Message> {
-    let guide = tool_guide(tools, mode, named);
+    let guide = tool_guide(tools, mode, named, output);
     let mut out: Vec<Message> = Vec::new();
     let mut push = |role: Role, text: String| match out.last_mut() {
         Some(last) if last.role == role && role != Role::System => {
@@ -234,16 +251,24 @@ fn grammar_messages(
 }
 
 /// The tools and how to call them, for the system prompt.
-fn tool_guide(tools: &[&ToolDefinition], mode: CallGrammar, named: Option<&str>) -> String {
+fn tool_guide(
+    tools: &[&ToolDefinition],
+    mode: CallGrammar,
+    named: Option<&str>,
+    output: Option<&Value>,
+) -> String {
     let mut text = String::from(
         "To call a tool, answer with only a JSON object, nothing before or after it:\n\
          {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}\n",
     );
-    text.push_str(match (mode, named) {
-        (CallGrammar::Required, Some(_)) => "Call this tool now.\n",
-        (CallGrammar::Required, None) => "Call one of these tools now.\n",
-        (CallGrammar::Optional, _) => "Or answer the writer in plain text.\n",
-    });
+    match (mode, named, output) {
+        (CallGrammar::Required, Some(_), _) => text.push_str("Call this tool now.\n"),
+        (CallGrammar::Required, None, _) => text.push_str("Call one of these tools now.\n"),
+        (CallGrammar::Optional, _, None) => text.push_str("Or answer the writer in plain text.\n"),
+        (CallGrammar::Optional, _, Some(schema)) => text.push_str(&format!(
+            "When you have the answer, give it as only a JSON object of this schema instead: {schema}\n"
+        )),
+    }
     text.push_str("\nTools:");
     for tool in tools {
         text.push_str(&format!(
@@ -406,17 +431,29 @@ impl LocalStream {
             }
             _ => return vec![StreamEvent::Finish { reason }],
         }
-        let call: Option<(String, Value)> =
-            serde_json::from_str::<Value>(&held)
-                .ok()
-                .and_then(|v| match v {
-                    Value::Object(mut o) => {
-                        let name = o.get("name").and_then(Value::as_str)?.to_string();
-                        Some((name, o.remove("arguments").unwrap_or(Value::Null)))
-                    }
-                    _ => None,
-                });
+        let parsed = serde_json::from_str::<Value>(&held).ok();
         let clean = matches!(reason, FinishReason::Stop | FinishReason::ToolCalls);
+        // A structured answer is JSON too: only a call's envelope, `name` and `arguments`
+        // and nothing else, makes a call.
+        let envelope = |o: &Map<String, Value>| {
+            o.get("name").is_some_and(Value::is_string)
+                && o.keys().all(|k| k == "name" || k == "arguments")
+        };
+        if let Some(Value::Object(o)) = &parsed {
+            if clean && !envelope(o) {
+                return vec![
+                    StreamEvent::TextDelta { text: held },
+                    StreamEvent::Finish { reason },
+                ];
+            }
+        }
+        let call: Option<(String, Value)> = parsed.and_then(|v| match v {
+            Value::Object(mut o) => {
+                let name = o.get("name").and_then(Value::as_str)?.to_string();
+                Some((name, o.remove("arguments").unwrap_or(Value::Null)))
+            }
+            _ => None,
+        });
         match call {
             Some((name, arguments)) if clean => vec![
                 StreamEvent::ToolCallStarted {

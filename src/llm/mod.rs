@@ -37,7 +37,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::assemble::{Answer, Assembler};
-pub use self::request::{HttpRequest, ProviderConfig, ProviderKind, RequestOptions, ToolChoice};
+pub use self::request::{
+    output_by_tool, HttpRequest, OutputFormat, ProviderConfig, ProviderKind, RequestOptions,
+    ToolChoice,
+};
 use crate::tools::ToolDefinition;
 
 /// Who speaks.

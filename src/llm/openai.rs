@@ -124,6 +124,12 @@ pub(super) fn chat_body(
     if let Some(t) = options.temperature {
         body.insert("temperature".into(), Value::from(t));
     }
+    if let Some(output) = &options.output {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {"name": output.name, "schema": output.schema}}),
+        );
+    }
     if options.stream {
         body.insert("stream".into(), Value::Bool(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));

@@ -61,6 +61,34 @@ pub struct RequestOptions {
     /// Whether the model must call a tool (sent only when tools are offered).
     #[serde(default)]
     pub tool_choice: ToolChoice,
+    /// The final answer must be JSON valid against this schema (structured output), written
+    /// in the provider's own way: OpenAI's `response_format`, Gemini's `responseSchema`, a
+    /// local model's grammar. Providers that take it only as a tool get an output tool instead
+    /// ([`output_by_tool`]).
+    #[serde(default)]
+    pub output: Option<OutputFormat>,
+}
+
+/// A structured final answer: a JSON object valid against `schema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputFormat {
+    /// Its name (letters, digits, `_` and `-`; the output tool's name where one is used).
+    pub name: String,
+    /// The JSON Schema of the answer (an object schema).
+    pub schema: serde_json::Value,
+}
+
+/// Whether the provider takes a structured answer as a call of an output tool rather than
+/// natively: Anthropic always, Gemini alongside tools (its response schema excludes function
+/// calling), a local model whose chat template takes the tools (the template and a grammar
+/// cannot both constrain one answer).
+pub fn output_by_tool(config: &ProviderConfig, has_tools: bool) -> bool {
+    match config.kind {
+        ProviderKind::Anthropic => true,
+        ProviderKind::Gemini => has_tools,
+        ProviderKind::Local => has_tools && config.local.template_tools,
+        ProviderKind::Openai => false,
+    }
 }
 
 /// Whether the model may answer in text or must call a tool: each adapter writes it as its

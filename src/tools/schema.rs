@@ -108,6 +108,13 @@ pub fn parameters_schema<T: JsonSchema>() -> Value {
     value
 }
 
+/// A schema as Gemini's OpenAPI subset takes it (a response schema, say).
+pub fn gemini_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    clean(&mut schema, true);
+    schema
+}
+
 /// Reduce a schema to the keywords providers accept (recursively).
 fn clean(value: &mut Value, gemini: bool) {
     let Value::Object(map) = value else {
