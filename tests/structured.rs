@@ -261,3 +261,71 @@ fn a_bad_output_request_is_refused_before_anything_runs() {
     }
     assert!(page.transport.requests().is_empty());
 }
+
+/// An Anthropic stream of one `tool_use` block.
+fn anthropic_tool_use(name: &str, input: Value) -> Scripted {
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "model": "m-1", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    let text: String = events
+        .iter()
+        .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+        .collect();
+    Scripted::sse(&text, 64)
+}
+
+#[test]
+fn anthropic_gives_the_answer_as_a_call_of_the_output_tool() {
+    // The model reads its tools: the output tool is among them, and it answers through it.
+    let page = Page::thinking(
+        Rc::new(MemoryStore::new()),
+        Rc::new(|body: &Value| {
+            let tools = body["tools"].as_array().unwrap();
+            let card = tools
+                .iter()
+                .find(|t| t["name"] == "chapter_card")
+                .expect("the output tool");
+            assert_eq!(card["input_schema"], schema());
+            assert!(body.get("response_format").is_none());
+            anthropic_tool_use(
+                "chapter_card",
+                json!({"title": "The Stair", "mood": "tense", "words": 4}),
+            )
+        }),
+    );
+    page.ok(
+        "create_project",
+        json!({"name": "P", "chapters": [{"title": "The Stair", "text": "Mara climbed the stair."}]}),
+    );
+    page.ok(
+        "set_settings",
+        json!({"provider": "anthropic", "baseUrl": "https://api.anthropic.com", "model": "claude-sonnet-4-5", "apiKey": "sk-ant-test-123456"}),
+    );
+    let run = run_with_output(&page);
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(
+        run["output"],
+        json!({"title": "The Stair", "mood": "tense", "words": 4})
+    );
+    assert_eq!(page.transport.requests().len(), 1);
+}

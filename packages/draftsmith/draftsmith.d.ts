@@ -227,6 +227,8 @@ export interface RunOptions {
   newConversation?: boolean;
   /** Whether the turn's first model call must call a tool: `auto`, `required`, or a tool of the run's toolbox. */
   toolChoice?: 'auto' | 'required' | (string & {});
+  /** End with a structured answer: a JSON object valid against `schema` (an object schema), in the result's `output`. */
+  output?: { schema: Record<string, unknown>; name?: string };
   /** Aborts the run. */
   signal?: AbortSignal;
   /** The run's id (made up when absent). */

@@ -583,7 +583,7 @@ export class Draftsmith {
    * and prompt. A run is a tree: the events of sub-agents carry `agent`, `path` and
    * `session`, between `session_started` and `session_ended` (or `session_paused`).
    */
-  run(prompt, { preset, agent, toolset, mode, maxSteps, tokenBudget, newConversation, toolChoice, signal, runId } = {}) {
+  run(prompt, { preset, agent, toolset, mode, maxSteps, tokenBudget, newConversation, toolChoice, output, signal, runId } = {}) {
     const id = runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
     const params = { prompt, runId: id };
     if (preset !== undefined) params.preset = preset;
@@ -594,6 +594,7 @@ export class Draftsmith {
     if (tokenBudget !== undefined) params.tokenBudget = tokenBudget;
     if (newConversation !== undefined) params.newConversation = newConversation;
     if (toolChoice !== undefined) params.toolChoice = toolChoice;
+    if (output !== undefined) params.output = output;
     const queue = [];
     let wake = null;
     let done = false;

@@ -2122,6 +2122,16 @@ export type OpenProjectParams = { id: string, };
 
 export type Origin = 'user' | 'import' | `agent:${string}` | `remote:${string}`;
 
+export type OutputParams = { 
+/**
+ * A JSON Schema of `type: "object"`.
+ */
+schema: Record<string, unknown>, 
+/**
+ * Its name (letters, digits, `_`, `-`; default `final_answer`).
+ */
+name?: string, };
+
 export type PartyMember = { 
 /**
  * The character's name (as in the story bible's characters, if recorded there).
@@ -2586,7 +2596,12 @@ newConversation?: boolean,
  * Whether the turn's first model call must call a tool: `auto`, `required`, or the name
  * of a tool of the run's toolbox (default: the agent's own choice).
  */
-toolChoice?: string, };
+toolChoice?: string, 
+/**
+ * End with a structured answer: a JSON object valid against `schema`, in the result's
+ * `output`. Tools may be called before it.
+ */
+output?: OutputParams, };
 
 export type RunPaused = { 
 /**
@@ -2654,9 +2669,14 @@ steps: number,
  */
 usage: Usage, 
 /**
- * Why it failed (`failed` only).
+ * Why it failed (`failed` and `invalid_output` only).
  */
 message?: string, 
+/**
+ * The structured answer, valid against the run's `output` schema (a run that asked
+ * for one and finished).
+ */
+output: Record<string, unknown>, 
 /**
  * The calls waiting for approval (`paused` only).
  */
@@ -2701,7 +2721,7 @@ model: string,
  */
 prompt: string, };
 
-export type RunStatus = "finished" | "max_steps" | "budget_spent" | "failed" | "aborted" | "paused";
+export type RunStatus = "finished" | "max_steps" | "budget_spent" | "failed" | "invalid_output" | "aborted" | "paused";
 
 export type RunsAborted = { 
 /**

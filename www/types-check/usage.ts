@@ -130,7 +130,7 @@ export async function everything(): Promise<void> {
   }
   run.abort();
   const end: RunResult = await run.result;
-  const status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'aborted' | 'paused' = end.status;
+  const status: 'finished' | 'max_steps' | 'budget_spent' | 'failed' | 'invalid_output' | 'aborted' | 'paused' = end.status;
   const waiting: ApprovalCard[] = end.pending ?? [];
 
   // Agents as data: presets, defined agents, runs as trees.
@@ -317,6 +317,9 @@ export async function everything(): Promise<void> {
   if (stored.models[0]) await client.localModels.delete(stored.models[0].url);
   offProgress();
   await client.run('List the chapters.', { toolset: 'quick', toolChoice: 'required' });
+  const card = await client.run('Describe chapter 1.', { output: { schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] }, name: 'card' } }).result;
+  const structured: Record<string, unknown> | undefined = card.output;
+  void structured;
   void [keptBytes, modelBytes];
   // A request by type: its params and result are the generated protocol types.
   const reopened: ProjectSummary = await client.request('open_project', { id: created.id });
