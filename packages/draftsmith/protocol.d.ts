@@ -1857,7 +1857,7 @@ url: string,
  */
 size: number, 
 /**
- * Its context window in tokens.
+ * The context window it was loaded with.
  */
 contextSize: number, 
 /**
@@ -1869,7 +1869,7 @@ threads: number,
  */
 multiThread: boolean, 
 /**
- * Whether its chat template takes tools (otherwise calls are made with a grammar).
+ * Whether its chat template takes tools.
  */
 toolTemplate: boolean, };
 

@@ -472,6 +472,8 @@ pub async fn continue_agent(
     let mut output_error = String::new();
     // The model refused the step's request as too long once already.
     let mut overflowed = false;
+    // After such a refusal: the tokens to compact down to, and the refusal.
+    let mut squeeze: Option<(usize, String)> = None;
     let end = loop {
         if abort.is_aborted() {
             break RunEnd::Aborted;
@@ -488,36 +490,50 @@ pub async fn continue_agent(
         {
             break RunEnd::BudgetSpent;
         }
-        if let Some((policy, budget)) = context
-            .as_ref()
-            .and_then(|p| Some((p, p.budget(request.max_tokens)?)))
-        {
-            let fitted = fit_context(
-                &mut messages,
-                &offered,
-                policy,
-                budget,
-                Summarizer {
-                    transport,
-                    sleeper,
-                    provider,
-                    call,
-                    now_ms,
-                    jitter: &mut *jitter,
-                    abort,
-                },
-            )
-            .await;
-            if let Some((compacted, spent)) = fitted {
-                if let Some(u) = spent {
-                    usage = usage.plus(u);
-                    tree.usage.set(tree.usage.get().plus(u));
-                    on_event(RunEvent::Usage { usage });
+        if let Some(policy) = &context {
+            // After an overflow error: down to its target, else within the window (if known).
+            let forced = squeeze.take();
+            let budget = match &forced {
+                Some((target, _)) => Some(
+                    policy
+                        .budget(request.max_tokens)
+                        .map_or(*target, |b| b.min(*target)),
+                ),
+                None => policy.budget(request.max_tokens),
+            };
+            if let Some(budget) = budget {
+                let fitted = fit_context(
+                    &mut messages,
+                    &offered,
+                    policy,
+                    budget,
+                    Summarizer {
+                        transport,
+                        sleeper,
+                        provider,
+                        call,
+                        now_ms,
+                        jitter: &mut *jitter,
+                        abort,
+                    },
+                )
+                .await;
+                match (fitted, forced) {
+                    (Some((compacted, spent)), _) => {
+                        if let Some(u) = spent {
+                            usage = usage.plus(u);
+                            tree.usage.set(tree.usage.get().plus(u));
+                            on_event(RunEvent::Usage { usage });
+                        }
+                        on_event(compacted);
+                    }
+                    // Nothing could be made shorter: the refusal stands.
+                    (None, Some((_, message))) => break RunEnd::Failed { message },
+                    (None, None) => {}
                 }
-                on_event(compacted);
-            }
-            if abort.is_aborted() {
-                break RunEnd::Aborted;
+                if abort.is_aborted() {
+                    break RunEnd::Aborted;
+                }
             }
         }
         steps += 1;
@@ -585,40 +601,9 @@ pub async fn continue_agent(
                 overflowed = true;
                 steps -= 1;
                 tree.steps.set(tree.steps.get().saturating_sub(1));
-                if let Some(policy) = &context {
-                    let target = crate::llm::tokens::estimate_request(&messages, &offered) * 7 / 10;
-                    let fitted = fit_context(
-                        &mut messages,
-                        &offered,
-                        policy,
-                        policy
-                            .budget(request.max_tokens)
-                            .map_or(target, |b| b.min(target)),
-                        Summarizer {
-                            transport,
-                            sleeper,
-                            provider,
-                            call,
-                            now_ms,
-                            jitter: &mut *jitter,
-                            abort,
-                        },
-                    )
-                    .await;
-                    match fitted {
-                        Some((compacted, spent)) => {
-                            if let Some(u) = spent {
-                                usage = usage.plus(u);
-                                tree.usage.set(tree.usage.get().plus(u));
-                                on_event(RunEvent::Usage { usage });
-                            }
-                            on_event(compacted);
-                            continue;
-                        }
-                        None => break RunEnd::Failed { message },
-                    }
-                }
-                break RunEnd::Failed { message };
+                let target = estimate_request(&messages, &offered) * 7 / 10;
+                squeeze = Some((target, message));
+                continue;
             }
             Some(Err(e)) => {
                 break RunEnd::Failed {

@@ -85,37 +85,6 @@ pub struct LocalModels {
     pub total: u64,
 }
 
-/// `load_local_model`: the model the settings name, loaded.
-#[derive(Debug, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct LocalModelLoaded {
-    /// Its URL, absolute.
-    pub url: String,
-    /// Its size in bytes.
-    pub size: u64,
-    /// Its context window in tokens.
-    pub context_size: u32,
-    /// The CPU threads it runs on.
-    pub threads: u32,
-    /// Whether it runs on several threads (the page is cross-origin isolated).
-    pub multi_thread: bool,
-    /// Whether its chat template takes tools (otherwise calls are made with a grammar).
-    pub tool_template: bool,
-}
-
-impl From<LocalInfo> for LocalModelLoaded {
-    fn from(info: LocalInfo) -> Self {
-        Self {
-            url: info.url,
-            size: info.size,
-            context_size: info.context_size,
-            threads: info.threads,
-            multi_thread: info.multi_thread,
-            tool_template: info.tool_template,
-        }
-    }
-}
-
 /// The shortest response and idle timeouts of a call to a model in the browser (ms): it
 /// answers its first byte only after reading the whole prompt, which takes minutes on a slow
 /// CPU, and nothing on the way can hang as a network does.
@@ -284,7 +253,7 @@ impl Core {
     }
 
     /// Serve `load_local_model`: load the model the settings name.
-    pub(super) async fn load_local_model(&self) -> Result<LocalModelLoaded, Error> {
+    pub(super) async fn load_local_model(&self) -> Result<LocalInfo, Error> {
         self.ensure_settings().await?;
         let settings = self.settings.get();
         let spec = settings.local_spec().ok_or_else(|| {
@@ -293,7 +262,7 @@ impl Core {
                     .into(),
             )
         })?;
-        Ok(self.load_local(&spec).await?.into())
+        self.load_local(&spec).await
     }
 
     /// Serve `local_models`: the model files the browser keeps.

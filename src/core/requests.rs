@@ -151,7 +151,7 @@ requests! {
     /// The model files the browser keeps for the local provider.
     LocalModels = "local_models" (NoParams) -> local::LocalModels,
     /// Download (unless kept) and load the local model the settings name.
-    LoadLocalModel = "load_local_model" (NoParams) -> local::LocalModelLoaded,
+    LoadLocalModel = "load_local_model" (NoParams) -> crate::llm::local::LocalInfo,
     /// Delete a kept model file.
     DeleteLocalModel = "delete_local_model" (local::DeleteLocalModel) -> local::LocalModelDeleted,
     /// A chapter's text, or its changes since a version.

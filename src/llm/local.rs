@@ -49,9 +49,10 @@ pub struct LocalSpec {
     pub threads: Option<u32>,
 }
 
-/// A loaded model, as the runtime describes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A loaded model, as the runtime describes it (and `load_local_model` answers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "LocalModelLoaded")]
 pub struct LocalInfo {
     /// Its URL, absolute.
     pub url: String,
@@ -456,11 +457,7 @@ impl LocalStream {
         });
         match call {
             Some((name, arguments)) if clean => vec![
-                StreamEvent::ToolCallStarted {
-                    index: 0,
-                    id: "call_0".into(),
-                    name,
-                },
+                started(name),
                 StreamEvent::ToolCallDelta {
                     index: 0,
                     arguments: arguments.to_string(),
@@ -475,11 +472,7 @@ impl LocalStream {
             _ => {
                 let name = call.map(|(n, _)| n).unwrap_or_default();
                 let mut events = vec![
-                    StreamEvent::ToolCallStarted {
-                        index: 0,
-                        id: "call_0".into(),
-                        name,
-                    },
+                    started(name),
                     StreamEvent::ToolCallDelta {
                         index: 0,
                         arguments: held,
@@ -492,5 +485,14 @@ impl LocalStream {
                 events
             }
         }
+    }
+}
+
+/// The start of the one call a grammar-constrained answer holds.
+fn started(name: String) -> StreamEvent {
+    StreamEvent::ToolCallStarted {
+        index: 0,
+        id: "call_0".into(),
+        name,
     }
 }
