@@ -4,19 +4,17 @@
 // downloads the model into the browser's storage, the later ones open the stored copy.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { launch } from './harness.mjs';
 
 const MODEL_PATH = '/models/SmolLM2-135M-Instruct.Q4_1.gguf';
 const MODEL_FILE = new URL(`..${MODEL_PATH}`, import.meta.url);
-const HAVE_MODEL = existsSync(MODEL_FILE);
-const skip = HAVE_MODEL ? false : 'the model is missing: run scripts/setup.sh model';
 
 let env;
 let page;
 let call;
 before(async () => {
-  if (!HAVE_MODEL) return;
+  assert.ok(statSync(MODEL_FILE, { throwIfNoEntry: false }), `${MODEL_FILE.pathname} is missing: run scripts/setup.sh model`);
   env = await launch();
   page = await env.newPage();
   await page.goto(`${env.url}e2e/fixtures/local-model/`);
@@ -43,7 +41,7 @@ function events(text) {
     .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
 }
 
-test('before any load, status tells what a load would use on this isolated page', { skip }, async () => {
+test('before any load, status tells what a load would use on this isolated page', async () => {
   const { value } = await call('status');
   assert.equal(value.crossOriginIsolated, true);
   assert.equal(value.loaded, null);
@@ -51,7 +49,7 @@ test('before any load, status tells what a load would use on this isolated page'
   assert.equal(value.runtime, value.threads > 1 ? 'multi-thread' : 'single-thread');
 });
 
-test('bad model specs are refused with a message the writer understands', { skip }, async () => {
+test('bad model specs are refused with a message the writer understands', async () => {
   const notGguf = await call('load', { url: '/index.html' });
   assert.match(notGguf.error.message, /not a \.gguf model file: http:\/\/127\.0\.0\.1:\d+\/index\.html/);
   assert.equal(notGguf.error.status, 400);
@@ -65,7 +63,7 @@ test('bad model specs are refused with a message the writer understands', { skip
   await call('modelFetches');
 });
 
-test('two loads of one model share one download, with progress up to the file size', { skip }, async () => {
+test('two loads of one model share one download, with progress up to the file size', async () => {
   const size = statSync(MODEL_FILE).size;
   const { value } = await call('loadTwice', { url: MODEL_PATH, threads: 1 });
   for (const info of value.infos) {
@@ -88,7 +86,7 @@ test('two loads of one model share one download, with progress up to the file si
   assert.equal(status.runtime, 'single-thread');
 });
 
-test('a chat streams OpenAI chunks with text, timings on the last, then [DONE]', { skip }, async () => {
+test('a chat streams OpenAI chunks with text, timings on the last, then [DONE]', async () => {
   const { value } = await call('chat', chatBody({ messages: [{ role: 'user', content: 'Say hello.' }] }));
   assert.equal(value.status, 200);
   const parsed = events(value.text);
@@ -101,7 +99,7 @@ test('a chat streams OpenAI chunks with text, timings on the last, then [DONE]',
   assert.ok(last.timings.prompt_per_second > 0 && last.timings.predicted_per_second > 0, JSON.stringify(last.timings));
 });
 
-test('a grammar constrains the answer', { skip }, async () => {
+test('a grammar constrains the answer', async () => {
   const { value } = await call('chat', chatBody({ messages: [{ role: 'user', content: 'Is the sky blue?' }], grammar: 'root ::= "yes" | "no"' }));
   const text = events(value.text)
     .filter((e) => e !== '[DONE]')
@@ -110,7 +108,7 @@ test('a grammar constrains the answer', { skip }, async () => {
   assert.ok(['yes', 'no'].includes(text), text);
 });
 
-test('bad requests and context overflow answer 400 with an OpenAI error body', { skip }, async () => {
+test('bad requests and context overflow answer 400 with an OpenAI error body', async () => {
   const notJson = (await call('chat', '{"messages": [')).value;
   assert.equal(notJson.status, 400);
   assert.match(JSON.parse(notJson.text).error.message, /not JSON/);
@@ -130,7 +128,7 @@ test('bad requests and context overflow answer 400 with an OpenAI error body', {
   assert.equal((await call('status')).value.loaded, modelUrl());
 });
 
-test('aborting ends the stream at once and frees the model for the next request', { skip }, async () => {
+test('aborting ends the stream at once and frees the model for the next request', async () => {
   const body = chatBody({ messages: [{ role: 'user', content: 'Tell a long story about a lighthouse.' }], max_tokens: 400 });
   const { value } = await call('chat', body, { abortAfter: 3 });
   assert.equal(value.status, 200);
@@ -147,7 +145,7 @@ test('aborting ends the stream at once and frees the model for the next request'
   assert.ok(early.ms < 1000);
 });
 
-test('with two threads the model runs multi-threaded on the isolated page', { skip }, async () => {
+test('with two threads the model runs multi-threaded on the isolated page', async () => {
   const { value } = await call('load', { url: MODEL_PATH, threads: 2 });
   assert.equal(value.info.multiThread, true);
   assert.equal(value.info.threads, 2);
@@ -157,7 +155,7 @@ test('with two threads the model runs multi-threaded on the isolated page', { sk
   assert.deepEqual((await call('status')).value, { runtime: 'multi-thread', crossOriginIsolated: true, loaded: modelUrl(), threads: 2 });
 });
 
-test('a stored model is deleted (and unloaded); deleting it again says false', { skip }, async () => {
+test('a stored model is deleted (and unloaded); deleting it again says false', async () => {
   assert.equal((await call('remove', MODEL_PATH)).value, true);
   assert.deepEqual((await call('list')).value, []);
   assert.equal((await call('status')).value.loaded, null);
