@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A provider's wire format: OpenAI-compatible, Anthropic or Gemini. It decides the request
-/// and stream formats (`llm`) and the shape of the tool catalog (`tools::CatalogFormat`).
+/// A provider's wire format: OpenAI-compatible, Anthropic, Gemini, or a model running in this
+/// browser. It decides the request and stream formats (`llm`) and the shape of the tool
+/// catalog (`tools::CatalogFormat`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
@@ -15,6 +16,10 @@ pub enum ProviderKind {
     Anthropic,
     /// `{"functionDeclarations": [{name, description, parameters}]}`
     Gemini,
+    /// A model running in this browser (wllama): OpenAI-shaped requests and chunks, with a
+    /// grammar for tool calls where the model's chat template has none; its catalog is
+    /// OpenAI's.
+    Local,
 }
 
 impl std::str::FromStr for ProviderKind {
@@ -24,8 +29,9 @@ impl std::str::FromStr for ProviderKind {
             "openai" => Ok(Self::Openai),
             "anthropic" => Ok(Self::Anthropic),
             "gemini" => Ok(Self::Gemini),
+            "local" => Ok(Self::Local),
             _ => Err(format!(
-                "unknown provider format '{s}'; use openai, anthropic or gemini"
+                "unknown provider format '{s}'; use openai, anthropic, gemini or local"
             )),
         }
     }

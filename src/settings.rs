@@ -12,6 +12,8 @@ use serde_json::json;
 use serde_json::{Map, Value};
 use ts_rs::TS;
 
+use crate::llm::local::LocalSpec;
+use crate::llm::request::LocalOptions;
 use crate::llm::{ProviderConfig, ProviderKind};
 use crate::persist::GLOBAL_PROJECT;
 
@@ -35,8 +37,12 @@ pub struct Settings {
     pub provider: Option<ProviderKind>,
     /// The API root (see [`ProviderConfig::base_url`]).
     pub base_url: String,
-    /// The model name.
+    /// The model name (for `local`: the URL of its `.gguf` file).
     pub model: String,
+    /// `local`: the context window in tokens (the runtime's default when unset).
+    pub context_size: Option<u32>,
+    /// `local`: CPU threads (the runtime's default when unset).
+    pub threads: Option<u32>,
     /// The API key (never serialized with the rest).
     #[serde(skip)]
     pub api_key: Option<String>,
@@ -139,6 +145,24 @@ pub struct IdleThinkingPatch {
     max_calls_per_day: Option<u32>,
 }
 
+/// The smallest context window of a local model (tokens).
+pub const MIN_CONTEXT: u32 = 256;
+/// The largest context window of a local model (tokens).
+pub const MAX_CONTEXT: u32 = 131_072;
+/// The most CPU threads of a local model.
+pub const MAX_THREADS: u32 = 64;
+
+/// Whether `url` names a `.gguf` file (its path ends so; a query or fragment may follow):
+/// what the local provider loads. Relative URLs (`/models/x.gguf`) count, resolved against
+/// the page's origin by the runtime.
+pub fn is_gguf_url(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or_default();
+    let name = path.rsplit('/').next().unwrap_or_default();
+    name.len() > ".gguf".len()
+        && name.to_ascii_lowercase().ends_with(".gguf")
+        && !url.contains(char::is_whitespace)
+}
+
 /// The shortest idle time the thinker may wait for (ms).
 pub const MIN_IDLE_MS: u64 = 1_000;
 /// The longest idle time the thinker may wait for (ms): a day.
@@ -188,6 +212,8 @@ impl Default for Settings {
             provider: None,
             base_url: String::new(),
             model: String::new(),
+            context_size: None,
+            threads: None,
             api_key: None,
             extra_headers: Vec::new(),
             remember_key: false,
@@ -217,13 +243,22 @@ impl Default for Settings {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[ts(optional_fields)]
 pub struct SettingsPatch {
-    /// `openai`, `anthropic` or `gemini`; '' forgets it.
+    /// `openai`, `anthropic`, `gemini` or `local`; '' forgets it.
     #[serde(default)]
     provider: Option<String>,
     #[serde(default)]
     base_url: Option<String>,
+    /// The model name; for `local`, the URL of a `.gguf` file.
     #[serde(default)]
     model: Option<String>,
+    /// `local`: 256 to 131 072 tokens; `null` goes back to the default.
+    #[serde(default, deserialize_with = "present")]
+    #[ts(type = "number | null", optional)]
+    context_size: Option<Value>,
+    /// `local`: 1 to 64; `null` goes back to the default.
+    #[serde(default, deserialize_with = "present")]
+    #[ts(type = "number | null", optional)]
+    threads: Option<Value>,
     /// The API key; `null` or '' forgets it.
     #[serde(default, deserialize_with = "present")]
     #[ts(type = "string | null", optional)]
@@ -365,6 +400,31 @@ impl Settings {
         }
         if let Some(model) = patch.model {
             next.model = model.trim().to_string();
+        }
+        if let Some(v) = patch.context_size {
+            let n: Option<u32> = nullable("contextSize", v)?;
+            if n.is_some_and(|n| !(MIN_CONTEXT..=MAX_CONTEXT).contains(&n)) {
+                return Err(format!(
+                    "'contextSize' must be between {MIN_CONTEXT} and {MAX_CONTEXT} tokens"
+                ));
+            }
+            next.context_size = n;
+        }
+        if let Some(v) = patch.threads {
+            let n: Option<u32> = nullable("threads", v)?;
+            if n.is_some_and(|n| !(1..=MAX_THREADS).contains(&n)) {
+                return Err(format!("'threads' must be between 1 and {MAX_THREADS}"));
+            }
+            next.threads = n;
+        }
+        if next.provider == Some(ProviderKind::Local)
+            && !next.model.is_empty()
+            && !is_gguf_url(&next.model)
+        {
+            return Err(format!(
+                "'model' must be the URL of a .gguf file for the local provider, got \"{}\"",
+                crate::tools::editing::preview(&next.model, 80)
+            ));
         }
         let key_given = patch.api_key.is_some();
         let headers_given = patch.extra_headers.is_some();
@@ -626,6 +686,26 @@ impl Settings {
         let kind = self.provider.ok_or(
             "no model is configured: choose a provider, base URL and model in the settings",
         )?;
+        if kind == ProviderKind::Local {
+            if !is_gguf_url(&self.model) {
+                return Err(
+                    "no model is configured: the local provider needs the URL of a .gguf file as its model"
+                        .into(),
+                );
+            }
+            return Ok(ProviderConfig {
+                kind,
+                base_url: String::new(),
+                model: self.model.clone(),
+                api_key: None,
+                extra_headers: Vec::new(),
+                local: LocalOptions {
+                    context_size: self.context_size,
+                    threads: self.threads,
+                    template_tools: false,
+                },
+            });
+        }
         if self.base_url.is_empty() {
             return Err("no model is configured: the settings have no base URL".into());
         }
@@ -638,6 +718,18 @@ impl Settings {
             model: self.model.clone(),
             api_key: self.api_key.clone(),
             extra_headers: self.extra_headers.clone(),
+            local: LocalOptions::default(),
+        })
+    }
+
+    /// The model to load in the browser, when the provider is `local`.
+    pub fn local_spec(&self) -> Option<LocalSpec> {
+        (self.provider == Some(ProviderKind::Local) && is_gguf_url(&self.model)).then(|| {
+            LocalSpec {
+                url: self.model.clone(),
+                context_size: self.context_size,
+                threads: self.threads,
+            }
         })
     }
 

@@ -617,7 +617,7 @@ impl Core {
         } = paused;
         self.ensure_settings().await?;
         let settings = self.settings.get();
-        let provider = settings.provider_config().map_err(Error::NoModel)?;
+        let provider = self.model_config(&settings).await.map_err(Error::NoModel)?;
         let catalog = self.catalog(&project).await?;
         self.emit_run(
             &run_id,

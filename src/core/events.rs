@@ -20,6 +20,7 @@ use ts_rs::{Config, TypeVisitor, TS};
 use super::agents::AgentsChangedEvent;
 use super::approvals::{ApprovalDecidedEvent, ApprovalsChangedEvent};
 use super::jobs::{JobFinishedEvent, JobProgressEvent};
+use super::local::ModelProgressEvent;
 use super::memory::MemoryChangedEvent;
 use super::proactive::SuggestionEvent;
 use super::research::ResearchChangedEvent;
@@ -106,6 +107,8 @@ events! {
     Run = "run" (RunEvent),
     /// The settings changed.
     SettingsChanged = "settings_changed" (PublicSettings),
+    /// A model running in the browser is being downloaded or loaded, is ready, or failed.
+    ModelProgress = "model_progress" (ModelProgressEvent),
     /// Chapters were added, renamed, moved or deleted.
     ChaptersChanged = "chapters_changed" (ProjectSummary),
     /// The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note).
@@ -146,9 +149,10 @@ impl CoreEvent {
     /// The project the event concerns: the one its payload names, else the open one.
     pub(super) fn concerns(&self) -> Concerns<'_> {
         match self {
-            Self::ProjectsChanged(_) | Self::SettingsChanged(_) | Self::MemoryChanged(_) => {
-                Concerns::EveryPage
-            }
+            Self::ProjectsChanged(_)
+            | Self::SettingsChanged(_)
+            | Self::MemoryChanged(_)
+            | Self::ModelProgress(_) => Concerns::EveryPage,
             Self::ProjectDeleted(e) => Concerns::Project(&e.id),
             Self::Saved(e) => Concerns::Project(&e.project),
             Self::StorageError(e) => Concerns::Project(&e.project),

@@ -21,7 +21,7 @@ use crate::agent::AbortSignal;
 use crate::commands::history::Applied;
 use crate::commands::Origin;
 use crate::error::Error;
-use crate::llm::client::{call_model, CallOptions};
+use crate::llm::client::call_model;
 use crate::llm::{build_request, Message, RequestOptions};
 use crate::persist;
 use crate::session::ToolCall;
@@ -63,9 +63,18 @@ impl Core {
             .await
             .map_err(|e| NestedError::Failed(e.to_string()))?;
         let settings = self.settings.get();
-        let provider = settings.provider_config().map_err(NestedError::Failed)?;
+        let provider = self
+            .model_config(&settings)
+            .await
+            .map_err(NestedError::Failed)?;
         let llm = self.llm().ok_or_else(|| {
             NestedError::Failed("this core was built without a way to call models".into())
+        })?;
+        let transport = self.model.transport(provider.kind).ok_or_else(|| {
+            NestedError::Failed(
+                "this core cannot run models in the browser (the local provider needs the worker's wllama runtime)"
+                    .into(),
+            )
         })?;
         let request = build_request(
             &provider,
@@ -78,17 +87,13 @@ impl Core {
                 ..RequestOptions::default()
             },
         );
-        let options = CallOptions {
-            connect_timeout_ms: settings.connect_timeout_ms,
-            idle_timeout_ms: settings.idle_timeout_ms,
-            ..CallOptions::default()
-        };
+        let options = super::local::call_options(&settings, provider.kind);
         let now = || self.env.clock.now_ms();
         let mut jitter = || self.next_jitter();
         let mut ignore = |_: &crate::llm::StreamEvent| {};
         let called = {
             let call = std::pin::pin!(call_model(
-                llm.transport.as_ref(),
+                transport.as_ref(),
                 llm.sleeper.as_ref(),
                 provider.kind,
                 &request,

@@ -27,6 +27,7 @@ mod chapters;
 mod events;
 mod generate;
 mod jobs;
+mod local;
 mod memory;
 pub mod mtl;
 mod parts;
@@ -509,6 +510,9 @@ impl Core {
             Call::RenameProject(p, reply) => reply.send(self.rename_project(p).await),
             Call::DeleteProject(p, reply) => reply.send(self.delete_project(p).await),
             Call::StorageEstimate(_, reply) => reply.send(self.storage_estimate().await),
+            Call::LocalModels(_, reply) => reply.send(self.local_models().await),
+            Call::LoadLocalModel(_, reply) => reply.send(self.load_local_model().await),
+            Call::DeleteLocalModel(p, reply) => reply.send(self.delete_local_model(p).await),
             Call::ReloadProject(p, reply) => reply.send(self.reload_project(p).await),
             Call::SyncConnect(p, reply) => reply.send(self.sync_connect(p).await),
             Call::SyncDisconnect(p, reply) => reply.send(self.sync_disconnect(p)),
@@ -1205,6 +1209,7 @@ impl Core {
         Ok(results::StorageEstimate {
             usage: estimate.map(|(usage, _)| usage),
             quota: estimate.map(|(_, quota)| quota),
+            models: self.local_model_bytes().await,
         })
     }
 

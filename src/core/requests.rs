@@ -23,8 +23,8 @@ use crate::error::{Error, ProtocolError};
 
 use super::results::{self, ProjectSummary};
 use super::{
-    agents, approvals, bible, chapters, events, jobs, memory, proactive, research, run, run_state,
-    sync,
+    agents, approvals, bible, chapters, events, jobs, local, memory, proactive, research, run,
+    run_state, sync,
 };
 
 /// Parameters of a request that takes none. Whatever the page sends is ignored.
@@ -148,6 +148,12 @@ requests! {
     WriterIdle = "writer_idle" (proactive::WriterIdle) -> proactive::IdleResult,
     /// Storage use and quota.
     StorageEstimate = "storage_estimate" (NoParams) -> results::StorageEstimate,
+    /// The model files the browser keeps for the local provider.
+    LocalModels = "local_models" (NoParams) -> local::LocalModels,
+    /// Download (unless kept) and load the local model the settings name.
+    LoadLocalModel = "load_local_model" (NoParams) -> local::LocalModelLoaded,
+    /// Delete a kept model file.
+    DeleteLocalModel = "delete_local_model" (local::DeleteLocalModel) -> local::LocalModelDeleted,
     /// A chapter's text, or its changes since a version.
     GetChapter = "get_chapter" (super::GetChapter) -> results::ChapterText,
     /// Add a chapter.

@@ -159,6 +159,9 @@ pub struct StorageEstimate {
     pub usage: Option<u64>,
     /// Bytes available in all.
     pub quota: Option<u64>,
+    /// Bytes of the model files kept for the local provider (counted in `usage` too;
+    /// `null` where this core runs no models in the browser).
+    pub models: Option<u64>,
 }
 
 /// `get_chapter`: a chapter's text and version.

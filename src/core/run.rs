@@ -145,8 +145,13 @@ impl Core {
         batch.put_value(Table::Meta, next.record());
         self.env.store.commit(batch).await?;
         let public = next.public();
+        let reload =
+            next.local_spec().is_some() && next.local_spec() != self.settings.get().local_spec();
         self.settings.set(next);
         self.emit(public.clone());
+        if reload {
+            self.preload_local(&self.settings.get());
+        }
         Ok(public)
     }
 
@@ -190,7 +195,7 @@ impl Core {
         }
         self.ensure_settings().await?;
         let settings = self.settings.get();
-        let provider = settings.provider_config().map_err(Error::NoModel)?;
+        let provider = self.model_config(&settings).await.map_err(Error::NoModel)?;
         if self.llm().is_none() {
             return Err(Error::NoModel(
                 "this core was built without a way to call models".into(),

@@ -37,7 +37,6 @@ use crate::agent::planning;
 use crate::agent::spec::task_message;
 use crate::agent::{self, AgentSpec, Delegation, RunContext, RunEnd, RunEvent, RunOutcome};
 use crate::commands::Origin;
-use crate::llm::client::CallOptions;
 use crate::llm::{Message, RequestOptions, ToolCall, Usage};
 use crate::session;
 use crate::tools::{ToolError, ToolResult};
@@ -77,6 +76,12 @@ impl Core {
             let Some(llm) = self.llm() else {
                 return fail("this core was built without a way to call models".into());
             };
+            let Some(transport) = self.model.transport(provider.kind) else {
+                return fail(
+                    "this core cannot run models in the browser (the local provider needs the worker's wllama runtime)"
+                        .into(),
+                );
+            };
             let mut tools: Vec<&crate::tools::ToolDefinition> = Vec::new();
             if let Some(set) = &node.spec.toolset {
                 match self.registry.toolset(set) {
@@ -105,11 +110,7 @@ impl Core {
             tools.extend(reply_def.iter());
             let origin = Origin::Agent(node.spec.name.clone());
             let settings = &tree.settings;
-            let call = CallOptions {
-                connect_timeout_ms: settings.connect_timeout_ms,
-                idle_timeout_ms: settings.idle_timeout_ms,
-                ..CallOptions::default()
-            };
+            let call = super::local::call_options(settings, provider.kind);
             let request = RequestOptions {
                 stream: true,
                 max_tokens: settings.max_tokens,
@@ -193,7 +194,7 @@ impl Core {
                 messages,
                 done,
                 RunContext {
-                    transport: llm.transport.as_ref(),
+                    transport: transport.as_ref(),
                     sleeper: llm.sleeper.as_ref(),
                     now_ms: &now,
                     jitter: &mut jitter,

@@ -245,7 +245,7 @@ async fn attempt_once(
         return Attempt::Done(assembler.finish());
     }
     let mut parser = SseParser::new();
-    let mut decoder = ProviderStream::new(kind);
+    let mut decoder = ProviderStream::for_request(kind, request);
     let mut got_any = false;
     loop {
         let next = with_timeout(sleeper, options.idle_timeout_ms, response.body.next_chunk()).await;

@@ -8,13 +8,14 @@
 //!   (the framing providers stream their answers in).
 //! - [`request`]: [`ProviderConfig`], [`RequestOptions`] and the [`HttpRequest`] each adapter
 //!   builds (the transport that sends it lives elsewhere).
-//! - [`openai`], [`anthropic`], [`gemini`]: per provider, a request builder, a stream decoder
+//! - [`openai`], [`anthropic`], [`gemini`], [`local`]: per provider, a request builder, a stream decoder
 //!   (already-parsed SSE events, [`SseMessage`], in; [`StreamEvent`]s out) and a parser of
 //!   whole (non-streamed) responses that yields the same events. Each implements
 //!   [`Provider`]; [`provider`] picks one by [`ProviderKind`].
 //! - [`assemble`]: the [`Assembler`] that folds events into an
 //!   [`Answer`], whatever the provider and whether or not it streamed.
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
+//! - [`grammar`]: the grammar that constrains a local model's answer to a valid tool call.
 //! - [`retry`]: when a failed call is tried again and how long to wait.
 //! - [`client`]: [`client::call_model`] over an [`client::LlmTransport`]: send, retry, time out,
 //!   decode and assemble.
@@ -23,6 +24,8 @@ pub mod anthropic;
 pub mod assemble;
 pub mod client;
 pub mod gemini;
+pub mod grammar;
+pub mod local;
 pub mod openai;
 pub mod request;
 pub mod retry;
@@ -261,6 +264,8 @@ pub enum ProviderStream {
     Anthropic(anthropic::AnthropicStream),
     /// Google Gemini.
     Gemini(gemini::GeminiStream),
+    /// A model running in the browser.
+    Local(local::LocalStream),
 }
 
 impl ProviderStream {
@@ -270,6 +275,16 @@ impl ProviderStream {
             ProviderKind::Openai => Self::Openai(openai::OpenAiStream::new()),
             ProviderKind::Anthropic => Self::Anthropic(anthropic::AnthropicStream::new()),
             ProviderKind::Gemini => Self::Gemini(gemini::GeminiStream::new()),
+            ProviderKind::Local => Self::Local(local::LocalStream::new(None)),
+        }
+    }
+
+    /// A fresh decoder for the streamed answer to `request` (of `kind`): a local model's
+    /// answer depends on how its request asked for tool calls.
+    pub fn for_request(kind: ProviderKind, request: &HttpRequest) -> Self {
+        match kind {
+            ProviderKind::Local => Self::Local(local::LocalStream::for_request(request)),
+            other => Self::new(other),
         }
     }
 
@@ -279,6 +294,7 @@ impl ProviderStream {
             Self::Openai(s) => s.on_event(msg),
             Self::Anthropic(s) => s.on_event(msg),
             Self::Gemini(s) => s.on_event(msg),
+            Self::Local(s) => s.on_event(msg),
         }
     }
 
@@ -289,6 +305,7 @@ impl ProviderStream {
             Self::Openai(s) => s.finish(),
             Self::Anthropic(s) => s.finish(),
             Self::Gemini(s) => s.finish(),
+            Self::Local(s) => s.finish(),
         }
     }
 }
@@ -317,6 +334,7 @@ pub fn provider(kind: ProviderKind) -> &'static dyn Provider {
         ProviderKind::Openai => &openai::OpenAi,
         ProviderKind::Anthropic => &anthropic::Anthropic,
         ProviderKind::Gemini => &gemini::Gemini,
+        ProviderKind::Local => &local::Local,
     }
 }
 

@@ -42,58 +42,8 @@ impl super::Provider for OpenAi {
         tools: &[&ToolDefinition],
         options: &RequestOptions,
     ) -> HttpRequest {
-        let mut body = Map::new();
-        body.insert("model".into(), Value::from(config.model.as_str()));
-        body.insert(
-            "messages".into(),
-            Value::Array(messages.iter().map(message).collect()),
-        );
         let official = config.base_url.contains("api.openai.com");
-        let choice = options
-            .tool_choice
-            .for_tools(tools.iter().map(|t| t.name.as_ref()));
-        // A named choice is the named function, as OpenAI documents it (llama-cpp-python,
-        // vLLM and OpenAI constrain the call to it). A compatible server is also offered only
-        // that tool, so a server that reads `tool_choice` only as a string (llama.cpp's
-        // `llama-server` takes an object for "auto") still has one tool to call.
-        let offered: Vec<&ToolDefinition> = match &choice {
-            ToolChoice::Tool(name) if !official => {
-                tools.iter().copied().filter(|t| t.name == *name).collect()
-            }
-            _ => tools.to_vec(),
-        };
-        if !offered.is_empty() {
-            body.insert("tools".into(), catalog(CatalogFormat::Openai, &offered));
-        }
-        match choice {
-            ToolChoice::Auto => {}
-            ToolChoice::Tool(name) => {
-                body.insert(
-                    "tool_choice".into(),
-                    json!({"type": "function", "function": {"name": name}}),
-                );
-            }
-            ToolChoice::Required => {
-                body.insert("tool_choice".into(), Value::from("required"));
-            }
-        }
-        if let Some(max) = options.max_tokens {
-            // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
-            // compatible servers know the older one.
-            let name = if official {
-                "max_completion_tokens"
-            } else {
-                "max_tokens"
-            };
-            body.insert(name.into(), Value::from(max));
-        }
-        if let Some(t) = options.temperature {
-            body.insert("temperature".into(), Value::from(t));
-        }
-        if options.stream {
-            body.insert("stream".into(), Value::Bool(true));
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
+        let body = chat_body(config, messages, tools, options, official);
         let headers = key(config)
             .map(|k| vec![("Authorization".to_string(), format!("Bearer {k}"))])
             .unwrap_or_default();
@@ -115,6 +65,70 @@ impl super::Provider for OpenAi {
         stream.chunk(&value, "message", &mut out);
         Ok(out)
     }
+}
+
+/// The body of a chat completion request: model, messages, tools and the tool choice, the
+/// output limit and temperature, streaming. `official`: OpenAI's own API (which wants
+/// `max_completion_tokens`, and takes a named choice with every tool offered).
+pub(super) fn chat_body(
+    config: &ProviderConfig,
+    messages: &[Message],
+    tools: &[&ToolDefinition],
+    options: &RequestOptions,
+    official: bool,
+) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::from(config.model.as_str()));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages.iter().map(message).collect()),
+    );
+    let choice = options
+        .tool_choice
+        .for_tools(tools.iter().map(|t| t.name.as_ref()));
+    // A named choice is the named function, as OpenAI documents it (llama-cpp-python,
+    // vLLM and OpenAI constrain the call to it). A compatible server is also offered only
+    // that tool, so a server that reads `tool_choice` only as a string (llama.cpp's
+    // `llama-server` takes an object for "auto") still has one tool to call.
+    let offered: Vec<&ToolDefinition> = match &choice {
+        ToolChoice::Tool(name) if !official => {
+            tools.iter().copied().filter(|t| t.name == *name).collect()
+        }
+        _ => tools.to_vec(),
+    };
+    if !offered.is_empty() {
+        body.insert("tools".into(), catalog(CatalogFormat::Openai, &offered));
+    }
+    match choice {
+        ToolChoice::Auto => {}
+        ToolChoice::Tool(name) => {
+            body.insert(
+                "tool_choice".into(),
+                json!({"type": "function", "function": {"name": name}}),
+            );
+        }
+        ToolChoice::Required => {
+            body.insert("tool_choice".into(), Value::from("required"));
+        }
+    }
+    if let Some(max) = options.max_tokens {
+        // OpenAI's own API wants the newer name (its reasoning models reject `max_tokens`);
+        // compatible servers know the older one.
+        let name = if official {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(name.into(), Value::from(max));
+    }
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), Value::from(t));
+    }
+    if options.stream {
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    body
 }
 
 /// One message in OpenAI's format.

@@ -24,6 +24,27 @@ pub struct ProviderConfig {
     /// More headers; one named like a default header (case-insensitively) replaces it.
     #[serde(default)]
     pub extra_headers: Vec<(String, String)>,
+    /// For a model running in the browser: how to load it, and what it can do.
+    #[serde(default)]
+    pub local: LocalOptions,
+}
+
+/// How a model running in the browser is loaded ([`ProviderKind::Local`]; its URL is
+/// [`ProviderConfig::model`]), and what its chat template can do.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalOptions {
+    /// The context window in tokens (the runtime's default when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_size: Option<u32>,
+    /// CPU threads (the runtime's default when unset: several where the page is
+    /// cross-origin isolated, else one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// The model's chat template takes tools: offered tools go to it as they are, and a
+    /// grammar is used only when a call is required.
+    #[serde(skip)]
+    pub template_tools: bool,
 }
 
 /// Per-call settings.

@@ -206,7 +206,7 @@ fn clean(value: &mut Value, gemini: bool) {
 /// The catalog of `tools` in `format`.
 pub fn catalog(format: CatalogFormat, tools: &[&ToolDefinition]) -> Value {
     match format {
-        CatalogFormat::Openai => Value::Array(
+        CatalogFormat::Openai | CatalogFormat::Local => Value::Array(
             tools
                 .iter()
                 .map(|t| {

@@ -22,7 +22,7 @@ use web_sys::{
 use crate::llm::client::{ByteStream, HttpResponse, LlmTransport, Sleeper, TransportError};
 use crate::llm::HttpRequest;
 
-fn js_error(value: JsValue) -> TransportError {
+pub(crate) fn js_error(value: JsValue) -> TransportError {
     let message = Reflect::get(&value, &"message".into())
         .ok()
         .and_then(|m| m.as_string())
@@ -49,9 +49,24 @@ fn scope() -> Result<WorkerGlobalScope, TransportError> {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FetchTransport;
 
-struct FetchBody {
+/// A response body read through its stream's reader; dropping it aborts what produces it.
+pub(crate) struct FetchBody {
     reader: Option<ReadableStreamDefaultReader>,
     controller: AbortController,
+}
+
+impl FetchBody {
+    /// The body read from `stream`, aborting `controller` when dropped.
+    pub(crate) fn new(
+        stream: Option<web_sys::ReadableStream>,
+        controller: AbortController,
+    ) -> Self {
+        let reader = stream.map(|body| {
+            body.get_reader()
+                .unchecked_into::<ReadableStreamDefaultReader>()
+        });
+        Self { reader, controller }
+    }
 }
 
 impl Drop for FetchBody {
@@ -129,14 +144,10 @@ impl LlmTransport for FetchTransport {
                     response_headers.push((name.to_string(), value));
                 }
             }
-            let reader = response.body().map(|body| {
-                body.get_reader()
-                    .unchecked_into::<ReadableStreamDefaultReader>()
-            });
             Ok(HttpResponse {
                 status: response.status(),
                 headers: response_headers,
-                body: Box::new(FetchBody { reader, controller }),
+                body: Box::new(FetchBody::new(response.body(), controller)),
             })
         }
         .boxed_local()

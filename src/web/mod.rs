@@ -28,6 +28,7 @@ pub mod bench;
 pub mod decoder;
 pub mod fetch;
 pub mod idb;
+pub mod local;
 pub mod socket;
 
 use std::cell::RefCell;
@@ -127,7 +128,13 @@ impl WorkerCore {
     /// Open the core on the IndexedDB database `database` (default `draftsmith`).
     /// `emit(json)` is called with each event's JSON text, including a `panic` event if the
     /// core ever panics (the instance is unusable after that; the worker replaces it).
-    pub async fn open(emit: Function, database: Option<String>) -> Result<WorkerCore, JsValue> {
+    /// `local_model`, the worker's wllama bridge (`local-model.js`), runs the `local`
+    /// provider's models; without it that provider is unavailable.
+    pub async fn open(
+        emit: Function,
+        database: Option<String>,
+        local_model: Option<local::LocalModelBridge>,
+    ) -> Result<WorkerCore, JsValue> {
         EMIT.with(|slot| *slot.borrow_mut() = Some(emit));
         install_panic_hook();
         let name = database.unwrap_or_else(|| "draftsmith".into());
@@ -149,6 +156,10 @@ impl WorkerCore {
             .with_fail_switch(Rc::new(move |n| switch.fail_next(n)))
             .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local))
             .with_sync(Rc::new(socket::WsTransport), Rc::new(fetch::JsSleeper));
+        let core = match local_model {
+            Some(bridge) => core.with_local_model(Rc::new(local::JsLocalModel::new(bridge))),
+            None => core,
+        };
         Ok(WorkerCore {
             core: Rc::new(core),
             clients: RefCell::new(std::collections::BTreeMap::new()),

@@ -1,10 +1,12 @@
-//! The model client: how the core reaches models (a transport and a sleeper), and the
-//! jitter of its retry backoff.
+//! The model client: how the core reaches models (a transport and a sleeper, and the runtime
+//! of models in the browser), the model loaded there, and the jitter of its retry backoff.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::llm::client::{LlmTransport, Sleeper};
+use crate::llm::local::{LocalInfo, LocalRuntime};
+use crate::llm::ProviderKind;
 
 /// How the core reaches models: a transport and a sleeper (for backoff and timeouts).
 pub struct Llm {
@@ -14,9 +16,12 @@ pub struct Llm {
     pub sleeper: Rc<dyn Sleeper>,
 }
 
-/// Owns the way to call models, if the embedder gave one, and the backoff jitter's state.
+/// Owns the way to call models, if the embedder gave one, the runtime of models in the
+/// browser and what it loaded, and the backoff jitter's state.
 pub(in crate::core) struct ModelClient {
     llm: RefCell<Option<Rc<Llm>>>,
+    local: RefCell<Option<Rc<dyn LocalRuntime>>>,
+    loaded: RefCell<Option<LocalInfo>>,
     jitter: Cell<u64>,
 }
 
@@ -24,6 +29,8 @@ impl Default for ModelClient {
     fn default() -> Self {
         Self {
             llm: RefCell::new(None),
+            local: RefCell::new(None),
+            loaded: RefCell::new(None),
             jitter: Cell::new(0x9e37_79b9_7f4a_7c15),
         }
     }
@@ -38,6 +45,35 @@ impl ModelClient {
     /// The way to call models, if this core has one.
     pub(in crate::core) fn get(&self) -> Option<Rc<Llm>> {
         self.llm.borrow().clone()
+    }
+
+    /// Run `local` models through `runtime` from now on.
+    pub(in crate::core) fn set_local(&self, runtime: Rc<dyn LocalRuntime>) {
+        *self.local.borrow_mut() = Some(runtime);
+    }
+
+    /// The runtime of models in the browser, if this core has one.
+    pub(in crate::core) fn local(&self) -> Option<Rc<dyn LocalRuntime>> {
+        self.local.borrow().clone()
+    }
+
+    /// The transport for a provider of `kind`: the browser's runtime for `local`, else the
+    /// network's; `None` when this core has no way to reach it.
+    pub(in crate::core) fn transport(&self, kind: ProviderKind) -> Option<Rc<dyn LlmTransport>> {
+        match kind {
+            ProviderKind::Local => self.local().map(|r| r as Rc<dyn LlmTransport>),
+            _ => self.get().map(|llm| Rc::clone(&llm.transport)),
+        }
+    }
+
+    /// Remember what the runtime loaded (`None`: nothing, or it was deleted).
+    pub(in crate::core) fn set_loaded(&self, info: Option<LocalInfo>) {
+        *self.loaded.borrow_mut() = info;
+    }
+
+    /// The model the runtime loaded last.
+    pub(in crate::core) fn loaded(&self) -> Option<LocalInfo> {
+        self.loaded.borrow().clone()
     }
 
     /// The next backoff jitter in `[0, 1)`, mixed with `now_ms`.
