@@ -70,7 +70,10 @@ class ModelError extends Error {
 /** `spec` checked and completed: `{url (absolute), contextSize, threads}`; throws a ModelError. */
 function normalize(spec) {
   if (!spec || typeof spec !== 'object') throw new ModelError('the model to load must be given as {url, contextSize?, threads?}', 400, 'invalid_request_error');
-  const { url, contextSize = DEFAULT_CONTEXT, threads = defaultThreads() } = spec;
+  // Absent or null: the default.
+  const url = spec.url;
+  const contextSize = spec.contextSize ?? DEFAULT_CONTEXT;
+  const threads = spec.threads ?? defaultThreads();
   if (typeof url !== 'string' || url.trim() === '') throw new ModelError('the model needs the URL of a .gguf file', 400, 'invalid_request_error');
   let absolute;
   try {

@@ -986,7 +986,7 @@ function demoUrl() {
 }
 
 function isDemo(settings) {
-  return settings?.baseUrl === demoUrl();
+  return settings?.provider !== 'local' && settings?.baseUrl === demoUrl();
 }
 
 /** The in-browser model the settings offer first: the one `scripts/setup.sh model` fetches. */
@@ -1035,7 +1035,7 @@ async function showLocalModels() {
     () => ($('local-runtime').textContent = ''),
   );
   try {
-    const { models } = await app.client.localModels.list();
+    const { models } = await app.client.request('local_models');
     list.replaceChildren(
       ...(models.length
         ? models.map((m) => {
@@ -1053,7 +1053,7 @@ async function deleteLocalModel(url) {
   const message = $('settings-message');
   if (!window.confirm(`Delete ${modelName(url)} from this browser? It is downloaded again when next used.`)) return;
   try {
-    const { deleted } = await app.client.localModels.delete(url);
+    const { deleted } = await app.client.request('delete_local_model', { url });
     message.textContent = deleted ? `Deleted ${modelName(url)}.` : `${modelName(url)} was not stored.`;
     message.classList.remove('error');
   } catch (err) {
