@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the npm package from packages/draftsmith/ (make package): the wasm and its glue from
 # www/pkg/ (scripts/build-wasm.sh release; `make package` builds the release wasm first) are copied
-# into packages/draftsmith/pkg/, then `npm pack` writes packages/draftsmith-<version>.tgz and
+# into packages/draftsmith/pkg/, wllama (the in-browser model's runtime: its ES module, its wasm
+# and its licence) from www/node_modules/@wllama/wllama into packages/draftsmith/wllama/, then
+# `npm pack` writes packages/draftsmith-<version>.tgz and
 # the copy examples/tiptap/draftsmith.tgz that the Tiptap example installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,13 @@ rm -rf "$pkg/pkg"
 mkdir -p "$pkg/pkg"
 cp www/pkg/draftsmith.js www/pkg/draftsmith.d.ts www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.wasm.d.ts \
   "$pkg/pkg/"
+wllama=www/node_modules/@wllama/wllama
+for f in esm/index.js esm/wasm/wllama.wasm LICENCE; do
+  [ -f "$wllama/$f" ] || { echo "package: $wllama/$f is missing: run scripts/setup.sh demo (npm ci in www/) first" >&2; exit 1; }
+done
+rm -rf "$pkg/wllama"
+mkdir -p "$pkg/wllama"
+cp "$wllama/esm/index.js" "$wllama/esm/wasm/wllama.wasm" "$wllama/LICENCE" "$pkg/wllama/"
 tarball=$(cd "$pkg" && npm pack --silent --pack-destination .. 2>/dev/null | tail -1)
 cp "packages/$tarball" examples/tiptap/draftsmith.tgz
 size=$(wc -c < "packages/$tarball")

@@ -3,7 +3,8 @@
 #   format, clippy (native and wasm32), native tests, browser tests (headless Chromium, inside
 #   a dedicated worker), the npm package and the Tiptap example built from it, the package's
 #   node tests, the sync server's tests (Hocuspocus with real Yjs clients and redis-server),
-#   end-to-end tests (playwright-core against the dev server and the example).
+#   end-to-end tests (playwright-core against the dev server and the example; the in-browser
+#   model's run SmolLM2-135M-Instruct from www/models/, which `make test`'s setup fetches).
 # Ends with one summary line of counts per layer and a total line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -106,7 +107,8 @@ node_tests package "package tests" . packages/draftsmith/test/*.test.mjs
 echo "==> sync server tests (node: scripts/sync-server.mjs with Yjs clients, SQLite, redis-server)"
 node_tests sync "sync server tests" www sync-test/
 
-echo "==> end-to-end tests (playwright-core, /usr/bin/chromium)"
+echo "==> end-to-end tests (playwright-core, /usr/bin/chromium; the in-browser model's with SmolLM2-135M)"
+[ -s www/models/SmolLM2-135M-Instruct.Q4_1.gguf ] || fail "the in-browser model is missing from www/models/ (scripts/setup.sh model)"
 node_tests e2e "e2e tests" www e2e/
 
 summary

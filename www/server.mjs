@@ -4,7 +4,10 @@
 //   node www/server.mjs [--port 8080] [--mock] [--root DIR]   (PORT env also works; port 0
 //   picks a free one; --root serves another folder, e.g. examples/tiptap/dist)
 //
-// Also serves the offline demo model (same origin as the page, no CORS). The scriptable mock
+// Also serves the offline demo model (same origin as the page, no CORS), the in-browser
+// model's runtime at /wllama/ (from node_modules/@wllama/wllama) and any GGUF model file placed
+// in www/models/ at /models/<name>.gguf. Every response carries COOP/COEP, so the page is
+// cross-origin isolated (the in-browser model runs multi-threaded). The scriptable mock
 // LLM and the machine-translation mock (llm-fixtures.mjs) are for tests only: they are served
 // only with `--mock` (or `startServer({mock: true})`), and only they send
 // `Access-Control-Allow-Origin: *` (the browser tests' page runs on another port). Without the
@@ -23,6 +26,7 @@
 //   - the answer is never a page of this origin: it is served as text/plain with nosniff and
 //     a sandboxing CSP, the page's own type in `X-Proxy-Content-Type`; at most 2 MiB, 20 s.
 import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +41,17 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 // worker (which loads the wasm from ./pkg/, www/pkg/ here).
 const PACKAGE = fileURLToPath(new URL('../packages/draftsmith/', import.meta.url));
 const HERE_ROOT = resolve(HERE);
-const FROM_PACKAGE = new Map(['/draftsmith.js', '/draftsmith.d.ts', '/worker.js'].map((p) => [p, join(PACKAGE, p.slice(1))]));
+const FROM_PACKAGE = new Map(
+  ['/draftsmith.js', '/draftsmith.d.ts', '/worker.js', '/local-model.js', '/local-model.d.ts'].map((p) => [p, join(PACKAGE, p.slice(1))]),
+);
+// wllama (the in-browser model's runtime), where the package ships it: beside the worker.
+const WLLAMA = fileURLToPath(new URL('./node_modules/@wllama/wllama/esm/', import.meta.url));
+const FROM_WLLAMA = new Map([
+  ['/wllama/index.js', join(WLLAMA, 'index.js')],
+  ['/wllama/wllama.wasm', join(WLLAMA, 'wasm', 'wllama.wasm')],
+]);
+// Model files (GGUF) placed in www/models/, served at /models/<name>.gguf.
+const MODELS = fileURLToPath(new URL('./models/', import.meta.url));
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -67,25 +81,16 @@ const CORS_HEADERS = {
 };
 
 
-// The benchmark pages (and what they load, the worker among it) are cross-origin isolated,
-// which gives them a 5 µs `performance.now()` instead of a 100 µs one: the raw IndexedDB put
-// the keystroke benchmark compares against takes about half a millisecond.
+// Every response makes the page cross-origin isolated (COOP + COEP): the in-browser model
+// then runs multi-threaded (SharedArrayBuffer), and the benchmarks get a 5 µs
+// `performance.now()` instead of a 100 µs one. Everything the page loads is same-origin, and
+// the test mocks it calls on another port answer with CORS, which isolation allows.
 const ISOLATION_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Embedder-Policy': 'require-corp',
 };
 
-function forBenchmark(req, url) {
-  if (url.pathname.startsWith('/bench/')) return true;
-  try {
-    const referer = new URL(req.headers.referer ?? '');
-    return referer.host === req.headers.host && referer.pathname.startsWith('/bench/');
-  } catch {
-    return false;
-  }
-}
-
-async function serveStatic(root, pathname, res, isolated = false) {
+async function serveStatic(root, pathname, res) {
   let path;
   try {
     path = decodeURIComponent(pathname);
@@ -95,19 +100,51 @@ async function serveStatic(root, pathname, res, isolated = false) {
   if (path.includes('\0')) return send(res, 400, 'bad path');
   const file = normalize(join(root, path));
   if (file !== root && !file.startsWith(root + sep)) return send(res, 403, 'forbidden');
-  let target = (root === HERE_ROOT && FROM_PACKAGE.get(path)) || file;
+  let target = (root === HERE_ROOT && (FROM_PACKAGE.get(path) || FROM_WLLAMA.get(path))) || file;
   try {
     if ((await stat(target)).isDirectory()) target = join(target, 'index.html');
     const body = await readFile(target);
     res.writeHead(200, {
       ...COMMON_HEADERS,
-      ...(isolated ? ISOLATION_HEADERS : {}),
       'Content-Type': MIME[extname(target)] ?? 'application/octet-stream',
     });
     res.end(body);
   } catch {
     send(res, 404, `not found: ${pathname}`);
   }
+}
+
+// A model file from www/models/, streamed (they are tens to thousands of MB): only plain
+// `<name>.gguf` names (the parts of a split model too), nothing outside the folder.
+async function serveModel(pathname, req, res) {
+  let name;
+  try {
+    name = decodeURIComponent(pathname.slice('/models/'.length));
+  } catch {
+    return send(res, 400, 'bad path');
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*\.gguf$/i.test(name) || name.includes('..')) {
+    return send(res, 404, `not found: ${pathname} (only .gguf files are served from /models/)`);
+  }
+  const file = join(MODELS, name);
+  let info;
+  try {
+    info = await stat(file);
+  } catch {
+    return send(res, 404, `not found: ${pathname} (place the file in www/models/, or run scripts/setup.sh model)`);
+  }
+  if (!info.isFile()) return send(res, 404, `not found: ${pathname}`);
+  res.writeHead(200, {
+    ...COMMON_HEADERS,
+    'Content-Type': 'application/octet-stream',
+    'Content-Length': info.size,
+    ETag: `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`,
+  });
+  if (req.method === 'HEAD') return res.end();
+  const stream = createReadStream(file);
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
 }
 
 // A deterministic LibreTranslate-compatible machine-translation mock for the tests:
@@ -238,6 +275,7 @@ const isMockPath = (pathname) => pathname === '/mock' || pathname.startsWith('/m
 export function startServer({ port = 8080, host = '127.0.0.1', root = HERE, mock = false } = {}) {
   const absRoot = resolve(root);
   const server = createServer((req, res) => {
+    for (const [name, value] of Object.entries(ISOLATION_HEADERS)) res.setHeader(name, value);
     const url = new URL(req.url, 'http://localhost');
     const mockPath = isMockPath(url.pathname);
     const fail = (err) => {
@@ -266,7 +304,8 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = HERE, mock
       .then((handled) => {
         if (handled) return;
         if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed');
-        return serveStatic(absRoot, url.pathname, res, forBenchmark(req, url));
+        if (absRoot === HERE_ROOT && url.pathname.startsWith('/models/')) return serveModel(url.pathname, req, res);
+        return serveStatic(absRoot, url.pathname, res);
       })
       .catch(fail);
   });

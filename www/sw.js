@@ -1,8 +1,15 @@
 // Service worker of the demo page: keeps the page usable offline. Same-origin GETs go to the
 // network first (so a rebuilt page is picked up at once) and are cached; when the network is
-// gone, the cached copy is served. Model endpoints (/demo/, /mock/) and the research proxy
-// (/proxy) are never cached.
+// gone, the cached copy is served. Model endpoints (/demo/, /mock/), the research proxy
+// (/proxy) and model files (/models/: the in-browser model keeps its own copy in the
+// browser's storage) are never cached. What is served from the cache keeps the page
+// cross-origin isolated (COOP/COEP), as the server does, so the in-browser model still runs
+// multi-threaded offline.
 const CACHE = 'draftsmith-shell-v1';
+const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
 const SHELL = [
   './',
   './index.html',
@@ -10,6 +17,7 @@ const SHELL = [
   './dist/app.js',
   './draftsmith.js',
   './worker.js',
+  './local-model.js',
   './pkg/draftsmith.js',
   './pkg/draftsmith_bg.wasm',
 ];
@@ -32,7 +40,7 @@ self.addEventListener('fetch', (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (request.method !== 'GET' || url.origin !== self.location.origin) return;
-  if (url.pathname.startsWith('/demo/') || url.pathname.startsWith('/mock/') || url.pathname === '/proxy') return;
+  if (['/demo/', '/mock/', '/models/'].some((prefix) => url.pathname.startsWith(prefix)) || url.pathname === '/proxy') return;
   event.respondWith(
     (async () => {
       const cache = await caches.open(CACHE);
@@ -44,9 +52,18 @@ self.addEventListener('fetch', (event) => {
         // The worker's `?db=` and the glue's `?instance=` (a fresh core after a panic) name
         // the same file.
         const cached = await cache.match(request, { ignoreSearch: url.pathname.endsWith('worker.js') || url.pathname.endsWith('/pkg/draftsmith.js') });
-        if (cached) return cached;
+        if (cached) return isolated(cached);
         throw err;
       }
     })(),
   );
 });
+
+// A cached response with the isolation headers (a copy cached before the server sent them
+// has none).
+function isolated(response) {
+  if (Object.entries(ISOLATION_HEADERS).every(([name, value]) => response.headers.get(name) === value)) return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(ISOLATION_HEADERS)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}

@@ -77,6 +77,8 @@ import type {
 
 // The protocol's requests, their parameters and results, generated from the core's Rust types.
 export type * from './protocol.js';
+import type { LocalModelStatus } from './local-model.js';
+export type { LocalModelStatus, LocalModelInfo, LocalModelSpec, StoredModel } from './local-model.js';
 
 /** `sync.connect`'s parameters. */
 export interface SyncConnectOptions {
@@ -361,9 +363,12 @@ export declare class Draftsmith {
   /**
    * This tab's worker (not the core): `writer` when it applies and saves the projects for
    * every tab, `follower` when it relays to the tab that does; `clients`: how many other tabs a
-   * writer serves (a closed tab's client is dropped).
+   * writer serves (a closed tab's client is dropped); `localModel`: this worker's in-browser
+   * model (the `local` provider): whether it runs multi-threaded (the page must be
+   * cross-origin isolated), with how many threads, and which model is loaded (in the writing
+   * tab, which runs the agents).
    */
-  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number }>;
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; localModel: LocalModelStatus }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

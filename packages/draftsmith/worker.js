@@ -24,6 +24,8 @@
 // Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
 // when another tab saved it (the behaviour before wave 2).
 
+import { LocalModel } from './local-model.js';
+
 // Both resolved relative to this module (not to the page), in a form bundlers follow: Vite
 // copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
@@ -40,6 +42,11 @@ const INSTANCE = `${Date.now().toString(36)}-${Math.random().toString(36).slice(
 const SHARED_EVENTS = new Set(['saved', 'projects_changed', 'memory_changed', 'approvals_changed', 'approval_decided']);
 // Events about this worker itself, never relayed.
 const LOCAL_EVENTS = new Set(['ready', 'fatal']);
+
+// The in-browser model (the `local` provider): one per worker, kept across core restarts so a
+// loaded model stays loaded. wllama itself is imported on the first load. It and its own
+// workers end with this worker when the tab closes.
+const localModel = new LocalModel();
 
 let core = null;
 let generation = 0;
@@ -239,7 +246,7 @@ async function boot() {
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
     const glue = await import(/* @vite-ignore */ url);
     await glue.default({ module_or_path: WASM_URL });
-    core = await glue.WorkerCore.open(onCoreEvent, DATABASE);
+    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel);
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);
@@ -372,10 +379,11 @@ async function serve(message) {
   }
   await elected;
   if (message.type === 'worker_status') {
-    // This worker, not the core: whether it writes, and for how many other tabs.
+    // This worker, not the core: whether it writes, for how many other tabs, and its
+    // in-browser model (the one the core runs in the writing tab).
     await ready;
     const clients = role === 'writer' && core !== null ? core.client_count() : 0;
-    post({ kind: 'response', id, ok: true, result: { role, clients } });
+    post({ kind: 'response', id, ok: true, result: { role, clients, localModel: localModel.status() } });
     return;
   }
   if (role === 'follower') {

@@ -1,11 +1,12 @@
 // Runs the browser benchmarks in headless Chromium and prints their numbers, then the
 // ratios against the peers in one table.
 //   node www/bench/run.mjs                 (make bench-browser: every benchmark)
-//   node www/bench/run.mjs memory peers    (only those pages: memory, peers, keystroke, messages)
+//   node www/bench/run.mjs memory peers    (only those pages: memory, peers, keystroke, messages,
+//                                           local-model)
 // Each page gets a fresh browser context (its own caches and storage).
 import { launch } from '../e2e/harness.mjs';
 
-const ALL = ['memory', 'peers', 'keystroke', 'messages'];
+const ALL = ['memory', 'peers', 'keystroke', 'messages', 'local-model'];
 const chosen = process.argv.slice(2).filter((a) => ALL.includes(a));
 const pages = chosen.length ? chosen : ALL;
 
@@ -74,6 +75,19 @@ try {
       for (const [what, m] of Object.entries(r.messages)) {
         console.log(`messages:   ${what} (${m.bytes} B): in ${m.inTextUs} / ${m.inValueUs} µs, out ${m.outTextUs} / ${m.outValueUs} µs${m.same ? '' : ' (ENCODINGS DIFFER)'}`);
       }
+    }
+    if (name === 'local-model') {
+      const r = await run('local-model');
+      console.log(`local model: ${r.model} through the bridge (wllama), ${r.cores} cores, cross-origin isolated: ${r.crossOriginIsolated}; median of ${r.rounds} answers each:`);
+      for (const run of r.runs) {
+        console.log(
+          `local model:   ${run.label.padEnd(13)} (${run.threads} thread${run.threads > 1 ? 's' : ''}): ` +
+            `prompt ${run.promptPerSecond} tokens/s (${run.promptTokens} tokens; ${run.allPromptPerSecond.join(', ')}), ` +
+            `generation ${run.generationPerSecond} tokens/s (${run.generatedTokens} tokens; ${run.allGenerationPerSecond.join(', ')}); loaded in ${run.loadMs} ms`,
+        );
+      }
+      const [single, multi] = r.runs;
+      ratio('in-browser model, generation', `${multi.generationPerSecond} tok/s (${multi.threads} threads)`, `1 thread ${single.generationPerSecond} tok/s`, (single.generationPerSecond / multi.generationPerSecond).toFixed(2), 'time per token, multi / single');
     }
   }
   if (ratios.length) {

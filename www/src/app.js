@@ -986,13 +986,124 @@ function demoUrl() {
 }
 
 function isDemo(settings) {
-  return settings?.baseUrl === demoUrl();
+  return settings?.provider !== 'local' && settings?.baseUrl === demoUrl();
+}
+
+/** The in-browser model the settings offer first: the one `scripts/setup.sh model` fetches. */
+const LOCAL_MODEL_DEFAULT = '/models/SmolLM2-135M-Instruct.Q4_1.gguf';
+
+const isLocal = (settings) => settings?.provider === 'local';
+
+/** A model file's name from its URL, for labels. */
+function modelName(url) {
+  try {
+    return decodeURIComponent(new URL(url, location.href).pathname.split('/').pop()) || url;
+  } catch {
+    return url;
+  }
+}
+
+function megabytes(bytes) {
+  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
+// The fields of the chosen provider: base URL and key for a server, the model file's URL,
+// context size and threads for the in-browser model.
+function showProviderFields() {
+  const local = $('settings-provider').value === 'local';
+  for (const node of document.querySelectorAll('.settings .remote-only')) node.hidden = local;
+  $('settings-base-url').required = !local;
+  $('settings-local').hidden = !local;
+  $('settings-model-label').textContent = local ? 'Model file URL (.gguf)' : 'Model';
+  $('settings-model').placeholder = local ? LOCAL_MODEL_DEFAULT : '';
+  if (local && !/\.gguf(\?|#|$)/i.test($('settings-model').value.trim())) $('settings-model').value = LOCAL_MODEL_DEFAULT;
+  if (!local && /\.gguf(\?|#|$)/i.test($('settings-model').value.trim())) $('settings-model').value = isLocal(app.settings) ? '' : (app.settings?.model ?? '');
+  if (local) showLocalModels();
+}
+
+// The models stored in this browser, each with its size and a Delete button, and the runtime
+// (multi- or single-threaded) of this tab's worker.
+async function showLocalModels() {
+  const list = $('local-models');
+  app.client.workerStatus().then(
+    ({ localModel: runtime }) => {
+      $('local-runtime').textContent =
+        runtime.runtime === 'multi-thread'
+          ? `Runs multi-threaded (${runtime.threads} threads; this page is cross-origin isolated).`
+          : `Runs on one thread${runtime.crossOriginIsolated ? '' : ' (this page is not cross-origin isolated, so it cannot use more)'}.`;
+    },
+    () => ($('local-runtime').textContent = ''),
+  );
+  try {
+    const { models } = await app.client.request('local_models');
+    list.replaceChildren(
+      ...(models.length
+        ? models.map((m) => {
+            const remove = el('button', { type: 'button', testid: 'local-model-delete', title: `Delete ${m.url} from this browser`, onclick: () => deleteLocalModel(m.url) }, 'Delete');
+            return el('li', { testid: 'local-model', 'data-url': m.url }, el('span', {}, `${modelName(m.url)} · ${megabytes(m.size)}${m.loaded ? ' · loaded' : ''}`), remove);
+          })
+        : [el('li', { class: 'hint' }, 'None yet: the model is downloaded when it is first used.')]),
+    );
+  } catch (err) {
+    list.replaceChildren(el('li', { class: 'hint error' }, `Could not list the stored models: ${err.message}`));
+  }
+}
+
+async function deleteLocalModel(url) {
+  const message = $('settings-message');
+  if (!window.confirm(`Delete ${modelName(url)} from this browser? It is downloaded again when next used.`)) return;
+  try {
+    const { deleted } = await app.client.request('delete_local_model', { url });
+    message.textContent = deleted ? `Deleted ${modelName(url)}.` : `${modelName(url)} was not stored.`;
+    message.classList.remove('error');
+  } catch (err) {
+    message.textContent = `Could not delete ${modelName(url)}: ${err.message}`;
+    message.classList.add('error');
+  }
+  showLocalModels();
+  showStorage();
+}
+
+// The `model_progress` event: downloading (a bar of bytes), loading, ready or failed.
+let progressTimer = null;
+function showModelProgress(e) {
+  const box = $('model-progress');
+  const bar = $('model-progress-bar');
+  const text = $('model-progress-text');
+  const name = modelName(e.url);
+  clearTimeout(progressTimer);
+  box.hidden = false;
+  box.classList.toggle('failed', e.phase === 'failed');
+  if (e.phase === 'downloading') {
+    if (e.total > 0) {
+      bar.max = e.total;
+      bar.value = e.loaded;
+      text.textContent = `Downloading ${name}: ${megabytes(e.loaded)} of ${megabytes(e.total)} (${Math.floor((e.loaded / e.total) * 100)} %)`;
+    } else {
+      bar.removeAttribute('value');
+      text.textContent = `Downloading ${name}: ${megabytes(e.loaded)}`;
+    }
+  } else if (e.phase === 'loading') {
+    bar.removeAttribute('value');
+    text.textContent = `Loading ${name}…`;
+  } else if (e.phase === 'ready') {
+    bar.max = 1;
+    bar.value = 1;
+    text.textContent = `${name} ready`;
+    progressTimer = setTimeout(() => (box.hidden = true), 4000);
+    if (!$('settings-local').hidden) showLocalModels();
+    showStorage();
+  } else if (e.phase === 'failed') {
+    bar.max = 1;
+    bar.value = 0;
+    text.textContent = `${name} failed: ${e.error ?? 'unknown error'}`;
+  }
 }
 
 function renderSettings(s) {
   app.settings = s;
   $('settings-provider').value = s.provider ?? 'openai';
-  $('settings-base-url').value = s.baseUrl;
+  $('settings-base-url').value = s.baseUrl ?? '';
   $('settings-model').value = s.model;
   $('settings-key').value = '';
   $('settings-key').placeholder = s.hasKey ? 'a key is set (type to replace it)' : "kept in the worker's memory";
@@ -1008,8 +1119,17 @@ function renderSettings(s) {
   idleSettings(s);
   $('settings-research-proxy').value = s.researchProxy ?? '';
   $('settings-research-private').checked = Boolean(s.researchAllowPrivate);
+  $('settings-context-size').value = s.contextSize ?? '';
+  $('settings-threads').value = s.threads ?? '';
+  showProviderFields();
   const label = $('model-label');
-  label.textContent = s.configured ? (isDemo(s) ? 'Demo model (offline, scripted; not an AI)' : `${s.model} · ${s.provider}`) : 'No model configured';
+  label.textContent = s.configured
+    ? isDemo(s)
+      ? 'Demo model (offline, scripted; not an AI)'
+      : isLocal(s)
+        ? `${modelName(s.model)} · in the browser`
+        : `${s.model} · ${s.provider}`
+    : 'No model configured';
   label.classList.toggle('demo', isDemo(s));
 }
 
@@ -1032,8 +1152,19 @@ async function saveSettings(event) {
     researchProxy: $('settings-research-proxy').value.trim(),
     researchAllowPrivate: $('settings-research-private').checked,
   };
-  const key = $('settings-key').value.trim();
-  if (key) patch.apiKey = key;
+  if (patch.provider === 'local') {
+    // The model is a file's URL; no server, no key.
+    delete patch.baseUrl;
+    delete patch.rememberKey;
+    // Empty: the defaults (2048 tokens; as many threads as the page can use, up to 8).
+    const contextSize = $('settings-context-size').value.trim();
+    const threads = $('settings-threads').value.trim();
+    if (contextSize) patch.contextSize = Number(contextSize);
+    if (threads) patch.threads = Number(threads);
+  } else {
+    const key = $('settings-key').value.trim();
+    if (key) patch.apiKey = key;
+  }
   try {
     renderSettings(await app.client.settings.set(patch));
     message.textContent = 'Saved.';
@@ -1220,6 +1351,7 @@ function wire() {
     await showProject(e.current);
   });
   c.on('settings_changed', (s) => renderSettings(s));
+  c.on('model_progress', (e) => showModelProgress(e));
   c.on('agents_changed', (e) => {
     if (!e.project || e.project === app.project?.id) loadAgents();
   });
@@ -1258,6 +1390,7 @@ function wire() {
   $('memory-search-form').addEventListener('submit', searchMemory);
   $('settings-form').addEventListener('submit', saveSettings);
   $('settings-demo').addEventListener('click', useDemo);
+  $('settings-provider').addEventListener('change', showProviderFields);
   for (const tab of document.querySelectorAll('[data-tab]')) tab.addEventListener('click', () => pickTab(tab.dataset.tab));
   $('zen-enter').addEventListener('click', () => setZen(true));
   $('highlights-clear').addEventListener('click', () => app.client.execute('clear_highlights', { chapter: app.chapter }).catch((err) => status(`could not clear the highlights: ${err.message}`, true)));

@@ -1,6 +1,8 @@
 // Uses the whole JS client API as an embedder would; `tsc --noEmit` (in `make test`) checks
 // it against packages/draftsmith/draftsmith.d.ts. Nothing here runs.
 import { Draftsmith, DraftsmithError } from '../../packages/draftsmith/draftsmith.js';
+import { LocalModel } from '../../packages/draftsmith/local-model.js';
+import type { LocalModelInfo, StoredModel } from '../../packages/draftsmith/draftsmith.js';
 import type {
   AgentInfo,
   LocalModelLoaded,
@@ -335,6 +337,20 @@ export async function everything(): Promise<void> {
       console.log(code, err.message);
     }
   }
+  // This tab's worker, with the in-browser model's runtime.
+  const worker = await client.workerStatus();
+  const runtime: 'multi-thread' | 'single-thread' = worker.localModel.runtime;
+  const loadedModel: string | null = worker.localModel.loaded;
+  console.log(worker.role, runtime, loadedModel, worker.localModel.threads, worker.localModel.crossOriginIsolated);
+  // The bridge the worker hands the core, on its own.
+  const bridge = new LocalModel();
+  const info: LocalModelInfo = await bridge.load({ url: '/models/model.gguf', contextSize: 2048, threads: 2 }, (loaded, total) => console.log(loaded / total));
+  const answer = await bridge.chat(JSON.stringify({ model: info.url, messages: [{ role: 'user', content: 'Hi' }] }), new AbortController().signal);
+  const events: ReadableStream<Uint8Array> = answer.body;
+  const stored: StoredModel[] = await bridge.list();
+  const deletedModel: boolean = await bridge.remove(info.url);
+  console.log(answer.status, events.locked, stored.length, deletedModel, bridge.status().runtime, info.multiThread, info.toolTemplate);
+  await bridge.exit();
   client.close();
   void [entry, pipelines, speakers, routing, replaced, toolbox, deleted, agentsNow, startedWith];
   void [pendingSuggestions, line, acceptedAs, thought, afterMs];

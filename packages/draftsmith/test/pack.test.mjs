@@ -16,6 +16,11 @@ const SHIPPED = [
   'draftsmith.d.ts',
   'protocol.d.ts',
   'worker.js',
+  'local-model.js',
+  'local-model.d.ts',
+  'wllama/index.js',
+  'wllama/wllama.wasm',
+  'wllama/LICENCE',
   'sync.js',
   'sync.d.ts',
   'codemirror.js',
@@ -43,7 +48,7 @@ test('every export, the types and the entry points are files that ship', () => {
   walk(manifest.exports);
   targets.push(manifest.types, manifest.main, manifest.module);
   for (const target of targets) assert.ok(SHIPPED.includes(target.replace(/^\.\//, '')), `${target} ships`);
-  for (const name of ['.', './sync', './codemirror', './prosemirror']) {
+  for (const name of ['.', './sync', './codemirror', './prosemirror', './local-model']) {
     assert.ok(manifest.exports[name].types, `${name} has types`);
   }
   assert.equal(manifest.sideEffects, false);
@@ -53,4 +58,17 @@ test('every export, the types and the entry points are files that ship', () => {
 test('the package version is the crate version', () => {
   const toml = readFileSync(new URL('../../../Cargo.toml', import.meta.url), 'utf8');
   assert.equal(manifest.version, toml.match(/^version\s*=\s*"([^"]+)"/m)[1]);
+});
+
+test('wllama ships beside the worker, where the in-browser model imports it, with its licence', () => {
+  const wllama = `${PACKAGE}../../www/node_modules/@wllama/wllama/`;
+  const same = (shipped, original) => assert.ok(readFileSync(`${PACKAGE}${shipped}`).equals(readFileSync(`${wllama}${original}`)), `${shipped} is wllama's ${original}`);
+  same('wllama/index.js', 'esm/index.js');
+  same('wllama/wllama.wasm', 'esm/wasm/wllama.wasm');
+  same('wllama/LICENCE', 'LICENCE');
+  assert.match(readFileSync(`${PACKAGE}wllama/LICENCE`, 'utf8'), /MIT License/);
+  const bridge = readFileSync(`${PACKAGE}local-model.js`, 'utf8');
+  assert.ok(bridge.includes("new URL('./wllama/index.js', import.meta.url)"));
+  assert.ok(bridge.includes("new URL('./wllama/wllama.wasm', import.meta.url)"));
+  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("from './local-model.js'"));
 });
