@@ -773,14 +773,19 @@ fn calls_that_break_the_schema_are_rejected() {
 
 #[test]
 fn an_optional_call_allows_plain_text_instead() {
-    let tool = shapes_tool();
-    let grammar = grammar_of(&[&tool], CallGrammar::Optional);
+    let shapes = shapes_tool();
+    let grammar = grammar_of(&[&shapes], CallGrammar::Optional);
     assert!(grammar.accepts("The chapter reads well."));
     assert!(grammar.accepts("Line one\nline two {with braces}"));
     assert!(grammar.accepts(r#"{"name": "shape_test", "arguments": {"mode": "slow", "count": 9}}"#));
     // Text cannot start like a call that breaks the schema.
     assert!(!grammar.accepts(r#"{"name": "shape_test", "arguments": {"mode": "slow"}}"#));
     assert!(!grammar.accepts(" leading space"));
+    // A tool without arguments takes exactly `{}`.
+    let bare = tool("bare", json!({"type": "object"}));
+    let grammar_bare = grammar_of(&[&bare], CallGrammar::Required);
+    assert!(grammar_bare.accepts(r#"{"name": "bare", "arguments": {}}"#));
+    assert!(!grammar_bare.accepts(r#"{"name": "bare", "arguments": {"x": 1}}"#));
     // With no tool at all, only text fits.
     let none = grammar_of(&[], CallGrammar::Required);
     assert!(none.accepts("Just text."));

@@ -9,7 +9,8 @@
 //! What a schema becomes:
 //! - `object`: its properties, the required ones first (in `required` order), then each
 //!   optional one in `properties` order, present or not; no others. An object with no
-//!   `properties` but an `additionalProperties` schema is a map of string keys to that schema.
+//!   `properties` is `{}`, unless `additionalProperties` is a schema (a map of string keys to
+//!   it) or `true` (any keys and values).
 //! - `string`, with `minLength` / `maxLength`; `integer`, with `minimum` / `maximum` (and
 //!   their exclusive forms) as exact digit ranges; `number` (a `minimum` of 0 or more rules out
 //!   the sign); `boolean`; `null`.
@@ -345,10 +346,11 @@ impl Builder {
     fn object(&mut self, s: &Map<String, Value>, hint: &str, depth: usize) -> String {
         let properties = s.get("properties").and_then(Value::as_object);
         let Some(properties) = properties.filter(|p| !p.is_empty()) else {
-            // No properties: a map of whatever `additionalProperties` allows (anything when
-            // it is absent or `true`, nothing when `false`).
+            // No properties: a map of what `additionalProperties` allows when it says (a
+            // schema, or `true`: anything), else nothing: a tool without arguments takes
+            // `{}`, and a small model is not left to invent keys.
             let body = match s.get("additionalProperties") {
-                Some(Value::Bool(false)) => "\"{\" ws \"}\"".to_string(),
+                None | Some(Value::Bool(false)) => "\"{\" ws \"}\"".to_string(),
                 extra => {
                     let value = match extra {
                         Some(schema @ Value::Object(_)) => {
