@@ -313,10 +313,10 @@ export async function everything(): Promise<void> {
   await client.settings.set({ provider: 'local', model: '/models/SmolLM2-135M-Instruct.Q4_1.gguf', contextSize: 2048, threads: null });
   const offProgress = client.on('model_progress', (e) => console.log(e.url, e.phase, e.loaded, e.total, e.error));
   const ready: LocalModelLoaded = await client.localModels.load();
-  const stored: LocalModels = await client.localModels.list();
-  const keptBytes: number = stored.models.reduce((sum, m) => sum + m.size, 0) + ready.size;
+  const keptModels: LocalModels = await client.localModels.list();
+  const keptBytes: number = keptModels.models.reduce((sum, m) => sum + m.size, 0) + ready.size;
   const modelBytes: number | null = (await client.storageEstimate()).models;
-  if (stored.models[0]) await client.localModels.delete(stored.models[0].url);
+  if (keptModels.models[0]) await client.localModels.delete(keptModels.models[0].url);
   offProgress();
   await client.run('List the chapters.', { toolset: 'quick', toolChoice: 'required' });
   const card = await client.run('Describe chapter 1.', { output: { schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] }, name: 'card' } }).result;
