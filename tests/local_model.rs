@@ -646,6 +646,20 @@ fn local_config(template_tools: bool) -> ProviderConfig {
     config
 }
 
+/// A streamed request of "go" with the quick toolset, to a model whose template has no tools.
+fn quick_request(tool_choice: ToolChoice) -> draftsmith::llm::HttpRequest {
+    build_request(
+        &local_config(false),
+        &[Message::user("go")],
+        &ToolRegistry::standard().toolset("quick").unwrap(),
+        &RequestOptions {
+            stream: true,
+            tool_choice,
+            ..RequestOptions::default()
+        },
+    )
+}
+
 fn decode(request: &draftsmith::llm::HttpRequest, chunks: &[Value]) -> Vec<StreamEvent> {
     let mut stream = LocalStream::for_request(request);
     let mut out = Vec::new();
@@ -706,16 +720,7 @@ fn a_named_tool_choice_constrains_the_answer_to_that_tool() {
 
 #[test]
 fn grammar_text_becomes_a_tool_call_and_a_cut_off_one_is_never_run() {
-    let request = build_request(
-        &local_config(false),
-        &[Message::user("go")],
-        &ToolRegistry::standard().toolset("quick").unwrap(),
-        &RequestOptions {
-            stream: true,
-            tool_choice: ToolChoice::Required,
-            ..RequestOptions::default()
-        },
-    );
+    let request = quick_request(ToolChoice::Required);
     let events = decode(
         &request,
         &[
@@ -752,15 +757,7 @@ fn grammar_text_becomes_a_tool_call_and_a_cut_off_one_is_never_run() {
 
 #[test]
 fn an_optional_call_passes_text_through_as_it_streams() {
-    let request = build_request(
-        &local_config(false),
-        &[Message::user("go")],
-        &ToolRegistry::standard().toolset("quick").unwrap(),
-        &RequestOptions {
-            stream: true,
-            ..RequestOptions::default()
-        },
-    );
+    let request = quick_request(ToolChoice::Auto);
     assert_eq!(request.header(GRAMMAR_HEADER), Some("optional"));
     let mut stream = LocalStream::for_request(&request);
     let first = stream.on_event(SseMessage::data(&text_chunk("The ").to_string()));

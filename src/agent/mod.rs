@@ -968,25 +968,19 @@ async fn fit_context(
 /// possible.
 fn split_by_tokens(text: &str, tokens: usize) -> Vec<&str> {
     let mut parts = Vec::new();
-    let mut start = 0;
-    let mut size = 0;
-    let mut last_break = None;
-    for (i, line) in text.split_inclusive('\n').scan(0usize, |at, line| {
-        let here = *at;
-        *at += line.len();
-        Some((here, line))
-    }) {
+    let (mut start, mut at, mut size) = (0, 0, 0);
+    for line in text.split_inclusive('\n') {
         let cost = estimate_text(line);
-        if size + cost > tokens && i > start {
-            parts.push(&text[start..i]);
-            start = i;
+        if size + cost > tokens && at > start {
+            parts.push(&text[start..at]);
+            start = at;
             size = 0;
         }
         size += cost;
-        last_break = Some(i + line.len());
+        at += line.len();
     }
     if start < text.len() {
-        parts.push(&text[start..last_break.unwrap_or(text.len())]);
+        parts.push(&text[start..]);
     }
     parts
 }

@@ -179,6 +179,14 @@ impl Builder {
         self.rule("string", &format!("\"\\\"\" {c}* \"\\\"\""))
     }
 
+    /// Any integer (of at most [`MAX_DIGITS`] digits).
+    fn integer(&mut self) -> String {
+        self.rule(
+            "integer",
+            &format!("\"-\"? (\"0\" | [1-9] [0-9]{{0,{}}})", MAX_DIGITS - 1),
+        )
+    }
+
     /// Any JSON number.
     fn number(&mut self, signed: bool) -> String {
         let sign = if signed { "\"-\"? " } else { "" };
@@ -288,24 +296,15 @@ impl Builder {
                 );
                 self.rule(hint, &body)
             }
-            "integer" => {
-                let (min, max) = int_bounds(s);
-                if min.is_none() && max.is_none() {
-                    return self.rule(
-                        "integer",
-                        &format!("\"-\"? (\"0\" | [1-9] [0-9]{{0,{}}})", MAX_DIGITS - 1),
-                    );
-                }
-                match int_range(min, max) {
+            "integer" => match int_bounds(s) {
+                (None, None) => self.integer(),
+                // No integer fits empty bounds: any integer is written, and the tool's own
+                // validation says what is wrong with it.
+                (min, max) => match int_range(min, max) {
                     Some(body) => self.rule(hint, &body),
-                    // No integer fits the bounds: any integer is written, and the tool's own
-                    // validation says what is wrong with it.
-                    None => self.rule(
-                        "integer",
-                        &format!("\"-\"? (\"0\" | [1-9] [0-9]{{0,{}}})", MAX_DIGITS - 1),
-                    ),
-                }
-            }
+                    None => self.integer(),
+                },
+            },
             "number" => {
                 let unsigned = ["minimum", "exclusiveMinimum"]
                     .iter()
