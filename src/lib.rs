@@ -59,6 +59,7 @@ pub mod files;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
 pub mod llm;
+pub mod mcp;
 pub mod memory;
 pub mod names;
 pub mod persist;
