@@ -21,6 +21,8 @@
 //!    - [`error`]: the crate [`Error`] and the per-area error enums.
 //!    - [`names`]: closest-name suggestions for unknown names in errors.
 //!    - [`provider`]: which wire format a model provider speaks.
+//!    - [`mcp`]: MCP tool servers: their names, tools and call results, and the seam to the
+//!      environment's MCP client.
 //! 2. What a project holds:
 //!    - [`commands`]: the undo history shared by the writer and the agents.
 //!    - [`bible`]: the story bible's entities, with per-field provenance and versions.

@@ -50,11 +50,14 @@ struct BridgeSpec<'a> {
     headers: BTreeMap<&'a str, &'a str>,
 }
 
+/// A server's tool-list callback, as JS calls it.
+type Listener = Closure<dyn FnMut(JsValue)>;
+
 /// MCP servers reached through the worker's bridge.
 pub struct JsMcp {
     bridge: McpBridge,
     /// Each connected server's tool-list callback, alive while its connection is.
-    listeners: RefCell<BTreeMap<String, Closure<dyn FnMut(JsValue)>>>,
+    listeners: RefCell<BTreeMap<String, Listener>>,
 }
 
 impl JsMcp {
@@ -106,7 +109,7 @@ impl McpRuntime for JsMcp {
                 .map(|(n, v)| (n.as_str(), v.as_str()))
                 .collect(),
         });
-        let listener = Closure::<dyn FnMut(JsValue)>::new(move |tools: JsValue| {
+        let listener = Listener::new(move |tools: JsValue| {
             if let Ok(tools) = serde_wasm_bindgen::from_value::<Vec<McpTool>>(tools) {
                 changed(tools);
             }
