@@ -1098,6 +1098,41 @@ mod tests {
     }
 
     #[test]
+    fn mcp_header_values_are_kept_like_the_key() {
+        let s = Settings::default()
+            .patched(
+                patch(
+                    json!({"mcpServers": [{"name": "style", "url": "https://tools.example/mcp",
+                             "headers": {"Authorization": "Bearer mcp-secret-77"}}]}),
+                ),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        let public = crate::error::to_json(&s.public()).to_string();
+        assert!(!public.contains("mcp-secret"), "{public}");
+        assert!(
+            public.contains("\"headerNames\":[\"Authorization\"]"),
+            "{public}"
+        );
+        // Not remembered: gone after a reload, names too.
+        let reloaded = Settings::from_record(&s.record());
+        assert!(!s.record().to_string().contains("mcp-secret"));
+        assert!(reloaded.mcp_servers[0].headers.is_empty());
+        assert!(reloaded.mcp_servers[0].header_names.is_empty());
+        // Remembered: back as they were.
+        let remembered = s
+            .patched(patch(json!({"rememberKey": true})), |_| true, |_| true)
+            .unwrap();
+        assert_eq!(Settings::from_record(&remembered.record()), remembered);
+        assert!(s.has_secrets());
+        assert_eq!(
+            s.redact("401 for Bearer mcp-secret-77"),
+            "401 for [redacted]"
+        );
+    }
+
+    #[test]
     fn the_key_is_never_public_and_stored_only_on_opt_in() {
         let s = Settings::default()
             .patched(

@@ -131,20 +131,28 @@ impl McpServers {
         again: bool,
         connect: impl FnOnce(&McpServer, u64) -> LocalBoxFuture<'static, Result<Vec<McpTool>, String>>,
     ) -> Option<(u64, Connecting)> {
-        let mut servers = self.servers.borrow_mut();
-        let server = servers.get_mut(name)?;
-        if let Some(connecting) = &server.connecting {
-            return Some((server.epoch, connecting.clone()));
+        let (config, epoch) = {
+            let mut servers = self.servers.borrow_mut();
+            let server = servers.get_mut(name)?;
+            if let Some(connecting) = &server.connecting {
+                return Some((server.epoch, connecting.clone()));
+            }
+            if server.status == Status::Ready && !again {
+                return None;
+            }
+            let epoch = self.epochs.get() + 1;
+            self.epochs.set(epoch);
+            server.epoch = epoch;
+            server.status = Status::Connecting;
+            (server.config.clone(), epoch)
+        };
+        // Made with no borrow held: the runtime may call back.
+        let connecting = connect(&config, epoch).shared();
+        if let Some(server) = self.servers.borrow_mut().get_mut(name) {
+            if server.epoch == epoch {
+                server.connecting = Some(connecting.clone());
+            }
         }
-        if server.status == Status::Ready && !again {
-            return None;
-        }
-        let epoch = self.epochs.get() + 1;
-        self.epochs.set(epoch);
-        let connecting = connect(&server.config, epoch).shared();
-        server.epoch = epoch;
-        server.status = Status::Connecting;
-        server.connecting = Some(connecting.clone());
         Some((epoch, connecting))
     }
 
