@@ -21,6 +21,8 @@
 //!    - [`error`]: the crate [`Error`] and the per-area error enums.
 //!    - [`names`]: closest-name suggestions for unknown names in errors.
 //!    - [`provider`]: which wire format a model provider speaks.
+//!    - [`mcp`]: MCP tool servers: their names, tools and call results, and the seam to the
+//!      environment's MCP client.
 //! 2. What a project holds:
 //!    - [`commands`]: the undo history shared by the writer and the agents.
 //!    - [`bible`]: the story bible's entities, with per-field provenance and versions.
@@ -59,6 +61,7 @@ pub mod files;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
 pub mod llm;
+pub mod mcp;
 pub mod memory;
 pub mod names;
 pub mod persist;

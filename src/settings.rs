@@ -99,6 +99,10 @@ pub struct Settings {
     pub idle_thinking: IdleThinking,
     /// Add a short model-written plan to the bedside note's automatic update (opt-in).
     pub bedside_plan: bool,
+    // --- MCP tool servers. ---
+    /// The MCP servers whose tools agents may call (their header values never serialized with
+    /// the rest, like the key).
+    pub mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 /// The model settings as the page sees them: never the key or the header values.
@@ -243,6 +247,7 @@ impl Default for Settings {
             // Proactive memory.
             idle_thinking: IdleThinking::default(),
             bedside_plan: false,
+            mcp_servers: Vec::new(),
             tool_timeouts_ms: Default::default(),
             research_proxy: String::new(),
             research_allow_private: false,
@@ -345,6 +350,25 @@ pub struct SettingsPatch {
     /// 1 to 100.
     #[serde(default)]
     research_per_run: Option<usize>,
+    /// MCP tool servers (replace the whole list).
+    #[serde(default)]
+    mcp_servers: Option<Vec<McpServerPatch>>,
+}
+
+/// One MCP server in a settings patch.
+#[derive(Debug, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(optional_fields)]
+pub struct McpServerPatch {
+    /// Its name in tool names (`mcp__<name>__<tool>`): letters, digits, - and _.
+    name: String,
+    /// Its Streamable HTTP endpoint (http:// or https://).
+    url: String,
+    /// Request headers (such as `Authorization`); left out, a server of the same name and
+    /// URL origin keeps the ones it has.
+    #[serde(default)]
+    #[ts(type = "Record<string, string>", optional)]
+    headers: Option<Map<String, Value>>,
 }
 
 /// The origin of a URL (`scheme://host[:port]`, lowercase, default ports left out, user info
@@ -368,6 +392,76 @@ pub fn url_origin(url: &str) -> Option<String> {
         return None;
     }
     Some(format!("{scheme}://{host_port}"))
+}
+
+/// Request headers from a patch: names of letters, digits, - and _, one-line string values.
+fn header_list(field: &str, headers: Map<String, Value>) -> Result<Vec<(String, String)>, String> {
+    let mut list = Vec::new();
+    for (name, value) in headers {
+        let valid_name = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+        if !valid_name {
+            return Err(format!("'{field}': \"{name}\" is not a header name"));
+        }
+        match value {
+            Value::String(v) if !v.contains(['\r', '\n']) => list.push((name, v)),
+            _ => {
+                return Err(format!(
+                    "'{field}': the value of \"{name}\" must be a one-line string"
+                ))
+            }
+        }
+    }
+    Ok(list)
+}
+
+/// The MCP servers a patch lists, checked: unique well-formed names, http(s) URLs, headers.
+/// A server given without headers keeps those of the server of its name in `before` when its
+/// URL's origin is the same (the page re-sends the list without the secrets it never saw).
+fn mcp_servers(
+    patch: Vec<McpServerPatch>,
+    before: &[crate::mcp::McpServer],
+) -> Result<Vec<crate::mcp::McpServer>, String> {
+    if patch.len() > crate::mcp::MAX_SERVERS {
+        return Err(format!(
+            "'mcpServers': at most {} servers",
+            crate::mcp::MAX_SERVERS
+        ));
+    }
+    let mut servers: Vec<crate::mcp::McpServer> = Vec::new();
+    for server in patch {
+        let name = server.name.trim().to_string();
+        if let Some(reason) = crate::mcp::check_server_name(&name) {
+            return Err(format!("'mcpServers': {reason}"));
+        }
+        if servers.iter().any(|s| s.name == name) {
+            return Err(format!("'mcpServers': two servers are named \"{name}\""));
+        }
+        let url = server.url.trim().to_string();
+        let Some(origin) = url_origin(&url) else {
+            return Err(format!(
+                "'mcpServers': the URL of \"{name}\" must start with http:// or https://, got \"{}\"",
+                crate::tools::editing::preview(&url, 80)
+            ));
+        };
+        let headers = match server.headers {
+            Some(map) => header_list(&format!("mcpServers.{name}.headers"), map)?,
+            None => before
+                .iter()
+                .find(|s| s.name == name && url_origin(&s.url).as_deref() == Some(origin.as_str()))
+                .map(|s| s.headers.clone())
+                .unwrap_or_default(),
+        };
+        servers.push(crate::mcp::McpServer {
+            name,
+            url,
+            header_names: headers.iter().map(|(n, _)| n.clone()).collect(),
+            headers,
+        });
+    }
+    Ok(servers)
 }
 
 /// A field that is present, `null` included.
@@ -477,25 +571,7 @@ impl Settings {
             };
         }
         if let Some(headers) = patch.extra_headers {
-            let mut list = Vec::new();
-            for (name, value) in headers {
-                let valid_name = !name.is_empty()
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
-                if !valid_name {
-                    return Err(format!("'extraHeaders': \"{name}\" is not a header name"));
-                }
-                match value {
-                    Value::String(v) if !v.contains(['\r', '\n']) => list.push((name, v)),
-                    _ => {
-                        return Err(format!(
-                            "'extraHeaders': the value of \"{name}\" must be a one-line string"
-                        ))
-                    }
-                }
-            }
-            next.extra_headers = list;
+            next.extra_headers = header_list("extraHeaders", headers)?;
         }
         // The key and extra headers belong to the endpoint they were given for: a change of
         // the provider or of the base URL's origin drops them, unless the same change
@@ -562,6 +638,16 @@ impl Settings {
                 *slot = ms;
             }
         }
+        if let Some(servers) = patch.mcp_servers {
+            next.mcp_servers = mcp_servers(servers, &self.mcp_servers)?;
+        }
+        // An MCP tool (or all of a server's, `mcp__<server>__*`) is named by its server, which
+        // must be configured; its tools may change while it runs.
+        let servers = next.mcp_servers.clone();
+        let tool_exists = |name: &str| match crate::mcp::split_name(name) {
+            Some((server, _)) => servers.iter().any(|s| s.name == server),
+            None => tool_exists(name),
+        };
         if let Some(modes) = patch.approval_policies {
             for (tool, mode) in modes {
                 // `<agent>/<tool>`: the mode of a tool when that agent calls it.
@@ -681,6 +767,7 @@ impl Settings {
     pub fn tool_timeout_ms(&self, tool: &str) -> u64 {
         self.tool_timeouts_ms
             .get(tool)
+            .or_else(|| crate::mcp::pattern_of(tool).and_then(|p| self.tool_timeouts_ms.get(&p)))
             .copied()
             .unwrap_or(DEFAULT_TOOL_TIMEOUT_MS)
     }
@@ -793,6 +880,13 @@ impl Settings {
         if self.remember_key {
             record["apiKey"] = json!(self.api_key);
             record["extraHeaders"] = json!(self.extra_headers);
+            let mcp: Map<String, Value> = self
+                .mcp_servers
+                .iter()
+                .filter(|s| !s.headers.is_empty())
+                .map(|s| (s.name.clone(), json!(s.headers)))
+                .collect();
+            record["mcpHeaders"] = Value::Object(mcp);
         }
         record
     }
@@ -805,13 +899,23 @@ impl Settings {
             settings.api_key = record["apiKey"].as_str().map(str::to_string);
             settings.extra_headers =
                 serde_json::from_value(record["extraHeaders"].clone()).unwrap_or_default();
+            for server in &mut settings.mcp_servers {
+                server.headers = serde_json::from_value(record["mcpHeaders"][&server.name].clone())
+                    .unwrap_or_default();
+            }
+        }
+        // Header values not remembered are gone: so are their names.
+        for server in &mut settings.mcp_servers {
+            server.header_names = server.headers.iter().map(|(n, _)| n.clone()).collect();
         }
         settings
     }
 
     /// Whether there is anything [`Settings::redact`] would take out.
     pub fn has_secrets(&self) -> bool {
-        self.api_key.is_some() || !self.extra_headers.is_empty()
+        self.api_key.is_some()
+            || !self.extra_headers.is_empty()
+            || self.mcp_servers.iter().any(|s| !s.headers.is_empty())
     }
 
     /// `text` with the key and header values replaced by `[redacted]`.
@@ -820,7 +924,12 @@ impl Settings {
         let secrets = self
             .api_key
             .iter()
-            .chain(self.extra_headers.iter().map(|(_, v)| v));
+            .chain(self.extra_headers.iter().map(|(_, v)| v))
+            .chain(
+                self.mcp_servers
+                    .iter()
+                    .flat_map(|s| s.headers.iter().map(|(_, v)| v)),
+            );
         for secret in secrets {
             // Short values (such as "1") would redact ordinary words.
             if secret.chars().count() >= 8 {
@@ -985,6 +1094,41 @@ mod tests {
         assert_eq!(
             back.policies().mode("scene_update_summary"),
             crate::policy::Mode::Standard
+        );
+    }
+
+    #[test]
+    fn mcp_header_values_are_kept_like_the_key() {
+        let s = Settings::default()
+            .patched(
+                patch(
+                    json!({"mcpServers": [{"name": "style", "url": "https://tools.example/mcp",
+                             "headers": {"Authorization": "Bearer mcp-secret-77"}}]}),
+                ),
+                |_| true,
+                |_| true,
+            )
+            .unwrap();
+        let public = crate::error::to_json(&s.public()).to_string();
+        assert!(!public.contains("mcp-secret"), "{public}");
+        assert!(
+            public.contains("\"headerNames\":[\"Authorization\"]"),
+            "{public}"
+        );
+        // Not remembered: gone after a reload, names too.
+        let reloaded = Settings::from_record(&s.record());
+        assert!(!s.record().to_string().contains("mcp-secret"));
+        assert!(reloaded.mcp_servers[0].headers.is_empty());
+        assert!(reloaded.mcp_servers[0].header_names.is_empty());
+        // Remembered: back as they were.
+        let remembered = s
+            .patched(patch(json!({"rememberKey": true})), |_| true, |_| true)
+            .unwrap();
+        assert_eq!(Settings::from_record(&remembered.record()), remembered);
+        assert!(s.has_secrets());
+        assert_eq!(
+            s.redact("401 for Bearer mcp-secret-77"),
+            "401 for [redacted]"
         );
     }
 

@@ -28,8 +28,11 @@ use syn::visit::{self, Visit};
 /// below; naming a module of a higher layer fails the check. Every top-level module of the
 /// crate is in exactly one layer. `docs/architecture.md` shows the same list.
 const LAYERS: &[&[&str]] = &[
-    // 1. Foundations: errors, names, the injected environment, the manuscript, the store.
-    &["error", "names", "env", "provider", "project", "store"],
+    // 1. Foundations: errors, names, the injected environment, the manuscript, the store,
+    //    the MCP servers' seam.
+    &[
+        "error", "names", "env", "provider", "project", "store", "mcp",
+    ],
     // 2. What a project holds.
     &[
         "commands",

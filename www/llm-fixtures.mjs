@@ -21,6 +21,10 @@
 //                                  "what does the research say about X"); then it cites the
 //                                  best note: According to "<title>" (<url>): <its first
 //                                  quoted sentence>
+//   check "TEXT" against the house style
+//                                -> the offered tool whose name or description speaks of
+//                                  style (an MCP server's, say), its first required string
+//                                  argument TEXT; then what the tool answered (its quoted lines)
 //   Quill's editor tools (each a short plan decided from the turn's tool results):
 //   zen mode / leave zen mode    -> toggle_zen_mode {enabled: true | false} ("toggle zen mode":
 //                                  {}); also "zen mode on|off", "enter|exit zen mode"
@@ -295,6 +299,7 @@ function readRequest(request) {
   const messages = request.messages ?? [];
   const system = messages.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
   const tools = new Set((request.tools ?? []).map((t) => t.function?.name ?? t.name).filter(Boolean));
+  const definitions = (request.tools ?? []).map((t) => t.function ?? t);
   let start = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i].role === 'user') {
@@ -312,7 +317,7 @@ function readRequest(request) {
       calls.push({ name: c.function?.name, args: parseResult(c.function?.arguments) ?? {}, content, result: content === undefined ? null : parseResult(content) });
     }
   }
-  return { messages, system, tools, prompt, calls, last: messages[messages.length - 1] ?? {} };
+  return { messages, system, tools, definitions, prompt, calls, last: messages[messages.length - 1] ?? {} };
 }
 
 /** A line `Label: value` of a task message (Context runs on to the Campaign ID line). */
@@ -1379,8 +1384,31 @@ function editorTools(req) {
   return next;
 }
 
+/**
+ * "check "TEXT" against the house style": the offered tool that speaks of style, called with
+ * TEXT as its first required string argument; then what it answered (the quoted lines of its
+ * result), or why it did not run. Null when the prompt is not that or no tool fits.
+ */
+function styleCheck(req) {
+  const m = req.prompt.match(/^check\s+["“](.+?)["”]\s+(?:against|with)\s+the\s+(?:house\s+)?style/i);
+  if (!m) return null;
+  const done = req.calls.at(-1);
+  if (done?.result) {
+    if (done.result.status !== 'success') return { text: sumUp(done.content) };
+    const quoted = String(done.result.data?.text ?? '').split('\n').filter((l) => l.startsWith('> ')).map((l) => l.slice(2));
+    return { text: `The style checker says: ${quoted.join(' ').trim()}` };
+  }
+  const tool = req.definitions.find((d) => /style/i.test(`${d.name} ${d.description ?? ''}`) && !/^(?:highlight|clear)_/.test(d.name));
+  if (!tool) return null;
+  const schema = tool.parameters ?? tool.input_schema ?? {};
+  const field = (schema.required ?? []).find((k) => schema.properties?.[k]?.type === 'string') ?? 'text';
+  return { call: { name: tool.name, arguments: { [field]: m[1] } } };
+}
+
 /** The plain assistant, and any agent without a preset's role. */
 function plain(req) {
+  const checked = styleCheck(req);
+  if (checked) return checked;
   const editing = editorTools(req);
   if (editing) return editing;
   const research = req.last.role === 'tool' && req.calls.at(-1);

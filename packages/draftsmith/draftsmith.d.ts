@@ -39,6 +39,7 @@ import type {
   LocalModelDeleted,
   LocalModelLoaded,
   LocalModels,
+  McpServers,
   MemoryTrash,
   MemoryView,
   NewNote,
@@ -538,6 +539,17 @@ export declare class Draftsmith {
     load(options?: RequestOptions): Promise<LocalModelLoaded>;
     /** Delete a kept model file (unloaded first if loaded); `deleted: false` if there was none. */
     delete(url: string, options?: RequestOptions): Promise<LocalModelDeleted>;
+  };
+  /**
+   * The MCP tool servers the settings list (`mcpServers`); their changes arrive as
+   * `mcp_changed` events. Agents call their tools as `mcp__<server>__<tool>`, each call
+   * approved by the writer unless `approvalPolicies` relaxes it.
+   */
+  readonly mcp: {
+    /** Each server's connection and tools. */
+    servers(options?: RequestOptions): Promise<McpServers>;
+    /** Connect a server again and list its tools anew. */
+    connect(name: string, options?: RequestOptions): Promise<McpServers>;
   };
   /** Undo the newest group, or the newest of an origin ('agent', 'agent:<name>', 'user'). */
   undo(options?: RequestOptions & { origin?: 'agent' | Origin }): Promise<HistoryMove>;

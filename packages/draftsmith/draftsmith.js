@@ -527,6 +527,20 @@ export class Draftsmith {
     };
   }
 
+  /**
+   * The MCP tool servers the settings list (`settings.set({mcpServers: [{name, url,
+   * headers?}]})`): `servers()` gives each one's connection (`connecting`, `ready`, `failed`
+   * with `error`) and tools, `connect(name)` connects one again and lists its tools anew.
+   * Changes arrive as `mcp_changed` events. Agents call the tools as `mcp__<server>__<tool>`,
+   * each call approved by the writer unless `approvalPolicies` relaxes it.
+   */
+  get mcp() {
+    return {
+      servers: (options) => this.request('mcp_servers', {}, options),
+      connect: (name, options) => this.request('mcp_connect', { name }, options),
+    };
+  }
+
   /** Undo the newest group, or with `origin` ('agent', 'agent:<name>', 'user') the newest of that origin. */
   undo({ origin, ...options } = {}) {
     return this.request('undo', origin === undefined ? {} : { origin }, options);

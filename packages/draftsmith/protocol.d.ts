@@ -31,6 +31,8 @@ export type RequestType =
   | 'local_models'
   | 'load_local_model'
   | 'delete_local_model'
+  | 'mcp_servers'
+  | 'mcp_connect'
   | 'get_chapter'
   | 'add_chapter'
   | 'rename_chapter'
@@ -127,6 +129,10 @@ export interface RequestParams {
   load_local_model: NoParams;
   /** Delete a kept model file. */
   delete_local_model: DeleteLocalModel;
+  /** The MCP servers the settings list: their connection and tools. */
+  mcp_servers: NoParams;
+  /** Connect an MCP server again and list its tools anew. */
+  mcp_connect: McpConnectParams;
   /** A chapter's text, or its changes since a version. */
   get_chapter: GetChapterParams;
   /** Add a chapter. */
@@ -231,6 +237,8 @@ export interface RequestResults {
   local_models: LocalModels;
   load_local_model: LocalModelLoaded;
   delete_local_model: LocalModelDeleted;
+  mcp_servers: McpServers;
+  mcp_connect: McpServers;
   get_chapter: ChapterText;
   add_chapter: ChapterInProject;
   rename_chapter: ChapterInProject;
@@ -300,6 +308,8 @@ export interface CoreEventMap {
   settings_changed: Settings & Relayed;
   /** A model running in the browser is being downloaded or loaded, is ready, or failed. */
   model_progress: ModelProgressEvent & Relayed;
+  /** An MCP server connected, failed, or listed other tools; or the server list changed. */
+  mcp_changed: McpServers & Relayed;
   /** Chapters were added, renamed, moved or deleted. */
   chapters_changed: ProjectSummary & Relayed;
   /** The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note). */
@@ -1907,6 +1917,89 @@ export type Markdown = {
  */
 markdown: string, };
 
+export type McpConnectParams = { 
+/**
+ * The server's name.
+ */
+name: string, };
+
+export type McpServerPatch = { 
+/**
+ * Its name in tool names (`mcp__<name>__<tool>`): letters, digits, - and _.
+ */
+name: string, 
+/**
+ * Its Streamable HTTP endpoint (http:// or https://).
+ */
+url: string, 
+/**
+ * Request headers (such as `Authorization`); left out, a server of the same name and
+ * URL origin keeps the ones it has.
+ */
+headers?: Record<string, string>, };
+
+export type McpServerSettings = { 
+/**
+ * Its name in tool names (`mcp__<name>__<tool>`).
+ */
+name: string, 
+/**
+ * Its Streamable HTTP endpoint.
+ */
+url: string, 
+/**
+ * The names of the headers sent with every request (their values are secrets, kept apart).
+ */
+headerNames: Array<string>, };
+
+export type McpServerStatus = "connecting" | "ready" | "failed";
+
+export type McpServerView = { 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its endpoint.
+ */
+url: string, 
+/**
+ * Its connection.
+ */
+status: McpServerStatus, 
+/**
+ * Why it failed.
+ */
+error?: string, 
+/**
+ * Its tools.
+ */
+tools: Array<McpToolView>, };
+
+export type McpServers = { 
+/**
+ * The servers, by name.
+ */
+servers: Array<McpServerView>, 
+/**
+ * Whether this core can reach MCP servers at all (the worker's client).
+ */
+available: boolean, };
+
+export type McpToolView = { 
+/**
+ * Its name in the catalog (`mcp__<server>__<tool>`).
+ */
+name: string, 
+/**
+ * Its name on the server.
+ */
+tool: string, 
+/**
+ * What it does.
+ */
+description: string, };
+
 export type MemoryBlock = { 
 /**
  * The block's text.
@@ -2939,7 +3032,12 @@ idleThinking: IdleThinking,
 /**
  * Add a short model-written plan to the bedside note's automatic update (opt-in).
  */
-bedsidePlan: boolean, };
+bedsidePlan: boolean, 
+/**
+ * The MCP servers whose tools agents may call (their header values never serialized with
+ * the rest, like the key).
+ */
+mcpServers: Array<McpServerSettings>, };
 
 export type SettingsPatch = { 
 /**
@@ -3025,7 +3123,11 @@ researchProxy?: string, researchAllowPrivate?: boolean,
 /**
  * 1 to 100.
  */
-researchPerRun?: number, };
+researchPerRun?: number, 
+/**
+ * MCP tool servers (replace the whole list).
+ */
+mcpServers?: Array<McpServerPatch>, };
 
 export type StartJobParams = { kind: JobKind, phases?: Array<string>, scope?: JsonValue, allowOverwrite?: boolean, concurrency?: number, 
 /**

@@ -428,8 +428,10 @@ impl AgentSpec {
 /// Check that every tool `spec.interrupt_on` names, and the tool its `toolChoice` names, is
 /// in `toolbox` (the agent's tools and routing tools).
 pub fn check_interrupt_on(spec: &AgentSpec, toolbox: &[String]) -> Result<(), String> {
+    // `mcp__<server>__*` holds each tool of the server.
+    let holds = |tool: &str| toolbox.iter().any(|t| crate::mcp::matches(t, tool));
     match &spec.tool_choice {
-        ToolChoice::Tool(tool) if !toolbox.contains(tool) => {
+        ToolChoice::Tool(tool) if !holds(tool) => {
             return Err(format!(
                 "'toolChoice' names '{}', which is not in the toolbox of agent '{}'{}; use \"auto\", \"required\" or one of its tools",
                 tool.chars().take(60).collect::<String>(),
@@ -446,7 +448,7 @@ pub fn check_interrupt_on(spec: &AgentSpec, toolbox: &[String]) -> Result<(), St
         _ => {}
     }
     for tool in &spec.interrupt_on {
-        if !toolbox.contains(tool) {
+        if !holds(tool) {
             let shown: Vec<&str> = toolbox.iter().take(40).map(String::as_str).collect();
             return Err(format!(
                 "'interruptOn' names '{}', which is not in the toolbox of agent '{}'{}; list only tools it may call ({})",
@@ -662,7 +664,11 @@ impl Catalog {
     /// `registry`, its sub-agents exist, no cycle runs through it,
     /// and its tool names do not collide.
     pub fn validate(&self, spec: &AgentSpec, registry: &ToolRegistry) -> Result<(), String> {
-        let tool_exists = |name: &str| registry.definition(name).is_some();
+        // An MCP server's tools (`mcp__<server>__<tool>` or all of them, `mcp__<server>__*`)
+        // are listed by the server while it runs: a well-formed name is enough here.
+        let tool_exists = |name: &str| {
+            registry.definition(name).is_some() || crate::mcp::split_name(name).is_some()
+        };
         spec.check()?;
         if self.is_builtin(&spec.name) {
             return Err(format!(

@@ -156,6 +156,21 @@ impl Core {
         catalog
             .validate(&spec, &self.registry)
             .map_err(|e| invalid("define_agent", &e))?;
+        self.ensure_settings().await?;
+        let servers = self.settings.read(|s| s.mcp_servers.clone());
+        for tool in &spec.tools {
+            if let Some((server, _)) = crate::mcp::split_name(tool) {
+                if !servers.iter().any(|s| s.name == server) {
+                    return Err(invalid(
+                        "define_agent",
+                        &format!(
+                            "'tools': \"{tool}\" names the MCP server '{server}', which the settings do not list (add it to mcpServers first){}",
+                            crate::names::did_you_mean(server, servers.iter().map(|s| s.name.as_str()))
+                        ),
+                    ));
+                }
+            }
+        }
         let replaced = catalog.defined().any(|a| a.name == spec.name);
         let mut batch = Batch::new();
         batch.put_value(

@@ -387,9 +387,14 @@ impl Core {
         }
         if let Some(args) = &p.args {
             // The writer's edit must fit the tool before the decision is taken.
-            self.registry
-                .validate_call(&row.record.tool, args.clone())
-                .map_err(|e| super::invalid("approve", &format!("'args': {}", e.message)))?;
+            let checked = if crate::mcp::is_mcp(&row.record.tool) {
+                self.check_mcp_args(&row.record.tool, args)
+            } else {
+                self.registry
+                    .validate_call(&row.record.tool, args.clone())
+                    .map(|_| ())
+            };
+            checked.map_err(|e| super::invalid("approve", &format!("'args': {}", e.message)))?;
         }
         let mut claimed = row.record.clone();
         let key = claimed.id.clone();

@@ -21,6 +21,7 @@ use super::agents::AgentsChangedEvent;
 use super::approvals::{ApprovalDecidedEvent, ApprovalsChangedEvent};
 use super::jobs::{JobFinishedEvent, JobProgressEvent};
 use super::local::ModelProgressEvent;
+use super::mcp::McpServers;
 use super::memory::MemoryChangedEvent;
 use super::proactive::SuggestionEvent;
 use super::research::ResearchChangedEvent;
@@ -109,6 +110,8 @@ events! {
     SettingsChanged = "settings_changed" (PublicSettings),
     /// A model running in the browser is being downloaded or loaded, is ready, or failed.
     ModelProgress = "model_progress" (ModelProgressEvent),
+    /// An MCP server connected, failed, or listed other tools; or the server list changed.
+    McpChanged = "mcp_changed" (McpServers),
     /// Chapters were added, renamed, moved or deleted.
     ChaptersChanged = "chapters_changed" (ProjectSummary),
     /// The agent's memory changed (`bedside`: its automatic update; `monitor`: an observation note).
@@ -152,7 +155,8 @@ impl CoreEvent {
             Self::ProjectsChanged(_)
             | Self::SettingsChanged(_)
             | Self::MemoryChanged(_)
-            | Self::ModelProgress(_) => Concerns::EveryPage,
+            | Self::ModelProgress(_)
+            | Self::McpChanged(_) => Concerns::EveryPage,
             Self::ProjectDeleted(e) => Concerns::Project(&e.id),
             Self::Saved(e) => Concerns::Project(&e.project),
             Self::StorageError(e) => Concerns::Project(&e.project),

@@ -140,9 +140,14 @@ impl Core {
     }
 
     /// This core's state without a page's open project: for events every page hears.
-    fn for_every_page(&self) -> Core {
+    pub(super) fn for_every_page(&self) -> Core {
+        Core::every_page_of(Rc::clone(&self.shared))
+    }
+
+    /// A core over `shared` without a page's open project.
+    pub(super) fn every_page_of(shared: Rc<super::Shared>) -> Core {
         Core {
-            shared: Rc::clone(&self.shared),
+            shared,
             current: RefCell::new(None),
             client: None,
         }

@@ -28,6 +28,7 @@ mod events;
 mod generate;
 mod jobs;
 mod local;
+mod mcp;
 mod memory;
 pub mod mtl;
 mod parts;
@@ -338,6 +339,8 @@ pub struct Shared {
     agents: parts::Agents,
     /// Research notes and per-run page counts.
     research: parts::ResearchState,
+    /// MCP tool servers: the client runtime and each server's connection and tools.
+    mcp: parts::McpServers,
     /// Proactive memory: suggestions, analysis figures, the thinker's budget, the monitor.
     proactive: parts::ProactiveMemory,
     /// The model settings in force.
@@ -383,6 +386,7 @@ impl Core {
             jobs: parts::Jobs::default(),
             agents: parts::Agents::default(),
             research: parts::ResearchState::default(),
+            mcp: parts::McpServers::default(),
             proactive: parts::ProactiveMemory::default(),
             settings: parts::SettingsState::default(),
             model: parts::ModelClient::default(),
@@ -512,6 +516,8 @@ impl Core {
             Call::StorageEstimate(_, reply) => reply.send(self.storage_estimate().await),
             Call::LocalModels(_, reply) => reply.send(self.local_models().await),
             Call::LoadLocalModel(_, reply) => reply.send(self.load_local_model().await),
+            Call::McpServers(_, reply) => reply.send(self.mcp_servers().await),
+            Call::McpConnect(p, reply) => reply.send(self.mcp_connect(p).await),
             Call::DeleteLocalModel(p, reply) => reply.send(self.delete_local_model(p).await),
             Call::ReloadProject(p, reply) => reply.send(self.reload_project(p).await),
             Call::SyncConnect(p, reply) => reply.send(self.sync_connect(p).await),
@@ -1332,6 +1338,9 @@ impl Core {
         }
         if crate::tools::bible::language::is_mtl(&call.name) {
             return self.execute_mtl(project, call, origin, abort, &ctx).await;
+        }
+        if crate::mcp::is_mcp(&call.name) {
+            return self.execute_mcp(project, call, origin, abort, ctx).await;
         }
         if crate::tools::research::is_research(&call.name) {
             return self

@@ -23,7 +23,7 @@ use crate::error::{Error, ProtocolError};
 
 use super::results::{self, ProjectSummary};
 use super::{
-    agents, approvals, bible, chapters, events, jobs, local, memory, proactive, research, run,
+    agents, approvals, bible, chapters, events, jobs, local, mcp, memory, proactive, research, run,
     run_state, sync,
 };
 
@@ -154,6 +154,10 @@ requests! {
     LoadLocalModel = "load_local_model" (NoParams) -> crate::llm::local::LocalInfo,
     /// Delete a kept model file.
     DeleteLocalModel = "delete_local_model" (local::DeleteLocalModel) -> local::LocalModelDeleted,
+    /// The MCP servers the settings list: their connection and tools.
+    McpServers = "mcp_servers" (NoParams) -> mcp::McpServers,
+    /// Connect an MCP server again and list its tools anew.
+    McpConnect = "mcp_connect" (mcp::McpConnect) -> mcp::McpServers,
     /// A chapter's text, or its changes since a version.
     GetChapter = "get_chapter" (super::GetChapter) -> results::ChapterText,
     /// Add a chapter.

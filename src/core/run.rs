@@ -157,6 +157,7 @@ impl Core {
             if let Some(record) = stored {
                 self.settings.set(Settings::from_record(&record));
             }
+            self.follow_mcp();
         }
         Ok(())
     }
@@ -191,6 +192,7 @@ impl Core {
         if reload {
             self.preload_local(&self.settings.get());
         }
+        self.follow_mcp();
         Ok(public)
     }
 

@@ -83,6 +83,10 @@ impl Core {
                         .into(),
                 );
             };
+            // The MCP tools it names, as their servers list them (a server still connecting
+            // is waited for).
+            self.reach_mcp(&node.spec.tools, Some(&tree.abort)).await;
+            let mcp_tools = self.mcp_definitions(&node.spec.tools);
             let mut tools: Vec<&crate::tools::ToolDefinition> = Vec::new();
             if let Some(set) = &node.spec.toolset {
                 match self.registry.toolset(set) {
@@ -97,6 +101,7 @@ impl Core {
                     }
                 }
             }
+            tools.extend(mcp_tools.iter());
             let planning_tools = if node.spec.planning {
                 planning::definitions()
             } else {

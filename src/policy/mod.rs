@@ -116,6 +116,11 @@ pub const NOTE_KIND: &str = "memory_note";
 
 /// The default mode of a tool.
 pub fn default_mode(tool: &str) -> Mode {
+    // A tool of an MCP server may do anything: the writer approves each call unless they
+    // relax it.
+    if crate::mcp::is_mcp(tool) {
+        return Mode::Strict;
+    }
     if matches!(tool, "update_memory_note" | "delete_memory_note") {
         return Mode::Standard;
     }
@@ -161,10 +166,12 @@ impl Default for Policies {
 }
 
 impl Policies {
-    /// The mode of a tool.
+    /// The mode of a tool: its own, else (an MCP tool) its server's (`mcp__<server>__*`),
+    /// else the default.
     pub fn mode(&self, tool: &str) -> Mode {
         self.modes
             .get(tool)
+            .or_else(|| crate::mcp::pattern_of(tool).and_then(|p| self.modes.get(&p)))
             .copied()
             .unwrap_or_else(|| default_mode(tool))
     }
@@ -416,5 +423,11 @@ mod tests {
         let mut p = Policies::default();
         p.modes.insert("scene_update_summary".into(), Mode::Strict);
         assert_eq!(p.mode("scene_update_summary"), Mode::Strict);
+        assert_eq!(default_mode("mcp__style__check"), Mode::Strict);
+        p.modes.insert("mcp__style__*".into(), Mode::Permissive);
+        assert_eq!(p.mode("mcp__style__check"), Mode::Permissive);
+        p.modes.insert("mcp__style__check".into(), Mode::Strict);
+        assert_eq!(p.mode("mcp__style__check"), Mode::Strict);
+        assert_eq!(p.mode("mcp__other__check"), Mode::Strict);
     }
 }

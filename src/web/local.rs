@@ -54,14 +54,14 @@ impl JsLocalModel {
 }
 
 /// The message of a JS error.
-fn message(value: JsValue) -> String {
+pub(super) fn message(value: JsValue) -> String {
     match js_error(value) {
         TransportError::Network(m) => m,
     }
 }
 
 /// Await a promise the bridge returned (or the error it threw at once).
-async fn settle(promise: Result<Promise, JsValue>) -> Result<JsValue, String> {
+pub(super) async fn settle(promise: Result<Promise, JsValue>) -> Result<JsValue, String> {
     JsFuture::from(promise.map_err(message)?)
         .await
         .map_err(message)

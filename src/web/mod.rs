@@ -29,6 +29,7 @@ pub mod decoder;
 pub mod fetch;
 pub mod idb;
 pub mod local;
+pub mod mcp;
 pub mod socket;
 
 use std::cell::RefCell;
@@ -129,11 +130,14 @@ impl WorkerCore {
     /// `emit(json)` is called with each event's JSON text, including a `panic` event if the
     /// core ever panics (the instance is unusable after that; the worker replaces it).
     /// `local_model`, the worker's wllama bridge (`local-model.js`), runs the `local`
-    /// provider's models; without it that provider is unavailable.
+    /// provider's models; without it that provider is unavailable. `mcp`, the worker's MCP
+    /// clients (`mcp-client.js`), reaches the settings' MCP servers; without it their tools
+    /// are unavailable.
     pub async fn open(
         emit: Function,
         database: Option<String>,
         local_model: Option<local::LocalModelBridge>,
+        mcp: Option<mcp::McpBridge>,
     ) -> Result<WorkerCore, JsValue> {
         EMIT.with(|slot| *slot.borrow_mut() = Some(emit));
         install_panic_hook();
@@ -158,6 +162,10 @@ impl WorkerCore {
             .with_sync(Rc::new(socket::WsTransport), Rc::new(fetch::JsSleeper));
         let core = match local_model {
             Some(bridge) => core.with_local_model(Rc::new(local::JsLocalModel::new(bridge))),
+            None => core,
+        };
+        let core = match mcp {
+            Some(bridge) => core.with_mcp(Rc::new(mcp::JsMcp::new(bridge))),
             None => core,
         };
         Ok(WorkerCore {

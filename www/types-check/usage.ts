@@ -7,6 +7,7 @@ import type {
   AgentInfo,
   LocalModelLoaded,
   LocalModels,
+  McpServers,
   AgentListing,
   AgentSpec,
   ApprovalCard,
@@ -323,6 +324,14 @@ export async function everything(): Promise<void> {
   const structured: Record<string, unknown> | undefined = card.output;
   void structured;
   void [keptBytes, modelBytes];
+  // MCP tool servers: configured in the settings, listed with their tools.
+  await client.settings.set({ mcpServers: [{ name: 'style', url: 'http://127.0.0.1:8790/mcp', headers: { Authorization: 'Bearer t' } }], approvalPolicies: { 'mcp__style__*': 'permissive' } });
+  const offMcp = client.on('mcp_changed', (e) => console.log(e.servers.map((s) => s.status)));
+  const mcpServers: McpServers = await client.mcp.servers();
+  const mcpTools: string[] = mcpServers.servers.flatMap((s) => s.tools.map((t) => t.name));
+  await client.mcp.connect('style');
+  offMcp();
+  void mcpTools;
   // A request by type: its params and result are the generated protocol types.
   const reopened: ProjectSummary = await client.request('open_project', { id: created.id });
   const all = await client.request('list_projects');
