@@ -100,6 +100,25 @@ test('a new tool on the server reaches onTools with the whole list', { timeout: 
   assert.equal(value.result.content[0].text, '6 words');
 });
 
+test('every page of tools/list is followed, on connect and after a change', { timeout: 20_000 }, async () => {
+  const paged = await startMcpServer({ pageSize: 1 });
+  try {
+    const { value: tools } = await call('connect', { name: 'paged', url: paged.url });
+    assert.deepEqual(tools.map((t) => t.name), ['check_house_style', 'lookup_term']);
+    assert.match(byName(tools).lookup_term.inputSchema.properties.term.description, /term to look up/);
+    await fetch(`${paged.origin}/add-tool`, { method: 'POST' });
+    let heard = [];
+    for (let i = 0; i < 50 && heard.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      heard = (await call('heard', 'paged')).value;
+    }
+    assert.deepEqual(heard, [['check_house_style', 'lookup_term', 'count_words']]);
+    assert.equal((await call('close', 'paged')).value, true);
+  } finally {
+    await paged.stop();
+  }
+});
+
 test('a server that is not there is refused with a message naming it', { timeout: 20_000 }, async () => {
   const closed = await startMcpServer();
   const url = closed.url;

@@ -22,7 +22,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const MAX_BODY = 1024 * 1024;
@@ -91,9 +91,10 @@ function readJson(req) {
 
 /**
  * Start the server; resolves to `{url (the /mcp endpoint), origin, calls(), sessions(), stop()}`.
- * `log(line)` hears what it does (nothing by default).
+ * `pageSize`: list the tools in pages of that many (`nextCursor`); `log(line)` hears what it
+ * does (nothing by default).
  */
-export async function startMcpServer({ port = 0, host = '127.0.0.1', log = () => {} } = {}) {
+export async function startMcpServer({ port = 0, host = '127.0.0.1', pageSize = null, log = () => {} } = {}) {
   // Session id -> {transport, server}.
   const sessions = new Map();
   const calls = [];
@@ -124,28 +125,10 @@ export async function startMcpServer({ port = 0, host = '127.0.0.1', log = () =>
 
   const text = (value) => ({ type: 'text', text: value });
 
-  function addCountWords(server) {
-    server.registerTool(
-      'count_words',
-      {
-        title: 'Count words',
-        description: 'Counts the words in a text (runs of letters, digits and apostrophes).',
-        inputSchema: { text: z.string().describe('The text to count the words of.') },
-        annotations: { readOnlyHint: true },
-      },
-      async ({ text: body }, extra) => {
-        await received('count_words', { text: body }, extra);
-        const words = body.match(/[\p{L}\p{N}'\u2019]+/gu) ?? [];
-        return { content: [text(`${words.length} words`)], structuredContent: { words: words.length } };
-      },
-    );
-  }
-
-  function newServer() {
-    const server = new McpServer({ name: 'draftsmith-test-mcp', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
-    server.registerTool(
-      'check_house_style',
-      {
+  // The tools: name, config (zod shapes, as McpServer.registerTool takes them) and behaviour.
+  const TOOLS = {
+    check_house_style: {
+      config: {
         title: 'Check the house style',
         description: "Lists where a text breaks the publisher's house style (spelling choices, spacing, punctuation), with the rule and an excerpt for each.",
         inputSchema: { text: z.string().describe('The text to check, as the writer wrote it.') },
@@ -162,31 +145,67 @@ export async function startMcpServer({ port = 0, host = '127.0.0.1', log = () =>
         },
         annotations: { readOnlyHint: true },
       },
-      async ({ text: body }, extra) => {
-        await received('check_house_style', { text: body }, extra);
+      run: ({ text: body }) => {
         const violations = houseStyleViolations(body);
         const lines = violations.length === 0 ? 'No house style violations.' : violations.map((v) => `- ${v.rule}: "${v.excerpt}"`).join('\n');
         return { content: [text(lines)], structuredContent: { violations } };
       },
-    );
-    server.registerTool(
-      'lookup_term',
-      {
+    },
+    lookup_term: {
+      config: {
         title: 'Look up a term',
         description: "Looks a term up in the publisher's glossary of writing and typesetting terms.",
         inputSchema: { term: z.string().describe('The term to look up, e.g. "widow" or "em dash".') },
         annotations: { readOnlyHint: true },
       },
-      async ({ term }, extra) => {
-        await received('lookup_term', { term }, extra);
+      run: ({ term }) => {
         const definition = GLOSSARY[term.trim().toLowerCase()];
         if (!definition) {
           return { content: [text(`no entry for "${term}" in the glossary; known terms: ${Object.keys(GLOSSARY).join(', ')}`)], isError: true };
         }
         return { content: [text(`${term}: ${definition}`)] };
       },
-    );
-    if (countWords) addCountWords(server);
+    },
+    count_words: {
+      config: {
+        title: 'Count words',
+        description: 'Counts the words in a text (runs of letters, digits and apostrophes).',
+        inputSchema: { text: z.string().describe('The text to count the words of.') },
+        annotations: { readOnlyHint: true },
+      },
+      run: ({ text: body }) => {
+        const words = body.match(/[\p{L}\p{N}'\u2019]+/gu) ?? [];
+        return { content: [text(`${words.length} words`)], structuredContent: { words: words.length } };
+      },
+    },
+  };
+  const active = () => ['check_house_style', 'lookup_term', ...(countWords ? ['count_words'] : [])];
+
+  function register(server, name) {
+    server.registerTool(name, TOOLS[name].config, async (args, extra) => {
+      await received(name, args, extra);
+      return TOOLS[name].run(args);
+    });
+  }
+
+  // tools/list in pages of `pageSize` tools (the cursor: the index of the page's first tool).
+  function listInPages(server) {
+    const json = (shape) => z.toJSONSchema(z.object(shape));
+    server.server.setRequestHandler(ListToolsRequestSchema, ({ params }) => {
+      const start = params?.cursor === undefined ? 0 : Number(params.cursor);
+      const names = active();
+      const tools = names.slice(start, start + pageSize).map((name) => {
+        const { title, description, inputSchema, outputSchema, annotations } = TOOLS[name].config;
+        return { name, title, description, inputSchema: json(inputSchema), ...(outputSchema ? { outputSchema: json(outputSchema) } : {}), annotations };
+      });
+      return start + pageSize < names.length ? { tools, nextCursor: String(start + pageSize) } : { tools };
+    });
+  }
+
+  function newServer() {
+    const server = new McpServer({ name: 'draftsmith-test-mcp', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    for (const name of active()) register(server, name);
+    if (pageSize) listInPages(server);
     return server;
   }
 
@@ -246,7 +265,7 @@ export async function startMcpServer({ port = 0, host = '127.0.0.1', log = () =>
       if (!countWords) {
         countWords = true;
         // Registering tells each session (notifications/tools/list_changed on its GET stream).
-        for (const { server } of sessions.values()) addCountWords(server);
+        for (const { server } of sessions.values()) register(server, 'count_words');
       }
       return json(res, 200, { tools: ['check_house_style', 'lookup_term', 'count_words'] });
     }
