@@ -125,9 +125,9 @@ async function fetchWatchingAnswers(watch, input, init) {
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
-/** Whether `err` says the server no longer knows the connection's session (HTTP 404). */
-function sessionLost(err, connection) {
-  return !!err && err.code === 404 && /^Streamable HTTP error/.test(message(err)) && !!connection.transport?.sessionId;
+/** Whether `err` says the server no longer knows the session (HTTP 404). */
+function sessionLost(err) {
+  return !!err && err.code === 404 && /^Streamable HTTP error/.test(message(err));
 }
 
 /** One connected server. */
@@ -142,6 +142,11 @@ class Connection {
     // Re-listing after `list_changed`: one at a time; a notification during one runs another after it.
     this.relisting = null;
     this.relistAgain = false;
+    // A new session being made after the server forgot this one (see `McpClients.call`).
+    this.reopening = null;
+    // Calls in flight by client, and the clients of forgotten sessions to close after theirs.
+    this.inFlight = new Map();
+    this.retiring = new Set();
   }
 
   get label() {
@@ -228,11 +233,14 @@ class Connection {
 
   /** A new session after the server forgot this one (it restarted); resolves to the tools. */
   async reopen(sdk, clientInfo) {
-    const old = this.client;
-    this.client = null;
-    this.connected = false;
-    await old?.close().catch(() => {});
-    const tools = await this.open(sdk, clientInfo);
+    this.retire(this.client);
+    let tools;
+    try {
+      tools = await this.open(sdk, clientInfo);
+    } catch (err) {
+      this.connected = false;
+      throw err;
+    }
     try {
       this.onTools?.(tools);
     } catch (err) {
@@ -241,10 +249,39 @@ class Connection {
     return tools;
   }
 
+  /** `client` has a call in flight. */
+  hold(client) {
+    this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);
+  }
+
+  /** A call of `client` ended; a retired client is closed after its last call. */
+  release(client) {
+    const left = (this.inFlight.get(client) ?? 1) - 1;
+    if (left > 0) {
+      this.inFlight.set(client, left);
+      return;
+    }
+    this.inFlight.delete(client);
+    if (this.retiring.delete(client)) client.close().catch(() => {});
+  }
+
+  /**
+   * Close a client of a session the server forgot, once its calls in flight have ended:
+   * closing it at once would fail them, though the server refuses each unrun (and each is
+   * then sent again on the new session).
+   */
+  retire(client) {
+    if (!client) return;
+    if (this.inFlight.has(client)) this.retiring.add(client);
+    else client.close().catch(() => {});
+  }
+
   async close() {
     const { client, transport } = this;
     this.client = null;
     this.connected = false;
+    for (const retired of this.retiring) retired.close().catch(() => {});
+    this.retiring.clear();
     if (!client) return;
     if (transport && transport.sessionId) {
       await Promise.race([transport.terminateSession().catch(() => {}), sleep(END_SESSION_MS)]);
@@ -302,37 +339,50 @@ export class McpClients {
     this.connections.set(checked.name, connection);
     const current = () => this.connections.get(checked.name) === connection;
     try {
-      const sdk = await this.loadSdk();
-      if (!current()) throw new Error('a newer connection to it was made meanwhile');
-      const tools = await connection.open(sdk, this.clientInfo);
-      if (!current()) throw new Error('a newer connection to it was made meanwhile');
+      const tools = await connection.open(await this.loadSdk(), this.clientInfo);
+      if (!current()) throw new Error('closed or replaced meanwhile');
       return tools;
     } catch (err) {
-      const failure = new Error(`${connection.label}: ${connection.describe(err)}`);
-      if (current()) {
-        this.connections.delete(checked.name);
-      }
+      const replaced = !current();
+      if (!replaced) this.connections.delete(checked.name);
       await connection.close();
-      throw failure;
+      throw new Error(`${connection.label}: ${replaced ? 'the connection was closed or replaced before it was ready' : connection.describe(err)}`);
     }
   }
 
   async call(server, tool, args, signal) {
-    const connection = this.connections.get(server);
+    let connection = this.connections.get(server);
+    if (connection && connection.reopening) await connection.reopening.catch(() => {});
+    connection = this.connections.get(server);
     if (!connection || !connection.connected) throw new Error(`MCP server "${server}" is not connected`);
     if (signal && signal.aborted) throw abortError(signal);
     const options = { signal, timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true };
     const params = { name: tool, arguments: args ?? {} };
+    const send = async (client) => {
+      connection.hold(client);
+      try {
+        return await client.callTool(params, undefined, options);
+      } finally {
+        connection.release(client);
+      }
+    };
+    const client = connection.client;
     try {
       try {
-        return await connection.client.callTool(params, undefined, options);
+        return await send(client);
       } catch (err) {
-        if (!sessionLost(err, connection) || (signal && signal.aborted)) throw err;
+        if (!sessionLost(err) || (signal && signal.aborted)) throw err;
         // The server forgot the session (it restarted) and refused the call unrun: a new
-        // session, then the call once more.
-        await connection.reopen(await this.loadSdk(), this.clientInfo);
+        // session (one for all the calls it refused), then the call once more.
+        if (connection.client === client && !connection.reopening) {
+          connection.reopening = this.loadSdk()
+            .then((sdk) => connection.reopen(sdk, this.clientInfo))
+            .finally(() => (connection.reopening = null));
+        }
+        if (connection.reopening) await connection.reopening;
         if (signal && signal.aborted) throw abortError(signal);
-        return await connection.client.callTool(params, undefined, options);
+        if (!connection.connected) throw err;
+        return await send(connection.client);
       }
     } catch (err) {
       if (signal && signal.aborted) throw abortError(signal);

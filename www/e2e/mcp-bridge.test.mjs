@@ -170,10 +170,16 @@ test('a server that restarted (its sessions forgotten) gets a new session and th
   await first.stop();
   const second = await startMcpServer({ port: Number(port) });
   try {
-    const { value } = await call('call', 'restarts', 'lookup_term', { term: 'em dash' });
+    // Two calls at once: both refused by the restarted server, one new session for both.
+    const [{ value }, { value: other }] = await Promise.all([
+      call('call', 'restarts', 'lookup_term', { term: 'em dash' }),
+      call('call', 'restarts', 'check_house_style', { text: 'Fine.' }),
+    ]);
     assert.equal(value.error, undefined, JSON.stringify(value.error));
     assert.match(value.result.content[0].text, /long dash/);
-    assert.deepEqual(second.calls().map((c) => c.tool), ['lookup_term']);
+    assert.equal(other.result.content[0].text, 'No house style violations.');
+    assert.deepEqual(second.calls().map((c) => c.tool).sort(), ['check_house_style', 'lookup_term']);
+    assert.equal(second.sessions(), 1);
     assert.deepEqual((await call('heard', 'restarts')).value, [['check_house_style', 'lookup_term']]);
   } finally {
     await second.stop();
