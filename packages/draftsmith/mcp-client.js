@@ -155,17 +155,19 @@ class Connection {
 
   async open(sdk, clientInfo) {
     const { Client, StreamableHTTPClientTransport } = sdk;
-    this.client = new Client(clientInfo, {
+    const client = new Client(clientInfo, {
       capabilities: {},
-      listChanged: { tools: { autoRefresh: false, onChanged: () => this.relist() } },
+      listChanged: { tools: { autoRefresh: false, onChanged: () => this.client === client && this.relist() } },
     });
-    this.client.onerror = (err) => {
-      // Stream hiccups the SDK recovers from, and answers to requests already settled.
-      if (/unknown message ID/.test(message(err))) return;
+    this.client = client;
+    // What a client of a forgotten session reports (see `retire`) is no longer news.
+    client.onerror = (err) => {
+      // Answers to requests already settled are no failure.
+      if (this.client !== client || /unknown message ID/.test(message(err))) return;
       this.error = message(err);
     };
-    this.client.onclose = () => {
-      this.connected = false;
+    client.onclose = () => {
+      if (this.client === client) this.connected = false;
     };
     const watch = { transport: null, watched: new Set(), answered: new Set() };
     this.transport = new StreamableHTTPClientTransport(new URL(this.spec.url), {

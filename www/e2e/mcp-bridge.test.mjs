@@ -180,6 +180,8 @@ test('a server that restarted (its sessions forgotten) gets a new session and th
     assert.equal(other.result.content[0].text, 'No house style violations.');
     assert.deepEqual(second.calls().map((c) => c.tool).sort(), ['check_house_style', 'lookup_term']);
     assert.equal(second.sessions(), 1);
+    assert.deepEqual((await call('status')).value.restarts, { url: second.url, connected: true });
+    assert.match((await call('call', 'restarts', 'lookup_term', { term: 'orphan' })).value.result.content[0].text, /bottom of a page/);
     assert.deepEqual((await call('heard', 'restarts')).value, [['check_house_style', 'lookup_term']]);
   } finally {
     await second.stop();
