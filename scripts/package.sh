@@ -2,8 +2,9 @@
 # Builds the npm package from packages/draftsmith/ (make package): the wasm and its glue from
 # www/pkg/ (scripts/build-wasm.sh release; `make package` builds the release wasm first) are copied
 # into packages/draftsmith/pkg/, wllama (the in-browser model's runtime: its ES module, its wasm
-# and its licence) from www/node_modules/@wllama/wllama into packages/draftsmith/wllama/, then
-# `npm pack` writes packages/draftsmith-<version>.tgz and
+# and its licence) from www/node_modules/@wllama/wllama into packages/draftsmith/wllama/, the
+# MCP SDK's client (bundled with esbuild by www/mcp-sdk.mjs, with the SDK's licence) into
+# packages/draftsmith/mcp/, then `npm pack` writes packages/draftsmith-<version>.tgz and
 # the copy examples/tiptap/draftsmith.tgz that the Tiptap example installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,10 @@ done
 rm -rf "$pkg/wllama"
 mkdir -p "$pkg/wllama"
 cp "$wllama/esm/index.js" "$wllama/esm/wasm/wllama.wasm" "$wllama/LICENCE" "$pkg/wllama/"
+[ -f www/node_modules/@modelcontextprotocol/sdk/package.json ] || { echo "package: the MCP SDK is missing from www/node_modules: run scripts/setup.sh demo (npm ci in www/) first" >&2; exit 1; }
+rm -rf "$pkg/mcp"
+node www/mcp-sdk.mjs "$pkg/mcp/sdk.js"
+echo "package: $pkg/mcp/sdk.js is $(gzip -9c "$pkg/mcp/sdk.js" | wc -c) bytes gzipped"
 tarball=$(cd "$pkg" && npm pack --silent --pack-destination .. 2>/dev/null | tail -1)
 cp "packages/$tarball" examples/tiptap/draftsmith.tgz
 size=$(wc -c < "packages/$tarball")

@@ -6,7 +6,8 @@
 //
 // Also serves the offline demo model (same origin as the page, no CORS), the in-browser
 // model's runtime at /wllama/ (from node_modules/@wllama/wllama) and any GGUF model file placed
-// in www/models/ at /models/<name>.gguf. Every response carries COOP/COEP, so the page is
+// in www/models/ at /models/<name>.gguf, and the MCP SDK's client at /mcp/sdk.js (bundled from
+// node_modules on the first request, as scripts/package.sh ships it). Every response carries COOP/COEP, so the page is
 // cross-origin isolated (the in-browser model runs multi-threaded). The scriptable mock
 // LLM and the machine-translation mock (llm-fixtures.mjs) are for tests only: they are served
 // only with `--mock` (or `startServer({mock: true})`), and only they send
@@ -42,8 +43,24 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('../packages/draftsmith/', import.meta.url));
 const HERE_ROOT = resolve(HERE);
 const FROM_PACKAGE = new Map(
-  ['/draftsmith.js', '/draftsmith.d.ts', '/worker.js', '/local-model.js', '/local-model.d.ts'].map((p) => [p, join(PACKAGE, p.slice(1))]),
+  ['/draftsmith.js', '/draftsmith.d.ts', '/worker.js', '/local-model.js', '/local-model.d.ts', '/mcp-client.js', '/mcp-client.d.ts'].map((p) => [
+    p,
+    join(PACKAGE, p.slice(1)),
+  ]),
 );
+// The MCP SDK's client as the package ships it beside the worker (./mcp/sdk.js): bundled from
+// node_modules with esbuild on the first request, then kept in memory.
+const MCP_SDK_PATH = '/mcp/sdk.js';
+let mcpSdk = null;
+function mcpSdkBundle() {
+  mcpSdk ??= import('./mcp-sdk.mjs')
+    .then(({ bundleMcpSdk }) => bundleMcpSdk())
+    .catch((err) => {
+      mcpSdk = null;
+      throw err;
+    });
+  return mcpSdk;
+}
 // wllama (the in-browser model's runtime), where the package ships it: beside the worker.
 const WLLAMA = fileURLToPath(new URL('./node_modules/@wllama/wllama/esm/', import.meta.url));
 const FROM_WLLAMA = new Map([
@@ -100,6 +117,16 @@ async function serveStatic(root, pathname, res) {
   if (path.includes('\0')) return send(res, 400, 'bad path');
   const file = normalize(join(root, path));
   if (file !== root && !file.startsWith(root + sep)) return send(res, 403, 'forbidden');
+  if (root === HERE_ROOT && path === MCP_SDK_PATH) {
+    let bundle;
+    try {
+      bundle = await mcpSdkBundle();
+    } catch (err) {
+      return send(res, 500, `could not bundle the MCP SDK (run scripts/setup.sh demo): ${err.message}`);
+    }
+    res.writeHead(200, { ...COMMON_HEADERS, 'Content-Type': MIME['.js'] });
+    return res.end(bundle);
+  }
   let target = (root === HERE_ROOT && (FROM_PACKAGE.get(path) || FROM_WLLAMA.get(path))) || file;
   try {
     if ((await stat(target)).isDirectory()) target = join(target, 'index.html');

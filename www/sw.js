@@ -18,6 +18,8 @@ const SHELL = [
   './draftsmith.js',
   './worker.js',
   './local-model.js',
+  './mcp-client.js',
+  './mcp/sdk.js',
   './pkg/draftsmith.js',
   './pkg/draftsmith_bg.wasm',
 ];

@@ -25,6 +25,7 @@
 // when another tab saved it (the behaviour before wave 2).
 
 import { LocalModel } from './local-model.js';
+import { McpClients } from './mcp-client.js';
 
 // Both resolved relative to this module (not to the page), in a form bundlers follow: Vite
 // copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
@@ -47,6 +48,9 @@ const LOCAL_EVENTS = new Set(['ready', 'fatal']);
 // loaded model stays loaded. wllama itself is imported on the first load. It and its own
 // workers end with this worker when the tab closes.
 const localModel = new LocalModel();
+// The MCP tool servers of the settings' `mcpServers` (the core connects and calls them): one
+// set per worker, kept across core restarts. The MCP SDK is imported on the first connection.
+const mcpClients = new McpClients();
 
 let core = null;
 let generation = 0;
@@ -246,7 +250,8 @@ async function boot() {
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
     const glue = await import(/* @vite-ignore */ url);
     await glue.default({ module_or_path: WASM_URL });
-    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel);
+    mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
+    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients);
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);

@@ -17,7 +17,7 @@ before(async () => {
   assert.ok(statSync(MODEL_FILE, { throwIfNoEntry: false }), `${MODEL_FILE.pathname} is missing: run scripts/setup.sh model`);
   env = await launch();
   page = await env.newPage();
-  await page.goto(`${env.url}e2e/fixtures/local-model/`);
+  await page.goto(`${env.url}e2e/fixtures/bridge.html?worker=local-model/worker.js`);
   await page.waitForFunction(() => window.harnessReady === true);
   call = (method, ...args) =>
     page.evaluate(

@@ -20,6 +20,7 @@ import { initAnalysis, analysisEvent, analysisProject } from './analysis.js';
 import { createDemoProject } from './demo-story.js';
 import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
 import { initSync, syncProject, peerCursors, showPeerCursors } from './sync.js';
+import { initMcp, loadMcp, mcpChanged } from './mcp.js';
 
 const app = {
   client: null,
@@ -1352,12 +1353,14 @@ function wire() {
   });
   c.on('settings_changed', (s) => renderSettings(s));
   c.on('model_progress', (e) => showModelProgress(e));
+  c.on('mcp_changed', (e) => mcpChanged(e));
   c.on('agents_changed', (e) => {
     if (!e.project || e.project === app.project?.id) loadAgents();
   });
   c.on('panic', (data) => status(`core restarted after an internal error: ${data.message}`, true));
   c.on('ready', () => status('core ready'));
   c.on('core_restarted', async () => {
+    loadMcp();
     await catchUp();
     status('core ready (restarted after an error; your work is kept)');
   });
@@ -1440,6 +1443,7 @@ async function main() {
   });
   initResearch(app.client);
   initAnalysis(app.client, { chapter: () => app.chapter });
+  initMcp(app.client);
   initSync(app.client, {
     project: () => app.project,
     chapter: () => app.chapter,
@@ -1456,6 +1460,7 @@ async function main() {
     settings = await app.client.settings.set({ provider: 'openai', baseUrl: demoUrl(), model: 'demo', researchProxy: settings.researchProxy || proxyTemplate() });
   }
   renderSettings(settings);
+  loadMcp();
   await openInitialProject();
   renderHistory();
   showStorage();

@@ -21,6 +21,10 @@ const SHIPPED = [
   'wllama/index.js',
   'wllama/wllama.wasm',
   'wllama/LICENCE',
+  'mcp-client.js',
+  'mcp-client.d.ts',
+  'mcp/sdk.js',
+  'mcp/LICENSE',
   'sync.js',
   'sync.d.ts',
   'codemirror.js',
@@ -48,7 +52,7 @@ test('every export, the types and the entry points are files that ship', () => {
   walk(manifest.exports);
   targets.push(manifest.types, manifest.main, manifest.module);
   for (const target of targets) assert.ok(SHIPPED.includes(target.replace(/^\.\//, '')), `${target} ships`);
-  for (const name of ['.', './sync', './codemirror', './prosemirror', './local-model']) {
+  for (const name of ['.', './sync', './codemirror', './prosemirror', './local-model', './mcp-client']) {
     assert.ok(manifest.exports[name].types, `${name} has types`);
   }
   assert.equal(manifest.sideEffects, false);
@@ -71,4 +75,21 @@ test('wllama ships beside the worker, where the in-browser model imports it, wit
   assert.ok(bridge.includes("new URL('./wllama/index.js', import.meta.url)"));
   assert.ok(bridge.includes("new URL('./wllama/wllama.wasm', import.meta.url)"));
   assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("from './local-model.js'"));
+});
+
+test('the MCP SDK client ships beside the worker as one browser module, with its licence', async () => {
+  const bundle = readFileSync(`${PACKAGE}mcp/sdk.js`, 'utf8');
+  // Only the client: nothing of the SDK's node servers and processes.
+  for (const nodeOnly of ['cross-spawn', 'express', 'child_process', '@hono/node-server', 'from"node:', "from 'node:"]) {
+    assert.ok(!bundle.includes(nodeOnly), `the bundle holds ${nodeOnly}`);
+  }
+  const sdk = await import(`${PACKAGE}mcp/sdk.js`);
+  assert.deepEqual(Object.keys(sdk).sort(), ['Client', 'StreamableHTTPClientTransport']);
+  const client = new sdk.Client({ name: 'pack-test', version: '1' });
+  assert.equal(typeof client.callTool, 'function');
+  const sdkLicense = `${PACKAGE}../../www/node_modules/@modelcontextprotocol/sdk/LICENSE`;
+  assert.ok(readFileSync(`${PACKAGE}mcp/LICENSE`).equals(readFileSync(sdkLicense)), 'mcp/LICENSE is the SDK licence');
+  const bridge = readFileSync(`${PACKAGE}mcp-client.js`, 'utf8');
+  assert.ok(bridge.includes("new URL('./mcp/sdk.js', import.meta.url)"));
+  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("from './mcp-client.js'"));
 });
