@@ -457,6 +457,10 @@ fn an_agents_call_waits_for_approval_and_runs_exactly_once_when_approved() {
     let card = &run["pending"][0];
     assert_eq!(card["tool"], "mcp__style__check_style");
     assert_eq!(card["args"], json!({"text": "It is okay, she said."}));
+    assert_eq!(
+        (&card["kind"], &card["entityId"]),
+        (&json!("mcp_server"), &json!("style"))
+    );
     assert!(
         w.server.calls.borrow().is_empty(),
         "nothing sent before the writer says so"

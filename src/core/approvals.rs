@@ -62,7 +62,12 @@ pub(super) fn lock(session: &mut crate::session::Session, record: &ApprovalRecor
         .as_object()
         .map(|v| v.keys().map(|k| (k.clone(), Vec::new())).collect())
         .unwrap_or_default();
-    if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
+    if let (Some(kind), Some(id)) = (
+        request["kind"]
+            .as_str()
+            .filter(|k| *k != crate::policy::MCP_KIND),
+        request["id"].as_str(),
+    ) {
         let update = crate::policy::action_of(&record.tool) == crate::policy::Action::Update;
         let fields: Vec<String> = if update {
             request["fields"]
@@ -450,8 +455,9 @@ impl Core {
                 let request = &claimed.request;
                 let mut grant = Grant::default();
                 if let (Some(kind), Some(id)) = (request["kind"].as_str(), request["id"].as_str()) {
-                    // A memory note is no bible kind: its key comes in `versions`.
-                    if kind != crate::policy::NOTE_KIND {
+                    // A memory note is no bible kind (its key comes in `versions`), nor is an
+                    // MCP server.
+                    if kind != crate::policy::NOTE_KIND && kind != crate::policy::MCP_KIND {
                         let kind: crate::bible::Kind =
                             kind.parse().map_err(|e: crate::bible::BibleError| {
                                 super::invalid("approve", &e.to_string())

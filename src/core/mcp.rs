@@ -421,7 +421,8 @@ impl Core {
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let reason = "tools of MCP servers run only with the writer's approval";
         let mut details = json!({
-            "kind": "mcp_tool",
+            "kind": crate::policy::MCP_KIND,
+            "id": server,
             "server": server,
             "tool": tool.name,
             "reason": reason,

@@ -114,6 +114,10 @@ pub fn action_of(tool: &str) -> Action {
 /// The kind a memory note has on an approval card and in a grant key.
 pub const NOTE_KIND: &str = "memory_note";
 
+/// The kind of an MCP tool's call on an approval card (its id: the server's name). It names
+/// nothing of the project: nothing is locked or versioned for it.
+pub const MCP_KIND: &str = "mcp_server";
+
 /// The default mode of a tool.
 pub fn default_mode(tool: &str) -> Mode {
     // A tool of an MCP server may do anything: the writer approves each call unless they

@@ -68,6 +68,8 @@ test('the writer adds a tool server; an agent call waits for approval, runs once
   const card = cards(page).first();
   await card.waitFor();
   assert.equal(await card.getByTestId('approval-tool').textContent(), TOOL);
+  assert.equal(await card.getByTestId('approval-entity').textContent(), 'the MCP server “house”');
+  assert.match(await card.getByTestId('approval-args').textContent(), /textIt is okay, {2}she said\./);
   assert.equal(received('check_house_style').length, 0, 'nothing is sent before the writer decides');
   await card.screenshot({ path: `${ARTIFACTS}mcp-approval-card.png` });
   await card.getByTestId('approval-approve').click();

@@ -737,23 +737,36 @@ function jobLine(card) {
   return el('p', { class: 'approval-job', testid: 'approval-job', 'data-job': job ?? '' }, `From a background job${what ? `: ${what}` : ''}.`);
 }
 
+/** An MCP tool's call: the arguments it would send, one line each. */
+function mcpArgs(card) {
+  if (card.kind !== 'mcp_server') return null;
+  const entries = Object.entries(card.args ?? {});
+  return el(
+    'dl',
+    { class: 'approval-args', testid: 'approval-args' },
+    ...entries.flatMap(([key, value]) => [el('dt', {}, key), el('dd', {}, showValue(value))]),
+  );
+}
+
 function approvalCardNode(card) {
-  const title = entityTitle(card.kind, card.entityId);
+  const mcp = card.kind === 'mcp_server';
+  const title = mcp ? card.entityId : entityTitle(card.kind, card.entityId);
   const node = el(
     'li',
     { class: 'approval-card', testid: 'approval-card', 'data-call': card.callId, 'data-run': card.run ?? '', 'data-tool': card.tool, 'data-entity': `${card.kind}/${card.entityId}` },
     el(
       'div',
       { class: 'approval-head' },
-      el('strong', {}, 'Approve this change?'),
+      el('strong', {}, mcp ? 'Approve this call?' : 'Approve this change?'),
       ' ',
       el('span', { class: 'approval-agent', testid: 'approval-agent', title: card.origin }, agentOf(card.origin)),
       ' asks for ',
       el('span', { class: 'name', testid: 'approval-tool' }, card.tool),
       ' on ',
-      el('span', { class: 'entity', testid: 'approval-entity' }, `${card.kind} “${title}”`),
+      el('span', { class: 'entity', testid: 'approval-entity' }, mcp ? `the MCP server “${title}”` : `${card.kind} “${title}”`),
     ),
     jobLine(card),
+    mcpArgs(card),
     el('p', { class: 'approval-reason' }, `${card.origin}: ${card.reason ?? 'needs your approval'}`),
     el(
       'div',
