@@ -1,8 +1,9 @@
-// Long conversations on the in-browser model: the demo page with the
+// Long conversations and structured answers on the in-browser model: the demo page with the
 // real SmolLM2-135M (www/models/, fetched by scripts/setup.sh model) loaded at a small context
 // size. A chat that reads a long chapter every turn keeps its conversation across runs; the
 // core keeps it within the window (compacted events) so every turn finishes, and the same
-// turns with compaction off end in the model's context-overflow error.
+// turns with compaction off end in the model's context-overflow error. Then a run with an
+// output schema answers with JSON the grammar kept valid.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
@@ -152,3 +153,48 @@ test('the same turns with compaction off fail with the model’s context overflo
   await page.evaluate(() => window.draftsmith.settings.set({ compaction: true }));
   console.log(`compaction off: failed at turn ${turns.length} after ${Date.now() - started} ms`);
 });
+
+// A structured answer on the local model: the grammar built from the schema constrains what
+// the model writes, so the run's output is valid against it.
+test('a run with an output schema answers with JSON valid against it, through the grammar', async () => {
+  const started = Date.now();
+  const schema = {
+    type: 'object',
+    properties: {
+      title: { type: 'string', minLength: 1, maxLength: 40 },
+      mood: { type: 'string', enum: ['calm', 'tense', 'sad', 'joyful'] },
+    },
+    required: ['title', 'mood'],
+    additionalProperties: false,
+  };
+  const result = await page.evaluate(async (schema) => {
+    await window.draftsmith.defineAgent({ name: 'titler', description: 'Names chapters.', systemPrompt: 'You suggest a title and a mood for a chapter of a novel.', talksToWriter: true, maxSteps: 2 });
+    const run = window.draftsmith.run('A chapter where a lighthouse keeper waits all night for a boat that never comes. Give it a title and a mood.', { agent: 'titler', newConversation: true, output: { schema, name: 'chapter_card' } });
+    for await (const _ of run);
+    return run.result;
+  }, schema);
+  console.log(`structured output: ${JSON.stringify(result.output)} in ${Date.now() - started} ms`);
+  assert.equal(result.status, 'finished', JSON.stringify(result));
+  assert.deepEqual(schemaErrors(schema, result.output), [], JSON.stringify(result.output));
+});
+
+/** What makes `value` invalid against `schema` (the keywords the schema above uses). */
+function schemaErrors(schema, value, path = 'output') {
+  if (schema.enum) return schema.enum.includes(value) ? [] : [`${path}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`];
+  if (schema.type === 'string') {
+    if (typeof value !== 'string') return [`${path}: not a string`];
+    const length = [...value].length;
+    if (length < (schema.minLength ?? 0) || length > (schema.maxLength ?? Infinity)) return [`${path}: ${length} characters`];
+    return [];
+  }
+  if (schema.type === 'object') {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return [`${path}: not an object`];
+    const errors = (schema.required ?? []).filter((k) => !(k in value)).map((k) => `${path}.${k} is missing`);
+    for (const [k, v] of Object.entries(value)) {
+      if (schema.properties[k]) errors.push(...schemaErrors(schema.properties[k], v, `${path}.${k}`));
+      else if (schema.additionalProperties === false) errors.push(`${path}.${k} is not allowed`);
+    }
+    return errors;
+  }
+  return [`${path}: the check does not know ${JSON.stringify(schema)}`];
+}
