@@ -144,3 +144,18 @@ pub fn is_context_overflow(message: &str) -> bool {
         || (m.contains("input token count") && m.contains("exceeds"))
         || (m.contains("tokens") && m.contains("exceed") && m.contains("context"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_context_overflow;
+
+    /// The in-browser runtime (llama.cpp in wllama) refuses a prompt longer than the context
+    /// it was loaded with; the bridge passes its words on, which the core must read as an
+    /// overflow to compact and retry.
+    #[test]
+    fn the_in_browser_runtimes_refusal_is_an_overflow() {
+        assert!(is_context_overflow(
+            "request (2311 tokens) exceeds the available context size (2048 tokens), try increasing it"
+        ));
+    }
+}
