@@ -44,6 +44,8 @@ struct Server {
     headers: RefCell<Vec<(String, String)>>,
     changed: RefCell<Option<ToolsChanged>>,
     connects: Cell<usize>,
+    /// Connections never answer.
+    hang_connect: Cell<bool>,
     /// Hanging calls whose futures were dropped (cancelled).
     dropped: Rc<Cell<usize>>,
     /// The text its check answers with, when set (else its real check).
@@ -75,6 +77,7 @@ impl Server {
             headers: RefCell::default(),
             changed: RefCell::default(),
             connects: Cell::new(0),
+            hang_connect: Cell::new(false),
             dropped: Rc::new(Cell::new(0)),
             answer: RefCell::default(),
         })
@@ -123,6 +126,9 @@ impl McpRuntime for Runtime {
         let config = server.clone();
         async move {
             s.connects.set(s.connects.get() + 1);
+            if s.hang_connect.get() {
+                future::pending::<()>().await;
+            }
             if s.health.get() == Health::Down || config.name != "style" {
                 return Err(format!(
                     "MCP server \"{}\" at {}: fetch failed",
@@ -840,4 +846,51 @@ fn a_server_is_listed_again_on_request_and_headers_are_kept_when_the_list_is_sen
     );
     w.settle();
     assert!(w.server.headers.borrow().is_empty());
+}
+
+#[test]
+fn a_connection_that_never_answers_is_given_up_at_the_tool_timeout_and_tried_afresh() {
+    let w = World::new(copyeditor);
+    w.server.hang_connect.set(true);
+    w.connect_style(json!({
+        "approvalPolicies": {"mcp__style__*": "permissive"},
+        "toolTimeoutsMs": {"mcp__style__*": 5000}
+    }));
+    assert_eq!(
+        w.ok("mcp_servers", json!({}))["servers"][0]["status"],
+        "connecting"
+    );
+    w.editor_agent();
+    // The run waits for the connection up to the tool timeout, then goes on without its tools.
+    let run = w.start(
+        "run",
+        json!({"prompt": "Check \"okay\"", "agent": "copyeditor"}),
+    );
+    w.settle();
+    assert_eq!(w.sleeper.pending(), vec![5_000]);
+    w.sleeper.advance(5_000);
+    w.settle();
+    let answer = run.borrow().clone().expect("the run ended");
+    assert_eq!(
+        answer["result"]["text"], "I have no style checker.",
+        "{answer}"
+    );
+    let style = &w.ok("mcp_servers", json!({}))["servers"][0];
+    assert_eq!(style["status"], "failed");
+    assert_eq!(style["error"], "no answer within 5 s");
+    // The server answers again: the next run connects afresh (not the hung attempt) and calls.
+    w.server.hang_connect.set(false);
+    let run = w.ok(
+        "run",
+        json!({"prompt": "Check \"okay\"", "agent": "copyeditor"}),
+    );
+    assert_eq!(w.server.connects.get(), 2);
+    assert!(
+        run["text"].as_str().unwrap().contains("1 violation(s)"),
+        "{run}"
+    );
+    assert_eq!(
+        w.ok("mcp_servers", json!({}))["servers"][0]["status"],
+        "ready"
+    );
 }

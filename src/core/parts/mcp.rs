@@ -123,8 +123,8 @@ impl McpServers {
     }
 
     /// The connection attempt of `name` under way, or a new one made by `connect` (for the
-    /// server's config), with its epoch. `None` for an unknown server, or a ready one when
-    /// `again` is false.
+    /// server's config), with its epoch. `again`: a new one in any case (an attempt under way
+    /// may hang). `None` for an unknown server, or a ready one when `again` is false.
     pub(in crate::core) fn attempt(
         &self,
         name: &str,
@@ -134,11 +134,13 @@ impl McpServers {
         let (config, epoch) = {
             let mut servers = self.servers.borrow_mut();
             let server = servers.get_mut(name)?;
-            if let Some(connecting) = &server.connecting {
-                return Some((server.epoch, connecting.clone()));
-            }
-            if server.status == Status::Ready && !again {
-                return None;
+            if !again {
+                if let Some(connecting) = &server.connecting {
+                    return Some((server.epoch, connecting.clone()));
+                }
+                if server.status == Status::Ready {
+                    return None;
+                }
             }
             let epoch = self.epochs.get() + 1;
             self.epochs.set(epoch);
@@ -198,13 +200,14 @@ impl McpServers {
         true
     }
 
-    /// A call to `name` failed for want of the server: it is marked failed (its tools stay).
+    /// `name` could not be reached (a call failed for want of it, or a connection attempt
+    /// took too long): it is marked failed (its tools stay), and an attempt under way is
+    /// given up, so the next one starts afresh.
     pub(in crate::core) fn unreachable(&self, name: &str, error: &str) {
         if let Some(server) = self.servers.borrow_mut().get_mut(name) {
-            if server.connecting.is_none() {
-                server.status = Status::Failed;
-                server.error = Some(error.to_string());
-            }
+            server.connecting = None;
+            server.status = Status::Failed;
+            server.error = Some(error.to_string());
         }
     }
 
