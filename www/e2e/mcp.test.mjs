@@ -25,10 +25,13 @@ const cards = (page) => page.getByTestId('approval-card');
 const TOOL = 'mcp__house__check_house_style';
 
 async function ask(page, prompt) {
-  await page.getByTestId('chat-send').and(page.locator(':not([disabled])')).waitFor();
+  await idle(page);
   await page.getByTestId('chat-input').fill(prompt);
   await page.getByTestId('chat-send').click();
 }
+
+/** Wait until the chat can send again: the run has ended (or waits for a decision). */
+const idle = (page) => page.getByTestId('chat-send').and(page.locator(':not([disabled])')).waitFor({ timeout: 60_000 });
 
 /** The calls the server received of `tool`. */
 const received = (tool) => server.calls().filter((c) => c.tool === tool);
@@ -75,6 +78,8 @@ test('the writer adds a tool server; an agent call waits for approval, runs once
   await card.getByTestId('approval-approve').click();
   const answer = page.locator('.chat-log .assistant').filter({ hasText: 'The style checker says:' });
   await answer.waitFor({ timeout: 30_000 });
+  // The answer streams in: read it once the run has ended.
+  await idle(page);
   assert.match(await answer.textContent(), /use 'OK', not 'okay'/);
   assert.match(await answer.textContent(), /no double spaces/);
   const sent = received('check_house_style');
@@ -100,8 +105,8 @@ test('the writer adds a tool server; an agent call waits for approval, runs once
   await cards(page).first().getByTestId('approval-approve').click();
   const failed = page.locator('.chat-log .assistant').filter({ hasText: 'That did not work' });
   await failed.waitFor({ timeout: 60_000 });
+  await idle(page);
   assert.match(await failed.textContent(), /MCP server 'house' could not run mcp__house__check_house_style/);
-  await page.getByTestId('chat-send').and(page.locator(':not([disabled])')).waitFor();
   await page.locator('[data-tab="settings"]').click();
   await entry.and(page.locator('[data-status="failed"]')).waitFor({ timeout: 30_000 });
   assert.ok((await entry.locator('.mcp-error').textContent()).length > 0);
