@@ -243,12 +243,29 @@ impl Core {
         result: ToolResult,
         hold: Option<&str>,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
+        let call = (tool, call_id, args_digest);
+        self.audit_with(project, call, origin, result, hold, Vec::new())
+            .await
+    }
+
+    /// [`Core::audit_only`], with meta records (approvals) saved in the same batch. `call`:
+    /// the tool, the call's id and the digest of its arguments.
+    pub(super) async fn audit_with(
+        &self,
+        project: &str,
+        (tool, call_id, args_digest): (&str, Option<String>, String),
+        origin: Origin,
+        result: ToolResult,
+        hold: Option<&str>,
+        meta_puts: Vec<super::records::MetaRecord>,
+    ) -> Result<(ToolResult, Vec<Applied>), Error> {
         let audit = self.audit_record(project, tool, call_id, args_digest, &origin, &result);
         self.mutate_on(On::project(project).held(hold), |_| {
             Ok((
                 (result, Vec::new()),
                 Touched {
                     audit: Some(audit),
+                    meta_puts,
                     ..Touched::default()
                 },
             ))

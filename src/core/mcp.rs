@@ -444,14 +444,6 @@ impl Core {
         let mut record = self.approval_record(project, ctx.run.as_deref(), call, origin, &result);
         record.group = ctx.group.clone();
         record.who = ctx.who.clone();
-        let audit = self.audit_record(
-            project,
-            &call.name,
-            call.id.clone(),
-            digest,
-            origin,
-            &result,
-        );
         let mut puts = Vec::new();
         let mut requested = None;
         match &ctx.run {
@@ -463,19 +455,15 @@ impl Core {
                 puts.push(super::records::MetaRecord::Approval(record));
             }
         }
+        let call = (call.name.as_str(), call.id.clone(), digest);
         let done = self
-            .mutate_on(
-                super::On::project(project).held(ctx.hold.as_deref()),
-                |_| {
-                    Ok((
-                        (result, Vec::new()),
-                        super::Touched {
-                            audit: Some(audit),
-                            meta_puts: puts,
-                            ..super::Touched::default()
-                        },
-                    ))
-                },
+            .audit_with(
+                project,
+                call,
+                origin.clone(),
+                result,
+                ctx.hold.as_deref(),
+                puts,
             )
             .await;
         if let Some(record) = requested {
@@ -495,34 +483,15 @@ impl Core {
         result: ToolResult,
         ctx: &CallCtx,
     ) -> Result<(ToolResult, Vec<Applied>), Error> {
-        let audit = self.audit_record(
-            project,
-            &call.name,
-            call.id.clone(),
-            digest,
-            &origin,
-            &result,
-        );
         let mut puts = Vec::new();
         if let Some(mut record) = ctx.approval.clone() {
             record.state = super::records::ApprovalState::Done;
             record.result = Some(result.clone());
             puts.push(super::records::MetaRecord::Approval(record));
         }
-        self.mutate_on(
-            super::On::project(project).held(ctx.hold.as_deref()),
-            |_| {
-                Ok((
-                    (result, Vec::new()),
-                    super::Touched {
-                        audit: Some(audit),
-                        meta_puts: puts,
-                        ..super::Touched::default()
-                    },
-                ))
-            },
-        )
-        .await
+        let call = (call.name.as_str(), call.id.clone(), digest);
+        self.audit_with(project, call, origin, result, ctx.hold.as_deref(), puts)
+            .await
     }
 }
 
