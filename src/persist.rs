@@ -125,9 +125,14 @@ pub struct SyncRecord {
 impl SyncRecord {
     /// The record of an update of `project`'s document, under a fresh key.
     pub fn new(project: &str, update: &[u8], ids: &dyn IdSource) -> Self {
+        Self::from_bytes(&format!("{project}/{}", ids.next_id()), project, update)
+    }
+
+    /// The record of an update under key `id`.
+    pub fn from_bytes(id: &str, project: &str, update: &[u8]) -> Self {
         use base64::Engine as _;
         SyncRecord {
-            id: format!("{project}/{}", ids.next_id()),
+            id: id.to_string(),
             project: project.to_string(),
             update: base64::engine::general_purpose::STANDARD.encode(update),
         }

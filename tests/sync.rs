@@ -750,19 +750,7 @@ fn a_project_stored_before_sync_gets_its_document_on_first_open_and_shares_whole
         .run_until(store.get_by_index(Table::Sync, "project", json!(id)))
         .unwrap();
     assert_eq!(records.len(), 1, "{records:?}");
-    world.ok(
-        &again,
-        "sync_connect",
-        json!({"url": "ws://sync.test", "token": TOKEN}),
-    );
-    world.settle();
-    let b = world.device("b");
-    world.ok(
-        &b,
-        "sync_connect",
-        json!({"url": "ws://sync.test", "token": TOKEN, "project": id}),
-    );
-    world.settle();
+    let b = share_and_fetch(&world, &again, &id);
     assert_eq!(world.text(&b), "[old text]");
     assert_eq!(notes(&world, &b, "name_src"), "Mara");
 }
@@ -833,4 +821,119 @@ fn every_edit_from_another_device_carries_its_name() {
     };
     assert_eq!(origins(&a), ["remote:Ben", "remote:Ben"]);
     assert_eq!(origins(&b), ["remote:Ann"]);
+}
+
+/// Device `d` shares its open project `id`, and a new device "b" fetches it.
+fn share_and_fetch(world: &World, d: &Device, id: &str) -> Device {
+    world.ok(
+        d,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN}),
+    );
+    world.settle();
+    let b = world.device("b");
+    world.ok(
+        &b,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN, "project": id}),
+    );
+    world.settle();
+    b
+}
+
+/// The stored updates of project `id`'s document on device `d`.
+fn stored_updates(world: &World, d: &Device, id: &str) -> Vec<Vec<u8>> {
+    let store = Rc::clone(&d.store);
+    let records = world
+        .pool
+        .borrow_mut()
+        .run_until(store.get_by_index(Table::Sync, "project", json!(id)))
+        .unwrap();
+    records
+        .iter()
+        .map(|r| {
+            let record: draftsmith::persist::SyncRecord =
+                serde_json::from_value(r.clone()).unwrap();
+            record.bytes().unwrap()
+        })
+        .collect()
+}
+
+/// The first chapter's text in the document the stored updates of project `id` make.
+fn stored_text(world: &World, d: &Device, id: &str) -> String {
+    let updates = stored_updates(world, d, id);
+    let doc = draftsmith::replica::Replica::load(&updates, 99).unwrap();
+    doc.doc_chapters()[0].text.clone()
+}
+
+#[test]
+fn an_unshared_projects_updates_wait_for_a_checkpoint_and_lost_ones_are_made_again() {
+    let world = World::new();
+    let a = world.device("a");
+    let project = world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Alone", "chapters": [{"title": "One", "text": "[start]"}]}),
+    );
+    let id = project["id"].as_str().unwrap().to_string();
+    let before = stored_updates(&world, &a, &id).len();
+    for word in [" one", " two", " three"] {
+        world.type_end(&a, word);
+    }
+    world.settle();
+    assert_eq!(
+        stored_updates(&world, &a, &id).len(),
+        before,
+        "a keystroke in a project that is not shared writes no update of its document"
+    );
+    // The writer's pause: the updates that waited are written, as one record.
+    world.ok(&a, "checkpoint", json!({}));
+    assert_eq!(stored_updates(&world, &a, &id).len(), before + 1);
+    assert_eq!(stored_text(&world, &a, &id), "[start] one two three");
+    // More typing, and the tab is gone before its pause: that update is never written.
+    world.type_end(&a, " four");
+    world.settle();
+    assert_eq!(stored_text(&world, &a, &id), "[start] one two three");
+    // A new core on the same storage makes it again from the project, and shares the
+    // project with every word once.
+    let again = world.device_on("a2", Rc::clone(&a.store));
+    world.ok(&again, "open_project", json!({"id": id}));
+    assert_eq!(world.text(&again), "[start] one two three four");
+    let b = share_and_fetch(&world, &again, &id);
+    assert_eq!(world.text(&b), "[start] one two three four");
+    world.type_end(&b, " five");
+    world.settle();
+    assert_eq!(world.text(&again), "[start] one two three four five");
+}
+
+#[test]
+fn sharing_writes_the_updates_that_waited_and_a_shared_project_saves_each_with_its_change() {
+    let world = World::new();
+    let a = world.device("a");
+    let project = world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Soon shared", "chapters": [{"title": "One", "text": "[start]"}]}),
+    );
+    let id = project["id"].as_str().unwrap().to_string();
+    world.type_end(&a, " waited");
+    world.settle();
+    assert_eq!(stored_text(&world, &a, &id), "[start]");
+    // Sharing sends the document; what it sends is stored first.
+    world.ok(
+        &a,
+        "sync_connect",
+        json!({"url": "ws://sync.test", "token": TOKEN}),
+    );
+    world.settle();
+    assert_eq!(world.status(&a)["status"], "connected");
+    assert_eq!(stored_text(&world, &a, &id), "[start] waited");
+    // Shared: each change is saved with its update, before it is sent.
+    world.type_end(&a, " now");
+    assert_eq!(stored_text(&world, &a, &id), "[start] waited now");
+    world.settle();
+    assert_eq!(
+        world.server.text(&world.chapter_id(&a)),
+        "[start] waited now"
+    );
 }

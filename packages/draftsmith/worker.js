@@ -94,9 +94,12 @@ function send(messages) {
 const HOLD_EVENTS_MS = 16;
 let pageRequests = 0;
 let pageEvents = [];
+// The timer that sends the queued events if nothing else takes them first (cleared when
+// something does, so that it never cuts a later request's events from their answer).
+let pageTimer = null;
 function deliverSoon(event) {
   pageEvents.push(event);
-  if (pageEvents.length === 1) setTimeout(flushPageEvents, pageRequests > 0 ? HOLD_EVENTS_MS : 0);
+  if (pageTimer === null) pageTimer = setTimeout(flushPageEvents, pageRequests > 0 ? HOLD_EVENTS_MS : 0);
 }
 
 function flushPageEvents() {
@@ -105,6 +108,10 @@ function flushPageEvents() {
 
 // The queued events this page is to get, in order (see `forPage`).
 function takePageEvents() {
+  if (pageTimer !== null) {
+    clearTimeout(pageTimer);
+    pageTimer = null;
+  }
   if (pageEvents.length === 0) return [];
   const queued = pageEvents;
   pageEvents = [];

@@ -56,7 +56,7 @@ use crate::commands::{Moved, Origin, OriginFilter};
 use crate::env::{Clock, EventSink, IdSource, TextDecoding};
 use crate::error::{Error, ProtocolError};
 use crate::llm::client::{LlmTransport, Sleeper};
-use crate::persist::pending::{Append, Key};
+use crate::persist::pending::{Append, Include, Key};
 use crate::persist::{self, AuditRecord};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project};
@@ -133,12 +133,12 @@ struct Touched {
 }
 
 /// Mirror what a mutation touched into the project's Yjs document (or, for an update from
-/// another device, keep that update): the update is saved with the change, and sent once
-/// saved.
+/// another device, keep that update): the update is saved (deferred, if made here: see
+/// [`crate::persist::pending`]), and sent once saved.
 fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
     let project = open.session.project.id.clone();
-    let update = match touched.remote.take() {
-        Some(update) => update,
+    let append = match touched.remote.take() {
+        Some(update) => Append::Remote(persist::SyncRecord::new(&project, &update, ids)),
         None => {
             let origin = touched
                 .changes
@@ -172,12 +172,12 @@ fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
             else {
                 return;
             };
-            open.queue(update.clone());
-            update
+            let record = persist::SyncRecord::new(&project, &update, ids);
+            open.queue(update);
+            Append::Sync(record)
         }
     };
-    let record = persist::SyncRecord::new(&project, &update, ids);
-    open.pending.append(Append::Sync(record));
+    open.pending.append(append);
 }
 
 /// [`mark_touched`], under `hold` if given: what the mutation touched then waits under the
@@ -865,7 +865,7 @@ impl Core {
         pending.append(Append::Sync(record));
         let mut stored = persist::pending::Stored::default();
         let (batch, receipt) =
-            persist::pending::batch(session, &pending, &stored, created_ms, now_ms, true)?;
+            persist::pending::batch(session, &pending, &stored, created_ms, now_ms, Include::ALL)?;
         self.env.store.commit(batch).await?;
         stored.apply(&receipt);
         Ok(stored)

@@ -20,7 +20,7 @@ use super::results::ProjectSummary;
 use super::Core;
 use crate::env::IdSource;
 use crate::persist::merge::{self, Ours};
-use crate::persist::pending::{self, Append, Key, Pending, Stored};
+use crate::persist::pending::{self, Append, Include, Key, Pending, Stored};
 use crate::persist::{ChangeRecord, Feeds, Loaded, SyncRecord};
 use crate::project::UiState;
 use crate::replica::{self, Replica};
@@ -305,6 +305,12 @@ impl Core {
         let Some(target) = self.projects.read(project, |open| open.pending.seq()) else {
             return Ok(());
         };
+        // A shared project's document updates are written with each save: they are sent once
+        // saved.
+        let include = Include {
+            lazy,
+            sync: lazy || self.sync.get(project).is_some(),
+        };
         let mut waited_from: Option<u64> = None;
         loop {
             let step = {
@@ -324,7 +330,7 @@ impl Core {
                     },
                     _ => {}
                 }
-                if !open.pending.waiting(target, lazy) {
+                if !open.pending.waiting(target, include) {
                     Step::Done
                 } else if open.saving {
                     Step::Wait(Rc::clone(&open.notify), open.attempts)
@@ -336,7 +342,7 @@ impl Core {
                         &open.stored,
                         open.created_ms,
                         now,
-                        lazy,
+                        include,
                     ) {
                         Ok((batch, receipt)) => {
                             open.saving = true;
@@ -384,7 +390,7 @@ impl Core {
                                         &open.stored,
                                         open.created_ms,
                                         self.env.clock.now_ms(),
-                                        lazy,
+                                        include,
                                     )
                                 });
                                 let Some(rebuilt) = rebuilt else {

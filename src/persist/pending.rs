@@ -15,6 +15,17 @@
 //! Some changes are *lazy* ([`Pending::mark_lazy`]): the editor's cursor and selection, say.
 //! They do not cause a save of their own; they are written with the next save that asks for
 //! them (a checkpoint, a reload, or any save that writes the same record anyway).
+//!
+//! The updates of the project's Yjs document made here ([`Append::Sync`]) are *deferred*
+//! too: a save writes them only when it includes them ([`Include::sync`]), which the core
+//! asks for while the project is shared, and for a checkpoint or a reload. So a keystroke in
+//! a project that is not shared writes its change and its history entry, and its update
+//! waits for the writer's pause, where the updates waiting are written as one. Nothing is
+//! lost if they never are: opening a project brings its document up to what the project
+//! holds, and an update that was never written was never sent either. An update from
+//! another device ([`Append::Remote`]) is never deferred, and the save that writes it writes
+//! the deferred ones with it, so the stored updates never lack one that a stored one
+//! builds on.
 
 use std::collections::BTreeMap;
 
@@ -66,10 +77,37 @@ pub enum Append {
     Meta(Value),
     /// The deletion of a `meta` record, by key (a research note dropped or deleted).
     MetaDelete(String),
-    /// An update of the project's Yjs document.
+    /// An update of the project's Yjs document made here (deferred: see the module docs).
     Sync(super::SyncRecord),
-    /// The deletion of a `sync` record, by key (updates folded into one).
+    /// The deletion of a `sync` record, by key (updates folded into one; deferred with the
+    /// update that holds them).
     SyncDelete(String),
+    /// An update of the project's Yjs document from another device, stored as it came.
+    Remote(super::SyncRecord),
+}
+
+impl Append {
+    /// Whether it waits for a save that includes the document's updates.
+    fn deferred(&self) -> bool {
+        matches!(self, Append::Sync(_) | Append::SyncDelete(_))
+    }
+}
+
+/// What a save writes besides what every save writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Include {
+    /// The lazy marks ([`Pending::mark_lazy`]).
+    pub lazy: bool,
+    /// The deferred updates of the project's Yjs document (see the module docs).
+    pub sync: bool,
+}
+
+impl Include {
+    /// What a checkpoint or a reload writes: everything.
+    pub const ALL: Include = Include {
+        lazy: true,
+        sync: true,
+    };
 }
 
 /// A chapter of up to [`CHECKPOINT_CHARS`] chars is checkpointed (its record rewritten with
@@ -382,14 +420,21 @@ impl Pending {
         self.keys.is_empty() && self.appends.is_empty()
     }
 
-    /// Whether something marked or appended up to `seq` still waits to be written (lazy
-    /// marks count only when `lazy`).
-    pub fn waiting(&self, seq: u64, lazy: bool) -> bool {
-        self.appends.iter().any(|(s, _)| *s <= seq)
+    /// Whether something marked or appended up to `seq` still waits to be written by a
+    /// save that includes `include`.
+    pub fn waiting(&self, seq: u64, include: Include) -> bool {
+        self.appends
+            .iter()
+            .any(|(s, a)| *s <= seq && (include.sync || !a.deferred()))
             || self
                 .keys
                 .values()
-                .any(|m| m.seq <= seq && (lazy || !m.lazy))
+                .any(|m| m.seq <= seq && (include.lazy || !m.lazy))
+    }
+
+    /// Whether deferred updates of the project's document wait to be written.
+    pub fn has_deferred(&self) -> bool {
+        self.appends.iter().any(|(_, a)| a.deferred())
     }
 
     /// Whether a record is pending (lazily or not).
@@ -427,11 +472,12 @@ impl Pending {
     }
 
     /// A batch that wrote everything pending up to `receipt.seq` committed: drop it (and
-    /// keep whatever was marked again since, or was lazy and not included).
+    /// keep whatever was marked again since, or was lazy or deferred and not included).
     pub fn committed(&mut self, receipt: &Receipt) {
         self.keys
-            .retain(|_, m| m.seq > receipt.seq || (m.lazy && !receipt.lazy));
-        self.appends.retain(|(s, _)| *s > receipt.seq);
+            .retain(|_, m| m.seq > receipt.seq || (m.lazy && !receipt.include.lazy));
+        self.appends
+            .retain(|(s, a)| *s > receipt.seq || (a.deferred() && !receipt.include.sync));
     }
 }
 
@@ -441,8 +487,8 @@ impl Pending {
 pub struct Receipt {
     /// Everything marked or appended up to here.
     pub seq: u64,
-    /// Whether lazy marks were included.
-    pub lazy: bool,
+    /// What the batch included besides what every save writes.
+    pub include: Include,
     /// What the store holds of each chapter the batch wrote (`None`: deleted).
     pub chapters: Vec<(String, Option<StoredChapter>)>,
     /// The revision of each versioned record the batch wrote (`None`: deleted).
@@ -592,8 +638,8 @@ fn entries_named<'e, 'k>(
     Named { found }
 }
 
-/// The batch that writes everything pending (lazy marks only when `lazy`), with the
-/// receipt to hand to [`Pending::committed`] and [`Stored::apply`] once it commits.
+/// The batch that writes everything pending (lazy marks and deferred updates only when
+/// `include` says so), with the receipt to hand to [`Pending::committed`] and [`Stored::apply`] once it commits.
 ///
 /// A chapter's changes are written as change records; its checkpoint (its record, with
 /// the whole text at its current version) is written when it was marked (a new, renamed or
@@ -608,14 +654,24 @@ pub fn batch(
     stored: &Stored,
     created_ms: u64,
     now_ms: u64,
-    lazy: bool,
+    include: Include,
 ) -> Result<(Batch, Receipt), StoreError> {
     let project = &session.project;
     let id = project.id.as_str();
     let mut batch = Batch::new();
+    // An update from another device goes with the deferred ones made here before it.
+    let include = Include {
+        sync: include.sync
+            || pending
+                .appends
+                .iter()
+                .any(|(_, a)| matches!(a, Append::Remote(_))),
+        ..include
+    };
+    let lazy = include.lazy;
     let mut receipt = Receipt {
         seq: pending.seq,
-        lazy,
+        include,
         chapters: Vec::new(),
         revs: Vec::new(),
     };
@@ -855,11 +911,48 @@ pub fn batch(
             Append::Audit(record) => batch.put(Table::Audit, record),
             Append::Meta(record) => batch.put_value(Table::Meta, record.clone()),
             Append::MetaDelete(key) => batch.delete(Table::Meta, key.clone()),
-            Append::Sync(record) => batch.put(Table::Sync, record),
-            Append::SyncDelete(key) => batch.delete(Table::Sync, key.clone()),
+            Append::Sync(_) => {}
+            Append::SyncDelete(key) if include.sync => batch.delete(Table::Sync, key.clone()),
+            Append::SyncDelete(_) => {}
+            Append::Remote(record) => batch.put(Table::Sync, record),
         }
     }
+    if include.sync {
+        put_updates(&mut batch, pending)?;
+    }
     Ok((batch, receipt))
+}
+
+/// Put the deferred updates of the project's document: as one record, under the key of
+/// the first, when there are several.
+fn put_updates(batch: &mut Batch, pending: &Pending) -> Result<(), StoreError> {
+    let records: Vec<&super::SyncRecord> = pending
+        .appends
+        .iter()
+        .filter_map(|(_, a)| match a {
+            Append::Sync(record) => Some(record),
+            _ => None,
+        })
+        .collect();
+    match records.as_slice() {
+        [] => {}
+        [one] => batch.put(Table::Sync, one),
+        [first, ..] => {
+            let updates = records
+                .iter()
+                .map(|r| r.bytes())
+                .collect::<Result<Vec<_>, _>>()?;
+            let merged = yrs::merge_updates_v1(&updates).map_err(|e| StoreError::Invalid {
+                table: Table::Sync.name(),
+                reason: format!("the document's updates do not merge: {e}"),
+            })?;
+            batch.put(
+                Table::Sync,
+                &super::SyncRecord::from_bytes(&first.id, &first.project, &merged),
+            );
+        }
+    }
+    Ok(())
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
