@@ -107,7 +107,15 @@ const ISOLATION_HEADERS = {
   'Cross-Origin-Embedder-Policy': 'require-corp',
 };
 
-async function serveStatic(root, pathname, res) {
+// A file's validator: its size and modification time. With it, the browser keeps the file
+// in its HTTP cache and revalidates it (`no-cache`) with a 304 when unchanged, and so keeps
+// the code it compiled from the core's wasm across worker starts (its code cache is tied to
+// the cached response).
+function etagOf(info) {
+  return `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+}
+
+async function serveStatic(root, pathname, res, req) {
   let path;
   try {
     path = decodeURIComponent(pathname);
@@ -129,12 +137,19 @@ async function serveStatic(root, pathname, res) {
   }
   let target = (root === HERE_ROOT && (FROM_PACKAGE.get(path) || FROM_WLLAMA.get(path))) || file;
   try {
-    if ((await stat(target)).isDirectory()) target = join(target, 'index.html');
+    let info = await stat(target);
+    if (info.isDirectory()) {
+      target = join(target, 'index.html');
+      info = await stat(target);
+    }
+    const etag = etagOf(info);
+    const headers = { ...COMMON_HEADERS, 'Content-Type': MIME[extname(target)] ?? 'application/octet-stream', ETag: etag };
+    if (req?.headers['if-none-match'] === etag) {
+      res.writeHead(304, headers);
+      return res.end();
+    }
     const body = await readFile(target);
-    res.writeHead(200, {
-      ...COMMON_HEADERS,
-      'Content-Type': MIME[extname(target)] ?? 'application/octet-stream',
-    });
+    res.writeHead(200, headers);
     res.end(body);
   } catch {
     send(res, 404, `not found: ${pathname}`);
@@ -165,7 +180,7 @@ async function serveModel(pathname, req, res) {
     ...COMMON_HEADERS,
     'Content-Type': 'application/octet-stream',
     'Content-Length': info.size,
-    ETag: `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`,
+    ETag: etagOf(info),
   });
   if (req.method === 'HEAD') return res.end();
   const stream = createReadStream(file);
@@ -332,7 +347,7 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = HERE, mock
         if (handled) return;
         if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed');
         if (absRoot === HERE_ROOT && url.pathname.startsWith('/models/')) return serveModel(url.pathname, req, res);
-        return serveStatic(absRoot, url.pathname, res);
+        return serveStatic(absRoot, url.pathname, res, req);
       })
       .catch(fail);
   });
