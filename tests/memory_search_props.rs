@@ -167,8 +167,9 @@ enum Op {
     Purge,
     /// Another copy's version of a note (a new text), or a note new to this copy.
     Arrive(usize, String),
-    /// A note changed directly, then the memory reindexed.
-    Direct(usize, String),
+    /// Notes changed directly (two swapped, one's text, one moved to the other project, one
+    /// removed), then the memory reindexed or not (searches are right either way).
+    Direct(usize, String, bool),
     /// Serialized and read back, then reindexed (a project opened again).
     Reload,
 }
@@ -185,7 +186,7 @@ fn any_op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::Remove),
         1 => Just(Op::Purge),
         1 => (any::<usize>(), any_text()).prop_map(|(i, t)| Op::Arrive(i, t)),
-        1 => (any::<usize>(), any_text()).prop_map(|(i, t)| Op::Direct(i, t)),
+        2 => (any::<usize>(), any_text(), any::<bool>()).prop_map(|(i, t, r)| Op::Direct(i, t, r)),
         1 => Just(Op::Reload),
     ]
 }
@@ -266,12 +267,7 @@ fn apply(m: &mut Memory, op: Op, now: u64, ids: &SequentialIds) {
                 let mut other = Memory::new();
                 let input = NewNote::new(text, NoteType::Observation);
                 let note = other
-                    .write_note(
-                        "p",
-                        input,
-                        now,
-                        &SequentialIds::new(format!("other{now}-")),
-                    )
+                    .write_note("p", input, now, &SequentialIds::new(format!("other{now}-")))
                     .unwrap()
                     .clone();
                 m.put_item(
@@ -280,13 +276,27 @@ fn apply(m: &mut Memory, op: Op, now: u64, ids: &SequentialIds) {
                 );
             }
         },
-        Op::Direct(i, text) => {
+        Op::Direct(i, text, reindex) => {
             if !m.notes.is_empty() {
                 let n = m.notes.len();
                 m.notes.swap(i % n, (i / 7) % n);
                 let note = &mut m.notes[i % n];
                 note.text = text;
                 note.version += 1;
+                let other = &mut m.notes[(i / 3) % n];
+                if other.project.is_some() {
+                    let moved = if other.project.as_deref() == Some("p") {
+                        "q"
+                    } else {
+                        "p"
+                    };
+                    other.project = Some(moved.to_string());
+                }
+                if i % 5 == 0 {
+                    m.notes.remove((i / 11) % n);
+                }
+            }
+            if reindex {
                 m.reindex();
             }
         }
@@ -307,10 +317,17 @@ proptest! {
     ) {
         let ids = SequentialIds::new("n");
         let mut m = Memory::new();
+        // Whether notes were changed directly since the last reindex.
+        let mut direct = false;
         for (step, op) in ops.into_iter().enumerate() {
             let now = (step as u64 + 1) * DAY;
+            match op {
+                Op::Direct(_, _, reindex) => direct = !reindex,
+                Op::Reload => direct = false,
+                _ => {}
+            }
             apply(&mut m, op, now, &ids);
-            prop_assert!(m.is_indexed());
+            prop_assert!(direct || m.is_indexed());
             for (project, query) in &queries {
                 let got: Vec<(String, f64)> = m
                     .search(project, query)

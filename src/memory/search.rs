@@ -360,6 +360,12 @@ struct IndexedNote {
     slot: u32,
     /// Its distinct term ids (the postings lists that name its slot).
     terms: Vec<u32>,
+    /// Where the note's id and project strings were when it was indexed, and its project
+    /// among [`NoteIndex`]'s projects (`None`: no project): while a note's strings are the
+    /// ones indexed, a search tells it is the same note, and whose, without reading them.
+    id_at: usize,
+    project_at: usize,
+    project: Option<u32>,
 }
 
 /// What changes when a note's text or tags change (every [`Memory`] method that changes them
@@ -415,6 +421,8 @@ pub struct NoteIndex {
     positions: Vec<u32>,
     /// Slots to reuse.
     free: Vec<u32>,
+    /// The projects of the notes indexed, each once.
+    projects: Vec<String>,
 }
 
 impl PartialEq for NoteIndex {
@@ -499,12 +507,71 @@ impl NoteIndex {
             }
         }
         terms.shrink_to_fit();
-        IndexedNote {
+        let mut entry = IndexedNote {
             id: note.id.clone(),
             stamp: Stamp::of(note),
             length,
             slot,
             terms,
+            id_at: 0,
+            project_at: 0,
+            project: None,
+        };
+        self.locate(&mut entry, note);
+        entry
+    }
+
+    /// Record where `note`'s id and project strings are now in its `entry`.
+    fn locate(&mut self, entry: &mut IndexedNote, note: &MemoryNote) {
+        entry.id_at = note.id.as_ptr() as usize;
+        entry.project_at = note.project.as_ref().map_or(0, |p| p.as_ptr() as usize);
+        entry.project = note.project.as_ref().map(|project| {
+            match self.projects.iter().position(|p| p == project) {
+                Some(at) => small(at),
+                None => {
+                    self.projects.push(project.clone());
+                    small(self.projects.len() - 1)
+                }
+            }
+        });
+    }
+
+    /// Whether `entry` is current for `note` ([`NoteIndex::matches`]), reading the id only
+    /// when it is not the string indexed.
+    fn still(entry: &IndexedNote, note: &MemoryNote) -> bool {
+        entry.stamp == Stamp::of(note)
+            && entry.id.len() == note.id.len()
+            && (entry.id_at == note.id.as_ptr() as usize || entry.id == note.id)
+    }
+
+    /// Whether `note`, whose current entry is `entry`, is visible from `project` (whose
+    /// index in `projects` is `project_id`): [`MemoryNote::visible_from`], reading the
+    /// note's project only when it is not the string indexed.
+    fn visible(
+        &self,
+        entry: &IndexedNote,
+        note: &MemoryNote,
+        project: &str,
+        project_id: Option<u32>,
+    ) -> bool {
+        if note.is_deleted() {
+            return false;
+        }
+        match (note.scope, &note.project) {
+            (Scope::Global, _) => true,
+            (Scope::Project, None) => false,
+            (Scope::Project, Some(p)) => {
+                let indexed = entry
+                    .project
+                    .and_then(|at| self.projects.get(at as usize))
+                    .filter(|known| {
+                        entry.project_at == p.as_ptr() as usize && known.len() == p.len()
+                    });
+                match indexed {
+                    Some(_) => entry.project == project_id,
+                    None => p == project,
+                }
+            }
         }
     }
 
@@ -654,8 +721,9 @@ impl NoteIndex {
         let mut entries = Vec::with_capacity(notes.len());
         for (position, (note, entry)) in notes.iter().zip(kept).enumerate() {
             let entry = match entry {
-                Some(entry) => {
+                Some(mut entry) => {
                     self.positions[entry.slot as usize] = small(position);
+                    self.locate(&mut entry, note);
                     entry
                 }
                 None => self.add(note, position),
@@ -665,27 +733,34 @@ impl NoteIndex {
         self.entries = entries;
     }
 
-    /// BM25 scores from the postings: `(position, score)` of every note that passes the
-    /// filter `keep` and holds a query term, in no particular order; `None` if a note has no
-    /// current entry (the caller then reads the texts). `N`, `df` and the average length are
-    /// taken over the notes that pass the filter, exactly as [`bm25`] takes them, and each
-    /// score is the same sum in the same order, so the two agree to the bit.
+    /// BM25 scores from the postings: `(position, score)` of every note visible from
+    /// `project` that passes the scope and tag filters and holds a query term, in no
+    /// particular order; `None` if a note has no current entry (the caller then reads the
+    /// texts). `N`, `df` and the average length are taken over the notes that pass the
+    /// filters, exactly as [`bm25`] takes them, and each score is the same sum in the same
+    /// order, so the two agree to the bit.
     fn scores(
         &self,
         notes: &[MemoryNote],
-        keep: impl Fn(&MemoryNote) -> bool,
+        project: &str,
+        scope: Option<Scope>,
+        tags: &[String],
         terms: &Terms,
     ) -> Option<Vec<(usize, f64)>> {
         if self.entries.len() != notes.len() {
             return None;
         }
+        let project_id = self.projects.iter().position(|p| p == project).map(small);
         let mut passes = vec![false; notes.len()];
         let (mut count, mut total) = (0u64, 0u64);
         for ((entry, note), pass) in self.entries.iter().zip(notes).zip(&mut passes) {
-            if !Self::matches(entry, note) {
+            if !Self::still(entry, note) {
                 return None;
             }
-            if keep(note) {
+            if self.visible(entry, note, project, project_id)
+                && scope.is_none_or(|s| note.scope == s)
+                && tags.iter().all(|t| note.tags.contains(t))
+            {
                 *pass = true;
                 count += 1;
                 total += u64::from(entry.length);
@@ -803,7 +878,10 @@ impl Memory {
                 if terms.terms.is_empty() {
                     return Vec::new();
                 }
-                match self.index.scores(&self.notes, keep, &terms) {
+                match self
+                    .index
+                    .scores(&self.notes, project, query.scope, &tags, &terms)
+                {
                     Some(scores) => scores
                         .into_iter()
                         .map(|(at, score)| (&self.notes[at], score))
