@@ -751,9 +751,10 @@ impl NoteIndex {
             return None;
         }
         let project_id = self.projects.iter().position(|p| p == project).map(small);
-        let mut passes = vec![false; notes.len()];
+        // By slot: the length of a note that passes the filters, or `FREE`.
+        let mut lengths = vec![FREE; self.positions.len()];
         let (mut count, mut total) = (0u64, 0u64);
-        for ((entry, note), pass) in self.entries.iter().zip(notes).zip(&mut passes) {
+        for (entry, note) in self.entries.iter().zip(notes) {
             if !Self::still(entry, note) {
                 return None;
             }
@@ -761,7 +762,9 @@ impl NoteIndex {
                 && scope.is_none_or(|s| note.scope == s)
                 && tags.iter().all(|t| note.tags.contains(t))
             {
-                *pass = true;
+                if let Some(length) = lengths.get_mut(entry.slot as usize) {
+                    *length = entry.length;
+                }
                 count += 1;
                 total += u64::from(entry.length);
             }
@@ -770,10 +773,10 @@ impl NoteIndex {
         // Integer sums below 2^53 are exact as floats, so this is the same average as a sum
         // of the lengths as floats.
         let average = (total as f64 / n.max(1.0)).max(1.0);
-        let position = |p: &Posting| self.positions.get(p.slot as usize).map(|&at| at as usize);
-        let passing = |p: &Posting| position(p).filter(|&at| passes.get(at) == Some(&true));
-        let mut score = vec![0.0f64; notes.len()];
-        let mut hits: Vec<usize> = Vec::new();
+        let passing = |p: &Posting| lengths.get(p.slot as usize).filter(|&&l| l != FREE);
+        // By slot.
+        let mut score = vec![0.0f64; self.positions.len()];
+        let mut hits: Vec<u32> = Vec::new();
         for id in terms.ids.iter().flatten() {
             let Some(list) = self.postings.get(*id as usize) else {
                 continue;
@@ -781,20 +784,27 @@ impl NoteIndex {
             let df = list.iter().filter(|p| passing(p).is_some()).count() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for p in list {
-                let Some(at) = passing(p) else {
+                let (Some(&length), Some(sum)) = (passing(p), score.get_mut(p.slot as usize))
+                else {
                     continue;
                 };
-                let length = self.entries[at].length;
                 let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(length) / average);
                 let f = f64::from(p.frequency);
                 // Every term's part is positive: a score still 0 is a note not yet hit.
-                if score[at] == 0.0 {
-                    hits.push(at);
+                if *sum == 0.0 {
+                    hits.push(p.slot);
                 }
-                score[at] += idf * f * (BM25_K1 + 1.0) / (f + norm);
+                *sum += idf * f * (BM25_K1 + 1.0) / (f + norm);
             }
         }
-        Some(hits.into_iter().map(|at| (at, score[at])).collect())
+        Some(
+            hits.into_iter()
+                .filter_map(|slot| {
+                    let at = *self.positions.get(slot as usize)?;
+                    Some((at as usize, *score.get(slot as usize)?))
+                })
+                .collect(),
+        )
     }
 }
 
