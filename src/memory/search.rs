@@ -405,7 +405,10 @@ const FREE: u32 = u32::MAX;
 /// query's terms, plus one pass over the notes for the filters and the average length.
 ///
 /// Beside the postings, one entry per note (aligned with [`Memory::notes`]) with its length
-/// and terms, to tell a current entry from a stale one and to take a note's postings out.
+/// and terms, to tell a current entry from a stale one and to take a note's postings out. An
+/// entry is current while its note has the same id and the same [`Stamp`]; a search compares
+/// the ids as strings only for a note whose id is no longer the very string indexed (moved
+/// out and back, or a copy), so that its pass over the notes reads no note's strings.
 /// Derived data: not serialized, and ignored when memories are compared. Kept current by
 /// every [`Memory`] method that changes notes, at the cost of indexing that one note (and,
 /// for a change or removal, taking its old postings out); a note changed directly (or a memory
