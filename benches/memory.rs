@@ -248,6 +248,66 @@ mod native {
         );
     }
 
+    /// Notes like the browser bench's (`www/bench/memory.js`): words drawn from a Zipf-like
+    /// distribution over 40 story words and 768 made-up ones (word k with weight 1 / (k + 1)),
+    /// so that a query word is frequent in some notes and rare or absent in most.
+    fn zipf_fixture() -> (Memory, Vec<String>) {
+        let head = "lighthouse harbour storm lantern keeper gull ledger captain tide rope stair map \
+                    fog bell shipwreck letter mara tobias elin greyhaven saltmarsh north night dawn \
+                    salt brass chart room secret promise betrayal wreck signal beacon island cliff \
+                    boat oar sail compass debt ghost memory";
+        let syllables = "ka lo mi ren sa tu vel dor an esh il mor qua bri fen gal";
+        let mut words: Vec<String> = head.split_whitespace().map(String::from).collect();
+        for a in syllables.split(' ') {
+            for b in syllables.split(' ') {
+                for c in ["", "th", "n"] {
+                    words.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        let mut cumulative = Vec::with_capacity(words.len());
+        let mut total = 0.0;
+        for k in 0..words.len() {
+            total += 1.0 / (k as f64 + 1.0);
+            cumulative.push(total);
+        }
+        let mut rng = Rng(42);
+        let draw = |rng: &mut Rng| {
+            let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
+            &words[cumulative.partition_point(|&c| c < x).min(words.len() - 1)]
+        };
+        let inputs: Vec<NewNote> = (0..NOTES)
+            .map(|i| {
+                let mut text = format!("Note {i}:");
+                while text.len() < NOTE_BYTES {
+                    text.push(' ');
+                    text.push_str(draw(&mut rng));
+                }
+                NewNote {
+                    tags: vec![words[i % 40].clone(), format!("batch-{}", i / 500)],
+                    ..NewNote::new(text, NoteType::Observation)
+                }
+            })
+            .collect();
+        let mut memory = Memory::new();
+        let ids = SequentialIds::new("z");
+        memory.ensure_bedside("p", 0, &ids);
+        for batch in inputs.chunks(500) {
+            if memory.write_notes("p", batch.to_vec(), 1, &ids).is_err() {
+                unreachable!("fixture notes are valid");
+            }
+        }
+        memory.catch_up_index();
+        let queries = (0..RUNS)
+            .map(|_| {
+                let a = &words[20 + rng.below(400)];
+                let b = &words[20 + rng.below(400)];
+                format!("{a} {b}")
+            })
+            .collect();
+        (memory, queries)
+    }
+
     pub fn run() {
         let start = Instant::now();
         let mut memory = fixture();
@@ -322,6 +382,13 @@ mod native {
             time(|i| {
                 let q = SearchQuery::text(queries[i % queries.len()]).with_tags(["harbour"]);
                 black_box(memory.search("p", &q));
+            }),
+        );
+        let (zipf, zipf_queries) = zipf_fixture();
+        report(
+            "search, 2 words, notes drawn from 808 words (the browser bench's)",
+            time(|i| {
+                black_box(zipf.search("p", &SearchQuery::text(&zipf_queries[i])));
             }),
         );
         core_tool_calls(&memory);

@@ -16,9 +16,12 @@
 //! filter, then BM25. Neither: every visible note. A text with no searchable term (only
 //! stopwords or punctuation) finds nothing.
 //!
-//! **Index.** [`Memory`] keeps a [`NoteIndex`] (term frequencies per note over a term
-//! dictionary) current on every change it makes, so a search reads no note text; see
-//! `benches/memory.rs` for timings over 10,000 notes of 1 KB.
+//! **Index.** [`Memory`] keeps a [`NoteIndex`], an inverted index (for each term, the notes
+//! holding it and how often), current on every change it makes: a search reads the postings
+//! of its terms and makes one pass over the notes for the filters and the average length, and
+//! reads no note text. The scores are exactly those of reading every text (the same sums in
+//! the same order). The index is not stored: [`Memory::reindex`] builds it when a memory is
+//! opened. See `benches/memory.rs` for timings over 10,000 notes of 1 KB.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -133,8 +136,9 @@ pub struct SearchHit {
     pub score: f64,
 }
 
-/// The stopwords, sorted (for binary search); none is longer than five bytes.
-const STOPWORDS: &[&str] = &[
+/// The stopwords [`tokenize`] drops, sorted (for binary search); none is longer than five
+/// bytes.
+pub const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "d", "do", "for", "from", "had", "has",
     "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "ll", "m", "of", "on",
     "or", "re", "s", "she", "so", "t", "that", "the", "their", "them", "then", "there", "they",
@@ -343,7 +347,7 @@ pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 /// Term → term id.
 type Dictionary = FxHashMap<String, u32>;
 
-/// A note's index entry: its length in terms and its term frequencies.
+/// A note's index entry: its length in terms, its slot in the postings and its terms.
 #[derive(Clone)]
 struct IndexedNote {
     /// The note's id and stamp when indexed, to tell a current entry from a stale one.
@@ -351,8 +355,17 @@ struct IndexedNote {
     stamp: Stamp,
     /// Terms counted (tag terms [`TAG_WEIGHT`] times).
     length: u32,
-    /// `(term id, frequency)`, sorted by term id.
-    terms: Vec<(u32, u32)>,
+    /// Where the postings name this note (stable while the note is indexed, unlike its
+    /// position, which moves when an earlier note is removed).
+    slot: u32,
+    /// Its distinct term ids (the postings lists that name its slot).
+    terms: Vec<u32>,
+    /// Where the note's id and project strings were when it was indexed, and its project
+    /// among [`NoteIndex`]'s projects (`None`: no project): while a note's strings are the
+    /// ones indexed, a search tells it is the same note, and whose, without reading them.
+    id_at: usize,
+    project_at: usize,
+    project: Option<u32>,
 }
 
 /// What changes when a note's text or tags change (every [`Memory`] method that changes them
@@ -376,15 +389,43 @@ impl Stamp {
     }
 }
 
-/// The search index: per note (aligned with [`Memory::notes`]) its term frequencies over a
-/// shared term dictionary. Derived data: not serialized, and ignored when memories are
-/// compared. Kept current by every [`Memory`] method that changes notes, at the cost of
-/// indexing that one note; a note changed directly (or a memory just deserialized) is
-/// searched without the index, correctly but slower, until [`Memory::reindex`].
+/// One note holding a term: its slot, and how often the term counts in it (tag terms
+/// [`TAG_WEIGHT`] times).
+#[derive(Clone, Copy)]
+struct Posting {
+    slot: u32,
+    frequency: u32,
+}
+
+/// A slot no indexed note holds.
+const FREE: u32 = u32::MAX;
+
+/// The search index, an inverted index: a term dictionary, and for each term the notes that
+/// hold it with its frequency in each (its postings). A search reads only the postings of the
+/// query's terms, plus one pass over the notes for the filters and the average length.
+///
+/// Beside the postings, one entry per note (aligned with [`Memory::notes`]) with its length
+/// and terms, to tell a current entry from a stale one and to take a note's postings out. An
+/// entry is current while its note has the same id and the same [`Stamp`]; a search compares
+/// the ids as strings only for a note whose id is no longer the very string indexed (moved
+/// out and back, or a copy), so that its pass over the notes reads no note's strings.
+/// Derived data: not serialized, and ignored when memories are compared. Kept current by
+/// every [`Memory`] method that changes notes, at the cost of indexing that one note (and,
+/// for a change or removal, taking its old postings out); a note changed directly (or a memory
+/// just deserialized) makes searches read the note texts, correctly but slower, until
+/// [`Memory::reindex`].
 #[derive(Clone, Default)]
 pub struct NoteIndex {
     dictionary: Dictionary,
     entries: Vec<IndexedNote>,
+    /// By term id: the notes holding the term (in no particular order).
+    postings: Vec<Vec<Posting>>,
+    /// By slot: the position of its note in `entries`, or [`FREE`].
+    positions: Vec<u32>,
+    /// Slots to reuse.
+    free: Vec<u32>,
+    /// The projects of the notes indexed, each once.
+    projects: Vec<String>,
 }
 
 impl PartialEq for NoteIndex {
@@ -404,6 +445,11 @@ impl fmt::Debug for NoteIndex {
     }
 }
 
+/// A position or count as a `u32` (memories hold far fewer than 4 billion notes).
+fn small(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 impl NoteIndex {
     /// A fresh index of `notes`.
     pub(crate) fn build(notes: &[MemoryNote]) -> Self {
@@ -412,15 +458,18 @@ impl NoteIndex {
         index
     }
 
-    fn entry(dictionary: &mut Dictionary, note: &MemoryNote) -> IndexedNote {
+    /// Index `note`, to stand at `position`: its terms into the dictionary, its postings
+    /// under a free slot.
+    fn add(&mut self, note: &MemoryNote, position: usize) -> IndexedNote {
         // Each occurrence as one number, its term id high and its weight low, so that sorting
         // plain integers groups a term's occurrences.
         let mut ids: Vec<u64> = Vec::with_capacity(note.text.len() / 5 + 8);
         let mut length = 0u32;
         let mut word = String::new();
+        let dictionary = &mut self.dictionary;
         let mut add = |term: &str, weight: u32| {
             length = length.saturating_add(weight);
-            let next = u32::try_from(dictionary.len()).unwrap_or(u32::MAX);
+            let next = small(dictionary.len());
             let id = match dictionary.get(term) {
                 Some(&id) => id,
                 None => *dictionary.entry(term.to_string()).or_insert(next),
@@ -432,20 +481,115 @@ impl NoteIndex {
             each_term(tag, &mut word, |t| add(t, TAG_WEIGHT));
         }
         ids.sort_unstable();
-        let mut terms: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.positions.push(FREE);
+                small(self.positions.len() - 1)
+            }
+        };
+        self.positions[slot as usize] = small(position);
+        if self.postings.len() < self.dictionary.len() {
+            self.postings.resize_with(self.dictionary.len(), Vec::new);
+        }
+        let mut terms: Vec<u32> = Vec::new();
         for packed in ids {
             let (id, weight) = ((packed >> 32) as u32, packed as u32);
-            match terms.last_mut() {
-                Some((last, count)) if *last == id => *count = count.saturating_add(weight),
-                _ => terms.push((id, weight)),
+            let list = &mut self.postings[id as usize];
+            match list.last_mut() {
+                Some(last) if terms.last() == Some(&id) => {
+                    last.frequency = last.frequency.saturating_add(weight);
+                }
+                _ => {
+                    terms.push(id);
+                    list.push(Posting {
+                        slot,
+                        frequency: weight,
+                    });
+                }
             }
         }
         terms.shrink_to_fit();
-        IndexedNote {
+        let mut entry = IndexedNote {
             id: note.id.clone(),
             stamp: Stamp::of(note),
             length,
+            slot,
             terms,
+            id_at: 0,
+            project_at: 0,
+            project: None,
+        };
+        self.locate(&mut entry, note);
+        entry
+    }
+
+    /// Record where `note`'s id and project strings are now in its `entry`.
+    fn locate(&mut self, entry: &mut IndexedNote, note: &MemoryNote) {
+        entry.id_at = note.id.as_ptr() as usize;
+        entry.project_at = note.project.as_ref().map_or(0, |p| p.as_ptr() as usize);
+        entry.project = note.project.as_ref().map(|project| {
+            match self.projects.iter().position(|p| p == project) {
+                Some(at) => small(at),
+                None => {
+                    self.projects.push(project.clone());
+                    small(self.projects.len() - 1)
+                }
+            }
+        });
+    }
+
+    /// Whether `entry` is current for `note` ([`NoteIndex::matches`]), reading the id only
+    /// when it is not the string indexed.
+    fn still(entry: &IndexedNote, note: &MemoryNote) -> bool {
+        entry.stamp == Stamp::of(note)
+            && entry.id.len() == note.id.len()
+            && (entry.id_at == note.id.as_ptr() as usize || entry.id == note.id)
+    }
+
+    /// Whether `note`, whose current entry is `entry`, is visible from `project` (whose
+    /// index in `projects` is `project_id`): [`MemoryNote::visible_from`], reading the
+    /// note's project only when it is not the string indexed.
+    fn visible(
+        &self,
+        entry: &IndexedNote,
+        note: &MemoryNote,
+        project: &str,
+        project_id: Option<u32>,
+    ) -> bool {
+        if note.is_deleted() {
+            return false;
+        }
+        match (note.scope, &note.project) {
+            (Scope::Global, _) => true,
+            (Scope::Project, None) => false,
+            (Scope::Project, Some(p)) => {
+                let indexed = entry
+                    .project
+                    .and_then(|at| self.projects.get(at as usize))
+                    .filter(|known| {
+                        entry.project_at == p.as_ptr() as usize && known.len() == p.len()
+                    });
+                match indexed {
+                    Some(_) => entry.project == project_id,
+                    None => p == project,
+                }
+            }
+        }
+    }
+
+    /// Take `entry`'s postings out and free its slot.
+    fn drop_entry(&mut self, entry: &IndexedNote) {
+        for &id in &entry.terms {
+            if let Some(list) = self.postings.get_mut(id as usize) {
+                if let Some(at) = list.iter().position(|p| p.slot == entry.slot) {
+                    list.swap_remove(at);
+                }
+            }
+        }
+        if let Some(position) = self.positions.get_mut(entry.slot as usize) {
+            *position = FREE;
+            self.free.push(entry.slot);
         }
     }
 
@@ -465,7 +609,7 @@ impl NoteIndex {
     pub(crate) fn pushed(&mut self, notes: &[MemoryNote]) {
         match notes.last() {
             Some(note) if self.entries.len() + 1 == notes.len() => {
-                let entry = Self::entry(&mut self.dictionary, note);
+                let entry = self.add(note, self.entries.len());
                 self.entries.push(entry);
             }
             _ => self.sync(notes),
@@ -488,7 +632,7 @@ impl NoteIndex {
         }
         self.entries.reserve(notes.len() - held);
         for note in notes.iter().skip(held) {
-            let entry = Self::entry(&mut self.dictionary, note);
+            let entry = self.add(note, self.entries.len());
             self.entries.push(entry);
         }
     }
@@ -500,7 +644,9 @@ impl NoteIndex {
             && self.entries.get(position).map(|e| &e.id) == notes.get(position).map(|n| &n.id);
         match notes.get(position) {
             Some(note) if aligned => {
-                let entry = Self::entry(&mut self.dictionary, note);
+                let old = self.entries[position].clone();
+                self.drop_entry(&old);
+                let entry = self.add(note, position);
                 self.entries[position] = entry;
             }
             _ => self.sync(notes),
@@ -513,7 +659,13 @@ impl NoteIndex {
         if self.entries.len() == notes.len() + 1
             && self.entries.get(position).is_some_and(|e| e.id == id)
         {
-            self.entries.remove(position);
+            let old = self.entries.remove(position);
+            self.drop_entry(&old);
+            for entry in &self.entries[position..] {
+                if let Some(at) = self.positions.get_mut(entry.slot as usize) {
+                    *at = at.saturating_sub(1);
+                }
+            }
         } else {
             self.sync(notes);
         }
@@ -539,7 +691,8 @@ impl NoteIndex {
         // The `Dictionary` type (a position fits a u32): no hash map type of its own.
         let mut positions: Option<Dictionary> = None;
         let mut next = 0; // the first old entry not yet passed
-        let mut entries = Vec::with_capacity(notes.len());
+        let mut kept: Vec<Option<IndexedNote>> = Vec::with_capacity(notes.len());
+        let mut stale: Vec<IndexedNote> = Vec::new();
         for note in notes {
             let found = match old.get(next) {
                 Some(Some(e)) if e.id == note.id => Some(next),
@@ -547,7 +700,7 @@ impl NoteIndex {
                     .get_or_insert_with(|| {
                         old.iter()
                             .enumerate()
-                            .filter_map(|(i, e)| e.as_ref().map(|e| (e.id.clone(), i as u32)))
+                            .filter_map(|(i, e)| e.as_ref().map(|e| (e.id.clone(), small(i))))
                             .collect()
                     })
                     .get(&note.id)
@@ -555,39 +708,111 @@ impl NoteIndex {
             };
             let reused = found.and_then(|at| {
                 next = next.max(at + 1);
-                old.get_mut(at)
-                    .and_then(Option::take)
-                    .filter(|e| Self::matches(e, note))
+                let entry = old.get_mut(at).and_then(Option::take)?;
+                if Self::matches(&entry, note) {
+                    Some(entry)
+                } else {
+                    stale.push(entry);
+                    None
+                }
             });
-            entries.push(match reused {
-                Some(entry) => entry,
-                None => Self::entry(&mut self.dictionary, note),
-            });
+            kept.push(reused);
+        }
+        for entry in old.into_iter().flatten().chain(stale) {
+            self.drop_entry(&entry);
+        }
+        let mut entries = Vec::with_capacity(notes.len());
+        for (position, (note, entry)) in notes.iter().zip(kept).enumerate() {
+            let entry = match entry {
+                Some(mut entry) => {
+                    self.positions[entry.slot as usize] = small(position);
+                    self.locate(&mut entry, note);
+                    entry
+                }
+                None => self.add(note, position),
+            };
+            entries.push(entry);
         }
         self.entries = entries;
     }
-}
 
-/// Term frequencies of one note for the query terms, and its length.
-fn frequencies(
-    index: &NoteIndex,
-    position: usize,
-    note: &MemoryNote,
-    terms: &Terms,
-    row: &mut [u32],
-    word: &mut String,
-) -> u32 {
-    if let Some(entry) = index.current(position, note) {
-        for (k, id) in terms.ids.iter().enumerate() {
-            if let Some(id) = id {
-                if let Ok(at) = entry.terms.binary_search_by_key(id, |&(t, _)| t) {
-                    row[k] = entry.terms[at].1;
+    /// BM25 scores from the postings: `(position, score)` of every note visible from
+    /// `project` that passes the scope and tag filters and holds a query term, in no
+    /// particular order; `None` if a note has no current entry (the caller then reads the
+    /// texts). `N`, `df` and the average length are taken over the notes that pass the
+    /// filters, exactly as [`bm25`] takes them, and each score is the same sum in the same
+    /// order, so the two agree to the bit.
+    fn scores(
+        &self,
+        notes: &[MemoryNote],
+        project: &str,
+        scope: Option<Scope>,
+        tags: &[String],
+        terms: &Terms,
+    ) -> Option<Vec<(usize, f64)>> {
+        if self.entries.len() != notes.len() {
+            return None;
+        }
+        let project_id = self.projects.iter().position(|p| p == project).map(small);
+        // By slot: the length of a note that passes the filters, or `FREE`.
+        let mut lengths = vec![FREE; self.positions.len()];
+        let (mut count, mut total) = (0u64, 0u64);
+        for (entry, note) in self.entries.iter().zip(notes) {
+            if !Self::still(entry, note) {
+                return None;
+            }
+            if self.visible(entry, note, project, project_id)
+                && scope.is_none_or(|s| note.scope == s)
+                && tags.iter().all(|t| note.tags.contains(t))
+            {
+                if let Some(length) = lengths.get_mut(entry.slot as usize) {
+                    *length = entry.length;
                 }
+                count += 1;
+                total += u64::from(entry.length);
             }
         }
-        return entry.length;
+        let n = count as f64;
+        // Integer sums below 2^53 are exact as floats, so this is the same average as a sum
+        // of the lengths as floats.
+        let average = (total as f64 / n.max(1.0)).max(1.0);
+        let passing = |p: &Posting| lengths.get(p.slot as usize).filter(|&&l| l != FREE);
+        // By slot.
+        let mut score = vec![0.0f64; self.positions.len()];
+        let mut hits: Vec<u32> = Vec::new();
+        for id in terms.ids.iter().flatten() {
+            let Some(list) = self.postings.get(*id as usize) else {
+                continue;
+            };
+            let df = list.iter().filter(|p| passing(p).is_some()).count() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for p in list {
+                let (Some(&length), Some(sum)) = (passing(p), score.get_mut(p.slot as usize))
+                else {
+                    continue;
+                };
+                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(length) / average);
+                let f = f64::from(p.frequency);
+                // Every term's part is positive: a score still 0 is a note not yet hit.
+                if *sum == 0.0 {
+                    hits.push(p.slot);
+                }
+                *sum += idf * f * (BM25_K1 + 1.0) / (f + norm);
+            }
+        }
+        Some(
+            hits.into_iter()
+                .filter_map(|slot| {
+                    let at = *self.positions.get(slot as usize)?;
+                    Some((at as usize, *score.get(slot as usize)?))
+                })
+                .collect(),
+        )
     }
-    // Not indexed (changed directly, or just deserialized): count from the text.
+}
+
+/// Term frequencies of one note for the query terms, counted from its text, and its length.
+fn frequencies(note: &MemoryNote, terms: &Terms, row: &mut [u32], word: &mut String) -> u32 {
     let mut length = 0u32;
     each_term(&note.text, word, |t| {
         length = length.saturating_add(1);
@@ -606,16 +831,16 @@ fn frequencies(
     length
 }
 
-/// BM25 scores of the `notes` (with their positions in [`Memory::notes`]) for `terms` (0 for
-/// notes matching no term).
-fn bm25(index: &NoteIndex, notes: &[(usize, &MemoryNote)], terms: &Terms) -> Vec<f64> {
+/// BM25 scores of `notes` for `terms`, read from the note texts (0 for notes matching no
+/// term): the search of a memory whose index is not current.
+fn bm25(notes: &[&MemoryNote], terms: &Terms) -> Vec<f64> {
     let q = terms.terms.len();
     let mut tf = vec![0u32; notes.len() * q];
     let mut lengths = vec![0u32; notes.len()];
     let mut word = String::new();
-    for (d, (position, note)) in notes.iter().enumerate() {
+    for (d, note) in notes.iter().enumerate() {
         let row = &mut tf[d * q..(d + 1) * q];
-        lengths[d] = frequencies(index, *position, note, terms, row, &mut word);
+        lengths[d] = frequencies(note, terms, row, &mut word);
     }
     let n = notes.len() as f64;
     let average = (lengths.iter().map(|&l| f64::from(l)).sum::<f64>() / n.max(1.0)).max(1.0);
@@ -648,31 +873,43 @@ impl Memory {
     pub fn search(&self, project: &str, query: &SearchQuery) -> Vec<SearchHit> {
         let limit = query.effective_limit();
         let tags = query_tags(&query.tags);
-        let candidates: Vec<(usize, &MemoryNote)> = self
-            .notes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| {
-                n.visible_from(project)
-                    && query.scope.is_none_or(|s| n.scope == s)
-                    && tags.iter().all(|t| n.tags.contains(t))
-            })
-            .collect();
+        let keep = |n: &MemoryNote| {
+            n.visible_from(project)
+                && query.scope.is_none_or(|s| n.scope == s)
+                && tags.iter().all(|t| n.tags.contains(t))
+        };
         let text = query.text.as_deref().filter(|t| !t.trim().is_empty());
         let mut hits: Vec<(&MemoryNote, f64)> = match text {
-            None => candidates.into_iter().map(|(_, n)| (n, 0.0)).collect(),
+            None => self
+                .notes
+                .iter()
+                .filter(|n| keep(n))
+                .map(|n| (n, 0.0))
+                .collect(),
             Some(text) => {
                 let terms = Terms::new(text, &self.index.dictionary);
                 if terms.terms.is_empty() {
                     return Vec::new();
                 }
-                let scores = bm25(&self.index, &candidates, &terms);
-                candidates
-                    .into_iter()
-                    .map(|(_, n)| n)
-                    .zip(scores)
-                    .filter(|(_, score)| *score > 0.0)
-                    .collect()
+                match self
+                    .index
+                    .scores(&self.notes, project, query.scope, &tags, &terms)
+                {
+                    Some(scores) => scores
+                        .into_iter()
+                        .map(|(at, score)| (&self.notes[at], score))
+                        .collect(),
+                    None => {
+                        let candidates: Vec<&MemoryNote> =
+                            self.notes.iter().filter(|n| keep(n)).collect();
+                        let scores = bm25(&candidates, &terms);
+                        candidates
+                            .into_iter()
+                            .zip(scores)
+                            .filter(|(_, score)| *score > 0.0)
+                            .collect()
+                    }
+                }
             }
         };
         // The best `limit` hits, in order: selected first (linear), then only they are
