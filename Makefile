@@ -48,6 +48,7 @@ bench:
 	cargo bench --bench manuscript
 	cargo bench --bench memory
 	cargo bench --bench sse
+	cargo bench --bench scale
 
 bench-browser: setup wasm page
 	node www/bench/run.mjs
