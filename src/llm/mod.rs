@@ -14,6 +14,8 @@
 //!   [`Provider`]; [`provider`] picks one by [`ProviderKind`].
 //! - [`assemble`]: the [`Assembler`] that folds events into an
 //!   [`Answer`], whatever the provider and whether or not it streamed.
+//! - `wire`: the typed, lenient fields the decoders read providers' JSON into, borrowing
+//!   strings from the event's data.
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
 //! - [`grammar`]: the grammar that constrains a local model's answer to a valid tool call.
 //! - [`retry`]: when a failed call is tried again and how long to wait.
@@ -32,6 +34,7 @@ pub mod request;
 pub mod retry;
 pub mod sse;
 pub mod tokens;
+mod wire;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
