@@ -294,22 +294,19 @@ mod native {
         let mut parser = SseParser::new();
         let mut decoder = ProviderStream::new(kind);
         let mut assembler = Assembler::new();
-        let mut start = 0;
-        for &end in ends {
-            for event in parser.push(black_box(&bytes[start..end])) {
-                let message = SseMessage::new(event.event.as_deref(), &event.data);
-                for event in decoder.on_event(message) {
-                    assembler.push(&event);
-                }
-            }
-            start = end;
-        }
-        for event in parser.finish() {
-            let message = SseMessage::new(event.event.as_deref(), &event.data);
-            for event in decoder.on_event(message) {
+        let mut events = Vec::new();
+        let mut fold = |message: SseMessage<'_>| {
+            decoder.on_event_into(message, &mut events);
+            for event in events.drain(..) {
                 assembler.push(&event);
             }
+        };
+        let mut start = 0;
+        for &end in ends {
+            parser.feed(black_box(&bytes[start..end]), &mut fold);
+            start = end;
         }
+        parser.finish_with(&mut fold);
         for event in decoder.finish() {
             assembler.push(&event);
         }

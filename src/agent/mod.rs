@@ -561,17 +561,12 @@ pub async fn continue_agent(
         );
         let mut proposed: Vec<(String, String)> = Vec::new();
         let called = {
-            let mut forward = |event: &StreamEvent| match event {
-                StreamEvent::TextDelta { text } => {
-                    on_event(RunEvent::TextDelta { text: text.clone() })
-                }
+            let mut forward = |event: StreamEvent| match event {
+                StreamEvent::TextDelta { text } => on_event(RunEvent::TextDelta { text }),
                 StreamEvent::ToolCallStarted { id, name, .. } => {
-                    let fresh = fresh_id(id, &mut taken);
-                    proposed.push((id.clone(), fresh.clone()));
-                    on_event(RunEvent::ToolCallProposed {
-                        id: fresh,
-                        name: name.clone(),
-                    })
+                    let fresh = fresh_id(&id, &mut taken);
+                    proposed.push((id, fresh.clone()));
+                    on_event(RunEvent::ToolCallProposed { id: fresh, name })
                 }
                 _ => {}
             };
@@ -878,7 +873,7 @@ impl Summarizer<'_, '_> {
                 ..RequestOptions::default()
             },
         );
-        let mut ignore = |_: &StreamEvent| {};
+        let mut ignore = |_: StreamEvent| {};
         let summary = std::pin::pin!(call_model(
             self.transport,
             self.sleeper,

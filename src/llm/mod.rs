@@ -298,11 +298,18 @@ impl ProviderStream {
 
     /// The neutral events of one SSE event.
     pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.on_event_into(msg, &mut out);
+        out
+    }
+
+    /// The neutral events of one SSE event, appended to `out` (a buffer the caller reuses).
+    pub fn on_event_into(&mut self, msg: SseMessage<'_>, out: &mut Vec<StreamEvent>) {
         match self {
-            Self::Openai(s) => s.on_event(msg),
-            Self::Anthropic(s) => s.on_event(msg),
-            Self::Gemini(s) => s.on_event(msg),
-            Self::Local(s) => s.on_event(msg),
+            Self::Openai(s) => s.on_event_into(msg, out),
+            Self::Anthropic(s) => s.on_event_into(msg, out),
+            Self::Gemini(s) => s.on_event_into(msg, out),
+            Self::Local(s) => out.extend(s.on_event(msg)),
         }
     }
 
