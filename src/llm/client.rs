@@ -72,6 +72,9 @@ pub struct CallOptions {
     pub connect_timeout_ms: u64,
     /// How long a stream may go without a byte (ms).
     pub idle_timeout_ms: u64,
+    /// How long a run gathers the model's text deltas into one event to the page (ms; 0:
+    /// one event per delta). See `agent::batch`.
+    pub text_batch_ms: u64,
 }
 
 impl Default for CallOptions {
@@ -80,6 +83,7 @@ impl Default for CallOptions {
             retry: RetryPolicy::default(),
             connect_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
+            text_batch_ms: 0,
         }
     }
 }

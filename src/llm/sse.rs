@@ -92,7 +92,7 @@ pub struct SseParser {
     after_cr: bool,
     /// The pending event's data (when not `slice`).
     data: String,
-    /// The pending event's one data line, as a range of the bytes being fed (valid UTF-8).
+    /// The pending event's one data line, as a range of the text of the bytes being fed.
     slice: Option<(usize, usize)>,
     /// The pending event had at least one `data` line.
     has_data: bool,
@@ -190,6 +190,17 @@ impl SseParser {
     /// Parses `bytes`, dispatching the events they complete to `sink`.
     fn run(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Dispatched<'_>)) {
         let mut at = bytes.len() - self.skip_bom(bytes).len();
+        // Lines that begin in these bytes begin at `base` or later: the bytes from there as
+        // text, up to the first that is not UTF-8 (usually a character cut at the end), so
+        // that the lines within are read without checking them again.
+        let base = if self.line.is_empty() && !self.line_cut {
+            at
+        } else {
+            memchr::memchr2(b'\n', b'\r', &bytes[at..]).map_or(bytes.len(), |end| at + end + 1)
+        };
+        let text = std::str::from_utf8(&bytes[base..]).unwrap_or_else(|e| {
+            std::str::from_utf8(&bytes[base..base + e.valid_up_to()]).unwrap_or_default()
+        });
         while at < bytes.len() {
             if self.after_cr {
                 self.after_cr = false;
@@ -207,10 +218,11 @@ impl SseParser {
                     let end = at + len;
                     if self.line.is_empty() && !self.line_cut {
                         let kept = at..at + len.min(self.limit);
-                        self.process_line(&bytes[kept.clone()], Some(kept.start), bytes, sink);
+                        let start = kept.start.checked_sub(base);
+                        self.process_line(&bytes[kept], start, text, sink);
                     } else {
                         self.buffer(&bytes[at..end]);
-                        self.process_buffered_line(bytes, sink);
+                        self.process_buffered_line(text, sink);
                     }
                     self.after_cr = bytes[end] == b'\r';
                     at = end + 1;
@@ -218,7 +230,7 @@ impl SseParser {
             }
         }
         // A data line still pending refers to `bytes`, which the caller takes back.
-        self.own_data(bytes);
+        self.own_data(text);
     }
 
     /// The end of the stream (see [`finish`](Self::finish)).
@@ -228,9 +240,9 @@ impl SseParser {
             self.buffer(&BOM[..matched]);
         }
         if !self.line.is_empty() || self.line_cut {
-            self.process_buffered_line(&[], sink);
+            self.process_buffered_line("", sink);
         }
-        self.dispatch(&[], sink);
+        self.dispatch("", sink);
         self.bom = BomCheck::Matching(0);
         self.after_cr = false;
     }
@@ -268,8 +280,8 @@ impl SseParser {
     }
 
     /// Processes the buffered line and empties the buffer (keeping its capacity). `chunk`
-    /// is the bytes being fed.
-    fn process_buffered_line(&mut self, chunk: &[u8], sink: &mut dyn FnMut(Dispatched<'_>)) {
+    /// is the text of the bytes being fed.
+    fn process_buffered_line(&mut self, chunk: &str, sink: &mut dyn FnMut(Dispatched<'_>)) {
         let line = std::mem::take(&mut self.line);
         self.process_line(&line, None, chunk, sink);
         self.line = line;
@@ -277,13 +289,14 @@ impl SseParser {
         self.line_cut = false;
     }
 
-    /// Interprets one complete line (without its line ending). `start` is where the line
-    /// begins in `chunk`, the bytes being fed, when it lies there (it is not buffered).
+    /// Interprets one complete line (without its line ending). `chunk` is the text of the
+    /// bytes being fed (see [`run`](Self::run)); `start` is where the line begins in it, when
+    /// it lies there (it is not buffered).
     fn process_line(
         &mut self,
         line: &[u8],
         start: Option<usize>,
-        chunk: &[u8],
+        chunk: &str,
         sink: &mut dyn FnMut(Dispatched<'_>),
     ) {
         if line.is_empty() {
@@ -301,23 +314,28 @@ impl SseParser {
             None => (line, &[][..]),
         };
         match name {
-            b"data" => match (start, std::str::from_utf8(value)) {
-                // The event's first data line, in the chunk: kept as a slice of it. (The line,
-                // hence the value, is within the limit.)
-                (Some(start), Ok(_)) if !self.has_data => {
-                    let end = start + line.len();
-                    self.slice = Some((end - value.len(), end));
-                    self.has_data = true;
+            b"data" => {
+                // Where the value ends in the chunk's text, if it lies there.
+                let end = start
+                    .map(|start| start + line.len())
+                    .filter(|&end| end <= chunk.len());
+                match end {
+                    // The event's first data line: kept as a slice of the chunk. (The line,
+                    // hence the value, is within the limit.)
+                    Some(end) if !self.has_data => {
+                        self.slice = Some((end - value.len(), end));
+                        self.has_data = true;
+                    }
+                    Some(end) => {
+                        self.own_data(chunk);
+                        self.append_data(chunk.get(end - value.len()..end).unwrap_or_default());
+                    }
+                    None => {
+                        self.own_data(chunk);
+                        self.append_data(&String::from_utf8_lossy(value));
+                    }
                 }
-                (_, Ok(text)) => {
-                    self.own_data(chunk);
-                    self.append_data(text);
-                }
-                (_, Err(_)) => {
-                    self.own_data(chunk);
-                    self.append_data(&String::from_utf8_lossy(value));
-                }
-            },
+            }
             b"event" => {
                 self.event.clear();
                 self.event.push_str(&String::from_utf8_lossy(value));
@@ -338,11 +356,11 @@ impl SseParser {
     }
 
     /// Copies a data line kept as a slice of `chunk` into the data buffer.
-    fn own_data(&mut self, chunk: &[u8]) {
+    fn own_data(&mut self, chunk: &str) {
         if let Some((start, end)) = self.slice.take() {
             self.data.clear();
             self.data
-                .push_str(&String::from_utf8_lossy(&chunk[start..end]));
+                .push_str(chunk.get(start..end).unwrap_or_default());
         }
     }
 
@@ -360,15 +378,14 @@ impl SseParser {
     }
 
     /// The blank-line rule: dispatch the pending event if it had data, then reset it.
-    /// `chunk` is the bytes being fed (where a data line kept as a slice lies).
-    fn dispatch(&mut self, chunk: &[u8], sink: &mut dyn FnMut(Dispatched<'_>)) {
+    /// `chunk` is the text of the bytes being fed (where a data line kept as a slice lies).
+    fn dispatch(&mut self, chunk: &str, sink: &mut dyn FnMut(Dispatched<'_>)) {
         let id = self.id.take();
         let retry_ms = self.retry_ms.take();
         if self.has_data {
             self.has_data = false;
             let data = match self.slice.take() {
-                // Checked as UTF-8 when the line was read.
-                Some((start, end)) => std::str::from_utf8(&chunk[start..end]).unwrap_or_default(),
+                Some((start, end)) => chunk.get(start..end).unwrap_or_default(),
                 None => &self.data,
             };
             sink(Dispatched {
