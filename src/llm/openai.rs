@@ -23,7 +23,7 @@ use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
-use super::wire::{Arguments, Count, List, Object, Text};
+use super::wire::{Arguments, Count, First, List, Object, Text, Wanted};
 use super::{
     ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
@@ -182,9 +182,16 @@ fn message(m: &Message) -> Value {
 struct Chunk<'a> {
     /// An error reported instead of (or inside) the answer.
     error: Option<Value>,
+    /// The choice of index 0 (a choice that is no object counts as one, empty).
     #[serde(borrow)]
-    choices: List<Object<Choice<'a>>>,
+    choices: First<Object<Choice<'a>>>,
     usage: Object<TokenCounts>,
+}
+
+impl Wanted for Object<Choice<'_>> {
+    fn wanted(&self) -> bool {
+        self.get().map_or(0, |c| c.index.or_zero()) == 0
+    }
 }
 
 /// One of a chunk's `choices`.
@@ -355,13 +362,7 @@ impl OpenAiStream {
             });
             return;
         }
-        // The first choice of index 0 (a choice that is no object counts as index 0, empty).
-        let choice = chunk.choices.0.and_then(|choices| {
-            choices
-                .into_iter()
-                .find(|c| c.get().map_or(0, |c| c.index.or_zero()) == 0)
-        });
-        if let Some(Object::Is(choice)) = choice {
+        if let Some(Object::Is(choice)) = chunk.choices.0 {
             let delta = match part {
                 Part::Delta => choice.delta,
                 Part::Message => choice.message,

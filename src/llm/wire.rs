@@ -148,6 +148,23 @@ impl<T> List<T> {
     }
 }
 
+/// The first element of an array field that [`Wanted::wanted`] accepts (`None`: the field is
+/// absent, not an array, or has no such element); the elements after it are skipped unread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct First<T>(pub(crate) Option<T>);
+
+impl<T> Default for First<T> {
+    fn default() -> Self {
+        First(None)
+    }
+}
+
+/// Which element of an array a [`First`] field keeps.
+pub(crate) trait Wanted {
+    /// Whether this is the element to keep.
+    fn wanted(&self) -> bool;
+}
+
 /// Tool arguments: a JSON string (the usual form), or an object (some servers send them
 /// parsed); anything else is `Other`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -336,6 +353,27 @@ impl<'de, T: Deserialize<'de>> Lenient<'de> for List<T> {
             items.push(item);
         }
         Ok(List(Some(items)))
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Wanted> Lenient<'de> for First<T> {
+    fn other() -> Self {
+        First(None)
+    }
+    fn array<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while let Some(item) = seq.next_element::<T>()? {
+            if item.wanted() {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                return Ok(First(Some(item)));
+            }
+        }
+        Ok(First(None))
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Wanted> Deserialize<'de> for First<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor(PhantomData))
     }
 }
 
