@@ -157,6 +157,8 @@ mod tests {
         assert_eq!(batch.take(), None);
     }
 
+    /// (`futures`' executor is a native dev-dependency.)
+    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn the_window_ending_sends_the_held_text() {
         use futures::executor::block_on;
