@@ -74,6 +74,10 @@ pub struct Settings {
     pub connect_timeout_ms: u64,
     /// How long a stream may go without a byte (ms).
     pub idle_timeout_ms: u64,
+    /// The window in which a run sends at most one `text_delta` event, gathering the pieces
+    /// the model streams meanwhile (ms, 0 to [`MAX_STREAM_BATCH_MS`]; 0: one event per
+    /// piece). About one animation frame by default: the page redraws no more often.
+    pub stream_batch_ms: u64,
     /// Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
     /// vector, saved as a JSON object).
     pub approval_policies: std::collections::BTreeMap<String, crate::policy::Mode>,
@@ -177,6 +181,12 @@ pub fn is_gguf_url(url: &str) -> bool {
         && !url.contains(char::is_whitespace)
 }
 
+/// The default of [`Settings::stream_batch_ms`]: about one animation frame at 60 Hz.
+pub const DEFAULT_STREAM_BATCH_MS: u64 = 16;
+
+/// The most [`Settings::stream_batch_ms`] may be.
+pub const MAX_STREAM_BATCH_MS: u64 = 1_000;
+
 /// The shortest idle time the thinker may wait for (ms).
 pub const MIN_IDLE_MS: u64 = 1_000;
 /// The longest idle time the thinker may wait for (ms): a day.
@@ -241,6 +251,7 @@ impl Default for Settings {
             max_tokens: None,
             connect_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
+            stream_batch_ms: DEFAULT_STREAM_BATCH_MS,
             approval_policies: Default::default(),
             recent_update_window_ms: crate::policy::DEFAULT_WINDOW_MS,
             mtl_endpoint: String::new(),
@@ -318,6 +329,9 @@ pub struct SettingsPatch {
     /// 1 000 to 600 000.
     #[serde(default)]
     idle_timeout_ms: Option<u64>,
+    /// 0 to 1 000.
+    #[serde(default)]
+    stream_batch_ms: Option<u64>,
     /// Modes by tool name; a `null` mode goes back to the default.
     #[serde(default)]
     #[ts(
@@ -616,6 +630,14 @@ impl Settings {
         }
         if let Some(v) = patch.max_tokens {
             next.max_tokens = nullable("maxTokens", v)?;
+        }
+        if let Some(ms) = patch.stream_batch_ms {
+            if ms > MAX_STREAM_BATCH_MS {
+                return Err(format!(
+                    "'streamBatchMs' must be between 0 and {MAX_STREAM_BATCH_MS} ms, got {ms}"
+                ));
+            }
+            next.stream_batch_ms = ms;
         }
         for (field, value, slot) in [
             (

@@ -1595,3 +1595,70 @@ fn tool_choice_is_written_as_each_provider_documents_it() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Odd payloads
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn fields_of_another_type_count_as_absent_and_unknown_ones_are_skipped() {
+    // OpenAI: a number for text, a string for a fragment, escapes in the text, fields and
+    // choices nobody knows.
+    let transcript = [
+        "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other choice\"}},{\"delta\":{\"content\":\"Caf\\u00e9 \\\"ok\\\"\",\"reasoning\":{\"x\":[1,2]},\"extra\":null}}],\"usage\":null}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":5,\"refusal\":null}}],\"service_tier\":\"default\"}\n\n",
+        "data: {\"choices\":\"none\",\"usage\":7}\n\n",
+        "data: [1, 2]\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"jump_to_chapter\",\"arguments\":{\"chapter\":2}}}]},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":\"9\",\"completion_tokens\":3}}\n\n",
+    ]
+    .concat();
+    let (events, answer) = replay(ProviderKind::Openai, &transcript);
+    assert_eq!(answer.text, "Café \"ok\"");
+    assert_eq!(
+        answer.tool_calls,
+        vec![call("call_1", "jump_to_chapter", json!({"chapter": 2}))]
+    );
+    assert_eq!(answer.usage, usage(0, 3));
+    assert_eq!(answer.error, None, "{events:?}");
+
+    // Anthropic: unknown events, a usage that is no object, a block of an unknown type.
+    let transcript = [
+        ev("message_start", json!({"message": {"usage": "lots"}})),
+        ev("ping", json!({})),
+        ev(
+            "brand_new_event",
+            json!({"index": 0, "delta": {"type": "text_delta", "text": "no"}}),
+        ),
+        block_start(
+            0,
+            json!({"type": "server_tool_use", "id": "x", "name": "web"}),
+        ),
+        block_stop(0),
+        block_start(1, json!({"type": "text", "text": 4})),
+        text_delta(1, "Yes"),
+        ev(
+            "content_block_delta",
+            json!({"index": 1, "delta": {"type": "text_delta", "text": ["a"]}}),
+        ),
+        block_stop(1),
+        message_delta("end_turn", 5),
+        message_stop(),
+    ]
+    .concat();
+    let (_, answer) = replay(ProviderKind::Anthropic, &transcript);
+    assert_eq!(answer.text, "Yes");
+    assert_eq!(answer.usage, usage(0, 5));
+    assert_eq!(answer.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(answer.error, None);
+
+    // Gemini: a part that is no object, a functionCall of another type, thought: "yes".
+    let transcript = concat!(
+        "data: {\"candidates\":[{\"content\":{\"parts\":[3,{\"text\":\"Hi\",\"thought\":\"yes\"},",
+        "{\"functionCall\":\"odd\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":null}\n\n"
+    );
+    let (_, answer) = replay(ProviderKind::Gemini, transcript);
+    assert_eq!(answer.text, "Hi");
+    assert!(answer.tool_calls.is_empty());
+    assert_eq!(answer.invalid_tool_calls.len(), 1, "a call without a name");
+    assert_eq!(answer.usage, usage(0, 0));
+}

@@ -74,7 +74,7 @@ fn run(responses: Vec<Scripted>, options: CallOptions) -> Run {
         options,
         &|| 1_795_316_400_000,
         &mut || 0.5,
-        &mut |e| events.push(e.clone()),
+        &mut |e| events.push(e),
     ));
     Run {
         outcome,

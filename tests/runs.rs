@@ -660,3 +660,112 @@ fn a_runs_events_have_their_wire_shape() {
         ["canRedo", "canUndo", "groups"]
     );
 }
+
+/// An answer streaming `pieces` of text, then (if any) a call of `navigate_to_text`.
+fn pieces_then(pieces: &[&str], call: Option<Value>) -> Scripted {
+    let mut chunks: Vec<Value> = pieces
+        .iter()
+        .map(|p| json!({"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]}))
+        .collect();
+    let finish = match call {
+        Some(args) => {
+            chunks.push(
+                json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                "id": "call_1", "type": "function", "function": {"name": "navigate_to_text",
+                "arguments": args.to_string()}}]}, "finish_reason": null}]}),
+            );
+            "tool_calls"
+        }
+        None => "stop",
+    };
+    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
+    // Chunks of 40 bytes: the deltas arrive over many reads.
+    Scripted::sse(&sse(&chunks), 40)
+}
+
+/// The `run` events' types, with the text of each `text_delta`.
+fn types_and_texts(page: &Page) -> Vec<(String, Option<String>)> {
+    page.run_events()
+        .iter()
+        .map(|e| {
+            let text = e["text"].as_str().filter(|_| e["type"] == "text_delta");
+            (
+                e["type"].as_str().unwrap().to_string(),
+                text.map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn text_deltas_within_a_window_reach_the_page_as_one_event_and_never_after_the_next() {
+    let script = || {
+        vec![
+            pieces_then(
+                &["Let me ", "find ", "the ", "lamp."],
+                Some(json!({"query": "The lamp was dark."})),
+            ),
+            pieces_then(&["It ", "is ", "in ", "the ", "tower."], None),
+        ]
+    };
+    // The default window (16 ms); the page's clock stands still, so every piece of one model
+    // call arrives within the window of its first (which goes at once). The held text goes
+    // as one event, before the tool call, and the last text before the step's end.
+    let page = Page::new(script());
+    page.project();
+    page.configure();
+    assert_eq!(page.ok("get_settings", json!({}))["streamBatchMs"], 16);
+    let result = page.ok(
+        "run",
+        json!({"prompt": "Where is the lamp?", "runId": "r1"}),
+    );
+    assert_eq!(result["status"], "finished", "{result}");
+    assert_eq!(result["text"], "It is in the tower.");
+    let delta = |text: &str| ("text_delta".to_string(), Some(text.to_string()));
+    let other = |kind: &str| (kind.to_string(), None);
+    assert_eq!(
+        types_and_texts(&page),
+        [
+            other("run_started"),
+            delta("Let me "),
+            delta("find the lamp."),
+            other("tool_call_proposed"),
+            other("tool_call_started"),
+            other("tool_call_finished"),
+            other("step_finished"),
+            delta("It "),
+            delta("is in the tower."),
+            other("step_finished"),
+            other("run_finished"),
+        ]
+    );
+
+    // A window of 0: one event per piece.
+    let page = Page::new(script());
+    page.project();
+    page.configure();
+    page.ok("set_settings", json!({"streamBatchMs": 0}));
+    page.ok(
+        "run",
+        json!({"prompt": "Where is the lamp?", "runId": "r2"}),
+    );
+    let texts: Vec<String> = types_and_texts(&page)
+        .into_iter()
+        .filter_map(|(_, text)| text)
+        .collect();
+    assert_eq!(
+        texts,
+        ["Let me ", "find ", "the ", "lamp.", "It ", "is ", "in ", "the ", "tower."]
+    );
+
+    // A window beyond a second is refused, and nothing changes.
+    let (code, message) = page.err(
+        "set_settings",
+        json!({"streamBatchMs": 1001, "maxSteps": 3}),
+    );
+    assert_eq!(code, "invalid_params", "{message}");
+    assert!(message.contains("streamBatchMs"), "{message}");
+    let settings = page.ok("get_settings", json!({}));
+    assert_eq!(settings["streamBatchMs"], 0);
+    assert_ne!(settings["maxSteps"], 3);
+}

@@ -6,6 +6,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use draftsmith::llm::sse::{SseEvent, SseParser};
+use draftsmith::llm::SseMessage;
 use proptest::prelude::*;
 
 const OPENAI: &str = concat!(
@@ -91,6 +92,25 @@ fn parse_chunks<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<SseEvent>
     }
     events.extend(parser.finish());
     events
+}
+
+/// Feeds the chunks in order (events handed over borrowed), then finishes; each event's name
+/// and data.
+fn feed_chunks<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<(Option<String>, String)> {
+    let mut parser = SseParser::new();
+    let mut events = Vec::new();
+    let mut keep =
+        |m: SseMessage<'_>| events.push((m.event.map(str::to_string), m.data.to_string()));
+    for chunk in chunks {
+        parser.feed(chunk, &mut keep);
+    }
+    parser.finish_with(&mut keep);
+    events
+}
+
+/// Each event's name and data.
+fn names_and_data(events: Vec<SseEvent>) -> Vec<(Option<String>, String)> {
+    events.into_iter().map(|e| (e.event, e.data)).collect()
 }
 
 fn parse_whole(input: &[u8]) -> Vec<SseEvent> {
@@ -433,5 +453,24 @@ proptest! {
         let whole = parse_whole(bytes);
         prop_assert_eq!(&whole, &expected(&events), "stream {:?}", stream);
         prop_assert_eq!(parse_chunks(chunked(bytes, &sizes)), whole, "stream {:?}", stream);
+    }
+
+    #[test]
+    fn events_fed_borrowed_are_the_events_pushed(
+        events in prop::collection::vec(gen_event(), 0..8),
+        style in style(),
+        sizes in prop::collection::vec(0usize..24, 1..20),
+        which in 0usize..5,
+    ) {
+        let stream = write_stream(&events, &style);
+        let bytes = stream.as_bytes();
+        let whole = names_and_data(parse_whole(bytes));
+        prop_assert_eq!(feed_chunks([bytes]), whole.clone(), "stream {:?}", stream);
+        prop_assert_eq!(feed_chunks(chunked(bytes, &sizes)), whole, "stream {:?}", stream);
+        let transcript = transcripts()[which].1.as_bytes();
+        prop_assert_eq!(
+            feed_chunks(chunked(transcript, &sizes)),
+            names_and_data(parse_whole(transcript))
+        );
     }
 }

@@ -2993,6 +2993,12 @@ connectTimeoutMs: number,
  */
 idleTimeoutMs: number, 
 /**
+ * The window in which a run sends at most one `text_delta` event, gathering the pieces
+ * the model streams meanwhile (ms, 0 to [`MAX_STREAM_BATCH_MS`]; 0: one event per
+ * piece). About one animation frame by default: the page redraws no more often.
+ */
+streamBatchMs: number, 
+/**
  * Approval policies by tool name (over the defaults of [`crate::policy`]; a sorted
  * vector, saved as a JSON object).
  */
@@ -3092,6 +3098,10 @@ connectTimeoutMs?: number,
  * 1 000 to 600 000.
  */
 idleTimeoutMs?: number, 
+/**
+ * 0 to 1 000.
+ */
+streamBatchMs?: number, 
 /**
  * Modes by tool name; a `null` mode goes back to the default.
  */

@@ -21,6 +21,7 @@
 //!   ([`AgentSpec::choice_for`]).
 
 pub mod abort;
+mod batch;
 pub mod context;
 pub mod output;
 pub mod pipeline;
@@ -560,22 +561,32 @@ pub async fn continue_agent(
                 .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())),
         );
         let mut proposed: Vec<(String, String)> = Vec::new();
+        // Text deltas go to the page gathered per window (see `batch`); `sink` is shared by
+        // the stream and the window's timer.
+        let batch = batch::TextBatch::new(call.text_batch_ms);
+        let sink = std::cell::RefCell::new(&mut *on_event);
+        let emit = |event: RunEvent| (sink.borrow_mut())(event);
+        let flush = || {
+            if let Some(text) = batch.take() {
+                emit(RunEvent::TextDelta { text });
+            }
+        };
         let called = {
-            let mut forward = |event: &StreamEvent| match event {
+            let mut forward = |event: StreamEvent| match event {
                 StreamEvent::TextDelta { text } => {
-                    on_event(RunEvent::TextDelta { text: text.clone() })
+                    if let Some(text) = batch.push(text, now_ms()) {
+                        emit(RunEvent::TextDelta { text });
+                    }
                 }
                 StreamEvent::ToolCallStarted { id, name, .. } => {
-                    let fresh = fresh_id(id, &mut taken);
-                    proposed.push((id.clone(), fresh.clone()));
-                    on_event(RunEvent::ToolCallProposed {
-                        id: fresh,
-                        name: name.clone(),
-                    })
+                    flush();
+                    let fresh = fresh_id(&id, &mut taken);
+                    proposed.push((id, fresh.clone()));
+                    emit(RunEvent::ToolCallProposed { id: fresh, name })
                 }
                 _ => {}
             };
-            let model_call = std::pin::pin!(call_model(
+            let mut model_call = std::pin::pin!(call_model(
                 transport,
                 sleeper,
                 provider.kind,
@@ -585,11 +596,21 @@ pub async fn continue_agent(
                 jitter,
                 &mut forward,
             ));
-            match select(model_call, abort.aborted()).await {
-                Either::Left((called, _)) => Some(called),
-                // Dropping the call drops its stream, which cancels the request.
-                Either::Right(_) => None,
-            }
+            let called = loop {
+                let due = std::pin::pin!(batch.due(sleeper, now_ms));
+                let stop = select(abort.aborted(), due);
+                match select(model_call.as_mut(), stop).await {
+                    Either::Left((called, _)) => break Some(called),
+                    // Dropping the call drops its stream, which cancels the request.
+                    Either::Right((Either::Left(_), _)) => break None,
+                    Either::Right((Either::Right((text, _)), _)) => {
+                        emit(RunEvent::TextDelta { text })
+                    }
+                }
+            };
+            // The last text goes before anything else the run reports.
+            flush();
+            called
         };
         let outcome = match called {
             Some(Ok(outcome)) => outcome,
@@ -878,7 +899,7 @@ impl Summarizer<'_, '_> {
                 ..RequestOptions::default()
             },
         );
-        let mut ignore = |_: &StreamEvent| {};
+        let mut ignore = |_: StreamEvent| {};
         let summary = std::pin::pin!(call_model(
             self.transport,
             self.sleeper,

@@ -90,7 +90,7 @@ impl Core {
         let options = super::local::call_options(&settings, provider.kind);
         let now = || self.env.clock.now_ms();
         let mut jitter = || self.next_jitter();
-        let mut ignore = |_: &crate::llm::StreamEvent| {};
+        let mut ignore = |_: crate::llm::StreamEvent| {};
         let called = {
             let call = std::pin::pin!(call_model(
                 transport.as_ref(),

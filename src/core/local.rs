@@ -102,6 +102,7 @@ pub(super) fn call_options(settings: &Settings, kind: ProviderKind) -> CallOptio
     CallOptions {
         connect_timeout_ms: connect,
         idle_timeout_ms: idle,
+        text_batch_ms: settings.stream_batch_ms,
         ..CallOptions::default()
     }
 }

@@ -19,10 +19,12 @@
 //!   block starts, or the stop reason is not `max_tokens`. A block cut off stays open and the
 //!   assembler rejects it.
 
+use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post, DEFAULT_MAX_TOKENS};
+use super::wire::{Count, Object, Text};
 use super::{
     count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
@@ -254,6 +256,87 @@ fn error_event(value: &Value) -> StreamEvent {
     }
 }
 
+/// One streamed event (what the decoder reads of it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Event<'a> {
+    /// The event's kind (the SSE event name when absent).
+    #[serde(rename = "type", borrow)]
+    kind: Text<'a>,
+    /// `message_start`'s message.
+    message: Object<MessageStart>,
+    /// The content block an event is about.
+    index: Count,
+    #[serde(borrow)]
+    content_block: Object<Block<'a>>,
+    #[serde(borrow)]
+    delta: Object<Delta<'a>>,
+    /// `message_delta`'s usage.
+    usage: Object<TokenCounts>,
+}
+
+/// `message_start`'s message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct MessageStart {
+    usage: Object<TokenCounts>,
+}
+
+/// A content block as it starts.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Text<'a>,
+    #[serde(borrow)]
+    text: Text<'a>,
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    name: Text<'a>,
+}
+
+/// A `content_block_delta`'s or `message_delta`'s delta.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Text<'a>,
+    #[serde(borrow)]
+    text: Text<'a>,
+    #[serde(borrow)]
+    partial_json: Text<'a>,
+    #[serde(borrow)]
+    stop_reason: Text<'a>,
+}
+
+/// A streamed `usage`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TokenCounts {
+    input_tokens: Count,
+    output_tokens: Count,
+    cache_creation_input_tokens: Count,
+    cache_read_input_tokens: Count,
+}
+
+impl TokenCounts {
+    /// What a `usage` that is no object says: nothing.
+    const NONE: TokenCounts = TokenCounts {
+        input_tokens: Count::Missing,
+        output_tokens: Count::Missing,
+        cache_creation_input_tokens: Count::Missing,
+        cache_read_input_tokens: Count::Missing,
+    };
+
+    /// Input tokens, cache writes and reads included.
+    fn input_tokens(&self) -> u64 {
+        self.input_tokens.or_zero()
+            + self.cache_creation_input_tokens.or_zero()
+            + self.cache_read_input_tokens.or_zero()
+    }
+}
+
 /// Decodes one streamed Anthropic message.
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicStream {
@@ -278,92 +361,85 @@ impl AnthropicStream {
 
     /// The events of one SSE event.
     pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.on_event_into(msg, &mut out);
+        out
+    }
+
+    /// The events of one SSE event, appended to `out`.
+    pub fn on_event_into(&mut self, msg: SseMessage<'_>, out: &mut Vec<StreamEvent>) {
         let data = msg.data.trim();
         if data.is_empty() {
-            return Vec::new();
+            return;
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(value) => value,
+        let event = match serde_json::from_str::<Object<Event>>(data) {
+            Ok(event) => event.into_option().unwrap_or_default(),
             Err(e) => {
                 self.failed = true;
-                return vec![malformed("Anthropic", &e, data)];
+                out.push(malformed("Anthropic", &e, data));
+                return;
             }
         };
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .or(msg.event)
-            .unwrap_or_default();
-        let mut out = Vec::new();
+        let kind = event.kind.as_str().or(msg.event).unwrap_or_default();
         match kind {
             "message_start" => {
-                if let Some(usage) = value.get("message").and_then(|m| m.get("usage")) {
-                    self.usage = Usage {
-                        input_tokens: input_tokens(usage),
-                        output_tokens: count(usage, "output_tokens"),
-                    };
-                    out.push(StreamEvent::Usage { usage: self.usage });
+                if let Some(usage) = event.message.get().map(|m| &m.usage) {
+                    if usage.is_present() {
+                        let usage = usage.get().unwrap_or(&TokenCounts::NONE);
+                        self.usage = Usage {
+                            input_tokens: usage.input_tokens(),
+                            output_tokens: usage.output_tokens.or_zero(),
+                        };
+                        out.push(StreamEvent::Usage { usage: self.usage });
+                    }
                 }
             }
             "content_block_start" => {
-                self.release(&mut out);
-                let block = value.get("content_block").unwrap_or(&Value::Null);
-                match block.get("type").and_then(Value::as_str) {
+                self.release(out);
+                let Some(block) = event.content_block.into_option() else {
+                    return;
+                };
+                match block.kind.as_str() {
                     Some("text") => {
-                        if let Some(text) = block.get("text").and_then(Value::as_str) {
-                            if !text.is_empty() {
-                                out.push(StreamEvent::TextDelta {
-                                    text: text.to_string(),
-                                });
-                            }
+                        if let Some(text) = block.text.take_non_empty() {
+                            out.push(StreamEvent::TextDelta { text });
                         }
                     }
                     Some("tool_use") => {
                         let index = self.calls;
                         self.calls += 1;
-                        self.tools.insert(count(&value, "index"), index);
-                        let text = |k: &str| {
-                            block
-                                .get(k)
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_string()
-                        };
-                        let id = Some(text("id"))
-                            .filter(|id| !id.is_empty())
+                        self.tools.insert(event.index.or_zero(), index);
+                        let id = block
+                            .id
+                            .take_non_empty()
                             .unwrap_or_else(|| format!("call_{index}"));
                         out.push(StreamEvent::ToolCallStarted {
                             index,
                             id,
-                            name: text("name"),
+                            name: block.name.as_str().unwrap_or_default().to_string(),
                         });
                     }
                     _ => {}
                 }
             }
             "content_block_delta" => {
-                let delta = value.get("delta").unwrap_or(&Value::Null);
-                match delta.get("type").and_then(Value::as_str) {
+                let Some(delta) = event.delta.into_option() else {
+                    return;
+                };
+                match delta.kind.as_str() {
                     Some("text_delta") => {
-                        if let Some(text) = delta.get("text").and_then(Value::as_str) {
-                            if !text.is_empty() {
-                                out.push(StreamEvent::TextDelta {
-                                    text: text.to_string(),
-                                });
-                            }
+                        if let Some(text) = delta.text.take_non_empty() {
+                            out.push(StreamEvent::TextDelta { text });
                         }
                     }
                     Some("input_json_delta") => {
-                        let partial = delta
-                            .get("partial_json")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        if let (Some(&index), false) =
-                            (self.tools.get(&count(&value, "index")), partial.is_empty())
-                        {
+                        if let (Some(&index), Some(partial)) = (
+                            self.tools.get(&event.index.or_zero()),
+                            delta.partial_json.take_non_empty(),
+                        ) {
                             out.push(StreamEvent::ToolCallDelta {
                                 index,
-                                arguments: partial.to_string(),
+                                arguments: partial,
                             });
                         }
                     }
@@ -371,23 +447,25 @@ impl AnthropicStream {
                 }
             }
             "content_block_stop" => {
-                self.release(&mut out);
-                if let Some(&index) = self.tools.get(&count(&value, "index")) {
+                self.release(out);
+                if let Some(&index) = self.tools.get(&event.index.or_zero()) {
                     self.held = Some(index);
                 }
             }
             "message_delta" => {
-                let reason = value
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
+                let reason = event
+                    .delta
+                    .get()
+                    .and_then(|d| d.stop_reason.as_str())
                     .map(stop_reason);
-                if let Some(usage) = value.get("usage") {
-                    if usage.get("input_tokens").is_some() {
-                        self.usage.input_tokens = input_tokens(usage);
-                    }
-                    if usage.get("output_tokens").is_some() {
-                        self.usage.output_tokens = count(usage, "output_tokens");
+                if event.usage.is_present() {
+                    if let Some(usage) = event.usage.get() {
+                        if usage.input_tokens.is_present() {
+                            self.usage.input_tokens = usage.input_tokens();
+                        }
+                        if usage.output_tokens.is_present() {
+                            self.usage.output_tokens = usage.output_tokens.or_zero();
+                        }
                     }
                     out.push(StreamEvent::Usage { usage: self.usage });
                 }
@@ -396,19 +474,20 @@ impl AnthropicStream {
                         // The last closed tool block may have been cut off.
                         self.held = None;
                     }
-                    self.release(&mut out);
+                    self.release(out);
                     self.stopped = true;
                     out.push(StreamEvent::Finish { reason });
                 }
             }
             "error" => {
                 self.failed = true;
+                // The error's shape varies: read it as any JSON (rare).
+                let value = serde_json::from_str(data).unwrap_or(Value::Null);
                 out.push(error_event(&value));
             }
-            // "message_stop", "ping" and unknown events say nothing new.
+            // "message_start", "ping" and unknown events say nothing new.
             _ => {}
         }
-        out
     }
 
     /// The events owed at the end of the byte stream: an error if no stop reason came.

@@ -21,8 +21,7 @@ use std::future;
 use super::retry::{Decision, Failure, RetryPolicy};
 use super::sse::SseParser;
 use super::{
-    parse_response, Answer, Assembler, HttpRequest, ProviderKind, ProviderStream, SseMessage,
-    StreamEvent,
+    parse_response, Answer, Assembler, HttpRequest, ProviderKind, ProviderStream, StreamEvent,
 };
 
 /// Why the transport could not deliver.
@@ -73,6 +72,9 @@ pub struct CallOptions {
     pub connect_timeout_ms: u64,
     /// How long a stream may go without a byte (ms).
     pub idle_timeout_ms: u64,
+    /// How long a run gathers the model's text deltas into one event to the page (ms; 0:
+    /// one event per delta). See `agent::batch`.
+    pub text_batch_ms: u64,
 }
 
 impl Default for CallOptions {
@@ -81,6 +83,7 @@ impl Default for CallOptions {
             retry: RetryPolicy::default(),
             connect_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
+            text_batch_ms: 0,
         }
     }
 }
@@ -124,7 +127,8 @@ enum Attempt {
     },
 }
 
-/// Call the model once (with retries), streaming each event to `on_event` as it arrives.
+/// Call the model once (with retries), streaming each event to `on_event` as it arrives (the
+/// event is handed over: its text is not copied again on the way to the page).
 /// `now_ms` reads the clock (for HTTP-date `Retry-After`), `jitter` draws from `[0, 1)`.
 #[allow(clippy::too_many_arguments)]
 pub async fn call_model(
@@ -135,7 +139,7 @@ pub async fn call_model(
     options: CallOptions,
     now_ms: &dyn Fn() -> u64,
     jitter: &mut dyn FnMut() -> f64,
-    on_event: &mut dyn FnMut(&StreamEvent),
+    on_event: &mut dyn FnMut(StreamEvent),
 ) -> Result<CallOutcome, CallError> {
     let mut waits_ms = Vec::new();
     let mut attempt = 0;
@@ -192,7 +196,7 @@ async fn attempt_once(
     kind: ProviderKind,
     request: &HttpRequest,
     options: CallOptions,
-    on_event: &mut dyn FnMut(&StreamEvent),
+    on_event: &mut dyn FnMut(StreamEvent),
 ) -> Attempt {
     let sent = with_timeout(sleeper, options.connect_timeout_ms, transport.send(request)).await;
     let mut response = match sent {
@@ -230,23 +234,25 @@ async fn attempt_once(
         k.eq_ignore_ascii_case("content-type") && v.to_ascii_lowercase().contains("event-stream")
     });
     let mut assembler = Assembler::new();
-    let mut emit = |events: Vec<StreamEvent>, assembler: &mut Assembler| {
-        for event in events {
-            on_event(&event);
+    let mut emit = |events: &mut Vec<StreamEvent>, assembler: &mut Assembler| {
+        for event in events.drain(..) {
             assembler.push(&event);
+            on_event(event);
         }
     };
     if !streaming {
         let body = read_all(&mut *response.body, sleeper, options.idle_timeout_ms).await;
         match parse_response(kind, &body) {
-            Ok(events) => emit(events, &mut assembler),
-            Err(e) => emit(vec![StreamEvent::Error { message: e }], &mut assembler),
+            Ok(mut events) => emit(&mut events, &mut assembler),
+            Err(e) => emit(&mut vec![StreamEvent::Error { message: e }], &mut assembler),
         }
         return Attempt::Done(assembler.finish());
     }
     let mut parser = SseParser::new();
     let mut decoder = ProviderStream::for_request(kind, request);
     let mut got_any = false;
+    // The events of one SSE event (the buffer is reused).
+    let mut events = Vec::new();
     loop {
         let next = with_timeout(sleeper, options.idle_timeout_ms, response.body.next_chunk()).await;
         let chunk = match next {
@@ -271,7 +277,7 @@ async fn attempt_once(
             }
             Some(Some(Err(TransportError::Network(e)))) => {
                 emit(
-                    vec![StreamEvent::Error {
+                    &mut vec![StreamEvent::Error {
                         message: format!("the connection dropped mid-answer: {e}"),
                     }],
                     &mut assembler,
@@ -280,7 +286,7 @@ async fn attempt_once(
             }
             None => {
                 emit(
-                    vec![StreamEvent::Error {
+                    &mut vec![StreamEvent::Error {
                         message: format!(
                             "the model stopped sending for {} s mid-answer",
                             options.idle_timeout_ms / 1000
@@ -291,17 +297,17 @@ async fn attempt_once(
                 break;
             }
         };
-        for event in parser.push(&chunk) {
-            let events = decoder.on_event(SseMessage::new(event.event.as_deref(), &event.data));
+        parser.feed(&chunk, |message| {
+            decoder.on_event_into(message, &mut events);
             got_any |= !events.is_empty();
-            emit(events, &mut assembler);
-        }
+            emit(&mut events, &mut assembler);
+        });
     }
-    for event in parser.finish() {
-        let events = decoder.on_event(SseMessage::new(event.event.as_deref(), &event.data));
-        emit(events, &mut assembler);
-    }
-    emit(decoder.finish(), &mut assembler);
+    parser.finish_with(|message| {
+        decoder.on_event_into(message, &mut events);
+        emit(&mut events, &mut assembler);
+    });
+    emit(&mut decoder.finish(), &mut assembler);
     Attempt::Done(assembler.finish())
 }
 

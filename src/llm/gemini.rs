@@ -18,12 +18,14 @@
 //!   [`FinishReason::ToolCalls`] when the answer called tools), `usageMetadata` (cumulative;
 //!   thinking tokens count as output), or an `error` object. Thought parts are skipped.
 
+use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
+use super::wire::{Count, Flag, List, Object, Seen, Text};
 use super::{
-    count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
+    ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
@@ -174,15 +176,22 @@ impl super::Provider for Gemini {
     /// `streamGenerateContent` returns without `alt=sse`). An error body becomes an
     /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
     fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
-        let value: Value = serde_json::from_str(body)
-            .map_err(|e| format!("the Gemini response is not JSON ({e}): {}", quote(body)))?;
+        let not_json = |e: serde_json::Error| {
+            format!("the Gemini response is not JSON ({e}): {}", quote(body))
+        };
+        // An array (what `streamGenerateContent` returns) is many responses.
+        let responses = if body.trim_start().starts_with('[') {
+            serde_json::from_str::<List<Object<Response>>>(body)
+                .map_err(not_json)?
+                .0
+                .unwrap_or_default()
+        } else {
+            vec![serde_json::from_str::<Object<Response>>(body).map_err(not_json)?]
+        };
         let mut stream = GeminiStream::new();
         let mut out = Vec::new();
-        match &value {
-            Value::Array(items) => items
-                .iter()
-                .for_each(|item| stream.response(item, &mut out)),
-            _ => stream.response(&value, &mut out),
+        for response in responses {
+            stream.response(response.into_option().unwrap_or_default(), &mut out);
         }
         Ok(out)
     }
@@ -265,19 +274,22 @@ impl GeminiStream {
 
     /// The events of one SSE event.
     pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.on_event_into(msg, &mut out);
+        out
+    }
+
+    /// The events of one SSE event, appended to `out`.
+    pub fn on_event_into(&mut self, msg: SseMessage<'_>, out: &mut Vec<StreamEvent>) {
         let data = msg.data.trim();
         if data.is_empty() {
-            return Vec::new();
+            return;
         }
-        match serde_json::from_str::<serde_json::Value>(data) {
-            Ok(value) => {
-                let mut out = Vec::new();
-                self.response(&value, &mut out);
-                out
-            }
+        match serde_json::from_str::<Object<Response>>(data) {
+            Ok(response) => self.response(response.into_option().unwrap_or_default(), out),
             Err(e) => {
                 self.failed = true;
-                vec![malformed("Gemini", &e, data)]
+                out.push(malformed("Gemini", &e, data));
             }
         }
     }
@@ -292,52 +304,49 @@ impl GeminiStream {
     }
 
     /// One `GenerateContentResponse` (or error).
-    fn response(&mut self, value: &Value, out: &mut Vec<StreamEvent>) {
-        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+    fn response(&mut self, response: Response<'_>, out: &mut Vec<StreamEvent>) {
+        if let Some(error) = response.error.filter(|e| !e.is_null()) {
             self.failed = true;
             out.push(StreamEvent::Error {
-                message: error_message(error),
+                message: error_message(&error),
             });
             return;
         }
-        let candidate = value
-            .get("candidates")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first());
+        let candidate = response
+            .candidates
+            .0
+            .and_then(|candidates| candidates.into_iter().next());
         if let Some(candidate) = candidate {
+            let candidate = candidate.into_option().unwrap_or_default();
             let parts = candidate
-                .get("content")
-                .and_then(|c| c.get("parts"))
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
+                .content
+                .into_option()
+                .and_then(|content| content.parts.0)
                 .unwrap_or_default();
             for part in parts {
-                if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                let part = part.into_option().unwrap_or_default();
+                if part.thought.0 {
                     continue;
                 }
-                if let Some(text) = part.get("text").and_then(Value::as_str) {
-                    if !text.is_empty() {
-                        out.push(StreamEvent::TextDelta {
-                            text: text.to_string(),
-                        });
-                    }
+                if let Some(text) = part.text.take_non_empty() {
+                    out.push(StreamEvent::TextDelta { text });
                 }
-                if let Some(call) = part.get("functionCall") {
-                    self.call(call, out);
+                if part.function_call.is_present() {
+                    self.call(part.function_call.into_option().unwrap_or_default(), out);
                 }
             }
             if let Some(reason) = candidate
-                .get("finishReason")
-                .and_then(Value::as_str)
+                .finish_reason
+                .as_str()
                 .and_then(|r| finish_reason(r, self.calls > 0))
             {
                 self.finished = true;
                 out.push(StreamEvent::Finish { reason });
             }
-        } else if value
-            .get("promptFeedback")
-            .and_then(|f| f.get("blockReason"))
-            .is_some()
+        } else if response
+            .prompt_feedback
+            .get()
+            .is_some_and(|feedback| feedback.block_reason.0)
         {
             // The prompt itself was blocked: no candidates at all.
             self.finished = true;
@@ -345,37 +354,103 @@ impl GeminiStream {
                 reason: FinishReason::ContentFilter,
             });
         }
-        if let Some(usage) = value.get("usageMetadata") {
+        if response.usage_metadata.is_present() {
+            let usage = response.usage_metadata.into_option().unwrap_or_default();
             out.push(StreamEvent::Usage {
                 usage: Usage {
-                    input_tokens: count(usage, "promptTokenCount"),
-                    output_tokens: count(usage, "candidatesTokenCount")
-                        + count(usage, "thoughtsTokenCount"),
+                    input_tokens: usage.prompt_token_count.or_zero(),
+                    output_tokens: usage.candidates_token_count.or_zero()
+                        + usage.thoughts_token_count.or_zero(),
                 },
             });
         }
     }
 
     /// A complete `functionCall`: started, its arguments in one piece, finished.
-    fn call(&mut self, call: &Value, out: &mut Vec<StreamEvent>) {
+    fn call(&mut self, call: FunctionCall<'_>, out: &mut Vec<StreamEvent>) {
         let index = self.calls;
         self.calls += 1;
         let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-            .map_or_else(|| format!("{}{index}", self.id_prefix), str::to_string);
-        let name = call
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+            .id
+            .take_non_empty()
+            .unwrap_or_else(|| format!("{}{index}", self.id_prefix));
+        let name = call.name.as_str().unwrap_or_default().to_string();
         out.push(StreamEvent::ToolCallStarted { index, id, name });
-        let arguments = match call.get("args") {
+        let arguments = match call.args {
             None | Some(Value::Null) => "{}".to_string(),
             Some(args) => args.to_string(),
         };
         out.push(StreamEvent::ToolCallDelta { index, arguments });
         out.push(StreamEvent::ToolCallFinished { index });
     }
+}
+
+/// One `GenerateContentResponse` (what the decoder reads of it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Response<'a> {
+    /// An error reported instead of the answer.
+    error: Option<Value>,
+    #[serde(borrow)]
+    candidates: List<Object<Candidate<'a>>>,
+    prompt_feedback: Object<PromptFeedback>,
+    usage_metadata: Object<UsageMetadata>,
+}
+
+/// A response's candidate.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Object<Content<'a>>,
+    #[serde(borrow)]
+    finish_reason: Text<'a>,
+}
+
+/// A candidate's content.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Content<'a> {
+    #[serde(borrow)]
+    parts: List<Object<ContentPart<'a>>>,
+}
+
+/// One part of a candidate's content.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ContentPart<'a> {
+    /// A thought summary, not the answer.
+    thought: Flag,
+    #[serde(borrow)]
+    text: Text<'a>,
+    #[serde(borrow)]
+    function_call: Object<FunctionCall<'a>>,
+}
+
+/// A `functionCall` part.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FunctionCall<'a> {
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    name: Text<'a>,
+    /// The arguments, any JSON (an object, when the model behaves).
+    args: Option<Value>,
+}
+
+/// A response's `promptFeedback`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct PromptFeedback {
+    block_reason: Seen,
+}
+
+/// A response's `usageMetadata`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct UsageMetadata {
+    prompt_token_count: Count,
+    candidates_token_count: Count,
+    thoughts_token_count: Count,
 }

@@ -14,6 +14,8 @@
 //!   [`Provider`]; [`provider`] picks one by [`ProviderKind`].
 //! - [`assemble`]: the [`Assembler`] that folds events into an
 //!   [`Answer`], whatever the provider and whether or not it streamed.
+//! - `wire`: the typed, lenient fields the decoders read providers' JSON into, borrowing
+//!   strings from the event's data.
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
 //! - [`grammar`]: the grammar that constrains a local model's answer to a valid tool call.
 //! - [`retry`]: when a failed call is tried again and how long to wait.
@@ -32,6 +34,7 @@ pub mod request;
 pub mod retry;
 pub mod sse;
 pub mod tokens;
+mod wire;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -295,11 +298,18 @@ impl ProviderStream {
 
     /// The neutral events of one SSE event.
     pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.on_event_into(msg, &mut out);
+        out
+    }
+
+    /// The neutral events of one SSE event, appended to `out` (a buffer the caller reuses).
+    pub fn on_event_into(&mut self, msg: SseMessage<'_>, out: &mut Vec<StreamEvent>) {
         match self {
-            Self::Openai(s) => s.on_event(msg),
-            Self::Anthropic(s) => s.on_event(msg),
-            Self::Gemini(s) => s.on_event(msg),
-            Self::Local(s) => s.on_event(msg),
+            Self::Openai(s) => s.on_event_into(msg, out),
+            Self::Anthropic(s) => s.on_event_into(msg, out),
+            Self::Gemini(s) => s.on_event_into(msg, out),
+            Self::Local(s) => out.extend(s.on_event(msg)),
         }
     }
 

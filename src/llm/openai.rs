@@ -18,12 +18,14 @@
 //!   used), some send a whole call in one fragment, or reuse index 0 with a new `id` for the
 //!   next call (a new call).
 
+use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
+use super::wire::{Arguments, Count, First, List, Object, Text, Wanted};
 use super::{
-    count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
+    ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
@@ -58,11 +60,13 @@ impl super::Provider for OpenAi {
     /// The events of a whole (non-streamed) chat completion. An `error` body becomes an
     /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
     fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
-        let value: Value = serde_json::from_str(body)
+        let response = serde_json::from_str::<Object<Chunk>>(body)
             .map_err(|e| format!("the OpenAI response is not JSON ({e}): {}", quote(body)))?;
         let mut stream = OpenAiStream::new();
         let mut out = Vec::new();
-        stream.chunk(&value, "message", &mut out);
+        if let Some(response) = response.into_option() {
+            stream.chunk(response, Part::Message, &mut out);
+        }
         Ok(out)
     }
 }
@@ -172,6 +176,98 @@ fn message(m: &Message) -> Value {
     }
 }
 
+/// A `chat.completion.chunk`, or a whole `chat.completion` (what the decoder reads of it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Chunk<'a> {
+    /// An error reported instead of (or inside) the answer.
+    error: Option<Value>,
+    /// The choice of index 0 (a choice that is no object counts as one, empty).
+    #[serde(borrow)]
+    choices: First<Object<Choice<'a>>>,
+    usage: Object<TokenCounts>,
+}
+
+impl Wanted for Object<Choice<'_>> {
+    fn wanted(&self) -> bool {
+        self.get().map_or(0, |c| c.index.or_zero()) == 0
+    }
+}
+
+/// One of a chunk's `choices`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Choice<'a> {
+    index: Count,
+    /// What a chunk adds.
+    #[serde(borrow)]
+    delta: Object<Delta<'a>>,
+    /// A whole response's message.
+    #[serde(borrow)]
+    message: Object<Delta<'a>>,
+    #[serde(borrow)]
+    finish_reason: Text<'a>,
+}
+
+/// Which part of a choice carries the content.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    /// `delta` (a streamed chunk).
+    Delta,
+    /// `message` (a whole response).
+    Message,
+}
+
+/// A choice's `delta` (or `message`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Text<'a>,
+    #[serde(borrow)]
+    refusal: Text<'a>,
+    #[serde(borrow)]
+    tool_calls: List<Object<Fragment<'a>>>,
+}
+
+/// One `tool_calls[]` fragment.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Fragment<'a> {
+    index: Count,
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    function: Object<Function<'a>>,
+}
+
+impl Fragment<'_> {
+    /// What a fragment that is no object says: nothing.
+    const EMPTY: Fragment<'static> = Fragment {
+        index: Count::Missing,
+        id: Text::Missing,
+        function: Object::Missing,
+    };
+}
+
+/// A fragment's `function`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Function<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    #[serde(borrow)]
+    arguments: Arguments<'a>,
+}
+
+/// A chunk's `usage`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TokenCounts {
+    prompt_tokens: Count,
+    completion_tokens: Count,
+}
+
 /// A call seen on the wire.
 #[derive(Debug, Clone)]
 struct Slot {
@@ -206,35 +302,46 @@ impl OpenAiStream {
 
     /// The events of one SSE event.
     pub fn on_event(&mut self, msg: SseMessage<'_>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.on_event_into(msg, &mut out);
+        out
+    }
+
+    /// The events of one SSE event, appended to `out`.
+    pub fn on_event_into(&mut self, msg: SseMessage<'_>, out: &mut Vec<StreamEvent>) {
         let data = msg.data.trim();
         if self.done || data.is_empty() {
-            return Vec::new();
+            return;
         }
         if data == "[DONE]" {
             self.done = true;
-            return Vec::new();
+            return;
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(value) => value,
+        let chunk = match serde_json::from_str::<Object<Chunk>>(data) {
+            Ok(chunk) => chunk,
             Err(e) => {
                 self.failed = true;
-                if msg.event == Some("error") {
-                    return vec![StreamEvent::Error {
+                out.push(if msg.event == Some("error") {
+                    StreamEvent::Error {
                         message: quote(data),
-                    }];
-                }
-                return vec![malformed("OpenAI", &e, data)];
+                    }
+                } else {
+                    malformed("OpenAI", &e, data)
+                });
+                return;
             }
         };
-        let mut out = Vec::new();
-        self.chunk(&value, "delta", &mut out);
+        if let Some(chunk) = chunk.into_option() {
+            self.chunk(chunk, Part::Delta, out);
+        }
         if msg.event == Some("error") && !self.failed {
             self.failed = true;
+            // The whole payload is the error (rare: read it as any JSON).
+            let value = serde_json::from_str(data).unwrap_or(Value::Null);
             out.push(StreamEvent::Error {
                 message: error_message(&value),
             });
         }
-        out
     }
 
     /// The events owed at the end of the byte stream: an error if no finish reason came.
@@ -246,69 +353,50 @@ impl OpenAiStream {
         vec![ended_early("OpenAI")]
     }
 
-    /// A chunk (`message_key` = `delta`) or a whole response (`message`).
-    fn chunk(&mut self, value: &Value, message_key: &str, out: &mut Vec<StreamEvent>) {
-        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+    /// A chunk (its choice's `delta`) or a whole response (its choice's `message`).
+    fn chunk(&mut self, chunk: Chunk<'_>, part: Part, out: &mut Vec<StreamEvent>) {
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
             self.failed = true;
             out.push(StreamEvent::Error {
-                message: error_message(error),
+                message: error_message(&error),
             });
             return;
         }
-        let choice = value
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|choices| {
-                choices
-                    .iter()
-                    .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
-            });
-        if let Some(choice) = choice {
-            if let Some(delta) = choice.get(message_key) {
-                for key in ["content", "refusal"] {
-                    if let Some(text) = delta.get(key).and_then(Value::as_str) {
-                        if !text.is_empty() {
-                            out.push(StreamEvent::TextDelta {
-                                text: text.to_string(),
-                            });
-                        }
+        if let Some(Object::Is(choice)) = chunk.choices.0 {
+            let delta = match part {
+                Part::Delta => choice.delta,
+                Part::Message => choice.message,
+            };
+            if let Object::Is(delta) = delta {
+                for text in [delta.content, delta.refusal] {
+                    if let Some(text) = text.take_non_empty() {
+                        out.push(StreamEvent::TextDelta { text });
                     }
                 }
-                if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                    for (position, fragment) in calls.iter().enumerate() {
-                        self.fragment(position, fragment, out);
-                    }
+                for (position, fragment) in delta.tool_calls.items().iter().enumerate() {
+                    self.fragment(position, fragment.get().unwrap_or(&Fragment::EMPTY), out);
                 }
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            if let Some(reason) = choice.finish_reason.as_str() {
                 self.finish_reason(reason, out);
             }
         }
-        if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+        if let Some(usage) = chunk.usage.get() {
             out.push(StreamEvent::Usage {
                 usage: Usage {
-                    input_tokens: count(usage, "prompt_tokens"),
-                    output_tokens: count(usage, "completion_tokens"),
+                    input_tokens: usage.prompt_tokens.or_zero(),
+                    output_tokens: usage.completion_tokens.or_zero(),
                 },
             });
         }
     }
 
     /// One `tool_calls[]` fragment.
-    fn fragment(&mut self, position: usize, fragment: &Value, out: &mut Vec<StreamEvent>) {
-        let wire = fragment
-            .get("index")
-            .and_then(Value::as_u64)
-            .unwrap_or(position as u64);
-        let id = fragment
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let function = fragment.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
+    fn fragment(&mut self, position: usize, fragment: &Fragment<'_>, out: &mut Vec<StreamEvent>) {
+        let wire = fragment.index.get().unwrap_or(position as u64);
+        let id = fragment.id.non_empty();
+        let function = fragment.function.get();
+        let name = function.and_then(|f| f.name.non_empty());
         let fresh = match (self.slots.get(&wire), id) {
             (None, _) => true,
             (Some(slot), Some(id)) => slot.id != id,
@@ -345,10 +433,10 @@ impl OpenAiStream {
                 name: name.to_string(),
             });
         }
-        let arguments = match function.and_then(|f| f.get("arguments")) {
-            Some(Value::String(s)) => s.clone(),
+        let arguments = match function.map(|f| &f.arguments) {
+            Some(Arguments::Text(s)) => s.to_string(),
             // Some servers send parsed arguments.
-            Some(v @ Value::Object(_)) => v.to_string(),
+            Some(Arguments::Object(v)) => v.to_string(),
             _ => String::new(),
         };
         if !arguments.is_empty() {

@@ -40,9 +40,13 @@
 //!
 //! # Cost
 //! Linear in the bytes fed: each byte is scanned once and copied at most once (into the line
-//! buffer, when a line spans chunks); earlier input is never re-scanned.
+//! buffer, when a line spans chunks); earlier input is never re-scanned. [`SseParser::feed`]
+//! hands events over borrowed: an event whose one data line lies within the bytes fed is a
+//! slice of them, not a copy.
 
 use serde::Serialize;
+
+use super::SseMessage;
 
 /// The most bytes kept of one line, and of one event's data: 16 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -86,8 +90,10 @@ pub struct SseParser {
     line_cut: bool,
     /// The last line ended with CR: an LF next is part of that line ending.
     after_cr: bool,
-    /// The pending event's data.
+    /// The pending event's data (when not `slice`).
     data: String,
+    /// The pending event's one data line, as a range of the text of the bytes being fed.
+    slice: Option<(usize, usize)>,
     /// The pending event had at least one `data` line.
     has_data: bool,
     /// The pending event's name (empty: none).
@@ -124,6 +130,7 @@ impl SseParser {
             line_cut: false,
             after_cr: false,
             data: String::new(),
+            slice: None,
             has_data: false,
             event: String::new(),
             id: None,
@@ -150,34 +157,15 @@ impl SseParser {
     /// re-scans earlier input.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
-        let mut rest = self.skip_bom(bytes);
-        while !rest.is_empty() {
-            if self.after_cr {
-                self.after_cr = false;
-                if rest[0] == b'\n' {
-                    rest = &rest[1..];
-                    continue;
-                }
-            }
-            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-                None => {
-                    self.buffer(rest);
-                    break;
-                }
-                Some(end) => {
-                    if self.line.is_empty() && !self.line_cut {
-                        let kept = &rest[..end.min(self.limit)];
-                        self.process_line(kept, &mut out);
-                    } else {
-                        self.buffer(&rest[..end]);
-                        self.process_buffered_line(&mut out);
-                    }
-                    self.after_cr = rest[end] == b'\r';
-                    rest = &rest[end + 1..];
-                }
-            }
-        }
+        self.run(bytes, &mut |event| out.push(event.to_owned()));
         out
+    }
+
+    /// Feed bytes; hands each event they complete to `on_event`, borrowed: an event's data
+    /// is a slice of `bytes` when it is one `data` line within them (the usual case), else
+    /// the parser's own buffer, which is reused. Linear in the bytes fed.
+    pub fn feed(&mut self, bytes: &[u8], mut on_event: impl FnMut(SseMessage<'_>)) {
+        self.run(bytes, &mut |event| on_event(event.message()));
     }
 
     /// The stream ended: returns what the end completes. A partial last line (bytes after the
@@ -189,17 +177,74 @@ impl SseParser {
     /// [`reconnection_ms`](Self::reconnection_ms) are kept.
     pub fn finish(&mut self) -> Vec<SseEvent> {
         let mut out = Vec::new();
+        self.end(&mut |event| out.push(event.to_owned()));
+        out
+    }
+
+    /// [`finish`](Self::finish), handing the events to `on_event` as [`feed`](Self::feed)
+    /// does.
+    pub fn finish_with(&mut self, mut on_event: impl FnMut(SseMessage<'_>)) {
+        self.end(&mut |event| on_event(event.message()));
+    }
+
+    /// Parses `bytes`, dispatching the events they complete to `sink`.
+    fn run(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Dispatched<'_>)) {
+        let mut at = bytes.len() - self.skip_bom(bytes).len();
+        // Lines that begin in these bytes begin at `base` or later: the bytes from there as
+        // text, up to the first that is not UTF-8 (usually a character cut at the end), so
+        // that the lines within are read without checking them again.
+        let base = if self.line.is_empty() && !self.line_cut {
+            at
+        } else {
+            memchr::memchr2(b'\n', b'\r', &bytes[at..]).map_or(bytes.len(), |end| at + end + 1)
+        };
+        let text = std::str::from_utf8(&bytes[base..]).unwrap_or_else(|e| {
+            std::str::from_utf8(&bytes[base..base + e.valid_up_to()]).unwrap_or_default()
+        });
+        while at < bytes.len() {
+            if self.after_cr {
+                self.after_cr = false;
+                if bytes[at] == b'\n' {
+                    at += 1;
+                    continue;
+                }
+            }
+            match memchr::memchr2(b'\n', b'\r', &bytes[at..]) {
+                None => {
+                    self.buffer(&bytes[at..]);
+                    break;
+                }
+                Some(len) => {
+                    let end = at + len;
+                    if self.line.is_empty() && !self.line_cut {
+                        let kept = at..at + len.min(self.limit);
+                        let start = kept.start.checked_sub(base);
+                        self.process_line(&bytes[kept], start, text, sink);
+                    } else {
+                        self.buffer(&bytes[at..end]);
+                        self.process_buffered_line(text, sink);
+                    }
+                    self.after_cr = bytes[end] == b'\r';
+                    at = end + 1;
+                }
+            }
+        }
+        // A data line still pending refers to `bytes`, which the caller takes back.
+        self.own_data(text);
+    }
+
+    /// The end of the stream (see [`finish`](Self::finish)).
+    fn end(&mut self, sink: &mut dyn FnMut(Dispatched<'_>)) {
         if let BomCheck::Matching(matched) = self.bom {
             // The stream ended inside what looked like a byte order mark: those bytes are text.
             self.buffer(&BOM[..matched]);
         }
         if !self.line.is_empty() || self.line_cut {
-            self.process_buffered_line(&mut out);
+            self.process_buffered_line("", sink);
         }
-        self.dispatch(&mut out);
+        self.dispatch("", sink);
         self.bom = BomCheck::Matching(0);
         self.after_cr = false;
-        out
     }
 
     /// Consumes a leading byte order mark (possibly split across chunks) and returns the rest.
@@ -234,25 +279,34 @@ impl SseParser {
         self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
-    /// Processes the buffered line and empties the buffer (keeping its capacity).
-    fn process_buffered_line(&mut self, out: &mut Vec<SseEvent>) {
+    /// Processes the buffered line and empties the buffer (keeping its capacity). `chunk`
+    /// is the text of the bytes being fed.
+    fn process_buffered_line(&mut self, chunk: &str, sink: &mut dyn FnMut(Dispatched<'_>)) {
         let line = std::mem::take(&mut self.line);
-        self.process_line(&line, out);
+        self.process_line(&line, None, chunk, sink);
         self.line = line;
         self.line.clear();
         self.line_cut = false;
     }
 
-    /// Interprets one complete line (without its line ending).
-    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    /// Interprets one complete line (without its line ending). `chunk` is the text of the
+    /// bytes being fed (see [`run`](Self::run)); `start` is where the line begins in it, when
+    /// it lies there (it is not buffered).
+    fn process_line(
+        &mut self,
+        line: &[u8],
+        start: Option<usize>,
+        chunk: &str,
+        sink: &mut dyn FnMut(Dispatched<'_>),
+    ) {
         if line.is_empty() {
-            self.dispatch(out);
+            self.dispatch(chunk, sink);
             return;
         }
         if line[0] == b':' {
             return;
         }
-        let (name, value) = match line.iter().position(|&b| b == b':') {
+        let (name, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
                 (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
@@ -260,7 +314,28 @@ impl SseParser {
             None => (line, &[][..]),
         };
         match name {
-            b"data" => self.append_data(&String::from_utf8_lossy(value)),
+            b"data" => {
+                // Where the value ends in the chunk's text, if it lies there.
+                let end = start
+                    .map(|start| start + line.len())
+                    .filter(|&end| end <= chunk.len());
+                match end {
+                    // The event's first data line: kept as a slice of the chunk. (The line,
+                    // hence the value, is within the limit.)
+                    Some(end) if !self.has_data => {
+                        self.slice = Some((end - value.len(), end));
+                        self.has_data = true;
+                    }
+                    Some(end) => {
+                        self.own_data(chunk);
+                        self.append_data(chunk.get(end - value.len()..end).unwrap_or_default());
+                    }
+                    None => {
+                        self.own_data(chunk);
+                        self.append_data(&String::from_utf8_lossy(value));
+                    }
+                }
+            }
             b"event" => {
                 self.event.clear();
                 self.event.push_str(&String::from_utf8_lossy(value));
@@ -280,6 +355,15 @@ impl SseParser {
         }
     }
 
+    /// Copies a data line kept as a slice of `chunk` into the data buffer.
+    fn own_data(&mut self, chunk: &str) {
+        if let Some((start, end)) = self.slice.take() {
+            self.data.clear();
+            self.data
+                .push_str(chunk.get(start..end).unwrap_or_default());
+        }
+    }
+
     /// Appends one data line, within the limit (cut at a character boundary).
     fn append_data(&mut self, value: &str) {
         if self.has_data && self.data.len() < self.limit {
@@ -294,21 +378,50 @@ impl SseParser {
     }
 
     /// The blank-line rule: dispatch the pending event if it had data, then reset it.
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+    /// `chunk` is the text of the bytes being fed (where a data line kept as a slice lies).
+    fn dispatch(&mut self, chunk: &str, sink: &mut dyn FnMut(Dispatched<'_>)) {
         let id = self.id.take();
         let retry_ms = self.retry_ms.take();
-        if !self.has_data {
-            self.event.clear();
-            return;
+        if self.has_data {
+            self.has_data = false;
+            let data = match self.slice.take() {
+                Some((start, end)) => chunk.get(start..end).unwrap_or_default(),
+                None => &self.data,
+            };
+            sink(Dispatched {
+                event: (!self.event.is_empty()).then_some(self.event.as_str()),
+                data,
+                id,
+                retry_ms,
+            });
+            self.data.clear();
         }
-        self.has_data = false;
-        let event = (!self.event.is_empty()).then(|| std::mem::take(&mut self.event));
-        out.push(SseEvent {
-            event,
-            data: std::mem::take(&mut self.data),
-            id,
-            retry_ms,
-        });
+        self.event.clear();
+    }
+}
+
+/// An event being dispatched, borrowed from the parser and the bytes being fed.
+struct Dispatched<'a> {
+    event: Option<&'a str>,
+    data: &'a str,
+    id: Option<String>,
+    retry_ms: Option<u64>,
+}
+
+impl Dispatched<'_> {
+    /// The event, owned.
+    fn to_owned(&self) -> SseEvent {
+        SseEvent {
+            event: self.event.map(str::to_string),
+            data: self.data.to_string(),
+            id: self.id.clone(),
+            retry_ms: self.retry_ms,
+        }
+    }
+
+    /// The event as the stream decoders take it.
+    fn message(&self) -> SseMessage<'_> {
+        SseMessage::new(self.event, self.data)
     }
 }
 

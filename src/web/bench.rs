@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::llm::sse::SseParser;
-use crate::llm::{Assembler, ProviderKind, ProviderStream, SseMessage};
+use crate::llm::{Assembler, ProviderKind, ProviderStream, SseMessage, StreamEvent};
 
 /// One streamed answer being decoded: feed it the body's chunks, then take the answer.
 #[wasm_bindgen]
@@ -21,6 +21,21 @@ pub struct StreamBench {
     parser: SseParser,
     decoder: ProviderStream,
     assembler: Assembler,
+    /// The decoded events of one SSE event (reused).
+    events: Vec<StreamEvent>,
+}
+
+/// One SSE event decoded and folded into the answer.
+fn decode(
+    decoder: &mut ProviderStream,
+    assembler: &mut Assembler,
+    events: &mut Vec<StreamEvent>,
+    message: SseMessage<'_>,
+) {
+    decoder.on_event_into(message, events);
+    for event in events.drain(..) {
+        assembler.push(&event);
+    }
 }
 
 #[wasm_bindgen]
@@ -35,28 +50,31 @@ impl StreamBench {
             parser: SseParser::new(),
             decoder: ProviderStream::new(kind),
             assembler: Assembler::new(),
+            events: Vec::new(),
         })
     }
 
     /// Take in the next chunk of the body, as the network delivered it.
     pub fn push(&mut self, chunk: &[u8]) {
-        for event in self.parser.push(chunk) {
-            let message = SseMessage::new(event.event.as_deref(), &event.data);
-            for event in self.decoder.on_event(message) {
-                self.assembler.push(&event);
-            }
-        }
+        let Self {
+            parser,
+            decoder,
+            assembler,
+            events,
+        } = self;
+        parser.feed(chunk, |message| decode(decoder, assembler, events, message));
     }
 
     /// End the stream; the answer as JSON text: `{text, toolCalls: [{id, name, arguments}],
     /// invalid, finishReason}`.
     pub fn finish(mut self) -> String {
-        for event in self.parser.finish() {
-            let message = SseMessage::new(event.event.as_deref(), &event.data);
-            for event in self.decoder.on_event(message) {
-                self.assembler.push(&event);
-            }
-        }
+        let Self {
+            parser,
+            decoder,
+            assembler,
+            events,
+        } = &mut self;
+        parser.finish_with(|message| decode(decoder, assembler, events, message));
         for event in self.decoder.finish() {
             self.assembler.push(&event);
         }
