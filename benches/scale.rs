@@ -175,7 +175,11 @@ mod native {
         out.push((
             "search_manuscript, literal",
             time(5, |_| {
-                tool(&core, "search_manuscript", json!({"query": "keeper climbed"}));
+                tool(
+                    &core,
+                    "search_manuscript",
+                    json!({"query": "keeper climbed"}),
+                );
             }),
         ));
         out.push((
