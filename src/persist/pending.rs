@@ -432,11 +432,6 @@ impl Pending {
                 .any(|m| m.seq <= seq && (include.lazy || !m.lazy))
     }
 
-    /// Whether deferred updates of the project's document wait to be written.
-    pub fn has_deferred(&self) -> bool {
-        self.appends.iter().any(|(_, a)| a.deferred())
-    }
-
     /// Whether a record is pending (lazily or not).
     pub fn has(&self, key: &Key) -> bool {
         self.keys.contains_key(key)
@@ -639,7 +634,8 @@ fn entries_named<'e, 'k>(
 }
 
 /// The batch that writes everything pending (lazy marks and deferred updates only when
-/// `include` says so), with the receipt to hand to [`Pending::committed`] and [`Stored::apply`] once it commits.
+/// `include` says so), with the receipt to hand to [`Pending::committed`] and
+/// [`Stored::apply`] once it commits.
 ///
 /// A chapter's changes are written as change records; its checkpoint (its record, with
 /// the whole text at its current version) is written when it was marked (a new, renamed or
