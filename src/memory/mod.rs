@@ -499,6 +499,73 @@ pub struct Memory {
     /// ignored by `==`.
     #[serde(skip)]
     changes: Changes,
+    /// Where each note stands in `notes`, by id: derived, not serialized, ignored by `==`.
+    #[serde(skip)]
+    positions: Positions,
+}
+
+/// Note id → position in [`Memory::notes`]. A lookup checks the note it finds and falls back
+/// to a scan, so a map left behind by a direct change to `notes` is slow, never wrong; the
+/// methods here keep it current, and [`Memory::reindex`] rebuilds it.
+#[derive(Clone, Default)]
+struct Positions(search::FxHashMap<String, u32>);
+
+impl Positions {
+    fn of(notes: &[MemoryNote]) -> Self {
+        let mut positions = Self::default();
+        positions.rebuild(notes);
+        positions
+    }
+
+    fn rebuild(&mut self, notes: &[MemoryNote]) {
+        self.0.clear();
+        self.0.reserve(notes.len());
+        for (i, note) in notes.iter().enumerate() {
+            self.0.insert(note.id.clone(), search::small(i));
+        }
+    }
+
+    /// After `notes` got a note at its end.
+    fn pushed(&mut self, notes: &[MemoryNote]) {
+        if let Some(note) = notes.last() {
+            self.0
+                .insert(note.id.clone(), search::small(notes.len() - 1));
+        }
+    }
+
+    /// After the note `id` at `position` was removed from `notes`.
+    fn removed(&mut self, notes: &[MemoryNote], position: usize, id: &str) {
+        self.0.remove(id);
+        for (i, note) in notes.iter().enumerate().skip(position) {
+            if let Some(at) = self.0.get_mut(&note.id) {
+                *at = search::small(i);
+            }
+        }
+    }
+
+    fn find(&self, notes: &[MemoryNote], id: &str) -> Option<usize> {
+        let held = self.0.get(id).map(|&i| i as usize);
+        match held {
+            Some(i) if notes.get(i).is_some_and(|n| n.id == id) => Some(i),
+            _ => notes.iter().position(|n| n.id == id),
+        }
+    }
+}
+
+impl PartialEq for Positions {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Positions {}
+
+impl std::fmt::Debug for Positions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Positions")
+            .field("notes", &self.0.len())
+            .finish()
+    }
 }
 
 /// A whole memory item (one that arrived from another device).
@@ -714,7 +781,7 @@ impl Memory {
 
     /// The note with `id`, in any project, deleted or not.
     pub fn note(&self, id: &str) -> Option<&MemoryNote> {
-        self.notes.iter().find(|n| n.id == id)
+        self.positions.find(&self.notes, id).map(|i| &self.notes[i])
     }
 
     /// The goal with `id`.
@@ -746,7 +813,7 @@ impl Memory {
     }
 
     fn id_taken(&self, id: &str) -> bool {
-        self.notes.iter().any(|n| n.id == id)
+        self.positions.find(&self.notes, id).is_some()
             || self.goals.iter().any(|g| g.id == id)
             || self.watched.iter().any(|w| w.id == id)
     }
@@ -805,7 +872,7 @@ impl Memory {
     /// The position of the live note `id` (a deleted one is not found: it must be restored
     /// first).
     fn note_index(&self, id: &str) -> Result<usize, MemoryError> {
-        match self.notes.iter().position(|n| n.id == id) {
+        match self.positions.find(&self.notes, id) {
             Some(i) if !self.notes[i].is_deleted() => Ok(i),
             Some(_) => Err(MemoryError::NotFound {
                 kind: "note",
@@ -861,6 +928,7 @@ impl Memory {
             deleted_by: None,
         });
         self.index.pushed(&self.notes);
+        self.positions.pushed(&self.notes);
         self.changed(|| Changed::Note(id.clone()));
         id
     }
@@ -920,6 +988,7 @@ impl Memory {
         self.notes
             .push(checked.into_note(id, project, author, now_ms));
         self.index.pushed(&self.notes);
+        self.positions.pushed(&self.notes);
         let last = self.notes.len() - 1;
         Ok(&self.notes[last])
     }
@@ -965,6 +1034,7 @@ impl Memory {
         for (id, checked) in fresh.iter().zip(checked) {
             self.notes
                 .push(checked.into_note(id.clone(), project, Origin::User, now_ms));
+            self.positions.pushed(&self.notes);
         }
         for id in &fresh {
             self.changed(|| Changed::Note(id.clone()));
@@ -1096,7 +1166,7 @@ impl Memory {
     /// Take a deleted note out of the trash (unless its [`TRASH_RETENTION_MS`] are over at
     /// `now_ms`) and return it.
     pub fn restore_note(&mut self, id: &str, now_ms: u64) -> Result<&MemoryNote, MemoryError> {
-        let Some(i) = self.notes.iter().position(|n| n.id == id) else {
+        let Some(i) = self.positions.find(&self.notes, id) else {
             return Err(Self::not_found(
                 "note",
                 id,
@@ -1143,6 +1213,7 @@ impl Memory {
             !expired
         });
         self.index.sync(&self.notes);
+        self.positions.rebuild(&self.notes);
         for id in &purged {
             self.changed(|| Changed::Note(id.clone()));
         }
@@ -1153,18 +1224,17 @@ impl Memory {
     /// place of the one with its id.
     pub fn put_item(&mut self, item: &Changed, value: Option<MemoryItem>) {
         match (item, value) {
-            (_, Some(MemoryItem::Note(note))) => {
-                match self.notes.iter().position(|n| n.id == note.id) {
-                    Some(i) => {
-                        self.notes[i] = note;
-                        self.index.replaced(&self.notes, i);
-                    }
-                    None => {
-                        self.notes.push(note);
-                        self.index.pushed(&self.notes);
-                    }
+            (_, Some(MemoryItem::Note(note))) => match self.positions.find(&self.notes, &note.id) {
+                Some(i) => {
+                    self.notes[i] = note;
+                    self.index.replaced(&self.notes, i);
                 }
-            }
+                None => {
+                    self.notes.push(note);
+                    self.index.pushed(&self.notes);
+                    self.positions.pushed(&self.notes);
+                }
+            },
             (_, Some(MemoryItem::Goal(goal))) => {
                 match self.goals.iter_mut().find(|g| g.id == goal.id) {
                     Some(g) => *g = goal,
@@ -1191,6 +1261,7 @@ impl Memory {
         let i = self.note_index(id)?;
         let note = self.notes.remove(i);
         self.index.removed(&self.notes, i, &note.id);
+        self.positions.removed(&self.notes, i, &note.id);
         self.changed(|| Changed::Note(note.id.clone()));
         Ok(note)
     }
@@ -1353,6 +1424,58 @@ impl Memory {
 mod tests {
     use super::*;
     use crate::env::SequentialIds;
+
+    proptest::proptest! {
+        /// Whatever happened to the notes, through the methods or directly, a note is found by
+        /// its id, and an id no note has is not.
+        #[test]
+        fn every_note_is_found_by_its_id(
+            ops in proptest::collection::vec((0u8..6, 0usize..40), 1..60)
+        ) {
+            let ids = SequentialIds::new("n");
+            let mut m = Memory::new();
+            for (op, k) in ops {
+                let live: Vec<String> = m
+                    .notes
+                    .iter()
+                    .filter(|n| !n.is_deleted())
+                    .map(|n| n.id.clone())
+                    .collect();
+                let pick = (!live.is_empty()).then(|| live[k % live.len()].clone());
+                let note = |text: String| NewNote::new(text, NoteType::Fact);
+                match (op, pick) {
+                    (0, _) => {
+                        m.write_note("p", note(format!("note {k}")), 1, &ids).unwrap();
+                    }
+                    (1, _) => {
+                        let batch = (0..k % 5 + 1).map(|i| note(format!("batch {i}"))).collect();
+                        m.write_notes("p", batch, 1, &ids).unwrap();
+                    }
+                    (2, Some(id)) => {
+                        m.remove_note(&id).unwrap();
+                    }
+                    (3, Some(id)) => {
+                        m.delete_note(&id, &Origin::User, 1).unwrap();
+                        m.purge_expired(u64::MAX);
+                    }
+                    // Direct changes, which the methods do not see.
+                    (4, _) if m.notes.len() > 1 => {
+                        let (last, i) = (m.notes.len() - 1, k % m.notes.len());
+                        m.notes.swap(i, last);
+                    }
+                    (5, _) if !m.notes.is_empty() => {
+                        let i = k % m.notes.len();
+                        m.notes.remove(i);
+                    }
+                    _ => {}
+                }
+                for n in &m.notes {
+                    proptest::prop_assert_eq!(m.note(&n.id).map(|n| &n.id), Some(&n.id));
+                }
+                proptest::prop_assert!(m.note("absent").is_none());
+            }
+        }
+    }
 
     #[test]
     fn tags_are_trimmed_lowercased_and_deduplicated() {

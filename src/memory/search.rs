@@ -446,7 +446,7 @@ impl fmt::Debug for NoteIndex {
 }
 
 /// A position or count as a `u32` (memories hold far fewer than 4 billion notes).
-fn small(n: usize) -> u32 {
+pub(crate) fn small(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
@@ -937,6 +937,7 @@ impl Memory {
     /// way. The session calls it when it takes a memory in.
     pub fn reindex(&mut self) {
         self.index = NoteIndex::build(&self.notes);
+        self.positions = super::Positions::of(&self.notes);
     }
 
     /// Whether every note has a current index entry (searches take the fast path).
