@@ -198,6 +198,12 @@ fn mark_held(open: &mut Open, touched: Touched, hold: Option<&str>, ids: &dyn Id
 /// the project's document that mirrors it.
 fn mark_touched(open: &mut Open, mut touched: Touched, ids: &dyn IdSource) {
     mirror(open, &mut touched, ids);
+    mark_pending(open, touched);
+}
+
+/// [`mark_touched`] without the update of the project's document: for a caller that makes it
+/// later with [`mirror`].
+fn mark_pending(open: &mut Open, touched: Touched) {
     open.record_changes(&touched.changes);
     for change in touched.changes {
         let due = open
@@ -1155,7 +1161,8 @@ impl Core {
             ));
         }
         let current = self.current()?;
-        let value = {
+        let shared = self.sync.get(&current).is_some();
+        let (value, unmirrored) = {
             let mut open = self.projects.open_mut(&current)?;
             let open = &mut *open;
             let s = &mut open.session;
@@ -1187,17 +1194,32 @@ impl Core {
                 notes_written,
                 ..Touched::default()
             };
-            mark_touched(open, touched, self.env.ids.as_ref());
-            result
+            // The save of an unshared project leaves its document's update for later (see
+            // `Include`), so the update can be made while IndexedDB writes the notes.
+            if shared {
+                mark_touched(open, touched, self.env.ids.as_ref());
+                (result, None)
+            } else {
+                let later = Touched {
+                    notes_written: touched.notes_written.clone(),
+                    ..Touched::default()
+                };
+                mark_pending(open, touched);
+                (result, Some(later))
+            }
         };
-        // The new notes are indexed for search while IndexedDB writes them: the save places
-        // its writes at its first poll, then the index is brought up to date, then the save
-        // is awaited.
-        let index = async {
-            self.projects
-                .update(&current, |open| open.session.memory.catch_up_index());
+        // The new notes are mirrored into the project's document and indexed for search
+        // while IndexedDB writes them: the save places its writes at its first poll, then
+        // this runs, then the save is awaited.
+        let meanwhile = async {
+            self.projects.update(&current, |open| {
+                if let Some(mut touched) = unmirrored {
+                    mirror(open, &mut touched, self.env.ids.as_ref());
+                }
+                open.session.memory.catch_up_index();
+            });
         };
-        let _ = futures_util::future::join(self.flush(&current, false), index).await;
+        let _ = futures_util::future::join(self.flush(&current, false), meanwhile).await;
         Ok(value)
     }
 

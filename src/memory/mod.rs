@@ -520,7 +520,8 @@ impl Positions {
     fn rebuild(&mut self, notes: &[MemoryNote]) {
         self.0.clear();
         self.0.reserve(notes.len());
-        for (i, note) in notes.iter().enumerate() {
+        // The first of equal ids wins, as in a scan.
+        for (i, note) in notes.iter().enumerate().rev() {
             self.0.insert(note.id.clone(), search::small(i));
         }
     }

@@ -807,26 +807,6 @@ pub fn batch(
         receipt.chapters.push((chapter.to_string(), Some(after)));
     }
     let undo = entries_named(session.history.entries(), pending.keys.keys());
-    // Many notes to write (a bulk write): look them up by id in one pass over the notes, not
-    // one pass per note.
-    let note_keys = pending
-        .keys
-        .keys()
-        .filter(|k| matches!(k, Key::Note(_)))
-        .count();
-    // Positions in the notes (the `&str → u32` hash map type the crate has anyway).
-    let notes = &session.memory.notes;
-    let notes_by_id: Option<crate::memory::search::FxHashMap<&str, u32>> =
-        (note_keys > 8).then(|| {
-            (notes.iter().enumerate())
-                .rev() // the first of equal ids wins, as in `Memory::note`
-                .map(|(i, n)| (n.id.as_str(), i as u32))
-                .collect()
-        });
-    let note = |id: &str| match &notes_by_id {
-        Some(map) => map.get(id).map(|&i| &notes[i as usize]),
-        None => session.memory.note(id),
-    };
     for (key, mark) in &pending.keys {
         if mark.lazy && !lazy {
             continue;
@@ -855,7 +835,7 @@ pub fn batch(
                     json!({"id": history_state_key(id), "project": id, "state": state}),
                 );
             }
-            Key::Note(id) => match note(id) {
+            Key::Note(id) => match session.memory.note(id) {
                 Some(n) => batch.put_value(Table::Notes, note_record(n)),
                 None => batch.delete(Table::Notes, id.clone()),
             },
