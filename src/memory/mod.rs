@@ -1426,6 +1426,7 @@ mod tests {
     use super::*;
     use crate::env::SequentialIds;
 
+    #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
         /// Whatever happened to the notes, through the methods or directly, a note is found by
         /// its id, and an id no note has is not.
