@@ -197,14 +197,26 @@ impl Event {
 
     /// Encode as the JSON text the worker posts to the page.
     pub fn to_json(&self) -> String {
-        let mut event = serde_json::json!({"kind": "event", "type": self.kind, "data": self.data});
-        if let Some(project) = &self.project {
-            event["project"] = serde_json::Value::String(project.clone());
+        /// The event as posted, borrowing its parts (its data is not copied).
+        #[derive(serde::Serialize)]
+        struct Posted<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            client: Option<&'a str>,
+            data: &'a serde_json::Value,
+            kind: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            project: Option<&'a str>,
+            #[serde(rename = "type")]
+            kind_name: &'a str,
         }
-        if let Some(client) = &self.client {
-            event["client"] = serde_json::Value::String(client.clone());
-        }
-        event.to_string()
+        serde_json::to_string(&Posted {
+            client: self.client.as_deref(),
+            data: &self.data,
+            kind: "event",
+            project: self.project.as_deref(),
+            kind_name: &self.kind,
+        })
+        .unwrap_or_default()
     }
 }
 

@@ -118,8 +118,9 @@ pub struct SyncRecord {
     pub id: String,
     /// The project's id.
     pub project: String,
-    /// The update (Yjs v1 encoding), in base64.
-    pub update: String,
+    /// The update (Yjs v1 encoding); stored in base64.
+    #[serde(with = "base64_text")]
+    pub update: Vec<u8>,
 }
 
 impl SyncRecord {
@@ -130,23 +131,28 @@ impl SyncRecord {
 
     /// The record of an update under key `id`.
     pub fn from_bytes(id: &str, project: &str, update: &[u8]) -> Self {
-        use base64::Engine as _;
         SyncRecord {
             id: id.to_string(),
             project: project.to_string(),
-            update: base64::engine::general_purpose::STANDARD.encode(update),
+            update: update.to_vec(),
         }
     }
+}
 
-    /// The update's bytes.
-    pub fn bytes(&self) -> Result<Vec<u8>, StoreError> {
-        use base64::Engine as _;
+/// Bytes as base64 text (standard alphabet, padded).
+mod base64_text {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
         base64::engine::general_purpose::STANDARD
-            .decode(&self.update)
-            .map_err(|e| StoreError::Invalid {
-                table: Table::Sync.name(),
-                reason: format!("'{}' is not base64: {e}", self.id),
-            })
+            .decode(text.as_bytes())
+            .map_err(|e| serde::de::Error::custom(format!("the update is not base64: {e}")))
     }
 }
 
@@ -161,7 +167,7 @@ pub async fn load_sync(
         .await?
     {
         let record: SyncRecord = parse(Table::Sync, v)?;
-        updates.push((record.id.clone(), record.bytes()?));
+        updates.push((record.id, record.update));
     }
     Ok(updates)
 }

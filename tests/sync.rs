@@ -854,7 +854,7 @@ fn stored_updates(world: &World, d: &Device, id: &str) -> Vec<Vec<u8>> {
         .map(|r| {
             let record: draftsmith::persist::SyncRecord =
                 serde_json::from_value(r.clone()).unwrap();
-            record.bytes().unwrap()
+            record.update
         })
         .collect()
 }

@@ -914,10 +914,7 @@ fn put_updates(batch: &mut Batch, pending: &Pending) -> Result<(), StoreError> {
         [] => {}
         [one] => batch.put(Table::Sync, one),
         [first, ..] => {
-            let updates = records
-                .iter()
-                .map(|r| r.bytes())
-                .collect::<Result<Vec<_>, _>>()?;
+            let updates: Vec<&[u8]> = records.iter().map(|r| r.update.as_slice()).collect();
             let merged = yrs::merge_updates_v1(&updates).map_err(|e| StoreError::Invalid {
                 table: Table::Sync.name(),
                 reason: format!("the document's updates do not merge: {e}"),

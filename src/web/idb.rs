@@ -1,14 +1,16 @@
 //! [`IdbStore`]: the [`Store`] over IndexedDB, through [`rexie`].
 //!
 //! Records are plain objects in IndexedDB (key paths and indexes work; no `Map`s appear):
-//! a batch's records cross as one JSON text that `JSON.parse` reads ([`batch_to_js`]), the
-//! records read cross as JS values made by `serde-wasm-bindgen`. One connection serves reads and writes; rexie's builder closes it when
-//! another connection asks for a newer version (its `versionchange` event), so another tab
-//! can upgrade the database. A batch is one readwrite transaction over the tables it
-//! touches: every request of the batch is placed at once, in order, and the batch has
-//! landed when the transaction completes. So a keystroke's batch costs one round trip to
-//! the database, not one per record. An [`Op::Insert`] is an `add`, whose `ConstraintError`
-//! (the key is taken) aborts the transaction and is reported as a conflict.
+//! the records written cross as JSON text that `JSON.parse` reads ([`records_to_js`]), the
+//! records read cross as JS values made by `serde-wasm-bindgen`. One connection serves reads
+//! and writes; rexie's builder closes it when another connection asks for a newer version
+//! (its `versionchange` event), so another tab can upgrade the database. A batch is one
+//! readwrite transaction over the tables it touches: every request of the batch is placed at
+//! once, in order (a run of puts into one table as one `put_all`, converted as it is
+//! placed), and the batch has landed when the transaction completes. So a keystroke's batch
+//! costs one round trip to the database, not one per record. An [`Op::Insert`] is an `add`,
+//! whose `ConstraintError` (the key is taken) aborts the transaction and is reported as a
+//! conflict.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -79,38 +81,28 @@ fn to_js(value: &Value) -> Result<JsValue, StoreError> {
         .map_err(|e| StoreError::Failed(e.to_string()))
 }
 
-/// The records of a batch's writes as plain JS objects, by op (`None` for a read or a
-/// delete). They cross as one JSON text that `JSON.parse` reads: for a batch of 500 notes of
-/// 1 KB that takes about 4 ms of the worker, against 7 ms for [`to_js`] on each record,
-/// whose strings and fields cross one at a time (a CPU profile of the worker in the memory
-/// writes of `make bench-browser`).
-fn batch_to_js(ops: &[Op]) -> Result<Vec<Option<JsValue>>, StoreError> {
-    let values: Vec<&Value> = ops
-        .iter()
-        .filter_map(|op| match op {
-            Op::Put { value, .. } | Op::Insert { value, .. } => Some(value),
-            Op::Delete { .. } | Op::Expect { .. } => None,
-        })
-        .collect();
-    if values.is_empty() {
-        return Ok(vec![None; ops.len()]);
-    }
-    let text = serde_json::to_string(&values).map_err(|e| StoreError::Failed(e.to_string()))?;
+/// Records as plain JS objects. They cross as one JSON text that `JSON.parse` reads: for 500
+/// notes of 1 KB that takes about 4 ms of the worker, against 7 ms for [`to_js`] on each
+/// record, whose strings and fields cross one at a time (a CPU profile of the worker in the
+/// memory writes of `make bench-browser`).
+fn records_to_js(values: &[&Value]) -> Result<Vec<JsValue>, StoreError> {
+    let text = serde_json::to_string(values).map_err(|e| StoreError::Failed(e.to_string()))?;
     let parsed: js_sys::Array = js_sys::JSON::parse(&text)
         .map_err(js_error)?
         .unchecked_into();
-    let mut next = 0;
-    Ok(ops
-        .iter()
-        .map(|op| match op {
-            Op::Put { .. } | Op::Insert { .. } => {
-                next += 1;
-                Some(parsed.get(next - 1))
-            }
-            Op::Delete { .. } | Op::Expect { .. } => None,
-        })
-        .collect())
+    Ok(parsed.iter().collect())
 }
+
+/// One record as a plain JS object (see [`records_to_js`]).
+fn record_to_js(value: &Value) -> Result<JsValue, StoreError> {
+    records_to_js(&[value])?
+        .pop()
+        .ok_or_else(|| StoreError::Failed("JSON.parse gave no record".into()))
+}
+
+/// How many records of a run of puts are converted at a time: IndexedDB starts on the
+/// first ones while the next are converted.
+const RECORDS_AT_A_TIME: usize = 50;
 
 /// A stored record as JSON.
 fn from_js(value: JsValue) -> Result<Value, StoreError> {
@@ -240,9 +232,6 @@ impl IdbStore {
             .map_or(batch.ops.len(), |n| n.min(batch.ops.len()));
         let cut_short = placed < batch.ops.len();
         let ops = &batch.ops[..placed];
-        // The records, converted before the transaction starts (it commits by itself at the
-        // first pause between its requests).
-        let records = batch_to_js(ops)?;
         let tables = batch.tables();
         let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
         let tx = self
@@ -275,9 +264,9 @@ impl IdbStore {
             };
             let table = ops[at].table();
             requests.push(if run > 1 {
-                put_run(&records[at..at + run], store_of(table), table.name()).boxed_local()
+                put_run(&ops[at..at + run], store_of(table), table.name()).boxed_local()
             } else {
-                request(&ops[at], records[at].as_ref(), store_of(table)).boxed_local()
+                request(&ops[at], store_of(table)).boxed_local()
             });
             at += run;
         }
@@ -354,59 +343,59 @@ async fn all_at_once<F: Future + Unpin>(requests: Vec<F>) -> Vec<F::Output> {
 /// Place a run of puts into one table, in order; resolves when the last has answered.
 /// Only the last request is listened to (rexie's `put_all`), which spares the worker an event
 /// per record: IndexedDB answers a transaction's requests in order, and a put that fails
-/// aborts the transaction, so the last then fails too (with `AbortError`).
-async fn put_run(
-    records: &[Option<JsValue>],
-    store: Option<&rexie::Store>,
-    table: &str,
-) -> Result<(), Refused> {
+/// aborts the transaction, so the last then fails too (with `AbortError`). The records are
+/// converted as they are placed, [`RECORDS_AT_A_TIME`] at a time, all in the first poll (the
+/// transaction commits by itself at the first pause between its requests).
+async fn put_run(ops: &[Op], store: Option<&rexie::Store>, table: &str) -> Result<(), Refused> {
     let store = store.ok_or_else(|| {
         Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
     })?;
-    let records = records
+    let values: Vec<&Value> = ops
         .iter()
-        .map(|record| {
-            record.clone().map(|r| (r, None)).ok_or_else(|| {
-                Refused::Abort(StoreError::Failed(format!(
-                    "a record to write to '{table}' is missing"
-                )))
+        .filter_map(|op| match op {
+            Op::Put { value, .. } => Some(value),
+            _ => None,
+        })
+        .collect();
+    let mut unconverted = None;
+    let records = values
+        .chunks(RECORDS_AT_A_TIME)
+        .flat_map(|chunk| {
+            records_to_js(chunk).unwrap_or_else(|e| {
+                unconverted.get_or_insert(e);
+                Vec::new()
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    store
-        .put_all(records.into_iter())
-        .await
-        .map_err(|e| Refused::Failed(rexie_error(e)))
+        .map(|record| (record, None));
+    let placed = store.put_all(records).await;
+    if let Some(error) = unconverted {
+        return Err(Refused::Abort(error));
+    }
+    placed.map_err(|e| Refused::Failed(rexie_error(e)))
 }
 
 /// Place one request of a batch; resolves when it has answered (and, for an
 /// [`Op::Expect`], been checked).
-async fn request(
-    op: &Op,
-    record: Option<&JsValue>,
-    store: Option<&rexie::Store>,
-) -> Result<(), Refused> {
+async fn request(op: &Op, store: Option<&rexie::Store>) -> Result<(), Refused> {
     let failed = |e: rexie::Error| Refused::Failed(rexie_error(e));
     let table = op.table().name();
     let store = store.ok_or_else(|| {
         Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
     })?;
-    match (op, record) {
-        (Op::Put { .. }, Some(record)) => store.put(record, None).await.map(drop).map_err(failed),
-        // A record with its key aborts the transaction (a `ConstraintError`).
-        (Op::Insert { .. }, Some(record)) => {
-            store.add(record, None).await.map(drop).map_err(failed)
+    match op {
+        Op::Put { value, .. } => {
+            let record = record_to_js(value).map_err(Refused::Abort)?;
+            store.put(&record, None).await.map(drop).map_err(failed)
         }
-        (Op::Delete { key, .. }, _) => store.delete(JsValue::from_str(key)).await.map_err(failed),
-        (Op::Put { .. } | Op::Insert { .. }, None) => Err(Refused::Abort(StoreError::Failed(
-            format!("a record to write to '{table}' is missing"),
-        ))),
-        (
-            Op::Expect {
-                key, field, equals, ..
-            },
-            _,
-        ) => {
+        // A record with its key aborts the transaction (a `ConstraintError`).
+        Op::Insert { value, .. } => {
+            let record = record_to_js(value).map_err(Refused::Abort)?;
+            store.add(&record, None).await.map(drop).map_err(failed)
+        }
+        Op::Delete { key, .. } => store.delete(JsValue::from_str(key)).await.map_err(failed),
+        Op::Expect {
+            key, field, equals, ..
+        } => {
             let found = store.get(JsValue::from_str(key)).await.map_err(failed)?;
             let record = found.map(from_js).transpose().map_err(Refused::Abort)?;
             if Op::expectation_holds(record.as_ref(), field, equals) {
