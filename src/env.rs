@@ -216,6 +216,7 @@ impl Event {
             project: self.project.as_deref(),
             kind_name: &self.kind,
         })
+        // Strings and a JSON value always serialize.
         .unwrap_or_default()
     }
 }
