@@ -1,0 +1,58 @@
+// The dev server's caching of static files, over real HTTP (no browser): each file has a
+// validator, and a request that names the current one is answered 304 without the body, so
+// that a browser keeps the core's wasm (and the code it compiled from it) between starts.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer } from '../server.mjs';
+
+// A folder of its own to serve, with a file standing in for the core's wasm.
+const root = mkdtempSync(join(tmpdir(), 'draftsmith-server-'));
+const file = join(root, 'core.wasm');
+writeFileSync(file, Buffer.alloc(4096, 7));
+
+let server;
+before(async () => {
+  server = await startServer({ port: 0, root });
+});
+after(async () => {
+  await server?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+test('a static file is revalidated: 304 while it is unchanged, 200 with its body once it changes', async () => {
+  const first = await fetch(`${server.url}core.wasm`);
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get('cache-control'), 'no-cache');
+  assert.equal(first.headers.get('content-type'), 'application/wasm');
+  const etag = first.headers.get('etag');
+  assert.match(etag ?? '', /^"[0-9a-f]+-[0-9a-f]+"$/);
+  const bytes = (await first.arrayBuffer()).byteLength;
+  assert.ok(bytes > 0);
+
+  const again = await fetch(`${server.url}core.wasm`, { headers: { 'If-None-Match': etag } });
+  assert.equal(again.status, 304);
+  assert.equal(again.headers.get('etag'), etag);
+  assert.equal((await again.arrayBuffer()).byteLength, 0);
+
+  // A validator the file no longer has gets the whole file.
+  const stale = await fetch(`${server.url}core.wasm`, { headers: { 'If-None-Match': '"0-0"' } });
+  assert.equal(stale.status, 200);
+  assert.equal((await stale.arrayBuffer()).byteLength, bytes);
+
+  // A file changed since (here, its modification time) has a new validator: the old one gets
+  // the whole file again.
+  const { atime, mtime } = statSync(file);
+  utimesSync(file, atime, new Date(mtime.getTime() + 5_000));
+  const changed = await fetch(`${server.url}core.wasm`, { headers: { 'If-None-Match': etag } });
+  assert.equal(changed.status, 200);
+  assert.notEqual(changed.headers.get('etag'), etag);
+  assert.equal((await changed.arrayBuffer()).byteLength, bytes);
+});
+
+test('files that are not there are 404 whatever validator is sent', async () => {
+  const missing = await fetch(`${server.url}nothing-here.wasm`, { headers: { 'If-None-Match': '"1-1"' } });
+  assert.equal(missing.status, 404);
+});
