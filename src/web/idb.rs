@@ -1,7 +1,7 @@
 //! [`IdbStore`]: the [`Store`] over IndexedDB, through [`rexie`].
 //!
 //! Records are plain objects in IndexedDB (key paths and indexes work; no `Map`s appear).
-//! They cross as JSON text, which `JSON.parse` reads on the way in ([`records_to_js`]) and
+//! They cross as JSON text, which `JSON.parse` reads on the way in ([`record_to_js`]) and
 //! `JSON.stringify` writes on the way out ([`from_js`]): both measured faster than
 //! `serde-wasm-bindgen`, which converts the keys of index queries. One connection serves
 //! reads and writes; rexie's builder closes it when another connection asks for a newer
@@ -82,24 +82,19 @@ fn to_js(value: &Value) -> Result<JsValue, StoreError> {
         .map_err(|e| StoreError::Failed(e.to_string()))
 }
 
-/// Records as plain JS objects. They cross as one JSON text that `JSON.parse` reads: for 500
-/// notes of 1 KB that takes about 4 ms of the worker, against 7 ms for [`to_js`] on each
-/// record, whose strings and fields cross one at a time (a CPU profile of the worker in the
-/// memory writes of `make bench-browser`).
-fn records_to_js(values: &[&Value]) -> Result<Vec<JsValue>, StoreError> {
-    let text = serde_json::to_string(values).map_err(|e| StoreError::Failed(e.to_string()))?;
-    let parsed: js_sys::Array = js_sys::JSON::parse(&text)
-        .map_err(js_error)?
-        .unchecked_into();
-    Ok(parsed.iter().collect())
-}
-
-/// One record as a plain JS object, through JSON text as in [`records_to_js`]: over the
-/// keystrokes of the keystroke benchmark of `make bench-browser`, 108 ms of the worker
-/// against 169 ms for [`to_js`] (a CPU profile of the worker).
-fn record_to_js(value: &Value) -> Result<JsValue, StoreError> {
+/// A record (or a list of them) as a plain JS value, through the JSON text `JSON.parse`
+/// reads. Measured against [`to_js`], whose strings and fields cross one at a time, in CPU
+/// profiles of the worker in `make bench-browser`: for a batch of 500 notes of 1 KB, about
+/// 4 ms against 7 ms; over the keystroke benchmark's single records, 108 ms against 169 ms.
+fn record_to_js(value: &(impl Serialize + ?Sized)) -> Result<JsValue, StoreError> {
     let text = serde_json::to_string(value).map_err(|e| StoreError::Failed(e.to_string()))?;
     js_sys::JSON::parse(&text).map_err(js_error)
+}
+
+/// Records as plain JS objects, in one crossing ([`record_to_js`] of the list).
+fn records_to_js(values: &[&Value]) -> Result<Vec<JsValue>, StoreError> {
+    let parsed: js_sys::Array = record_to_js(values)?.unchecked_into();
+    Ok(parsed.iter().collect())
 }
 
 /// How many records of a run of puts are converted at a time: IndexedDB starts on the
