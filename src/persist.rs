@@ -441,9 +441,32 @@ fn rebuild(
 /// A stored project, or `None` if there is no such project. Each chapter is rebuilt from
 /// its checkpoint and the change records after it.
 pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreError> {
+    load_reporting(store, id, &|_| {}).await
+}
+
+/// What [`load_reporting`] reads, in order: its progress stages.
+const LOAD_STAGES: [&str; 7] = [
+    "chapters", "changes", "history", "memory", "bible", "files", "sync",
+];
+
+/// [`load`], telling `progress` as it reads each part of the project (a step of
+/// [`LOAD_STAGES`] each, then `done`). Nothing is told of a project that is not stored.
+pub async fn load_reporting(
+    store: &dyn Store,
+    id: &str,
+    progress: &dyn Fn(crate::session::Progress<'_>),
+) -> Result<Option<Loaded>, StoreError> {
+    let step = |done: usize| {
+        progress(crate::session::Progress {
+            done,
+            total: LOAD_STAGES.len(),
+            stage: LOAD_STAGES.get(done).copied().unwrap_or("done"),
+        })
+    };
     let Some(record) = store.get(Table::Projects, id).await? else {
         return Ok(None);
     };
+    step(0);
     let mut stored = pending::Stored::default();
     let rev = |v: &Value| v.get("rev").and_then(Value::as_u64);
     // The revisions, put into `stored` at the end.
@@ -489,6 +512,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             }
         }
     }
+    step(1);
     // The change records, each taken once by its chapter (through a map of chapters to positions).
     let mut records: Vec<Option<ChangeRecord>> = Vec::new();
     for v in store
@@ -526,12 +550,14 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             chapters.push(chapter);
         }
     }
+    step(2);
     let entries: Vec<Entry> = store
         .get_by_index(Table::History, "project", json!(id))
         .await?
         .into_iter()
         .map(|mut v| parse(Table::History, v["entry"].take()))
         .collect::<Result<_, _>>()?;
+    step(3);
     let mut memory = Memory::new();
     for key in [id, GLOBAL_PROJECT] {
         for mut v in store
@@ -555,6 +581,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
             .watched
             .push(parse(Table::Watched, v["entity"].take())?);
     }
+    step(4);
     let mut entities: Vec<Entity> = Vec::new();
     for mut v in store
         .get_by_index(Table::Bible, "project", json!(id))
@@ -563,6 +590,7 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
         note_rev(Table::Bible, &v);
         entities.push(parse(Table::Bible, v["entity"].take())?);
     }
+    step(5);
     let mut files: Vec<FreeFile> = Vec::new();
     for mut v in store
         .get_by_index(Table::Files, "project", json!(id))
@@ -602,7 +630,9 @@ pub async fn load(store: &dyn Store, id: &str) -> Result<Option<Loaded>, StoreEr
     for chapter in missing {
         session.history.forget_chapter(&chapter);
     }
+    step(6);
     let sync = load_sync(store, id).await?;
+    step(LOAD_STAGES.len());
     Ok(Some(Loaded {
         session,
         created_ms: record.created_ms,

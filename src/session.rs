@@ -107,6 +107,17 @@ pub struct CallExtras<'a> {
     /// The run may not overwrite what it wrote already (a job without `allowOverwrite`): a
     /// tool's `overwrite` argument is ignored, so single-use guards hold.
     pub no_overwrite: bool,
+    /// Told how far a long call has come (see [`EditContext::progress`]).
+    pub progress: Option<&'a dyn Fn(Progress<'_>)>,
+}
+
+/// How far a long call has come: `done` of its `total` steps, `stage` the one it does now
+/// (`done` when `done == total`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress<'s> {
+    pub done: usize,
+    pub total: usize,
+    pub stage: &'s str,
 }
 
 /// What a run keeps between its calls ([`CallExtras::guards`]): the keys of its single-use
@@ -191,6 +202,7 @@ pub struct EditContext<'a> {
     policy_tool: Option<String>,
     /// What the result reports as `bytes_written`, when the command says.
     bytes_written: Option<usize>,
+    progress: Option<&'a dyn Fn(Progress<'_>)>,
 }
 
 /// The parts of a session an [`EditContext`] works on.
@@ -235,6 +247,7 @@ impl<'a> EditContext<'a> {
             files_undo: Vec::new(),
             policy_tool: None,
             bytes_written: None,
+            progress: extras.progress,
         }
     }
 
@@ -562,6 +575,13 @@ impl<'a> EditContext<'a> {
         }
         self.remember(kind, id);
         Ok(self.bible.remove(kind, id)?)
+    }
+
+    /// Tell whoever runs the call how far it has come (nothing when nobody listens).
+    pub fn progress(&self, done: usize, total: usize, stage: &str) {
+        if let Some(progress) = self.progress {
+            progress(Progress { done, total, stage });
+        }
     }
 
     /// The project, as edited so far.

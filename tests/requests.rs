@@ -1020,3 +1020,39 @@ fn an_import_marks_every_story_bible_origin_import_and_resets_the_limits() {
         json!({"max_groups": 1000, "max_bytes": 64 * 1024 * 1024})
     );
 }
+
+#[test]
+fn editor_context_is_the_block_a_run_gets_within_its_budget() {
+    let (mut page, ch1) = setup();
+    page.ok(
+        "execute",
+        json!({"tool": "set_selection", "args": {"chapter": ch1, "start": 0, "end": 4}, "origin": "user"}),
+    );
+    let block = page.ok("editor_context", json!({}))["block"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        block.contains("Project: \"Lighthouse\", 2 chapters"),
+        "{block}"
+    );
+    assert!(block.contains("\"The Stair\""), "{block}");
+    assert!(block.contains("Toolset: all."), "{block}");
+    assert!(block.contains("Mara"), "the selection: {block}");
+    let quick = page.ok("editor_context", json!({"toolset": "quick"}))["block"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(quick.contains("Toolset: quick."), "{quick}");
+    // A smaller budget gives a shorter block; one too small for its frame, none.
+    let small = page.ok("editor_context", json!({"budget": 60}))["block"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(small.len() < block.len() && !small.is_empty(), "{small}");
+    let none = page.ok("editor_context", json!({"budget": 1}));
+    assert_eq!(none["block"], "");
+    // Bad params change nothing and say why.
+    let bad = page.send("editor_context", json!({"budget": "lots"}));
+    assert_eq!(bad["error"]["code"], "invalid_params", "{bad}");
+}

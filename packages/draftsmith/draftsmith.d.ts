@@ -332,6 +332,13 @@ export type EventHandler<K extends keyof EventMap> = (data: EventMap[K], type: K
 export declare class Draftsmith {
   /** Start a worker and resolve once its core is ready. */
   static start(options?: StartOptions): Promise<Draftsmith>;
+  /**
+   * Start a worker and return its client at once: requests sent before the core is ready wait
+   * in the worker and run in order once it is. `ready` says when (or why it failed to start).
+   */
+  static launch(options?: StartOptions): Draftsmith;
+  /** Resolves once the core is ready; rejects (the client closed) if it failed to start. */
+  readonly ready: Promise<Draftsmith>;
   /** Send a request by type with its typed parameters; resolves with its typed result. */
   request<K extends RequestType>(type: K, params?: RequestParams[K], options?: RequestOptions): Promise<RequestResults[K]>;
   /** Version, build profile and capabilities of the core. */
@@ -402,6 +409,8 @@ export declare class Draftsmith {
     /** Delete a chapter (never the last one); its text comes back, and its history is forgotten. */
     delete(chapter: string | number, options?: RequestOptions): Promise<DeletedChapter>;
   };
+  /** The editor-context block a run's prompt gets: the project, the active chapter, cursor, selection, the paragraph at the cursor, the bible, the toolset. */
+  editorContext(options?: RequestOptions & { toolset?: string; budget?: number }): Promise<{ block: string }>;
   /** The agent's memory. */
   readonly memory: {
     list(options?: RequestOptions): Promise<MemoryView>;

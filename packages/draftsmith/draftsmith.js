@@ -23,6 +23,18 @@ export class Draftsmith {
    * @param {import('./draftsmith').StartOptions} [options]
    */
   static start(options = {}) {
+    const client = Draftsmith.launch(options);
+    return client.ready.then(() => client);
+  }
+
+  /**
+   * Start a worker and return its client at once, before the core is ready: requests sent
+   * meanwhile wait in the worker and run in order once it is (so a page can show the writer's
+   * chapter and take typing while the wasm loads). `client.ready` resolves when the core is
+   * ready, and rejects (the client closed) if it fails to start.
+   * @param {import('./draftsmith').StartOptions} [options]
+   */
+  static launch(options = {}) {
     const workerUrl = options.workerUrl ?? 'worker.js';
     // Written out so that bundlers (Vite) see the worker beside this module and bundle it.
     const worker = options.workerUrl
@@ -30,27 +42,20 @@ export class Draftsmith {
       : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
     const client = new Draftsmith(worker, options);
     const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+    client.ready = new Promise((resolve, reject) => {
+      const fail = (error) => {
         cleanup();
         client.close();
-        reject(new DraftsmithError('timeout', `the draftsmith worker did not start within ${startTimeoutMs} ms`));
-      }, startTimeoutMs);
+        reject(error);
+      };
+      const timer = setTimeout(() => fail(new DraftsmithError('timeout', `the draftsmith worker did not start within ${startTimeoutMs} ms`)), startTimeoutMs);
       const offReady = client.on('ready', async () => {
         cleanup();
         if (options.persist !== false) await client.requestPersistence();
         resolve(client);
       });
-      const offFatal = client.on('fatal', (data) => {
-        cleanup();
-        client.close();
-        reject(new DraftsmithError('internal', data?.message ?? 'the draftsmith worker failed to start'));
-      });
-      const onError = (event) => {
-        cleanup();
-        client.close();
-        reject(new DraftsmithError('internal', `the draftsmith worker failed to load: ${event.message ?? workerUrl}`));
-      };
+      const offFatal = client.on('fatal', (data) => fail(new DraftsmithError('internal', data?.message ?? 'the draftsmith worker failed to start')));
+      const onError = (event) => fail(new DraftsmithError('internal', `the draftsmith worker failed to load: ${event.message ?? workerUrl}`));
       worker.addEventListener('error', onError, { once: true });
       function cleanup() {
         clearTimeout(timer);
@@ -59,6 +64,10 @@ export class Draftsmith {
         worker.removeEventListener('error', onError);
       }
     });
+    // Whoever holds the client may not wait for `ready`: its failure is reported there, and
+    // through the requests that were waiting (they reject with `closed`).
+    client.ready.catch(() => {});
+    return client;
   }
 
   constructor(worker, options = {}) {
@@ -68,6 +77,8 @@ export class Draftsmith {
     this._pending = new Map();
     this._handlers = new Map();
     this._closed = false;
+    /** Resolves once the core is ready (see `launch`). */
+    this.ready = Promise.resolve(this);
     /** Whether the browser agreed to keep storage (after start). */
     this.persisted = false;
     worker.addEventListener('message', (event) => this._receive(event.data));
@@ -249,6 +260,17 @@ export class Draftsmith {
       move: (chapter, to, options) => this.request('move_chapter', { chapter, to }, options),
       delete: (chapter, options) => this.request('delete_chapter', { chapter }, options),
     };
+  }
+
+  /**
+   * The editor-context block a run's prompt gets (`{block}`): the project, the active chapter,
+   * the cursor, the selection, the paragraph at the cursor, the bible and the toolset.
+   */
+  editorContext({ toolset, budget, ...options } = {}) {
+    const params = {};
+    if (toolset !== undefined) params.toolset = toolset;
+    if (budget !== undefined) params.budget = budget;
+    return this.request('editor_context', params, options);
   }
 
   /**

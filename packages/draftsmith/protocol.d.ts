@@ -20,6 +20,7 @@ export type RequestType =
   | 'sync_network'
   | 'memory'
   | 'memory_context'
+  | 'editor_context'
   | 'write_memory_notes'
   | 'memory_trash'
   | 'memory_restore'
@@ -107,6 +108,8 @@ export interface RequestParams {
   memory: NoParams;
   /** The memory block a run's prompt would get for a request. */
   memory_context: MemoryContextParams;
+  /** The editor-context block a run's prompt gets: the project, the active chapter, the cursor, the selection and the paragraph at the cursor, the bible and the toolset. */
+  editor_context: EditorContextParams;
   /** Write notes as the writer. */
   write_memory_notes: WriteMemoryNotesParams;
   /** The deleted notes that can still be restored. */
@@ -226,6 +229,7 @@ export interface RequestResults {
   sync_network: Array<SyncStatus>;
   memory: MemoryView;
   memory_context: MemoryBlock;
+  editor_context: EditorBlock;
   write_memory_notes: Written;
   memory_trash: MemoryTrash;
   memory_restore: NoteRestored;
@@ -334,6 +338,8 @@ export interface CoreEventMap {
   job_finished: JobFinishedEvent & Relayed;
   /** A shared project's sync connection changed: its state, unsent updates or peers. */
   sync_status: SyncStatus & Relayed;
+  /** How far a long piece of work has come: opening a project, `run_analysis`. */
+  progress: ProgressEvent & Relayed;
 }
 
 export type AbortRunParams = { 
@@ -1161,6 +1167,22 @@ origin: Origin,
  * The tag the writer's change was sent with.
  */
 tag?: string, };
+
+export type EditorBlock = { 
+/**
+ * The block's text.
+ */
+block: string, };
+
+export type EditorContextParams = { 
+/**
+ * The toolset the block names (default `all`).
+ */
+toolset?: string, 
+/**
+ * Tokens at most (default: what a run's prompt gives it).
+ */
+budget?: number, };
 
 export type EntityRef = { 
 /**
@@ -2293,6 +2315,28 @@ pipelines?: Array<string>, };
 export type Priority = "low" | "medium" | "high";
 
 export type Profile = "debug" | "release";
+
+export type ProgressEvent = { 
+/**
+ * The project.
+ */
+project: string, 
+/**
+ * The work: `open_project`, or the tool (`run_analysis`).
+ */
+task: string, 
+/**
+ * Steps done.
+ */
+done: number, 
+/**
+ * Steps in all.
+ */
+total: number, 
+/**
+ * The step under way (`done` at the end), such as `chapters` or `characters`.
+ */
+stage: string, };
 
 export type ProjectDeletedEvent = { 
 /**

@@ -99,7 +99,10 @@ let pageEvents = [];
 let pageTimer = null;
 function deliverSoon(event) {
   pageEvents.push(event);
-  if (pageTimer === null) pageTimer = setTimeout(flushPageEvents, pageRequests > 0 ? HOLD_EVENTS_MS : 0);
+  // Progress of long work goes at once (with what was queued before it): the page shows it
+  // while the work goes on, even while the core computes without a pause.
+  if (event.type === 'progress') flushPageEvents();
+  else if (pageTimer === null) pageTimer = setTimeout(flushPageEvents, pageRequests > 0 ? HOLD_EVENTS_MS : 0);
 }
 
 function flushPageEvents() {
@@ -195,6 +198,8 @@ function forPage(event) {
     pageProject = null;
     return event;
   }
+  // The progress of this page's own request, such as opening a project it does not show yet.
+  if (event.type === 'progress' && mine) return event;
   return !event.project || event.project === pageProject ? event : null;
 }
 
@@ -207,7 +212,10 @@ function onCoreEvent(json) {
   }
   deliverSoon(event);
   if (CHANNEL && role === 'writer' && LOCKS) {
-    if (peers === null || peers.size > 0) broadcastSoon({ t: 'event', event });
+    if (peers === null || peers.size > 0) {
+      broadcastSoon({ t: 'event', event });
+      if (event.type === 'progress') flushBroadcasts();
+    }
   } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
     broadcastSoon({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
   }

@@ -136,6 +136,8 @@ events! {
     JobFinished = "job_finished" (JobFinishedEvent),
     /// A shared project's sync connection changed: its state, unsent updates or peers.
     SyncStatus = "sync_status" (SyncStatus),
+    /// How far a long piece of work has come: opening a project, `run_analysis`.
+    Progress = "progress" (ProgressEvent),
 }
 
 /// The project an event concerns, which decides the pages that hear it.
@@ -172,6 +174,7 @@ impl CoreEvent {
             Self::JobFinished(e) => Concerns::Project(&e.project),
             Self::SyncStatus(e) => Concerns::Project(&e.project),
             Self::Analysis(e) => Concerns::Project(&e.project),
+            Self::Progress(e) => Concerns::Project(&e.project),
             Self::Run(e) => e.project().map_or(Concerns::OpenProject, Concerns::Project),
             Self::Edit(_) | Self::Ui(_) | Self::HistoryChanged(_) | Self::ChaptersChanged(_) => {
                 Concerns::OpenProject
@@ -196,6 +199,35 @@ pub(super) struct EditEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub(super) tag: Option<String>,
+}
+
+/// `progress`: how far a long piece of work on a project has come. It starts at `done: 0`
+/// and ends at `done == total` (`stage: "done"`); the worker posts it to the page at once, even
+/// while the work goes on.
+#[derive(Serialize, TS)]
+pub(super) struct ProgressEvent {
+    /// The project.
+    pub(super) project: String,
+    /// The work: `open_project`, or the tool (`run_analysis`).
+    pub(super) task: String,
+    /// Steps done.
+    pub(super) done: usize,
+    /// Steps in all.
+    pub(super) total: usize,
+    /// The step under way (`done` at the end), such as `chapters` or `characters`.
+    pub(super) stage: String,
+}
+
+impl ProgressEvent {
+    pub(super) fn of(project: &str, task: &str, p: crate::session::Progress<'_>) -> Self {
+        Self {
+            project: project.to_string(),
+            task: task.to_string(),
+            done: p.done,
+            total: p.total,
+            stage: p.stage.to_string(),
+        }
+    }
 }
 
 /// `analysis`: a successful `run_analysis` call's result.

@@ -533,6 +533,7 @@ impl Core {
             Call::Checkpoint(p, reply) => reply.send(self.checkpoint(p).await),
             Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
+            Call::EditorContext(p, reply) => reply.send(self.editor_context(p)),
             Call::WriteMemoryNotes(p, reply) => reply.send(self.write_memory_notes(p).await),
             Call::MemoryTrash(_, reply) => reply.send(self.memory_trash()),
             Call::MemoryRestore(p, reply) => reply.send(self.memory_restore(p).await),
@@ -885,8 +886,11 @@ impl Core {
             let _ = self.flush(&p.id, false).await;
         }
         if unsaved.is_none() {
+            let progress = |step: crate::session::Progress<'_>| {
+                self.emit(events::ProgressEvent::of(&p.id, "open_project", step));
+            };
             let loaded = self
-                .load_session(&p.id)
+                .load_session_reporting(&p.id, &progress)
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
             self.projects
@@ -1051,7 +1055,18 @@ impl Core {
 
     /// A stored project, with the locks of the approvals that wait in it.
     async fn load_session(&self, id: &str) -> Result<Option<persist::Loaded>, Error> {
-        let Some(mut loaded) = persist::load(self.env.store.as_ref(), id).await? else {
+        self.load_session_reporting(id, &|_| {}).await
+    }
+
+    /// [`Core::load_session`] with `progress` events for the page (task `open_project`).
+    async fn load_session_reporting(
+        &self,
+        id: &str,
+        progress: &dyn Fn(crate::session::Progress<'_>),
+    ) -> Result<Option<persist::Loaded>, Error> {
+        let Some(mut loaded) =
+            persist::load_reporting(self.env.store.as_ref(), id, progress).await?
+        else {
             return Ok(None);
         };
         self.relock(&mut loaded.session).await?;
@@ -1229,6 +1244,18 @@ impl Core {
                 s.memory
                     .context_block(&s.project.id, &p.request, p.budget.unwrap_or(2_000));
             Ok(results::MemoryBlock { block })
+        })
+    }
+
+    fn editor_context(&self, p: EditorContext) -> Result<results::EditorBlock, Error> {
+        let toolset = p.toolset.unwrap_or_else(|| "all".to_string());
+        let budget = p
+            .budget
+            .unwrap_or(crate::editor_context::EDITOR_CONTEXT_TOKENS);
+        self.with_session(|s| {
+            let block =
+                crate::editor_context::editor_context_block(&s.project, &s.bible, &toolset, budget);
+            Ok(results::EditorBlock { block })
         })
     }
 
@@ -1431,6 +1458,9 @@ impl Core {
             .definition(&call.name)
             .is_some_and(|d| d.category == crate::commands::Category::Memory && !d.read_only);
         let (tool, call_id) = (call.name.clone(), call.id.clone());
+        let progress = |p: crate::session::Progress<'_>| {
+            self.emit(events::ProgressEvent::of(project, &tool, p))
+        };
         let mut guards = ctx.run.as_ref().map(|run| self.runs.take_guards(run));
         let mut requested = None;
         let hold = ctx.hold.clone();
@@ -1455,6 +1485,7 @@ impl Core {
                         mtl_endpoint: None,
                         group: ctx.group.as_deref(),
                         no_overwrite: ctx.no_overwrite,
+                        progress: Some(&progress),
                     },
                 );
                 #[cfg(debug_assertions)]
@@ -1896,6 +1927,17 @@ struct MemoryContext {
     #[serde(default)]
     #[ts(as = "Option<String>", optional)]
     request: String,
+    #[serde(default)]
+    budget: Option<usize>,
+}
+
+#[derive(Deserialize, TS)]
+#[ts(rename = "EditorContextParams", optional_fields)]
+struct EditorContext {
+    /// The toolset the block names (default `all`).
+    #[serde(default)]
+    toolset: Option<String>,
+    /// Tokens at most (default: what a run's prompt gives it).
     #[serde(default)]
     budget: Option<usize>,
 }

@@ -132,6 +132,9 @@ requests! {
     Memory = "memory" (NoParams) -> results::MemoryView,
     /// The memory block a run's prompt would get for a request.
     MemoryContext = "memory_context" (super::MemoryContext) -> results::MemoryBlock,
+    /// The editor-context block a run's prompt gets: the project, the active chapter, the
+    /// cursor, the selection and the paragraph at the cursor, the bible and the toolset.
+    EditorContext = "editor_context" (super::EditorContext) -> results::EditorBlock,
     /// Write notes as the writer.
     WriteMemoryNotes = "write_memory_notes" (super::WriteNotes) -> results::Written,
     /// The deleted notes that can still be restored.

@@ -280,6 +280,13 @@ pub struct MemoryBlock {
     pub block: String,
 }
 
+/// `editor_context`: the editor-context block a run's prompt gets.
+#[derive(Serialize, TS)]
+pub struct EditorBlock {
+    /// The block's text.
+    pub block: String,
+}
+
 /// `write_memory_notes`: the ids of the notes written.
 #[derive(Serialize, TS)]
 pub struct Written {

@@ -227,6 +227,14 @@ pub enum Section {
 }
 
 impl Section {
+    /// Every section, in the order of the full analysis.
+    const ALL: [Section; 4] = [
+        Section::Pacing,
+        Section::Characters,
+        Section::Plot,
+        Section::Setting,
+    ];
+
     /// Its name in arguments and results.
     fn name(self) -> &'static str {
         match self {
@@ -358,20 +366,31 @@ impl ToolSpec for RunAnalysis {
             .iter()
             .map(|&i| (i, project.chapters[i].text().to_string()))
             .collect();
-        let report = |section| section_report(section, project, &chapters);
+        let sections = match args.section {
+            Some(section) => vec![section],
+            None => Section::ALL.to_vec(),
+        };
+        // Each section is a step of the call's progress (the full analysis of a long
+        // manuscript takes a while).
+        let mut reports = Vec::with_capacity(sections.len());
+        for (done, &section) in sections.iter().enumerate() {
+            cx.progress(done, sections.len(), section.name());
+            reports.push(section_report(section, project, &chapters));
+        }
+        cx.progress(sections.len(), sections.len(), "done");
         let mut result = match args.section {
             Some(section) => {
-                let mut report = report(section);
+                let mut report = reports.pop().unwrap_or_default();
                 report["section"] = json!(section.name());
                 report
             }
-            None => json!({
-                "section": "full",
-                "pacing": report(Section::Pacing),
-                "characters": report(Section::Characters),
-                "plot": report(Section::Plot),
-                "setting": report(Section::Setting),
-            }),
+            None => {
+                let mut full = json!({"section": "full"});
+                for (section, report) in sections.iter().zip(reports) {
+                    full[section.name()] = report;
+                }
+                full
+            }
         };
         result["scope"] = json!(if indices.len() == 1 {
             "chapter"

@@ -2,11 +2,14 @@
 // ratios against the peers in one table.
 //   node www/bench/run.mjs                 (make bench-browser: every benchmark)
 //   node www/bench/run.mjs memory peers    (only those pages: memory, peers, keystroke, messages,
-//                                           local-model)
+//                                           local-model, scale)
 // Each page gets a fresh browser context (its own caches and storage).
 import { launch } from '../e2e/harness.mjs';
 
-const ALL = ['memory', 'peers', 'keystroke', 'messages', 'local-model'];
+const ALL = ['memory', 'peers', 'keystroke', 'messages', 'local-model', 'scale'];
+// What runs per keystroke or per tool call: its growth from the smallest manuscript to the
+// largest is a ratio of the table (target <= 1.5x).
+const PER_CALL = ['keystroke', 'update_manuscript (agent)', 'editor-context block'];
 const chosen = process.argv.slice(2).filter((a) => ALL.includes(a));
 const pages = chosen.length ? chosen : ALL;
 
@@ -92,6 +95,24 @@ try {
       }
       const [single, multi] = r.runs;
       ratio('in-browser model, generation', `${multi.generationPerSecond} tok/s (${multi.threads} threads)`, `1 thread ${single.generationPerSecond} tok/s`, (single.generationPerSecond / multi.generationPerSecond).toFixed(2), 'time per token, multi / single');
+    }
+    if (name === 'scale') {
+      const r = await run('scale');
+      const ms = (v) => (v < 1 ? `${Math.round(v * 1000)} µs` : `${v.toFixed(2)} ms`);
+      const print = (label, sizes, unit, rows) => {
+        console.log(`scale: ${label}, median through the worker; growth from the smallest size:`);
+        for (const row of rows) {
+          const cells = row.ms.map((v, i) => `${sizes[i]} ${unit}: ${ms(v)}`).join(', ');
+          console.log(`scale:   ${row.name.padEnd(28)} ${cells}   growth ${row.growth.map((g) => `${g}x`).join(', ')}`);
+        }
+      };
+      print(`manuscript (${r.chapters.join(', ')} chapters)`, r.words, 'words', r.manuscript);
+      print('memory', r.notes, 'notes', r.memory);
+      const last = r.words.length - 1;
+      for (const row of r.manuscript.filter((m) => PER_CALL.includes(m.name))) {
+        if (last < 1) break;
+        ratio(`${row.name}, ${r.words[last].toLocaleString('en')} / ${r.words[0].toLocaleString('en')} words`, ms(row.ms[last]), ms(row.ms[0]), row.growth[last - 1].toFixed(2), 'growth; target <= 1.5x');
+      }
     }
   }
   if (ratios.length) {

@@ -163,6 +163,15 @@ export function analysisProject(project) {
   render();
 }
 
+/**
+ * A `progress` event of `run_analysis` in the open project (the writer's, an agent's or a
+ * job's): the panel says which section is under way.
+ */
+export function analysisProgress(e) {
+  if (e.task !== 'run_analysis' || e.project !== state.project || e.done >= e.total) return;
+  message(`Analyzing… ${e.stage} (${e.done + 1} of ${e.total})`);
+}
+
 async function run(event) {
   event.preventDefault();
   const args = { interpret: $('analysis-interpret').checked };

@@ -16,11 +16,12 @@ import { initBible, loadBible, bibleChanged, entityTitle, fieldLabel, originBadg
 import { initJobs, loadJobs, jobProgress, jobFinished, showJobApproval, jobsBibleChanged, jobsState } from './jobs.js';
 import { jobOfRun, unitOfRun, unitIdText, jobTitle } from './jobs-view.js';
 import { initResearch, loadResearch, researchChanged, researchJobEvent } from './research.js';
-import { initAnalysis, analysisEvent, analysisProject } from './analysis.js';
+import { initAnalysis, analysisEvent, analysisProject, analysisProgress } from './analysis.js';
 import { createDemoProject } from './demo-story.js';
 import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
 import { initSync, syncProject, peerCursors, showPeerCursors } from './sync.js';
 import { initMcp, loadMcp, mcpChanged } from './mcp.js';
+import { readKept, keep } from './kept.js';
 
 const app = {
   client: null,
@@ -63,6 +64,16 @@ async function showStorage() {
     if (usage !== null) $('storage').textContent = `storage ${(usage / 1e6).toFixed(1)} MB`;
   } catch {
     // Not every browser says.
+  }
+}
+
+/** A `progress` event: opening a project in the status bar, an analysis in its panel. */
+function showProgress(e) {
+  if (e.task === 'open_project') {
+    const name = app.project?.id === e.project ? `“${app.project.name}”` : 'the project';
+    status(e.done < e.total ? `opening ${name}: ${e.stage} (${e.done + 1} of ${e.total})` : `opened ${name}`);
+  } else {
+    analysisProgress(e);
   }
 }
 
@@ -193,6 +204,18 @@ async function openChapter(id) {
     app.sync.close();
   }
   const chapter = await app.client.getChapter(id);
+  bindChapter(chapter);
+  app.shownAt = Date.now();
+  keepOpenChapter();
+  renderChapters();
+  showPeerCursors();
+  if (app.project?.ui?.active_chapter !== chapter.id) {
+    await app.client.execute('jump_to_chapter', { chapter: chapter.id }).catch(() => {});
+  }
+}
+
+/** Show `chapter` ({id, title, version, text}) in the editor, bound to the core. */
+function bindChapter(chapter) {
   app.chapter = chapter.id;
   const state = editorState(chapter.text);
   if (!app.view) {
@@ -212,12 +235,20 @@ async function openChapter(id) {
     // The page routes `edit` events and catching up itself (see wire()).
     listen: false,
   });
-  $('chapter-title').value = chapter.title;
-  renderChapters();
-  showPeerCursors();
-  if (app.project?.ui?.active_chapter !== chapter.id) {
-    await app.client.execute('jump_to_chapter', { chapter: chapter.id }).catch(() => {});
-  }
+  $('chapter-title').value = chapter.title ?? '';
+}
+
+/**
+ * Keep the open chapter as the core has it, for the next start to show at once: the chapter
+ * of the project shown last in any tab (as a start without it would open the project opened
+ * last), so a tab left on an older project does not replace it.
+ */
+function keepOpenChapter() {
+  if (!app.project || !app.sync || app.sync.chapter !== app.chapter) return;
+  const kept = readKept();
+  if (kept && kept.project !== app.project.id && (kept.shownAt ?? 0) > (app.shownAt ?? 0)) return;
+  const title = app.project.chapters.find((ch) => ch.id === app.chapter)?.title ?? '';
+  keep({ project: app.project.id, chapter: app.chapter, title, version: app.sync.version, text: app.sync.text, shownAt: app.shownAt });
 }
 
 /**
@@ -1252,7 +1283,8 @@ function pickTab(name) {
 
 // ---------------------------------------------------------------- boot
 
-async function openInitialProject() {
+async function openInitialProject(kept) {
+  if (kept && (await openKept(kept))) return;
   const { projects, current } = await app.client.projects.list();
   const id = current ?? projects[0]?.id;
   app.project = id ? await app.client.projects.open(id) : await createDemoProject(app.client);
@@ -1260,6 +1292,49 @@ async function openInitialProject() {
   await openChapter(first);
   adoptUi();
   await showProjectExtras();
+  if (app.orphan) {
+    const { title, ...conflict } = app.orphan;
+    app.orphan = null;
+    await keepConflictCopy(conflict, title);
+  }
+}
+
+/**
+ * Before the core is ready: open the kept chapter's project (the first request in the worker's
+ * queue, so the typing sent after it finds the project open) and show the chapter, bound to the
+ * core, so the writer can type at once.
+ */
+function showKept(kept) {
+  app.opening = app.client.projects.open(kept.project);
+  app.opening.catch(() => {});
+  bindChapter({ id: kept.chapter, title: kept.title, version: kept.version, text: kept.text });
+}
+
+/**
+ * The core is ready and the kept chapter shown: catch up on what changed since it was kept (the
+ * typing meanwhile is rebased over it). Returns false when its project or chapter is gone: the
+ * writer's text is then kept as a conflict copy in the project opened instead.
+ */
+async function openKept(kept) {
+  app.project = await app.opening.catch(() => null);
+  if (app.project?.chapters.some((ch) => ch.id === kept.chapter)) {
+    await app.sync.resync();
+    renderChapters();
+    showPeerCursors();
+    if (app.project.ui?.active_chapter !== kept.chapter) {
+      await app.client.execute('jump_to_chapter', { chapter: kept.chapter }).catch(() => {});
+    }
+    app.shownAt = Date.now();
+    adoptUi();
+    await showProjectExtras();
+    return true;
+  }
+  const shown = app.view.state.doc.toString();
+  app.sync.close();
+  app.sync = null;
+  app.project = null;
+  if (shown !== kept.text) app.orphan = { chapter: kept.chapter, text: shown, title: kept.title };
+  return false;
 }
 
 /** The open project's bible and waiting approvals. */
@@ -1306,6 +1381,7 @@ function wire() {
   });
   c.on('ui', (ui) => applyUi(ui));
   c.on('analysis', (e) => analysisEvent(e));
+  c.on('progress', (e) => showProgress(e));
   c.on('saved', (e) => {
     app.unsaved = false; // a save commits everything still pending
     if (app.sync?.synced) saveStatus(`saved ${new Date(e.at).toLocaleTimeString()}`);
@@ -1371,7 +1447,8 @@ function wire() {
     if (!e.project || e.project === app.project?.id) loadAgents();
   });
   c.on('panic', (data) => status(`core restarted after an internal error: ${data.message}`, true));
-  c.on('ready', () => status('core ready'));
+  // A worker that starts again (after a restart); the first start ends in main().
+  c.on('ready', () => app.started && status('core ready'));
   c.on('core_restarted', async () => {
     loadMcp();
     await catchUp();
@@ -1424,6 +1501,9 @@ function wire() {
     }
   });
   window.addEventListener('offline', showNetwork);
+  // The open chapter is kept for the next start whenever the page may be going away.
+  document.addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && keepOpenChapter());
+  window.addEventListener('pagehide', keepOpenChapter);
 }
 
 async function main() {
@@ -1432,16 +1512,12 @@ async function main() {
     // The page keeps working offline: the service worker serves it from its cache.
     navigator.serviceWorker.register(new URL('../sw.js', import.meta.url), { scope: '../' }).catch(() => {});
   }
-  try {
-    app.client = await Draftsmith.start({ workerUrl: new URL('../worker.js', import.meta.url) });
-  } catch (err) {
-    status(`core failed: ${err.message}`, true);
-    return;
-  }
+  // The client comes at once; the core loads meanwhile, and requests wait for it in the worker.
+  document.body.dataset.core = 'starting';
+  app.client = Draftsmith.launch({ workerUrl: new URL('../worker.js', import.meta.url) });
   // Exposed for tests and for trying the API from the console.
   window.draftsmith = app.client;
-  const hello = await app.client.hello();
-  $('version').textContent = `draftsmith ${hello.version} (${hello.profile})`;
+  window.draftsmithApp = app;
   initBible(app.client);
   initFiles(app.client);
   initJobs(app.client, { cardNode: approvalCardNode, bible: bibleState });
@@ -1467,6 +1543,19 @@ async function main() {
   });
   $('settings-toolset').replaceChildren(...['all', 'quick', 'voice_safe'].map((t) => el('option', { value: t }, t)));
   wire();
+  // The chapter the writer had open, shown (and taking typing) before the core is ready.
+  const kept = readKept();
+  if (kept) showKept(kept);
+  try {
+    await app.client.ready;
+  } catch (err) {
+    document.body.dataset.core = 'failed';
+    status(`core failed: ${err.message}`, true);
+    return;
+  }
+  document.body.dataset.core = 'ready';
+  const hello = await app.client.hello();
+  $('version').textContent = `draftsmith ${hello.version} (${hello.profile})`;
   let settings = await app.client.settings.get();
   if (!settings.configured) {
     // `make demo` works with no key: the dev server's offline demo model.
@@ -1474,11 +1563,11 @@ async function main() {
   }
   renderSettings(settings);
   loadMcp();
-  await openInitialProject();
+  await openInitialProject(kept);
   renderHistory();
   showStorage();
   status('core ready');
-  window.draftsmithApp = app;
+  app.started = true;
 }
 
 main();

@@ -45,6 +45,9 @@ import type {
 
 export async function everything(): Promise<void> {
   const client: Draftsmith = await Draftsmith.start({ workerUrl: new URL('../worker.js', import.meta.url), timeoutMs: 10_000, persist: true });
+  // A client at once; requests wait in the worker until its core is ready.
+  const early: Draftsmith = Draftsmith.launch({ startTimeoutMs: 20_000 });
+  const readyClient: Draftsmith = await early.ready;
   const hello = await client.hello({ timeoutMs: 1_000 });
   const capabilities: string[] = hello.capabilities;
   const persisted: boolean = await client.requestPersistence();
@@ -96,6 +99,7 @@ export async function everything(): Promise<void> {
   const memory: MemoryView = await client.memory.list();
   const found: ToolResult = await client.memory.search('lamp', { limit: 5 });
   const block: string = (await client.memory.context('the lamp', 500)).block;
+  const editorBlock: string = (await client.editorContext({ toolset: 'quick', budget: 800 })).block;
   const note: NewNote = { text: 'Mara fears the dark.', noteType: 'fact', scope: 'project', tags: ['mara'], importance: 4 };
   const written: string[] = (await client.memory.write([note, { text: 'Fix the storm scene.', noteType: 'issue' }])).written;
   // @ts-expect-error: the kind is `noteType` (`type` is the agents' tool argument, not the page's)

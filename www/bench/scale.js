@@ -1,0 +1,175 @@
+// Browser benchmark of the project at the sizes writers reach, through the page -> worker ->
+// core -> IndexedDB path (the native `benches/scale.rs` measures the core alone):
+// - manuscripts of generated prose of 10,000, 100,000 and 1,000,000 words (chapters of 10,000
+//   words: 1, 10 and 100 of them), each in a fresh database: opening the project in a new
+//   worker (cold: read from IndexedDB, after a checkpoint), `search_manuscript` (literal and
+//   regex), `run_analysis` (full), `export_project`, a keystroke (saved), an agent's
+//   `update_manuscript` (saved), the editor-context block;
+// - memories of 1,000, 10,000 and 100,000 notes of about 40 words: `search_memory`.
+// Each operation's median over its repetitions, then its growth from the smallest size. What
+// runs per keystroke or per tool call should not grow with the project beyond the chapter it
+// touches. Numbers, never asserts. `?words=10000,100000` and `?notes=1000` pick sizes.
+import { Draftsmith } from '../draftsmith.js';
+
+const params = new URLSearchParams(location.search);
+const sizes = (name, fallback) => (params.get(name) ?? fallback).split(',').filter(Boolean).map(Number);
+const WORDS = sizes('words', '10000,100000,1000000');
+const NOTES = sizes('notes', '1000,10000,100000');
+const CHAPTER_WORDS = 10_000;
+const out = document.querySelector('[data-testid="bench-output"]');
+
+// The native bench's vocabulary and shape: sentences of 6–18 words, paragraphs of 3–7.
+const VOCABULARY = ('the keeper climbed stair lamp sea storm answered slow grey Mara Tobin harbour night rope salt '
+  + 'window light turned cold boat rocks wind said quietly before after letter iron door gulls tide waited '
+  + 'again under over bell rang far ship').split(' ');
+
+function rng(seed) {
+  let s = seed >>> 0;
+  const next = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return { range: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)), pick: (list) => list[Math.floor(next() * list.length)] };
+}
+
+function prose(random, words) {
+  const parts = [];
+  let written = 0;
+  while (written < words) {
+    const paragraph = [];
+    for (let s = random.range(3, 7); s > 0 && written < words; s--) {
+      const n = Math.max(1, Math.min(random.range(6, 18), words - written));
+      const sentence = Array.from({ length: n }, () => random.pick(VOCABULARY));
+      sentence[0] = sentence[0][0].toUpperCase() + sentence[0].slice(1);
+      paragraph.push(`${sentence.join(' ')}.`);
+      written += n;
+    }
+    parts.push(paragraph.join(' '));
+  }
+  return `${parts.join('\n\n')}\n`;
+}
+
+const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+
+/** The median time of `reps` calls of `f(i)`, in ms. */
+async function time(reps, f) {
+  const times = [];
+  for (let i = 0; i < reps; i++) {
+    const started = performance.now();
+    await f(i);
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}
+
+const workerUrl = (db) => new URL(`../worker.js?db=${db}`, import.meta.url);
+const start = (db) => Draftsmith.start({ workerUrl: workerUrl(db), persist: false, timeoutMs: 600_000 });
+
+async function tool(client, name, args) {
+  const result = await client.execute(name, args, { origin: 'agent:bench' });
+  if (result.status !== 'success') throw new Error(`${name}: ${JSON.stringify(result.data)}`);
+  return result;
+}
+
+function dropDatabase(db) {
+  return new Promise((resolve) => {
+    const request = indexedDB.deleteDatabase(db);
+    request.onsuccess = request.onerror = request.onblocked = () => resolve();
+  });
+}
+
+async function manuscript(words) {
+  const random = rng(words);
+  const chapters = Array.from({ length: Math.ceil(words / CHAPTER_WORDS) }, (_, i) => ({
+    title: `Chapter ${i + 1}`,
+    // The first chapter opens with a mark an agent's edit replaces back and forth.
+    text: `${i === 0 ? '[mark-a] ' : ''}${prose(random, CHAPTER_WORDS)}`,
+  }));
+  const db = `scale-${words}-${Date.now()}`;
+  const writer = await start(db);
+  const { id } = await writer.projects.create('Scale', chapters);
+  await writer.checkpoint(id);
+  writer.close();
+  const metrics = {};
+  // Opening it in a worker that has not seen it (the worker's own start is not counted).
+  let client = null;
+  const opens = [];
+  for (let i = 0; i < 3; i++) {
+    client?.close();
+    client = await start(db);
+    const started = performance.now();
+    await client.projects.open(id);
+    opens.push(performance.now() - started);
+  }
+  metrics['open project (cold)'] = median(opens);
+  metrics['search_manuscript, literal'] = await time(5, () => tool(client, 'search_manuscript', { query: 'keeper climbed' }));
+  metrics['search_manuscript, regex'] = await time(5, () => tool(client, 'search_manuscript', { query: 'gulls? (rang|waited)', regex: true }));
+  metrics['run_analysis (full)'] = await time(3, () => tool(client, 'run_analysis', { interpret: false }));
+  metrics.export_project = await time(3, () => client.exportProject(id));
+  // Typing in the middle of the first chapter.
+  const chapter = await client.getChapter();
+  let version = chapter.version;
+  const middle = Math.floor(chapter.text.length / 2);
+  metrics.keystroke = await time(100, async (i) => {
+    const result = await client.applyUserChange(chapter.id, version, [{ retain: middle + i }, { insert: 'x' }]);
+    version = result.applied?.version ?? version;
+  });
+  metrics['update_manuscript (agent)'] = await time(20, (i) =>
+    tool(client, 'update_manuscript', { searchText: i % 2 ? '[mark-b]' : '[mark-a]', replacementText: i % 2 ? '[mark-a]' : '[mark-b]' }),
+  );
+  metrics['editor-context block'] = await time(50, () => client.editorContext());
+  client.close();
+  await dropDatabase(db);
+  return metrics;
+}
+
+async function memory(notes) {
+  const random = rng(notes + 7);
+  const db = `scale-notes-${notes}-${Date.now()}`;
+  const client = await start(db);
+  await client.projects.create('Memory');
+  for (let written = 0; written < notes; ) {
+    const batch = Array.from({ length: Math.min(1_000, notes - written) }, (_, i) => ({
+      text: prose(random, 40).trim(),
+      noteType: 'fact',
+      tags: [`t${(written + i) % 50}`],
+    }));
+    written += batch.length;
+    await client.memory.write(batch);
+  }
+  const queries = ['keeper lamp', 'storm harbour', 'Mara letter', 'tide bell'];
+  const metrics = { search_memory: await time(40, (i) => tool(client, 'search_memory', { query: queries[i % queries.length] })) };
+  client.close();
+  await dropDatabase(db);
+  return metrics;
+}
+
+async function main() {
+  const runs = [];
+  for (const words of WORDS) {
+    out.textContent = `running: ${words} words…`;
+    runs.push(await manuscript(words));
+  }
+  const notes = [];
+  for (const n of NOTES) {
+    out.textContent = `running: ${n} notes…`;
+    notes.push(await memory(n));
+  }
+  const round = (ms) => Math.round(ms * 1000) / 1000;
+  const table = (sizes, list) =>
+    Object.keys(list[0] ?? {}).map((name) => ({
+      name,
+      ms: list.map((m) => round(m[name])),
+      growth: list.slice(1).map((m) => Math.round((m[name] / list[0][name]) * 100) / 100),
+    }));
+  window.benchResult = {
+    words: WORDS,
+    chapters: WORDS.map((w) => Math.ceil(w / CHAPTER_WORDS)),
+    notes: NOTES,
+    manuscript: table(WORDS, runs),
+    memory: table(NOTES, notes),
+  };
+  out.textContent = JSON.stringify(window.benchResult, null, 2);
+}
+
+main().catch((err) => {
+  window.benchResult = { error: String(err?.stack ?? err) };
+  out.textContent = window.benchResult.error;
+});
