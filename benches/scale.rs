@@ -34,8 +34,6 @@ mod native {
     use std::time::{Duration, Instant};
 
     use draftsmith::core::Env;
-    use draftsmith::editor_context::{editor_context_block, EDITOR_CONTEXT_TOKENS};
-    use draftsmith::project::{Chapter, Project};
     use draftsmith::store::MemoryStore;
     use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
     use futures::executor::block_on;
@@ -233,40 +231,14 @@ mod native {
             }),
         ));
         // The block a run's prompt carries, from the project as the core holds it.
-        let session = load(&store, &id);
         out.push((
             "editor-context block",
             time(50, |_| {
-                let block = editor_context_block(
-                    &session,
-                    &draftsmith::bible::Bible::new(),
-                    "all",
-                    EDITOR_CONTEXT_TOKENS,
-                );
-                assert!(!block.is_empty());
+                let block = send(&core, "editor_context", json!({}));
+                assert!(!block["block"].as_str().unwrap_or_default().is_empty());
             }),
         ));
         out
-    }
-
-    /// The project as a `Project` (for the editor-context block, a pure function of it).
-    fn load(store: &Rc<MemoryStore>, id: &str) -> Project {
-        let fresh = core(Rc::clone(store), "l");
-        let listed = send(&fresh, "open_project", json!({"id": id}));
-        let chapters = listed["chapters"].as_array().cloned().unwrap_or_default();
-        let chapters = chapters
-            .iter()
-            .map(|c| {
-                let id = c["id"].as_str().unwrap_or_default();
-                let full = send(&fresh, "get_chapter", json!({"chapter": id}));
-                Chapter::new(
-                    id.to_string(),
-                    c["title"].as_str().unwrap_or_default(),
-                    full["text"].as_str().unwrap_or_default(),
-                )
-            })
-            .collect();
-        Project::new(id.to_string(), "Scale", chapters)
     }
 
     /// The timings of one memory size.

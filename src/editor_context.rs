@@ -56,13 +56,21 @@ fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
-fn shorten(text: &str, max: usize) -> String {
+fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    // Most names are one line of single spaces already, and short: taken as they are.
+    let one_line_already = !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !text.contains("  ")
+        && !text.contains(|c: char| c.is_whitespace() && c != ' ');
+    if one_line_already && chars(text) <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if chars(&one_line) <= max {
-        one_line
+        one_line.into()
     } else {
         let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
+        format!("{cut}…").into()
     }
 }
 
@@ -221,10 +229,13 @@ fn chapter_list(project: &Project, room: usize) -> String {
         None => return String::new(),
     };
     // Pick chapters outwards from the active one (the one before first) while they fit.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (i.abs_diff(active), i > active));
+    let outwards = std::iter::once(active).chain((1..n).flat_map(|d| {
+        let before = active.checked_sub(d);
+        let after = Some(active + d).filter(|&i| i < n);
+        before.into_iter().chain(after)
+    }));
     let mut picked: Vec<(usize, String)> = Vec::new();
-    for i in order.into_iter().take(MAX_LISTED_CHAPTERS) {
+    for i in outwards.take(MAX_LISTED_CHAPTERS) {
         let line = entry(i);
         let c = chars(&line);
         if c > budget {

@@ -184,6 +184,24 @@ fn a_long_selection_and_paragraph_are_trimmed_and_a_long_chapter_list_capped() {
         .filter(|l| l.starts_with("  ") && l.contains("\"Chapter title number"))
         .count();
     assert!(listed > 0 && listed <= MAX_LISTED_CHAPTERS, "{listed}");
+    // They are the active chapter's neighbours, in order, as many before it as after (one
+    // more before when the count is even).
+    let numbers: Vec<usize> = block
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains("\"Chapter title number"))
+        .map(|l| {
+            l.trim_start()[..l.trim_start().find('.').unwrap()]
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+    let before = numbers.iter().filter(|&&n| n < 100).count();
+    let after = numbers.iter().filter(|&&n| n > 100).count();
+    assert!(
+        numbers.contains(&100) && (before == after || before == after + 1),
+        "{numbers:?}"
+    );
     assert!(
         block.contains(&format!(
             "… {listed} of 120 chapters listed; list_chapters lists them all."

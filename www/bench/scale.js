@@ -48,9 +48,10 @@ function prose(random, words) {
 
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 
-/** The median time of `reps` calls of `f(i)`, in ms. */
-async function time(reps, f) {
+/** The median time of `reps` calls of `f(i)`, in ms, after `warm` calls not counted. */
+async function time(reps, f, warm = 0) {
   const times = [];
+  for (let i = -warm; i < 0; i++) await f(reps + i + warm);
   for (let i = 0; i < reps; i++) {
     const started = performance.now();
     await f(i);
@@ -107,14 +108,15 @@ async function manuscript(words) {
   const chapter = await client.getChapter();
   let version = chapter.version;
   const middle = Math.floor(chapter.text.length / 2);
-  metrics.keystroke = await time(100, async (i) => {
+  metrics.keystroke = await time(200, async (i) => {
     const result = await client.applyUserChange(chapter.id, version, [{ retain: middle + i }, { insert: 'x' }]);
     version = result.applied?.version ?? version;
-  });
-  metrics['update_manuscript (agent)'] = await time(20, (i) =>
+  }, 20);
+  metrics['update_manuscript (agent)'] = await time(100, (i) =>
     tool(client, 'update_manuscript', { searchText: i % 2 ? '[mark-b]' : '[mark-a]', replacementText: i % 2 ? '[mark-a]' : '[mark-b]' }),
+    10,
   );
-  metrics['editor-context block'] = await time(50, () => client.editorContext());
+  metrics['editor-context block'] = await time(200, () => client.editorContext(), 20);
   client.close();
   await dropDatabase(db);
   return metrics;
@@ -135,7 +137,7 @@ async function memory(notes) {
     await client.memory.write(batch);
   }
   const queries = ['keeper lamp', 'storm harbour', 'Mara letter', 'tide bell'];
-  const metrics = { search_memory: await time(40, (i) => tool(client, 'search_memory', { query: queries[i % queries.length] })) };
+  const metrics = { search_memory: await time(40, (i) => tool(client, 'search_memory', { query: queries[i % queries.length] }), 4) };
   client.close();
   await dropDatabase(db);
   return metrics;
