@@ -13,7 +13,8 @@
 //! - **Event** (worker → page), pushed at any time: `{"kind": "event", "type": "...", "data": ...}`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::error::{Error, ProtocolError};
 
@@ -45,14 +46,15 @@ impl RequestId {
 }
 
 /// A decoded request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Request {
     /// The page's id, echoed in the response.
     pub id: RequestId,
     /// The request type, such as `hello`.
     pub kind: String,
-    /// The request's parameters (an empty object when none were sent).
-    pub params: Map<String, Value>,
+    /// The request's parameters: a JSON object's text (`{}` when none were sent), decoded
+    /// straight into the request's typed parameters.
+    pub params: Box<RawValue>,
 }
 
 /// A message that could not be decoded into a [`Request`], with the id when it was readable,
@@ -65,7 +67,52 @@ pub struct DecodeError {
     pub error: ProtocolError,
 }
 
-/// Decode one message from its JSON text.
+/// The three fields of a message, each as the text it is in the message (of a repeated
+/// field the last counts; other fields are skipped).
+#[derive(Default)]
+struct Envelope<'a> {
+    id: Option<&'a RawValue>,
+    kind: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Envelope<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object {id, type, params}")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "id" => envelope.id = Some(map.next_value()?),
+                        "type" => envelope.kind = Some(map.next_value()?),
+                        "params" => envelope.params = Some(map.next_value()?),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(envelope)
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
+}
+
+/// A field's value, read for what it is (the id, the type, or a message in an error).
+fn small_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// Decode one message from its JSON text. Only its fields are read here; the parameters stay
+/// text until the request's handler decodes them into its typed parameters.
 pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
     let fail = |id: Option<RequestId>, why: String| DecodeError {
         id,
@@ -80,30 +127,43 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
             ),
         ));
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| fail(None, format!("not valid JSON ({e})")))?;
-    let Value::Object(mut object) = value else {
-        return Err(fail(
-            None,
-            format!(
-                "expected an object {{id, type, params}}, got {}",
-                json_kind(&value)
-            ),
-        ));
+    // The parameters are checked as JSON here and decoded later: a lone UTF-16 surrogate
+    // escape, which only decoding finds, is looked for now (a message with one is not
+    // Unicode text).
+    if has_surrogate_escape(text) {
+        if let Err(e) = serde_json::from_str::<Value>(text) {
+            return Err(fail(None, format!("not valid JSON ({e})")));
+        }
+    }
+    let envelope: Envelope = match serde_json::from_str(text) {
+        Ok(envelope) => envelope,
+        // Valid JSON that is not an object, or not JSON at all.
+        Err(e) => {
+            return Err(match serde_json::from_str::<Value>(text) {
+                Ok(value) => fail(
+                    None,
+                    format!(
+                        "expected an object {{id, type, params}}, got {}",
+                        json_kind(&value)
+                    ),
+                ),
+                Err(_) => fail(None, format!("not valid JSON ({e})")),
+            })
+        }
     };
-    let id = match object.get("id") {
+    let id = match envelope.id.map(small_value) {
         None => return Err(fail(None, "missing field 'id'".into())),
-        Some(raw) => RequestId::from_value(raw).ok_or_else(|| {
+        Some(raw) => RequestId::from_value(&raw).ok_or_else(|| {
             fail(
                 None,
                 format!(
                     "field 'id' must be a number or a non-empty string, got {}",
-                    json_kind(raw)
+                    json_kind(&raw)
                 ),
             )
         })?,
     };
-    let kind = match object.remove("type") {
+    let kind = match envelope.kind.map(small_value) {
         Some(Value::String(s)) if !s.is_empty() => s,
         Some(other) => {
             return Err(fail(
@@ -116,20 +176,35 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
         }
         None => return Err(fail(Some(id), "missing field 'type'".into())),
     };
-    let params = match object.remove("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(map)) => map,
-        Some(other) => {
-            return Err(fail(
-                Some(id),
-                format!(
-                    "field 'params' must be an object, got {}",
-                    json_kind(&other)
-                ),
-            ))
-        }
+    let params = match envelope.params {
+        None => empty_params(),
+        Some(raw) => match raw.get().as_bytes().first() {
+            Some(b'{') => raw.to_owned(),
+            Some(b'n') => empty_params(),
+            _ => {
+                return Err(fail(
+                    Some(id),
+                    format!(
+                        "field 'params' must be an object, got {}",
+                        json_kind(&small_value(raw))
+                    ),
+                ))
+            }
+        },
     };
     Ok(Request { id, kind, params })
+}
+
+/// Whether `text` may have a `\u` escape of a UTF-16 surrogate (`\uD800` to `\uDFFF`):
+/// any `\uD` escape (the page's `JSON.stringify` escapes only lone surrogates; whatever else
+/// this finds is only read twice).
+fn has_surrogate_escape(text: &str) -> bool {
+    text.contains("\\ud") || text.contains("\\uD")
+}
+
+/// The parameters of a request that sent none.
+fn empty_params() -> Box<RawValue> {
+    RawValue::from_string("{}".to_string()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
 pub use crate::names::json_kind;
@@ -172,12 +247,25 @@ pub struct ErrorBody {
 }
 
 /// A response to one request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Response {
     /// The request's id, or `None` when it could not be read.
     pub id: Option<RequestId>,
-    /// The result or the error.
-    pub outcome: Result<Value, ErrorBody>,
+    /// The result (its JSON text, written once from the handler's typed result) or the error.
+    pub outcome: Result<Box<RawValue>, ErrorBody>,
+}
+
+/// A response as it is written: the result goes in as the text it already is.
+#[derive(Serialize)]
+struct Wire<'a> {
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Option<RequestId>>,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ErrorBody>,
 }
 
 impl Response {
@@ -189,22 +277,19 @@ impl Response {
     /// [`Response::to_json`], with the id written as `id_text` (a JSON number exactly as the
     /// request wrote it; see [`id_text`]) instead of from [`Response::id`].
     pub fn to_json_with_id(&self, id_text: Option<&str>) -> String {
-        let mut object = Map::new();
-        object.insert("kind".into(), Value::from("response"));
-        if id_text.is_none() {
-            object.insert("id".into(), crate::error::to_json(&self.id));
-        }
-        match &self.outcome {
-            Ok(result) => {
-                object.insert("ok".into(), Value::Bool(true));
-                object.insert("result".into(), result.clone());
-            }
-            Err(error) => {
-                object.insert("ok".into(), Value::Bool(false));
-                object.insert("error".into(), crate::error::to_json(error));
-            }
-        }
-        let text = Value::Object(object).to_string();
+        let wire = Wire {
+            kind: "response",
+            id: id_text.is_none().then_some(&self.id),
+            ok: self.outcome.is_ok(),
+            result: self.outcome.as_ref().ok().map(|r| &**r),
+            error: self.outcome.as_ref().err(),
+        };
+        let text = serde_json::to_string(&wire).unwrap_or_else(|e| {
+            format!(
+                r#"{{"kind":"response","ok":false,"error":{{"code":"internal","message":{}}}}}"#,
+                Value::from(e.to_string())
+            )
+        });
         match id_text {
             // `text` is an object with at least "kind": `{"kind":…`.
             Some(id) => format!("{{\"id\":{id},{}", &text[1..]),

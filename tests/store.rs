@@ -15,6 +15,26 @@ fn memory_store_migrates_version_1_data() {
     block_on(conformance::migration_from_v1(&MemoryStore::new()));
 }
 
+#[test]
+fn a_store_already_up_to_date_is_migrated_without_a_write() {
+    use draftsmith::store::faulty::Faulty;
+    use draftsmith::store::{migrate, Store, Table, SCHEMA_RECORD, SCHEMA_VERSION};
+    let store = Faulty::new(MemoryStore::new());
+    // A new store gets its schema record: one write.
+    assert_eq!(block_on(migrate(&store)).expect("new"), SCHEMA_VERSION);
+    assert_eq!(store.commits(), 1);
+    let record = block_on(store.get(Table::Meta, SCHEMA_RECORD)).expect("get");
+    assert_eq!(
+        record.expect("the schema record")["version"],
+        SCHEMA_VERSION
+    );
+    // Every later start reads it and writes nothing.
+    for _ in 0..3 {
+        assert_eq!(block_on(migrate(&store)).expect("again"), SCHEMA_VERSION);
+    }
+    assert_eq!(store.commits(), 1);
+}
+
 mod expectations_first {
     use draftsmith::store::{Batch, MemoryStore, Op, Store, StoreError, Table};
     use futures::executor::block_on;

@@ -733,6 +733,14 @@ export class Draftsmith {
   }
 
   _receive(message) {
+    // A response may come as its JSON text (cheaper to post than an object).
+    if (typeof message === 'string') {
+      try {
+        message = JSON.parse(message);
+      } catch {
+        return;
+      }
+    }
     if (message === null || typeof message !== 'object') return;
     if (message.kind === 'response') {
       const entry = this._settle(message.id);

@@ -3,7 +3,7 @@
 // Loads the wasm core (built by `wasm-bindgen --target web` into ./pkg) and serves the
 // request/response protocol described in src/protocol.rs:
 //   page -> worker  {id, type, params?}
-//   worker -> page  {kind: "response", id, ok, result | error: {code, message}}
+//   worker -> page  {kind: "response", id, ok, result | error: {code, message}}, or its JSON text
 //   worker -> page  {kind: "event", type, data, project?}
 //
 // Every request gets exactly one response, whatever it contains. If the core panics, the
@@ -263,8 +263,11 @@ async function boot() {
   try {
     // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
+    // The wasm downloads while the glue is imported.
+    const wasm = fetch(WASM_URL);
+    wasm.catch(() => {}); // reported by the glue's init, which awaits it
     const glue = await import(/* @vite-ignore */ url);
-    await glue.default({ module_or_path: WASM_URL });
+    await glue.default({ module_or_path: wasm });
     mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients);
     bootError = null;
@@ -420,24 +423,37 @@ async function serve(message) {
 }
 
 // Post a response to this page (and follow the page's project).
+// The requests whose answers the worker reads (they change the project the page shows).
+const TRACKED = new Set(['open_project', 'create_project', 'import_project', 'delete_project']);
+
 function answer(id, message, responseText, failure) {
   if (responseText === null) {
     post(errorResponse(id, 'internal', failure));
+    return;
+  }
+  // Events of the request go first, to the project the page showed when they were emitted,
+  // in the same message.
+  const messages = takePageEvents();
+  // The answer goes to the page as the JSON text the core wrote: a string is cloned as one
+  // copy (an object would be cloned field by field, after a parse here), and the client
+  // parses it. An answer the worker reads, or whose id the core could not read, is parsed.
+  const unreadId = id !== null && responseText.startsWith('{"kind":"response","id":null');
+  if (!unreadId && !TRACKED.has(message?.type)) {
+    messages.push(responseText);
+    send(messages);
     return;
   }
   let response;
   try {
     response = JSON.parse(responseText);
   } catch (err) {
-    post(errorResponse(id, 'internal', `the core sent an unreadable response: ${err.message}`));
+    messages.push(errorResponse(id, 'internal', `the core sent an unreadable response: ${err.message}`));
+    send(messages);
     return;
   }
   if (response.id === null && id !== null) {
     response.id = id;
   }
-  // Events of the request go first, to the project the page showed when they were emitted,
-  // in the same message.
-  const messages = takePageEvents();
   track(message, response);
   messages.push(response);
   send(messages);

@@ -48,7 +48,7 @@ use std::rc::Rc;
 
 use serde::Deserialize;
 use serde_json::json;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use ts_rs::TS;
 
 use crate::commands::history::Applied;
@@ -494,13 +494,9 @@ impl Core {
 
     /// Serve one decoded request.
     pub async fn handle(&self, request: Request) -> Response {
-        let Request {
-            id,
-            kind,
-            mut params,
-        } = request;
+        let Request { id, kind, params } = request;
         let outcome = self
-            .dispatch(&kind, &mut params)
+            .dispatch(&kind, &params)
             .await
             .map_err(|e| error_body(&e));
         Response {
@@ -509,9 +505,13 @@ impl Core {
         }
     }
 
-    /// Serve request `kind`; its handler takes the parameters `p` (they are moved out, not
-    /// copied: a request may carry a whole manuscript or a batch of notes).
-    async fn dispatch(&self, kind: &str, p: &mut Map<String, Value>) -> Result<Value, Error> {
+    /// Serve request `kind`; its handler takes the parameters `p`, decoded from their text
+    /// into its typed parameters (a request may carry a whole manuscript or a batch of notes).
+    async fn dispatch(
+        &self,
+        kind: &str,
+        p: &serde_json::value::RawValue,
+    ) -> Result<Box<serde_json::value::RawValue>, Error> {
         match Call::decode(kind, p)? {
             Call::Hello(_, reply) => reply.send(Ok(self.hello())),
             Call::CreateProject(p, reply) => reply.send(self.create_project(p).await),

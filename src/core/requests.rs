@@ -16,7 +16,8 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+use serde_json::Value;
 use ts_rs::{Config, TypeVisitor, TS};
 
 use crate::error::{Error, ProtocolError};
@@ -46,9 +47,16 @@ pub(super) struct DebugPanic {
 pub(super) struct Reply<R>(PhantomData<fn(R)>);
 
 impl<R: Serialize> Reply<R> {
-    /// The response's result (or error).
-    pub(super) fn send(self, result: Result<R, Error>) -> Result<Value, Error> {
-        result.map(|r| crate::error::to_json(&r))
+    /// The response's result (or error), as its JSON text: written once, straight from the
+    /// typed result.
+    pub(super) fn send(self, result: Result<R, Error>) -> Result<Box<RawValue>, Error> {
+        let result = result?;
+        // Only a map with keys that are not strings fails: said in the result, as a string.
+        Ok(
+            serde_json::value::to_raw_value(&result).unwrap_or_else(|e| {
+                serde_json::value::to_raw_value(&e.to_string()).unwrap_or_default()
+            }),
+        )
     }
 }
 
@@ -65,10 +73,10 @@ macro_rules! requests {
         pub const REQUESTS: &[&str] = &[$($name),*];
 
         impl Call {
-            /// Decode request `kind` with parameters `params` (moved out, not copied: a request
-            /// may carry a whole manuscript). An unknown name gets `unknown_request` with the
-            /// closest known one; parameters of the wrong shape get `invalid_params`.
-            pub(super) fn decode(kind: &str, params: &mut Map<String, Value>) -> Result<Call, Error> {
+            /// Decode request `kind` with parameters `params` (a JSON object's text, decoded
+            /// straight into the typed parameters). An unknown name gets `unknown_request` with
+            /// the closest known one; parameters of the wrong shape get `invalid_params`.
+            pub(super) fn decode(kind: &str, params: &RawValue) -> Result<Call, Error> {
                 match kind {
                     $( $name => Ok(Call::$variant(decode_params(kind, params)?, Reply(PhantomData))), )*
                     other => Err(ProtocolError::UnknownRequest {
@@ -236,17 +244,8 @@ requests! {
 }
 
 /// A request's parameters, decoded into their type.
-fn decode_params<T: DeserializeOwned>(
-    request: &str,
-    params: &mut Map<String, Value>,
-) -> Result<T, Error> {
-    serde_json::from_value(take_params(params)).map_err(|err| params_error(request, err))
-}
-
-/// A request's parameters moved out of it (one copy for every params type).
-#[inline(never)]
-fn take_params(params: &mut Map<String, Value>) -> Value {
-    Value::Object(std::mem::take(params))
+fn decode_params<T: DeserializeOwned>(request: &str, params: &RawValue) -> Result<T, Error> {
+    serde_json::from_str(params.get()).map_err(|err| params_error(request, err))
 }
 
 /// [`decode_params`]' error (one copy for every params type).

@@ -32,7 +32,8 @@ async function recordMessages(page) {
     window.posted = [];
     window.draftsmith._worker.addEventListener('message', (e) => {
       const parts = e.data.kind === 'batch' ? e.data.messages : [e.data];
-      window.posted.push(parts.map((m) => (m.kind === 'event' && m.type === 'progress' ? `progress ${m.data.task} ${m.data.done}/${m.data.total}` : m.kind === 'event' ? m.type : m.kind)));
+      const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m); // a response may be its JSON text
+      window.posted.push(parts.map(read).map((m) => (m.kind === 'event' && m.type === 'progress' ? `progress ${m.data.task} ${m.data.done}/${m.data.total}` : m.kind === 'event' ? m.type : m.kind)));
     });
   });
 }

@@ -67,11 +67,21 @@ async function showStorage() {
   }
 }
 
-/** A `progress` event: opening a project in the status bar, an analysis in its panel. */
+/**
+ * A `progress` event: opening a project in the status bar (which says again what it said
+ * before once the project is open), an analysis in its panel.
+ */
 function showProgress(e) {
   if (e.task === 'open_project') {
-    const name = app.project?.id === e.project ? `“${app.project.name}”` : 'the project';
-    status(e.done < e.total ? `opening ${name}: ${e.stage} (${e.done + 1} of ${e.total})` : `opened ${name}`);
+    const node = $('status');
+    if (e.done === 0) app.statusBeforeOpening ??= { text: node.textContent, error: node.classList.contains('error') };
+    if (e.done < e.total) {
+      const name = app.project?.id === e.project ? `“${app.project.name}”` : 'the project';
+      status(`opening ${name}: ${e.stage} (${e.done + 1} of ${e.total})`);
+    } else if (app.statusBeforeOpening) {
+      status(app.statusBeforeOpening.text, app.statusBeforeOpening.error);
+      app.statusBeforeOpening = null;
+    }
   } else {
     analysisProgress(e);
   }
