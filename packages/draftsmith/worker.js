@@ -422,10 +422,10 @@ async function serve(message) {
   }
 }
 
-// Post a response to this page (and follow the page's project).
 // The requests whose answers the worker reads (they change the project the page shows).
 const TRACKED = new Set(['open_project', 'create_project', 'import_project', 'delete_project']);
 
+// Post a response to this page (and follow the page's project).
 function answer(id, message, responseText, failure) {
   if (responseText === null) {
     post(errorResponse(id, 'internal', failure));
