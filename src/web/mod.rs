@@ -4,22 +4,24 @@
 //!
 //! `packages/draftsmith/worker.js` constructs one [`WorkerCore`] with a function that posts
 //! events to the page, then hands it every message as JSON text and posts back the JSON text
-//! it returns.
+//! it returns (as a string: the client parses it; the worker parses only the answers it reads).
 //!
 //! Messages and events cross as JSON text rather than as JS values made by
-//! serde-wasm-bindgen (which the IndexedDB records use), because text is faster for the
-//! messages the worker sees most. Per message, in headless Chromium with the release
-//! profile (in: `JSON.stringify` then `serde_json`, or `serde_wasm_bindgen` reading the
-//! object; out: `serde_json` then `JSON.parse`, or `serde_wasm_bindgen` with its
-//! JSON-compatible serializer making the object), as `make bench-browser` prints them
-//! (`www/bench/messages.js`, over [`bench::MessageBench`]):
+//! serde-wasm-bindgen (which the IndexedDB records' index keys use), because text is faster
+//! for the messages the worker sees most. In the core a request's parameters go from their
+//! text straight into its typed parameters, and a result straight into the answer's text.
+//! Per message, in headless Chromium with the release profile (in: `JSON.stringify` then
+//! `serde_json`, or `serde_wasm_bindgen` reading the object; out: `serde_json` then
+//! `JSON.parse`, or `serde_wasm_bindgen` with its JSON-compatible serializer making the
+//! object), as `make bench-browser` prints them (`www/bench/messages.js`, over
+//! [`bench::MessageBench`]):
 //!
 //! | message | in: text / value | out: text / value |
 //! |---|---|---|
-//! | a `saved` event (172 B) | 5.3 / 7.4 µs | 4.9 / 8.9 µs |
-//! | a keystroke's request (176 B) | 9.8 / 20.5 µs | 9.0 / 16.8 µs |
-//! | a response of 200 history entries (52 KB) | 3.6 / 8.8 ms | 2.6 / 6.2 ms |
-//! | a response with a 70 KB chapter text | 0.50 / 0.51 ms | 0.30 / 0.068 ms |
+//! | a `saved` event (172 B) | 2 / 2.8 µs | 1.8 / 2.8 µs |
+//! | a keystroke's request (176 B) | 2.6 / 4.5 µs | 2.3 / 3.6 µs |
+//! | a response of 200 history entries (52 KB) | 0.74 / 1.53 ms | 0.52 / 1.16 ms |
+//! | a response with a 70 KB chapter text | 0.088 / 0.098 ms | 0.064 / 0.015 ms |
 //!
 //! Only a message that is mostly one long string converts faster as a value, and only on
 //! its way out; every keystroke sends a request and gets a response and events, all small.
