@@ -4,6 +4,9 @@
 //   node www/bench/run.mjs memory peers    (only those pages: memory, peers, keystroke, messages,
 //                                           local-model, scale)
 // Each page gets a fresh browser context (its own caches and storage).
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { launch } from '../e2e/harness.mjs';
 
 const ALL = ['memory', 'peers', 'keystroke', 'messages', 'local-model', 'scale'];
@@ -14,6 +17,15 @@ const chosen = process.argv.slice(2).filter((a) => ALL.includes(a));
 const pages = chosen.length ? chosen : ALL;
 
 const env = await launch();
+
+/** The wasm the worker loads: its size raw and gzip -9 (what the first start fetches). */
+function wasmSize() {
+  const path = new URL('../pkg/draftsmith_bg.wasm', import.meta.url);
+  const bytes = readFileSync(path);
+  // As `make size` counts it.
+  const gzip = execFileSync('gzip', ['-9c', fileURLToPath(path)], { maxBuffer: 64 * 1024 * 1024 }).length;
+  return `wasm ${bytes.length.toLocaleString('en')} B, ${gzip.toLocaleString('en')} B gzip -9`;
+}
 const ratios = [];
 function ratio(what, ours, peer, value, note = '') {
   ratios.push({ what, ours, peer, ratio: `${value}x`, note });
@@ -59,7 +71,7 @@ try {
         ratio(`SSE + tool-call assembly, ${provider}`, `${s.oursP50Ms} ms`, `eventsource-parser ${s.peerP50Ms} ms`, s.ratio, `target <= 1x; ${s.sameAnswer ? 'same answer' : 'ANSWERS DIFFER'}`);
       }
       ratio('worker round trip, p50', `${t.oursP50Ms} ms`, `JS echo worker ${t.jsP50Ms} ms`, t.ratio, 'target <= 1.5x');
-      ratio('cold start to ready (first)', `${c.firstMs} ms`, `JS worker ${c.jsFirstMs} ms`, c.ratio);
+      ratio('cold start to ready (first)', `${c.firstMs} ms`, `JS worker ${c.jsFirstMs} ms`, c.ratio, wasmSize());
       ratio('cold start to ready (later, median)', `${c.nextMs} ms`, `JS worker ${c.jsNextMs} ms`, c.nextRatio, 'target <= 2x');
     }
     if (name === 'keystroke') {
