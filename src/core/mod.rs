@@ -886,11 +886,8 @@ impl Core {
             let _ = self.flush(&p.id, false).await;
         }
         if unsaved.is_none() {
-            let progress = |step: crate::session::Progress<'_>| {
-                self.emit(events::ProgressEvent::of(&p.id, "open_project", step));
-            };
             let loaded = self
-                .load_session_reporting(&p.id, &progress)
+                .load_session_reporting(&p.id, &self.reporter(&p.id, "open_project"))
                 .await?
                 .ok_or_else(|| Error::NoProject(format!("no project with id '{}'", p.id)))?;
             self.projects
@@ -1051,6 +1048,15 @@ impl Core {
         *self.current.borrow_mut() = Some(id);
         self.emit_projects_changed();
         Ok(summary)
+    }
+
+    /// Where long work on `project` tells its steps: `progress` events of `task`.
+    fn reporter<'a>(
+        &'a self,
+        project: &'a str,
+        task: &'a str,
+    ) -> impl Fn(crate::session::Progress<'_>) + 'a {
+        move |step| self.emit(events::ProgressEvent::of(project, task, step))
     }
 
     /// A stored project, with the locks of the approvals that wait in it.
@@ -1458,9 +1464,7 @@ impl Core {
             .definition(&call.name)
             .is_some_and(|d| d.category == crate::commands::Category::Memory && !d.read_only);
         let (tool, call_id) = (call.name.clone(), call.id.clone());
-        let progress = |p: crate::session::Progress<'_>| {
-            self.emit(events::ProgressEvent::of(project, &tool, p))
-        };
+        let progress = self.reporter(project, &tool);
         let mut guards = ctx.run.as_ref().map(|run| self.runs.take_guards(run));
         let mut requested = None;
         let hold = ctx.hold.clone();

@@ -21,7 +21,7 @@ import { createDemoProject } from './demo-story.js';
 import { initSuggestions, loadSuggestions, idleSettings, writerTyped, suggestionsEdited } from './suggestions.js';
 import { initSync, syncProject, peerCursors, showPeerCursors } from './sync.js';
 import { initMcp, loadMcp, mcpChanged } from './mcp.js';
-import { readKept, keep } from './kept.js';
+import { readKept, keptShown, keep } from './kept.js';
 
 const app = {
   client: null,
@@ -215,12 +215,20 @@ async function openChapter(id) {
   }
   const chapter = await app.client.getChapter(id);
   bindChapter(chapter);
+  await chapterShown(chapter.id);
+}
+
+/**
+ * The open chapter `id` is bound and shown: kept for the next start, listed, with the peers'
+ * cursors, and made the core's active chapter.
+ */
+async function chapterShown(id) {
   app.shownAt = Date.now();
   keepOpenChapter();
   renderChapters();
   showPeerCursors();
-  if (app.project?.ui?.active_chapter !== chapter.id) {
-    await app.client.execute('jump_to_chapter', { chapter: chapter.id }).catch(() => {});
+  if (app.project?.ui?.active_chapter !== id) {
+    await app.client.execute('jump_to_chapter', { chapter: id }).catch(() => {});
   }
 }
 
@@ -255,10 +263,14 @@ function bindChapter(chapter) {
  */
 function keepOpenChapter() {
   if (!app.project || !app.sync || app.sync.chapter !== app.chapter) return;
-  const kept = readKept();
-  if (kept && kept.project !== app.project.id && (kept.shownAt ?? 0) > (app.shownAt ?? 0)) return;
+  const shown = keptShown();
+  if (shown && shown.project !== app.project.id && (shown.shownAt ?? 0) > (app.shownAt ?? 0)) return;
   const title = app.project.chapters.find((ch) => ch.id === app.chapter)?.title ?? '';
+  // Hiding the page then leaving it asks twice: what is kept already is not written again.
+  const mark = [app.project.id, app.chapter, title, app.sync.version, app.shownAt].join('\n');
+  if (shown?.shownAt === app.shownAt && app.keptMark === mark) return;
   keep({ project: app.project.id, chapter: app.chapter, title, version: app.sync.version, text: app.sync.text, shownAt: app.shownAt });
+  app.keptMark = mark;
 }
 
 /**
@@ -1329,12 +1341,7 @@ async function openKept(kept) {
   app.project = await app.opening.catch(() => null);
   if (app.project?.chapters.some((ch) => ch.id === kept.chapter)) {
     await app.sync.resync();
-    renderChapters();
-    showPeerCursors();
-    if (app.project.ui?.active_chapter !== kept.chapter) {
-      await app.client.execute('jump_to_chapter', { chapter: kept.chapter }).catch(() => {});
-    }
-    app.shownAt = Date.now();
+    await chapterShown(kept.chapter);
     adoptUi();
     await showProjectExtras();
     return true;
