@@ -65,11 +65,11 @@ node_tests() { # node_tests LAYER LABEL DIR FILES...: node's test runner (TAP), 
 }
 
 step "cargo fmt --check" cargo fmt --all --check
-step "clippy (native)" cargo clippy --quiet --all-targets -- -D warnings
-step "clippy (wasm32)" cargo clippy --quiet --all-targets --target "$target" -- -D warnings
+step "clippy (native)" cargo clippy --quiet --workspace --all-targets -- -D warnings
+step "clippy (wasm32)" cargo clippy --quiet --workspace --all-targets --target "$target" -- -D warnings
 
 echo "==> native tests"
-cargo test 2>&1 | tee "$logs/native.log"
+cargo test --workspace 2>&1 | tee "$logs/native.log"
 status=${PIPESTATUS[0]}
 count_cargo native "$logs/native.log"
 [ "$status" = 0 ] || fail "native tests"

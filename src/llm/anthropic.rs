@@ -19,18 +19,17 @@
 //!   block starts, or the stop reason is not `max_tokens`. A block cut off stays open and the
 //!   assembler rejects it.
 
-use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post, DEFAULT_MAX_TOKENS};
-use super::wire::{Count, Object, Text};
 use super::{
     count, ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
+use draftsmith_stream::anthropic::{self as wire, TokenCounts};
 
 /// The `anthropic-version` header sent.
 pub const API_VERSION: &str = "2023-06-01";
@@ -256,87 +255,6 @@ fn error_event(value: &Value) -> StreamEvent {
     }
 }
 
-/// One streamed event (what the decoder reads of it).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Event<'a> {
-    /// The event's kind (the SSE event name when absent).
-    #[serde(rename = "type", borrow)]
-    kind: Text<'a>,
-    /// `message_start`'s message.
-    message: Object<MessageStart>,
-    /// The content block an event is about.
-    index: Count,
-    #[serde(borrow)]
-    content_block: Object<Block<'a>>,
-    #[serde(borrow)]
-    delta: Object<Delta<'a>>,
-    /// `message_delta`'s usage.
-    usage: Object<TokenCounts>,
-}
-
-/// `message_start`'s message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct MessageStart {
-    usage: Object<TokenCounts>,
-}
-
-/// A content block as it starts.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Block<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Text<'a>,
-    #[serde(borrow)]
-    text: Text<'a>,
-    #[serde(borrow)]
-    id: Text<'a>,
-    #[serde(borrow)]
-    name: Text<'a>,
-}
-
-/// A `content_block_delta`'s or `message_delta`'s delta.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Delta<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Text<'a>,
-    #[serde(borrow)]
-    text: Text<'a>,
-    #[serde(borrow)]
-    partial_json: Text<'a>,
-    #[serde(borrow)]
-    stop_reason: Text<'a>,
-}
-
-/// A streamed `usage`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct TokenCounts {
-    input_tokens: Count,
-    output_tokens: Count,
-    cache_creation_input_tokens: Count,
-    cache_read_input_tokens: Count,
-}
-
-impl TokenCounts {
-    /// What a `usage` that is no object says: nothing.
-    const NONE: TokenCounts = TokenCounts {
-        input_tokens: Count::Missing,
-        output_tokens: Count::Missing,
-        cache_creation_input_tokens: Count::Missing,
-        cache_read_input_tokens: Count::Missing,
-    };
-
-    /// Input tokens, cache writes and reads included.
-    fn input_tokens(&self) -> u64 {
-        self.input_tokens.or_zero()
-            + self.cache_creation_input_tokens.or_zero()
-            + self.cache_read_input_tokens.or_zero()
-    }
-}
-
 /// Decodes one streamed Anthropic message.
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicStream {
@@ -372,7 +290,7 @@ impl AnthropicStream {
         if data.is_empty() {
             return;
         }
-        let event = match serde_json::from_str::<Object<Event>>(data) {
+        let event = match wire::event(data) {
             Ok(event) => event.into_option().unwrap_or_default(),
             Err(e) => {
                 self.failed = true;

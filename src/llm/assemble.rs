@@ -187,7 +187,7 @@ pub fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    match serde_json::from_str::<serde_json::Value>(raw) {
+    match draftsmith_stream::json(raw) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(format!(
             "the arguments must be a JSON object, not {}",

@@ -18,18 +18,17 @@
 //!   [`FinishReason::ToolCalls`] when the answer called tools), `usageMetadata` (cumulative;
 //!   thinking tokens count as output), or an `error` object. Thought parts are skipped.
 
-use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
-use super::wire::{Count, Flag, List, Object, Seen, Text};
 use super::{
     ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
+use draftsmith_stream::gemini::{self as wire, FunctionCall, Response};
 
 /// The `thoughtSignature` sent on replayed function calls, which Google documents for calls
 /// whose real signature is not at hand.
@@ -181,12 +180,12 @@ impl super::Provider for Gemini {
         };
         // An array (what `streamGenerateContent` returns) is many responses.
         let responses = if body.trim_start().starts_with('[') {
-            serde_json::from_str::<List<Object<Response>>>(body)
+            wire::responses(body)
                 .map_err(not_json)?
                 .0
                 .unwrap_or_default()
         } else {
-            vec![serde_json::from_str::<Object<Response>>(body).map_err(not_json)?]
+            vec![wire::response(body).map_err(not_json)?]
         };
         let mut stream = GeminiStream::new();
         let mut out = Vec::new();
@@ -285,7 +284,7 @@ impl GeminiStream {
         if data.is_empty() {
             return;
         }
-        match serde_json::from_str::<Object<Response>>(data) {
+        match wire::response(data) {
             Ok(response) => self.response(response.into_option().unwrap_or_default(), out),
             Err(e) => {
                 self.failed = true;
@@ -383,74 +382,4 @@ impl GeminiStream {
         out.push(StreamEvent::ToolCallDelta { index, arguments });
         out.push(StreamEvent::ToolCallFinished { index });
     }
-}
-
-/// One `GenerateContentResponse` (what the decoder reads of it).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Response<'a> {
-    /// An error reported instead of the answer.
-    error: Option<Value>,
-    #[serde(borrow)]
-    candidates: List<Object<Candidate<'a>>>,
-    prompt_feedback: Object<PromptFeedback>,
-    usage_metadata: Object<UsageMetadata>,
-}
-
-/// A response's candidate.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Candidate<'a> {
-    #[serde(borrow)]
-    content: Object<Content<'a>>,
-    #[serde(borrow)]
-    finish_reason: Text<'a>,
-}
-
-/// A candidate's content.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Content<'a> {
-    #[serde(borrow)]
-    parts: List<Object<ContentPart<'a>>>,
-}
-
-/// One part of a candidate's content.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct ContentPart<'a> {
-    /// A thought summary, not the answer.
-    thought: Flag,
-    #[serde(borrow)]
-    text: Text<'a>,
-    #[serde(borrow)]
-    function_call: Object<FunctionCall<'a>>,
-}
-
-/// A `functionCall` part.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct FunctionCall<'a> {
-    #[serde(borrow)]
-    id: Text<'a>,
-    #[serde(borrow)]
-    name: Text<'a>,
-    /// The arguments, any JSON (an object, when the model behaves).
-    args: Option<Value>,
-}
-
-/// A response's `promptFeedback`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct PromptFeedback {
-    block_reason: Seen,
-}
-
-/// A response's `usageMetadata`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct UsageMetadata {
-    prompt_token_count: Count,
-    candidates_token_count: Count,
-    thoughts_token_count: Count,
 }

@@ -14,8 +14,8 @@
 //!   [`Provider`]; [`provider`] picks one by [`ProviderKind`].
 //! - [`assemble`]: the [`Assembler`] that folds events into an
 //!   [`Answer`], whatever the provider and whether or not it streamed.
-//! - `wire`: the typed, lenient fields the decoders read providers' JSON into, borrowing
-//!   strings from the event's data.
+//! - The `draftsmith-stream` crate: the typed, lenient events the decoders read providers'
+//!   JSON into, borrowing strings from the event's data, built for speed.
 //! - [`ProviderStream`] and [`parse_response`] pick the decoder by [`ProviderKind`].
 //! - [`grammar`]: the grammar that constrains a local model's answer to a valid tool call.
 //! - [`retry`]: when a failed call is tried again and how long to wait.
@@ -32,9 +32,7 @@ pub mod local;
 pub mod openai;
 pub mod request;
 pub mod retry;
-pub mod sse;
 pub mod tokens;
-mod wire;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,6 +43,9 @@ pub use self::request::{
     ToolChoice,
 };
 use crate::tools::ToolDefinition;
+/// The Server-Sent Events parser (from the `draftsmith-stream` crate).
+pub use draftsmith_stream::sse;
+pub use draftsmith_stream::SseMessage;
 
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,29 +238,6 @@ impl FinishReason {
             FinishReason::ContentFilter => "content_filter",
             FinishReason::Other(other) => other,
         }
-    }
-}
-
-/// One already-parsed server-sent event, as the stream decoders consume it: the `event:` name
-/// (if any) and the `data:` lines joined with `\n`. It borrows from the SSE parser's event, so
-/// handing one over costs nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SseMessage<'a> {
-    /// The `event:` field, if the event had one.
-    pub event: Option<&'a str>,
-    /// The data (several `data:` lines joined with `\n`).
-    pub data: &'a str,
-}
-
-impl<'a> SseMessage<'a> {
-    /// An event with a name.
-    pub fn new(event: Option<&'a str>, data: &'a str) -> Self {
-        Self { event, data }
-    }
-
-    /// An unnamed event (`data:` lines only).
-    pub fn data(data: &'a str) -> Self {
-        Self { event: None, data }
     }
 }
 

@@ -18,18 +18,18 @@
 //!   used), some send a whole call in one fragment, or reuse index 0 with a new `id` for the
 //!   next call (a new call).
 
-use serde::Deserialize;
 use serde_json::json;
 use serde_json::{Map, Value};
 
 use super::request::{base, key, post};
-use super::wire::{Arguments, Count, First, List, Object, Text, Wanted};
 use super::{
     ended_early, error_message, malformed, quote, FinishReason, HttpRequest, Message,
     ProviderConfig, RequestOptions, Role, SseMessage, StreamEvent, ToolChoice, Usage,
 };
 use crate::tools::schema::{catalog, CatalogFormat};
 use crate::tools::ToolDefinition;
+use draftsmith_stream::lenient::{Arguments, Object};
+use draftsmith_stream::openai::{self as wire, Chunk, Fragment};
 
 /// The OpenAI-compatible chat completions adapter.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,7 +60,7 @@ impl super::Provider for OpenAi {
     /// The events of a whole (non-streamed) chat completion. An `error` body becomes an
     /// [`StreamEvent::Error`]; `Err` means the body is not JSON.
     fn parse_response(&self, body: &str) -> Result<Vec<StreamEvent>, String> {
-        let response = serde_json::from_str::<Object<Chunk>>(body)
+        let response = wire::chunk(body)
             .map_err(|e| format!("the OpenAI response is not JSON ({e}): {}", quote(body)))?;
         let mut stream = OpenAiStream::new();
         let mut out = Vec::new();
@@ -176,39 +176,6 @@ fn message(m: &Message) -> Value {
     }
 }
 
-/// A `chat.completion.chunk`, or a whole `chat.completion` (what the decoder reads of it).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Chunk<'a> {
-    /// An error reported instead of (or inside) the answer.
-    error: Option<Value>,
-    /// The choice of index 0 (a choice that is no object counts as one, empty).
-    #[serde(borrow)]
-    choices: First<Object<Choice<'a>>>,
-    usage: Object<TokenCounts>,
-}
-
-impl Wanted for Object<Choice<'_>> {
-    fn wanted(&self) -> bool {
-        self.get().map_or(0, |c| c.index.or_zero()) == 0
-    }
-}
-
-/// One of a chunk's `choices`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Choice<'a> {
-    index: Count,
-    /// What a chunk adds.
-    #[serde(borrow)]
-    delta: Object<Delta<'a>>,
-    /// A whole response's message.
-    #[serde(borrow)]
-    message: Object<Delta<'a>>,
-    #[serde(borrow)]
-    finish_reason: Text<'a>,
-}
-
 /// Which part of a choice carries the content.
 #[derive(Debug, Clone, Copy)]
 enum Part {
@@ -216,56 +183,6 @@ enum Part {
     Delta,
     /// `message` (a whole response).
     Message,
-}
-
-/// A choice's `delta` (or `message`).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Delta<'a> {
-    #[serde(borrow)]
-    content: Text<'a>,
-    #[serde(borrow)]
-    refusal: Text<'a>,
-    #[serde(borrow)]
-    tool_calls: List<Object<Fragment<'a>>>,
-}
-
-/// One `tool_calls[]` fragment.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Fragment<'a> {
-    index: Count,
-    #[serde(borrow)]
-    id: Text<'a>,
-    #[serde(borrow)]
-    function: Object<Function<'a>>,
-}
-
-impl Fragment<'_> {
-    /// What a fragment that is no object says: nothing.
-    const EMPTY: Fragment<'static> = Fragment {
-        index: Count::Missing,
-        id: Text::Missing,
-        function: Object::Missing,
-    };
-}
-
-/// A fragment's `function`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Function<'a> {
-    #[serde(borrow)]
-    name: Text<'a>,
-    #[serde(borrow)]
-    arguments: Arguments<'a>,
-}
-
-/// A chunk's `usage`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct TokenCounts {
-    prompt_tokens: Count,
-    completion_tokens: Count,
 }
 
 /// A call seen on the wire.
@@ -317,7 +234,7 @@ impl OpenAiStream {
             self.done = true;
             return;
         }
-        let chunk = match serde_json::from_str::<Object<Chunk>>(data) {
+        let chunk = match wire::chunk(data) {
             Ok(chunk) => chunk,
             Err(e) => {
                 self.failed = true;

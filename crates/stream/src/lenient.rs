@@ -17,7 +17,7 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 
 /// A string field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) enum Text<'a> {
+pub enum Text<'a> {
     /// The field is absent.
     #[default]
     Missing,
@@ -29,7 +29,7 @@ pub(crate) enum Text<'a> {
 
 impl<'a> Text<'a> {
     /// The string, if the field is one.
-    pub(crate) fn as_str(&self) -> Option<&str> {
+    pub fn as_str(&self) -> Option<&str> {
         match self {
             Text::Str(s) => Some(s),
             _ => None,
@@ -37,12 +37,12 @@ impl<'a> Text<'a> {
     }
 
     /// The string, if the field is one and not empty.
-    pub(crate) fn non_empty(&self) -> Option<&str> {
+    pub fn non_empty(&self) -> Option<&str> {
         self.as_str().filter(|s| !s.is_empty())
     }
 
     /// The string taken out, if the field is one and not empty.
-    pub(crate) fn take_non_empty(self) -> Option<String> {
+    pub fn take_non_empty(self) -> Option<String> {
         match self {
             Text::Str(s) if !s.is_empty() => Some(s.into_owned()),
             _ => None,
@@ -52,7 +52,7 @@ impl<'a> Text<'a> {
 
 /// A non-negative integer field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Count {
+pub enum Count {
     /// The field is absent.
     #[default]
     Missing,
@@ -64,7 +64,7 @@ pub(crate) enum Count {
 
 impl Count {
     /// The number, if the field is one.
-    pub(crate) fn get(self) -> Option<u64> {
+    pub fn get(self) -> Option<u64> {
         match self {
             Count::Is(n) => Some(n),
             _ => None,
@@ -72,23 +72,23 @@ impl Count {
     }
 
     /// The number, 0 when the field is absent or not a number.
-    pub(crate) fn or_zero(self) -> u64 {
+    pub fn or_zero(self) -> u64 {
         self.get().unwrap_or(0)
     }
 
     /// Whether the field is present (with any value).
-    pub(crate) fn is_present(self) -> bool {
+    pub fn is_present(self) -> bool {
         self != Count::Missing
     }
 }
 
 /// A field that is `true` only when it holds JSON `true`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Flag(pub(crate) bool);
+pub struct Flag(pub bool);
 
 /// A field that is only looked at for its presence (any value, `null` included).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Seen(pub(crate) bool);
+pub struct Seen(pub bool);
 
 impl<'de> Deserialize<'de> for Seen {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -98,7 +98,7 @@ impl<'de> Deserialize<'de> for Seen {
 
 /// An object field, read into `T` (whose own fields are lenient too).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) enum Object<T> {
+pub enum Object<T> {
     /// The field is absent.
     #[default]
     Missing,
@@ -110,7 +110,7 @@ pub(crate) enum Object<T> {
 
 impl<T> Object<T> {
     /// The object, if the field is one.
-    pub(crate) fn get(&self) -> Option<&T> {
+    pub fn get(&self) -> Option<&T> {
         match self {
             Object::Is(t) => Some(t),
             _ => None,
@@ -118,7 +118,7 @@ impl<T> Object<T> {
     }
 
     /// The object taken out, if the field is one.
-    pub(crate) fn into_option(self) -> Option<T> {
+    pub fn into_option(self) -> Option<T> {
         match self {
             Object::Is(t) => Some(t),
             _ => None,
@@ -126,14 +126,14 @@ impl<T> Object<T> {
     }
 
     /// Whether the field is present (with any value).
-    pub(crate) fn is_present(&self) -> bool {
+    pub fn is_present(&self) -> bool {
         !matches!(self, Object::Missing)
     }
 }
 
 /// An array field: `None` when absent or not an array.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct List<T>(pub(crate) Option<Vec<T>>);
+pub struct List<T>(pub Option<Vec<T>>);
 
 impl<T> Default for List<T> {
     fn default() -> Self {
@@ -143,7 +143,7 @@ impl<T> Default for List<T> {
 
 impl<T> List<T> {
     /// The elements (none when the field is absent or not an array).
-    pub(crate) fn items(&self) -> &[T] {
+    pub fn items(&self) -> &[T] {
         self.0.as_deref().unwrap_or_default()
     }
 }
@@ -151,7 +151,7 @@ impl<T> List<T> {
 /// The first element of an array field that [`Wanted::wanted`] accepts (`None`: the field is
 /// absent, not an array, or has no such element); the elements after it are skipped unread.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct First<T>(pub(crate) Option<T>);
+pub struct First<T>(pub Option<T>);
 
 impl<T> Default for First<T> {
     fn default() -> Self {
@@ -160,7 +160,7 @@ impl<T> Default for First<T> {
 }
 
 /// Which element of an array a [`First`] field keeps.
-pub(crate) trait Wanted {
+pub trait Wanted {
     /// Whether this is the element to keep.
     fn wanted(&self) -> bool;
 }
@@ -168,7 +168,7 @@ pub(crate) trait Wanted {
 /// Tool arguments: a JSON string (the usual form), or an object (some servers send them
 /// parsed); anything else is `Other`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) enum Arguments<'a> {
+pub enum Arguments<'a> {
     /// The field is absent.
     #[default]
     Missing,
