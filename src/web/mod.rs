@@ -25,6 +25,14 @@
 //!
 //! Only a message that is mostly one long string converts faster as a value, and only on
 //! its way out; every keystroke sends a request and gets a response and events, all small.
+//!
+//! From the worker to the page, the answer's text crosses as a string. The same bench times
+//! the crossing from a worker holding the text as UTF-8 bytes (as the core's answer sits in
+//! wasm memory) to the page holding the object: as a string (parsed in the page), as a
+//! transferred buffer (decoded and parsed in the page) or as an object (parsed in the worker,
+//! cloned). Small messages take the same time all three ways (about 60 µs, the hop itself);
+//! 200 history entries take 0.31 / 0.32 / 0.77 ms; a 70 KB chapter 0.15 / 0.13 / 0.13 ms,
+//! where the buffer's gain of 20 µs comes with 13 µs more decoding on the page's thread.
 
 pub mod bench;
 pub mod decoder;

@@ -8,7 +8,14 @@
 // Both directions are timed for four messages: a `saved` event, a keystroke's request, a
 // response of 200 history entries and a response with a 70 KB chapter. Each conversion runs
 // in a loop of at least `?ms=` milliseconds (default 40), `?rounds=` times (default 7),
-// text and value taking turns; the median round is reported. Numbers, never asserts.
+// text and value taking turns; the median round is reported.
+//
+// Then the crossing from the worker to the page, for the same four messages: a worker
+// (`crossing-worker.js`) holds each one's JSON text as UTF-8 bytes, as the core's answer sits
+// in wasm memory, and sends it as a string (parsed in the page), as a transferred buffer
+// (decoded and parsed in the page) or as an object (parsed in the worker, cloned): the time
+// from the page's request to the message as an object in the page, one at a time, and the
+// part of it the page's thread spends decoding. Numbers, never asserts.
 import init, { MessageBench } from '../pkg/draftsmith.js';
 
 const params = new URLSearchParams(location.search);
@@ -91,6 +98,59 @@ function measure(message) {
   return { bytes: new TextEncoder().encode(text).length, same, sink, inTextUs: us('inText'), inValueUs: us('inValue'), outTextUs: us('outText'), outValueUs: us('outValue') };
 }
 
+// The forms a message can cross from the worker to the page in, each with what the page does
+// to have it as an object.
+const decoder = new TextDecoder();
+const FORMS = {
+  text: (data) => JSON.parse(data),
+  bytes: (data) => JSON.parse(decoder.decode(new Uint8Array(data))),
+  value: (data) => data,
+};
+
+// Per form, the µs from asking the worker for message `index` to holding it as an object in
+// the page (one message at a time, for at least `MS` ms a round, `ROUNDS` rounds with the
+// forms taking turns; the median round), and the µs of that the page spent decoding.
+async function crossing(worker, index, expected) {
+  const trip = (form) => new Promise((resolve) => {
+    worker.onmessage = ({ data }) => {
+      const t = performance.now();
+      const message = FORMS[form](data);
+      resolve({ message, decodeMs: performance.now() - t });
+    };
+    worker.postMessage({ message: index, form });
+  });
+  const round = async (form) => {
+    let n = 0;
+    let decodeMs = 0;
+    const start = performance.now();
+    let now = start;
+    while (now - start < MS) {
+      const r = await trip(form);
+      decodeMs += r.decodeMs;
+      n += 1;
+      now = performance.now();
+    }
+    return { us: ((now - start) * 1000) / n, decodeUs: (decodeMs * 1000) / n };
+  };
+  const same = {};
+  for (const form of Object.keys(FORMS)) {
+    same[form] = JSON.stringify((await trip(form)).message) === expected;
+    await round(form); // warm-up
+  }
+  const times = Object.fromEntries(Object.keys(FORMS).map((k) => [k, { us: [], decodeUs: [] }]));
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = Object.keys(FORMS);
+    for (let i = 0; i < r % order.length; i++) order.push(order.shift());
+    for (const form of order) {
+      const t = await round(form);
+      times[form].us.push(t.us);
+      times[form].decodeUs.push(t.decodeUs);
+    }
+  }
+  const us = (values) => +median(values).toFixed(median(values) < 100 ? 1 : 0);
+  return Object.fromEntries(Object.entries(times).map(([form, t]) => [form, { same: same[form], us: us(t.us), decodeUs: us(t.decodeUs) }]));
+}
+
 async function main() {
   await init();
   const report = { isolated: self.crossOriginIsolated === true, messages: {} };
@@ -99,6 +159,17 @@ async function main() {
     if (!sink) throw new Error(`${name}: nothing decoded`);
     report.messages[name] = r;
   }
+  const worker = new Worker(new URL('./crossing-worker.js', import.meta.url));
+  const texts = Object.values(MESSAGES).map((m) => JSON.stringify(m));
+  await new Promise((resolve) => {
+    worker.onmessage = resolve;
+    worker.postMessage({ hold: texts });
+  });
+  const names = Object.keys(MESSAGES);
+  for (let i = 0; i < names.length; i++) {
+    report.messages[names[i]].crossing = await crossing(worker, i, texts[i]);
+  }
+  worker.terminate();
   out.textContent = JSON.stringify(report, null, 2);
   window.benchResult = report;
 }

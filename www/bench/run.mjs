@@ -94,6 +94,12 @@ try {
       for (const [what, m] of Object.entries(r.messages)) {
         console.log(`messages:   ${what} (${m.bytes} B): in ${m.inTextUs} / ${m.inValueUs} µs, out ${m.outTextUs} / ${m.outValueUs} µs${m.same ? '' : ' (ENCODINGS DIFFER)'}`);
       }
+      console.log('messages: the same messages from a worker to the page, µs from asking to holding the object (of which the page decoding), as a string / a transferred UTF-8 buffer / an object:');
+      for (const [what, m] of Object.entries(r.messages)) {
+        const c = m.crossing;
+        const differ = Object.entries(c).filter(([, f]) => !f.same).map(([form]) => form);
+        console.log(`messages:   ${what}: ${c.text.us} (${c.text.decodeUs}) / ${c.bytes.us} (${c.bytes.decodeUs}) / ${c.value.us} (${c.value.decodeUs}) µs${differ.length ? ` (${differ.join(', ')} DIFFER)` : ''}`);
+      }
     }
     if (name === 'local-model') {
       const r = await run('local-model');
