@@ -1,0 +1,153 @@
+// The worker's event queue (worker.js), on a fake core and node's fake timers: the events a
+// request emits reach the page in the same message as its answer; a request that takes longer
+// lets them go after a frame (16 ms); an event outside any request goes at the end of the task;
+// progress goes at once. worker.js runs as it is, from a copy beside a fake wasm glue.
+import { test, before, after, mock } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, copyFileSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// The glue's surface the worker uses; the core's answers and events come from `fakeCore`.
+const FAKE_GLUE = `
+export default async function init() {}
+export class WorkerCore {
+  static version() { return '0.0.0-test'; }
+  static async open(emit) { globalThis.fakeCore.emit = emit; return new WorkerCore(); }
+  handle_for(_client, text) { return globalThis.fakeCore.handle(JSON.parse(text)); }
+  handle(text) { return globalThis.fakeCore.handle(JSON.parse(text)); }
+  client_count() { return 0; }
+}
+`;
+
+const PROJECT = 'p1';
+const posted = [];
+const listeners = new Map();
+let dir;
+const fakeCore = {
+  emit: null,
+  handle: async () => {
+    throw new Error('no handler set');
+  },
+};
+
+// The response text the core writes for request `id`.
+const response = (id, result) => JSON.stringify({ kind: 'response', id, ok: true, result });
+// An event of this page's project, as the core emits it (JSON text).
+const emit = (type, data = {}) => fakeCore.emit(JSON.stringify({ kind: 'event', type, project: PROJECT, data }));
+// A message from the page.
+const send = (message) => listeners.get('message')({ data: message });
+// Let the worker's promises run (setImmediate is not faked).
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+// What the page got: each message as its list of parts (a batch's messages, or the one).
+const messages = () =>
+  posted.splice(0).map((m) => (m && m.kind === 'batch' ? m.messages : [m]).map((part) => (typeof part === 'string' ? JSON.parse(part) : part)));
+const kinds = (parts) => parts.map((p) => (p.kind === 'event' ? p.type : `response ${p.id}`));
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'draftsmith-worker-'));
+  const pkg = fileURLToPath(new URL('..', import.meta.url));
+  for (const file of ['worker.js', 'local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
+  mkdirSync(join(dir, 'pkg'));
+  writeFileSync(join(dir, 'pkg', 'draftsmith.js'), FAKE_GLUE);
+  globalThis.fakeCore = fakeCore;
+  // A dedicated worker's globals, in one tab (no BroadcastChannel: no other tab to tell).
+  globalThis.self = globalThis;
+  globalThis.location = { href: 'http://localhost/worker.js?db=worker-events' };
+  globalThis.postMessage = (message) => posted.push(message);
+  globalThis.addEventListener = (type, listener) => listeners.set(type, listener);
+  globalThis.fetch = async () => new Response('');
+  globalThis.BroadcastChannel = undefined;
+  mock.timers.enable({ apis: ['setTimeout'] });
+  await import(pathToFileURL(join(dir, 'worker.js')).href);
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['ready']]);
+  // The page shows PROJECT (the worker follows it from the answer to open_project).
+  fakeCore.handle = async (request) => response(request.id, { id: PROJECT });
+  send({ id: 1, type: 'open_project', params: { id: PROJECT } });
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['response 1']]);
+});
+
+after(() => {
+  mock.timers.reset();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a keystroke's events go in one message with its answer", async () => {
+  fakeCore.handle = async (request) => {
+    emit('edit', { version: 2 });
+    emit('history_changed');
+    emit('saved', { changed: true });
+    return response(request.id, { version: 2 });
+  };
+  send({ id: 2, type: 'apply_user_change', params: {} });
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['edit', 'history_changed', 'saved', 'response 2']]);
+  // No timer was left to send anything more.
+  mock.timers.tick(100);
+  await settle();
+  assert.deepEqual(messages(), []);
+});
+
+test('the events of a request that takes longer go after a frame, its answer later', async () => {
+  let finish;
+  fakeCore.handle = (request) => {
+    emit('run_started');
+    return new Promise((resolve) => {
+      finish = () => resolve(response(request.id, { done: true }));
+    });
+  };
+  send({ id: 3, type: 'run_agent', params: {} });
+  await settle();
+  mock.timers.tick(15);
+  await settle();
+  assert.deepEqual(messages(), [], 'held for up to a frame');
+  mock.timers.tick(1);
+  assert.deepEqual(messages().map(kinds), [['run_started']]);
+  emit('text_delta');
+  finish();
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['text_delta', 'response 3']]);
+});
+
+test('an event outside any request goes at the end of the task', async () => {
+  emit('memory_changed');
+  emit('saved', { changed: false });
+  assert.deepEqual(messages(), [], 'not at once');
+  mock.timers.tick(0);
+  assert.deepEqual(messages().map(kinds), [['memory_changed', 'saved']]);
+});
+
+test('progress goes at once, with the events before it', async () => {
+  let finish;
+  fakeCore.handle = (request) => {
+    emit('analysis_started');
+    emit('progress', { task: 'run_analysis', done: 1, total: 4 });
+    return new Promise((resolve) => {
+      finish = () => resolve(response(request.id, {}));
+    });
+  };
+  send({ id: 4, type: 'call_tool', params: {} });
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['analysis_started', 'progress']]);
+  finish();
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['response 4']]);
+});
+
+test("another project's events do not reach the page", async () => {
+  fakeCore.handle = async (request) => {
+    fakeCore.emit(JSON.stringify({ kind: 'event', type: 'saved', project: 'other', data: {} }));
+    emit('saved');
+    return response(request.id, {});
+  };
+  send({ id: 5, type: 'save_now', params: {} });
+  await settle();
+  const got = messages();
+  assert.deepEqual(got.map(kinds), [['saved', 'response 5']]);
+  assert.equal(got[0][0].project, PROJECT);
+});
