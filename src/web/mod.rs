@@ -31,8 +31,10 @@
 //! wasm memory) to the page holding the object: as a string (parsed in the page), as a
 //! transferred buffer (decoded and parsed in the page) or as an object (parsed in the worker,
 //! cloned). Small messages take the same time all three ways (about 60 µs, the hop itself);
-//! 200 history entries take 0.31 / 0.32 / 0.77 ms; a 70 KB chapter 0.15 / 0.13 / 0.13 ms,
-//! where the buffer's gain of 20 µs comes with 13 µs more decoding on the page's thread.
+//! 200 history entries take 0.31–0.33 / 0.32–0.33 / 0.77–0.86 ms; a 70 KB chapter
+//! 0.15–0.16 / 0.13–0.14 / 0.13–0.15 ms. Only an answer that is mostly one long string
+//! arrives sooner another way, by 10–25 µs once per chapter opened, so every answer keeps
+//! the one way.
 
 pub mod bench;
 pub mod decoder;
