@@ -102,7 +102,9 @@ test('a panic in the core becomes an error event and the worker recovers', async
   assert.match(result.panics[0], /deliberate test panic/);
   assert.equal(result.ready.instance, 2);
   assert.equal(result.hello.name, 'draftsmith');
-  assert.match(await page.getByTestId('status').textContent(), /core ready/);
+  // The page reopens its project on the new core (its progress shows in the status bar), then
+  // says the core is ready again.
+  await page.waitForFunction(() => /core ready/.test(document.querySelector('[data-testid="status"]').textContent), null, { timeout: 30_000 });
 });
 
 test('requests time out and close() rejects what is pending', async () => {

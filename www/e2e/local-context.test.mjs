@@ -14,7 +14,9 @@ const MODEL_FILE = new URL(`..${MODEL_PATH}`, import.meta.url);
 // Small enough that a few chapter reads fill it, large enough for the system prompt, one
 // read and the answer's reserve.
 const CONTEXT_SIZE = 1280;
-const MAX_TOKENS = 48;
+// Room for a call that names the chapter by the id a read gave (a UUID, about 30 tokens, new
+// in every run) and its lines.
+const MAX_TOKENS = 64;
 
 // The long chapter: one long paragraph (what every read gives, whichever lines the model
 // asks for), then a short closing line where the cursor is, so the editor context shows that
