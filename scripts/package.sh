@@ -9,13 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkg=packages/draftsmith
-for f in draftsmith.js draftsmith.d.ts draftsmith_bg.wasm draftsmith_bg.wasm.d.ts; do
+for f in draftsmith.js draftsmith.d.ts draftsmith_bg.wasm draftsmith_bg.wasm.d.ts draftsmith_reader.js draftsmith_reader_bg.wasm; do
   [ -f "www/pkg/$f" ] || { echo "package: www/pkg/$f is missing: run scripts/build-wasm.sh release (or make wasm) first" >&2; exit 1; }
 done
 rm -rf "$pkg/pkg"
 mkdir -p "$pkg/pkg"
 cp www/pkg/draftsmith.js www/pkg/draftsmith.d.ts www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.wasm.d.ts \
-  "$pkg/pkg/"
+  www/pkg/draftsmith_reader.js www/pkg/draftsmith_reader_bg.wasm "$pkg/pkg/"
 wllama=www/node_modules/@wllama/wllama
 for f in esm/index.js esm/wasm/wllama.wasm LICENCE; do
   [ -f "$wllama/$f" ] || { echo "package: $wllama/$f is missing: run scripts/setup.sh demo (npm ci in www/) first" >&2; exit 1; }

@@ -3,7 +3,7 @@
 //! navigation, script and boilerplate text out.
 #![cfg(not(target_arch = "wasm32"))]
 
-use draftsmith::research::html::extract;
+use draftsmith_reader::extract;
 
 fn page(name: &str) -> String {
     let path = format!("{}/tests/data/html/{name}.html", env!("CARGO_MANIFEST_DIR"));

@@ -9,10 +9,12 @@
 use std::rc::Rc;
 
 use draftsmith::core::Env;
+use draftsmith::research::html::{ExtractError, Extracted, PageReader};
 use draftsmith::web::fetch::{FetchTransport, JsSleeper};
 use draftsmith::web::idb::IdbStore;
 use draftsmith::web::{JsClock, JsIds};
 use draftsmith::{Core, IdSource, RecordingSink};
+use futures_util::future::LocalBoxFuture;
 use serde_json::{json, Value};
 use wasm_bindgen_test::*;
 
@@ -20,6 +22,19 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 mod web_common;
 use web_common::MOCK;
+
+/// Pages read in this worker (the worker of the page loads the reader's own module, which
+/// the end-to-end tests prove).
+struct InProcess;
+
+impl PageReader for InProcess {
+    fn read(
+        &self,
+        html: String,
+    ) -> LocalBoxFuture<'static, Result<Result<Extracted, ExtractError>, String>> {
+        Box::pin(std::future::ready(Ok(draftsmith_reader::extract(&html))))
+    }
+}
 
 struct Worker {
     core: Core,
@@ -38,7 +53,8 @@ impl Worker {
             store,
         })
         .with_llm(Rc::new(FetchTransport), Rc::new(JsSleeper))
-        .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local));
+        .with_spawner(Rc::new(wasm_bindgen_futures::spawn_local))
+        .with_reader(Rc::new(InProcess));
         Self { core, events }
     }
 

@@ -24,13 +24,14 @@
 // Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
 // when another tab saved it (the behaviour before wave 2).
 
-import { LocalModel } from './local-model.js';
-import { McpClients } from './mcp-client.js';
-
 // Both resolved relative to this module (not to the page), in a form bundlers follow: Vite
 // copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
 const WASM_URL = new URL('./pkg/draftsmith_bg.wasm', import.meta.url).href;
+// The page reader's own module (Readability on html5ever), loaded when research first reads
+// a page: every start of the worker is spared its download and compilation.
+const READER_GLUE_URL = new URL('./pkg/draftsmith_reader.js', import.meta.url).href;
+const READER_WASM_URL = new URL('./pkg/draftsmith_reader_bg.wasm', import.meta.url).href;
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
@@ -47,10 +48,41 @@ const LOCAL_EVENTS = new Set(['ready', 'fatal']);
 // The in-browser model (the `local` provider): one per worker, kept across core restarts so a
 // loaded model stays loaded. wllama itself is imported on the first load. It and its own
 // workers end with this worker when the tab closes.
-const localModel = new LocalModel();
+let localModel = null;
 // The MCP tool servers of the settings' `mcpServers` (the core connects and calls them): one
 // set per worker, kept across core restarts. The MCP SDK is imported on the first connection.
-const mcpClients = new McpClients();
+let mcpClients = null;
+
+// Both are imported with the glue, while the wasm downloads (as static imports they would
+// hold back this module, and so the wasm's download, until they had loaded).
+async function loadBridges() {
+  if (localModel !== null) return;
+  const [{ LocalModel }, { McpClients }] = await Promise.all([import('./local-model.js'), import('./mcp-client.js')]);
+  localModel ??= new LocalModel();
+  mcpClients ??= new McpClients();
+}
+
+// Reads research pages for the core: the reader's module is imported the first time, and
+// again (a fresh instance) after it failed, which may have left its instance unusable.
+let readerLoads = 0;
+const pageReader = {
+  module: null,
+  read(html) {
+    if (this.module === null) {
+      readerLoads += 1;
+      const url = readerLoads === 1 ? READER_GLUE_URL : `${READER_GLUE_URL}?instance=${readerLoads}`;
+      this.module = import(/* @vite-ignore */ url).then(async (reader) => {
+        await reader.default({ module_or_path: READER_WASM_URL });
+        return reader;
+      });
+    }
+    const module = this.module;
+    return module.then((reader) => reader.readPage(html)).catch((err) => {
+      if (this.module === module) this.module = null;
+      throw err;
+    });
+  },
+};
 
 let core = null;
 let generation = 0;
@@ -266,10 +298,10 @@ async function boot() {
     // The wasm downloads while the glue is imported.
     const wasm = fetch(WASM_URL);
     wasm.catch(() => {}); // reported by the glue's init, which awaits it
-    const glue = await import(/* @vite-ignore */ url);
+    const [glue] = await Promise.all([import(/* @vite-ignore */ url), loadBridges()]);
     await glue.default({ module_or_path: wasm });
     mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
-    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients);
+    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients, pageReader);
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);
@@ -406,7 +438,7 @@ async function serve(message) {
     // in-browser model (the one the core runs in the writing tab).
     await ready;
     const clients = role === 'writer' && core !== null ? core.client_count() : 0;
-    post({ kind: 'response', id, ok: true, result: { role, clients, localModel: localModel.status() } });
+    post({ kind: 'response', id, ok: true, result: { role, clients, localModel: localModel === null ? null : localModel.status() } });
     return;
   }
   if (role === 'follower') {

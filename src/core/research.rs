@@ -18,6 +18,8 @@
 //! The notes of a project are loaded from the store once (`meta` records `research:…`) and
 //! kept in memory (the core's `ResearchState` part).
 
+use std::rc::Rc;
+
 use futures_util::future::{select, Either};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -138,6 +140,13 @@ fn read_text(note: &ResearchNote, updated: bool, cut: bool) -> String {
 }
 
 impl Core {
+    /// The same core, reading research pages with `reader` (the worker's reader module;
+    /// natively the core reads them in process without one).
+    pub fn with_reader(self, reader: Rc<dyn html::PageReader>) -> Self {
+        self.research.set_reader(reader);
+        self
+    }
+
     /// The research notes of `project`, loaded once.
     pub(super) async fn ensure_research(&self, project: &str) -> Result<(), Error> {
         if self.research.loaded(project) {
@@ -346,7 +355,19 @@ impl Core {
                 description: None,
             }
         } else {
-            html::extract(&text).map_err(|e| {
+            let reader = self.research.reader().ok_or_else(|| {
+                StepError::Failed(ToolError::new(
+                    "unavailable",
+                    "this core has no page reader, so it cannot read web pages",
+                ))
+            })?;
+            let read = reader.read(text).await.map_err(|e| {
+                StepError::Failed(ToolError::new(
+                    "unavailable",
+                    format!("the page reader could not run: {e}"),
+                ))
+            })?;
+            read.map_err(|e| {
                 StepError::Failed(ToolError::new(
                     e.code(),
                     format!("{}: {e}. Try another page.", checked.url),

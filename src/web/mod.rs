@@ -42,6 +42,7 @@ pub mod fetch;
 pub mod idb;
 pub mod local;
 pub mod mcp;
+pub mod reader;
 pub mod socket;
 
 use std::cell::RefCell;
@@ -144,12 +145,14 @@ impl WorkerCore {
     /// `local_model`, the worker's wllama bridge (`local-model.js`), runs the `local`
     /// provider's models; without it that provider is unavailable. `mcp`, the worker's MCP
     /// clients (`mcp-client.js`), reaches the settings' MCP servers; without it their tools
-    /// are unavailable.
+    /// are unavailable. `reader`, the worker's page reader (which loads the reader's wasm
+    /// module when first used), reads research pages; without it `research_url` cannot.
     pub async fn open(
         emit: Function,
         database: Option<String>,
         local_model: Option<local::LocalModelBridge>,
         mcp: Option<mcp::McpBridge>,
+        reader: Option<reader::PageReaderBridge>,
     ) -> Result<WorkerCore, JsValue> {
         EMIT.with(|slot| *slot.borrow_mut() = Some(emit));
         install_panic_hook();
@@ -178,6 +181,10 @@ impl WorkerCore {
         };
         let core = match mcp {
             Some(bridge) => core.with_mcp(Rc::new(mcp::JsMcp::new(bridge))),
+            None => core,
+        };
+        let core = match reader {
+            Some(bridge) => core.with_reader(Rc::new(reader::JsPageReader::new(bridge))),
             None => core,
         };
         Ok(WorkerCore {

@@ -1,21 +1,51 @@
-//! Research: each project's research notes (loaded once from the store), and how many pages
-//! each run going on has read.
+//! Research: each project's research notes (loaded once from the store), how many pages
+//! each run going on has read, and the reader of pages.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
+use crate::research::html::PageReader;
 use crate::research::{Research, ResearchNote};
 
-/// Owns the research notes of the projects read so far and the per-run page counts.
-#[derive(Default)]
+/// Owns the research notes of the projects read so far, the per-run page counts and the
+/// page reader.
 pub(in crate::core) struct ResearchState {
     /// Each project's research notes.
     notes: RefCell<BTreeMap<String, Research>>,
     /// `research_url` calls made so far by each run going on.
     runs: RefCell<BTreeMap<String, usize>>,
+    /// Reads a fetched page (`None`: this core reads no pages).
+    reader: RefCell<Option<Rc<dyn PageReader>>>,
+}
+
+impl Default for ResearchState {
+    /// No notes; natively, pages read in this process (the worker gives its own reader).
+    fn default() -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        let reader: Option<Rc<dyn PageReader>> =
+            Some(Rc::new(crate::research::html::InProcessReader));
+        #[cfg(target_arch = "wasm32")]
+        let reader = None;
+        Self {
+            notes: RefCell::default(),
+            runs: RefCell::default(),
+            reader: RefCell::new(reader),
+        }
+    }
 }
 
 impl ResearchState {
+    /// Read pages with `reader`.
+    pub(in crate::core) fn set_reader(&self, reader: Rc<dyn PageReader>) {
+        *self.reader.borrow_mut() = Some(reader);
+    }
+
+    /// The page reader, if this core has one.
+    pub(in crate::core) fn reader(&self) -> Option<Rc<dyn PageReader>> {
+        self.reader.borrow().clone()
+    }
+
     /// Whether the notes of `project` were loaded.
     pub(in crate::core) fn loaded(&self, project: &str) -> bool {
         self.notes.borrow().contains_key(project)
