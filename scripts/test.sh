@@ -96,6 +96,7 @@ count_cargo browser "$logs/browser.log"
 [ "${passed[browser]}" -gt 0 ] || fail "browser tests (none ran)"
 
 step "build wasm for the page" scripts/build-wasm.sh release
+step "the core's wasm within its size budget" scripts/size.sh --budget
 step "bundle the page (esbuild)" scripts/build-page.sh
 step "type-check the JS client's declarations (tsc --noEmit)" www/node_modules/.bin/tsc -p www/types-check/tsconfig.json
 step "package (npm pack into packages/)" scripts/package.sh

@@ -22,6 +22,9 @@ const SHELL = [
   './mcp/sdk.js',
   './pkg/draftsmith.js',
   './pkg/draftsmith_bg.wasm',
+  // Loaded by the worker only when research first reads a page, kept for offline use.
+  './pkg/draftsmith_reader.js',
+  './pkg/draftsmith_reader_bg.wasm',
 ];
 
 self.addEventListener('install', (event) => {
@@ -51,9 +54,10 @@ self.addEventListener('fetch', (event) => {
         if (response.ok) cache.put(request, response.clone()).catch(() => {});
         return response;
       } catch (err) {
-        // The worker's `?db=` and the glue's `?instance=` (a fresh core after a panic) name
-        // the same file.
-        const cached = await cache.match(request, { ignoreSearch: url.pathname.endsWith('worker.js') || url.pathname.endsWith('/pkg/draftsmith.js') });
+        // The worker's `?db=` and the glues' `?instance=` (a fresh core after a panic, a
+        // fresh page reader after it failed) name the same file.
+        const ignoreSearch = ['worker.js', '/pkg/draftsmith.js', '/pkg/draftsmith_reader.js'].some((end) => url.pathname.endsWith(end));
+        const cached = await cache.match(request, { ignoreSearch });
         if (cached) return isolated(cached);
         throw err;
       }

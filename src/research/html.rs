@@ -100,8 +100,6 @@ fn declared_label(text: &[u8]) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// [`super::decode_bytes`] with the native decoder.
     #[cfg(not(target_arch = "wasm32"))]
     fn decode_bytes(bytes: &[u8], content_type: Option<&str>) -> String {

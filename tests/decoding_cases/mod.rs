@@ -4,7 +4,8 @@
 //! [`decode_bytes`] with the page's `Content-Type`, then [`extract`].
 
 use draftsmith::env::TextDecoding;
-use draftsmith::research::html::{decode_bytes, extract};
+use draftsmith::research::html::decode_bytes;
+use draftsmith_reader::extract;
 
 /// A Japanese page in Shift_JIS that says so in its `<meta>` only.
 const SHIFT_JIS_PAGE: &[u8] = include_bytes!("../data/encodings/lighthouse-shift_jis.html");
