@@ -35,6 +35,8 @@ const SHIPPED = [
   'pkg/draftsmith.d.ts',
   'pkg/draftsmith_bg.wasm',
   'pkg/draftsmith_bg.wasm.d.ts',
+  'pkg/draftsmith_reader.js',
+  'pkg/draftsmith_reader_bg.wasm',
 ].sort();
 
 test('npm pack --dry-run lists exactly the files meant to ship', () => {
@@ -74,7 +76,7 @@ test('wllama ships beside the worker, where the in-browser model imports it, wit
   const bridge = readFileSync(`${PACKAGE}local-model.js`, 'utf8');
   assert.ok(bridge.includes("new URL('./wllama/index.js', import.meta.url)"));
   assert.ok(bridge.includes("new URL('./wllama/wllama.wasm', import.meta.url)"));
-  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("from './local-model.js'"));
+  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("import('./local-model.js')"));
 });
 
 test('the MCP SDK client ships beside the worker as one browser module, with its licence', async () => {
@@ -91,5 +93,20 @@ test('the MCP SDK client ships beside the worker as one browser module, with its
   assert.ok(readFileSync(`${PACKAGE}mcp/LICENSE`).equals(readFileSync(sdkLicense)), 'mcp/LICENSE is the SDK licence');
   const bridge = readFileSync(`${PACKAGE}mcp-client.js`, 'utf8');
   assert.ok(bridge.includes("new URL('./mcp/sdk.js', import.meta.url)"));
-  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("from './mcp-client.js'"));
+  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("import('./mcp-client.js')"));
+});
+
+test('the page reader ships beside the core as a module of its own, and reads a page', async () => {
+  const reader = await import(`${PACKAGE}pkg/draftsmith_reader.js`);
+  reader.initSync({ module: readFileSync(`${PACKAGE}pkg/draftsmith_reader_bg.wasm`) });
+  const page = '<html><head><title>A longer page about the keeper and the lamp | Keepers</title></head><body><nav><p>Home, About, Contact</p></nav>'
+    + '<article><p>The keeper trimmed the wick at dusk, and the lens turned all night, sending its beam, '
+    + 'white and steady, over the rocks.</p></article></body></html>';
+  const read = JSON.parse(reader.readPage(page));
+  assert.equal(read.Ok.title, 'A longer page about the keeper and the lamp');
+  assert.match(read.Ok.text, /^The keeper trimmed the wick at dusk/);
+  assert.deepEqual(JSON.parse(reader.readPage('<div>'.repeat(300))), { Err: { TooDeep: 300 } });
+  const worker = readFileSync(`${PACKAGE}worker.js`, 'utf8');
+  assert.ok(worker.includes("new URL('./pkg/draftsmith_reader.js', import.meta.url)"));
+  assert.ok(worker.includes("new URL('./pkg/draftsmith_reader_bg.wasm', import.meta.url)"));
 });
