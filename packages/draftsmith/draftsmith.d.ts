@@ -374,9 +374,9 @@ export declare class Draftsmith {
    * writer serves (a closed tab's client is dropped); `localModel`: this worker's in-browser
    * model (the `local` provider): whether it runs multi-threaded (the page must be
    * cross-origin isolated), with how many threads, and which model is loaded (in the writing
-   * tab, which runs the agents); null when the worker could not load its modules.
+   * tab, which runs the agents).
    */
-  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; localModel: LocalModelStatus | null }>;
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; localModel: LocalModelStatus }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

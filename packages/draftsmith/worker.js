@@ -437,8 +437,12 @@ async function serve(message) {
     // This worker, not the core: whether it writes, for how many other tabs, and its
     // in-browser model (the one the core runs in the writing tab).
     await ready;
+    if (localModel === null) {
+      post(errorResponse(id, 'internal', `the draftsmith worker did not load: ${bootError}`));
+      return;
+    }
     const clients = role === 'writer' && core !== null ? core.client_count() : 0;
-    post({ kind: 'response', id, ok: true, result: { role, clients, localModel: localModel === null ? null : localModel.status() } });
+    post({ kind: 'response', id, ok: true, result: { role, clients, localModel: localModel.status() } });
     return;
   }
   if (role === 'follower') {
