@@ -36,7 +36,9 @@ function research(page, urls) {
 }
 
 test('the reader module loads on the first page read, and again after it failed to load', async () => {
-  const page = await env.newPage();
+  // Without the demo's service worker, which caches the reader for offline use (its own
+  // fetches are not the worker's), and would answer the worker's from that cache.
+  const page = await env.newPage({ serviceWorkers: 'block' });
   const fetched = [];
   let refuse = true;
   // Requests of the page's worker pass through its context's routes.
