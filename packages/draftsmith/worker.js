@@ -290,8 +290,41 @@ function recoverFromPanic(message) {
   ready = boot();
 }
 
+// IndexedDB opens the database's files while the wasm downloads and compiles: a connection
+// made at once and held until the core has opened its own, which then finds them open. It
+// gives way at once to an upgrade of the database (the core's, or another tab's), and a
+// database that does not exist yet is not created here: the core creates it with its tables.
+// Returns the function that closes it.
+function openDatabaseEarly() {
+  if (typeof indexedDB === 'undefined') return () => {};
+  let db = null;
+  let closed = false;
+  let request;
+  try {
+    request = indexedDB.open(DATABASE);
+  } catch {
+    return () => {};
+  }
+  request.onupgradeneeded = () => request.transaction.abort();
+  request.onsuccess = () => {
+    db = request.result;
+    db.onversionchange = () => close();
+    if (closed) close();
+  };
+  // The aborted creation of a database that did not exist, or storage unavailable: the core
+  // opens it and says what failed.
+  request.onerror = (event) => event.preventDefault();
+  function close() {
+    closed = true;
+    if (db !== null) db.close();
+    db = null;
+  }
+  return close;
+}
+
 async function boot() {
   generation += 1;
+  const closeEarly = openDatabaseEarly();
   try {
     // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
@@ -302,6 +335,7 @@ async function boot() {
     await glue.default({ module_or_path: wasm });
     mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients, pageReader);
+    closeEarly();
     bootError = null;
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);
@@ -310,6 +344,7 @@ async function boot() {
     }
     if (generation > 1) postEvent('core_restarted', ready);
   } catch (err) {
+    closeEarly();
     bootError = String((err && err.message) || err);
     postEvent('fatal', { message: `could not load the draftsmith core: ${bootError}` });
   }

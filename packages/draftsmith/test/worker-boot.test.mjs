@@ -1,0 +1,128 @@
+// The worker's start (worker.js) opens its IndexedDB database while the wasm downloads and
+// compiles: the connection is asked for before the core's wasm is ready, closed once the core
+// has its own, never creates a database that does not exist yet, and gives way at once to an
+// upgrade. worker.js runs as it is, from a copy beside a fake wasm glue whose start waits for
+// the test, on a fake `indexedDB`; a panic of the fake core makes the worker start again.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, copyFileSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// The glue: its start waits for `compiled`, and it logs when the core opens.
+const FAKE_GLUE = `
+export default async function init() {
+  globalThis.log.push('compile');
+  await globalThis.compiled.promise;
+  globalThis.log.push('compiled');
+}
+export class WorkerCore {
+  static version() { return '0.0.0-test'; }
+  static async open(emit, database) {
+    globalThis.log.push('core opens ' + database);
+    globalThis.emitEvent = emit;
+    return new WorkerCore();
+  }
+  handle_for() { return Promise.resolve('{}'); }
+  handle() { return Promise.resolve('{}'); }
+  client_count() { return 0; }
+}
+`;
+
+const log = [];
+const requests = [];
+const posted = [];
+let dir;
+
+// A gate the fake glue's start waits at.
+function gate() {
+  let open;
+  const promise = new Promise((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+// A fake connection, logging when it closes.
+function connection(name) {
+  return {
+    onversionchange: null,
+    close() {
+      log.push(`close ${name}`);
+    },
+  };
+}
+
+const waitFor = async (what) => {
+  const since = Date.now();
+  while (!what() && Date.now() - since < 30_000) await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(what(), 'waited too long');
+};
+const readies = () => posted.filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
+
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('the database opens while the wasm compiles, without creating it, and gives way to the core', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'draftsmith-boot-'));
+  const pkg = fileURLToPath(new URL('..', import.meta.url));
+  for (const file of ['worker.js', 'local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
+  mkdirSync(join(dir, 'pkg'));
+  writeFileSync(join(dir, 'pkg', 'draftsmith.js'), FAKE_GLUE);
+  globalThis.log = log;
+  globalThis.compiled = gate();
+  globalThis.self = globalThis;
+  globalThis.location = { href: 'http://localhost/worker.js?db=boot-test' };
+  globalThis.postMessage = (message) => posted.push(message);
+  globalThis.addEventListener = () => {};
+  globalThis.fetch = async () => new Response('');
+  globalThis.BroadcastChannel = undefined;
+  globalThis.indexedDB = {
+    open(name, version) {
+      log.push(`open ${name}${version === undefined ? '' : ` v${version}`}`);
+      const request = { onupgradeneeded: null, onsuccess: null, onerror: null, transaction: null, result: null };
+      requests.push(request);
+      return request;
+    },
+  };
+
+  // First start: the database does not exist yet.
+  await import(pathToFileURL(join(dir, 'worker.js')).href);
+  await waitFor(() => log.includes('compile'));
+  assert.deepEqual(log, ['open boot-test', 'compile'], 'asked for before the wasm is compiled, at its current version');
+  const [first] = requests;
+  first.transaction = { abort: () => log.push('abort creation') };
+  first.onupgradeneeded();
+  let prevented = false;
+  first.onerror({ preventDefault: () => (prevented = true) });
+  assert.ok(prevented);
+  globalThis.compiled.open();
+  await waitFor(() => readies() === 1);
+  assert.deepEqual(log, ['open boot-test', 'compile', 'abort creation', 'compiled', 'core opens boot-test']);
+
+  // A panic starts the core again: the database exists now, and is held until the core opened.
+  log.length = 0;
+  globalThis.compiled = gate();
+  globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
+  await waitFor(() => log.includes('compile'));
+  const second = requests[1];
+  second.result = connection('early');
+  second.onsuccess();
+  assert.deepEqual(log, ['open boot-test', 'compile']);
+  globalThis.compiled.open();
+  await waitFor(() => readies() === 2);
+  assert.deepEqual(log, ['open boot-test', 'compile', 'compiled', 'core opens boot-test', 'close early']);
+
+  // Another start: an upgrade asked for meanwhile (another tab's) closes it at once.
+  log.length = 0;
+  globalThis.compiled = gate();
+  globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
+  await waitFor(() => log.includes('compile'));
+  const third = requests[2];
+  third.result = connection('early again');
+  third.onsuccess();
+  third.result.onversionchange();
+  assert.deepEqual(log, ['open boot-test', 'compile', 'close early again']);
+  globalThis.compiled.open();
+  await waitFor(() => readies() === 3);
+  // Closed once.
+  assert.deepEqual(log, ['open boot-test', 'compile', 'close early again', 'compiled', 'core opens boot-test']);
+});
