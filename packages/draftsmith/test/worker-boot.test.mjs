@@ -3,7 +3,7 @@
 // has its own, never creates a database that does not exist yet, and gives way at once to an
 // upgrade. worker.js runs as it is, from a copy beside a fake wasm glue whose start waits for
 // the test, on a fake `indexedDB`; a panic of the fake core makes the worker start again.
-import { test, after } from 'node:test';
+import { test, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, copyFileSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,7 +59,10 @@ const waitFor = async (what) => {
 };
 const readies = () => posted.filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
 
-after(() => rmSync(dir, { recursive: true, force: true }));
+after(() => {
+  mock.timers.reset();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 test('the database opens while the wasm compiles, without creating it, and gives way to the core', async () => {
   dir = mkdtempSync(join(tmpdir(), 'draftsmith-boot-'));
@@ -75,6 +78,8 @@ test('the database opens while the wasm compiles, without creating it, and gives
   globalThis.addEventListener = () => {};
   globalThis.fetch = async () => new Response('');
   globalThis.BroadcastChannel = undefined;
+  // The worker's resend interval is fake (a real one would keep node running).
+  mock.timers.enable({ apis: ['setInterval'] });
   globalThis.indexedDB = {
     open(name, version) {
       log.push(`open ${name}${version === undefined ? '' : ` v${version}`}`);
