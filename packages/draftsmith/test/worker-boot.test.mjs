@@ -57,7 +57,9 @@ const waitFor = async (what) => {
   while (!what() && Date.now() - since < 30_000) await new Promise((resolve) => setImmediate(resolve));
   assert.ok(what(), 'waited too long');
 };
-const readies = () => posted.filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
+// The `ready` events the page got (alone, or in a batch with the events before them).
+const readies = () =>
+  posted.flatMap((m) => (m && m.kind === 'batch' ? m.messages : [m])).filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
 
 after(() => {
   mock.timers.reset();
