@@ -3,12 +3,9 @@
 // has its own, never creates a database that does not exist yet, and gives way at once to an
 // upgrade. worker.js runs as it is, from a copy beside a fake wasm glue whose start waits for
 // the test, on a fake `indexedDB`; a panic of the fake core makes the worker start again.
-import { test, after, mock } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, copyFileSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startWorker } from './worker-harness.mjs';
 
 // The glue: its start waits for `compiled`, and it logs when the core opens.
 const FAKE_GLUE = `
@@ -33,7 +30,7 @@ export class WorkerCore {
 const log = [];
 const requests = [];
 const posted = [];
-let dir;
+let stop = () => {};
 
 // A gate the fake glue's start waits at.
 function gate() {
@@ -61,27 +58,19 @@ const waitFor = async (what) => {
 const readies = () =>
   posted.flatMap((m) => (m && m.kind === 'batch' ? m.messages : [m])).filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
 
-after(() => {
-  mock.timers.reset();
-  rmSync(dir, { recursive: true, force: true });
-});
+// A panic of the core makes the worker start again; resolves once the new start compiles.
+async function restart() {
+  log.length = 0;
+  globalThis.compiled = gate();
+  globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
+  await waitFor(() => log.includes('compile'));
+}
+
+after(() => stop());
 
 test('the database opens while the wasm compiles, without creating it, and gives way to the core', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'draftsmith-boot-'));
-  const pkg = fileURLToPath(new URL('..', import.meta.url));
-  for (const file of ['worker.js', 'local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
-  mkdirSync(join(dir, 'pkg'));
-  writeFileSync(join(dir, 'pkg', 'draftsmith.js'), FAKE_GLUE);
   globalThis.log = log;
   globalThis.compiled = gate();
-  globalThis.self = globalThis;
-  globalThis.location = { href: 'http://localhost/worker.js?db=boot-test' };
-  globalThis.postMessage = (message) => posted.push(message);
-  globalThis.addEventListener = () => {};
-  globalThis.fetch = async () => new Response('');
-  globalThis.BroadcastChannel = undefined;
-  // The worker's resend interval is fake (a real one would keep node running).
-  mock.timers.enable({ apis: ['setInterval'] });
   globalThis.indexedDB = {
     open(name, version) {
       log.push(`open ${name}${version === undefined ? '' : ` v${version}`}`);
@@ -92,7 +81,7 @@ test('the database opens while the wasm compiles, without creating it, and gives
   };
 
   // First start: the database does not exist yet.
-  await import(pathToFileURL(join(dir, 'worker.js')).href);
+  stop = await startWorker({ glue: FAKE_GLUE, db: 'boot-test', postMessage: (message) => posted.push(message) });
   await waitFor(() => log.includes('compile'));
   assert.deepEqual(log, ['open boot-test', 'compile'], 'asked for before the wasm is compiled, at its current version');
   const [first] = requests;
@@ -106,10 +95,7 @@ test('the database opens while the wasm compiles, without creating it, and gives
   assert.deepEqual(log, ['open boot-test', 'compile', 'abort creation', 'compiled', 'core opens boot-test']);
 
   // A panic starts the core again: the database exists now, and is held until the core opened.
-  log.length = 0;
-  globalThis.compiled = gate();
-  globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
-  await waitFor(() => log.includes('compile'));
+  await restart();
   const second = requests[1];
   second.result = connection('early');
   second.onsuccess();
@@ -119,10 +105,7 @@ test('the database opens while the wasm compiles, without creating it, and gives
   assert.deepEqual(log, ['open boot-test', 'compile', 'compiled', 'core opens boot-test', 'close early']);
 
   // Another start: an upgrade asked for meanwhile (another tab's) closes it at once.
-  log.length = 0;
-  globalThis.compiled = gate();
-  globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
-  await waitFor(() => log.includes('compile'));
+  await restart();
   const third = requests[2];
   third.result = connection('early again');
   third.onsuccess();

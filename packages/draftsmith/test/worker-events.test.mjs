@@ -4,10 +4,7 @@
 // progress goes at once. worker.js runs as it is, from a copy beside a fake wasm glue.
 import { test, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, copyFileSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startWorker } from './worker-harness.mjs';
 
 // The glue's surface the worker uses; the core's answers and events come from `fakeCore`.
 const FAKE_GLUE = `
@@ -24,7 +21,7 @@ export class WorkerCore {
 const PROJECT = 'p1';
 const posted = [];
 const listeners = new Map();
-let dir;
+let stop;
 const fakeCore = {
   emit: null,
   handle: async () => {
@@ -48,22 +45,15 @@ const messages = () =>
 const kinds = (parts) => parts.map((p) => (p.kind === 'event' ? p.type : `response ${p.id}`));
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'draftsmith-worker-'));
-  const pkg = fileURLToPath(new URL('..', import.meta.url));
-  for (const file of ['worker.js', 'local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
-  mkdirSync(join(dir, 'pkg'));
-  writeFileSync(join(dir, 'pkg', 'draftsmith.js'), FAKE_GLUE);
   globalThis.fakeCore = fakeCore;
-  // A dedicated worker's globals, in one tab (no BroadcastChannel: no other tab to tell).
-  globalThis.self = globalThis;
-  globalThis.location = { href: 'http://localhost/worker.js?db=worker-events' };
-  globalThis.postMessage = (message) => posted.push(message);
-  globalThis.addEventListener = (type, listener) => listeners.set(type, listener);
-  globalThis.fetch = async () => new Response('');
-  globalThis.BroadcastChannel = undefined;
-  // Its timers are fake, its resend interval too (which would keep node running).
-  mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
-  await import(pathToFileURL(join(dir, 'worker.js')).href);
+  // Its timeouts are fake too.
+  stop = await startWorker({
+    glue: FAKE_GLUE,
+    db: 'worker-events',
+    postMessage: (message) => posted.push(message),
+    addEventListener: (type, listener) => listeners.set(type, listener),
+    timers: ['setTimeout'],
+  });
   // The worker imports the glue from disk before it is ready.
   const since = Date.now();
   while (posted.length === 0 && Date.now() - since < 30_000) await new Promise((resolve) => setImmediate(resolve));
@@ -75,10 +65,7 @@ before(async () => {
   assert.deepEqual(messages().map(kinds), [['response 1']]);
 });
 
-after(() => {
-  mock.timers.reset();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => stop());
 
 test("a keystroke's events go in one message with its answer", async () => {
   fakeCore.handle = async (request) => {
