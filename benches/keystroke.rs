@@ -69,7 +69,10 @@ mod native {
                 .ops
                 .iter()
                 .map(|op| match op {
-                    Op::Put { value, .. } => value.to_string().len(),
+                    Op::Put { value, .. } => {
+                        let mut json = Vec::new();
+                        value.write_json(&mut json).map_or(0, |()| json.len())
+                    }
                     _ => 0,
                 })
                 .sum();

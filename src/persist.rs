@@ -74,7 +74,7 @@ use crate::memory::{Goal, Memory, MemoryNote, WatchedEntity};
 use crate::project::changeset::ChangeSet;
 use crate::project::{Chapter, Project, UiState};
 use crate::session::Session;
-use crate::store::{Batch, Store, StoreError, Table};
+use crate::store::{Batch, Record, Store, StoreError, Table};
 
 /// The stored form of a project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -277,9 +277,78 @@ impl MemorySnapshot {
     }
 }
 
-fn note_record(note: &MemoryNote) -> Value {
-    json!({"id": note.id, "project": note.project.as_deref().unwrap_or(GLOBAL_PROJECT),
-           "tags": note.tags, "updatedMs": note.updated_ms, "note": note})
+/// A note as the `notes` table keeps it: the note, and the fields its indexes read.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NoteRecord {
+    id: String,
+    project: String,
+    tags: Vec<String>,
+    updated_ms: u64,
+    note: MemoryNote,
+}
+
+fn note_record(note: &MemoryNote) -> Record {
+    Record::typed(
+        note.id.clone(),
+        NoteRecord {
+            id: note.id.clone(),
+            project: note
+                .project
+                .clone()
+                .unwrap_or_else(|| GLOBAL_PROJECT.to_string()),
+            tags: note.tags.clone(),
+            updated_ms: note.updated_ms,
+            note: note.clone(),
+        },
+    )
+}
+
+/// A history entry as the `history` table keeps it.
+#[derive(Serialize)]
+struct HistoryRecord {
+    id: String,
+    project: String,
+    entry: Entry,
+}
+
+fn history_record(project: &str, entry: &Entry) -> Record {
+    Record::typed(
+        entry.id.clone(),
+        HistoryRecord {
+            id: entry.id.clone(),
+            project: project.to_string(),
+            entry: entry.clone(),
+        },
+    )
+}
+
+/// A chapter change as the `changes` table keeps it (see [`pending::change_key`]).
+#[derive(Serialize)]
+struct StoredChange {
+    id: String,
+    project: String,
+    chapter: String,
+    version: u64,
+    changeset: ChangeSet,
+    origin: String,
+    tag: Option<String>,
+}
+
+fn change_record(project: &str, change: &ChangeRecord) -> Record {
+    let id = pending::change_key(&change.chapter, change.version);
+    Record::typed(
+        id.clone(),
+        StoredChange {
+            id,
+            project: project.to_string(),
+            chapter: change.chapter.clone(),
+            version: change.version,
+            changeset: change.changeset.clone(),
+            origin: change.origin.clone(),
+            tag: change.tag.clone(),
+        },
+    )
 }
 
 fn goal_record(goal: &Goal) -> Value {

@@ -199,7 +199,8 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
 /// any `\uD` escape (the page's `JSON.stringify` escapes only lone surrogates; whatever else
 /// this finds is only read twice).
 fn has_surrogate_escape(text: &str) -> bool {
-    text.contains("\\ud") || text.contains("\\uD")
+    text.match_indices("\\u")
+        .any(|(at, _)| matches!(text.as_bytes().get(at + 2), Some(b'd' | b'D')))
 }
 
 /// The parameters of a request that sent none.

@@ -70,13 +70,13 @@ fn record(store: &Disk, table: Table, key: &str) -> Option<Value> {
 }
 
 /// The records a batch writes to a table (puts and inserts).
-fn puts(batch: &Batch, table: Table) -> Vec<&Value> {
+fn puts(batch: &Batch, table: Table) -> Vec<Value> {
     batch
         .ops
         .iter()
         .filter_map(|op| match op {
             Op::Put { table: t, value } | Op::Insert { table: t, value } if *t == table => {
-                Some(value)
+                Some(value.to_value().expect("a record converts to JSON"))
             }
             _ => None,
         })
@@ -140,7 +140,7 @@ fn a_keystroke_writes_its_change_and_history_not_the_chapter_or_the_project() {
         .as_str()
         .unwrap()
         .starts_with("history:"));
-    let change = puts(batch, Table::Changes)[0];
+    let change = puts(batch, Table::Changes).remove(0);
     assert_eq!(change["id"], change_key(&ch, 1));
     assert_eq!(change["version"], 1);
     assert_eq!(change["origin"], "user");

@@ -50,11 +50,11 @@ mod expectations_first {
         prop_oneof![
             (table.clone(), key.clone(), 0u64..3).prop_map(|(table, key, rev)| Op::Put {
                 table,
-                value: json!({"id": key, "rev": rev}),
+                value: json!({"id": key, "rev": rev}).into(),
             }),
             (table.clone(), key.clone(), 0u64..3).prop_map(|(table, key, rev)| Op::Insert {
                 table,
-                value: json!({"id": key, "rev": rev}),
+                value: json!({"id": key, "rev": rev}).into(),
             }),
             (table.clone(), key.clone()).prop_map(|(table, key)| Op::Delete {
                 table,
@@ -119,10 +119,14 @@ mod expectations_first {
             .ops
             .iter()
             .map(|op| match op {
-                Op::Put { value, .. } => format!("put {}", value["id"].as_str().unwrap_or("")),
-                Op::Insert { value, .. } => {
-                    format!("insert {}", value["id"].as_str().unwrap_or(""))
-                }
+                Op::Put { value, .. } => format!(
+                    "put {}",
+                    value.to_value().unwrap()["id"].as_str().unwrap_or("")
+                ),
+                Op::Insert { value, .. } => format!(
+                    "insert {}",
+                    value.to_value().unwrap()["id"].as_str().unwrap_or("")
+                ),
                 Op::Delete { key, .. } => format!("delete {key}"),
                 Op::Expect { key, .. } => format!("expect {key}"),
             })

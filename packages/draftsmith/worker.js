@@ -352,7 +352,7 @@ async function boot() {
 
 // Run one request's JSON text on this worker's core, for this page (`client` null) or another
 // tab's. Resolves to the response's JSON text, or null with a message when the core failed.
-async function runOnCore(text, client, project) {
+async function runOnCore(text, client, project, type) {
   await ready;
   await restoring;
   if (core === null) {
@@ -374,7 +374,7 @@ async function runOnCore(text, client, project) {
   );
   const answered = await Promise.race([served, failed]);
   instance.delete(seq);
-  if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text);
+  if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text, type);
   return answered;
 }
 
@@ -385,9 +385,10 @@ async function runOnCore(text, client, project) {
 let secrets = null;
 let restoring = Promise.resolve();
 
-function noteSecrets(text, responseText) {
-  // Every request passes here (keystrokes too): only settings changes are parsed.
-  if (!text.includes('"type":"set_settings"')) return;
+function noteSecrets(text, responseText, type) {
+  // Every request passes here (keystrokes too): only settings changes are parsed. The type is
+  // known but for a request relayed by a tab whose worker did not send it.
+  if (type === undefined ? !text.includes('"type":"set_settings"') : type !== 'set_settings') return;
   let request, response;
   try {
     request = JSON.parse(text);
@@ -486,7 +487,7 @@ async function serve(message) {
   }
   pageRequests += 1;
   try {
-    const { text: responseText, failure } = await runOnCore(text, null, pageProject);
+    const { text: responseText, failure } = await runOnCore(text, null, pageProject, message.type);
     answer(id, message, responseText, failure);
   } finally {
     pageRequests -= 1;
@@ -540,7 +541,7 @@ function relay(entry) {
 
 function sendRelayed(seq, entry) {
   entry.sent = Date.now();
-  broadcast({ t: 'request', from: INSTANCE, seq, text: entry.text, project: pageProject });
+  broadcast({ t: 'request', from: INSTANCE, seq, text: entry.text, project: pageProject, type: entry.message && entry.message.type });
 }
 
 // A relayed request no writer took within two seconds is sent again (the writer takes each
@@ -562,7 +563,7 @@ function writerChanged(writer) {
       entry.acked = false;
       if (role === 'writer') {
         relayed.delete(seq);
-        runOnCore(entry.text, null, pageProject).then(({ text, failure }) => answer(entry.id, entry.message, text, failure));
+        runOnCore(entry.text, null, pageProject, entry.message && entry.message.type).then(({ text, failure }) => answer(entry.id, entry.message, text, failure));
       } else {
         sendRelayed(seq, entry);
       }
@@ -581,7 +582,7 @@ async function serveRelayed(message) {
   taken.add(key);
   broadcast({ t: 'ack', to: message.from, by: INSTANCE, seq: message.seq });
   watchTab(message.from);
-  const { text, failure } = await runOnCore(message.text, message.from, message.project || null);
+  const { text, failure } = await runOnCore(message.text, message.from, message.project || null, message.type);
   broadcast({ t: 'response', to: message.from, seq: message.seq, text, failure });
   // Answered: the requester forgets it, so it is never sent again.
   taken.delete(key);

@@ -33,8 +33,9 @@ use serde_json::json;
 use serde_json::Value;
 
 use super::{
-    chapter_record, entity_record, file_record, goal_record, head_key, history_state_key,
-    note_record, project_record, watched_record, AuditRecord, ChangeRecord,
+    change_record, chapter_record, entity_record, file_record, goal_record, head_key,
+    history_record, history_state_key, note_record, project_record, watched_record, AuditRecord,
+    ChangeRecord,
 };
 use crate::bible::{entity_key, Kind};
 use crate::files::file_key;
@@ -735,21 +736,13 @@ pub fn batch(
         for record in &records {
             contiguous &= record.version == next;
             next = record.version + 1;
-            let value = json!({
-                "id": change_key(chapter, record.version),
-                "project": id,
-                "chapter": chapter,
-                "version": record.version,
-                "changeset": record.changeset,
-                "origin": record.origin,
-                "tag": record.tag,
-            });
+            let value = change_record(id, record);
             // A record that continues the stored ones cannot be there yet, unless another
             // writer wrote it; one after a gap may replace a damaged store's leftover.
             if contiguous {
-                batch.insert_value(Table::Changes, value);
+                batch.insert_record(Table::Changes, value);
             } else {
-                batch.put_value(Table::Changes, value);
+                batch.put_record(Table::Changes, value);
             }
         }
         let version = current.version();
@@ -819,10 +812,7 @@ pub fn batch(
             // Written above, with the chapter's changes.
             Key::Chapter(_) => {}
             Key::HistoryEntry(entry) => match undo.get(entry) {
-                Some(e) => batch.put_value(
-                    Table::History,
-                    json!({"id": e.id, "project": id, "entry": e}),
-                ),
+                Some(e) => batch.put_record(Table::History, history_record(id, e)),
                 None => batch.delete(Table::History, entry.clone()),
             },
             Key::HistoryState => {
@@ -836,7 +826,7 @@ pub fn batch(
                 );
             }
             Key::Note(id) => match session.memory.note(id) {
-                Some(n) => batch.put_value(Table::Notes, note_record(n)),
+                Some(n) => batch.put_record(Table::Notes, note_record(n)),
                 None => batch.delete(Table::Notes, id.clone()),
             },
             Key::Goal(goal) => match session.memory.goal(goal) {

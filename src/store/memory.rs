@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 use serde_json::{Map, Value};
 
-use super::{record_key, Batch, Op, Store, StoreError, StoreFuture, Table};
+use super::{record_key, value_key, Batch, Op, Store, StoreError, StoreFuture, Table};
 
 /// The `format` field of a saved store.
 pub const SNAPSHOT_FORMAT: &str = "draftsmith-memory-store";
@@ -134,7 +134,7 @@ impl MemoryStore {
             };
             let rows = loaded.entry(table).or_default();
             for (n, record) in records.into_iter().enumerate() {
-                let key = record_key(table, &record)
+                let key = value_key(table, &record)
                     .map_err(|e| StoreError::Invalid {
                         table: table.name(),
                         reason: format!("record {} of the store file: {e}", n + 1),
@@ -252,7 +252,14 @@ impl Store for MemoryStore {
                             )));
                             break;
                         }
-                        let old = rows.insert(key.clone(), value.clone());
+                        let value = match value.to_value() {
+                            Ok(value) => value,
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        };
+                        let old = rows.insert(key.clone(), value);
                         undo.push((*table, key, old));
                     }
                     Op::Delete { table, key } => {

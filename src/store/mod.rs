@@ -22,6 +22,7 @@ mod memory;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::json;
@@ -177,6 +178,105 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
         .collect()
 }
 
+/// A record to write: JSON built by the caller, or a typed record that the store serializes
+/// only when it writes it. A typed record is never built as a [`Value`]: IndexedDB takes it
+/// as JSON text, straight from its fields, and a batch of many records is placed as soon as
+/// its first ones are converted.
+#[derive(Clone)]
+pub enum Record {
+    /// A JSON object (its key is its string `id`).
+    Json(Value),
+    /// A typed record and its key.
+    Typed(Rc<dyn TypedRecord>),
+}
+
+/// A record the store serializes itself (see [`Record::Typed`]).
+pub trait TypedRecord {
+    /// Its key: the `id` it serializes.
+    fn key(&self) -> &str;
+    /// Append its JSON to `out`.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+    /// Its JSON as a value.
+    fn to_value(&self) -> serde_json::Result<Value>;
+}
+
+/// A serializable record with its key, as a [`TypedRecord`].
+struct Keyed<T> {
+    key: String,
+    record: T,
+}
+
+impl<T: Serialize> TypedRecord for Keyed<T> {
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(out, &self.record)
+    }
+
+    fn to_value(&self) -> serde_json::Result<Value> {
+        serde_json::to_value(&self.record)
+    }
+}
+
+impl Record {
+    /// A typed record whose `id` is `key`.
+    pub fn typed(key: impl Into<String>, record: impl Serialize + 'static) -> Self {
+        Record::Typed(Rc::new(Keyed {
+            key: key.into(),
+            record,
+        }))
+    }
+
+    /// The record as a JSON value.
+    pub fn to_value(&self) -> Result<Value, StoreError> {
+        match self {
+            Record::Json(value) => Ok(value.clone()),
+            Record::Typed(record) => record
+                .to_value()
+                .map_err(|e| StoreError::Failed(format!("a record could not be written: {e}"))),
+        }
+    }
+
+    /// Append the record's JSON text to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), StoreError> {
+        match self {
+            Record::Json(value) => serde_json::to_writer(out, value),
+            Record::Typed(record) => record.write_json(out),
+        }
+        .map_err(|e| StoreError::Failed(format!("a record could not be written: {e}")))
+    }
+}
+
+impl From<Value> for Record {
+    fn from(value: Value) -> Self {
+        Record::Json(value)
+    }
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Record::Json(value) => value.fmt(f),
+            Record::Typed(record) => match record.to_value() {
+                Ok(value) => value.fmt(f),
+                Err(e) => write!(f, "<record {}: {e}>", record.key()),
+            },
+        }
+    }
+}
+
+/// Records are equal when their JSON is.
+impl PartialEq for Record {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Record::Json(a), Record::Json(b)) => a == b,
+            _ => self.to_value().ok() == other.to_value().ok(),
+        }
+    }
+}
+
 /// One write of a batch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -185,7 +285,7 @@ pub enum Op {
         /// Table.
         table: Table,
         /// The record.
-        value: Value,
+        value: Record,
     },
     /// Add a record that must not exist yet (keyed by its `id`): if the table holds a record
     /// with its key when the insert is reached, the batch fails with
@@ -196,7 +296,7 @@ pub enum Op {
         /// Table.
         table: Table,
         /// The record.
-        value: Value,
+        value: Record,
     },
     /// Delete a record by key (no error if absent).
     Delete {
@@ -261,11 +361,21 @@ impl Batch {
 
     /// Add a put of a JSON record.
     pub fn put_value(&mut self, table: Table, value: Value) {
+        self.put_record(table, Record::Json(value));
+    }
+
+    /// Add a put of a record.
+    pub fn put_record(&mut self, table: Table, value: Record) {
         self.ops.push(Op::Put { table, value });
     }
 
     /// Add an insert of a JSON record that must not exist yet (see [`Op::Insert`]).
     pub fn insert_value(&mut self, table: Table, value: Value) {
+        self.insert_record(table, Record::Json(value));
+    }
+
+    /// Add an insert of a record that must not exist yet (see [`Op::Insert`]).
+    pub fn insert_record(&mut self, table: Table, value: Record) {
         self.ops.push(Op::Insert { table, value });
     }
 
@@ -373,7 +483,19 @@ impl Batch {
 }
 
 /// A record's key: its non-empty string `id`.
-pub fn record_key(table: Table, value: &Value) -> Result<&str, StoreError> {
+pub fn record_key(table: Table, record: &Record) -> Result<&str, StoreError> {
+    match record {
+        Record::Json(value) => value_key(table, value),
+        Record::Typed(record) if !record.key().is_empty() => Ok(record.key()),
+        Record::Typed(_) => Err(StoreError::Invalid {
+            table: table.name(),
+            reason: "a record needs a non-empty string 'id'".into(),
+        }),
+    }
+}
+
+/// A JSON record's key: its non-empty string `id`.
+pub fn value_key(table: Table, value: &Value) -> Result<&str, StoreError> {
     match value.get("id") {
         Some(Value::String(id)) if !id.is_empty() => Ok(id),
         _ if !value.is_object() => Err(StoreError::Invalid {

@@ -26,7 +26,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::store::{
-    migrate, schema, Batch, Op, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
+    migrate, schema, Batch, Op, Record, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
 };
 
 /// IndexedDB storage. Dropping it closes its connection (so a later upgrade or delete of the
@@ -82,24 +82,42 @@ fn to_js(value: &Value) -> Result<JsValue, StoreError> {
         .map_err(|e| StoreError::Failed(e.to_string()))
 }
 
-/// A record (or a list of them) as a plain JS value, through the JSON text `JSON.parse`
-/// reads. Measured against [`to_js`], whose strings and fields cross one at a time, in CPU
-/// profiles of the worker in `make bench-browser`: for a batch of 500 notes of 1 KB, about
-/// 4 ms against 7 ms; over the keystroke benchmark's single records, 108 ms against 169 ms.
-fn record_to_js(value: &(impl Serialize + ?Sized)) -> Result<JsValue, StoreError> {
-    let text = serde_json::to_string(value).map_err(|e| StoreError::Failed(e.to_string()))?;
-    js_sys::JSON::parse(&text).map_err(js_error)
+/// A record as a plain JS object, through the JSON text `JSON.parse` reads. Measured against
+/// [`to_js`], whose strings and fields cross one at a time, in CPU profiles of the worker in
+/// `make bench-browser`: for a batch of 500 notes of 1 KB, about 4 ms against 7 ms; over the
+/// keystroke benchmark's single records, 108 ms against 169 ms. A typed record
+/// ([`Record::Typed`]) is written as JSON text straight from its fields.
+fn record_to_js(record: &Record) -> Result<JsValue, StoreError> {
+    let mut json = Vec::new();
+    record.write_json(&mut json)?;
+    parse_json(json)
 }
 
-/// Records as plain JS objects, in one crossing ([`record_to_js`] of the list).
-fn records_to_js(values: &[&Value]) -> Result<Vec<JsValue>, StoreError> {
-    let parsed: js_sys::Array = record_to_js(values)?.unchecked_into();
+/// Records as plain JS objects, in one crossing (one `JSON.parse` of their list).
+fn records_to_js(records: &[Record]) -> Result<Vec<JsValue>, StoreError> {
+    let mut json = vec![b'['];
+    for (i, record) in records.iter().enumerate() {
+        if i > 0 {
+            json.push(b',');
+        }
+        record.write_json(&mut json)?;
+    }
+    json.push(b']');
+    let parsed: js_sys::Array = parse_json(json)?.unchecked_into();
     Ok(parsed.iter().collect())
 }
 
+/// `JSON.parse` of the JSON text serde_json wrote.
+fn parse_json(json: Vec<u8>) -> Result<JsValue, StoreError> {
+    let text = String::from_utf8(json).map_err(|e| StoreError::Failed(e.to_string()))?;
+    js_sys::JSON::parse(&text).map_err(js_error)
+}
+
 /// How many records of a run of puts are converted at a time: IndexedDB starts on the
-/// first ones while the next are converted.
+/// first ones while the next are converted. The first chunk is small, so that IndexedDB
+/// starts as soon as it can.
 const RECORDS_AT_A_TIME: usize = 50;
+const FIRST_RECORDS: usize = 5;
 
 /// A stored record as JSON, read from the JSON text `JSON.stringify` makes of it: over the
 /// keystrokes of the keystroke benchmark of `make bench-browser`, 45 ms of the worker against
@@ -231,8 +249,9 @@ impl IdbStore {
             .abort_after
             .map_or(batch.ops.len(), |n| n.min(batch.ops.len()));
         let cut_short = placed < batch.ops.len();
-        let ops = &batch.ops[..placed];
         let tables = batch.tables();
+        let mut ops = batch.ops;
+        ops.truncate(placed);
         let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
         let tx = self
             .db()?
@@ -250,25 +269,34 @@ impl IdbStore {
                 .find(|(t, _)| *t == table)
                 .map(|(_, store)| store)
         };
-        // Each run of puts into one table is placed as one request future (`put_all`), the
-        // other ops one each.
+        // Each run of puts into one table is placed as one request future (`put_run`), the
+        // other ops one each. The requests own their records, and drop each once it is
+        // placed: nothing of the batch is left to free after the transaction completes.
         let mut requests: Vec<LocalBoxFuture<'_, Result<(), Refused>>> = Vec::new();
-        let mut at = 0;
-        while at < ops.len() {
-            let run = match &ops[at] {
-                Op::Put { table, .. } => ops[at..]
-                    .iter()
-                    .take_while(|op| matches!(op, Op::Put { table: t, .. } if t == table))
-                    .count(),
-                _ => 1,
+        let mut ops = ops.into_iter().peekable();
+        while let Some(op) = ops.next() {
+            let table = op.table();
+            let mut run = Vec::new();
+            let op = match op {
+                Op::Put { value, .. } => {
+                    run.push(value);
+                    while let Some(Op::Put { value, .. }) =
+                        ops.next_if(|next| matches!(next, Op::Put { table: t, .. } if *t == table))
+                    {
+                        run.push(value);
+                    }
+                    if run.len() > 1 {
+                        requests.push(put_run(run, store_of(table), table.name()).boxed_local());
+                        continue;
+                    }
+                    Op::Put {
+                        table,
+                        value: run.remove(0),
+                    }
+                }
+                op => op,
             };
-            let table = ops[at].table();
-            requests.push(if run > 1 {
-                put_run(&ops[at..at + run], store_of(table), table.name()).boxed_local()
-            } else {
-                request(&ops[at], store_of(table)).boxed_local()
-            });
-            at += run;
+            requests.push(request(op, store_of(table)).boxed_local());
         }
         let refused = all_at_once(requests)
             .await
@@ -344,30 +372,34 @@ async fn all_at_once<F: Future + Unpin>(requests: Vec<F>) -> Vec<F::Output> {
 /// Only the last request is listened to (rexie's `put_all`), which spares the worker an event
 /// per record: IndexedDB answers a transaction's requests in order, and a put that fails
 /// aborts the transaction, so the last then fails too (with `AbortError`). The records are
-/// converted as they are placed, [`RECORDS_AT_A_TIME`] at a time, all in the first poll (the
-/// transaction commits by itself at the first pause between its requests).
-async fn put_run(ops: &[Op], store: Option<&rexie::Store>, table: &str) -> Result<(), Refused> {
+/// converted as they are placed, [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time, all
+/// in the first poll (the transaction commits by itself at the first pause between its
+/// requests).
+async fn put_run(
+    records: Vec<Record>,
+    store: Option<&rexie::Store>,
+    table: &str,
+) -> Result<(), Refused> {
     let store = store.ok_or_else(|| {
         Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
     })?;
-    let values: Vec<&Value> = ops
-        .iter()
-        .filter_map(|op| match op {
-            Op::Put { value, .. } => Some(value),
-            _ => None,
-        })
-        .collect();
     let mut unconverted = None;
-    let records = values
-        .chunks(RECORDS_AT_A_TIME)
-        .flat_map(|chunk| {
-            records_to_js(chunk).unwrap_or_else(|e| {
+    let mut records = records.into_iter();
+    let mut size = FIRST_RECORDS;
+    // Each chunk is dropped once converted.
+    let chunks = std::iter::from_fn(|| {
+        let chunk: Vec<Record> = records.by_ref().take(size).collect();
+        size = RECORDS_AT_A_TIME;
+        (!chunk.is_empty()).then(|| {
+            records_to_js(&chunk).unwrap_or_else(|e| {
                 unconverted.get_or_insert(e);
                 Vec::new()
             })
         })
-        .map(|record| (record, None));
-    let placed = store.put_all(records).await;
+    });
+    let placed = store
+        .put_all(chunks.flatten().map(|record| (record, None)))
+        .await;
     if let Some(error) = unconverted {
         return Err(Refused::Abort(error));
     }
@@ -376,7 +408,7 @@ async fn put_run(ops: &[Op], store: Option<&rexie::Store>, table: &str) -> Resul
 
 /// Place one request of a batch; resolves when it has answered (and, for an
 /// [`Op::Expect`], been checked).
-async fn request(op: &Op, store: Option<&rexie::Store>) -> Result<(), Refused> {
+async fn request(op: Op, store: Option<&rexie::Store>) -> Result<(), Refused> {
     let failed = |e: rexie::Error| Refused::Failed(rexie_error(e));
     let table = op.table().name();
     let store = store.ok_or_else(|| {
@@ -384,21 +416,23 @@ async fn request(op: &Op, store: Option<&rexie::Store>) -> Result<(), Refused> {
     })?;
     match op {
         Op::Put { value, .. } => {
-            let record = record_to_js(value).map_err(Refused::Abort)?;
+            let record = record_to_js(&value).map_err(Refused::Abort)?;
+            drop(value);
             store.put(&record, None).await.map(drop).map_err(failed)
         }
         // A record with its key aborts the transaction (a `ConstraintError`).
         Op::Insert { value, .. } => {
-            let record = record_to_js(value).map_err(Refused::Abort)?;
+            let record = record_to_js(&value).map_err(Refused::Abort)?;
+            drop(value);
             store.add(&record, None).await.map(drop).map_err(failed)
         }
-        Op::Delete { key, .. } => store.delete(JsValue::from_str(key)).await.map_err(failed),
+        Op::Delete { key, .. } => store.delete(JsValue::from_str(&key)).await.map_err(failed),
         Op::Expect {
             key, field, equals, ..
         } => {
-            let found = store.get(JsValue::from_str(key)).await.map_err(failed)?;
+            let found = store.get(JsValue::from_str(&key)).await.map_err(failed)?;
             let record = found.map(from_js).transpose().map_err(Refused::Abort)?;
-            if Op::expectation_holds(record.as_ref(), field, equals) {
+            if Op::expectation_holds(record.as_ref(), &field, &equals) {
                 Ok(())
             } else {
                 Err(Refused::Abort(StoreError::Conflict(format!(
