@@ -463,6 +463,22 @@ fn bulk_writes_take_fresh_ids_and_are_indexed_on_catch_up() {
     assert_eq!(at, 1);
     assert!(error.to_string().contains("reserved"), "{error}");
     assert_eq!(m.notes.len(), 7);
+    // Notes set directly, as a load does: their ids are taken too.
+    let mut loaded = Memory::new();
+    loaded.notes = m.notes.clone();
+    let written = loaded
+        .write_notes(
+            "p",
+            vec![note("After the load.", NoteType::Fact)],
+            4,
+            &ids(),
+        )
+        .unwrap();
+    assert!(
+        m.notes.iter().all(|n| n.id != written[0]),
+        "{written:?} was taken"
+    );
+    assert_eq!(loaded.notes.len(), 8);
 }
 
 #[test]

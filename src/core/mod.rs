@@ -132,6 +132,24 @@ struct Touched {
     remote: Option<Vec<u8>>,
 }
 
+impl Touched {
+    /// What [`mirror`] reads of it, for a caller that marks the rest pending now and mirrors
+    /// later (see [`Core::mutate_on`]).
+    fn to_mirror(&self) -> Touched {
+        Touched {
+            project: self.project,
+            chapters: self.chapters.clone(),
+            deleted_chapters: self.deleted_chapters.clone(),
+            changes: self.changes.clone(),
+            memory: self.memory.clone(),
+            notes_written: self.notes_written.clone(),
+            bible: self.bible.clone(),
+            files: self.files.clone(),
+            ..Touched::default()
+        }
+    }
+}
+
 /// Mirror what a mutation touched into the project's Yjs document (or, for an update from
 /// another device, keep that update): the update is saved (deferred, if made here: see
 /// [`crate::persist::pending`]), and sent once saved.
@@ -742,32 +760,48 @@ impl Core {
                 &page
             }
         };
-        let value = self.mutate_now(project, on.hold, f)?;
-        self.settle(project).await;
+        // An unshared project's save leaves its document's update for later (see
+        // `Include`), so the update is made while IndexedDB writes the save.
+        let later = on.hold.is_none() && self.sync.get(project).is_none();
+        let (value, unmirrored) = self.mutate_marking(project, on.hold, later, f)?;
+        match unmirrored {
+            None => self.settle(project).await,
+            Some(touched) => self.settle_mirroring(project, touched).await,
+        }
         Ok(value)
     }
 
     /// The synchronous part of [`Core::mutate_on`]: run `f` on project `current`'s session
     /// and mark what it touched as pending (under `hold`, if given). The saving is left to
-    /// [`Core::settle`], so each mutation's future holds only its value across the save, and
-    /// the save's code is not repeated per closure.
-    fn mutate_now<T>(
+    /// the caller, so each mutation's future holds only its value across the save, and the
+    /// save's code is not repeated per closure. With `later`, what the mutation touched is
+    /// not mirrored into the project's document yet (an update from another device always
+    /// is): it is returned, for the caller to [`mirror`] before anything else runs.
+    fn mutate_marking<T>(
         &self,
         current: &str,
         hold: Option<&str>,
+        later: bool,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
-    ) -> Result<T, Error> {
+    ) -> Result<(T, Option<Touched>), Error> {
         let mut open = self.open_mut(current)?;
         let (value, touched) = f(&mut open.session)?;
-        mark_held(&mut open, touched, hold, self.env.ids.as_ref());
+        let unmirrored = if later && touched.remote.is_none() {
+            let unmirrored = touched.to_mirror();
+            mark_pending(&mut open, touched);
+            Some(unmirrored)
+        } else {
+            mark_held(&mut open, touched, hold, self.env.ids.as_ref());
+            None
+        };
         drop(open);
         // A shared project's link sends what changed once it is saved, and where the
         // writer's cursor is now.
         self.sync.wake(current);
-        Ok(value)
+        Ok((value, unmirrored))
     }
 
-    /// Open project `current`, for a mutation (one copy for every [`Core::mutate_now`]).
+    /// Open project `current`, for a mutation (one copy for every [`Core::mutate_marking`]).
     fn open_mut(&self, current: &str) -> Result<std::cell::RefMut<'_, Open>, Error> {
         self.projects.open_mut(current)
     }
@@ -776,6 +810,25 @@ impl Core {
     /// (`storage_error`) and stays pending; the change itself is kept in memory.
     async fn settle(&self, current: &str) {
         let _ = self.flush(current, false).await;
+    }
+
+    /// [`Core::settle`], mirroring what a mutation touched into the project's document while
+    /// IndexedDB writes the save (see [`Core::settle_while`]).
+    async fn settle_mirroring(&self, current: &str, mut touched: Touched) {
+        self.settle_while(current, |open| {
+            mirror(open, &mut touched, self.env.ids.as_ref());
+        })
+        .await;
+    }
+
+    /// [`Core::settle`], doing `work` on the open project while IndexedDB writes the save:
+    /// the save places its writes at its first poll, then `work` runs (before anything
+    /// else can), then the save is awaited.
+    async fn settle_while(&self, current: &str, work: impl FnOnce(&mut Open)) {
+        let meanwhile = async {
+            self.projects.update(current, work);
+        };
+        let _ = futures_util::future::join(self.flush(current, false), meanwhile).await;
     }
 
     async fn create_project(&self, p: CreateProject) -> Result<ProjectSummary, Error> {
@@ -1230,17 +1283,14 @@ impl Core {
             }
         };
         // The new notes are mirrored into the project's document and indexed for search
-        // while IndexedDB writes them: the save places its writes at its first poll, then
-        // this runs, then the save is awaited.
-        let meanwhile = async {
-            self.projects.update(&current, |open| {
-                if let Some(mut touched) = unmirrored {
-                    mirror(open, &mut touched, self.env.ids.as_ref());
-                }
-                open.session.memory.catch_up_index();
-            });
-        };
-        let _ = futures_util::future::join(self.flush(&current, false), meanwhile).await;
+        // while IndexedDB writes them.
+        self.settle_while(&current, |open| {
+            if let Some(mut touched) = unmirrored {
+                mirror(open, &mut touched, self.env.ids.as_ref());
+            }
+            open.session.memory.catch_up_index();
+        })
+        .await;
         Ok(value)
     }
 

@@ -544,6 +544,25 @@ impl Positions {
         }
     }
 
+    /// Make sure every note has an entry: the map is rebuilt when its count is not the
+    /// notes' (notes changed directly, or two notes share an id).
+    fn cover(&mut self, notes: &[MemoryNote]) {
+        if self.0.len() != notes.len() {
+            self.rebuild(notes);
+        }
+    }
+
+    /// Whether a note has the id `id`, without a scan, once [`Positions::cover`] made sure
+    /// every note has an entry: a position found is checked (a scan if it is not that
+    /// note's), and an id the map does not hold is no note's.
+    fn holds(&self, notes: &[MemoryNote], id: &str) -> bool {
+        match self.0.get(id) {
+            Some(&i) if notes.get(i as usize).is_some_and(|n| n.id == id) => true,
+            Some(_) => notes.iter().any(|n| n.id == id),
+            None => false,
+        }
+    }
+
     fn find(&self, notes: &[MemoryNote], id: &str) -> Option<usize> {
         let held = self.0.get(id).map(|&i| i as usize);
         match held {
@@ -996,8 +1015,9 @@ impl Memory {
 
     /// Write many new notes at once as the writer (author `user`): all of them, or none if
     /// one is invalid (the error gives its position, from 0). Returns the new notes' ids, in
-    /// order. The ids already taken are gathered once, not once per note, so a batch costs
-    /// O(notes held + batch). The new notes are not indexed yet: [`Memory::catch_up_index`]
+    /// order. A new id is checked against the notes' positions (no scan), so a batch costs
+    /// O(batch + goals + watched entities), whatever the number of notes held. The new notes
+    /// are not indexed yet: [`Memory::catch_up_index`]
     /// indexes them (searches are correct before, only slower), so that a caller can index
     /// them while the notes are being saved.
     pub fn write_notes(
@@ -1012,20 +1032,24 @@ impl Memory {
             .enumerate()
             .map(|(i, input)| Checked::of(input).map_err(|e| (i, e)))
             .collect::<Result<Vec<_>, _>>()?;
+        self.positions.cover(&self.notes);
         let fresh: Vec<String> = {
             // Sets as maps of the two hash map types the crate has (`&str → u32`, `String →
             // u32`), not types of their own.
-            let taken: search::FxHashMap<&str, u32> = self
-                .notes
+            let others: search::FxHashMap<&str, u32> = self
+                .goals
                 .iter()
-                .map(|n| (n.id.as_str(), 0))
-                .chain(self.goals.iter().map(|g| (g.id.as_str(), 0)))
+                .map(|g| (g.id.as_str(), 0))
                 .chain(self.watched.iter().map(|w| (w.id.as_str(), 0)))
                 .collect();
             let mut fresh = search::FxHashMap::<String, u32>::default();
             let mut order = Vec::with_capacity(checked.len());
             for _ in 0..checked.len() {
-                let id = fresh_id_among(ids, |id| taken.contains_key(id) || fresh.contains_key(id));
+                let id = fresh_id_among(ids, |id| {
+                    self.positions.holds(&self.notes, id)
+                        || others.contains_key(id)
+                        || fresh.contains_key(id)
+                });
                 fresh.insert(id.clone(), 0);
                 order.push(id);
             }
