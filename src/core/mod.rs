@@ -350,7 +350,8 @@ struct CallCtx {
 /// (see [`parts`]), each owning its own data.
 pub struct Shared {
     env: Env,
-    registry: ToolRegistry,
+    /// The standard tools, built on first use.
+    registry: parts::Tools,
     /// The open projects.
     projects: parts::Projects,
     /// The runs going on, their guards and approval cards.
@@ -403,7 +404,7 @@ impl Core {
     pub fn new(env: Env) -> Self {
         let shared = Shared {
             env,
-            registry: ToolRegistry::standard(),
+            registry: parts::Tools::default(),
             projects: parts::Projects::default(),
             runs: parts::Runs::default(),
             approvals: parts::Approvals::default(),
@@ -1525,7 +1526,7 @@ impl Core {
                 #[cfg(debug_assertions)]
                 let memory_before = memory_tool.then(|| persist::MemorySnapshot::of(&s.memory));
                 let outcome = s.execute_with(
-                    &self.registry,
+                    &*self.registry,
                     call.clone(),
                     origin.clone(),
                     self.env.clock.as_ref(),

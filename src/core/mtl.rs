@@ -157,7 +157,7 @@ impl Core {
             return self
                 .mutate_on(On::project(project).held(hold), |s| {
                     let outcome = s.execute_with(
-                        &self.registry,
+                        &*self.registry,
                         call,
                         origin.clone(),
                         self.env.clock.as_ref(),

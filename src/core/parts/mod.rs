@@ -16,6 +16,7 @@ mod research;
 mod runs;
 mod settings;
 mod sync;
+mod tools;
 
 pub(super) use agents::Agents;
 pub(super) use approvals::Approvals;
@@ -33,3 +34,4 @@ pub(super) use runs::Runs;
 pub(super) use settings::SettingsState;
 pub(super) use sync::{Link, SyncLinks};
 pub use sync::{Peer, SyncState};
+pub(super) use tools::Tools;
