@@ -322,14 +322,37 @@ function openDatabaseEarly() {
   return close;
 }
 
+// The core's wasm, compiled as it downloads (streaming, which lets the browser keep the code
+// it compiled with the cached response, for a later start), and kept for a start after a
+// panic: a module holds no state, and each start instantiates it anew. A server that does not
+// send it as application/wasm has it compiled from its bytes; one that fails to send it has
+// the next start fetch it again.
+let compiledWasm = null;
+function compileWasm() {
+  if (compiledWasm === null) {
+    const compiling = fetch(WASM_URL).then((response) => {
+      if (!response.ok) throw new Error(`failed to fetch ${WASM_URL}: ${response.status} ${response.statusText}`);
+      const type = (response.headers.get('Content-Type') || '').split(';')[0].trim();
+      return type === 'application/wasm'
+        ? WebAssembly.compileStreaming(response)
+        : response.arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
+    });
+    compiledWasm = compiling;
+    compiling.catch(() => {
+      if (compiledWasm === compiling) compiledWasm = null;
+    });
+  }
+  return compiledWasm;
+}
+
 async function boot() {
   generation += 1;
   const closeEarly = openDatabaseEarly();
   try {
     // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
     const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
-    // The wasm downloads while the glue is imported.
-    const wasm = fetch(WASM_URL);
+    // The wasm downloads and compiles while the glue is imported.
+    const wasm = compileWasm();
     wasm.catch(() => {}); // reported by the glue's init, which awaits it
     const [glue] = await Promise.all([import(/* @vite-ignore */ url), loadBridges()]);
     await glue.default({ module_or_path: wasm });

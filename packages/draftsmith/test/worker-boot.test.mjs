@@ -1,16 +1,20 @@
 // The worker's start (worker.js) opens its IndexedDB database while the wasm downloads and
 // compiles: the connection is asked for before the core's wasm is ready, closed once the core
 // has its own, never creates a database that does not exist yet, and gives way at once to an
-// upgrade. worker.js runs as it is, from a copy beside a fake wasm glue whose start waits for
-// the test, on a fake `indexedDB`; a panic of the fake core makes the worker start again.
+// upgrade. The wasm is fetched once and compiled as it streams in, before the glue starts, and
+// every start (the later ones after a panic) is given that compiled module. worker.js runs as
+// it is, from a copy beside a fake wasm glue whose start waits for the test, on a fake
+// `indexedDB`; a panic of the fake core makes the worker start again.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './worker-harness.mjs';
 
-// The glue: its start waits for `compiled`, and it logs when the core opens.
+// The glue: its start waits for `compiled`, keeps the wasm module it was given, and it logs
+// when the core opens.
 const FAKE_GLUE = `
-export default async function init() {
+export default async function init({ module_or_path }) {
   globalThis.log.push('compile');
+  globalThis.modules.push(await module_or_path);
   await globalThis.compiled.promise;
   globalThis.log.push('compiled');
 }
@@ -29,6 +33,13 @@ export class WorkerCore {
 
 const log = [];
 const requests = [];
+// The wasm modules the glue was given, the worker's fetches of the wasm, and whether each
+// streaming compile began before the glue's start.
+const modules = [];
+let fetches = 0;
+const streamedEarly = [];
+// The smallest wasm module.
+const WASM = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
 const posted = [];
 let stop = () => {};
 
@@ -70,6 +81,17 @@ after(() => stop());
 
 test('the database opens while the wasm compiles, without creating it, and gives way to the core', async () => {
   globalThis.log = log;
+  globalThis.modules = modules;
+  const compileStreaming = WebAssembly.compileStreaming;
+  WebAssembly.compileStreaming = (response) => {
+    streamedEarly.push(!log.includes('compile'));
+    return compileStreaming(response);
+  };
+  after(() => (WebAssembly.compileStreaming = compileStreaming));
+  const fetch = async () => {
+    fetches += 1;
+    return new Response(WASM, { headers: { 'Content-Type': 'application/wasm' } });
+  };
   globalThis.compiled = gate();
   globalThis.indexedDB = {
     open(name, version) {
@@ -81,7 +103,7 @@ test('the database opens while the wasm compiles, without creating it, and gives
   };
 
   // First start: the database does not exist yet.
-  stop = await startWorker({ glue: FAKE_GLUE, db: 'boot-test', postMessage: (message) => posted.push(message) });
+  stop = await startWorker({ glue: FAKE_GLUE, db: 'boot-test', postMessage: (message) => posted.push(message), fetch });
   await waitFor(() => log.includes('compile'));
   assert.deepEqual(log, ['open boot-test', 'compile'], 'asked for before the wasm is compiled, at its current version');
   const [first] = requests;
@@ -115,4 +137,12 @@ test('the database opens while the wasm compiles, without creating it, and gives
   await waitFor(() => readies() === 3);
   // Closed once.
   assert.deepEqual(log, ['open boot-test', 'compile', 'close early again', 'compiled', 'core opens boot-test']);
+
+  // The wasm was fetched once, compiled as it streamed in before the glue started, and every
+  // start was given that compiled module.
+  assert.equal(fetches, 1);
+  assert.deepEqual(streamedEarly, [true]);
+  assert.equal(modules.length, 3);
+  assert.ok(modules[0] instanceof WebAssembly.Module, `the glue got ${modules[0]}`);
+  assert.ok(modules.every((module) => module === modules[0]));
 });

@@ -11,9 +11,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /**
  * Import worker.js beside `glue` (the fake glue's source), on the database `db`; what it posts
  * goes to `postMessage`, its listeners to `addEventListener`. `timers`: more of node's timer
- * APIs to fake. Resolves, once imported, to the function that undoes it all.
+ * APIs to fake; `fetch`: what the worker's fetches get (an empty response by default).
+ * Resolves, once imported, to the function that undoes it all.
  */
-export async function startWorker({ glue, db, postMessage, addEventListener = () => {}, timers = [] }) {
+export async function startWorker({
+  glue,
+  db,
+  postMessage,
+  addEventListener = () => {},
+  timers = [],
+  fetch = async () => new Response(''),
+}) {
   const dir = mkdtempSync(join(tmpdir(), 'draftsmith-worker-'));
   const pkg = fileURLToPath(new URL('..', import.meta.url));
   for (const file of ['worker.js', 'local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
@@ -23,7 +31,7 @@ export async function startWorker({ glue, db, postMessage, addEventListener = ()
   globalThis.location = { href: `http://localhost/worker.js?db=${db}` };
   globalThis.postMessage = postMessage;
   globalThis.addEventListener = addEventListener;
-  globalThis.fetch = async () => new Response('');
+  globalThis.fetch = fetch;
   globalThis.BroadcastChannel = undefined;
   mock.timers.enable({ apis: ['setInterval', ...timers] });
   await import(pathToFileURL(join(dir, 'worker.js')).href);
