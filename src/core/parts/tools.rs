@@ -20,7 +20,7 @@ impl Deref for Tools {
 
 impl Tools {
     /// Whether the registry was built.
-    #[cfg(test)]
+    #[cfg(all(test, not(target_arch = "wasm32")))]
     fn built(&self) -> bool {
         self.0.get().is_some()
     }
