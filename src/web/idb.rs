@@ -114,9 +114,11 @@ fn parse_json(json: Vec<u8>) -> Result<JsValue, StoreError> {
 }
 
 /// How many records of a run of puts are converted at a time: IndexedDB starts on the
-/// first ones while the next are converted. The first chunk is small, so that IndexedDB
-/// starts as soon as it can.
+/// first ones while the next are converted.
 const RECORDS_AT_A_TIME: usize = 50;
+
+/// How many records of a run of puts are converted first: a few, so that IndexedDB starts
+/// as soon as it can.
 const FIRST_RECORDS: usize = 5;
 
 /// A stored record as JSON, read from the JSON text `JSON.stringify` makes of it: over the
