@@ -9,6 +9,7 @@
 //! that a failed save left, in one batch.
 
 use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -82,7 +83,7 @@ pub(super) struct Open {
     pub(super) session: Session,
     pub(super) created_ms: u64,
     /// Each chapter's recent changes, oldest first (at most [`FEED_LEN`]).
-    pub(super) feeds: Feeds,
+    pub(super) feeds: ChangeFeeds,
     /// What is still to be written.
     pub(super) pending: Pending,
     /// What the store holds of the project's chapters.
@@ -143,7 +144,7 @@ impl Open {
             ui_saved: ui_essentials(&session.project.ui),
             session,
             created_ms,
-            feeds: Feeds::new(),
+            feeds: ChangeFeeds::default(),
             pending: Pending::new(),
             stored,
             problems: Vec::new(),
@@ -173,7 +174,7 @@ impl Open {
         });
         let update = replica.reconcile(&loaded.session, &id);
         let mut open = Self::new(loaded.session, loaded.created_ms, loaded.stored, replica);
-        open.feeds = recent(loaded.feeds);
+        open.feeds = ChangeFeeds::of(loaded.feeds);
         for chapter in loaded.repair {
             open.pending.mark(Key::Chapter(chapter));
         }
@@ -227,11 +228,7 @@ impl Open {
     /// Add applied changes to their chapters' feeds.
     pub(super) fn record_changes(&mut self, changes: &[ChangeRecord]) {
         for change in changes {
-            let feed = self.feeds.entry(change.chapter.clone()).or_default();
-            feed.push_back(change.clone());
-            while feed.len() > FEED_LEN {
-                feed.pop_front();
-            }
+            self.feeds.push(change);
         }
     }
 
@@ -257,11 +254,7 @@ impl Open {
 
     /// The writer's change with this tag in a chapter's feed, if it was applied.
     pub(super) fn tagged(&self, chapter: &str, tag: &str) -> Option<&ChangeRecord> {
-        self.feeds
-            .get(chapter)?
-            .iter()
-            .rev()
-            .find(|c| c.tag.as_deref() == Some(tag))
+        self.feeds.tagged(chapter, tag)
     }
 
     /// Whether anything is still to be written (lazily or not).
@@ -459,7 +452,7 @@ impl Core {
                         session: &open.session,
                         pending: &open.pending,
                         stored: &open.stored,
-                        feeds: &open.feeds,
+                        feeds: open.feeds.all(),
                     },
                     theirs,
                     self.env.ids.as_ref(),
@@ -477,7 +470,7 @@ impl Core {
                         session: open.session.clone(),
                         stored: Stored::default(),
                         pending,
-                        feeds: open.feeds.clone(),
+                        feeds: open.feeds.all().clone(),
                         copies: Vec::new(),
                         overridden: vec![
                             "the project was deleted elsewhere; this tab's copy was written again"
@@ -492,7 +485,7 @@ impl Core {
             open.stored = merged.stored;
             open.pending = merged.pending.settled(seq);
             open.pending.restore_held(held);
-            open.feeds = recent(merged.feeds);
+            open.feeds = ChangeFeeds::of(merged.feeds);
             open.ui_saved = ui_essentials(&open.session.project.ui);
             // The document holds what the other writer stored of it too, then the merge.
             open.replica.absorb(&their_sync);
@@ -530,14 +523,79 @@ impl Core {
     }
 }
 
-/// The change feeds as kept in memory: the newest [`FEED_LEN`] changes of each chapter.
-fn recent(mut feeds: Feeds) -> Feeds {
-    for (_, feed) in feeds.iter_mut() {
+/// The change feeds as kept in memory: the newest [`FEED_LEN`] changes of each chapter, and
+/// the version of each tagged one by chapter and tag, so that a writer's tagged change finds
+/// whether it was applied already without reading its chapter's feed.
+#[derive(Default)]
+pub(super) struct ChangeFeeds {
+    feeds: Feeds,
+    /// Chapter → tag → the version of the newest change in the feed with that tag.
+    tags: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl ChangeFeeds {
+    /// The newest [`FEED_LEN`] changes of each chapter of `feeds`.
+    pub(super) fn of(mut feeds: Feeds) -> Self {
+        let mut tags: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        for (chapter, feed) in feeds.iter_mut() {
+            while feed.len() > FEED_LEN {
+                feed.pop_front();
+            }
+            for change in feed.iter() {
+                if let Some(tag) = &change.tag {
+                    tags.entry(chapter.clone())
+                        .or_default()
+                        .insert(tag.clone(), change.version);
+                }
+            }
+        }
+        Self { feeds, tags }
+    }
+
+    /// Every chapter's feed.
+    pub(super) fn all(&self) -> &Feeds {
+        &self.feeds
+    }
+
+    /// A chapter's feed.
+    pub(super) fn get(&self, chapter: &str) -> Option<&VecDeque<ChangeRecord>> {
+        self.feeds.get(chapter)
+    }
+
+    /// Add an applied change to its chapter's feed (dropping the oldest beyond
+    /// [`FEED_LEN`]).
+    pub(super) fn push(&mut self, change: &ChangeRecord) {
+        let feed = self.feeds.entry(change.chapter.clone()).or_default();
+        feed.push_back(change.clone());
+        let tags = self.tags.entry(change.chapter.clone()).or_default();
+        if let Some(tag) = &change.tag {
+            tags.insert(tag.clone(), change.version);
+        }
         while feed.len() > FEED_LEN {
-            feed.pop_front();
+            let Some(old) = feed.pop_front() else { break };
+            if let Some(tag) = old.tag {
+                if tags.get(&tag) == Some(&old.version) {
+                    tags.remove(&tag);
+                }
+            }
         }
     }
-    feeds
+
+    /// Forget a deleted chapter's feed.
+    pub(super) fn remove(&mut self, chapter: &str) {
+        self.feeds.remove(chapter);
+        self.tags.remove(chapter);
+    }
+
+    /// The newest change with this tag in a chapter's feed.
+    pub(super) fn tagged(&self, chapter: &str, tag: &str) -> Option<&ChangeRecord> {
+        let version = *self.tags.get(chapter)?.get(tag)?;
+        self.feeds
+            .get(chapter)?
+            .iter()
+            .rev()
+            .find(|c| c.version == version && c.tag.as_deref() == Some(tag))
+    }
 }
 
 /// `saved`: a project's pending changes were stored.
@@ -582,4 +640,103 @@ pub(super) struct ProjectReloadedEvent {
     /// What the rebase overrode in the stored project.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) overridden: Option<Vec<String>>,
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::project::changeset::ChangeSet;
+    use proptest::prelude::*;
+
+    /// The newest change with this tag, found by reading the feed.
+    fn scanned<'a>(feeds: &'a Feeds, chapter: &str, tag: &str) -> Option<&'a ChangeRecord> {
+        feeds
+            .get(chapter)?
+            .iter()
+            .rev()
+            .find(|c| c.tag.as_deref() == Some(tag))
+    }
+
+    #[derive(Debug, Clone)]
+    enum FeedOp {
+        /// A change to chapter `.0` with tag `.1` (if any).
+        Push(u8, Option<u16>),
+        /// The chapter was deleted.
+        Remove(u8),
+        /// The feeds were loaded again (from what is held).
+        Reload,
+    }
+
+    fn feed_op() -> impl Strategy<Value = FeedOp> {
+        prop_oneof![
+            // Tags as a writer's keystrokes have them (nearly all different), and a few
+            // that come again.
+            2_000 => (0u8..2, prop::option::of(0u16..5_000)).prop_map(|(c, t)| FeedOp::Push(c, t)),
+            2_000 => (0u8..2, prop::option::of(0u16..6)).prop_map(|(c, t)| FeedOp::Push(c, t)),
+            1 => (0u8..2).prop_map(FeedOp::Remove),
+            2 => Just(FeedOp::Reload),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        /// A tag's change is the one a read of the feed finds, through pushes past
+        /// `FEED_LEN`, deleted chapters and reloads; and the tags kept are the feed's.
+        #[test]
+        fn tagged_changes_are_found_as_a_scan_finds_them(
+            ops in prop::collection::vec(feed_op(), 2_100..3_000),
+        ) {
+            let mut feeds = ChangeFeeds::default();
+            let mut versions = [0u64; 2];
+            for (step, op) in ops.into_iter().enumerate() {
+                // The tags looked up after this step: the few that come again, and the new one.
+                let mut look: Vec<String> = (0..6).map(|t| format!("k{t}")).collect();
+                match op {
+                    FeedOp::Push(c, tag) => {
+                        look.extend(tag.map(|t| format!("k{t}")));
+                        versions[usize::from(c)] += 1;
+                        feeds.push(&ChangeRecord {
+                            chapter: format!("c{c}"),
+                            version: versions[usize::from(c)],
+                            changeset: ChangeSet::default(),
+                            origin: "user".into(),
+                            tag: tag.map(|t| format!("k{t}")),
+                        });
+                    }
+                    FeedOp::Remove(c) => feeds.remove(&format!("c{c}")),
+                    FeedOp::Reload => feeds = ChangeFeeds::of(feeds.all().clone()),
+                }
+                for c in 0..2 {
+                    let chapter = format!("c{c}");
+                    let held = feeds.get(&chapter).map_or(0, VecDeque::len);
+                    prop_assert!(held <= FEED_LEN);
+                    // No tag is kept for a change the feed no longer holds (checked now and
+                    // then: the feed is read whole).
+                    if step % 64 == 0 {
+                        let held: std::collections::BTreeSet<(&str, u64)> = feeds
+                            .get(&chapter)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|c| c.tag.as_deref().map(|t| (t, c.version)))
+                            .collect();
+                        for (tag, version) in feeds.tags.get(&chapter).into_iter().flatten() {
+                            prop_assert!(
+                                held.contains(&(tag.as_str(), *version)),
+                                "{} (version {}) is kept, not held",
+                                tag,
+                                version
+                            );
+                        }
+                    }
+                    for tag in &look {
+                        prop_assert_eq!(
+                            feeds.tagged(&chapter, tag),
+                            scanned(feeds.all(), &chapter, tag)
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
