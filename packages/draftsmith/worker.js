@@ -325,23 +325,16 @@ function openDatabaseEarly() {
 // The core's wasm, compiled as it downloads (streaming, which lets the browser keep the code
 // it compiled with the cached response, for a later start), and kept for a start after a
 // panic: a module holds no state, and each start instantiates it anew. A server that does not
-// send it as application/wasm has it compiled from its bytes; one that fails to send it has
-// the next start fetch it again.
+// send it as application/wasm has it compiled from its bytes.
 let compiledWasm = null;
 function compileWasm() {
-  if (compiledWasm === null) {
-    const compiling = fetch(WASM_URL).then((response) => {
-      if (!response.ok) throw new Error(`failed to fetch ${WASM_URL}: ${response.status} ${response.statusText}`);
-      const type = (response.headers.get('Content-Type') || '').split(';')[0].trim();
-      return type === 'application/wasm'
-        ? WebAssembly.compileStreaming(response)
-        : response.arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
-    });
-    compiledWasm = compiling;
-    compiling.catch(() => {
-      if (compiledWasm === compiling) compiledWasm = null;
-    });
-  }
+  compiledWasm ??= fetch(WASM_URL).then((response) => {
+    if (!response.ok) throw new Error(`failed to fetch ${WASM_URL}: ${response.status} ${response.statusText}`);
+    const type = (response.headers.get('Content-Type') || '').split(';')[0].trim();
+    return type === 'application/wasm'
+      ? WebAssembly.compileStreaming(response)
+      : response.arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
+  });
   return compiledWasm;
 }
 

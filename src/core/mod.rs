@@ -761,10 +761,7 @@ impl Core {
                 &page
             }
         };
-        // An unshared project's save leaves its document's update for later (see
-        // `Include`), so the update is made while IndexedDB writes the save.
-        let later = on.hold.is_none() && self.sync.get(project).is_none();
-        let (value, unmirrored) = self.mutate_marking(project, on.hold, later, f)?;
+        let (value, unmirrored) = self.mutate_marking(project, on.hold, f)?;
         match unmirrored {
             None => self.settle(project).await,
             Some(touched) => self.settle_mirroring(project, touched).await,
@@ -775,16 +772,17 @@ impl Core {
     /// The synchronous part of [`Core::mutate_on`]: run `f` on project `current`'s session
     /// and mark what it touched as pending (under `hold`, if given). The saving is left to
     /// the caller, so each mutation's future holds only its value across the save, and the
-    /// save's code is not repeated per closure. With `later`, what the mutation touched is
-    /// not mirrored into the project's document yet (an update from another device always
-    /// is): it is returned, for the caller to [`mirror`] before anything else runs.
+    /// save's code is not repeated per closure. An unshared project's save leaves its
+    /// document's update for later (see `Include`): unless held, what the mutation touched
+    /// (but an update from another device) is not mirrored into the document yet, and is
+    /// returned, for the caller to [`mirror`] while IndexedDB writes the save.
     fn mutate_marking<T>(
         &self,
         current: &str,
         hold: Option<&str>,
-        later: bool,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<(T, Option<Touched>), Error> {
+        let later = hold.is_none() && self.sync.get(current).is_none();
         let mut open = self.open_mut(current)?;
         let (value, touched) = f(&mut open.session)?;
         let unmirrored = if later && touched.remote.is_none() {
@@ -1236,11 +1234,7 @@ impl Core {
             ));
         }
         let current = self.current()?;
-        let shared = self.sync.get(&current).is_some();
-        let (value, unmirrored) = {
-            let mut open = self.projects.open_mut(&current)?;
-            let open = &mut *open;
-            let s = &mut open.session;
+        let (value, unmirrored) = self.mutate_marking(&current, None, |s| {
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
             let written = s
@@ -1269,20 +1263,8 @@ impl Core {
                 notes_written,
                 ..Touched::default()
             };
-            // The save of an unshared project leaves its document's update for later (see
-            // `Include`), so the update can be made while IndexedDB writes the notes.
-            if shared {
-                mark_touched(open, touched, self.env.ids.as_ref());
-                (result, None)
-            } else {
-                let later = Touched {
-                    notes_written: touched.notes_written.clone(),
-                    ..Touched::default()
-                };
-                mark_pending(open, touched);
-                (result, Some(later))
-            }
-        };
+            Ok((result, touched))
+        })?;
         // The new notes are mirrored into the project's document and indexed for search
         // while IndexedDB writes them.
         self.settle_while(&current, |open| {

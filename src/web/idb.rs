@@ -278,27 +278,17 @@ impl IdbStore {
         let mut ops = ops.into_iter().peekable();
         while let Some(op) = ops.next() {
             let table = op.table();
-            let mut run = Vec::new();
-            let op = match op {
-                Op::Put { value, .. } => {
-                    run.push(value);
-                    while let Some(Op::Put { value, .. }) =
-                        ops.next_if(|next| matches!(next, Op::Put { table: t, .. } if *t == table))
-                    {
+            let same = |next: &Op| matches!(next, Op::Put { table: t, .. } if *t == table);
+            match op {
+                Op::Put { value, .. } if ops.peek().is_some_and(same) => {
+                    let mut run = vec![value];
+                    while let Some(Op::Put { value, .. }) = ops.next_if(same) {
                         run.push(value);
                     }
-                    if run.len() > 1 {
-                        requests.push(put_run(run, store_of(table), table.name()).boxed_local());
-                        continue;
-                    }
-                    Op::Put {
-                        table,
-                        value: run.remove(0),
-                    }
+                    requests.push(put_run(run, store_of(table), table.name()).boxed_local());
                 }
-                op => op,
-            };
-            requests.push(request(op, store_of(table)).boxed_local());
+                op => requests.push(request(op, store_of(table)).boxed_local()),
+            }
         }
         let refused = all_at_once(requests)
             .await

@@ -69,12 +69,17 @@ const waitFor = async (what) => {
 const readies = () =>
   posted.flatMap((m) => (m && m.kind === 'batch' ? m.messages : [m])).filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
 
-// A panic of the core makes the worker start again; resolves once the new start compiles.
-async function restart() {
+// A panic of the core makes the worker start again; resolves once the new start compiles,
+// to its early open request, which has opened the existing database (connection `name`).
+async function restart(name) {
   log.length = 0;
   globalThis.compiled = gate();
   globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
   await waitFor(() => log.includes('compile'));
+  const request = requests.at(-1);
+  request.result = connection(name);
+  request.onsuccess();
+  return request;
 }
 
 after(() => stop());
@@ -117,20 +122,16 @@ test('the database opens while the wasm compiles, without creating it, and gives
   assert.deepEqual(log, ['open boot-test', 'compile', 'abort creation', 'compiled', 'core opens boot-test']);
 
   // A panic starts the core again: the database exists now, and is held until the core opened.
-  await restart();
-  const second = requests[1];
-  second.result = connection('early');
-  second.onsuccess();
+  await restart('early');
+  assert.equal(requests.length, 2);
   assert.deepEqual(log, ['open boot-test', 'compile']);
   globalThis.compiled.open();
   await waitFor(() => readies() === 2);
   assert.deepEqual(log, ['open boot-test', 'compile', 'compiled', 'core opens boot-test', 'close early']);
 
   // Another start: an upgrade asked for meanwhile (another tab's) closes it at once.
-  await restart();
-  const third = requests[2];
-  third.result = connection('early again');
-  third.onsuccess();
+  const third = await restart('early again');
+  assert.equal(requests.length, 3);
   third.result.onversionchange();
   assert.deepEqual(log, ['open boot-test', 'compile', 'close early again']);
   globalThis.compiled.open();
