@@ -108,9 +108,7 @@ const ISOLATION_HEADERS = {
 };
 
 // A file's validator: its size and modification time. With it, the browser keeps the file
-// in its HTTP cache and revalidates it (`no-cache`) with a 304 when unchanged, and so keeps
-// the code it compiled from the core's wasm across worker starts (its code cache is tied to
-// the cached response).
+// in its HTTP cache and revalidates it (`no-cache`) with a 304 when unchanged.
 function etagOf(info) {
   return `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
 }

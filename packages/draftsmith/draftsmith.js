@@ -17,6 +17,25 @@ const SYNC_CONNECT_TIMEOUT_MS = 45_000;
 /** The run events after which a run's iteration stops. */
 const RUN_END = new Set(['run_finished', 'run_failed', 'run_aborted', 'run_paused']);
 
+/**
+ * The core's compiled wasm by worker script (its URL without query or fragment), as the
+ * first worker started from it lent it: see `Draftsmith.launch`.
+ * @type {Map<string, WebAssembly.Module>}
+ */
+const compiledCores = new Map();
+
+/** A worker script's key in `compiledCores`, or null if its URL cannot be resolved. */
+function scriptKey(url) {
+  try {
+    const resolved = new URL(String(url), globalThis.location?.href);
+    resolved.search = '';
+    resolved.hash = '';
+    return resolved.href;
+  } catch {
+    return null;
+  }
+}
+
 export class Draftsmith {
   /**
    * Start a worker and resolve once its core is ready.
@@ -36,14 +55,29 @@ export class Draftsmith {
    */
   static launch(options = {}) {
     const workerUrl = options.workerUrl ?? 'worker.js';
+    // A worker this page started from the same script lent it the core's compiled wasm: the
+    // new worker, named for it, takes that module as its first message and compiles nothing.
+    const script = scriptKey(options.workerUrl ?? new URL('./worker.js', import.meta.url));
+    const compiled = compiledCores.get(script);
     // Written out so that bundlers (Vite) see the worker beside this module and bundle it.
-    const worker = options.workerUrl
-      ? new Worker(options.workerUrl, { type: 'module', name: 'draftsmith' })
-      : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
+    let worker;
+    if (options.workerUrl) {
+      worker = compiled
+        ? new Worker(options.workerUrl, { type: 'module', name: 'draftsmith (compiled)' })
+        : new Worker(options.workerUrl, { type: 'module', name: 'draftsmith' });
+    } else {
+      worker = compiled
+        ? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith (compiled)' })
+        : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
+    }
+    if (compiled) worker.postMessage({ kind: 'wasm', module: compiled });
     const client = new Draftsmith(worker, options);
+    client._script = script;
     const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     client.ready = new Promise((resolve, reject) => {
       const fail = (error) => {
+        // A start that failed with a lent module does not lend it again.
+        if (compiled && compiledCores.get(script) === compiled) compiledCores.delete(script);
         cleanup();
         client.close();
         reject(error);
@@ -77,6 +111,8 @@ export class Draftsmith {
     this._pending = new Map();
     this._handlers = new Map();
     this._closed = false;
+    /** This client's worker script, as a key of `compiledCores` (see `launch`). */
+    this._script = null;
     /** Resolves once the core is ready (see `launch`). */
     this.ready = Promise.resolve(this);
     /** Whether the browser agreed to keep storage (after start). */
@@ -742,6 +778,11 @@ export class Draftsmith {
       }
     }
     if (message === null || typeof message !== 'object') return;
+    if (message.kind === 'wasm') {
+      // The core's compiled wasm, for the next worker started from this script.
+      if (this._script !== null && message.module instanceof WebAssembly.Module) compiledCores.set(this._script, message.module);
+      return;
+    }
     if (message.kind === 'response') {
       const entry = this._settle(message.id);
       if (!entry) {

@@ -326,16 +326,52 @@ function openDatabaseEarly() {
 // it compiled with the cached response, for a later start), and kept for a start after a
 // panic: a module holds no state, and each start instantiates it anew. A server that does not
 // send it as application/wasm has it compiled from its bytes.
+//
+// The compiled module is also lent to the page (a `wasm` message), which hands it to the next
+// worker it starts from the same script: that worker is named `WASM_FROM_PAGE` and takes the
+// module from its first message instead of fetching and compiling the wasm again. A module
+// shares its compiled code across the workers of a page, so that start compiles nothing.
+const WASM_FROM_PAGE = 'draftsmith (compiled)';
 let compiledWasm = null;
-function compileWasm() {
-  compiledWasm ??= fetch(WASM_URL).then((response) => {
-    if (!response.ok) throw new Error(`failed to fetch ${WASM_URL}: ${response.status} ${response.statusText}`);
-    const type = (response.headers.get('Content-Type') || '').split(';')[0].trim();
-    return type === 'application/wasm'
-      ? WebAssembly.compileStreaming(response)
-      : response.arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
+// The module this worker compiled itself, until it is lent.
+let toLend = null;
+let wasmFromPage = null;
+if (self.name === WASM_FROM_PAGE) {
+  // Resolved by the page's first message; anything else there means no module came.
+  wasmFromPage = new Promise((resolve) => {
+    self.addEventListener('message', (event) => resolve(event.data?.kind === 'wasm' ? event.data.module : null), { once: true });
   });
+}
+function compileWasm() {
+  compiledWasm ??= wasmFromPage
+    ? wasmFromPage.then((module) => (module instanceof WebAssembly.Module ? module : fetchWasm()))
+    : fetchWasm();
   return compiledWasm;
+}
+
+function fetchWasm() {
+  return fetch(WASM_URL)
+    .then((response) => {
+      if (!response.ok) throw new Error(`failed to fetch ${WASM_URL}: ${response.status} ${response.statusText}`);
+      const type = (response.headers.get('Content-Type') || '').split(';')[0].trim();
+      return type === 'application/wasm'
+        ? WebAssembly.compileStreaming(response)
+        : response.arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
+    })
+    .then((module) => (toLend = module));
+}
+
+// Lend the page the module this worker compiled, once its core has started (so the module is
+// known to work), before `ready`: see `compileWasm`.
+function lendWasm() {
+  if (toLend === null) return;
+  const module = toLend;
+  toLend = null;
+  try {
+    self.postMessage({ kind: 'wasm', module });
+  } catch {
+    // A page in another agent cluster cannot take it: it starts its next worker as it did.
+  }
 }
 
 async function boot() {
@@ -353,6 +389,7 @@ async function boot() {
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients, pageReader);
     closeEarly();
     bootError = null;
+    lendWasm();
     const ready = { version: glue.WorkerCore.version(), instance: generation };
     postEvent('ready', ready);
     if (generation > 1 && CHANNEL && role === 'writer' && LOCKS) {
@@ -642,6 +679,8 @@ function elect() {
 }
 
 self.addEventListener('message', (event) => {
+  // The page's compiled module (see `compileWasm`), not a request.
+  if (event.data?.kind === 'wasm') return;
   serve(event.data);
 });
 

@@ -11,7 +11,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /**
  * Import worker.js beside `glue` (the fake glue's source), on the database `db`; what it posts
  * goes to `postMessage`, its listeners to `addEventListener`. `timers`: more of node's timer
- * APIs to fake; `fetch`: what the worker's fetches get (an empty response by default).
+ * APIs to fake; `fetch`: what the worker's fetches get (an empty response by default); `name`:
+ * the worker's name (`self.name`).
  * Resolves, once imported, to the function that undoes it all.
  */
 export async function startWorker({
@@ -21,6 +22,7 @@ export async function startWorker({
   addEventListener = () => {},
   timers = [],
   fetch = async () => new Response(''),
+  name = 'draftsmith',
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'draftsmith-worker-'));
   const pkg = fileURLToPath(new URL('..', import.meta.url));
@@ -32,6 +34,7 @@ export async function startWorker({
   globalThis.postMessage = postMessage;
   globalThis.addEventListener = addEventListener;
   globalThis.fetch = fetch;
+  globalThis.name = name;
   globalThis.BroadcastChannel = undefined;
   mock.timers.enable({ apis: ['setInterval', ...timers] });
   await import(pathToFileURL(join(dir, 'worker.js')).href);
