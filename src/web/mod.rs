@@ -76,18 +76,24 @@ impl Clock for JsClock {
     }
 }
 
-/// Random 128-bit ids formatted as UUID v4 text, from `Math.random()` (available in every
-/// context, secure or not; ids need uniqueness, not secrecy).
+/// Random 128-bit ids formatted as UUID v4 text, from a fastrand generator of the worker's
+/// (ids need uniqueness, not secrecy). A bulk note write takes hundreds at once: no crossing
+/// to JS for each.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct JsIds;
 
+thread_local! {
+    /// Seeded once from `crypto.getRandomValues` (fastrand's own seed) mixed with
+    /// `Math.random()`, which every context has: two workers never share a sequence, even
+    /// where one of the two sources is missing.
+    static ID_RNG: std::cell::RefCell<fastrand::Rng> = std::cell::RefCell::new(fastrand::Rng::with_seed(
+        fastrand::u64(..) ^ (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64,
+    ));
+}
+
 impl IdSource for JsIds {
     fn next_id(&self) -> String {
-        let mut bytes = [0u8; 16];
-        for chunk in bytes.chunks_mut(4) {
-            let word = (js_sys::Math::random() * 4_294_967_296.0) as u32;
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
+        let mut bytes = ID_RNG.with(|rng| rng.borrow_mut().u128(..)).to_le_bytes();
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
         bytes[8] = (bytes[8] & 0x3f) | 0x80;
         const HEX: &[u8; 16] = b"0123456789abcdef";
