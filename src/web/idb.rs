@@ -1,38 +1,74 @@
-//! [`IdbStore`]: the [`Store`] over IndexedDB, through [`rexie`].
+//! [`IdbStore`]: the [`Store`] over IndexedDB, through [`rexie`] and, for batches, web-sys.
 //!
 //! Records are plain objects in IndexedDB (key paths and indexes work; no `Map`s appear).
 //! They cross as JSON text, which `JSON.parse` reads on the way in ([`record_to_js`]) and
 //! `JSON.stringify` writes on the way out ([`from_js`]): both measured faster than
-//! `serde-wasm-bindgen`, which converts the keys of index queries. One connection serves
-//! reads and writes; rexie's builder closes it when another connection asks for a newer
-//! version (its `versionchange` event), so another tab can upgrade the database. A batch is
-//! one readwrite transaction over the tables it touches: every request of the batch is
-//! placed at once, in order (a run of puts into one table as one `put_all`, converted as it
-//! is placed), and the batch has landed when the transaction completes. So a keystroke's
-//! batch costs one round trip to the database, not one per record. An [`Op::Insert`] is an
-//! `add`, whose `ConstraintError` (the key is taken) aborts the transaction and is reported
-//! as a conflict.
+//! `serde-wasm-bindgen`, which converts the keys of index queries. rexie opens the database
+//! (its builder creates and upgrades the schema), and serves the reads; it closes its
+//! connection when another connection asks for a newer version (its `versionchange` event),
+//! so another tab can upgrade the database.
+//!
+//! A batch is one readwrite transaction over the tables it touches, written through a second
+//! connection with web-sys ([`IdbStore::write`]): every request of the batch is placed at
+//! once, in order, and only the reads of its [`Op::Expect`]s are listened to. Once the last
+//! read has answered (or at once, without reads) the transaction is committed, or aborted
+//! when an expectation did not hold; the batch has landed when the transaction completes. So
+//! a keystroke's batch costs one round trip to the database, and IndexedDB starts committing
+//! as soon as it can. rexie's requests could not do this: it listens to every request (two
+//! closures apiece), and its `commit()` drops its handlers at the transaction's first
+//! `error` event, so a write failing after an early commit would call a dropped closure. An
+//! [`Op::Insert`] is an `add`, whose `ConstraintError` (the key is taken) aborts the
+//! transaction and is reported as a conflict.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
-
-use futures_util::future::{join_all, maybe_done, poll_fn, FutureExt, LocalBoxFuture};
 use js_sys::{Promise, Reflect};
 use rexie::{Index, KeyRange, ObjectStore, Rexie, TransactionMode};
 use serde::Serialize;
 use serde_json::Value;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbObjectStore, IdbRequest, IdbTransaction, IdbTransactionMode};
 
 use crate::store::{
     migrate, schema, Batch, Op, Record, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
 };
 
-/// IndexedDB storage. Dropping it closes its connection (so a later upgrade or delete of the
-/// database is not blocked).
+/// IndexedDB storage. Dropping it closes its connections (so a later upgrade or delete of
+/// the database is not blocked).
 pub struct IdbStore {
     db: Option<Rexie>,
+    writer: Option<Writer>,
+}
+
+/// The connection batches are written through, with the handler that closes it when another
+/// connection asks for a newer version (as rexie's builder does for its own).
+struct Writer {
+    db: IdbDatabase,
+    _on_version_change: Closure<dyn FnMut()>,
+}
+
+impl Writer {
+    /// Open a connection to `name` as it is (no version: rexie has made the schema).
+    async fn open(name: &str) -> Result<Writer, StoreError> {
+        let factory: web_sys::IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+            .ok()
+            .filter(|f| !f.is_undefined() && !f.is_null())
+            .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))?
+            .unchecked_into();
+        let request = factory.open(name).map_err(js_error)?;
+        let event = JsFuture::from(answered(&request)).await.map_err(js_error)?;
+        if event_type(&event) != "success" {
+            return Err(request_error(&request));
+        }
+        let db: IdbDatabase = request.result().map_err(js_error)?.unchecked_into();
+        let closing = db.clone();
+        let on_version_change = Closure::<dyn FnMut()>::new(move || closing.close());
+        db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
+        Ok(Writer {
+            db,
+            _on_version_change: on_version_change,
+        })
+    }
 }
 
 impl Drop for IdbStore {
@@ -40,6 +76,14 @@ impl Drop for IdbStore {
         if let Some(db) = self.db.take() {
             db.close();
         }
+        self.writer = None;
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.db.set_onversionchange(None);
+        self.db.close();
     }
 }
 
@@ -165,11 +209,26 @@ impl IdbStore {
     /// (tests use this to write a version-1 database). An upgrade that fails is aborted, and
     /// the database stays as it was.
     pub async fn open_version(name: &str, version: u32) -> Result<IdbStore, StoreError> {
-        let db = layout(name, version).build().await.map_err(rexie_error)?;
-        Ok(IdbStore { db: Some(db) })
+        // Both asked for at once: IndexedDB opens them in order, so the writer's connection
+        // opens once rexie's has made (or upgraded) the schema.
+        let (db, writer) =
+            futures_util::future::join(layout(name, version).build(), Writer::open(name)).await;
+        // A connection opened beside one that failed is closed as it is dropped.
+        let (db, writer) = match (db.map_err(rexie_error), writer) {
+            (Ok(db), Ok(writer)) => (db, writer),
+            (Ok(db), Err(e)) => {
+                db.close();
+                return Err(e);
+            }
+            (Err(e), _) => return Err(e),
+        };
+        Ok(IdbStore {
+            db: Some(db),
+            writer: Some(writer),
+        })
     }
 
-    /// Close the connection (dropping the store does the same).
+    /// Close the connections (dropping the store does the same).
     pub fn close(self) {
         drop(self);
     }
@@ -177,6 +236,13 @@ impl IdbStore {
     fn db(&self) -> Result<&Rexie, StoreError> {
         self.db
             .as_ref()
+            .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
+    }
+
+    fn writer(&self) -> Result<&IdbDatabase, StoreError> {
+        self.writer
+            .as_ref()
+            .map(|w| &w.db)
             .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
     }
 
@@ -228,16 +294,16 @@ impl IdbStore {
     /// Commit a batch as one readwrite transaction (see [`Store::commit`]).
     ///
     /// Every request is placed at once, in the batch's order (IndexedDB runs a
-    /// transaction's requests in the order they were placed), and the batch waits for all of
-    /// their answers. An [`Op::Expect`] is a read placed where it stands; when one did not
-    /// hold, the transaction is aborted once every request has answered: in the success
-    /// event of the last answer (its waker's task is a microtask of that event), while the
-    /// transaction is still active, so the abort lands before it could commit and undoes
-    /// every write of the batch. Waiting for every answer first means that no request is
-    /// pending when the transaction is aborted (rexie would hand a pending request's
-    /// `AbortError` to a handler it has dropped). Otherwise the transaction commits by
-    /// itself once its requests are done; the batch has landed when it completes, and not at
-    /// all when it aborts.
+    /// transaction's requests in the order they were placed, and answers them in that
+    /// order); a run of puts is converted as it is placed, a few records first. Only the
+    /// reads of the batch's [`Op::Expect`]s are listened to, and only the last of them: when
+    /// it has answered, every read has. Its waker's task is a microtask of that `success`
+    /// event, so the transaction is still active: it is aborted there if an expectation did
+    /// not hold (the writes placed after the reads fail with `AbortError`, which nothing
+    /// listens to), and committed otherwise, without waiting for the writes' answers. A
+    /// batch without reads is committed as soon as it is placed. The batch has landed when
+    /// the transaction completes; a write that fails (an insert whose key is taken, a full
+    /// quota) aborts it, and the transaction's error says why.
     async fn write(&self, batch: Batch) -> Result<(), StoreError> {
         // Reads first (the order IndexedDB answers them in).
         let batch = batch.expectations_first();
@@ -254,184 +320,221 @@ impl IdbStore {
         let tables = batch.tables();
         let mut ops = batch.ops;
         ops.truncate(placed);
-        let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
-        let tx = self
-            .db()?
-            .transaction(&names, TransactionMode::ReadWrite)
-            .map_err(rexie_error)?;
-        // A handful of tables: found by a scan.
-        let stores = tables
+        let names = tables
             .iter()
-            .map(|&t| tx.store(t.name()).map(|store| (t, store)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(rexie_error)?;
-        let store_of = |table: Table| {
-            stores
-                .iter()
-                .find(|(t, _)| *t == table)
-                .map(|(_, store)| store)
-        };
-        // Each run of puts into one table is placed as one request future (`put_run`), the
-        // other ops one each. The requests own their records, and drop each once it is
-        // placed: nothing of the batch is left to free after the transaction completes.
-        let mut requests: Vec<LocalBoxFuture<'_, Result<(), Refused>>> = Vec::new();
-        let mut ops = ops.into_iter().peekable();
-        while let Some(op) = ops.next() {
-            let table = op.table();
-            let same = |next: &Op| matches!(next, Op::Put { table: t, .. } if *t == table);
-            match op {
-                Op::Put { value, .. } if ops.peek().is_some_and(same) => {
-                    let mut run = vec![value];
-                    while let Some(Op::Put { value, .. }) = ops.next_if(same) {
-                        run.push(value);
-                    }
-                    requests.push(put_run(run, store_of(table), table.name()).boxed_local());
+            .map(|t| JsValue::from_str(t.name()))
+            .collect::<js_sys::Array>();
+        let tx = self
+            .writer()?
+            .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
+            .map_err(js_error)?;
+        // Listened to before anything can end it.
+        let settled = JsFuture::from(settled(&tx));
+        let outcome = place(&tx, &tables, ops);
+        let decided = match outcome {
+            Err(error) => Err(error),
+            Ok(Placed { reads, last }) => {
+                // The request to wait for: the last read, or (cut short) the last request.
+                let waited = if cut_short {
+                    last
+                } else {
+                    reads.last().map(|r| r.request.clone())
+                };
+                if let Some(request) = waited {
+                    // An error event resolves it too: the transaction then aborts itself.
+                    let _ = JsFuture::from(answered(&request)).await;
                 }
-                op => requests.push(request(op, store_of(table)).boxed_local()),
+                reads.iter().try_for_each(Read::check)
             }
+        };
+        let aborted = match decided {
+            Ok(()) if !cut_short => {
+                // Done placing: IndexedDB may commit now. It throws if the transaction has
+                // ended already (a request failed), which `settled` reports, and where the
+                // browser has no `commit()` (the transaction then commits by itself). web-sys
+                // marks it deprecated; it is IndexedDB 3.0's, in every current engine.
+                #[allow(deprecated)]
+                let _ = tx.commit();
+                None
+            }
+            Ok(()) => Some(StoreError::Aborted(format!(
+                "aborted after {placed} writes (fault injection)"
+            ))),
+            Err(refusal) => Some(refusal),
+        };
+        if aborted.is_some() {
+            // Throws if it has ended already.
+            let _ = tx.abort();
         }
-        let refused = all_at_once(requests)
-            .await
-            .into_iter()
-            .find_map(Result::err);
-        match refused {
-            Some(Refused::Abort(refusal)) => {
-                let _ = tx.abort().await;
-                Err(refusal)
-            }
-            // The transaction aborts itself; the first request that failed says why (those
-            // after it fail with `AbortError`). It is not waited for: this runs between the
-            // listeners of the last request's `error` event, which goes on to the
-            // transaction, where it would settle rexie's `done()` and drop its handlers
-            // before the `abort` event comes (whose handler would then throw "closure
-            // invoked recursively or after being dropped"). Nothing can read the batch's
-            // writes meanwhile: a later transaction over its tables starts once it has ended.
-            Some(Refused::Failed(error)) => {
-                drop(tx);
-                Err(match error {
-                    // An insert's record was there already: another writer got there first.
-                    StoreError::Failed(text) if text.contains("ConstraintError") => {
-                        StoreError::Conflict(format!("a record to insert exists already ({text})"))
-                    }
-                    error => error,
-                })
-            }
-            None if cut_short => {
-                let _ = tx.abort().await;
-                Err(StoreError::Aborted(format!(
-                    "aborted after {placed} writes (fault injection)"
-                )))
-            }
-            None => match tx.done().await {
-                Ok(result) if result.is_committed() => Ok(()),
-                Ok(_) => Err(StoreError::Aborted(
-                    "the browser aborted the transaction".into(),
-                )),
-                Err(e) => Err(rexie_error(e)),
-            },
+        let event = settled.await.map_err(js_error)?;
+        match (event_type(&event).as_str(), tx.error(), aborted) {
+            ("complete", _, _) => Ok(()),
+            // A request failed: the first that did says why (those after it fail with
+            // `AbortError`).
+            (_, Some(error), _) => Err(match storage_error(dom_text(&error)) {
+                // An insert's record was there already: another writer got there first.
+                StoreError::Failed(text) if error.name() == "ConstraintError" => {
+                    StoreError::Conflict(format!("a record to insert exists already ({text})"))
+                }
+                error => error,
+            }),
+            (_, None, Some(refusal)) => Err(refusal),
+            (_, None, None) => Err(StoreError::Aborted(
+                "the browser aborted the transaction".into(),
+            )),
         }
     }
 }
 
-/// Why a request of a batch did not go through.
-enum Refused {
-    /// An expectation did not hold (or the request could not be made): the batch is
-    /// refused, and the transaction must be aborted.
-    Abort(StoreError),
-    /// The request failed: the transaction aborts itself.
-    Failed(StoreError),
+/// What placing a batch's requests left to wait for.
+struct Placed {
+    /// The reads of its expectations, in order.
+    reads: Vec<Read>,
+    /// The last request placed.
+    last: Option<IdbRequest>,
 }
 
-/// Place every request now, in order (a first poll each: rexie's request futures place their
-/// request when first polled), then wait for all of their answers.
-async fn all_at_once<F: Future + Unpin>(requests: Vec<F>) -> Vec<F::Output> {
-    let mut requests: Vec<_> = requests.into_iter().map(maybe_done).collect();
-    poll_fn(|cx| {
-        for request in requests.iter_mut() {
-            let _ = Pin::new(request).poll(cx);
+/// The read of an [`Op::Expect`], and what it expects.
+struct Read {
+    request: IdbRequest,
+    table: Table,
+    field: String,
+    equals: Value,
+}
+
+impl Read {
+    /// Once answered: whether the record read holds what was expected.
+    fn check(&self) -> Result<(), StoreError> {
+        let found = self.request.result().map_err(js_error)?;
+        let record = if found.is_undefined() {
+            None
+        } else {
+            Some(from_js(found)?)
+        };
+        if Op::expectation_holds(record.as_ref(), &self.field, &self.equals) {
+            Ok(())
+        } else {
+            Err(StoreError::Conflict(format!(
+                "'{}' no longer has {} = {}",
+                self.table.name(),
+                self.field,
+                self.equals
+            )))
         }
-        Poll::Ready(())
-    })
-    .await;
-    join_all(requests.iter_mut()).await;
-    requests
-        .iter_mut()
-        .filter_map(|request| Pin::new(request).take_output())
-        .collect()
+    }
 }
 
-/// Place a run of puts into one table, in order; resolves when the last has answered.
-/// Only the last request is listened to (rexie's `put_all`), which spares the worker an event
-/// per record: IndexedDB answers a transaction's requests in order, and a put that fails
-/// aborts the transaction, so the last then fails too (with `AbortError`). The records are
-/// converted as they are placed, [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time, all
-/// in the first poll (the transaction commits by itself at the first pause between its
-/// requests).
-async fn put_run(
-    records: Vec<Record>,
-    store: Option<&rexie::Store>,
-    table: &str,
-) -> Result<(), Refused> {
-    let store = store.ok_or_else(|| {
-        Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
-    })?;
-    let mut unconverted = None;
+/// Place the requests of `ops`, in order, in `tx` (over `tables`). Each run of puts into one
+/// table has its records converted [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time,
+/// and each chunk is dropped once placed: nothing of the batch is left to free after the
+/// transaction completes.
+fn place(tx: &IdbTransaction, tables: &[Table], ops: Vec<Op>) -> Result<Placed, StoreError> {
+    let stores = tables
+        .iter()
+        .map(|&t| tx.object_store(t.name()).map(|store| (t, store)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(js_error)?;
+    // A handful of tables: found by a scan.
+    let store_of = |table: Table| -> Result<&IdbObjectStore, StoreError> {
+        stores
+            .iter()
+            .find(|(t, _)| *t == table)
+            .map(|(_, store)| store)
+            .ok_or_else(|| StoreError::Failed(format!("'{}' is not in the batch", table.name())))
+    };
+    let mut placed = Placed {
+        reads: Vec::new(),
+        last: None,
+    };
+    let mut ops = ops.into_iter().peekable();
+    while let Some(op) = ops.next() {
+        let table = op.table();
+        let store = store_of(table)?;
+        let request = match op {
+            Op::Put { value, .. } => {
+                let same = |next: &Op| matches!(next, Op::Put { table: t, .. } if *t == table);
+                let mut run = vec![value];
+                while let Some(Op::Put { value, .. }) = ops.next_if(same) {
+                    run.push(value);
+                }
+                put_run(store, run)?
+            }
+            Op::Insert { value, .. } => {
+                let record = record_to_js(&value)?;
+                drop(value);
+                store.add(&record).map_err(js_error)?
+            }
+            Op::Delete { key, .. } => store.delete(&JsValue::from_str(&key)).map_err(js_error)?,
+            Op::Expect {
+                key, field, equals, ..
+            } => {
+                let request = store.get(&JsValue::from_str(&key)).map_err(js_error)?;
+                placed.reads.push(Read {
+                    request: request.clone(),
+                    table,
+                    field,
+                    equals,
+                });
+                request
+            }
+        };
+        placed.last = Some(request);
+    }
+    Ok(placed)
+}
+
+/// Put a run of records into one table, in order; returns the last request.
+fn put_run(store: &IdbObjectStore, records: Vec<Record>) -> Result<IdbRequest, StoreError> {
+    let mut last = None;
     let mut records = records.into_iter();
     let mut size = FIRST_RECORDS;
-    // Each chunk is dropped once converted.
-    let chunks = std::iter::from_fn(|| {
+    loop {
         let chunk: Vec<Record> = records.by_ref().take(size).collect();
+        if chunk.is_empty() {
+            break;
+        }
         size = RECORDS_AT_A_TIME;
-        (!chunk.is_empty()).then(|| {
-            records_to_js(&chunk).unwrap_or_else(|e| {
-                unconverted.get_or_insert(e);
-                Vec::new()
-            })
-        })
-    });
-    let placed = store
-        .put_all(chunks.flatten().map(|record| (record, None)))
-        .await;
-    if let Some(error) = unconverted {
-        return Err(Refused::Abort(error));
+        for record in records_to_js(&chunk)? {
+            last = Some(store.put(&record).map_err(js_error)?);
+        }
     }
-    placed.map_err(|e| Refused::Failed(rexie_error(e)))
+    last.ok_or_else(|| StoreError::Failed("an empty run of puts".into()))
 }
 
-/// Place one request of a batch; resolves when it has answered (and, for an
-/// [`Op::Expect`], been checked).
-async fn request(op: Op, store: Option<&rexie::Store>) -> Result<(), Refused> {
-    let failed = |e: rexie::Error| Refused::Failed(rexie_error(e));
-    let table = op.table().name();
-    let store = store.ok_or_else(|| {
-        Refused::Abort(StoreError::Failed(format!("'{table}' is not in the batch")))
-    })?;
-    match op {
-        Op::Put { value, .. } => {
-            let record = record_to_js(&value).map_err(Refused::Abort)?;
-            drop(value);
-            store.put(&record, None).await.map(drop).map_err(failed)
-        }
-        // A record with its key aborts the transaction (a `ConstraintError`).
-        Op::Insert { value, .. } => {
-            let record = record_to_js(&value).map_err(Refused::Abort)?;
-            drop(value);
-            store.add(&record, None).await.map(drop).map_err(failed)
-        }
-        Op::Delete { key, .. } => store.delete(JsValue::from_str(&key)).await.map_err(failed),
-        Op::Expect {
-            key, field, equals, ..
-        } => {
-            let found = store.get(JsValue::from_str(&key)).await.map_err(failed)?;
-            let record = found.map(from_js).transpose().map_err(Refused::Abort)?;
-            if Op::expectation_holds(record.as_ref(), &field, &equals) {
-                Ok(())
-            } else {
-                Err(Refused::Abort(StoreError::Conflict(format!(
-                    "'{table}' no longer has {field} = {equals}"
-                ))))
-            }
-        }
+/// A promise that resolves with the `success` or `error` event of `request`.
+fn answered(request: &IdbRequest) -> Promise {
+    Promise::new(&mut |resolve, _| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&resolve));
+    })
+}
+
+/// A promise that resolves with the `complete` or `abort` event of `tx`.
+fn settled(tx: &IdbTransaction) -> Promise {
+    Promise::new(&mut |resolve, _| {
+        tx.set_oncomplete(Some(&resolve));
+        tx.set_onabort(Some(&resolve));
+    })
+}
+
+/// An event's type (`success`, `complete`, ...).
+fn event_type(event: &JsValue) -> String {
+    event
+        .dyn_ref::<web_sys::Event>()
+        .map(|e| e.type_())
+        .unwrap_or_default()
+}
+
+/// A DOM exception as text, as the browser names it (`ConstraintError: …`).
+fn dom_text(error: &web_sys::DomException) -> String {
+    format!("{}: {}", error.name(), error.message())
+}
+
+/// Why a request failed, as a storage error.
+fn request_error(request: &IdbRequest) -> StoreError {
+    match request.error() {
+        Ok(Some(error)) => storage_error(dom_text(&error)),
+        _ => StoreError::Failed("the IndexedDB request failed".into()),
     }
 }
 
