@@ -542,3 +542,46 @@ async fn an_insert_conflict_throws_nothing_in_the_worker() {
     store.close();
     IdbStore::delete(&name).await.expect("delete");
 }
+
+/// Open `name` at `version` with a connection of the test's own; resolves to the first of its
+/// events that settles it: `success`, `blocked` (a connection left open held it back) or
+/// `error`, and the connection when it opened.
+async fn open_raw(name: &str, version: u32) -> (String, Option<web_sys::IdbDatabase>) {
+    use wasm_bindgen::JsCast;
+    let factory: web_sys::IdbFactory = js_sys::Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .unwrap()
+        .unchecked_into();
+    let request = factory.open_with_u32(name, version).unwrap();
+    let settled = js_sys::Promise::new(&mut |resolve, _| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&resolve));
+        request.set_onblocked(Some(&resolve));
+    });
+    let event: web_sys::Event = wasm_bindgen_futures::JsFuture::from(settled)
+        .await
+        .unwrap()
+        .unchecked_into();
+    let db = (event.type_() == "success").then(|| request.result().unwrap().unchecked_into());
+    (event.type_(), db)
+}
+
+#[wasm_bindgen_test]
+async fn another_connection_asking_for_a_newer_version_is_not_held_back() {
+    let name = fresh_name();
+    let store = IdbStore::open(&name).await.expect("open");
+    // Written and read: both of the store's connections are open.
+    let mut batch = Batch::new();
+    batch.put_value(Table::Meta, json!({"id": "m1", "value": 1}));
+    store.commit(batch).await.expect("write");
+    assert!(store.get(Table::Meta, "m1").await.unwrap().is_some());
+    // Another tab's newer schema: the store's connections give way at once.
+    let (event, db) = open_raw(&name, SCHEMA_VERSION + 1).await;
+    assert_eq!(event, "success", "the upgrade was held back");
+    // The store can write no more, and says so.
+    let mut batch = Batch::new();
+    batch.put_value(Table::Meta, json!({"id": "m2", "value": 2}));
+    assert!(store.commit(batch).await.is_err());
+    drop(store);
+    db.unwrap().close();
+    IdbStore::delete(&name).await.expect("delete");
+}
