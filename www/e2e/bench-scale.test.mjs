@@ -14,7 +14,7 @@ after(async () => {
 
 test('the scale page reports each metric at each size, with its growth', async () => {
   const page = await env.newPage();
-  await page.goto(`${env.url}bench/scale.html?words=10000,20000&notes=20,40`);
+  await page.goto(`${env.url}bench/scale.html?words=10000,20000&notes=20,40&warmup=20`);
   await page.waitForFunction(() => window.benchResult, null, { timeout: 300_000 });
   const r = await page.evaluate(() => window.benchResult);
   assert.equal(r.error, undefined, r.error);
