@@ -383,8 +383,12 @@ async function boot() {
     // The wasm downloads and compiles while the glue is imported.
     const wasm = compileWasm();
     wasm.catch(() => {}); // reported by the glue's init, which awaits it
-    const [glue] = await Promise.all([import(/* @vite-ignore */ url), loadBridges()]);
+    const bridges = loadBridges();
+    bridges.catch(() => {}); // reported once awaited, below
+    const glue = await import(/* @vite-ignore */ url);
     await glue.default({ module_or_path: wasm });
+    // The core takes them when it opens.
+    await bridges;
     mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients, pageReader);
     closeEarly();

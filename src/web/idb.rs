@@ -20,6 +20,9 @@
 //! [`Op::Insert`] is an `add`, whose `ConstraintError` (the key is taken) aborts the
 //! transaction and is reported as a conflict.
 
+use std::rc::Rc;
+
+use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
 use js_sys::{Promise, Reflect};
 use rexie::{Index, KeyRange, ObjectStore, Rexie, TransactionMode};
 use serde::Serialize;
@@ -37,8 +40,13 @@ use crate::store::{
 /// the database is not blocked).
 pub struct IdbStore {
     db: Option<Rexie>,
-    writer: Option<Writer>,
+    /// The connection batches are written through, opening or open (see
+    /// [`IdbStore::open_version`]).
+    writer: Option<Opening>,
 }
+
+/// The writer's connection as it opens: every batch awaits it (at once, once it is open).
+type Opening = Shared<LocalBoxFuture<'static, Result<Rc<Writer>, StoreError>>>;
 
 /// The connection batches are written through, with the handler that closes it when another
 /// connection asks for a newer version (as rexie's builder does for its own).
@@ -48,14 +56,15 @@ struct Writer {
 }
 
 impl Writer {
-    /// Open a connection to `name` as it is (no version: rexie has made the schema).
-    async fn open(name: &str) -> Result<Writer, StoreError> {
+    /// Open a connection to `name` at `version`, the one rexie opened (and made the schema
+    /// of): a database another tab has upgraded since refuses it (`VersionError`).
+    async fn open(name: String, version: u32) -> Result<Rc<Writer>, StoreError> {
         let factory: web_sys::IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
             .ok()
             .filter(|f| !f.is_undefined() && !f.is_null())
             .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))?
             .unchecked_into();
-        let request = factory.open(name).map_err(js_error)?;
+        let request = factory.open_with_u32(&name, version).map_err(js_error)?;
         let event = JsFuture::from(answered(&request)).await.map_err(js_error)?;
         if event_type(&event) != "success" {
             return Err(request_error(&request));
@@ -64,10 +73,10 @@ impl Writer {
         let closing = db.clone();
         let on_version_change = Closure::<dyn FnMut()>::new(move || closing.close());
         db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
-        Ok(Writer {
+        Ok(Rc::new(Writer {
             db,
             _on_version_change: on_version_change,
-        })
+        }))
     }
 }
 
@@ -209,19 +218,15 @@ impl IdbStore {
     /// (tests use this to write a version-1 database). An upgrade that fails is aborted, and
     /// the database stays as it was.
     pub async fn open_version(name: &str, version: u32) -> Result<IdbStore, StoreError> {
-        // Both asked for at once: IndexedDB opens them in order, so the writer's connection
-        // opens once rexie's has made (or upgraded) the schema.
-        let (db, writer) =
-            futures_util::future::join(layout(name, version).build(), Writer::open(name)).await;
-        // A connection opened beside one that failed is closed as it is dropped.
-        let (db, writer) = match (db.map_err(rexie_error), writer) {
-            (Ok(db), Ok(writer)) => (db, writer),
-            (Ok(db), Err(e)) => {
-                db.close();
-                return Err(e);
-            }
-            (Err(e), _) => return Err(e),
-        };
+        let db = layout(name, version).build().await.map_err(rexie_error)?;
+        // The writer's connection is asked for once rexie's has made (or upgraded) the
+        // schema, and not waited for here: the first batch waits for it, while the reads of
+        // the start go on. It is driven to its end whatever happens to the store (opened for
+        // a store that is gone, it closes as it is dropped).
+        let writer = Writer::open(name.to_string(), version)
+            .boxed_local()
+            .shared();
+        wasm_bindgen_futures::spawn_local(writer.clone().map(drop));
         Ok(IdbStore {
             db: Some(db),
             writer: Some(writer),
@@ -239,11 +244,14 @@ impl IdbStore {
             .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
     }
 
-    fn writer(&self) -> Result<&IdbDatabase, StoreError> {
-        self.writer
-            .as_ref()
-            .map(|w| &w.db)
-            .ok_or_else(|| StoreError::Failed("the database connection is closed".into()))
+    /// The writer's connection, once open.
+    async fn writer(&self) -> Result<Rc<Writer>, StoreError> {
+        match &self.writer {
+            Some(opening) => opening.clone().await,
+            None => Err(StoreError::Failed(
+                "the database connection is closed".into(),
+            )),
+        }
     }
 
     /// A table of a new read-only transaction.
@@ -324,8 +332,9 @@ impl IdbStore {
             .iter()
             .map(|t| JsValue::from_str(t.name()))
             .collect::<js_sys::Array>();
-        let tx = self
-            .writer()?
+        let writer = self.writer().await?;
+        let tx = writer
+            .db
             .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
             .map_err(js_error)?;
         // Listened to before anything can end it.
