@@ -12,10 +12,10 @@
 // `?keys=` keystrokes are timed per chapter (default 200). Before them, `?warmup=` keystrokes
 // (default 1500) on a third, 5 KB chapter warm the worker up (IndexedDB opens its files, and
 // V8 moves the hot wasm functions from its baseline compiler to its optimizing one, which
-// takes about a thousand keystrokes: after 200, the chapter measured first still had a p95 of
-// 3.6–4.8 ms against 1.2 ms after 1500): they are reported on their own as `cold`, so the
-// first keystrokes after the worker starts are not hidden, and do not weigh on whichever
-// chapter happens to be measured first.
+// takes about a thousand keystrokes; with fewer, the chapter measured first runs partly on
+// baseline code): they are reported on their own as `cold`, so the first keystrokes after the
+// worker starts are not hidden, and do not weigh on whichever chapter happens to be measured
+// first.
 import { Draftsmith } from '../draftsmith.js';
 
 const params = new URLSearchParams(location.search);
