@@ -59,17 +59,13 @@ export class Draftsmith {
     // new worker, named for it, takes that module as its first message and compiles nothing.
     const script = scriptKey(options.workerUrl ?? new URL('./worker.js', import.meta.url));
     const compiled = compiledCores.get(script);
-    // Written out so that bundlers (Vite) see the worker beside this module and bundle it.
+    const name = compiled ? 'draftsmith (compiled)' : 'draftsmith';
+    // The default worker is written out, with literal options, so that bundlers (Vite) see it
+    // beside this module and bundle it.
     let worker;
-    if (options.workerUrl) {
-      worker = compiled
-        ? new Worker(options.workerUrl, { type: 'module', name: 'draftsmith (compiled)' })
-        : new Worker(options.workerUrl, { type: 'module', name: 'draftsmith' });
-    } else {
-      worker = compiled
-        ? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith (compiled)' })
-        : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
-    }
+    if (options.workerUrl) worker = new Worker(options.workerUrl, { type: 'module', name });
+    else if (compiled) worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith (compiled)' });
+    else worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'draftsmith' });
     if (compiled) worker.postMessage({ kind: 'wasm', module: compiled });
     const client = new Draftsmith(worker, options);
     client._script = script;

@@ -84,8 +84,8 @@ pub struct JsIds;
 
 thread_local! {
     /// Seeded once from `crypto.getRandomValues` (fastrand's own seed) mixed with
-    /// `Math.random()`, which every context has: two workers never share a sequence, even
-    /// where one of the two sources is missing.
+    /// `Math.random()`, which every context has: two workers do not share a sequence, even
+    /// where `crypto` is missing (fastrand then starts from a fixed seed).
     static ID_RNG: std::cell::RefCell<fastrand::Rng> = std::cell::RefCell::new(fastrand::Rng::with_seed(
         fastrand::u64(..) ^ (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64,
     ));
