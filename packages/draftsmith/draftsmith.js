@@ -105,6 +105,8 @@ export class Draftsmith {
     this._timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this._nextId = 1;
     this._pending = new Map();
+    this._deadlineTimer = null;
+    this._deadlineAt = Infinity;
     this._handlers = new Map();
     this._closed = false;
     /** This client's worker script, as a key of `compiledCores` (see `launch`). */
@@ -134,12 +136,10 @@ export class Draftsmith {
     const id = this._nextId++;
     const timeoutMs = options.timeoutMs ?? this._timeoutMs;
     return new Promise((resolve, reject) => {
-      const entry = { resolve, reject, timer: null };
+      const entry = { resolve, reject, type, timeoutMs, deadline: Infinity };
       if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-        entry.timer = setTimeout(() => {
-          this._pending.delete(id);
-          reject(new DraftsmithError('timeout', `request '${type}' got no response within ${timeoutMs} ms`));
-        }, timeoutMs);
+        entry.deadline = performance.now() + timeoutMs;
+        this._watchDeadline(entry.deadline);
       }
       this._pending.set(id, entry);
       const message = params === undefined ? { id, type } : { id, type, params };
@@ -749,6 +749,8 @@ export class Draftsmith {
       globalThis.window.removeEventListener('offline', this._network);
     }
     this._worker.terminate();
+    clearTimeout(this._deadlineTimer);
+    this._deadlineTimer = null;
     for (const [id, entry] of this._pending) {
       this._settle(id);
       entry.reject(new DraftsmithError('closed', 'the draftsmith client was closed'));
@@ -757,11 +759,33 @@ export class Draftsmith {
 
   _settle(id) {
     const entry = this._pending.get(id);
-    if (entry) {
-      clearTimeout(entry.timer);
-      this._pending.delete(id);
-    }
+    if (entry) this._pending.delete(id);
     return entry;
+  }
+
+  // Requests' time limits: one timer, for the earliest deadline of the pending requests (a
+  // request does not set and clear a timer of its own). Once it fires, the requests past
+  // their deadline fail, and it waits for the next deadline.
+  _watchDeadline(deadline) {
+    if (this._deadlineTimer !== null && this._deadlineAt <= deadline) return;
+    clearTimeout(this._deadlineTimer);
+    this._deadlineAt = deadline;
+    this._deadlineTimer = setTimeout(() => this._deadlinesPassed(), Math.max(0, deadline - performance.now()));
+  }
+
+  _deadlinesPassed() {
+    this._deadlineTimer = null;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [id, entry] of this._pending) {
+      if (entry.deadline <= now) {
+        this._pending.delete(id);
+        entry.reject(new DraftsmithError('timeout', `request '${entry.type}' got no response within ${entry.timeoutMs} ms`));
+      } else {
+        next = Math.min(next, entry.deadline);
+      }
+    }
+    if (next !== Infinity) this._watchDeadline(next);
   }
 
   _receive(message) {

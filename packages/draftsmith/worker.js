@@ -111,10 +111,18 @@ function post(message) {
   send(messages);
 }
 
-// Post messages to the page: one as it is, several as one `batch`.
+// Post messages to the page: one as it is, several as one `batch`. Messages that are all
+// JSON text (the core's events and answer, as it wrote them) go as the JSON text of their
+// batch: a string is cloned as one copy, and the page parses it once.
 function send(messages) {
   if (messages.length === 1) self.postMessage(messages[0]);
-  else if (messages.length > 1) self.postMessage({ kind: 'batch', messages });
+  else if (messages.length > 1) {
+    self.postMessage(
+      messages.every((m) => typeof m === 'string')
+        ? `{"kind":"batch","messages":[${messages.join(',')}]}`
+        : { kind: 'batch', messages },
+    );
+  }
 }
 
 // The core emits a request's events as it runs. Anything posted to the page posts the queued
@@ -126,15 +134,39 @@ function send(messages) {
 const HOLD_EVENTS_MS = 16;
 let pageRequests = 0;
 let pageEvents = [];
-// The timer that sends the queued events if nothing else takes them first (cleared when
-// something does, so that it never cuts a later request's events from their answer).
+// When the oldest queued event is to go at the latest (`Date.now()`), and the timer that
+// sends the queued events then if nothing else takes them first. The timer is not cleared
+// when something does: it is left to find the queue empty, or holding later events that
+// are not due yet (it then waits for them), so that it never cuts a later request's events
+// from their answer. A keystroke a millisecond does not set and clear a timer each.
+let pageDue = 0;
 let pageTimer = null;
+let pageTimerAt = 0;
 function deliverSoon(event) {
   pageEvents.push(event);
   // Progress of long work goes at once (with what was queued before it): the page shows it
   // while the work goes on, even while the core computes without a pause.
-  if (event.type === 'progress') flushPageEvents();
-  else if (pageTimer === null) pageTimer = setTimeout(flushPageEvents, pageRequests > 0 ? HOLD_EVENTS_MS : 0);
+  if (event.type === 'progress') {
+    flushPageEvents();
+    return;
+  }
+  if (pageEvents.length > 1) return;
+  pageDue = Date.now() + (pageRequests > 0 ? HOLD_EVENTS_MS : 0);
+  if (pageTimer !== null && pageTimerAt <= pageDue) return;
+  clearTimeout(pageTimer);
+  armPageTimer();
+}
+
+function armPageTimer() {
+  pageTimerAt = pageDue;
+  pageTimer = setTimeout(pageTimerFired, Math.max(0, pageDue - Date.now()));
+}
+
+function pageTimerFired() {
+  pageTimer = null;
+  if (pageEvents.length === 0) return;
+  if (pageDue > Date.now()) armPageTimer();
+  else flushPageEvents();
 }
 
 function flushPageEvents() {
@@ -143,10 +175,6 @@ function flushPageEvents() {
 
 // The queued events this page is to get, in order (see `forPage`).
 function takePageEvents() {
-  if (pageTimer !== null) {
-    clearTimeout(pageTimer);
-    pageTimer = null;
-  }
   if (pageEvents.length === 0) return [];
   const queued = pageEvents;
   pageEvents = [];
@@ -219,65 +247,104 @@ function track(request, response) {
   }
 }
 
-// An event of the core as this page gets it, or null if it concerns another project. An
-// event caused by another tab's request says `remote: true` in its data.
-function forPage(event) {
-  const mine = role === 'follower' ? event.client === INSTANCE : !event.client;
-  if (!mine && event.data && typeof event.data === 'object' && !Array.isArray(event.data)) {
-    event = { ...event, data: { ...event.data, remote: true } };
+// An event: what the worker reads of it (its type, the project it concerns, the client whose
+// request caused it), and the event itself, as the JSON text the core wrote (parsed only if
+// the worker needs more of it) or as an object (an event from the writer, over the channel).
+class CoreEvent {
+  constructor(type, project, client, json, event) {
+    this.type = type;
+    this.project = project;
+    this.client = client;
+    this.json = json;
+    this.event = event;
   }
-  if (event.type === 'project_deleted' && event.data && event.data.id === pageProject) {
-    pageProject = null;
-    return event;
+
+  static of(event) {
+    return new CoreEvent(event.type, event.project, event.client, null, event);
   }
-  // The progress of this page's own request, such as opening a project it does not show yet.
-  if (event.type === 'progress' && mine) return event;
-  return !event.project || event.project === pageProject ? event : null;
+
+  get parsed() {
+    this.event ??= JSON.parse(this.json);
+    return this.event;
+  }
 }
 
-function onCoreEvent(json) {
-  let event;
+// An event as this page gets it (its JSON text, or an object), or null if it concerns
+// another project. An event caused by another tab's request says `remote: true` in its data.
+function forPage(core) {
+  const mine = role === 'follower' ? core.client === INSTANCE : !core.client;
+  let delivered = core.json ?? core.event;
+  if (!mine) {
+    const event = core.parsed;
+    if (event.data && typeof event.data === 'object' && !Array.isArray(event.data)) {
+      delivered = { ...event, data: { ...event.data, remote: true } };
+    }
+  }
+  if (core.type === 'project_deleted' && core.parsed.data && core.parsed.data.id === pageProject) {
+    pageProject = null;
+    return delivered;
+  }
+  // The progress of this page's own request, such as opening a project it does not show yet.
+  if (core.type === 'progress' && mine) return delivered;
+  return !core.project || core.project === pageProject ? delivered : null;
+}
+
+// The core's emit: an event's JSON text, then its type, project and client (a caller that
+// gives the text alone has it read).
+function onCoreEvent(json, type, project, client) {
+  let core;
   try {
-    event = JSON.parse(json);
+    core =
+      typeof type === 'string'
+        ? new CoreEvent(type, project ?? undefined, client ?? undefined, json, undefined)
+        : CoreEvent.of(JSON.parse(json));
   } catch (err) {
     return;
   }
-  deliverSoon(event);
+  deliverSoon(core);
   if (CHANNEL && role === 'writer' && LOCKS) {
     if (peers === null || peers.size > 0) {
-      broadcastSoon({ t: 'event', event });
-      if (event.type === 'progress') flushBroadcasts();
+      broadcastSoon({ t: 'event', event: core.parsed });
+      if (core.type === 'progress') flushBroadcasts();
     }
-  } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
-    broadcastSoon({ t: 'shared', from: INSTANCE, type: event.type, data: event.data });
+  } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(core.type)) {
+    broadcastSoon({ t: 'shared', from: INSTANCE, type: core.type, data: core.parsed.data });
   }
-  if (event.type === 'saved' && role === 'writer' && !checkpointing && event.data && event.data.project) {
-    scheduleCheckpoint(event.data.project);
+  if (core.type === 'saved' && role === 'writer' && !checkpointing && core.project) {
+    scheduleCheckpoint(core.project);
   }
-  if (event.type === 'panic') {
-    recoverFromPanic(event.data && event.data.message);
+  if (core.type === 'panic') {
+    recoverFromPanic(core.parsed.data && core.parsed.data.message);
   }
 }
 
 // The writer checkpoints a project's chapters (their whole text, so that loading needs no
 // long replay of changes) once nothing was saved in it for two seconds.
 const CHECKPOINT_IDLE_MS = 2000;
-const checkpointTimers = new Map();
+// By project: when its checkpoint is due (`Date.now()`). A save moves the time on; the
+// timer, set once, waits again for what is left when it fires early (a save per keystroke
+// does not set and clear a timer each).
+const checkpointDue = new Map();
 let checkpointing = false;
 function scheduleCheckpoint(project) {
-  clearTimeout(checkpointTimers.get(project));
-  checkpointTimers.set(
-    project,
-    setTimeout(async () => {
-      checkpointTimers.delete(project);
-      checkpointing = true;
-      try {
-        await internal('checkpoint', { id: project });
-      } finally {
-        checkpointing = false;
-      }
-    }, CHECKPOINT_IDLE_MS),
-  );
+  const armed = checkpointDue.has(project);
+  checkpointDue.set(project, Date.now() + CHECKPOINT_IDLE_MS);
+  if (armed) return;
+  const fire = async () => {
+    const left = checkpointDue.get(project) - Date.now();
+    if (left > 0) {
+      setTimeout(fire, left);
+      return;
+    }
+    checkpointDue.delete(project);
+    checkpointing = true;
+    try {
+      await internal('checkpoint', { id: project });
+    } finally {
+      checkpointing = false;
+    }
+  };
+  setTimeout(fire, CHECKPOINT_IDLE_MS);
 }
 
 function recoverFromPanic(message) {
@@ -729,7 +796,7 @@ function heard(message) {
       break;
     }
     case 'event':
-      if (role === 'follower' && message.event) deliverSoon(message.event);
+      if (role === 'follower' && message.event) deliverSoon(CoreEvent.of(message.event));
       break;
     case 'writer':
       if (role === 'follower' && message.from !== INSTANCE) writerChanged(message.from);

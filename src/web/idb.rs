@@ -415,10 +415,18 @@ impl Read {
     /// Once answered: whether the record read holds what was expected.
     fn check(&self) -> Result<(), StoreError> {
         let found = self.request.result().map_err(js_error)?;
-        let record = if found.is_undefined() {
+        // Only the field is read out of the record (a record that is not an object has none).
+        let value = if found.is_object() {
+            js_sys::Reflect::get(&found, &JsValue::from_str(&self.field)).map_err(js_error)?
+        } else {
+            JsValue::UNDEFINED
+        };
+        let record = if value.is_undefined() {
             None
         } else {
-            Some(from_js(found)?)
+            let mut record = serde_json::Map::new();
+            record.insert(self.field.clone(), from_js(value)?);
+            Some(Value::Object(record))
         };
         if Op::expectation_holds(record.as_ref(), &self.field, &self.equals) {
             Ok(())

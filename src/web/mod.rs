@@ -114,15 +114,29 @@ struct JsEventSink;
 
 impl EventSink for JsEventSink {
     fn emit(&self, event: Event) {
-        emit_json(&event.to_json());
+        emit_json(&event);
     }
 }
 
-fn emit_json(json: &str) {
+/// Call the worker's emit function with the event's JSON text, then what the worker reads
+/// of it without parsing it: its type, the project it concerns and the client whose request
+/// caused it (`undefined` when there is none).
+fn emit_json(event: &Event) {
     EMIT.with(|emit| {
         if let Some(function) = emit.borrow().as_ref() {
+            let text = |value: &Option<String>| {
+                value
+                    .as_deref()
+                    .map_or(JsValue::UNDEFINED, JsValue::from_str)
+            };
             // A failing emit has nowhere to be reported; the event is dropped.
-            let _ = function.call1(&JsValue::NULL, &JsValue::from_str(json));
+            let _ = function.call4(
+                &JsValue::NULL,
+                &JsValue::from_str(&event.to_json()),
+                &JsValue::from_str(&event.kind),
+                &text(&event.project),
+                &text(&event.client),
+            );
         }
     });
 }
@@ -131,7 +145,7 @@ fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
         let event = Event::new("panic", serde_json::json!({ "message": info.to_string() }));
-        emit_json(&event.to_json());
+        emit_json(&event);
     }));
 }
 
@@ -146,8 +160,11 @@ pub struct WorkerCore {
 #[wasm_bindgen]
 impl WorkerCore {
     /// Open the core on the IndexedDB database `database` (default `draftsmith`).
-    /// `emit(json)` is called with each event's JSON text, including a `panic` event if the
-    /// core ever panics (the instance is unusable after that; the worker replaces it).
+    /// `emit(json, type, project, client)` is called with each event's JSON text and, so
+    /// that the worker need not parse it, its type, the project it concerns and the client
+    /// whose request caused it (each `undefined` when there is none); this includes a `panic`
+    /// event if the core ever panics (the instance is unusable after that; the worker
+    /// replaces it).
     /// `local_model`, the worker's wllama bridge (`local-model.js`), runs the `local`
     /// provider's models; without it that provider is unavailable. `mcp`, the worker's MCP
     /// clients (`mcp-client.js`), reaches the settings' MCP servers; without it their tools

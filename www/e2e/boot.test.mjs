@@ -53,10 +53,12 @@ test('raw messages the client would never send still get a response', async () =
     const seen = [];
     const done = new Promise((resolve) => {
       worker.addEventListener('message', (e) => {
-        // Events and the response after them may come as one `batch`.
-        for (const part of e.data.kind === 'batch' ? e.data.messages : [e.data]) {
-          // A response may come as its JSON text.
-          const message = typeof part === 'string' ? JSON.parse(part) : part;
+        // A message may come as its JSON text; events and the response after them may come
+        // as one `batch`.
+        const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m);
+        const data = read(e.data);
+        for (const part of data.kind === 'batch' ? data.messages : [data]) {
+          const message = read(part);
           if (message.kind === 'response') {
             seen.push(message);
             if (seen.length === 4) resolve();

@@ -31,8 +31,9 @@ async function recordMessages(page) {
   await page.evaluate(() => {
     window.posted = [];
     window.draftsmith._worker.addEventListener('message', (e) => {
-      const parts = e.data.kind === 'batch' ? e.data.messages : [e.data];
-      const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m); // a response may be its JSON text
+      const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m); // a message may be its JSON text
+      const data = read(e.data);
+      const parts = data.kind === 'batch' ? data.messages : [data];
       window.posted.push(parts.map(read).map((m) => (m.kind === 'event' && m.type === 'progress' ? `progress ${m.data.task} ${m.data.done}/${m.data.total}` : m.kind === 'event' ? m.type : m.kind)));
     });
   });

@@ -65,9 +65,11 @@ const waitFor = async (what) => {
   while (!what() && Date.now() - since < 30_000) await new Promise((resolve) => setImmediate(resolve));
   assert.ok(what(), 'waited too long');
 };
+// A message the worker posted, read from its JSON text if it came as text.
+const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m);
 // The `ready` events the page got (alone, or in a batch with the events before them).
 const readies = () =>
-  posted.flatMap((m) => (m && m.kind === 'batch' ? m.messages : [m])).filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
+  posted.map(read).flatMap((m) => (m && m.kind === 'batch' ? m.messages.map(read) : [m])).filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
 
 // A panic of the core makes the worker start again; resolves once the new start compiles,
 // to its early open request, which has opened the existing database (connection `name`).

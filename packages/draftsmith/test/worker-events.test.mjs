@@ -39,9 +39,10 @@ const send = (message) => listeners.get('message')({ data: message });
 const settle = async () => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 };
-// What the page got: each message as its list of parts (a batch's messages, or the one).
-const messages = () =>
-  posted.splice(0).map((m) => (m && m.kind === 'batch' ? m.messages : [m]).map((part) => (typeof part === 'string' ? JSON.parse(part) : part)));
+// What the page got: each message as its list of parts (a batch's messages, or the one), each
+// part read from its JSON text if it came as text.
+const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m);
+const messages = () => posted.splice(0).map((m) => (read(m)?.kind === 'batch' ? read(m).messages : [m]).map(read));
 const kinds = (parts) => parts.map((p) => (p.kind === 'event' ? p.type : `response ${p.id}`));
 
 before(async () => {
@@ -52,7 +53,7 @@ before(async () => {
     db: 'worker-events',
     postMessage: (message) => posted.push(message),
     addEventListener: (type, listener) => listeners.set(type, listener),
-    timers: ['setTimeout'],
+    timers: ['setTimeout', 'Date'],
   });
   // The worker imports the glue from disk before it is ready.
   const since = Date.now();
@@ -140,4 +141,54 @@ test("another project's events do not reach the page", async () => {
   const got = messages();
   assert.deepEqual(got.map(kinds), [['saved', 'response 5']]);
   assert.equal(got[0][0].project, PROJECT);
+});
+
+test("a frame's timer left from an earlier request does not cut a later one's events from its answer", async () => {
+  let finish;
+  fakeCore.handle = (request) => {
+    emit('run_started');
+    return new Promise((resolve) => {
+      finish = () => resolve(response(request.id, {}));
+    });
+  };
+  send({ id: 6, type: 'run_agent', params: {} });
+  await settle();
+  mock.timers.tick(10);
+  finish();
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['run_started', 'response 6']]);
+  // The next request's event comes 12 ms after the first one's: the timer set then (due at
+  // 16 ms) finds it, and waits until it is due.
+  mock.timers.tick(2);
+  fakeCore.handle = (request) => {
+    emit('edit');
+    return new Promise((resolve) => {
+      finish = () => resolve(response(request.id, {}));
+    });
+  };
+  send({ id: 7, type: 'apply_user_change', params: {} });
+  await settle();
+  mock.timers.tick(8);
+  await settle();
+  assert.deepEqual(messages(), [], 'held a frame from its own event');
+  finish();
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['edit', 'response 7']]);
+  mock.timers.tick(100);
+  assert.deepEqual(messages(), []);
+});
+
+test("events the core describes go to the page as its text, with the answer's, in one string", async () => {
+  const event = (type, project, data) => JSON.stringify({ kind: 'event', type, project, data });
+  fakeCore.handle = async (request) => {
+    fakeCore.emit(event('edit', PROJECT, { version: 3 }), 'edit', PROJECT, undefined);
+    // Another project's, told by its project argument.
+    fakeCore.emit(event('saved', 'other', {}), 'saved', 'other', undefined);
+    fakeCore.emit(event('saved', PROJECT, { project: PROJECT }), 'saved', PROJECT, undefined);
+    return response(request.id, { version: 3 });
+  };
+  send({ id: 8, type: 'apply_user_change', params: {} });
+  await settle();
+  assert.equal(typeof posted[0], 'string');
+  assert.deepEqual(messages().map(kinds), [['edit', 'saved', 'response 8']]);
 });

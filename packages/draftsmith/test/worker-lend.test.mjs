@@ -44,7 +44,9 @@ function fromPage(data) {
     entry.listener({ data });
   }
 }
-const flat = () => posted.flatMap((m) => (m && m.kind === 'batch' ? m.messages : [m]));
+// A message the worker posted, read from its JSON text if it came as text.
+const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m);
+const flat = () => posted.map(read).flatMap((m) => (m && m.kind === 'batch' ? m.messages.map(read) : [m]));
 const events = (type) => flat().filter((m) => m && m.kind === 'event' && m.type === type);
 const lent = () => flat().filter((m) => m && m.kind === 'wasm');
 const waitFor = async (what) => {

@@ -27,8 +27,10 @@ const posted = [];
 let stop = () => {};
 after(() => stop());
 
+// A message the worker posted, read from its JSON text if it came as text.
+const read = (m) => (typeof m === 'string' ? JSON.parse(m) : m);
 const events = (type) =>
-  posted.flatMap((m) => (m && m.kind === 'batch' ? m.messages : [m])).filter((m) => m && m.kind === 'event' && m.type === type);
+  posted.map(read).flatMap((m) => (m && m.kind === 'batch' ? m.messages.map(read) : [m])).filter((m) => m && m.kind === 'event' && m.type === type);
 const waitFor = async (what) => {
   const since = Date.now();
   while (!what() && Date.now() - since < 30_000) await new Promise((resolve) => setImmediate(resolve));
