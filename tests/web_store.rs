@@ -543,6 +543,56 @@ async fn an_insert_conflict_throws_nothing_in_the_worker() {
     IdbStore::delete(&name).await.expect("delete");
 }
 
+/// The sole writer (the worker that holds the writer lock) skips a batch's expectations: it
+/// reads nothing, so a batch whose expectation does not hold commits, where any other store
+/// refuses it. An insert whose key is taken is still a conflict.
+#[wasm_bindgen_test]
+async fn the_sole_writer_skips_the_checks_for_another_writer() {
+    let name = fresh_name();
+    let store = IdbStore::open(&name).await.expect("open");
+    let checked = |value: i64| {
+        let mut batch = Batch::new();
+        batch.expect(Table::Meta, "head:c1", "version", json!(7));
+        batch.put_value(Table::Meta, json!({"id": "m1", "value": value}));
+        batch
+    };
+    let refused = store.commit(checked(1)).await;
+    assert!(
+        matches!(refused, Err(draftsmith::store::StoreError::Conflict(_))),
+        "{refused:?}"
+    );
+    assert_eq!(store.get(Table::Meta, "m1").await.unwrap(), None);
+    store.set_sole_writer(true);
+    store
+        .commit(checked(2))
+        .await
+        .expect("the sole writer's batch");
+    assert_eq!(
+        store
+            .get(Table::Meta, "m1")
+            .await
+            .unwrap()
+            .map(|r| r["value"].clone()),
+        Some(json!(2))
+    );
+    let insert = || {
+        let mut batch = Batch::new();
+        batch.insert_value(
+            Table::Changes,
+            json!({"id": "c1/00000000000000000001", "project": "p", "chapter": "c1"}),
+        );
+        batch
+    };
+    store.commit(insert()).await.expect("first insert");
+    let again = store.commit(insert()).await;
+    assert!(
+        matches!(again, Err(draftsmith::store::StoreError::Conflict(_))),
+        "{again:?}"
+    );
+    store.close();
+    IdbStore::delete(&name).await.expect("delete");
+}
+
 /// Open `name` at `version` with a connection of the test's own; resolves to the first of its
 /// events that settles it: `success`, `blocked` (a connection left open held it back) or
 /// `error`, and the connection when it opened.

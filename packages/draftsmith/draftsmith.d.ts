@@ -376,7 +376,7 @@ export declare class Draftsmith {
    * cross-origin isolated), with how many threads, and which model is loaded (in the writing
    * tab, which runs the agents).
    */
-  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; clients: number; localModel: LocalModelStatus }>;
+  workerStatus(options?: RequestOptions): Promise<{ role: 'writer' | 'follower' | 'electing'; soleWriter: boolean; clients: number; localModel: LocalModelStatus }>;
   /** Create a project and make it the open one. */
   createProject(name: string, chapters?: { title?: string; text?: string }[], options?: RequestOptions): Promise<ProjectSummary>;
   /** Make an existing project the open one. */

@@ -222,8 +222,10 @@ export class Draftsmith {
 
   /**
    * This tab's worker (not the core): `role` is `writer` when it applies and saves the
-   * projects for every tab, `follower` when it relays to the tab that does; `clients` is how
-   * many other tabs a writer serves (a closed tab's client is dropped).
+   * projects for every tab, `follower` when it relays to the tab that does; `soleWriter` is
+   * true when it writes holding the database's writer lock (a writer without Web Locks
+   * writes for its tab alone, and checks each save for another tab's writes); `clients` is
+   * how many other tabs a writer serves (a closed tab's client is dropped).
    */
   workerStatus(options) {
     return this.request('worker_status', {}, options);

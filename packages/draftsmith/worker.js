@@ -458,6 +458,7 @@ async function boot() {
     await bridges;
     mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
     core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients, pageReader);
+    if (soleWriter) core.set_sole_writer(true);
     closeEarly();
     bootError = null;
     lendWasm();
@@ -602,7 +603,7 @@ async function serve(message) {
       return;
     }
     const clients = role === 'writer' && core !== null ? core.client_count() : 0;
-    post({ kind: 'response', id, ok: true, result: { role, clients, localModel: localModel.status() } });
+    post({ kind: 'response', id, ok: true, result: { role, soleWriter, clients, localModel: localModel.status() } });
     return;
   }
   if (role === 'follower') {
@@ -712,9 +713,16 @@ async function serveRelayed(message) {
   taken.delete(key);
 }
 
+// Whether this worker holds the writer lock: then no other worker writes the database, and
+// its core's saves skip their checks for another writer (`set_sole_writer`). A worker that
+// writes for its tab alone (no Web Locks) is not the sole writer.
+let soleWriter = false;
+
 function becomeWriter() {
   const was = role;
   role = 'writer';
+  soleWriter = true;
+  if (core !== null) core.set_sole_writer(true);
   if (CHANNEL) broadcast({ t: 'writer', from: INSTANCE });
   if (LOCKS) findPeers();
   if (was === 'follower') {

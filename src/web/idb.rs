@@ -18,8 +18,12 @@
 //! closures apiece), and its `commit()` drops its handlers at the transaction's first
 //! `error` event, so a write failing after an early commit would call a dropped closure. An
 //! [`Op::Insert`] is an `add`, whose `ConstraintError` (the key is taken) aborts the
-//! transaction and is reported as a conflict.
+//! transaction and is reported as a conflict. The store of the worker that holds the
+//! database's writer lock is its sole writer ([`IdbStore::set_sole_writer`]): its batches
+//! skip their expectations, which guard against another writer, and are committed as soon as
+//! they are placed.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
@@ -43,6 +47,9 @@ pub struct IdbStore {
     /// The connection batches are written through, opening or open (see
     /// [`IdbStore::open_version`]).
     writer: Option<Opening>,
+    /// Whether this store's writes are the only ones the database gets (see
+    /// [`IdbStore::set_sole_writer`]).
+    sole_writer: Cell<bool>,
 }
 
 /// The writer's connection as it opens: every batch awaits it (at once, once it is open).
@@ -230,7 +237,17 @@ impl IdbStore {
         Ok(IdbStore {
             db: Some(db),
             writer: Some(writer),
+            sole_writer: Cell::new(false),
         })
+    }
+
+    /// Say whether this store is the only writer of its database: the worker that holds the
+    /// database's writer lock, through which every tab writes. Its batches then skip their
+    /// [`Op::Expect`]s, which check that no other writer changed a record since this core
+    /// last saw it: there is none, and so no read to wait for before the commit. An insert
+    /// whose key is taken still fails as a conflict.
+    pub fn set_sole_writer(&self, sole: bool) {
+        self.sole_writer.set(sole);
     }
 
     /// Close the connections (dropping the store does the same).
@@ -309,12 +326,16 @@ impl IdbStore {
     /// event, so the transaction is still active: it is aborted there if an expectation did
     /// not hold (the writes placed after the reads fail with `AbortError`, which nothing
     /// listens to), and committed otherwise, without waiting for the writes' answers. A
-    /// batch without reads is committed as soon as it is placed. The batch has landed when
+    /// batch without reads (and every batch of the sole writer, which skips its
+    /// expectations) is committed as soon as it is placed. The batch has landed when
     /// the transaction completes; a write that fails (an insert whose key is taken, a full
     /// quota) aborts it, and the transaction's error says why.
     async fn write(&self, batch: Batch) -> Result<(), StoreError> {
-        // Reads first (the order IndexedDB answers them in).
-        let batch = batch.expectations_first();
+        // Reads first (the order IndexedDB answers them in); none for the sole writer.
+        let mut batch = batch.expectations_first();
+        if self.sole_writer.get() {
+            batch.ops.retain(|op| !matches!(op, Op::Expect { .. }));
+        }
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());

@@ -155,6 +155,8 @@ pub struct WorkerCore {
     core: Rc<Core>,
     /// The other tabs this worker writes for, by client id (see [`WorkerCore::handle_for`]).
     clients: RefCell<std::collections::BTreeMap<String, Rc<Core>>>,
+    /// The core's store (see [`WorkerCore::set_sole_writer`]).
+    store: Rc<crate::store::faulty::Faulty<idb::IdbStore>>,
 }
 
 #[wasm_bindgen]
@@ -186,6 +188,7 @@ impl WorkerCore {
         // Wrapped so that tests can make saves fail (`debug_fail_saves`) on real IndexedDB.
         let faulty = Rc::new(crate::store::faulty::Faulty::new(store));
         let switch = Rc::clone(&faulty);
+        let store = Rc::clone(&faulty);
         let env = Env {
             clock: Rc::new(JsClock),
             ids: Rc::new(JsIds),
@@ -213,7 +216,16 @@ impl WorkerCore {
         Ok(WorkerCore {
             core: Rc::new(core),
             clients: RefCell::new(std::collections::BTreeMap::new()),
+            store,
         })
+    }
+
+    /// Say whether this worker is the only writer of its database: it holds the database's
+    /// writer lock, and every other tab's worker relays its page's requests to it. Its saves
+    /// then skip their checks that no other writer changed a record since (see
+    /// [`idb::IdbStore::set_sole_writer`]).
+    pub fn set_sole_writer(&self, sole: bool) {
+        self.store.inner().set_sole_writer(sole);
     }
 
     /// Serve one message (JSON text) of this worker's own page; resolves to the response's

@@ -242,7 +242,10 @@ test('the tab that takes over keeps the key held in memory only, and a closed ta
     (url) => window.draftsmith.settings.set({ provider: 'openai', baseUrl: url, model: 'mock', apiKey: 'sk-in-memory-7' }),
     `${base}/mock/${name}/v1`,
   );
-  assert.equal((await a.evaluate(() => window.draftsmith.workerStatus())).role, 'writer');
+  const writing = await a.evaluate(() => window.draftsmith.workerStatus());
+  assert.equal(writing.role, 'writer');
+  assert.equal(writing.soleWriter, true, 'it holds the writer lock');
+  assert.equal((await b.evaluate(() => window.draftsmith.workerStatus())).soleWriter, false);
   await waitUntil(a, async () => (await window.draftsmith.workerStatus()).clients === 2, null, { timeout: 10_000 });
   // C closes: A drops its client.
   await c.close({ runBeforeUnload: false });
@@ -250,6 +253,7 @@ test('the tab that takes over keeps the key held in memory only, and a closed ta
   // A closes: B writes now, and still has the key.
   await a.close({ runBeforeUnload: false });
   await waitUntil(b, async () => (await window.draftsmith.workerStatus()).role === 'writer', null, { timeout: 20_000 });
+  assert.equal((await b.evaluate(() => window.draftsmith.workerStatus())).soleWriter, true);
   const settings = await b.evaluate(() => window.draftsmith.settings.get());
   assert.equal(settings.hasKey, true);
   assert.equal(settings.rememberKey, false);
