@@ -376,6 +376,8 @@ pub struct Shared {
     faults: parts::Faults,
     /// The projects shared through sync servers.
     sync: parts::SyncLinks,
+    /// The events on their way out, held while a mutation's save is placed.
+    outbox: parts::Outbox,
 }
 
 /// The agent core behind the worker, as one client (one page) sees it.
@@ -417,6 +419,7 @@ impl Core {
             model: parts::ModelClient::default(),
             faults: parts::Faults::default(),
             sync: parts::SyncLinks::default(),
+            outbox: parts::Outbox::default(),
         };
         Self {
             shared: Rc::new(shared),
@@ -636,7 +639,8 @@ impl Core {
             Concerns::Project(id) => Some(id.to_string()),
             Concerns::OpenProject => self.current_project(),
         };
-        self.env.events.emit(
+        self.outbox.send(
+            self.env.events.as_ref(),
             Event::new(event.name(), event.data())
                 .in_project(project)
                 .by_client(self.client.clone()),
@@ -761,10 +765,17 @@ impl Core {
                 &page
             }
         };
+        // What the mutation tells the pages goes out once its save is placed.
+        let hold = self.hold_events();
         let (value, unmirrored) = self.mutate_marking(project, on.hold, f)?;
         match unmirrored {
-            None => self.settle(project).await,
-            Some(touched) => self.settle_mirroring(project, touched).await,
+            None => self.settle_while(project, hold, |_| {}).await,
+            Some(mut touched) => {
+                self.settle_while(project, hold, |open| {
+                    mirror(open, &mut touched, self.env.ids.as_ref());
+                })
+                .await
+            }
         }
         Ok(value)
     }
@@ -805,26 +816,24 @@ impl Core {
         self.projects.open_mut(current)
     }
 
-    /// Save what a mutation left pending. A failed save is reported to the page
-    /// (`storage_error`) and stays pending; the change itself is kept in memory.
-    async fn settle(&self, current: &str) {
-        let _ = self.flush(current, false).await;
+    /// Hold the events until the hold ends (see [`parts::Outbox::hold`]).
+    fn hold_events(&self) -> parts::Hold<'_> {
+        self.outbox.hold(self.env.events.as_ref())
     }
 
-    /// [`Core::settle`], mirroring what a mutation touched into the project's document while
-    /// IndexedDB writes the save (see [`Core::settle_while`]).
-    async fn settle_mirroring(&self, current: &str, mut touched: Touched) {
-        self.settle_while(current, |open| {
-            mirror(open, &mut touched, self.env.ids.as_ref());
-        })
-        .await;
-    }
-
-    /// [`Core::settle`], doing `work` on the open project while IndexedDB writes the save:
-    /// the save places its writes at its first poll, then `work` runs (before anything
-    /// else can), then the save is awaited.
-    async fn settle_while(&self, current: &str, work: impl FnOnce(&mut Open)) {
+    /// Save what a mutation left pending, doing `work` on the open project while IndexedDB
+    /// writes the save: the save places its writes at its first poll, then the mutation's
+    /// events held by `hold` go out and `work` runs (before anything else can), then the save
+    /// is awaited. A failed save is reported to the page (`storage_error`) and stays pending;
+    /// the change itself is kept in memory.
+    async fn settle_while(
+        &self,
+        current: &str,
+        hold: parts::Hold<'_>,
+        work: impl FnOnce(&mut Open),
+    ) {
         let meanwhile = async {
+            drop(hold);
             self.projects.update(current, work);
         };
         let _ = futures_util::future::join(self.flush(current, false), meanwhile).await;
@@ -1234,6 +1243,7 @@ impl Core {
             ));
         }
         let current = self.current()?;
+        let hold = self.hold_events();
         let (value, unmirrored) = self.mutate_marking(&current, None, |s| {
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
@@ -1267,7 +1277,7 @@ impl Core {
         })?;
         // The new notes are mirrored into the project's document and indexed for search
         // while IndexedDB writes them.
-        self.settle_while(&current, |open| {
+        self.settle_while(&current, hold, |open| {
             if let Some(mut touched) = unmirrored {
                 mirror(open, &mut touched, self.env.ids.as_ref());
             }

@@ -396,9 +396,10 @@ impl IdbStore {
             // Throws if it has ended already.
             let _ = tx.abort();
         }
-        let event = settled.await.map_err(js_error)?;
-        match (event_type(&event).as_str(), tx.error(), aborted) {
-            ("complete", _, _) => Ok(()),
+        // Resolved on `complete`, rejected on `abort`.
+        let completed = settled.await.is_ok();
+        match (completed, tx.error(), aborted) {
+            (true, _, _) => Ok(()),
             // A request failed: the first that did says why (those after it fail with
             // `AbortError`).
             (_, Some(error), _) => Err(match storage_error(dom_text(&error)) {
@@ -547,11 +548,12 @@ fn answered(request: &IdbRequest) -> Promise {
     })
 }
 
-/// A promise that resolves with the `complete` or `abort` event of `tx`.
+/// A promise that resolves with the `complete` event of `tx`, or rejects with its `abort`
+/// event.
 fn settled(tx: &IdbTransaction) -> Promise {
-    Promise::new(&mut |resolve, _| {
+    Promise::new(&mut |resolve, reject| {
         tx.set_oncomplete(Some(&resolve));
-        tx.set_onabort(Some(&resolve));
+        tx.set_onabort(Some(&reject));
     })
 }
 
