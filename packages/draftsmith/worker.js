@@ -53,14 +53,34 @@ let localModel = null;
 // set per worker, kept across core restarts. The MCP SDK is imported on the first connection.
 let mcpClients = null;
 
-// Both are imported with the glue, while the wasm downloads (as static imports they would
-// hold back this module, and so the wasm's download, until they had loaded).
-async function loadBridges() {
-  if (localModel !== null) return;
-  const [{ LocalModel }, { McpClients }] = await Promise.all([import('./local-model.js'), import('./mcp-client.js')]);
-  localModel ??= new LocalModel();
-  mcpClients ??= new McpClients();
+// Both are imported on first use (the core's first call to either, or `worker_status`), not
+// while the worker starts, where their loading held back the glue's. A failed import is tried
+// again at the next use.
+let bridges = null;
+// The MCP clients' name and version, once the core has loaded.
+let clientInfo = null;
+function loadBridges() {
+  bridges ??= Promise.all([import('./local-model.js'), import('./mcp-client.js')]).then(
+    ([{ LocalModel }, { McpClients }]) => {
+      localModel ??= new LocalModel();
+      mcpClients ??= new McpClients();
+      if (clientInfo !== null) mcpClients.clientInfo = clientInfo;
+    },
+    (err) => {
+      bridges = null;
+      throw err;
+    },
+  );
+  return bridges;
 }
+
+// The bridges as the core is given them: each method it calls (every one returns a promise)
+// imports the bridges first.
+function lazyBridge(bridge, methods) {
+  return Object.fromEntries(methods.map((name) => [name, (...args) => loadBridges().then(() => bridge()[name](...args))]));
+}
+const localModelBridge = lazyBridge(() => localModel, ['load', 'chat', 'list', 'remove']);
+const mcpBridge = lazyBridge(() => mcpClients, ['connect', 'call', 'close']);
 
 // Reads research pages for the core: the reader's module is imported the first time, and
 // again (a fresh instance) after it failed, which may have left its instance unusable.
@@ -450,14 +470,11 @@ async function boot() {
     // The wasm downloads and compiles while the glue is imported.
     const wasm = compileWasm();
     wasm.catch(() => {}); // reported by the glue's init, which awaits it
-    const bridges = loadBridges();
-    bridges.catch(() => {}); // reported once awaited, below
     const glue = await import(/* @vite-ignore */ url);
     await glue.default({ module_or_path: wasm });
-    // The core takes them when it opens.
-    await bridges;
-    mcpClients.clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
-    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModel, mcpClients, pageReader);
+    clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
+    if (mcpClients !== null) mcpClients.clientInfo = clientInfo;
+    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModelBridge, mcpBridge, pageReader);
     if (soleWriter) core.set_sole_writer(true);
     closeEarly();
     bootError = null;
@@ -598,8 +615,10 @@ async function serve(message) {
     // This worker, not the core: whether it writes, for how many other tabs, and its
     // in-browser model (the one the core runs in the writing tab).
     await ready;
-    if (localModel === null) {
-      post(errorResponse(id, 'internal', `the draftsmith worker did not load: ${bootError}`));
+    try {
+      await loadBridges();
+    } catch (err) {
+      post(errorResponse(id, 'internal', `the draftsmith worker could not load its in-browser model bridge: ${err.message}`));
       return;
     }
     const clients = role === 'writer' && core !== null ? core.client_count() : 0;
