@@ -291,50 +291,50 @@ class CoreEvent {
 
 // An event as this page gets it (its JSON text, or an object), or null if it concerns
 // another project. An event caused by another tab's request says `remote: true` in its data.
-function forPage(core) {
-  const mine = role === 'follower' ? core.client === INSTANCE : !core.client;
-  let delivered = core.json ?? core.event;
+function forPage(event) {
+  const mine = role === 'follower' ? event.client === INSTANCE : !event.client;
+  let delivered = event.json ?? event.event;
   if (!mine) {
-    const event = core.parsed;
-    if (event.data && typeof event.data === 'object' && !Array.isArray(event.data)) {
-      delivered = { ...event, data: { ...event.data, remote: true } };
+    const parsed = event.parsed;
+    if (parsed.data && typeof parsed.data === 'object' && !Array.isArray(parsed.data)) {
+      delivered = { ...parsed, data: { ...parsed.data, remote: true } };
     }
   }
-  if (core.type === 'project_deleted' && core.parsed.data && core.parsed.data.id === pageProject) {
+  if (event.type === 'project_deleted' && event.parsed.data && event.parsed.data.id === pageProject) {
     pageProject = null;
     return delivered;
   }
   // The progress of this page's own request, such as opening a project it does not show yet.
-  if (core.type === 'progress' && mine) return delivered;
-  return !core.project || core.project === pageProject ? delivered : null;
+  if (event.type === 'progress' && mine) return delivered;
+  return !event.project || event.project === pageProject ? delivered : null;
 }
 
 // The core's emit: an event's JSON text, then its type, project and client (a caller that
 // gives the text alone has it read).
 function onCoreEvent(json, type, project, client) {
-  let core;
+  let event;
   try {
-    core =
+    event =
       typeof type === 'string'
         ? new CoreEvent(type, project ?? undefined, client ?? undefined, json, undefined)
         : CoreEvent.of(JSON.parse(json));
   } catch (err) {
     return;
   }
-  deliverSoon(core);
+  deliverSoon(event);
   if (CHANNEL && role === 'writer' && LOCKS) {
     if (peers === null || peers.size > 0) {
-      broadcastSoon({ t: 'event', event: core.parsed });
-      if (core.type === 'progress') flushBroadcasts();
+      broadcastSoon({ t: 'event', event: event.parsed });
+      if (event.type === 'progress') flushBroadcasts();
     }
-  } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(core.type)) {
-    broadcastSoon({ t: 'shared', from: INSTANCE, type: core.type, data: core.parsed.data });
+  } else if (CHANNEL && !LOCKS && SHARED_EVENTS.has(event.type)) {
+    broadcastSoon({ t: 'shared', from: INSTANCE, type: event.type, data: event.parsed.data });
   }
-  if (core.type === 'saved' && role === 'writer' && !checkpointing && core.project) {
-    scheduleCheckpoint(core.project);
+  if (event.type === 'saved' && role === 'writer' && !checkpointing && event.project) {
+    scheduleCheckpoint(event.project);
   }
-  if (core.type === 'panic') {
-    recoverFromPanic(core.parsed.data && core.parsed.data.message);
+  if (event.type === 'panic') {
+    recoverFromPanic(event.parsed.data && event.parsed.data.message);
   }
 }
 
