@@ -1,5 +1,6 @@
 //! A mutation's events leave the core once its save is placed: the store has the batch in
 //! hand before the page hears of the change, and the page then hears everything in order.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::RefCell;
 use std::rc::Rc;
