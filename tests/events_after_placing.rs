@@ -6,32 +6,22 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use draftsmith::core::Env;
-use draftsmith::store::{Batch, MemoryStore, Store, StoreFuture, Table};
-use draftsmith::{Core, ManualClock, RecordingSink, SequentialIds};
+use draftsmith::store::faulty::Faulty;
+use draftsmith::store::MemoryStore;
+use draftsmith::{Core, Event, EventSink, ManualClock, SequentialIds};
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
-/// A store that notes, as each batch reaches it, the events the page has heard so far.
-struct Watching {
-    inner: MemoryStore,
-    events: Rc<RecordingSink>,
-    heard_at_commit: RefCell<Vec<Vec<String>>>,
+/// Each event's type, with how many batches had reached the store when it was sent.
+struct Heard {
+    store: Rc<Faulty<MemoryStore>>,
+    events: RefCell<Vec<(String, u64)>>,
 }
 
-impl Store for Watching {
-    fn get<'a>(&'a self, t: Table, k: &'a str) -> StoreFuture<'a, Option<Value>> {
-        self.inner.get(t, k)
-    }
-    fn get_all(&self, t: Table) -> StoreFuture<'_, Vec<Value>> {
-        self.inner.get_all(t)
-    }
-    fn get_by_index<'a>(&'a self, t: Table, i: &'a str, v: Value) -> StoreFuture<'a, Vec<Value>> {
-        self.inner.get_by_index(t, i, v)
-    }
-    fn commit(&self, batch: Batch) -> StoreFuture<'_, ()> {
-        let heard = self.events.peek().into_iter().map(|e| e.kind).collect();
-        self.heard_at_commit.borrow_mut().push(heard);
-        self.inner.commit(batch)
+impl EventSink for Heard {
+    fn emit(&self, event: Event) {
+        let commits = self.store.commits();
+        self.events.borrow_mut().push((event.kind, commits));
     }
 }
 
@@ -44,17 +34,16 @@ fn send(core: &Core, id: u64, kind: &str, params: Value) -> Value {
 
 #[test]
 fn a_keystroke_is_heard_of_after_its_save_is_placed_and_in_order() {
-    let events = Rc::new(RecordingSink::default());
-    let store = Rc::new(Watching {
-        inner: MemoryStore::default(),
-        events: events.clone(),
-        heard_at_commit: RefCell::new(Vec::new()),
+    let store = Rc::new(Faulty::new(MemoryStore::default()));
+    let heard = Rc::new(Heard {
+        store: store.clone(),
+        events: RefCell::new(Vec::new()),
     });
     let core = Core::new(Env {
         clock: Rc::new(ManualClock::new(1_000)),
         ids: Rc::new(SequentialIds::new("e")),
         decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
-        events: events.clone(),
+        events: heard.clone(),
         store: store.clone(),
     });
     let project = send(
@@ -65,21 +54,22 @@ fn a_keystroke_is_heard_of_after_its_save_is_placed_and_in_order() {
     );
     let chapter = project["chapters"][0]["id"].clone();
     let version = send(&core, 2, "get_chapter", json!({ "chapter": chapter }))["version"].clone();
-    events.take();
-    store.heard_at_commit.borrow_mut().clear();
+    heard.events.borrow_mut().clear();
+    let before = store.commits();
     send(
         &core,
         3,
         "apply_user_change",
         json!({"chapter": chapter, "baseVersion": version, "changes": [{"retain": 5}, {"insert": "!"}], "tag": "k1"}),
     );
-    let heard = store.heard_at_commit.borrow().clone();
-    assert_eq!(heard.len(), 1, "one save: {heard:?}");
-    assert!(
-        heard[0].is_empty(),
-        "heard before the save was placed: {:?}",
-        heard[0]
+    assert_eq!(store.commits(), before + 1, "one save");
+    let after_placing = |kind: &str| (kind.to_string(), before + 1);
+    assert_eq!(
+        *heard.events.borrow(),
+        [
+            after_placing("edit"),
+            after_placing("history_changed"),
+            after_placing("saved")
+        ]
     );
-    let kinds: Vec<String> = events.take().into_iter().map(|e| e.kind).collect();
-    assert_eq!(kinds, ["edit", "history_changed", "saved"]);
 }

@@ -154,39 +154,56 @@ function send(messages) {
 const HOLD_EVENTS_MS = 16;
 let pageRequests = 0;
 let pageEvents = [];
-// When the oldest queued event is to go at the latest (`Date.now()`), and the timer that
-// sends the queued events then if nothing else takes them first. The timer is not cleared
-// when something does: it is left to find the queue empty, or holding later events that
-// are not due yet (it then waits for them), so that it never cuts a later request's events
-// from their answer. A keystroke a millisecond does not set and clear a timer each.
-let pageDue = 0;
-let pageTimer = null;
-let pageTimerAt = 0;
+
+// A timer that calls `fire` once the time it was set to (`Date.now()`) has passed. Set later,
+// it is not set anew: when it fires early it waits again for what is left, so that work done
+// a millisecond apart (each keystroke's events, each save) does not set and clear a timer
+// each. Set earlier, it is set anew; cancelled, it fires without calling `fire`.
+class LazyTimer {
+  constructor(fire) {
+    this.fire = fire;
+    this.due = Infinity;
+    this.handle = null;
+    this.at = Infinity;
+  }
+
+  set(due) {
+    this.due = due;
+    if (this.handle !== null && this.at <= due) return;
+    clearTimeout(this.handle);
+    this.arm();
+  }
+
+  cancel() {
+    this.due = Infinity;
+  }
+
+  arm() {
+    this.at = this.due;
+    this.handle = setTimeout(() => this.fired(), Math.max(0, this.due - Date.now()));
+  }
+
+  fired() {
+    this.handle = null;
+    if (this.due === Infinity) return;
+    if (this.due > Date.now()) {
+      this.arm();
+      return;
+    }
+    this.due = Infinity;
+    this.fire();
+  }
+}
+
+// Sends the queued events when the oldest is due, if nothing else takes them first. Whatever
+// takes them cancels it, so that it never cuts a later request's events from their answer.
+const pageTimer = new LazyTimer(flushPageEvents);
 function deliverSoon(event) {
   pageEvents.push(event);
   // Progress of long work goes at once (with what was queued before it): the page shows it
   // while the work goes on, even while the core computes without a pause.
-  if (event.type === 'progress') {
-    flushPageEvents();
-    return;
-  }
-  if (pageEvents.length > 1) return;
-  pageDue = Date.now() + (pageRequests > 0 ? HOLD_EVENTS_MS : 0);
-  if (pageTimer !== null && pageTimerAt <= pageDue) return;
-  clearTimeout(pageTimer);
-  armPageTimer();
-}
-
-function armPageTimer() {
-  pageTimerAt = pageDue;
-  pageTimer = setTimeout(pageTimerFired, Math.max(0, pageDue - Date.now()));
-}
-
-function pageTimerFired() {
-  pageTimer = null;
-  if (pageEvents.length === 0) return;
-  if (pageDue > Date.now()) armPageTimer();
-  else flushPageEvents();
+  if (event.type === 'progress') flushPageEvents();
+  else if (pageEvents.length === 1) pageTimer.set(Date.now() + (pageRequests > 0 ? HOLD_EVENTS_MS : 0));
 }
 
 function flushPageEvents() {
@@ -195,6 +212,7 @@ function flushPageEvents() {
 
 // The queued events this page is to get, in order (see `forPage`).
 function takePageEvents() {
+  pageTimer.cancel();
   if (pageEvents.length === 0) return [];
   const queued = pageEvents;
   pageEvents = [];
@@ -341,30 +359,23 @@ function onCoreEvent(json, type, project, client) {
 // The writer checkpoints a project's chapters (their whole text, so that loading needs no
 // long replay of changes) once nothing was saved in it for two seconds.
 const CHECKPOINT_IDLE_MS = 2000;
-// By project: when its checkpoint is due (`Date.now()`). A save moves the time on; the
-// timer, set once, waits again for what is left when it fires early (a save per keystroke
-// does not set and clear a timer each).
-const checkpointDue = new Map();
+// By project: the timer of its checkpoint, which each save sets later.
+const checkpointTimers = new Map();
 let checkpointing = false;
 function scheduleCheckpoint(project) {
-  const armed = checkpointDue.has(project);
-  checkpointDue.set(project, Date.now() + CHECKPOINT_IDLE_MS);
-  if (armed) return;
-  const fire = async () => {
-    const left = checkpointDue.get(project) - Date.now();
-    if (left > 0) {
-      setTimeout(fire, left);
-      return;
-    }
-    checkpointDue.delete(project);
-    checkpointing = true;
-    try {
-      await internal('checkpoint', { id: project });
-    } finally {
-      checkpointing = false;
-    }
-  };
-  setTimeout(fire, CHECKPOINT_IDLE_MS);
+  let timer = checkpointTimers.get(project);
+  if (timer === undefined) {
+    timer = new LazyTimer(async () => {
+      checkpointing = true;
+      try {
+        await internal('checkpoint', { id: project });
+      } finally {
+        checkpointing = false;
+      }
+    });
+    checkpointTimers.set(project, timer);
+  }
+  timer.set(Date.now() + CHECKPOINT_IDLE_MS);
 }
 
 function recoverFromPanic(message) {

@@ -334,7 +334,13 @@ impl Op {
 
     /// Whether a record (or its absence) meets an [`Op::Expect`].
     pub fn expectation_holds(record: Option<&Value>, field: &str, equals: &Value) -> bool {
-        record.and_then(|r| r.get(field)).unwrap_or(&Value::Null) == equals
+        Op::field_holds(record.and_then(|r| r.get(field)), equals)
+    }
+
+    /// Whether the expected field's value (`None`: no such field, or no record) meets an
+    /// [`Op::Expect`] for `equals`: a missing field counts as `null`.
+    pub fn field_holds(value: Option<&Value>, equals: &Value) -> bool {
+        value.unwrap_or(&Value::Null) == equals
     }
 }
 

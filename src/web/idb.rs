@@ -72,8 +72,7 @@ impl Writer {
             .ok_or_else(|| StoreError::Failed("IndexedDB is not available here".into()))?
             .unchecked_into();
         let request = factory.open_with_u32(&name, version).map_err(js_error)?;
-        let event = JsFuture::from(answered(&request)).await.map_err(js_error)?;
-        if event_type(&event) != "success" {
+        if JsFuture::from(answered(&request)).await.is_err() {
             return Err(request_error(&request));
         }
         let db: IdbDatabase = request.result().map_err(js_error)?.unchecked_into();
@@ -371,7 +370,8 @@ impl IdbStore {
                     reads.last().map(|r| r.request.clone())
                 };
                 if let Some(request) = waited {
-                    // An error event resolves it too: the transaction then aborts itself.
+                    // An error (the promise rejects) aborts the transaction by itself, which
+                    // `settled` reports.
                     let _ = JsFuture::from(answered(&request)).await;
                 }
                 reads.iter().try_for_each(Read::check)
@@ -443,14 +443,12 @@ impl Read {
         } else {
             JsValue::UNDEFINED
         };
-        let record = if value.is_undefined() {
+        let value = if value.is_undefined() {
             None
         } else {
-            let mut record = serde_json::Map::new();
-            record.insert(self.field.clone(), from_js(value)?);
-            Some(Value::Object(record))
+            Some(from_js(value)?)
         };
-        if Op::expectation_holds(record.as_ref(), &self.field, &self.equals) {
+        if Op::field_holds(value.as_ref(), &self.equals) {
             Ok(())
         } else {
             Err(StoreError::Conflict(format!(
@@ -540,11 +538,12 @@ fn put_run(store: &IdbObjectStore, records: Vec<Record>) -> Result<IdbRequest, S
     last.ok_or_else(|| StoreError::Failed("an empty run of puts".into()))
 }
 
-/// A promise that resolves with the `success` or `error` event of `request`.
+/// A promise that resolves with the `success` event of `request`, or rejects with its
+/// `error` event.
 fn answered(request: &IdbRequest) -> Promise {
-    Promise::new(&mut |resolve, _| {
+    Promise::new(&mut |resolve, reject| {
         request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&resolve));
+        request.set_onerror(Some(&reject));
     })
 }
 
@@ -555,14 +554,6 @@ fn settled(tx: &IdbTransaction) -> Promise {
         tx.set_oncomplete(Some(&resolve));
         tx.set_onabort(Some(&reject));
     })
-}
-
-/// An event's type (`success`, `complete`, ...).
-fn event_type(event: &JsValue) -> String {
-    event
-        .dyn_ref::<web_sys::Event>()
-        .map(|e| e.type_())
-        .unwrap_or_default()
 }
 
 /// A DOM exception as text, as the browser names it (`ConstraintError: …`).

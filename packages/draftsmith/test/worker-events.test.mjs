@@ -36,6 +36,16 @@ const emit = (type, data = {}) => fakeCore.emit(JSON.stringify({ kind: 'event', 
 // A message from the page.
 const send = (message) => listeners.get('message')({ data: message });
 // Let the worker's promises run (setImmediate is not faked).
+// The core's next request emits `type`, then runs until `finish()` is called, and answers.
+// Resolves to `finish`, once the request has started.
+function slowRequest(type) {
+  return new Promise((started) => {
+    fakeCore.handle = (request) => {
+      emit(type);
+      return new Promise((resolve) => started(() => resolve(response(request.id, {}))));
+    };
+  });
+}
 const settle = async () => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 };
@@ -144,34 +154,25 @@ test("another project's events do not reach the page", async () => {
 });
 
 test("a frame's timer left from an earlier request does not cut a later one's events from its answer", async () => {
-  let finish;
-  fakeCore.handle = (request) => {
-    emit('run_started');
-    return new Promise((resolve) => {
-      finish = () => resolve(response(request.id, {}));
-    });
-  };
+  const running = slowRequest('run_started');
   send({ id: 6, type: 'run_agent', params: {} });
+  const finishRun = await running;
   await settle();
   mock.timers.tick(10);
-  finish();
+  finishRun();
   await settle();
   assert.deepEqual(messages().map(kinds), [['run_started', 'response 6']]);
   // The next request's event comes 12 ms after the first one's: the timer set then (due at
   // 16 ms) finds it, and waits until it is due.
   mock.timers.tick(2);
-  fakeCore.handle = (request) => {
-    emit('edit');
-    return new Promise((resolve) => {
-      finish = () => resolve(response(request.id, {}));
-    });
-  };
+  const editing = slowRequest('edit');
   send({ id: 7, type: 'apply_user_change', params: {} });
+  const finishEdit = await editing;
   await settle();
   mock.timers.tick(8);
   await settle();
   assert.deepEqual(messages(), [], 'held a frame from its own event');
-  finish();
+  finishEdit();
   await settle();
   assert.deepEqual(messages().map(kinds), [['edit', 'response 7']]);
   mock.timers.tick(100);
