@@ -36,6 +36,58 @@ function scriptKey(url) {
   }
 }
 
+/**
+ * A request as the JSON text the core reads. Throws (the request is refused as `malformed`)
+ * when its params hold what JSON cannot carry: a BigInt or a cycle, which `JSON.stringify`
+ * refuses, and a function or a symbol, which it would drop without a word (see `unsendable`).
+ * Lone UTF-16 surrogates, which cannot cross into Rust as text, become U+FFFD, so nothing a
+ * writer typed is refused for one stray code unit.
+ */
+function requestText(message) {
+  const text = JSON.stringify(message);
+  const found = unsendable(message.params);
+  if (found !== null) throw new TypeError(`params${found.keys.join('')} is a ${found.kind}, which JSON cannot carry`);
+  // JSON.stringify writes a lone surrogate as an escape (`\ud800`); only when the text holds
+  // something like one (rare: a lone surrogate, or a backslash followed by such letters) is
+  // the message encoded again with a replacer, which is slower (a call per value).
+  return /\\ud[89a-f]/.test(text) ? JSON.stringify(message, wellFormed) : text;
+}
+
+function wellFormed(_key, value) {
+  return typeof value === 'string' && !value.isWellFormed() ? value.toWellFormed() : value;
+}
+
+/**
+ * The first function or symbol among the values `JSON.stringify` reads of `value` (an
+ * object's own enumerable properties, an array's items; an object with a `toJSON`, such as a
+ * Date, stands for what that returns and is not looked into), as its kind and the keys that
+ * lead to it (innermost last), or null. Called once `JSON.stringify` has succeeded, so there
+ * is no cycle to follow.
+ */
+function unsendable(value) {
+  const kind = typeof value;
+  if (kind === 'function' || kind === 'symbol') return { kind, keys: [] };
+  if (kind !== 'object' || value === null || typeof value.toJSON === 'function') return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unsendable(value[i]);
+      if (found !== null) {
+        found.keys.unshift(`[${i}]`);
+        return found;
+      }
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    const found = unsendable(value[key]);
+    if (found !== null) {
+      found.keys.unshift(`.${key}`);
+      return found;
+    }
+  }
+  return null;
+}
+
 export class Draftsmith {
   /**
    * Start a worker and resolve once its core is ready.
@@ -84,11 +136,14 @@ export class Draftsmith {
         if (options.persist !== false) await client.requestPersistence();
         resolve(client);
       });
+      // A client closed before its worker started: `ready` rejects at once.
+      client._abandonStart = () => fail(new DraftsmithError('closed', 'the draftsmith client was closed before its worker started'));
       const offFatal = client.on('fatal', (data) => fail(new DraftsmithError('internal', data?.message ?? 'the draftsmith worker failed to start')));
       const onError = (event) => fail(new DraftsmithError('internal', `the draftsmith worker failed to load: ${event.message ?? workerUrl}`));
       worker.addEventListener('error', onError, { once: true });
       function cleanup() {
         clearTimeout(timer);
+        client._abandonStart = null;
         offReady();
         offFatal();
         worker.removeEventListener('error', onError);
@@ -106,6 +161,8 @@ export class Draftsmith {
     this._nextId = 1;
     this._pending = new Map();
     this._deadlineTimer = null;
+    // Set by `launch` until the worker has started (see `close`).
+    this._abandonStart = null;
     this._deadlineAt = Infinity;
     this._handlers = new Map();
     this._closed = false;
@@ -142,9 +199,11 @@ export class Draftsmith {
         this._watchDeadline(entry.deadline);
       }
       this._pending.set(id, entry);
-      const message = params === undefined ? { id, type } : { id, type, params };
       try {
-        this._worker.postMessage(message);
+        // The request crosses as the JSON text the core reads, with its id and type beside it
+        // for the worker (see `requestText`).
+        const text = requestText(params === undefined ? { id, type } : { id, type, params });
+        this._worker.postMessage({ kind: 'request', id, type, text });
       } catch (err) {
         this._settle(id);
         reject(new DraftsmithError('malformed', `request '${type}' cannot be sent: ${err.message}`));
@@ -746,6 +805,7 @@ export class Draftsmith {
   close() {
     if (this._closed) return;
     this._closed = true;
+    this._abandonStart?.();
     if (typeof globalThis.window?.removeEventListener === 'function') {
       globalThis.window.removeEventListener('online', this._network);
       globalThis.window.removeEventListener('offline', this._network);

@@ -2,7 +2,8 @@
 //
 // Loads the wasm core (built by `wasm-bindgen --target web` into ./pkg) and serves the
 // request/response protocol described in src/protocol.rs:
-//   page -> worker  {id, type, params?}
+//   page -> worker  {kind: "request", id, type, text} (the client: `text` the request's JSON),
+//                   or the request itself, {id, type, params?}
 //   worker -> page  {kind: "response", id, ok, result | error: {code, message}}, or its JSON text
 //   worker -> page  {kind: "event", type, data, project?}
 //
@@ -272,6 +273,14 @@ function wellFormed(_key, value) {
 function encode(message) {
   const text = JSON.stringify(message);
   return text !== undefined && /\\ud[89a-f]/.test(text) ? JSON.stringify(message, wellFormed) : text;
+}
+
+// A request as the client posts it: `{kind: 'request', id, type, text}`, `text` the request's
+// JSON text (well-formed: the client replaced lone surrogates), `id` and `type` what the
+// worker reads of it without parsing it. Anything else posted is a request object, encoded
+// here.
+function isRequestText(posted) {
+  return posted !== null && typeof posted === 'object' && posted.kind === 'request' && typeof posted.text === 'string' && typeof posted.type === 'string';
 }
 
 // Follow which project the page shows, from its requests' responses and the events it hears.
@@ -608,14 +617,22 @@ function watchTab(instance) {
   }).catch(() => watchedTabs.delete(instance));
 }
 
-async function serve(message) {
-  const id = message !== null && typeof message === 'object' && usableId(message.id) ? message.id : null;
+async function serve(posted) {
+  let message = posted;
   let text;
-  try {
-    text = encode(message);
-  } catch (err) {
-    post(errorResponse(id, 'malformed', `message cannot be encoded as JSON: ${err.message}`));
-    return;
+  if (isRequestText(posted)) {
+    // The client's way: the request's JSON text, its id and type beside it.
+    text = posted.text;
+    message = { id: posted.id, type: posted.type };
+  }
+  const id = message !== null && typeof message === 'object' && usableId(message.id) ? message.id : null;
+  if (text === undefined) {
+    try {
+      text = encode(message);
+    } catch (err) {
+      post(errorResponse(id, 'malformed', `message cannot be encoded as JSON: ${err.message}`));
+      return;
+    }
   }
   if (text === undefined) {
     post(errorResponse(id, 'malformed', `message cannot be encoded as JSON (got ${typeof message})`));

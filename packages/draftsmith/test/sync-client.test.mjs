@@ -15,7 +15,12 @@ function fakeWorker() {
     addEventListener: (...a) => target.addEventListener(...a),
     removeEventListener: (...a) => target.removeEventListener(...a),
     terminate() {},
-    postMessage(message) {
+    postMessage(posted) {
+      // The client posts a request's JSON text, its id and type beside it.
+      assert.equal(posted.kind, 'request');
+      const message = JSON.parse(posted.text);
+      assert.equal(posted.id, message.id);
+      assert.equal(posted.type, message.type);
       sent.push(message);
       queueMicrotask(() => {
         const event = new Event('message');
