@@ -907,6 +907,27 @@ fn an_unshared_projects_updates_wait_for_a_checkpoint_and_lost_ones_are_made_aga
 }
 
 #[test]
+fn an_unshared_project_counts_each_edit_as_unsent() {
+    // Its edits are mirrored into its document once the core is idle (never, in this
+    // harness): the count includes those still to be mirrored.
+    let world = World::new();
+    let a = world.device("a");
+    world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Alone", "chapters": [{"title": "One", "text": "[start]"}]}),
+    );
+    assert_eq!(world.status(&a)["unsent"], 0);
+    for word in [" one", " two", " three"] {
+        world.type_end(&a, word);
+    }
+    world.settle();
+    let status = world.status(&a);
+    assert_eq!(status["status"], "disconnected");
+    assert_eq!(status["unsent"], 3, "{status}");
+}
+
+#[test]
 fn sharing_writes_the_updates_that_waited_and_a_shared_project_saves_each_with_its_change() {
     let world = World::new();
     let a = world.device("a");

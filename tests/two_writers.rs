@@ -91,6 +91,26 @@ fn typing(chapter: &str, base: u64, at: usize, text: &str) -> Value {
            "changes": [{"retain": at}, {"insert": text}], "tag": text})
 }
 
+/// The chapters' texts in the project's Yjs document as stored (its updates loaded as they
+/// are, with nothing made again from the project), by chapter id.
+fn stored_document(store: &Disk, id: &str) -> std::collections::BTreeMap<String, String> {
+    let records = block_on(store.get_by_index(Table::Sync, "project", json!(id))).unwrap();
+    let updates: Vec<Vec<u8>> = records
+        .into_iter()
+        .map(|r| {
+            serde_json::from_value::<draftsmith::persist::SyncRecord>(r)
+                .unwrap()
+                .update
+        })
+        .collect();
+    draftsmith::replica::Replica::load(&updates, 99)
+        .unwrap()
+        .doc_chapters()
+        .into_iter()
+        .map(|c| (c.id, c.text))
+        .collect()
+}
+
 /// What a fresh worker loads.
 fn fresh(store: &Disk, id: &str) -> Page {
     let page = Page::on(store, "fresh", 9_000);
@@ -196,6 +216,26 @@ fn script<'p>(
 const N: usize = 20;
 
 #[test]
+fn a_change_merged_with_anothers_is_in_the_stored_document_once() {
+    // A worker mirrors its changes into the project's document once it is idle, and a save
+    // that collides merges before. Here the other writer's change takes back the length A's
+    // adds (B deletes a char, A inserts one), so the merged document has the length A's
+    // change was made on: mirrored after the merge, A's change would be written twice.
+    let store = disk();
+    let (a, b, id, ch) = two_workers(&store);
+    let delete = json!({"chapter": ch[0], "baseVersion": 0,
+                        "changes": [{"retain": 17}, {"delete": 1}], "tag": "b"});
+    b.ok("apply_user_change", delete);
+    a.ok("apply_user_change", typing(&ch[0], 0, 0, "x"));
+    let merged = "xThe lamp was dark";
+    assert_eq!(a.text(&ch[0]), merged);
+    a.ok("checkpoint", json!({}));
+    assert_eq!(fresh(&store, &id).text(&ch[0]), merged);
+    let document = stored_document(&store, &id);
+    assert_eq!(document.get(&ch[0]).map(String::as_str), Some(merged));
+}
+
+#[test]
 fn two_workers_appending_and_typing_at_once_lose_nothing() {
     let store = disk();
     let (a, b, id, ch) = two_workers(&store);
@@ -257,6 +297,11 @@ fn two_workers_appending_and_typing_at_once_lose_nothing() {
         4 * N,
         "{history}"
     );
+    // And in the project's document as stored, once: each worker mirrored what it had not
+    // yet mirrored of its own changes before merging the other's.
+    let document = stored_document(&store, &id);
+    assert_eq!(document.get(&ch[0]), Some(&one));
+    assert_eq!(document.get(&ch[1]), Some(&two));
 }
 
 #[test]

@@ -207,6 +207,17 @@ function deliverSoon(event) {
   else if (pageEvents.length === 1) pageTimer.set(Date.now() + (pageRequests > 0 ? HOLD_EVENTS_MS : 0));
 }
 
+// The core's work that waits until it is idle (mirroring edits into the project's Yjs
+// document, indexing notes written in bulk): in a task of its own, after the request's answer
+// has gone to the page.
+const idleTimer = new LazyTimer(() => {
+  try {
+    core?.idle();
+  } catch {
+    // A panic: reported by the core's panic event, which restarts it.
+  }
+});
+
 function flushPageEvents() {
   send(takePageEvents());
 }
@@ -536,6 +547,8 @@ async function runOnCore(text, client, project, type) {
   );
   const answered = await Promise.race([served, failed]);
   instance.delete(seq);
+  // Once the answer is posted (in this task), the core does what it left for later.
+  if (answered.text !== null) idleTimer.set(Date.now());
   if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text, type);
   return answered;
 }

@@ -133,6 +133,14 @@ struct Touched {
 }
 
 impl Touched {
+    /// Whether its mirroring into the document may wait ([`Open::defer_mirror`]): not an
+    /// update from another device (kept as it came), nor changes to the story bible (whose
+    /// field log records each write with the value it had, which a later mirroring would
+    /// take from a later state).
+    fn deferrable(&self) -> bool {
+        self.remote.is_none() && self.bible.is_empty()
+    }
+
     /// What [`mirror`] reads of it, for a caller that marks the rest pending now and mirrors
     /// later (see [`Core::mutate_on`]).
     fn to_mirror(&self) -> Touched {
@@ -151,9 +159,16 @@ impl Touched {
 }
 
 /// Mirror what a mutation touched into the project's Yjs document (or, for an update from
-/// another device, keep that update): the update is saved (deferred, if made here: see
-/// [`crate::persist::pending`]), and sent once saved.
+/// another device, keep that update), after what earlier mutations left to be mirrored
+/// later: the update is saved (deferred, if made here: see [`crate::persist::pending`]), and
+/// sent once saved.
 fn mirror(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
+    open.mirror_deferred(ids);
+    mirror_now(open, touched, ids);
+}
+
+/// [`mirror`], with nothing left to be mirrored before it.
+fn mirror_now(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
     let project = open.session.project.id.clone();
     let append = match touched.remote.take() {
         Some(update) => Append::Remote(persist::SyncRecord::new(&project, &update, ids)),
@@ -220,7 +235,7 @@ fn mark_touched(open: &mut Open, mut touched: Touched, ids: &dyn IdSource) {
 }
 
 /// [`mark_touched`] without the update of the project's document: for a caller that makes it
-/// later with [`mirror`].
+/// later ([`Open::defer_mirror`]).
 fn mark_pending(open: &mut Open, touched: Touched) {
     open.record_changes(&touched.changes);
     for change in touched.changes {
@@ -767,16 +782,8 @@ impl Core {
         };
         // What the mutation tells the pages goes out once its save is placed.
         let hold = self.hold_events();
-        let (value, unmirrored) = self.mutate_marking(project, on.hold, f)?;
-        match unmirrored {
-            None => self.settle_while(project, hold, |_| {}).await,
-            Some(mut touched) => {
-                self.settle_while(project, hold, |open| {
-                    mirror(open, &mut touched, self.env.ids.as_ref());
-                })
-                .await
-            }
-        }
+        let value = self.mutate_marking(project, on.hold, f)?;
+        self.settle(project, hold).await;
         Ok(value)
     }
 
@@ -784,31 +791,29 @@ impl Core {
     /// and mark what it touched as pending (under `hold`, if given). The saving is left to
     /// the caller, so each mutation's future holds only its value across the save, and the
     /// save's code is not repeated per closure. An unshared project's save leaves its
-    /// document's update for later (see `Include`): unless held, what the mutation touched
-    /// (but an update from another device) is not mirrored into the document yet, and is
-    /// returned, for the caller to [`mirror`] while IndexedDB writes the save.
+    /// document's update for later (see `Include`), and so does the mutation: unless held,
+    /// what it touched (but an update from another device) is mirrored into the document
+    /// once the core is idle ([`Core::idle`]), or before anything needs the document.
     fn mutate_marking<T>(
         &self,
         current: &str,
         hold: Option<&str>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
-    ) -> Result<(T, Option<Touched>), Error> {
+    ) -> Result<T, Error> {
         let later = hold.is_none() && self.sync.get(current).is_none();
         let mut open = self.open_mut(current)?;
         let (value, touched) = f(&mut open.session)?;
-        let unmirrored = if later && touched.remote.is_none() {
-            let unmirrored = touched.to_mirror();
+        if later && touched.deferrable() {
+            open.defer_mirror(touched.to_mirror());
             mark_pending(&mut open, touched);
-            Some(unmirrored)
         } else {
             mark_held(&mut open, touched, hold, self.env.ids.as_ref());
-            None
-        };
+        }
         drop(open);
         // A shared project's link sends what changed once it is saved, and where the
         // writer's cursor is now.
         self.sync.wake(current);
-        Ok((value, unmirrored))
+        Ok(value)
     }
 
     /// Open project `current`, for a mutation (one copy for every [`Core::mutate_marking`]).
@@ -821,22 +826,33 @@ impl Core {
         self.outbox.hold(self.env.events.as_ref())
     }
 
-    /// Save what a mutation left pending, doing `work` on the open project while IndexedDB
-    /// writes the save: the save places its writes at its first poll, then the mutation's
-    /// events held by `hold` go out and `work` runs (before anything else can), then the save
-    /// is awaited. A failed save is reported to the page (`storage_error`) and stays pending;
-    /// the change itself is kept in memory.
-    async fn settle_while(
-        &self,
-        current: &str,
-        hold: parts::Hold<'_>,
-        work: impl FnOnce(&mut Open),
-    ) {
-        let meanwhile = async {
-            drop(hold);
-            self.projects.update(current, work);
-        };
-        let _ = futures_util::future::join(self.flush(current, false), meanwhile).await;
+    /// Save what a mutation left pending: the save places its writes at its first poll, then
+    /// the mutation's events held by `hold` go out (before anything else can run), then the
+    /// save is awaited. A failed save is reported to the page (`storage_error`) and stays
+    /// pending; the change itself is kept in memory.
+    async fn settle(&self, current: &str, hold: parts::Hold<'_>) {
+        let placed = async { drop(hold) };
+        let _ = futures_util::future::join(self.flush(current, false), placed).await;
+    }
+
+    /// Mirror into project `project`'s document what mutations left to be mirrored later
+    /// (see [`Open::mirror_deferred`]): for what reads the document or its queued updates.
+    fn mirror_deferred(&self, project: &str) {
+        let ids = self.env.ids.as_ref();
+        self.projects
+            .update(project, |open| open.mirror_deferred(ids));
+    }
+
+    /// The core's work that waits until it is idle (the worker calls it once it has answered
+    /// a request): what mutations of unshared projects touched is mirrored into their
+    /// documents, and notes written in bulk are indexed for search. Each is also done before
+    /// anything needs it, so a core never called idle is as correct, only slower there.
+    pub fn idle(&self) {
+        let ids = self.env.ids.as_ref();
+        self.projects.update_each(|open| {
+            open.mirror_deferred(ids);
+            open.session.memory.catch_up_index();
+        });
     }
 
     async fn create_project(&self, p: CreateProject) -> Result<ProjectSummary, Error> {
@@ -1244,7 +1260,7 @@ impl Core {
         }
         let current = self.current()?;
         let hold = self.hold_events();
-        let (value, unmirrored) = self.mutate_marking(&current, None, |s| {
+        let value = self.mutate_marking(&current, None, |s| {
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
             let written = s
@@ -1275,15 +1291,9 @@ impl Core {
             };
             Ok((result, touched))
         })?;
-        // The new notes are mirrored into the project's document and indexed for search
-        // while IndexedDB writes them.
-        self.settle_while(&current, hold, |open| {
-            if let Some(mut touched) = unmirrored {
-                mirror(open, &mut touched, self.env.ids.as_ref());
-            }
-            open.session.memory.catch_up_index();
-        })
-        .await;
+        // The new notes are mirrored into the project's document and indexed for search once
+        // the core is idle (see `Core::idle`).
+        self.settle(&current, hold).await;
         Ok(value)
     }
 

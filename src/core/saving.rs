@@ -108,6 +108,10 @@ pub(super) struct Open {
     /// How many more updates the outbox holds than it has entries: while offline, they are
     /// folded into one now and then.
     pub(super) folded: usize,
+    /// What mutations of the unshared project touched that is not mirrored into its document
+    /// yet, oldest first: mirrored when the core is idle ([`super::Core::idle`]), and before
+    /// anything reads the document or saves its updates ([`Open::mirror_deferred`]).
+    unmirrored: Vec<super::Touched>,
 }
 
 /// While offline, the outbox is folded into one update when it holds this many.
@@ -141,6 +145,7 @@ impl Open {
             replica,
             outbox: Vec::new(),
             folded: 0,
+            unmirrored: Vec::new(),
             ui_saved: ui_essentials(&session.project.ui),
             session,
             created_ms,
@@ -194,6 +199,20 @@ impl Open {
             open.queue(update);
         }
         open
+    }
+
+    /// Leave what a mutation touched to be mirrored into the document later (see
+    /// [`Open::mirror_deferred`]).
+    pub(super) fn defer_mirror(&mut self, touched: super::Touched) {
+        self.unmirrored.push(touched);
+    }
+
+    /// Mirror into the document, in order, what mutations left to be mirrored later: their
+    /// updates are then in the document, queued to send and pending (lazily) to be saved.
+    pub(super) fn mirror_deferred(&mut self, ids: &dyn IdSource) {
+        for mut touched in std::mem::take(&mut self.unmirrored) {
+            super::mirror_now(self, &mut touched, ids);
+        }
     }
 
     /// Queue an update this device made, to send once saved (folding the queue into one
@@ -295,14 +314,18 @@ impl Core {
     /// returns when it is committed, or with the error of the save that failed to write it
     /// (already reported to the page as `storage_error`; it stays pending).
     pub(super) async fn flush(&self, project: &str, lazy: bool) -> Result<(), StoreError> {
-        let Some(target) = self.projects.read(project, |open| open.pending.seq()) else {
-            return Ok(());
-        };
         // A shared project's document updates are written with each save: they are sent once
         // saved.
         let include = Include {
             lazy,
             sync: lazy || self.sync.get(project).is_some(),
+        };
+        if include.sync {
+            // The document's updates go with this save: all of them.
+            self.mirror_deferred(project);
+        }
+        let Some(target) = self.projects.read(project, |open| open.pending.seq()) else {
+            return Ok(());
         };
         let mut waited_from: Option<u64> = None;
         loop {
@@ -446,6 +469,9 @@ impl Core {
                 return Ok(());
             };
             let open = &mut *open;
+            // The document is made to hold the merge below: first what it has yet to mirror
+            // of this core's changes (mirrored after, it would hold them twice).
+            open.mirror_deferred(self.env.ids.as_ref());
             let merged = match loaded {
                 Some(theirs) => merge::merge(
                     Ours {

@@ -274,7 +274,7 @@ impl Core {
             None => SyncStatus {
                 project: project.to_string(),
                 status: SyncState::Disconnected,
-                unsent: self.projects.read(project, Open::unsent).unwrap_or(0),
+                unsent: self.unsent(project),
                 url: None,
                 reason: None,
                 peers: Vec::new(),
@@ -283,7 +283,7 @@ impl Core {
     }
 
     fn sync_state(&self, project: &str, link: &Link) -> SyncStatus {
-        let unsent = self.projects.read(project, Open::unsent).unwrap_or(0) + link.unacked.get();
+        let unsent = self.unsent(project) + link.unacked.get();
         SyncStatus {
             project: project.to_string(),
             status: link.state.get(),
@@ -506,6 +506,7 @@ impl Core {
         link: &Link,
         socket: &Rc<dyn SyncSocket>,
     ) -> Result<(), String> {
+        self.mirror_deferred(project);
         if self.projects.read(project, |o| o.outbox.is_empty()) != Some(false) {
             return Ok(());
         }
@@ -522,9 +523,16 @@ impl Core {
         Ok(())
     }
 
+    /// The updates made here to open project `project` not yet sent (see [`Open::unsent`]).
+    fn unsent(&self, project: &str) -> usize {
+        self.mirror_deferred(project);
+        self.projects.read(project, Open::unsent).unwrap_or(0)
+    }
+
     /// Run `f` on the project's document: the open project's, or the one being fetched.
     fn with_replica<T>(&self, project: &str, f: impl FnOnce(&Replica) -> T) -> Option<T> {
         if self.projects.is_open(project) {
+            self.mirror_deferred(project);
             self.projects.read(project, |o| f(&o.replica))
         } else {
             self.sync.with_pending(project, f)
@@ -633,6 +641,7 @@ impl Core {
                 return;
             };
             let open = &mut *open;
+            open.mirror_deferred(ids);
             let incoming = match open.replica.apply_remote(update) {
                 Ok(incoming) => incoming,
                 Err(_) => return,

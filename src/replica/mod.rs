@@ -494,13 +494,12 @@ impl Replica {
             };
             if change.len_before() == copy.len_chars() {
                 write_change(&mut txn, &text, copy, change);
-            }
-            // A copy that differs in length from the session's (a change the document
-            // missed) gets the session's text.
-            if let Some(c) = session.project.chapter(chapter) {
-                if copy.len_chars() != c.len_chars() {
-                    repair(&mut txn, &text, copy, c.text());
-                }
+            } else if let Some(c) = session.project.chapter(chapter) {
+                // A copy that differs in length from the text the change was made on (the
+                // document missed a change) gets the session's text. Several changes to a
+                // chapter are each written on the last, whether made by one mutation or by
+                // mutations mirrored later together.
+                repair(&mut txn, &text, copy, c.text());
             }
         }
         if local.project {

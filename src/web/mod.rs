@@ -260,6 +260,12 @@ impl WorkerCore {
         })
     }
 
+    /// Do the core's work that waits until it is idle (see [`Core::idle`]): the worker calls
+    /// it once it has answered a request.
+    pub fn idle(&self) {
+        self.core.idle();
+    }
+
     /// Forget another tab's client (its tab closed): its facade of the core is dropped.
     /// Returns whether there was one.
     pub fn forget_client(&self, client: String) -> bool {

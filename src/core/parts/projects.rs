@@ -58,6 +58,14 @@ impl Projects {
         self.open.try_borrow_mut().ok()?.get_mut(id).map(f)
     }
 
+    /// Change every open project; nothing when the projects are borrowed already (for work
+    /// that can wait, see [`crate::core::Core::idle`]).
+    pub(in crate::core) fn update_each(&self, mut f: impl FnMut(&mut Open)) {
+        if let Ok(mut open) = self.open.try_borrow_mut() {
+            open.values_mut().for_each(&mut f);
+        }
+    }
+
     /// Open project `id`, borrowed for one synchronous step.
     pub(in crate::core) fn open_mut(&self, id: &str) -> Result<RefMut<'_, Open>, Error> {
         RefMut::filter_map(self.open.borrow_mut(), |open| open.get_mut(id))
