@@ -153,13 +153,15 @@ fn record_to_js(record: &Record) -> Result<JsValue, StoreError> {
 }
 
 /// Records as plain JS objects, in one crossing (one `JSON.parse` of their list).
-fn records_to_js(records: &[Record]) -> Result<Vec<JsValue>, StoreError> {
+fn records_to_js<R: std::borrow::Borrow<Record>>(
+    records: &[R],
+) -> Result<Vec<JsValue>, StoreError> {
     let mut json = vec![b'['];
     for (i, record) in records.iter().enumerate() {
         if i > 0 {
             json.push(b',');
         }
-        record.write_json(&mut json)?;
+        record.borrow().write_json(&mut json)?;
     }
     json.push(b']');
     let parsed: js_sys::Array = parse_json(json)?.unchecked_into();
@@ -353,13 +355,16 @@ impl IdbStore {
             .map(|t| JsValue::from_str(t.name()))
             .collect::<js_sys::Array>();
         let writer = self.writer().await?;
+        // A small batch's records are converted before the transaction is made, so that its
+        // requests are placed one after the other.
+        let converted = converted_up_front(&ops)?;
         let tx = writer
             .db
             .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
             .map_err(js_error)?;
         // Listened to before anything can end it.
         let settled = JsFuture::from(settled(&tx));
-        let outcome = place(&tx, &tables, ops);
+        let outcome = place(&tx, &tables, ops, converted);
         let decided = match outcome {
             Err(error) => Err(error),
             Ok(Placed { reads, last }) => {
@@ -465,7 +470,34 @@ impl Read {
 /// table has its records converted [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time,
 /// and each chunk is dropped once placed: nothing of the batch is left to free after the
 /// transaction completes.
-fn place(tx: &IdbTransaction, tables: &[Table], ops: Vec<Op>) -> Result<Placed, StoreError> {
+/// How many records a batch may hold to have them all converted before its transaction is
+/// made ([`converted_up_front`]): a keystroke's two, an edit's few. A bigger batch has them
+/// converted as they are placed, a few first, so that IndexedDB starts on them at once.
+const UP_FRONT_RECORDS: usize = 8;
+
+/// The records of a small batch (at most [`UP_FRONT_RECORDS`]) as JS objects, in the order
+/// of its puts and inserts, in one crossing; `None` for a bigger batch.
+fn converted_up_front(ops: &[Op]) -> Result<Option<std::vec::IntoIter<JsValue>>, StoreError> {
+    let records: Vec<&Record> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Put { value, .. } | Op::Insert { value, .. } => Some(value),
+            Op::Delete { .. } | Op::Expect { .. } => None,
+        })
+        .take(UP_FRONT_RECORDS + 1)
+        .collect();
+    if records.len() > UP_FRONT_RECORDS {
+        return Ok(None);
+    }
+    Ok(Some(records_to_js(&records)?.into_iter()))
+}
+
+fn place(
+    tx: &IdbTransaction,
+    tables: &[Table],
+    ops: Vec<Op>,
+    mut converted: Option<std::vec::IntoIter<JsValue>>,
+) -> Result<Placed, StoreError> {
     let stores = tables
         .iter()
         .map(|&t| tx.object_store(t.name()).map(|store| (t, store)))
@@ -487,8 +519,12 @@ fn place(tx: &IdbTransaction, tables: &[Table], ops: Vec<Op>) -> Result<Placed, 
     while let Some(op) = ops.next() {
         let table = op.table();
         let store = store_of(table)?;
-        let request = match op {
-            Op::Put { value, .. } => {
+        let request = match (op, converted.as_mut()) {
+            (Op::Put { .. }, Some(converted)) => store.put(&next(converted)?).map_err(js_error)?,
+            (Op::Insert { .. }, Some(converted)) => {
+                store.add(&next(converted)?).map_err(js_error)?
+            }
+            (Op::Put { value, .. }, None) => {
                 let same = |next: &Op| matches!(next, Op::Put { table: t, .. } if *t == table);
                 let mut run = vec![value];
                 while let Some(Op::Put { value, .. }) = ops.next_if(same) {
@@ -496,15 +532,20 @@ fn place(tx: &IdbTransaction, tables: &[Table], ops: Vec<Op>) -> Result<Placed, 
                 }
                 put_run(store, run)?
             }
-            Op::Insert { value, .. } => {
+            (Op::Insert { value, .. }, None) => {
                 let record = record_to_js(&value)?;
                 drop(value);
                 store.add(&record).map_err(js_error)?
             }
-            Op::Delete { key, .. } => store.delete(&JsValue::from_str(&key)).map_err(js_error)?,
-            Op::Expect {
-                key, field, equals, ..
-            } => {
+            (Op::Delete { key, .. }, _) => {
+                store.delete(&JsValue::from_str(&key)).map_err(js_error)?
+            }
+            (
+                Op::Expect {
+                    key, field, equals, ..
+                },
+                _,
+            ) => {
                 let request = store.get(&JsValue::from_str(&key)).map_err(js_error)?;
                 placed.reads.push(Read {
                     request: request.clone(),
@@ -518,6 +559,13 @@ fn place(tx: &IdbTransaction, tables: &[Table], ops: Vec<Op>) -> Result<Placed, 
         placed.last = Some(request);
     }
     Ok(placed)
+}
+
+/// The next record converted up front (there is one for each put and insert).
+fn next(converted: &mut std::vec::IntoIter<JsValue>) -> Result<JsValue, StoreError> {
+    converted
+        .next()
+        .ok_or_else(|| StoreError::Failed("a record was not converted".into()))
 }
 
 /// Put a run of records into one table, in order; returns the last request.
