@@ -350,10 +350,7 @@ impl IdbStore {
         let tables = batch.tables();
         let mut ops = batch.ops;
         ops.truncate(placed);
-        let names = tables
-            .iter()
-            .map(|t| JsValue::from_str(t.name()))
-            .collect::<js_sys::Array>();
+        let names = TABLE_NAMES.with(|names| names.borrow_mut().scope(&tables));
         let writer = self.writer().await?;
         // A small batch's records are converted before the transaction is made, so that its
         // requests are placed one after the other.
@@ -470,6 +467,53 @@ impl Read {
 /// table has its records converted [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time,
 /// and each chunk is dropped once placed: nothing of the batch is left to free after the
 /// transaction completes.
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// An `IDBTransaction`, for [`NamedStores::object_store`].
+    #[wasm_bindgen(js_name = IDBTransaction)]
+    type NamedStores;
+
+    /// `IDBTransaction.objectStore(name)` with the name as a JS string already (web-sys's
+    /// takes a `&str`, decoded at each call).
+    #[wasm_bindgen(method, catch, js_name = objectStore)]
+    fn object_store(this: &NamedStores, name: &JsValue) -> Result<IdbObjectStore, JsValue>;
+}
+
+thread_local! {
+    static TABLE_NAMES: std::cell::RefCell<TableNames> =
+        const { std::cell::RefCell::new(TableNames { names: Vec::new(), scopes: Vec::new() }) };
+}
+
+/// Tables' names as JS strings, and the lists of them that batches' transactions span, made
+/// once each: a string that crosses is decoded from UTF-8 each time, a `JsValue` kept in wasm
+/// is not.
+struct TableNames {
+    names: Vec<(Table, JsValue)>,
+    /// Each scope made so far (a batch's tables, sorted): a handful.
+    scopes: Vec<(Vec<Table>, js_sys::Array)>,
+}
+
+impl TableNames {
+    fn name(&mut self, table: Table) -> JsValue {
+        if let Some((_, name)) = self.names.iter().find(|(t, _)| *t == table) {
+            return name.clone();
+        }
+        let name = JsValue::from_str(table.name());
+        self.names.push((table, name.clone()));
+        name
+    }
+
+    /// The names of `tables`, as the array `IDBDatabase.transaction` takes.
+    fn scope(&mut self, tables: &[Table]) -> js_sys::Array {
+        if let Some((_, scope)) = self.scopes.iter().find(|(t, _)| t == tables) {
+            return scope.clone();
+        }
+        let scope: js_sys::Array = tables.iter().map(|&t| self.name(t)).collect();
+        self.scopes.push((tables.to_vec(), scope.clone()));
+        scope
+    }
+}
+
 /// How many records a batch may hold to have them all converted before its transaction is
 /// made ([`converted_up_front`]): a keystroke's two, an edit's few. A bigger batch has them
 /// converted as they are placed, a few first, so that IndexedDB starts on them at once.
@@ -500,7 +544,12 @@ fn place(
 ) -> Result<Placed, StoreError> {
     let stores = tables
         .iter()
-        .map(|&t| tx.object_store(t.name()).map(|store| (t, store)))
+        .map(|&t| {
+            let name = TABLE_NAMES.with(|names| names.borrow_mut().name(t));
+            tx.unchecked_ref::<NamedStores>()
+                .object_store(&name)
+                .map(|store| (t, store))
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(js_error)?;
     // A handful of tables: found by a scan.

@@ -124,21 +124,63 @@ impl EventSink for JsEventSink {
 fn emit_json(event: &Event) {
     EMIT.with(|emit| {
         if let Some(function) = emit.borrow().as_ref() {
-            let text = |value: &Option<String>| {
-                value
-                    .as_deref()
-                    .map_or(JsValue::UNDEFINED, JsValue::from_str)
-            };
+            let (kind, project, client) = EVENT_STRINGS.with(|strings| {
+                let mut strings = strings.borrow_mut();
+                (
+                    strings.get(&event.kind),
+                    strings.get_some(event.project.as_deref()),
+                    strings.get_some(event.client.as_deref()),
+                )
+            });
             // A failing emit has nowhere to be reported; the event is dropped.
             let _ = function.call4(
                 &JsValue::NULL,
                 &JsValue::from_str(&event.to_json()),
-                &JsValue::from_str(&event.kind),
-                &text(&event.project),
-                &text(&event.client),
+                &kind,
+                &project,
+                &client,
             );
         }
     });
+}
+
+thread_local! {
+    static EVENT_STRINGS: RefCell<RecentStrings> = const { RefCell::new(RecentStrings::new()) };
+}
+
+/// What recurs in the events (their types, the project and client ids) as JS strings, the
+/// last few made: a string that crosses is decoded from UTF-8 each time, a `JsValue` kept in
+/// wasm is not.
+struct RecentStrings {
+    /// Oldest first.
+    recent: Vec<(String, JsValue)>,
+}
+
+impl RecentStrings {
+    /// How many are kept: a keystroke's events use four.
+    const MOST: usize = 16;
+
+    const fn new() -> Self {
+        Self { recent: Vec::new() }
+    }
+
+    /// `text` as a JS string.
+    fn get(&mut self, text: &str) -> JsValue {
+        if let Some((_, value)) = self.recent.iter().find(|(kept, _)| kept == text) {
+            return value.clone();
+        }
+        let value = JsValue::from_str(text);
+        if self.recent.len() == Self::MOST {
+            self.recent.remove(0);
+        }
+        self.recent.push((text.to_string(), value.clone()));
+        value
+    }
+
+    /// [`RecentStrings::get`], `undefined` for `None`.
+    fn get_some(&mut self, text: Option<&str>) -> JsValue {
+        text.map_or(JsValue::UNDEFINED, |text| self.get(text))
+    }
 }
 
 fn install_panic_hook() {
