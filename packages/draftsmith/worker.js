@@ -179,6 +179,13 @@ class LazyTimer {
     this.due = Infinity;
   }
 
+  // Fire now if set (the timer then fires without calling `fire`).
+  fireNow() {
+    if (this.due === Infinity) return;
+    this.due = Infinity;
+    this.fire();
+  }
+
   arm() {
     this.at = this.due;
     this.handle = setTimeout(() => this.fired(), Math.max(0, this.due - Date.now()));
@@ -208,8 +215,8 @@ function deliverSoon(event) {
 }
 
 // The core's work that waits until it is idle (mirroring edits into the project's Yjs
-// document, indexing notes written in bulk): in a task of its own, after the request's answer
-// has gone to the page.
+// document): in a task of its own, after the request's answer has gone to the page, or before
+// the next request if that comes first (so each request finds the last one's work done).
 const idleTimer = new LazyTimer(() => {
   try {
     core?.idle();
@@ -631,6 +638,7 @@ function watchTab(instance) {
 }
 
 async function serve(posted) {
+  idleTimer.fireNow();
   let message = posted;
   let text;
   if (isRequestText(posted)) {
