@@ -94,6 +94,52 @@ async fn a_version_1_database_is_upgraded_with_its_data() {
     IdbStore::delete(&name).await.expect("delete");
 }
 
+/// Version 7 dropped the `chapter` index of the change records (nothing read it, and every
+/// keystroke had IndexedDB keep it): a version-6 database loses it and keeps its records.
+#[wasm_bindgen_test]
+async fn a_version_6_database_loses_the_chapter_index_of_its_changes() {
+    let name = fresh_name();
+    let v6 = IdbStore::open_version(&name, 6).await.expect("open v6");
+    let mut batch = Batch::new();
+    batch.put_value(
+        Table::Changes,
+        json!({"id": "c/00000000000000000001", "project": "p", "chapter": "c", "version": 1}),
+    );
+    v6.commit(batch).await.expect("v6 write");
+    v6.close();
+    assert_eq!(change_indexes(&name).await, ["chapter", "project"]);
+
+    let store = IdbStore::open(&name).await.expect("upgraded");
+    let by_project = store
+        .get_by_index(Table::Changes, "project", json!("p"))
+        .await
+        .expect("the project index stays");
+    assert_eq!(by_project.len(), 1);
+    assert_eq!(by_project[0]["version"], 1);
+    store.close();
+    assert_eq!(change_indexes(&name).await, ["project"]);
+    IdbStore::delete(&name).await.expect("delete");
+}
+
+/// The indexes the `changes` object store of database `name` has, as IndexedDB lists them.
+async fn change_indexes(name: &str) -> Vec<String> {
+    let db = rexie::Rexie::builder(name)
+        .build()
+        .await
+        .expect("open as it is");
+    let tx = db
+        .transaction(&["changes"], rexie::TransactionMode::ReadOnly)
+        .expect("a transaction");
+    let mut names = tx
+        .store("changes")
+        .expect("the changes store")
+        .index_names();
+    names.sort();
+    drop(tx);
+    db.close();
+    names
+}
+
 /// A database laid out otherwise than the schema (by another library, so not by the store's own
 /// upgrade code): a table the schema does not name, an index it does not name, an index
 /// under a schema name but over another field, and a table missing. Opening it brings it to

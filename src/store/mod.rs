@@ -32,7 +32,7 @@ pub use self::memory::MemoryStore;
 pub use crate::error::StoreError;
 
 /// The current schema version.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The `meta` record that holds the schema version the data was migrated to.
 pub const SCHEMA_RECORD: &str = "db:schema";
@@ -131,7 +131,6 @@ impl Table {
             multi_entry: true,
         };
         const TIME: Index = ix("time", "time");
-        const CHAPTER: Index = ix("chapter", "chapter");
         const BY_PROJECT: &[Index] = &[PROJECT];
         match self {
             Table::Projects => &[UPDATED],
@@ -142,10 +141,10 @@ impl Table {
             | Table::Meta
             | Table::Bible
             | Table::Files
+            | Table::Changes
             | Table::Sync => BY_PROJECT,
             Table::Notes => &[PROJECT, TAGS, UPDATED],
             Table::Audit => &[PROJECT, TIME],
-            Table::Changes => &[PROJECT, CHAPTER],
         }
     }
 }
@@ -155,7 +154,9 @@ impl Table {
 /// and the `updated` index on projects; version 3 added the story bible; version 4 the free
 /// files of the `data/` view (`files`); version 5 the chapter changes (`changes`, indexed by
 /// project and chapter), which made chapter records checkpoints; version 6 each project's
-/// Yjs document as updates (`sync`).
+/// Yjs document as updates (`sync`); version 7 dropped the `chapter` index of `changes`,
+/// which nothing read (a chapter's changes are a range of keys), and which each keystroke
+/// had IndexedDB keep.
 pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
     if version <= 1 {
         return vec![
@@ -174,7 +175,12 @@ pub fn schema(version: u32) -> Vec<(Table, Vec<Index>)> {
             Table::Sync => version >= 6,
             _ => true,
         })
-        .map(|t| (*t, t.indexes().to_vec()))
+        .map(|t| match t {
+            Table::Changes if version <= 6 => {
+                (*t, vec![ix("project", "project"), ix("chapter", "chapter")])
+            }
+            _ => (*t, t.indexes().to_vec()),
+        })
         .collect()
 }
 
@@ -550,7 +556,8 @@ pub trait Store {
 /// Version 1 → 2: project records gain `updatedMs` (from `createdMs`, else 0), which the new
 /// `updated` index sorts by. Versions 3, 4, 5 and 6 only added tables (a version-4 chapter
 /// record is a version-5 checkpoint with no changes after it; a project with no `sync`
-/// records gets its Yjs document when it is next opened).
+/// records gets its Yjs document when it is next opened), and version 7 only dropped an
+/// index.
 pub async fn migrate(store: &dyn Store) -> Result<u32, StoreError> {
     let from = match store.get(Table::Meta, SCHEMA_RECORD).await? {
         // Up to date: nothing to write (a worker's start reads one record).
