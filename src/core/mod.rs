@@ -861,6 +861,11 @@ impl Core {
         self.projects.update_each(|open| open.mirror_deferred(ids));
     }
 
+    /// Whether [`Core::idle`] has anything to do.
+    pub fn has_idle_work(&self) -> bool {
+        self.projects.any(Open::has_deferred)
+    }
+
     async fn create_project(&self, p: CreateProject) -> Result<ProjectSummary, Error> {
         let name = p.name.trim();
         if name.is_empty() {

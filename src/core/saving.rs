@@ -207,6 +207,11 @@ impl Open {
         self.unmirrored.push(touched);
     }
 
+    /// Whether mutations left anything to be mirrored later.
+    pub(super) fn has_deferred(&self) -> bool {
+        !self.unmirrored.is_empty()
+    }
+
     /// Mirror into the document, in order, what mutations left to be mirrored later: their
     /// updates are then in the document, queued to send and pending (lazily) to be saved.
     pub(super) fn mirror_deferred(&mut self, ids: &dyn IdSource) {

@@ -308,6 +308,11 @@ impl WorkerCore {
         self.core.idle();
     }
 
+    /// Whether [`WorkerCore::idle`] has anything to do.
+    pub fn has_idle_work(&self) -> bool {
+        self.core.has_idle_work()
+    }
+
     /// Forget another tab's client (its tab closed): its facade of the core is dropped.
     /// Returns whether there was one.
     pub fn forget_client(&self, client: String) -> bool {

@@ -58,6 +58,13 @@ impl Projects {
         self.open.try_borrow_mut().ok()?.get_mut(id).map(f)
     }
 
+    /// Whether any open project passes `test` (false when the projects are borrowed).
+    pub(in crate::core) fn any(&self, test: impl Fn(&Open) -> bool) -> bool {
+        self.open
+            .try_borrow()
+            .is_ok_and(|open| open.values().any(test))
+    }
+
     /// Change every open project; nothing when the projects are borrowed already (for work
     /// that can wait, see [`crate::core::Core::idle`]).
     pub(in crate::core) fn update_each(&self, mut f: impl FnMut(&mut Open)) {
