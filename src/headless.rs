@@ -302,7 +302,12 @@ impl Headless {
             return Vec::new();
         }
         let core = self.core();
-        let served = catch_unwind(AssertUnwindSafe(|| block_on(core.handle_text(line))));
+        let served = catch_unwind(AssertUnwindSafe(|| {
+            let response = block_on(core.handle_text(line));
+            // What the request left for when the core is idle, as the worker does.
+            core.idle();
+            response
+        }));
         let mut out: Vec<String> = self.events.take().iter().map(Event::to_json).collect();
         let response = match served {
             Ok(response) => Some(response),
