@@ -225,6 +225,15 @@ const idleTimer = new LazyTimer(() => {
   }
 });
 
+function hasIdleWork() {
+  try {
+    return core !== null && core.has_idle_work();
+  } catch {
+    // A panic: reported by the core's panic event, which restarts it.
+    return false;
+  }
+}
+
 function flushPageEvents() {
   send(takePageEvents());
 }
@@ -555,7 +564,7 @@ async function runOnCore(text, client, project, type) {
   const answered = await Promise.race([served, failed]);
   instance.delete(seq);
   // Once the answer is posted (in this task), the core does what it left for later.
-  if (answered.text !== null && core !== null && core.has_idle_work()) idleTimer.set(Date.now());
+  if (answered.text !== null && hasIdleWork()) idleTimer.set(Date.now());
   if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text, type);
   return answered;
 }

@@ -28,6 +28,8 @@ export class WorkerCore {
   handle_for() { return Promise.resolve('{}'); }
   handle() { return Promise.resolve('{}'); }
   client_count() { return 0; }
+  has_idle_work() { return false; }
+  idle() {}
 }
 `;
 

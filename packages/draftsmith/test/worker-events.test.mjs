@@ -15,6 +15,8 @@ export class WorkerCore {
   handle_for(_client, text) { return globalThis.fakeCore.handle(JSON.parse(text)); }
   handle(text) { return globalThis.fakeCore.handle(JSON.parse(text)); }
   client_count() { return 0; }
+  has_idle_work() { return globalThis.fakeCore.idleWork > 0; }
+  idle() { globalThis.fakeCore.idled.push(globalThis.fakeCore.idleWork); globalThis.fakeCore.idleWork = 0; }
 }
 `;
 
@@ -24,6 +26,10 @@ const listeners = new Map();
 let stop;
 const fakeCore = {
   emit: null,
+  // Work the core left for when it is idle (how many edits to mirror), and what each of the
+  // worker's calls of `idle` found.
+  idleWork: 0,
+  idled: [],
   handle: async () => {
     throw new Error('no handler set');
   },
@@ -192,4 +198,39 @@ test("events the core describes go to the page as its text, with the answer's, i
   await settle();
   assert.equal(typeof posted[0], 'string');
   assert.deepEqual(messages().map(kinds), [['edit', 'saved', 'response 8']]);
+});
+
+test('the core does what it left for later once the answer is posted, or before the next request', async () => {
+  fakeCore.handle = async (request) => {
+    fakeCore.idleWork += 1;
+    return response(request.id, {});
+  };
+  send({ id: 20, type: 'apply_user_change', params: {} });
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['response 20']]);
+  assert.deepEqual(fakeCore.idled, [], 'not in the task that answers');
+  mock.timers.tick(0);
+  assert.deepEqual(fakeCore.idled, [1], 'in a task of its own');
+  // A request that comes before that task: the work is done before it is served.
+  const seen = [];
+  fakeCore.handle = async (request) => {
+    seen.push(fakeCore.idleWork);
+    fakeCore.idleWork += 1;
+    return response(request.id, {});
+  };
+  send({ id: 21, type: 'apply_user_change', params: {} });
+  await settle();
+  send({ id: 22, type: 'apply_user_change', params: {} });
+  await settle();
+  assert.deepEqual(seen, [0, 0], 'each request finds the last one\'s work done');
+  assert.deepEqual(fakeCore.idled, [1, 1]);
+  mock.timers.tick(0);
+  assert.deepEqual(fakeCore.idled, [1, 1, 1]);
+  // A request that left nothing arms nothing.
+  fakeCore.handle = async (request) => response(request.id, {});
+  send({ id: 23, type: 'hello' });
+  await settle();
+  mock.timers.tick(100);
+  assert.deepEqual(fakeCore.idled, [1, 1, 1]);
+  messages();
 });

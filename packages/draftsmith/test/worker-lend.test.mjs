@@ -18,6 +18,8 @@ export class WorkerCore {
   handle_for() { return Promise.resolve('{"kind":"response","id":1,"ok":true,"result":{}}'); }
   handle() { return Promise.resolve('{}'); }
   client_count() { return 0; }
+  has_idle_work() { return false; }
+  idle() {}
 }
 `;
 
