@@ -321,7 +321,8 @@ impl IdbStore {
     ///
     /// Every request is placed at once, in the batch's order (IndexedDB runs a
     /// transaction's requests in the order they were placed, and answers them in that
-    /// order); a run of puts is converted as it is placed, a few records first. Only the
+    /// order); a small batch's records are converted before the transaction is made, and a
+    /// bigger batch's run of puts as it is placed, a few records first. Only the
     /// reads of the batch's [`Op::Expect`]s are listened to, and only the last of them: when
     /// it has answered, every read has. Its waker's task is a microtask of that `success`
     /// event, so the transaction is still active: it is aborted there if an expectation did
@@ -463,10 +464,6 @@ impl Read {
     }
 }
 
-/// Place the requests of `ops`, in order, in `tx` (over `tables`). Each run of puts into one
-/// table has its records converted [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time,
-/// and each chunk is dropped once placed: nothing of the batch is left to free after the
-/// transaction completes.
 #[wasm_bindgen::prelude::wasm_bindgen]
 extern "C" {
     /// An `IDBTransaction`, for [`NamedStores::object_store`].
@@ -536,6 +533,10 @@ fn converted_up_front(ops: &[Op]) -> Result<Option<std::vec::IntoIter<JsValue>>,
     Ok(Some(records_to_js(&records)?.into_iter()))
 }
 
+/// Place the requests of `ops`, in order, in `tx` (over `tables`), with the records
+/// `converted` up front for a small batch. Otherwise each run of puts into one table has its
+/// records converted [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time, and each chunk is
+/// dropped once placed: nothing of the batch is left to free after the transaction completes.
 fn place(
     tx: &IdbTransaction,
     tables: &[Table],

@@ -124,12 +124,18 @@ impl EventSink for JsEventSink {
 fn emit_json(event: &Event) {
     EMIT.with(|emit| {
         if let Some(function) = emit.borrow().as_ref() {
+            // Made anew if the kept ones are in use (a panic while they were being made).
             let (kind, project, client) = EVENT_STRINGS.with(|strings| {
-                let mut strings = strings.borrow_mut();
+                let mut kept = strings.try_borrow_mut().ok();
+                let mut get = |text: Option<&str>| match (text, kept.as_deref_mut()) {
+                    (None, _) => JsValue::UNDEFINED,
+                    (Some(text), Some(kept)) => kept.get(text),
+                    (Some(text), None) => JsValue::from_str(text),
+                };
                 (
-                    strings.get(&event.kind),
-                    strings.get_some(event.project.as_deref()),
-                    strings.get_some(event.client.as_deref()),
+                    get(Some(&event.kind)),
+                    get(event.project.as_deref()),
+                    get(event.client.as_deref()),
                 )
             });
             // A failing emit has nowhere to be reported; the event is dropped.
@@ -175,11 +181,6 @@ impl RecentStrings {
         }
         self.recent.push((text.to_string(), value.clone()));
         value
-    }
-
-    /// [`RecentStrings::get`], `undefined` for `None`.
-    fn get_some(&mut self, text: Option<&str>) -> JsValue {
-        text.map_or(JsValue::UNDEFINED, |text| self.get(text))
     }
 }
 
