@@ -928,6 +928,31 @@ fn an_unshared_project_counts_each_edit_as_unsent() {
 }
 
 #[test]
+fn idle_mirrors_what_edits_left_and_the_document_holds_each_once() {
+    let world = World::new();
+    let a = world.device("a");
+    let project = world.ok(
+        &a,
+        "create_project",
+        json!({"name": "Alone", "chapters": [{"title": "One", "text": "[start]"}]}),
+    );
+    let id = project["id"].as_str().unwrap().to_string();
+    assert!(!a.core.has_idle_work());
+    world.type_end(&a, " one");
+    world.type_end(&a, " two");
+    assert!(a.core.has_idle_work(), "the edits wait to be mirrored");
+    a.core.idle();
+    assert!(!a.core.has_idle_work());
+    // Mirrored, not saved: the document's updates wait for the pause.
+    world.type_end(&a, " three");
+    a.core.idle();
+    world.settle();
+    assert_eq!(world.status(&a)["unsent"], 3);
+    world.ok(&a, "checkpoint", json!({}));
+    assert_eq!(stored_text(&world, &a, &id), "[start] one two three");
+}
+
+#[test]
 fn sharing_writes_the_updates_that_waited_and_a_shared_project_saves_each_with_its_change() {
     let world = World::new();
     let a = world.device("a");
