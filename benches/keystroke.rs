@@ -12,7 +12,11 @@
 //! Each keystroke is timed on its own with `std::time::Instant`; the median (and the 90th
 //! percentile, and the slowest: a keystroke that also writes its chapter's checkpoint) over
 //! 300 keystrokes is reported, and then the bytes the store is given per keystroke (the
-//! JSON size of the records put, over 20 more keystrokes, untimed).
+//! JSON size of the records put, over 20 more keystrokes, untimed). After each keystroke the
+//! core does its idle work (`Core::idle`, untimed), as the worker has it do once it has
+//! answered. Then 10,000 more keystrokes are typed without a pause (no checkpoint of the
+//! writer's pause comes between them), and 300 more are timed: their median next to the
+//! first one's shows whether a keystroke's cost grows with the typing before it.
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
@@ -37,6 +41,8 @@ mod native {
 
     const KEYS: usize = 300;
     const COUNTED: usize = 20;
+    /// The keystrokes typed, untimed, between the first timed ones and the last.
+    const TYPED_BETWEEN: usize = 10_000;
 
     /// The in-memory store, counting the bytes of what it is given to write.
     #[derive(Default)]
@@ -131,21 +137,27 @@ mod native {
             .to_string();
         let mut version = project["chapters"][0]["version"].as_u64().unwrap_or(0);
         let len = text.chars().count();
-        let mut times = Vec::with_capacity(KEYS);
-        for i in 0..KEYS + COUNTED {
-            // The last keystrokes count the bytes written (untimed: counting costs).
-            store.counting.set(i >= KEYS);
-            // Typing in the middle of the chapter, one char at a time.
-            let at = len / 2 + i;
+        let mut typed = 0;
+        // One keystroke in the middle of the chapter (one char further each time), then the
+        // core's idle work: the time of the keystroke.
+        let mut key = || {
             let params = json!({"chapter": chapter, "baseVersion": version,
-                "changes": [{"retain": at}, {"insert": "x"}], "tag": format!("t{i}")});
+                "changes": [{"retain": len / 2 + typed}, {"insert": "x"}], "tag": format!("t{typed}")});
             let started = Instant::now();
             let result = send(&core, "apply_user_change", params);
-            if i < KEYS {
-                times.push(started.elapsed());
-            }
+            let took = started.elapsed();
+            core.idle();
             version = result["version"].as_u64().unwrap_or(version + 1);
+            typed += 1;
+            took
+        };
+        let mut times: Vec<Duration> = (0..KEYS).map(|_| key()).collect();
+        // The bytes written (untimed: counting costs).
+        store.counting.set(true);
+        for _ in 0..COUNTED {
+            key();
         }
+        store.counting.set(false);
         times.sort();
         println!(
             "apply_user_change through the core ({label}): median {} over {KEYS} keystrokes (p90 {}, max {}), {} bytes written per keystroke",
@@ -153,6 +165,17 @@ mod native {
             fmt(times[KEYS * 9 / 10]),
             fmt(times[KEYS - 1]),
             store.bytes.get() / COUNTED
+        );
+        for _ in 0..TYPED_BETWEEN {
+            key();
+        }
+        let mut later: Vec<Duration> = (0..KEYS).map(|_| key()).collect();
+        later.sort();
+        println!(
+            "apply_user_change through the core ({label}), after {TYPED_BETWEEN} more keystrokes without a pause: median {} (p90 {}) = {:.2}x the first {KEYS}",
+            fmt(later[KEYS / 2]),
+            fmt(later[KEYS * 9 / 10]),
+            later[KEYS / 2].as_secs_f64() / times[KEYS / 2].as_secs_f64()
         );
     }
 

@@ -231,7 +231,11 @@ pub struct Pending {
     /// A keystroke marks a key that is mostly pending already; a save drops what it wrote,
     /// so few keys stay pending; [`Pending::everything`] marks every key.
     keys: BTreeMap<Key, Mark>,
+    /// The appends every save writes.
     appends: Vec<(u64, Append)>,
+    /// The deferred appends ([`Append::deferred`]), apart: they wait for the writer's
+    /// pause, one per keystroke, and a save that leaves them is not to look at each.
+    deferred: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
     /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
     /// one per running unit.)
@@ -340,21 +344,32 @@ impl Pending {
     /// Add a record to write once.
     pub fn append(&mut self, append: Append) {
         let seq = self.next();
-        self.appends.push((seq, append));
+        if append.deferred() {
+            self.deferred.push((seq, append));
+        } else {
+            self.appends.push((seq, append));
+        }
     }
 
     /// Keep what `marked` marked and appended under `hold` instead of pending it: nothing
     /// of it is saved until [`Pending::release`]. (A record held here and also marked for
     /// another reason is written by that other save as the session holds it then.)
     pub fn hold(&mut self, hold: &str, marked: Pending) {
+        let Pending {
+            keys,
+            appends,
+            deferred,
+            held: more_held,
+            ..
+        } = marked;
         let held = self.held.entry(hold.to_string()).or_default();
-        for (key, mark) in marked.keys {
+        for (key, mark) in keys {
             let lazy = held.keys.get(&key).is_none_or(|m| m.lazy) && mark.lazy;
             held.keys.insert(key, Mark { seq: 0, lazy });
         }
         held.appends
-            .extend(marked.appends.into_iter().map(|(_, a)| a));
-        for (name, more) in marked.held {
+            .extend(appends.into_iter().chain(deferred).map(|(_, a)| a));
+        for (name, more) in more_held {
             let held = self.held.entry(name).or_default();
             // One by one (`extend` would sort, with a copy of the sort of its own).
             for (key, mark) in more.keys {
@@ -418,15 +433,16 @@ impl Pending {
 
     /// True when nothing at all is pending.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.appends.is_empty()
+        self.keys.is_empty() && self.appends.is_empty() && self.deferred.is_empty()
     }
 
     /// Whether something marked or appended up to `seq` still waits to be written by a
     /// save that includes `include`.
     pub fn waiting(&self, seq: u64, include: Include) -> bool {
-        self.appends
-            .iter()
-            .any(|(s, a)| *s <= seq && (include.sync || !a.deferred()))
+        // Each list is in the order of its counts: its first is its oldest.
+        let from = |list: &[(u64, Append)]| list.first().is_some_and(|(s, _)| *s <= seq);
+        from(&self.appends)
+            || (include.sync && from(&self.deferred))
             || self
                 .keys
                 .values()
@@ -448,9 +464,10 @@ impl Pending {
         self.keys.get(key).map(|m| m.lazy)
     }
 
-    /// The records pending to be written once, in order.
+    /// The records pending to be written once: those every save writes, in order, then the
+    /// deferred ones, in order.
     pub fn appends(&self) -> impl Iterator<Item = &Append> {
-        self.appends.iter().map(|(_, a)| a)
+        self.appends.iter().chain(&self.deferred).map(|(_, a)| a)
     }
 
     /// The same marks and appends, all counted as made before any save now waiting, and
@@ -460,7 +477,7 @@ impl Pending {
         for (_, mark) in self.keys.iter_mut() {
             mark.seq = 0;
         }
-        for (s, _) in &mut self.appends {
+        for (s, _) in self.appends.iter_mut().chain(&mut self.deferred) {
             *s = 0;
         }
         self.seq = self.seq.max(seq);
@@ -472,8 +489,10 @@ impl Pending {
     pub fn committed(&mut self, receipt: &Receipt) {
         self.keys
             .retain(|_, m| m.seq > receipt.seq || (m.lazy && !receipt.include.lazy));
-        self.appends
-            .retain(|(s, a)| *s > receipt.seq || (a.deferred() && !receipt.include.sync));
+        self.appends.retain(|(s, _)| *s > receipt.seq);
+        if receipt.include.sync {
+            self.deferred.retain(|(s, _)| *s > receipt.seq);
+        }
     }
 }
 
@@ -871,15 +890,16 @@ pub fn batch(
             },
         }
     }
-    for (_, append) in &pending.appends {
+    let deferred: &[(u64, Append)] = if include.sync { &pending.deferred } else { &[] };
+    for (_, append) in pending.appends.iter().chain(deferred) {
         match append {
             Append::Change(_) => {}
             Append::Audit(record) => batch.put(Table::Audit, record),
             Append::Meta(record) => batch.put_value(Table::Meta, record.clone()),
             Append::MetaDelete(key) => batch.delete(Table::Meta, key.clone()),
+            // Written below, as one.
             Append::Sync(_) => {}
-            Append::SyncDelete(key) if include.sync => batch.delete(Table::Sync, key.clone()),
-            Append::SyncDelete(_) => {}
+            Append::SyncDelete(key) => batch.delete(Table::Sync, key.clone()),
             Append::Remote(record) => batch.put(Table::Sync, record),
         }
     }
@@ -893,7 +913,7 @@ pub fn batch(
 /// the first, when there are several.
 fn put_updates(batch: &mut Batch, pending: &Pending) -> Result<(), StoreError> {
     let records: Vec<&super::SyncRecord> = pending
-        .appends
+        .deferred
         .iter()
         .filter_map(|(_, a)| match a {
             Append::Sync(record) => Some(record),
@@ -994,6 +1014,83 @@ mod tests {
             let mut once = recorded.clone();
             once.dedup();
             prop_assert_eq!(once.len(), recorded.len(), "each item recorded once");
+        }
+    }
+
+    /// What `Pending` does with its appends, against a model that keeps them in one list:
+    /// one each save leaves but that looks at each (the deferred ones) apart changes nothing
+    /// of what waits, what a commit drops, or what is left.
+    #[derive(Debug, Clone)]
+    enum AppendOp {
+        /// Append a record every save writes (`false`) or a deferred one (`true`).
+        Append(bool),
+        /// A batch built `back` counts ago (so not covering what came since), with the
+        /// document's updates or without, commits.
+        Commit { sync: bool, back: u64 },
+        /// Replaced after a merge: everything counted as made before any save now waiting.
+        Settled,
+    }
+
+    fn append_op() -> impl Strategy<Value = AppendOp> {
+        prop_oneof![
+            3 => any::<bool>().prop_map(AppendOp::Append),
+            2 => (any::<bool>(), 0u64..4).prop_map(|(sync, back)| AppendOp::Commit { sync, back }),
+            1 => Just(AppendOp::Settled),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn deferred_appends_wait_and_go_as_in_one_list(
+            ops in proptest::collection::vec(append_op(), 0..40),
+        ) {
+            let mut pending = Pending::new();
+            // The model: every append with its count, in the order made.
+            let mut model: Vec<(u64, Append)> = Vec::new();
+            let mut n = 0;
+            for op in &ops {
+                match op {
+                    AppendOp::Append(deferred) => {
+                        n += 1;
+                        let append = if *deferred {
+                            Append::SyncDelete(format!("s{n}"))
+                        } else {
+                            Append::MetaDelete(format!("m{n}"))
+                        };
+                        pending.append(append.clone());
+                        model.push((pending.seq(), append));
+                    }
+                    AppendOp::Commit { sync, back } => {
+                        let receipt = Receipt {
+                            seq: pending.seq().saturating_sub(*back),
+                            include: Include { lazy: false, sync: *sync },
+                            chapters: Vec::new(),
+                            revs: Vec::new(),
+                        };
+                        pending.committed(&receipt);
+                        model.retain(|(s, a)| *s > receipt.seq || (a.deferred() && !sync));
+                    }
+                    AppendOp::Settled => {
+                        let seq = pending.seq();
+                        pending = pending.settled(seq);
+                        for (s, _) in &mut model {
+                            *s = 0;
+                        }
+                    }
+                }
+                for seq in 0..=pending.seq() {
+                    for sync in [false, true] {
+                        let include = Include { lazy: false, sync };
+                        let waits = model.iter().any(|(s, a)| *s <= seq && (sync || !a.deferred()));
+                        prop_assert_eq!(pending.waiting(seq, include), waits, "{:?} at {}", include, seq);
+                    }
+                }
+                prop_assert_eq!(pending.is_empty(), model.is_empty());
+                // Those every save writes, in order, then the deferred ones, in order.
+                let (deferred, every): (Vec<_>, Vec<_>) = model.iter().map(|(_, a)| a).partition(|a| a.deferred());
+                let expected: Vec<&Append> = every.into_iter().chain(deferred).collect();
+                prop_assert_eq!(pending.appends().collect::<Vec<_>>(), expected);
+            }
         }
     }
 
