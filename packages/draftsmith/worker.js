@@ -563,10 +563,15 @@ async function runOnCore(text, client, project, type) {
   );
   const answered = await Promise.race([served, failed]);
   instance.delete(seq);
-  // Once the answer is posted (in this task), the core does what it left for later.
-  if (answered.text !== null && hasIdleWork()) idleTimer.set(Date.now());
   if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text, type);
   return answered;
+}
+
+// Called once a request's answer is posted: the core does what it left for later in a task
+// of its own (the timer is set after the answer went, not before: setting it takes time the
+// answer would wait for).
+function idleSoon() {
+  if (hasIdleWork()) idleTimer.set(Date.now());
 }
 
 // The key and extra headers the writer holds in memory only (not remembered): shared with
@@ -691,6 +696,7 @@ async function serve(posted) {
   try {
     const { text: responseText, failure } = await runOnCore(text, null, pageProject, message.type);
     answer(id, message, responseText, failure);
+    idleSoon();
   } finally {
     pageRequests -= 1;
   }
@@ -765,7 +771,10 @@ function writerChanged(writer) {
       entry.acked = false;
       if (role === 'writer') {
         relayed.delete(seq);
-        runOnCore(entry.text, null, pageProject, entry.message && entry.message.type).then(({ text, failure }) => answer(entry.id, entry.message, text, failure));
+        runOnCore(entry.text, null, pageProject, entry.message && entry.message.type).then(({ text, failure }) => {
+          answer(entry.id, entry.message, text, failure);
+          idleSoon();
+        });
       } else {
         sendRelayed(seq, entry);
       }
@@ -786,6 +795,7 @@ async function serveRelayed(message) {
   watchTab(message.from);
   const { text, failure } = await runOnCore(message.text, message.from, message.project || null, message.type);
   broadcast({ t: 'response', to: message.from, seq: message.seq, text, failure });
+  idleSoon();
   // Answered: the requester forgets it, so it is never sent again.
   taken.delete(key);
 }
