@@ -233,8 +233,8 @@ pub struct Pending {
     keys: BTreeMap<Key, Mark>,
     /// The appends every save writes.
     appends: Vec<(u64, Append)>,
-    /// The deferred appends ([`Append::deferred`]), apart: they wait for the writer's
-    /// pause, one per keystroke, and a save that leaves them is not to look at each.
+    /// The deferred appends ([`Append::deferred`]): one per keystroke, waiting for the
+    /// writer's pause. Kept apart so that a save that leaves them does not look at each.
     deferred: Vec<(u64, Append)>,
     /// Marks and appends held back for a job's unit, by hold: saved only when the hold is
     /// released, with the unit's progress mark, in one batch ([`Pending::release`]). (A few,
@@ -1017,9 +1017,9 @@ mod tests {
         }
     }
 
-    /// What `Pending` does with its appends, against a model that keeps them in one list:
-    /// one each save leaves but that looks at each (the deferred ones) apart changes nothing
-    /// of what waits, what a commit drops, or what is left.
+    /// What `Pending` does with its appends, against a model that keeps them all in one
+    /// list: keeping the deferred ones apart (so that a save that leaves them does not look
+    /// at each) changes nothing of what waits, what a commit drops, or what is left.
     #[derive(Debug, Clone)]
     enum AppendOp {
         /// Append a record every save writes (`false`) or a deferred one (`true`).
