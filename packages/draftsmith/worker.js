@@ -33,6 +33,10 @@ const WASM_URL = new URL('./pkg/draftsmith_bg.wasm', import.meta.url).href;
 // a page: every start of the worker is spared its download and compilation.
 const READER_GLUE_URL = new URL('./pkg/draftsmith_reader.js', import.meta.url).href;
 const READER_WASM_URL = new URL('./pkg/draftsmith_reader_bg.wasm', import.meta.url).href;
+// The glue of the first start, imported as soon as this script runs: it downloads while the
+// rest of the script runs and the database opens. A failure is reported by `boot`.
+const firstGlue = import(/* @vite-ignore */ GLUE_URL);
+firstGlue.catch(() => {});
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
@@ -512,12 +516,11 @@ async function boot() {
   generation += 1;
   const closeEarly = openDatabaseEarly();
   try {
-    // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
-    const url = generation === 1 ? GLUE_URL : `${GLUE_URL}?instance=${generation}`;
     // The wasm downloads and compiles while the glue is imported.
     const wasm = compileWasm();
     wasm.catch(() => {}); // reported by the glue's init, which awaits it
-    const glue = await import(/* @vite-ignore */ url);
+    // A fresh URL gives a fresh module instance, and so a fresh wasm instance after a panic.
+    const glue = await (generation === 1 ? firstGlue : import(/* @vite-ignore */ `${GLUE_URL}?instance=${generation}`));
     await glue.default({ module_or_path: wasm });
     clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
     if (mcpClients !== null) mcpClients.clientInfo = clientInfo;

@@ -58,3 +58,15 @@ test('a wasm served without the application/wasm type is compiled from its bytes
   assert.equal(modules.length, 1);
   assert.ok(modules[0] instanceof WebAssembly.Module, `the glue got ${modules[0]}`);
 });
+
+test('a glue that fails to load fails the start with the reason', async () => {
+  stop();
+  posted.length = 0;
+  const fetch = async () => new Response(WASM, { headers: { 'Content-Type': 'application/wasm' } });
+  // The glue is imported as soon as worker.js runs; its failure is the start's.
+  const broken = `throw new Error('the glue is broken');\n${FAKE_GLUE}`;
+  stop = await startWorker({ glue: broken, db: 'glue-fail', postMessage: (message) => posted.push(message), fetch });
+  await waitFor(() => events('fatal').length === 1);
+  assert.match(events('fatal')[0].data.message, /could not load the draftsmith core: the glue is broken/);
+  assert.equal(events('ready').length, 0);
+});
