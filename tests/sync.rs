@@ -336,6 +336,16 @@ impl World {
         self.pool.borrow_mut().run_until_stalled();
     }
 
+    /// Create (and open) a project named `name` of one chapter with `text`; its id.
+    fn create(&self, d: &Device, name: &str, text: &str) -> String {
+        let project = self.ok(
+            d,
+            "create_project",
+            json!({"name": name, "chapters": [{"title": "One", "text": text}]}),
+        );
+        project["id"].as_str().unwrap().to_string()
+    }
+
     fn text(&self, d: &Device) -> String {
         let chapter = self.ok(d, "get_chapter", json!({}));
         chapter["text"].as_str().unwrap().to_string()
@@ -383,12 +393,7 @@ impl World {
 /// Device A with a project shared, and device B that fetched it.
 fn two_devices(world: &World) -> (Device, Device, String) {
     let a = world.device("a");
-    let project = world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Shared", "chapters": [{"title": "One", "text": "[start]"}]}),
-    );
-    let id = project["id"].as_str().unwrap().to_string();
+    let id = world.create(&a, "Shared", "[start]");
     let status = world.ok(
         &a,
         "sync_connect",
@@ -522,11 +527,7 @@ fn offline_edits_merge_on_reconnect_and_undo_stays_local() {
 fn a_refused_token_is_unauthorized_and_leaves_local_work_alone() {
     let world = World::new();
     let a = world.device("a");
-    world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Mine", "chapters": [{"title": "One", "text": "[mine]"}]}),
-    );
+    world.create(&a, "Mine", "[mine]");
     world.ok(
         &a,
         "sync_connect",
@@ -711,12 +712,7 @@ fn peers_see_where_each_cursor_is() {
 fn a_project_stored_before_sync_gets_its_document_on_first_open_and_shares_whole() {
     let world = World::new();
     let a = world.device("a");
-    let project = world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Old", "chapters": [{"title": "One", "text": "[old text]"}]}),
-    );
-    let id = project["id"].as_str().unwrap().to_string();
+    let id = world.create(&a, "Old", "[old text]");
     world.ok(
         &a,
         "bible_save",
@@ -870,12 +866,7 @@ fn stored_text(world: &World, d: &Device, id: &str) -> String {
 fn an_unshared_projects_updates_wait_for_a_checkpoint_and_lost_ones_are_made_again() {
     let world = World::new();
     let a = world.device("a");
-    let project = world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Alone", "chapters": [{"title": "One", "text": "[start]"}]}),
-    );
-    let id = project["id"].as_str().unwrap().to_string();
+    let id = world.create(&a, "Alone", "[start]");
     let before = stored_updates(&world, &a, &id).len();
     for word in [" one", " two", " three"] {
         world.type_end(&a, word);
@@ -912,11 +903,7 @@ fn an_unshared_project_counts_each_edit_as_unsent() {
     // harness): the count includes those still to be mirrored.
     let world = World::new();
     let a = world.device("a");
-    world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Alone", "chapters": [{"title": "One", "text": "[start]"}]}),
-    );
+    world.create(&a, "Alone", "[start]");
     assert_eq!(world.status(&a)["unsent"], 0);
     for word in [" one", " two", " three"] {
         world.type_end(&a, word);
@@ -931,12 +918,7 @@ fn an_unshared_project_counts_each_edit_as_unsent() {
 fn idle_mirrors_what_edits_left_and_the_document_holds_each_once() {
     let world = World::new();
     let a = world.device("a");
-    let project = world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Alone", "chapters": [{"title": "One", "text": "[start]"}]}),
-    );
-    let id = project["id"].as_str().unwrap().to_string();
+    let id = world.create(&a, "Alone", "[start]");
     assert!(!a.core.has_idle_work());
     world.type_end(&a, " one");
     world.type_end(&a, " two");
@@ -956,12 +938,7 @@ fn idle_mirrors_what_edits_left_and_the_document_holds_each_once() {
 fn sharing_writes_the_updates_that_waited_and_a_shared_project_saves_each_with_its_change() {
     let world = World::new();
     let a = world.device("a");
-    let project = world.ok(
-        &a,
-        "create_project",
-        json!({"name": "Soon shared", "chapters": [{"title": "One", "text": "[start]"}]}),
-    );
-    let id = project["id"].as_str().unwrap().to_string();
+    let id = world.create(&a, "Soon shared", "[start]");
     world.type_end(&a, " waited");
     world.settle();
     assert_eq!(stored_text(&world, &a, &id), "[start]");

@@ -362,7 +362,7 @@ impl IdbStore {
             .map_err(js_error)?;
         // Listened to before anything can end it.
         let settled = JsFuture::from(settled(&tx));
-        let outcome = place(&tx, &tables, ops, converted);
+        let outcome = place(&tx, &tables, &names, ops, converted);
         let decided = match outcome {
             Err(error) => Err(error),
             Ok(Placed { reads, last }) => {
@@ -478,34 +478,23 @@ extern "C" {
 
 thread_local! {
     static TABLE_NAMES: std::cell::RefCell<TableNames> =
-        const { std::cell::RefCell::new(TableNames { names: Vec::new(), scopes: Vec::new() }) };
+        const { std::cell::RefCell::new(TableNames { scopes: Vec::new() }) };
 }
 
-/// Tables' names as JS strings, and the lists of them that batches' transactions span, made
-/// once each: a string that crosses is decoded from UTF-8 each time, a `JsValue` kept in wasm
-/// is not.
+/// The lists of table names that batches' transactions span, as JS strings, made once each:
+/// a string that crosses is decoded from UTF-8 each time, a `JsValue` kept in wasm is not.
 struct TableNames {
-    names: Vec<(Table, JsValue)>,
     /// Each scope made so far (a batch's tables, sorted): a handful.
     scopes: Vec<(Vec<Table>, js_sys::Array)>,
 }
 
 impl TableNames {
-    fn name(&mut self, table: Table) -> JsValue {
-        if let Some((_, name)) = self.names.iter().find(|(t, _)| *t == table) {
-            return name.clone();
-        }
-        let name = JsValue::from_str(table.name());
-        self.names.push((table, name.clone()));
-        name
-    }
-
-    /// The names of `tables`, as the array `IDBDatabase.transaction` takes.
+    /// The names of `tables`, in their order, as the array `IDBDatabase.transaction` takes.
     fn scope(&mut self, tables: &[Table]) -> js_sys::Array {
         if let Some((_, scope)) = self.scopes.iter().find(|(t, _)| t == tables) {
             return scope.clone();
         }
-        let scope: js_sys::Array = tables.iter().map(|&t| self.name(t)).collect();
+        let scope: js_sys::Array = tables.iter().map(|t| JsValue::from_str(t.name())).collect();
         self.scopes.push((tables.to_vec(), scope.clone()));
         scope
     }
@@ -533,20 +522,22 @@ fn converted_up_front(ops: &[Op]) -> Result<Option<std::vec::IntoIter<JsValue>>,
     Ok(Some(records_to_js(&records)?.into_iter()))
 }
 
-/// Place the requests of `ops`, in order, in `tx` (over `tables`), with the records
-/// `converted` up front for a small batch. Otherwise each run of puts into one table has its
-/// records converted [`FIRST_RECORDS`] then [`RECORDS_AT_A_TIME`] at a time, and each chunk is
-/// dropped once placed: nothing of the batch is left to free after the transaction completes.
+/// Place the requests of `ops`, in order, in `tx` (over `tables`, whose JS names are
+/// `names`, in the same order), with the records `converted` up front for a small batch.
+/// Otherwise each run of puts into one table has its records converted [`FIRST_RECORDS`] then
+/// [`RECORDS_AT_A_TIME`] at a time, and each chunk is dropped once placed: nothing of the
+/// batch is left to free after the transaction completes.
 fn place(
     tx: &IdbTransaction,
     tables: &[Table],
+    names: &js_sys::Array,
     ops: Vec<Op>,
     mut converted: Option<std::vec::IntoIter<JsValue>>,
 ) -> Result<Placed, StoreError> {
     let stores = tables
         .iter()
-        .map(|&t| {
-            let name = TABLE_NAMES.with(|names| names.borrow_mut().name(t));
+        .zip(names.iter())
+        .map(|(&t, name)| {
             tx.unchecked_ref::<NamedStores>()
                 .object_store(&name)
                 .map(|store| (t, store))
