@@ -544,7 +544,9 @@ async function boot() {
 
 // Run one request's JSON text on this worker's core, for this page (`client` null) or another
 // tab's. Resolves to the response's JSON text, or null with a message when the core failed.
-async function runOnCore(text, client, project, type) {
+// With `ahead` (see `answerAhead`), an answer the core gives before its save lands is posted
+// as soon as the save lands; `posted` then says it went.
+async function runOnCore(text, client, project, type, ahead) {
   await ready;
   await restoring;
   if (core === null) {
@@ -556,7 +558,7 @@ async function runOnCore(text, client, project, type) {
   const failed = new Promise((resolve) => {
     instance.set(seq, (_text, failure) => resolve({ text: null, failure }));
   });
-  const served = core.handle_for(client ?? undefined, text, project ?? undefined).then(
+  const served = core.handle_for(client ?? undefined, text, project ?? undefined, ahead?.give).then(
     (responseText) => ({ text: responseText, failure: null }),
     // A trap that surfaced here instead of through the panic event.
     (err) => {
@@ -567,7 +569,34 @@ async function runOnCore(text, client, project, type) {
   const answered = await Promise.race([served, failed]);
   instance.delete(seq);
   if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text, type);
-  return answered;
+  return { ...answered, posted: ahead?.settle() ?? false };
+}
+
+// A page request's answer, posted as soon as the save it waits for lands: the core gives the
+// answer and the promise of its IndexedDB transaction (`give`) before that transaction
+// completes, and the answer goes to the page when it does, while the core does its own
+// bookkeeping of the save. If the transaction aborts, nothing goes: the core then reports the
+// failure (`storage_error`) and its answer is posted as any other. `settle` is called once the
+// core has returned its answer; it says whether the answer went ahead (an answer that would
+// go ahead only after it can never go).
+function answerAhead() {
+  let state = 'waiting';
+  return {
+    give(answer, landing) {
+      landing.then(
+        () => {
+          if (state !== 'waiting') return;
+          state = 'posted';
+          post(answer);
+        },
+        () => {},
+      );
+    },
+    settle() {
+      if (state === 'waiting') state = 'late';
+      return state === 'posted';
+    },
+  };
 }
 
 // Called once a request's answer is posted: the core does what it left for later in a task
@@ -697,8 +726,12 @@ async function serve(posted) {
   }
   pageRequests += 1;
   try {
-    const { text: responseText, failure } = await runOnCore(text, null, pageProject, message.type);
-    answer(id, message, responseText, failure);
+    // Only an answer posted as the core wrote it goes ahead (see `answer`).
+    const ahead = id !== null && !TRACKED.has(message.type) ? answerAhead() : undefined;
+    const { text: responseText, failure, posted } = await runOnCore(text, null, pageProject, message.type, ahead);
+    // Gone ahead: what the core said since (its `saved` event) goes now.
+    if (posted) flushPageEvents();
+    else answer(id, message, responseText, failure);
     idleSoon();
   } finally {
     pageRequests -= 1;

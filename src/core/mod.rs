@@ -99,6 +99,21 @@ pub struct Env {
     pub store: Rc<dyn Store>,
 }
 
+/// A mutation's value, its save still to be made (see [`Core::answer_then_save`]).
+struct Unsaved<'a, T> {
+    value: T,
+    /// The project to save, with the mutation's events held until the save is placed; `None`
+    /// when nothing changed.
+    save: Option<(String, parts::Hold<'a>)>,
+}
+
+impl<T> Unsaved<'_, T> {
+    /// A value that needs no save.
+    fn saved(value: T) -> Self {
+        Self { value, save: None }
+    }
+}
+
 /// What a mutation touched, for its save.
 #[derive(Default)]
 struct Touched {
@@ -497,19 +512,42 @@ impl Core {
     /// Serve one message given as JSON text and return the response as JSON text. Never
     /// panics on any input: malformed messages get a `malformed` error response.
     pub async fn handle_text(&self, text: &str) -> String {
+        self.handle_text_ahead(text, None).await
+    }
+
+    /// [`Core::handle_text`], giving the answer to `ahead` as soon as it is known when what
+    /// is left is to save the change it reports (a keystroke's `apply_user_change`): the
+    /// caller may send it once that save has landed, without waiting for the core to wake
+    /// and answer. The future still resolves to the same answer once the core is done with
+    /// the request (the save failed, the caller sends that: it follows the `storage_error`
+    /// event). `ahead` is called at most once, before the save is placed.
+    async fn handle_text_ahead(&self, text: &str, ahead: Option<&dyn Fn(&str)>) -> String {
         let response = match decode_request(text) {
-            Ok(request) => self.handle(request).await,
+            Ok(Request { id, kind, params }) => {
+                let early = |result: &serde_json::value::RawValue| {
+                    if let Some(ahead) = ahead {
+                        let response = Response {
+                            id: Some(id.clone()),
+                            outcome: Ok(result.to_owned()),
+                        };
+                        ahead(&response_text(&response, text));
+                    }
+                };
+                let outcome = self
+                    .dispatch(&kind, &params, &early)
+                    .await
+                    .map_err(|e| error_body(&e));
+                Response {
+                    id: Some(id),
+                    outcome,
+                }
+            }
             Err(decode) => Response {
                 id: decode.id,
                 outcome: Err(error_body(&Error::from(decode.error))),
             },
         };
-        // A non-integer id is echoed as the page wrote it (see `protocol::id_text`).
-        let id_text = match &response.id {
-            Some(RequestId::Number(n)) if n.is_f64() => crate::protocol::id_text(text),
-            _ => None,
-        };
-        response.to_json_with_id(id_text)
+        response_text(&response, text)
     }
 
     /// [`Core::handle_text`] for a page that shows `project`: if this client does not have
@@ -517,6 +555,17 @@ impl Core {
     /// it is opened first, so the page's requests reach the project it shows. If it cannot
     /// be opened, the request is served as it is (and fails as it would without a project).
     pub async fn handle_in(&self, text: &str, project: Option<&str>) -> String {
+        self.handle_in_ahead(text, project, None).await
+    }
+
+    /// [`Core::handle_in`], with the answer given ahead of its save to `ahead` (see
+    /// [`Core::handle_text_ahead`]).
+    pub async fn handle_in_ahead(
+        &self,
+        text: &str,
+        project: Option<&str>,
+        ahead: Option<&dyn Fn(&str)>,
+    ) -> String {
         if let Some(project) = project {
             if self.current_project().as_deref() != Some(project) {
                 let _ = self
@@ -526,14 +575,14 @@ impl Core {
                     .await;
             }
         }
-        self.handle_text(text).await
+        self.handle_text_ahead(text, ahead).await
     }
 
     /// Serve one decoded request.
     pub async fn handle(&self, request: Request) -> Response {
         let Request { id, kind, params } = request;
         let outcome = self
-            .dispatch(&kind, &params)
+            .dispatch(&kind, &params, &|_| {})
             .await
             .map_err(|e| error_body(&e));
         Response {
@@ -544,10 +593,13 @@ impl Core {
 
     /// Serve request `kind`; its handler takes the parameters `p`, decoded from their text
     /// into its typed parameters (a request may carry a whole manuscript or a batch of notes).
+    /// A handler whose last step is its save gives its result to `ahead` before it saves
+    /// (see [`Core::handle_text_ahead`]).
     async fn dispatch(
         &self,
         kind: &str,
         p: &serde_json::value::RawValue,
+        ahead: &dyn Fn(&serde_json::value::RawValue),
     ) -> Result<Box<serde_json::value::RawValue>, Error> {
         match Call::decode(kind, p)? {
             Call::Hello(_, reply) => reply.send(Ok(self.hello())),
@@ -587,7 +639,10 @@ impl Core {
             Call::MoveChapter(p, reply) => reply.send(self.move_chapter(p).await),
             Call::DeleteChapter(p, reply) => reply.send(self.delete_chapter(p).await),
             Call::Execute(p, reply) => reply.send(self.execute(p).await),
-            Call::ApplyUserChange(p, reply) => reply.send(self.apply_user_change(p).await),
+            Call::ApplyUserChange(p, reply) => {
+                let unsaved = self.apply_user_change(p).await;
+                self.answer_then_save(reply, unsaved, ahead).await
+            }
             Call::Undo(p, reply) => reply.send(self.undo(p).await),
             Call::Redo(_, reply) => reply.send(self.redo().await),
             Call::CloseGroup(_, reply) => reply.send(
@@ -785,6 +840,40 @@ impl Core {
         let value = self.mutate_marking(project, on.hold, f)?;
         self.settle_while(project, hold, |_| {}).await;
         Ok(value)
+    }
+
+    /// [`Core::mutate`], leaving the save to the caller ([`Core::answer_then_save`]), for a
+    /// request whose last step is the mutation.
+    fn mutate_unsaved<T>(
+        &self,
+        f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
+    ) -> Result<Unsaved<'_, T>, Error> {
+        let project = self.current()?;
+        let hold = self.hold_events();
+        let value = self.mutate_marking(&project, None, f)?;
+        Ok(Unsaved {
+            value,
+            save: Some((project, hold)),
+        })
+    }
+
+    /// Answer with `unsaved`'s value, then save it: the answer is given to `ahead` (see
+    /// [`Core::handle_text_ahead`]) when there is a save to wait for, before the save is
+    /// placed, and returned once the save has ended (or failed, which the page hears as a
+    /// `storage_error`: the change stays in memory and pending, as with any mutation).
+    async fn answer_then_save<R: serde::Serialize>(
+        &self,
+        reply: requests::Reply<R>,
+        unsaved: Result<Unsaved<'_, R>, Error>,
+        ahead: &dyn Fn(&serde_json::value::RawValue),
+    ) -> Result<Box<serde_json::value::RawValue>, Error> {
+        let Unsaved { value, save } = unsaved?;
+        let answer = reply.send(Ok(value))?;
+        if let Some((project, hold)) = save {
+            ahead(&answer);
+            self.settle_while(&project, hold, |_| {}).await;
+        }
+        Ok(answer)
     }
 
     /// The synchronous part of [`Core::mutate_on`]: run `f` on project `current`'s session
@@ -1706,7 +1795,10 @@ impl Core {
     /// to the chapter (it is still in the chapter's change feed) is not applied again: the
     /// result is the first one's, with `duplicate: true`, and no `edit` event (so the page can
     /// resend a change whose response it lost).
-    async fn apply_user_change(&self, p: UserChange) -> Result<results::UserChangeResult, Error> {
+    async fn apply_user_change(
+        &self,
+        p: UserChange,
+    ) -> Result<Unsaved<'_, results::UserChangeResult>, Error> {
         let current = self.current()?;
         if let Some(tag) = &p.tag {
             let first = self.with_open(&current, |open| {
@@ -1714,7 +1806,7 @@ impl Core {
                 Ok(open.tagged(&chapter.id, tag).cloned())
             })?;
             if let Some(first) = first {
-                return Ok(results::UserChangeResult {
+                return Ok(Unsaved::saved(results::UserChangeResult {
                     rebased: p.base_version.saturating_add(1) < first.version,
                     applied: results::AppliedChange {
                         chapter: first.chapter,
@@ -1723,13 +1815,13 @@ impl Core {
                     },
                     tag: Some(tag.clone()),
                     duplicate: Some(true),
-                });
+                }));
             }
         }
         // Suggestions are loaded before the monitor looks at the change.
         let _ = self.ensure_proactive(&current).await;
         self.writer_typed(&current);
-        self.mutate(|s| {
+        self.mutate_unsaved(|s| {
             let chapter = s.project.find_chapter(&p.chapter)?;
             let (chapter_id, current) = (chapter.id.clone(), chapter.version());
             let applied = s.apply_user_change(
@@ -1782,7 +1874,6 @@ impl Core {
             }
             Ok((result, touched))
         })
-        .await
     }
 
     async fn undo(&self, p: Undo) -> Result<results::HistoryMove, Error> {
@@ -2131,6 +2222,16 @@ fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<results::Never, Er
         }
     };
     panic!("{message}");
+}
+
+/// A response's JSON text. A non-integer id is echoed as the request (`text`) wrote it (see
+/// `protocol::id_text`).
+fn response_text(response: &Response, text: &str) -> String {
+    let id_text = match &response.id {
+        Some(RequestId::Number(n)) if n.is_f64() => crate::protocol::id_text(text),
+        _ => None,
+    };
+    response.to_json_with_id(id_text)
 }
 
 fn error_body(error: &Error) -> ErrorBody {

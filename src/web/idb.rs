@@ -360,8 +360,11 @@ impl IdbStore {
             .db
             .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
             .map_err(js_error)?;
-        // Listened to before anything can end it.
-        let settled = JsFuture::from(settled(&tx));
+        // Listened to before anything can end it. A request waiting for this save may send
+        // its answer when it lands.
+        let landing = settled(&tx);
+        super::ahead::landing(&landing);
+        let settled = JsFuture::from(landing);
         let outcome = place(&tx, &tables, &names, ops, converted);
         let decided = match outcome {
             Err(error) => Err(error),

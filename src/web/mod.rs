@@ -36,6 +36,7 @@
 //! arrives sooner another way, by 10–25 µs once per chapter opened, so every answer keeps
 //! the one way.
 
+pub mod ahead;
 pub mod bench;
 pub mod decoder;
 pub mod fetch;
@@ -274,18 +275,26 @@ impl WorkerCore {
     /// Serve one message (JSON text) of this worker's own page; resolves to the response's
     /// JSON text.
     pub fn handle(&self, message: String) -> Promise {
-        self.handle_for(None, message, None)
+        self.handle_for(None, message, None, None)
     }
 
     /// Serve one message of a page: this worker's own (`client` absent) or another tab's
     /// (relayed to this worker because it writes for every tab). `project` is the project
     /// that page shows: when this core does not have it open for that page (the writing
     /// worker changed, or the core restarted), it is opened first.
+    ///
+    /// `ahead(answer, landing)`, if given, is called (at most once, while the core waits for
+    /// IndexedDB) with the answer's JSON text when the answer is known before the save it
+    /// reports has landed, and the promise of that save's transaction: the answer may be
+    /// posted once `landing` resolves. The returned promise resolves to the same answer once
+    /// the core is done; if `landing` rejects (the save failed), only that answer is to be
+    /// posted. See [`ahead`].
     pub fn handle_for(
         &self,
         client: Option<String>,
         message: String,
         project: Option<String>,
+        ahead: Option<Function>,
     ) -> Promise {
         let core = match client {
             None => Rc::clone(&self.core),
@@ -296,11 +305,20 @@ impl WorkerCore {
                     .or_insert_with(|| Rc::new(self.core.client(id))),
             ),
         };
-        wasm_bindgen_futures::future_to_promise(async move {
-            Ok(JsValue::from_str(
-                &core.handle_in(&message, project.as_deref()).await,
-            ))
-        })
+        let serving = ahead.map(ahead::Serving::new);
+        let early = serving.clone();
+        let give = move |answer: &str| {
+            if let Some(serving) = &early {
+                serving.answer(answer);
+            }
+        };
+        let answered = async move {
+            let answer = core
+                .handle_in_ahead(&message, project.as_deref(), Some(&give))
+                .await;
+            Ok(JsValue::from_str(&answer))
+        };
+        wasm_bindgen_futures::future_to_promise(ahead::Scoped::new(serving, answered))
     }
 
     /// Do the core's work that waits until it is idle (see [`Core::idle`]): the worker calls

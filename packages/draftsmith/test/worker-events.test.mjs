@@ -1,7 +1,8 @@
 // The worker's event queue (worker.js), on a fake core and node's fake timers: the events a
 // request emits reach the page in the same message as its answer; a request that takes longer
 // lets them go after a frame (16 ms); an event outside any request goes at the end of the task;
-// progress goes at once. worker.js runs as it is, from a copy beside a fake wasm glue.
+// progress goes at once; an answer the core gives ahead of its save goes when the save lands.
+// worker.js runs as it is, from a copy beside a fake wasm glue.
 import { test, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './worker-harness.mjs';
@@ -12,7 +13,7 @@ export default async function init() {}
 export class WorkerCore {
   static version() { return '0.0.0-test'; }
   static async open(emit) { globalThis.fakeCore.emit = emit; return new WorkerCore(); }
-  handle_for(_client, text) { return globalThis.fakeCore.handle(JSON.parse(text)); }
+  handle_for(_client, text, _project, ahead) { return globalThis.fakeCore.handle(JSON.parse(text), ahead); }
   handle(text) { return globalThis.fakeCore.handle(JSON.parse(text)); }
   client_count() { return 0; }
   has_idle_work() { return globalThis.fakeCore.idleWork > 0; }
@@ -98,6 +99,66 @@ test("a keystroke's events go in one message with its answer", async () => {
   mock.timers.tick(100);
   await settle();
   assert.deepEqual(messages(), []);
+});
+
+// A keystroke as the core serves it when it gives its answer ahead: its events, then the
+// answer with the promise of its save's transaction, then (the test says when) the core's own
+// bookkeeping of the save and its answer. Returns the controls of the save and of the core.
+function keystrokeAhead(id) {
+  const save = {};
+  const landing = new Promise((resolve, reject) => Object.assign(save, { land: resolve, abort: () => reject(new Error('AbortError')) }));
+  fakeCore.handle = (request, ahead) => {
+    assert.equal(typeof ahead, 'function', 'a page request may be answered ahead');
+    emit('edit', { version: id });
+    emit('history_changed');
+    ahead(response(request.id, { version: id }), landing);
+    return new Promise((resolve) => {
+      save.coreDone = (event) => {
+        emit(event);
+        resolve(response(request.id, { version: id }));
+      };
+    });
+  };
+  send({ id, type: 'apply_user_change', params: {} });
+  return save;
+}
+
+test('an answer given ahead goes when its save lands, before the core is done, and once', async () => {
+  const save = keystrokeAhead(20);
+  await settle();
+  assert.deepEqual(messages(), [], 'nothing before the save lands');
+  save.land();
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['edit', 'history_changed', 'response 20']]);
+  save.coreDone('saved');
+  await settle();
+  // The core's `saved` goes at once, alone: the answer is not sent again.
+  assert.deepEqual(messages().map(kinds), [['saved']]);
+  mock.timers.tick(100);
+  await settle();
+  assert.deepEqual(messages(), []);
+});
+
+test('an answer given ahead of a save that fails goes once, after the failure', async () => {
+  const save = keystrokeAhead(21);
+  await settle();
+  save.abort();
+  await settle();
+  assert.deepEqual(messages(), [], 'nothing goes when the save aborts');
+  save.coreDone('storage_error');
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['edit', 'history_changed', 'storage_error', 'response 21']]);
+});
+
+test('an answer the core returned before its save was heard of goes once', async () => {
+  const save = keystrokeAhead(22);
+  await settle();
+  save.coreDone('saved');
+  await settle();
+  assert.deepEqual(messages().map(kinds), [['edit', 'history_changed', 'saved', 'response 22']]);
+  save.land();
+  await settle();
+  assert.deepEqual(messages(), [], 'not sent again when the save lands');
 });
 
 test('the events of a request that takes longer go after a frame, its answer later', async () => {
