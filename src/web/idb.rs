@@ -360,11 +360,9 @@ impl IdbStore {
             .db
             .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
             .map_err(js_error)?;
-        // Listened to before anything can end it. A request waiting for this save may send
-        // its answer when it lands.
+        // Listened to before anything can end it.
         let landing = settled(&tx);
-        super::ahead::landing(&landing);
-        let settled = JsFuture::from(landing);
+        let settled = JsFuture::from(landing.clone());
         let outcome = place(&tx, &tables, &names, ops, converted);
         let decided = match outcome {
             Err(error) => Err(error),
@@ -402,6 +400,9 @@ impl IdbStore {
             // Throws if it has ended already.
             let _ = tx.abort();
         }
+        // A request waiting for this save may send its answer when it lands: told once the
+        // transaction is placed and committed, so that telling it does not delay them.
+        super::ahead::landing(&landing);
         // Resolved on `complete`, rejected on `abort`.
         let completed = settled.await.is_ok();
         match (completed, tx.error(), aborted) {
