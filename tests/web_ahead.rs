@@ -1,0 +1,193 @@
+//! A keystroke's answer goes ahead of the core (`src/web/ahead.rs`), on real IndexedDB in a
+//! dedicated worker: the worker's `ahead` function gets the answer with the promise of the
+//! save's transaction, which resolves before the core's own answer does; when the transaction
+//! aborts, the promise rejects and the core's answer follows its `storage_error`.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use draftsmith::core::Env;
+use draftsmith::store::faulty::{Crash, Faulty};
+use draftsmith::web::ahead::{Scoped, Serving};
+use draftsmith::web::idb::IdbStore;
+use draftsmith::web::{JsClock, JsIds, JsTextDecoder, WorkerCore};
+use draftsmith::{Core, IdSource, RecordingSink};
+use js_sys::{Function, Promise};
+use serde_json::{json, Value};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+/// What happened, in order: `landed`, `aborted` (the save's promise), `answered` (the core's).
+type Log = Rc<RefCell<Vec<&'static str>>>;
+
+/// The worker's `ahead(answer, landing)`: keeps the answer, and logs how `landing` settles.
+fn ahead_function(
+    log: &Log,
+    given: &Rc<RefCell<Option<String>>>,
+) -> Closure<dyn FnMut(String, Promise)> {
+    let (log, given) = (log.clone(), given.clone());
+    Closure::new(move |answer: String, landing: Promise| {
+        *given.borrow_mut() = Some(answer);
+        let (landed, aborted) = (log.clone(), log.clone());
+        let on_land =
+            Closure::<dyn FnMut(JsValue)>::new(move |_| landed.borrow_mut().push("landed"));
+        let on_abort =
+            Closure::<dyn FnMut(JsValue)>::new(move |_| aborted.borrow_mut().push("aborted"));
+        let _ = landing.then2(&on_land, &on_abort);
+        // Called at most once each, after this returns.
+        on_land.forget();
+        on_abort.forget();
+    })
+}
+
+/// Await `promise` (the core's answer), logging `answered` when it resolves.
+async fn answered(log: &Log, promise: Promise) -> String {
+    let text = JsFuture::from(promise).await.expect("answered");
+    log.borrow_mut().push("answered");
+    text.as_string().expect("text")
+}
+
+fn request(id: u64, kind: &str, params: Value) -> String {
+    json!({"id": id, "type": kind, "params": params}).to_string()
+}
+
+fn keystroke(id: u64, chapter: &Value, version: &Value) -> String {
+    request(
+        id,
+        "apply_user_change",
+        json!({"chapter": chapter, "baseVersion": version, "changes": [{"retain": 3}, {"insert": "!"}], "tag": format!("k{id}")}),
+    )
+}
+
+#[wasm_bindgen_test]
+async fn a_keystroke_is_answered_when_its_transaction_lands_before_the_core_answers() {
+    let name = format!("draftsmith-ahead-{}", JsIds.next_id());
+    let emit = Closure::<dyn FnMut()>::new(|| {});
+    let worker = WorkerCore::open(
+        emit.as_ref().unchecked_ref::<Function>().clone(),
+        Some(name.clone()),
+        None,
+        None,
+        None,
+    )
+    .await
+    .expect("open");
+    let log: Log = Rc::default();
+    let text = answered(
+        &log,
+        worker.handle_for(
+            None,
+            request(
+                1,
+                "create_project",
+                json!({"name": "P", "chapters": [{"title": "One", "text": "Hey."}]}),
+            ),
+            None,
+            None,
+        ),
+    )
+    .await;
+    let project: Value = serde_json::from_str(&text).unwrap();
+    let chapter = project["result"]["chapters"][0]["id"].clone();
+    for (id, version) in [(2, 0), (3, 1)] {
+        log.borrow_mut().clear();
+        let given = Rc::new(RefCell::new(None));
+        let ahead = ahead_function(&log, &given);
+        let promise = worker.handle_for(
+            None,
+            keystroke(id, &chapter, &json!(version)),
+            None,
+            Some(ahead.as_ref().unchecked_ref::<Function>().clone()),
+        );
+        let answer = answered(&log, promise).await;
+        assert_eq!(*log.borrow(), ["landed", "answered"], "keystroke {id}");
+        assert_eq!(
+            given.borrow().as_deref(),
+            Some(answer.as_str()),
+            "the same answer"
+        );
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["result"]["version"], version + 1, "{answer}");
+    }
+    // A read gives nothing ahead.
+    log.borrow_mut().clear();
+    let given = Rc::new(RefCell::new(None));
+    let ahead = ahead_function(&log, &given);
+    answered(
+        &log,
+        worker.handle_for(
+            None,
+            request(4, "get_chapter", json!({ "chapter": chapter })),
+            None,
+            Some(ahead.as_ref().unchecked_ref::<Function>().clone()),
+        ),
+    )
+    .await;
+    assert_eq!(*log.borrow(), ["answered"]);
+    assert!(given.borrow().is_none());
+    drop(worker);
+    IdbStore::delete(&name).await.expect("delete");
+}
+
+#[wasm_bindgen_test]
+async fn a_keystroke_whose_transaction_aborts_is_answered_by_the_core_after_the_failure() {
+    let name = format!("draftsmith-ahead-{}", JsIds.next_id());
+    let store = Rc::new(Faulty::new(IdbStore::open(&name).await.expect("open")));
+    let events = Rc::new(RecordingSink::default());
+    let core = Core::new(Env {
+        clock: Rc::new(JsClock),
+        ids: Rc::new(JsIds),
+        decoder: Rc::new(JsTextDecoder),
+        events: events.clone(),
+        store: store.clone(),
+    });
+    let created: Value = serde_json::from_str(
+        &core
+            .handle_text(&request(
+                1,
+                "create_project",
+                json!({"name": "P", "chapters": [{"title": "One", "text": "Hey."}]}),
+            ))
+            .await,
+    )
+    .unwrap();
+    let chapter = created["result"]["chapters"][0]["id"].clone();
+    // A first keystroke, saved (the project's suggestions are loaded with it).
+    let first: Value =
+        serde_json::from_str(&core.handle_text(&keystroke(2, &chapter, &json!(0))).await).unwrap();
+    assert_eq!(first["ok"], true, "{first}");
+    events.take();
+    // The next keystroke's transaction is placed, then aborted by IndexedDB half-way.
+    store.crash_at(1, Crash::Abort(1));
+    let log: Log = Rc::default();
+    let given = Rc::new(RefCell::new(None));
+    let ahead = ahead_function(&log, &given);
+    // As `WorkerCore::handle_for` serves a request with an `ahead` function.
+    let serving = Serving::new(ahead.as_ref().unchecked_ref::<Function>().clone());
+    let keeper = serving.clone();
+    let give = move |answer: &str| keeper.answer(answer);
+    let text = keystroke(3, &chapter, &json!(1));
+    let answer = Scoped::new(
+        Some(serving),
+        core.handle_in_ahead(&text, None, Some(&give)),
+    )
+    .await;
+    log.borrow_mut().push("answered");
+    // The rejection's callback runs before the core's future resumes.
+    assert_eq!(*log.borrow(), ["aborted", "answered"]);
+    assert_eq!(given.borrow().as_deref(), Some(answer.as_str()));
+    let kinds: Vec<String> = events.take().into_iter().map(|e| e.kind).collect();
+    assert!(kinds.iter().any(|k| k == "storage_error"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k == "saved"), "{kinds:?}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["ok"], true, "the change is applied: {answer}");
+    drop(core);
+    let store = Rc::try_unwrap(store).unwrap_or_else(|_| panic!("the store is still in use"));
+    store.into_inner().close();
+    IdbStore::delete(&name).await.expect("delete");
+}
