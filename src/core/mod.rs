@@ -99,6 +99,10 @@ pub struct Env {
     pub store: Rc<dyn Store>,
 }
 
+/// The function an answer known before its save goes to, with the request's text (see
+/// [`Core::handle_text_ahead`]).
+type Ahead<'a> = Option<(&'a dyn Fn(&str), &'a str)>;
+
 /// A mutation's value, its save still to be made (see [`Core::answer_then_save`]).
 struct Unsaved<'a, T> {
     value: T,
@@ -523,24 +527,9 @@ impl Core {
     /// `storage_error` event. `ahead` is called at most once, before the save is placed.
     async fn handle_text_ahead(&self, text: &str, ahead: Option<&dyn Fn(&str)>) -> String {
         let response = match decode_request(text) {
-            Ok(Request { id, kind, params }) => {
-                let early = |result: &serde_json::value::RawValue| {
-                    if let Some(ahead) = ahead {
-                        let response = Response {
-                            id: Some(id.clone()),
-                            outcome: Ok(result.to_owned()),
-                        };
-                        ahead(&response_text(&response, text));
-                    }
-                };
-                let outcome = self
-                    .dispatch(&kind, &params, &early)
+            Ok(request) => {
+                self.respond(request, ahead.map(|ahead| (ahead, text)))
                     .await
-                    .map_err(|e| error_body(&e));
-                Response {
-                    id: Some(id),
-                    outcome,
-                }
             }
             Err(decode) => Response {
                 id: decode.id,
@@ -580,9 +569,25 @@ impl Core {
 
     /// Serve one decoded request.
     pub async fn handle(&self, request: Request) -> Response {
+        self.respond(request, None).await
+    }
+
+    /// Serve `request`; with `ahead`, a function and the request's text, an answer known
+    /// before its save is given to the function as its JSON text (see
+    /// [`Core::handle_text_ahead`]).
+    async fn respond(&self, request: Request, ahead: Ahead<'_>) -> Response {
         let Request { id, kind, params } = request;
+        let early = |result: &serde_json::value::RawValue| {
+            if let Some((ahead, text)) = ahead {
+                let response = Response {
+                    id: Some(id.clone()),
+                    outcome: Ok(result.to_owned()),
+                };
+                ahead(&response_text(&response, text));
+            }
+        };
         let outcome = self
-            .dispatch(&kind, &params, &|_| {})
+            .dispatch(&kind, &params, &early)
             .await
             .map_err(|e| error_body(&e));
         Response {
@@ -827,30 +832,27 @@ impl Core {
         on: On<'_>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<T, Error> {
-        let page;
-        let project = match on.project {
-            Some(project) => project,
-            None => {
-                page = self.current()?;
-                &page
-            }
-        };
-        // What the mutation tells the pages goes out once its save is placed.
-        let hold = self.hold_events();
-        let value = self.mutate_marking(project, on.hold, f)?;
-        self.settle_while(project, hold, |_| {}).await;
+        let Unsaved { value, save } = self.mutate_unsaved(on, f)?;
+        if let Some((project, hold)) = save {
+            self.settle_while(&project, hold, |_| {}).await;
+        }
         Ok(value)
     }
 
-    /// [`Core::mutate`], leaving the save to the caller ([`Core::answer_then_save`]), for a
-    /// request whose last step is the mutation.
+    /// [`Core::mutate_on`] but the save, left to the caller: for a request whose last step
+    /// is the mutation, which answers before it saves ([`Core::answer_then_save`]).
     fn mutate_unsaved<T>(
         &self,
+        on: On<'_>,
         f: impl FnOnce(&mut Session) -> Result<(T, Touched), Error>,
     ) -> Result<Unsaved<'_, T>, Error> {
-        let project = self.current()?;
+        let project = match on.project {
+            Some(project) => project.to_string(),
+            None => self.current()?,
+        };
+        // What the mutation tells the pages goes out once its save is placed.
         let hold = self.hold_events();
-        let value = self.mutate_marking(&project, None, f)?;
+        let value = self.mutate_marking(&project, on.hold, f)?;
         Ok(Unsaved {
             value,
             save: Some((project, hold)),
@@ -1821,7 +1823,7 @@ impl Core {
         // Suggestions are loaded before the monitor looks at the change.
         let _ = self.ensure_proactive(&current).await;
         self.writer_typed(&current);
-        self.mutate_unsaved(|s| {
+        self.mutate_unsaved(On::page(), |s| {
             let chapter = s.project.find_chapter(&p.chapter)?;
             let (chapter_id, current) = (chapter.id.clone(), chapter.version());
             let applied = s.apply_user_change(
