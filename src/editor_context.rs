@@ -30,7 +30,7 @@ use crate::project::Text;
 
 use crate::bible::{mentions, Bible, Kind};
 use crate::memory::context::{estimate_tokens, CHARS_PER_TOKEN};
-use crate::names::thousands;
+use crate::names::{push_thousands, thousands};
 use crate::project::{Chapter, Project};
 use std::collections::BTreeMap;
 
@@ -57,12 +57,29 @@ fn chars(s: &str) -> usize {
 }
 
 fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    // Most names are one line of single spaces already, and short: taken as they are.
-    let one_line_already = !text.starts_with(' ')
-        && !text.ends_with(' ')
-        && !text.contains("  ")
-        && !text.contains(|c: char| c.is_whitespace() && c != ' ');
-    if one_line_already && chars(text) <= max {
+    // Most names are one line of single spaces already, and short: taken as they are. One
+    // pass tells (the list shortens a title per chapter listed).
+    let mut count = 0;
+    let mut after_space = true;
+    let mut one_line_already = true;
+    for c in text.chars() {
+        count += 1;
+        if c == ' ' {
+            if after_space {
+                one_line_already = false;
+                break;
+            }
+            after_space = true;
+        } else if c.is_whitespace() {
+            one_line_already = false;
+            break;
+        } else {
+            after_space = false;
+        }
+    }
+    // A leading space was caught as a space after the start; a trailing one is caught here.
+    one_line_already &= !text.ends_with(' ');
+    if one_line_already && count <= max {
         return std::borrow::Cow::Borrowed(text);
     }
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -75,7 +92,16 @@ fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+    let mut out = String::new();
+    push_plural(&mut out, n, one, many);
+    out
+}
+
+/// `n` with its thousands grouped, then `one` or `many`, pushed onto `out`.
+fn push_plural(out: &mut String, n: usize, one: &str, many: &str) {
+    push_thousands(out, n);
+    out.push(' ');
+    out.push_str(if n == 1 { one } else { many });
 }
 
 /// The `[EDITOR CONTEXT]` block for `project` and `bible` under `toolset`, within
@@ -202,7 +228,12 @@ fn selection(project: &Project, chapter: &Chapter) -> Option<(usize, usize)> {
 
 /// The chapter list within `room` chars: the active chapter and its neighbours, at most
 /// [`MAX_LISTED_CHAPTERS`], in order; then how many are not listed.
+///
+/// Runs for every editor-context block, so its cost is kept to the lines listed: each line is
+/// written once into one buffer, and the picked lines (always a run of neighbours, since they
+/// are taken outwards while they fit) are copied out in order.
 fn chapter_list(project: &Project, room: usize) -> String {
+    use std::fmt::Write as _;
     let n = project.chapters.len();
     if n == 0 {
         return String::new();
@@ -211,22 +242,11 @@ fn chapter_list(project: &Project, room: usize) -> String {
         .active_chapter()
         .and_then(|c| project.chapter_index(&c.id))
         .unwrap_or(0);
-    let entry = |i: usize| {
-        let c = &project.chapters[i];
-        format!(
-            "  {}. \"{}\": {}{}\n",
-            i + 1,
-            shorten(&c.title, NAME_CHARS),
-            plural(c.word_count(), "word", "words"),
-            if i == active { " (active)" } else { "" }
-        )
-    };
     let title = "Chapters (number, title, words):\n";
     // The most a "… more" line takes.
     let more_reserve = 80;
-    let mut budget = match room.checked_sub(chars(title) + more_reserve) {
-        Some(b) => b,
-        None => return String::new(),
+    let Some(mut budget) = room.checked_sub(chars(title) + more_reserve) else {
+        return String::new();
     };
     // Pick chapters outwards from the active one (the one before first) while they fit.
     let outwards = std::iter::once(active).chain((1..n).flat_map(|d| {
@@ -234,30 +254,47 @@ fn chapter_list(project: &Project, room: usize) -> String {
         let after = Some(active + d).filter(|&i| i < n);
         before.into_iter().chain(after)
     }));
-    let mut picked: Vec<(usize, String)> = Vec::new();
+    // Each picked line's chapter and its bytes in `lines`.
+    let mut lines = String::with_capacity(MAX_LISTED_CHAPTERS.min(n) * 40);
+    let mut picked: Vec<(usize, std::ops::Range<usize>)> =
+        Vec::with_capacity(MAX_LISTED_CHAPTERS.min(n));
     for i in outwards.take(MAX_LISTED_CHAPTERS) {
-        let line = entry(i);
-        let c = chars(&line);
-        if c > budget {
+        let c = &project.chapters[i];
+        let start = lines.len();
+        lines.push_str("  ");
+        lines.push_str(itoa::Buffer::new().format(i + 1));
+        lines.push_str(". \"");
+        lines.push_str(&shorten(&c.title, NAME_CHARS));
+        lines.push_str("\": ");
+        push_plural(&mut lines, c.word_count(), "word", "words");
+        if i == active {
+            lines.push_str(" (active)");
+        }
+        lines.push('\n');
+        let width = chars(&lines[start..]);
+        if width > budget {
+            lines.truncate(start);
             break;
         }
-        budget -= c;
-        picked.push((i, line));
+        budget -= width;
+        picked.push((i, start..lines.len()));
     }
     if picked.is_empty() {
         return String::new();
     }
-    picked.sort_by_key(|(i, _)| *i);
-    let mut out = String::from(title);
-    for (_, line) in &picked {
-        out.push_str(line);
+    picked.sort_unstable_by_key(|(i, _)| *i);
+    let mut out = String::with_capacity(title.len() + lines.len() + more_reserve);
+    out.push_str(title);
+    for (_, bytes) in &picked {
+        out.push_str(&lines[bytes.clone()]);
     }
     if picked.len() < n {
-        out.push_str(&format!(
-            "  … {} of {} chapters listed; list_chapters lists them all.\n",
+        let _ = writeln!(
+            out,
+            "  … {} of {} chapters listed; list_chapters lists them all.",
             picked.len(),
             n
-        ));
+        );
     }
     out
 }
@@ -517,5 +554,127 @@ mod tests {
         assert_eq!(editor_context_block(&project, &Bible::new(), "all", 5), "");
         let block = editor_context_block(&project, &Bible::new(), "all", 9);
         assert!(block.starts_with(OPEN) && block.ends_with(CLOSE), "{block}");
+    }
+
+    /// The chapter list written plainly: each line a string of its own, the chapters ordered by
+    /// their distance from the active one, then sorted back.
+    fn chapter_list_naive(project: &Project, room: usize) -> String {
+        let n = project.chapters.len();
+        let Some(active) = project
+            .ui
+            .active_chapter
+            .as_ref()
+            .and_then(|id| project.chapters.iter().position(|c| &c.id == id))
+            .or((n > 0).then_some(0))
+        else {
+            return String::new();
+        };
+        let entry = |i: usize| {
+            let c = &project.chapters[i];
+            format!(
+                "  {}. \"{}\": {}{}\n",
+                i + 1,
+                shorten(&c.title, NAME_CHARS),
+                plural(c.word_count(), "word", "words"),
+                if i == active { " (active)" } else { "" }
+            )
+        };
+        let title = "Chapters (number, title, words):\n";
+        let Some(mut budget) = room.checked_sub(chars(title) + 80) else {
+            return String::new();
+        };
+        // Nearest first; of two as near, the one before.
+        let mut outwards: Vec<usize> = (0..n).collect();
+        outwards.sort_by_key(|&i| (i.abs_diff(active), i > active));
+        let mut picked: Vec<(usize, String)> = Vec::new();
+        for i in outwards.into_iter().take(MAX_LISTED_CHAPTERS) {
+            let line = entry(i);
+            let c = chars(&line);
+            if c > budget {
+                break;
+            }
+            budget -= c;
+            picked.push((i, line));
+        }
+        if picked.is_empty() {
+            return String::new();
+        }
+        picked.sort_by_key(|(i, _)| *i);
+        let mut out = String::from(title);
+        for (_, line) in &picked {
+            out.push_str(line);
+        }
+        if picked.len() < n {
+            out.push_str(&format!(
+                "  … {} of {} chapters listed; list_chapters lists them all.\n",
+                picked.len(),
+                n
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn the_chapter_list_is_the_naive_one() {
+        let titles = [
+            "One",
+            "  A  long\ttitle ",
+            "Ünïcode — “quoted”",
+            &"x".repeat(120),
+        ];
+        for count in [0, 1, 2, 7, 39, 40, 41, 100] {
+            let chapters: Vec<Chapter> = (0..count)
+                .map(|i| {
+                    let text = "word ".repeat(i * 37 % 1_500);
+                    Chapter::new(format!("c{i}"), titles[i % titles.len()], &text)
+                })
+                .collect();
+            let mut project = Project::new("p", "P", chapters);
+            for active in [
+                None,
+                Some(0),
+                Some(count / 2),
+                Some(count.saturating_sub(1)),
+            ] {
+                project.ui.active_chapter = active.map(|i| format!("c{i}"));
+                for room in [0, 100, 113, 114, 150, 400, 1_000, 1_777, 4_000, 100_000] {
+                    assert_eq!(
+                        chapter_list(&project, room),
+                        chapter_list_naive(&project, room),
+                        "{count} chapters, active {active:?}, room {room}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod shorten_property {
+        use super::*;
+
+        /// `shorten` as first written: four scans for the common case.
+        fn shorten_naive(text: &str, max: usize) -> String {
+            let one_line_already = !text.starts_with(' ')
+                && !text.ends_with(' ')
+                && !text.contains("  ")
+                && !text.contains(|c: char| c.is_whitespace() && c != ' ');
+            if one_line_already && chars(text) <= max {
+                return text.to_string();
+            }
+            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            if chars(&one_line) <= max {
+                one_line
+            } else {
+                let cut: String = one_line.chars().take(max).collect();
+                format!("{cut}…")
+            }
+        }
+
+        proptest::proptest! {
+            #[test]
+            fn shorten_is_the_naive_one(text in "[ a\t\né—]{0,12}", max in 0usize..14) {
+                proptest::prop_assert_eq!(shorten(&text, max).into_owned(), shorten_naive(&text, max));
+            }
+        }
     }
 }

@@ -84,15 +84,21 @@ fn hint(name: &str, candidates: Vec<&str>) -> String {
 
 /// A count with thousands separators, for messages: "1,234".
 pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
+    let mut out = String::new();
+    push_thousands(&mut out, n);
+    out
+}
+
+/// [`thousands`], pushed onto `out` without a string of its own.
+pub fn push_thousands(out: &mut String, n: usize) {
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(n).as_bytes();
+    for (i, &digit) in digits.iter().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
             out.push(',');
         }
-        out.push(c);
+        out.push(char::from(digit));
     }
-    out
 }
 
 /// A short name of a JSON value's kind, for error messages.
@@ -111,6 +117,36 @@ pub fn json_kind(value: &serde_json::Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_groups_digits_in_threes() {
+        let cases = [
+            (0, "0"),
+            (7, "7"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (12_345, "12,345"),
+            (100_000, "100,000"),
+            (1_234_567, "1,234,567"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(thousands(n), text);
+        }
+        assert_eq!(thousands(usize::MAX), {
+            let digits = usize::MAX.to_string();
+            let mut out = String::new();
+            for (i, c) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        });
+        let mut out = String::from("x ");
+        push_thousands(&mut out, 4_096);
+        assert_eq!(out, "x 4,096");
+    }
 
     #[test]
     fn distance_basics() {

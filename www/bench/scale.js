@@ -1,20 +1,27 @@
 // Browser benchmark of the project at the sizes writers reach, through the page -> worker ->
 // core -> IndexedDB path (the native `benches/scale.rs` measures the core alone):
 // - manuscripts of generated prose of 10,000, 100,000 and 1,000,000 words (chapters of 10,000
-//   words: 1, 10 and 100 of them), each in a fresh database: opening the project in a new
+//   words: 1, 10 and 100 of them), the projects of one database: opening the project in a new
 //   worker (cold: read from IndexedDB, after a checkpoint), `search_manuscript` (literal and
-//   regex), `run_analysis` (full), `export_project`, a keystroke (saved), an agent's
-//   `update_manuscript` (saved), the editor-context block;
-// - memories of 1,000, 10,000 and 100,000 notes of about 40 words: `search_memory`.
+//   regex), `run_analysis` (full), `export_project`; then what runs per keystroke or per tool
+//   call: a keystroke (saved), an agent's `update_manuscript` (saved), the editor-context
+//   block;
+// - memories of 1,000, 10,000 and 100,000 notes of about 40 words, each in a database of its
+//   own: `search_memory`.
 // Each operation's median over its repetitions, then its growth from the smallest size. What
 // runs per keystroke or per tool call should not grow with the project beyond the chapter it
 // touches. Numbers, never asserts. `?words=10000,100000` and `?notes=1000` pick sizes.
 //
-// Each size has a worker of its own, and the workers of one page share the core's compiled
-// wasm (the first lends it to the page): a size measured later would run on code that V8 has
-// optimized while an earlier size ran. So a first worker runs the per-call operations
-// `?warmup=` times (default 1500) on a small project before any size is measured, and every
-// size runs on the same optimized code.
+// The per-call operations run in one worker for all sizes, the sizes taking turns over
+// `?rounds=` rounds (default 4): a worker's round trip differs from one worker to the next and
+// over a run (it depends on where the OS puts its thread and the page's, which on a small
+// machine costs a wake-up of an idle core or not), and a size measured in a worker of its own
+// would carry its worker's luck into the growth.
+//
+// The workers of one page share the core's compiled wasm (the first lends it to the page): a
+// size measured later would run on code that V8 has optimized while an earlier size ran. So a
+// first worker runs the per-call operations `?warmup=` times (default 1500) on a small project
+// before any size is measured, and every size runs on the same optimized code.
 import { Draftsmith } from '../draftsmith.js';
 
 const params = new URLSearchParams(location.search);
@@ -23,6 +30,7 @@ const WORDS = sizes('words', '10000,100000,1000000');
 const NOTES = sizes('notes', '1000,10000,100000');
 const CHAPTER_WORDS = 10_000;
 const WARMUP = Number(params.get('warmup') ?? 1500);
+const PER_CALL_ROUNDS = Number(params.get('rounds') ?? 4);
 const out = document.querySelector('[data-testid="bench-output"]');
 
 // The native bench's vocabulary and shape: sentences of 6–18 words, paragraphs of 3–7.
@@ -83,18 +91,23 @@ function dropDatabase(db) {
   });
 }
 
-async function manuscript(words) {
+/** A project of `words` words of generated prose, created in `db` and checkpointed. */
+async function create(db, words) {
   const random = rng(words);
   const chapters = Array.from({ length: Math.ceil(words / CHAPTER_WORDS) }, (_, i) => ({
     title: `Chapter ${i + 1}`,
     // The first chapter opens with a mark an agent's edit replaces back and forth.
     text: `${i === 0 ? '[mark-a] ' : ''}${prose(random, CHAPTER_WORDS)}`,
   }));
-  const db = `scale-${words}-${Date.now()}`;
   const writer = await start(db);
   const { id } = await writer.projects.create('Scale', chapters);
   await writer.checkpoint(id);
   writer.close();
+  return id;
+}
+
+/** What grows with the manuscript it reads: each in a worker that has not seen the project. */
+async function whole(db, id) {
   const metrics = {};
   // Opening it in a worker that has not seen it (the worker's own start is not counted).
   let client = null;
@@ -111,22 +124,69 @@ async function manuscript(words) {
   metrics['search_manuscript, regex'] = await time(5, () => tool(client, 'search_manuscript', { query: 'gulls? (rang|waited)', regex: true }));
   metrics['run_analysis (full)'] = await time(3, () => tool(client, 'run_analysis', { interpret: false }));
   metrics.export_project = await time(3, () => client.exportProject(id));
-  // Typing in the middle of the first chapter.
-  const chapter = await client.getChapter();
-  let version = chapter.version;
-  const middle = Math.floor(chapter.text.length / 2);
-  metrics.keystroke = await time(200, async (i) => {
-    const result = await client.applyUserChange(chapter.id, version, [{ retain: middle + i }, { insert: 'x' }]);
-    version = result.applied?.version ?? version;
-  }, 20);
-  metrics['update_manuscript (agent)'] = await time(100, (i) =>
-    tool(client, 'update_manuscript', { searchText: i % 2 ? '[mark-b]' : '[mark-a]', replacementText: i % 2 ? '[mark-a]' : '[mark-b]' }),
-    10,
-  );
-  metrics['editor-context block'] = await time(200, () => client.editorContext(), 20);
   client.close();
-  await dropDatabase(db);
   return metrics;
+}
+
+/**
+ * What runs per keystroke or per tool call, for every size in one worker: `PER_CALL_ROUNDS`
+ * rounds, each opening every size's project in turn and timing a share of its calls; each
+ * metric the median of all its calls. One worker and sizes taking turns, so that every size
+ * meets the same machine: how fast a worker's messages come and go depends on which core
+ * its thread lands on and what else runs, which differs between workers and over a run.
+ */
+async function perCall(db, ids) {
+  const client = await start(db);
+  const samples = ids.map(() => ({ keystroke: [], 'update_manuscript (agent)': [], 'editor-context block': [] }));
+  const typed = ids.map(() => 0);
+  // An agent's edit swaps the mark for the other one, back and forth.
+  const edits = ids.map(() => 0);
+  const sample = async (list, reps, f, warm) => {
+    for (let i = 0; i < warm; i++) await f(i);
+    for (let i = 0; i < reps; i++) {
+      const started = performance.now();
+      await f(i);
+      list.push(performance.now() - started);
+    }
+  };
+  for (let round = 0; round < PER_CALL_ROUNDS; round++) {
+    for (const [n, id] of ids.entries()) {
+      await client.projects.open(id);
+      // Typing in the middle of the first chapter.
+      const chapter = await client.getChapter();
+      let version = chapter.version;
+      const middle = Math.floor(chapter.text.length / 2);
+      await sample(samples[n].keystroke, Math.ceil(200 / PER_CALL_ROUNDS), async () => {
+        const result = await client.applyUserChange(chapter.id, version, [{ retain: middle + typed[n]++ }, { insert: 'x' }]);
+        version = result.applied?.version ?? version;
+      }, 10);
+      await sample(samples[n]['update_manuscript (agent)'], Math.ceil(100 / PER_CALL_ROUNDS), () => {
+        const back = edits[n]++ % 2 === 1;
+        return tool(client, 'update_manuscript', { searchText: back ? '[mark-b]' : '[mark-a]', replacementText: back ? '[mark-a]' : '[mark-b]' });
+      }, 10);
+      await sample(samples[n]['editor-context block'], Math.ceil(200 / PER_CALL_ROUNDS), () => client.editorContext(), 10);
+    }
+  }
+  client.close();
+  return samples.map((metrics) => Object.fromEntries(Object.entries(metrics).map(([name, list]) => [name, median(list)])));
+}
+
+async function manuscripts(words) {
+  const db = `scale-manuscripts-${Date.now()}`;
+  const ids = [];
+  for (const w of words) {
+    out.textContent = `running: creating ${w} words…`;
+    ids.push(await create(db, w));
+  }
+  const runs = [];
+  for (const [n, w] of words.entries()) {
+    out.textContent = `running: ${w} words…`;
+    runs.push(await whole(db, ids[n]));
+  }
+  out.textContent = 'running: per-call operations, every size in turn…';
+  const calls = await perCall(db, ids);
+  await dropDatabase(db);
+  return runs.map((metrics, n) => ({ ...metrics, ...calls[n] }));
 }
 
 async function memory(notes) {
@@ -177,11 +237,7 @@ async function main() {
     out.textContent = 'running: warm-up…';
     await warmUp(WARMUP);
   }
-  const runs = [];
-  for (const words of WORDS) {
-    out.textContent = `running: ${words} words…`;
-    runs.push(await manuscript(words));
-  }
+  const runs = await manuscripts(WORDS);
   const notes = [];
   for (const n of NOTES) {
     out.textContent = `running: ${n} notes…`;
