@@ -40,6 +40,10 @@ firstGlue.catch(() => {});
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
 const DATABASE = new URL(self.location.href).searchParams.get('db') || 'draftsmith';
+// The database's first connection, asked for now: the browser opens its files while the glue
+// and the wasm load, and the core's own connections then find it open. Closed once the core
+// has opened (see `openDatabaseEarly`).
+let earlyDatabase = openDatabaseEarly();
 
 const CHANNEL = typeof BroadcastChannel === 'function' ? new BroadcastChannel(`draftsmith:${DATABASE}`) : null;
 const LOCKS = CHANNEL && typeof navigator !== 'undefined' && navigator.locks ? navigator.locks : null;
@@ -514,7 +518,8 @@ function lendWasm() {
 
 async function boot() {
   generation += 1;
-  const closeEarly = openDatabaseEarly();
+  const closeEarly = earlyDatabase ?? openDatabaseEarly();
+  earlyDatabase = null;
   try {
     // The wasm downloads and compiles while the glue is imported.
     const wasm = compileWasm();
