@@ -5,19 +5,21 @@
 //   the first start of the page (nothing compiled or cached yet, the database created) and
 //   the median of the next (the database opened as it is);
 // - worker round trip: `hello` through the draftsmith worker (request to JSON text, into the
-//   core and back) next to a plain JavaScript echo worker answering the same payload;
+//   core and back) next to a plain JavaScript echo worker answering the same payload, over
+//   several pairs of fresh workers (see `roundTrips`);
 // - SSE parsing plus tool-call assembly: the crate's decoder (`StreamBench`, the parser,
 //   provider decoder and assembler the model client runs) next to `eventsource-parser` with
 //   a JavaScript assembler, on the same OpenAI and Anthropic streams cut into the same
 //   1–4 KB chunks; both must give the same text and tool calls.
-// `?starts=`, `?trips=`, `?streams=` change the repetitions.
+// `?starts=`, `?trips=`, `?pairs=`, `?streams=` change the repetitions.
 import { Draftsmith } from '../draftsmith.js';
 import init, { StreamBench } from '../pkg/draftsmith.js';
 import { createParser } from '../node_modules/eventsource-parser/dist/index.js';
 
 const params = new URLSearchParams(location.search);
 const STARTS = Number(params.get('starts') ?? 9);
-const TRIPS = Number(params.get('trips') ?? 1000);
+const TRIPS = Number(params.get('trips') ?? 1200);
+const TRIP_PAIRS = Number(params.get('pairs') ?? 4);
 const STREAMS = Number(params.get('streams') ?? 40);
 const out = document.querySelector('[data-testid="bench-output"]');
 
@@ -73,7 +75,11 @@ async function coldStarts() {
 
 // ---- worker round trip ------------------------------------------------------------------
 
-async function roundTrips() {
+/**
+ * `trips` round trips through a fresh draftsmith worker and a fresh JS echo worker, taking
+ * turns; the times of both.
+ */
+async function roundTripPair(trips) {
   const db = `bench-trips-${Date.now()}`;
   const client = await Draftsmith.start({ workerUrl: new URL(`../worker.js?db=${db}`, import.meta.url), persist: false, timeoutMs: 60_000 });
   const payload = await client.hello();
@@ -98,7 +104,7 @@ async function roundTrips() {
     await client.hello();
     await echoHello();
   }
-  for (let i = 0; i < TRIPS; i++) {
+  for (let i = 0; i < trips; i++) {
     let t = performance.now();
     await client.hello();
     ours.push(performance.now() - t);
@@ -108,8 +114,30 @@ async function roundTrips() {
   }
   client.close();
   echo.terminate();
-  indexedDB.deleteDatabase(db);
-  return { ours: stats(ours), plain: stats(plain), payloadBytes: JSON.stringify(payload).length };
+  await new Promise((resolve) => {
+    const request = indexedDB.deleteDatabase(db);
+    request.onsuccess = request.onerror = request.onblocked = () => resolve();
+  });
+  return { ours, plain, payloadBytes: JSON.stringify(payload).length };
+}
+
+/**
+ * The round trips of `TRIP_PAIRS` pairs of fresh workers, `TRIPS` in all, pooled. A worker's
+ * round trip depends on where the OS puts its thread next to the page's (on a small machine,
+ * whether each message wakes an idle core), which differs from one worker to the next: one
+ * pair would give one draw of it, several give its spread on both sides.
+ */
+async function roundTrips() {
+  const ours = [];
+  const plain = [];
+  let payloadBytes = 0;
+  for (let pair = 0; pair < TRIP_PAIRS; pair++) {
+    const trips = await roundTripPair(Math.ceil(TRIPS / TRIP_PAIRS));
+    ours.push(...trips.ours);
+    plain.push(...trips.plain);
+    payloadBytes = trips.payloadBytes;
+  }
+  return { ours: stats(ours), plain: stats(plain), payloadBytes, pairs: TRIP_PAIRS };
 }
 
 // ---- SSE parsing and tool-call assembly -------------------------------------------------
@@ -296,6 +324,7 @@ async function main() {
     cold: { ...cold, ratio: +(cold.firstMs / cold.jsFirstMs).toFixed(1), nextRatio: +(cold.nextMs / cold.jsNextMs).toFixed(1) },
     roundTrip: {
       trips: TRIPS,
+      pairs: trips.pairs,
       payloadBytes: trips.payloadBytes,
       oursP50Ms: trips.ours.p50,
       oursP95Ms: trips.ours.p95,

@@ -65,7 +65,7 @@ try {
       const c = r.cold;
       console.log(`cold start: worker start to ready: first ${c.firstMs} ms, then median ${c.nextMs} ms; a plain JS worker's first message: ${c.jsFirstMs} ms, then ${c.jsNextMs} ms`);
       const t = r.roundTrip;
-      console.log(`round trip: hello through the worker p50 ${t.oursP50Ms} ms, p95 ${t.oursP95Ms} ms; plain JS echo worker (same ${t.payloadBytes}-byte answer) p50 ${t.jsP50Ms} ms, p95 ${t.jsP95Ms} ms (${t.trips} trips each)`);
+      console.log(`round trip: hello through the worker p50 ${t.oursP50Ms} ms, p95 ${t.oursP95Ms} ms; plain JS echo worker (same ${t.payloadBytes}-byte answer) p50 ${t.jsP50Ms} ms, p95 ${t.jsP95Ms} ms (${t.trips} trips each, over ${t.pairs} pairs of fresh workers)`);
       for (const [provider, s] of Object.entries(r.sse)) {
         console.log(`sse: ${provider} stream (${s.bytes} bytes, ${s.events} events, ${s.chunks} chunks): crate decoder p50 ${s.oursP50Ms} ms; eventsource-parser + JS assembly p50 ${s.peerP50Ms} ms; same answer: ${s.sameAnswer}`);
         ratio(`SSE + tool-call assembly, ${provider}`, `${s.oursP50Ms} ms`, `eventsource-parser ${s.peerP50Ms} ms`, s.ratio, `target <= 1x; ${s.sameAnswer ? 'same answer' : 'ANSWERS DIFFER'}`);
