@@ -230,8 +230,7 @@ fn selection(project: &Project, chapter: &Chapter) -> Option<(usize, usize)> {
 /// [`MAX_LISTED_CHAPTERS`], in order; then how many are not listed.
 ///
 /// Runs for every editor-context block, so its cost is kept to the lines listed: each line is
-/// written once into one buffer, and the picked lines (always a run of neighbours, since they
-/// are taken outwards while they fit) are copied out in order.
+/// written once into one buffer, and the picked lines are copied out in chapter order.
 fn chapter_list(project: &Project, room: usize) -> String {
     use std::fmt::Write as _;
     let n = project.chapters.len();
