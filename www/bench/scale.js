@@ -63,15 +63,20 @@ function prose(random, words) {
 
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 
-/** The median time of `reps` calls of `f(i)`, in ms, after `warm` calls not counted. */
-async function time(reps, f, warm = 0) {
-  const times = [];
-  for (let i = -warm; i < 0; i++) await f(reps + i + warm);
+/** Push the times (ms) of `reps` calls of `f(i)` onto `list`, after `warm` calls not counted. */
+async function sample(list, reps, f, warm = 0) {
+  for (let i = 0; i < warm; i++) await f(i);
   for (let i = 0; i < reps; i++) {
     const started = performance.now();
     await f(i);
-    times.push(performance.now() - started);
+    list.push(performance.now() - started);
   }
+}
+
+/** The median time of `reps` calls of `f(i)`, in ms, after `warm` calls not counted. */
+async function time(reps, f, warm = 0) {
+  const times = [];
+  await sample(times, reps, f, warm);
   return median(times);
 }
 
@@ -141,14 +146,6 @@ async function perCall(db, ids) {
   const typed = ids.map(() => 0);
   // An agent's edit swaps the mark for the other one, back and forth.
   const edits = ids.map(() => 0);
-  const sample = async (list, reps, f, warm) => {
-    for (let i = 0; i < warm; i++) await f(i);
-    for (let i = 0; i < reps; i++) {
-      const started = performance.now();
-      await f(i);
-      list.push(performance.now() - started);
-    }
-  };
   for (let round = 0; round < PER_CALL_ROUNDS; round++) {
     for (const [n, id] of ids.entries()) {
       await client.projects.open(id);
