@@ -227,6 +227,40 @@ fn read_chapter_refuses_bad_ranges_and_says_what_is_valid() {
 }
 
 #[test]
+fn read_chapter_takes_the_start_of_an_id_only_one_chapter_has() {
+    // A model copying a UUID from a tool result may stop before its last group.
+    let mut t = T::with(vec![
+        Chapter::new("123f2600-9a61-4ec1-9cd5-4b1e0a7c2d11", "The Stair", CH1),
+        Chapter::new("123f2600-77aa-4f00-8e21-90c3d5e6f7a8", "Morning", CH2),
+    ]);
+    for (prefix, id) in [
+        (
+            "123f2600-9a61-4ec1-9cd5",
+            "123f2600-9a61-4ec1-9cd5-4b1e0a7c2d11",
+        ),
+        ("123f2600-9", "123f2600-9a61-4ec1-9cd5-4b1e0a7c2d11"),
+        (" 123f2600-77aa ", "123f2600-77aa-4f00-8e21-90c3d5e6f7a8"),
+    ] {
+        assert_eq!(
+            t.ok("read_chapter", json!({ "chapter": prefix }))["chapter"],
+            id,
+            "{prefix}"
+        );
+    }
+    // A start both ids share, one too short to stand for an id, and one no id has are
+    // refused, with the chapters listed.
+    for query in ["123f2600", "123f2600-", "4b1e0a7c2d11", "123f260"] {
+        let (code, message) = t.err("read_chapter", json!({ "chapter": query }));
+        assert_eq!(code, "not_found", "{query}");
+        assert!(
+            message.contains("123f2600-9a61-4ec1-9cd5-4b1e0a7c2d11 ")
+                || message.contains("(123f2600-9a61-4ec1-9cd5-4b1e0a7c2d11)"),
+            "{query}: {message}"
+        );
+    }
+}
+
+#[test]
 fn read_chapter_stops_at_a_whole_line_within_the_budget_and_says_where_to_go_on() {
     // 300 lines of 61 chars: about 130 lines fit in one call.
     let lines: Vec<String> = (1..=300)

@@ -25,6 +25,10 @@ pub use self::text::Text;
 /// [`Chapter::find`] searches the text in windows of at least this many bytes.
 const FIND_WINDOW_BYTES: usize = 4096;
 
+/// [`Project::find_chapter`] takes the start of an id of at least this many characters (the
+/// first group of a UUID) for the id.
+pub const MIN_ID_PREFIX: usize = 8;
+
 /// How many recent changes each chapter keeps for rebasing writer edits.
 pub const REBASE_LOG_LEN: usize = 4096;
 
@@ -540,11 +544,19 @@ impl Project {
         Ok(version)
     }
 
-    /// Find a chapter by id, number ("3", "Chapter 3", "three") or title (or part of one).
+    /// Find a chapter by id, number ("3", "Chapter 3", "three"), title (or part of one), or
+    /// the start of an id that no other chapter's id shares (a model copying a long id may
+    /// stop early; [`MIN_ID_PREFIX`] characters or more).
     pub fn find_chapter(&self, query: &str) -> Result<&Chapter, EditError> {
         let query = query.trim();
         if let Some(chapter) = self.chapter(query) {
             return Ok(chapter);
+        }
+        if query.chars().count() >= MIN_ID_PREFIX {
+            let mut starting = self.chapters.iter().filter(|c| c.id.starts_with(query));
+            if let (Some(chapter), None) = (starting.next(), starting.next()) {
+                return Ok(chapter);
+            }
         }
         let found = match search::parse_chapter_ref(query) {
             search::ChapterRef::Number(n) => n.checked_sub(1).and_then(|i| self.chapters.get(i)),
