@@ -552,29 +552,41 @@ async function boot() {
 // With `ahead` (see `answerAhead`), an answer the core gives before its save lands is posted
 // as soon as the save lands; `posted` then says it went.
 async function runOnCore(text, client, project, type, ahead) {
-  await ready;
-  await restoring;
+  // A core is only set once it has booted; a new writer restores what the old one held first.
+  if (core === null) await ready;
+  if (restoring !== null) await restoring;
   if (core === null) {
     return { text: null, failure: `the draftsmith core is not loaded: ${bootError}` };
   }
   const seq = ++sequence;
   const instance = inFlight;
+  let answered = null;
+  let wake = null;
+  const settle = (answer) => {
+    if (answered !== null) return;
+    answered = answer;
+    wake?.();
+  };
   // Settled by recoverFromPanic if the core dies first.
-  const failed = new Promise((resolve) => {
-    instance.set(seq, (_text, failure) => resolve({ text: null, failure }));
-  });
-  const served = core.handle_for(client ?? undefined, text, project ?? undefined, ahead?.give).then(
-    (responseText) => ({ text: responseText, failure: null }),
-    // A trap that surfaced here instead of through the panic event.
-    (err) => {
-      const message = String((err && err.message) || err);
-      return { text: null, failure: `the core failed unexpectedly: ${message}` };
-    },
-  );
-  const answered = await Promise.race([served, failed]);
+  instance.set(seq, (_text, failure) => settle({ text: null, failure }));
+  try {
+    // The answer's JSON text when the core answered at once, else a promise of it.
+    const handled = core.handle_for(client ?? undefined, text, project ?? undefined, ahead?.give);
+    if (typeof handled === 'string') settle({ text: handled, failure: null });
+    else handled.then((responseText) => settle({ text: responseText, failure: null }), (err) => settle(trapped(err)));
+  } catch (err) {
+    settle(trapped(err));
+  }
+  if (answered === null) await new Promise((resolve) => (wake = resolve));
   instance.delete(seq);
   if (answered.text !== null && role === 'writer') noteSecrets(text, answered.text, type);
   return { ...answered, posted: ahead?.settle() ?? false };
+}
+
+// A trap that surfaced as an exception instead of through the panic event.
+function trapped(err) {
+  const message = String((err && err.message) || err);
+  return { text: null, failure: `the core failed unexpectedly: ${message}` };
 }
 
 // A page request's answer, posted as soon as the save it waits for lands: the core gives the
@@ -616,7 +628,8 @@ function idleSoon() {
 // still has them, for the same provider and base URL only (a key never follows a change
 // of either, as in the core).
 let secrets = null;
-let restoring = Promise.resolve();
+// While a new writer puts them back: the promise of that (requests wait for it).
+let restoring = null;
 
 function noteSecrets(text, responseText, type) {
   // Every request passes here (keystrokes too): only settings changes are parsed. The type is
@@ -710,7 +723,7 @@ async function serve(posted) {
     post(errorResponse(id, 'malformed', `message cannot be encoded as JSON (got ${typeof message})`));
     return;
   }
-  await elected;
+  if (role === 'electing') await elected;
   if (message.type === 'worker_status') {
     // This worker, not the core: whether it writes, for how many other tabs, and its
     // in-browser model (the one the core runs in the writing tab).
@@ -854,7 +867,11 @@ function becomeWriter() {
   if (CHANNEL) broadcast({ t: 'writer', from: INSTANCE });
   if (LOCKS) findPeers();
   if (was === 'follower') {
-    restoring = restoreSecrets().catch(() => {});
+    restoring = restoreSecrets()
+      .catch(() => {})
+      .then(() => {
+        restoring = null;
+      });
     writerChanged(INSTANCE);
   }
 }

@@ -44,6 +44,8 @@ mod sync;
 mod tree;
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use serde::Deserialize;
@@ -557,11 +559,10 @@ impl Core {
     ) -> String {
         if let Some(project) = project {
             if self.current_project().as_deref() != Some(project) {
-                let _ = self
-                    .open_project(OpenProject {
-                        id: project.to_string(),
-                    })
-                    .await;
+                let _ = boxed(self.open_project(OpenProject {
+                    id: project.to_string(),
+                }))
+                .await;
             }
         }
         self.handle_text_ahead(text, ahead).await
@@ -599,7 +600,8 @@ impl Core {
     /// Serve request `kind`; its handler takes the parameters `p`, decoded from their text
     /// into its typed parameters (a request may carry a whole manuscript or a batch of notes).
     /// A handler whose last step is its save gives its result to `ahead` before it saves
-    /// (see [`Core::handle_text_ahead`]).
+    /// (see [`Core::handle_text_ahead`]). Each handler that waits runs [`boxed`]: the
+    /// request's future then holds a pointer to it, not room for the largest of them.
     async fn dispatch(
         &self,
         kind: &str,
@@ -607,80 +609,86 @@ impl Core {
         ahead: &dyn Fn(&serde_json::value::RawValue),
     ) -> Result<Box<serde_json::value::RawValue>, Error> {
         match Call::decode(kind, p)? {
-            Call::Hello(_, reply) => reply.send(Ok(self.hello())),
-            Call::CreateProject(p, reply) => reply.send(self.create_project(p).await),
-            Call::OpenProject(p, reply) => reply.send(self.open_project(p).await),
-            Call::ListProjects(_, reply) => reply.send(self.list_projects().await),
-            Call::RenameProject(p, reply) => reply.send(self.rename_project(p).await),
-            Call::DeleteProject(p, reply) => reply.send(self.delete_project(p).await),
-            Call::StorageEstimate(_, reply) => reply.send(self.storage_estimate().await),
-            Call::LocalModels(_, reply) => reply.send(self.local_models().await),
-            Call::LoadLocalModel(_, reply) => reply.send(self.load_local_model().await),
-            Call::McpServers(_, reply) => reply.send(self.mcp_servers().await),
-            Call::McpConnect(p, reply) => reply.send(self.mcp_connect(p).await),
-            Call::DeleteLocalModel(p, reply) => reply.send(self.delete_local_model(p).await),
-            Call::ReloadProject(p, reply) => reply.send(self.reload_project(p).await),
-            Call::SyncConnect(p, reply) => reply.send(self.sync_connect(p).await),
+            Call::Hello(_, reply) => {
+                static HELLO: std::sync::OnceLock<Box<serde_json::value::RawValue>> =
+                    std::sync::OnceLock::new();
+                reply.send_constant(&HELLO, || self.hello())
+            }
+            Call::CreateProject(p, reply) => reply.send(boxed(self.create_project(p)).await),
+            Call::OpenProject(p, reply) => reply.send(boxed(self.open_project(p)).await),
+            Call::ListProjects(_, reply) => reply.send(boxed(self.list_projects()).await),
+            Call::RenameProject(p, reply) => reply.send(boxed(self.rename_project(p)).await),
+            Call::DeleteProject(p, reply) => reply.send(boxed(self.delete_project(p)).await),
+            Call::StorageEstimate(_, reply) => reply.send(boxed(self.storage_estimate()).await),
+            Call::LocalModels(_, reply) => reply.send(boxed(self.local_models()).await),
+            Call::LoadLocalModel(_, reply) => reply.send(boxed(self.load_local_model()).await),
+            Call::McpServers(_, reply) => reply.send(boxed(self.mcp_servers()).await),
+            Call::McpConnect(p, reply) => reply.send(boxed(self.mcp_connect(p)).await),
+            Call::DeleteLocalModel(p, reply) => reply.send(boxed(self.delete_local_model(p)).await),
+            Call::ReloadProject(p, reply) => reply.send(boxed(self.reload_project(p)).await),
+            Call::SyncConnect(p, reply) => reply.send(boxed(self.sync_connect(p)).await),
             Call::SyncDisconnect(p, reply) => reply.send(self.sync_disconnect(p)),
             Call::SyncStatus(p, reply) => reply.send(self.sync_status(p)),
             Call::SyncNetwork(p, reply) => reply.send(Ok(self.sync_network(p))),
-            Call::Checkpoint(p, reply) => reply.send(self.checkpoint(p).await),
+            Call::Checkpoint(p, reply) => reply.send(boxed(self.checkpoint(p)).await),
             Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
             Call::EditorContext(p, reply) => reply.send(self.editor_context(p)),
-            Call::WriteMemoryNotes(p, reply) => reply.send(self.write_memory_notes(p).await),
+            Call::WriteMemoryNotes(p, reply) => reply.send(boxed(self.write_memory_notes(p)).await),
             Call::MemoryTrash(_, reply) => reply.send(self.memory_trash()),
-            Call::MemoryRestore(p, reply) => reply.send(self.memory_restore(p).await),
-            Call::Suggestions(p, reply) => reply.send(self.list_suggestions(p).await),
-            Call::AcceptSuggestion(p, reply) => reply.send(self.accept_suggestion(p).await),
-            Call::DismissSuggestion(p, reply) => reply.send(self.dismiss_suggestion(p).await),
-            Call::WriterIdle(p, reply) => reply.send(self.writer_idle(p).await),
-            Call::ExportProject(p, reply) => reply.send(self.export_project(p).await),
-            Call::ImportProject(p, reply) => reply.send(self.import_project(p).await),
-            Call::ExportMarkdown(p, reply) => reply.send(self.export_markdown(p).await),
-            Call::GetChapter(p, reply) => reply.send(self.get_chapter(p)),
-            Call::AddChapter(p, reply) => reply.send(self.add_chapter(p).await),
-            Call::RenameChapter(p, reply) => reply.send(self.rename_chapter(p).await),
-            Call::MoveChapter(p, reply) => reply.send(self.move_chapter(p).await),
-            Call::DeleteChapter(p, reply) => reply.send(self.delete_chapter(p).await),
-            Call::Execute(p, reply) => reply.send(self.execute(p).await),
-            Call::ApplyUserChange(p, reply) => {
-                let unsaved = self.apply_user_change(p).await;
-                self.answer_then_save(reply, unsaved, ahead).await
+            Call::MemoryRestore(p, reply) => reply.send(boxed(self.memory_restore(p)).await),
+            Call::Suggestions(p, reply) => reply.send(boxed(self.list_suggestions(p)).await),
+            Call::AcceptSuggestion(p, reply) => reply.send(boxed(self.accept_suggestion(p)).await),
+            Call::DismissSuggestion(p, reply) => {
+                reply.send(boxed(self.dismiss_suggestion(p)).await)
             }
-            Call::Undo(p, reply) => reply.send(self.undo(p).await),
-            Call::Redo(_, reply) => reply.send(self.redo().await),
+            Call::WriterIdle(p, reply) => reply.send(boxed(self.writer_idle(p)).await),
+            Call::ExportProject(p, reply) => reply.send(boxed(self.export_project(p)).await),
+            Call::ImportProject(p, reply) => reply.send(boxed(self.import_project(p)).await),
+            Call::ExportMarkdown(p, reply) => reply.send(boxed(self.export_markdown(p)).await),
+            Call::GetChapter(p, reply) => reply.send(self.get_chapter(p)),
+            Call::AddChapter(p, reply) => reply.send(boxed(self.add_chapter(p)).await),
+            Call::RenameChapter(p, reply) => reply.send(boxed(self.rename_chapter(p)).await),
+            Call::MoveChapter(p, reply) => reply.send(boxed(self.move_chapter(p)).await),
+            Call::DeleteChapter(p, reply) => reply.send(boxed(self.delete_chapter(p)).await),
+            Call::Execute(p, reply) => reply.send(boxed(self.execute(p)).await),
+            Call::ApplyUserChange(p, reply) => {
+                let unsaved = boxed(self.apply_user_change(p)).await;
+                boxed(self.answer_then_save(reply, unsaved, ahead)).await
+            }
+            Call::Undo(p, reply) => reply.send(boxed(self.undo(p)).await),
+            Call::Redo(_, reply) => reply.send(boxed(self.redo()).await),
             Call::CloseGroup(_, reply) => reply.send(
-                self.mutate(|s| {
+                boxed(self.mutate(|s| {
                     s.history.close_group();
                     Ok((results::Done {}, Touched::default()))
-                })
+                }))
                 .await,
             ),
             Call::History(_, reply) => reply.send(self.with_session(|s| history_json(s))),
             Call::ListTools(p, reply) => reply.send(self.list_tools(p)),
-            Call::GetSettings(_, reply) => reply.send(self.get_settings().await),
-            Call::SetSettings(p, reply) => reply.send(self.set_settings(p).await),
-            Call::Run(p, reply) => reply.send(self.run(p).await),
-            Call::AbortRun(p, reply) => reply.send(self.abort_run(p).await),
-            Call::StartJob(p, reply) => reply.send(self.start_job(p).await),
-            Call::JobStatus(p, reply) => reply.send(self.job_status(p).await),
-            Call::ListJobs(_, reply) => reply.send(self.list_jobs().await),
-            Call::PauseJob(p, reply) => reply.send(self.pause_job(p).await),
-            Call::ResumeJob(p, reply) => reply.send(self.resume_job(p).await),
-            Call::CancelJob(p, reply) => reply.send(self.cancel_job(p).await),
-            Call::JobUnit(p, reply) => reply.send(self.job_unit(p).await),
-            Call::ResearchList(_, reply) => reply.send(self.research_list().await),
-            Call::ResearchDelete(p, reply) => reply.send(self.research_delete(p).await),
-            Call::DefineAgent(p, reply) => reply.send(self.define_agent(p).await),
-            Call::ListAgents(_, reply) => reply.send(self.list_agents().await),
-            Call::DeleteAgent(p, reply) => reply.send(self.delete_agent(p).await),
-            Call::ListApprovals(p, reply) => reply.send(self.list_approvals(p).await),
-            Call::Approve(p, reply) => reply.send(self.approve(p).await),
+            Call::GetSettings(_, reply) => reply.send(boxed(self.get_settings()).await),
+            Call::SetSettings(p, reply) => reply.send(boxed(self.set_settings(p)).await),
+            Call::Run(p, reply) => reply.send(boxed(self.run(p)).await),
+            Call::AbortRun(p, reply) => reply.send(boxed(self.abort_run(p)).await),
+            Call::StartJob(p, reply) => reply.send(boxed(self.start_job(p)).await),
+            Call::JobStatus(p, reply) => reply.send(boxed(self.job_status(p)).await),
+            Call::ListJobs(_, reply) => reply.send(boxed(self.list_jobs()).await),
+            Call::PauseJob(p, reply) => reply.send(boxed(self.pause_job(p)).await),
+            Call::ResumeJob(p, reply) => reply.send(boxed(self.resume_job(p)).await),
+            Call::CancelJob(p, reply) => reply.send(boxed(self.cancel_job(p)).await),
+            Call::JobUnit(p, reply) => reply.send(boxed(self.job_unit(p)).await),
+            Call::ResearchList(_, reply) => reply.send(boxed(self.research_list()).await),
+            Call::ResearchDelete(p, reply) => reply.send(boxed(self.research_delete(p)).await),
+            Call::DefineAgent(p, reply) => reply.send(boxed(self.define_agent(p)).await),
+            Call::ListAgents(_, reply) => reply.send(boxed(self.list_agents()).await),
+            Call::DeleteAgent(p, reply) => reply.send(boxed(self.delete_agent(p)).await),
+            Call::ListApprovals(p, reply) => reply.send(boxed(self.list_approvals(p)).await),
+            Call::Approve(p, reply) => reply.send(boxed(self.approve(p)).await),
             Call::BibleList(p, reply) => reply.send(self.bible_list(p)),
             Call::BibleRevisions(p, reply) => reply.send(self.bible_revisions(p)),
-            Call::BibleSave(p, reply) => reply.send(self.bible_save(p).await),
-            Call::BibleDelete(p, reply) => reply.send(self.bible_delete(p).await),
+            Call::BibleSave(p, reply) => reply.send(boxed(self.bible_save(p)).await),
+            Call::BibleDelete(p, reply) => reply.send(boxed(self.bible_delete(p)).await),
             Call::DebugPanic(p, reply) => reply.send(debug_panic(kind, p)),
             Call::DebugFailSaves(p, reply) => reply.send(self.debug_fail_saves(p)),
         }
@@ -2207,6 +2215,13 @@ impl Core {
         switch(p.count);
         Ok(results::FailingSaves { failing: p.count })
     }
+}
+
+/// A handler's future on the heap. Every request's future would otherwise be as large as the
+/// largest handler's (an agent's run, an approval: kilobytes), and be copied whole as it is
+/// built and moved into the task that runs it, for a `hello` too.
+fn boxed<'a, T>(handler: impl Future<Output = T> + 'a) -> Pin<Box<dyn Future<Output = T> + 'a>> {
+    Box::pin(handler)
 }
 
 fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<results::Never, Error> {

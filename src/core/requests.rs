@@ -13,6 +13,7 @@
 use std::any::TypeId;
 use std::collections::BTreeSet;
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,20 @@ impl<R: Serialize> Reply<R> {
                 serde_json::value::to_raw_value(&e.to_string()).unwrap_or_default()
             }),
         )
+    }
+
+    /// [`Reply::send`] for a result that is the same for the program's life (`hello`'s):
+    /// written into `written` on the first call, copied from there after.
+    pub(super) fn send_constant(
+        self,
+        written: &'static OnceLock<Box<RawValue>>,
+        result: impl FnOnce() -> R,
+    ) -> Result<Box<RawValue>, Error> {
+        if let Some(text) = written.get() {
+            return Ok(text.clone());
+        }
+        let text = Reply(PhantomData).send(Ok(result()))?;
+        Ok(written.get_or_init(|| text).clone())
     }
 }
 

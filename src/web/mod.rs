@@ -47,7 +47,10 @@ pub mod reader;
 pub mod socket;
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
@@ -275,7 +278,7 @@ impl WorkerCore {
     /// Serve one message (JSON text) of this worker's own page; resolves to the response's
     /// JSON text.
     pub fn handle(&self, message: String) -> Promise {
-        self.handle_for(None, message, None, None)
+        Promise::resolve(&self.handle_for(None, message, None, None))
     }
 
     /// Serve one message of a page: this worker's own (`client` absent) or another tab's
@@ -289,13 +292,18 @@ impl WorkerCore {
     /// posted once `landing` resolves. The returned promise resolves to the same answer once
     /// the core is done; if `landing` rejects (the save failed), only that answer is to be
     /// posted. See [`ahead`].
+    ///
+    /// A request that waits for nothing (`hello`, a read, a search) is answered at once: the
+    /// answer's JSON text is returned instead of a promise, which saves the promise, the task
+    /// that would serve it and their turns of the microtask queue.
+    #[wasm_bindgen(unchecked_return_type = "string | Promise<string>")]
     pub fn handle_for(
         &self,
         client: Option<String>,
         message: String,
         project: Option<String>,
         ahead: Option<Function>,
-    ) -> Promise {
+    ) -> JsValue {
         let core = match client {
             None => Rc::clone(&self.core),
             Some(id) => Rc::clone(
@@ -313,12 +321,21 @@ impl WorkerCore {
             }
         };
         let answered = async move {
-            let answer = core
-                .handle_in_ahead(&message, project.as_deref(), Some(&give))
-                .await;
-            Ok(JsValue::from_str(&answer))
+            core.handle_in_ahead(&message, project.as_deref(), Some(&give))
+                .await
         };
-        wasm_bindgen_futures::future_to_promise(ahead::Scoped::new(serving, answered))
+        let mut serve = ahead::Scoped::new(serving, answered);
+        // Polled once here. A future that waits has then registered the no-op waker; the task
+        // below polls it again, with its own waker, in the next turn of the microtask queue.
+        // A poll looks at what happened since the last one and every future keeps the waker
+        // of its latest poll, so no wake-up is lost.
+        match Pin::new(&mut serve).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(answer) => JsValue::from_str(&answer),
+            Poll::Pending => wasm_bindgen_futures::future_to_promise(async move {
+                Ok(JsValue::from_str(&serve.await))
+            })
+            .into(),
+        }
     }
 
     /// Do the core's work that waits until it is idle (see [`Core::idle`]): the worker calls
