@@ -1,7 +1,8 @@
 //! A keystroke's answer goes ahead of the core (`src/web/ahead.rs`), on real IndexedDB in a
 //! dedicated worker: the worker's `ahead` function gets the answer with the promise of the
 //! save's transaction, which resolves before the core's own answer does; when the transaction
-//! aborts, the promise rejects and the core's answer follows its `storage_error`.
+//! aborts, the promise rejects and the core's answer follows its `storage_error`. A request
+//! that waits for nothing is answered in the call (`WorkerCore::handle_for` returns its text).
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
@@ -54,6 +55,32 @@ async fn answered(log: &Log, handled: JsValue) -> String {
     text.as_string().expect("text")
 }
 
+/// A worker's core on a fresh database (its name starts with `prefix`), the database's name,
+/// and the `emit` function the core calls, kept alive as long as the core.
+async fn open_worker(prefix: &str) -> (WorkerCore, String, Closure<dyn FnMut()>) {
+    let name = format!("{prefix}{}", JsIds.next_id());
+    let emit = Closure::<dyn FnMut()>::new(|| {});
+    let worker = WorkerCore::open(
+        emit.as_ref().unchecked_ref::<Function>().clone(),
+        Some(name.clone()),
+        None,
+        None,
+        None,
+    )
+    .await
+    .expect("open");
+    (worker, name, emit)
+}
+
+/// `create_project` of a project of one chapter, "Hey.".
+fn create_project(id: u64) -> String {
+    request(
+        id,
+        "create_project",
+        json!({"name": "P", "chapters": [{"title": "One", "text": "Hey."}]}),
+    )
+}
+
 fn request(id: u64, kind: &str, params: Value) -> String {
     json!({"id": id, "type": kind, "params": params}).to_string()
 }
@@ -68,32 +95,9 @@ fn keystroke(id: u64, chapter: &Value, version: &Value) -> String {
 
 #[wasm_bindgen_test]
 async fn a_keystroke_is_answered_when_its_transaction_lands_before_the_core_answers() {
-    let name = format!("draftsmith-ahead-{}", JsIds.next_id());
-    let emit = Closure::<dyn FnMut()>::new(|| {});
-    let worker = WorkerCore::open(
-        emit.as_ref().unchecked_ref::<Function>().clone(),
-        Some(name.clone()),
-        None,
-        None,
-        None,
-    )
-    .await
-    .expect("open");
+    let (worker, name, _emit) = open_worker("draftsmith-ahead-").await;
     let log: Log = Rc::default();
-    let text = answered(
-        &log,
-        worker.handle_for(
-            None,
-            request(
-                1,
-                "create_project",
-                json!({"name": "P", "chapters": [{"title": "One", "text": "Hey."}]}),
-            ),
-            None,
-            None,
-        ),
-    )
-    .await;
+    let text = answered(&log, worker.handle_for(None, create_project(1), None, None)).await;
     let project: Value = serde_json::from_str(&text).unwrap();
     let chapter = project["result"]["chapters"][0]["id"].clone();
     for (id, version) in [(2, 0), (3, 1)] {
@@ -191,5 +195,47 @@ async fn a_keystroke_whose_transaction_aborts_is_answered_by_the_core_after_the_
     drop(core);
     let store = Rc::try_unwrap(store).unwrap_or_else(|_| panic!("the store is still in use"));
     store.into_inner().close();
+    IdbStore::delete(&name).await.expect("delete");
+}
+
+#[wasm_bindgen_test]
+async fn a_request_that_waits_for_nothing_is_answered_in_the_call_and_a_save_by_a_promise() {
+    let (worker, name, _emit) = open_worker("draftsmith-at-once-").await;
+    let ok = |text: &str, id: u64| -> Value {
+        let response: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(response["id"], id, "{text}");
+        assert_eq!(response["ok"], true, "{text}");
+        response["result"].clone()
+    };
+
+    // `hello` waits for nothing: its text comes back from the call, each time for its own id.
+    for id in [1, 2] {
+        let hello = worker.handle_for(None, request(id, "hello", json!({})), None, None);
+        let text = hello.as_string().expect("hello answered in the call");
+        assert_eq!(ok(&text, id)["name"], "draftsmith");
+    }
+
+    // Creating a project saves it: a promise, resolving to the answer.
+    let created = worker.handle_for(None, create_project(3), None, None);
+    assert!(created.is_instance_of::<Promise>(), "{created:?}");
+    let text = JsFuture::from(created.unchecked_into::<Promise>())
+        .await
+        .expect("created")
+        .as_string()
+        .expect("text");
+    ok(&text, 3);
+
+    // Reading the chapter just saved waits for nothing again.
+    let chapter = worker.handle_for(None, request(4, "get_chapter", json!({})), None, None);
+    let text = chapter
+        .as_string()
+        .expect("get_chapter answered in the call");
+    assert_eq!(ok(&text, 4)["text"], "Hey.");
+
+    // A request the core refuses is answered in the call too, as an error.
+    let refused = worker.handle_for(None, request(5, "no_such_request", json!({})), None, None);
+    let response: Value = serde_json::from_str(&refused.as_string().expect("text")).unwrap();
+    assert_eq!(response["ok"], false);
+    drop(worker);
     IdbStore::delete(&name).await.expect("delete");
 }

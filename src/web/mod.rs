@@ -293,9 +293,10 @@ impl WorkerCore {
     /// the core is done; if `landing` rejects (the save failed), only that answer is to be
     /// posted. See [`ahead`].
     ///
-    /// A request that waits for nothing (`hello`, a read, a search) is answered at once: the
-    /// answer's JSON text is returned instead of a promise, which saves the promise, the task
-    /// that would serve it and their turns of the microtask queue.
+    /// A request that waits for nothing (`hello`, `get_chapter`, the editor and memory context
+    /// blocks: no save, no IndexedDB read, no model) is answered at once: the answer's JSON
+    /// text is returned instead of a promise, which saves the promise, the task that would
+    /// serve it and their turns of the microtask queue.
     #[wasm_bindgen(unchecked_return_type = "string | Promise<string>")]
     pub fn handle_for(
         &self,
