@@ -600,8 +600,8 @@ impl Core {
     /// Serve request `kind`; its handler takes the parameters `p`, decoded from their text
     /// into its typed parameters (a request may carry a whole manuscript or a batch of notes).
     /// A handler whose last step is its save gives its result to `ahead` before it saves
-    /// (see [`Core::handle_text_ahead`]). Each handler that waits runs [`boxed`]: the
-    /// request's future then holds a pointer to it, not room for the largest of them.
+    /// (see [`Core::handle_text_ahead`]). A handler that waits is awaited on the heap
+    /// ([`boxed`], most through `Reply::wait`).
     async fn dispatch(
         &self,
         kind: &str,
@@ -614,81 +614,80 @@ impl Core {
                     std::sync::OnceLock::new();
                 reply.send_constant(&HELLO, || self.hello())
             }
-            Call::CreateProject(p, reply) => reply.send(boxed(self.create_project(p)).await),
-            Call::OpenProject(p, reply) => reply.send(boxed(self.open_project(p)).await),
-            Call::ListProjects(_, reply) => reply.send(boxed(self.list_projects()).await),
-            Call::RenameProject(p, reply) => reply.send(boxed(self.rename_project(p)).await),
-            Call::DeleteProject(p, reply) => reply.send(boxed(self.delete_project(p)).await),
-            Call::StorageEstimate(_, reply) => reply.send(boxed(self.storage_estimate()).await),
-            Call::LocalModels(_, reply) => reply.send(boxed(self.local_models()).await),
-            Call::LoadLocalModel(_, reply) => reply.send(boxed(self.load_local_model()).await),
-            Call::McpServers(_, reply) => reply.send(boxed(self.mcp_servers()).await),
-            Call::McpConnect(p, reply) => reply.send(boxed(self.mcp_connect(p)).await),
-            Call::DeleteLocalModel(p, reply) => reply.send(boxed(self.delete_local_model(p)).await),
-            Call::ReloadProject(p, reply) => reply.send(boxed(self.reload_project(p)).await),
-            Call::SyncConnect(p, reply) => reply.send(boxed(self.sync_connect(p)).await),
+            Call::CreateProject(p, reply) => reply.wait(self.create_project(p)).await,
+            Call::OpenProject(p, reply) => reply.wait(self.open_project(p)).await,
+            Call::ListProjects(_, reply) => reply.wait(self.list_projects()).await,
+            Call::RenameProject(p, reply) => reply.wait(self.rename_project(p)).await,
+            Call::DeleteProject(p, reply) => reply.wait(self.delete_project(p)).await,
+            Call::StorageEstimate(_, reply) => reply.wait(self.storage_estimate()).await,
+            Call::LocalModels(_, reply) => reply.wait(self.local_models()).await,
+            Call::LoadLocalModel(_, reply) => reply.wait(self.load_local_model()).await,
+            Call::McpServers(_, reply) => reply.wait(self.mcp_servers()).await,
+            Call::McpConnect(p, reply) => reply.wait(self.mcp_connect(p)).await,
+            Call::DeleteLocalModel(p, reply) => reply.wait(self.delete_local_model(p)).await,
+            Call::ReloadProject(p, reply) => reply.wait(self.reload_project(p)).await,
+            Call::SyncConnect(p, reply) => reply.wait(self.sync_connect(p)).await,
             Call::SyncDisconnect(p, reply) => reply.send(self.sync_disconnect(p)),
             Call::SyncStatus(p, reply) => reply.send(self.sync_status(p)),
             Call::SyncNetwork(p, reply) => reply.send(Ok(self.sync_network(p))),
-            Call::Checkpoint(p, reply) => reply.send(boxed(self.checkpoint(p)).await),
+            Call::Checkpoint(p, reply) => reply.wait(self.checkpoint(p)).await,
             Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
             Call::EditorContext(p, reply) => reply.send(self.editor_context(p)),
-            Call::WriteMemoryNotes(p, reply) => reply.send(boxed(self.write_memory_notes(p)).await),
+            Call::WriteMemoryNotes(p, reply) => reply.wait(self.write_memory_notes(p)).await,
             Call::MemoryTrash(_, reply) => reply.send(self.memory_trash()),
-            Call::MemoryRestore(p, reply) => reply.send(boxed(self.memory_restore(p)).await),
-            Call::Suggestions(p, reply) => reply.send(boxed(self.list_suggestions(p)).await),
-            Call::AcceptSuggestion(p, reply) => reply.send(boxed(self.accept_suggestion(p)).await),
-            Call::DismissSuggestion(p, reply) => {
-                reply.send(boxed(self.dismiss_suggestion(p)).await)
-            }
-            Call::WriterIdle(p, reply) => reply.send(boxed(self.writer_idle(p)).await),
-            Call::ExportProject(p, reply) => reply.send(boxed(self.export_project(p)).await),
-            Call::ImportProject(p, reply) => reply.send(boxed(self.import_project(p)).await),
-            Call::ExportMarkdown(p, reply) => reply.send(boxed(self.export_markdown(p)).await),
+            Call::MemoryRestore(p, reply) => reply.wait(self.memory_restore(p)).await,
+            Call::Suggestions(p, reply) => reply.wait(self.list_suggestions(p)).await,
+            Call::AcceptSuggestion(p, reply) => reply.wait(self.accept_suggestion(p)).await,
+            Call::DismissSuggestion(p, reply) => reply.wait(self.dismiss_suggestion(p)).await,
+            Call::WriterIdle(p, reply) => reply.wait(self.writer_idle(p)).await,
+            Call::ExportProject(p, reply) => reply.wait(self.export_project(p)).await,
+            Call::ImportProject(p, reply) => reply.wait(self.import_project(p)).await,
+            Call::ExportMarkdown(p, reply) => reply.wait(self.export_markdown(p)).await,
             Call::GetChapter(p, reply) => reply.send(self.get_chapter(p)),
-            Call::AddChapter(p, reply) => reply.send(boxed(self.add_chapter(p)).await),
-            Call::RenameChapter(p, reply) => reply.send(boxed(self.rename_chapter(p)).await),
-            Call::MoveChapter(p, reply) => reply.send(boxed(self.move_chapter(p)).await),
-            Call::DeleteChapter(p, reply) => reply.send(boxed(self.delete_chapter(p)).await),
-            Call::Execute(p, reply) => reply.send(boxed(self.execute(p)).await),
+            Call::AddChapter(p, reply) => reply.wait(self.add_chapter(p)).await,
+            Call::RenameChapter(p, reply) => reply.wait(self.rename_chapter(p)).await,
+            Call::MoveChapter(p, reply) => reply.wait(self.move_chapter(p)).await,
+            Call::DeleteChapter(p, reply) => reply.wait(self.delete_chapter(p)).await,
+            Call::Execute(p, reply) => reply.wait(self.execute(p)).await,
             Call::ApplyUserChange(p, reply) => {
                 let unsaved = boxed(self.apply_user_change(p)).await;
                 boxed(self.answer_then_save(reply, unsaved, ahead)).await
             }
-            Call::Undo(p, reply) => reply.send(boxed(self.undo(p)).await),
-            Call::Redo(_, reply) => reply.send(boxed(self.redo()).await),
-            Call::CloseGroup(_, reply) => reply.send(
-                boxed(self.mutate(|s| {
-                    s.history.close_group();
-                    Ok((results::Done {}, Touched::default()))
-                }))
-                .await,
-            ),
+            Call::Undo(p, reply) => reply.wait(self.undo(p)).await,
+            Call::Redo(_, reply) => reply.wait(self.redo()).await,
+            Call::CloseGroup(_, reply) => {
+                reply
+                    .wait(self.mutate(|s| {
+                        s.history.close_group();
+                        Ok((results::Done {}, Touched::default()))
+                    }))
+                    .await
+            }
             Call::History(_, reply) => reply.send(self.with_session(|s| history_json(s))),
             Call::ListTools(p, reply) => reply.send(self.list_tools(p)),
-            Call::GetSettings(_, reply) => reply.send(boxed(self.get_settings()).await),
-            Call::SetSettings(p, reply) => reply.send(boxed(self.set_settings(p)).await),
-            Call::Run(p, reply) => reply.send(boxed(self.run(p)).await),
-            Call::AbortRun(p, reply) => reply.send(boxed(self.abort_run(p)).await),
-            Call::StartJob(p, reply) => reply.send(boxed(self.start_job(p)).await),
-            Call::JobStatus(p, reply) => reply.send(boxed(self.job_status(p)).await),
-            Call::ListJobs(_, reply) => reply.send(boxed(self.list_jobs()).await),
-            Call::PauseJob(p, reply) => reply.send(boxed(self.pause_job(p)).await),
-            Call::ResumeJob(p, reply) => reply.send(boxed(self.resume_job(p)).await),
-            Call::CancelJob(p, reply) => reply.send(boxed(self.cancel_job(p)).await),
-            Call::JobUnit(p, reply) => reply.send(boxed(self.job_unit(p)).await),
-            Call::ResearchList(_, reply) => reply.send(boxed(self.research_list()).await),
-            Call::ResearchDelete(p, reply) => reply.send(boxed(self.research_delete(p)).await),
-            Call::DefineAgent(p, reply) => reply.send(boxed(self.define_agent(p)).await),
-            Call::ListAgents(_, reply) => reply.send(boxed(self.list_agents()).await),
-            Call::DeleteAgent(p, reply) => reply.send(boxed(self.delete_agent(p)).await),
-            Call::ListApprovals(p, reply) => reply.send(boxed(self.list_approvals(p)).await),
-            Call::Approve(p, reply) => reply.send(boxed(self.approve(p)).await),
+            Call::GetSettings(_, reply) => reply.wait(self.get_settings()).await,
+            Call::SetSettings(p, reply) => reply.wait(self.set_settings(p)).await,
+            Call::Run(p, reply) => reply.wait(self.run(p)).await,
+            Call::AbortRun(p, reply) => reply.wait(self.abort_run(p)).await,
+            Call::StartJob(p, reply) => reply.wait(self.start_job(p)).await,
+            Call::JobStatus(p, reply) => reply.wait(self.job_status(p)).await,
+            Call::ListJobs(_, reply) => reply.wait(self.list_jobs()).await,
+            Call::PauseJob(p, reply) => reply.wait(self.pause_job(p)).await,
+            Call::ResumeJob(p, reply) => reply.wait(self.resume_job(p)).await,
+            Call::CancelJob(p, reply) => reply.wait(self.cancel_job(p)).await,
+            Call::JobUnit(p, reply) => reply.wait(self.job_unit(p)).await,
+            Call::ResearchList(_, reply) => reply.wait(self.research_list()).await,
+            Call::ResearchDelete(p, reply) => reply.wait(self.research_delete(p)).await,
+            Call::DefineAgent(p, reply) => reply.wait(self.define_agent(p)).await,
+            Call::ListAgents(_, reply) => reply.wait(self.list_agents()).await,
+            Call::DeleteAgent(p, reply) => reply.wait(self.delete_agent(p)).await,
+            Call::ListApprovals(p, reply) => reply.wait(self.list_approvals(p)).await,
+            Call::Approve(p, reply) => reply.wait(self.approve(p)).await,
             Call::BibleList(p, reply) => reply.send(self.bible_list(p)),
             Call::BibleRevisions(p, reply) => reply.send(self.bible_revisions(p)),
-            Call::BibleSave(p, reply) => reply.send(boxed(self.bible_save(p)).await),
-            Call::BibleDelete(p, reply) => reply.send(boxed(self.bible_delete(p)).await),
+            Call::BibleSave(p, reply) => reply.wait(self.bible_save(p)).await,
+            Call::BibleDelete(p, reply) => reply.wait(self.bible_delete(p)).await,
             Call::DebugPanic(p, reply) => reply.send(debug_panic(kind, p)),
             Call::DebugFailSaves(p, reply) => reply.send(self.debug_fail_saves(p)),
         }

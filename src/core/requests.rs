@@ -12,6 +12,7 @@
 
 use std::any::TypeId;
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -58,6 +59,20 @@ impl<R: Serialize> Reply<R> {
                 serde_json::value::to_raw_value(&e.to_string()).unwrap_or_default()
             }),
         )
+    }
+
+    /// [`Reply::send`] of what `handler` comes to, once it is done. The handler waits on the
+    /// heap ([`super::boxed`]), so the request's future holds a pointer to it rather than room
+    /// for the largest handler's.
+    pub(super) fn wait<'a>(
+        self,
+        handler: impl Future<Output = Result<R, Error>> + 'a,
+    ) -> impl Future<Output = Result<Box<RawValue>, Error>> + 'a
+    where
+        R: 'a,
+    {
+        let handler = super::boxed(handler);
+        async move { self.send(handler.await) }
     }
 
     /// [`Reply::send`] for a result that is the same for the program's life (`hello`'s):
