@@ -59,17 +59,25 @@ async fn answered(log: &Log, handled: JsValue) -> String {
 /// and the `emit` function the core calls, kept alive as long as the core.
 async fn open_worker(prefix: &str) -> (WorkerCore, String, Closure<dyn FnMut()>) {
     let name = format!("{prefix}{}", JsIds.next_id());
+    let (worker, emit) = worker_core(&name, None).await;
+    (worker, name, emit)
+}
+
+/// A worker's core on the database `name`, told the schema version `schema` resolves to (as
+/// worker.js reads it), and the `emit` function it calls.
+async fn worker_core(name: &str, schema: Option<Promise>) -> (WorkerCore, Closure<dyn FnMut()>) {
     let emit = Closure::<dyn FnMut()>::new(|| {});
     let worker = WorkerCore::open(
         emit.as_ref().unchecked_ref::<Function>().clone(),
-        Some(name.clone()),
+        Some(name.to_string()),
         None,
         None,
         None,
+        schema,
     )
     .await
     .expect("open");
-    (worker, name, emit)
+    (worker, emit)
 }
 
 /// `create_project` of a project of one chapter, "Hey.".
@@ -238,4 +246,64 @@ async fn a_request_that_waits_for_nothing_is_answered_in_the_call_and_a_save_by_
     assert_eq!(response["ok"], false);
     drop(worker);
     IdbStore::delete(&name).await.expect("delete");
+}
+
+/// A database at the current tables whose data has no schema record, as version 1 wrote it: a
+/// project without `updatedMs`.
+async fn unmigrated_database() -> String {
+    use draftsmith::store::{Batch, Store, Table, SCHEMA_VERSION};
+    let name = format!("draftsmith-schema-{}", JsIds.next_id());
+    let store = IdbStore::open_version(&name, SCHEMA_VERSION)
+        .await
+        .expect("open");
+    let mut batch = Batch::new();
+    batch.put_value(Table::Projects, json!({"id": "p", "createdMs": 7}));
+    store.commit(batch).await.expect("write");
+    store.close();
+    name
+}
+
+/// The project's `updatedMs` after a worker's core opened `name` with the schema version
+/// `told` (the promise worker.js hands it), or none.
+async fn opened_told(name: &str, told: Option<JsValue>) -> Value {
+    use draftsmith::store::{Store, Table, SCHEMA_VERSION};
+    let (worker, _emit) = worker_core(name, told.map(|value| Promise::resolve(&value))).await;
+    drop(worker);
+    let store = IdbStore::open_version(name, SCHEMA_VERSION)
+        .await
+        .expect("reopen");
+    let project = store.get(Table::Projects, "p").await.expect("read");
+    store.close();
+    project.expect("the project")["updatedMs"].clone()
+}
+
+/// The schema version worker.js read on its early connection spares the core its own read
+/// only when it is the current one: told so, the core takes the data as migrated (here it is
+/// not, which shows the read was skipped); told nothing, an older version or something that
+/// is not a version, it reads the record and migrates.
+#[wasm_bindgen_test]
+async fn a_core_told_the_current_schema_version_does_not_read_it_and_any_other_does() {
+    use draftsmith::store::SCHEMA_VERSION;
+    let name = unmigrated_database().await;
+    assert_eq!(
+        opened_told(&name, Some(JsValue::from(SCHEMA_VERSION))).await,
+        Value::Null
+    );
+    IdbStore::delete(&name).await.expect("delete");
+
+    for told in [
+        None,
+        Some(JsValue::NULL),
+        Some(JsValue::from(SCHEMA_VERSION - 1)),
+        Some(JsValue::from(f64::from(SCHEMA_VERSION) + 0.5)),
+        Some(JsValue::from_str(&SCHEMA_VERSION.to_string())),
+    ] {
+        let name = unmigrated_database().await;
+        assert_eq!(
+            opened_told(&name, told.clone()).await,
+            json!(7),
+            "told {told:?}"
+        );
+        IdbStore::delete(&name).await.expect("delete");
+    }
 }

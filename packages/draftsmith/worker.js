@@ -436,32 +436,71 @@ function recoverFromPanic(message) {
 // made at once and held until the core has opened its own, which then finds them open. It
 // gives way at once to an upgrade of the database (the core's, or another tab's), and a
 // database that does not exist yet is not created here: the core creates it with its tables.
-// Returns the function that closes it.
+//
+// On it, the schema version the data was migrated to is read meanwhile (the `meta` table's
+// record `SCHEMA_RECORD`, see src/store/mod.rs): the core, which opens its own connection in
+// the same time, then need not read it after. Returns `close`, which closes the connection,
+// and `schema`, the promise of that version: null when the database is new or the record
+// could not be read. It always settles: when the open fails, or when the read ends.
 function openDatabaseEarly() {
-  if (typeof indexedDB === 'undefined') return () => {};
+  const none = { close: () => {}, schema: Promise.resolve(null) };
+  if (typeof indexedDB === 'undefined') return none;
   let db = null;
   let closed = false;
   let request;
   try {
     request = indexedDB.open(DATABASE);
   } catch {
-    return () => {};
+    return none;
   }
+  let settle;
+  const schema = new Promise((resolve) => {
+    settle = resolve;
+  });
   request.onupgradeneeded = () => request.transaction.abort();
   request.onsuccess = () => {
     db = request.result;
     db.onversionchange = () => close();
-    if (closed) close();
+    if (closed) {
+      close();
+      settle(null);
+    } else {
+      readSchemaVersion(db, settle);
+    }
   };
   // The aborted creation of a database that did not exist, or storage unavailable: the core
   // opens it and says what failed.
-  request.onerror = (event) => event.preventDefault();
+  request.onerror = (event) => {
+    event.preventDefault();
+    settle(null);
+  };
   function close() {
     closed = true;
     if (db !== null) db.close();
     db = null;
   }
-  return close;
+  return { close, schema };
+}
+
+// Read the schema version on an open connection; `settle` gets it, or null.
+function readSchemaVersion(db, settle) {
+  try {
+    if (!db.objectStoreNames.contains('meta')) return settle(null);
+    const tx = db.transaction('meta', 'readonly');
+    const read = tx.objectStore('meta').get('db:schema');
+    read.onsuccess = () => {
+      const version = read.result?.version;
+      settle(Number.isInteger(version) && version > 0 ? version : null);
+    };
+    read.onerror = (event) => {
+      event.preventDefault();
+      settle(null);
+    };
+    tx.onabort = () => settle(null);
+  } catch {
+    // The connection closed meanwhile.
+    return settle(null);
+  }
 }
 
 // The core's wasm, compiled as it downloads (streaming, which lets the browser keep the code
@@ -518,7 +557,7 @@ function lendWasm() {
 
 async function boot() {
   generation += 1;
-  const closeEarly = earlyDatabase ?? openDatabaseEarly();
+  const early = earlyDatabase ?? openDatabaseEarly();
   earlyDatabase = null;
   try {
     // The wasm downloads and compiles while the glue is imported.
@@ -529,9 +568,9 @@ async function boot() {
     await glue.default({ module_or_path: wasm });
     clientInfo = { name: 'draftsmith', version: glue.WorkerCore.version() };
     if (mcpClients !== null) mcpClients.clientInfo = clientInfo;
-    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModelBridge, mcpBridge, pageReader);
+    core = await glue.WorkerCore.open(onCoreEvent, DATABASE, localModelBridge, mcpBridge, pageReader, early.schema);
     if (soleWriter) core.set_sole_writer(true);
-    closeEarly();
+    early.close();
     bootError = null;
     lendWasm();
     const ready = { version: glue.WorkerCore.version(), instance: generation };
@@ -541,7 +580,7 @@ async function boot() {
     }
     if (generation > 1) postEvent('core_restarted', ready);
   } catch (err) {
-    closeEarly();
+    early.close();
     bootError = String((err && err.message) || err);
     postEvent('fatal', { message: `could not load the draftsmith core: ${bootError}` });
   }

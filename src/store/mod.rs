@@ -550,6 +550,18 @@ pub trait Store {
     }
 }
 
+/// [`migrate`], for a caller that has read the schema record already: `recorded` is the
+/// version it holds (a worker reads it on the connection it opens while the core loads).
+/// Data already at [`SCHEMA_VERSION`] needs neither a read nor a write, since the record only
+/// ever goes up, and once it says the current version the data is migrated. Anything else
+/// (no record, an older version, nothing read) runs [`migrate`], which reads it again.
+pub async fn migrate_recorded(store: &dyn Store, recorded: Option<u32>) -> Result<u32, StoreError> {
+    if recorded == Some(SCHEMA_VERSION) {
+        return Ok(SCHEMA_VERSION);
+    }
+    migrate(store).await
+}
+
 /// Bring data written with an older schema up to [`SCHEMA_VERSION`], in one batch. The store
 /// must already have the current tables (IndexedDB creates them while upgrading).
 ///

@@ -24,6 +24,7 @@
 //! they are placed.
 
 use std::cell::Cell;
+use std::future::Future;
 use std::rc::Rc;
 
 use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
@@ -37,7 +38,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbRequest, IdbTransaction, IdbTransactionMode};
 
 use crate::store::{
-    migrate, schema, Batch, Op, Record, Store, StoreError, StoreFuture, Table, SCHEMA_VERSION,
+    migrate_recorded, schema, Batch, Op, Record, Store, StoreError, StoreFuture, Table,
+    SCHEMA_VERSION,
 };
 
 /// IndexedDB storage. Dropping it closes its connections (so a later upgrade or delete of
@@ -217,8 +219,21 @@ impl IdbStore {
     /// Open (creating or upgrading) the database `name` at the current schema version, then
     /// run the data migrations.
     pub async fn open(name: &str) -> Result<IdbStore, StoreError> {
-        let store = Self::open_version(name, SCHEMA_VERSION).await?;
-        migrate(&store).await?;
+        Self::open_recorded(name, std::future::ready(None)).await
+    }
+
+    /// [`IdbStore::open`], for a caller that reads the schema version the data was migrated
+    /// to on a connection of its own while this one opens: `recorded` resolves to it (or to
+    /// `None`), and when it is the current one the start is spared its own read (see
+    /// [`migrate_recorded`]).
+    pub async fn open_recorded(
+        name: &str,
+        recorded: impl Future<Output = Option<u32>>,
+    ) -> Result<IdbStore, StoreError> {
+        let (store, recorded) =
+            futures_util::join!(Self::open_version(name, SCHEMA_VERSION), recorded);
+        let store = store?;
+        migrate_recorded(&store, recorded).await?;
         Ok(store)
     }
 

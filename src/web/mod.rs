@@ -219,17 +219,32 @@ impl WorkerCore {
     /// clients (`mcp-client.js`), reaches the settings' MCP servers; without it their tools
     /// are unavailable. `reader`, the worker's page reader (which loads the reader's wasm
     /// module when first used), reads research pages; without it `research_url` cannot.
+    /// `schema_version`, when given, is the promise of the version the database's schema
+    /// record holds (or of `null`), which the worker reads on a connection of its own while
+    /// this one opens: when it is the current one, the core does not read it again (see
+    /// [`crate::store::migrate_recorded`]). It must settle.
     pub async fn open(
         emit: Function,
         database: Option<String>,
         local_model: Option<local::LocalModelBridge>,
         mcp: Option<mcp::McpBridge>,
         reader: Option<reader::PageReaderBridge>,
+        #[wasm_bindgen(unchecked_param_type = "Promise<number | null>")] schema_version: Option<
+            Promise,
+        >,
     ) -> Result<WorkerCore, JsValue> {
         EMIT.with(|slot| *slot.borrow_mut() = Some(emit));
         install_panic_hook();
         let name = database.unwrap_or_else(|| "draftsmith".into());
-        let store = idb::IdbStore::open(&name)
+        let recorded = async move {
+            let version = wasm_bindgen_futures::JsFuture::from(schema_version?)
+                .await
+                .ok()?
+                .as_f64()?;
+            (version.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&version))
+                .then_some(version as u32)
+        };
+        let store = idb::IdbStore::open_recorded(&name, recorded)
             .await
             .map_err(|e| JsValue::from_str(&format!("could not open IndexedDB '{name}': {e}")))?;
         // Wrapped so that tests can make saves fail (`debug_fail_saves`) on real IndexedDB.

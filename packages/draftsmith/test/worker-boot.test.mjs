@@ -20,9 +20,10 @@ export default async function init({ module_or_path }) {
 }
 export class WorkerCore {
   static version() { return '0.0.0-test'; }
-  static async open(emit, database) {
+  static async open(emit, database, localModel, mcp, reader, schema) {
     globalThis.log.push('core opens ' + database);
     globalThis.emitEvent = emit;
+    globalThis.schemas.push(await schema);
     return new WorkerCore();
   }
   handle_for() { return Promise.resolve('{}'); }
@@ -35,6 +36,8 @@ export class WorkerCore {
 
 const log = [];
 const requests = [];
+// The schema version each start handed the core, as read on its early connection.
+const schemas = [];
 // The wasm modules the glue was given, the worker's fetches of the wasm, and whether each
 // streaming compile began before the glue's start.
 const modules = [];
@@ -52,10 +55,28 @@ function gate() {
   return { promise, open };
 }
 
-// A fake connection, logging when it closes.
-function connection(name) {
+// A fake connection, logging when it closes; with `schema`, its database has the `meta`
+// table, whose schema record holds that version.
+function connection(name, schema) {
   return {
     onversionchange: null,
+    objectStoreNames: { contains: (table) => schema !== undefined && table === 'meta' },
+    transaction(table, mode) {
+      assert.deepEqual([table, mode], ['meta', 'readonly']);
+      return {
+        onabort: null,
+        objectStore: () => ({
+          get(key) {
+            const read = { result: undefined, onsuccess: null, onerror: null };
+            setImmediate(() => {
+              read.result = key === 'db:schema' ? { id: key, version: schema } : undefined;
+              read.onsuccess();
+            });
+            return read;
+          },
+        }),
+      };
+    },
     close() {
       log.push(`close ${name}`);
     },
@@ -74,14 +95,15 @@ const readies = () =>
   posted.map(read).flatMap((m) => (m && m.kind === 'batch' ? m.messages.map(read) : [m])).filter((m) => m && m.kind === 'event' && m.type === 'ready').length;
 
 // A panic of the core makes the worker start again; resolves once the new start compiles,
-// to its early open request, which has opened the existing database (connection `name`).
-async function restart(name) {
+// to its early open request, which has opened the existing database (connection `name`,
+// whose schema record holds `schema`, if given).
+async function restart(name, schema) {
   log.length = 0;
   globalThis.compiled = gate();
   globalThis.emitEvent(JSON.stringify({ kind: 'event', type: 'panic', data: { message: 'test' } }));
   await waitFor(() => log.includes('compile'));
   const request = requests.at(-1);
-  request.result = connection(name);
+  request.result = connection(name, schema);
   request.onsuccess();
   return request;
 }
@@ -91,6 +113,7 @@ after(() => stop());
 test('the database opens while the wasm compiles, without creating it, and gives way to the core', async () => {
   globalThis.log = log;
   globalThis.modules = modules;
+  globalThis.schemas = schemas;
   const compileStreaming = WebAssembly.compileStreaming;
   WebAssembly.compileStreaming = (response) => {
     streamedEarly.push(!log.includes('compile'));
@@ -126,7 +149,8 @@ test('the database opens while the wasm compiles, without creating it, and gives
   assert.deepEqual(log, ['open boot-test', 'compile', 'abort creation', 'compiled', 'core opens boot-test']);
 
   // A panic starts the core again: the database exists now, and is held until the core opened.
-  await restart('early');
+  // Its schema record, read on that connection, is handed to the core.
+  await restart('early', 7);
   assert.equal(requests.length, 2);
   assert.deepEqual(log, ['open boot-test', 'compile']);
   globalThis.compiled.open();
@@ -142,6 +166,10 @@ test('the database opens while the wasm compiles, without creating it, and gives
   await waitFor(() => readies() === 3);
   // Closed once.
   assert.deepEqual(log, ['open boot-test', 'compile', 'close early again', 'compiled', 'core opens boot-test']);
+
+  // The core of the first start was told no schema version (the database was new), the
+  // second the version its record held, the third none (no `meta` table to read it from).
+  assert.deepEqual(schemas, [null, 7, null]);
 
   // The wasm was fetched once, compiled as it streamed in before the glue started, and every
   // start was given that compiled module.
