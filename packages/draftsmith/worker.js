@@ -488,10 +488,8 @@ function readSchemaVersion(db, settle) {
     if (!db.objectStoreNames.contains('meta')) return settle(null);
     const tx = db.transaction('meta', 'readonly');
     const read = tx.objectStore('meta').get('db:schema');
-    read.onsuccess = () => {
-      const version = read.result?.version;
-      settle(Number.isInteger(version) && version > 0 ? version : null);
-    };
+    // The core checks the value (see `WorkerCore::open`).
+    read.onsuccess = () => settle(read.result?.version ?? null);
     read.onerror = (event) => {
       event.preventDefault();
       settle(null);

@@ -44,9 +44,9 @@ mod sync;
 mod tree;
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
+
+use futures_util::FutureExt;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -559,10 +559,12 @@ impl Core {
     ) -> String {
         if let Some(project) = project {
             if self.current_project().as_deref() != Some(project) {
-                let _ = boxed(self.open_project(OpenProject {
-                    id: project.to_string(),
-                }))
-                .await;
+                let _ = self
+                    .open_project(OpenProject {
+                        id: project.to_string(),
+                    })
+                    .boxed_local()
+                    .await;
             }
         }
         self.handle_text_ahead(text, ahead).await
@@ -601,7 +603,10 @@ impl Core {
     /// into its typed parameters (a request may carry a whole manuscript or a batch of notes).
     /// A handler whose last step is its save gives its result to `ahead` before it saves
     /// (see [`Core::handle_text_ahead`]). A handler that waits is awaited on the heap
-    /// ([`boxed`], most through `Reply::wait`).
+    /// (`boxed_local`, most through `Reply::wait`): the request's future then holds a pointer
+    /// to it rather than room for the largest handler's (an agent's run, an approval:
+    /// kilobytes), which would be copied whole as it is built and moved into its task, for a
+    /// `hello` too.
     async fn dispatch(
         &self,
         kind: &str,
@@ -651,8 +656,10 @@ impl Core {
             Call::DeleteChapter(p, reply) => reply.wait(self.delete_chapter(p)).await,
             Call::Execute(p, reply) => reply.wait(self.execute(p)).await,
             Call::ApplyUserChange(p, reply) => {
-                let unsaved = boxed(self.apply_user_change(p)).await;
-                boxed(self.answer_then_save(reply, unsaved, ahead)).await
+                let unsaved = self.apply_user_change(p).boxed_local().await;
+                self.answer_then_save(reply, unsaved, ahead)
+                    .boxed_local()
+                    .await
             }
             Call::Undo(p, reply) => reply.wait(self.undo(p)).await,
             Call::Redo(_, reply) => reply.wait(self.redo()).await,
@@ -2214,13 +2221,6 @@ impl Core {
         switch(p.count);
         Ok(results::FailingSaves { failing: p.count })
     }
-}
-
-/// A handler's future on the heap. Every request's future would otherwise be as large as the
-/// largest handler's (an agent's run, an approval: kilobytes), and be copied whole as it is
-/// built and moved into the task that runs it, for a `hello` too.
-fn boxed<'a, T>(handler: impl Future<Output = T> + 'a) -> Pin<Box<dyn Future<Output = T> + 'a>> {
-    Box::pin(handler)
 }
 
 fn debug_panic(kind: &str, p: requests::DebugPanic) -> Result<results::Never, Error> {

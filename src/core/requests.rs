@@ -16,6 +16,8 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
+use futures_util::FutureExt;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -62,8 +64,8 @@ impl<R: Serialize> Reply<R> {
     }
 
     /// [`Reply::send`] of what `handler` comes to, once it is done. The handler waits on the
-    /// heap ([`super::boxed`]), so the request's future holds a pointer to it rather than room
-    /// for the largest handler's.
+    /// heap, so the request's future holds a pointer to it rather than room for the largest
+    /// handler's.
     pub(super) fn wait<'a>(
         self,
         handler: impl Future<Output = Result<R, Error>> + 'a,
@@ -71,7 +73,7 @@ impl<R: Serialize> Reply<R> {
     where
         R: 'a,
     {
-        let handler = super::boxed(handler);
+        let handler = handler.boxed_local();
         async move { self.send(handler.await) }
     }
 
@@ -85,7 +87,7 @@ impl<R: Serialize> Reply<R> {
         if let Some(text) = written.get() {
             return Ok(text.clone());
         }
-        let text = Reply(PhantomData).send(Ok(result()))?;
+        let text = self.send(Ok(result()))?;
         Ok(written.get_or_init(|| text).clone())
     }
 }

@@ -10,7 +10,8 @@
 //!   after it fails too, as if the process had died there;
 //! - [`Faulty::set_yielding`]: every operation yields to the executor once before it runs, so
 //!   that two cores on one store really interleave;
-//! - [`Faulty::commits`] counts commits (to find how many crash points a session has);
+//! - [`Faulty::commits`] counts commits (to find how many crash points a session has), and
+//!   [`Faulty::reads`] reads;
 //!   [`Faulty::set_recording`] keeps a copy of each batch.
 
 use std::cell::{Cell, RefCell};
@@ -42,6 +43,7 @@ pub struct Faulty<S> {
     fail_next: Cell<u64>,
     yielding: Cell<bool>,
     commits: Cell<u64>,
+    reads: Cell<u64>,
     crash: Cell<Option<(u64, Crash)>>,
     dead: Cell<bool>,
     recording: Cell<bool>,
@@ -57,6 +59,7 @@ impl<S: Store> Faulty<S> {
             fail_next: Cell::new(0),
             yielding: Cell::new(false),
             commits: Cell::new(0),
+            reads: Cell::new(0),
             crash: Cell::new(None),
             dead: Cell::new(false),
             recording: Cell::new(false),
@@ -92,6 +95,11 @@ impl<S: Store> Faulty<S> {
     /// Commits attempted so far (failed ones included).
     pub fn commits(&self) -> u64 {
         self.commits.get()
+    }
+
+    /// Reads made so far (`get`, `get_all`, `get_by_index`).
+    pub fn reads(&self) -> u64 {
+        self.reads.get()
     }
 
     /// Make the `k`-th commit from now (1 = the next) fail as `how`, and every later one.
@@ -146,6 +154,7 @@ impl Future for YieldOnce {
 
 impl<S: Store> Store for Faulty<S> {
     fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        self.reads.set(self.reads.get() + 1);
         Box::pin(async move {
             self.pause().await;
             self.inner.get(table, key).await
@@ -153,6 +162,7 @@ impl<S: Store> Store for Faulty<S> {
     }
 
     fn get_all(&self, table: Table) -> StoreFuture<'_, Vec<Value>> {
+        self.reads.set(self.reads.get() + 1);
         Box::pin(async move {
             self.pause().await;
             self.inner.get_all(table).await
@@ -165,6 +175,7 @@ impl<S: Store> Store for Faulty<S> {
         index: &'a str,
         value: Value,
     ) -> StoreFuture<'a, Vec<Value>> {
+        self.reads.set(self.reads.get() + 1);
         Box::pin(async move {
             self.pause().await;
             self.inner.get_by_index(table, index, value).await
