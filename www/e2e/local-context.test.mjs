@@ -126,8 +126,9 @@ test('a chat that reads a long chapter every turn passes the window again and ag
   const reads = kept.flatMap((t) => t.results).filter((s) => s === 'success').length;
   assert.ok(reads * 2 >= QUESTIONS.length, `the chapter was read ${reads} times`);
   // Each compaction is a request that would have passed the window (less the answer's
-  // reserve): three times and more, from the third turn on, each time made shorter (the newest read is kept whole,
-  // so the estimate, which reads high, may stay near the window; the model took every one).
+  // reserve): three times and more, from the third turn on, each time made shorter (the
+  // newest read is kept whole, so the estimate, which reads high, may stay near the window;
+  // the model took every one).
   const compactions = kept.flatMap((t) => t.compacted);
   assert.ok(compactions.length >= 3, JSON.stringify(compactions));
   for (const c of compactions) assert.ok(c.after < c.before, JSON.stringify(c));
