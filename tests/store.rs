@@ -78,6 +78,34 @@ fn a_start_told_the_current_schema_version_reads_and_writes_nothing_and_any_othe
     assert_eq!(store.reads(), before + 1);
 }
 
+/// `worker.js` reads the schema record on its early connection before the glue is loaded, so
+/// it names the table, the key and the field itself: they must be the store's.
+#[test]
+fn the_worker_reads_the_schema_record_where_the_store_writes_it() {
+    use draftsmith::store::{migrate, Store, Table, SCHEMA_RECORD, SCHEMA_VERSION};
+    let worker = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/packages/draftsmith/worker.js"
+    ))
+    .expect("worker.js");
+    let meta = Table::Meta.name();
+    for read in [
+        format!("db.objectStoreNames.contains('{meta}')"),
+        format!("db.transaction('{meta}', 'readonly')"),
+        format!("tx.objectStore('{meta}').get('{SCHEMA_RECORD}')"),
+        "read.result?.version".to_string(),
+    ] {
+        assert!(worker.contains(&read), "worker.js does not read `{read}`");
+    }
+    // The field the worker reads is where the migration writes the version.
+    let store = MemoryStore::new();
+    block_on(migrate(&store)).expect("migrate");
+    let record = block_on(store.get(Table::Meta, SCHEMA_RECORD))
+        .expect("get")
+        .expect("the schema record");
+    assert_eq!(record["version"], SCHEMA_VERSION);
+}
+
 mod expectations_first {
     use draftsmith::store::{Batch, MemoryStore, Op, Store, StoreError, Table};
     use futures::executor::block_on;
