@@ -199,8 +199,10 @@ pub fn decode_request(text: &str) -> Result<Request, DecodeError> {
 /// any `\uD` escape (the page's `JSON.stringify` escapes only lone surrogates; whatever else
 /// this finds is only read twice).
 fn has_surrogate_escape(text: &str) -> bool {
-    text.match_indices("\\u")
-        .any(|(at, _)| matches!(text.as_bytes().get(at + 2), Some(b'd' | b'D')))
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'\\', bytes).any(|at| {
+        bytes.get(at + 1) == Some(&b'u') && matches!(bytes.get(at + 2), Some(b'd' | b'D'))
+    })
 }
 
 /// The parameters of a request that sent none.

@@ -130,6 +130,29 @@ fn unreadable_messages_get_malformed_with_null_id() {
 }
 
 #[test]
+fn only_a_lone_surrogate_escape_makes_a_message_malformed() {
+    let c = core();
+    // Lone surrogates, high and low, in either case, after other escapes.
+    for text in [
+        r#"{"id": 1, "type": "hello", "params": {"t": "a\\b \uDC00"}}"#,
+        r#"{"id": 1, "type": "hello", "params": {"t": "\u00e9\udfff"}}"#,
+        r#"{"id": 1, "type": "hello", "params": {"t": "\uD83D x"}}"#,
+    ] {
+        let r = send(&c, text);
+        assert_eq!(error_code(&r), "malformed", "input {text:?} gave {r}");
+    }
+    // A pair, an escaped backslash before "ud800" (text, not an escape), other escapes.
+    for text in [
+        r#"{"id": 1, "type": "hello", "params": {"t": "\ud83d\ude00"}}"#,
+        r#"{"id": 1, "type": "hello", "params": {"t": "\\ud800"}}"#,
+        r#"{"id": 1, "type": "hello", "params": {"t": "\u0041\n\\"}}"#,
+    ] {
+        let r = send(&c, text);
+        assert_eq!(r["ok"], true, "input {text:?} gave {r}");
+    }
+}
+
+#[test]
 fn bad_type_or_params_get_malformed_with_the_id() {
     let c = core();
     for (text, needle) in [

@@ -24,9 +24,7 @@
 //! opened. See `benches/memory.rs` for timings over 10,000 notes of 1 KB.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
@@ -303,46 +301,11 @@ pub(crate) fn by_importance(a: &MemoryNote, b: &MemoryNote) -> Ordering {
         .then_with(|| a.id.cmp(&b.id))
 }
 
-/// FxHash (as in rustc): a fast, non-cryptographic hash for the term dictionary (the terms
-/// come from the writer's own notes; there is no adversary to resist).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A hash map with [`FxHasher`] (for keys that are not chosen by an adversary: terms, ids).
-/// Each key and value type is a copy of the hash table's code in the wasm, so the crate keeps
-/// to two: `String → u32` and `&str → u32` (sets are maps to 0, positions are `u32`).
-pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// A hash map with rustc's FxHash (`rustc-hash`), fast for short keys, for keys that are not
+/// chosen by an adversary (terms, ids: the writer's own). Each key and value type is a copy of
+/// the hash table's code in the wasm, so the crate keeps to two: `String → u32` and
+/// `&str → u32` (sets are maps to 0, positions are `u32`).
+pub(crate) type FxHashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// Term → term id.
 type Dictionary = FxHashMap<String, u32>;
