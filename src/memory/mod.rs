@@ -42,6 +42,7 @@ pub mod monitor;
 pub mod search;
 pub mod suggest;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -508,7 +509,7 @@ pub struct Memory {
 /// to a scan, so a map left behind by a direct change to `notes` is slow, never wrong; the
 /// methods here keep it current, and [`Memory::reindex`] rebuilds it.
 #[derive(Clone, Default)]
-struct Positions(search::FxHashMap<String, u32>);
+struct Positions(FxHashMap<String, u32>);
 
 impl Positions {
     fn of(notes: &[MemoryNote]) -> Self {
@@ -1034,23 +1035,21 @@ impl Memory {
             .collect::<Result<Vec<_>, _>>()?;
         self.positions.cover(&self.notes);
         let fresh: Vec<String> = {
-            // Sets as maps of the two hash map types the crate has (`&str → u32`, `String →
-            // u32`), not types of their own.
-            let others: search::FxHashMap<&str, u32> = self
+            let others: FxHashSet<&str> = self
                 .goals
                 .iter()
-                .map(|g| (g.id.as_str(), 0))
-                .chain(self.watched.iter().map(|w| (w.id.as_str(), 0)))
+                .map(|g| g.id.as_str())
+                .chain(self.watched.iter().map(|w| w.id.as_str()))
                 .collect();
-            let mut fresh = search::FxHashMap::<String, u32>::default();
+            let mut fresh = FxHashSet::<String>::default();
             let mut order = Vec::with_capacity(checked.len());
             for _ in 0..checked.len() {
                 let id = fresh_id_among(ids, |id| {
                     self.positions.holds(&self.notes, id)
-                        || others.contains_key(id)
-                        || fresh.contains_key(id)
+                        || others.contains(id)
+                        || fresh.contains(id)
                 });
-                fresh.insert(id.clone(), 0);
+                fresh.insert(id.clone());
                 order.push(id);
             }
             order

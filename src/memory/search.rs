@@ -26,6 +26,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Memory, MemoryNote, Scope};
@@ -301,13 +302,8 @@ pub(crate) fn by_importance(a: &MemoryNote, b: &MemoryNote) -> Ordering {
         .then_with(|| a.id.cmp(&b.id))
 }
 
-/// A hash map with rustc's FxHash (`rustc-hash`), fast for short keys, for keys that are not
-/// chosen by an adversary (terms, ids: the writer's own). Each key and value type is a copy of
-/// the hash table's code in the wasm, so the crate keeps to two: `String → u32` and
-/// `&str → u32` (sets are maps to 0, positions are `u32`).
-pub(crate) type FxHashMap<K, V> = rustc_hash::FxHashMap<K, V>;
-
-/// Term → term id.
+/// Term → term id, hashed with rustc's FxHash (`rustc-hash`), fast for short keys that are not
+/// chosen by an adversary (the terms come from the writer's own notes).
 type Dictionary = FxHashMap<String, u32>;
 
 /// A note's index entry: its length in terms, its slot in the postings and its terms.
