@@ -70,6 +70,13 @@ fn js_ids_are_uuid_v4_shaped_and_unique() {
     assert_eq!(unique.len(), ids.len());
     for id in &ids {
         assert_eq!(id.len(), 36);
+        for (i, c) in id.char_indices() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                assert_eq!(c, '-', "{id}");
+            } else {
+                assert!(matches!(c, '0'..='9' | 'a'..='f'), "{id}");
+            }
+        }
         assert_eq!(&id[14..15], "4");
         assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
     }

@@ -80,8 +80,9 @@ impl Clock for JsClock {
     }
 }
 
-/// Random 128-bit ids formatted as UUID v4 text, from a fastrand generator of the worker's
-/// (ids need uniqueness, not secrecy). A bulk note write takes hundreds at once: no crossing
+/// Random ids as UUID v4 text (the `uuid` crate sets the version and variant bits of 128
+/// random bits), from a fastrand generator of the worker's (ids need uniqueness, not
+/// secrecy). A bulk note write takes hundreds at once: no crossing
 /// to JS for each.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct JsIds;
@@ -97,19 +98,11 @@ thread_local! {
 
 impl IdSource for JsIds {
     fn next_id(&self) -> String {
-        let mut bytes = ID_RNG.with(|rng| rng.borrow_mut().u128(..)).to_le_bytes();
-        bytes[6] = (bytes[6] & 0x0f) | 0x40;
-        bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut id = String::with_capacity(36);
-        for (i, b) in bytes.iter().enumerate() {
-            if matches!(i, 4 | 6 | 8 | 10) {
-                id.push('-');
-            }
-            id.push(char::from(HEX[usize::from(b >> 4)]));
-            id.push(char::from(HEX[usize::from(b & 0x0f)]));
-        }
-        id
+        let bytes = ID_RNG.with(|rng| rng.borrow_mut().u128(..)).to_le_bytes();
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .hyphenated()
+            .to_string()
     }
 }
 
