@@ -426,7 +426,8 @@ impl Batch {
     /// wait for its reads' answers (IndexedDB) gets them all first. Fault injection
     /// (`abort_after`) counts the writes of the original order, so it is kept as it is.
     pub fn expectations_first(self) -> Batch {
-        if self.abort_after.is_some() {
+        let expects = |op: &Op| matches!(op, Op::Expect { .. });
+        if self.abort_after.is_some() || !self.ops.iter().any(expects) {
             return self;
         }
         // Every write: its position and table, and its key (grouped by key).

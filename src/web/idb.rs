@@ -349,10 +349,11 @@ impl IdbStore {
     /// quota) aborts it, and the transaction's error says why.
     async fn write(&self, batch: Batch) -> Result<(), StoreError> {
         // Reads first (the order IndexedDB answers them in); none for the sole writer.
-        let mut batch = batch.expectations_first();
+        let mut batch = batch;
         if self.sole_writer.get() {
             batch.ops.retain(|op| !matches!(op, Op::Expect { .. }));
         }
+        let batch = batch.expectations_first();
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());
