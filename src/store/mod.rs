@@ -424,7 +424,8 @@ impl Batch {
     /// and the rest in order. Such an expectation reads the record as it was before the
     /// batch wherever it stands, so this batch means exactly the same; a store that has to
     /// wait for its reads' answers (IndexedDB) gets them all first. Fault injection
-    /// (`abort_after`) counts the writes of the original order, so it is kept as it is.
+    /// (`abort_after`) counts the writes of the original order, so it is kept as it is, and
+    /// so is a batch without expectations.
     pub fn expectations_first(self) -> Batch {
         let expects = |op: &Op| matches!(op, Op::Expect { .. });
         if self.abort_after.is_some() || !self.ops.iter().any(expects) {

@@ -347,9 +347,8 @@ impl IdbStore {
     /// expectations) is committed as soon as it is placed. The batch has landed when
     /// the transaction completes; a write that fails (an insert whose key is taken, a full
     /// quota) aborts it, and the transaction's error says why.
-    async fn write(&self, batch: Batch) -> Result<(), StoreError> {
+    async fn write(&self, mut batch: Batch) -> Result<(), StoreError> {
         // Reads first (the order IndexedDB answers them in); none for the sole writer.
-        let mut batch = batch;
         if self.sole_writer.get() {
             batch.ops.retain(|op| !matches!(op, Op::Expect { .. }));
         }
