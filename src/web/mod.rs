@@ -18,10 +18,10 @@
 //!
 //! | message | in: text / value | out: text / value |
 //! |---|---|---|
-//! | a `saved` event (172 B) | 2 / 2.8 µs | 1.8 / 2.8 µs |
-//! | a keystroke's request (176 B) | 2.6 / 4.5 µs | 2.3 / 3.6 µs |
-//! | a response of 200 history entries (52 KB) | 0.74 / 1.53 ms | 0.52 / 1.16 ms |
-//! | a response with a 70 KB chapter text | 0.088 / 0.098 ms | 0.064 / 0.015 ms |
+//! | a `saved` event (172 B) | 2.4 / 4.3 µs | 2.5 / 4.6 µs |
+//! | a keystroke's request (176 B) | 3.1 / 6.3 µs | 3.1 / 5.6 µs |
+//! | a response of 200 history entries (52 KB) | 0.92 / 2.1 ms | 0.79 / 1.95 ms |
+//! | a response with a 70 KB chapter text | 0.17 / 0.18 ms | 0.099 / 0.016 ms |
 //!
 //! Only a message that is mostly one long string converts faster as a value, and only on
 //! its way out; every keystroke sends a request and gets a response and events, all small.
@@ -30,11 +30,11 @@
 //! the crossing from a worker holding the text as UTF-8 bytes (as the core's answer sits in
 //! wasm memory) to the page holding the object: as a string (parsed in the page), as a
 //! transferred buffer (decoded and parsed in the page) or as an object (parsed in the worker,
-//! cloned). Small messages take the same time all three ways (about 60 µs, the hop itself);
-//! 200 history entries take 0.31–0.33 / 0.32–0.33 / 0.77–0.86 ms; a 70 KB chapter
-//! 0.15–0.16 / 0.13–0.14 / 0.13–0.15 ms. Only an answer that is mostly one long string
-//! arrives sooner another way, by 10–25 µs once per chapter opened, so every answer keeps
-//! the one way.
+//! cloned). Over three runs, small messages take about the same time all three ways (110–180 µs,
+//! the hop itself); 200 history entries take 0.56–0.72 / 0.55–0.67 / 1.4–1.71 ms; a 70 KB
+//! chapter 0.26–0.29 / 0.27–0.31 / 0.31–0.32 ms. The buffer is ahead of the string in some runs
+//! and behind it in others, by less than 0.1 ms, and the object is the slowest for a large
+//! answer, so every answer keeps the one way.
 
 pub mod ahead;
 pub mod bench;
@@ -80,10 +80,9 @@ impl Clock for JsClock {
     }
 }
 
-/// Random ids as UUID v4 text (the `uuid` crate sets the version and variant bits of 128
-/// random bits), from a fastrand generator of the worker's (ids need uniqueness, not
-/// secrecy). A bulk note write takes hundreds at once: no crossing
-/// to JS for each.
+/// Random ids as UUID v4 text: 128 bits from a fastrand generator of the worker's (ids need
+/// uniqueness, not secrecy), whose version and variant bits the `uuid` crate sets. A bulk note
+/// write takes hundreds at once: no crossing to JS for each.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct JsIds;
 
