@@ -22,12 +22,12 @@ pub mod html;
 pub mod quote;
 pub mod url;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
 use crate::memory::search::{tokenize, BM25_B, BM25_K1};
-use rustc_hash::FxHashMap;
 
 /// Most research notes kept per project (the oldest fetched go first).
 pub const MAX_NOTES: usize = 200;

@@ -293,7 +293,7 @@ impl Store for MemoryStore {
                 }
                 return Err(error);
             }
-            if batch.ops.iter().any(|op| !matches!(op, Op::Expect { .. })) {
+            if !batch.ops.iter().all(Op::is_expectation) {
                 self.revision.set(self.revision.get() + 1);
             }
             Ok(())

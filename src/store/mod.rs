@@ -338,6 +338,11 @@ impl Op {
         }
     }
 
+    /// Whether it is an [`Op::Expect`]: a read, which writes nothing.
+    pub fn is_expectation(&self) -> bool {
+        matches!(self, Op::Expect { .. })
+    }
+
     /// Whether a record (or its absence) meets an [`Op::Expect`].
     pub fn expectation_holds(record: Option<&Value>, field: &str, equals: &Value) -> bool {
         Op::field_holds(record.and_then(|r| r.get(field)), equals)
@@ -427,8 +432,7 @@ impl Batch {
     /// (`abort_after`) counts the writes of the original order, so it is kept as it is, and
     /// so is a batch without expectations.
     pub fn expectations_first(self) -> Batch {
-        let expects = |op: &Op| matches!(op, Op::Expect { .. });
-        if self.abort_after.is_some() || !self.ops.iter().any(expects) {
+        if self.abort_after.is_some() || !self.ops.iter().any(Op::is_expectation) {
             return self;
         }
         // Every write: its position and table, and its key (grouped by key).

@@ -350,7 +350,7 @@ impl IdbStore {
     async fn write(&self, mut batch: Batch) -> Result<(), StoreError> {
         // Reads first (the order IndexedDB answers them in); none for the sole writer.
         if self.sole_writer.get() {
-            batch.ops.retain(|op| !matches!(op, Op::Expect { .. }));
+            batch.ops.retain(|op| !op.is_expectation());
         }
         let batch = batch.expectations_first();
         batch.validate()?;
