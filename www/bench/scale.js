@@ -13,7 +13,7 @@
 // touches. Numbers, never asserts. `?words=10000,100000` and `?notes=1000` pick sizes.
 //
 // The per-call operations run in one worker for all sizes, the sizes taking turns over
-// `?rounds=` rounds (default 4): a worker's round trip differs from one worker to the next and
+// `?rounds=` rounds (default 10): a worker's round trip differs from one worker to the next and
 // over a run (it depends on where the OS puts its thread and the page's, which on a small
 // machine costs a wake-up of an idle core or not), and a size measured in a worker of its own
 // would carry its worker's luck into the growth.
@@ -30,7 +30,7 @@ const WORDS = sizes('words', '10000,100000,1000000');
 const NOTES = sizes('notes', '1000,10000,100000');
 const CHAPTER_WORDS = 10_000;
 const WARMUP = Number(params.get('warmup') ?? 1500);
-const PER_CALL_ROUNDS = Number(params.get('rounds') ?? 4);
+const PER_CALL_ROUNDS = Number(params.get('rounds') ?? 10);
 const out = document.querySelector('[data-testid="bench-output"]');
 
 // The native bench's vocabulary and shape: sentences of 6–18 words, paragraphs of 3–7.
