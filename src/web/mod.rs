@@ -18,10 +18,10 @@
 //!
 //! | message | in: text / value | out: text / value |
 //! |---|---|---|
-//! | a `saved` event (172 B) | 2.4 / 4.3 µs | 2.5 / 4.6 µs |
-//! | a keystroke's request (176 B) | 3.1 / 6.3 µs | 3.1 / 5.6 µs |
-//! | a response of 200 history entries (52 KB) | 0.92 / 2.1 ms | 0.79 / 1.95 ms |
-//! | a response with a 70 KB chapter text | 0.17 / 0.18 ms | 0.099 / 0.016 ms |
+//! | a `saved` event (172 B) | 2.4 / 4.1 µs | 2.5 / 4.5 µs |
+//! | a keystroke's request (176 B) | 3 / 6.3 µs | 3.1 / 5.3 µs |
+//! | a response of 200 history entries (52 KB) | 0.92 / 2.08 ms | 0.75 / 1.79 ms |
+//! | a response with a 70 KB chapter text | 0.17 / 0.18 ms | 0.098 / 0.016 ms |
 //!
 //! Only a message that is mostly one long string converts faster as a value, and only on
 //! its way out; every keystroke sends a request and gets a response and events, all small.
@@ -30,11 +30,11 @@
 //! the crossing from a worker holding the text as UTF-8 bytes (as the core's answer sits in
 //! wasm memory) to the page holding the object: as a string (parsed in the page), as a
 //! transferred buffer (decoded and parsed in the page) or as an object (parsed in the worker,
-//! cloned). Over three runs, small messages take about the same time all three ways (110–180 µs,
-//! the hop itself); 200 history entries take 0.56–0.72 / 0.55–0.67 / 1.4–1.71 ms; a 70 KB
-//! chapter 0.26–0.29 / 0.27–0.31 / 0.31–0.32 ms. The buffer is ahead of the string in some runs
-//! and behind it in others, by less than 0.1 ms, and the object is the slowest for a large
-//! answer, so every answer keeps the one way.
+//! cloned). Over three runs, small messages take about the same time all three ways (110–190 µs,
+//! the hop itself); 200 history entries take 0.5–0.63 / 0.6–0.67 / 1.37–1.82 ms; a 70 KB
+//! chapter 0.31–0.33 / 0.24–0.26 / 0.26–0.36 ms. The buffer is behind the string for the
+//! history and ahead of it for the chapter, by less than 0.1 ms either way, and the object is
+//! the slowest for a large answer, so every answer keeps the one way.
 
 pub mod ahead;
 pub mod bench;
