@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the npm package from packages/draftsmith/ (make package): the wasm and its glue from
 # www/pkg/ (scripts/build-wasm.sh release; `make package` builds the release wasm first) are copied
-# into packages/draftsmith/pkg/, wllama (the in-browser model's runtime: its ES module, its wasm
-# and its licence) from www/node_modules/@wllama/wllama into packages/draftsmith/wllama/, the
-# MCP SDK's client (bundled with esbuild by www/mcp-sdk.mjs, with the SDK's licence) into
-# packages/draftsmith/mcp/, then `npm pack` writes packages/draftsmith-<version>.tgz and
-# the copy examples/tiptap/draftsmith.tgz that the Tiptap example installs.
+# into packages/draftsmith/pkg/, the worker (packages/draftsmith/src/worker.js bundled with that
+# glue by www/worker-bundle.mjs) is written to packages/draftsmith/worker.js, wllama (the
+# in-browser model's runtime: its ES module, its wasm and its licence) is copied from
+# www/node_modules/@wllama/wllama into packages/draftsmith/wllama/, the MCP SDK's client
+# (bundled with esbuild by www/mcp-sdk.mjs, with the SDK's licence) into packages/draftsmith/mcp/,
+# then `npm pack` writes packages/draftsmith-<version>.tgz and the copy
+# examples/tiptap/draftsmith.tgz that the Tiptap example installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkg=packages/draftsmith
@@ -16,6 +18,8 @@ rm -rf "$pkg/pkg"
 mkdir -p "$pkg/pkg"
 cp www/pkg/draftsmith.js www/pkg/draftsmith.d.ts www/pkg/draftsmith_bg.wasm www/pkg/draftsmith_bg.wasm.d.ts \
   www/pkg/draftsmith_reader.js www/pkg/draftsmith_reader_bg.wasm "$pkg/pkg/"
+# The worker: its source bundled with the glue just copied.
+node www/worker-bundle.mjs "$pkg/worker.js" "$pkg/pkg/draftsmith.js"
 wllama=www/node_modules/@wllama/wllama
 for f in esm/index.js esm/wasm/wllama.wasm LICENCE; do
   [ -f "$wllama/$f" ] || { echo "package: $wllama/$f is missing: run scripts/setup.sh demo (npm ci in www/) first" >&2; exit 1; }

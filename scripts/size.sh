@@ -37,7 +37,11 @@ if [ "${1:-}" = --budget ]; then
 fi
 row "draftsmith_bg.wasm" "$wasm"
 row "pkg/draftsmith.js (glue)" www/pkg/draftsmith.js
-row "worker.js" packages/draftsmith/worker.js
+# The worker as the package ships it: its source bundled with the glue.
+bundled="$(mktemp -d)"
+node www/worker-bundle.mjs "$bundled/worker.js" www/pkg/draftsmith.js >/dev/null
+row "worker.js (with the glue)" "$bundled/worker.js"
+rm -rf "$bundled"
 row "draftsmith.js (client)" packages/draftsmith/draftsmith.js
 row "sync.js (sync engine)" packages/draftsmith/sync.js
 # Loaded by the worker when research first reads a page, not at its start (not in the budget).

@@ -216,7 +216,7 @@ fn recipe_a_tool() {
 /// Requests the client package does not send through a method of its own, and why.
 const NOT_CLIENT_METHODS: &[(&str, &str)] = &[
     // The worker sends it itself when another tab's worker changed the open project.
-    ("reload_project", "packages/draftsmith/worker.js"),
+    ("reload_project", "packages/draftsmith/src/worker.js"),
     // The client sends it itself on the page's `offline` and `online` events.
     ("sync_network", "packages/draftsmith/draftsmith.js"),
     // Test hooks: the browser tests send them through `client.request`.

@@ -78,14 +78,15 @@ fn a_start_told_the_current_schema_version_reads_and_writes_nothing_and_any_othe
     assert_eq!(store.reads(), before + 1);
 }
 
-/// `worker.js` reads the schema record on its early connection before the glue is loaded, so
-/// it names the table, the key and the field itself: they must be the store's.
+/// The worker (`packages/draftsmith/src/worker.js`) reads the schema record on its early
+/// connection before the core is loaded, so it names the table, the key and the field itself:
+/// they must be the store's.
 #[test]
 fn the_worker_reads_the_schema_record_where_the_store_writes_it() {
     use draftsmith::store::{migrate, Store, Table, SCHEMA_RECORD, SCHEMA_VERSION};
     let worker = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/packages/draftsmith/worker.js"
+        "/packages/draftsmith/src/worker.js"
     ))
     .expect("worker.js");
     let meta = Table::Meta.name();

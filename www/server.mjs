@@ -32,6 +32,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lookup } from 'node:dns/promises';
+import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { handleModelRoute, readBody } from './llm-fixtures.mjs';
 
@@ -39,11 +40,12 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 
 // The embeddable package's sources (packages/draftsmith/), served where the demo page, its
 // service worker, the benchmarks and the tests load them: the client, its types and the
-// worker (which loads the wasm from ./pkg/, www/pkg/ here).
+// bridges. The worker is served as the package ships it, bundled with the glue (see
+// `workerBundle`); it loads the wasm from ./pkg/, www/pkg/ here.
 const PACKAGE = fileURLToPath(new URL('../packages/draftsmith/', import.meta.url));
 const HERE_ROOT = resolve(HERE);
 const FROM_PACKAGE = new Map(
-  ['/draftsmith.js', '/draftsmith.d.ts', '/worker.js', '/local-model.js', '/local-model.d.ts', '/mcp-client.js', '/mcp-client.d.ts'].map((p) => [
+  ['/draftsmith.js', '/draftsmith.d.ts', '/local-model.js', '/local-model.d.ts', '/mcp-client.js', '/mcp-client.d.ts'].map((p) => [
     p,
     join(PACKAGE, p.slice(1)),
   ]),
@@ -60,6 +62,28 @@ function mcpSdkBundle() {
       throw err;
     });
   return mcpSdk;
+}
+// The worker: its source (packages/draftsmith/src/) bundled with the glue in www/pkg/ by
+// www/worker-bundle.mjs, as `make package` makes the package's worker.js. Bundled again when
+// either has changed since (a rebuilt wasm, an edited worker), then kept in memory.
+const WORKER_PATH = '/worker.js';
+const GLUE = fileURLToPath(new URL('./pkg/draftsmith.js', import.meta.url));
+let worker = null;
+async function workerBundle() {
+  const bundler = await import('./worker-bundle.mjs');
+  const inputs = await Promise.all([bundler.WORKER_SOURCE, bundler.FIRST_GLUE_SOURCE, GLUE].map((file) => stat(file)));
+  const key = inputs.map((info) => `${info.size}-${info.mtimeMs}`).join('/');
+  if (worker?.key !== key) {
+    const made = { key, text: bundler.bundleWorker(GLUE) };
+    worker = made;
+    made.text.catch(() => {
+      if (worker === made) worker = null;
+    });
+  }
+  const current = worker;
+  const text = await current.text;
+  current.etag ??= `"${createHash('sha256').update(text).digest('hex').slice(0, 32)}"`;
+  return { text, etag: current.etag };
 }
 // wllama (the in-browser model's runtime), where the package ships it: beside the worker.
 const WLLAMA = fileURLToPath(new URL('./node_modules/@wllama/wllama/esm/', import.meta.url));
@@ -132,6 +156,21 @@ async function serveStatic(root, pathname, res, req) {
     }
     res.writeHead(200, { ...COMMON_HEADERS, 'Content-Type': MIME['.js'] });
     return res.end(bundle);
+  }
+  if (root === HERE_ROOT && path === WORKER_PATH) {
+    let bundle;
+    try {
+      bundle = await workerBundle();
+    } catch (err) {
+      return send(res, 500, `could not bundle the worker (run scripts/build-wasm.sh first): ${err.message}`);
+    }
+    const headers = { ...COMMON_HEADERS, 'Content-Type': MIME['.js'], ETag: bundle.etag };
+    if (req?.headers['if-none-match'] === bundle.etag) {
+      res.writeHead(304, headers);
+      return res.end();
+    }
+    res.writeHead(200, headers);
+    return res.end(bundle.text);
   }
   let target = (root === HERE_ROOT && (FROM_PACKAGE.get(path) || FROM_WLLAMA.get(path))) || file;
   try {

@@ -2,7 +2,7 @@
 //! environment traits. This is the only module that may name `wasm_bindgen`, `web_sys`,
 //! `js_sys` and the other browser crates.
 //!
-//! `packages/draftsmith/worker.js` constructs one [`WorkerCore`] with a function that posts
+//! `packages/draftsmith/src/worker.js` constructs one [`WorkerCore`] with a function that posts
 //! events to the page, then hands it every message as JSON text and posts back the JSON text
 //! it returns (as a string: the client parses it; the worker parses only the answers it reads).
 //!

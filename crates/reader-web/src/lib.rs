@@ -1,7 +1,7 @@
 //! [`draftsmith_reader`] as a WebAssembly module of its own, built by `scripts/build-wasm.sh`
 //! into `pkg/draftsmith_reader.js` and `pkg/draftsmith_reader_bg.wasm`.
 //!
-//! The worker (`packages/draftsmith/worker.js`) imports it the first time research reads a
+//! The worker (`packages/draftsmith/src/worker.js`) imports it the first time research reads a
 //! page, and hands each page's HTML to [`read_page`]. Keeping Readability and html5ever out
 //! of the core's wasm keeps them out of every start of the worker.
 

@@ -76,7 +76,7 @@ test('wllama ships beside the worker, where the in-browser model imports it, wit
   const bridge = readFileSync(`${PACKAGE}local-model.js`, 'utf8');
   assert.ok(bridge.includes("new URL('./wllama/index.js', import.meta.url)"));
   assert.ok(bridge.includes("new URL('./wllama/wllama.wasm', import.meta.url)"));
-  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("import('./local-model.js')"));
+  assert.match(readFileSync(`${PACKAGE}worker.js`, 'utf8'), /import\(["']\.\/local-model\.js["']\)/);
 });
 
 test('the MCP SDK client ships beside the worker as one browser module, with its licence', async () => {
@@ -93,7 +93,7 @@ test('the MCP SDK client ships beside the worker as one browser module, with its
   assert.ok(readFileSync(`${PACKAGE}mcp/LICENSE`).equals(readFileSync(sdkLicense)), 'mcp/LICENSE is the SDK licence');
   const bridge = readFileSync(`${PACKAGE}mcp-client.js`, 'utf8');
   assert.ok(bridge.includes("new URL('./mcp/sdk.js', import.meta.url)"));
-  assert.ok(readFileSync(`${PACKAGE}worker.js`, 'utf8').includes("import('./mcp-client.js')"));
+  assert.match(readFileSync(`${PACKAGE}worker.js`, 'utf8'), /import\(["']\.\/mcp-client\.js["']\)/);
 });
 
 test('the page reader ships beside the core as a module of its own, and reads a page', async () => {
@@ -107,6 +107,16 @@ test('the page reader ships beside the core as a module of its own, and reads a 
   assert.match(read.Ok.text, /^The keeper trimmed the wick at dusk/);
   assert.deepEqual(JSON.parse(reader.readPage('<div>'.repeat(300))), { Err: { TooDeep: 300 } });
   const worker = readFileSync(`${PACKAGE}worker.js`, 'utf8');
-  assert.ok(worker.includes("new URL('./pkg/draftsmith_reader.js', import.meta.url)"));
-  assert.ok(worker.includes("new URL('./pkg/draftsmith_reader_bg.wasm', import.meta.url)"));
+  assert.match(worker, /new URL\(["']\.\/pkg\/draftsmith_reader\.js["'], import\.meta\.url\)/);
+  assert.match(worker, /new URL\(["']\.\/pkg\/draftsmith_reader_bg\.wasm["'], import\.meta\.url\)/);
+});
+
+test('worker.js is the worker source bundled with the glue it ships beside', async () => {
+  const { bundleWorker } = await import(`${PACKAGE}../../www/worker-bundle.mjs`);
+  const worker = readFileSync(`${PACKAGE}worker.js`, 'utf8');
+  assert.equal(worker, await bundleWorker(`${PACKAGE}pkg/draftsmith.js`), 'worker.js is out of date: run scripts/package.sh');
+  // The glue is in it: its first start imports nothing but the bridges, on first use.
+  assert.match(worker, /WorkerCore = class/);
+  assert.doesNotMatch(worker, /^import /m);
+  assert.match(worker, /new URL\(["']\.\/pkg\/draftsmith\.js["'], import\.meta\.url\)/, 'the glue of a core restarted after a panic');
 });

@@ -2,8 +2,8 @@
 // compiles: the connection is asked for before the core's wasm is ready, closed once the core
 // has its own, never creates a database that does not exist yet, and gives way at once to an
 // upgrade. The wasm is fetched once and compiled as it streams in, before the glue starts, and
-// every start (the later ones after a panic) is given that compiled module. worker.js runs as
-// it is, from a copy beside a fake wasm glue whose start waits for the test, on a fake
+// every start (the later ones after a panic) is given that compiled module. src/worker.js runs
+// unbundled, from a copy beside a fake wasm glue whose start waits for the test, on a fake
 // `indexedDB`; a panic of the fake core makes the worker start again.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

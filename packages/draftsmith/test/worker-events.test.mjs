@@ -2,7 +2,7 @@
 // request emits reach the page in the same message as its answer; a request that takes longer
 // lets them go after a frame (16 ms); an event outside any request goes at the end of the task;
 // progress goes at once; an answer the core gives ahead of its save goes when the save lands.
-// worker.js runs as it is, from a copy beside a fake wasm glue.
+// src/worker.js runs unbundled, from a copy beside a fake wasm glue.
 import { test, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './worker-harness.mjs';

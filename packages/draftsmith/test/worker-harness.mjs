@@ -1,4 +1,4 @@
-// worker.js as it is, run in node for the tests of its own logic: copied beside a fake wasm
+// The worker (src/worker.js), run in node for the tests of its own logic: copied beside a fake wasm
 // glue (`pkg/draftsmith.js`), with a dedicated worker's globals in one tab (no
 // BroadcastChannel: no other tab to tell) and its resend interval faked (a real one would keep
 // node running).
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * Import worker.js beside `glue` (the fake glue's source), on the database `db`; what it posts
+ * Import the worker beside `glue` (the fake glue's source), on the database `db`; what it posts
  * goes to `postMessage`, its listeners to `addEventListener`. `timers`: more of node's timer
  * APIs to fake; `fetch`: what the worker's fetches get (an empty response by default); `name`:
  * the worker's name (`self.name`).
@@ -26,7 +26,10 @@ export async function startWorker({
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'draftsmith-worker-'));
   const pkg = fileURLToPath(new URL('..', import.meta.url));
-  for (const file of ['worker.js', 'local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
+  // The worker's source, unbundled (its first glue imported from the fake glue), where the
+  // package's worker.js is.
+  for (const file of ['worker.js', 'first-glue.js']) copyFileSync(join(pkg, 'src', file), join(dir, file));
+  for (const file of ['local-model.js', 'mcp-client.js']) copyFileSync(join(pkg, file), join(dir, file));
   mkdirSync(join(dir, 'pkg'));
   writeFileSync(join(dir, 'pkg', 'draftsmith.js'), glue);
   globalThis.self = globalThis;

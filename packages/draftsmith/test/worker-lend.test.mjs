@@ -1,8 +1,8 @@
 // The core's compiled wasm, lent from one worker to the next through the page (worker.js): a
 // worker that compiled it posts it to the page once, and a worker started for a lent module
 // (named so) takes it from its first message and fetches nothing. A first message that is not
-// a module is served as the request it is, and the worker fetches the wasm itself. worker.js
-// runs as it is, from a copy beside a fake wasm glue.
+// a module is served as the request it is, and the worker fetches the wasm itself. src/worker.js
+// runs unbundled, from a copy beside a fake wasm glue.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './worker-harness.mjs';

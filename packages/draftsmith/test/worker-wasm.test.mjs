@@ -1,6 +1,6 @@
 // How the worker (worker.js) gets the core's wasm from a server that is not the usual one: a
 // wasm the server fails to send fails the start with the reason, and one served without the
-// application/wasm type is compiled from its bytes. worker.js runs as it is, from a copy
+// application/wasm type is compiled from its bytes. src/worker.js runs unbundled, from a copy
 // beside a fake wasm glue.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

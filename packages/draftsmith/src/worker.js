@@ -1,5 +1,9 @@
 // draftsmith worker bootstrap (a module worker).
 //
+// The source of the package's `worker.js`, which www/worker-bundle.mjs makes of it with the
+// core's glue bundled in (one script to load at every start). Its URLs are relative to that
+// `worker.js`, at the package's root: the package's node tests run this file from a copy there.
+//
 // Loads the wasm core (built by `wasm-bindgen --target web` into ./pkg) and serves the
 // request/response protocol described in src/protocol.rs:
 //   page -> worker  {kind: "request", id, type, text} (the client: `text` the request's JSON),
@@ -25,6 +29,8 @@
 // Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
 // when another tab saved it (the behaviour before wave 2).
 
+import { firstGlue } from './first-glue.js';
+
 // Both resolved relative to this module (not to the page), in a form bundlers follow: Vite
 // copies the glue and the wasm and rewrites these URLs; unbundled, they are the files beside.
 const GLUE_URL = new URL('./pkg/draftsmith.js', import.meta.url).href;
@@ -33,9 +39,8 @@ const WASM_URL = new URL('./pkg/draftsmith_bg.wasm', import.meta.url).href;
 // a page: every start of the worker is spared its download and compilation.
 const READER_GLUE_URL = new URL('./pkg/draftsmith_reader.js', import.meta.url).href;
 const READER_WASM_URL = new URL('./pkg/draftsmith_reader_bg.wasm', import.meta.url).href;
-// The glue of the first start, imported as soon as this script runs: it downloads while the
-// rest of the script runs and the database opens. A failure is reported by `boot`.
-const firstGlue = import(/* @vite-ignore */ GLUE_URL);
+// The glue of the first start (see first-glue.js), bundled in; a failure to import it is
+// reported by `boot`.
 firstGlue.catch(() => {});
 // The IndexedDB database: `draftsmith`, or the worker URL's `?db=` (tests and embedders that
 // keep several libraries apart).
