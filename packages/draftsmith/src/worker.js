@@ -27,7 +27,7 @@
 // again, a writer's change that may have been applied is sent again too (the core applies a
 // tagged change once), and any other request that was running fails with `interrupted`.
 // Without Web Locks or BroadcastChannel every worker writes for itself and reloads a project
-// when another tab saved it (the behaviour before wave 2).
+// when another tab saved it.
 
 import { firstGlue } from './first-glue.js';
 
