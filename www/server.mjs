@@ -137,6 +137,14 @@ function etagOf(info) {
   return `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
 }
 
+// Answer 304 when the request names the validator in `headers` (its `ETag`); says whether it did.
+function notModified(req, res, headers) {
+  if (req?.headers['if-none-match'] !== headers.ETag) return false;
+  res.writeHead(304, headers);
+  res.end();
+  return true;
+}
+
 async function serveStatic(root, pathname, res, req) {
   let path;
   try {
@@ -165,10 +173,7 @@ async function serveStatic(root, pathname, res, req) {
       return send(res, 500, `could not bundle the worker (run scripts/build-wasm.sh first): ${err.message}`);
     }
     const headers = { ...COMMON_HEADERS, 'Content-Type': MIME['.js'], ETag: bundle.etag };
-    if (req?.headers['if-none-match'] === bundle.etag) {
-      res.writeHead(304, headers);
-      return res.end();
-    }
+    if (notModified(req, res, headers)) return;
     res.writeHead(200, headers);
     return res.end(bundle.text);
   }
@@ -181,10 +186,7 @@ async function serveStatic(root, pathname, res, req) {
     }
     const etag = etagOf(info);
     const headers = { ...COMMON_HEADERS, 'Content-Type': MIME[extname(target)] ?? 'application/octet-stream', ETag: etag };
-    if (req?.headers['if-none-match'] === etag) {
-      res.writeHead(304, headers);
-      return res.end();
-    }
+    if (notModified(req, res, headers)) return;
     const body = await readFile(target);
     res.writeHead(200, headers);
     res.end(body);

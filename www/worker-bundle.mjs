@@ -76,11 +76,10 @@ export async function bundleWorker(glue) {
 
 /** Write the bundle with the glue at `glue` to `outfile`; resolves to its size in bytes. */
 export async function writeWorker(outfile, glue) {
-  const result = await build(options(glue));
-  const bytes = result.outputFiles[0].contents;
+  const text = await bundleWorker(glue);
   await mkdir(dirname(outfile), { recursive: true });
-  await writeFile(outfile, bytes);
-  return bytes.length;
+  await writeFile(outfile, text);
+  return Buffer.byteLength(text);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
