@@ -135,116 +135,8 @@ pub struct SearchHit {
     pub score: f64,
 }
 
-/// The stopwords [`tokenize`] drops, sorted (for binary search); none is longer than five
-/// bytes.
-pub const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "d", "do", "for", "from", "had", "has",
-    "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "ll", "m", "of", "on",
-    "or", "re", "s", "she", "so", "t", "that", "the", "their", "them", "then", "there", "they",
-    "this", "to", "ve", "was", "we", "were", "what", "when", "which", "who", "will", "with", "you",
-];
-
-/// A word of at most seven bytes as one number: its bytes, the first highest, zeros after its
-/// end, and its length in the lowest byte. So packed words order as the words do, are equal
-/// only when the words are, and compare in one instruction.
-const fn pack(word: &[u8]) -> u64 {
-    let mut key = 0u64;
-    let mut i = 0;
-    while i < 7 {
-        key <<= 8;
-        if i < word.len() {
-            key |= word[i] as u64;
-        }
-        i += 1;
-    }
-    (key << 8) | (word.len() as u64 & 0xff)
-}
-
-/// [`STOPWORDS`] packed (see [`pack`]), in the same (sorted) order.
-const STOPWORD_KEYS: [u64; STOPWORDS.len()] = {
-    let mut keys = [0u64; STOPWORDS.len()];
-    let mut i = 0;
-    while i < keys.len() {
-        keys[i] = pack(STOPWORDS[i].as_bytes());
-        i += 1;
-    }
-    keys
-};
-
-fn is_stopword(term: &str) -> bool {
-    term.len() <= 5 && STOPWORD_KEYS.binary_search(&pack(term.as_bytes())).is_ok()
-}
-
-/// Strip a simple English plural in place (ASCII words of four letters or more).
-fn strip_plural(term: &mut String) {
-    let len = term.len();
-    if len < 4 || !term.bytes().all(|b| b.is_ascii_lowercase()) || !term.ends_with('s') {
-        return;
-    }
-    if term.ends_with("ies") && len > 4 {
-        term.truncate(len - 3);
-        term.push('y');
-    } else if ["sses", "xes", "ches", "shes"]
-        .iter()
-        .any(|end| term.ends_with(end))
-    {
-        term.truncate(len - 2);
-    } else if !(term.ends_with("ss") || term.ends_with("us") || term.ends_with("is")) {
-        term.truncate(len - 1);
-    }
-}
-
-/// Call `f` with each term of `text` (see the module docs). `word` is scratch space.
-fn each_term(text: &str, word: &mut String, mut f: impl FnMut(&str)) {
-    let mut emit = |word: &mut String| {
-        if !word.is_empty() {
-            if !is_stopword(word) {
-                strip_plural(word);
-                f(word);
-            }
-            word.clear();
-        }
-    };
-    word.clear();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b.is_ascii_alphanumeric() {
-            // A run of ASCII letters and digits at once.
-            let end = bytes[i..]
-                .iter()
-                .position(|b| !b.is_ascii_alphanumeric())
-                .map_or(bytes.len(), |n| i + n);
-            let from = word.len();
-            word.push_str(text.get(i..end).unwrap_or_default());
-            if let Some(added) = word.get_mut(from..) {
-                added.make_ascii_lowercase();
-            }
-            i = end;
-        } else if b.is_ascii() {
-            emit(word);
-            i += 1;
-        } else {
-            let Some(c) = text.get(i..).and_then(|rest| rest.chars().next()) else {
-                break;
-            };
-            if c.is_alphanumeric() {
-                word.extend(c.to_lowercase());
-            } else {
-                emit(word);
-            }
-            i += c.len_utf8();
-        }
-    }
-    emit(word);
-}
-
-/// The terms of `text`, in order, with repeats (see the module docs).
-pub fn tokenize(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    each_term(text, &mut String::new(), |t| out.push(t.to_string()));
-    out
-}
+use draftsmith_terms::{each_term, Dictionary};
+pub use draftsmith_terms::{tokenize, STOPWORDS};
 
 /// Normalize query tags like note tags, ignoring empty ones (a search never fails).
 fn query_tags(tags: &[String]) -> Vec<String> {
@@ -271,12 +163,12 @@ struct Terms {
 impl Terms {
     fn new(text: &str, dictionary: &Dictionary) -> Self {
         let mut terms: Vec<String> = Vec::new();
-        each_term(text, &mut String::new(), |t| {
+        each_term(text, &mut String::new(), &mut |t| {
             if terms.len() < MAX_QUERY_TERMS && !terms.iter().any(|have| have == t) {
                 terms.push(t.to_string());
             }
         });
-        let ids = terms.iter().map(|t| dictionary.get(t).copied()).collect();
+        let ids = terms.iter().map(|t| dictionary.get(t)).collect();
         let mut sorted: Vec<usize> = (0..terms.len()).collect();
         sorted.sort_by(|&a, &b| terms[a].cmp(&terms[b]));
         Self { terms, ids, sorted }
@@ -301,10 +193,6 @@ pub(crate) fn by_importance(a: &MemoryNote, b: &MemoryNote) -> Ordering {
         .then(b.updated_ms.cmp(&a.updated_ms))
         .then_with(|| a.id.cmp(&b.id))
 }
-
-/// Term → term id, hashed with rustc's FxHash (`rustc-hash`), fast for short keys that are not
-/// chosen by an adversary (the terms come from the writer's own notes).
-type Dictionary = FxHashMap<String, u32>;
 
 /// A note's index entry: its length in terms, its slot in the postings and its terms.
 #[derive(Clone)]
@@ -423,22 +311,13 @@ impl NoteIndex {
         // Each occurrence as one number, its term id high and its weight low, so that sorting
         // plain integers groups a term's occurrences.
         let mut ids: Vec<u64> = Vec::with_capacity(note.text.len() / 5 + 8);
-        let mut length = 0u32;
-        let mut word = String::new();
-        let dictionary = &mut self.dictionary;
-        let mut add = |term: &str, weight: u32| {
-            length = length.saturating_add(weight);
-            let next = small(dictionary.len());
-            let id = match dictionary.get(term) {
-                Some(&id) => id,
-                None => *dictionary.entry(term.to_string()).or_insert(next),
-            };
-            ids.push(u64::from(id) << 32 | u64::from(weight));
-        };
-        each_term(&note.text, &mut word, |t| add(t, 1));
-        for tag in &note.tags {
-            each_term(tag, &mut word, |t| add(t, TAG_WEIGHT));
-        }
+        let length = self.dictionary.occurrences(
+            &note.text,
+            &note.tags,
+            TAG_WEIGHT,
+            &mut String::new(),
+            &mut ids,
+        );
         ids.sort_unstable();
         let slot = match self.free.pop() {
             Some(slot) => slot,
@@ -647,8 +526,8 @@ impl NoteIndex {
             .into_iter()
             .map(Some)
             .collect();
-        // The `Dictionary` type (a position fits a u32): no hash map type of its own.
-        let mut positions: Option<Dictionary> = None;
+        // By id (a position fits a u32).
+        let mut positions: Option<FxHashMap<String, u32>> = None;
         let mut next = 0; // the first old entry not yet passed
         let mut kept: Vec<Option<IndexedNote>> = Vec::with_capacity(notes.len());
         let mut stale: Vec<IndexedNote> = Vec::new();
@@ -773,14 +652,14 @@ impl NoteIndex {
 /// Term frequencies of one note for the query terms, counted from its text, and its length.
 fn frequencies(note: &MemoryNote, terms: &Terms, row: &mut [u32], word: &mut String) -> u32 {
     let mut length = 0u32;
-    each_term(&note.text, word, |t| {
+    each_term(&note.text, word, &mut |t| {
         length = length.saturating_add(1);
         if let Some(k) = terms.find(t) {
             row[k] = row[k].saturating_add(1);
         }
     });
     for tag in &note.tags {
-        each_term(tag, word, |t| {
+        each_term(tag, word, &mut |t| {
             length = length.saturating_add(TAG_WEIGHT);
             if let Some(k) = terms.find(t) {
                 row[k] = row[k].saturating_add(TAG_WEIGHT);
@@ -913,17 +792,6 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stopwords_are_sorted_and_short() {
-        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
-        assert!(STOPWORD_KEYS.windows(2).all(|w| w[0] < w[1]));
-        assert!(STOPWORDS.iter().all(|w| w.len() <= 5));
-        assert!(STOPWORDS.iter().all(|w| is_stopword(w)));
-        for word in ["lamp", "theirs", "", "th", "thes", "hers", "a\0", "ä"] {
-            assert!(!is_stopword(word), "{word:?}");
-        }
-    }
 
     #[test]
     fn tokenizer_lowercases_splits_drops_stopwords_and_plurals() {
