@@ -24,6 +24,14 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
+// A request naming the current validator `etag` of `url` is answered 304, without a body.
+async function assertNotModified(url, etag) {
+  const again = await fetch(url, { headers: { 'If-None-Match': etag } });
+  assert.equal(again.status, 304);
+  assert.equal(again.headers.get('etag'), etag);
+  assert.equal((await again.arrayBuffer()).byteLength, 0);
+}
+
 test('a static file is revalidated: 304 while it is unchanged, 200 with its body once it changes', async () => {
   const first = await fetch(`${server.url}core.wasm`);
   assert.equal(first.status, 200);
@@ -34,10 +42,7 @@ test('a static file is revalidated: 304 while it is unchanged, 200 with its body
   const bytes = (await first.arrayBuffer()).byteLength;
   assert.ok(bytes > 0);
 
-  const again = await fetch(`${server.url}core.wasm`, { headers: { 'If-None-Match': etag } });
-  assert.equal(again.status, 304);
-  assert.equal(again.headers.get('etag'), etag);
-  assert.equal((await again.arrayBuffer()).byteLength, 0);
+  await assertNotModified(`${server.url}core.wasm`, etag);
 
   // A validator the file no longer has gets the whole file.
   const stale = await fetch(`${server.url}core.wasm`, { headers: { 'If-None-Match': '"0-0"' } });
@@ -76,10 +81,7 @@ test('the worker is served bundled with the glue, and revalidated like a file', 
     const etag = first.headers.get('etag');
     assert.match(etag ?? '', /^"[0-9a-f]{32}"$/);
 
-    const again = await fetch(`${site.url}worker.js`, { headers: { 'If-None-Match': etag } });
-    assert.equal(again.status, 304);
-    assert.equal(again.headers.get('etag'), etag);
-    assert.equal((await again.arrayBuffer()).byteLength, 0);
+    await assertNotModified(`${site.url}worker.js`, etag);
 
     const stale = await fetch(`${site.url}worker.js`, { headers: { 'If-None-Match': '"0-0"' } });
     assert.equal(stale.status, 200);

@@ -53,19 +53,21 @@ const STOPWORD_KEYS: [u64; STOPWORDS.len()] = {
     keys
 };
 
+/// [`pack`] of a word of at most seven bytes, in one load: the bytes first, zeros after them,
+/// the length last.
+fn packed(word: &[u8]) -> u64 {
+    let mut key = [0u8; 8];
+    key[..word.len()].copy_from_slice(word);
+    key[7] = word.len() as u8;
+    u64::from_be_bytes(key)
+}
+
 /// Whether `term` is one of the [`STOPWORDS`].
 pub fn is_stopword(term: &str) -> bool {
-    let bytes = term.as_bytes();
-    if bytes.len() > 5 {
-        return false;
-    }
-    // `pack(bytes)` in one load: the bytes first, zeros after them, the length last.
-    let mut key = [0u8; 8];
-    key[..bytes.len()].copy_from_slice(bytes);
-    key[7] = bytes.len() as u8;
-    STOPWORD_KEYS
-        .binary_search(&u64::from_be_bytes(key))
-        .is_ok()
+    term.len() <= 5
+        && STOPWORD_KEYS
+            .binary_search(&packed(term.as_bytes()))
+            .is_ok()
 }
 
 /// Strip a simple English plural in place (ASCII words of four letters or more).
@@ -90,7 +92,6 @@ fn strip_plural(term: &mut String) {
 /// Call `f` with each term of `text`, in order, with repeats. `word` is scratch space.
 /// Generic, so that the loops of this crate have `f` inlined; [`each_term`] is its entry for
 /// other crates.
-#[inline]
 fn terms_of(text: &str, word: &mut String, mut f: impl FnMut(&str)) {
     let mut emit = |word: &mut String| {
         if !word.is_empty() {
@@ -221,10 +222,7 @@ mod tests {
         }
         // The packing in one load is `pack`'s.
         for word in STOPWORDS.iter().chain(&["", "lamp", "a\0", "ä", "yours"]) {
-            let mut key = [0u8; 8];
-            key[..word.len()].copy_from_slice(word.as_bytes());
-            key[7] = word.len() as u8;
-            assert_eq!(u64::from_be_bytes(key), pack(word.as_bytes()), "{word:?}");
+            assert_eq!(packed(word.as_bytes()), pack(word.as_bytes()), "{word:?}");
         }
     }
 
