@@ -308,17 +308,14 @@ impl NoteIndex {
     /// Index `note`, to stand at `position`: its terms into the dictionary, its postings
     /// under a free slot.
     fn add(&mut self, note: &MemoryNote, position: usize) -> IndexedNote {
-        // Each occurrence as one number, its term id high and its weight low, so that sorting
-        // plain integers groups a term's occurrences.
-        let mut ids: Vec<u64> = Vec::with_capacity(note.text.len() / 5 + 8);
-        let length = self.dictionary.occurrences(
+        let mut counts: Vec<(u32, u32)> = Vec::new();
+        let length = self.dictionary.counts(
             &note.text,
             &note.tags,
             TAG_WEIGHT,
             &mut String::new(),
-            &mut ids,
+            &mut counts,
         );
-        ids.sort_unstable();
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -330,24 +327,11 @@ impl NoteIndex {
         if self.postings.len() < self.dictionary.len() {
             self.postings.resize_with(self.dictionary.len(), Vec::new);
         }
-        let mut terms: Vec<u32> = Vec::new();
-        for packed in ids {
-            let (id, weight) = ((packed >> 32) as u32, packed as u32);
-            let list = &mut self.postings[id as usize];
-            match list.last_mut() {
-                Some(last) if terms.last() == Some(&id) => {
-                    last.frequency = last.frequency.saturating_add(weight);
-                }
-                _ => {
-                    terms.push(id);
-                    list.push(Posting {
-                        slot,
-                        frequency: weight,
-                    });
-                }
-            }
+        let mut terms: Vec<u32> = Vec::with_capacity(counts.len());
+        for (id, frequency) in counts {
+            terms.push(id);
+            self.postings[id as usize].push(Posting { slot, frequency });
         }
-        terms.shrink_to_fit();
         let mut entry = IndexedNote {
             id: note.id.clone(),
             stamp: Stamp::of(note),

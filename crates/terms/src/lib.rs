@@ -1,6 +1,5 @@
 //! The terms of draftsmith's memory search: what [`tokenize`] makes of a text, and the
-//! [`Dictionary`] that gives each term an id and turns a note's text and tags into its term
-//! occurrences (what `draftsmith::memory::search` builds its postings from).
+//! [`Dictionary`] that gives each term an id and counts the terms of a note's text and tags (what `draftsmith::memory::search` builds its postings from).
 //!
 //! **Terms.** Lowercased, split on every character that is not alphanumeric (Unicode-aware:
 //! `Café`, `海` and `Ωmega` are words), without a short list of English [`STOPWORDS`], and with
@@ -172,23 +171,28 @@ impl Dictionary {
         self.ids.get(term).copied()
     }
 
-    /// The occurrences of the terms of `text`, then of each of `tags` (each tag term counting
-    /// `tag_weight` times), appended to `out`: each one's term id in the high 32 bits (a term
-    /// not held yet is added) and its weight in the low ones, so that sorting the numbers
-    /// groups a term's occurrences. Returns the sum of their weights (the note's length,
-    /// saturating). `word` is scratch space.
-    pub fn occurrences(
+    /// How often each term of `text` and of `tags` occurs (a tag's terms counting
+    /// `tag_weight` times each), appended to `out` as `(term id, weight)`, one pair per term,
+    /// in term id order. A term not held yet is added: ids count up in the order terms are
+    /// first seen. Returns the sum of the weights (the note's length, saturating). `word` is
+    /// scratch space.
+    ///
+    /// Never inlined: inlined into a caller built for size, its loops would be optimized as
+    /// that caller's.
+    #[inline(never)]
+    pub fn counts(
         &mut self,
         text: &str,
         tags: &[String],
         tag_weight: u32,
         word: &mut String,
-        out: &mut Vec<u64>,
+        out: &mut Vec<(u32, u32)>,
     ) -> u32 {
-        let mut length = 0u32;
+        // Each occurrence as one number, its term id high and its weight low, so that sorting
+        // plain integers groups a term's occurrences.
+        let mut occurrences: Vec<u64> = Vec::with_capacity(text.len() / 5 + 8);
         let ids = &mut self.ids;
         let mut add = |term: &str, weight: u32| {
-            length = length.saturating_add(weight);
             let id = match ids.get(term) {
                 Some(&id) => id,
                 None => {
@@ -197,11 +201,22 @@ impl Dictionary {
                     next
                 }
             };
-            out.push(u64::from(id) << 32 | u64::from(weight));
+            occurrences.push(u64::from(id) << 32 | u64::from(weight));
         };
         terms_of(text, word, |t| add(t, 1));
         for tag in tags {
             terms_of(tag, word, |t| add(t, tag_weight));
+        }
+        occurrences.sort_unstable();
+        let mut length = 0u32;
+        let from = out.len();
+        for packed in occurrences {
+            let (id, weight) = ((packed >> 32) as u32, packed as u32);
+            length = length.saturating_add(weight);
+            match out.get_mut(from..).and_then(|counted| counted.last_mut()) {
+                Some((last, count)) if *last == id => *count = count.saturating_add(weight),
+                _ => out.push((id, weight)),
+            }
         }
         length
     }
@@ -227,11 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn occurrences_number_terms_in_first_seen_order_and_weigh_tags() {
+    fn counts_number_terms_in_first_seen_order_and_weigh_tags() {
         let mut dictionary = Dictionary::default();
         let mut out = Vec::new();
         let mut word = String::new();
-        let length = dictionary.occurrences(
+        let length = dictionary.counts(
             "The lamps, the lamp and the storm",
             &["Storm".to_string()],
             2,
@@ -243,14 +258,14 @@ mod tests {
         assert_eq!(dictionary.get("lamp"), Some(0));
         assert_eq!(dictionary.get("storm"), Some(1));
         assert_eq!(dictionary.get("the"), None);
-        assert_eq!(out, vec![1, 1, 1 << 32 | 1, 1 << 32 | 2]);
-        // A second text keeps the ids and adds its new terms after them.
-        out.clear();
+        assert_eq!(out, vec![(0, 2), (1, 3)]);
+        // A second text keeps the ids and adds its new terms after them; its counts are
+        // appended, never merged into what `out` held.
         assert_eq!(
-            dictionary.occurrences("Storm, gull", &[], 2, &mut word, &mut out),
-            2
+            dictionary.counts("gull, storm, Gulls", &[], 2, &mut word, &mut out),
+            3
         );
-        assert_eq!(out, vec![1 << 32 | 1, 2 << 32 | 1]);
+        assert_eq!(out, vec![(0, 2), (1, 3), (1, 1), (2, 2)]);
     }
 
     #[test]
