@@ -1,6 +1,6 @@
-//! A keystroke's answer is given ahead of its save (`Core::handle_in_ahead`): known before the
-//! save is placed, and the same answer the core returns once the save has ended, whether it
-//! landed or failed. Requests that save nothing, or whose answer waits on more than a save,
+//! A keystroke's answer, and a bulk write of notes', is given ahead of its save
+//! (`Core::handle_in_ahead`): known before the save is placed, and the same answer the core
+//! returns once the save has ended, whether it landed or failed. Requests that save nothing, or whose answer waits on more than a save,
 //! give nothing ahead.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -91,6 +91,21 @@ impl World {
     }
 }
 
+impl World {
+    /// How many notes `search_memory` finds for `query`.
+    fn found(&self, id: u64, query: &str) -> usize {
+        let (found, _) = self.send(
+            id,
+            "execute",
+            json!({"tool": "search_memory", "args": {"query": query}}),
+        );
+        found["result"]["data"]["hits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("hits: {found}"))
+            .len()
+    }
+}
+
 struct Ahead {
     answer: String,
     commits: u64,
@@ -162,4 +177,59 @@ fn what_saves_nothing_or_waits_on_more_is_not_given_ahead() {
     );
     assert_eq!(failed["ok"], false, "{failed}");
     assert!(ahead.is_none());
+}
+
+fn notes(texts: &[&str]) -> Value {
+    json!({ "notes": texts.iter().map(|t| json!({ "text": t, "noteType": "observation" })).collect::<Vec<_>>() })
+}
+
+#[test]
+fn a_bulk_write_of_notes_is_answered_ahead_of_its_save_and_indexed_by_its_end() {
+    let world = World::new();
+    let before = world.store.commits();
+    world.heard.0.borrow_mut().clear();
+    let (response, ahead) = world.send(
+        10,
+        "write_memory_notes",
+        notes(&["The lighthouse keeper", "A gull over the harbour"]),
+    );
+    assert_eq!(response["ok"], true, "{response}");
+    assert_eq!(response["result"]["written"].as_array().unwrap().len(), 2);
+    let ahead = ahead.expect("the write's answer is given ahead");
+    assert_eq!(ahead.commits, before, "given before its save is placed");
+    assert!(ahead.heard.is_empty(), "{:?}", ahead.heard);
+    assert_eq!(world.store.commits(), before + 1, "then saved");
+    // Indexed while it was saved: found by the next request.
+    assert_eq!(world.found(11, "gull"), 1);
+}
+
+#[test]
+fn a_bulk_write_whose_save_fails_is_answered_the_same_after_the_failure() {
+    let world = World::new();
+    world.heard.0.borrow_mut().clear();
+    world.store.fail_next(1);
+    let (response, ahead) = world.send(10, "write_memory_notes", notes(&["Storm at dawn"]));
+    assert_eq!(response["ok"], true, "the notes are kept: {response}");
+    assert!(ahead.is_some(), "given ahead before the save was tried");
+    assert!(
+        world.heard.0.borrow().iter().any(|k| k == "storage_error"),
+        "{:?}",
+        world.heard.0.borrow()
+    );
+    // Kept in memory and saved with the next change.
+    let before = world.store.commits();
+    let (_, ahead) = world.send(11, "write_memory_notes", notes(&["Fog by noon"]));
+    assert!(ahead.is_some());
+    assert_eq!(world.store.commits(), before + 1);
+    assert_eq!(world.found(12, "storm"), 1);
+}
+
+#[test]
+fn a_bulk_write_with_an_invalid_note_is_refused_and_not_given_ahead() {
+    let world = World::new();
+    let before = world.store.commits();
+    let (refused, ahead) = world.send(10, "write_memory_notes", notes(&["Fine", "  "]));
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(ahead.is_none());
+    assert_eq!(world.store.commits(), before, "nothing saved");
 }

@@ -522,11 +522,11 @@ impl Core {
     }
 
     /// [`Core::handle_text`], giving the answer to `ahead` as soon as it is known when what
-    /// is left is to save the change it reports (a keystroke's `apply_user_change`): the
-    /// caller may send it once that save has landed, without waiting for the core to wake
-    /// and answer. The future still resolves to the same answer once the core is done with
-    /// the request: if the save failed, that is the answer to send, after the
-    /// `storage_error` event. `ahead` is called at most once, before the save is placed.
+    /// is left is to save the change it reports (a keystroke's `apply_user_change`, a bulk
+    /// `write_memory_notes`): the caller may send it once that save has landed, without
+    /// waiting for the core to wake and answer. The future still resolves to the same answer
+    /// once the core is done with the request: if the save failed, that is the answer to
+    /// send, after the `storage_error` event. `ahead` is called at most once, before the save is placed.
     async fn handle_text_ahead(&self, text: &str, ahead: Option<&dyn Fn(&str)>) -> String {
         let response = match decode_request(text) {
             Ok(request) => {
@@ -639,7 +639,12 @@ impl Core {
             Call::Memory(_, reply) => reply.send(self.with_session(|s| memory_json(s))),
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
             Call::EditorContext(p, reply) => reply.send(self.editor_context(p)),
-            Call::WriteMemoryNotes(p, reply) => reply.wait(self.write_memory_notes(p)).await,
+            Call::WriteMemoryNotes(p, reply) => {
+                let unsaved = self.write_memory_notes(p);
+                self.answer_then_save(reply, unsaved, ahead, self.index_while_saving())
+                    .boxed_local()
+                    .await
+            }
             Call::MemoryTrash(_, reply) => reply.send(self.memory_trash()),
             Call::MemoryRestore(p, reply) => reply.wait(self.memory_restore(p)).await,
             Call::Suggestions(p, reply) => reply.wait(self.list_suggestions(p)).await,
@@ -657,7 +662,7 @@ impl Core {
             Call::Execute(p, reply) => reply.wait(self.execute(p)).await,
             Call::ApplyUserChange(p, reply) => {
                 let unsaved = self.apply_user_change(p).boxed_local().await;
-                self.answer_then_save(reply, unsaved, ahead)
+                self.answer_then_save(reply, unsaved, ahead, |_| {})
                     .boxed_local()
                     .await
             }
@@ -873,7 +878,8 @@ impl Core {
         })
     }
 
-    /// Answer with `unsaved`'s value, then save it: the answer is given to `ahead` (see
+    /// Answer with `unsaved`'s value, then save it, doing `work` while IndexedDB writes (see
+    /// [`Core::settle_while`]): the answer is given to `ahead` (see
     /// [`Core::handle_text_ahead`]) when there is a save to wait for, before the save is
     /// placed, and returned once the save has ended (or failed, which the page hears as a
     /// `storage_error`: the change stays in memory and pending, as with any mutation).
@@ -882,12 +888,13 @@ impl Core {
         reply: requests::Reply<R>,
         unsaved: Result<Unsaved<'_, R>, Error>,
         ahead: &dyn Fn(&serde_json::value::RawValue),
+        work: impl FnOnce(&mut Open),
     ) -> Result<Box<serde_json::value::RawValue>, Error> {
         let Unsaved { value, save } = unsaved?;
         let answer = reply.send(Ok(value))?;
         if let Some((project, hold)) = save {
             ahead(&answer);
-            self.settle_while(&project, hold, |_| {}).await;
+            self.settle_while(&project, hold, work).await;
         }
         Ok(answer)
     }
@@ -1366,17 +1373,17 @@ impl Core {
     }
 
     /// Write many notes at once (an import, or a benchmark): all of them or, if one is
-    /// invalid, none, with an error naming which one. At most 1,000 per request.
-    async fn write_memory_notes(&self, p: WriteNotes) -> Result<results::Written, Error> {
+    /// invalid, none, with an error naming which one. At most 1,000 per request. The notes
+    /// are in memory once this returns; their save is the caller's (see
+    /// [`Core::index_while_saving`]).
+    fn write_memory_notes(&self, p: WriteNotes) -> Result<Unsaved<'_, results::Written>, Error> {
         if p.notes.len() > 1_000 {
             return Err(invalid(
                 "write_memory_notes",
                 "at most 1000 notes per request; send them in batches",
             ));
         }
-        let current = self.current()?;
-        let hold = self.hold_events();
-        let value = self.mutate_marking(&current, None, |s| {
+        self.mutate_unsaved(On::page(), |s| {
             let project = s.project.id.clone();
             let now = self.env.clock.now_ms();
             let written = s
@@ -1406,16 +1413,18 @@ impl Core {
                 ..Touched::default()
             };
             Ok((result, touched))
-        })?;
-        // The new notes are mirrored into the project's document and indexed for search
-        // while IndexedDB writes them: for hundreds of notes, that is where the time goes.
+        })
+    }
+
+    /// The work on an open project that a bulk write of notes leaves, done while IndexedDB
+    /// saves them: for hundreds of notes, that is where the time goes. The new notes are
+    /// mirrored into the project's document and indexed for search.
+    fn index_while_saving(&self) -> impl FnOnce(&mut Open) + '_ {
         let ids = self.env.ids.as_ref();
-        self.settle_while(&current, hold, |open| {
+        move |open: &mut Open| {
             open.mirror_deferred(ids);
             open.session.memory.catch_up_index();
-        })
-        .await;
-        Ok(value)
+        }
     }
 
     fn memory_context(&self, p: MemoryContext) -> Result<results::MemoryBlock, Error> {
