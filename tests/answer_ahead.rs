@@ -1,7 +1,7 @@
 //! A keystroke's answer, and a bulk write of notes', is given ahead of its save
 //! (`Core::handle_in_ahead`): known before the save is placed, and the same answer the core
-//! returns once the save has ended, whether it landed or failed. Requests that save nothing, or whose answer waits on more than a save,
-//! give nothing ahead.
+//! returns once the save has ended, whether it landed or failed. Requests that save nothing,
+//! or whose answer waits on more than a save, give nothing ahead.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::RefCell;
@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use draftsmith::core::Env;
 use draftsmith::store::faulty::Faulty;
-use draftsmith::store::MemoryStore;
+use draftsmith::store::{MemoryStore, Store, Table};
 use draftsmith::{Core, Event, EventSink, ManualClock, SequentialIds};
 use futures::executor::block_on;
 use serde_json::{json, Value};
@@ -179,8 +179,19 @@ fn what_saves_nothing_or_waits_on_more_is_not_given_ahead() {
     assert!(ahead.is_none());
 }
 
+/// Whether the store holds a note whose text is `text`.
+fn saved(world: &World, text: &str) -> bool {
+    let records = block_on(world.store.get_all(Table::Notes)).unwrap();
+    records.iter().any(|r| r["note"]["text"] == text)
+}
+
+/// The params of a `write_memory_notes` of one observation per text.
 fn notes(texts: &[&str]) -> Value {
-    json!({ "notes": texts.iter().map(|t| json!({ "text": t, "noteType": "observation" })).collect::<Vec<_>>() })
+    let notes: Vec<Value> = texts
+        .iter()
+        .map(|text| json!({ "text": text, "noteType": "observation" }))
+        .collect();
+    json!({ "notes": notes })
 }
 
 #[test]
@@ -216,11 +227,13 @@ fn a_bulk_write_whose_save_fails_is_answered_the_same_after_the_failure() {
         "{:?}",
         world.heard.0.borrow()
     );
+    assert!(!saved(&world, "Storm at dawn"), "nothing landed");
     // Kept in memory and saved with the next change.
     let before = world.store.commits();
     let (_, ahead) = world.send(11, "write_memory_notes", notes(&["Fog by noon"]));
     assert!(ahead.is_some());
     assert_eq!(world.store.commits(), before + 1);
+    assert!(saved(&world, "Storm at dawn") && saved(&world, "Fog by noon"));
     assert_eq!(world.found(12, "storm"), 1);
 }
 

@@ -526,7 +526,8 @@ impl Core {
     /// `write_memory_notes`): the caller may send it once that save has landed, without
     /// waiting for the core to wake and answer. The future still resolves to the same answer
     /// once the core is done with the request: if the save failed, that is the answer to
-    /// send, after the `storage_error` event. `ahead` is called at most once, before the save is placed.
+    /// send, after the `storage_error` event. `ahead` is called at most once, before the save
+    /// is placed.
     async fn handle_text_ahead(&self, text: &str, ahead: Option<&dyn Fn(&str)>) -> String {
         let response = match decode_request(text) {
             Ok(request) => {

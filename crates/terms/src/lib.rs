@@ -1,5 +1,6 @@
 //! The terms of draftsmith's memory search: what [`tokenize`] makes of a text, and the
-//! [`Dictionary`] that gives each term an id and counts the terms of a note's text and tags (what `draftsmith::memory::search` builds its postings from).
+//! [`Dictionary`] that gives each term an id and counts the terms of a note's text and tags
+//! (what `draftsmith::memory::search` builds its postings from).
 //!
 //! **Terms.** Lowercased, split on every character that is not alphanumeric (Unicode-aware:
 //! `Café`, `海` and `Ωmega` are words), without a short list of English [`STOPWORDS`], and with
