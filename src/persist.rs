@@ -288,7 +288,7 @@ struct NoteRecord {
     note: MemoryNote,
 }
 
-fn note_record(note: &MemoryNote) -> Record {
+pub(crate) fn note_record(note: &MemoryNote) -> Record {
     Record::typed(
         note.id.clone(),
         NoteRecord {

@@ -1,17 +1,213 @@
-//! The writer's memory requests beyond the lists, served by the [`Core`]: `memory_trash`
+//! The writer's memory requests beyond the lists, served by the [`Core`]: `write_memory_notes`
+//! (many notes at once, saved as they are read: [`Core::write_memory_notes`]), `memory_trash`
 //! (the deleted notes that can still be restored) and `memory_restore {id}` (bring one back).
 //!
 //! Deleted notes stay in the trash for 30 days ([`crate::memory::TRASH_RETENTION_MS`]). The
 //! writer may restore any of them; a restore, like every note write, purges the notes whose
 //! 30 days are over, and its save deletes their records.
 
+use std::fmt;
+
+use serde::de::{Deserializer as _, Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::{Core, Touched};
+use super::requests::{params_error, Reply};
+use super::results::Written;
+use super::saving::{Open, SavedEvent};
+use super::{invalid, Core, On, Touched, Unsaved};
 use crate::error::Error;
-use crate::memory::{MemoryError, MemoryNote};
+use crate::memory::{MemoryError, MemoryNote, NewNote};
+use crate::persist::{self, pending::Key};
+use crate::store::Table;
+
+/// `write_memory_notes` params: the notes' JSON text, decoded a note at a time as they are
+/// written ([`Core::write_memory_notes`]).
+#[derive(Deserialize, TS)]
+#[ts(rename = "WriteMemoryNotesParams", optional_fields)]
+pub(super) struct WriteNotes {
+    #[ts(as = "Vec<NewNote>")]
+    notes: Box<RawValue>,
+}
+
+/// The most notes one `write_memory_notes` may write.
+const MOST_NOTES: usize = 1_000;
+
+impl Core {
+    /// `write_memory_notes`: write many notes at once (an import, or a benchmark): all of them
+    /// or, if one is invalid, none, with an error naming which one. At most [`MOST_NOTES`] per
+    /// request.
+    ///
+    /// For hundreds of notes the time goes to IndexedDB, so it starts as early as it can: each
+    /// note's record is put in the store's bulk write ([`crate::store::Store::begin_puts`]) as
+    /// soon as the note is read and checked, before the next is read. The bulk write is
+    /// committed once every note is in, and dropped (writing nothing) if one is refused. The
+    /// notes join the memory only then. The answer is given ahead and goes when the bulk write
+    /// lands (see [`Core::answer_then_save`]); meanwhile the notes are mirrored into the
+    /// project's document and indexed for search, and anything else pending is saved. If the
+    /// bulk write fails (or could not start), the page hears `storage_error`, and the notes,
+    /// kept in memory, are pending: the next save writes them.
+    pub(super) async fn write_memory_notes(
+        &self,
+        p: WriteNotes,
+        reply: Reply<Written>,
+        ahead: &dyn Fn(&RawValue),
+    ) -> Result<Box<RawValue>, Error> {
+        // A store that cannot start a bulk write now has the notes saved as any change is.
+        let mut puts = self.env.store.begin_puts(Table::Notes).await.ok();
+        let unsaved = self.mutate_unsaved(On::page(), |s| {
+            let project = s.project.id.clone();
+            let now = self.env.clock.now_ms();
+            let mut bulk = s.memory.bulk(&project, now, self.env.ids.as_ref());
+            each_note(&p.notes, |i, input| {
+                if i == MOST_NOTES {
+                    return Err(invalid(
+                        "write_memory_notes",
+                        "at most 1000 notes per request; send them in batches",
+                    ));
+                }
+                let note = bulk.add(input).map_err(|e| {
+                    invalid(
+                        "write_memory_notes",
+                        &format!("note {i}: {e}; no note was written"),
+                    )
+                })?;
+                if let Some(writing) = puts.as_mut() {
+                    if writing.put(persist::note_record(note)).is_err() {
+                        // The bulk write cannot go on: dropped, it writes nothing.
+                        puts = None;
+                    }
+                }
+                Ok(())
+            })?;
+            let written = bulk.finish();
+            if !written.is_empty() {
+                self.emit(MemoryChangedEvent {
+                    project: project.clone(),
+                    written: Some(written.len()),
+                    ..MemoryChangedEvent::default()
+                });
+            }
+            // Expired deleted notes go with this write (their records are deleted).
+            let purged = s.memory.purge_expired(now);
+            let result = Written {
+                written: written.clone(),
+            };
+            let touched = match puts {
+                Some(_) => Touched {
+                    notes_written: purged,
+                    notes_streamed: written,
+                    ..Touched::default()
+                },
+                None => Touched {
+                    notes_written: written.into_iter().chain(purged).collect(),
+                    ..Touched::default()
+                },
+            };
+            Ok((result, touched))
+        });
+        let Unsaved { value, save } = unsaved?;
+        let streamed = match puts {
+            Some(_) => value.written.clone(),
+            None => Vec::new(),
+        };
+        let answer = reply.send(Ok(value))?;
+        let Some((project, hold)) = save else {
+            return Ok(answer);
+        };
+        ahead(&answer);
+        // Committed first, so that the answer goes when the notes land.
+        let landing = async {
+            match puts {
+                Some(puts) if !streamed.is_empty() => Some(puts.commit().await),
+                _ => None,
+            }
+        };
+        let saving = self.settle_while(&project, hold, self.index_while_saving());
+        let (landed, ()) = futures_util::future::join(landing, saving).await;
+        match landed {
+            Some(Ok(())) => {
+                self.emit(SavedEvent {
+                    project: project.clone(),
+                    at: self.env.clock.now_ms(),
+                    changed: true,
+                });
+                self.sync.wake(&project);
+            }
+            Some(Err(e)) => {
+                self.projects.update(&project, |open| {
+                    for id in streamed {
+                        open.pending.mark(Key::Note(id));
+                    }
+                });
+                self.save_failed(&project, &e);
+            }
+            None => {}
+        }
+        Ok(answer)
+    }
+
+    /// The work on an open project that a bulk write of notes leaves, done while IndexedDB
+    /// saves them: for hundreds of notes, that is where the time goes. The new notes are
+    /// mirrored into the project's document and indexed for search.
+    fn index_while_saving(&self) -> impl FnOnce(&mut Open) + '_ {
+        let ids = self.env.ids.as_ref();
+        move |open: &mut Open| {
+            open.mirror_deferred(ids);
+            open.session.memory.catch_up_index();
+        }
+    }
+}
+
+/// Decode `notes`, a JSON list of notes, a note at a time: each goes to `f` with its position
+/// before the next is read. The first error `f` returns ends it; a list of the wrong shape
+/// is `invalid_params`.
+fn each_note(
+    notes: &RawValue,
+    mut f: impl FnMut(usize, NewNote) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut refused = None;
+    let mut decoder = serde_json::Deserializer::from_str(notes.get());
+    let decoded = (&mut decoder)
+        .deserialize_seq(EachNote {
+            f: &mut f,
+            refused: &mut refused,
+        })
+        .and_then(|()| decoder.end());
+    match (refused, decoded) {
+        (Some(refusal), _) => Err(refusal),
+        (None, Err(e)) => Err(params_error("write_memory_notes", e)),
+        (None, Ok(())) => Ok(()),
+    }
+}
+
+/// The visitor of [`each_note`]: what `f` refused is kept in `refused`.
+struct EachNote<'a, F> {
+    f: &'a mut F,
+    refused: &'a mut Option<Error>,
+}
+
+impl<'de, F: FnMut(usize, NewNote) -> Result<(), Error>> Visitor<'de> for EachNote<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        out.write_str("a list of notes")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while let Some(note) = seq.next_element::<NewNote>()? {
+            if let Err(refusal) = (self.f)(i, note) {
+                *self.refused = Some(refusal);
+                return Err(A::Error::custom("refused"));
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
 
 /// `memory_restore` params.
 #[derive(Deserialize, TS)]

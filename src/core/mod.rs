@@ -138,6 +138,9 @@ struct Touched {
     memory: Vec<crate::memory::Changed>,
     /// Notes written in bulk (saved as they are).
     notes_written: Vec<String>,
+    /// Notes written in bulk whose records the request saves itself (mirrored, not marked
+    /// pending: see [`Core::write_memory_notes`]).
+    notes_streamed: Vec<String>,
     /// Story-bible entities changed (saved, or deleted when gone).
     bible: Vec<(crate::bible::Kind, String)>,
     /// Free files of the `data/` view changed (saved, or deleted when gone).
@@ -172,6 +175,7 @@ impl Touched {
             changes: self.changes.clone(),
             memory: self.memory.clone(),
             notes_written: self.notes_written.clone(),
+            notes_streamed: self.notes_streamed.clone(),
             bible: self.bible.clone(),
             files: self.files.clone(),
             ..Touched::default()
@@ -201,9 +205,8 @@ fn mirror_now(open: &mut Open, touched: &mut Touched, ids: &dyn IdSource) {
                 .to_string();
             let mut memory = touched.memory.clone();
             memory.extend(
-                touched
-                    .notes_written
-                    .iter()
+                (touched.notes_written.iter())
+                    .chain(&touched.notes_streamed)
                     .map(|id| crate::memory::Changed::Note(id.clone())),
             );
             let bible = touched.bible.clone();
@@ -641,8 +644,7 @@ impl Core {
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
             Call::EditorContext(p, reply) => reply.send(self.editor_context(p)),
             Call::WriteMemoryNotes(p, reply) => {
-                let unsaved = self.write_memory_notes(p);
-                self.answer_then_save(reply, unsaved, ahead, self.index_while_saving())
+                self.write_memory_notes(p, reply, ahead)
                     .boxed_local()
                     .await
             }
@@ -1373,61 +1375,6 @@ impl Core {
         })
     }
 
-    /// Write many notes at once (an import, or a benchmark): all of them or, if one is
-    /// invalid, none, with an error naming which one. At most 1,000 per request. The notes
-    /// are in memory once this returns; their save is the caller's (see
-    /// [`Core::index_while_saving`]).
-    fn write_memory_notes(&self, p: WriteNotes) -> Result<Unsaved<'_, results::Written>, Error> {
-        if p.notes.len() > 1_000 {
-            return Err(invalid(
-                "write_memory_notes",
-                "at most 1000 notes per request; send them in batches",
-            ));
-        }
-        self.mutate_unsaved(On::page(), |s| {
-            let project = s.project.id.clone();
-            let now = self.env.clock.now_ms();
-            let written = s
-                .memory
-                .write_notes(&project, p.notes, now, self.env.ids.as_ref())
-                .map_err(|(i, e)| {
-                    invalid(
-                        "write_memory_notes",
-                        &format!("note {i}: {e}; no note was written"),
-                    )
-                })?;
-            if !written.is_empty() {
-                self.emit(MemoryChangedEvent {
-                    project: project.clone(),
-                    written: Some(written.len()),
-                    ..MemoryChangedEvent::default()
-                });
-            }
-            let result = results::Written {
-                written: written.clone(),
-            };
-            // Expired deleted notes go with this write (their records are deleted).
-            let mut notes_written = written;
-            notes_written.extend(s.memory.purge_expired(now));
-            let touched = Touched {
-                notes_written,
-                ..Touched::default()
-            };
-            Ok((result, touched))
-        })
-    }
-
-    /// The work on an open project that a bulk write of notes leaves, done while IndexedDB
-    /// saves them: for hundreds of notes, that is where the time goes. The new notes are
-    /// mirrored into the project's document and indexed for search.
-    fn index_while_saving(&self) -> impl FnOnce(&mut Open) + '_ {
-        let ids = self.env.ids.as_ref();
-        move |open: &mut Open| {
-            open.mirror_deferred(ids);
-            open.session.memory.catch_up_index();
-        }
-    }
-
     fn memory_context(&self, p: MemoryContext) -> Result<results::MemoryBlock, Error> {
         self.with_session(|s| {
             let block =
@@ -2103,12 +2050,6 @@ struct CreateProject {
 #[ts(rename = "OpenProjectParams", optional_fields)]
 struct OpenProject {
     id: String,
-}
-
-#[derive(Deserialize, TS)]
-#[ts(rename = "WriteMemoryNotesParams", optional_fields)]
-struct WriteNotes {
-    notes: Vec<crate::memory::NewNote>,
 }
 
 #[derive(Deserialize, TS)]

@@ -176,7 +176,7 @@ requests! {
     /// cursor, the selection and the paragraph at the cursor, the bible and the toolset.
     EditorContext = "editor_context" (super::EditorContext) -> results::EditorBlock,
     /// Write notes as the writer.
-    WriteMemoryNotes = "write_memory_notes" (super::WriteNotes) -> results::Written,
+    WriteMemoryNotes = "write_memory_notes" (memory::WriteNotes) -> results::Written,
     /// The deleted notes that can still be restored.
     MemoryTrash = "memory_trash" (NoParams) -> memory::Trash,
     /// Bring a deleted note back.
@@ -282,7 +282,7 @@ fn decode_params<T: DeserializeOwned>(request: &str, params: &RawValue) -> Resul
 
 /// [`decode_params`]' error (one copy for every params type).
 #[inline(never)]
-fn params_error(request: &str, err: serde_json::Error) -> Error {
+pub(super) fn params_error(request: &str, err: serde_json::Error) -> Error {
     ProtocolError::InvalidParams {
         request: request.to_string(),
         reason: err.to_string(),

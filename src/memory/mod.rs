@@ -749,6 +749,64 @@ pub fn normalize_tags(tags: &[String]) -> Result<Vec<String>, MemoryError> {
     Ok(out)
 }
 
+/// A bulk write of new notes under way ([`Memory::bulk`]).
+pub struct BulkNotes<'a> {
+    memory: &'a mut Memory,
+    project: &'a str,
+    now_ms: u64,
+    ids: &'a dyn IdSource,
+    /// The ids of goals and watched entities, which a note's id must not take.
+    others: FxHashSet<String>,
+    /// The ids given so far.
+    fresh: FxHashSet<String>,
+    /// The notes added so far, in order.
+    notes: Vec<MemoryNote>,
+}
+
+impl BulkNotes<'_> {
+    /// Check `input` and make it a note with a fresh id: the note, as it will join the
+    /// memory. An invalid note is refused, and the bulk write can go on without it.
+    pub fn add(&mut self, input: NewNote) -> Result<&MemoryNote, MemoryError> {
+        let checked = Checked::of(input)?;
+        let memory = &*self.memory;
+        let (others, fresh) = (&self.others, &self.fresh);
+        let id = fresh_id_among(self.ids, |id| {
+            memory.positions.holds(&memory.notes, id)
+                || others.contains(id)
+                || fresh.contains(id)
+        });
+        self.fresh.insert(id.clone());
+        self.notes
+            .push(checked.into_note(id, self.project, Origin::User, self.now_ms));
+        Ok(&self.notes[self.notes.len() - 1])
+    }
+
+    /// How many notes were added.
+    pub fn len(&self) -> usize {
+        self.notes.len()
+    }
+
+    /// Whether no note was added.
+    pub fn is_empty(&self) -> bool {
+        self.notes.is_empty()
+    }
+
+    /// The notes added join the memory. Returns their ids, in order.
+    pub fn finish(self) -> Vec<String> {
+        let memory = self.memory;
+        let ids: Vec<String> = self.notes.iter().map(|n| n.id.clone()).collect();
+        memory.notes.reserve(self.notes.len());
+        for note in self.notes {
+            memory.notes.push(note);
+            memory.positions.pushed(&memory.notes);
+        }
+        for id in &ids {
+            memory.changed(|| Changed::Note(id.clone()));
+        }
+        ids
+    }
+}
+
 /// A new note's fields, checked: its text, tags and importance are valid.
 struct Checked {
     scope: Scope,
@@ -1016,11 +1074,7 @@ impl Memory {
 
     /// Write many new notes at once as the writer (author `user`): all of them, or none if
     /// one is invalid (the error gives its position, from 0). Returns the new notes' ids, in
-    /// order. A new id is checked against the notes' positions (no scan), so a batch costs
-    /// O(batch + goals + watched entities), whatever the number of notes held. The new notes
-    /// are not indexed yet: [`Memory::catch_up_index`]
-    /// indexes them (searches are correct before, only slower), so that a caller can index
-    /// them while the notes are being saved.
+    /// order. See [`Memory::bulk`], which this is, for the notes given all at once.
     pub fn write_notes(
         &mut self,
         project: &str,
@@ -1028,42 +1082,44 @@ impl Memory {
         now_ms: u64,
         ids: &dyn IdSource,
     ) -> Result<Vec<String>, (usize, MemoryError)> {
-        let checked = inputs
-            .into_iter()
-            .enumerate()
-            .map(|(i, input)| Checked::of(input).map_err(|e| (i, e)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut bulk = self.bulk(project, now_ms, ids);
+        for (i, input) in inputs.into_iter().enumerate() {
+            bulk.add(input).map_err(|e| (i, e))?;
+        }
+        Ok(bulk.finish())
+    }
+
+    /// A bulk write of new notes as the writer (author `user`), a note at a time: each is
+    /// checked and given its id as it is added ([`BulkNotes::add`]), so that its record can be
+    /// saved before the next is read. They join the memory together when
+    /// [`BulkNotes::finish`] is called; dropped before, it changes nothing. A new id is
+    /// checked against the notes' positions (no scan), so a bulk write costs
+    /// O(notes added + goals + watched entities), whatever the number of notes held. The new
+    /// notes are not indexed yet: [`Memory::catch_up_index`] indexes them (searches are
+    /// correct before, only slower), so that a caller can index them while the notes are
+    /// being saved.
+    pub fn bulk<'a>(
+        &'a mut self,
+        project: &'a str,
+        now_ms: u64,
+        ids: &'a dyn IdSource,
+    ) -> BulkNotes<'a> {
         self.positions.cover(&self.notes);
-        let fresh: Vec<String> = {
-            let others: FxHashSet<&str> = self
-                .goals
-                .iter()
-                .map(|g| g.id.as_str())
-                .chain(self.watched.iter().map(|w| w.id.as_str()))
-                .collect();
-            let mut fresh = FxHashSet::<String>::default();
-            let mut order = Vec::with_capacity(checked.len());
-            for _ in 0..checked.len() {
-                let id = fresh_id_among(ids, |id| {
-                    self.positions.holds(&self.notes, id)
-                        || others.contains(id)
-                        || fresh.contains(id)
-                });
-                fresh.insert(id.clone());
-                order.push(id);
-            }
-            order
-        };
-        self.notes.reserve(checked.len());
-        for (id, checked) in fresh.iter().zip(checked) {
-            self.notes
-                .push(checked.into_note(id.clone(), project, Origin::User, now_ms));
-            self.positions.pushed(&self.notes);
+        let others = self
+            .goals
+            .iter()
+            .map(|g| g.id.clone())
+            .chain(self.watched.iter().map(|w| w.id.clone()))
+            .collect();
+        BulkNotes {
+            memory: self,
+            project,
+            now_ms,
+            ids,
+            others,
+            fresh: FxHashSet::default(),
+            notes: Vec::new(),
         }
-        for id in &fresh {
-            self.changed(|| Changed::Note(id.clone()));
-        }
-        Ok(fresh)
     }
 
     /// Index the notes appended since the search index was last current (after

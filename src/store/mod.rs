@@ -530,6 +530,37 @@ pub fn value_key(table: Table, value: &Value) -> Result<&str, StoreError> {
 /// A boxed, non-`Send` future of a store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + 'a>>;
 
+/// A bulk write under way ([`Store::begin_puts`]): puts into one table, committed together or
+/// not at all. Dropped before [`Puts::commit`], it writes nothing.
+pub trait Puts<'a> {
+    /// Add a put of `record` (its key is its `id`). An error means the bulk write cannot go
+    /// on: drop it.
+    fn put(&mut self, record: Record) -> Result<(), StoreError>;
+
+    /// Commit the puts added: resolves once they have landed, or with why none did.
+    fn commit(self: Box<Self>) -> StoreFuture<'a, ()>;
+}
+
+/// [`Store::begin_puts`] of a store that places nothing before the commit: one batch.
+struct Buffered<'a, S: ?Sized> {
+    store: &'a S,
+    table: Table,
+    batch: Batch,
+}
+
+impl<'a, S: Store + ?Sized> Puts<'a> for Buffered<'a, S> {
+    fn put(&mut self, record: Record) -> Result<(), StoreError> {
+        record_key(self.table, &record)?;
+        self.batch.put_record(self.table, record);
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>) -> StoreFuture<'a, ()> {
+        let Buffered { store, batch, .. } = *self;
+        store.commit(batch)
+    }
+}
+
 /// Persistent storage of JSON records in tables.
 pub trait Store {
     /// The record with this key, if any.
@@ -549,6 +580,20 @@ pub trait Store {
 
     /// Write a batch atomically: on error nothing of it is written.
     fn commit(&self, batch: Batch) -> StoreFuture<'_, ()>;
+
+    /// Start a bulk write of puts into `table` whose records are made one by one (see
+    /// [`Puts`]). A store that can place a write before it knows the next one (IndexedDB)
+    /// does, so that it works on the first records while the rest are made; the default
+    /// keeps them and commits them as one batch.
+    fn begin_puts(&self, table: Table) -> StoreFuture<'_, Box<dyn Puts<'_> + '_>> {
+        Box::pin(async move {
+            Ok(Box::new(Buffered {
+                store: self,
+                table,
+                batch: Batch::new(),
+            }) as Box<dyn Puts<'_>>)
+        })
+    }
 
     /// Storage use and quota in bytes, when the platform reports them.
     fn estimate(&self) -> StoreFuture<'_, Option<(u64, u64)>> {

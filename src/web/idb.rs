@@ -38,8 +38,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbRequest, IdbTransaction, IdbTransactionMode};
 
 use crate::store::{
-    migrate_recorded, schema, Batch, Op, Record, Store, StoreError, StoreFuture, Table,
-    SCHEMA_VERSION,
+    migrate_recorded, record_key, schema, Batch, Op, Puts, Record, Store, StoreError,
+    StoreFuture, Table, SCHEMA_VERSION,
 };
 
 /// IndexedDB storage. Dropping it closes its connections (so a later upgrade or delete of
@@ -424,17 +424,131 @@ impl IdbStore {
             (true, _, _) => Ok(()),
             // A request failed: the first that did says why (those after it fail with
             // `AbortError`).
-            (_, Some(error), _) => Err(match storage_error(dom_text(&error)) {
-                // An insert's record was there already: another writer got there first.
-                StoreError::Failed(text) if error.name() == "ConstraintError" => {
-                    StoreError::Conflict(format!("a record to insert exists already ({text})"))
-                }
-                error => error,
-            }),
+            (_, Some(error), _) => Err(failed(&error)),
             (_, None, Some(refusal)) => Err(refusal),
-            (_, None, None) => Err(StoreError::Aborted(
-                "the browser aborted the transaction".into(),
-            )),
+            (_, None, None) => Err(browser_aborted()),
+        }
+    }
+
+    /// [`Store::begin_puts`]: the transaction is made at once, and its puts are placed as
+    /// they are added ([`IdbPuts`]).
+    async fn begin(&self, table: Table) -> Result<IdbPuts, StoreError> {
+        let writer = self.writer().await?;
+        let names = TABLE_NAMES.with(|names| names.borrow_mut().scope(&[table]));
+        let tx = writer
+            .db
+            .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
+            .map_err(js_error)?;
+        // Listened to before anything can end it.
+        let landing = settled(&tx);
+        let store = tx.object_store(table.name()).map_err(js_error)?;
+        Ok(IdbPuts {
+            tx,
+            store,
+            table,
+            landing,
+            chunk: Vec::with_capacity(FIRST_RECORDS),
+            size: FIRST_RECORDS,
+            placed: 0,
+            ended: false,
+        })
+    }
+}
+
+/// Why a transaction failed, from its error: the first request that failed (those after it
+/// fail with `AbortError`).
+fn failed(error: &web_sys::DomException) -> StoreError {
+    match storage_error(dom_text(error)) {
+        // An insert's record was there already: another writer got there first.
+        StoreError::Failed(text) if error.name() == "ConstraintError" => {
+            StoreError::Conflict(format!("a record to insert exists already ({text})"))
+        }
+        error => error,
+    }
+}
+
+/// A transaction that aborted with no error of its own.
+fn browser_aborted() -> StoreError {
+    StoreError::Aborted("the browser aborted the transaction".into())
+}
+
+/// A bulk write of puts ([`Store::begin_puts`]) in a transaction of its own, made when the
+/// bulk write begins. Its records are converted and placed [`FIRST_RECORDS`] first, then
+/// [`RECORDS_AT_A_TIME`] at a time (one crossing each), as they are added: IndexedDB works on
+/// the first ones while the next are made. The transaction must still be active when a put
+/// is placed: the caller adds them in the task that began the bulk write (a put placed
+/// later fails, and the bulk write with it). Dropped before its commit, the transaction is
+/// aborted.
+struct IdbPuts {
+    tx: IdbTransaction,
+    store: IdbObjectStore,
+    table: Table,
+    /// Resolved on `complete`, rejected on `abort`.
+    landing: Promise,
+    /// The records added and not placed yet.
+    chunk: Vec<Record>,
+    /// How many records are placed at a time.
+    size: usize,
+    /// How many records were placed.
+    placed: usize,
+    /// Committed (or given up, with nothing placed): nothing to abort when dropped.
+    ended: bool,
+}
+
+impl IdbPuts {
+    /// Place the records added since the last chunk.
+    fn place(&mut self) -> Result<(), StoreError> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let records = records_to_js(&self.chunk)?;
+        self.chunk.clear();
+        self.size = RECORDS_AT_A_TIME;
+        for record in records {
+            self.store.put(&record).map_err(js_error)?;
+            self.placed += 1;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Puts<'a> for IdbPuts {
+    fn put(&mut self, record: Record) -> Result<(), StoreError> {
+        record_key(self.table, &record)?;
+        self.chunk.push(record);
+        if self.chunk.len() >= self.size {
+            self.place()?;
+        }
+        Ok(())
+    }
+
+    fn commit(mut self: Box<Self>) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.place()?;
+            self.ended = true;
+            if self.placed == 0 {
+                // Nothing to write. Throws if it has ended already.
+                let _ = self.tx.abort();
+                return Ok(());
+            }
+            // Throws if it has ended already (a request failed), which `landing` reports
+            // (see `IdbStore::write`).
+            #[allow(deprecated)]
+            let _ = self.tx.commit();
+            super::ahead::landing(&self.landing);
+            if JsFuture::from(self.landing.clone()).await.is_ok() {
+                return Ok(());
+            }
+            Err(self.tx.error().map_or_else(browser_aborted, |e| failed(&e)))
+        })
+    }
+}
+
+impl Drop for IdbPuts {
+    fn drop(&mut self) {
+        if !self.ended {
+            // Throws if it has ended already.
+            let _ = self.tx.abort();
         }
     }
 }
@@ -704,6 +818,10 @@ impl Store for IdbStore {
 
     fn commit(&self, batch: Batch) -> StoreFuture<'_, ()> {
         Box::pin(self.write(batch))
+    }
+
+    fn begin_puts(&self, table: Table) -> StoreFuture<'_, Box<dyn Puts<'_> + '_>> {
+        Box::pin(async move { Ok(Box::new(self.begin(table).await?) as Box<dyn Puts<'_>>) })
     }
 
     fn estimate(&self) -> StoreFuture<'_, Option<(u64, u64)>> {
