@@ -239,6 +239,31 @@ fn a_bulk_write_whose_save_fails_is_answered_the_same_after_the_failure() {
 }
 
 #[test]
+fn a_bulk_write_the_store_cannot_go_on_with_saves_its_notes_as_any_change() {
+    let world = World::new();
+    world.heard.0.borrow_mut().clear();
+    // The store refuses the second note's put (its bulk write has ended).
+    world.store.fail_put_at(1);
+    let before = world.store.commits();
+    let (response, ahead) = world.send(
+        10,
+        "write_memory_notes",
+        notes(&["Rain at dusk", "Wind at night", "Snow by morning"]),
+    );
+    assert_eq!(response["result"]["written"].as_array().unwrap().len(), 3);
+    assert!(ahead.is_some());
+    assert!(
+        !world.heard.0.borrow().iter().any(|k| k == "storage_error"),
+        "{:?}",
+        world.heard.0.borrow()
+    );
+    assert_eq!(world.store.commits(), before + 1, "saved once, as any change");
+    for text in ["Rain at dusk", "Wind at night", "Snow by morning"] {
+        assert!(saved(&world, text), "{text}");
+    }
+}
+
+#[test]
 fn a_bulk_write_with_an_invalid_note_is_refused_and_not_given_ahead() {
     let world = World::new();
     let before = world.store.commits();

@@ -828,6 +828,21 @@ fn bulk_note_writes_are_all_or_nothing_and_saved() {
         .as_str()
         .unwrap()
         .contains("at most 1000"));
+    // A note of the wrong shape after good ones: refused as the request's params.
+    let misshapen = page.send(
+        "write_memory_notes",
+        json!({"notes": [{"text": "fine", "noteType": "fact"}, {"text": "fine too", "noteType": "fact"},
+                         {"text": 7, "noteType": "fact"}]}),
+    );
+    assert_eq!(misshapen["error"]["code"], "invalid_params", "{misshapen}");
+    let not_a_list = page.send("write_memory_notes", json!({"notes": {"text": "x"}}));
+    assert_eq!(not_a_list["error"]["code"], "invalid_params", "{not_a_list}");
+    // None of the refused requests wrote anything.
+    assert_eq!(store.len(Table::Notes), notes_before + 300);
+    assert_eq!(
+        page.ok("memory", json!({}))["notes"].as_array().unwrap().len(),
+        300
+    );
 }
 
 /// The page's note fields are those `draftsmith.d.ts` names (`NewNote`, `MemoryNote`):

@@ -395,6 +395,55 @@ pub async fn many_writes_land_whole_or_not_at_all(store: &dyn Store) {
     }
 }
 
+/// The texts of the notes of project `b`, by id.
+async fn bulk_texts(store: &dyn Store) -> Vec<String> {
+    let mut notes = store
+        .get_by_index(Table::Notes, "project", json!("b"))
+        .await
+        .expect("index");
+    notes.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    notes
+        .iter()
+        .map(|n| n["note"]["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// A bulk write of puts ([`Store::begin_puts`]) lands whole once committed; dropped before,
+/// or refused a record, it writes nothing, however many of its puts a store has placed.
+pub async fn bulk_puts_land_whole_or_not_at_all(store: &dyn Store) {
+    let note = |i: usize, text: &str| {
+        json!({"id": format!("b{i:03}"), "project": "b", "tags": ["bulk"], "updatedMs": i,
+               "note": {"text": text}})
+    };
+    // Nothing added: nothing written.
+    let puts = store.begin_puts(Table::Notes).await.expect("begin");
+    puts.commit().await.expect("an empty bulk write");
+    assert!(bulk_texts(store).await.is_empty());
+    // More than a few chunks' worth: all of them.
+    let mut puts = store.begin_puts(Table::Notes).await.expect("begin");
+    for i in 0..120 {
+        puts.put(note(i, "first").into()).expect("put");
+    }
+    puts.commit().await.expect("commit");
+    assert_eq!(bulk_texts(store).await, vec!["first"; 120]);
+    // Dropped after most of its puts (overwrites, and a new record): nothing of it.
+    let mut puts = store.begin_puts(Table::Notes).await.expect("begin");
+    for i in 0..121 {
+        puts.put(note(i, "second").into()).expect("put");
+    }
+    drop(puts);
+    assert_eq!(bulk_texts(store).await, vec!["first"; 120]);
+    // A record without an id is refused, and the bulk write is dropped: nothing of it.
+    let mut puts = store.begin_puts(Table::Notes).await.expect("begin");
+    for i in 0..60 {
+        puts.put(note(i, "third").into()).expect("put");
+    }
+    let refused = puts.put(json!({"project": "b", "note": {"text": "no id"}}).into());
+    assert!(matches!(refused, Err(StoreError::Invalid { .. })), "{refused:?}");
+    drop(puts);
+    assert_eq!(bulk_texts(store).await, vec!["first"; 120]);
+}
+
 /// Every test body above, each on its own keys, in one empty store.
 pub async fn run_all(store: &dyn Store) {
     put_get_overwrite_delete(store).await;
@@ -405,6 +454,7 @@ pub async fn run_all(store: &dyn Store) {
     inserts_refuse_a_taken_key(store).await;
     large_records_round_trip(store).await;
     many_writes_land_whole_or_not_at_all(store).await;
+    bulk_puts_land_whole_or_not_at_all(store).await;
 }
 
 /// Data written with schema version 1 (projects without `updatedMs`, no schema record) is

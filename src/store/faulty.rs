@@ -8,6 +8,8 @@
 //!   [`Batch::abort_after`] set, so the store itself aborts the transaction half-way) or
 //!   [`Crash::AfterCommit`] (it commits, but the caller hears an error), and every commit
 //!   after it fails too, as if the process had died there;
+//! - [`Faulty::fail_put_at`]: the next bulk write of puts ([`Store::begin_puts`]) refuses
+//!   its `k`-th put (from 0), as a transaction that has ended does;
 //! - [`Faulty::set_yielding`]: every operation yields to the executor once before it runs, so
 //!   that two cores on one store really interleave;
 //! - [`Faulty::commits`] counts commits (to find how many crash points a session has), and
@@ -21,7 +23,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use super::{Batch, Store, StoreError, StoreFuture, Table};
+use super::{Batch, Buffered, Puts, Record, Store, StoreError, StoreFuture, Table};
 
 /// How the crashing commit fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,7 @@ pub struct Faulty<S> {
     dead: Cell<bool>,
     recording: Cell<bool>,
     recorded: RefCell<Vec<Batch>>,
+    put_fails_at: Cell<Option<usize>>,
 }
 
 impl<S: Store> Faulty<S> {
@@ -64,7 +67,13 @@ impl<S: Store> Faulty<S> {
             dead: Cell::new(false),
             recording: Cell::new(false),
             recorded: RefCell::new(Vec::new()),
+            put_fails_at: Cell::new(None),
         }
+    }
+
+    /// The next bulk write of puts refuses its `k`-th put (from 0).
+    pub fn fail_put_at(&self, k: usize) {
+        self.put_fails_at.set(Some(k));
     }
 
     /// The wrapped store.
@@ -233,7 +242,45 @@ impl<S: Store> Store for Faulty<S> {
         })
     }
 
+    fn begin_puts(&self, table: Table) -> StoreFuture<'_, Box<dyn Puts<'_> + '_>> {
+        Box::pin(async move {
+            Ok(Box::new(FaultyPuts {
+                buffered: Buffered {
+                    store: self,
+                    table,
+                    batch: Batch::new(),
+                },
+                fails_at: self.put_fails_at.take(),
+                added: 0,
+            }) as Box<dyn Puts<'_>>)
+        })
+    }
+
     fn estimate(&self) -> StoreFuture<'_, Option<(u64, u64)>> {
         self.inner.estimate()
+    }
+}
+
+/// [`Faulty`]'s bulk write: committed as one batch through [`Faulty`]'s commit (and its
+/// faults), refusing the put [`Faulty::fail_put_at`] named.
+struct FaultyPuts<'a, S> {
+    buffered: Buffered<'a, Faulty<S>>,
+    fails_at: Option<usize>,
+    added: usize,
+}
+
+impl<'a, S: Store> Puts<'a> for FaultyPuts<'a, S> {
+    fn put(&mut self, record: Record) -> Result<(), StoreError> {
+        if self.fails_at == Some(self.added) {
+            return Err(StoreError::Failed(
+                "TransactionInactiveError (injected)".into(),
+            ));
+        }
+        self.added += 1;
+        self.buffered.put(record)
+    }
+
+    fn commit(self: Box<Self>) -> StoreFuture<'a, ()> {
+        Box::new(self.buffered).commit()
     }
 }
