@@ -257,7 +257,11 @@ fn a_bulk_write_the_store_cannot_go_on_with_saves_its_notes_as_any_change() {
         "{:?}",
         world.heard.0.borrow()
     );
-    assert_eq!(world.store.commits(), before + 1, "saved once, as any change");
+    assert_eq!(
+        world.store.commits(),
+        before + 1,
+        "saved once, as any change"
+    );
     for text in ["Rain at dusk", "Wind at night", "Snow by morning"] {
         assert!(saved(&world, text), "{text}");
     }

@@ -836,11 +836,17 @@ fn bulk_note_writes_are_all_or_nothing_and_saved() {
     );
     assert_eq!(misshapen["error"]["code"], "invalid_params", "{misshapen}");
     let not_a_list = page.send("write_memory_notes", json!({"notes": {"text": "x"}}));
-    assert_eq!(not_a_list["error"]["code"], "invalid_params", "{not_a_list}");
+    assert_eq!(
+        not_a_list["error"]["code"], "invalid_params",
+        "{not_a_list}"
+    );
     // None of the refused requests wrote anything.
     assert_eq!(store.len(Table::Notes), notes_before + 300);
     assert_eq!(
-        page.ok("memory", json!({}))["notes"].as_array().unwrap().len(),
+        page.ok("memory", json!({}))["notes"]
+            .as_array()
+            .unwrap()
+            .len(),
         300
     );
 }

@@ -14,11 +14,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::requests::{params_error, Reply};
 use super::results::Written;
 use super::saving::{Open, SavedEvent};
 use super::{invalid, Core, On, Touched, Unsaved};
-use crate::error::Error;
+use crate::error::{Error, ProtocolError};
 use crate::memory::{MemoryError, MemoryNote, NewNote};
 use crate::persist::{self, pending::Key};
 use crate::store::Table;
@@ -38,7 +37,7 @@ const MOST_NOTES: usize = 1_000;
 impl Core {
     /// `write_memory_notes`: write many notes at once (an import, or a benchmark): all of them
     /// or, if one is invalid, none, with an error naming which one. At most [`MOST_NOTES`] per
-    /// request.
+    /// request. `reply` writes the answer.
     ///
     /// For hundreds of notes the time goes to IndexedDB, so it starts as early as it can: each
     /// note's record is put in the store's bulk write ([`crate::store::Store::begin_puts`]) as
@@ -47,12 +46,13 @@ impl Core {
     /// notes join the memory only then. The answer is given ahead and goes when the bulk write
     /// lands (see [`Core::answer_then_save`]); meanwhile the notes are mirrored into the
     /// project's document and indexed for search, and anything else pending is saved. If the
-    /// bulk write fails (or could not start), the page hears `storage_error`, and the notes,
-    /// kept in memory, are pending: the next save writes them.
+    /// bulk write fails, the page hears `storage_error`, and the notes, kept in memory, are
+    /// pending: the next save writes them. A store that cannot begin a bulk write, or go on
+    /// with it, has the notes marked pending and saved as any change.
     pub(super) async fn write_memory_notes(
         &self,
         p: WriteNotes,
-        reply: Reply<Written>,
+        reply: impl FnOnce(Written) -> Result<Box<RawValue>, Error>,
         ahead: &dyn Fn(&RawValue),
     ) -> Result<Box<RawValue>, Error> {
         // A store that cannot start a bulk write now has the notes saved as any change is.
@@ -113,7 +113,7 @@ impl Core {
             Some(_) => value.written.clone(),
             None => Vec::new(),
         };
-        let answer = reply.send(Ok(value))?;
+        let answer = reply(value)?;
         let Some((project, hold)) = save else {
             return Ok(answer);
         };
@@ -149,9 +149,9 @@ impl Core {
         Ok(answer)
     }
 
-    /// The work on an open project that a bulk write of notes leaves, done while IndexedDB
-    /// saves them: for hundreds of notes, that is where the time goes. The new notes are
-    /// mirrored into the project's document and indexed for search.
+    /// The work on an open project that a bulk write of notes leaves, done once its puts are
+    /// placed, while IndexedDB completes it: the new notes are mirrored into the project's
+    /// document and indexed for search.
     fn index_while_saving(&self) -> impl FnOnce(&mut Open) + '_ {
         let ids = self.env.ids.as_ref();
         move |open: &mut Open| {
@@ -178,7 +178,11 @@ fn each_note(
         .and_then(|()| decoder.end());
     match (refused, decoded) {
         (Some(refusal), _) => Err(refusal),
-        (None, Err(e)) => Err(params_error("write_memory_notes", e)),
+        (None, Err(e)) => Err(ProtocolError::InvalidParams {
+            request: "write_memory_notes".to_string(),
+            reason: e.to_string(),
+        }
+        .into()),
         (None, Ok(())) => Ok(()),
     }
 }

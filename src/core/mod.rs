@@ -644,7 +644,7 @@ impl Core {
             Call::MemoryContext(p, reply) => reply.send(self.memory_context(p)),
             Call::EditorContext(p, reply) => reply.send(self.editor_context(p)),
             Call::WriteMemoryNotes(p, reply) => {
-                self.write_memory_notes(p, reply, ahead)
+                self.write_memory_notes(p, |written| reply.send(Ok(written)), ahead)
                     .boxed_local()
                     .await
             }

@@ -282,7 +282,7 @@ fn decode_params<T: DeserializeOwned>(request: &str, params: &RawValue) -> Resul
 
 /// [`decode_params`]' error (one copy for every params type).
 #[inline(never)]
-pub(super) fn params_error(request: &str, err: serde_json::Error) -> Error {
+fn params_error(request: &str, err: serde_json::Error) -> Error {
     ProtocolError::InvalidParams {
         request: request.to_string(),
         reason: err.to_string(),

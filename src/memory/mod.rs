@@ -771,24 +771,12 @@ impl BulkNotes<'_> {
         let memory = &*self.memory;
         let (others, fresh) = (&self.others, &self.fresh);
         let id = fresh_id_among(self.ids, |id| {
-            memory.positions.holds(&memory.notes, id)
-                || others.contains(id)
-                || fresh.contains(id)
+            memory.positions.holds(&memory.notes, id) || others.contains(id) || fresh.contains(id)
         });
         self.fresh.insert(id.clone());
         self.notes
             .push(checked.into_note(id, self.project, Origin::User, self.now_ms));
         Ok(&self.notes[self.notes.len() - 1])
-    }
-
-    /// How many notes were added.
-    pub fn len(&self) -> usize {
-        self.notes.len()
-    }
-
-    /// Whether no note was added.
-    pub fn is_empty(&self) -> bool {
-        self.notes.is_empty()
     }
 
     /// The notes added join the memory. Returns their ids, in order.

@@ -439,7 +439,10 @@ pub async fn bulk_puts_land_whole_or_not_at_all(store: &dyn Store) {
         puts.put(note(i, "third").into()).expect("put");
     }
     let refused = puts.put(json!({"project": "b", "note": {"text": "no id"}}).into());
-    assert!(matches!(refused, Err(StoreError::Invalid { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(StoreError::Invalid { .. })),
+        "{refused:?}"
+    );
     drop(puts);
     assert_eq!(bulk_texts(store).await, vec!["first"; 120]);
 }

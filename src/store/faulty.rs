@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use super::{Batch, Buffered, Puts, Record, Store, StoreError, StoreFuture, Table};
+use super::{Batch, Puts, Record, Store, StoreError, StoreFuture, Table};
 
 /// How the crashing commit fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,62 +194,38 @@ impl<S: Store> Store for Faulty<S> {
     fn commit(&self, mut batch: Batch) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.pause().await;
-            let n = self.commits.get() + 1;
-            self.commits.set(n);
-            if self.recording.get() {
-                self.recorded.borrow_mut().push(batch.clone());
-            }
-            if self.dead.get() {
-                return Err(StoreError::Failed(
-                    "the store is gone (after a crash)".into(),
-                ));
-            }
-            if self.fail_next.get() > 0 {
-                self.fail_next.set(self.fail_next.get() - 1);
-                return Err(StoreError::Quota("QuotaExceededError (injected)".into()));
-            }
-            if self.failing.get() {
-                return Err(StoreError::Quota("QuotaExceededError (injected)".into()));
-            }
-            match self.crash.get() {
-                Some((at, how)) if at == n => {
-                    self.dead.set(true);
-                    match how {
-                        Crash::Refuse => {
-                            Err(StoreError::Failed(format!("crash injected at commit {n}")))
-                        }
-                        Crash::Abort(after) => {
-                            let last = batch.ops.len().saturating_sub(1);
-                            batch.abort_after = Some(after.min(last));
-                            match self.inner.commit(batch).await {
-                                // An empty batch has nothing to abort.
-                                Ok(()) => Err(StoreError::Aborted(format!(
-                                    "crash injected at commit {n}"
-                                ))),
-                                Err(e) => Err(e),
-                            }
-                        }
-                        Crash::AfterCommit => {
-                            self.inner.commit(batch).await?;
-                            Err(StoreError::Failed(format!(
-                                "crash injected after commit {n}"
-                            )))
-                        }
+            let n = self.counted(Some(&batch));
+            match self.verdict(n) {
+                Verdict::Pass => self.inner.commit(batch).await,
+                Verdict::Refuse(error) => Err(error),
+                Verdict::Crash(Crash::Abort(after)) => {
+                    let last = batch.ops.len().saturating_sub(1);
+                    batch.abort_after = Some(after.min(last));
+                    match self.inner.commit(batch).await {
+                        // An empty batch has nothing to abort.
+                        Ok(()) => Err(StoreError::Aborted(format!("crash injected at commit {n}"))),
+                        Err(e) => Err(e),
                     }
                 }
-                _ => self.inner.commit(batch).await,
+                Verdict::Crash(_) => {
+                    self.inner.commit(batch).await?;
+                    Err(StoreError::Failed(format!(
+                        "crash injected after commit {n}"
+                    )))
+                }
             }
         })
     }
 
     fn begin_puts(&self, table: Table) -> StoreFuture<'_, Box<dyn Puts<'_> + '_>> {
         Box::pin(async move {
+            self.pause().await;
+            let inner = self.inner.begin_puts(table).await?;
             Ok(Box::new(FaultyPuts {
-                buffered: Buffered {
-                    store: self,
-                    table,
-                    batch: Batch::new(),
-                },
+                faulty: self,
+                inner,
+                table,
+                recorded: self.recording.get().then(Batch::new),
                 fails_at: self.put_fails_at.take(),
                 added: 0,
             }) as Box<dyn Puts<'_>>)
@@ -261,10 +237,66 @@ impl<S: Store> Store for Faulty<S> {
     }
 }
 
-/// [`Faulty`]'s bulk write: committed as one batch through [`Faulty`]'s commit (and its
-/// faults), refusing the put [`Faulty::fail_put_at`] named.
+/// What a commit meets ([`Faulty::verdict`]).
+enum Verdict {
+    /// It goes through.
+    Pass,
+    /// It fails before it reaches the store.
+    Refuse(StoreError),
+    /// The crash set for it ([`Crash::Abort`] or [`Crash::AfterCommit`]).
+    Crash(Crash),
+}
+
+impl<S: Store> Faulty<S> {
+    /// Count a commit (keeping a copy of its batch when recording); returns its number.
+    fn counted(&self, batch: Option<&Batch>) -> u64 {
+        let n = self.commits.get() + 1;
+        self.commits.set(n);
+        if let Some(batch) = batch.filter(|_| self.recording.get()) {
+            self.recorded.borrow_mut().push(batch.clone());
+        }
+        n
+    }
+
+    /// What the `n`-th commit meets: the faults set, in order (a crash at it leaves the store
+    /// dead).
+    fn verdict(&self, n: u64) -> Verdict {
+        if self.dead.get() {
+            return Verdict::Refuse(StoreError::Failed(
+                "the store is gone (after a crash)".into(),
+            ));
+        }
+        if self.fail_next.get() > 0 {
+            self.fail_next.set(self.fail_next.get() - 1);
+            return Verdict::Refuse(StoreError::Quota("QuotaExceededError (injected)".into()));
+        }
+        if self.failing.get() {
+            return Verdict::Refuse(StoreError::Quota("QuotaExceededError (injected)".into()));
+        }
+        match self.crash.get() {
+            Some((at, how)) if at == n => {
+                self.dead.set(true);
+                match how {
+                    Crash::Refuse => {
+                        Verdict::Refuse(StoreError::Failed(format!("crash injected at commit {n}")))
+                    }
+                    how => Verdict::Crash(how),
+                }
+            }
+            _ => Verdict::Pass,
+        }
+    }
+}
+
+/// [`Faulty`]'s bulk write: the wrapped store's, with the faults of a commit when it is
+/// committed (counted and recorded as one), and the put [`Faulty::fail_put_at`] named
+/// refused.
 struct FaultyPuts<'a, S> {
-    buffered: Buffered<'a, Faulty<S>>,
+    faulty: &'a Faulty<S>,
+    inner: Box<dyn Puts<'a> + 'a>,
+    table: Table,
+    /// A copy of the puts, when recording.
+    recorded: Option<Batch>,
     fails_at: Option<usize>,
     added: usize,
 }
@@ -277,10 +309,36 @@ impl<'a, S: Store> Puts<'a> for FaultyPuts<'a, S> {
             ));
         }
         self.added += 1;
-        self.buffered.put(record)
+        if let Some(batch) = &mut self.recorded {
+            batch.put_record(self.table, record.clone());
+        }
+        self.inner.put(record)
     }
 
     fn commit(self: Box<Self>) -> StoreFuture<'a, ()> {
-        Box::new(self.buffered).commit()
+        Box::pin(async move {
+            let FaultyPuts {
+                faulty,
+                inner,
+                recorded,
+                ..
+            } = *self;
+            faulty.pause().await;
+            let n = faulty.counted(recorded.as_ref());
+            match faulty.verdict(n) {
+                Verdict::Pass => inner.commit().await,
+                // Dropped: nothing of it lands.
+                Verdict::Refuse(error) => Err(error),
+                Verdict::Crash(Crash::Abort(_)) => {
+                    Err(StoreError::Aborted(format!("crash injected at commit {n}")))
+                }
+                Verdict::Crash(_) => {
+                    inner.commit().await?;
+                    Err(StoreError::Failed(format!(
+                        "crash injected after commit {n}"
+                    )))
+                }
+            }
+        })
     }
 }

@@ -38,8 +38,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbRequest, IdbTransaction, IdbTransactionMode};
 
 use crate::store::{
-    migrate_recorded, record_key, schema, Batch, Op, Puts, Record, Store, StoreError,
-    StoreFuture, Table, SCHEMA_VERSION,
+    migrate_recorded, record_key, schema, Batch, Op, Puts, Record, Store, StoreError, StoreFuture,
+    Table, SCHEMA_VERSION,
 };
 
 /// IndexedDB storage. Dropping it closes its connections (so a later upgrade or delete of
