@@ -209,3 +209,77 @@ mod expectations_first {
         );
     }
 }
+
+/// A store that counts the bulk writes begun on it.
+#[derive(Default)]
+struct CountingBulk {
+    inner: MemoryStore,
+    begun: std::cell::Cell<usize>,
+}
+
+impl draftsmith::store::Store for CountingBulk {
+    fn get<'a>(
+        &'a self,
+        table: draftsmith::store::Table,
+        key: &'a str,
+    ) -> draftsmith::store::StoreFuture<'a, Option<serde_json::Value>> {
+        self.inner.get(table, key)
+    }
+
+    fn get_all(
+        &self,
+        table: draftsmith::store::Table,
+    ) -> draftsmith::store::StoreFuture<'_, Vec<serde_json::Value>> {
+        self.inner.get_all(table)
+    }
+
+    fn get_by_index<'a>(
+        &'a self,
+        table: draftsmith::store::Table,
+        index: &'a str,
+        value: serde_json::Value,
+    ) -> draftsmith::store::StoreFuture<'a, Vec<serde_json::Value>> {
+        self.inner.get_by_index(table, index, value)
+    }
+
+    fn commit(&self, batch: draftsmith::store::Batch) -> draftsmith::store::StoreFuture<'_, ()> {
+        self.inner.commit(batch)
+    }
+
+    fn begin_puts(
+        &self,
+        table: draftsmith::store::Table,
+    ) -> draftsmith::store::StoreFuture<'_, Box<dyn draftsmith::store::Puts<'_> + '_>> {
+        self.begun.set(self.begun.get() + 1);
+        self.inner.begin_puts(table)
+    }
+}
+
+/// `Faulty` (the worker's store wraps IndexedDB in it) begins the bulk write of the store it
+/// wraps, so that IndexedDB places its puts as they come, and applies its faults when the bulk
+/// write is committed: counted as a commit, refused whole when a commit fails.
+#[test]
+fn faulty_passes_bulk_writes_to_the_store_it_wraps_with_its_faults() {
+    use draftsmith::store::faulty::Faulty;
+    use draftsmith::store::{Store, Table};
+    use serde_json::json;
+    let store = Faulty::new(CountingBulk::default());
+    let write = |ids: &[&str]| {
+        block_on(async {
+            let mut puts = store.begin_puts(Table::Notes).await?;
+            for id in ids {
+                puts.put(json!({"id": id, "project": "p"}).into())?;
+            }
+            puts.commit().await
+        })
+    };
+    write(&["a", "b"]).expect("a bulk write");
+    assert_eq!(store.inner().begun.get(), 1, "begun on the wrapped store");
+    assert_eq!(store.commits(), 1);
+    store.fail_next(1);
+    assert!(write(&["c"]).is_err(), "a failing commit fails it");
+    assert_eq!(store.commits(), 2);
+    let kept = block_on(store.get_all(Table::Notes)).expect("read");
+    let ids: Vec<_> = kept.iter().map(|n| n["id"].clone()).collect();
+    assert_eq!(ids, [json!("a"), json!("b")], "nothing of the failed one");
+}
