@@ -57,6 +57,11 @@ impl World {
         world
     }
 
+    /// Whether the page has heard a `storage_error`.
+    fn heard_storage_error(&self) -> bool {
+        self.heard.0.borrow().iter().any(|k| k == "storage_error")
+    }
+
     /// Send a request; its response, and what was given ahead with the store's commits and
     /// the events heard at that moment.
     fn send(&self, id: u64, kind: &str, params: Value) -> (Value, Option<Ahead>) {
@@ -222,11 +227,7 @@ fn a_bulk_write_whose_save_fails_is_answered_the_same_after_the_failure() {
     let (response, ahead) = world.send(10, "write_memory_notes", notes(&["Storm at dawn"]));
     assert_eq!(response["ok"], true, "the notes are kept: {response}");
     assert!(ahead.is_some(), "given ahead before the save was tried");
-    assert!(
-        world.heard.0.borrow().iter().any(|k| k == "storage_error"),
-        "{:?}",
-        world.heard.0.borrow()
-    );
+    assert!(world.heard_storage_error(), "{:?}", world.heard.0.borrow());
     assert!(!saved(&world, "Storm at dawn"), "nothing landed");
     // Kept in memory and saved with the next change: the new note's bulk write, then the
     // save of what is pending.
@@ -252,11 +253,7 @@ fn a_bulk_write_the_store_cannot_go_on_with_saves_its_notes_as_any_change() {
     );
     assert_eq!(response["result"]["written"].as_array().unwrap().len(), 3);
     assert!(ahead.is_some());
-    assert!(
-        !world.heard.0.borrow().iter().any(|k| k == "storage_error"),
-        "{:?}",
-        world.heard.0.borrow()
-    );
+    assert!(!world.heard_storage_error(), "{:?}", world.heard.0.borrow());
     assert_eq!(
         world.store.commits(),
         before + 1,

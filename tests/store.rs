@@ -2,8 +2,15 @@
 //! bodies against IndexedDB in `tests/web_store.rs`).
 #![cfg(not(target_arch = "wasm32"))]
 
-use draftsmith::store::{conformance, MemoryStore};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use draftsmith::store::{
+    conformance, Batch, MemoryStore, Puts, Record, Store, StoreError, StoreFuture, Table,
+};
+use draftsmith::{IdSource, SequentialIds};
 use futures::executor::block_on;
+use serde_json::{json, Value};
 
 #[test]
 fn memory_store_passes_the_conformance_suite() {
@@ -210,48 +217,135 @@ mod expectations_first {
     }
 }
 
-/// A store that counts the bulk writes begun on it.
-#[derive(Default)]
-struct CountingBulk {
+/// A store that counts the bulk writes begun on it, and notes `probe()` at each of their puts.
+struct Watching {
     inner: MemoryStore,
-    begun: std::cell::Cell<usize>,
+    begun: Cell<usize>,
+    probe: Box<dyn Fn() -> usize>,
+    probed: RefCell<Vec<usize>>,
 }
 
-impl draftsmith::store::Store for CountingBulk {
-    fn get<'a>(
-        &'a self,
-        table: draftsmith::store::Table,
-        key: &'a str,
-    ) -> draftsmith::store::StoreFuture<'a, Option<serde_json::Value>> {
+impl Watching {
+    fn new(probe: impl Fn() -> usize + 'static) -> Self {
+        Self {
+            inner: MemoryStore::new(),
+            begun: Cell::new(0),
+            probe: Box::new(probe),
+            probed: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl Store for Watching {
+    fn get<'a>(&'a self, table: Table, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         self.inner.get(table, key)
     }
 
-    fn get_all(
-        &self,
-        table: draftsmith::store::Table,
-    ) -> draftsmith::store::StoreFuture<'_, Vec<serde_json::Value>> {
+    fn get_all(&self, table: Table) -> StoreFuture<'_, Vec<Value>> {
         self.inner.get_all(table)
     }
 
     fn get_by_index<'a>(
         &'a self,
-        table: draftsmith::store::Table,
+        table: Table,
         index: &'a str,
-        value: serde_json::Value,
-    ) -> draftsmith::store::StoreFuture<'a, Vec<serde_json::Value>> {
+        value: Value,
+    ) -> StoreFuture<'a, Vec<Value>> {
         self.inner.get_by_index(table, index, value)
     }
 
-    fn commit(&self, batch: draftsmith::store::Batch) -> draftsmith::store::StoreFuture<'_, ()> {
+    fn commit(&self, batch: Batch) -> StoreFuture<'_, ()> {
         self.inner.commit(batch)
     }
 
-    fn begin_puts(
-        &self,
-        table: draftsmith::store::Table,
-    ) -> draftsmith::store::StoreFuture<'_, Box<dyn draftsmith::store::Puts<'_> + '_>> {
+    fn begin_puts(&self, table: Table) -> StoreFuture<'_, Box<dyn Puts<'_> + '_>> {
         self.begun.set(self.begun.get() + 1);
-        self.inner.begin_puts(table)
+        Box::pin(async move {
+            let inner = self.inner.begin_puts(table).await?;
+            Ok(Box::new(WatchedPuts { store: self, inner }) as Box<dyn Puts<'_>>)
+        })
+    }
+}
+
+/// [`Watching`]'s bulk write.
+struct WatchedPuts<'a> {
+    store: &'a Watching,
+    inner: Box<dyn Puts<'a> + 'a>,
+}
+
+impl<'a> Puts<'a> for WatchedPuts<'a> {
+    fn put(&mut self, record: Record) -> Result<(), StoreError> {
+        self.store.probed.borrow_mut().push((self.store.probe)());
+        self.inner.put(record)
+    }
+
+    fn commit(self: Box<Self>) -> StoreFuture<'a, ()> {
+        self.inner.commit()
+    }
+}
+
+/// Ids that count how many were given.
+struct CountedIds {
+    inner: SequentialIds,
+    given: Cell<usize>,
+}
+
+impl IdSource for CountedIds {
+    fn next_id(&self) -> String {
+        self.given.set(self.given.get() + 1);
+        self.inner.next_id()
+    }
+}
+
+/// A bulk write of notes puts each note's record before it reads the next: when the k-th
+/// record is put, the k-th note has its id and the next has none yet (each new note takes one
+/// id). All of them are saved, in one bulk write.
+#[test]
+fn a_bulk_write_of_notes_puts_each_note_before_it_reads_the_next() {
+    use draftsmith::core::Env;
+    use draftsmith::{Core, ManualClock, RecordingSink};
+    let ids = Rc::new(CountedIds {
+        inner: SequentialIds::new("n"),
+        given: Cell::new(0),
+    });
+    let counted = Rc::clone(&ids);
+    let store = Rc::new(Watching::new(move || counted.given.get()));
+    let core = Core::new(Env {
+        clock: Rc::new(ManualClock::new(1_000)),
+        ids: ids.clone(),
+        decoder: Rc::new(draftsmith::env::EncodingRsDecoder),
+        events: Rc::new(RecordingSink::default()),
+        store: store.clone(),
+    });
+    let send = |kind: &str, params: Value| -> Value {
+        let text = json!({"id": 1, "type": kind, "params": params}).to_string();
+        serde_json::from_str(&block_on(core.handle_text(&text))).expect("a response")
+    };
+    assert_eq!(send("create_project", json!({"name": "P"}))["ok"], true);
+    let texts = [
+        "Rain at dusk",
+        "Wind at night",
+        "Snow by morning",
+        "Fog at noon",
+    ];
+    let notes: Vec<Value> = texts
+        .iter()
+        .map(|text| json!({"text": text, "noteType": "observation"}))
+        .collect();
+    let written = send("write_memory_notes", json!({ "notes": notes }));
+    assert_eq!(
+        written["result"]["written"].as_array().map(Vec::len),
+        Some(4),
+        "{written}"
+    );
+    assert_eq!(store.begun.get(), 1);
+    let probed = store.probed.borrow();
+    let first = probed[0];
+    let ids_at_each_put: Vec<usize> = probed.iter().map(|given| given - first).collect();
+    assert_eq!(ids_at_each_put, [0, 1, 2, 3], "one note read per put");
+    let saved = block_on(store.get_all(Table::Notes)).expect("read");
+    for text in texts {
+        assert!(saved.iter().any(|n| n["note"]["text"] == text), "{text}");
     }
 }
 
@@ -261,9 +355,7 @@ impl draftsmith::store::Store for CountingBulk {
 #[test]
 fn faulty_passes_bulk_writes_to_the_store_it_wraps_with_its_faults() {
     use draftsmith::store::faulty::Faulty;
-    use draftsmith::store::{Store, Table};
-    use serde_json::json;
-    let store = Faulty::new(CountingBulk::default());
+    let store = Faulty::new(Watching::new(|| 0));
     let write = |ids: &[&str]| {
         block_on(async {
             let mut puts = store.begin_puts(Table::Notes).await?;

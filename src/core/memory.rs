@@ -15,7 +15,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::results::Written;
-use super::saving::{Open, SavedEvent};
+use super::saving::Open;
 use super::{invalid, Core, On, Touched, Unsaved};
 use crate::error::{Error, ProtocolError};
 use crate::memory::{MemoryError, MemoryNote, NewNote};
@@ -128,14 +128,7 @@ impl Core {
         let saving = self.settle_while(&project, hold, self.index_while_saving());
         let (landed, ()) = futures_util::future::join(landing, saving).await;
         match landed {
-            Some(Ok(())) => {
-                self.emit(SavedEvent {
-                    project: project.clone(),
-                    at: self.env.clock.now_ms(),
-                    changed: true,
-                });
-                self.sync.wake(&project);
-            }
+            Some(Ok(())) => self.saved(&project, true),
             Some(Err(e)) => {
                 self.projects.update(&project, |open| {
                     for id in streamed {

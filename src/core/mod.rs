@@ -665,7 +665,7 @@ impl Core {
             Call::Execute(p, reply) => reply.wait(self.execute(p)).await,
             Call::ApplyUserChange(p, reply) => {
                 let unsaved = self.apply_user_change(p).boxed_local().await;
-                self.answer_then_save(reply, unsaved, ahead, |_| {})
+                self.answer_then_save(reply, unsaved, ahead)
                     .boxed_local()
                     .await
             }
@@ -881,8 +881,7 @@ impl Core {
         })
     }
 
-    /// Answer with `unsaved`'s value, then save it, doing `work` while IndexedDB writes (see
-    /// [`Core::settle_while`]): the answer is given to `ahead` (see
+    /// Answer with `unsaved`'s value, then save it: the answer is given to `ahead` (see
     /// [`Core::handle_text_ahead`]) when there is a save to wait for, before the save is
     /// placed, and returned once the save has ended (or failed, which the page hears as a
     /// `storage_error`: the change stays in memory and pending, as with any mutation).
@@ -891,13 +890,12 @@ impl Core {
         reply: requests::Reply<R>,
         unsaved: Result<Unsaved<'_, R>, Error>,
         ahead: &dyn Fn(&serde_json::value::RawValue),
-        work: impl FnOnce(&mut Open),
     ) -> Result<Box<serde_json::value::RawValue>, Error> {
         let Unsaved { value, save } = unsaved?;
         let answer = reply.send(Ok(value))?;
         if let Some((project, hold)) = save {
             ahead(&answer);
-            self.settle_while(&project, hold, work).await;
+            self.settle_while(&project, hold, |_| {}).await;
         }
         Ok(answer)
     }

@@ -438,15 +438,7 @@ impl Core {
                     });
                     drop(guard);
                     match result {
-                        Ok(()) => {
-                            self.emit(SavedEvent {
-                                project: project.to_string(),
-                                at: self.env.clock.now_ms(),
-                                changed,
-                            });
-                            // What was saved may now be sent.
-                            self.sync.wake(project);
-                        }
+                        Ok(()) => self.saved(project, changed),
                         Err(e) => {
                             self.save_failed(project, &e);
                             return Err(e);
@@ -539,6 +531,17 @@ impl Core {
     }
 
     /// Tell the page a save failed; what it held stays pending.
+    /// A save of project `project` landed (`changed`: see [`SavedEvent`]): the pages hear
+    /// it, and what was saved may now be sent.
+    pub(super) fn saved(&self, project: &str, changed: bool) {
+        self.emit(SavedEvent {
+            project: project.to_string(),
+            at: self.env.clock.now_ms(),
+            changed,
+        });
+        self.sync.wake(project);
+    }
+
     pub(super) fn save_failed(&self, project: &str, error: &StoreError) {
         let code = match error {
             StoreError::Quota(_) => "quota_exceeded",

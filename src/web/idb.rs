@@ -444,12 +444,9 @@ impl IdbStore {
         let store = tx.object_store(table.name()).map_err(js_error)?;
         Ok(IdbPuts {
             tx,
-            store,
             table,
             landing,
-            chunk: Vec::with_capacity(FIRST_RECORDS),
-            size: FIRST_RECORDS,
-            placed: 0,
+            placing: Chunked::new(store),
             ended: false,
         })
     }
@@ -473,60 +470,32 @@ fn browser_aborted() -> StoreError {
 }
 
 /// A bulk write of puts ([`Store::begin_puts`]) in a transaction of its own, made when the
-/// bulk write begins. Its records are converted and placed [`FIRST_RECORDS`] first, then
-/// [`RECORDS_AT_A_TIME`] at a time (one crossing each), as they are added: IndexedDB works on
-/// the first ones while the next are made. The transaction must still be active when a put
-/// is placed: the caller adds them in the task that began the bulk write (a put placed
+/// bulk write begins. Its records are placed as they are added ([`Chunked`]): IndexedDB works
+/// on the first ones while the next are made. The transaction must still be active when a
+/// put is placed: the caller adds them in the task that began the bulk write (a put placed
 /// later fails, and the bulk write with it). Dropped before its commit, the transaction is
 /// aborted.
 struct IdbPuts {
     tx: IdbTransaction,
-    store: IdbObjectStore,
     table: Table,
     /// Resolved on `complete`, rejected on `abort`.
     landing: Promise,
-    /// The records added and not placed yet.
-    chunk: Vec<Record>,
-    /// How many records are placed at a time.
-    size: usize,
-    /// How many records were placed.
-    placed: usize,
+    placing: Chunked,
     /// Committed (or given up, with nothing placed): nothing to abort when dropped.
     ended: bool,
-}
-
-impl IdbPuts {
-    /// Place the records added since the last chunk.
-    fn place(&mut self) -> Result<(), StoreError> {
-        if self.chunk.is_empty() {
-            return Ok(());
-        }
-        let records = records_to_js(&self.chunk)?;
-        self.chunk.clear();
-        self.size = RECORDS_AT_A_TIME;
-        for record in records {
-            self.store.put(&record).map_err(js_error)?;
-            self.placed += 1;
-        }
-        Ok(())
-    }
 }
 
 impl<'a> Puts<'a> for IdbPuts {
     fn put(&mut self, record: Record) -> Result<(), StoreError> {
         record_key(self.table, &record)?;
-        self.chunk.push(record);
-        if self.chunk.len() >= self.size {
-            self.place()?;
-        }
-        Ok(())
+        self.placing.add(record)
     }
 
     fn commit(mut self: Box<Self>) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            self.place()?;
+            self.placing.place()?;
             self.ended = true;
-            if self.placed == 0 {
+            if self.placing.last.is_none() {
                 // Nothing to write. Throws if it has ended already.
                 let _ = self.tx.abort();
                 return Ok(());
@@ -744,20 +713,61 @@ fn next(converted: &mut std::vec::IntoIter<JsValue>) -> Result<JsValue, StoreErr
 
 /// Put a run of records into one table, in order; returns the last request.
 fn put_run(store: &IdbObjectStore, records: Vec<Record>) -> Result<IdbRequest, StoreError> {
-    let mut last = None;
-    let mut records = records.into_iter();
-    let mut size = FIRST_RECORDS;
-    loop {
-        let chunk: Vec<Record> = records.by_ref().take(size).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        size = RECORDS_AT_A_TIME;
-        for record in records_to_js(&chunk)? {
-            last = Some(store.put(&record).map_err(js_error)?);
+    let mut placing = Chunked::new(store.clone());
+    for record in records {
+        placing.add(record)?;
+    }
+    placing.place()?;
+    placing
+        .last
+        .ok_or_else(|| StoreError::Failed("an empty run of puts".into()))
+}
+
+/// Puts into one object store, converted and placed [`FIRST_RECORDS`] first, then
+/// [`RECORDS_AT_A_TIME`] at a time (one crossing each), as they are added; each chunk is
+/// dropped once placed.
+struct Chunked {
+    store: IdbObjectStore,
+    /// The records added and not placed yet.
+    chunk: Vec<Record>,
+    /// How many records are placed at a time.
+    size: usize,
+    /// The last put placed.
+    last: Option<IdbRequest>,
+}
+
+impl Chunked {
+    fn new(store: IdbObjectStore) -> Self {
+        Self {
+            store,
+            chunk: Vec::with_capacity(FIRST_RECORDS),
+            size: FIRST_RECORDS,
+            last: None,
         }
     }
-    last.ok_or_else(|| StoreError::Failed("an empty run of puts".into()))
+
+    /// Add a record; the chunk is placed once it is full.
+    fn add(&mut self, record: Record) -> Result<(), StoreError> {
+        self.chunk.push(record);
+        if self.chunk.len() >= self.size {
+            self.place()?;
+        }
+        Ok(())
+    }
+
+    /// Place the records added since the last chunk.
+    fn place(&mut self) -> Result<(), StoreError> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let records = records_to_js(&self.chunk)?;
+        self.chunk.clear();
+        self.size = RECORDS_AT_A_TIME;
+        for record in records {
+            self.last = Some(self.store.put(&record).map_err(js_error)?);
+        }
+        Ok(())
+    }
 }
 
 /// A promise that resolves with the `success` event of `request`, or rejects with its
